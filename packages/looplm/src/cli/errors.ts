@@ -1,0 +1,25 @@
+/** An expected, user-facing failure: printed as one line without a stack trace. */
+export class CliError extends Error {
+  override name = "CliError";
+}
+
+/** Parse an integer option, failing with a message naming the flag. */
+export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (!/^[-+]?\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
+      throw new CliError(`${flag} must be an integer, got "${v}"`);
+    if (n < min) throw new CliError(`${flag} must be ≥ ${min}, got ${n}`);
+    return n;
+  };
+}
+
+/** Parse a float option, failing with a message naming the flag. */
+export function floatOption(flag: string): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (v.trim() === "" || !Number.isFinite(n))
+      throw new CliError(`${flag} must be a number, got "${v}"`);
+    return n;
+  };
+}

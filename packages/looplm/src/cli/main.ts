@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+/** Entry point of the `looplm` binary: run the program, print failures as one line. */
+import { CommanderError } from "commander";
+import { buildProgram } from "./program.js";
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // commander already printed its message (help, version, unknown option, ...)
+      return e.exitCode;
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`looplm: ${msg.split("\n")[0]}\n`);
+    if (process.env.LOOPLM_DEBUG && e instanceof Error && e.stack)
+      process.stderr.write(`${e.stack}\n`);
+    return 1;
+  }
+}
+
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    process.stderr.write(`looplm: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,2 @@
+export { CliError } from "./cli/errors.js";
+export { buildProgram } from "./cli/program.js";

@@ -1,0 +1,62 @@
+export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
+export {
+  type BackwardFn,
+  enableGrad,
+  type GradNode,
+  isGradEnabled,
+  noGrad,
+  record,
+  record1,
+} from "./autograd/node.js";
+export { type GradcheckOptions, type GradcheckResult, gradcheck } from "./gradcheck.js";
+export {
+  decodeSafetensors,
+  encodeSafetensors,
+  type NamedArray,
+  type SafetensorsFile,
+} from "./io/safetensors.js";
+export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
+export { gemmJs } from "./kernels/gemm-js.js";
+export { gemmRef } from "./kernels/gemm-ref.js";
+export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
+export { add, div, mul, scale, sub } from "./ops/binary.js";
+export { embedding } from "./ops/embedding.js";
+export {
+  countTargets,
+  crossEntropy,
+  crossEntropyPerToken,
+  entropy,
+  IGNORE_INDEX,
+  logSoftmax,
+} from "./ops/loss.js";
+export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
+export { rmsnorm } from "./ops/rmsnorm.js";
+export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
+export {
+  exp,
+  log,
+  logsigmoid,
+  neg,
+  sigmoid,
+  sigmoidScalar,
+  silu,
+  softplus,
+  softplusScalar,
+} from "./ops/unary.js";
+export { randn, randu } from "./random-tensor.js";
+export { Rng, type RngState } from "./rng.js";
+export {
+  allocF32,
+  full,
+  IntTensor,
+  intTensor,
+  parameter,
+  type Shape,
+  sameShape,
+  shapeStr,
+  sizeOf,
+  Tensor,
+  tensor,
+  zeros,
+} from "./tensor.js";

@@ -1,0 +1,35 @@
+/**
+ * The small module convention every model part follows: a module owns named parameter tensors
+ * (names as in model.md §6, relative to the module) and says which are exempt from weight decay.
+ * Loading weights copies into the existing tensors, so graphs keep pointing at the same leaves.
+ */
+import { shapeStr, type Tensor } from "./tensor.js";
+
+export interface NamedParameter {
+  name: string;
+  tensor: Tensor;
+  /** False for dt_bias, A_log, D, norm weights and biases (model.md §3). */
+  decay: boolean;
+}
+
+export interface Module {
+  parameters(): NamedParameter[];
+}
+
+/** Prefix every parameter name of `m` with `prefix.`. */
+export function prefixed(prefix: string, params: readonly NamedParameter[]): NamedParameter[] {
+  return params.map((p) => ({ ...p, name: `${prefix}.${p.name}` }));
+}
+
+/** Copy `data` into `t`, checking the shape. */
+export function assignParameter(
+  t: Tensor,
+  data: Float32Array,
+  shape: readonly number[],
+  name: string,
+): void {
+  if (shape.length !== t.shape.length || shape.some((d, i) => d !== t.shape[i])) {
+    throw new Error(`${name}: expected shape ${shapeStr(t.shape)}, got ${shapeStr(shape)}`);
+  }
+  t.data.set(data);
+}

@@ -1,0 +1,1 @@
+export { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "./files.js";

@@ -1,0 +1,53 @@
+/**
+ * Fused RMSNorm over the last axis (model.md §2):
+ *   y = x · r ⊙ w,  r = 1/sqrt(mean(x²) + eps)
+ * Backward, with ĝ = g ⊙ w:  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), x̂ = x·r;  ∂w = Σ_rows g ⊙ x̂.
+ * Shapes: x [..., D], w [D] → y [..., D].
+ */
+import { record1 } from "../autograd/node.js";
+import { allocF32, shapeStr, type Tensor } from "../tensor.js";
+
+export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
+  const D = x.lastDim;
+  if (w.rank !== 1 || w.size !== D) {
+    throw new Error(
+      `rmsnorm: weight must be [${D}] for input ${shapeStr(x.shape)}, got ${shapeStr(w.shape)}`,
+    );
+  }
+  const rows = x.rows;
+  const xd = x.data;
+  const wd = w.data;
+  const y = allocF32(x.size);
+  const rinv = new Float32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    const o = r * D;
+    let ss = 0;
+    for (let j = 0; j < D; j++) ss += xd[o + j]! * xd[o + j]!;
+    const ri = 1 / Math.sqrt(ss / D + eps);
+    rinv[r] = ri;
+    for (let j = 0; j < D; j++) y[o + j] = xd[o + j]! * ri * wd[j]!;
+  }
+  return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
+    const gy = g!;
+    const gx = needs[0] ? new Float32Array(x.size) : null;
+    const gw = needs[1] ? new Float32Array(D) : null;
+    for (let r = 0; r < rows; r++) {
+      const o = r * D;
+      const ri = rinv[r]!;
+      let dot = 0;
+      for (let j = 0; j < D; j++) {
+        const xh = xd[o + j]! * ri;
+        dot += gy[o + j]! * wd[j]! * xh;
+        if (gw) gw[j]! += gy[o + j]! * xh;
+      }
+      if (gx) {
+        const m = dot / D;
+        for (let j = 0; j < D; j++) {
+          const xh = xd[o + j]! * ri;
+          gx[o + j] = ri * (gy[o + j]! * wd[j]! - xh * m);
+        }
+      }
+    }
+    return [gx, gw];
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * Shape ops. reshape shares storage (a view); concat/split work along the last axis;
+ * sliceRows selects a contiguous range along axis 0; stack joins equal-shape tensors on a new
+ * leading axis. Their backwards route gradient slices back to the inputs.
+ */
+import { record, record1 } from "../autograd/node.js";
+import { allocF32, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
+
+/** View with a new shape (one entry may be -1); no copy. */
+export function reshape(x: Tensor, shape: Shape): Tensor {
+  const s = [...shape];
+  const neg = s.indexOf(-1);
+  if (neg >= 0) {
+    const rest = s.reduce((p, d, i) => (i === neg ? p : p * d), 1);
+    s[neg] = rest === 0 ? 0 : x.size / rest;
+  }
+  if (sizeOf(s) !== x.size || s.some((d) => !Number.isInteger(d) || d < 0)) {
+    throw new Error(`reshape: cannot view ${shapeStr(x.shape)} as ${shapeStr(shape)}`);
+  }
+  return record1("reshape", [x], x.data, s, ([g]) => [g!]);
+}
+
+/** Concatenate along the last axis; leading shapes must match. */
+export function concat(xs: readonly Tensor[]): Tensor {
+  if (xs.length === 0) throw new Error("concat: no tensors");
+  const lead = xs[0]!.shape.slice(0, -1);
+  for (const t of xs) {
+    if (t.shape.slice(0, -1).join(",") !== lead.join(",")) {
+      throw new Error(
+        `concat: leading shapes differ: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`,
+      );
+    }
+  }
+  const widths = xs.map((t) => t.lastDim);
+  const W = widths.reduce((a, b) => a + b, 0);
+  const rows = sizeOf(lead);
+  const y = allocF32(rows * W);
+  let off = 0;
+  xs.forEach((t, k) => {
+    const w = widths[k]!;
+    for (let r = 0; r < rows; r++) y.set(t.data.subarray(r * w, r * w + w), r * W + off);
+    off += w;
+  });
+  return record1("concat", xs, y, [...lead, W], ([g], needs) => {
+    let o = 0;
+    return xs.map((_t, k) => {
+      const w = widths[k]!;
+      const start = o;
+      o += w;
+      if (!needs[k]) return null;
+      const gx = new Float32Array(rows * w);
+      for (let r = 0; r < rows; r++) gx.set(g!.subarray(r * W + start, r * W + start + w), r * w);
+      return gx;
+    });
+  });
+}
+
+/** Split the last axis into pieces of the given widths (must sum to the axis size). */
+export function split(x: Tensor, widths: readonly number[]): Tensor[] {
+  const W = x.lastDim;
+  const total = widths.reduce((a, b) => a + b, 0);
+  if (total !== W || widths.some((w) => !Number.isInteger(w) || w < 0)) {
+    throw new Error(
+      `split: widths [${widths.join(",")}] do not sum to last axis ${W} of ${shapeStr(x.shape)}`,
+    );
+  }
+  const lead = x.shape.slice(0, -1);
+  const rows = x.rows;
+  let off = 0;
+  const outs = widths.map((w) => {
+    const d = allocF32(rows * w);
+    for (let r = 0; r < rows; r++) d.set(x.data.subarray(r * W + off, r * W + off + w), r * w);
+    off += w;
+    return { data: d, shape: [...lead, w] };
+  });
+  return record("split", [x], outs, (gys) => {
+    const gx = new Float32Array(x.size);
+    let o = 0;
+    gys.forEach((g, k) => {
+      const w = widths[k]!;
+      if (g) for (let r = 0; r < rows; r++) gx.set(g.subarray(r * w, r * w + w), r * W + o);
+      o += w;
+    });
+    return [gx];
+  });
+}
+
+/** Rows [start, end) along axis 0. */
+export function sliceRows(x: Tensor, start: number, end: number): Tensor {
+  const n = x.shape[0] ?? 0;
+  if (!(0 <= start && start <= end && end <= n)) {
+    throw new Error(`sliceRows: range [${start}, ${end}) outside axis 0 of ${shapeStr(x.shape)}`);
+  }
+  const inner = n === 0 ? 0 : x.size / n;
+  const y = allocF32((end - start) * inner);
+  y.set(x.data.subarray(start * inner, end * inner));
+  return record1("sliceRows", [x], y, [end - start, ...x.shape.slice(1)], ([g]) => {
+    const gx = new Float32Array(x.size);
+    gx.set(g!, start * inner);
+    return [gx];
+  });
+}
+
+/** Stack equal-shape tensors along a new leading axis. */
+export function stack(xs: readonly Tensor[]): Tensor {
+  if (xs.length === 0) throw new Error("stack: no tensors");
+  const s = xs[0]!.shape;
+  for (const t of xs) {
+    if (t.shape.join(",") !== s.join(",")) {
+      throw new Error(`stack: shapes differ: ${shapeStr(s)} vs ${shapeStr(t.shape)}`);
+    }
+  }
+  const n = xs[0]!.size;
+  const y = allocF32(n * xs.length);
+  xs.forEach((t, k) => {
+    y.set(t.data, k * n);
+  });
+  return record1("stack", xs, y, [xs.length, ...s], ([g], needs) =>
+    xs.map((_t, k) => (needs[k] ? g!.slice(k * n, k * n + n) : null)),
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * Float32 tensors: row-major storage plus a shape. Storage lives in a SharedArrayBuffer when the
+ * platform offers one, so worker threads can read and write it without copies.
+ */
+import type { GradNode } from "./autograd/node.js";
+
+export type Shape = readonly number[];
+
+const hasShared = typeof SharedArrayBuffer !== "undefined";
+
+/** Allocate a zero-filled float32 buffer, shared between threads when possible. */
+export function allocF32(n: number): Float32Array {
+  if (hasShared && n >= 1024) return new Float32Array(new SharedArrayBuffer(n * 4));
+  return new Float32Array(n);
+}
+
+export function sizeOf(shape: Shape): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+export function shapeStr(shape: Shape): string {
+  return `[${shape.join(",")}]`;
+}
+
+export function sameShape(a: Shape, b: Shape): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function checkShape(shape: Shape, what: string): void {
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0) throw new Error(`${what}: invalid shape ${shapeStr(shape)}`);
+  }
+}
+
+let nextId = 1;
+
+export class Tensor {
+  readonly id = nextId++;
+  readonly data: Float32Array;
+  readonly shape: Shape;
+  /** True for trainable leaves and for every tensor computed from one while recording. */
+  requiresGrad: boolean;
+  /** Accumulated gradient of a leaf after `backward()`. */
+  grad: Float32Array | null = null;
+  /** The op that produced this tensor (null for leaves and for inference-mode results). */
+  node: GradNode | null = null;
+  /** Index of this tensor among its node's outputs. */
+  outputIndex = 0;
+  name: string | undefined;
+
+  constructor(data: Float32Array, shape: Shape, requiresGrad = false) {
+    checkShape(shape, "Tensor");
+    const n = sizeOf(shape);
+    if (data.length !== n) {
+      throw new Error(
+        `Tensor: data has ${data.length} elements but shape ${shapeStr(shape)} needs ${n}`,
+      );
+    }
+    this.data = data;
+    this.shape = Object.freeze([...shape]);
+    this.requiresGrad = requiresGrad;
+  }
+
+  get size(): number {
+    return this.data.length;
+  }
+
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  /** Size of the last axis. */
+  get lastDim(): number {
+    return this.shape[this.shape.length - 1] ?? 1;
+  }
+
+  dim(i: number): number {
+    const k = i < 0 ? this.shape.length + i : i;
+    const d = this.shape[k];
+    if (d === undefined)
+      throw new Error(`Tensor.dim: axis ${i} out of range for ${shapeStr(this.shape)}`);
+    return d;
+  }
+
+  /** Number of rows when the last axis is viewed as columns. */
+  get rows(): number {
+    const last = this.lastDim;
+    return last === 0 ? 0 : this.size / last;
+  }
+
+  /** The single value of a one-element tensor. */
+  item(): number {
+    if (this.size !== 1) throw new Error(`Tensor.item: tensor has ${this.size} elements`);
+    return this.data[0]!;
+  }
+
+  toArray(): number[] {
+    return Array.from(this.data);
+  }
+
+  /** Zero the accumulated gradient. */
+  zeroGrad(): void {
+    this.grad = null;
+  }
+}
+
+export function zeros(shape: Shape, requiresGrad = false): Tensor {
+  return new Tensor(allocF32(sizeOf(shape)), shape, requiresGrad);
+}
+
+export function full(shape: Shape, value: number): Tensor {
+  const t = zeros(shape);
+  t.data.fill(value);
+  return t;
+}
+
+/** Build a tensor from numbers (copied into fresh float32 storage). */
+export function tensor(values: ArrayLike<number>, shape?: Shape, requiresGrad = false): Tensor {
+  const s = shape ?? [values.length];
+  const data = allocF32(sizeOf(s));
+  if (values.length !== data.length) {
+    throw new Error(`tensor: ${values.length} values do not fill shape ${shapeStr(s)}`);
+  }
+  data.set(values);
+  return new Tensor(data, s, requiresGrad);
+}
+
+/** A trainable leaf. */
+export function parameter(data: Float32Array, shape: Shape, name?: string): Tensor {
+  const t = new Tensor(data, shape, true);
+  t.name = name;
+  return t;
+}
+
+/** Int32 index tensor (token ids, targets). */
+export class IntTensor {
+  readonly data: Int32Array;
+  readonly shape: Shape;
+  constructor(data: Int32Array, shape: Shape) {
+    checkShape(shape, "IntTensor");
+    if (data.length !== sizeOf(shape)) {
+      throw new Error(
+        `IntTensor: data has ${data.length} elements but shape ${shapeStr(shape)} needs ${sizeOf(shape)}`,
+      );
+    }
+    this.data = data;
+    this.shape = Object.freeze([...shape]);
+  }
+  get size(): number {
+    return this.data.length;
+  }
+}
+
+export function intTensor(values: ArrayLike<number>, shape?: Shape): IntTensor {
+  const s = shape ?? [values.length];
+  const data = new Int32Array(sizeOf(s));
+  if (values.length !== data.length) {
+    throw new Error(`intTensor: ${values.length} values do not fill shape ${shapeStr(s)}`);
+  }
+  data.set(values);
+  return new IntTensor(data, s);
+}
