@@ -1,0 +1,95 @@
+/**
+ * Test support for golden vectors (../shared/golden, made by an independent PyTorch
+ * implementation). Tolerance from formats.md: forward |a − b| ≤ 1e-4 + 1e-4·|b| elementwise;
+ * gradients the same after dividing both by the largest |b| of that tensor.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readSafetensorsFile } from "@loop/tensor/node";
+
+/** Absolute path of `shared/` beside the repository checkout (throws if absent). */
+export function sharedDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    const candidate = join(dir, "..", "shared");
+    if (existsSync(join(candidate, "golden"))) return resolve(candidate);
+    dir = dirname(dir);
+  }
+  throw new Error("cannot find ../shared/golden beside the repository");
+}
+
+export function goldenPath(...parts: string[]): string {
+  return join(sharedDir(), "golden", ...parts);
+}
+
+export interface GoldenTensor {
+  data: Float32Array;
+  shape: number[];
+}
+
+/** All tensors of a golden safetensors file. */
+export function loadGolden(...parts: string[]): Map<string, GoldenTensor> {
+  return readSafetensorsFile(goldenPath(...parts)).tensors;
+}
+
+export interface CloseReport {
+  ok: boolean;
+  worst: number;
+  index: number;
+  message: string;
+}
+
+/**
+ * Compare `actual` to `expected` with the formats.md tolerance. kind "forward" compares raw
+ * values; kind "grad" first divides both by max |expected|.
+ */
+export function compareGolden(
+  name: string,
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  kind: "forward" | "grad",
+): CloseReport {
+  if (actual.length !== expected.length) {
+    return {
+      ok: false,
+      worst: Number.POSITIVE_INFINITY,
+      index: -1,
+      message: `${name}: length ${actual.length} vs expected ${expected.length}`,
+    };
+  }
+  let scale = 1;
+  if (kind === "grad") {
+    let m = 0;
+    for (let i = 0; i < expected.length; i++) m = Math.max(m, Math.abs(expected[i]!));
+    scale = m > 0 ? 1 / m : 1;
+  }
+  let worst = 0;
+  let index = -1;
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i]! * scale;
+    const b = expected[i]! * scale;
+    const excess = Math.abs(a - b) - (1e-4 + 1e-4 * Math.abs(b));
+    const ratio = Math.abs(a - b) / (1e-4 + 1e-4 * Math.abs(b));
+    if (!(excess <= 0) && (index < 0 || ratio > worst || Number.isNaN(a))) {
+      worst = Number.isNaN(a) ? Number.POSITIVE_INFINITY : ratio;
+      index = i;
+    }
+  }
+  const ok = index < 0;
+  const message = ok
+    ? `${name}: ok`
+    : `${name}: entry ${index} is ${actual[index]} but expected ${expected[index]} (${worst.toFixed(2)}× the ${kind} tolerance)`;
+  return { ok, worst, index, message };
+}
+
+/** Throw unless `actual` matches `expected` within the formats.md tolerance. */
+export function expectGolden(
+  name: string,
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  kind: "forward" | "grad",
+): void {
+  const r = compareGolden(name, actual, expected, kind);
+  if (!r.ok) throw new Error(r.message);
+}
