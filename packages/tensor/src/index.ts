@@ -44,6 +44,9 @@ export {
   softplus,
   softplusScalar,
 } from "./ops/unary.js";
+export { AdamW, type AdamWOptions, type AdamWState } from "./optim/adamw.js";
+export { clipGradNorm, gradNorm } from "./optim/clip.js";
+export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
 export { randn, randu } from "./random-tensor.js";
 export { Rng, type RngState } from "./rng.js";
 export {
