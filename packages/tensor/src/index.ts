@@ -1,4 +1,5 @@
 export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
+export { checkpoint } from "./autograd/checkpoint.js";
 export {
   type BackwardFn,
   enableGrad,

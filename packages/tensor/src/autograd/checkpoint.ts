@@ -1,0 +1,38 @@
+/**
+ * Activation checkpointing: run `fn(x)` without keeping its intermediate activations and
+ * recompute them during the backward pass. Memory drops from every activation inside `fn` to
+ * just its input; compute rises by one extra forward of `fn`.
+ *
+ * `params` must list every trainable leaf `fn` reads (besides `x`); their gradients are gathered
+ * from the recomputed graph and handed to the outer tape like any op's input gradients.
+ */
+import { Tensor } from "../tensor.js";
+import { backward } from "./backward.js";
+import { enableGrad, isGradEnabled, noGrad, record1 } from "./node.js";
+
+export function checkpoint(
+  fn: (x: Tensor) => Tensor,
+  x: Tensor,
+  params: readonly Tensor[],
+): Tensor {
+  if (!isGradEnabled()) return fn(x);
+  const y = noGrad(() => fn(x));
+  const inputs = [x, ...params];
+  return record1("checkpoint", inputs, y.data, y.shape, ([g], needs) => {
+    const saved = params.map((p) => p.grad);
+    for (const p of params) p.grad = null;
+    const xin = new Tensor(x.data, x.shape, needs[0]!);
+    try {
+      const yr = enableGrad(() => fn(xin));
+      if (yr.requiresGrad) backward(yr, [g!]);
+      return [
+        needs[0] ? (xin.grad ?? new Float32Array(x.size)) : null,
+        ...params.map((p, i) => (needs[i + 1] ? p.grad : null)),
+      ];
+    } finally {
+      params.forEach((p, i) => {
+        p.grad = saved[i]!;
+      });
+    }
+  });
+}
