@@ -1,1 +1,44 @@
-export {};
+export {
+  attentionLayerFlops,
+  countParameters,
+  type FlopBreakdown,
+  type FlopOptions,
+  flopsPerToken,
+  mambaLayerFlops,
+} from "./accounting.js";
+export {
+  type AttentionSettings,
+  BACKBONES,
+  type Backbone,
+  configToJson,
+  DEFAULT_ATTENTION,
+  DEFAULT_SSM,
+  isAttentionLayer,
+  type MlpSettings,
+  type ModelConfig,
+  type ModelConfigInput,
+  makeConfig,
+  parseConfig,
+  type SsmSettings,
+  validateConfig,
+} from "./config.js";
+export {
+  type DecodeState,
+  type DecodeStepResult,
+  decodeStep,
+  type GenerateOptions,
+  generate,
+  initDecodeState,
+  sampleToken,
+} from "./decode.js";
+export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
+export { Layer, type LayerState } from "./layer.js";
+export {
+  type ForwardOptions,
+  type ForwardResult,
+  LoopedModel,
+  type ModelOptions,
+} from "./model.js";
+export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
+export { attentionDims, type ParamSpec, parameterSpecs, ssmDims } from "./shapes.js";
+export { loadStateDict, stateDict } from "./state-dict.js";

@@ -1,4 +1,7 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
+import { registerForward } from "./forward.js";
 
-export function registerCommands(_program: Command): void {}
+export function registerCommands(program: Command): void {
+  registerForward(program);
+}

@@ -1,0 +1,75 @@
+/**
+ * Parameter and FLOP accounting (model.md §7). Parameters are counted exactly from §6 (a tied
+ * head once). Forward FLOPs per token, 2 per multiply-add:
+ *   Mamba-2 layer  2D(2Di+2G·Ns+H) + 2K(Di+2G·Ns) + 5·Di·Ns + 2·Di·D
+ *   attention      2D(Hq+2Hkv)hd + 2·Hq·hd·D + 2·T_ctx·Hq·hd,  T_ctx = (T+1)/2 in training
+ *   MLP            6·D·d_ff
+ *   head           2DV per loop step whose logits are computed
+ * A looped model costs R times its backbone; training ≈ 3 × forward. The O(Di) elementwise
+ * terms are left out, as in the spec.
+ */
+import { isAttentionLayer, type ModelConfig } from "./config.js";
+import { attentionDims, parameterSpecs, ssmDims } from "./shapes.js";
+
+export function countParameters(cfg: ModelConfig): number {
+  let n = 0;
+  for (const p of parameterSpecs(cfg)) n += p.shape.reduce((a, b) => a * b, 1);
+  return n;
+}
+
+export interface FlopOptions {
+  /** Sequence length for the attention context term (T_ctx = (T+1)/2). Default 256. */
+  seqLen?: number;
+  /** Loop steps whose logits are computed (1 for pre-training, R with an exit gate). Default 1. */
+  logitSteps?: number;
+}
+
+export interface FlopBreakdown {
+  /** One application of the N-layer block. */
+  blockPerToken: number;
+  /** R applications of the block. */
+  backbonePerToken: number;
+  headPerToken: number;
+  forwardPerToken: number;
+  /** ≈ 3 × forward. */
+  trainPerToken: number;
+}
+
+export function mambaLayerFlops(cfg: ModelConfig): number {
+  const D = cfg.d_model;
+  const { dInner: Di, nHeads: H } = ssmDims(cfg);
+  const GN = cfg.ssm.n_groups * cfg.ssm.d_state;
+  const K = cfg.ssm.d_conv;
+  return (
+    2 * D * (2 * Di + 2 * GN + H) + 2 * K * (Di + 2 * GN) + 5 * Di * cfg.ssm.d_state + 2 * Di * D
+  );
+}
+
+export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
+  const D = cfg.d_model;
+  const { headDim: hd } = attentionDims(cfg);
+  const Hq = cfg.attention.n_heads;
+  const Hkv = cfg.attention.n_kv_heads;
+  const tctx = (seqLen + 1) / 2;
+  return 2 * D * (Hq + 2 * Hkv) * hd + 2 * Hq * hd * D + 2 * tctx * Hq * hd;
+}
+
+export function flopsPerToken(cfg: ModelConfig, opts: FlopOptions = {}): FlopBreakdown {
+  const seqLen = opts.seqLen ?? 256;
+  const logitSteps = opts.logitSteps ?? 1;
+  let block = 0;
+  for (let i = 0; i < cfg.n_layers; i++) {
+    block += isAttentionLayer(cfg, i) ? attentionLayerFlops(cfg, seqLen) : mambaLayerFlops(cfg);
+    if (cfg.mlp) block += 6 * cfg.d_model * cfg.mlp.d_ff;
+  }
+  const backbone = cfg.n_loops * block;
+  const head = logitSteps * 2 * cfg.d_model * cfg.vocab_size;
+  const forward = backbone + head;
+  return {
+    blockPerToken: block,
+    backbonePerToken: backbone,
+    headPerToken: head,
+    forwardPerToken: forward,
+    trainPerToken: 3 * forward,
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The model config of formats.md ("config.json"), snake_case exactly as on disk, with a default
+ * for every optional key and validation that names the key and the allowed values.
+ */
+export type Backbone = "mamba" | "hybrid" | "transformer";
+export const BACKBONES: readonly Backbone[] = ["mamba", "hybrid", "transformer"];
+
+export interface SsmSettings {
+  d_state: number;
+  headdim: number;
+  expand: number;
+  n_groups: number;
+  d_conv: number;
+  chunk_size: number;
+}
+
+export interface AttentionSettings {
+  n_heads: number;
+  n_kv_heads: number;
+  rope_theta: number;
+}
+
+export interface MlpSettings {
+  d_ff: number;
+}
+
+export interface ModelConfig {
+  backbone: Backbone;
+  vocab_size: number;
+  d_model: number;
+  n_layers: number;
+  n_loops: number;
+  loop_norm: boolean;
+  norm_eps: number;
+  tie_embeddings: boolean;
+  ssm: SsmSettings;
+  attention: AttentionSettings;
+  attn_layers: number[];
+  mlp: MlpSettings | null;
+  exit_gate: boolean;
+}
+
+/** A config as a user may write it: everything but the required keys optional. */
+export type ModelConfigInput = Pick<
+  ModelConfig,
+  "backbone" | "vocab_size" | "d_model" | "n_layers"
+> &
+  Partial<Omit<ModelConfig, "ssm" | "attention">> & {
+    ssm?: Partial<SsmSettings>;
+    attention?: Partial<AttentionSettings>;
+  };
+
+export const DEFAULT_SSM: SsmSettings = {
+  d_state: 16,
+  headdim: 16,
+  expand: 2,
+  n_groups: 1,
+  d_conv: 4,
+  chunk_size: 64,
+};
+export const DEFAULT_ATTENTION: AttentionSettings = {
+  n_heads: 4,
+  n_kv_heads: 4,
+  rope_theta: 10000,
+};
+
+const TOP_KEYS = [
+  "backbone",
+  "vocab_size",
+  "d_model",
+  "n_layers",
+  "n_loops",
+  "loop_norm",
+  "norm_eps",
+  "tie_embeddings",
+  "ssm",
+  "attention",
+  "attn_layers",
+  "mlp",
+  "exit_gate",
+];
+
+function fail(msg: string): never {
+  throw new Error(`config: ${msg}`);
+}
+
+function posInt(v: unknown, key: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1)
+    fail(`${key} must be a positive integer, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function bool(v: unknown, key: string): boolean {
+  if (typeof v !== "boolean") fail(`${key} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function posNum(v: unknown, key: string): number {
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+    fail(`${key} must be a positive number, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function obj(v: unknown, key: string): Record<string, unknown> {
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    fail(`${key} must be an object, got ${JSON.stringify(v)}`);
+  return v as Record<string, unknown>;
+}
+
+function checkKeys(o: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const k of Object.keys(o)) {
+    if (!allowed.includes(k)) fail(`unknown key "${where}${k}" (allowed: ${allowed.join(", ")})`);
+  }
+}
+
+/** Parse and validate a config object (e.g. JSON.parse of config.json), filling defaults. */
+export function parseConfig(raw: unknown): ModelConfig {
+  const o = obj(raw, "config");
+  checkKeys(o, TOP_KEYS, "");
+  if (!BACKBONES.includes(o.backbone as Backbone)) {
+    fail(
+      `backbone must be one of ${BACKBONES.map((b) => `"${b}"`).join(", ")}, got ${JSON.stringify(o.backbone)}`,
+    );
+  }
+  const backbone = o.backbone as Backbone;
+  const ssmRaw = o.ssm === undefined ? {} : obj(o.ssm, "ssm");
+  checkKeys(ssmRaw, Object.keys(DEFAULT_SSM), "ssm.");
+  const ssmIn = { ...DEFAULT_SSM, ...ssmRaw };
+  const ssm: SsmSettings = {
+    d_state: posInt(ssmIn.d_state, "ssm.d_state"),
+    headdim: posInt(ssmIn.headdim, "ssm.headdim"),
+    expand: posInt(ssmIn.expand, "ssm.expand"),
+    n_groups: posInt(ssmIn.n_groups, "ssm.n_groups"),
+    d_conv: posInt(ssmIn.d_conv, "ssm.d_conv"),
+    chunk_size: posInt(ssmIn.chunk_size, "ssm.chunk_size"),
+  };
+  const attRaw = o.attention === undefined ? {} : obj(o.attention, "attention");
+  checkKeys(attRaw, Object.keys(DEFAULT_ATTENTION), "attention.");
+  const attIn = { ...DEFAULT_ATTENTION, ...attRaw };
+  const attention: AttentionSettings = {
+    n_heads: posInt(attIn.n_heads, "attention.n_heads"),
+    n_kv_heads: posInt(attIn.n_kv_heads, "attention.n_kv_heads"),
+    rope_theta: posNum(attIn.rope_theta, "attention.rope_theta"),
+  };
+  const cfg: ModelConfig = {
+    backbone,
+    vocab_size: posInt(o.vocab_size, "vocab_size"),
+    d_model: posInt(o.d_model, "d_model"),
+    n_layers: posInt(o.n_layers, "n_layers"),
+    n_loops: o.n_loops === undefined ? 1 : posInt(o.n_loops, "n_loops"),
+    loop_norm: o.loop_norm === undefined ? false : bool(o.loop_norm, "loop_norm"),
+    norm_eps: o.norm_eps === undefined ? 1e-5 : posNum(o.norm_eps, "norm_eps"),
+    tie_embeddings:
+      o.tie_embeddings === undefined ? true : bool(o.tie_embeddings, "tie_embeddings"),
+    ssm,
+    attention,
+    attn_layers: [],
+    mlp: null,
+    exit_gate: o.exit_gate === undefined ? false : bool(o.exit_gate, "exit_gate"),
+  };
+  if (o.attn_layers !== undefined) {
+    if (!Array.isArray(o.attn_layers))
+      fail(`attn_layers must be an array of layer indices, got ${JSON.stringify(o.attn_layers)}`);
+    cfg.attn_layers = o.attn_layers.map((v, i) => {
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= cfg.n_layers) {
+        fail(
+          `attn_layers[${i}] must be a layer index in 0..${cfg.n_layers - 1}, got ${JSON.stringify(v)}`,
+        );
+      }
+      return v;
+    });
+    if (new Set(cfg.attn_layers).size !== cfg.attn_layers.length)
+      fail(`attn_layers has duplicates: ${JSON.stringify(o.attn_layers)}`);
+  }
+  if (o.mlp !== undefined && o.mlp !== null) {
+    const m = obj(o.mlp, "mlp");
+    checkKeys(m, ["d_ff"], "mlp.");
+    cfg.mlp = { d_ff: posInt(m.d_ff, "mlp.d_ff") };
+  }
+  validateConfig(cfg);
+  return cfg;
+}
+
+/** Cross-key checks on a complete config. */
+export function validateConfig(cfg: ModelConfig): void {
+  if (cfg.backbone !== "hybrid" && cfg.attn_layers.length > 0) {
+    fail(
+      `attn_layers is only allowed with backbone "hybrid" (backbone is "${cfg.backbone}", attn_layers ${JSON.stringify(cfg.attn_layers)})`,
+    );
+  }
+  if (cfg.backbone === "transformer" && cfg.mlp === null)
+    fail(`mlp ({"d_ff": …}) is required for backbone "transformer"`);
+  if (cfg.backbone !== "transformer" && cfg.mlp !== null) {
+    fail(`mlp is only allowed with backbone "transformer" (backbone is "${cfg.backbone}")`);
+  }
+  const usesAttention =
+    cfg.backbone === "transformer" || (cfg.backbone === "hybrid" && cfg.attn_layers.length > 0);
+  const usesSsm =
+    cfg.backbone === "mamba" ||
+    (cfg.backbone === "hybrid" && cfg.attn_layers.length < cfg.n_layers);
+  if (usesAttention) {
+    const { n_heads, n_kv_heads } = cfg.attention;
+    if (cfg.d_model % n_heads !== 0)
+      fail(`attention.n_heads (${n_heads}) must divide d_model (${cfg.d_model})`);
+    if (n_heads % n_kv_heads !== 0)
+      fail(`attention.n_kv_heads (${n_kv_heads}) must divide attention.n_heads (${n_heads})`);
+    if ((cfg.d_model / n_heads) % 2 !== 0)
+      fail(`head dim d_model/n_heads = ${cfg.d_model / n_heads} must be even for RoPE`);
+  }
+  if (usesSsm) {
+    const di = cfg.ssm.expand * cfg.d_model;
+    if (di % cfg.ssm.headdim !== 0)
+      fail(`ssm.headdim (${cfg.ssm.headdim}) must divide d_inner = expand·d_model = ${di}`);
+    const h = di / cfg.ssm.headdim;
+    if (h % cfg.ssm.n_groups !== 0)
+      fail(`ssm.n_groups (${cfg.ssm.n_groups}) must divide the head count ${h}`);
+  }
+}
+
+/** Build a complete config from a partial one (defaults filled, validated). */
+export function makeConfig(input: ModelConfigInput): ModelConfig {
+  return parseConfig(input);
+}
+
+/** Whether layer `i` has an attention mixer. */
+export function isAttentionLayer(cfg: ModelConfig, i: number): boolean {
+  return (
+    cfg.backbone === "transformer" || (cfg.backbone === "hybrid" && cfg.attn_layers.includes(i))
+  );
+}
+
+/** The on-disk JSON text (all keys, snake_case). */
+export function configToJson(cfg: ModelConfig): string {
+  return `${JSON.stringify(cfg, null, 2)}\n`;
+}

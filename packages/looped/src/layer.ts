@@ -1,0 +1,111 @@
+/**
+ * One pre-norm residual layer (model.md §2): x ← x + mixer(rmsnorm(x)); a transformer layer then
+ * also x ← x + mlp(rmsnorm(x)). The mixer is Mamba-2 (§3) or attention (§4).
+ */
+import { AttentionMixer, type KvCache, SwiGluMlp } from "@loop/attention";
+import { Mamba2Mixer, type Mamba2State } from "@loop/ssm-kernels";
+import {
+  add,
+  type Module,
+  type NamedParameter,
+  parameter,
+  prefixed,
+  type Rng,
+  rmsnorm,
+  type Tensor,
+} from "@loop/tensor";
+import { isAttentionLayer, type ModelConfig } from "./config.js";
+
+export type LayerState =
+  | { kind: "mamba"; state: Mamba2State }
+  | { kind: "attention"; cache: KvCache };
+
+function ones(n: number, name: string): Tensor {
+  return parameter(new Float32Array(n).fill(1), [n], name);
+}
+
+export class Layer implements Module {
+  readonly norm: Tensor;
+  readonly mixer: Mamba2Mixer | AttentionMixer;
+  readonly mlpNorm: Tensor | null;
+  readonly mlp: SwiGluMlp | null;
+  private readonly eps: number;
+
+  constructor(cfg: ModelConfig, index: number, rng: Rng) {
+    const D = cfg.d_model;
+    this.eps = cfg.norm_eps;
+    this.norm = ones(D, "norm.weight");
+    const opts = { rng: rng.child("mixer"), nLayers: cfg.n_layers };
+    if (isAttentionLayer(cfg, index)) {
+      this.mixer = new AttentionMixer(
+        {
+          dModel: D,
+          nHeads: cfg.attention.n_heads,
+          nKvHeads: cfg.attention.n_kv_heads,
+          ropeTheta: cfg.attention.rope_theta,
+        },
+        opts,
+      );
+    } else {
+      const s = cfg.ssm;
+      this.mixer = new Mamba2Mixer(
+        {
+          dModel: D,
+          dState: s.d_state,
+          headdim: s.headdim,
+          expand: s.expand,
+          nGroups: s.n_groups,
+          dConv: s.d_conv,
+          chunkSize: s.chunk_size,
+          normEps: cfg.norm_eps,
+        },
+        opts,
+      );
+    }
+    if (cfg.mlp) {
+      this.mlpNorm = ones(D, "mlp_norm.weight");
+      this.mlp = new SwiGluMlp(
+        { dModel: D, dFf: cfg.mlp.d_ff },
+        { rng: rng.child("mlp"), nLayers: cfg.n_layers },
+      );
+    } else {
+      this.mlpNorm = null;
+      this.mlp = null;
+    }
+  }
+
+  parameters(): NamedParameter[] {
+    const ps: NamedParameter[] = [{ name: "norm.weight", tensor: this.norm, decay: false }];
+    ps.push(...prefixed("mixer", this.mixer.parameters()));
+    if (this.mlp && this.mlpNorm) {
+      ps.push({ name: "mlp_norm.weight", tensor: this.mlpNorm, decay: false });
+      ps.push(...prefixed("mlp", this.mlp.parameters()));
+    }
+    return ps;
+  }
+
+  /** h [B,T,D] → h [B,T,D]. */
+  forward(h: Tensor): Tensor {
+    h = add(h, this.mixer.forward(rmsnorm(h, this.norm, this.eps)));
+    if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
+    return h;
+  }
+
+  initState(batch: number, capacity: number): LayerState {
+    if (this.mixer instanceof AttentionMixer)
+      return { kind: "attention", cache: this.mixer.initCache(batch, capacity) };
+    return { kind: "mamba", state: this.mixer.initState(batch) };
+  }
+
+  /** One token: h [B,D] → h [B,D], advancing this layer's decode state. */
+  step(st: LayerState, h: Tensor): Tensor {
+    const u = rmsnorm(h, this.norm, this.eps);
+    const y =
+      st.kind === "attention"
+        ? (this.mixer as AttentionMixer).step(st.cache, u)
+        : (this.mixer as Mamba2Mixer).step(st.state, u);
+    h = add(h, y);
+    if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
+    return h;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Checkpoint folders (formats.md): `config.json` + `model.safetensors`, written atomically
+ * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
+ * (model_type "mamba2") loads as a 1-loop looplm model without renaming.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "@loop/tensor/node";
+import { configToJson, parseConfig } from "../config.js";
+import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
+import { LoopedModel } from "../model.js";
+import { loadStateDict, stateDict } from "../state-dict.js";
+
+export function saveCheckpoint(
+  dir: string,
+  model: LoopedModel,
+  metadata?: Record<string, string>,
+): void {
+  mkdirSync(dir, { recursive: true });
+  writeSafetensorsFile(join(dir, "model.safetensors"), stateDict(model), {
+    format: "pt",
+    ...metadata,
+  });
+  writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
+}
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new Error(
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+export function loadCheckpoint(dir: string): LoopedModel {
+  if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
+  const cfgPath = join(dir, "config.json");
+  const weightsPath = join(dir, "model.safetensors");
+  const raw = readJson(cfgPath);
+  const weights = readSafetensorsFile(weightsPath).tensors;
+  let config;
+  try {
+    if (isHfMamba2Config(raw)) {
+      const emb = weights.get("backbone.embeddings.weight");
+      config = fromHfMamba2Config(raw as Record<string, unknown>, {
+        vocabSize: emb?.shape[0],
+        tied: !weights.has("lm_head.weight") || undefined,
+      });
+    } else {
+      config = parseConfig(raw);
+    }
+  } catch (e) {
+    throw new Error(`${cfgPath}: ${(e as Error).message}`);
+  }
+  const model = new LoopedModel(config);
+  loadStateDict(model, weights, weightsPath);
+  return model;
+}

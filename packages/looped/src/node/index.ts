@@ -1,0 +1,1 @@
+export { loadCheckpoint, saveCheckpoint } from "./checkpoint-files.js";

@@ -1,0 +1,66 @@
+/**
+ * Every parameter's name and shape for a config (model.md §6), in a fixed order. The single
+ * source for strict checkpoint loading and exact parameter counting.
+ */
+import { isAttentionLayer, type ModelConfig } from "./config.js";
+
+export interface ParamSpec {
+  name: string;
+  shape: number[];
+}
+
+export function ssmDims(cfg: ModelConfig) {
+  const di = cfg.ssm.expand * cfg.d_model;
+  const h = di / cfg.ssm.headdim;
+  const gn = cfg.ssm.n_groups * cfg.ssm.d_state;
+  return { dInner: di, nHeads: h, convDim: di + 2 * gn, inProjDim: 2 * di + 2 * gn + h };
+}
+
+export function attentionDims(cfg: ModelConfig) {
+  const hd = cfg.d_model / cfg.attention.n_heads;
+  return { headDim: hd, qDim: cfg.attention.n_heads * hd, kvDim: cfg.attention.n_kv_heads * hd };
+}
+
+export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
+  const D = cfg.d_model;
+  const out: ParamSpec[] = [{ name: "backbone.embeddings.weight", shape: [cfg.vocab_size, D] }];
+  for (let i = 0; i < cfg.n_layers; i++) {
+    const p = `backbone.layers.${i}`;
+    out.push({ name: `${p}.norm.weight`, shape: [D] });
+    if (isAttentionLayer(cfg, i)) {
+      const a = attentionDims(cfg);
+      out.push(
+        { name: `${p}.mixer.q_proj.weight`, shape: [a.qDim, D] },
+        { name: `${p}.mixer.k_proj.weight`, shape: [a.kvDim, D] },
+        { name: `${p}.mixer.v_proj.weight`, shape: [a.kvDim, D] },
+        { name: `${p}.mixer.o_proj.weight`, shape: [D, a.qDim] },
+      );
+    } else {
+      const s = ssmDims(cfg);
+      out.push(
+        { name: `${p}.mixer.in_proj.weight`, shape: [s.inProjDim, D] },
+        { name: `${p}.mixer.conv1d.weight`, shape: [s.convDim, 1, cfg.ssm.d_conv] },
+        { name: `${p}.mixer.conv1d.bias`, shape: [s.convDim] },
+        { name: `${p}.mixer.dt_bias`, shape: [s.nHeads] },
+        { name: `${p}.mixer.A_log`, shape: [s.nHeads] },
+        { name: `${p}.mixer.D`, shape: [s.nHeads] },
+        { name: `${p}.mixer.norm.weight`, shape: [s.dInner] },
+        { name: `${p}.mixer.out_proj.weight`, shape: [D, s.dInner] },
+      );
+    }
+    if (cfg.mlp) {
+      const f = cfg.mlp.d_ff;
+      out.push(
+        { name: `${p}.mlp_norm.weight`, shape: [D] },
+        { name: `${p}.mlp.gate_proj.weight`, shape: [f, D] },
+        { name: `${p}.mlp.up_proj.weight`, shape: [f, D] },
+        { name: `${p}.mlp.down_proj.weight`, shape: [D, f] },
+      );
+    }
+  }
+  out.push({ name: "backbone.norm_f.weight", shape: [D] });
+  if (!cfg.tie_embeddings) out.push({ name: "lm_head.weight", shape: [cfg.vocab_size, D] });
+  if (cfg.exit_gate)
+    out.push({ name: "exit_gate.weight", shape: [1, D] }, { name: "exit_gate.bias", shape: [1] });
+  return out;
+}

@@ -1,0 +1,60 @@
+/**
+ * Weights ↔ named arrays (model.md §6 names). Loading is strict: every missing, unexpected and
+ * wrongly shaped tensor is listed by name in one error.
+ */
+import { type NamedArray, shapeStr } from "@loop/tensor";
+import type { LoopedModel } from "./model.js";
+
+export function stateDict(model: LoopedModel): Map<string, NamedArray> {
+  return new Map(
+    model.parameters().map((p) => [p.name, { data: p.tensor.data, shape: [...p.tensor.shape] }]),
+  );
+}
+
+function sameValues(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Copy `tensors` into the model. With a tied head, an `lm_head.weight` equal to the embedding
+ * (as some exporters write it) is accepted and ignored.
+ */
+export function loadStateDict(
+  model: LoopedModel,
+  tensors: Map<string, NamedArray>,
+  source = "checkpoint",
+): void {
+  const params = model.parameters();
+  const known = new Set(params.map((p) => p.name));
+  const missing: string[] = [];
+  const wrong: string[] = [];
+  for (const p of params) {
+    const t = tensors.get(p.name);
+    if (!t) missing.push(p.name);
+    else if (shapeStr(t.shape) !== shapeStr(p.tensor.shape)) {
+      wrong.push(`${p.name} (expected ${shapeStr(p.tensor.shape)}, got ${shapeStr(t.shape)})`);
+    }
+  }
+  const unexpected: string[] = [];
+  for (const [name, t] of tensors) {
+    if (known.has(name)) continue;
+    const emb = tensors.get("backbone.embeddings.weight");
+    if (
+      name === "lm_head.weight" &&
+      model.config.tie_embeddings &&
+      emb &&
+      sameValues(t.data, emb.data)
+    )
+      continue;
+    unexpected.push(name);
+  }
+  const problems: string[] = [];
+  if (missing.length) problems.push(`missing: ${missing.join(", ")}`);
+  if (unexpected.length) problems.push(`unexpected: ${unexpected.join(", ")}`);
+  if (wrong.length) problems.push(`wrong shape: ${wrong.join(", ")}`);
+  if (problems.length)
+    throw new Error(`${source} does not match the model config — ${problems.join("; ")}`);
+  for (const p of params) p.tensor.data.set(tensors.get(p.name)!.data);
+}

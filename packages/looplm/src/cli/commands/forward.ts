@@ -1,0 +1,55 @@
+/** `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (formats.md). */
+import { readFileSync } from "node:fs";
+import { loadCheckpoint } from "@loop/looped/node";
+import { writeSafetensorsFile } from "@loop/tensor/node";
+import type { Command } from "commander";
+import { parseForwardInputs } from "../../forward/inputs.js";
+import { forwardOutputs } from "../../forward/outputs.js";
+import { CliError } from "../errors.js";
+
+export interface ForwardArgs {
+  model: string;
+  input: string;
+  out: string;
+}
+
+export function runForward(args: ForwardArgs): number {
+  const model = loadCheckpoint(args.model);
+  let raw: unknown;
+  let text: string;
+  try {
+    text = readFileSync(args.input, "utf8");
+  } catch (e) {
+    throw new CliError(
+      `cannot read --input ${args.input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
+  }
+  const inputs = parseForwardInputs(raw, model.config.vocab_size);
+  const outputs = forwardOutputs(model, inputs);
+  writeSafetensorsFile(args.out, outputs);
+  return outputs.size;
+}
+
+export function registerForward(program: Command): void {
+  program
+    .command("forward")
+    .description(
+      "Compute every golden-file tensor (logits per step, losses, gradients, gate outputs) for a model and inputs",
+    )
+    .requiredOption("--model <dir>", "checkpoint folder (config.json + model.safetensors)")
+    .requiredOption("--input <file>", "inputs.json: tokens, targets, beta, k, gamma, q")
+    .requiredOption("--out <file>", "output .safetensors file (written atomically)")
+    .addHelpText(
+      "after",
+      "\nExample:\n  looplm forward --model ../shared/golden/mamba-2x3 --input ../shared/golden/mamba-2x3/inputs.json --out out.safetensors",
+    )
+    .action((opts: ForwardArgs) => {
+      const n = runForward(opts);
+      process.stderr.write(`wrote ${n} tensors to ${opts.out}\n`);
+    });
+}
