@@ -1,1 +1,26 @@
-export {};
+export { detach, freeze, unfreeze } from "./detach.js";
+export { ExitGate, type ExitGateConfig } from "./exit-gate.js";
+export { exitPdf } from "./exit-pdf.js";
+export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-stats.js";
+export { exitStepName, formatQ } from "./format-q.js";
+export { gateLogits } from "./gate-logits.js";
+export {
+  type GateOutputOptions,
+  type GateOutputs,
+  gateOutputs,
+  type NamedOutput,
+} from "./gate-outputs.js";
+export { mixtureLogits, mixtureLogProbs } from "./mixture.js";
+export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./per-step-ce.js";
+export { exitAtStep, selectLogits } from "./select-logits.js";
+export { DEFAULT_BETA, type Stage1Options, stage1Loss, stage1Objective } from "./stage1.js";
+export {
+  continuationLabels,
+  DEFAULT_GAMMA,
+  DEFAULT_K,
+  type GateLike,
+  type Stage2Options,
+  stage2Loss,
+  stage2Objective,
+} from "./stage2.js";
+export { exitCdf, fixedExitSteps, type PdfLike, thresholdExit } from "./threshold-exit.js";
