@@ -1,0 +1,57 @@
+/**
+ * Differentiable chunked SSD scan (model.md §3.5, no D term): the op the Mamba-2 mixer trains
+ * with. Forward in ssd-chunked-forward.ts, hand-written backward in ssd-chunked-backward.ts;
+ * it computes exactly what ssd-scan-ref.ts computes, for any T and chunk size.
+ * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initial state [B,H,P,N]
+ *   → y [B,T,H,P], final state [B,H,P,N].
+ */
+import { isGradEnabled, record, type Tensor } from "@loop/tensor";
+import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
+import { ssdChunkedForward } from "./ssd-chunked-forward.js";
+import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";
+import { type SsdArrays, ssdShape } from "./ssd-shape.js";
+
+export interface SsdChunkedOptions extends SsdScanOptions {
+  /** Chunk length (default 64). */
+  chunkSize?: number;
+}
+
+export function ssdScanChunked(
+  x: Tensor,
+  dt: Tensor,
+  A: Tensor,
+  B: Tensor,
+  C: Tensor,
+  opts: SsdChunkedOptions = {},
+): SsdScanResult {
+  const chunkSize = opts.chunkSize ?? 64;
+  if (!Number.isInteger(chunkSize) || chunkSize < 1) {
+    throw new Error(`ssdScanChunked: chunkSize must be a positive integer, got ${chunkSize}`);
+  }
+  const s0 = opts.initialState ?? null;
+  const s = ssdShape("ssdScanChunked", x, dt, A, B, C, s0);
+  const arrays: SsdArrays = {
+    x: x.data,
+    dt: dt.data,
+    A: A.data,
+    B: B.data,
+    C: C.data,
+    s0: s0 ? s0.data : null,
+  };
+  const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
+  const track = isGradEnabled() && inputs.some((t) => t.requiresGrad);
+  const { y, state, saved } = ssdChunkedForward(s, arrays, chunkSize, track);
+  const [yt, st] = record(
+    "ssdScanChunked",
+    inputs,
+    [
+      { data: y, shape: x.shape },
+      { data: state, shape: [s.batch, s.nHeads, s.headdim, s.dState] },
+    ],
+    ([gy, gs]) => {
+      const g = ssdChunkedBackward(s, arrays, saved!, gy ?? null, gs ?? null);
+      return s0 ? [g.x, g.dt, g.A, g.B, g.C, g.s0] : [g.x, g.dt, g.A, g.B, g.C];
+    },
+  );
+  return { y: yt!, state: st! };
+}

@@ -1,0 +1,40 @@
+/** Helpers shared by this package's tests (not exported from the package). */
+import { randn, randu, type Tensor } from "@loop/tensor";
+
+/** max |a − b| / max |b| (0 when both are zero). */
+export function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`relErr: lengths ${a.length} vs ${b.length}`);
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < a.length; i++) {
+    num = Math.max(num, Math.abs(a[i]! - b[i]!));
+    den = Math.max(den, Math.abs(b[i]!));
+  }
+  return den === 0 ? num : num / den;
+}
+
+export interface ScanInputs {
+  x: Tensor;
+  dt: Tensor;
+  A: Tensor;
+  B: Tensor;
+  C: Tensor;
+  s0: Tensor | null;
+}
+
+/** Random scan inputs: dt ∈ [0.01, 0.5], A ∈ [−3, −0.2], others N(0, 1). */
+export function scanInputs(
+  dims: { batch: number; T: number; H: number; P: number; G: number; N: number },
+  seed: number,
+  withState: boolean,
+): ScanInputs {
+  const { batch, T, H, P, G, N } = dims;
+  return {
+    x: randn([batch, T, H, P], seed + 1),
+    dt: randu([batch, T, H], seed + 2, 0.01, 0.5),
+    A: randu([H], seed + 3, -3, -0.2),
+    B: randn([batch, T, G, N], seed + 4),
+    C: randn([batch, T, G, N], seed + 5),
+    s0: withState ? randn([batch, H, P, N], seed + 6) : null,
+  };
+}
