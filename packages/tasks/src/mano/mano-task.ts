@@ -1,0 +1,134 @@
+/**
+ * The Mano task (spec tasks.md "Mano"). Sequence fed to the model:
+ * `<bos> <len_ℓ> expression… <ans>`; the target at the `<ans>` position is the answer.
+ * Training rows draw ℓ uniform in 1..L and are right-padded with `<pad>` to T = 2L + 4 (the
+ * length at ℓ = L), so the answer position is 2ℓ + 3 and a causal model never sees padding
+ * before it. Evaluation uses ℓ = L only (no padding).
+ *
+ * Row i of the training stream for seed s is a pure function of (L, s, i): it is drawn from
+ * `Prng(deriveSeed(s, "mano/train", i))`, so batches and resumption do not depend on batch size.
+ */
+import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
+import { deriveSeed, Prng } from "../prng.js";
+import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { Vocabulary } from "../vocabulary.js";
+import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
+
+export interface ManoConfig {
+  /** L: the largest number of operators (training ℓ ∈ 1..L, evaluation ℓ = L). */
+  maxOps: number;
+}
+
+export interface ManoExample {
+  /** ℓ, the number of operators. */
+  ops: number;
+  /** `<bos> <len_ℓ> expression… <ans>` as symbols. */
+  input: string[];
+  /** The value mod 23, as a symbol "0"…"22". */
+  answer: string;
+}
+
+export const MANO_DEFAULT_EVAL_SEED = 0x6d616e6f; // "mano"
+
+/** Mano symbols in id order: "0"…"22", "+", "-", "*", "<bos>", "<len_0>"…"<len_L>", "<ans>", "<pad>". */
+export function manoSymbols(maxOps: number): string[] {
+  const s: string[] = [];
+  for (let v = 0; v < MANO_MODULUS; v++) s.push(String(v));
+  s.push(...MANO_OPERATORS, "<bos>");
+  for (let l = 0; l <= maxOps; l++) s.push(`<len_${l}>`);
+  s.push("<ans>", "<pad>");
+  return s;
+}
+
+export class ManoTask implements Task {
+  readonly name: string;
+  readonly maxOps: number;
+  readonly vocab: Vocabulary;
+  readonly seqLen: number;
+  readonly padId: number;
+
+  constructor(config: ManoConfig) {
+    this.maxOps = positiveInt("maxOps", config.maxOps);
+    this.name = `mano-L${this.maxOps}`;
+    this.vocab = new Vocabulary(manoSymbols(this.maxOps));
+    this.seqLen = 2 * this.maxOps + 4;
+    this.padId = this.vocab.id("<pad>");
+  }
+
+  get vocabSize(): number {
+    return this.vocab.size;
+  }
+
+  /** A fresh example with `ops` operators (0..L) drawn from `rng`. */
+  sample(rng: Prng, ops: number): ManoExample {
+    if (!Number.isInteger(ops) || ops < 0 || ops > this.maxOps)
+      throw new Error(`ops must be an integer in [0, ${this.maxOps}], got ${ops}`);
+    const input = ["<bos>", `<len_${ops}>`];
+    const value = sampleExpression(rng, ops, input);
+    input.push("<ans>");
+    return { ops, input, answer: String(value) };
+  }
+
+  /** Training example `index` of the stream `seed` (ℓ uniform in 1..L). */
+  trainExample(seed: number, index: number): ManoExample {
+    const rng = new Prng(deriveSeed(seed, "mano/train", index));
+    return this.sample(rng, rng.intIn(1, this.maxOps));
+  }
+
+  /** Evaluation example `index` of the eval set `seed` (ℓ = L). */
+  evalExample(seed: number, index: number): ManoExample {
+    return this.sample(new Prng(deriveSeed(seed, "mano/eval", index)), this.maxOps);
+  }
+
+  startCursor(seed: number): TaskCursor {
+    const c = { seed, position: 0 };
+    checkCursor(c);
+    return c;
+  }
+
+  /** Write examples into a batch (right-padded; target at the `<ans>` position). */
+  toBatch(examples: readonly ManoExample[]): Batch {
+    const T = this.seqLen;
+    const batch = allocBatch(examples.length, T, this.padId);
+    examples.forEach((ex, b) => {
+      const ids = this.vocab.encode(ex.input);
+      batch.tokens.set(ids, b * T);
+      batch.targets[b * T + ids.length - 1] = this.vocab.id(ex.answer);
+    });
+    return batch;
+  }
+
+  trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
+    checkCursor(cursor);
+    positiveInt("batchSize", batchSize);
+    const ex: ManoExample[] = [];
+    for (let b = 0; b < batchSize; b++)
+      ex.push(this.trainExample(cursor.seed, cursor.position + b));
+    return {
+      batch: this.toBatch(ex),
+      cursor: { seed: cursor.seed, position: cursor.position + batchSize },
+    };
+  }
+
+  evalSet(options: EvalSetOptions): Batch[] {
+    const count = positiveInt("count", options.count);
+    const bs = positiveInt("batchSize", options.batchSize);
+    const seed = options.seed ?? MANO_DEFAULT_EVAL_SEED;
+    const out: Batch[] = [];
+    for (let start = 0; start < count; start += bs) {
+      const ex: ManoExample[] = [];
+      for (let i = start; i < Math.min(count, start + bs); i++) ex.push(this.evalExample(seed, i));
+      out.push(this.toBatch(ex));
+    }
+    return out;
+  }
+
+  score(batch: Batch, predicted: Int32Array): Score {
+    return scoreTargets(batch, predicted);
+  }
+}
+
+/** The Mano task with L = `maxOps`. */
+export function mano(config: ManoConfig): ManoTask {
+  return new ManoTask(config);
+}

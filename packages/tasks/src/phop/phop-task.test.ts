@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { IGNORE_INDEX } from "../task.js";
+import { chiSquareUniform } from "../testing/chi-square.js";
+import { alphabetSymbols } from "./hops.js";
+import { pHop } from "./phop-task.js";
+
+/** Brute-force hop follower, literally the spec's find_1 (1-based positions). */
+function bruteAnswer(v: string[], p: number): string | undefined {
+  const at = (k: number) => v[k - 1];
+  let i = v.length;
+  for (let h = 0; h < p; h++) {
+    let next = 0;
+    for (let k = i; k >= 2; k--)
+      if (at(k - 1) === at(i)) {
+        next = k;
+        break;
+      }
+    if (next === 0) return undefined;
+    i = next;
+  }
+  return at(i);
+}
+
+describe("pHop", () => {
+  it("names symbols in alphabet order", () => {
+    expect(alphabetSymbols(4)).toEqual(["a", "b", "c", "d"]);
+    const s = alphabetSymbols(30);
+    expect(s.slice(24)).toEqual(["y", "z", "aa", "ab", "ac", "ad"]);
+    expect(new Set(s).size).toBe(30);
+    expect(pHop({ alphabet: 3, length: 8, hops: 2 }).vocab.symbols).toEqual(["a", "b", "c"]);
+  });
+
+  it("samples answers that a brute-force hop follower confirms, with no immediate repeats", () => {
+    const configs = [
+      { alphabet: 4, length: 256, hops: 16 },
+      { alphabet: 4, length: 256, hops: 32 },
+      { alphabet: 2, length: 10, hops: 8 },
+      { alphabet: 3, length: 1024, hops: 64 },
+      { alphabet: 26, length: 64, hops: 3 },
+      { alphabet: 5, length: 7, hops: 1 },
+    ];
+    for (const cfg of configs) {
+      const t = pHop(cfg);
+      const n = cfg.length > 500 ? 20 : 100;
+      for (let i = 0; i < n; i++) {
+        const ex = t.trainExample(21, i);
+        expect(ex.input.length).toBe(cfg.length);
+        expect(ex.hops).toBe(cfg.hops);
+        expect(ex.input.filter((s, k) => k > 0 && s === ex.input[k - 1])).toEqual([]);
+        expect(bruteAnswer(ex.input, cfg.hops)).toBe(ex.answer);
+      }
+    }
+  });
+
+  it("draws the first token uniformly and transitions uniformly over the other symbols", () => {
+    const A = 4;
+    const t = pHop({ alphabet: A, length: 64, hops: 4 });
+    const first = new Array(A).fill(0);
+    const pairs = new Array(A * A).fill(0);
+    for (let i = 0; i < 2000; i++) {
+      const ids = t.vocab.encode(t.trainExample(2, i).input);
+      first[ids[0]!]++;
+      for (let k = 1; k < ids.length; k++) pairs[ids[k - 1]! * A + ids[k]!]++;
+    }
+    const offDiagonal = pairs.filter((_, j) => Math.floor(j / A) !== j % A);
+    for (const counts of [first, offDiagonal]) {
+      const { stat, critical } = chiSquareUniform(counts);
+      expect(stat).toBeLessThan(critical);
+    }
+  });
+
+  it("is deterministic and resumes from a cursor", () => {
+    const t = pHop({ alphabet: 4, length: 32, hops: 3 });
+    const dump = (s: number) =>
+      JSON.stringify(Array.from({ length: 30 }, (_, i) => t.trainExample(s, i)));
+    expect(dump(5)).toBe(dump(5));
+    expect(dump(6)).not.toBe(dump(5));
+    const whole = t.trainBatch(t.startCursor(5), 9).batch;
+    const a = t.trainBatch(t.startCursor(5), 4);
+    const b = t.trainBatch(a.cursor, 5).batch;
+    expect([...a.batch.tokens, ...b.tokens]).toEqual([...whole.tokens]);
+    expect([...a.batch.targets, ...b.targets]).toEqual([...whole.targets]);
+  });
+
+  it("puts the only target, the answer, at the last position", () => {
+    const t = pHop({ alphabet: 4, length: 40, hops: 5 });
+    const { batch } = t.trainBatch(t.startCursor(3), 6);
+    expect(batch.shape).toEqual([6, 40]);
+    for (let b = 0; b < 6; b++) {
+      const ex = t.trainExample(3, b);
+      expect(t.vocab.decode(batch.tokens.subarray(b * 40, b * 40 + 40))).toEqual(ex.input);
+      for (let k = 0; k < 40; k++)
+        expect(batch.targets[b * 40 + k]).toBe(k === 39 ? t.vocab.id(ex.answer) : IGNORE_INDEX);
+    }
+    const set = t.evalSet({ count: 5, batchSize: 2 });
+    expect(set.map((x) => x.shape)).toEqual([
+      [2, 40],
+      [2, 40],
+      [1, 40],
+    ]);
+    expect(t.evalSet({ count: 5, batchSize: 2 })).toEqual(set);
+    const pred = set[2]!.targets.map((y) => (y === IGNORE_INDEX ? 0 : y));
+    expect(t.score(set[2]!, pred).accuracy).toBe(1);
+  });
+
+  it("reports configurations that cannot produce examples", () => {
+    expect(() => pHop({ alphabet: 1 })).toThrow(/alphabet must be an integer ≥ 2, got 1/);
+    expect(() => pHop({ hops: 0 })).toThrow(/hops must be an integer ≥ 1, got 0/);
+    expect(() => pHop({ length: 17, hops: 16 })).toThrow(
+      /length must be ≥ hops \+ 2 = 18 for a defined 16-hop answer, got 17/,
+    );
+    const t = pHop({ alphabet: 20, length: 12, hops: 10, maxAttempts: 50 });
+    expect(() => t.trainExample(0, 0)).toThrow(
+      /no sequence with a defined answer after 50 attempts \(hops 10, length 12, alphabet 20\)/,
+    );
+  });
+});

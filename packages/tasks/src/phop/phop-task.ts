@@ -1,0 +1,151 @@
+/**
+ * The p-hop induction task (spec tasks.md "p-hop induction"). A row is v_1..v_n over the
+ * alphabet "a", "b", … (ids 0..|Σ|−1); the only target is the answer `v_{find_p(n)}` at the last
+ * position n (0-based index n − 1). No padding: every row has length n.
+ *
+ * Sampling: v_1 uniform over Σ, then each token uniform over Σ minus the previous token; the
+ * whole sequence is redrawn (from the same stream) until the p-hop answer is defined, at most
+ * `maxAttempts` times, after which the configuration is reported as unable to produce examples.
+ * Row i of the training stream for seed s comes from `Prng(deriveSeed(s, "phop/train", i))`.
+ */
+import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
+import { deriveSeed, Prng } from "../prng.js";
+import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { Vocabulary } from "../vocabulary.js";
+import { alphabetSymbols, pHopPosition } from "./hops.js";
+
+export interface PHopConfig {
+  /** |Σ| ≥ 2 (default 4). */
+  alphabet?: number;
+  /** n, the sequence length (default 256); must be ≥ hops + 2. */
+  length?: number;
+  /** p ≥ 1 (default 16). */
+  hops?: number;
+  /** Whole-sequence redraws before giving up (default 1000). */
+  maxAttempts?: number;
+}
+
+export interface PHopExample {
+  hops: number;
+  /** v_1..v_n as symbols. */
+  input: string[];
+  /** v_{find_p(n)}. */
+  answer: string;
+}
+
+export const PHOP_DEFAULT_EVAL_SEED = 0x70686f70; // "phop"
+
+export class PHopTask implements Task {
+  readonly name: string;
+  readonly alphabet: number;
+  readonly length: number;
+  readonly hops: number;
+  readonly maxAttempts: number;
+  readonly vocab: Vocabulary;
+  readonly padId = null;
+
+  constructor(config: PHopConfig = {}) {
+    this.alphabet = positiveInt("alphabet", config.alphabet ?? 4, 2);
+    this.hops = positiveInt("hops", config.hops ?? 16, 1);
+    this.length = positiveInt("length", config.length ?? 256, 1);
+    this.maxAttempts = positiveInt("maxAttempts", config.maxAttempts ?? 1000, 1);
+    // Each hop moves back by ≥ 1 (no immediate repeats) and the first needs a repeat at ≤ n − 2.
+    if (this.length < this.hops + 2)
+      throw new Error(
+        `length must be ≥ hops + 2 = ${this.hops + 2} for a defined ${this.hops}-hop answer, got ${this.length}`,
+      );
+    this.name = `phop-a${this.alphabet}-n${this.length}-p${this.hops}`;
+    this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
+  }
+
+  get vocabSize(): number {
+    return this.alphabet;
+  }
+
+  get seqLen(): number {
+    return this.length;
+  }
+
+  /** Draw ids v_1..v_n (0-based array) and the answer id, redrawing until it is defined. */
+  sampleIds(rng: Prng): { ids: Int32Array; answer: number } {
+    const A = this.alphabet;
+    const ids = new Int32Array(this.length);
+    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+      let prev = rng.int(A);
+      ids[0] = prev;
+      for (let i = 1; i < ids.length; i++) {
+        const r = rng.int(A - 1);
+        prev = r >= prev ? r + 1 : r;
+        ids[i] = prev;
+      }
+      const pos = pHopPosition(ids, this.hops, A);
+      if (pos > 0) return { ids, answer: ids[pos - 1]! };
+    }
+    throw new Error(
+      `p-hop: no sequence with a defined answer after ${this.maxAttempts} attempts ` +
+        `(hops ${this.hops}, length ${this.length}, alphabet ${A}); lower hops or raise length`,
+    );
+  }
+
+  sample(rng: Prng): PHopExample {
+    const { ids, answer } = this.sampleIds(rng);
+    return { hops: this.hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
+  }
+
+  trainExample(seed: number, index: number): PHopExample {
+    return this.sample(new Prng(deriveSeed(seed, "phop/train", index)));
+  }
+
+  evalExample(seed: number, index: number): PHopExample {
+    return this.sample(new Prng(deriveSeed(seed, "phop/eval", index)));
+  }
+
+  startCursor(seed: number): TaskCursor {
+    const c = { seed, position: 0 };
+    checkCursor(c);
+    return c;
+  }
+
+  private rows(streamSeed: (i: number) => number, start: number, count: number): Batch {
+    const T = this.length;
+    const batch = allocBatch(count, T, 0);
+    for (let b = 0; b < count; b++) {
+      const { ids, answer } = this.sampleIds(new Prng(streamSeed(start + b)));
+      batch.tokens.set(ids, b * T);
+      batch.targets[b * T + T - 1] = answer;
+    }
+    return batch;
+  }
+
+  trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
+    checkCursor(cursor);
+    positiveInt("batchSize", batchSize);
+    const batch = this.rows(
+      (i) => deriveSeed(cursor.seed, "phop/train", i),
+      cursor.position,
+      batchSize,
+    );
+    return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
+  }
+
+  evalSet(options: EvalSetOptions): Batch[] {
+    const count = positiveInt("count", options.count);
+    const bs = positiveInt("batchSize", options.batchSize);
+    const seed = options.seed ?? PHOP_DEFAULT_EVAL_SEED;
+    const out: Batch[] = [];
+    for (let start = 0; start < count; start += bs)
+      out.push(
+        this.rows((i) => deriveSeed(seed, "phop/eval", i), start, Math.min(bs, count - start)),
+      );
+    return out;
+  }
+
+  score(batch: Batch, predicted: Int32Array): Score {
+    return scoreTargets(batch, predicted);
+  }
+}
+
+/** The p-hop task (defaults |Σ| = 4, n = 256, p = 16). */
+export function pHop(config: PHopConfig = {}): PHopTask {
+  return new PHopTask(config);
+}

@@ -1,0 +1,64 @@
+/**
+ * The interface every task (Mano, p-hop, language modelling) implements, so a trainer or an
+ * evaluator can take any of them.
+ */
+import type { Vocabulary } from "./vocabulary.js";
+
+/** Target value meaning "no loss at this position" (PyTorch's `ignore_index`). */
+export const IGNORE_INDEX = -100;
+
+/** One batch: row-major `[B, T]` token ids and next-token/answer targets. */
+export interface Batch {
+  /** Input token ids, `shape[0] × shape[1]`, row-major. */
+  tokens: Int32Array;
+  /** Target ids at the positions that carry a loss, `IGNORE_INDEX` elsewhere. Same shape. */
+  targets: Int32Array;
+  /** `[B, T]`. */
+  shape: [number, number];
+}
+
+/**
+ * Where a training stream stands: plain JSON, store it in a checkpoint to resume exactly.
+ * `position` counts the rows (examples or windows) already handed out for `seed`.
+ */
+export interface TaskCursor {
+  seed: number;
+  position: number;
+}
+
+/** Accuracy over the scored positions of a batch (or a sum of batches). */
+export interface Score {
+  correct: number;
+  total: number;
+  /** `correct / total` (0 when `total` is 0). */
+  accuracy: number;
+}
+
+export interface EvalSetOptions {
+  /** Number of rows (examples or windows). */
+  count: number;
+  batchSize: number;
+  /** The eval set is a pure function of this seed (a task-specific default when omitted). */
+  seed?: number;
+}
+
+export interface Task {
+  readonly name: string;
+  readonly vocab: Vocabulary;
+  readonly vocabSize: number;
+  /** T: the sequence length of every batch this task produces. */
+  readonly seqLen: number;
+  /** The padding token id, or null when batches never need padding. */
+  readonly padId: number | null;
+  /** The start of a training stream. */
+  startCursor(seed: number): TaskCursor;
+  /** The next `batchSize` training rows after `cursor`, and the cursor after them. */
+  trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor };
+  /** A fixed evaluation set, split into batches of at most `batchSize` rows. */
+  evalSet(options: EvalSetOptions): Batch[];
+  /**
+   * Compare predicted ids `[B, T]` (e.g. `argmaxLogits`) with the batch's targets at the scored
+   * positions. Mano and p-hop have one scored position per row, so this is exact-match accuracy.
+   */
+  score(batch: Batch, predicted: Int32Array): Score;
+}
