@@ -1,0 +1,169 @@
+/**
+ * Attention mixer of model.md §4: u [B, T, D] →
+ *   q = u·q_projᵀ [B,T,Hq,hd], k = u·k_projᵀ, v = u·v_projᵀ [B,T,Hkv,hd] (no biases)
+ *   q, k ← RoPE(·, rope_theta) at positions offset + t
+ *   y = causal GQA attention(q, k, v)  (tiled kernel, attention.ts)
+ *   out = y·o_projᵀ [B, T, D]
+ * hd = D / Hq. Initialisation: every weight uniform ±1/sqrt(fan_in); o_proj additionally divided
+ * by sqrt(nLayers) (residual scaling, as model.md §3 does for out_proj).
+ * `step` / `extend` are the inference paths through a KvCache; they compute exactly what
+ * `forward` computes at the same positions.
+ */
+import {
+  allocF32,
+  linear,
+  type Module,
+  type NamedParameter,
+  noGrad,
+  Rng,
+  reshape,
+  shapeStr,
+  type Tensor,
+  tensor,
+} from "@loop/tensor";
+import { attention } from "./attention.js";
+import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
+import { appendAndAttend, KvCache } from "./kv-cache.js";
+import { rope, ropeInPlace } from "./rope.js";
+
+export interface AttentionConfig {
+  dModel: number;
+  nHeads: number;
+  nKvHeads: number;
+  ropeTheta: number;
+  /** Largest number of positions (optional): later positions are an error. */
+  maxPositions?: number;
+}
+
+export class AttentionMixer implements Module {
+  readonly cfg: Readonly<AttentionConfig>;
+  readonly headDim: number;
+  readonly qProj: Tensor;
+  readonly kProj: Tensor;
+  readonly vProj: Tensor;
+  readonly oProj: Tensor;
+
+  constructor(cfg: AttentionConfig, opts: ModuleInit = {}) {
+    const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta } = cfg;
+    positiveInt(D, "AttentionMixer: dModel");
+    positiveInt(Hq, "AttentionMixer: nHeads");
+    positiveInt(Hkv, "AttentionMixer: nKvHeads");
+    if (D % Hq !== 0) {
+      throw new Error(`AttentionMixer: dModel=${D} must be divisible by nHeads=${Hq}`);
+    }
+    if (Hq % Hkv !== 0) {
+      throw new Error(`AttentionMixer: nHeads=${Hq} must be divisible by nKvHeads=${Hkv}`);
+    }
+    const hd = D / Hq;
+    if (hd % 2 !== 0) {
+      throw new Error(`AttentionMixer: head_dim = dModel/nHeads = ${hd} must be even for RoPE`);
+    }
+    if (!(ropeTheta > 0) || !Number.isFinite(ropeTheta)) {
+      throw new Error(`AttentionMixer: ropeTheta must be a positive number, got ${ropeTheta}`);
+    }
+    if (cfg.maxPositions !== undefined)
+      positiveInt(cfg.maxPositions, "AttentionMixer: maxPositions");
+    this.cfg = Object.freeze({ ...cfg });
+    this.headDim = hd;
+    const rng = opts.rng ?? new Rng(0);
+    const bound = 1 / Math.sqrt(D);
+    this.qProj = uniformWeight(rng, "q_proj.weight", Hq * hd, D, bound);
+    this.kProj = uniformWeight(rng, "k_proj.weight", Hkv * hd, D, bound);
+    this.vProj = uniformWeight(rng, "v_proj.weight", Hkv * hd, D, bound);
+    const oBound = (1 / Math.sqrt(Hq * hd)) * residualScale(opts.nLayers);
+    this.oProj = uniformWeight(rng, "o_proj.weight", D, Hq * hd, oBound);
+  }
+
+  parameters(): NamedParameter[] {
+    return [
+      { name: "q_proj.weight", tensor: this.qProj, decay: true },
+      { name: "k_proj.weight", tensor: this.kProj, decay: true },
+      { name: "v_proj.weight", tensor: this.vProj, decay: true },
+      { name: "o_proj.weight", tensor: this.oProj, decay: true },
+    ];
+  }
+
+  private checkPositions(offset: number, T: number): void {
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new Error(
+        `AttentionMixer: positionOffset must be a non-negative integer, got ${offset}`,
+      );
+    }
+    const max = this.cfg.maxPositions;
+    if (max !== undefined && offset + T > max) {
+      throw new Error(
+        `AttentionMixer: positions ${offset}..${offset + T - 1} exceed maxPositions=${max}`,
+      );
+    }
+  }
+
+  /** u [B, T, D] → [B, T, D]; positions start at `positionOffset` (default 0). */
+  forward(u: Tensor, positionOffset = 0): Tensor {
+    const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
+    if (u.rank !== 3 || u.shape[2] !== D) {
+      throw new Error(`AttentionMixer.forward: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
+    }
+    const [B, T] = u.shape as [number, number, number];
+    this.checkPositions(positionOffset, T);
+    const hd = this.headDim;
+    const opts = { theta, offset: positionOffset };
+    const q = rope(reshape(linear(u, this.qProj), [B, T, Hq, hd]), opts);
+    const k = rope(reshape(linear(u, this.kProj), [B, T, Hkv, hd]), opts);
+    const v = reshape(linear(u, this.vProj), [B, T, Hkv, hd]);
+    const y = attention(q, k, v);
+    return linear(reshape(y, [B, T, Hq * hd]), this.oProj);
+  }
+
+  /** An empty cache for `batch` sequences of up to `capacity` positions. */
+  initCache(batch: number, capacity: number): KvCache {
+    return new KvCache(batch, capacity, this.cfg.nKvHeads, this.headDim);
+  }
+
+  /**
+   * Inference: u [B, T, D] are the next T tokens (positions cache.length…); appends their keys
+   * and values to the cache and returns [B, T, D]. Nothing is recorded for a backward pass.
+   */
+  extend(cache: KvCache, u: Tensor): Tensor {
+    const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
+    if (u.rank !== 3 || u.shape[2] !== D) {
+      throw new Error(`AttentionMixer.extend: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
+    }
+    const [B, T] = u.shape as [number, number, number];
+    const hd = this.headDim;
+    if (cache.batch !== B || cache.nKvHeads !== Hkv || cache.headDim !== hd) {
+      throw new Error(
+        `AttentionMixer: cache is for batch=${cache.batch}, nKvHeads=${cache.nKvHeads}, headDim=${cache.headDim}; expected batch=${B}, nKvHeads=${Hkv}, headDim=${hd}`,
+      );
+    }
+    this.checkPositions(cache.length, T);
+    if (cache.length + T > cache.capacity) {
+      throw new Error(
+        `AttentionMixer: position ${cache.length + T - 1} is beyond the cache capacity ${cache.capacity}`,
+      );
+    }
+    return noGrad(() => {
+      const q = linear(u, this.qProj).data;
+      const k = linear(u, this.kProj).data;
+      const v = linear(u, this.vProj).data;
+      ropeInPlace(q, [B, T, Hq, hd], theta, cache.length);
+      ropeInPlace(k, [B, T, Hkv, hd], theta, cache.length);
+      const y = allocF32(B * T * Hq * hd);
+      appendAndAttend(cache, q, k, v, T, Hq, y);
+      return linear(tensor(y, [B, T, Hq * hd]), this.oProj);
+    });
+  }
+
+  /** Inference: one token per sequence, u [B, D] → [B, D] at position cache.length. */
+  step(cache: KvCache, u: Tensor): Tensor {
+    const D = this.cfg.dModel;
+    if (u.rank !== 2 || u.shape[1] !== D) {
+      throw new Error(`AttentionMixer.step: u must be [B, ${D}], got ${shapeStr(u.shape)}`);
+    }
+    const B = u.shape[0]!;
+    const y = this.extend(
+      cache,
+      noGrad(() => reshape(u, [B, 1, D])),
+    );
+    return noGrad(() => reshape(y, [B, D]));
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Rotary position embedding, rotate-half layout (model.md §4).
+ *
+ *   x [B, T, H, hd] → y [B, T, H, hd], hd even, position p = offset + t, pair index i < hd/2:
+ *     θ_i = base^(−2i/hd),  a = p·θ_i
+ *     y[i]        = x[i]·cos a − x[i + hd/2]·sin a
+ *     y[i + hd/2] = x[i + hd/2]·cos a + x[i]·sin a
+ *
+ * The backward applies the inverse rotation (angle −a) to the upstream gradient:
+ *     gx[i] = g[i]·cos a + g[i + hd/2]·sin a,  gx[i + hd/2] = g[i + hd/2]·cos a − g[i]·sin a
+ * Angles and their cos/sin are computed in float64 (large p·θ_i loses accuracy in float32).
+ */
+import { allocF32, record1, shapeStr, type Tensor } from "@loop/tensor";
+
+export interface RopeOptions {
+  /** Base `rope_theta` (default 10000). */
+  theta?: number;
+  /** Position of the first token (default 0): decoding continues from the cache length. */
+  offset?: number;
+}
+
+/** cos and sin of p·θ_i for p = offset..offset+T-1, i < hd/2, laid out [T, hd/2]. */
+export function ropeTables(
+  headDim: number,
+  T: number,
+  theta: number,
+  offset: number,
+): { cos: Float64Array; sin: Float64Array } {
+  checkHeadDim(headDim);
+  if (!(theta > 0) || !Number.isFinite(theta)) {
+    throw new Error(`rope: theta must be a positive finite number, got ${theta}`);
+  }
+  if (!Number.isInteger(offset) || offset < 0) {
+    throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
+  }
+  const half = headDim / 2;
+  const cos = new Float64Array(T * half);
+  const sin = new Float64Array(T * half);
+  for (let i = 0; i < half; i++) {
+    const freq = theta ** ((-2 * i) / headDim);
+    for (let t = 0; t < T; t++) {
+      const a = (offset + t) * freq;
+      cos[t * half + i] = Math.cos(a);
+      sin[t * half + i] = Math.sin(a);
+    }
+  }
+  return { cos, sin };
+}
+
+function checkHeadDim(headDim: number): void {
+  if (!Number.isInteger(headDim) || headDim <= 0 || headDim % 2 !== 0) {
+    throw new Error(`rope: head_dim must be a positive even integer, got ${headDim}`);
+  }
+}
+
+/**
+ * Rotate pairs of `src` into `dst` (both [B, T, H, hd]); `sign` = +1 rotates by +a (forward),
+ * −1 by −a (backward). Each pair is read before it is written, so `dst` may be `src`.
+ */
+function rotate(
+  src: Float32Array,
+  dst: Float32Array,
+  B: number,
+  T: number,
+  H: number,
+  hd: number,
+  cos: Float64Array,
+  sin: Float64Array,
+  sign: 1 | -1,
+): void {
+  const half = hd / 2;
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) {
+      const tab = t * half;
+      const row = (b * T + t) * H * hd;
+      for (let h = 0; h < H; h++) {
+        const o = row + h * hd;
+        for (let i = 0; i < half; i++) {
+          const c = cos[tab + i]!;
+          const s = sign * sin[tab + i]!;
+          const x1 = src[o + i]!;
+          const x2 = src[o + i + half]!;
+          dst[o + i] = x1 * c - x2 * s;
+          dst[o + i + half] = x2 * c + x1 * s;
+        }
+      }
+    }
+  }
+}
+
+/** Apply RoPE to x [B, T, H, hd] (fused op with backward). */
+export function rope(x: Tensor, opts: RopeOptions = {}): Tensor {
+  if (x.rank !== 4) {
+    throw new Error(`rope: x must be [B, T, H, head_dim], got ${shapeStr(x.shape)}`);
+  }
+  const [B, T, H, hd] = x.shape as [number, number, number, number];
+  checkHeadDim(hd);
+  const { cos, sin } = ropeTables(hd, T, opts.theta ?? 10000, opts.offset ?? 0);
+  const y = allocF32(x.size);
+  rotate(x.data, y, B, T, H, hd, cos, sin, 1);
+  return record1("rope", [x], y, x.shape, ([g]) => {
+    const gx = new Float32Array(x.size);
+    rotate(g!, gx, B, T, H, hd, cos, sin, -1);
+    return [gx];
+  });
+}
+
+/**
+ * In-place RoPE on raw rows (inference paths such as the KV-cache step): `data` holds
+ * [B, T, H, hd] for positions offset..offset+T-1.
+ */
+export function ropeInPlace(
+  data: Float32Array,
+  shape: readonly [number, number, number, number],
+  theta: number,
+  offset: number,
+): void {
+  const [B, T, H, hd] = shape;
+  const { cos, sin } = ropeTables(hd, T, theta, offset);
+  rotate(data, data, B, T, H, hd, cos, sin, 1);
+}

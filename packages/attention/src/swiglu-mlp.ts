@@ -1,0 +1,57 @@
+/**
+ * SwiGLU MLP of model.md §5: x [..., D] → down_proj(silu(gate_proj(x)) ⊙ up_proj(x)) [..., D].
+ * gate_proj, up_proj [dFf, D]; down_proj [D, dFf]; no biases. Initialisation: uniform
+ * ±1/sqrt(fan_in); down_proj additionally divided by sqrt(nLayers) (residual scaling).
+ */
+import { linear, type Module, type NamedParameter, Rng, shapeStr, type Tensor } from "@loop/tensor";
+import { type ModuleInit, residualScale, uniformWeight } from "./init.js";
+import { swiglu } from "./swiglu.js";
+
+export interface SwiGluConfig {
+  dModel: number;
+  dFf: number;
+}
+
+export class SwiGluMlp implements Module {
+  readonly cfg: Readonly<SwiGluConfig>;
+  readonly gateProj: Tensor;
+  readonly upProj: Tensor;
+  readonly downProj: Tensor;
+
+  constructor(cfg: SwiGluConfig, opts: ModuleInit = {}) {
+    for (const [name, value] of [
+      ["dModel", cfg.dModel],
+      ["dFf", cfg.dFf],
+    ] as const) {
+      if (!Number.isInteger(value) || value <= 0) {
+        throw new Error(`SwiGluMlp: ${name} must be a positive integer, got ${value}`);
+      }
+    }
+    this.cfg = Object.freeze({ ...cfg });
+    const { dModel: D, dFf: F } = cfg;
+    const rng = opts.rng ?? new Rng(0);
+    this.gateProj = uniformWeight(rng, "gate_proj.weight", F, D, 1 / Math.sqrt(D));
+    this.upProj = uniformWeight(rng, "up_proj.weight", F, D, 1 / Math.sqrt(D));
+    const downBound = (1 / Math.sqrt(F)) * residualScale(opts.nLayers);
+    this.downProj = uniformWeight(rng, "down_proj.weight", D, F, downBound);
+  }
+
+  parameters(): NamedParameter[] {
+    return [
+      { name: "gate_proj.weight", tensor: this.gateProj, decay: true },
+      { name: "up_proj.weight", tensor: this.upProj, decay: true },
+      { name: "down_proj.weight", tensor: this.downProj, decay: true },
+    ];
+  }
+
+  /** x [..., D] → [..., D]. */
+  forward(x: Tensor): Tensor {
+    if (x.rank < 1 || x.lastDim !== this.cfg.dModel) {
+      throw new Error(
+        `SwiGluMlp.forward: x must be [..., ${this.cfg.dModel}], got ${shapeStr(x.shape)}`,
+      );
+    }
+    const h = swiglu(linear(x, this.gateProj), linear(x, this.upProj));
+    return linear(h, this.downProj);
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Fused SwiGLU gate (model.md §5): y = silu(gate) ⊙ up, silu(x) = x·σ(x).
+ *   gate, up [..., F] (same shape) → y [..., F]
+ *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ silu(gate)
+ * Nothing is saved beyond the inputs: σ is recomputed in the backward.
+ */
+import { allocF32, record1, sameShape, shapeStr, sigmoidScalar, type Tensor } from "@loop/tensor";
+
+export function swiglu(gate: Tensor, up: Tensor): Tensor {
+  if (!sameShape(gate.shape, up.shape)) {
+    throw new Error(
+      `swiglu: gate ${shapeStr(gate.shape)} and up ${shapeStr(up.shape)} must have the same shape`,
+    );
+  }
+  const n = gate.size;
+  const g = gate.data;
+  const u = up.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = g[i]! * sigmoidScalar(g[i]!) * u[i]!;
+  return record1("swiglu", [gate, up], y, gate.shape, ([gy], needs) => {
+    const G = gy!;
+    const dg = needs[0] ? allocF32(n) : null;
+    const du = needs[1] ? allocF32(n) : null;
+    for (let i = 0; i < n; i++) {
+      const x = g[i]!;
+      const s = sigmoidScalar(x);
+      if (dg) dg[i] = G[i]! * u[i]! * s * (1 + x * (1 - s));
+      if (du) du[i] = G[i]! * x * s;
+    }
+    return [dg, du];
+  });
+}
