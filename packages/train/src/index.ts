@@ -1,1 +1,9 @@
-export {};
+export { stageLoss, trainableParameters } from "./objective.js";
+export {
+  DEFAULT_TRAIN,
+  resolveTrainOptions,
+  STAGES,
+  type Stage,
+  type TrainOptions,
+} from "./options.js";
+export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -1,0 +1,61 @@
+/**
+ * Training progress on the terminal: a cli-progress bar (step, loss, tokens/s, ETA) when the
+ * stream is a TTY, plain log lines otherwise (CI, pipes, files).
+ */
+import { SingleBar } from "cli-progress";
+import type { StepMetrics } from "../trainer.js";
+import type { EvalRecord } from "./run.js";
+
+export interface ProgressReporter {
+  update(m: StepMetrics & { eval?: EvalRecord }): void;
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  total: number;
+  label: string;
+  stream?: NodeJS.WriteStream;
+  /** Plain mode: print a line every `lineEvery` steps (default: ~20 lines per run). */
+  lineEvery?: number;
+}
+
+function fmtEval(e: EvalRecord | undefined): string {
+  if (!e) return "";
+  const v = e.metric === "accuracy" ? `${(100 * e.final).toFixed(1)}%` : e.final.toFixed(2);
+  return ` ${e.metric} ${v}`;
+}
+
+export function progressReporter(o: ProgressOptions): ProgressReporter {
+  const stream = o.stream ?? process.stderr;
+  if (stream.isTTY) {
+    const bar = new SingleBar({
+      format: `${o.label} [{bar}] {value}/{total} | loss {loss} | {tps} tok/s | ETA {eta_formatted}{ev}`,
+      stream,
+      hideCursor: true,
+      etaBuffer: 20,
+      barsize: 24,
+    });
+    bar.start(o.total, 0, { loss: "-", tps: "-", ev: "" });
+    let ev = "";
+    return {
+      update(m) {
+        if (m.eval) ev = ` |${fmtEval(m.eval)}`;
+        bar.update(m.step, { loss: m.loss.toFixed(4), tps: Math.round(m.tokens_per_s), ev });
+      },
+      stop() {
+        bar.stop();
+      },
+    };
+  }
+  const every = o.lineEvery ?? Math.max(1, Math.round(o.total / 20));
+  return {
+    update(m) {
+      if (m.step % every === 0 || m.step === o.total || m.eval) {
+        stream.write(
+          `${o.label} step ${m.step}/${o.total} loss ${m.loss.toFixed(4)} lr ${m.lr.toExponential(2)} ${Math.round(m.tokens_per_s)} tok/s${fmtEval(m.eval)}\n`,
+        );
+      }
+    },
+    stop() {},
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * Training options with defaults and validation (each error names the option).
+ */
+export type Stage = "pretrain" | "gate1" | "gate2";
+export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
+
+export interface TrainOptions {
+  stage: Stage;
+  /** Optimizer steps. */
+  steps: number;
+  /** Rows per micro-batch. */
+  batchSize: number;
+  /** Micro-batches per optimizer step (gradient accumulation). */
+  gradAccum: number;
+  lr: number;
+  minLr: number;
+  warmupSteps: number;
+  weightDecay: number;
+  beta1: number;
+  beta2: number;
+  /** Global gradient-norm clip (0 = off). */
+  clip: number;
+  /** Evaluate every k steps (0 = only at the end). */
+  evalEvery: number;
+  /** Save a checkpoint every k steps (0 = only at the end). */
+  checkpointEvery: number;
+  /** Seed of the training data stream. */
+  seed: number;
+  /** Recompute loop steps in the backward pass (less memory, ~1 extra forward). */
+  checkpointing: boolean;
+  /** Stage-1 entropy weight β. */
+  beta: number;
+  /** Stage-2 label sharpness k and threshold γ. */
+  k: number;
+  gamma: number;
+}
+
+export const DEFAULT_TRAIN: TrainOptions = {
+  stage: "pretrain",
+  steps: 1000,
+  batchSize: 32,
+  gradAccum: 1,
+  lr: 3e-3,
+  minLr: 3e-4,
+  warmupSteps: 50,
+  weightDecay: 0.1,
+  beta1: 0.9,
+  beta2: 0.95,
+  clip: 1,
+  evalEvery: 100,
+  checkpointEvery: 100,
+  seed: 1,
+  checkpointing: false,
+  beta: 0.05,
+  k: 50,
+  gamma: 0.005,
+};
+
+function check(cond: boolean, msg: string): void {
+  if (!cond) throw new Error(`train: ${msg}`);
+}
+
+export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOptions {
+  const o: TrainOptions = { ...DEFAULT_TRAIN, ...input };
+  const int = (k: keyof TrainOptions, min: number) => {
+    const v = o[k] as number;
+    check(Number.isInteger(v) && v >= min, `${k} must be an integer ≥ ${min}, got ${v}`);
+  };
+  check(
+    STAGES.includes(o.stage),
+    `stage must be one of ${STAGES.join(", ")}, got ${JSON.stringify(o.stage)}`,
+  );
+  int("steps", 1);
+  int("batchSize", 1);
+  int("gradAccum", 1);
+  int("warmupSteps", 0);
+  int("evalEvery", 0);
+  int("checkpointEvery", 0);
+  int("seed", 0);
+  check(o.lr > 0 && Number.isFinite(o.lr), `lr must be > 0, got ${o.lr}`);
+  check(o.minLr >= 0 && o.minLr <= o.lr, `minLr must be in [0, lr], got ${o.minLr}`);
+  check(o.weightDecay >= 0, `weightDecay must be ≥ 0, got ${o.weightDecay}`);
+  check(o.beta1 >= 0 && o.beta1 < 1, `beta1 must be in [0, 1), got ${o.beta1}`);
+  check(o.beta2 >= 0 && o.beta2 < 1, `beta2 must be in [0, 1), got ${o.beta2}`);
+  check(o.clip >= 0, `clip must be ≥ 0, got ${o.clip}`);
+  check(o.beta >= 0, `beta must be ≥ 0, got ${o.beta}`);
+  check(o.k > 0, `k must be > 0, got ${o.k}`);
+  return o;
+}

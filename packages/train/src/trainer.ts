@@ -1,0 +1,148 @@
+/**
+ * The training loop core, free of file I/O: one optimizer step = gradAccum micro-batches of
+ * forward + backward, global-norm clipping, AdamW with the warmup-cosine learning rate. A
+ * non-finite loss or gradient norm raises `NonFiniteError` before any weight changes, so the last
+ * good state (and checkpoint) stays intact. State (weights are the model's own; optimizer moments,
+ * step, data cursor) is exported for exact resume.
+ */
+import type { LoopedModel } from "@loop/looped";
+import type { Task, TaskCursor } from "@loop/tasks";
+import {
+  AdamW,
+  type AdamWState,
+  backward,
+  clipGradNorm,
+  gradNorm,
+  IntTensor,
+  type NamedParameter,
+  warmupCosine,
+} from "@loop/tensor";
+import { stageLoss, trainableParameters } from "./objective.js";
+import type { TrainOptions } from "./options.js";
+
+export class NonFiniteError extends Error {
+  override name = "NonFiniteError";
+  constructor(
+    readonly step: number,
+    what: string,
+  ) {
+    super(`non-finite ${what} at step ${step}; training stopped before updating the weights`);
+  }
+}
+
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  lr: number;
+  grad_norm: number;
+  tokens_per_s: number;
+  elapsed_s: number;
+}
+
+export interface TrainerState {
+  step: number;
+  cursor: TaskCursor;
+  optimizer: AdamWState;
+  elapsed_s: number;
+}
+
+export class Trainer {
+  readonly model: LoopedModel;
+  readonly task: Task;
+  readonly opts: TrainOptions;
+  readonly params: NamedParameter[];
+  readonly optimizer: AdamW;
+  private readonly schedule: (s: number) => number;
+  /** Optimizer steps completed. */
+  step = 0;
+  cursor: TaskCursor;
+  elapsed = 0;
+
+  constructor(model: LoopedModel, task: Task, opts: TrainOptions) {
+    if (task.vocabSize > model.config.vocab_size) {
+      throw new Error(
+        `train: task ${task.name} has ${task.vocabSize} symbols but the model's vocab_size is ${model.config.vocab_size}`,
+      );
+    }
+    this.model = model;
+    this.task = task;
+    this.opts = opts;
+    this.params = trainableParameters(model, opts.stage);
+    this.optimizer = new AdamW(this.params, {
+      lr: opts.lr,
+      beta1: opts.beta1,
+      beta2: opts.beta2,
+      weightDecay: opts.weightDecay,
+    });
+    this.schedule = warmupCosine({
+      peakLr: opts.lr,
+      warmupSteps: opts.warmupSteps,
+      totalSteps: opts.steps,
+      minLr: opts.minLr,
+    });
+    this.cursor = task.startCursor(opts.seed);
+  }
+
+  get done(): boolean {
+    return this.step >= this.opts.steps;
+  }
+
+  /** Run one optimizer step and return its metrics. */
+  trainStep(): StepMetrics {
+    const t0 = performance.now();
+    const { batchSize, gradAccum } = this.opts;
+    for (const p of this.params) p.tensor.grad = null;
+    let cursor = this.cursor;
+    let lossSum = 0;
+    let tokens = 0;
+    for (let m = 0; m < gradAccum; m++) {
+      const next = this.task.trainBatch(cursor, batchSize);
+      cursor = next.cursor;
+      const { batch } = next;
+      const loss = stageLoss(
+        this.model,
+        new IntTensor(batch.tokens, batch.shape),
+        new IntTensor(batch.targets, batch.shape),
+        this.opts,
+      );
+      const v = loss.item();
+      if (!Number.isFinite(v)) throw new NonFiniteError(this.step + 1, `loss (${v})`);
+      lossSum += v;
+      tokens += batch.tokens.length;
+      backward(loss, [Float32Array.of(1 / gradAccum)]);
+    }
+    const norm =
+      this.opts.clip > 0 ? clipGradNorm(this.params, this.opts.clip) : gradNorm(this.params);
+    if (!Number.isFinite(norm)) throw new NonFiniteError(this.step + 1, `gradient norm (${norm})`);
+    const lr = this.schedule(this.step);
+    this.optimizer.step(lr);
+    this.step++;
+    this.cursor = cursor;
+    const dt = (performance.now() - t0) / 1000;
+    this.elapsed += dt;
+    return {
+      step: this.step,
+      loss: lossSum / gradAccum,
+      lr,
+      grad_norm: norm,
+      tokens_per_s: tokens / dt,
+      elapsed_s: this.elapsed,
+    };
+  }
+
+  getState(): TrainerState {
+    return {
+      step: this.step,
+      cursor: { ...this.cursor },
+      optimizer: this.optimizer.getState(),
+      elapsed_s: this.elapsed,
+    };
+  }
+
+  setState(st: TrainerState): void {
+    this.step = st.step;
+    this.cursor = { ...st.cursor };
+    this.optimizer.setState(st.optimizer);
+    this.elapsed = st.elapsed_s;
+  }
+}
