@@ -1,0 +1,57 @@
+/**
+ * Mamba-2 mixer sizes (model.md §3): Di = expand·D, H = Di / headdim, conv channels
+ * C = Di + 2·G·Ns, in_proj rows 2·Di + 2·G·Ns + H. Validates the config.
+ */
+export interface Mamba2Config {
+  dModel: number;
+  dState: number;
+  headdim: number;
+  expand: number;
+  nGroups: number;
+  dConv: number;
+  chunkSize: number;
+  normEps: number;
+}
+
+export interface Mamba2Dims {
+  dInner: number;
+  nHeads: number;
+  convDim: number;
+  inProjDim: number;
+}
+
+function positiveInt(name: string, v: number): void {
+  if (!Number.isInteger(v) || v < 1) {
+    throw new Error(`Mamba2Config.${name} must be a positive integer, got ${v}`);
+  }
+}
+
+export function mamba2Dims(cfg: Mamba2Config): Mamba2Dims {
+  positiveInt("dModel", cfg.dModel);
+  positiveInt("dState", cfg.dState);
+  positiveInt("headdim", cfg.headdim);
+  positiveInt("nGroups", cfg.nGroups);
+  positiveInt("dConv", cfg.dConv);
+  positiveInt("chunkSize", cfg.chunkSize);
+  if (!(cfg.expand > 0)) throw new Error(`Mamba2Config.expand must be > 0, got ${cfg.expand}`);
+  if (!(cfg.normEps > 0)) throw new Error(`Mamba2Config.normEps must be > 0, got ${cfg.normEps}`);
+  const dInner = cfg.expand * cfg.dModel;
+  if (!Number.isInteger(dInner)) {
+    throw new Error(
+      `Mamba2Config: d_inner = expand·dModel must be an integer, got ${cfg.expand}·${cfg.dModel} = ${dInner}`,
+    );
+  }
+  if (dInner % cfg.headdim !== 0) {
+    throw new Error(
+      `Mamba2Config.headdim must divide d_inner = ${dInner}, got headdim = ${cfg.headdim}`,
+    );
+  }
+  const nHeads = dInner / cfg.headdim;
+  if (nHeads % cfg.nGroups !== 0) {
+    throw new Error(
+      `Mamba2Config.nGroups must divide the number of heads H = ${nHeads}, got nGroups = ${cfg.nGroups}`,
+    );
+  }
+  const convDim = dInner + 2 * cfg.nGroups * cfg.dState;
+  return { dInner, nHeads, convDim, inProjDim: dInner + convDim + nHeads };
+}

@@ -1,0 +1,169 @@
+import { backward, gradcheck, noGrad, Rng, randn, softplusScalar, Tensor } from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
+import { Mamba2Mixer } from "./mamba2-mixer.js";
+import { relErr } from "./test-helpers.js";
+
+const tiny: Mamba2Config = {
+  dModel: 8,
+  dState: 4,
+  headdim: 4,
+  expand: 2,
+  nGroups: 2,
+  dConv: 3,
+  chunkSize: 4,
+  normEps: 1e-5,
+};
+
+/** Rows [t0, t1) of u [B,T,D] as a new [B, t1−t0, D] tensor. */
+function timeSlice(u: Tensor, t0: number, t1: number): Tensor {
+  const [B, T, D] = u.shape as [number, number, number];
+  const out = new Float32Array(B * (t1 - t0) * D);
+  for (let b = 0; b < B; b++) {
+    out.set(u.data.subarray((b * T + t0) * D, (b * T + t1) * D), b * (t1 - t0) * D);
+  }
+  return new Tensor(out, [B, t1 - t0, D]);
+}
+
+/** Mixer with non-trivial D, norm weight and conv bias (init sets them to constants). */
+function mixer(cfg: Mamba2Config, seed: number): Mamba2Mixer {
+  const m = new Mamba2Mixer(cfg, { rng: new Rng(seed), nLayers: 2 });
+  const rng = new Rng(seed + 1);
+  for (const t of [m.d, m.normWeight, m.convBias]) {
+    for (let i = 0; i < t.size; i++) t.data[i] = t.data[i]! + rng.uniformIn(-0.5, 0.5);
+  }
+  return m;
+}
+
+describe("mamba2Dims", () => {
+  it("derives the sizes of model.md §3", () => {
+    expect(mamba2Dims(tiny)).toEqual({ dInner: 16, nHeads: 4, convDim: 32, inProjDim: 52 });
+  });
+  it("rejects bad configs naming the field", () => {
+    expect(() => mamba2Dims({ ...tiny, headdim: 5 })).toThrow(/headdim must divide d_inner = 16/);
+    expect(() => mamba2Dims({ ...tiny, nGroups: 3 })).toThrow(/nGroups must divide .* H = 4/);
+    expect(() => mamba2Dims({ ...tiny, chunkSize: 0 })).toThrow(/chunkSize must be a positive/);
+    expect(() => mamba2Dims({ ...tiny, dState: 2.5 })).toThrow(/dState/);
+  });
+});
+
+describe("Mamba2Mixer parameters and init", () => {
+  it("has the model.md §6 names, shapes and decay flags", () => {
+    const m = new Mamba2Mixer(tiny);
+    const got = m.parameters().map((p) => [p.name, [...p.tensor.shape], p.decay]);
+    expect(got).toEqual([
+      ["in_proj.weight", [52, 8], true],
+      ["conv1d.weight", [32, 1, 3], true],
+      ["conv1d.bias", [32], false],
+      ["dt_bias", [4], false],
+      ["A_log", [4], false],
+      ["D", [4], false],
+      ["norm.weight", [16], false],
+      ["out_proj.weight", [8, 16], true],
+    ]);
+    for (const p of m.parameters()) expect(p.tensor.requiresGrad).toBe(true);
+  });
+
+  it("initialises per §3 (statistics over many heads)", () => {
+    const cfg = { ...tiny, dModel: 64, headdim: 2, nGroups: 1 };
+    const m = new Mamba2Mixer(cfg, { rng: new Rng(3), nLayers: 4 });
+    const dts = Array.from(m.dtBias.data, softplusScalar);
+    expect(Math.min(...dts)).toBeGreaterThanOrEqual(1e-3 * (1 - 1e-5));
+    expect(Math.max(...dts)).toBeLessThanOrEqual(1e-1 * (1 + 1e-5));
+    // log-uniform: the median of ln dt sits near the middle of [ln 1e-3, ln 1e-1]
+    const logs = dts.map(Math.log).sort((a, b) => a - b);
+    expect(logs[logs.length >> 1]!).toBeCloseTo(Math.log(1e-2), 0);
+    const aLog = Array.from(m.aLog.data);
+    expect(Math.min(...aLog)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...aLog)).toBeLessThanOrEqual(Math.log(16) + 1e-6);
+    expect(Array.from(m.d.data).every((v) => v === 1)).toBe(true);
+    expect(Array.from(m.normWeight.data).every((v) => v === 1)).toBe(true);
+    expect(Array.from(m.convBias.data).every((v) => v === 0)).toBe(true);
+    const bound = (t: Tensor) => Math.max(...Array.from(t.data, Math.abs));
+    expect(bound(m.inProj)).toBeLessThanOrEqual(1 / Math.sqrt(64));
+    expect(bound(m.inProj)).toBeGreaterThan(0.9 / Math.sqrt(64));
+    expect(bound(m.convWeight)).toBeLessThanOrEqual(1 / Math.sqrt(3));
+    const outBound = 1 / Math.sqrt(128) / Math.sqrt(4);
+    expect(bound(m.outProj)).toBeLessThanOrEqual(outBound);
+    expect(bound(m.outProj)).toBeGreaterThan(0.9 * outBound);
+  });
+
+  it("is deterministic: no rng means new Rng(0)", () => {
+    const a = new Mamba2Mixer(tiny);
+    const b = new Mamba2Mixer(tiny, { rng: new Rng(0) });
+    const c = new Mamba2Mixer(tiny, { rng: new Rng(1) });
+    a.parameters().forEach((p, i) => {
+      expect(Array.from(p.tensor.data)).toEqual(Array.from(b.parameters()[i]!.tensor.data));
+    });
+    expect(Array.from(c.inProj.data)).not.toEqual(Array.from(a.inProj.data));
+  });
+});
+
+describe("Mamba2Mixer forward / prefill / step", () => {
+  const cfg = { ...tiny, chunkSize: 3 };
+  const m = mixer(cfg, 5);
+  const u = randn([2, 10, 8], 9, { requiresGrad: false });
+  const full = noGrad(() => m.forward(u)).data;
+
+  it("token-by-token step reproduces forward at every position", () => {
+    const st = m.initState(2);
+    for (let t = 0; t < 10; t++) {
+      const ut = timeSlice(u, t, t + 1);
+      const y = m.step(st, new Tensor(ut.data, [2, 8]));
+      const want = timeSlice(new Tensor(full, [2, 10, 8]), t, t + 1).data;
+      expect(relErr(y.data, want), `t=${t}`).toBeLessThan(1e-5);
+    }
+  });
+
+  it("prefill of the first part, then prefill or step of the rest, reproduces forward", () => {
+    const whole = new Tensor(full, [2, 10, 8]);
+    for (const cut of [1, 2, 4, 7]) {
+      const p1 = m.prefill(timeSlice(u, 0, cut));
+      expect(relErr(p1.y.data, timeSlice(whole, 0, cut).data)).toBeLessThan(1e-5);
+      const p2 = m.prefill(timeSlice(u, cut, 10), p1.state);
+      expect(relErr(p2.y.data, timeSlice(whole, cut, 10).data), `cut=${cut}`).toBeLessThan(1e-5);
+      const st = m.prefill(timeSlice(u, 0, cut)).state;
+      for (let t = cut; t < 10; t++) {
+        const y = m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
+        expect(relErr(y.data, timeSlice(whole, t, t + 1).data)).toBeLessThan(1e-5);
+      }
+    }
+  });
+
+  it("prefill from a fresh state equals forward and a state after prefill equals steps", () => {
+    const p = m.prefill(u, m.initState(2));
+    expect(relErr(p.y.data, full)).toBeLessThan(1e-6);
+    const st = m.initState(2);
+    for (let t = 0; t < 10; t++) m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
+    expect(relErr(p.state.conv, st.conv)).toBeLessThan(1e-6);
+    expect(relErr(p.state.ssm, st.ssm)).toBeLessThan(1e-5);
+  });
+
+  it("rejects bad inputs with expected vs actual", () => {
+    expect(() => m.forward(randn([2, 3, 7], 1))).toThrow(/u must be \[B,T,8\], got \[2,3,7\]/);
+    expect(() => m.step(m.initState(1), randn([2, 8], 1))).toThrow(/state.batch must be 2/);
+    expect(() => m.step(m.initState(2), randn([2, 3, 8], 1))).toThrow(/u must be \[B,8\]/);
+  });
+});
+
+describe("Mamba2Mixer gradients", () => {
+  it("gradcheck of the whole mixer: input and all parameters", () => {
+    const m = mixer({ ...tiny, chunkSize: 2 }, 21);
+    const u = randn([1, 5, 8], 22);
+    const params = m.parameters().map((p) => p.tensor);
+    const r = gradcheck(() => m.forward(u), [u, ...params], { eps: 1e-2, maxPerInput: 24 });
+    expect(r.maxError).toBeLessThan(2e-2);
+  });
+
+  it("prefill passes gradients to the parameters when starting from a state", () => {
+    const m = mixer({ ...tiny, chunkSize: 2 }, 31);
+    const u = randn([1, 6, 8], 32);
+    const st = noGrad(() => m.prefill(randn([1, 3, 8], 33, { requiresGrad: false }))).state;
+    const params = m.parameters().map((p) => p.tensor);
+    const r = gradcheck(() => m.prefill(u, { ...st }).y, [u, ...params], { maxPerInput: 16 });
+    expect(r.maxError).toBeLessThan(2e-2);
+    const y = m.prefill(u, st).y;
+    backward(y);
+    for (const p of params) expect(p.grad!.some((v) => v !== 0)).toBe(true);
+  });
+});

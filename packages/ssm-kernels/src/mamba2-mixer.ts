@@ -1,0 +1,205 @@
+/**
+ * The Mamba-2 mixer (model.md §3) as a module: u [B,T,D] → [B,T,D].
+ *   zxbcdt = u·in_projᵀ → z [Di], xBC [C], dt [H];  xBC ← silu(causal_conv1d(xBC))
+ *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)
+ *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight
+ *   out = y·out_projᵀ
+ * `forward` and `prefill` are differentiable (prefill also carries the decode state in and out);
+ * `step` advances one token in place for inference (mamba2-step.ts).
+ */
+import {
+  exp,
+  linear,
+  type Module,
+  type NamedParameter,
+  neg,
+  parameter,
+  Rng,
+  reshape,
+  shapeStr,
+  silu,
+  split,
+  Tensor,
+} from "@loop/tensor";
+import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
+import { gatedRmsnorm } from "./gated-rmsnorm.js";
+import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
+import { initMamba2 } from "./mamba2-init.js";
+import { addDSkip, softplusBias } from "./mamba2-ops.js";
+import { mamba2StepRaw } from "./mamba2-step.js";
+import { ssdScanChunked } from "./ssd-scan-chunked.js";
+
+/** Decode state of one mixer: conv [B, C, K−1] (oldest first) and ssm [B, H, P, N]. */
+export interface Mamba2State {
+  conv: Float32Array;
+  ssm: Float32Array;
+  batch: number;
+}
+
+export interface Mamba2Options {
+  /** Initialisation stream (default `new Rng(0)`). */
+  rng?: Rng;
+  /** Layers in the stack: out_proj is scaled by 1/sqrt(nLayers) (default 1). */
+  nLayers?: number;
+}
+
+export class Mamba2Mixer implements Module {
+  readonly cfg: Mamba2Config;
+  readonly dInner: number;
+  readonly nHeads: number;
+  readonly convDim: number;
+  readonly inProjDim: number;
+  readonly inProj: Tensor;
+  readonly convWeight: Tensor;
+  readonly convBias: Tensor;
+  readonly dtBias: Tensor;
+  readonly aLog: Tensor;
+  readonly d: Tensor;
+  readonly normWeight: Tensor;
+  readonly outProj: Tensor;
+
+  constructor(cfg: Mamba2Config, opts: Mamba2Options = {}) {
+    const dims = mamba2Dims(cfg);
+    const nLayers = opts.nLayers ?? 1;
+    if (!Number.isInteger(nLayers) || nLayers < 1) {
+      throw new Error(`Mamba2Mixer: nLayers must be a positive integer, got ${nLayers}`);
+    }
+    this.cfg = { ...cfg };
+    this.dInner = dims.dInner;
+    this.nHeads = dims.nHeads;
+    this.convDim = dims.convDim;
+    this.inProjDim = dims.inProjDim;
+    const w = initMamba2(cfg, dims, opts.rng ?? new Rng(0), nLayers);
+    const { dModel: D, dConv: K } = cfg;
+    this.inProj = parameter(w.inProj, [dims.inProjDim, D], "in_proj.weight");
+    this.convWeight = parameter(w.convWeight, [dims.convDim, 1, K], "conv1d.weight");
+    this.convBias = parameter(w.convBias, [dims.convDim], "conv1d.bias");
+    this.dtBias = parameter(w.dtBias, [dims.nHeads], "dt_bias");
+    this.aLog = parameter(w.aLog, [dims.nHeads], "A_log");
+    this.d = parameter(w.d, [dims.nHeads], "D");
+    this.normWeight = parameter(w.normWeight, [dims.dInner], "norm.weight");
+    this.outProj = parameter(w.outProj, [D, dims.dInner], "out_proj.weight");
+  }
+
+  parameters(): NamedParameter[] {
+    return [
+      { name: "in_proj.weight", tensor: this.inProj, decay: true },
+      { name: "conv1d.weight", tensor: this.convWeight, decay: true },
+      { name: "conv1d.bias", tensor: this.convBias, decay: false },
+      { name: "dt_bias", tensor: this.dtBias, decay: false },
+      { name: "A_log", tensor: this.aLog, decay: false },
+      { name: "D", tensor: this.d, decay: false },
+      { name: "norm.weight", tensor: this.normWeight, decay: false },
+      { name: "out_proj.weight", tensor: this.outProj, decay: true },
+    ];
+  }
+
+  /** u [B,T,D] → [B,T,D], from a zero state. */
+  forward(u: Tensor): Tensor {
+    return this.run(u, null).y;
+  }
+
+  /** Like forward, but starting from `state` (zeros when absent) and returning the state after. */
+  prefill(u: Tensor, state?: Mamba2State): { y: Tensor; state: Mamba2State } {
+    return this.run(u, state ?? null);
+  }
+
+  initState(batch: number): Mamba2State {
+    if (!Number.isInteger(batch) || batch < 1) {
+      throw new Error(`Mamba2Mixer.initState: batch must be a positive integer, got ${batch}`);
+    }
+    const { nHeads: H, convDim: C } = this;
+    const { headdim: P, dState: N, dConv: K } = this.cfg;
+    return {
+      conv: new Float32Array(batch * C * (K - 1)),
+      ssm: new Float32Array(batch * H * P * N),
+      batch,
+    };
+  }
+
+  /** One token u [B,D] → [B,D]; advances `state` in place. Inference only (not recorded). */
+  step(state: Mamba2State, u: Tensor): Tensor {
+    const D = this.cfg.dModel;
+    if (u.rank !== 2 || u.shape[1] !== D) {
+      throw new Error(`Mamba2Mixer.step: u must be [B,${D}], got ${shapeStr(u.shape)}`);
+    }
+    const batch = u.shape[0]!;
+    this.checkState("step", state, batch);
+    const out = mamba2StepRaw(
+      this.cfg,
+      this,
+      {
+        inProj: this.inProj.data,
+        convWeight: this.convWeight.data,
+        convBias: this.convBias.data,
+        dtBias: this.dtBias.data,
+        aLog: this.aLog.data,
+        d: this.d.data,
+        normWeight: this.normWeight.data,
+        outProj: this.outProj.data,
+      },
+      batch,
+      u.data,
+      state.conv,
+      state.ssm,
+    );
+    return new Tensor(out, [batch, D]);
+  }
+
+  private checkState(op: string, st: Mamba2State, batch: number): void {
+    const { nHeads: H, convDim: C } = this;
+    const { headdim: P, dState: N, dConv: K } = this.cfg;
+    if (st.batch !== batch) {
+      throw new Error(
+        `Mamba2Mixer.${op}: state.batch must be ${batch} (input batch), got ${st.batch}`,
+      );
+    }
+    if (st.conv.length !== batch * C * (K - 1)) {
+      throw new Error(
+        `Mamba2Mixer.${op}: state.conv must hold [${batch},${C},${K - 1}] = ${batch * C * (K - 1)} values, got ${st.conv.length}`,
+      );
+    }
+    if (st.ssm.length !== batch * H * P * N) {
+      throw new Error(
+        `Mamba2Mixer.${op}: state.ssm must hold [${batch},${H},${P},${N}] = ${batch * H * P * N} values, got ${st.ssm.length}`,
+      );
+    }
+  }
+
+  private run(u: Tensor, state: Mamba2State | null): { y: Tensor; state: Mamba2State } {
+    const { dModel: D, dState: N, headdim: P, nGroups: G, dConv: K } = this.cfg;
+    const { dInner: Di, nHeads: H, convDim: C } = this;
+    if (u.rank !== 3 || u.shape[2] !== D) {
+      throw new Error(`Mamba2Mixer: input u must be [B,T,${D}], got ${shapeStr(u.shape)}`);
+    }
+    const [batch, T] = u.shape as [number, number, number];
+    if (state) this.checkState("prefill", state, batch);
+    const [z, xbc, dtRaw] = split(linear(u, this.inProj), [Di, C, H]) as [Tensor, Tensor, Tensor];
+    const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
+    const xbcAct = silu(causalConv1d(xbc, this.convWeight, this.convBias, convInit));
+    const [xs, bs, cs] = split(xbcAct, [Di, G * N, G * N]) as [Tensor, Tensor, Tensor];
+    const x = reshape(xs, [batch, T, H, P]);
+    const dt = softplusBias(dtRaw, this.dtBias);
+    const A = neg(exp(this.aLog));
+    const scan = ssdScanChunked(
+      x,
+      dt,
+      A,
+      reshape(bs, [batch, T, G, N]),
+      reshape(cs, [batch, T, G, N]),
+      {
+        chunkSize: this.cfg.chunkSize,
+        initialState: state ? new Tensor(state.ssm, [batch, H, P, N]) : null,
+      },
+    );
+    const y = reshape(addDSkip(scan.y, x, this.d), [batch, T, Di]);
+    const normed = gatedRmsnorm(y, z, this.normWeight, G, this.cfg.normEps);
+    const out = linear(normed, this.outProj);
+    const conv = causalConv1dState(
+      { batch, seqLen: T, channels: C, width: K },
+      xbc.data,
+      state ? state.conv : null,
+    );
+    return { y: out, state: { conv, ssm: Float32Array.from(scan.state.data), batch } };
+  }
+}

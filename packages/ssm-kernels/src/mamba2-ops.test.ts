@@ -1,0 +1,24 @@
+import { gradcheck, randn } from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { addDSkip, softplusBias } from "./mamba2-ops.js";
+
+describe("mixer helper ops", () => {
+  it("softplusBias: value and gradcheck", () => {
+    const raw = randn([2, 3, 4], 1, { std: 3 });
+    const bias = randn([4], 2);
+    const y = softplusBias(raw, bias);
+    const v = raw.data[5]! + bias.data[1]!;
+    expect(y.data[5]).toBeCloseTo(Math.log1p(Math.exp(v)), 5);
+    expect(gradcheck(() => softplusBias(raw, bias), [raw, bias]).maxError).toBeLessThan(2e-2);
+  });
+
+  it("addDSkip: value and gradcheck", () => {
+    const y = randn([2, 3, 4, 5], 3);
+    const x = randn([2, 3, 4, 5], 4);
+    const d = randn([4], 5);
+    const out = addDSkip(y, x, d);
+    const i = ((1 * 3 + 2) * 4 + 3) * 5 + 1;
+    expect(out.data[i]).toBeCloseTo(y.data[i]! + d.data[3]! * x.data[i]!, 6);
+    expect(gradcheck(() => addDSkip(y, x, d), [y, x, d]).maxError).toBeLessThan(2e-2);
+  });
+});
