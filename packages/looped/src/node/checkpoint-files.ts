@@ -5,8 +5,9 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { NamedArray } from "@loop/tensor";
 import { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "@loop/tensor/node";
-import { configToJson, parseConfig } from "../config.js";
+import { configToJson, type ModelConfig, parseConfig } from "../config.js";
 import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
 import { LoopedModel } from "../model.js";
 import { loadStateDict, stateDict } from "../state-dict.js";
@@ -45,20 +46,28 @@ export function loadCheckpoint(dir: string): LoopedModel {
   const cfgPath = join(dir, "config.json");
   const weightsPath = join(dir, "model.safetensors");
   const raw = readJson(cfgPath);
-  const weights = readSafetensorsFile(weightsPath).tensors;
-  let config;
-  try {
-    if (isHfMamba2Config(raw)) {
-      const emb = weights.get("backbone.embeddings.weight");
+  const configError = (e: unknown) => new Error(`${cfgPath}: ${(e as Error).message}`);
+  let config: ModelConfig;
+  let weights: Map<string, NamedArray>;
+  if (isHfMamba2Config(raw)) {
+    // HF pads the vocabulary and may omit a tied head: read both off the weights.
+    weights = readSafetensorsFile(weightsPath).tensors;
+    const emb = weights.get("backbone.embeddings.weight");
+    try {
       config = fromHfMamba2Config(raw as Record<string, unknown>, {
         vocabSize: emb?.shape[0],
         tied: !weights.has("lm_head.weight") || undefined,
       });
-    } else {
-      config = parseConfig(raw);
+    } catch (e) {
+      throw configError(e);
     }
-  } catch (e) {
-    throw new Error(`${cfgPath}: ${(e as Error).message}`);
+  } else {
+    try {
+      config = parseConfig(raw);
+    } catch (e) {
+      throw configError(e);
+    }
+    weights = readSafetensorsFile(weightsPath).tensors;
   }
   const model = new LoopedModel(config);
   loadStateDict(model, weights, weightsPath);

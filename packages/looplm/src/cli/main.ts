@@ -4,6 +4,10 @@ import { CommanderError } from "commander";
 import { buildProgram } from "./program.js";
 
 async function main(argv: string[]): Promise<number> {
+  // `pnpm looplm …` runs from the workspace root; resolve the user's relative paths from where
+  // they typed the command.
+  if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
+    process.chdir(process.env.INIT_CWD);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
