@@ -1,4 +1,33 @@
 export { allocBatch, argmaxLogits, scoreTargets, sumScores } from "./batch.js";
+export { type BpeDefinition, ByteLevelBpeTokenizer } from "./lm/bpe-tokenizer.js";
+export {
+  type BpeTrainOptions,
+  countPreTokens,
+  trainBpe,
+  trainBpeFromCounts,
+} from "./lm/bpe-trainer.js";
+export { BYTE_TO_CHAR, CHAR_TO_BYTE, toByteLevel } from "./lm/byte-level.js";
+export { buildCharTokenizer, CharTokenizer, UNK } from "./lm/char-tokenizer.js";
+export {
+  type CorpusSplit,
+  corpusLength,
+  type SplitOptions,
+  splitCorpus,
+  type TextDocument,
+} from "./lm/corpus.js";
+export {
+  encodeDocuments,
+  LanguageModelTask,
+  type LanguageModelTaskOptions,
+} from "./lm/lm-task.js";
+export { GPT2_SPLIT_PATTERN, preTokenize } from "./lm/pretokenize.js";
+export {
+  type AddedTokenJson,
+  END_OF_TEXT,
+  type TextTokenizer,
+  type TokenizerJson,
+} from "./lm/tokenizer.js";
+export { tokenizerFromJson } from "./lm/tokenizer-json.js";
 export {
   evaluatePrefix,
   MANO_MODULUS,

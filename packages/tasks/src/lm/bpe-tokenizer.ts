@@ -1,0 +1,219 @@
+/**
+ * Byte-level BPE (GPT-2 / Hugging Face `tokenizers` model type "BPE" with the `ByteLevel`
+ * pre-tokenizer and decoder). Encoding: split out special tokens, pre-tokenise with the GPT-2
+ * regex, map each piece's UTF-8 bytes to byte-level characters, then repeatedly merge the
+ * adjacent pair with the lowest merge rank (all its non-overlapping occurrences, left to right)
+ * until no pair has a rank. Decoding maps tokens back to bytes and decodes UTF-8, so
+ * `decode(encode(s)) === s` for every string without lone surrogates (those are not Unicode
+ * scalar values; UTF-8 cannot hold them and they come back as U+FFFD, as `TextEncoder` does).
+ */
+import { BYTE_TO_CHAR, CHAR_TO_BYTE, utf8 } from "./byte-level.js";
+import { forEachPreToken, GPT2_SPLIT_PATTERN } from "./pretokenize.js";
+import {
+  type AddedTokenJson,
+  addedToken,
+  END_OF_TEXT,
+  IdBuffer,
+  splitSpecials,
+  type TextTokenizer,
+  type TokenizerJson,
+} from "./tokenizer.js";
+
+const PAIR = 2 ** 21; // pair key = a·2^21 + b (vocabularies up to 2M entries)
+
+export interface BpeDefinition {
+  /** Token strings by id (byte-level characters; special tokens as their text). */
+  tokens: readonly string[];
+  /** Merge rules in rank order, as pairs of token strings. */
+  merges: readonly (readonly [string, string])[];
+  /** Ids of the special (added) tokens. */
+  specialIds: readonly number[];
+}
+
+const CACHE_LIMIT = 200_000;
+
+export class ByteLevelBpeTokenizer implements TextTokenizer {
+  readonly kind = "bpe";
+  readonly tokens: readonly string[];
+  readonly merges: readonly (readonly [string, string])[];
+  readonly specialIds: readonly number[];
+  readonly eosId: number | null;
+  private readonly ids: Map<string, number>;
+  private readonly byteIds: Int32Array;
+  private readonly idBytes: (Uint8Array | null)[];
+  /** pair key → rank·2^21 + merged id (a rank first so the lowest rank wins). */
+  private readonly ranks: Map<number, number>;
+  /** The (a, b) ids of merge `rank` at [2·rank, 2·rank + 1]. */
+  private readonly mergeIds: Int32Array;
+  private readonly specials: Map<string, number>;
+  private readonly cache = new Map<string, Int32Array>();
+
+  constructor(def: BpeDefinition) {
+    this.tokens = Object.freeze([...def.tokens]);
+    this.merges = Object.freeze(def.merges.map((m) => Object.freeze([m[0], m[1]] as const)));
+    this.specialIds = Object.freeze([...def.specialIds]);
+    if (this.tokens.length >= PAIR)
+      throw new Error(`BPE: vocabulary must have < ${PAIR} tokens, got ${this.tokens.length}`);
+    this.ids = new Map();
+    this.tokens.forEach((t, i) => {
+      if (this.ids.has(t)) throw new Error(`BPE: duplicate token "${t}" at id ${i}`);
+      this.ids.set(t, i);
+    });
+    this.specials = new Map();
+    for (const id of this.specialIds) {
+      const t = this.tokens[id];
+      if (t === undefined) throw new Error(`BPE: special token id ${id} is not in the vocabulary`);
+      this.specials.set(t, id);
+    }
+    this.eosId = this.specials.get(END_OF_TEXT) ?? null;
+    this.byteIds = new Int32Array(256);
+    for (let b = 0; b < 256; b++) {
+      const id = this.ids.get(BYTE_TO_CHAR[b]!);
+      if (id === undefined || this.specials.has(BYTE_TO_CHAR[b]!))
+        throw new Error(`BPE: vocabulary lacks the byte token "${BYTE_TO_CHAR[b]}" (byte ${b})`);
+      this.byteIds[b] = id;
+    }
+    this.idBytes = this.tokens.map((t, id) => {
+      if (this.specials.get(t) === id) return utf8(t);
+      const out = new Uint8Array(t.length);
+      for (let i = 0; i < t.length; i++) {
+        const b = CHAR_TO_BYTE.get(t[i]!);
+        if (b === undefined) return null; // not a byte-level token: decodes to nothing usable
+        out[i] = b;
+      }
+      return out;
+    });
+    this.ranks = new Map();
+    this.mergeIds = new Int32Array(2 * this.merges.length);
+    this.merges.forEach(([a, b], rank) => {
+      const ia = this.ids.get(a);
+      const ib = this.ids.get(b);
+      const im = this.ids.get(a + b);
+      if (ia === undefined || ib === undefined || im === undefined)
+        throw new Error(`BPE: merge ${rank} "${a} ${b}" uses a token missing from the vocabulary`);
+      this.mergeIds[2 * rank] = ia;
+      this.mergeIds[2 * rank + 1] = ib;
+      const key = ia * PAIR + ib;
+      if (!this.ranks.has(key)) this.ranks.set(key, rank * PAIR + im);
+    });
+  }
+
+  get vocabSize(): number {
+    return this.tokens.length;
+  }
+
+  idToToken(id: number): string {
+    const t = this.tokens[id];
+    if (t === undefined)
+      throw new Error(`token id must be an integer in [0, ${this.tokens.length - 1}], got ${id}`);
+    return t;
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.ids.get(token);
+  }
+
+  /** Token ids of one pre-token (no special tokens inside). */
+  encodeWord(piece: string): Int32Array {
+    const hit = this.cache.get(piece);
+    if (hit) return hit;
+    const bytes = utf8(piece);
+    let sym: number[] = Array.from(bytes, (b) => this.byteIds[b]!);
+    while (sym.length > 1) {
+      let best = -1;
+      for (let i = 0; i + 1 < sym.length; i++) {
+        const r = this.ranks.get(sym[i]! * PAIR + sym[i + 1]!);
+        if (r !== undefined && (best < 0 || r < best)) best = r;
+      }
+      if (best < 0) break;
+      const merged = best % PAIR;
+      const rank = (best - merged) / PAIR;
+      const a = this.mergeIds[2 * rank]!;
+      const b = this.mergeIds[2 * rank + 1]!;
+      const next: number[] = [];
+      for (let i = 0; i < sym.length; i++) {
+        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) {
+          next.push(merged);
+          i++;
+        } else next.push(sym[i]!);
+      }
+      sym = next;
+    }
+    const out = Int32Array.from(sym);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(piece, out);
+    return out;
+  }
+
+  encode(text: string): Int32Array {
+    const out = new IdBuffer(Math.ceil(text.length / 3) + 16);
+    splitSpecials(text, this.specials, (part, special) => {
+      if (special !== null) out.push(special);
+      else forEachPreToken(part, (piece) => out.pushAll(this.encodeWord(piece)));
+    });
+    return out.toArray();
+  }
+
+  /** The bytes of `ids` (special tokens as their UTF-8 text). */
+  decodeBytes(ids: ArrayLike<number>): Uint8Array {
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const bytes = this.idBytes[id];
+      if (!bytes)
+        throw new Error(
+          `ids[${i}] must be a byte-level token id in [0, ${this.tokens.length - 1}], got ${id}`,
+        );
+      parts.push(bytes);
+      n += bytes.length;
+    }
+    const out = new Uint8Array(n);
+    let o = 0;
+    for (const p of parts) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  }
+
+  /** Text of `ids`; an incomplete UTF-8 sequence decodes to U+FFFD. */
+  decode(ids: ArrayLike<number>): string {
+    return new TextDecoder("utf-8").decode(this.decodeBytes(ids));
+  }
+
+  toJSON(): TokenizerJson {
+    const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true };
+    const vocab: Record<string, number> = {};
+    this.tokens.forEach((t, i) => {
+      vocab[t] = i;
+    });
+    const added: AddedTokenJson[] = this.specialIds.map((id) => addedToken(id, this.tokens[id]!));
+    return {
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: added,
+      normalizer: null,
+      pre_tokenizer: { ...byteLevel, use_regex: true },
+      post_processor: null,
+      decoder: { ...byteLevel, use_regex: true },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        ignore_merges: false,
+        vocab,
+        // Byte-level tokens never contain a space, so the classic "a b" form is unambiguous.
+        merges: this.merges.map(([a, b]) => `${a} ${b}`),
+      },
+    };
+  }
+}
+
+/** The regex this tokenizer pre-tokenises with (for documentation and checks). */
+export const BPE_SPLIT_PATTERN = GPT2_SPLIT_PATTERN;

@@ -1,0 +1,136 @@
+/**
+ * Character tokenizer: one token per Unicode code point seen in the training text, plus the
+ * special tokens and `<unk>` (itself special). Ids: specials first, then `<unk>`, then
+ * characters in code-point order. `decode(encode(s)) === s` when every character of s is in
+ * the vocabulary; an unseen character encodes to `<unk>` (and decodes to the text "<unk>").
+ *
+ * As a `tokenizer.json` it is a Hugging Face BPE model without merges, no pre-tokenizer (the
+ * text is one word, split into characters), `unk_token` "<unk>" and a `Fuse` decoder.
+ */
+import {
+  addedToken,
+  END_OF_TEXT,
+  IdBuffer,
+  splitSpecials,
+  type TextTokenizer,
+  type TokenizerJson,
+} from "./tokenizer.js";
+
+export const UNK = "<unk>";
+
+export class CharTokenizer implements TextTokenizer {
+  readonly kind = "char";
+  readonly tokens: readonly string[];
+  readonly specialIds: readonly number[];
+  readonly unkId: number;
+  readonly eosId: number | null;
+  private readonly ids: Map<string, number>;
+  private readonly specials: Map<string, number>;
+
+  /** `tokens`: the full vocabulary by id; `specialIds` index into it; `<unk>` must be present. */
+  constructor(tokens: readonly string[], specialIds: readonly number[]) {
+    this.tokens = Object.freeze([...tokens]);
+    this.specialIds = Object.freeze([...specialIds]);
+    this.ids = new Map();
+    this.tokens.forEach((t, i) => {
+      if (this.ids.has(t)) throw new Error(`char tokenizer: duplicate token "${t}" at id ${i}`);
+      this.ids.set(t, i);
+    });
+    const unk = this.ids.get(UNK);
+    if (unk === undefined) throw new Error(`char tokenizer: vocabulary lacks "${UNK}"`);
+    this.unkId = unk;
+    this.specials = new Map();
+    for (const id of this.specialIds) {
+      const t = this.tokens[id];
+      if (t === undefined) throw new Error(`char tokenizer: special id ${id} is out of range`);
+      this.specials.set(t, id);
+    }
+    this.eosId = this.specials.get(END_OF_TEXT) ?? null;
+  }
+
+  get vocabSize(): number {
+    return this.tokens.length;
+  }
+
+  idToToken(id: number): string {
+    const t = this.tokens[id];
+    if (t === undefined)
+      throw new Error(`token id must be an integer in [0, ${this.tokens.length - 1}], got ${id}`);
+    return t;
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.ids.get(token);
+  }
+
+  encode(text: string): Int32Array {
+    const out = new IdBuffer(text.length + 16);
+    splitSpecials(text, this.specials, (part, special) => {
+      if (special !== null) out.push(special);
+      else for (const ch of part) out.push(this.ids.get(ch) ?? this.unkId);
+    });
+    return out.toArray();
+  }
+
+  decode(ids: ArrayLike<number>): string {
+    let s = "";
+    for (let i = 0; i < ids.length; i++) {
+      const t = this.tokens[ids[i]!];
+      if (t === undefined)
+        throw new Error(
+          `ids[${i}] must be a token id in [0, ${this.tokens.length - 1}], got ${ids[i]}`,
+        );
+      s += t;
+    }
+    return s;
+  }
+
+  toJSON(): TokenizerJson {
+    const vocab: Record<string, number> = {};
+    this.tokens.forEach((t, i) => {
+      vocab[t] = i;
+    });
+    return {
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: this.specialIds.map((id) => addedToken(id, this.tokens[id]!)),
+      normalizer: null,
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: { type: "Fuse" },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: UNK,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        ignore_merges: false,
+        vocab,
+        merges: [],
+      },
+    };
+  }
+}
+
+/** Build a character tokenizer from the characters of `texts`. */
+export function buildCharTokenizer(
+  texts: Iterable<string>,
+  specialTokens: readonly string[] = [END_OF_TEXT],
+): CharTokenizer {
+  const specials = new Map(specialTokens.map((s, i) => [s, i] as const));
+  const chars = new Set<string>();
+  for (const text of texts)
+    splitSpecials(text, specials, (part, special) => {
+      if (special === null) for (const ch of part) chars.add(ch);
+    });
+  const sorted = [...chars].sort((a, b) => a.codePointAt(0)! - b.codePointAt(0)!);
+  const reserved = [...specialTokens, UNK];
+  const tokens = [...reserved, ...sorted.filter((c) => !reserved.includes(c))];
+  return new CharTokenizer(
+    tokens,
+    reserved.map((_, i) => i),
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * Language modelling over a packed token stream. The documents of a split are encoded and
+ * joined with the tokenizer's end-of-text token (when it has one) into one stream s. Window w
+ * covers s[w·T .. w·T + T] (T + 1 tokens, consecutive windows share one token): tokens are
+ * its first T, targets its last T (next-token prediction, every position scored).
+ *
+ * Training visits the windows epoch by epoch, each epoch in a fresh seeded order
+ * (`Prng(deriveSeed(seed, "lm/epoch", e))` shuffles 0..W−1), so row p of a stream is window
+ * `order_e[p mod W]` with e = ⌊p / W⌋: a pure function of (seed, p). Evaluation uses the
+ * validation windows in order.
+ */
+import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
+import { deriveSeed, Prng } from "../prng.js";
+import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { Vocabulary } from "../vocabulary.js";
+import type { TextDocument } from "./corpus.js";
+import { IdBuffer, type TextTokenizer } from "./tokenizer.js";
+
+/** Encode documents into one stream, separated by `eosId` when it is not null. */
+export function encodeDocuments(
+  tokenizer: TextTokenizer,
+  docs: readonly TextDocument[],
+): Int32Array {
+  const out = new IdBuffer();
+  docs.forEach((d, i) => {
+    if (i > 0 && tokenizer.eosId !== null) out.push(tokenizer.eosId);
+    out.pushAll(tokenizer.encode(d.text));
+  });
+  return out.toArray();
+}
+
+export interface LanguageModelTaskOptions {
+  tokenizer: TextTokenizer;
+  /** Encoded training stream (see `encodeDocuments`). */
+  train: Int32Array;
+  /** Encoded validation stream. */
+  validation: Int32Array;
+  /** T, the window length. */
+  seqLen: number;
+  name?: string;
+}
+
+export class LanguageModelTask implements Task {
+  readonly name: string;
+  readonly tokenizer: TextTokenizer;
+  readonly vocab: Vocabulary;
+  readonly seqLen: number;
+  readonly padId = null;
+  readonly train: Int32Array;
+  readonly validation: Int32Array;
+  private epochOrder: { seed: number; epoch: number; order: Int32Array } | null = null;
+
+  constructor(options: LanguageModelTaskOptions) {
+    this.seqLen = positiveInt("seqLen", options.seqLen);
+    this.tokenizer = options.tokenizer;
+    this.name = options.name ?? `lm-${options.tokenizer.kind}${options.tokenizer.vocabSize}`;
+    this.vocab = new Vocabulary(
+      Array.from({ length: options.tokenizer.vocabSize }, (_, i) => options.tokenizer.idToToken(i)),
+    );
+    this.train = options.train;
+    this.validation = options.validation;
+    for (const [what, s] of [
+      ["train", this.train],
+      ["validation", this.validation],
+    ] as const) {
+      if (s.length < this.seqLen + 1)
+        throw new Error(
+          `${what} split has ${s.length} tokens, fewer than seqLen + 1 = ${this.seqLen + 1}`,
+        );
+      for (let i = 0; i < s.length; i++)
+        if (s[i]! < 0 || s[i]! >= this.vocab.size)
+          throw new Error(
+            `${what}[${i}] must be a token id in [0, ${this.vocab.size - 1}], got ${s[i]}`,
+          );
+    }
+  }
+
+  get vocabSize(): number {
+    return this.vocab.size;
+  }
+
+  /** Number of training windows (rows per epoch). */
+  get trainWindows(): number {
+    return Math.floor((this.train.length - 1) / this.seqLen);
+  }
+
+  /** Number of validation windows. */
+  get validationWindows(): number {
+    return Math.floor((this.validation.length - 1) / this.seqLen);
+  }
+
+  startCursor(seed: number): TaskCursor {
+    const c = { seed, position: 0 };
+    checkCursor(c);
+    return c;
+  }
+
+  private order(seed: number, epoch: number): Int32Array {
+    const c = this.epochOrder;
+    if (c && c.seed === seed && c.epoch === epoch) return c.order;
+    const order = Int32Array.from({ length: this.trainWindows }, (_, i) => i);
+    new Prng(deriveSeed(seed, "lm/epoch", epoch)).shuffle(order);
+    this.epochOrder = { seed, epoch, order };
+    return order;
+  }
+
+  private writeWindow(batch: Batch, row: number, stream: Int32Array, w: number): void {
+    const T = this.seqLen;
+    batch.tokens.set(stream.subarray(w * T, w * T + T), row * T);
+    batch.targets.set(stream.subarray(w * T + 1, w * T + T + 1), row * T);
+  }
+
+  trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
+    checkCursor(cursor);
+    positiveInt("batchSize", batchSize);
+    const W = this.trainWindows;
+    const batch = allocBatch(batchSize, this.seqLen, 0);
+    for (let b = 0; b < batchSize; b++) {
+      const p = cursor.position + b;
+      this.writeWindow(batch, b, this.train, this.order(cursor.seed, Math.floor(p / W))[p % W]!);
+    }
+    return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
+  }
+
+  /** The first `min(count, validationWindows)` validation windows, in order (`seed` unused). */
+  evalSet(options: EvalSetOptions): Batch[] {
+    const count = Math.min(positiveInt("count", options.count), this.validationWindows);
+    const bs = positiveInt("batchSize", options.batchSize);
+    const out: Batch[] = [];
+    for (let start = 0; start < count; start += bs) {
+      const n = Math.min(bs, count - start);
+      const batch = allocBatch(n, this.seqLen, 0);
+      for (let b = 0; b < n; b++) this.writeWindow(batch, b, this.validation, start + b);
+      out.push(batch);
+    }
+    return out;
+  }
+
+  /** Next-token accuracy over every position. */
+  score(batch: Batch, predicted: Int32Array): Score {
+    return scoreTargets(batch, predicted);
+  }
+}

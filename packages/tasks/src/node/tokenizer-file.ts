@@ -1,0 +1,30 @@
+/** Reading and writing `tokenizer.json` files (atomic write: temporary file, then rename). */
+import { readFile, rename, writeFile } from "node:fs/promises";
+import type { TextTokenizer } from "../lm/tokenizer.js";
+import { tokenizerFromJson } from "../lm/tokenizer-json.js";
+
+export async function writeTokenizerFile(path: string, tokenizer: TextTokenizer): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  await writeFile(tmp, `${JSON.stringify(tokenizer.toJSON(), null, 2)}\n`, "utf8");
+  await rename(tmp, path);
+}
+
+export async function readTokenizerFile(path: string): Promise<TextTokenizer> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    throw new Error(`tokenizer: cannot read "${path}"`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`tokenizer: "${path}" is not JSON (${(e as Error).message})`);
+  }
+  try {
+    return tokenizerFromJson(json as never);
+  } catch (e) {
+    throw new Error(`${(e as Error).message} (in "${path}")`);
+  }
+}
