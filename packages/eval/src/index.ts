@@ -1,1 +1,83 @@
-export {};
+export {
+  type AccuracyOptions,
+  type AccuracyResult,
+  evaluateAccuracy,
+  type GatedScore,
+  type StepScore,
+} from "./accuracy.js";
+export {
+  EVAL_FORMAT,
+  type EvalFile,
+  evalRecord,
+  type GatedPoint,
+  type McSummary,
+  type Metric,
+  mcSection,
+  metricSection,
+  parseEvalFile,
+} from "./eval-file.js";
+export {
+  checkThresholds,
+  DEFAULT_Q_SWEEP,
+  type EvalForwardResult,
+  type EvalModel,
+  type StepOutputs,
+  stepOutputs,
+} from "./eval-model.js";
+export { isArgmax, logProbAt } from "./log-prob.js";
+export {
+  evaluateMultipleChoice,
+  groupByItem,
+  type McResult,
+  type McStepResult,
+} from "./multiple-choice/evaluate-mc.js";
+export {
+  type EncodedPair,
+  encodePair,
+  type LoglikRequest,
+  makeRequest,
+  mcRequests,
+  type RequestOptions,
+  type TextTokenizer,
+} from "./multiple-choice/harness-encode.js";
+export { checkMcItem, type McItem, parseMcJsonl } from "./multiple-choice/mc-items.js";
+export {
+  charLength,
+  type McMetrics,
+  type McPrediction,
+  mcMetrics,
+  predictItem,
+} from "./multiple-choice/mc-metrics.js";
+export {
+  type LoglikelihoodFn,
+  type ModelLoglikOptions,
+  modelLoglikelihoods,
+} from "./multiple-choice/model-loglik.js";
+export { parsePiqa, piqaContext } from "./multiple-choice/piqa.js";
+export {
+  evaluatePerplexity,
+  type GatedPerplexity,
+  type PerplexityOptions,
+  type PerplexityResult,
+  type StepPerplexity,
+} from "./perplexity.js";
+export {
+  evalHistoryChart,
+  exitHistogramChart,
+  frontierChart,
+  lossChart,
+  mcStepChart,
+  stepMetricChart,
+  sweepChart,
+} from "./report/charts.js";
+export {
+  type LogEntry,
+  metricName,
+  parseLog,
+  parseRunInfo,
+  parseSweep,
+  type RunInfo,
+  type SweepFile,
+  type SweepRow,
+} from "./report/run-data.js";
+export { comparisonTable, formatMetric, type TableRow } from "./report/table.js";

@@ -1,0 +1,117 @@
+/**
+ * Exact-match accuracy of a task's evaluation set, per loop step and under exit-gate selection.
+ *   per step r:  prediction = argmax_v logits(r)[b, t, v] at every scored position (target ≠ −100)
+ *   gated at q:  z = thresholdExit(pdf, q) per token (exit-gate.md "Inference"); prediction =
+ *                argmax logits(z)[b, t, ·]; reported with the mean of z and its histogram over
+ *                the scored positions.
+ * The scorer defaults to the task's own `score` (plain exact match of scoreTargets).
+ */
+import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
+import { intTensor } from "@loop/tensor";
+import { checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
+
+export interface StepScore {
+  /** 1-based loop step. */
+  step: number;
+  correct: number;
+  total: number;
+  accuracy: number;
+}
+
+export interface GatedScore {
+  q: number;
+  /** Mean selected exit step over the scored positions. */
+  meanStep: number;
+  /** counts[r − 1] of scored positions exiting at step r. */
+  histogram: number[];
+  correct: number;
+  total: number;
+  accuracy: number;
+}
+
+export interface AccuracyResult {
+  metric: "accuracy";
+  /** One entry per loop step r = 1..R. */
+  steps: StepScore[];
+  /** One entry per threshold (sorted by q); empty without a gate or thresholds. */
+  gated: GatedScore[];
+  /** Rows (examples) evaluated. */
+  examples: number;
+}
+
+export interface AccuracyOptions {
+  /** Exit thresholds to evaluate with the gate (ignored for a model without one). */
+  qs?: readonly number[];
+  /** Scorer of predicted ids against a batch (default: exact match at scored positions). */
+  score?: (batch: Batch, predicted: Int32Array) => Score;
+}
+
+function checkBatch(batch: Batch, i: number, vocab: number): void {
+  const [B, T] = batch.shape;
+  if (batch.tokens.length !== B * T || batch.targets.length !== B * T)
+    throw new Error(
+      `batches[${i}]: tokens/targets must hold B·T = ${B * T} ids, got ${batch.tokens.length}/${batch.targets.length}`,
+    );
+  for (let k = 0; k < batch.tokens.length; k++) {
+    const t = batch.tokens[k]!;
+    if (t < 0 || t >= vocab)
+      throw new Error(
+        `batches[${i}].tokens[${k}] = ${t} is outside the model's vocab [0, ${vocab})`,
+      );
+  }
+}
+
+export function evaluateAccuracy(
+  model: EvalModel,
+  batches: readonly Batch[],
+  opts: AccuracyOptions = {},
+): AccuracyResult {
+  if (batches.length === 0) throw new Error("evaluateAccuracy: batches is empty (expected ≥ 1)");
+  const qs = opts.qs ?? [];
+  checkThresholds(qs);
+  const score = opts.score ?? scoreTargets;
+  const R = model.config.n_loops;
+  const V = model.config.vocab_size;
+  const gate = model.exitGate !== null && qs.length > 0;
+  const steps = Array.from({ length: R }, (_v, r) => ({ step: r + 1, correct: 0, total: 0 }));
+  const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
+  const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
+  let examples = 0;
+  batches.forEach((batch, i) => {
+    checkBatch(batch, i, V);
+    examples += batch.shape[0];
+    const out = stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate);
+    const preds = out.logits.map((l) => argmaxLogits(l.data, V));
+    preds.forEach((p, r) => {
+      const s = score(batch, p);
+      steps[r]!.correct += s.correct;
+      steps[r]!.total += s.total;
+    });
+    tallies.forEach((tally, k) => {
+      const z = tallyExits(tally, out.pdf!, batch.targets, batch.shape);
+      const sel = new Int32Array(z.size);
+      for (let m = 0; m < z.size; m++) sel[m] = preds[z.data[m]! - 1]![m]!;
+      const s = score(batch, sel);
+      gatedCounts[k]!.correct += s.correct;
+      gatedCounts[k]!.total += s.total;
+    });
+  });
+  const acc = (c: number, t: number) => (t === 0 ? 0 : c / t);
+  return {
+    metric: "accuracy",
+    steps: steps.map((s) => ({ ...s, accuracy: acc(s.correct, s.total) })),
+    gated: tallies.map((t, k) => {
+      const c = gatedCounts[k]!;
+      return {
+        q: t.q,
+        meanStep: meanStepOf(t.histogram),
+        histogram: t.histogram,
+        correct: c.correct,
+        total: c.total,
+        accuracy: acc(c.correct, c.total),
+      };
+    }),
+    examples,
+  };
+}

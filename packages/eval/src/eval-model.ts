@@ -1,0 +1,56 @@
+/**
+ * What the evaluators need from a model: per-loop-step logits (and readouts for the exit gate),
+ * the LM head for scoring a few positions, and the gate parameters. `LoopedModel` satisfies it;
+ * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded).
+ */
+import { exitPdf, gateLogits } from "@loop/exit-gate";
+import { type IntTensor, noGrad, type Tensor } from "@loop/tensor";
+
+export interface EvalForwardResult {
+  readouts: Tensor[];
+  logits: Tensor[];
+  stepIndex: number[];
+}
+
+export interface EvalModel {
+  readonly config: { readonly n_loops: number; readonly vocab_size: number };
+  readonly exitGate: { weight: Tensor; bias: Tensor } | null;
+  forward(tokens: IntTensor, opts: { steps: "all"; skipLogits?: boolean }): EvalForwardResult;
+  /** logits = readout · Wᵀ for readouts [..., D] → [..., V]. */
+  head(readout: Tensor): Tensor;
+}
+
+export interface StepOutputs {
+  /** logits(r) [B,T,V] for r = 1..R. */
+  logits: Tensor[];
+  /** Exit distribution p [R,B,T] when the model has a gate (and `gate` was asked), else null. */
+  pdf: Tensor | null;
+}
+
+/** All loop steps' logits (and the exit pdf), without recording a tape. */
+export function stepOutputs(model: EvalModel, tokens: IntTensor, gate = true): StepOutputs {
+  return noGrad(() => {
+    const fwd = model.forward(tokens, { steps: "all" });
+    const R = model.config.n_loops;
+    if (fwd.logits.length !== R)
+      throw new Error(
+        `model.forward: expected logits for ${R} loop steps, got ${fwd.logits.length}`,
+      );
+    const g = gate ? model.exitGate : null;
+    const pdf = g ? exitPdf(gateLogits(fwd.readouts, g.weight, g.bias)) : null;
+    return { logits: fwd.logits, pdf };
+  });
+}
+
+/** Check a list of exit thresholds: each in [0, 1]. */
+export function checkThresholds(qs: readonly number[], name = "qs"): void {
+  qs.forEach((q, i) => {
+    if (typeof q !== "number" || !(q >= 0 && q <= 1))
+      throw new Error(`${name}[${i}] must be a threshold in [0, 1], got ${q}`);
+  });
+}
+
+/** The default q sweep: 0, 0.1, …, 1. */
+export const DEFAULT_Q_SWEEP: readonly number[] = Object.freeze(
+  Array.from({ length: 11 }, (_v, i) => i / 10),
+);

@@ -1,0 +1,85 @@
+/** Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type EvalFile, parseEvalFile } from "../eval-file.js";
+import {
+  type LogEntry,
+  parseLog,
+  parseRunInfo,
+  parseSweep,
+  type RunInfo,
+  type SweepFile,
+} from "../report/run-data.js";
+
+export function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new Error(
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+}
+
+export interface RunFolder {
+  dir: string;
+  info: RunInfo;
+  log: LogEntry[];
+  /** eval.json when `looplm eval` has written one. */
+  eval: EvalFile | null;
+}
+
+function checkDir(dir: string, what: string): void {
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new Error(`${what} ${dir} is not a folder`);
+}
+
+export function readEvalFile(path: string): EvalFile {
+  const text = readText(path);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  return parseEvalFile(raw, path);
+}
+
+export function readRunFolder(dir: string): RunFolder {
+  checkDir(dir, "run folder");
+  const runJson = join(dir, "run.json");
+  if (!existsSync(runJson)) throw new Error(`${dir} is not a run folder (no run.json)`);
+  const info = parseRunInfo(readText(runJson), runJson);
+  const logPath = join(dir, "log.jsonl");
+  const log = existsSync(logPath) ? parseLog(readText(logPath), logPath) : [];
+  const evalPath = join(dir, "eval.json");
+  return { dir, info, log, eval: existsSync(evalPath) ? readEvalFile(evalPath) : null };
+}
+
+export interface SweepFolder {
+  dir: string;
+  sweep: SweepFile;
+  /** Member runs that exist on disk, by row label. */
+  runs: Map<string, RunFolder>;
+}
+
+export function readSweepFolder(dir: string): SweepFolder {
+  checkDir(dir, "sweep folder");
+  const p = join(dir, "sweep.json");
+  if (!existsSync(p)) throw new Error(`${dir} is not a sweep folder (no sweep.json)`);
+  const sweep = parseSweep(readText(p), p);
+  const runs = new Map<string, RunFolder>();
+  for (const r of sweep.rows) {
+    const rd = resolve(dir, r.run);
+    if (existsSync(join(rd, "run.json"))) runs.set(r.label, readRunFolder(rd));
+  }
+  return { dir, sweep, runs };
+}
+
+/** "run" when the folder holds run.json, "sweep" for sweep.json, else an error. */
+export function folderKind(dir: string): "run" | "sweep" {
+  checkDir(dir, "folder");
+  if (existsSync(join(dir, "sweep.json"))) return "sweep";
+  if (existsSync(join(dir, "run.json"))) return "run";
+  throw new Error(`${dir} holds neither run.json (a run) nor sweep.json (a sweep)`);
+}

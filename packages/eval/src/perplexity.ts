@@ -1,0 +1,100 @@
+/**
+ * Perplexity per loop step on packed token batches:
+ *   NLL(r) = −(1/N) Σ_{targets y ≠ −100} log softmax(logits(r)[b, t])_y,   PPL(r) = exp(NLL(r))
+ * (N = number of non-ignored targets; sums in float64). With a gate and thresholds q, the
+ * per-token exit step z = thresholdExit(pdf, q) picks which step's log-probability counts, giving
+ * the PPL at the mean depth of that q.
+ */
+import type { Batch } from "@loop/tasks";
+import { IGNORE_INDEX, intTensor } from "@loop/tensor";
+import { checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
+import { logProbAt } from "./log-prob.js";
+
+export interface StepPerplexity {
+  step: number;
+  /** Mean negative log-likelihood (nats per token). */
+  nll: number;
+  ppl: number;
+}
+
+export interface GatedPerplexity {
+  q: number;
+  meanStep: number;
+  histogram: number[];
+  nll: number;
+  ppl: number;
+}
+
+export interface PerplexityResult {
+  metric: "ppl";
+  steps: StepPerplexity[];
+  gated: GatedPerplexity[];
+  /** Non-ignored target tokens scored. */
+  tokens: number;
+}
+
+export interface PerplexityOptions {
+  qs?: readonly number[];
+}
+
+export function evaluatePerplexity(
+  model: EvalModel,
+  batches: readonly Batch[],
+  opts: PerplexityOptions = {},
+): PerplexityResult {
+  if (batches.length === 0) throw new Error("evaluatePerplexity: batches is empty (expected ≥ 1)");
+  const qs = opts.qs ?? [];
+  checkThresholds(qs);
+  const R = model.config.n_loops;
+  const V = model.config.vocab_size;
+  const gate = model.exitGate !== null && qs.length > 0;
+  const nllSum = new Float64Array(R);
+  const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
+  const gatedSum = new Float64Array(tallies.length);
+  let tokens = 0;
+  batches.forEach((batch, i) => {
+    const [B, T] = batch.shape;
+    if (batch.tokens.length !== B * T || batch.targets.length !== B * T)
+      throw new Error(`batches[${i}]: tokens/targets must hold B·T = ${B * T} ids`);
+    const out = stepOutputs(model, intTensor(batch.tokens, [B, T]), gate);
+    const tg = batch.targets;
+    // lp[r][m]: log p of the target at position m under step r (0 where ignored).
+    const lp = out.logits.map((l) => {
+      const a = new Float64Array(B * T);
+      for (let m = 0; m < B * T; m++) {
+        const y = tg[m]!;
+        if (y === IGNORE_INDEX) continue;
+        if (y < 0 || y >= V)
+          throw new Error(`batches[${i}].targets[${m}] = ${y} is outside [0, ${V}) and not −100`);
+        a[m] = logProbAt(l.data, m, V, y);
+      }
+      return a;
+    });
+    for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) tokens++;
+    lp.forEach((a, r) => {
+      let s = 0;
+      for (let m = 0; m < a.length; m++) s += a[m]!;
+      nllSum[r]! -= s;
+    });
+    tallies.forEach((tally, k) => {
+      const z = tallyExits(tally, out.pdf!, tg, batch.shape);
+      let s = 0;
+      for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z.data[m]! - 1]![m]!;
+      gatedSum[k]! -= s;
+    });
+  });
+  if (tokens === 0) throw new Error("evaluatePerplexity: no target ≠ −100 in any batch");
+  const entry = (sum: number) => ({ nll: sum / tokens, ppl: Math.exp(sum / tokens) });
+  return {
+    metric: "ppl",
+    steps: Array.from(nllSum, (s, r) => ({ step: r + 1, ...entry(s) })),
+    gated: tallies.map((t, k) => ({
+      q: t.q,
+      meanStep: meanStepOf(t.histogram),
+      histogram: t.histogram,
+      ...entry(gatedSum[k]!),
+    })),
+    tokens,
+  };
+}

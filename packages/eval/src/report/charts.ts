@@ -1,0 +1,252 @@
+/**
+ * Vega-Lite specifications of every report plot (pure data; rendered to SVG by
+ * `renderChartSvg` in the node entry, or by vega-embed in a browser). Each chart has a title,
+ * which is also how a report's reader (and its tests) find it.
+ */
+import type { TopLevelSpec } from "vega-lite";
+import type { GatedPoint, Metric } from "../eval-file.js";
+import { metricName } from "./run-data.js";
+
+const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
+const SIZE = { width: 420, height: 260 } as const;
+
+function yScale(metric: Metric) {
+  return metric === "ppl" ? { type: "log" as const, zero: false } : { domain: [0, 1] };
+}
+
+function yAxis(metric: Metric) {
+  return metric === "accuracy" ? { format: ".0%" } : {};
+}
+
+/** Training loss against optimizer step, one line per run. */
+export function lossChart(
+  points: readonly { run: string; step: number; loss: number }[],
+): TopLevelSpec {
+  const positive = points.every((p) => p.loss > 0);
+  return {
+    $schema: SCHEMA,
+    title: "Training loss",
+    ...SIZE,
+    data: { values: points.map((p) => ({ ...p })) },
+    mark: { type: "line", strokeWidth: 1.5 },
+    encoding: {
+      x: { field: "step", type: "quantitative", title: "step" },
+      y: {
+        field: "loss",
+        type: "quantitative",
+        title: "loss (nats/token)",
+        scale: positive ? { type: "log", zero: false } : { zero: false },
+      },
+      color: { field: "run", type: "nominal", title: "run" },
+    },
+  };
+}
+
+/** The metric at every loop step r (one line per series: a model, or "final"/"gated"). */
+export function stepMetricChart(
+  points: readonly { series: string; step: number; value: number }[],
+  metric: Metric,
+  title = `${metricName(metric)} by loop step`,
+): TopLevelSpec {
+  return {
+    $schema: SCHEMA,
+    title,
+    ...SIZE,
+    data: { values: points.map((p) => ({ ...p })) },
+    mark: { type: "line", point: true },
+    encoding: {
+      x: { field: "step", type: "ordinal", title: "loop step r", axis: { labelAngle: 0 } },
+      y: {
+        field: "value",
+        type: "quantitative",
+        title: metricName(metric),
+        scale: yScale(metric),
+        axis: yAxis(metric),
+      },
+      color: { field: "series", type: "nominal", title: "" },
+    },
+  };
+}
+
+/** The eval metric of step R at each evaluation during training. */
+export function evalHistoryChart(
+  points: readonly { step: number; value: number; series: string }[],
+  metric: Metric,
+): TopLevelSpec {
+  return {
+    $schema: SCHEMA,
+    title: `${metricName(metric)} during training`,
+    ...SIZE,
+    data: { values: points.map((p) => ({ ...p })) },
+    mark: { type: "line", point: true },
+    encoding: {
+      x: { field: "step", type: "quantitative", title: "training step" },
+      y: {
+        field: "value",
+        type: "quantitative",
+        title: metricName(metric),
+        scale: yScale(metric),
+        axis: yAxis(metric),
+      },
+      color: { field: "series", type: "nominal", title: "" },
+    },
+  };
+}
+
+/** Sweep members' metric against parameters or forward FLOPs/token, labelled N⊗R. */
+export function sweepChart(
+  rows: readonly {
+    label: string;
+    role: string;
+    params: number;
+    flops_per_token: number;
+    metric_value: number;
+  }[],
+  metric: Metric,
+  x: "params" | "flops_per_token",
+): TopLevelSpec {
+  const xTitle = x === "params" ? "parameters" : "forward FLOPs per token";
+  const title = `${metricName(metric)} vs ${x === "params" ? "parameters" : "FLOPs per token"}`;
+  const enc = {
+    x: {
+      field: x,
+      type: "quantitative" as const,
+      title: xTitle,
+      scale: { zero: false },
+      axis: { format: "~s" },
+    },
+    y: {
+      field: "metric_value",
+      type: "quantitative" as const,
+      title: metricName(metric),
+      scale: yScale(metric),
+      axis: yAxis(metric),
+    },
+  };
+  return {
+    $schema: SCHEMA,
+    title,
+    ...SIZE,
+    data: { values: rows.map((r) => ({ ...r })) },
+    layer: [
+      {
+        mark: { type: "point", filled: true, size: 80 },
+        encoding: {
+          ...enc,
+          color: { field: "role", type: "nominal", title: "role" },
+          shape: { field: "role", type: "nominal" },
+        },
+      },
+      {
+        mark: { type: "text", dy: -10, fontSize: 11 },
+        encoding: { ...enc, text: { field: "label", type: "nominal" } },
+      },
+    ],
+  };
+}
+
+/** Share of scored tokens exiting at each loop step for threshold q. */
+export function exitHistogramChart(histogram: readonly number[], q: number): TopLevelSpec {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  return {
+    $schema: SCHEMA,
+    title: `Exit-step histogram (q = ${q})`,
+    ...SIZE,
+    data: {
+      values: histogram.map((c, r) => ({
+        step: r + 1,
+        count: c,
+        share: total === 0 ? 0 : c / total,
+      })),
+    },
+    mark: { type: "bar" },
+    encoding: {
+      x: { field: "step", type: "ordinal", title: "exit step", axis: { labelAngle: 0 } },
+      y: {
+        field: "share",
+        type: "quantitative",
+        title: "share of tokens",
+        axis: { format: ".0%" },
+      },
+      tooltip: [{ field: "count", type: "quantitative" }],
+    },
+  };
+}
+
+/** Mean exit depth against the metric over the q sweep (each point labelled by q). */
+export function frontierChart(
+  points: readonly (GatedPoint & { series?: string })[],
+  metric: Metric,
+): TopLevelSpec {
+  const values = points.map((p) => ({
+    q: p.q,
+    mean_step: p.mean_step,
+    value: p.value,
+    qLabel: `q=${p.q}`,
+    series: p.series ?? "model",
+  }));
+  const enc = {
+    x: {
+      field: "mean_step",
+      type: "quantitative" as const,
+      title: "mean exit step",
+      scale: { zero: false },
+    },
+    y: {
+      field: "value",
+      type: "quantitative" as const,
+      title: metricName(metric),
+      scale: yScale(metric),
+      axis: yAxis(metric),
+    },
+  };
+  return {
+    $schema: SCHEMA,
+    title: `Depth/${metric === "accuracy" ? "accuracy" : "perplexity"} frontier over q`,
+    ...SIZE,
+    data: { values },
+    layer: [
+      {
+        mark: { type: "line", point: true },
+        encoding: {
+          ...enc,
+          order: { field: "q", type: "quantitative" },
+          color: { field: "series", type: "nominal", title: "" },
+        },
+      },
+      {
+        mark: { type: "text", dy: -10, fontSize: 10 },
+        encoding: { ...enc, text: { field: "qLabel", type: "nominal" } },
+      },
+    ],
+  };
+}
+
+/** Multiple-choice acc / acc_norm at every loop step. */
+export function mcStepChart(
+  perStep: readonly { acc: number; acc_norm: number }[],
+  source: string,
+): TopLevelSpec {
+  const values = perStep.flatMap((s, r) => [
+    { step: r + 1, metric: "acc", value: s.acc },
+    { step: r + 1, metric: "acc_norm", value: s.acc_norm },
+  ]);
+  return {
+    $schema: SCHEMA,
+    title: `Multiple choice (${source}) by loop step`,
+    ...SIZE,
+    data: { values },
+    mark: { type: "line", point: true },
+    encoding: {
+      x: { field: "step", type: "ordinal", title: "loop step r", axis: { labelAngle: 0 } },
+      y: {
+        field: "value",
+        type: "quantitative",
+        title: "accuracy",
+        scale: { domain: [0, 1] },
+        axis: { format: ".0%" },
+      },
+      color: { field: "metric", type: "nominal", title: "" },
+    },
+  };
+}

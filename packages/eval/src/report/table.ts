@@ -1,0 +1,51 @@
+/**
+ * The sweep comparison table (params, forward FLOPs/token, metric), as Markdown or aligned
+ * plain text. Accuracy prints as a percentage with two decimals, perplexity with two decimals.
+ */
+import type { Metric } from "../eval-file.js";
+import { metricName } from "./run-data.js";
+
+export interface TableRow {
+  label: string;
+  role: string;
+  params: number;
+  flops_per_token: number;
+  metric_value: number;
+}
+
+export function formatMetric(metric: Metric, v: number): string {
+  if (!Number.isFinite(v)) return String(v);
+  return metric === "accuracy" ? `${(100 * v).toFixed(2)} %` : v.toFixed(2);
+}
+
+export function comparisonTable(
+  rows: readonly TableRow[],
+  metric: Metric,
+  format: "markdown" | "text" = "text",
+): string {
+  if (format !== "markdown" && format !== "text")
+    throw new Error(
+      `comparisonTable: format must be "markdown" or "text", got ${JSON.stringify(format)}`,
+    );
+  const head = ["model", "role", "params", "FLOPs/token", metricName(metric)];
+  const body = rows.map((r) => [
+    r.label,
+    r.role,
+    r.params.toLocaleString("en-US"),
+    r.flops_per_token.toLocaleString("en-US"),
+    formatMetric(metric, r.metric_value),
+  ]);
+  const right = (i: number) => i >= 2;
+  if (format === "markdown") {
+    const line = (c: string[]) => `| ${c.join(" | ")} |`;
+    const sep = head.map((_h, i) => (right(i) ? "---:" : "---"));
+    return [line(head), line(sep), ...body.map(line)].join("\n");
+  }
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => (right(i) ? x.padStart(w[i]!) : x.padEnd(w[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(head), w.map((n) => "-".repeat(n)).join("  "), ...body.map(line)].join("\n");
+}
