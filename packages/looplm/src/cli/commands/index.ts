@@ -1,7 +1,9 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
 import { registerForward } from "./forward.js";
+import { registerTrain } from "./train.js";
 
 export function registerCommands(program: Command): void {
   registerForward(program);
+  registerTrain(program);
 }

