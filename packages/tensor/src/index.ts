@@ -18,7 +18,9 @@ export {
 } from "./io/safetensors.js";
 export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
 export { gemmJs } from "./kernels/gemm-js.js";
+export { gemmParallel, PARALLEL_MIN_MACS } from "./kernels/gemm-parallel.js";
 export { gemmRef } from "./kernels/gemm-ref.js";
+export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
@@ -64,3 +66,13 @@ export {
   tensor,
   zeros,
 } from "./tensor.js";
+export {
+  currentPool,
+  installPool,
+  type ParallelForOptions,
+  parallelFor,
+  type ThreadPool,
+  threadCount,
+  type WorkerPort,
+} from "./threads/pool.js";
+export { defineKernel, type KernelArgs, type ParallelKernel } from "./threads/registry.js";

@@ -2,8 +2,12 @@
  * GEMM dispatch: every matmul in the project goes through `gemm`, whose implementation can be
  * swapped (portable JS, WebAssembly SIMD, worker-thread parallel) without touching callers.
  * Contract: C = alpha · op(A) · op(B) + beta · C (see gemm-ref.ts).
+ * The default ("auto") is the WebAssembly SIMD kernel, split across the thread pool when one
+ * is running and the product is big enough; gemm-js when the engine lacks WebAssembly SIMD.
  */
-import { gemmJs } from "./gemm-js.js";
+import { threadCount } from "../threads/pool.js";
+import { gemmParallel } from "./gemm-parallel.js";
+import { wasmSimdAvailable } from "./gemm-wasm.js";
 
 export type GemmFn = (
   transA: boolean,
@@ -24,10 +28,11 @@ export type GemmFn = (
   ldc: number,
 ) => void;
 
-let impl: GemmFn = gemmJs;
-let implName = "js";
+const AUTO = "auto";
+let impl: GemmFn = gemmParallel;
+let implName = AUTO;
 
-/** Install a GEMM implementation (returns the previous one). */
+/** Install a GEMM implementation (returns the previous one; pass it back to restore). */
 export function setGemm(fn: GemmFn, name: string): { fn: GemmFn; name: string } {
   const prev = { fn: impl, name: implName };
   impl = fn;
@@ -35,8 +40,10 @@ export function setGemm(fn: GemmFn, name: string): { fn: GemmFn; name: string } 
   return prev;
 }
 
+/** Active implementation: "wasm-simd×2" (kernel × threads) for the default, else its name. */
 export function gemmName(): string {
-  return implName;
+  if (implName !== AUTO) return implName;
+  return `${wasmSimdAvailable() ? "wasm-simd" : "js"}×${threadCount()}`;
 }
 
 export const gemm: GemmFn = (

@@ -1,1 +1,2 @@
 export { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "./files.js";
+export { startThreadPool, stopThreadPool } from "./threads.js";
