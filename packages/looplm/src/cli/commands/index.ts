@@ -1,9 +1,15 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
 import { registerForward } from "./forward.js";
+import { registerSample } from "./sample.js";
+import { registerSweep } from "./sweep.js";
+import { registerTokenizer } from "./tokenizer.js";
 import { registerTrain } from "./train.js";
 
 export function registerCommands(program: Command): void {
   registerForward(program);
   registerTrain(program);
+  registerSweep(program);
+  registerSample(program);
+  registerTokenizer(program);
 }

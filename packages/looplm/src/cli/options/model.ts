@@ -31,9 +31,15 @@ function backbone(v: string): Backbone {
   return v as Backbone;
 }
 
-export function addModelOptions(cmd: Command): Command {
+/** Model flags; `depth: false` leaves out --layers/--loops (a sweep sets them). */
+export function addModelOptions(cmd: Command, depth = true): Command {
+  cmd.option("--config <file>", "model config.json (formats.md); overrides the model flags below");
+  if (depth) {
+    cmd
+      .option("--layers <N>", "distinct layers in the looped block", intOption("--layers", 1), 1)
+      .option("--loops <R>", "loop steps", intOption("--loops", 1), 1);
+  }
   return cmd
-    .option("--config <file>", "model config.json (formats.md); overrides the model flags below")
     .option(
       "--backbone <kind>",
       `backbone: ${BACKBONES.join(" | ")}`,
@@ -41,8 +47,6 @@ export function addModelOptions(cmd: Command): Command {
       "mamba" as Backbone,
     )
     .option("--d-model <D>", "model width", intOption("--d-model", 1), 64)
-    .option("--layers <N>", "distinct layers in the looped block", intOption("--layers", 1), 1)
-    .option("--loops <R>", "loop steps", intOption("--loops", 1), 1)
     .option("--d-state <Ns>", "SSM state size", intOption("--d-state", 1), 16)
     .option("--headdim <P>", "SSM head dimension", intOption("--headdim", 1), 16)
     .option("--expand <e>", "SSM expansion (d_inner = e·D)", intOption("--expand", 1), 2)

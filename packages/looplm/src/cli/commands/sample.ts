@@ -1,0 +1,124 @@
+/**
+ * `looplm sample mano|phop …`: print training-distribution examples as JSONL on stdout, one
+ * example per line — `{"input": [...], "answer": s, "ops": ℓ}` (Mano, ℓ uniform in 1..L) or
+ * `{"input": [...], "answer": s, "hops": p}` (p-hop). Line i is training example i of `--seed`,
+ * the same rows a training run with that seed sees.
+ */
+import { mano, pHop } from "@loop/tasks";
+import type { Command } from "commander";
+import { CliError, intOption } from "../errors.js";
+
+export interface SampleManoArgs {
+  maxOps: number;
+  count: number;
+  seed: number;
+}
+
+export interface SamplePhopArgs {
+  alphabet: number;
+  length: number;
+  hops: number;
+  count: number;
+  seed: number;
+}
+
+const MAX_SEED = 2 ** 32 - 1;
+
+function seedOption(v: string): number {
+  const n = intOption("--seed", 0)(v);
+  if (n > MAX_SEED) throw new CliError(`--seed must be ≤ ${MAX_SEED}, got ${n}`);
+  return n;
+}
+
+/** Write lines in chunks (one `write` per ~64 KiB) to `out`. */
+function emitLines(count: number, line: (i: number) => string, out: (s: string) => void): void {
+  let buf = "";
+  for (let i = 0; i < count; i++) {
+    buf += `${line(i)}\n`;
+    if (buf.length >= 65536) {
+      out(buf);
+      buf = "";
+    }
+  }
+  if (buf) out(buf);
+}
+
+export function runSampleMano(args: SampleManoArgs, out: (s: string) => void): void {
+  const task = mano({ maxOps: args.maxOps });
+  emitLines(
+    args.count,
+    (i) => {
+      const ex = task.trainExample(args.seed, i);
+      return JSON.stringify({ input: ex.input, answer: ex.answer, ops: ex.ops });
+    },
+    out,
+  );
+}
+
+export function runSamplePhop(args: SamplePhopArgs, out: (s: string) => void): void {
+  if (args.length < args.hops + 2)
+    throw new CliError(
+      `--length must be ≥ --hops + 2 = ${args.hops + 2} for a defined answer, got ${args.length}`,
+    );
+  const task = pHop({ alphabet: args.alphabet, length: args.length, hops: args.hops });
+  emitLines(
+    args.count,
+    (i) => {
+      let ex: ReturnType<typeof task.trainExample>;
+      try {
+        ex = task.trainExample(args.seed, i);
+      } catch (e) {
+        // the configuration cannot produce examples: name the flags
+        throw new CliError(
+          `--hops ${args.hops} / --length ${args.length}: ${(e as Error).message}`,
+        );
+      }
+      return JSON.stringify({ input: ex.input, answer: ex.answer, hops: ex.hops });
+    },
+    out,
+  );
+}
+
+const stdout = (s: string) => {
+  process.stdout.write(s);
+};
+
+export function registerSample(program: Command): void {
+  const sample = program
+    .command("sample")
+    .description("Print synthetic-task examples (training distribution) as JSONL on stdout")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  looplm sample mano --max-ops 10 --count 5 --seed 1\n  looplm sample phop --alphabet 4 --length 256 --hops 16 --count 5 --seed 1",
+    );
+
+  sample
+    .command("mano")
+    .description(
+      'Mano expressions mod 23, ℓ uniform in 1..L: {"input": ["<bos>", "<len_ℓ>", expr…, "<ans>"], "answer": s, "ops": ℓ}',
+    )
+    .option("--max-ops <L>", "largest number of operators L (≥ 1)", intOption("--max-ops", 1), 10)
+    .option("--count <n>", "number of examples (≥ 1)", intOption("--count", 1), 10)
+    .option("--seed <s>", "seed, an integer in [0, 2^32 − 1]", seedOption, 0)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  looplm sample mano --max-ops 24 --count 1000 --seed 7 > mano.jsonl\n  looplm sample mano --max-ops 3 --count 2",
+    )
+    .action((opts: SampleManoArgs) => runSampleMano(opts, stdout));
+
+  sample
+    .command("phop")
+    .description(
+      'p-hop induction sequences: {"input": [v_1…v_n], "answer": v_find_p(n), "hops": p}',
+    )
+    .option("--alphabet <A>", "alphabet size |Σ| (≥ 2)", intOption("--alphabet", 2), 4)
+    .option("--length <n>", "sequence length n (≥ hops + 2)", intOption("--length", 1), 256)
+    .option("--hops <p>", "number of hops p (≥ 1)", intOption("--hops", 1), 16)
+    .option("--count <n>", "number of examples (≥ 1)", intOption("--count", 1), 10)
+    .option("--seed <s>", "seed, an integer in [0, 2^32 − 1]", seedOption, 0)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  looplm sample phop --alphabet 4 --length 256 --hops 32 --count 100 --seed 3 > phop.jsonl\n  looplm sample phop --length 12 --hops 2 --count 3",
+    )
+    .action((opts: SamplePhopArgs) => runSamplePhop(opts, stdout));
+}

@@ -1,0 +1,82 @@
+/** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
+import type { Command } from "commander";
+import { CliError, intOption } from "../errors.js";
+import {
+  addModelOptions,
+  buildModelConfig,
+  type ModelFlags,
+  parseIntList,
+} from "../options/model.js";
+import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
+import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
+import { PROTOCOLS, type Protocol, runSweep } from "../sweep-runner.js";
+
+type Flags = TaskFlags &
+  ModelFlags &
+  TrainFlags & {
+    protocol: Protocol;
+    base: number;
+    loopsList: string;
+    out: string;
+    resume: boolean;
+  };
+
+function protocol(v: string): Protocol {
+  if (!(PROTOCOLS as readonly string[]).includes(v))
+    throw new CliError(`--protocol must be one of ${PROTOCOLS.join(", ")}, got "${v}"`);
+  return v as Protocol;
+}
+
+export async function runSweepCommand(f: Flags): Promise<void> {
+  const loops = parseIntList("--loops", f.loopsList);
+  if (loops.some((r) => r < 1))
+    throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
+  const task = await buildTask(f);
+  const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
+  const res = await runSweep({
+    outDir: f.out,
+    protocol: f.protocol,
+    task,
+    taskInfo: taskInfo(f),
+    base,
+    loops,
+    train: buildTrainOptions(f),
+    evalCount: f.evalCount,
+    resume: f.resume,
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
+  process.stdout.write(
+    `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+  );
+}
+
+export function registerSweep(program: Command): void {
+  const cmd = program
+    .command("sweep")
+    .description(
+      "Train every member of an iso-parameter (N⊗R) or iso-FLOPs (N⊗R vs (N·R)⊗1) family and compare them",
+    )
+    .requiredOption("--protocol <p>", `protocol: ${PROTOCOLS.join(" | ")}`, protocol)
+    .option("--base <N>", "layers N of the looped block", intOption("--base", 1), 1)
+    .requiredOption("--loops <list>", "comma-separated loop counts R, e.g. 1,2,4");
+  addTaskOptions(cmd);
+  addModelOptions(cmd, false);
+  addTrainOptions(cmd);
+  cmd
+    .requiredOption(
+      "--out <dir>",
+      "sweep folder (one run folder per member, sweep.json, report.html)",
+    )
+    .option("--resume", "keep members that already finished", false)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  looplm sweep --protocol iso-param --task phop --length 32 --hops 4 --base 1 --loops 1,4 --d-model 32 --steps 400 --out runs/phop-sweep
+  looplm sweep --protocol iso-flops --task mano --max-ops 10 --base 2 --loops 1,2,4 --d-model 64 --steps 5000 --out runs/mano-isoflops
+  looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm`,
+    )
+    .action((opts: Omit<Flags, "loopsList"> & { loops: string }) =>
+      runSweepCommand({ ...opts, loopsList: opts.loops } as Flags),
+    );
+}
