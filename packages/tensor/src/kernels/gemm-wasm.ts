@@ -48,7 +48,7 @@ const PAGE = 65536;
 let exportsCache: GemmExports | null | undefined;
 let heap: Float32Array = new Float32Array(0);
 
-function decodeBase64(s: string): Uint8Array {
+function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
   const bin = atob(s);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
