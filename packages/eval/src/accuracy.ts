@@ -8,7 +8,7 @@
  */
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
 import { intTensor } from "@loop/tensor";
-import { checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import { checkBatch, checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 
 export interface StepScore {
@@ -45,21 +45,6 @@ export interface AccuracyOptions {
   qs?: readonly number[];
   /** Scorer of predicted ids against a batch (default: exact match at scored positions). */
   score?: (batch: Batch, predicted: Int32Array) => Score;
-}
-
-function checkBatch(batch: Batch, i: number, vocab: number): void {
-  const [B, T] = batch.shape;
-  if (batch.tokens.length !== B * T || batch.targets.length !== B * T)
-    throw new Error(
-      `batches[${i}]: tokens/targets must hold B·T = ${B * T} ids, got ${batch.tokens.length}/${batch.targets.length}`,
-    );
-  for (let k = 0; k < batch.tokens.length; k++) {
-    const t = batch.tokens[k]!;
-    if (t < 0 || t >= vocab)
-      throw new Error(
-        `batches[${i}].tokens[${k}] = ${t} is outside the model's vocab [0, ${vocab})`,
-      );
-  }
 }
 
 export function evaluateAccuracy(

@@ -4,6 +4,7 @@
  * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded).
  */
 import { exitPdf, gateLogits } from "@loop/exit-gate";
+import type { Batch } from "@loop/tasks";
 import { type IntTensor, noGrad, type Tensor } from "@loop/tensor";
 
 export interface EvalForwardResult {
@@ -54,3 +55,19 @@ export function checkThresholds(qs: readonly number[], name = "qs"): void {
 export const DEFAULT_Q_SWEEP: readonly number[] = Object.freeze(
   Array.from({ length: 11 }, (_v, i) => i / 10),
 );
+
+/** Check a batch's sizes and that its tokens are ids of the model's vocabulary. */
+export function checkBatch(batch: Batch, i: number, vocab: number): void {
+  const [B, T] = batch.shape;
+  if (batch.tokens.length !== B * T || batch.targets.length !== B * T)
+    throw new Error(
+      `batches[${i}]: tokens/targets must hold B·T = ${B * T} ids, got ${batch.tokens.length}/${batch.targets.length}`,
+    );
+  for (let k = 0; k < batch.tokens.length; k++) {
+    const t = batch.tokens[k]!;
+    if (t < 0 || t >= vocab)
+      throw new Error(
+        `batches[${i}].tokens[${k}] = ${t} is outside the model's vocab [0, ${vocab})`,
+      );
+  }
+}

@@ -35,10 +35,10 @@ export {
   type EncodedPair,
   encodePair,
   type LoglikRequest,
+  type McTokenizer,
   makeRequest,
   mcRequests,
   type RequestOptions,
-  type TextTokenizer,
 } from "./multiple-choice/harness-encode.js";
 export { checkMcItem, type McItem, parseMcJsonl } from "./multiple-choice/mc-items.js";
 export {

@@ -7,7 +7,7 @@
  */
 import type { Batch } from "@loop/tasks";
 import { IGNORE_INDEX, intTensor } from "@loop/tensor";
-import { checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import { checkBatch, checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
@@ -54,9 +54,8 @@ export function evaluatePerplexity(
   const gatedSum = new Float64Array(tallies.length);
   let tokens = 0;
   batches.forEach((batch, i) => {
+    checkBatch(batch, i, V);
     const [B, T] = batch.shape;
-    if (batch.tokens.length !== B * T || batch.targets.length !== B * T)
-      throw new Error(`batches[${i}]: tokens/targets must hold B·T = ${B * T} ids`);
     const out = stepOutputs(model, intTensor(batch.tokens, [B, T]), gate);
     const tg = batch.targets;
     // lp[r][m]: log p of the target at position m under step r (0 where ignored).

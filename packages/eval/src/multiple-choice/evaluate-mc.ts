@@ -6,9 +6,9 @@
 
 import {
   type LoglikRequest,
+  type McTokenizer,
   mcRequests,
   type RequestOptions,
-  type TextTokenizer,
 } from "./harness-encode.js";
 import type { McItem } from "./mc-items.js";
 import { type McMetrics, mcMetrics } from "./mc-metrics.js";
@@ -36,7 +36,7 @@ export function groupByItem(items: readonly McItem[], flat: ArrayLike<number>): 
 
 export function evaluateMultipleChoice(
   items: readonly McItem[],
-  tokenizer: TextTokenizer,
+  tokenizer: McTokenizer,
   loglik: LoglikelihoodFn,
   opts: RequestOptions = {},
 ): McResult {

@@ -12,10 +12,10 @@
  */
 import type { McItem } from "./mc-items.js";
 
-/** Any tokenizer: text → ids. `eotId` stands in for an empty context. */
-export interface TextTokenizer {
+/** Any tokenizer: text → ids. `eosId` stands in for an empty context. */
+export interface McTokenizer {
   encode(text: string): ArrayLike<number>;
-  readonly eotId?: number | null;
+  readonly eosId?: number | null;
 }
 
 export interface LoglikRequest {
@@ -30,11 +30,11 @@ export interface EncodedPair {
   continuation: number[];
 }
 
-export function encodePair(tok: TextTokenizer, context: string, continuation: string): EncodedPair {
+export function encodePair(tok: McTokenizer, context: string, continuation: string): EncodedPair {
   if (context === "") {
-    if (tok.eotId === undefined || tok.eotId === null)
-      throw new Error("encodePair: empty context needs a tokenizer with an end-of-text id (eotId)");
-    return { context: [tok.eotId], continuation: Array.from(tok.encode(continuation)) };
+    if (tok.eosId === undefined || tok.eosId === null)
+      throw new Error("encodePair: empty context needs a tokenizer with an end-of-text id (eosId)");
+    return { context: [tok.eosId], continuation: Array.from(tok.encode(continuation)) };
   }
   const trimmed = context.replace(/\s+$/u, "");
   const nSpaces = context.length - trimmed.length;
@@ -74,7 +74,7 @@ export function makeRequest(
 /** One request per (item, choice), item-major. */
 export function mcRequests(
   items: readonly McItem[],
-  tok: TextTokenizer,
+  tok: McTokenizer,
   opts: RequestOptions = {},
 ): LoglikRequest[] {
   const delim = opts.delimiter ?? " ";

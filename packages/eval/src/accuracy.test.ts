@@ -1,0 +1,126 @@
+import { argmaxLogits, mano, scoreTargets } from "@loop/tasks";
+import { IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { evaluateAccuracy } from "./accuracy.js";
+import { tableModel, tinyLoopedModel } from "./test-helpers.js";
+
+/*
+ * Hand-made case: 4 rows, T = 2, answer of row b is class b+1 at position 1 (V = 5).
+ * Loop step r predicts the answer for rows b < r and a wrong class otherwise, so accuracy by
+ * step is 1/4, 2/4, 3/4. Readout column 0 is the gate logit: +10 from row b's exit step on,
+ * −10 before it, so at 0 < q < 1 row b exits at EXIT[b].
+ */
+const V = 5;
+const EXIT = [1, 3, 2, 3];
+
+function rows(n: number, offset: number) {
+  const tokens = new Int32Array(n * 2);
+  const targets = new Int32Array(n * 2).fill(IGNORE_INDEX);
+  for (let b = 0; b < n; b++) {
+    tokens[b * 2] = offset + b; // the row id, read back by the stand-in model
+    tokens[b * 2 + 1] = 0;
+    targets[b * 2 + 1] = offset + b + 1;
+  }
+  return { tokens, targets, shape: [n, 2] as [number, number] };
+}
+
+const model = tableModel(
+  3,
+  V,
+  (r, tokens, B, T) => {
+    const out = new Float32Array(B * T * V);
+    for (let b = 0; b < B; b++) {
+      const id = tokens[b * T]!;
+      for (let t = 0; t < T; t++) {
+        const o = (b * T + t) * V;
+        const answer = id + 1;
+        out[o + (id < r ? answer : (answer % 4) + 1)] = 100;
+        // position 0 exits at step 1 (not scored, must not enter the statistics)
+        out[o] = t === 0 || r >= EXIT[id]! ? 10 : -10;
+      }
+    }
+    return out;
+  },
+  true,
+);
+
+describe("evaluateAccuracy (hand-made model)", () => {
+  it("gives the accuracy of every loop step", () => {
+    const res = evaluateAccuracy(model, [rows(4, 0)]);
+    expect(res.steps.map((s) => s.accuracy)).toEqual([0.25, 0.5, 0.75]);
+    expect(res.steps.map((s) => s.total)).toEqual([4, 4, 4]);
+    expect(res.examples).toBe(4);
+    expect(res.gated).toEqual([]);
+  });
+
+  it("selects each token's exit step with the gate, over a q sweep sorted by q", () => {
+    const res = evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5, 0, 1] });
+    expect(res.gated.map((g) => g.q)).toEqual([0, 0.5, 1]);
+    const [q0, qh, q1] = res.gated;
+    // q = 0: every token exits at step 1
+    expect(q0!.accuracy).toBe(0.25);
+    expect(q0!.meanStep).toBe(1);
+    expect(q0!.histogram).toEqual([4, 0, 0]);
+    // q = 0.5: rows exit at 1, 3, 2, 3 → correct for rows 0 (step 1) and 1 (step 3)
+    expect(qh!.accuracy).toBe(0.5);
+    expect(qh!.meanStep).toBe(2.25);
+    expect(qh!.histogram).toEqual([1, 1, 2]);
+    // q = 1: every token runs to step R
+    expect(q1!.accuracy).toBe(0.75);
+    expect(q1!.meanStep).toBe(3);
+  });
+
+  it("does not depend on how the set is batched", () => {
+    const one = evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5] });
+    const two = evaluateAccuracy(model, [rows(1, 0), rows(3, 1)], { qs: [0.5] });
+    expect(two).toEqual(one);
+  });
+
+  it("rejects bad input", () => {
+    expect(() => evaluateAccuracy(model, [])).toThrow(/batches is empty/);
+    expect(() => evaluateAccuracy(model, [rows(4, 0)], { qs: [1.5] })).toThrow(
+      /qs\[0\] must be a threshold in \[0, 1\], got 1.5/,
+    );
+    const bad = rows(1, 0);
+    bad.tokens[0] = 9;
+    expect(() => evaluateAccuracy(model, [bad])).toThrow(
+      /tokens\[0\] = 9 is outside the model's vocab \[0, 5\)/,
+    );
+  });
+});
+
+describe("evaluateAccuracy (tiny looped Mamba-2 on Mano)", () => {
+  const task = mano({ maxOps: 2 });
+  const m = tinyLoopedModel({ loops: 3, gate: true });
+
+  it("matches argmax of each step's logits scored by the task", () => {
+    const batches = task.evalSet({ count: 12, batchSize: 5 });
+    const res = evaluateAccuracy(m, batches, { score: (b, p) => task.score(b, p) });
+    const expected = [0, 1, 2].map((r) => {
+      let c = 0;
+      let n = 0;
+      for (const b of batches) {
+        const logits = noGrad(() => m.forward(intTensor(b.tokens, [...b.shape]), { steps: "all" }))
+          .logits[r]!;
+        const s = scoreTargets(b, argmaxLogits(logits.data, 32));
+        c += s.correct;
+        n += s.total;
+      }
+      return c / n;
+    });
+    expect(res.steps.map((s) => s.accuracy)).toEqual(expected);
+    expect(res.steps.every((s) => s.total === 12)).toBe(true);
+  });
+
+  it("q = 0 reproduces step 1 and q = 1 step R; batching does not matter", () => {
+    const a = evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 12 }), { qs: [0, 0.5, 1] });
+    const b = evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 4 }), { qs: [0, 0.5, 1] });
+    expect(b).toEqual(a);
+    expect(a.gated[0]!.accuracy).toBe(a.steps[0]!.accuracy);
+    expect(a.gated[0]!.meanStep).toBe(1);
+    expect(a.gated[2]!.accuracy).toBe(a.steps[2]!.accuracy);
+    expect(a.gated[2]!.meanStep).toBe(3);
+    const h = a.gated[1]!.histogram;
+    expect(h.reduce((x, y) => x + y, 0)).toBe(12);
+  });
+});
