@@ -52,6 +52,7 @@ export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
 export { randn, randu } from "./random-tensor.js";
 export { Rng, type RngState } from "./rng.js";
+export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
 export {
   allocF32,
   full,

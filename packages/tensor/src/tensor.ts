@@ -3,6 +3,7 @@
  * platform offers one, so worker threads can read and write it without copies.
  */
 import type { GradNode } from "./autograd/node.js";
+import { scratchAlloc } from "./scratch.js";
 
 export type Shape = readonly number[];
 
@@ -10,6 +11,8 @@ const hasShared = typeof SharedArrayBuffer !== "undefined";
 
 /** Allocate a zero-filled float32 buffer, shared between threads when possible. */
 export function allocF32(n: number): Float32Array {
+  const s = scratchAlloc(n);
+  if (s !== null) return s;
   if (hasShared && n >= 1024) return new Float32Array(new SharedArrayBuffer(n * 4));
   return new Float32Array(n);
 }

@@ -16,6 +16,7 @@ import {
   IntTensor,
   type NamedParameter,
   warmupCosine,
+  withScratch,
 } from "@loop/tensor";
 import { stageLoss, trainableParameters } from "./objective.js";
 import type { TrainOptions } from "./options.js";
@@ -87,8 +88,12 @@ export class Trainer {
     return this.step >= this.opts.steps;
   }
 
-  /** Run one optimizer step and return its metrics. */
+  /** Run one optimizer step and return its metrics (activations live in pooled scratch memory). */
   trainStep(): StepMetrics {
+    return withScratch(() => this.step1());
+  }
+
+  private step1(): StepMetrics {
     const t0 = performance.now();
     const { batchSize, gradAccum } = this.opts;
     for (const p of this.params) p.tensor.grad = null;

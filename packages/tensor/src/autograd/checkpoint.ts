@@ -6,7 +6,7 @@
  * `params` must list every trainable leaf `fn` reads (besides `x`); their gradients are gathered
  * from the recomputed graph and handed to the outer tape like any op's input gradients.
  */
-import { Tensor } from "../tensor.js";
+import { allocF32, Tensor } from "../tensor.js";
 import { backward } from "./backward.js";
 import { enableGrad, isGradEnabled, noGrad, record1 } from "./node.js";
 
@@ -26,7 +26,7 @@ export function checkpoint(
       const yr = enableGrad(() => fn(xin));
       if (yr.requiresGrad) backward(yr, [g!]);
       return [
-        needs[0] ? (xin.grad ?? new Float32Array(x.size)) : null,
+        needs[0] ? (xin.grad ?? allocF32(x.size)) : null,
         ...params.map((p, i) => (needs[i + 1] ? p.grad : null)),
       ];
     } finally {

@@ -57,7 +57,7 @@ function binary(kind: Kind, a: Tensor, b: Tensor): Tensor {
     if (needs[0]) {
       if (kind === "add" || kind === "sub") ga = Float32Array.from(gy);
       else {
-        ga = new Float32Array(n);
+        ga = allocF32(n);
         for (let i = 0; i < n; i++) {
           const z = b.data[ib ? ib[i]! : i]!;
           ga[i] = kind === "mul" ? gy[i]! * z : gy[i]! / z;
@@ -66,7 +66,7 @@ function binary(kind: Kind, a: Tensor, b: Tensor): Tensor {
       ga = reduceTo(ga, ia, a.size);
     }
     if (needs[1]) {
-      gb = new Float32Array(n);
+      gb = allocF32(n);
       for (let i = 0; i < n; i++) {
         if (kind === "add") gb[i] = gy[i]!;
         else if (kind === "sub") gb[i] = -gy[i]!;
@@ -96,7 +96,7 @@ export function scale(x: Tensor, s: number, c = 0): Tensor {
   const xd = x.data;
   for (let i = 0; i < y.length; i++) y[i] = s * xd[i]! + c;
   return record1("scale", [x], y, x.shape, ([g]) => {
-    const gx = new Float32Array(g!.length);
+    const gx = allocF32(g!.length);
     for (let i = 0; i < gx.length; i++) gx[i] = s * g![i]!;
     return [gx];
   });

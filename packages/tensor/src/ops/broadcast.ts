@@ -1,5 +1,5 @@
 /** NumPy-style broadcasting of two shapes, and the reduction of a gradient back to a shape. */
-import { type Shape, shapeStr, sizeOf } from "../tensor.js";
+import { allocF32, type Shape, shapeStr, sizeOf } from "../tensor.js";
 
 export function broadcastShape(a: Shape, b: Shape, op: string): number[] {
   const n = Math.max(a.length, b.length);
@@ -46,7 +46,7 @@ export function broadcastIndex(s: Shape, out: Shape): Int32Array | null {
 /** Sum `g` (laid out as `out`) into an array of shape `s` via the broadcast index map. */
 export function reduceTo(g: Float32Array, idx: Int32Array | null, size: number): Float32Array {
   if (idx === null) return g;
-  const r = new Float32Array(size);
+  const r = allocF32(size);
   for (let f = 0; f < g.length; f++) r[idx[f]!]! += g[f]!;
   return r;
 }

@@ -17,7 +17,7 @@ export function embedding(ids: IntTensor, w: Tensor): Tensor {
     y.set(w.data.subarray(id * D, id * D + D), i * D);
   }
   return record1("embedding", [w], y, [...ids.shape, D], ([g]) => {
-    const gw = new Float32Array(w.size);
+    const gw = allocF32(w.size);
     for (let i = 0; i < n; i++) {
       const o = ids.data[i]! * D;
       for (let j = 0; j < D; j++) gw[o + j]! += g![i * D + j]!;

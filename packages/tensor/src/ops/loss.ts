@@ -26,7 +26,7 @@ export function logSoftmax(x: Tensor): Tensor {
     for (let j = 0; j < V; j++) y[o + j] = xd[o + j]! - lse;
   }
   return record1("logSoftmax", [x], y, x.shape, ([g]) => {
-    const gx = new Float32Array(x.size);
+    const gx = allocF32(x.size);
     for (let r = 0; r < rows; r++) {
       const o = r * V;
       let gs = 0;
@@ -75,7 +75,7 @@ export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor
     y[r] = lse[r]! - xd[o + t]!;
   }
   return record1("crossEntropyPerToken", [logits], y, targets.shape, ([g]) => {
-    const gx = new Float32Array(logits.size);
+    const gx = allocF32(logits.size);
     for (let r = 0; r < rows; r++) {
       const t = targets.data[r]!;
       const gr = g![r]!;
@@ -108,7 +108,7 @@ export function crossEntropy(logits: Tensor, targets: IntTensor): Tensor {
     Float32Array.of(n === 0 ? Number.NaN : s / n),
     [1],
     ([g]) => {
-      const gx = new Float32Array(per.size);
+      const gx = allocF32(per.size);
       if (n === 0) return [gx];
       const v = g![0]! / n;
       for (let i = 0; i < per.size; i++) if (targets.data[i] !== IGNORE_INDEX) gx[i] = v;
@@ -134,7 +134,7 @@ export function entropy(p: Tensor): Tensor {
     y[r] = h;
   }
   return record1("entropy", [p], y, p.shape.slice(0, -1), ([g]) => {
-    const gx = new Float32Array(p.size);
+    const gx = allocF32(p.size);
     for (let r = 0; r < rows; r++) {
       for (let j = 0; j < K; j++) {
         const v = pd[r * K + j]!;

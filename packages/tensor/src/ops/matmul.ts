@@ -54,7 +54,7 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
     let ga: Float32Array | null = null;
     let gb: Float32Array | null = null;
     if (needs[0]) {
-      ga = new Float32Array(a.size);
+      ga = allocF32(a.size);
       for (let i = 0; i < nb; i++) {
         // A [M,K]: dA = G·op(B)ᵀ ; A stored [K,M] (transA): dA = op(B)·Gᵀ
         if (!tA)
@@ -63,7 +63,7 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
       }
     }
     if (needs[1]) {
-      gb = new Float32Array(b.size);
+      gb = allocF32(b.size);
       for (let i = 0; i < nb; i++) {
         const beta = shared && i > 0 ? 1 : 0;
         // B [K,N]: dB = op(A)ᵀ·G ; B stored [N,K] (transB): dB = Gᵀ·op(A)
@@ -99,15 +99,15 @@ export function linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
     let gw: Float32Array | null = null;
     let gbias: Float32Array | null = null;
     if (needs[0]) {
-      gx = new Float32Array(x.size);
+      gx = allocF32(x.size);
       gemm(false, false, M, nIn, nOut, 1, gy, 0, nOut, w.data, 0, nIn, 0, gx, 0, nIn);
     }
     if (needs[1]) {
-      gw = new Float32Array(w.size);
+      gw = allocF32(w.size);
       gemm(true, false, nOut, nIn, M, 1, gy, 0, nOut, x.data, 0, nIn, 0, gw, 0, nIn);
     }
     if (bias && needs[2]) {
-      gbias = new Float32Array(nOut);
+      gbias = allocF32(nOut);
       for (let i = 0; i < M; i++) for (let j = 0; j < nOut; j++) gbias[j]! += gy[i * nOut + j]!;
     }
     return bias ? [gx, gw, gbias] : [gx, gw];

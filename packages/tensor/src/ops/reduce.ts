@@ -9,9 +9,7 @@ export function sum(x: Tensor): Tensor {
   let s = 0;
   const d = x.data;
   for (let i = 0; i < d.length; i++) s += d[i]!;
-  return record1("sum", [x], Float32Array.of(s), [1], ([g]) => [
-    new Float32Array(x.size).fill(g![0]!),
-  ]);
+  return record1("sum", [x], Float32Array.of(s), [1], ([g]) => [allocF32(x.size).fill(g![0]!)]);
 }
 
 export function mean(x: Tensor): Tensor {
@@ -20,7 +18,7 @@ export function mean(x: Tensor): Tensor {
   const d = x.data;
   for (let i = 0; i < n; i++) s += d[i]!;
   return record1("mean", [x], Float32Array.of(n === 0 ? Number.NaN : s / n), [1], ([g]) => [
-    new Float32Array(n).fill(g![0]! / n),
+    allocF32(n).fill(g![0]! / n),
   ]);
 }
 
@@ -36,7 +34,7 @@ function reduceLast(op: string, x: Tensor, divide: boolean): Tensor {
     y[r] = s * f;
   }
   return record1(op, [x], y, x.shape.slice(0, -1), ([g]) => {
-    const gx = new Float32Array(x.size);
+    const gx = allocF32(x.size);
     for (let r = 0; r < rows; r++) gx.fill(g![r]! * f, r * n, r * n + n);
     return [gx];
   });

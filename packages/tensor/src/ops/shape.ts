@@ -48,7 +48,7 @@ export function concat(xs: readonly Tensor[]): Tensor {
       const start = o;
       o += w;
       if (!needs[k]) return null;
-      const gx = new Float32Array(rows * w);
+      const gx = allocF32(rows * w);
       for (let r = 0; r < rows; r++) gx.set(g!.subarray(r * W + start, r * W + start + w), r * w);
       return gx;
     });
@@ -74,7 +74,7 @@ export function split(x: Tensor, widths: readonly number[]): Tensor[] {
     return { data: d, shape: [...lead, w] };
   });
   return record("split", [x], outs, (gys) => {
-    const gx = new Float32Array(x.size);
+    const gx = allocF32(x.size);
     let o = 0;
     gys.forEach((g, k) => {
       const w = widths[k]!;
@@ -95,7 +95,7 @@ export function sliceRows(x: Tensor, start: number, end: number): Tensor {
   const y = allocF32((end - start) * inner);
   y.set(x.data.subarray(start * inner, end * inner));
   return record1("sliceRows", [x], y, [end - start, ...x.shape.slice(1)], ([g]) => {
-    const gx = new Float32Array(x.size);
+    const gx = allocF32(x.size);
     gx.set(g!, start * inner);
     return [gx];
   });

@@ -28,7 +28,7 @@ function unary(op: string, x: Tensor, f: Fwd, d: Der): Tensor {
   const y = allocF32(n);
   for (let i = 0; i < n; i++) y[i] = f(xd[i]!);
   return record1(op, [x], y, x.shape, ([g]) => {
-    const gx = new Float32Array(n);
+    const gx = allocF32(n);
     for (let i = 0; i < n; i++) gx[i] = g![i]! * d(xd[i]!, y[i]!);
     return [gx];
   });

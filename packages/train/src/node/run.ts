@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { LoopedModel } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
-import { noGrad } from "@loop/tensor";
+import { noGrad, withScratch } from "@loop/tensor";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "../options.js";
 import { type StepMetrics, Trainer } from "../trainer.js";
@@ -87,7 +87,7 @@ export function runTraining(o: RunOptions): RunResult {
     const isLast = trainer.done;
     let ev: EvalRecord | undefined;
     if (o.evaluate && (every(o.train.evalEvery, m.step) || isLast)) {
-      ev = noGrad(() => o.evaluate!(o.model));
+      ev = noGrad(() => withScratch(() => o.evaluate!(o.model)));
       lastEval = ev;
     }
     appendFileSync(logPath, `${JSON.stringify(ev ? { ...m, eval: ev } : m)}\n`);

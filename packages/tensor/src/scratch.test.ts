@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { backward } from "./autograd/backward.js";
+import { linear } from "./ops/matmul.js";
+import { sum } from "./ops/reduce.js";
+import { silu } from "./ops/unary.js";
+import { randn } from "./random-tensor.js";
+import { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
+import { allocF32 } from "./tensor.js";
+
+describe("scratch pool", () => {
+  it("hands out zeroed buffers and reuses them across scopes", () => {
+    releaseScratch();
+    const first = withScratch(() => {
+      const a = allocF32(5000);
+      a.fill(7);
+      return a.buffer;
+    });
+    const bytes = scratchBytes();
+    expect(bytes).toBe(8192 * 4);
+    withScratch(() => {
+      const b = allocF32(6000);
+      expect(b.buffer).toBe(first);
+      expect(b.every((v) => v === 0)).toBe(true);
+      expect(b.length).toBe(6000);
+      const c = allocF32(6000);
+      expect(c.buffer).not.toBe(first);
+    });
+    expect(scratchBytes()).toBe(2 * 8192 * 4);
+    expect(allocF32(5000).buffer).not.toBe(first);
+  });
+  it("gives the same gradients inside and outside a scope", () => {
+    const w = randn([64, 64], 1);
+    const x = randn([32, 64], 2, { requiresGrad: false });
+    const run = () => {
+      w.grad = null;
+      const l = sum(silu(linear(x, w)));
+      backward(l);
+      return { loss: l.item(), g: Array.from(w.grad!) };
+    };
+    const plain = run();
+    const a = withScratch(run);
+    const b = withScratch(run);
+    expect(a).toEqual(plain);
+    expect(b).toEqual(plain);
+  });
+});
