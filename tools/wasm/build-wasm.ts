@@ -1,5 +1,6 @@
 /**
- * `pnpm build:wasm`: compile every packages/<pkg>/src/**\/*.wat to its committed `.wasm.ts`.
+ * `pnpm exec tsx tools/wasm/build-wasm.ts`: compile every packages/<pkg>/src/**\/*.wat to the
+ * committed `.wasm.ts` beside it.
  * With `--check`, only report (exit code 1) when a generated file is missing or stale.
  */
 import { readdir, readFile, writeFile } from "node:fs/promises";

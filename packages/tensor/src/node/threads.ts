@@ -46,19 +46,40 @@ function tsxEsmApi(): string {
   return new URL(rel, pathToFileURL(pkgPath)).href;
 }
 
+/** Options with a separate value that workers accept and need (module resolution, loaders). */
+const WORKER_PAIRS = new Set(["--conditions", "-C", "--import", "--require", "-r", "--loader"]);
+const WORKER_SINGLE = /^--(conditions|import|require|loader|experimental-loader)=|^--no-warnings$/;
+
+/** execArgv without per-process flags (V8 flags etc.), which Worker rejects; V8 flags apply anyway. */
+function workerSafe(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (WORKER_PAIRS.has(a) && i + 1 < argv.length) out.push(a, argv[++i]!);
+    else if (WORKER_SINGLE.test(a)) out.push(a);
+  }
+  return out;
+}
+
+function newWorker(target: string | URL, init: WorkerInit, execArgv: string[], evalCode: boolean) {
+  try {
+    return new Worker(target, { eval: evalCode, workerData: init, execArgv });
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e;
+    return new Worker(target, { eval: evalCode, workerData: init, execArgv: workerSafe(execArgv) });
+  }
+}
+
 function createWorker(init: WorkerInit): Worker {
   const execArgv = [...process.execArgv];
   if (!fromSource) {
-    return new Worker(new URL("./threads-worker.js", import.meta.url), {
-      workerData: init,
-      execArgv,
-    });
+    return newWorker(new URL("./threads-worker.js", import.meta.url), init, execArgv, false);
   }
   if (!hasCondition(execArgv)) execArgv.push("--conditions=@loop/source");
   const entry = new URL("./threads-worker.ts", import.meta.url).href;
   const api = tsxEsmApi();
   const code = `import(${JSON.stringify(api)}).then((m) => m.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(import.meta.url)}));`;
-  return new Worker(code, { eval: true, workerData: init, execArgv });
+  return newWorker(code, init, execArgv, true);
 }
 
 function spawn(init: WorkerInit): Promise<Worker> {
