@@ -1,0 +1,56 @@
+/**
+ * Small helpers of the chunked SSD scan: per-step decays and their in-chunk products (float64),
+ * and a strided transpose into preallocated scratch so every block product is a plain,
+ * non-transposed `gemm` (no packing, no allocation per call).
+ */
+
+/**
+ * For one chunk of one head: e_k = exp(dt_k·A) and E_i = Π_{k≤i} e_k = exp(Λ_i), Λ_i the in-chunk
+ * cumulative sum of dt·A. Products of factors in (0, 1] never divide, so they are stable.
+ */
+export function chunkDecays(
+  dt: Float32Array,
+  dtOff: number,
+  dtStride: number,
+  Ah: number,
+  L: number,
+  e: Float64Array,
+  E: Float64Array,
+): void {
+  let acc = 1;
+  for (let k = 0; k < L; k++) {
+    const v = Math.exp(dt[dtOff + k * dtStride]! * Ah);
+    e[k] = v;
+    acc *= v;
+    E[k] = acc;
+  }
+}
+
+/** dst[c·ldd + r] = src[off + r·lds + c] for r < rows, c < cols. */
+export function transposeInto(
+  src: Float32Array,
+  off: number,
+  lds: number,
+  rows: number,
+  cols: number,
+  dst: Float32Array,
+  ldd: number,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const s = off + r * lds;
+    for (let c = 0; c < cols; c++) dst[c * ldd + r] = src[s + c]!;
+  }
+}
+
+/** [B·H, P, N] ↔ [B·H, N, P]: swap the last two axes of each of `count` P×N blocks. */
+export function swapLastAxes(
+  src: Float32Array,
+  count: number,
+  rows: number,
+  cols: number,
+  dst: Float32Array,
+): void {
+  const sz = rows * cols;
+  for (let i = 0; i < count; i++)
+    transposeInto(src, i * sz, cols, rows, cols, dst.subarray(i * sz), rows);
+}
