@@ -8,13 +8,13 @@ import { basename } from "node:path";
 import wabtInit from "wabt";
 
 /** Binary module for a .wat source (simd128 enabled, no debug names: deterministic output). */
-export async function compileWat(path: string): Promise<Uint8Array> {
+export async function compileWat(path: string): Promise<Uint8Array<ArrayBuffer>> {
   const wabt = await wabtInit();
   const source = await readFile(path, "utf8");
   const mod = wabt.parseWat(basename(path), source, { simd: true });
   try {
     mod.validate();
-    return mod.toBinary({ write_debug_names: false }).buffer;
+    return new Uint8Array(mod.toBinary({ write_debug_names: false }).buffer);
   } finally {
     mod.destroy();
   }
