@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { startThreadPool } from "@loop/tensor/node";
 /** Entry point of the `looplm` binary: run the program, print failures as one line. */
 import { CommanderError } from "commander";
 import { buildProgram } from "./program.js";
@@ -8,6 +9,10 @@ async function main(argv: string[]): Promise<number> {
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
     process.chdir(process.env.INIT_CWD);
+  // LOOPLM_THREADS=n splits the large kernels over n threads. Off by default: the models of the
+  // default experiments are small enough that thread hand-offs cost more than they save.
+  const threads = Number(process.env.LOOPLM_THREADS ?? 1);
+  if (threads > 1) startThreadPool(threads);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

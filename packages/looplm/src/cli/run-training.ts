@@ -3,10 +3,13 @@
  * a previous stage's checkpoint), train it in a run folder with a progress display and periodic
  * evaluation, and return the result.
  */
+
+import { join } from "node:path";
 import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
 import { LoopedModel, type ModelConfig, stateDict } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import type { Task } from "@loop/tasks";
+import type { Task, TextTokenizer } from "@loop/tasks";
+import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import { CliError } from "./errors.js";
@@ -69,8 +72,21 @@ export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
       onStep: (m) => bar.update(m),
       info: { task: job.taskInfo, from: job.from ?? null },
     });
+    saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };
   } finally {
     bar.stop();
+  }
+}
+
+/**
+ * Keep what maps token ids back to text beside the weights: vocab.json (the symbols, any task)
+ * and, for language modelling, the tokenizer.json the run trained or loaded.
+ */
+export function saveVocabulary(task: Task, dirs: readonly string[]): void {
+  const tok = (task as { tokenizer?: TextTokenizer }).tokenizer;
+  for (const d of dirs) {
+    writeFileAtomic(join(d, "vocab.json"), `${JSON.stringify(task.vocab.symbols)}\n`);
+    if (tok) writeFileAtomic(join(d, "tokenizer.json"), `${JSON.stringify(tok.toJSON())}\n`);
   }
 }

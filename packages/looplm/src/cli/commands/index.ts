@@ -1,6 +1,9 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
+import { registerEval } from "./eval.js";
 import { registerForward } from "./forward.js";
+import { registerGenerate } from "./generate.js";
+import { registerReport } from "./report.js";
 import { registerSample } from "./sample.js";
 import { registerSweep } from "./sweep.js";
 import { registerTokenizer } from "./tokenizer.js";
@@ -8,8 +11,11 @@ import { registerTrain } from "./train.js";
 
 export function registerCommands(program: Command): void {
   registerForward(program);
+  registerGenerate(program);
   registerTrain(program);
   registerSweep(program);
   registerSample(program);
   registerTokenizer(program);
+  registerEval(program);
+  registerReport(program);
 }

@@ -1,0 +1,286 @@
+/**
+ * `looplm eval --model <checkpoint> [--task …]`: accuracy (mano, p-hop) or perplexity (lm) at
+ * every loop step on the task's fixed evaluation set, threshold-exit results for gated models
+ * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer.
+ * Task settings default to the run.json beside the checkpoint; writes eval.json (@loop/eval).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import {
+  DEFAULT_Q_SWEEP,
+  EVAL_FORMAT,
+  type EvalFile,
+  evaluateAccuracy,
+  evaluateMultipleChoice,
+  evaluatePerplexity,
+  formatEvalSummary,
+  type McItem,
+  mcSection,
+  metricSection,
+  modelLoglikelihoods,
+} from "@loop/eval";
+import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
+import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
+import { LanguageModelTask, type Task } from "@loop/tasks";
+import type { Command } from "commander";
+import { CliError, floatOption, intOption } from "../errors.js";
+import {
+  addTaskOptions,
+  buildTask,
+  TASK_DEFAULTS,
+  type TaskFlags,
+  taskInfo,
+  taskName,
+} from "../options/task.js";
+
+export interface EvalFlags extends Partial<TaskFlags> {
+  model: string;
+  count: number;
+  batchSize: number;
+  seed?: number;
+  q?: number;
+  qSweep?: number[] | true;
+  mc?: string;
+  piqa?: string;
+  labels?: string;
+  mcLimit?: number;
+  out?: string;
+}
+
+function threshold(flag: string): (v: string) => number {
+  const num = floatOption(flag);
+  return (v) => {
+    const q = num(v);
+    if (q < 0 || q > 1) throw new CliError(`${flag} must be in [0, 1], got ${q}`);
+    return q;
+  };
+}
+
+function thresholdList(v: string): number[] {
+  const parse = threshold("--q-sweep");
+  const qs = v.split(",").map((s) => parse(s.trim()));
+  if (qs.length === 0) throw new CliError(`--q-sweep needs at least one threshold, got "${v}"`);
+  return qs;
+}
+
+/** Where the checkpoint lies: `--model` may be a checkpoint folder or a run folder (uses final/). */
+export function locateModel(model: string): { checkpoint: string; runDir: string | null } {
+  const dir = resolve(model);
+  if (!existsSync(dir)) throw new CliError(`--model ${model} does not exist`);
+  if (existsSync(join(dir, "config.json"))) {
+    const parent = dirname(dir);
+    return { checkpoint: dir, runDir: existsSync(join(parent, "run.json")) ? parent : null };
+  }
+  if (existsSync(join(dir, "run.json")) && existsSync(join(dir, "final", "config.json")))
+    return { checkpoint: join(dir, "final"), runDir: dir };
+  throw new CliError(
+    `--model ${model} is neither a checkpoint folder (config.json) nor a run folder with final/`,
+  );
+}
+
+const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {
+  max_ops: "maxOps",
+  alphabet: "alphabet",
+  length: "length",
+  hops: "hops",
+  corpus: "corpus",
+  tokenizer: "tokenizer",
+  vocab: "vocab",
+  seq_len: "seqLen",
+};
+
+/** Task flags: defaults < the run's run.json task < flags given on the command line. */
+export function resolveTaskFlags(
+  f: EvalFlags,
+  cmd: Command | null,
+  runDir: string | null,
+): TaskFlags {
+  const out: Record<string, unknown> = { ...TASK_DEFAULTS };
+  if (runDir) {
+    let info: { task?: Record<string, unknown> };
+    try {
+      info = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
+    } catch (e) {
+      throw new CliError(`cannot read ${join(runDir, "run.json")}: ${(e as Error).message}`);
+    }
+    const t = info.task ?? {};
+    if (typeof t.name === "string") out.task = t.name;
+    for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
+  }
+  const fromCli = (k: string) =>
+    cmd ? cmd.getOptionValueSource(k) === "cli" : (f as never)[k] !== undefined;
+  for (const k of ["task", ...Object.values(FLAG_OF_INFO)])
+    if (fromCli(k) && (f as unknown as Record<string, unknown>)[k] !== undefined)
+      out[k] = (f as unknown as Record<string, unknown>)[k];
+  if (out.task === undefined)
+    throw new CliError("--task is required (no run.json next to --model to take it from)");
+  out.task = taskName(String(out.task));
+  return out as unknown as TaskFlags;
+}
+
+function mcItems(f: EvalFlags): { items: McItem[]; source: string } | null {
+  if (f.mc && f.piqa) throw new CliError("--mc and --piqa cannot be used together");
+  if (f.labels && !f.piqa) throw new CliError("--labels goes with --piqa <file.jsonl>");
+  if (f.mcLimit !== undefined && !f.mc && !f.piqa)
+    throw new CliError("--mc-limit needs --mc or --piqa");
+  let items: McItem[];
+  let source: string;
+  try {
+    if (f.piqa) {
+      if (!f.labels) throw new CliError("--piqa needs --labels <file.lst> (one label 0/1 a line)");
+      items = readPiqaFiles(f.piqa, f.labels);
+      source = "piqa";
+    } else if (f.mc) {
+      items = readMcFile(f.mc);
+      source = basename(f.mc).replace(/\.jsonl$/, "");
+    } else return null;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError((e as Error).message);
+  }
+  return { items: f.mcLimit ? items.slice(0, f.mcLimit) : items, source };
+}
+
+function thresholds(f: EvalFlags, model: LoopedModel): number[] {
+  if (f.q !== undefined && f.qSweep !== undefined)
+    throw new CliError("--q and --q-sweep cannot be used together");
+  const qs =
+    f.q !== undefined ? [f.q] : f.qSweep === true ? [...DEFAULT_Q_SWEEP] : (f.qSweep ?? []);
+  if (qs.length > 0 && !model.exitGate)
+    throw new CliError(
+      `--q/--q-sweep need a model with an exit gate; ${f.model} has "exit_gate": false`,
+    );
+  return qs;
+}
+
+export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise<EvalFile> {
+  const { checkpoint, runDir } = locateModel(f.model);
+  const taskFlags = resolveTaskFlags(f, cmd, runDir);
+  const mc = mcItems(f);
+  if (mc && taskFlags.task !== "lm")
+    throw new CliError(
+      `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
+    );
+  let model: LoopedModel;
+  try {
+    model = loadCheckpoint(checkpoint);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const qs = thresholds(f, model);
+  const task: Task = await buildTask(taskFlags);
+  const cfg = model.config;
+  if (task.vocabSize > cfg.vocab_size)
+    throw new CliError(
+      `task ${task.name} has ${task.vocabSize} symbols but the model's vocab_size is ${cfg.vocab_size}`,
+    );
+  const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
+  const result =
+    taskFlags.task === "lm"
+      ? evaluatePerplexity(model, batches, { qs })
+      : evaluateAccuracy(model, batches, { qs, score: (b, p) => task.score(b, p) });
+  let mcPart: EvalFile["mc"] = null;
+  if (mc) {
+    const tok = (task as LanguageModelTask).tokenizer;
+    if (!(task instanceof LanguageModelTask)) throw new CliError("--mc/--piqa need --task lm");
+    const r = evaluateMultipleChoice(mc.items, tok, (reqs) =>
+      modelLoglikelihoods(model, reqs, { batchSize: f.batchSize }),
+    );
+    mcPart = mcSection(r, mc.source);
+  }
+  const ev: EvalFile = {
+    format: EVAL_FORMAT,
+    model: {
+      dir: checkpoint,
+      label: `${cfg.n_layers}⊗${cfg.n_loops}`,
+      params: countParameters(cfg),
+      flops_per_token: flopsPerToken(cfg, {
+        seqLen: task.seqLen,
+        logitSteps: qs.length > 0 ? cfg.n_loops : 1,
+      }).forwardPerToken,
+      config: { ...cfg },
+    },
+    task: {
+      ...taskInfo(taskFlags),
+      name: taskFlags.task,
+      eval_count: f.count,
+      eval_seed: f.seed ?? null,
+    },
+    ...metricSection(result),
+    q: f.q ?? null,
+    mc: mcPart,
+  };
+  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
+  if (out) writeEvalFile(out, ev);
+  process.stdout.write(formatEvalSummary(ev));
+  if (out) process.stdout.write(`wrote ${out}\n`);
+  return ev;
+}
+
+export function registerEval(program: Command): void {
+  const cmd = program
+    .command("eval")
+    .description(
+      "Evaluate a checkpoint at every loop step: accuracy (mano, phop) or perplexity (lm), exit-gate thresholds, multiple choice",
+    )
+    .requiredOption(
+      "--model <dir>",
+      "checkpoint folder (config.json + model.safetensors) or a run folder",
+    );
+  addTaskOptions(cmd, false);
+  cmd
+    .option(
+      "--count <n>",
+      "evaluation rows (examples, or windows for lm)",
+      intOption("--count", 1),
+      256,
+    )
+    .option(
+      "--batch-size <n>",
+      "rows (or MC requests) per forward pass",
+      intOption("--batch-size", 1),
+      32,
+    )
+    .option(
+      "--seed <n>",
+      "evaluation-set seed (default: the task's fixed seed)",
+      intOption("--seed", 0),
+    )
+    .option("--q <q>", "exit threshold in [0, 1] for gated models", threshold("--q"))
+    .option(
+      "--q-sweep [list]",
+      "exit thresholds, comma-separated (default 0,0.1,…,1)",
+      thresholdList,
+    )
+    .option(
+      "--mc <file.jsonl>",
+      'multiple choice: {"context", "choices": [..], "label"} per line (lm only)',
+    )
+    .option(
+      "--piqa <file.jsonl>",
+      "PIQA items {goal, sol1, sol2} per line (lm only; with --labels)",
+    )
+    .option("--labels <file.lst>", "PIQA labels, one 0/1 a line")
+    .option("--mc-limit <n>", "score only the first n MC items", intOption("--mc-limit", 1))
+    .option(
+      "--out <file>",
+      "eval.json to write (default: <run>/eval.json when --model is in a run folder)",
+    )
+    .addHelpText(
+      "after",
+      `
+Task settings (--task, --max-ops, --corpus, …) default to the run.json beside the checkpoint.
+
+Examples:
+  looplm eval --model runs/mano-4x6/final
+  looplm eval --model runs/phop-1x4 --task phop --length 32 --hops 4 --count 1000
+  looplm eval --model runs/mano-4x6-g2/final --q 0.5
+  looplm eval --model runs/mano-4x6-g2/final --q-sweep 0.1,0.3,0.5,0.7,0.9 --out sweep-eval.json
+  looplm eval --model runs/lm-2x4/final --task lm --corpus ../shared/data/wikitext2-valid.txt
+  looplm eval --model runs/lm-2x4/final --piqa ../shared/data/piqa-valid.jsonl --labels ../shared/data/piqa-valid-labels.lst`,
+    )
+    .action(async (opts: EvalFlags, c: Command) => {
+      await runEval(opts, c);
+    });
+}

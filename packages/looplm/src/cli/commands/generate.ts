@@ -1,0 +1,98 @@
+/** `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { generate } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
+import { readTokenizerFile } from "@loop/tasks/node";
+import type { Command } from "commander";
+import { CliError, floatOption, intOption } from "../errors.js";
+import { parseIntList } from "../options/model.js";
+
+interface Flags {
+  model: string;
+  prompt?: string;
+  tokens?: string;
+  tokenizer?: string;
+  maxNew: number;
+  temperature: number;
+  topK: number;
+  seed: number;
+}
+
+function findBeside(model: string, name: string): string | null {
+  for (const p of [join(model, name), join(dirname(model), name)]) if (existsSync(p)) return p;
+  return null;
+}
+
+export async function runGenerate(f: Flags): Promise<void> {
+  if ((f.prompt === undefined) === (f.tokens === undefined))
+    throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
+  const model = loadCheckpoint(f.model);
+  let prompt: number[];
+  let decode: (ids: number[]) => string;
+  if (f.tokens !== undefined) {
+    prompt = parseIntList("--tokens", f.tokens);
+    const vocabPath = findBeside(f.model, "vocab.json");
+    const symbols: string[] | null = vocabPath ? JSON.parse(readFileSync(vocabPath, "utf8")) : null;
+    decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
+  } else {
+    const tokPath = f.tokenizer ?? findBeside(f.model, "tokenizer.json");
+    if (!tokPath)
+      throw new CliError(
+        `--prompt needs a tokenizer: pass --tokenizer <tokenizer.json> (none found beside ${f.model})`,
+      );
+    const tok = await readTokenizerFile(tokPath);
+    prompt = Array.from(tok.encode(f.prompt!));
+    if (prompt.length === 0) throw new CliError("--prompt encodes to no tokens");
+    decode = (ids) => tok.decode(ids);
+  }
+  let out: number[];
+  try {
+    out = generate(model, prompt, {
+      maxNewTokens: f.maxNew,
+      temperature: f.temperature,
+      topK: f.topK,
+      seed: f.seed,
+    });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  process.stdout.write(`${decode(out)}\n`);
+}
+
+export function registerGenerate(program: Command): void {
+  program
+    .command("generate")
+    .description(
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state",
+    )
+    .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final)")
+    .option(
+      "--prompt <text>",
+      "prompt text (language models; needs tokenizer.json beside the model or --tokenizer)",
+    )
+    .option("--tokens <ids>", "prompt as comma-separated token ids")
+    .option("--tokenizer <file>", "tokenizer.json to encode/decode text")
+    .option("--max-new <n>", "tokens to generate", intOption("--max-new", 0), 64)
+    .option(
+      "--temperature <t>",
+      "sampling temperature (0 = greedy)",
+      floatOption("--temperature"),
+      0.8,
+    )
+    .option(
+      "--top-k <k>",
+      "sample among the k most likely tokens (0 = all)",
+      intOption("--top-k", 0),
+      40,
+    )
+    .option("--seed <n>", "sampling seed", intOption("--seed", 0), 0)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  looplm generate --model runs/lm/2x2/final --prompt "Fellow citizens" --max-new 80
+  looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0`,
+    )
+    .action(runGenerate);
+}

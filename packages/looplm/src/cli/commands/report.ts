@@ -1,0 +1,42 @@
+/** `looplm report <run-or-sweep dir>`: write the folder's self-contained report.html. */
+import { folderKind, renderRunReport, renderSweepReport } from "@loop/eval/node";
+import type { Command } from "commander";
+import { CliError } from "../errors.js";
+
+export async function runReport(dir: string): Promise<string> {
+  let kind: "run" | "sweep";
+  try {
+    kind = folderKind(dir);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  try {
+    return kind === "run" ? await renderRunReport(dir) : await renderSweepReport(dir);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}
+
+export function registerReport(program: Command): void {
+  program
+    .command("report")
+    .description(
+      "Write report.html (inline SVG plots) for a run folder (run.json) or a sweep folder (sweep.json)",
+    )
+    .argument("<dir>", "run folder or sweep folder")
+    .addHelpText(
+      "after",
+      `
+A run report has the loss curve, the eval metric during training and by loop step, and for a
+gated model (after \`looplm eval --q-sweep\`) the exit-step histogram and depth/metric frontier.
+A sweep report plots the metric against parameters and FLOPs/token, one point per N⊗R member.
+
+Examples:
+  looplm report runs/mano-4x6
+  looplm report sweeps/mano-iso-flops`,
+    )
+    .action(async (dir: string) => {
+      const path = await runReport(dir);
+      process.stdout.write(`wrote ${path}\n`);
+    });
+}
