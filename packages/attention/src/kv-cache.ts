@@ -3,6 +3,8 @@
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.
  * The [Hkv, position] order keeps each head's keys contiguous for the decode dot products.
  */
+import { fastExp } from "./fast-exp.js";
+
 export class KvCache {
   readonly batch: number;
   readonly capacity: number;
@@ -95,7 +97,7 @@ export function appendAndAttend(
         let sum = 0;
         acc.fill(0);
         for (let s = 0; s < n; s++) {
-          const p = Math.exp(scores[s]! - max);
+          const p = fastExp(scores[s]! - max);
           sum += p;
           const vo = base + s * hd;
           for (let e = 0; e < hd; e++) acc[e]! += p * cache.v[vo + e]!;

@@ -1,0 +1,90 @@
+"""PyTorch eager transcription of causal GQA attention, for benchmarks/attention.ts.
+
+Explicit softmax(Q·Kᵀ/sqrt(hd) + causal mask)·V with the KV heads repeated to the query heads
+(model.md §4), timed forward + backward. Usage:
+  attention.py time B,T,Hq,Hkv,hd [B,T,Hq,Hkv,hd ...] [--reps N]
+  attention.py memory B,T,Hq,Hkv,hd      (peak RSS growth of one forward + backward, bytes)
+Prints one JSON object per line.
+"""
+import json
+import math
+import resource
+import statistics
+import sys
+import time
+
+import torch
+
+
+def attention(q, k, v):
+    # q [B,T,Hq,hd], k/v [B,T,Hkv,hd] -> [B,T,Hq,hd]
+    B, T, Hq, hd = q.shape
+    g = Hq // k.shape[2]
+    qh = q.transpose(1, 2)
+    kh = k.transpose(1, 2).repeat_interleave(g, dim=1)
+    vh = v.transpose(1, 2).repeat_interleave(g, dim=1)
+    s = qh @ kh.transpose(-1, -2) / math.sqrt(hd)
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    p = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
+    return (p @ vh).transpose(1, 2)
+
+
+def inputs(B, T, Hq, Hkv, hd):
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(B, T, Hq, hd, generator=gen, requires_grad=True)
+    k = torch.randn(B, T, Hkv, hd, generator=gen, requires_grad=True)
+    v = torch.randn(B, T, Hkv, hd, generator=gen, requires_grad=True)
+    dy = torch.randn(B, T, Hq, hd, generator=gen)
+    return q, k, v, dy
+
+
+def step(q, k, v, dy):
+    for t in (q, k, v):
+        t.grad = None
+    attention(q, k, v).backward(dy)
+
+
+def time_case(shape, reps):
+    q, k, v, dy = inputs(*shape)
+    step(q, k, v, dy)  # warm-up
+    walls, cpus = [], []
+    for _ in range(reps):
+        w0, c0 = time.perf_counter(), time.process_time()
+        step(q, k, v, dy)
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return {
+        "shape": list(shape),
+        "wall_ms": statistics.median(walls) * 1e3,
+        "cpu_ms": statistics.median(cpus) * 1e3,
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+    }
+
+
+def memory_case(shape):
+    q, k, v, dy = inputs(*shape)
+    small = inputs(shape[0], 16, *shape[2:])
+    step(*small)  # warm-up allocations of the autograd machinery
+    with open("/proc/self/statm") as f:
+        base = int(f.read().split()[1]) * resource.getpagesize()
+    step(q, k, v, dy)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"shape": list(shape), "peak_growth_bytes": max(0, peak - base)}
+
+
+def main(argv):
+    mode, rest = argv[0], argv[1:]
+    reps = 5
+    if "--reps" in rest:
+        i = rest.index("--reps")
+        reps = int(rest[i + 1])
+        rest = rest[:i] + rest[i + 2 :]
+    for spec in rest:
+        shape = tuple(int(x) for x in spec.split(","))
+        out = time_case(shape, reps) if mode == "time" else memory_case(shape)
+        print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
