@@ -1,0 +1,109 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LoopedModel, parseConfig } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
+import { pHop } from "@loop/tasks";
+import { describe, expect, it } from "vitest";
+import { resolveTrainOptions } from "../options.js";
+import { NonFiniteError } from "../trainer.js";
+import { runTraining } from "./run.js";
+import { latestCheckpoint } from "./run-files.js";
+
+const task = pHop({ alphabet: 3, length: 10, hops: 1 });
+const cfg = parseConfig({
+  backbone: "mamba",
+  vocab_size: task.vocabSize,
+  d_model: 16,
+  n_layers: 1,
+  n_loops: 2,
+  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
+});
+const train = resolveTrainOptions({
+  steps: 6,
+  batchSize: 4,
+  gradAccum: 2,
+  warmupSteps: 2,
+  checkpointEvery: 2,
+  evalEvery: 3,
+  seed: 7,
+});
+const evaluate = () => ({ metric: "accuracy" as const, per_step: [0.5, 0.5], final: 0.5 });
+const deterministic = (path: string) =>
+  readFileSync(path, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => {
+      const { step, loss, lr, grad_norm, eval: ev } = JSON.parse(l);
+      return { step, loss, lr, grad_norm, ev };
+    });
+
+describe("runTraining", () => {
+  it("a resumed run reproduces the uninterrupted run exactly", () => {
+    const full = mkdtempSync(join(tmpdir(), "run-full-"));
+    runTraining({ runDir: full, model: new LoopedModel(cfg, { seed: 1 }), task, train, evaluate });
+    const cut = mkdtempSync(join(tmpdir(), "run-cut-"));
+    // Interrupt after step 5 (the last checkpoint is step 4), then resume.
+    expect(() =>
+      runTraining({
+        runDir: cut,
+        model: new LoopedModel(cfg, { seed: 1 }),
+        task,
+        train,
+        evaluate,
+        onStep: (m) => {
+          if (m.step === 5) throw new Error("simulated crash");
+        },
+      }),
+    ).toThrow(/simulated crash/);
+    expect(latestCheckpoint(cut)).toMatch(/step-000004$/);
+    runTraining({
+      runDir: cut,
+      model: new LoopedModel(cfg, { seed: 99 }),
+      task,
+      train,
+      evaluate,
+      resume: true,
+    });
+    const a = deterministic(join(full, "log.jsonl"));
+    const b = deterministic(join(cut, "log.jsonl"));
+    expect(a.map((x) => x.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(b).toEqual(a);
+    const wa = loadCheckpoint(join(full, "final")).parameters();
+    const wb = loadCheckpoint(join(cut, "final")).parameters();
+    wa.forEach((p, i) => expect(Array.from(wb[i]!.tensor.data)).toEqual(Array.from(p.tensor.data)));
+  });
+
+  it("stops on a non-finite loss, naming the step, and leaves the last good checkpoint intact", () => {
+    const dir = mkdtempSync(join(tmpdir(), "run-nan-"));
+    const model = new LoopedModel(cfg, { seed: 2 });
+    const every = resolveTrainOptions({ ...train, checkpointEvery: 1 });
+    let err: unknown;
+    try {
+      runTraining({
+        runDir: dir,
+        model,
+        task,
+        train: every,
+        onStep: (m) => {
+          if (m.step === 2) model.embeddings.data.fill(Number.NaN);
+        },
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(NonFiniteError);
+    expect((err as Error).message).toMatch(/non-finite loss \(NaN\) at step 3/);
+    expect(latestCheckpoint(dir)).toMatch(/step-000002$/);
+    const good = loadCheckpoint(join(dir, "checkpoints", "step-000002"));
+    expect(good.embeddings.data.every(Number.isFinite)).toBe(true);
+    expect(existsSync(join(dir, "final"))).toBe(false);
+  });
+
+  it("resume without a checkpoint is a clear error", () => {
+    const dir = mkdtempSync(join(tmpdir(), "run-none-"));
+    expect(() =>
+      runTraining({ runDir: dir, model: new LoopedModel(cfg), task, train, resume: true }),
+    ).toThrow(/no checkpoint/);
+  });
+});
