@@ -43,7 +43,7 @@ export {
   mano,
   manoSymbols,
 } from "./mano/mano-task.js";
-export { alphabetSymbols, pHopPosition } from "./phop/hops.js";
+export { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./phop/hops.js";
 export {
   PHOP_DEFAULT_EVAL_SEED,
   type PHopConfig,

@@ -44,3 +44,32 @@ export function pHopPosition(seq: ArrayLike<number>, hops: number, alphabet: num
   }
   return pos;
 }
+
+/**
+ * `find_p(i)` for every prefix end i = 1..n at once (entry i − 1; 0 where undefined): the p-hop
+ * answer position of v_1..v_i. O(n·p) with the same last-occurrence table.
+ */
+export function pHopPositionsAll(
+  seq: ArrayLike<number>,
+  hops: number,
+  alphabet: number,
+): Int32Array {
+  const n = seq.length;
+  const prev = new Int32Array(n + 1);
+  const last = new Int32Array(alphabet);
+  for (let i = 1; i <= n; i++) {
+    const v = seq[i - 1]!;
+    prev[i] = last[v]!;
+    last[v] = i;
+  }
+  const out = new Int32Array(n);
+  for (let i = 1; i <= n; i++) {
+    let pos = i;
+    for (let h = 0; h < hops && pos > 0; h++) {
+      const j = prev[pos]!;
+      pos = j === 0 ? 0 : j + 1;
+    }
+    out[i - 1] = pos;
+  }
+  return out;
+}

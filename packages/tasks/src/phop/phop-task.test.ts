@@ -115,3 +115,37 @@ describe("pHop", () => {
     );
   });
 });
+
+describe("dense p-hop training targets", () => {
+  it("targets every prefix whose answer is defined, checked by brute force; eval stays single-answer", () => {
+    const t = pHop({ alphabet: 3, length: 20, hops: 2, dense: true });
+    const { batch } = t.trainBatch(t.startCursor(5), 16);
+    const follow = (seq: number[], p: number): number => {
+      let pos = seq.length;
+      for (let h = 0; h < p; h++) {
+        let j = 0;
+        for (let k = pos - 1; k >= 1; k--)
+          if (seq[k - 1] === seq[pos - 1]) {
+            j = k;
+            break;
+          }
+        if (j === 0) return -100;
+        pos = j + 1;
+      }
+      return seq[pos - 1]!;
+    };
+    let dense = 0;
+    for (let b = 0; b < 16; b++) {
+      const row = Array.from(batch.tokens.subarray(b * 20, b * 20 + 20));
+      for (let i = 1; i <= 20; i++) {
+        const want = follow(row.slice(0, i), 2);
+        expect(batch.targets[b * 20 + i - 1]).toBe(want);
+        if (want !== -100) dense++;
+      }
+    }
+    expect(dense).toBeGreaterThan(16 * 5);
+    const ev = t.evalSet({ count: 4, batchSize: 4 })[0]!;
+    expect(Array.from(ev.targets).filter((x) => x !== -100)).toHaveLength(4);
+    expect(t.name).toBe("phop-a3-n20-p2-dense");
+  });
+});

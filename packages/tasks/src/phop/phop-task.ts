@@ -12,7 +12,7 @@ import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js"
 import { deriveSeed, Prng } from "../prng.js";
 import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
-import { alphabetSymbols, pHopPosition } from "./hops.js";
+import { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./hops.js";
 
 export interface PHopConfig {
   /** |Σ| ≥ 2 (default 4). */
@@ -23,6 +23,12 @@ export interface PHopConfig {
   hops?: number;
   /** Whole-sequence redraws before giving up (default 1000). */
   maxAttempts?: number;
+  /**
+   * Training rows also carry a target at every earlier position whose own p-hop answer is
+   * defined (the answer of the prefix v_1..v_i). Evaluation is unchanged: position n only.
+   * A denser learning signal for small experiments; off by default (the spec's task).
+   */
+  dense?: boolean;
 }
 
 export interface PHopExample {
@@ -41,6 +47,7 @@ export class PHopTask implements Task {
   readonly length: number;
   readonly hops: number;
   readonly maxAttempts: number;
+  readonly dense: boolean;
   readonly vocab: Vocabulary;
   readonly padId = null;
 
@@ -54,7 +61,8 @@ export class PHopTask implements Task {
       throw new Error(
         `length must be ≥ hops + 2 = ${this.hops + 2} for a defined ${this.hops}-hop answer, got ${this.length}`,
       );
-    this.name = `phop-a${this.alphabet}-n${this.length}-p${this.hops}`;
+    this.dense = config.dense ?? false;
+    this.name = `phop-a${this.alphabet}-n${this.length}-p${this.hops}${this.dense ? "-dense" : ""}`;
     this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
   }
 
@@ -106,12 +114,21 @@ export class PHopTask implements Task {
     return c;
   }
 
-  private rows(streamSeed: (i: number) => number, start: number, count: number): Batch {
+  private rows(
+    streamSeed: (i: number) => number,
+    start: number,
+    count: number,
+    dense = false,
+  ): Batch {
     const T = this.length;
     const batch = allocBatch(count, T, 0);
     for (let b = 0; b < count; b++) {
       const { ids, answer } = this.sampleIds(new Prng(streamSeed(start + b)));
       batch.tokens.set(ids, b * T);
+      if (dense) {
+        const pos = pHopPositionsAll(ids, this.hops, this.alphabet);
+        for (let i = 0; i < T; i++) if (pos[i]! > 0) batch.targets[b * T + i] = ids[pos[i]! - 1]!;
+      }
       batch.targets[b * T + T - 1] = answer;
     }
     return batch;
@@ -124,6 +141,7 @@ export class PHopTask implements Task {
       (i) => deriveSeed(cursor.seed, "phop/train", i),
       cursor.position,
       batchSize,
+      this.dense,
     );
     return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
   }

