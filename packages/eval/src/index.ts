@@ -70,6 +70,7 @@ export {
   stepMetricChart,
   sweepChart,
 } from "./report/charts.js";
+export { formatEvalSummary } from "./report/eval-table.js";
 export {
   type LogEntry,
   metricName,

@@ -1,0 +1,48 @@
+/**
+ * The plain-text summary `looplm eval` prints for an eval.json: the metric (and multiple-choice
+ * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric).
+ */
+import type { EvalFile } from "../eval-file.js";
+import { metricName } from "./run-data.js";
+import { formatMetric } from "./table.js";
+
+function table(head: string[], rows: string[][]): string {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => x.padStart(w[i]!)).join("  ");
+  return [line(head), w.map((n) => "-".repeat(n)).join("  "), ...rows.map(line)].join("\n");
+}
+
+export function formatEvalSummary(ev: EvalFile): string {
+  const name = metricName(ev.metric);
+  const head = ["step", name];
+  const mc = ev.mc;
+  if (mc) head.push(`${mc.source} acc`, `${mc.source} acc_norm`);
+  const rows = ev.per_step.map((v, r) => {
+    const row = [String(r + 1), formatMetric(ev.metric, v)];
+    if (mc) {
+      const m = mc.per_step[r];
+      row.push(
+        m ? formatMetric("accuracy", m.acc) : "—",
+        m ? formatMetric("accuracy", m.acc_norm) : "—",
+      );
+    }
+    return row;
+  });
+  const unit = ev.metric === "accuracy" ? `${ev.count} examples` : `${ev.count} tokens`;
+  const parts = [
+    `${ev.model.label} on ${ev.task.name} (${unit}${mc ? `; ${mc.items} ${mc.source} items` : ""})`,
+    table(head, rows),
+  ];
+  if (ev.gated.length > 0)
+    parts.push(
+      table(
+        ["q", "mean exit step", name],
+        ev.gated.map((g) => [
+          String(g.q),
+          g.mean_step.toFixed(3),
+          formatMetric(ev.metric, g.value),
+        ]),
+      ),
+    );
+  return `${parts.join("\n\n")}\n`;
+}
