@@ -1,10 +1,8 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
 import { registerEval } from "./eval.js";
-import { registerEval } from "./eval.js";
 import { registerForward } from "./forward.js";
 import { registerGenerate } from "./generate.js";
-import { registerReport } from "./report.js";
 import { registerReport } from "./report.js";
 import { registerSample } from "./sample.js";
 import { registerSweep } from "./sweep.js";
@@ -18,8 +16,6 @@ export function registerCommands(program: Command): void {
   registerSweep(program);
   registerSample(program);
   registerTokenizer(program);
-  registerEval(program);
-  registerReport(program);
   registerEval(program);
   registerReport(program);
 }
