@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { EvalFile } from "@loop/eval";
 import { LoopedModel, makeConfig } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
+import { buildCharTokenizer } from "@loop/tasks";
 import { CommanderError } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
@@ -152,6 +153,37 @@ describe("looplm eval", () => {
     expect(ev.mc!.per_step).toHaveLength(3);
     expect(out).toMatch(/step +Perplexity +items acc +items acc_norm/);
     expect(existsSync(join(plainDir, "eval.json"))).toBe(false);
+  });
+});
+
+describe("looplm eval with a saved tokenizer", () => {
+  it("uses the tokenizer.json beside the checkpoint unless --tokenizer is given", async () => {
+    const text = "abc abd abe. ".repeat(80);
+    const corpus = join(root, "abc.txt");
+    writeFileSync(corpus, text);
+    const dir = join(root, "lm-final");
+    saveCheckpoint(dir, tinyModel(32, false));
+    const tok = buildCharTokenizer([text]);
+    writeFileSync(join(dir, "tokenizer.json"), JSON.stringify(tok.toJSON()));
+    const outFile = join(root, "abc-eval.json");
+    await looplm(
+      "eval",
+      "--model",
+      dir,
+      "--task",
+      "lm",
+      "--corpus",
+      corpus,
+      "--seq-len",
+      "8",
+      "--count",
+      "2",
+      "--out",
+      outFile,
+    );
+    const ev = JSON.parse(readFileSync(outFile, "utf8")) as EvalFile;
+    expect(ev.task.tokenizer).toBe(join(dir, "tokenizer.json"));
+    expect(ev.count).toBe(16);
   });
 });
 

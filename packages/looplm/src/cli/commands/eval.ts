@@ -90,10 +90,14 @@ const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {
   seq_len: "seqLen",
 };
 
-/** Task flags: defaults < the run's run.json task < flags given on the command line. */
+/**
+ * Task flags: defaults < the run's run.json task < flags given on the command line; for lm, the
+ * tokenizer.json saved beside the checkpoint unless --tokenizer is given.
+ */
 export function resolveTaskFlags(
   f: EvalFlags,
   cmd: Command | null,
+  checkpoint: string,
   runDir: string | null,
 ): TaskFlags {
   const out: Record<string, unknown> = { ...TASK_DEFAULTS };
@@ -115,6 +119,14 @@ export function resolveTaskFlags(
       out[k] = (f as unknown as Record<string, unknown>)[k];
   if (out.task === undefined)
     throw new CliError("--task is required (no run.json next to --model to take it from)");
+  // A language-model run keeps its tokenizer.json beside the weights: evaluate with that one.
+  if (out.task === "lm" && !fromCli("tokenizer")) {
+    const saved = [checkpoint, runDir]
+      .filter((d): d is string => d !== null)
+      .map((d) => join(d, "tokenizer.json"))
+      .find((p) => existsSync(p));
+    if (saved) out.tokenizer = saved;
+  }
   out.task = taskName(String(out.task));
   return out as unknown as TaskFlags;
 }
@@ -156,7 +168,7 @@ function thresholds(f: EvalFlags, model: LoopedModel): number[] {
 
 export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise<EvalFile> {
   const { checkpoint, runDir } = locateModel(f.model);
-  const taskFlags = resolveTaskFlags(f, cmd, runDir);
+  const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
