@@ -18,7 +18,12 @@ export {
 } from "./io/safetensors.js";
 export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
 export { gemmJs } from "./kernels/gemm-js.js";
-export { gemmParallel, PARALLEL_MIN_MACS } from "./kernels/gemm-parallel.js";
+export {
+  gemmParallel,
+  gemmParallelJs,
+  PARALLEL_MIN_MACS,
+  setGemmParallelThreshold,
+} from "./kernels/gemm-parallel.js";
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";

@@ -10,6 +10,8 @@
 
 import { parallelFor, threadCount } from "../threads/pool.js";
 import { defineKernel, type KernelArgs } from "../threads/registry.js";
+import type { GemmFn } from "./gemm.js";
+import { gemmJs } from "./gemm-js.js";
 import { gemmWasm } from "./gemm-wasm.js";
 
 interface GemmArgs extends KernelArgs {
@@ -30,10 +32,21 @@ interface GemmArgs extends KernelArgs {
   cOff: number;
   ldc: number;
   byCols: boolean;
+  /** Run the portable JS kernel instead of WebAssembly (benchmarks). */
+  js: boolean;
 }
 
-/** Smallest product (M·N·K multiply-adds) split across threads; below it one thread is faster. */
+/** Default smallest product (M·N·K multiply-adds) split across threads (measured, see docs). */
 export const PARALLEL_MIN_MACS = 1 << 19;
+let minMacs = PARALLEL_MIN_MACS;
+
+/** Set the smallest product split across threads (0: split everything); returns the previous. */
+export function setGemmParallelThreshold(macs: number): number {
+  if (!(macs >= 0)) throw new Error(`setGemmParallelThreshold: macs must be ≥ 0, got ${macs}`);
+  const prev = minMacs;
+  minMacs = macs;
+  return prev;
+}
 /** Fewest rows of C per thread for a row split (a few 4-row tiles, so B packing amortises). */
 const MIN_ROWS = 32;
 /** Staging buffers up to this many floats are kept for reuse; larger ones are left to the GC. */
@@ -42,9 +55,10 @@ const KEEP_SCRATCH = 1 << 22;
 export const gemmKernelUrl: string = import.meta.url;
 
 const gemmKernel = defineKernel<GemmArgs>("tensor/gemm", import.meta.url, (a, lo, hi) => {
+  const base = a.js ? gemmJs : gemmWasm;
   if (a.byCols) {
     const bOff = a.bOff + (a.tB ? lo * a.ldb : lo);
-    gemmWasm(
+    base(
       a.tA,
       a.tB,
       a.M,
@@ -64,7 +78,7 @@ const gemmKernel = defineKernel<GemmArgs>("tensor/gemm", import.meta.url, (a, lo
     );
   } else {
     const aOff = a.aOff + (a.tA ? lo : lo * a.lda);
-    gemmWasm(
+    base(
       a.tA,
       a.tB,
       hi - lo,
@@ -101,8 +115,8 @@ function sharedScratch(slot: number, n: number): Float32Array {
 /** Elements spanned by `rows` rows of `width` floats at stride ld. */
 const span = (rows: number, width: number, ld: number): number => (rows - 1) * ld + width;
 
-/** GEMM on every pool thread when the product is big enough (see PARALLEL_MIN_MACS). */
-export function gemmParallel(
+function parallelGemm(
+  js: boolean,
   transA: boolean,
   transB: boolean,
   M: number,
@@ -121,8 +135,9 @@ export function gemmParallel(
   ldc: number,
 ): void {
   const threads = threadCount();
-  if (threads < 2 || M * N * K < PARALLEL_MIN_MACS || M <= 0 || N <= 0 || K <= 0) {
-    gemmWasm(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc);
+  if (threads < 2 || M * N * K < minMacs || M <= 0 || N <= 0 || K <= 0) {
+    const base = js ? gemmJs : gemmWasm;
+    base(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc);
     return;
   }
   const byCols = M < MIN_ROWS * threads && N > M;
@@ -169,8 +184,15 @@ export function gemmParallel(
     cOff: sCOff,
     ldc,
     byCols,
+    js,
   };
   if (byCols) parallelFor(gemmKernel, N, args, { grain: 8, minPerThread: 8 });
   else parallelFor(gemmKernel, M, args, { grain: 4, minPerThread: MIN_ROWS });
   if (sC !== C) C.set(sC.subarray(0, cSpan), cOff);
 }
+
+/** WebAssembly SIMD GEMM on every pool thread when the product is big enough. */
+export const gemmParallel: GemmFn = (...a) => parallelGemm(false, ...a);
+
+/** The portable JS kernel split the same way (for benchmarks and engines without wasm). */
+export const gemmParallelJs: GemmFn = (...a) => parallelGemm(true, ...a);

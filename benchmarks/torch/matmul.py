@@ -1,0 +1,38 @@
+"""PyTorch reference for benchmarks/matmul.bench.ts: C = A @ B (float32) for each shape and
+thread count; prints one JSON line {"torch", "blas", "results": [{M, K, N, threads, ms}]} with
+the median of the timed runs (after warm-up), like the TypeScript side."""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--shapes", required=True, help="MxKxN,MxKxN,...")
+p.add_argument("--threads", default="1,2")
+p.add_argument("--warmup", type=int, default=3)
+p.add_argument("--repeats", type=int, default=9)
+a = p.parse_args()
+
+torch.manual_seed(0)
+results = []
+for threads in [int(t) for t in a.threads.split(",")]:
+    torch.set_num_threads(threads)
+    for shape in a.shapes.split(","):
+        M, K, N = (int(x) for x in shape.split("x"))
+        A = torch.randn(M, K)
+        B = torch.randn(K, N)
+        C = torch.empty(M, N)
+        for _ in range(a.warmup):
+            torch.matmul(A, B, out=C)
+        samples = []
+        for _ in range(a.repeats):
+            t0 = time.perf_counter()
+            torch.matmul(A, B, out=C)
+            samples.append((time.perf_counter() - t0) * 1000)
+        results.append({"M": M, "K": K, "N": N, "threads": threads, "ms": statistics.median(samples)})
+
+config = torch.__config__.show()
+blas = next((l.strip() for l in config.splitlines() if "BLAS_INFO" in l), "unknown BLAS")
+print(json.dumps({"torch": torch.__version__, "blas": blas, "results": results}))
