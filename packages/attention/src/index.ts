@@ -1,4 +1,6 @@
-export { type AttentionOptions, attention, flashBackward, flashForward } from "./attention.js";
+export { type AttentionOptions, attention } from "./attention.js";
+export { type FlashBackwardArgs, flashBackward } from "./attention-backward.js";
+export { type FlashForwardArgs, flashForward } from "./attention-forward.js";
 export { type AttentionConfig, AttentionMixer } from "./attention-mixer.js";
 export { attentionRef } from "./attention-ref.js";
 export { type AttentionDims, attentionDims } from "./attention-shapes.js";

@@ -1,0 +1,47 @@
+/**
+ * Packing helpers of the tiled attention kernels: one head, or one query tile of a head group,
+ * copied into contiguous (optionally transposed) scratch so every tile product is a plain
+ * row-major GEMM.
+ */
+/** dst[e, t] = src[off + t·ld + e] for t < T, e < hd: one head's rows as an [hd, T] matrix. */
+export function transposeHead(
+  src: Float32Array,
+  off: number,
+  ld: number,
+  T: number,
+  hd: number,
+  dst: Float32Array,
+): void {
+  for (let t = 0; t < T; t++) {
+    const o = off + t * ld;
+    for (let e = 0; e < hd; e++) dst[e * T + t] = src[o + e]!;
+  }
+}
+
+/**
+ * A query tile of a head group: the `group` heads starting at `base` (heads hd apart, tokens
+ * `ld` apart), tokens r0..r0+br-1, as rows R = jj·br + r. `mode` "rows" writes dst [G·br, hd];
+ * "cols" writes the transpose [hd, G·br]; "unpackCols" copies such a transpose back into src.
+ */
+export function groupTile(
+  src: Float32Array,
+  base: number,
+  ld: number,
+  r0: number,
+  br: number,
+  group: number,
+  hd: number,
+  dst: Float32Array,
+  mode: "rows" | "cols" | "unpackCols",
+): void {
+  const n = group * br;
+  for (let jj = 0; jj < group; jj++) {
+    for (let r = 0; r < br; r++) {
+      const o = base + (r0 + r) * ld + jj * hd;
+      const R = jj * br + r;
+      if (mode === "rows") dst.set(src.subarray(o, o + hd), R * hd);
+      else if (mode === "cols") for (let e = 0; e < hd; e++) dst[e * n + R] = src[o + e]!;
+      else for (let e = 0; e < hd; e++) src[o + e] = dst[e * n + R]!;
+    }
+  }
+}
