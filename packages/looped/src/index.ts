@@ -31,6 +31,19 @@ export {
   initDecodeState,
   sampleToken,
 } from "./decode.js";
+export {
+  addEarlyExitCounts,
+  decodeStepEarlyExit,
+  type EarlyExitCounts,
+  type EarlyExitOptions,
+  type EarlyExitStepResult,
+  emptyEarlyExitCounts,
+} from "./decode-early-exit.js";
+export {
+  type GenerateEarlyExitOptions,
+  type GenerateEarlyExitResult,
+  generateEarlyExit,
+} from "./decode-early-exit-generate.js";
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
 export {

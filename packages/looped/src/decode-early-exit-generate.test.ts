@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config.js";
+import { generate } from "./decode.js";
+import { generateEarlyExit } from "./decode-early-exit-generate.js";
+import { LoopedModel } from "./model.js";
+
+const cfg = parseConfig({
+  vocab_size: 13,
+  d_model: 16,
+  n_layers: 2,
+  n_loops: 3,
+  exit_gate: true,
+  backbone: "hybrid",
+  attn_layers: [1],
+  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 1, d_conv: 3, chunk_size: 4 },
+  attention: { n_heads: 4, n_kv_heads: 2 },
+});
+const prompt = [1, 5, 2, 7];
+
+describe("generateEarlyExit", () => {
+  it("q = 1 generates exactly what generate does (greedy and sampled)", () => {
+    const m = new LoopedModel(cfg, { seed: 2 });
+    for (const temperature of [0, 0.8]) {
+      const opts = { maxNewTokens: 6, temperature, topK: 5, seed: 9 };
+      const res = generateEarlyExit(m, prompt, { ...opts, q: 1 });
+      expect(res.tokens).toEqual(generate(m, prompt, opts));
+      expect(res.exitSteps).toEqual(Array(prompt.length + 5).fill(3));
+      expect(res.counts).toEqual({
+        tokens: prompt.length + 5,
+        layersRun: (prompt.length + 5) * 3 * 2,
+        layersSkipped: 0,
+        kvPropagated: 0,
+      });
+    }
+  });
+
+  it("q = 0 runs one step per token; fullPrompt runs the prompt through every step", () => {
+    const m = new LoopedModel(cfg, { seed: 3 });
+    const fed = prompt.length + 3;
+    const res = generateEarlyExit(m, prompt, { maxNewTokens: 4, temperature: 0, q: 0 });
+    expect(res.tokens.length).toBe(4);
+    expect(res.exitSteps).toEqual(Array(fed).fill(1));
+    expect(res.counts).toEqual({
+      tokens: fed,
+      layersRun: fed * 2,
+      layersSkipped: fed * 2 * 2,
+      kvPropagated: fed * 2,
+    });
+    const fp = generateEarlyExit(m, prompt, {
+      maxNewTokens: 4,
+      temperature: 0,
+      q: 0,
+      fullPrompt: true,
+    });
+    expect(fp.exitSteps).toEqual([3, 3, 3, 3, 1, 1, 1]);
+    expect(fp.counts.layersRun).toBe(4 * 3 * 2 + 3 * 2);
+    expect(fp.counts.layersSkipped).toBe(3 * 2 * 2);
+    // The first generated token comes from the same full-depth prompt pass as generate's.
+    expect(fp.tokens[0]).toBe(generate(m, prompt, { maxNewTokens: 1, temperature: 0 })[0]);
+  });
+
+  it("stops at the stop token and rejects bad options", () => {
+    const m = new LoopedModel(cfg, { seed: 4 });
+    const first = generateEarlyExit(m, prompt, { maxNewTokens: 5, temperature: 0, q: 0.5 })
+      .tokens[0]!;
+    const res = generateEarlyExit(m, prompt, {
+      maxNewTokens: 5,
+      temperature: 0,
+      q: 0.5,
+      stopToken: first,
+    });
+    expect(res.tokens).toEqual([first]);
+    expect(() => generateEarlyExit(m, [], { maxNewTokens: 1, q: 0.5 })).toThrow(
+      /prompt must contain/,
+    );
+    expect(() => generateEarlyExit(m, [99], { maxNewTokens: 1, q: 0.5 })).toThrow(
+      /prompt token 99 is outside \[0, 13\)/,
+    );
+    expect(() => generateEarlyExit(m, prompt, { maxNewTokens: 1, q: 2 })).toThrow(/q must be in/);
+    const plain = new LoopedModel({ ...cfg, exit_gate: false });
+    expect(() => generateEarlyExit(plain, prompt, { maxNewTokens: 1, q: 1 })).toThrow(
+      /no exit gate/,
+    );
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * Running one layer's decode step on a subset of the batch rows (early-exit decoding, where rows
+ * that have exited skip the step). The step kernels work on whole [B, …] states, so the active
+ * rows' states are gathered into a smaller batch, stepped, and the changes scattered back:
+ *   Mamba-2: conv [B, C, K−1] and ssm [B, H, P, Ns] rows (a contiguous run of rows is used in
+ *     place as a view, no copy); KV cache [B, Hkv, cap, hd]: the L filled positions of each
+ *     active row are copied into a cache of capacity L + 1, and position L is copied back.
+ * The caller advances the full KV cache's length (the subset step only fills active rows).
+ */
+import { KvCache } from "@loop/attention";
+import type { Mamba2State } from "@loop/ssm-kernels";
+import type { Tensor } from "@loop/tensor";
+import type { Layer, LayerState } from "./layer.js";
+
+function isContiguous(rows: readonly number[]): boolean {
+  for (let j = 1; j < rows.length; j++) if (rows[j] !== rows[0]! + j) return false;
+  return true;
+}
+
+function gatherRows(src: Float32Array, stride: number, rows: readonly number[]): Float32Array {
+  if (isContiguous(rows)) return src.subarray(rows[0]! * stride, (rows[0]! + rows.length) * stride);
+  const out = new Float32Array(rows.length * stride);
+  rows.forEach((b, j) => {
+    out.set(src.subarray(b * stride, (b + 1) * stride), j * stride);
+  });
+  return out;
+}
+
+function scatterRows(
+  dst: Float32Array,
+  stride: number,
+  rows: readonly number[],
+  src: Float32Array,
+) {
+  if (src.buffer === dst.buffer) return; // a view: already updated in place
+  rows.forEach((b, j) => {
+    dst.set(src.subarray(j * stride, (j + 1) * stride), b * stride);
+  });
+}
+
+function stepMambaRows(layer: Layer, st: Mamba2State, h: Tensor, rows: readonly number[]): Tensor {
+  const convStride = st.conv.length / st.batch;
+  const ssmStride = st.ssm.length / st.batch;
+  const sub: Mamba2State = {
+    conv: gatherRows(st.conv, convStride, rows),
+    ssm: gatherRows(st.ssm, ssmStride, rows),
+    batch: rows.length,
+  };
+  const out = layer.step({ kind: "mamba", state: sub }, h);
+  scatterRows(st.conv, convStride, rows, sub.conv);
+  scatterRows(st.ssm, ssmStride, rows, sub.ssm);
+  return out;
+}
+
+function stepAttentionRows(
+  layer: Layer,
+  cache: KvCache,
+  h: Tensor,
+  rows: readonly number[],
+): Tensor {
+  const { capacity: cap, nKvHeads: Hkv, headDim: hd, length: L } = cache;
+  if (L >= cap)
+    throw new Error(`decodeStepEarlyExit: KV position ${L} exceeds the cache capacity ${cap}`);
+  const sub = new KvCache(rows.length, L + 1, Hkv, hd);
+  rows.forEach((b, j) => {
+    for (let g = 0; g < Hkv; g++) {
+      const src = (b * Hkv + g) * cap * hd;
+      const dst = (j * Hkv + g) * (L + 1) * hd;
+      sub.k.set(cache.k.subarray(src, src + L * hd), dst);
+      sub.v.set(cache.v.subarray(src, src + L * hd), dst);
+    }
+  });
+  sub.length = L;
+  const out = layer.step({ kind: "attention", cache: sub }, h);
+  rows.forEach((b, j) => {
+    for (let g = 0; g < Hkv; g++) {
+      const src = ((j * Hkv + g) * (L + 1) + L) * hd;
+      const dst = ((b * Hkv + g) * cap + L) * hd;
+      cache.k.set(sub.k.subarray(src, src + hd), dst);
+      cache.v.set(sub.v.subarray(src, src + hd), dst);
+    }
+  });
+  return out;
+}
+
+/**
+ * One layer's step for the batch rows `rows` (ascending), h [rows.length, D] → [rows.length, D].
+ * With every row active this is exactly `layer.step`. A KV cache's length is not advanced for a
+ * strict subset.
+ */
+export function stepLayerRows(
+  layer: Layer,
+  st: LayerState,
+  h: Tensor,
+  rows: readonly number[],
+  batch: number,
+): Tensor {
+  if (rows.length === batch) return layer.step(st, h);
+  return st.kind === "mamba"
+    ? stepMambaRows(layer, st.state, h, rows)
+    : stepAttentionRows(layer, st.cache, h, rows);
+}

@@ -1,0 +1,281 @@
+import { KvCache, ropeInPlace } from "@loop/attention";
+import { linear, noGrad, rmsnorm, tensor } from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config.js";
+import { type DecodeState, decodeStep, initDecodeState } from "./decode.js";
+import { decodeStepEarlyExit } from "./decode-early-exit.js";
+import type { LayerState } from "./layer.js";
+import { LoopedModel } from "./model.js";
+
+const R = 4;
+const tiny = {
+  vocab_size: 11,
+  d_model: 16,
+  n_layers: 2,
+  n_loops: R,
+  exit_gate: true,
+  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
+  attention: { n_heads: 4, n_kv_heads: 2 },
+};
+// loop_norm makes readout(r) = h(r), which the KV propagation check below reads off.
+const configs = {
+  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
+  "hybrid, loop_norm": parseConfig({
+    ...tiny,
+    backbone: "hybrid",
+    attn_layers: [1],
+    loop_norm: true,
+  }),
+  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [0] }),
+  "transformer, loop_norm": parseConfig({
+    ...tiny,
+    backbone: "transformer",
+    mlp: { d_ff: 24 },
+    tie_embeddings: false,
+    loop_norm: true,
+  }),
+};
+const seqs = [
+  [1, 4, 2, 9, 0, 3, 3, 7],
+  [10, 5, 6, 2, 8, 1, 1, 4],
+  [3, 3, 0, 7, 9, 2, 5, 6],
+];
+const T = seqs[0]!.length;
+const column = (t: number, rows = seqs) => rows.map((s) => s[t]!);
+
+/** A model whose gate spreads the exits over several steps (the random init is too timid). */
+function gatedModel(cfg: (typeof configs)["mamba"], seed: number): LoopedModel {
+  const m = new LoopedModel(cfg, { seed });
+  const g = m.exitGate!;
+  for (let d = 0; d < g.weight.size; d++) g.weight.data[d]! *= 6;
+  g.bias.data[0] = -0.5;
+  return m;
+}
+
+function cloneLayerState(s: LayerState): LayerState {
+  if (s.kind === "mamba")
+    return {
+      kind: "mamba",
+      state: { ...s.state, conv: s.state.conv.slice(), ssm: s.state.ssm.slice() },
+    };
+  const c = new KvCache(s.cache.batch, s.cache.capacity, s.cache.nKvHeads, s.cache.headDim);
+  c.k.set(s.cache.k);
+  c.v.set(s.cache.v);
+  c.length = s.cache.length;
+  return { kind: "attention", cache: c };
+}
+
+function cloneState(st: DecodeState): DecodeState {
+  return { ...st, states: st.states.map((row) => row.map(cloneLayerState)) };
+}
+
+function expectSameStates(a: DecodeState, b: DecodeState): void {
+  expect(a.position).toBe(b.position);
+  a.states.forEach((row, r) => {
+    row.forEach((s, i) => {
+      const o = b.states[r]![i]!;
+      if (s.kind === "mamba" && o.kind === "mamba") {
+        expect(s.state.conv).toEqual(o.state.conv);
+        expect(s.state.ssm).toEqual(o.state.ssm);
+      } else if (s.kind === "attention" && o.kind === "attention") {
+        expect(s.cache.length).toBe(o.cache.length);
+        expect(s.cache.k).toEqual(o.cache.k);
+        expect(s.cache.v).toEqual(o.cache.v);
+      } else throw new Error(`state kinds differ at step ${r}, layer ${i}`);
+    });
+  });
+}
+
+/** Row b's slice of a layer state (every field), for row-wise comparisons. */
+function rowOf(s: LayerState, b: number): Float32Array[] {
+  if (s.kind === "mamba") {
+    const cs = s.state.conv.length / s.state.batch;
+    const ss = s.state.ssm.length / s.state.batch;
+    return [s.state.conv.slice(b * cs, (b + 1) * cs), s.state.ssm.slice(b * ss, (b + 1) * ss)];
+  }
+  const n = s.cache.k.length / s.cache.batch;
+  return [s.cache.k.slice(b * n, (b + 1) * n), s.cache.v.slice(b * n, (b + 1) * n)];
+}
+
+/** The exit rule computed from the whole exit pdf: first n with Σ_{r≤n} p(r) ≥ q, else R. */
+function referenceExit(gateLogits: number[], q: number): number {
+  let survive = 1;
+  let cdf = 0;
+  for (let r = 0; r < R - 1; r++) {
+    const lam = 1 / (1 + Math.exp(-gateLogits[r]!));
+    cdf += lam * survive;
+    survive *= 1 - lam;
+    if (cdf >= q) return r + 1;
+  }
+  return R;
+}
+
+describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) => {
+  const N = cfg.n_layers;
+  const nAttn = cfg.backbone === "transformer" ? N : cfg.attn_layers.length;
+
+  it("q = 1 reproduces full decoding exactly: logits(R), every state, counts", () => {
+    const m = gatedModel(cfg, 3);
+    const full = initDecodeState(m, 3, T);
+    const early = initDecodeState(m, 3, T);
+    for (let t = 0; t < T; t++) {
+      const want = decodeStep(m, full, column(t), false).logits[0]!;
+      const got = decodeStepEarlyExit(m, early, column(t), { q: 1 });
+      expect(got.logits.shape).toEqual([3, 11]);
+      expect(got.logits.data).toEqual(want.data);
+      expect(Array.from(got.exitSteps)).toEqual([R, R, R]);
+      expect(got).toMatchObject({ tokens: 3, layersRun: 3 * R * N, layersSkipped: 0 });
+      expect(got.kvPropagated).toBe(0);
+      expectSameStates(early, full);
+    }
+  });
+
+  it("q = 0 runs one loop step per token; later steps' states never change", () => {
+    const m = gatedModel(cfg, 4);
+    const st = initDecodeState(m, 2, T);
+    const before = cloneState(st);
+    for (let t = 0; t < T; t++) {
+      const res = decodeStepEarlyExit(m, st, column(t, seqs.slice(0, 2)), { q: 0 });
+      expect(Array.from(res.exitSteps)).toEqual([1, 1]);
+      expect(res.layersRun).toBe(2 * N);
+      expect(res.layersSkipped).toBe(2 * (R - 1) * N);
+      expect(res.kvPropagated).toBe(2 * (R - 1) * nAttn);
+    }
+    for (let r = 1; r < R; r++)
+      st.states[r]!.forEach((s, i) => {
+        const o = before.states[r]![i]!;
+        if (s.kind === "mamba")
+          expect(rowOf(s, 0).concat(rowOf(s, 1))).toEqual(rowOf(o, 0).concat(rowOf(o, 1)));
+        else expect(s.kind === "attention" && s.cache.length).toBe(T);
+      });
+  });
+
+  it("the first token's exit step and logits are those of threshold exit on full decoding", () => {
+    const m = gatedModel(cfg, 5);
+    const g = m.exitGate!;
+    for (const q of [0.3, 0.5, 0.8, 0.95]) {
+      const full = decodeStep(m, initDecodeState(m, 3, 1), column(0));
+      const got = decodeStepEarlyExit(m, initDecodeState(m, 3, 1), column(0), { q });
+      for (let b = 0; b < 3; b++) {
+        const a = full.readouts.map((ro) => {
+          let s = g.bias.data[0]!;
+          for (let d = 0; d < 16; d++) s += g.weight.data[d]! * ro.data[b * 16 + d]!;
+          return s;
+        });
+        const z = referenceExit(a, q);
+        expect(got.exitSteps[b]).toBe(z);
+        const want = full.logits[z - 1]!.data.subarray(b * 11, (b + 1) * 11);
+        expect(got.logits.data.subarray(b * 11, (b + 1) * 11)).toEqual(want);
+      }
+    }
+  });
+
+  it("rows exit independently: a batch gives each row what batch-1 decoding gives it", () => {
+    const m = gatedModel(cfg, 6);
+    const q = 0.6;
+    const st = initDecodeState(m, 3, T);
+    const singles = seqs.map(() => initDecodeState(m, 1, T));
+    const seen = new Set<string>();
+    let run = 0;
+    for (let t = 0; t < T; t++) {
+      const res = decodeStepEarlyExit(m, st, column(t), { q });
+      let zSum = 0;
+      seqs.forEach((s, b) => {
+        const one = decodeStepEarlyExit(m, singles[b]!, [s[t]!], { q });
+        expect(res.exitSteps[b]).toBe(one.exitSteps[0]);
+        const got = res.logits.data.subarray(b * 11, (b + 1) * 11);
+        for (let v = 0; v < 11; v++) expect(got[v]).toBeCloseTo(one.logits.data[v]!, 5);
+        zSum += res.exitSteps[b]!;
+      });
+      seen.add(Array.from(res.exitSteps).join(","));
+      expect(res.layersRun).toBe(zSum * N);
+      expect(res.layersSkipped).toBe((3 * R - zSum) * N);
+      run += res.layersRun;
+    }
+    // The test is only meaningful if the rows really took different exits.
+    expect([...seen].some((k) => new Set(k.split(",")).size > 1)).toBe(true);
+    expect(run).toBeGreaterThan(3 * T * N);
+    expect(run).toBeLessThan(3 * T * R * N);
+    for (let r = 0; r < R; r++)
+      st.states[r]!.forEach((s, i) => {
+        seqs.forEach((_, b) => {
+          const got = rowOf(s, b);
+          const want = rowOf(singles[b]!.states[r]![i]!, 0);
+          got.forEach((arr, k) => {
+            for (let j = 0; j < arr.length; j++) expect(arr[j]).toBeCloseTo(want[k]![j]!, 5);
+          });
+        });
+      });
+  });
+
+  it("skipped steps: Mamba states unchanged, attention gets the k/v of h(z) at the position", () => {
+    const m = gatedModel(cfg, 7);
+    const q = 0.6;
+    const st = initDecodeState(m, 3, T);
+    let checkedSkips = 0;
+    for (let t = 0; t < T; t++) {
+      const before = cloneState(st);
+      const full = decodeStep(m, cloneState(st), column(t));
+      const res = decodeStepEarlyExit(m, st, column(t), { q });
+      for (let b = 0; b < 3; b++) {
+        const z = res.exitSteps[b]!;
+        for (let r = z; r < R; r++) {
+          checkedSkips++;
+          m.layers.forEach((layer, i) => {
+            const s = st.states[r]![i]!;
+            const o = before.states[r]![i]!;
+            if (s.kind === "mamba") {
+              expect(rowOf(s, b)).toEqual(rowOf(o, b));
+              return;
+            }
+            if (s.kind !== "attention" || o.kind !== "attention") throw new Error("kinds differ");
+            const { nKvHeads: Hkv, headDim: hd, capacity: cap } = s.cache;
+            expect(s.cache.length).toBe(t + 1);
+            // Earlier positions untouched.
+            for (let g = 0; g < Hkv; g++) {
+              const o0 = (b * Hkv + g) * cap * hd;
+              expect(s.cache.k.subarray(o0, o0 + t * hd)).toEqual(
+                o.cache.k.subarray(o0, o0 + t * hd),
+              );
+            }
+            if (!cfg.loop_norm) return;
+            // With loop_norm, h(z) is readout(z) of full decoding from the same state.
+            const hz = tensor(full.readouts[z - 1]!.data.slice(b * 16, (b + 1) * 16), [1, 16]);
+            const mixer = layer.mixer as unknown as { kProj: never; vProj: never };
+            const u = noGrad(() => rmsnorm(hz, layer.norm, cfg.norm_eps));
+            const k = noGrad(() => linear(u, mixer.kProj)).data;
+            const v = noGrad(() => linear(u, mixer.vProj)).data;
+            ropeInPlace(k, [1, 1, Hkv, hd], cfg.attention.rope_theta, t);
+            for (let g = 0; g < Hkv; g++) {
+              const at = ((b * Hkv + g) * cap + t) * hd;
+              for (let e = 0; e < hd; e++) {
+                expect(s.cache.k[at + e]).toBeCloseTo(k[g * hd + e]!, 5);
+                expect(s.cache.v[at + e]).toBeCloseTo(v[g * hd + e]!, 5);
+              }
+            }
+          });
+        }
+      }
+    }
+    expect(checkedSkips).toBeGreaterThan(0);
+  });
+
+  it("rejects bad input with the argument named", () => {
+    const m = gatedModel(cfg, 8);
+    const st = initDecodeState(m, 2, 1);
+    expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 1.5 })).toThrow(
+      /q must be in \[0, 1\], got 1.5/,
+    );
+    expect(() => decodeStepEarlyExit(m, st, [1], { q: 0.5 })).toThrow(
+      /expected 2 token ids, got 1/,
+    );
+    decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 });
+    expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 })).toThrow(
+      /exceeds the decode capacity 1/,
+    );
+    const plain = new LoopedModel({ ...cfg, exit_gate: false });
+    expect(() => decodeStepEarlyExit(plain, initDecodeState(plain, 1, 1), [1], { q: 1 })).toThrow(
+      /no exit gate/,
+    );
+  });
+});

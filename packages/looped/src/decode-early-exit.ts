@@ -1,0 +1,152 @@
+/**
+ * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
+ * (research beyond exit-gate.md, which runs all R steps; see docs/early-exit.md).
+ * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (model.md §1) and
+ * after each the exit rule of decode-early-exit-gate.ts decides: exit at the first r < R with
+ * CDF(r) ≥ q, else at R. Once row b exits at step z:
+ *   - steps z+1..R are not run for it (no layer, no norm, no gate);
+ *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
+ *     carried forward, as if those steps had not seen it;
+ *   - attention KV caches of steps z+1..R get the entry of h(z) at the token's position
+ *     (decode-early-exit-kv.ts), so later tokens keep one key per position;
+ *   - its logits are logits(z) = head(readout(z)).
+ * q = 1 never exits before R and computes exactly what `decodeStep` computes; q = 0 runs one
+ * step per token. Rows exit independently; a strict subset of rows is stepped through gathered
+ * states (decode-early-exit-rows.ts), so every row gets what batch-1 decoding would give it.
+ * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
+ */
+import { AttentionMixer } from "@loop/attention";
+import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
+import type { DecodeState } from "./decode.js";
+import { gateLogitRow, logOneMinusSigmoid, logSurvivalBound } from "./decode-early-exit-gate.js";
+import { propagateKv } from "./decode-early-exit-kv.js";
+import { stepLayerRows } from "./decode-early-exit-rows.js";
+import type { LoopedModel } from "./model.js";
+
+export interface EarlyExitOptions {
+  /** Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. */
+  q: number;
+}
+
+/** Work counters, summed over the batch rows of one or more tokens. */
+export interface EarlyExitCounts {
+  /** Token × row pairs decoded. */
+  tokens: number;
+  /** Layer applications run: Σ_b z_b · N. */
+  layersRun: number;
+  /** Layer applications skipped: Σ_b (R − z_b) · N. */
+  layersSkipped: number;
+  /** Skipped attention layers whose KV entry was filled from h(z) (a subset of layersSkipped). */
+  kvPropagated: number;
+}
+
+export interface EarlyExitStepResult extends EarlyExitCounts {
+  /** logits(z_b) of each row [B, V]. */
+  logits: Tensor;
+  /** Exit step z_b of each row, 1-based. */
+  exitSteps: Int32Array;
+}
+
+export function emptyEarlyExitCounts(): EarlyExitCounts {
+  return { tokens: 0, layersRun: 0, layersSkipped: 0, kvPropagated: 0 };
+}
+
+/** acc += step (in place); returns acc. */
+export function addEarlyExitCounts(acc: EarlyExitCounts, step: EarlyExitCounts): EarlyExitCounts {
+  acc.tokens += step.tokens;
+  acc.layersRun += step.layersRun;
+  acc.layersSkipped += step.layersSkipped;
+  acc.kvPropagated += step.kvPropagated;
+  return acc;
+}
+
+function gatherRowData(src: Float32Array, D: number, rows: readonly number[]): Float32Array {
+  const out = new Float32Array(rows.length * D);
+  rows.forEach((b, j) => {
+    out.set(src.subarray(b * D, (b + 1) * D), j * D);
+  });
+  return out;
+}
+
+/** Feed one token per sequence (ids length B) with early exit at threshold q. */
+export function decodeStepEarlyExit(
+  model: LoopedModel,
+  st: DecodeState,
+  ids: ArrayLike<number>,
+  opts: EarlyExitOptions,
+): EarlyExitStepResult {
+  const op = "decodeStepEarlyExit";
+  const bound = logSurvivalBound(opts.q, op);
+  const gate = model.exitGate;
+  if (!gate) throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
+  const B = st.batch;
+  if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
+  if (st.position >= st.capacity)
+    throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
+  const { n_loops: R, d_model: D, norm_eps: eps } = model.config;
+  const N = model.layers.length;
+  const gateW = gate.weight.data;
+  const gateB = gate.bias.data[0]!;
+  return noGrad(() => {
+    let h: Tensor = embedding(intTensor(ids, [B]), model.embeddings);
+    const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
+    const exitReadout = new Float32Array(B * D);
+    const exitSteps = new Int32Array(B);
+    const logS = new Float64Array(B); // ln S(r) per row
+    let active = [...Array(B).keys()];
+    for (let r = 0; r < R; r++) {
+      const exited = [...Array(B).keys()].filter((b) => exitSteps[b] !== 0);
+      const hExited = exited.length
+        ? tensor(gatherRowData(hAll, D, exited), [exited.length, D])
+        : null;
+      const layerStates = st.states[r]!;
+      model.layers.forEach((layer, i) => {
+        const ls = layerStates[i]!;
+        const L = ls.kind === "attention" ? ls.cache.length : 0;
+        if (active.length) h = stepLayerRows(layer, ls, h, active, B);
+        if (ls.kind === "attention") {
+          // A full-batch step has advanced the length; a subset step has not. Either way the
+          // exited rows' entries go to position L, and the step ends at length L + 1.
+          ls.cache.length = L;
+          if (hExited) propagateKv(layer, ls.cache, hExited, exited, eps);
+          ls.cache.length = L + 1;
+        }
+      });
+      if (!active.length) continue;
+      h = model.endOfStep(h);
+      const ro = model.readout(h).data;
+      const still: number[] = [];
+      const keep: number[] = [];
+      active.forEach((b, j) => {
+        hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
+        let exit = r === R - 1;
+        if (!exit) {
+          logS[b]! += logOneMinusSigmoid(gateLogitRow(ro, j, gateW, gateB));
+          exit = logS[b]! <= bound;
+        }
+        if (exit) {
+          exitSteps[b] = r + 1;
+          exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);
+        } else {
+          still.push(b);
+          keep.push(j);
+        }
+      });
+      if (still.length && still.length < active.length)
+        h = tensor(gatherRowData(h.data, D, keep), [still.length, D]);
+      active = still;
+    }
+    st.position++;
+    let run = 0;
+    for (const z of exitSteps) run += z;
+    const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
+    return {
+      logits: model.head(tensor(exitReadout, [B, D])),
+      exitSteps,
+      tokens: B,
+      layersRun: run * N,
+      layersSkipped: (B * R - run) * N,
+      kvPropagated: (B * R - run) * nAttn,
+    };
+  });
+}
