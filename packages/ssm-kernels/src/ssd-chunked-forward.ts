@@ -7,23 +7,165 @@
  *   chunk state:     S_end = E_{L−1} · S_prev + Xᵀ · diag(w) · B,   w_j = exp(Λ_{L−1} − Λ_j)·dt_j
  * The segment decays exp(Λ_i − Λ_j) = Π_{j<k≤i} e_k are built as running float64 products of
  * factors in (0, 1] (never a ratio of exponentials): stable, bounded by 1, and only L exps per
- * chunk and head. C·Bᵀ is shared by the heads of a group. Internally the state is kept as
- * Sᵀ [N,P] so that every block product is a non-transposed gemm on strided views of x, y, B, C
- * (leading dimensions H·P and G·N); small operands are transposed into scratch.
+ * chunk and head. Internally the state is kept as Sᵀ [N,P] so that every block product is a
+ * non-transposed gemm on strided views of x, y, B, C (leading dimensions H·P and G·N); small
+ * operands are transposed into scratch.
+ * Two parallel passes (parallelFor; serial without a thread pool): C·Bᵀ per (batch, chunk,
+ * group), shared by the heads of the group; then the chunk recurrence per (batch, head).
  * Shapes: see ssd-shape.ts.
  */
-import { allocF32, gemm } from "@loop/tensor";
-import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
+import { allocF32, defineKernel, gemm, parallelFor } from "@loop/tensor";
+import {
+  allocShared,
+  chunkDecays,
+  shareable,
+  swapLastAxes,
+  transposeInto,
+} from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdShape } from "./ssd-shape.js";
 
 /** What the backward pass needs from the forward: chunk-start states and C·Bᵀ blocks. */
 export interface SsdChunkedSaved {
   chunkSize: number;
   nChunks: number;
-  /** Transposed state Sᵀ before each chunk, [B, nChunks, H, N, P]. */
+  /** Transposed state Sᵀ before each chunk, [B, H, nChunks, N, P]. */
   chunkStates: Float32Array;
   /** C·Bᵀ per chunk and group, [B, nChunks, G, L, L] (L = chunk size; lower triangle used). */
   cb: Float32Array;
+}
+
+/** Sizes shared by the forward and backward kernels. */
+export interface ChunkDims {
+  batch: number;
+  T: number;
+  H: number;
+  P: number;
+  G: number;
+  N: number;
+  Lc: number;
+  nc: number;
+}
+
+interface CbArgs extends ChunkDims {
+  [k: string]: unknown;
+  B: Float32Array;
+  C: Float32Array;
+  cb: Float32Array;
+}
+
+/** C·Bᵀ [L,L] for items (b, c, g) in [lo, hi). */
+const cbKernel = defineKernel<CbArgs>("ssm/ssd-cb", import.meta.url, (a, lo, hi) => {
+  const { T, G, N, Lc, nc } = a;
+  const ldb = G * N;
+  const Bt = new Float32Array(N * Lc);
+  for (let item = lo; item < hi; item++) {
+    const g = item % G;
+    const c = Math.floor(item / G) % nc;
+    const b = Math.floor(item / (G * nc));
+    const t0 = c * Lc;
+    const L = Math.min(Lc, T - t0);
+    const bcOff = ((b * T + t0) * G + g) * N;
+    transposeInto(a.B, bcOff, ldb, L, N, Bt, Lc);
+    gemm(false, false, L, L, N, 1, a.C, bcOff, ldb, Bt, 0, Lc, 0, a.cb, item * Lc * Lc, Lc);
+  }
+});
+
+interface FwdArgs extends ChunkDims {
+  [k: string]: unknown;
+  x: Float32Array;
+  dt: Float32Array;
+  A: Float32Array;
+  B: Float32Array;
+  C: Float32Array;
+  hasS0: boolean;
+  y: Float32Array;
+  /** Running Sᵀ [B,H,N,P]: initial state in, final state out. */
+  st: Float32Array;
+  cb: Float32Array;
+  /** [B,H,nc,N,P] or an empty array when not saving. */
+  chunkStates: Float32Array;
+}
+
+/** The chunk recurrence for items (b, h) in [lo, hi). */
+const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo, hi) => {
+  const { T, H, P, G, N, Lc, nc } = a;
+  const PN = P * N;
+  const hpg = H / G;
+  const ldx = H * P;
+  const ldb = G * N;
+  const save = a.chunkStates.length > 0;
+  const M = new Float32Array(Lc * Lc);
+  const Wt = new Float32Array(N * Lc);
+  const W = new Float32Array(Lc * N);
+  const e = new Float64Array(Lc);
+  const E = new Float64Array(Lc);
+  const dec = new Float64Array(Lc);
+  for (let item = lo; item < hi; item++) {
+    const h = item % H;
+    const b = Math.floor(item / H);
+    const g = Math.floor(h / hpg);
+    const sOff = item * PN;
+    for (let c = 0; c < nc; c++) {
+      const t0 = c * Lc;
+      const L = Math.min(Lc, T - t0);
+      // The state before the first chunk is exactly zero without an initial state.
+      const zeroPrev = !a.hasS0 && c === 0;
+      const bcOff = ((b * T + t0) * G + g) * N;
+      const cbOff = ((b * nc + c) * G + g) * Lc * Lc;
+      const dtOff = (b * T + t0) * H + h;
+      chunkDecays(a.dt, dtOff, H, a.A[h]!, L, e, E);
+      // Row i of the decay matrix: dec[j] = exp(Λ_i − Λ_j), updated from row i−1.
+      for (let i = 0; i < L; i++) {
+        const ei = e[i]!;
+        const row = i * Lc;
+        for (let j = 0; j < i; j++) {
+          const d = dec[j]! * ei;
+          dec[j] = d;
+          M[row + j] = a.cb[cbOff + row + j]! * d * a.dt[dtOff + j * H]!;
+        }
+        dec[i] = 1;
+        M[row + i] = a.cb[cbOff + row + i]! * a.dt[dtOff + i * H]!;
+        M.fill(0, row + i + 1, row + L);
+      }
+      const xOff = ((b * T + t0) * H + h) * P;
+      gemm(false, false, L, P, L, 1, M, 0, Lc, a.x, xOff, ldx, 0, a.y, xOff, ldx);
+      if (save) a.chunkStates.set(a.st.subarray(sOff, sOff + PN), (item * nc + c) * PN);
+      if (!zeroPrev) {
+        for (let i = 0; i < L; i++) {
+          const Ei = E[i]!;
+          const src = bcOff + i * ldb;
+          for (let n = 0; n < N; n++) W[i * N + n] = Ei * a.C[src + n]!;
+        }
+        gemm(false, false, L, P, N, 1, W, 0, N, a.st, sOff, P, 1, a.y, xOff, ldx);
+      }
+      // Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X, with (diag(w)·B)ᵀ written as Wt [N, L].
+      let wdec = 1;
+      for (let j = L - 1; j >= 0; j--) {
+        const w = wdec * a.dt[dtOff + j * H]!;
+        const src = bcOff + j * ldb;
+        for (let n = 0; n < N; n++) Wt[n * Lc + j] = w * a.B[src + n]!;
+        wdec *= e[j]!;
+      }
+      const EL = E[L - 1]!;
+      for (let i = sOff; i < sOff + PN; i++) a.st[i]! *= EL;
+      gemm(false, false, N, P, L, 1, Wt, 0, Lc, a.x, xOff, ldx, 1, a.st, sOff, P);
+    }
+  }
+});
+
+/** Chunk sizes for a sequence: a chunk longer than T computes the same with more scratch. */
+export function chunkDims(s: SsdShape, chunkSize: number): ChunkDims {
+  const Lc = Math.min(chunkSize, Math.max(s.seqLen, 1));
+  return {
+    batch: s.batch,
+    T: s.seqLen,
+    H: s.nHeads,
+    P: s.headdim,
+    G: s.nGroups,
+    N: s.dState,
+    Lc,
+    nc: Math.ceil(s.seqLen / Lc),
+  };
 }
 
 /**
@@ -36,87 +178,32 @@ export function ssdChunkedForward(
   chunkSize: number,
   save: boolean,
 ): { y: Float32Array; state: Float32Array; saved: SsdChunkedSaved | null } {
-  const { batch, seqLen: T, nHeads: H, headdim: P, nGroups: G, dState: N } = s;
-  const Lc = chunkSize;
+  const d = chunkDims(s, chunkSize);
+  const { batch, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
-  const hpg = H / G;
-  const nc = Math.ceil(T / Lc);
-  const ldx = H * P;
-  const ldb = G * N;
-  const y = allocF32(batch * T * H * P);
-  // Sᵀ [B, H, N, P]
-  const st = new Float32Array(batch * H * PN);
+  const y = allocShared(batch * d.T * H * P);
+  const st = allocShared(batch * H * PN);
   if (a.s0) swapLastAxes(a.s0, batch * H, P, N, st);
-  const chunkStates = save ? new Float32Array(batch * nc * H * PN) : null;
-  const cbAll = save ? new Float32Array(batch * nc * G * Lc * Lc) : null;
-  const cbTmp = save ? null : new Float32Array(Lc * Lc);
-  const M = new Float32Array(Lc * Lc);
-  const Bt = new Float32Array(N * Lc);
-  const W = new Float32Array(Lc * N);
-  const e = new Float64Array(Lc);
-  const E = new Float64Array(Lc);
-  const dec = new Float64Array(Lc);
-  for (let b = 0; b < batch; b++) {
-    for (let c = 0; c < nc; c++) {
-      const t0 = c * Lc;
-      const L = Math.min(Lc, T - t0);
-      // The state before the first chunk is exactly zero without an initial state.
-      const zeroPrev = a.s0 === null && c === 0;
-      for (let g = 0; g < G; g++) {
-        const bcOff = ((b * T + t0) * G + g) * N;
-        const cb = cbAll ?? cbTmp!;
-        const cbOff = cbAll ? ((b * nc + c) * G + g) * Lc * Lc : 0;
-        transposeInto(a.B, bcOff, ldb, L, N, Bt, Lc);
-        gemm(false, false, L, L, N, 1, a.C, bcOff, ldb, Bt, 0, Lc, 0, cb, cbOff, Lc);
-        for (let hh = 0; hh < hpg; hh++) {
-          const h = g * hpg + hh;
-          const dtOff = (b * T + t0) * H + h;
-          chunkDecays(a.dt, dtOff, H, a.A[h]!, L, e, E);
-          // Row i of the decay matrix: dec[j] = exp(Λ_i − Λ_j), updated from row i−1.
-          for (let i = 0; i < L; i++) {
-            const ei = e[i]!;
-            const row = i * Lc;
-            for (let j = 0; j < i; j++) {
-              const d = dec[j]! * ei;
-              dec[j] = d;
-              M[row + j] = cb[cbOff + row + j]! * d * a.dt[dtOff + j * H]!;
-            }
-            dec[i] = 1;
-            M[row + i] = cb[cbOff + row + i]! * a.dt[dtOff + i * H]!;
-            M.fill(0, row + i + 1, row + L);
-          }
-          const xOff = ((b * T + t0) * H + h) * P;
-          gemm(false, false, L, P, L, 1, M, 0, Lc, a.x, xOff, ldx, 0, y, xOff, ldx);
-          const sOff = (b * H + h) * PN;
-          if (chunkStates)
-            chunkStates.set(st.subarray(sOff, sOff + PN), ((b * nc + c) * H + h) * PN);
-          if (!zeroPrev) {
-            for (let i = 0; i < L; i++) {
-              const Ei = E[i]!;
-              const src = bcOff + i * ldb;
-              for (let n = 0; n < N; n++) W[i * N + n] = Ei * a.C[src + n]!;
-            }
-            gemm(false, false, L, P, N, 1, W, 0, N, st, sOff, P, 1, y, xOff, ldx);
-          }
-          // Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X, with (diag(w)·B)ᵀ written into Bt [N, L] (Bᵀ is
-          // only needed for C·Bᵀ above).
-          let wdec = 1;
-          for (let j = L - 1; j >= 0; j--) {
-            const w = wdec * a.dt[dtOff + j * H]!;
-            const src = bcOff + j * ldb;
-            for (let n = 0; n < N; n++) Bt[n * Lc + j] = w * a.B[src + n]!;
-            wdec *= e[j]!;
-          }
-          const EL = E[L - 1]!;
-          for (let i = sOff; i < sOff + PN; i++) st[i]! *= EL;
-          gemm(false, false, N, P, L, 1, Bt, 0, Lc, a.x, xOff, ldx, 1, st, sOff, P);
-        }
-      }
-    }
-  }
+  const cb = allocShared(batch * nc * G * Lc * Lc);
+  const chunkStates = save ? allocShared(batch * H * nc * PN) : new Float32Array(0);
+  const B = shareable(a.B);
+  const C = shareable(a.C);
+  parallelFor(cbKernel, batch * nc * G, { ...d, B, C, cb });
+  parallelFor(scanKernel, batch * H, {
+    ...d,
+    x: shareable(a.x),
+    dt: shareable(a.dt),
+    A: shareable(a.A),
+    B,
+    C,
+    hasS0: a.s0 !== null,
+    y,
+    st,
+    cb,
+    chunkStates,
+  });
   const state = allocF32(batch * H * PN);
   swapLastAxes(st, batch * H, N, P, state);
-  const saved =
-    chunkStates && cbAll ? { chunkSize: Lc, nChunks: nc, chunkStates, cb: cbAll } : null;
+  const saved = save ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
   return { y, state, saved };
 }

@@ -1,8 +1,10 @@
 /**
  * Small helpers of the chunked SSD scan: per-step decays and their in-chunk products (float64),
- * and a strided transpose into preallocated scratch so every block product is a plain,
- * non-transposed `gemm` (no packing, no allocation per call).
+ * a strided transpose into preallocated scratch so every block product is a plain,
+ * non-transposed `gemm` (no packing, no allocation per call), and shared-memory buffers for
+ * the parallel passes.
  */
+import { allocF32, threadCount } from "@loop/tensor";
 
 /**
  * For one chunk of one head: e_k = exp(dt_k·A) and E_i = Π_{k≤i} e_k = exp(Λ_i), Λ_i the in-chunk
@@ -53,4 +55,29 @@ export function swapLastAxes(
   const sz = rows * cols;
   for (let i = 0; i < count; i++)
     transposeInto(src, i * sz, cols, rows, cols, dst.subarray(i * sz), rows);
+}
+
+const canShare = typeof SharedArrayBuffer !== "undefined";
+
+/**
+ * A zeroed buffer that worker threads can write: shared memory whenever a thread pool is
+ * running (parallelFor runs serially if any argument is not shared), else `allocF32`.
+ */
+export function allocShared(n: number): Float32Array {
+  if (canShare && threadCount() > 1) return new Float32Array(new SharedArrayBuffer(4 * n));
+  return allocF32(n);
+}
+
+/** Float64 variant of `allocShared`. */
+export function allocShared64(n: number): Float64Array {
+  if (canShare && threadCount() > 1) return new Float64Array(new SharedArrayBuffer(8 * n));
+  return new Float64Array(n);
+}
+
+/** `a` itself, or a shared copy of it when a thread pool runs and `a` is not shared. */
+export function shareable(a: Float32Array): Float32Array {
+  if (!canShare || threadCount() <= 1 || a.buffer instanceof SharedArrayBuffer) return a;
+  const c = new Float32Array(new SharedArrayBuffer(a.byteLength));
+  c.set(a);
+  return c;
 }

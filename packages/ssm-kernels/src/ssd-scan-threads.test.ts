@@ -1,0 +1,65 @@
+import { backward, currentPool, installPool, Rng, threadCount } from "@loop/tensor";
+import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ssdScanChunked } from "./ssd-scan-chunked.js";
+import { ssdScanRef } from "./ssd-scan-ref.js";
+import { relErr, type ScanInputs, scanInputs } from "./test-helpers.js";
+
+function run(chunked: boolean, inp: ScanInputs, withStateGrad: boolean) {
+  const leaves = [inp.x, inp.dt, inp.A, inp.B, inp.C, ...(inp.s0 ? [inp.s0] : [])];
+  for (const t of leaves) t.grad = null;
+  const opts = { initialState: inp.s0, chunkSize: 8 };
+  const { y, state } = chunked
+    ? ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, opts)
+    : ssdScanRef(inp.x, inp.dt, inp.A, inp.B, inp.C, opts);
+  const rng = new Rng(5);
+  const gy = rng.fillUniform(new Float32Array(y.size), -1, 1);
+  if (withStateGrad) {
+    backward([y, state], [gy, rng.fillUniform(new Float32Array(state.size), -1, 1)]);
+  } else backward(y, [gy]);
+  return [y.data, state.data, ...leaves.map((t) => Float32Array.from(t.grad!))];
+}
+
+describe("chunked scan on a thread pool", () => {
+  /** Kernel names of the jobs posted to workers (the real workers still run them). */
+  const posted = new Set<string>();
+  beforeAll(async () => {
+    // three threads even on a two-core machine, so several workers take part
+    expect(await startThreadPool(3)).toBe(3);
+    const pool = currentPool()!;
+    installPool({
+      ...pool,
+      control: pool.control,
+      threads: pool.threads,
+      workers: pool.workers.map((w) => ({
+        postMessage(msg) {
+          posted.add(msg.kernel);
+          w.postMessage(msg);
+        },
+      })),
+    });
+  });
+  afterAll(async () => {
+    await stopThreadPool();
+  });
+
+  for (const G of [1, 2]) {
+    for (const withState of [false, true]) {
+      it(`matches the sequential reference (G=${G}, initial state: ${withState})`, () => {
+        expect(threadCount()).toBe(3);
+        const inp = scanInputs({ batch: 3, T: 45, H: 4, P: 8, G, N: 8 }, 60 + G, withState);
+        const want = run(false, inp, withState);
+        const got = run(true, inp, withState);
+        got.forEach((g, k) => {
+          expect(relErr(g, want[k]!), `output ${k}`).toBeLessThan(1e-5);
+        });
+      });
+    }
+  }
+
+  it("really hands every pass to the workers", () => {
+    for (const k of ["ssm/ssd-cb", "ssm/ssd-fwd", "ssm/ssd-bwd-head", "ssm/ssd-bwd-group"]) {
+      expect(posted.has(k), k).toBe(true);
+    }
+  });
+});
