@@ -185,6 +185,40 @@ describe("looplm eval with a saved tokenizer", () => {
     expect(ev.task.tokenizer).toBe(join(dir, "tokenizer.json"));
     expect(ev.count).toBe(16);
   });
+
+  it("scores the first PIQA items through --piqa/--labels", async () => {
+    const data = join(import.meta.dirname, "../../../../../../shared/data");
+    const outFile = join(root, "piqa-eval.json");
+    const corpus = join(root, "piqa-corpus.txt");
+    writeFileSync(corpus, "Question: how do you open a jar?\nAnswer: twist the lid. ".repeat(40));
+    const out = await looplm(
+      "eval",
+      "--model",
+      plainDir,
+      "--task",
+      "lm",
+      "--corpus",
+      corpus,
+      "--tokenizer",
+      "char",
+      "--seq-len",
+      "8",
+      "--count",
+      "1",
+      "--piqa",
+      join(data, "piqa-valid.jsonl"),
+      "--labels",
+      join(data, "piqa-valid-labels.lst"),
+      "--mc-limit",
+      "3",
+      "--out",
+      outFile,
+    );
+    const ev = JSON.parse(readFileSync(outFile, "utf8")) as EvalFile;
+    expect(ev.mc!.source).toBe("piqa");
+    expect(ev.mc!.items).toBe(3);
+    expect(out).toMatch(/piqa acc +piqa acc_norm/);
+  });
 });
 
 describe("looplm eval / report errors", () => {
