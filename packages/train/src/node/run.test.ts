@@ -71,7 +71,9 @@ describe("runTraining", () => {
     expect(b).toEqual(a);
     const wa = loadCheckpoint(join(full, "final")).parameters();
     const wb = loadCheckpoint(join(cut, "final")).parameters();
-    wa.forEach((p, i) => expect(Array.from(wb[i]!.tensor.data)).toEqual(Array.from(p.tensor.data)));
+    wa.forEach((p, i) => {
+      expect(Array.from(wb[i]!.tensor.data)).toEqual(Array.from(p.tensor.data));
+    });
   });
 
   it("stops on a non-finite loss, naming the step, and leaves the last good checkpoint intact", () => {

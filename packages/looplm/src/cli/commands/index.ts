@@ -1,6 +1,7 @@
 /** Every command registers itself here (one import per command file). */
 import type { Command } from "commander";
 import { registerEval } from "./eval.js";
+import { registerExperiment } from "./experiment.js";
 import { registerForward } from "./forward.js";
 import { registerGenerate } from "./generate.js";
 import { registerReport } from "./report.js";
@@ -10,6 +11,7 @@ import { registerTokenizer } from "./tokenizer.js";
 import { registerTrain } from "./train.js";
 
 export function registerCommands(program: Command): void {
+  registerExperiment(program);
   registerForward(program);
   registerGenerate(program);
   registerTrain(program);
