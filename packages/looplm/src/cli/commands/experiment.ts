@@ -13,8 +13,8 @@ import { runSweep } from "../sweep-runner.js";
 export const DEFAULT_EXPERIMENT = {
   task: { alphabet: 4, length: 32, hops: 3, dense: true },
   model: { dModel: 32, layers: 1, dState: 16, headdim: 16, chunk: 16 },
-  loops: [1, 4],
-  train: { steps: 300, batchSize: 32, lr: 3e-3, warmupSteps: 30, evalEvery: 50 },
+  loops: [1, 2, 4],
+  train: { steps: 800, batchSize: 32, lr: 6e-3, warmupSteps: 30, evalEvery: 100 },
   evalCount: 512,
 } as const;
 
