@@ -13,6 +13,7 @@ import {
   Rng,
   setGemmParallelThreshold,
 } from "@loop/tensor";
+import { loadNativeGemm } from "../tools/native/native-gemm.js";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 
@@ -50,6 +51,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     C: allocF32(M * N),
   }));
   const ours: { shape: number; kernel: string; threads: number; ms: number }[] = [];
+  // the route to parity: prototype native kernel built from source (tools/native), if it builds
+  const native = await loadNativeGemm();
+  if (!native.ok) ctx.log(`native prototype not measured: ${native.error}`);
   for (const threads of ctx.threadCounts) {
     await ctx.setThreads(threads);
     for (let s = 0; s < SHAPES.length; s++) {
@@ -65,6 +69,14 @@ export async function run(ctx: BenchContext): Promise<void> {
           repeats: js ? 3 : 9,
         });
         ours.push({ shape: s, kernel, threads, ms: t.medianMs });
+      }
+      if (native.ok) {
+        const fn = native.gemm(threads);
+        const t = await ctx.time(() => fn(false, false, M, N, K, 1, A, 0, K, B, 0, N, 0, C, 0, N), {
+          warmup: 3,
+          repeats: 9,
+        });
+        ours.push({ shape: s, kernel: "native (prototype)", threads, ms: t.medianMs });
       }
     }
   }
