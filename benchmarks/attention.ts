@@ -2,20 +2,24 @@
  * Causal GQA attention benchmark (@loop/attention):
  *  1. forward + backward of the tiled kernel for (B,T,Hq,Hkv,hd) = (8,256,4,4,16) and
  *     (2,1024,8,2,64), against an eager PyTorch transcription (benchmarks/torch/attention.py:
- *     explicit softmax(QKᵀ/√hd + causal mask)·V) when /usr/bin/python3 imports torch;
+ *     explicit softmax(QKᵀ/√hd + causal mask)·V) when /usr/bin/python3 imports torch; on one
+ *     thread each, then on two (looplm's thread pool, torch.set_num_threads(2));
  *  2. peak memory of one forward + backward as T grows 256 → 4096 at (B,Hq,Hkv,hd) = (1,2,1,64):
  *     bytes the op saves for its backward (q, k, v, y, lse), and the growth of the process's
- *     peak RSS, each T in a fresh child process; the quadratic reference (attention-ref.ts) and
- *     PyTorch are measured the same way for contrast.
+ *     peak RSS over the step (Linux: peak reset through /proc/self/clear_refs, then VmHWM), each
+ *     T in a fresh child process; the quadratic reference (attention-ref.ts) and PyTorch are
+ *     measured the same way for contrast.
  * Run:  pnpm exec tsx --conditions=@loop/source benchmarks/attention.ts [--quick]
  * Times are medians over repetitions; both wall-clock and process CPU time are reported (CPU
  * time is steadier on a shared machine). Ratios are looplm / PyTorch (lower is better).
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { attention, attentionRef } from "@loop/attention";
 import { backward, gemmName, randn, type Tensor } from "@loop/tensor";
+import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 
 type Shape5 = [number, number, number, number, number];
 
@@ -81,16 +85,28 @@ function python(args: string[]): Record<string, unknown>[] | null {
 const fmt = (x: number, d = 1) => x.toFixed(d).padStart(9);
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1).padStart(9);
 
+/** Linux: reset this process's peak RSS (VmHWM) to the current RSS; return the current RSS. */
+function resetPeakRss(): number {
+  writeFileSync("/proc/self/clear_refs", "5");
+  return statusBytes("VmRSS");
+}
+
+function statusBytes(field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(
+    readFileSync("/proc/self/status", "utf8"),
+  );
+  if (!m) throw new Error(`no ${field} in /proc/self/status`);
+  return Number(m[1]) * 1024;
+}
+
 /** Child-process mode: one forward + backward at length T, print peak RSS growth as JSON. */
 function memoryChild(kernel: string, T: number): void {
   const f: Kernel = kernel === "ref" ? attentionRef : attention;
-  const shape: Shape5 = [1, T, 2, 1, 64];
-  const x = inputs(shape);
+  const x = inputs([1, T, 2, 1, 64]);
   step(f, inputs([1, 16, 2, 1, 64])); // compile and warm up
-  const base = process.memoryUsage().rss;
+  const base = resetPeakRss();
   step(f, x);
-  const peak = process.resourceUsage().maxRSS * 1024;
-  console.log(JSON.stringify({ peakGrowth: Math.max(0, peak - base) }));
+  console.log(JSON.stringify({ peakGrowth: Math.max(0, statusBytes("VmHWM") - base) }));
 }
 
 function memoryOf(kernel: "tiled" | "ref", T: number): number {
@@ -103,17 +119,18 @@ function memoryOf(kernel: "tiled" | "ref", T: number): number {
   return (JSON.parse(r.stdout.trim().split("\n").pop()!) as { peakGrowth: number }).peakGrowth;
 }
 
-function main(): void {
-  console.log(`gemm: ${gemmName()}; node ${process.version}`);
+async function timings(threads: number): Promise<void> {
   const shapes: Shape5[] = [
     [8, 256, 4, 4, 16],
     [2, 1024, 8, 2, 64],
   ];
   const reps = quick ? 2 : 5;
-  const torch = python(["time", ...shapes.map((s) => s.join(",")), "--reps", String(reps)]);
+  const args = ["time", ...shapes.map((s) => s.join(",")), "--reps", String(reps)];
+  const torch = python([...args, "--threads", String(threads)]);
+  if (threads > 1) await startThreadPool(threads);
+  console.log(`\nforward + backward, median ms, ${threads} thread(s), gemm ${gemmName()}`);
   if (torch) console.log(`PyTorch ${torch[0]!.torch}, ${torch[0]!.threads} thread(s)`);
   else console.log("PyTorch not available: ratios omitted");
-  console.log("\nforward + backward, median ms");
   console.log("     B,T,Hq,Hkv,hd   ours wall  ours cpu torch wall torch cpu ratio wall ratio cpu");
   shapes.forEach((shape, i) => {
     const ours = timeOurs(shape, reps);
@@ -125,6 +142,13 @@ function main(): void {
     }
     console.log(`${shape.join(",").padStart(18)} ${cols.join(" ")}`);
   });
+  if (threads > 1) await stopThreadPool();
+}
+
+async function main(): Promise<void> {
+  console.log(`node ${process.version}`);
+  await timings(1);
+  await timings(2);
 
   console.log("\npeak memory of one forward + backward, (B,Hq,Hkv,hd) = (1,2,1,64), MiB");
   console.log("     T   saved   tiled RSS+   ref RSS+ torch RSS+");
@@ -142,4 +166,4 @@ function main(): void {
 
 const childAt = process.argv.indexOf("--memory-child");
 if (childAt >= 0) memoryChild(process.argv[childAt + 1]!, Number(process.argv[childAt + 2]));
-else main();
+else await main();

@@ -2,13 +2,12 @@
 
 Explicit softmax(Q·Kᵀ/sqrt(hd) + causal mask)·V with the KV heads repeated to the query heads
 (model.md §4), timed forward + backward. Usage:
-  attention.py time B,T,Hq,Hkv,hd [B,T,Hq,Hkv,hd ...] [--reps N]
+  attention.py time B,T,Hq,Hkv,hd [B,T,Hq,Hkv,hd ...] [--reps N] [--threads N]
   attention.py memory B,T,Hq,Hkv,hd      (peak RSS growth of one forward + backward, bytes)
 Prints one JSON object per line.
 """
 import json
 import math
-import resource
 import statistics
 import sys
 import time
@@ -66,20 +65,33 @@ def memory_case(shape):
     q, k, v, dy = inputs(*shape)
     small = inputs(shape[0], 16, *shape[2:])
     step(*small)  # warm-up allocations of the autograd machinery
-    with open("/proc/self/statm") as f:
-        base = int(f.read().split()[1]) * resource.getpagesize()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak RSS (VmHWM) to the current RSS
+    base = status_bytes("VmRSS")
     step(q, k, v, dy)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"shape": list(shape), "peak_growth_bytes": max(0, peak - base)}
+    return {"shape": list(shape), "peak_growth_bytes": max(0, status_bytes("VmHWM") - base)}
+
+
+def status_bytes(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def main(argv):
     mode, rest = argv[0], argv[1:]
-    reps = 5
+    reps, threads = 5, 1
     if "--reps" in rest:
         i = rest.index("--reps")
         reps = int(rest[i + 1])
         rest = rest[:i] + rest[i + 2 :]
+    if "--threads" in rest:
+        i = rest.index("--threads")
+        threads = int(rest[i + 1])
+        rest = rest[:i] + rest[i + 2 :]
+    torch.set_num_threads(threads)
     for spec in rest:
         shape = tuple(int(x) for x in spec.split(","))
         out = time_case(shape, reps) if mode == "time" else memory_case(shape)
