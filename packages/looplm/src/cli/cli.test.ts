@@ -1,0 +1,283 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readSafetensorsFile } from "@loop/tensor/node";
+import { CommanderError } from "commander";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { goldenPath } from "../../../../tools/test-support/golden.js";
+import { buildProgram } from "./program.js";
+
+async function run(...args: string[]): Promise<string> {
+  let out = "";
+  const spyOut = vi.spyOn(process.stdout, "write").mockImplementation((c: string | Uint8Array) => {
+    out += typeof c === "string" ? c : Buffer.from(c).toString("utf8");
+    return true;
+  });
+  const spyErr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  try {
+    await buildProgram().parseAsync(["node", "looplm", ...args]);
+  } finally {
+    spyOut.mockRestore();
+    spyErr.mockRestore();
+  }
+  return out;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const tmp = () => mkdtempSync(join(tmpdir(), "looplm-cli-"));
+const tiny = [
+  "--task",
+  "phop",
+  "--alphabet",
+  "3",
+  "--length",
+  "12",
+  "--hops",
+  "2",
+  "--d-model",
+  "16",
+  "--d-state",
+  "4",
+  "--headdim",
+  "8",
+  "--chunk",
+  "8",
+];
+const quick = [
+  "--steps",
+  "3",
+  "--batch",
+  "4",
+  "--eval-every",
+  "0",
+  "--eval-count",
+  "8",
+  "--warmup",
+  "1",
+];
+
+describe("looplm forward", () => {
+  it("writes every golden tensor name for a gated model", async () => {
+    const out = join(tmp(), "o.safetensors");
+    const dir = goldenPath("mamba-2x2-gate");
+    await run("forward", "--model", dir, "--input", join(dir, "inputs.json"), "--out", out);
+    const got = [...readSafetensorsFile(out).tensors.keys()].sort();
+    const want = [...readSafetensorsFile(join(dir, "outputs.safetensors")).tensors.keys()].sort();
+    expect(got).toEqual(want);
+  });
+  it("rejects malformed inputs with one clear message each", async () => {
+    const dir = goldenPath("mamba-1x1");
+    const d = tmp();
+    const cases: [unknown, RegExp][] = [
+      [{ tokens: [[1, 2], [3]], targets: [[1, 2], [3]] }, /ragged/],
+      [{ tokens: [], targets: [] }, /B = 0/],
+      [{ tokens: [[]], targets: [[]] }, /T = 0/],
+      [{ tokens: [[1, 999]], targets: [[1, 2]] }, /"tokens"\[0\]\[1\] = 999 is not a token id/],
+      [
+        { tokens: [[1, 2]], targets: [[1]] },
+        /"targets" is ragged|"targets" is 1×1 but "tokens" is 1×2/,
+      ],
+      [{ tokens: [[1, 2]], targets: [[1, 2]], q: [2] }, /"q"\[0\] must be a number in \[0, 1\]/],
+      [{ targets: [[1]] }, /missing "tokens"/],
+    ];
+    for (const [body, msg] of cases) {
+      const p = join(d, "in.json");
+      writeFileSync(p, JSON.stringify(body));
+      await expect(
+        run("forward", "--model", dir, "--input", p, "--out", join(d, "o")),
+      ).rejects.toThrow(msg);
+    }
+    writeFileSync(join(d, "bad.json"), "{nope");
+    await expect(
+      run("forward", "--model", dir, "--input", join(d, "bad.json"), "--out", join(d, "o")),
+    ).rejects.toThrow(/not valid JSON/);
+    await expect(
+      run(
+        "forward",
+        "--model",
+        join(d, "none"),
+        "--input",
+        join(d, "bad.json"),
+        "--out",
+        join(d, "o"),
+      ),
+    ).rejects.toThrow(/does not exist/);
+    await expect(
+      run("forward", "--model", dir, "--input", join(d, "missing.json"), "--out", join(d, "o")),
+    ).rejects.toThrow(/cannot read --input/);
+  });
+});
+
+describe("looplm train, generate, sweep", () => {
+  it("trains, resumes, continues into a gate stage and generates", async () => {
+    const d = tmp();
+    const runDir = join(d, "run");
+    const out = await run(
+      "train",
+      ...tiny,
+      "--layers",
+      "1",
+      "--loops",
+      "2",
+      ...quick,
+      "--out",
+      runDir,
+    );
+    expect(out).toMatch(/trained 3 steps/);
+    expect(existsSync(join(runDir, "final", "model.safetensors"))).toBe(true);
+    expect(JSON.parse(readFileSync(join(runDir, "vocab.json"), "utf8"))).toEqual(["a", "b", "c"]);
+    expect(readFileSync(join(runDir, "log.jsonl"), "utf8").trim().split("\n")).toHaveLength(3);
+    await run(
+      "train",
+      ...tiny,
+      "--layers",
+      "1",
+      "--loops",
+      "2",
+      ...quick,
+      "--steps",
+      "5",
+      "--out",
+      runDir,
+      "--resume",
+    );
+    expect(readFileSync(join(runDir, "log.jsonl"), "utf8").trim().split("\n")).toHaveLength(5);
+    const g1 = join(d, "g1");
+    await run(
+      "train",
+      ...tiny,
+      "--stage",
+      "gate1",
+      "--from",
+      join(runDir, "final"),
+      ...quick,
+      "--out",
+      g1,
+    );
+    expect(JSON.parse(readFileSync(join(g1, "final", "config.json"), "utf8")).exit_gate).toBe(true);
+    const gen = await run(
+      "generate",
+      "--model",
+      join(runDir, "final"),
+      "--tokens",
+      "0,1,2",
+      "--max-new",
+      "4",
+      "--temperature",
+      "0",
+    );
+    expect(gen.trim().split(" ")).toHaveLength(4);
+    expect(
+      gen
+        .trim()
+        .split(" ")
+        .every((s) => ["a", "b", "c"].includes(s)),
+    ).toBe(true);
+  });
+  it("runs an iso-parameter sweep into a table, sweep.json and a report", async () => {
+    const d = join(tmp(), "sweep");
+    const out = await run(
+      "sweep",
+      "--protocol",
+      "iso-param",
+      ...tiny,
+      "--base",
+      "1",
+      "--loops",
+      "1,2",
+      ...quick,
+      "--out",
+      d,
+    );
+    expect(out).toMatch(/1⊗1\s+baseline/);
+    expect(out).toMatch(/1⊗2\s+looped/);
+    const sweep = JSON.parse(readFileSync(join(d, "sweep.json"), "utf8"));
+    expect(sweep.rows.map((r: { label: string }) => r.label)).toEqual(["1⊗1", "1⊗2"]);
+    expect(existsSync(join(d, "report.html"))).toBe(true);
+  });
+  it("names bad values and unknown flags", async () => {
+    await expect(run("train", "--task", "chess", "--out", "x")).rejects.toThrow(
+      /--task must be one of mano, phop, lm, got "chess"/,
+    );
+    await expect(run("train", ...tiny, "--steps", "0", "--out", "x")).rejects.toThrow(
+      /--steps must be ≥ 1, got 0/,
+    );
+    await expect(run("train", ...tiny, "--lr", "abc", "--out", "x")).rejects.toThrow(
+      /--lr must be a number, got "abc"/,
+    );
+    await expect(run("train", ...tiny, "--stage", "gate2", "--out", "x")).rejects.toThrow(
+      /pass --from/,
+    );
+    await expect(run("train", ...tiny, "--backbone", "rnn", "--out", "x")).rejects.toThrow(
+      /--backbone must be one of/,
+    );
+    await expect(run("train", ...tiny, "--bogus", "--out", "x")).rejects.toBeInstanceOf(
+      CommanderError,
+    );
+    await expect(
+      run("sweep", "--protocol", "iso-depth", ...tiny, "--loops", "1", "--out", "x"),
+    ).rejects.toThrow(/--protocol must be one of iso-param, iso-flops/);
+    await expect(
+      run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", "x"),
+    ).rejects.toThrow(/--loops must be a comma-separated list/);
+    await expect(run("generate", "--model", "x")).rejects.toThrow(/exactly one of --prompt/);
+  });
+});
+
+describe("the looplm binary", () => {
+  it("prints one line without a stack trace and exits non-zero on bad input", () => {
+    const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--conditions=@loop/source",
+        main,
+        "forward",
+        "--model",
+        "/nonexistent",
+        "--input",
+        "x",
+        "--out",
+        "y",
+      ],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      "looplm: checkpoint folder /nonexistent does not exist",
+    ]);
+    const u = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--conditions=@loop/source",
+        main,
+        "train",
+        "--task",
+        "phop",
+        "--out",
+        "x",
+        "--unknown-flag",
+      ],
+      { encoding: "utf8" },
+    );
+    expect(u.status).not.toBe(0);
+    expect(u.stderr.trim().split("\n")).toEqual(["error: unknown option '--unknown-flag'"]);
+    const v = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--conditions=@loop/source", main, "--version"],
+      { encoding: "utf8" },
+    );
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
