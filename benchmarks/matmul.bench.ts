@@ -31,7 +31,7 @@ const SHAPES: [number, number, number][] = [
 interface TorchResult {
   torch: string;
   blas: string;
-  results: { M: number; K: number; N: number; threads: number; ms: number }[];
+  results: { M: number; K: number; N: number; threads: number; ms: number; cpu_ms: number }[];
 }
 
 function randomShared(n: number, rng: Rng): Float32Array {
@@ -50,7 +50,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     B: randomShared(K * N, rng),
     C: allocF32(M * N),
   }));
-  const ours: { shape: number; kernel: string; threads: number; ms: number }[] = [];
+  const ours: { shape: number; kernel: string; threads: number; ms: number; cpuMs: number }[] = [];
   // the route to parity: prototype native kernel built from source (tools/native), if it builds
   const native = await loadNativeGemm();
   if (!native.ok) ctx.log(`native prototype not measured: ${native.error}`);
@@ -68,7 +68,7 @@ export async function run(ctx: BenchContext): Promise<void> {
           warmup: js ? 1 : 3,
           repeats: js ? 3 : 9,
         });
-        ours.push({ shape: s, kernel, threads, ms: t.medianMs });
+        ours.push({ shape: s, kernel, threads, ms: t.medianMs, cpuMs: t.cpuMs });
       }
       if (native.ok) {
         const fn = native.gemm(threads);
@@ -76,7 +76,13 @@ export async function run(ctx: BenchContext): Promise<void> {
           warmup: 3,
           repeats: 9,
         });
-        ours.push({ shape: s, kernel: "native (prototype)", threads, ms: t.medianMs });
+        ours.push({
+          shape: s,
+          kernel: "native (prototype)",
+          threads,
+          ms: t.medianMs,
+          cpuMs: t.cpuMs,
+        });
       }
     }
   }
@@ -93,17 +99,16 @@ export async function run(ctx: BenchContext): Promise<void> {
   } else {
     ctx.log(`PyTorch ${torch.torch} (${torch.blas})`);
   }
-  const torchMs = (s: number, threads: number): number | undefined => {
+  const torchRun = (s: number, threads: number) => {
     const [M, K, N] = SHAPES[s]!;
-    return torch?.results.find((r) => r.M === M && r.K === K && r.N === N && r.threads === threads)
-      ?.ms;
+    return torch?.results.find((r) => r.M === M && r.K === K && r.N === N && r.threads === threads);
   };
   const peak = (threads: number) => (ctx.peakGflops * threads) / ctx.cores;
   const rows: Row[] = [];
   for (const r of ours) {
     const [M, K, N] = SHAPES[r.shape]!;
     const g = gflops(M, N, K, r.ms);
-    const tm = torchMs(r.shape, r.threads);
+    const tr = torchRun(r.shape, r.threads);
     const row: Row = {
       "M×K×N": shapeLabel(M, K, N),
       kernel: r.kernel,
@@ -111,14 +116,20 @@ export async function run(ctx: BenchContext): Promise<void> {
       ms: Number(r.ms.toFixed(2)),
       "GFLOP/s": Number(g.toFixed(1)),
       "% peak": Number(((100 * g) / peak(r.threads)).toFixed(1)),
+      "GFLOP/CPU-s": Number(gflops(M, N, K, r.cpuMs).toFixed(1)),
     };
-    if (tm !== undefined) {
-      row["torch GFLOP/s"] = Number(gflops(M, N, K, tm).toFixed(1));
-      row["ours/torch"] = Number((tm / r.ms).toFixed(3));
+    if (tr !== undefined) {
+      row["torch GFLOP/s"] = Number(gflops(M, N, K, tr.ms).toFixed(1));
+      row["torch GFLOP/CPU-s"] = Number(gflops(M, N, K, tr.cpu_ms).toFixed(1));
+      row["ours/torch"] = Number((tr.ms / r.ms).toFixed(3));
     }
     rows.push(row);
   }
-  ctx.table(rows, `C = A·B, median of timed runs; % of the peak of the threads used`);
+  ctx.table(
+    rows,
+    "C = A·B, medians of timed runs; % of the peak of the threads used; GFLOP/CPU-s = work per " +
+      "second of process CPU time (all threads), what each core achieved while it ran",
+  );
 
   // layouts used by linear layers (x·Wᵀ) and their weight gradients (Gᵀ·X), most threads
   const most = Math.max(...ctx.threadCounts);

@@ -1,6 +1,7 @@
 """PyTorch reference for benchmarks/matmul.bench.ts: C = A @ B (float32) for each shape and
-thread count; prints one JSON line {"torch", "blas", "results": [{M, K, N, threads, ms}]} with
-the median of the timed runs (after warm-up), like the TypeScript side."""
+thread count; prints one JSON line {"torch", "blas", "results": [{M, K, N, threads, ms, cpu_ms}]}
+with the medians of wall time and process CPU time of the timed runs (after warm-up), like the
+TypeScript side."""
 import argparse
 import json
 import statistics
@@ -27,11 +28,23 @@ for threads in [int(t) for t in a.threads.split(",")]:
         for _ in range(a.warmup):
             torch.matmul(A, B, out=C)
         samples = []
+        cpu = []
         for _ in range(a.repeats):
+            c0 = time.process_time()
             t0 = time.perf_counter()
             torch.matmul(A, B, out=C)
             samples.append((time.perf_counter() - t0) * 1000)
-        results.append({"M": M, "K": K, "N": N, "threads": threads, "ms": statistics.median(samples)})
+            cpu.append((time.process_time() - c0) * 1000)
+        results.append(
+            {
+                "M": M,
+                "K": K,
+                "N": N,
+                "threads": threads,
+                "ms": statistics.median(samples),
+                "cpu_ms": statistics.median(cpu),
+            }
+        )
 
 config = torch.__config__.show()
 blas = next((l.strip() for l in config.splitlines() if "BLAS_INFO" in l), "unknown BLAS")
