@@ -5,7 +5,8 @@
  *   full:      decodeStep, all R steps, logits(R)
  *   threshold: decodeStep, all R steps, logits(z) with z the exit-gate threshold rule (the paper's
  *              inference: z is only a predicted depth, nothing is saved)
- *   early:     decodeStepEarlyExit at q (steps after z skipped, states carried)
+ *   early:     decodeStepEarlyExit at q (steps after z skipped, states carried); with q = 1 and
+ *              maxStep k, the loop truncated to k steps for every token
  */
 import {
   attentionLayerFlops,
@@ -96,7 +97,12 @@ export function evalFullAndThreshold(
   return { full, threshold: thr };
 }
 
-export function evalEarlyExit(model: LoopedModel, windows: Int32Array[], q: number): ModeScore {
+export function evalEarlyExit(
+  model: LoopedModel,
+  windows: Int32Array[],
+  q: number,
+  maxStep?: number,
+): ModeScore {
   const { n_loops: R, vocab_size: V } = model.config;
   const N = model.layers.length;
   const B = windows.length;
@@ -108,7 +114,7 @@ export function evalEarlyExit(model: LoopedModel, windows: Int32Array[], q: numb
       model,
       st,
       windows.map((w) => w[t]!),
-      { q },
+      { q, maxStep },
     );
     s.skipped += res.layersSkipped;
     s.propagated += res.kvPropagated;

@@ -2,8 +2,8 @@
  * Early-exit decoding (packages/looped/src/decode-early-exit.ts) on a trained gated model, over a
  * q sweep: share of layer applications skipped, batch-1 decode tokens/s against running all R
  * steps (same run, interleaved), and the change in next-token perplexity/accuracy on held-out text
- * against full decoding (logits(R)) and against the paper's threshold exit (all steps run,
- * logits(z)). Run (see docs/early-exit.md for training the model):
+ * against full decoding (logits(R)), the paper's threshold exit (all steps run, logits(z)) and
+ * the loop truncated at a fixed depth k for every token. Run (docs/early-exit.md trains the model):
  *   pnpm exec tsx --conditions=@loop/source benchmarks/early-exit.ts <checkpoint dir> <corpus file>
  *     [windows=8] [window length=128] [timing tokens=256] [reps=5]
  * The checkpoint folder must hold tokenizer.json (as `looplm train` writes to <run>/final).
@@ -43,13 +43,19 @@ const stream = ids.slice(B * T, B * T + TT);
  * Wall and CPU seconds (user + system, all threads of this process) to decode the timing stream
  * at batch 1, teacher-forced. CPU time is the steadier figure on a shared machine.
  */
-function timeDecode(m: LoopedModel, q: number | null): { wall: number; cpu: number } {
+interface Mode {
+  label: string;
+  q: number;
+  maxStep?: number;
+}
+
+function timeDecode(m: LoopedModel, mode: Mode | null): { wall: number; cpu: number } {
   const st = initDecodeState(m, 1, TT);
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let t = 0; t < TT; t++) {
-    if (q === null) decodeStep(m, st, [stream[t]!], false);
-    else decodeStepEarlyExit(m, st, [stream[t]!], { q });
+    if (mode === null) decodeStep(m, st, [stream[t]!], false);
+    else decodeStepEarlyExit(m, st, [stream[t]!], { q: mode.q, maxStep: mode.maxStep });
   }
   const wall = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
@@ -63,15 +69,20 @@ console.log(
   `model ${dir}: ${c.backbone} ${c.n_layers}⊗${c.n_loops}, d_model ${c.d_model}, vocab ${c.vocab_size}; ` +
     `eval ${B}×${T} held-out tokens, timing ${TT} tokens at batch 1, median of ${reps}`,
 );
+const R = c.n_loops;
+const modes: Mode[] = [
+  ...QS.map((q) => ({ label: `q ${q}`, q })),
+  ...Array.from({ length: R - 1 }, (_, k) => ({ label: `fixed ${k + 1}`, q: 1, maxStep: k + 1 })),
+];
 const { full, threshold } = evalFullAndThreshold(model, windows, QS);
 timeDecode(model, null); // warm-up (JIT, WASM)
-timeDecode(model, 0.5);
+timeDecode(model, modes[5]!);
 const fullTimes: { wall: number; cpu: number }[] = [];
-const eeTimes = QS.map(() => [] as { wall: number; cpu: number }[]);
+const eeTimes = modes.map(() => [] as { wall: number; cpu: number }[]);
 for (let rep = 0; rep < reps; rep++) {
-  QS.forEach((q, k) => {
+  modes.forEach((mode, k) => {
     fullTimes.push(timeDecode(model, null));
-    eeTimes[k]!.push(timeDecode(model, q));
+    eeTimes[k]!.push(timeDecode(model, mode));
   });
 }
 const tps = (ts: { wall: number; cpu: number }[]) => ({
@@ -82,7 +93,7 @@ const fullTps = tps(fullTimes);
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const rows = [
   [
-    "q",
+    "mode",
     "mean z",
     "skipped",
     "FLOPs saved",
@@ -116,12 +127,12 @@ const rows = [
     "",
   ],
 ];
-QS.forEach((q, k) => {
-  const e = evalEarlyExit(model, windows, q);
-  const thr = threshold[k]!;
+modes.forEach((mode, k) => {
+  const e = evalEarlyExit(model, windows, mode.q, mode.maxStep);
+  const thr = threshold[k];
   const ee = tps(eeTimes[k]!);
   rows.push([
-    String(q),
+    mode.label,
     e.meanExit.toFixed(2),
     pct(e.skipped),
     pct(flopsSaved(model, e.meanExit, T)),
@@ -133,9 +144,9 @@ QS.forEach((q, k) => {
     `${Math.exp(e.nll) - Math.exp(full.nll) >= 0 ? "+" : ""}${(Math.exp(e.nll) - Math.exp(full.nll)).toFixed(3)}`,
     pct(e.acc),
     `${e.acc - full.acc >= 0 ? "+" : ""}${(100 * (e.acc - full.acc)).toFixed(1)}`,
-    Math.exp(thr.nll).toFixed(3),
-    pct(thr.acc),
-    thr.meanExit.toFixed(2),
+    thr ? Math.exp(thr.nll).toFixed(3) : "",
+    thr ? pct(thr.acc) : "",
+    thr ? thr.meanExit.toFixed(2) : "",
   ]);
 });
 const widths = rows[0]!.map((_, j) => Math.max(...rows.map((r) => r[j]!.length)));
@@ -143,5 +154,6 @@ for (const r of rows) console.log(`| ${r.map((x, j) => x.padStart(widths[j]!)).j
 console.log(
   "skipped: layer applications not run; FLOPs saved: model.md §7 estimate net of KV propagation; " +
     "speedup: tok/s ÷ full tok/s (same run, wall clock / CPU time); Δ vs full decoding (logits(R)); thr: threshold exit " +
-    "with all R steps run (the paper's inference, nothing saved).",
+    "with all R steps run (the paper's inference, nothing saved); fixed k: every token exits at " +
+    "step k (q = 1, maxStep k), i.e. the loop truncated to k steps.",
 );

@@ -77,7 +77,7 @@ export function generateEarlyExit(
       });
       return decodeStep(model, st, [t], false).logits[0]!;
     }
-    const res = decodeStepEarlyExit(model, st, [t], { q: opts.q });
+    const res = decodeStepEarlyExit(model, st, [t], { q: opts.q, maxStep: opts.maxStep });
     exitSteps.push(res.exitSteps[0]!);
     addEarlyExitCounts(counts, res);
     return res.logits;

@@ -260,6 +260,31 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
     expect(checkedSkips).toBeGreaterThan(0);
   });
 
+  it("q = 1 with maxStep k is the loop truncated to k steps: logits(k) of full decoding", () => {
+    const m = gatedModel(cfg, 9);
+    for (const k of [1, 2]) {
+      const full = initDecodeState(m, 2, T);
+      const early = initDecodeState(m, 2, T);
+      const untouched = cloneState(early);
+      for (let t = 0; t < T; t++) {
+        const want = decodeStep(m, full, column(t, seqs.slice(0, 2))).logits[k - 1]!;
+        const got = decodeStepEarlyExit(m, early, column(t, seqs.slice(0, 2)), {
+          q: 1,
+          maxStep: k,
+        });
+        expect(got.logits.data).toEqual(want.data);
+        expect(Array.from(got.exitSteps)).toEqual([k, k]);
+        expect(got.layersSkipped).toBe(2 * (R - k) * N);
+      }
+      for (let r = 0; r < R; r++)
+        early.states[r]!.forEach((s, i) => {
+          const o = (r < k ? full : untouched).states[r]![i]!;
+          if (s.kind === "mamba")
+            expect(rowOf(s, 0).concat(rowOf(s, 1))).toEqual(rowOf(o, 0).concat(rowOf(o, 1)));
+        });
+    }
+  });
+
   it("rejects bad input with the argument named", () => {
     const m = gatedModel(cfg, 8);
     const st = initDecodeState(m, 2, 1);
@@ -268,6 +293,9 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
     );
     expect(() => decodeStepEarlyExit(m, st, [1], { q: 0.5 })).toThrow(
       /expected 2 token ids, got 1/,
+    );
+    expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 0.5, maxStep: R + 1 })).toThrow(
+      new RegExp(`maxStep must be an integer in \\[1, ${R}\\], got ${R + 1}`),
     );
     decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 });
     expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 })).toThrow(

@@ -3,7 +3,7 @@
  * (research beyond exit-gate.md, which runs all R steps; see docs/early-exit.md).
  * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (model.md §1) and
  * after each the exit rule of decode-early-exit-gate.ts decides: exit at the first r < R with
- * CDF(r) ≥ q, else at R. Once row b exits at step z:
+ * CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
  *     carried forward, as if those steps had not seen it;
@@ -26,6 +26,12 @@ import type { LoopedModel } from "./model.js";
 export interface EarlyExitOptions {
   /** Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. */
   q: number;
+  /**
+   * Depth cap: exit at step min(z, maxStep) (integer in [1, R], default R). With q = 1 every
+   * token exits at maxStep: the loop truncated to maxStep steps, exactly logits(maxStep) of full
+   * decoding, since step r's states never depend on later steps.
+   */
+  maxStep?: number;
 }
 
 /** Work counters, summed over the batch rows of one or more tokens. */
@@ -85,6 +91,9 @@ export function decodeStepEarlyExit(
     throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
   const { n_loops: R, d_model: D, norm_eps: eps } = model.config;
   const N = model.layers.length;
+  const maxStep = opts.maxStep ?? R;
+  if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
+    throw new Error(`${op}: maxStep must be an integer in [1, ${R}], got ${maxStep}`);
   const gateW = gate.weight.data;
   const gateB = gate.bias.data[0]!;
   return noGrad(() => {
@@ -119,7 +128,7 @@ export function decodeStepEarlyExit(
       const keep: number[] = [];
       active.forEach((b, j) => {
         hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-        let exit = r === R - 1;
+        let exit = r === maxStep - 1;
         if (!exit) {
           logS[b]! += logOneMinusSigmoid(gateLogitRow(ro, j, gateW, gateB));
           exit = logS[b]! <= bound;
