@@ -14,6 +14,8 @@ export type NativeGemm =
 
 export async function loadNativeGemm(): Promise<NativeGemm> {
   const built = await buildNativeGemm();
+  // idle OpenMP threads sleep instead of spinning (spinning starves other work on shared cores)
+  process.env.OMP_WAIT_POLICY ??= "passive";
   if (!built.ok) return built;
   try {
     const { sgemm } = createRequire(import.meta.url)(built.path) as { sgemm: Sgemm };

@@ -37,7 +37,7 @@ interface GemmArgs extends KernelArgs {
 }
 
 /** Default smallest product (M·N·K multiply-adds) split across threads (measured, see docs). */
-export const PARALLEL_MIN_MACS = 1 << 19;
+export const PARALLEL_MIN_MACS = 1 << 21;
 let minMacs = PARALLEL_MIN_MACS;
 
 /** Set the smallest product split across threads (0: split everything); returns the previous. */

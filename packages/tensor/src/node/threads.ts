@@ -17,7 +17,8 @@ interface NodePool extends ThreadPool {
   readonly handles: Worker[];
 }
 
-const fromSource = import.meta.url.endsWith(".ts");
+// (pathname: a loader may add a query to the URL)
+const fromSource = new URL(import.meta.url).pathname.endsWith(".ts");
 
 function hasCondition(argv: readonly string[]): boolean {
   return argv.some(

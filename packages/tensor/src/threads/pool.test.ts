@@ -1,7 +1,11 @@
 import { threadId } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gemmMaxError, gemmTolerance } from "../kernels/gemm-check.test-util.js";
-import { gemmParallel } from "../kernels/gemm-parallel.js";
+import {
+  gemmParallel,
+  PARALLEL_MIN_MACS,
+  setGemmParallelThreshold,
+} from "../kernels/gemm-parallel.js";
 import { startThreadPool, stopThreadPool } from "../node/threads.js";
 import { argsShareable, parallelFor, threadCount } from "./pool.js";
 import { failKernel, fillKernel } from "./pool-fixture.test-util.js";
@@ -90,11 +94,34 @@ describe("thread pool", () => {
     it.each(gemmCases.map((c) => [`${c.M}x${c.N}x${c.K} shared=${shared}`, c] as const))(
       "parallel GEMM matches gemmRef: %s",
       (_, c) => {
-        expect(c.M * c.N * c.K).toBeGreaterThan(1 << 19); // big enough to be split
-        expect(gemmMaxError(gemmParallel, { ...c, shared })).toBeLessThan(gemmTolerance(c.K));
+        const prev = setGemmParallelThreshold(0); // split these small products too
+        try {
+          expect(gemmMaxError(gemmParallel, { ...c, shared })).toBeLessThan(gemmTolerance(c.K));
+        } finally {
+          setGemmParallelThreshold(prev);
+        }
       },
     );
   }
+
+  it("parallel GEMM above the default threshold matches gemmRef", () => {
+    const c = {
+      M: 300,
+      N: 260,
+      K: 40,
+      transA: false,
+      transB: true,
+      alpha: 1,
+      beta: 0,
+      shared: true,
+    };
+    expect(c.M * c.N * c.K).toBeGreaterThan(PARALLEL_MIN_MACS);
+    expect(gemmMaxError(gemmParallel, c)).toBeLessThan(gemmTolerance(c.K));
+  });
+
+  it("rejects a negative threshold", () => {
+    expect(() => setGemmParallelThreshold(-1)).toThrow(/macs must be ≥ 0, got -1/);
+  });
 
   it("stops: later calls run on the calling thread", async () => {
     await stopThreadPool();
