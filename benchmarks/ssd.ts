@@ -2,7 +2,8 @@
  * SSD scan benchmark: forward + backward time of the chunked scan (@loop/ssm-kernels) beside the
  * sequential reference and beside PyTorch running a transcription of the same chunked algorithm
  * (benchmarks/torch/ssd.py, one thread), all in one run, G = 1, chunk size 64. Also
- * time(4T)/time(T) of the chunked scan, to show that its cost is linear in T.
+ * time(4T)/time(T) of the chunked scan, to show that its cost is linear in T, and the chunked
+ * scan on a 2-thread pool (wall clock: CPU time would add the threads up).
  * Times are medians of process CPU time (robust on a shared machine; every contender runs on
  * one thread), with the wall-clock medians beside them.
  *   pnpm exec tsx --conditions=@loop/source benchmarks/ssd.ts [--quick]
@@ -12,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ssdScanChunked, ssdScanRef } from "@loop/ssm-kernels";
 import { backward, gemmName, Rng, randn, randu, type Tensor } from "@loop/tensor";
+import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 
 interface Shape {
   B: number;
@@ -136,3 +138,20 @@ const lin = shapes.map((s) => {
 });
 console.log("Chunked scan cost vs sequence length (linear ⇒ ratio ≈ 4)");
 console.table(lin);
+
+await startThreadPool(2);
+const thr = shapes.map((s) => {
+  const t1 = time(ssdScanChunked, s, reps);
+  return { shape: `(${s.B},${s.T},${s.H},${s.P},${s.N})`, t1 };
+});
+await stopThreadPool();
+const serialWall = shapes.map((s) => time(ssdScanChunked, s, reps).wall);
+console.log("Chunked scan on a 2-thread pool (wall clock, median)");
+console.table(
+  thr.map((r, i) => ({
+    "(B,T,H,P,N)": r.shape,
+    "1 thread": `${ms(serialWall[i]!)} ms`,
+    "2 threads": `${ms(r.t1.wall)} ms`,
+    speed_up: `${(serialWall[i]! / r.t1.wall).toFixed(2)}×`,
+  })),
+);

@@ -27,8 +27,9 @@ import {
 } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
 
-interface HeadArgs extends ChunkDims {
+interface HeadArgs {
   [k: string]: unknown;
+  d: ChunkDims;
   x: Float32Array;
   dt: Float32Array;
   A: Float32Array;
@@ -55,7 +56,8 @@ interface HeadArgs extends ChunkDims {
 
 /** Reverse chunk recurrence for items (b, h) in [lo, hi). */
 const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (a, lo, hi) => {
-  const { T, H, P, G, N, Lc, nc } = a;
+  const { T, H, P, G, N, Lc, nc } = a.d;
+  const { x, dt, A, B, C, rt, chunkStates, cb, gx, gdt, gBh, gCh, dCB } = a;
   const PN = P * N;
   const hpg = H / G;
   const ldx = H * P;
@@ -78,7 +80,7 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
     const h = item % H;
     const b = Math.floor(item / H);
     const g = Math.floor(h / hpg);
-    const Ah = a.A[h]!;
+    const Ah = A[h]!;
     const rOff = item * PN;
     // True while R is still exactly zero (no final-state gradient, nothing propagated yet).
     let zeroR = !a.hasGs;
@@ -94,12 +96,12 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
       const dtOff = (b * T + t0) * H + h;
       const xOff = ((b * T + t0) * H + h) * P;
       const sPrev = (item * nc + c) * PN;
-      chunkDecays(a.dt, dtOff, H, Ah, L, e, E);
+      chunkDecays(dt, dtOff, H, Ah, L, e, E);
       dAc.fill(0);
       ddt.fill(0);
       if (a.hasGy) {
         // Intra-chunk block: dM = gY·Xᵀ; rebuild M as Mᵀ (stored in M) for dX = Mᵀ·gY.
-        transposeInto(a.x, xOff, ldx, L, P, Xt, Lc);
+        transposeInto(x, xOff, ldx, L, P, Xt, Lc);
         gemm(false, false, L, L, P, 1, gy, xOff, ldx, Xt, 0, Lc, 0, dM, 0, Lc);
         for (let i = 0; i < L; i++) {
           const ei = e[i]!;
@@ -108,22 +110,22 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
           for (let j = 0; j <= i; j++) {
             const lij = j < i ? dec[j]! * ei : 1;
             dec[j] = lij;
-            const dtj = a.dt[dtOff + j * H]!;
-            const cbij = a.cb[cbOff + row + j]!;
+            const dtj = dt[dtOff + j * H]!;
+            const cbij = cb[cbOff + row + j]!;
             const m = cbij * lij * dtj;
             M[j * Lc + i] = m;
             const dm = dM[row + j]!;
-            a.dCB[dcbOff + row + j] = dm * lij * dtj;
+            dCB[dcbOff + row + j] = dm * lij * dtj;
             ddt[j]! += dm * cbij * lij;
             const dseg = dm * m;
             dAi += dseg;
             dAc[j]! -= dseg;
           }
-          a.dCB.fill(0, dcbOff + row + i + 1, dcbOff + row + L);
+          dCB.fill(0, dcbOff + row + i + 1, dcbOff + row + L);
           dAc[i]! += dAi;
         }
         for (let j = 0; j < L; j++) M.fill(0, j * Lc, j * Lc + j);
-        gemm(false, false, L, P, L, 1, M, 0, Lc, gy, xOff, ldx, 0, a.gx, xOff, ldx);
+        gemm(false, false, L, P, L, 1, M, 0, Lc, gy, xOff, ldx, 0, gx, xOff, ldx);
         // State → output: gŶ = diag(E)·gY.
         for (let i = 0; i < L; i++) {
           const Ei = E[i]!;
@@ -132,32 +134,32 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
         }
         if (!zeroPrev) {
           // ∂Λ_i += gŶ_i · (S_prev·C_i);  dC += gŶ·S_prev.
-          gemm(false, false, L, P, N, 1, a.C, bcOff, ldb, a.chunkStates, sPrev, P, 0, tmpLP, 0, P);
+          gemm(false, false, L, P, N, 1, C, bcOff, ldb, chunkStates, sPrev, P, 0, tmpLP, 0, P);
           for (let i = 0; i < L; i++) {
             let d = 0;
             for (let p = 0; p < P; p++) d += gYs[i * P + p]! * tmpLP[i * P + p]!;
             dAc[i]! += d;
           }
-          transposeInto(a.chunkStates, sPrev, P, N, P, Spn, N);
-          gemm(false, false, L, N, P, 1, gYs, 0, P, Spn, 0, N, 0, a.gCh, hOff, ldh);
+          transposeInto(chunkStates, sPrev, P, N, P, Spn, N);
+          gemm(false, false, L, N, P, 1, gYs, 0, P, Spn, 0, N, 0, gCh, hOff, ldh);
         }
       }
       // Chunk-state path, through R = ∂L/∂S_end.
       const EL = E[L - 1]!;
       if (!zeroR) {
         // RB = B·Rᵀ [L,P]: dX_j += w_j·RB_j, ∂w_j = x_j·RB_j; then dB += diag(w)·X·R.
-        gemm(false, false, L, P, N, 1, a.B, bcOff, ldb, a.rt, rOff, P, 0, tmpLP, 0, P);
+        gemm(false, false, L, P, N, 1, B, bcOff, ldb, rt, rOff, P, 0, tmpLP, 0, P);
         let dAL = 0;
         let wdec = 1;
         for (let j = L - 1; j >= 0; j--) {
-          const w = wdec * a.dt[dtOff + j * H]!;
+          const w = wdec * dt[dtOff + j * H]!;
           const xr = xOff + j * ldx;
           let dw = 0;
           for (let p = 0; p < P; p++) {
             const rb = tmpLP[j * P + p]!;
-            const xv = a.x[xr + p]!;
+            const xv = x[xr + p]!;
             dw += xv * rb;
-            a.gx[xr + p]! += w * rb;
+            gx[xr + p]! += w * rb;
             tmpLP[j * P + p] = w * xv;
           }
           ddt[j]! += dw * wdec;
@@ -166,29 +168,29 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
           dAc[j]! -= dseg;
           wdec *= e[j]!;
         }
-        transposeInto(a.rt, rOff, P, N, P, Spn, N);
-        gemm(false, false, L, N, P, 1, tmpLP, 0, P, Spn, 0, N, 0, a.gBh, hOff, ldh);
+        transposeInto(rt, rOff, P, N, P, Spn, N);
+        gemm(false, false, L, N, P, 1, tmpLP, 0, P, Spn, 0, N, 0, gBh, hOff, ldh);
         if (!zeroPrev) {
           let dot = 0;
-          for (let i = 0; i < PN; i++) dot += a.rt[rOff + i]! * a.chunkStates[sPrev + i]!;
+          for (let i = 0; i < PN; i++) dot += rt[rOff + i]! * chunkStates[sPrev + i]!;
           dAL += EL * dot;
         }
         dAc[L - 1]! += dAL;
       }
       // Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ (not needed before the first chunk without s0).
       if (!zeroPrev || a.hasS0) {
-        for (let i = rOff; i < rOff + PN; i++) a.rt[i]! *= EL;
+        for (let i = rOff; i < rOff + PN; i++) rt[i]! *= EL;
         if (a.hasGy) {
-          transposeInto(a.C, bcOff, ldb, L, N, Ct, Lc);
-          gemm(false, false, N, P, L, 1, Ct, 0, Lc, gYs, 0, P, 1, a.rt, rOff, P);
+          transposeInto(C, bcOff, ldb, L, N, Ct, Lc);
+          gemm(false, false, N, P, L, 1, Ct, 0, Lc, gYs, 0, P, 1, rt, rOff, P);
         }
       }
       // Λ → a → (dt, A).
       let da = 0;
       for (let k = L - 1; k >= 0; k--) {
         da += dAc[k]!;
-        a.gdt[dtOff + k * H] = ddt[k]! + da * Ah;
-        gAh += da * a.dt[dtOff + k * H]!;
+        gdt[dtOff + k * H] = ddt[k]! + da * Ah;
+        gAh += da * dt[dtOff + k * H]!;
       }
       if (a.hasGy) zeroR = false;
     }
@@ -196,8 +198,9 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
   }
 });
 
-interface GroupArgs extends ChunkDims {
+interface GroupArgs {
   [k: string]: unknown;
+  d: ChunkDims;
   B: Float32Array;
   C: Float32Array;
   hasGy: boolean;
@@ -210,7 +213,8 @@ interface GroupArgs extends ChunkDims {
 
 /** Per (b, c, g) in [lo, hi): dC = Σ_h gC_h + d(CBᵀ)·B, dB = Σ_h gB_h + d(CBᵀ)ᵀ·C. */
 const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url, (a, lo, hi) => {
-  const { T, H, G, N, Lc, nc } = a;
+  const { T, H, G, N, Lc, nc } = a.d;
+  const { B, C, gBh, gCh, dCB, gB, gC } = a;
   const hpg = H / G;
   const ldb = G * N;
   const LL = Lc * Lc;
@@ -230,23 +234,23 @@ const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url
         let sb = 0;
         let sc = 0;
         for (let hh = 0; hh < hpg; hh++) {
-          sb += a.gBh[src + hh * N + n]!;
-          sc += a.gCh[src + hh * N + n]!;
+          sb += gBh[src + hh * N + n]!;
+          sc += gCh[src + hh * N + n]!;
         }
-        a.gB[dst + n] = sb;
-        a.gC[dst + n] = sc;
+        gB[dst + n] = sb;
+        gC[dst + n] = sc;
       }
     }
     if (!a.hasGy) continue;
     const base = (b * nc + c) * H + g * hpg;
-    sum.set(a.dCB.subarray(base * LL, (base + 1) * LL));
+    sum.set(dCB.subarray(base * LL, (base + 1) * LL));
     for (let hh = 1; hh < hpg; hh++) {
       const o = (base + hh) * LL;
-      for (let i = 0; i < LL; i++) sum[i]! += a.dCB[o + i]!;
+      for (let i = 0; i < LL; i++) sum[i]! += dCB[o + i]!;
     }
-    gemm(false, false, L, N, L, 1, sum, 0, Lc, a.B, bcOff, ldb, 1, a.gC, bcOff, ldb);
+    gemm(false, false, L, N, L, 1, sum, 0, Lc, B, bcOff, ldb, 1, gC, bcOff, ldb);
     transposeInto(sum, 0, Lc, L, L, sumT, Lc);
-    gemm(false, false, L, N, L, 1, sumT, 0, Lc, a.C, bcOff, ldb, 1, a.gB, bcOff, ldb);
+    gemm(false, false, L, N, L, 1, sumT, 0, Lc, C, bcOff, ldb, 1, gB, bcOff, ldb);
   }
 });
 
@@ -271,7 +275,7 @@ export function ssdChunkedBackward(
   const B = shareable(a.B);
   const C = shareable(a.C);
   parallelFor(headKernel, batch * H, {
-    ...d,
+    d,
     x: shareable(a.x),
     dt: shareable(a.dt),
     A: shareable(a.A),
@@ -294,7 +298,7 @@ export function ssdChunkedBackward(
   const gB = allocShared(a.B.length);
   const gC = allocShared(a.C.length);
   parallelFor(groupKernel, batch * nc * G, {
-    ...d,
+    d,
     B,
     C,
     hasGy: gy !== null,

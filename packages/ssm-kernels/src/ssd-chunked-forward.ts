@@ -46,8 +46,9 @@ export interface ChunkDims {
   nc: number;
 }
 
-interface CbArgs extends ChunkDims {
+interface CbArgs {
   [k: string]: unknown;
+  d: ChunkDims;
   B: Float32Array;
   C: Float32Array;
   cb: Float32Array;
@@ -55,7 +56,8 @@ interface CbArgs extends ChunkDims {
 
 /** C·Bᵀ [L,L] for items (b, c, g) in [lo, hi). */
 const cbKernel = defineKernel<CbArgs>("ssm/ssd-cb", import.meta.url, (a, lo, hi) => {
-  const { T, G, N, Lc, nc } = a;
+  const { T, G, N, Lc, nc } = a.d;
+  const { B, C, cb } = a;
   const ldb = G * N;
   const Bt = new Float32Array(N * Lc);
   for (let item = lo; item < hi; item++) {
@@ -65,13 +67,14 @@ const cbKernel = defineKernel<CbArgs>("ssm/ssd-cb", import.meta.url, (a, lo, hi)
     const t0 = c * Lc;
     const L = Math.min(Lc, T - t0);
     const bcOff = ((b * T + t0) * G + g) * N;
-    transposeInto(a.B, bcOff, ldb, L, N, Bt, Lc);
-    gemm(false, false, L, L, N, 1, a.C, bcOff, ldb, Bt, 0, Lc, 0, a.cb, item * Lc * Lc, Lc);
+    transposeInto(B, bcOff, ldb, L, N, Bt, Lc);
+    gemm(false, false, L, L, N, 1, C, bcOff, ldb, Bt, 0, Lc, 0, cb, item * Lc * Lc, Lc);
   }
 });
 
-interface FwdArgs extends ChunkDims {
+interface FwdArgs {
   [k: string]: unknown;
+  d: ChunkDims;
   x: Float32Array;
   dt: Float32Array;
   A: Float32Array;
@@ -88,12 +91,13 @@ interface FwdArgs extends ChunkDims {
 
 /** The chunk recurrence for items (b, h) in [lo, hi). */
 const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo, hi) => {
-  const { T, H, P, G, N, Lc, nc } = a;
+  const { T, H, P, G, N, Lc, nc } = a.d;
+  const { x, dt, A, B, C, y, st, cb, chunkStates } = a;
   const PN = P * N;
   const hpg = H / G;
   const ldx = H * P;
   const ldb = G * N;
-  const save = a.chunkStates.length > 0;
+  const save = chunkStates.length > 0;
   const M = new Float32Array(Lc * Lc);
   const Wt = new Float32Array(N * Lc);
   const W = new Float32Array(Lc * N);
@@ -113,7 +117,7 @@ const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo,
       const bcOff = ((b * T + t0) * G + g) * N;
       const cbOff = ((b * nc + c) * G + g) * Lc * Lc;
       const dtOff = (b * T + t0) * H + h;
-      chunkDecays(a.dt, dtOff, H, a.A[h]!, L, e, E);
+      chunkDecays(dt, dtOff, H, A[h]!, L, e, E);
       // Row i of the decay matrix: dec[j] = exp(Λ_i − Λ_j), updated from row i−1.
       for (let i = 0; i < L; i++) {
         const ei = e[i]!;
@@ -121,34 +125,34 @@ const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo,
         for (let j = 0; j < i; j++) {
           const d = dec[j]! * ei;
           dec[j] = d;
-          M[row + j] = a.cb[cbOff + row + j]! * d * a.dt[dtOff + j * H]!;
+          M[row + j] = cb[cbOff + row + j]! * d * dt[dtOff + j * H]!;
         }
         dec[i] = 1;
-        M[row + i] = a.cb[cbOff + row + i]! * a.dt[dtOff + i * H]!;
+        M[row + i] = cb[cbOff + row + i]! * dt[dtOff + i * H]!;
         M.fill(0, row + i + 1, row + L);
       }
       const xOff = ((b * T + t0) * H + h) * P;
-      gemm(false, false, L, P, L, 1, M, 0, Lc, a.x, xOff, ldx, 0, a.y, xOff, ldx);
-      if (save) a.chunkStates.set(a.st.subarray(sOff, sOff + PN), (item * nc + c) * PN);
+      gemm(false, false, L, P, L, 1, M, 0, Lc, x, xOff, ldx, 0, y, xOff, ldx);
+      if (save) chunkStates.set(st.subarray(sOff, sOff + PN), (item * nc + c) * PN);
       if (!zeroPrev) {
         for (let i = 0; i < L; i++) {
           const Ei = E[i]!;
           const src = bcOff + i * ldb;
-          for (let n = 0; n < N; n++) W[i * N + n] = Ei * a.C[src + n]!;
+          for (let n = 0; n < N; n++) W[i * N + n] = Ei * C[src + n]!;
         }
-        gemm(false, false, L, P, N, 1, W, 0, N, a.st, sOff, P, 1, a.y, xOff, ldx);
+        gemm(false, false, L, P, N, 1, W, 0, N, st, sOff, P, 1, y, xOff, ldx);
       }
       // Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X, with (diag(w)·B)ᵀ written as Wt [N, L].
       let wdec = 1;
       for (let j = L - 1; j >= 0; j--) {
-        const w = wdec * a.dt[dtOff + j * H]!;
+        const w = wdec * dt[dtOff + j * H]!;
         const src = bcOff + j * ldb;
-        for (let n = 0; n < N; n++) Wt[n * Lc + j] = w * a.B[src + n]!;
+        for (let n = 0; n < N; n++) Wt[n * Lc + j] = w * B[src + n]!;
         wdec *= e[j]!;
       }
       const EL = E[L - 1]!;
-      for (let i = sOff; i < sOff + PN; i++) a.st[i]! *= EL;
-      gemm(false, false, N, P, L, 1, Wt, 0, Lc, a.x, xOff, ldx, 1, a.st, sOff, P);
+      for (let i = sOff; i < sOff + PN; i++) st[i]! *= EL;
+      gemm(false, false, N, P, L, 1, Wt, 0, Lc, x, xOff, ldx, 1, st, sOff, P);
     }
   }
 });
@@ -188,9 +192,9 @@ export function ssdChunkedForward(
   const chunkStates = save ? allocShared(batch * H * nc * PN) : new Float32Array(0);
   const B = shareable(a.B);
   const C = shareable(a.C);
-  parallelFor(cbKernel, batch * nc * G, { ...d, B, C, cb });
+  parallelFor(cbKernel, batch * nc * G, { d, B, C, cb });
   parallelFor(scanKernel, batch * H, {
-    ...d,
+    d,
     x: shareable(a.x),
     dt: shareable(a.dt),
     A: shareable(a.A),
