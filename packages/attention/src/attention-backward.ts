@@ -111,7 +111,7 @@ const backwardKernel = defineKernel<FlashBackwardArgs>(
   backwardUnits,
 );
 
-/** Accumulate the needed gradients into `a.dq`, `a.dk`, `a.dv`. */
+/** Compute the needed gradients into `a.dq`, `a.dk`, `a.dv` (all zero on entry). */
 export function flashBackward(a: FlashBackwardArgs): void {
   parallelFor(backwardKernel, a.B * a.Hkv, a);
 }
