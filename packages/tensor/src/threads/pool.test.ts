@@ -7,8 +7,8 @@ import {
   setGemmParallelThreshold,
 } from "../kernels/gemm-parallel.js";
 import { startThreadPool, stopThreadPool } from "../node/threads.js";
+import { failKernel, fillKernel } from "../node/threads-fixture.test-util.js";
 import { argsShareable, parallelFor, threadCount } from "./pool.js";
-import { failKernel, fillKernel } from "./pool-fixture.test-util.js";
 import { defineKernel, findKernel } from "./registry.js";
 
 const sharedI32 = (n: number) => new Int32Array(new SharedArrayBuffer(n * 4));

@@ -4,7 +4,7 @@
  *   fail:  throws on every part that does not start at 0 (i.e. on the workers).
  */
 import { threadId } from "node:worker_threads";
-import { defineKernel } from "./registry.js";
+import { defineKernel } from "../threads/registry.js";
 
 export const fillKernel = defineKernel<{ out: Int32Array; owner: Int32Array }>(
   "test/fill",
