@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import { backward, gradcheck, noGrad, randn, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
+import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { attention } from "./attention.js";
 import { attentionRef } from "./attention-ref.js";
 
@@ -101,6 +102,23 @@ describe("attention gradients (finite differences)", () => {
 
 describe("attention golden vectors (kernels/attention)", () => {
   const g = loadGolden("kernels", "attention.safetensors");
+  it("case settings are the ones the kernels implement (causal, scale 1/sqrt(hd))", () => {
+    const { settings } = JSON.parse(
+      readFileSync(goldenPath("kernels", "attention.json"), "utf8"),
+    ) as {
+      settings: {
+        causal: boolean;
+        scale: number;
+        head_dim: number;
+        n_heads: number;
+        n_kv_heads: number;
+      };
+    };
+    expect(settings.causal).toBe(true);
+    expect(settings.scale).toBeCloseTo(1 / Math.sqrt(settings.head_dim), 12);
+    expect(g.get("q")!.shape.slice(2)).toEqual([settings.n_heads, settings.head_dim]);
+    expect(g.get("k")!.shape[2]).toBe(settings.n_kv_heads);
+  });
   for (const [name, f] of [
     ["tiled", (q: Tensor, k: Tensor, v: Tensor) => attention(q, k, v, { blockQ: 5, blockK: 6 })],
     ["reference", attentionRef],

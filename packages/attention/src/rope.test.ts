@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import { backward, gradcheck, randn, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
+import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { rope, ropeInPlace } from "./rope.js";
 
 function fromGolden(t: { data: Float32Array; shape: number[] }): Tensor {
@@ -12,9 +13,12 @@ function fromGolden(t: { data: Float32Array; shape: number[] }): Tensor {
 describe("rope", () => {
   it("matches the golden vectors (kernels/rope)", () => {
     const g = loadGolden("kernels", "rope.safetensors");
+    const { settings } = JSON.parse(readFileSync(goldenPath("kernels", "rope.json"), "utf8")) as {
+      settings: { theta: number; layout: string; position_offset: number };
+    };
+    expect(settings.layout).toBe("rotate-half");
     const x = fromGolden(g.get("x")!);
-    // rope.json: theta 10000, rotate-half, position_offset 0
-    const y = rope(x, { theta: 10000, offset: 0 });
+    const y = rope(x, { theta: settings.theta, offset: settings.position_offset });
     expectGolden("y", y.data, g.get("y")!.data, "forward");
     backward([y], [g.get("dy")!.data]);
     expectGolden("grad.x", x.grad!, g.get("grad.x")!.data, "grad");
