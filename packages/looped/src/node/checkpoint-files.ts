@@ -3,10 +3,15 @@
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
  * (model_type "mamba2") loads as a 1-loop looplm model without renaming.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { NamedArray } from "@loop/tensor";
-import { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "@loop/tensor/node";
+import {
+  readJsonFile,
+  readSafetensorsFile,
+  writeFileAtomic,
+  writeSafetensorsFile,
+} from "@loop/tensor/node";
 import { configToJson, type ModelConfig, parseConfig } from "../config.js";
 import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
 import { LoopedModel } from "../model.js";
@@ -25,27 +30,11 @@ export function saveCheckpoint(
   writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
 }
 
-function readJson(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new Error(
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
-  }
-}
-
 export function loadCheckpoint(dir: string): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
   const cfgPath = join(dir, "config.json");
   const weightsPath = join(dir, "model.safetensors");
-  const raw = readJson(cfgPath);
+  const raw = readJsonFile(cfgPath);
   const configError = (e: unknown) => new Error(`${cfgPath}: ${(e as Error).message}`);
   let config: ModelConfig;
   let weights: Map<string, NamedArray>;

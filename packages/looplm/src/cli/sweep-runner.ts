@@ -8,8 +8,9 @@ import { comparisonTable, type SweepFile, type SweepRow } from "@loop/eval";
 import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
 import type { Task } from "@loop/tasks";
+import { readJsonFile } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
-import { readJsonFile, writeJsonFile } from "@loop/train/node";
+import { writeJsonFile } from "@loop/train/node";
 import { trainJob } from "./run-training.js";
 
 export const PROTOCOLS = ["iso-param", "iso-flops"] as const;

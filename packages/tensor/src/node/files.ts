@@ -56,3 +56,20 @@ export function writeSafetensorsFile(
 ): void {
   writeFileAtomic(path, encodeSafetensors(tensors, metadata));
 }
+
+/** Parse a JSON file; errors name the file and whether it was missing or malformed. */
+export function readJsonFile<T = unknown>(path: string): T {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new Error(
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}

@@ -1,2 +1,7 @@
-export { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "./files.js";
+export {
+  readJsonFile,
+  readSafetensorsFile,
+  writeFileAtomic,
+  writeSafetensorsFile,
+} from "./files.js";
 export { startThreadPool, stopThreadPool } from "./threads.js";

@@ -3,7 +3,6 @@ export { type EvalRecord, type RunOptions, type RunResult, runTraining } from ".
 export {
   latestCheckpoint,
   loadTrainingCheckpoint,
-  readJsonFile,
   saveTrainingCheckpoint,
   stepDirName,
   writeJsonFile,

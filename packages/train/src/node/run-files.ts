@@ -7,34 +7,23 @@
  *                            folder is complete, so a crash never leaves a half-written "latest"
  *   final/                   config.json + model.safetensors at the end
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type LoopedModel, loadStateDict } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { AdamWState, NamedArray } from "@loop/tensor";
-import { readSafetensorsFile, writeFileAtomic, writeSafetensorsFile } from "@loop/tensor/node";
+import {
+  readJsonFile,
+  readSafetensorsFile,
+  writeFileAtomic,
+  writeSafetensorsFile,
+} from "@loop/tensor/node";
 import type { TrainerState } from "../trainer.js";
 
 const KEEP = 2;
 
 export function stepDirName(step: number): string {
   return `step-${String(step).padStart(6, "0")}`;
-}
-
-export function readJsonFile<T>(path: string): T {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new Error(
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
-  }
 }
 
 export function writeJsonFile(path: string, value: unknown): void {
