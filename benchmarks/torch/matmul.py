@@ -3,7 +3,10 @@ thread count; prints one JSON line {"torch", "blas", "results": [{M, K, N, threa
 with the medians of wall time and process CPU time of the timed runs (after warm-up), like the
 TypeScript side."""
 import argparse
+import glob
 import json
+import os
+import re
 import statistics
 import time
 
@@ -46,6 +49,10 @@ for threads in [int(t) for t in a.threads.split(",")]:
             }
         )
 
-config = torch.__config__.show()
-blas = next((l.strip() for l in config.splitlines() if "BLAS_INFO" in l), "unknown BLAS")
+m = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+blas = f"BLAS_INFO={m.group(1)}" if m else "unknown BLAS"
+# Debian's "generic" BLAS is whatever libblas.so.3 points to (OpenBLAS with libopenblas0-openmp)
+lib = glob.glob("/usr/lib/*/libblas.so.3")
+if lib:
+    blas += f" → {os.path.realpath(lib[0])}"
 print(json.dumps({"torch": torch.__version__, "blas": blas, "results": results}))
