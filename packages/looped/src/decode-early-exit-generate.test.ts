@@ -30,6 +30,7 @@ describe("generateEarlyExit", () => {
         layersRun: (prompt.length + 5) * 3 * 2,
         layersSkipped: 0,
         kvPropagated: 0,
+        ssmPropagated: 0,
       });
     }
   });
@@ -45,6 +46,7 @@ describe("generateEarlyExit", () => {
       layersRun: fed * 2,
       layersSkipped: fed * 2 * 2,
       kvPropagated: fed * 2,
+      ssmPropagated: 0,
     });
     const fp = generateEarlyExit(m, prompt, {
       maxNewTokens: 4,

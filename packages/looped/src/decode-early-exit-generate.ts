@@ -74,10 +74,15 @@ export function generateEarlyExit(
         layersRun: R * N,
         layersSkipped: 0,
         kvPropagated: 0,
+        ssmPropagated: 0,
       });
       return decodeStep(model, st, [t], false).logits[0]!;
     }
-    const res = decodeStepEarlyExit(model, st, [t], { q: opts.q, maxStep: opts.maxStep });
+    const res = decodeStepEarlyExit(model, st, [t], {
+      q: opts.q,
+      maxStep: opts.maxStep,
+      skipped: opts.skipped,
+    });
     exitSteps.push(res.exitSteps[0]!);
     addEarlyExitCounts(counts, res);
     return res.logits;

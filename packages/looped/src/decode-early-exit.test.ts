@@ -125,7 +125,7 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
       expect(got.logits.data).toEqual(want.data);
       expect(Array.from(got.exitSteps)).toEqual([R, R, R]);
       expect(got).toMatchObject({ tokens: 3, layersRun: 3 * R * N, layersSkipped: 0 });
-      expect(got.kvPropagated).toBe(0);
+      expect(got.kvPropagated + got.ssmPropagated).toBe(0);
       expectSameStates(early, full);
     }
   });
@@ -285,6 +285,44 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
     }
   });
 
+  it("skipped 'propagate': a skipped Mamba state takes h(z) in as a one-token step would", () => {
+    const m = gatedModel(cfg, 10);
+    const q = 0.6;
+    const st = initDecodeState(m, 3, T);
+    const nSsm = N - nAttn;
+    let checked = 0;
+    for (let t = 0; t < T; t++) {
+      const before = cloneState(st);
+      const full = decodeStep(m, cloneState(st), column(t));
+      const res = decodeStepEarlyExit(m, st, column(t), { q, skipped: "propagate" });
+      let skippedSteps = 0;
+      for (let b = 0; b < 3; b++) {
+        const z = res.exitSteps[b]!;
+        skippedSteps += R - z;
+        if (!cfg.loop_norm) continue;
+        const hz = tensor(full.readouts[z - 1]!.data.slice(b * 16, (b + 1) * 16), [1, 16]);
+        for (let r = z; r < R; r++)
+          m.layers.forEach((layer, i) => {
+            const o = before.states[r]![i]!;
+            const s = st.states[r]![i]!;
+            if (o.kind !== "mamba" || s.kind !== "mamba") return;
+            // Reference: the layer's own one-token step on a batch-1 copy of row b's state.
+            const [conv, ssm] = rowOf(o, b);
+            const one = { kind: "mamba" as const, state: { conv: conv!, ssm: ssm!, batch: 1 } };
+            noGrad(() => layer.step(one, hz));
+            const [gotConv, gotSsm] = rowOf(s, b);
+            expect(gotConv).toEqual(one.state.conv);
+            for (let j = 0; j < gotSsm!.length; j++)
+              expect(gotSsm![j]).toBeCloseTo(one.state.ssm[j]!, 5);
+            checked++;
+          });
+      }
+      expect(res.ssmPropagated).toBe(skippedSteps * nSsm);
+      expect(res.kvPropagated).toBe(skippedSteps * nAttn);
+    }
+    if (cfg.loop_norm && nAttn < N) expect(checked).toBeGreaterThan(0);
+  });
+
   it("rejects bad input with the argument named", () => {
     const m = gatedModel(cfg, 8);
     const st = initDecodeState(m, 2, 1);
@@ -297,6 +335,9 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
     expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 0.5, maxStep: R + 1 })).toThrow(
       new RegExp(`maxStep must be an integer in \\[1, ${R}\\], got ${R + 1}`),
     );
+    expect(() =>
+      decodeStepEarlyExit(m, st, [1, 2], { q: 0.5, skipped: "drop" as "carry" }),
+    ).toThrow(/skipped must be "carry" or "propagate", got "drop"/);
     decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 });
     expect(() => decodeStepEarlyExit(m, st, [1, 2], { q: 0.5 })).toThrow(
       /exceeds the decode capacity 1/,

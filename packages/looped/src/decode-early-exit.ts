@@ -6,7 +6,8 @@
  * CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
- *     carried forward, as if those steps had not seen it;
+ *     carried forward, as if those steps had not seen it (or, with skipped "propagate", take
+ *     h(z) in through their state update, decode-early-exit-ssm.ts);
  *   - attention KV caches of steps z+1..R get the entry of h(z) at the token's position
  *     (decode-early-exit-kv.ts), so later tokens keep one key per position;
  *   - its logits are logits(z) = head(readout(z)).
@@ -16,11 +17,13 @@
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
 import { AttentionMixer } from "@loop/attention";
+import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
 import { gateLogitRow, logOneMinusSigmoid, logSurvivalBound } from "./decode-early-exit-gate.js";
 import { propagateKv } from "./decode-early-exit-kv.js";
 import { stepLayerRows } from "./decode-early-exit-rows.js";
+import { propagateSsmState } from "./decode-early-exit-ssm.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
@@ -32,6 +35,13 @@ export interface EarlyExitOptions {
    * decoding, since step r's states never depend on later steps.
    */
   maxStep?: number;
+  /**
+   * What a skipped step's Mamba-2 states do with an exited token: "carry" (default) leaves them
+   * unchanged, as if those steps never saw the token; "propagate" runs their state update on the
+   * token's exit hidden state h(z) (decode-early-exit-ssm.ts; about half a layer's compute).
+   * Attention KV caches are filled from h(z) in both schemes.
+   */
+  skipped?: "carry" | "propagate";
 }
 
 /** Work counters, summed over the batch rows of one or more tokens. */
@@ -44,6 +54,8 @@ export interface EarlyExitCounts {
   layersSkipped: number;
   /** Skipped attention layers whose KV entry was filled from h(z) (a subset of layersSkipped). */
   kvPropagated: number;
+  /** Skipped Mamba-2 layers whose state took h(z) in ("propagate"; a subset of layersSkipped). */
+  ssmPropagated: number;
 }
 
 export interface EarlyExitStepResult extends EarlyExitCounts {
@@ -54,7 +66,7 @@ export interface EarlyExitStepResult extends EarlyExitCounts {
 }
 
 export function emptyEarlyExitCounts(): EarlyExitCounts {
-  return { tokens: 0, layersRun: 0, layersSkipped: 0, kvPropagated: 0 };
+  return { tokens: 0, layersRun: 0, layersSkipped: 0, kvPropagated: 0, ssmPropagated: 0 };
 }
 
 /** acc += step (in place); returns acc. */
@@ -63,6 +75,7 @@ export function addEarlyExitCounts(acc: EarlyExitCounts, step: EarlyExitCounts):
   acc.layersRun += step.layersRun;
   acc.layersSkipped += step.layersSkipped;
   acc.kvPropagated += step.kvPropagated;
+  acc.ssmPropagated += step.ssmPropagated;
   return acc;
 }
 
@@ -94,6 +107,11 @@ export function decodeStepEarlyExit(
   const maxStep = opts.maxStep ?? R;
   if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
     throw new Error(`${op}: maxStep must be an integer in [1, ${R}], got ${maxStep}`);
+  const skipped = opts.skipped ?? "carry";
+  if (skipped !== "carry" && skipped !== "propagate")
+    throw new Error(
+      `${op}: skipped must be "carry" or "propagate", got ${JSON.stringify(skipped)}`,
+    );
   const gateW = gate.weight.data;
   const gateB = gate.bias.data[0]!;
   return noGrad(() => {
@@ -119,7 +137,8 @@ export function decodeStepEarlyExit(
           ls.cache.length = L;
           if (hExited) propagateKv(layer, ls.cache, hExited, exited, eps);
           ls.cache.length = L + 1;
-        }
+        } else if (hExited && skipped === "propagate")
+          propagateSsmState(layer, ls.state, hExited, exited, eps);
       });
       if (!active.length) continue;
       h = model.endOfStep(h);
@@ -149,6 +168,7 @@ export function decodeStepEarlyExit(
     let run = 0;
     for (const z of exitSteps) run += z;
     const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
+    const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
     return {
       logits: model.head(tensor(exitReadout, [B, D])),
       exitSteps,
@@ -156,6 +176,7 @@ export function decodeStepEarlyExit(
       layersRun: run * N,
       layersSkipped: (B * R - run) * N,
       kvPropagated: (B * R - run) * nAttn,
+      ssmPropagated: skipped === "propagate" ? (B * R - run) * nSsm : 0,
     };
   });
 }
