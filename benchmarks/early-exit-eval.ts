@@ -102,6 +102,7 @@ export function evalEarlyExit(
   windows: Int32Array[],
   q: number,
   maxStep?: number,
+  skipped?: "carry" | "propagate",
 ): ModeScore {
   const { n_loops: R, vocab_size: V } = model.config;
   const N = model.layers.length;
@@ -114,7 +115,7 @@ export function evalEarlyExit(
       model,
       st,
       windows.map((w) => w[t]!),
-      { q, maxStep },
+      { q, maxStep, skipped },
     );
     s.skipped += res.layersSkipped;
     s.propagated += res.kvPropagated;
@@ -137,10 +138,16 @@ export function evalEarlyExit(
 
 /**
  * Estimated share of decode FLOPs saved (model.md §7 per-layer counts, head once per token, KV
- * propagation 4·D·Hkv·hd per propagated layer): skipped layer FLOPs minus propagation, over the
+ * propagation 4·D·Hkv·hd per propagated layer, SSM propagation with "propagate"): skipped layer
+ * FLOPs minus propagation, over the
  * full R-step cost. The attention context is the mean causal context of a T-token window.
  */
-export function flopsSaved(model: LoopedModel, meanExit: number, seqLen: number): number {
+export function flopsSaved(
+  model: LoopedModel,
+  meanExit: number,
+  seqLen: number,
+  skipped: "carry" | "propagate" = "carry",
+): number {
   const cfg = model.config;
   const { n_loops: R, d_model: D, vocab_size: V } = cfg;
   let block = 0;
@@ -153,7 +160,16 @@ export function flopsSaved(model: LoopedModel, meanExit: number, seqLen: number)
     if (cfg.mlp) block += 6 * D * cfg.mlp.d_ff;
   });
   const hd = D / cfg.attention.n_heads;
-  const prop = attnLayers * 4 * D * cfg.attention.n_kv_heads * hd;
+  let prop = attnLayers * 4 * D * cfg.attention.n_kv_heads * hd;
+  if (skipped === "propagate") {
+    // decode-early-exit-ssm.ts: 2D(Di+2G·Ns+H) + 2K(Di+2G·Ns) + 3·Di·Ns per Mamba layer.
+    const Di = cfg.ssm.expand * D;
+    const GN = cfg.ssm.n_groups * cfg.ssm.d_state;
+    const H = Di / cfg.ssm.headdim;
+    const K = cfg.ssm.d_conv;
+    const perLayer = 2 * D * (Di + 2 * GN + H) + 2 * K * (Di + 2 * GN) + 3 * Di * cfg.ssm.d_state;
+    prop += (model.layers.length - attnLayers) * perLayer;
+  }
   const full = R * block + 2 * D * V;
   return ((R - meanExit) * (block - prop)) / full;
 }

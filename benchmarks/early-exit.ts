@@ -28,6 +28,7 @@ const [B, T, TT, reps] = [8, 128, 256, 5].map((d, i) => (rest[i] ? Number(rest[i
   number,
 ];
 const QS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1];
+const PROPAGATE_QS = [0.1, 0.2, 0.3, 0.4, 0.5];
 
 const model = loadCheckpoint(dir);
 if (!model.exitGate) throw new Error(`${dir}: the model has no exit gate`);
@@ -47,6 +48,7 @@ interface Mode {
   label: string;
   q: number;
   maxStep?: number;
+  skipped?: "carry" | "propagate";
 }
 
 function timeDecode(m: LoopedModel, mode: Mode | null): { wall: number; cpu: number } {
@@ -55,7 +57,7 @@ function timeDecode(m: LoopedModel, mode: Mode | null): { wall: number; cpu: num
   const t0 = performance.now();
   for (let t = 0; t < TT; t++) {
     if (mode === null) decodeStep(m, st, [stream[t]!], false);
-    else decodeStepEarlyExit(m, st, [stream[t]!], { q: mode.q, maxStep: mode.maxStep });
+    else decodeStepEarlyExit(m, st, [stream[t]!], mode);
   }
   const wall = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
@@ -72,6 +74,7 @@ console.log(
 const R = c.n_loops;
 const modes: Mode[] = [
   ...QS.map((q) => ({ label: `q ${q}`, q })),
+  ...PROPAGATE_QS.map((q) => ({ label: `q ${q} prop`, q, skipped: "propagate" as const })),
   ...Array.from({ length: R - 1 }, (_, k) => ({ label: `fixed ${k + 1}`, q: 1, maxStep: k + 1 })),
 ];
 const { full, threshold } = evalFullAndThreshold(model, windows, QS);
@@ -128,14 +131,14 @@ const rows = [
   ],
 ];
 modes.forEach((mode, k) => {
-  const e = evalEarlyExit(model, windows, mode.q, mode.maxStep);
-  const thr = threshold[k];
+  const e = evalEarlyExit(model, windows, mode.q, mode.maxStep, mode.skipped);
+  const thr = mode.skipped || mode.maxStep ? undefined : threshold[k];
   const ee = tps(eeTimes[k]!);
   rows.push([
     mode.label,
     e.meanExit.toFixed(2),
     pct(e.skipped),
-    pct(flopsSaved(model, e.meanExit, T)),
+    pct(flopsSaved(model, e.meanExit, T, mode.skipped)),
     ee.wall.toFixed(0),
     (ee.wall / fullTps.wall).toFixed(2),
     ee.cpu.toFixed(0),
@@ -155,5 +158,6 @@ console.log(
   "skipped: layer applications not run; FLOPs saved: model.md §7 estimate net of KV propagation; " +
     "speedup: tok/s ÷ full tok/s (same run, wall clock / CPU time); Δ vs full decoding (logits(R)); thr: threshold exit " +
     "with all R steps run (the paper's inference, nothing saved); fixed k: every token exits at " +
-    "step k (q = 1, maxStep k), i.e. the loop truncated to k steps.",
+    "step k (q = 1, maxStep k), i.e. the loop truncated to k steps; prop: skipped Mamba states " +
+    "take h(z) in (skipped: 'propagate') instead of being carried unchanged.",
 );
