@@ -12,7 +12,7 @@ async function main(argv: string[]): Promise<number> {
   // LOOPLM_THREADS=n splits the large kernels over n threads. Off by default: the models of the
   // default experiments are small enough that thread hand-offs cost more than they save.
   const threads = Number(process.env.LOOPLM_THREADS ?? 1);
-  if (threads > 1) startThreadPool(threads);
+  if (threads > 1) await startThreadPool(threads);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
