@@ -1,5 +1,6 @@
 export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
+export { releaseGrads } from "./autograd/leaf-grad.js";
 export {
   type BackwardFn,
   enableGrad,

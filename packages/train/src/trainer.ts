@@ -15,6 +15,7 @@ import {
   gradNorm,
   IntTensor,
   type NamedParameter,
+  releaseGrads,
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
@@ -96,7 +97,7 @@ export class Trainer {
   private step1(): StepMetrics {
     const t0 = performance.now();
     const { batchSize, gradAccum } = this.opts;
-    for (const p of this.params) p.tensor.grad = null;
+    releaseGrads(this.params); // last step's buffers are rewritten, not reallocated
     let cursor = this.cursor;
     let lossSum = 0;
     let tokens = 0;

@@ -3,6 +3,8 @@
  * weight of a looped model is used R times) are summed.
  */
 import type { Tensor } from "../tensor.js";
+import { GradStore } from "./grad-store.js";
+import { addLeafGrad } from "./leaf-grad.js";
 import type { GradNode } from "./node.js";
 
 function topoOrder(roots: readonly Tensor[]): GradNode[] {
@@ -33,15 +35,6 @@ function topoOrder(roots: readonly Tensor[]): GradNode[] {
   return order;
 }
 
-function accumulate(map: Map<Tensor, Float32Array>, t: Tensor, g: Float32Array): void {
-  const prev = map.get(t);
-  if (prev === undefined) {
-    map.set(t, g);
-    return;
-  }
-  for (let i = 0; i < prev.length; i++) prev[i]! += g[i]!;
-}
-
 export interface BackwardOptions {
   /** Keep the graph (saved activations) alive for another backward. Default false. */
   retainGraph?: boolean;
@@ -57,7 +50,7 @@ export function backward(
   options: BackwardOptions = {},
 ): void {
   const rs = Array.isArray(roots) ? (roots as readonly Tensor[]) : [roots as Tensor];
-  const grads = new Map<Tensor, Float32Array>();
+  const grads = new GradStore();
   rs.forEach((r, i) => {
     if (!r.requiresGrad)
       throw new Error("backward: root does not require grad (no parameter reaches it)");
@@ -65,15 +58,14 @@ export function backward(
     if (seed.length !== r.size) {
       throw new Error(`backward: seed ${i} has ${seed.length} elements, root has ${r.size}`);
     }
-    if (r.node) accumulate(grads, r, Float32Array.from(seed));
+    if (r.node) grads.accumulateReadOnly(r, seed);
     else addLeafGrad(r, seed);
   });
   const order = topoOrder(rs);
   for (let k = order.length - 1; k >= 0; k--) {
     const node = order[k]!;
     const outs = node.outputs;
-    const gys = outs.map((t) => grads.get(t) ?? null);
-    for (const t of outs) grads.delete(t);
+    const gys = outs.map((t) => grads.take(t));
     if (gys.every((g) => g === null)) continue;
     if (node.backward === null) {
       throw new Error(
@@ -90,19 +82,11 @@ export function backward(
           `backward: op ${node.op} returned ${g.length} grads for input ${j} of size ${inp.size}`,
         );
       }
-      if (inp.node) accumulate(grads, inp, g);
+      if (inp.node) grads.accumulate(inp, g);
       else addLeafGrad(inp, g);
     });
     if (!options.retainGraph) node.backward = null;
   }
-}
-
-function addLeafGrad(t: Tensor, g: Float32Array): void {
-  if (t.grad === null) {
-    t.grad = new Float32Array(t.size);
-  }
-  const a = t.grad;
-  for (let i = 0; i < a.length; i++) a[i]! += g[i]!;
 }
 
 /**

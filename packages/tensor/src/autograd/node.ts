@@ -8,7 +8,9 @@ import { type Shape, Tensor } from "../tensor.js";
 /**
  * Backward of a fused op. `gys[i]` is the gradient of output i (null when nothing downstream
  * needs it); `needs[j]` says whether input j wants a gradient. Return one gradient per input,
- * null where not needed. Returned arrays are owned by the engine afterwards (it may add into them).
+ * null where not needed. `gys` are read-only (they may be shared with other gradients); a
+ * backward may return one of them, or one array for several inputs, and the engine copies before
+ * it ever adds into a shared array.
  */
 export type BackwardFn = (
   gys: readonly (Float32Array | null)[],

@@ -3,83 +3,125 @@
  *   add: y = a + b   ∂a = g, ∂b = g      sub: y = a − b   ∂a = g, ∂b = −g
  *   mul: y = a·b     ∂a = g·b, ∂b = g·a  div: y = a/b     ∂a = g/b, ∂b = −g·a/b²
  * Gradients of broadcast operands are summed back to their shape.
+ * Equal shapes and an operand that is one block repeated along leading axes (a bias [D] against
+ * [B,T,D], a scalar) run without an index map; other broadcasts use one (broadcast.ts).
  */
 import { record1 } from "../autograd/node.js";
-import { allocF32, type Tensor } from "../tensor.js";
-import { broadcastIndex, broadcastShape, reduceTo } from "./broadcast.js";
+import { allocF32, type Shape, sizeOf, type Tensor } from "../tensor.js";
+import { broadcastIndex, broadcastShape, reduceTo, trailingBlock } from "./broadcast.js";
 
 type Kind = "add" | "sub" | "mul" | "div";
+
+/**
+ * How an operand maps onto the output: "same" (same layout), a block length L (element i reads
+ * i mod L: repeated along leading axes), or an index map.
+ */
+type Layout = "same" | number | Int32Array;
+
+function layoutOf(s: Shape, out: Shape): Layout {
+  const n = sizeOf(out);
+  if (sizeOf(s) === n) return "same";
+  const block = trailingBlock(s, out);
+  if (block > 0) return block;
+  return broadcastIndex(s, out)!;
+}
+
+function at(d: Float32Array, lay: Layout, i: number): number {
+  return lay === "same" ? d[i]! : typeof lay === "number" ? d[i % lay]! : d[lay[i]!]!;
+}
+
+function computeSame(kind: Kind, a: Float32Array, b: Float32Array, y: Float32Array): void {
+  const n = y.length;
+  switch (kind) {
+    case "add":
+      for (let i = 0; i < n; i++) y[i] = a[i]! + b[i]!;
+      break;
+    case "sub":
+      for (let i = 0; i < n; i++) y[i] = a[i]! - b[i]!;
+      break;
+    case "mul":
+      for (let i = 0; i < n; i++) y[i] = a[i]! * b[i]!;
+      break;
+    case "div":
+      for (let i = 0; i < n; i++) y[i] = a[i]! / b[i]!;
+      break;
+  }
+}
+
+function apply(kind: Kind, x: number, z: number): number {
+  return kind === "add" ? x + z : kind === "sub" ? x - z : kind === "mul" ? x * z : x / z;
+}
 
 function compute(
   kind: Kind,
   a: Float32Array,
   b: Float32Array,
-  ia: Int32Array | null,
-  ib: Int32Array | null,
+  la: Layout,
+  lb: Layout,
   y: Float32Array,
 ): void {
-  const n = y.length;
-  if (ia === null && ib === null) {
-    switch (kind) {
-      case "add":
-        for (let i = 0; i < n; i++) y[i] = a[i]! + b[i]!;
-        break;
-      case "sub":
-        for (let i = 0; i < n; i++) y[i] = a[i]! - b[i]!;
-        break;
-      case "mul":
-        for (let i = 0; i < n; i++) y[i] = a[i]! * b[i]!;
-        break;
-      case "div":
-        for (let i = 0; i < n; i++) y[i] = a[i]! / b[i]!;
-        break;
-    }
+  if (la === "same" && lb === "same") {
+    computeSame(kind, a, b, y);
     return;
   }
-  for (let i = 0; i < n; i++) {
-    const x = a[ia ? ia[i]! : i]!;
-    const z = b[ib ? ib[i]! : i]!;
-    y[i] = kind === "add" ? x + z : kind === "sub" ? x - z : kind === "mul" ? x * z : x / z;
+  const n = y.length;
+  if (la === "same" && typeof lb === "number") {
+    // the common case: x ∘ (block repeated along leading axes)
+    for (let o = 0; o < n; o += lb)
+      for (let j = 0; j < lb; j++) y[o + j] = apply(kind, a[o + j]!, b[j]!);
+    return;
   }
+  for (let i = 0; i < n; i++) y[i] = apply(kind, at(a, la, i), at(b, lb, i));
+}
+
+/** Sum g (laid out as the output) back onto an operand of `size` elements. */
+function reduceLayout(g: Float32Array, lay: Layout, size: number): Float32Array {
+  if (lay === "same") return g;
+  if (typeof lay === "number") {
+    const r = allocF32(size);
+    for (let o = 0; o < g.length; o += lay) for (let j = 0; j < lay; j++) r[j]! += g[o + j]!;
+    return r;
+  }
+  return reduceTo(g, lay, size);
 }
 
 function binary(kind: Kind, a: Tensor, b: Tensor): Tensor {
   const shape = broadcastShape(a.shape, b.shape, kind);
-  const ia = broadcastIndex(a.shape, shape);
-  const ib = broadcastIndex(b.shape, shape);
-  const y = allocF32(ia === null && ib === null ? a.size : ia ? ia.length : ib!.length);
-  compute(kind, a.data, b.data, ia, ib, y);
+  const la = layoutOf(a.shape, shape);
+  const lb = layoutOf(b.shape, shape);
+  const y = allocF32(sizeOf(shape));
+  compute(kind, a.data, b.data, la, lb, y);
   return record1(kind, [a, b], y, shape, ([g], needs) => {
     const gy = g!;
     const n = gy.length;
     let ga: Float32Array | null = null;
     let gb: Float32Array | null = null;
     if (needs[0]) {
-      if (kind === "add" || kind === "sub") ga = Float32Array.from(gy);
+      if (kind === "add" || kind === "sub")
+        ga = gy; // shared, never written (engine copies on write)
       else {
         ga = allocF32(n);
-        for (let i = 0; i < n; i++) {
-          const z = b.data[ib ? ib[i]! : i]!;
-          ga[i] = kind === "mul" ? gy[i]! * z : gy[i]! / z;
-        }
+        const bd = b.data;
+        if (kind === "mul") for (let i = 0; i < n; i++) ga[i] = gy[i]! * at(bd, lb, i);
+        else for (let i = 0; i < n; i++) ga[i] = gy[i]! / at(bd, lb, i);
       }
-      ga = reduceTo(ga, ia, a.size);
+      ga = reduceLayout(ga, la, a.size);
     }
     if (needs[1]) {
-      gb = allocF32(n);
-      for (let i = 0; i < n; i++) {
-        if (kind === "add") gb[i] = gy[i]!;
-        else if (kind === "sub") gb[i] = -gy[i]!;
-        else {
-          const x = a.data[ia ? ia[i]! : i]!;
-          if (kind === "mul") gb[i] = gy[i]! * x;
-          else {
-            const z = b.data[ib ? ib[i]! : i]!;
-            gb[i] = (-gy[i]! * x) / (z * z);
+      if (kind === "add") gb = gy;
+      else {
+        gb = allocF32(n);
+        const ad = a.data;
+        const bd = b.data;
+        if (kind === "sub") for (let i = 0; i < n; i++) gb[i] = -gy[i]!;
+        else if (kind === "mul") for (let i = 0; i < n; i++) gb[i] = gy[i]! * at(ad, la, i);
+        else
+          for (let i = 0; i < n; i++) {
+            const z = at(bd, lb, i);
+            gb[i] = (-gy[i]! * at(ad, la, i)) / (z * z);
           }
-        }
       }
-      gb = reduceTo(gb, ib, b.size);
+      gb = reduceLayout(gb, lb, b.size);
     }
     return [ga, gb];
   });

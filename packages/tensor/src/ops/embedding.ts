@@ -14,7 +14,8 @@ export function embedding(ids: IntTensor, w: Tensor): Tensor {
     const id = ids.data[i]!;
     if (id < 0 || id >= V)
       throw new Error(`embedding: token id ${id} at position ${i} is outside [0, ${V})`);
-    y.set(w.data.subarray(id * D, id * D + D), i * D);
+    const o = id * D;
+    for (let j = 0; j < D; j++) y[i * D + j] = w.data[o + j]!;
   }
   return record1("embedding", [w], y, [...ids.shape, D], ([g]) => {
     const gw = allocF32(w.size);

@@ -6,6 +6,27 @@
 import { record, record1 } from "../autograd/node.js";
 import { allocF32, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
 
+/**
+ * Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. Plain loops: a
+ * subarray per row (for set) allocates an object per row, which costs more than the copy.
+ */
+function copyRows(
+  src: Float32Array,
+  so: number,
+  ss: number,
+  dst: Float32Array,
+  dOff: number,
+  ds: number,
+  rows: number,
+  w: number,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const a = r * ss + so;
+    const b = r * ds + dOff;
+    for (let j = 0; j < w; j++) dst[b + j] = src[a + j]!;
+  }
+}
+
 /** View with a new shape (one entry may be -1); no copy. */
 export function reshape(x: Tensor, shape: Shape): Tensor {
   const s = [...shape];
@@ -38,7 +59,7 @@ export function concat(xs: readonly Tensor[]): Tensor {
   let off = 0;
   xs.forEach((t, k) => {
     const w = widths[k]!;
-    for (let r = 0; r < rows; r++) y.set(t.data.subarray(r * w, r * w + w), r * W + off);
+    copyRows(t.data, 0, w, y, off, W, rows, w);
     off += w;
   });
   return record1("concat", xs, y, [...lead, W], ([g], needs) => {
@@ -49,7 +70,7 @@ export function concat(xs: readonly Tensor[]): Tensor {
       o += w;
       if (!needs[k]) return null;
       const gx = allocF32(rows * w);
-      for (let r = 0; r < rows; r++) gx.set(g!.subarray(r * W + start, r * W + start + w), r * w);
+      copyRows(g!, start, W, gx, 0, w, rows, w);
       return gx;
     });
   });
@@ -69,7 +90,7 @@ export function split(x: Tensor, widths: readonly number[]): Tensor[] {
   let off = 0;
   const outs = widths.map((w) => {
     const d = allocF32(rows * w);
-    for (let r = 0; r < rows; r++) d.set(x.data.subarray(r * W + off, r * W + off + w), r * w);
+    copyRows(x.data, off, W, d, 0, w, rows, w);
     off += w;
     return { data: d, shape: [...lead, w] };
   });
@@ -78,7 +99,7 @@ export function split(x: Tensor, widths: readonly number[]): Tensor[] {
     let o = 0;
     gys.forEach((g, k) => {
       const w = widths[k]!;
-      if (g) for (let r = 0; r < rows; r++) gx.set(g.subarray(r * w, r * w + w), r * W + o);
+      if (g) copyRows(g, 0, w, gx, o, W, rows, w);
       o += w;
     });
     return [gx];

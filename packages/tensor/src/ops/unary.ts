@@ -4,69 +4,110 @@
  *   softplus(x) = max(x,0) + log1p(e^{−|x|})   softplus' = σ(x)
  *   exp, sigmoid σ, logsigmoid(x) = −softplus(−x)   logsigmoid' = 1 − σ(x) = σ(−x)
  *   neg, log (x > 0)
+ * σ is evaluated as 1/(1+e^{−x}) or e^x/(1+e^x), so the exponent is never positive and the fast
+ * e^{x≤0} of fast-exp.ts applies. Each op has its own loops (a shared loop calling the formula
+ * through a function argument keeps V8 from inlining it).
  */
 import { record1 } from "../autograd/node.js";
 import { allocF32, type Tensor } from "../tensor.js";
+import { expNeg } from "./fast-exp.js";
 
 export function sigmoidScalar(x: number): number {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
+  const e = expNeg(-Math.abs(x));
+  return x >= 0 ? 1 / (1 + e) : e / (1 + e);
 }
 
 export function softplusScalar(x: number): number {
-  return Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
+  return Math.max(x, 0) + Math.log1p(expNeg(-Math.abs(x)));
 }
 
-type Fwd = (x: number) => number;
-/** Derivative from input x and output y. */
-type Der = (x: number, y: number) => number;
-
-function unary(op: string, x: Tensor, f: Fwd, d: Der): Tensor {
-  const n = x.size;
-  const xd = x.data;
-  const y = allocF32(n);
-  for (let i = 0; i < n; i++) y[i] = f(xd[i]!);
+/** Record an elementwise op whose backward is gx[i] = g[i]·d(i) for a derivative table d. */
+function record(
+  op: string,
+  x: Tensor,
+  y: Float32Array,
+  deriv: (gx: Float32Array, g: Float32Array) => void,
+): Tensor {
   return record1(op, [x], y, x.shape, ([g]) => {
-    const gx = allocF32(n);
-    for (let i = 0; i < n; i++) gx[i] = g![i]! * d(xd[i]!, y[i]!);
+    const gx = allocF32(x.size);
+    deriv(gx, g!);
     return [gx];
   });
 }
 
-export const silu = (x: Tensor): Tensor =>
-  unary(
-    "silu",
-    x,
-    (v) => v * sigmoidScalar(v),
-    (v) => {
+export function silu(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) {
+    const v = xd[i]!;
+    y[i] = v * sigmoidScalar(v);
+  }
+  return record("silu", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) {
+      const v = xd[i]!;
       const s = sigmoidScalar(v);
-      return s * (1 + v * (1 - s));
-    },
-  );
+      gx[i] = g[i]! * s * (1 + v * (1 - s));
+    }
+  });
+}
 
-export const softplus = (x: Tensor): Tensor =>
-  unary("softplus", x, softplusScalar, (v) => sigmoidScalar(v));
+export function softplus(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = softplusScalar(xd[i]!);
+  return record("softplus", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = g[i]! * sigmoidScalar(xd[i]!);
+  });
+}
 
-export const exp = (x: Tensor): Tensor => unary("exp", x, Math.exp, (_v, y) => y);
+export function exp(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = Math.exp(xd[i]!);
+  return record("exp", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = g[i]! * y[i]!;
+  });
+}
 
-export const sigmoid = (x: Tensor): Tensor =>
-  unary("sigmoid", x, sigmoidScalar, (_v, y) => y * (1 - y));
+export function sigmoid(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = sigmoidScalar(xd[i]!);
+  return record("sigmoid", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = g[i]! * y[i]! * (1 - y[i]!);
+  });
+}
 
-export const logsigmoid = (x: Tensor): Tensor =>
-  unary(
-    "logsigmoid",
-    x,
-    (v) => -softplusScalar(-v),
-    (v) => sigmoidScalar(-v),
-  );
+export function logsigmoid(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = -softplusScalar(-xd[i]!);
+  return record("logsigmoid", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = g[i]! * sigmoidScalar(-xd[i]!);
+  });
+}
 
-export const neg = (x: Tensor): Tensor =>
-  unary(
-    "neg",
-    x,
-    (v) => -v,
-    () => -1,
-  );
+export function neg(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = -xd[i]!;
+  return record("neg", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = -g[i]!;
+  });
+}
 
-export const log = (x: Tensor): Tensor => unary("log", x, Math.log, (v) => 1 / v);
+export function log(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = Math.log(xd[i]!);
+  return record("log", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = g[i]! / xd[i]!;
+  });
+}
