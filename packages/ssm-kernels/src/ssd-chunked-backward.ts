@@ -21,6 +21,7 @@ import {
   allocShared,
   allocShared64,
   chunkDecays,
+  scratch,
   shareable,
   swapLastAxes,
   transposeInto,
@@ -264,14 +265,14 @@ export function ssdChunkedBackward(
   const d = chunkDims(s, saved.chunkSize);
   const { batch, T, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
-  const rt = allocShared(batch * H * PN);
+  const rt = scratch("rt", batch * H * PN);
   if (gState) swapLastAxes(gState, batch * H, P, N, rt);
   const gx = allocShared(a.x.length);
   const gdt = allocShared(a.dt.length);
   const gAh = allocShared64(batch * H);
-  const gBh = allocShared(batch * T * H * N);
-  const gCh = allocShared(batch * T * H * N);
-  const dCB = allocShared(gy ? batch * nc * H * Lc * Lc : 0);
+  const gBh = scratch("gBh", batch * T * H * N);
+  const gCh = scratch("gCh", batch * T * H * N);
+  const dCB = scratch("dCB", gy ? batch * nc * H * Lc * Lc : 0);
   const B = shareable(a.B);
   const C = shareable(a.C);
   parallelFor(headKernel, batch * H, {

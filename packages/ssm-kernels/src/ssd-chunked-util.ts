@@ -81,3 +81,34 @@ export function shareable(a: Float32Array): Float32Array {
   c.set(a);
   return c;
 }
+
+/**
+ * Backward temporaries reused across calls, keyed by role. Freshly allocated memory is costly
+ * (every new page faults on first touch, several ms per MB on some VMs), and these buffers are
+ * only alive during one backward call, so the largest size seen is kept. `ssdReleaseScratch`
+ * frees them.
+ */
+const scratchCache = new Map<string, Float32Array>();
+
+/** A zeroed view of n floats from the scratch cache (shared memory while a pool runs). */
+export function scratch(key: string, n: number): Float32Array {
+  const wantShared = canShare && threadCount() > 1;
+  let buf = scratchCache.get(key);
+  if (
+    buf === undefined ||
+    buf.length < n ||
+    (wantShared && !(buf.buffer instanceof SharedArrayBuffer))
+  ) {
+    buf = allocShared(n);
+    scratchCache.set(key, buf);
+    return buf;
+  }
+  const view = buf.subarray(0, n);
+  view.fill(0);
+  return view;
+}
+
+/** Drop the cached backward temporaries of the chunked SSD scan. */
+export function ssdReleaseScratch(): void {
+  scratchCache.clear();
+}
