@@ -99,7 +99,9 @@ export function scratch(key: string, n: number): Float32Array {
     buf.length < n ||
     (wantShared && !(buf.buffer instanceof SharedArrayBuffer))
   ) {
-    buf = allocShared(n);
+    // not allocShared: inside a withScratch scope that would hand out a pooled step buffer,
+    // which returns to the pool (and to other ops) when the step ends while this cache keeps it
+    buf = wantShared ? new Float32Array(new SharedArrayBuffer(4 * n)) : new Float32Array(n);
     scratchCache.set(key, buf);
     return buf;
   }
