@@ -58,6 +58,8 @@ describe("chunked scan on a thread pool", () => {
   }
 
   it("really hands every pass to the workers", () => {
+    posted.clear();
+    run(true, scanInputs({ batch: 2, T: 40, H: 4, P: 8, G: 2, N: 8 }, 90, true), true);
     for (const k of ["ssm/ssd-cb", "ssm/ssd-fwd", "ssm/ssd-bwd-head", "ssm/ssd-bwd-group"]) {
       expect(posted.has(k), k).toBe(true);
     }
