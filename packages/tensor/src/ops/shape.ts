@@ -7,8 +7,9 @@ import { record, record1 } from "../autograd/node.js";
 import { allocF32, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
 
 /**
- * Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. Plain loops: a
- * subarray per row (for set) allocates an object per row, which costs more than the copy.
+ * Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. Narrow rows use a
+ * plain loop (a subarray per row for `set` allocates an object, which costs more than copying a
+ * few floats); wide rows use `set` (a memcpy).
  */
 function copyRows(
   src: Float32Array,
@@ -20,6 +21,11 @@ function copyRows(
   rows: number,
   w: number,
 ): void {
+  if (w >= 64) {
+    for (let r = 0; r < rows; r++)
+      dst.set(src.subarray(r * ss + so, r * ss + so + w), r * ds + dOff);
+    return;
+  }
   for (let r = 0; r < rows; r++) {
     const a = r * ss + so;
     const b = r * ds + dOff;

@@ -14,7 +14,7 @@ import { expNeg } from "./fast-exp.js";
 
 export function sigmoidScalar(x: number): number {
   const e = expNeg(-Math.abs(x));
-  return x >= 0 ? 1 / (1 + e) : e / (1 + e);
+  return (x >= 0 ? 1 : e) / (1 + e); // e/(1+e), not 1 − σ(|x|): keeps the tail's precision
 }
 
 export function softplusScalar(x: number): number {
