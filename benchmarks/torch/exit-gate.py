@@ -1,4 +1,4 @@
-"""PyTorch reference timings for benchmarks/exit-gate.ts (same shapes, float32, 1 thread).
+"""PyTorch reference timings for benchmarks/exit-gate.bench.ts (same shapes, float32, 1 thread).
 
 Reads one JSON line {R,B,T,D,V,reps} on argv[1]; prints JSON {name: median_ms}.
 Each case is forward + backward of the same maths as the looplm fused op, written the usual

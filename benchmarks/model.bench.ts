@@ -1,0 +1,220 @@
+/**
+ * Whole-model training step — forward, backward, AdamW — in tokens/s on the four configurations
+ * of the speed issue, side by side with an eager PyTorch transcription of the same model
+ * (benchmarks/torch/model.py) run afterwards in the same benchmark. GFLOP/s use the model's own
+ * FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
+ *
+ * The step is the trainer's (packages/train Trainer.trainStep): one withScratch scope holding
+ * forward, backward of the final-loop cross-entropy, and the AdamW update.
+ */
+import { flopsPerToken, LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
+import { AdamW, backward, IntTensor, Rng, releaseGrads, withScratch } from "@loop/tensor";
+import type { BenchContext } from "./lib/context.js";
+import type { Row } from "./lib/table.js";
+
+export const name = "model";
+export const description =
+  "whole-model training step (forward + backward + AdamW) tokens/s vs eager PyTorch, GFLOP/s";
+
+interface BenchConfig {
+  name: string;
+  model: ModelConfigInput;
+  batch: number;
+  seq: number;
+}
+
+const ssm = (d_state: number, headdim: number) => ({
+  d_state,
+  headdim,
+  expand: 2,
+  n_groups: 1,
+  d_conv: 4,
+  chunk_size: 64,
+});
+
+export const CONFIGS: BenchConfig[] = [
+  {
+    name: "1: mamba D64 1⊗12",
+    model: {
+      backbone: "mamba",
+      vocab_size: 32,
+      d_model: 64,
+      n_layers: 1,
+      n_loops: 12,
+      ssm: ssm(16, 16),
+    },
+    batch: 32,
+    seq: 256,
+  },
+  {
+    name: "2: mamba D128 4⊗6",
+    model: {
+      backbone: "mamba",
+      vocab_size: 32,
+      d_model: 128,
+      n_layers: 4,
+      n_loops: 6,
+      ssm: ssm(32, 32),
+    },
+    batch: 32,
+    seq: 128,
+  },
+  {
+    name: "3: mamba D256 2⊗4",
+    model: {
+      backbone: "mamba",
+      vocab_size: 256,
+      d_model: 256,
+      n_layers: 2,
+      n_loops: 4,
+      ssm: ssm(64, 64),
+    },
+    batch: 16,
+    seq: 256,
+  },
+  {
+    name: "4: hybrid D256 2⊗4",
+    model: {
+      backbone: "hybrid",
+      attn_layers: [1],
+      attention: { n_heads: 4, n_kv_heads: 4 },
+      vocab_size: 256,
+      d_model: 256,
+      n_layers: 2,
+      n_loops: 4,
+      ssm: ssm(64, 64),
+    },
+    batch: 16,
+    seq: 256,
+  },
+];
+
+/** One training step of `model` on fixed random tokens, as the trainer runs it. */
+export function makeStep(c: BenchConfig): () => number {
+  const cfg = makeConfig({ tie_embeddings: true, ...c.model });
+  const model = new LoopedModel(cfg, { seed: 0 });
+  const params = model.parameters();
+  const opt = new AdamW(params, { lr: 1e-3 });
+  const rng = new Rng(1);
+  const n = c.batch * c.seq;
+  const tokens = new IntTensor(new Int32Array(n), [c.batch, c.seq]);
+  const targets = new IntTensor(new Int32Array(n), [c.batch, c.seq]);
+  for (let i = 0; i < n; i++) {
+    tokens.data[i] = rng.int(cfg.vocab_size);
+    targets.data[i] = rng.int(cfg.vocab_size);
+  }
+  return () =>
+    withScratch(() => {
+      releaseGrads(params);
+      const loss = model.finalLoss(tokens, targets);
+      const v = loss.item();
+      backward(loss);
+      opt.step();
+      return v;
+    });
+}
+
+interface TorchResult {
+  torch: string;
+  results: { name: string; threads: number; seconds: number; cpu_seconds: number }[];
+}
+
+function torchConfig(c: BenchConfig): Record<string, unknown> {
+  const cfg = makeConfig(c.model);
+  return {
+    name: c.name,
+    backbone: cfg.backbone,
+    d_model: cfg.d_model,
+    n_layers: cfg.n_layers,
+    n_loops: cfg.n_loops,
+    d_state: cfg.ssm.d_state,
+    headdim: cfg.ssm.headdim,
+    vocab: cfg.vocab_size,
+    batch: c.batch,
+    seq: c.seq,
+    attn_layers: cfg.attn_layers,
+    heads: cfg.attention.n_heads,
+    kv_heads: cfg.attention.n_kv_heads,
+  };
+}
+
+/** Configs to run: all, or those listed in LOOP_BENCH_MODEL_CONFIGS (e.g. "1,3"). */
+function selected(): BenchConfig[] {
+  const env = process.env.LOOP_BENCH_MODEL_CONFIGS;
+  if (!env) return CONFIGS;
+  const ids = env.split(",").map((s) => Number(s));
+  for (const i of ids) {
+    if (!Number.isInteger(i) || i < 1 || i > CONFIGS.length)
+      throw new Error(
+        `LOOP_BENCH_MODEL_CONFIGS: expected indices 1..${CONFIGS.length}, got ${env}`,
+      );
+  }
+  return ids.map((i) => CONFIGS[i - 1]!);
+}
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const configs = selected();
+  const timing = ctx.quick ? { warmup: 1, repeats: 1 } : { warmup: 1, repeats: 3 };
+  const ours: { c: BenchConfig; threads: number; ms: number; cpuMs: number; loss: number }[] = [];
+  for (const threads of ctx.threadCounts) {
+    await ctx.setThreads(threads);
+    for (const c of configs) {
+      const step = makeStep(c);
+      let loss = Number.NaN;
+      const t = await ctx.time(() => {
+        loss = step();
+      }, timing);
+      ours.push({ c, threads, ms: t.medianMs, cpuMs: t.cpuMs, loss });
+      ctx.log(
+        `  ${c.name}, ${threads} thread(s): ${t.medianMs.toFixed(0)} ms/step (CPU ${t.cpuMs.toFixed(0)} ms), loss ${loss.toFixed(3)}`,
+      );
+    }
+  }
+  // after our runs, never alongside them: both would share the cores
+  await ctx.setThreads(1);
+  const torch = (await ctx.torch("model.py", [
+    JSON.stringify({
+      configs: configs.map(torchConfig),
+      chunk: 64,
+      threads: ctx.threadCounts,
+      warmup: 1,
+      reps: ctx.quick ? 1 : 3,
+    }),
+  ])) as TorchResult | null;
+  if (torch === null)
+    ctx.log('PyTorch comparison skipped: `/usr/bin/python3 -c "import torch"` failed.');
+  else ctx.log(`PyTorch ${torch.torch}, eager, AdamW, same model (benchmarks/torch/model.py)`);
+
+  const rows: Row[] = [];
+  for (const r of ours) {
+    const cfg = makeConfig(r.c.model);
+    const tokens = r.c.batch * r.c.seq;
+    const flops = flopsPerToken(cfg, { seqLen: r.c.seq }).trainPerToken * tokens;
+    const gflops = flops / r.ms / 1e6;
+    const peak = (ctx.peakGflops * r.threads) / ctx.cores;
+    const row: Row = {
+      config: r.c.name,
+      "B×T": `${r.c.batch}×${r.c.seq}`,
+      threads: r.threads,
+      "ms/step": Math.round(r.ms),
+      "tok/s": Math.round((tokens / r.ms) * 1000),
+      "tok/CPU-s": Math.round((tokens / r.cpuMs) * 1000),
+      "GFLOP/s": Number(gflops.toFixed(2)),
+      "% peak": Number(((100 * gflops) / peak).toFixed(2)),
+    };
+    const tr = torch?.results.find((x) => x.name === r.c.name && x.threads === r.threads);
+    if (tr !== undefined) {
+      row["torch tok/s"] = Math.round(tokens / tr.seconds);
+      row["torch tok/CPU-s"] = Math.round(tokens / tr.cpu_seconds);
+      row["ours/torch"] = Number((tr.seconds / (r.ms / 1000)).toFixed(2));
+      row["ours/torch (CPU)"] = Number((tr.cpu_seconds / (r.cpuMs / 1000)).toFixed(2));
+    }
+    rows.push(row);
+  }
+  ctx.table(
+    rows,
+    "training step = forward + backward + AdamW (lr 1e-3); medians of timed steps; % of the fp32 " +
+      "peak of the threads used; tok/CPU-s = tokens per second of process CPU time (robust to " +
+      "other load on the machine); ours/torch > 1 means we are faster",
+  );
+}
