@@ -29,7 +29,7 @@ export async function run(ctx: BenchContext): Promise<void> {
   const res = await earlyExitSweep(
     ctx.quick
       ? { dir, corpus, windows: 4, windowLength: 64, timingTokens: 64, reps: 1 }
-      : { dir, corpus, windows: 16, windowLength: 128, timingTokens: 1024, reps: 7 },
+      : { dir, corpus, windows: 16, windowLength: 128, timingTokens: 512, reps: 9 },
   );
   ctx.log(res.header);
   ctx.table(res.rows);

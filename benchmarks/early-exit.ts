@@ -5,7 +5,7 @@
  * against full decoding (logits(R)), the paper's threshold exit (all steps run, logits(z)) and
  * the loop truncated at a fixed depth k for every token. Run (docs/early-exit.md trains the model):
  *   pnpm exec tsx --conditions=@loop/source benchmarks/early-exit.ts <checkpoint dir> <corpus file>
- *     [windows=8] [window length=128] [timing tokens=256] [reps=5]
+ *     [windows=16] [window length=128] [timing tokens=512] [reps=9]
  * The checkpoint folder must hold tokenizer.json (as `looplm train` writes to <run>/final).
  * `pnpm bench early-exit` runs the same sweep (early-exit.bench.ts).
  */
