@@ -5,33 +5,7 @@
  */
 import { record, record1 } from "../autograd/node.js";
 import { allocF32, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
-
-/**
- * Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. Narrow rows use a
- * plain loop (a subarray per row for `set` allocates an object, which costs more than copying a
- * few floats); wide rows use `set` (a memcpy).
- */
-function copyRows(
-  src: Float32Array,
-  so: number,
-  ss: number,
-  dst: Float32Array,
-  dOff: number,
-  ds: number,
-  rows: number,
-  w: number,
-): void {
-  if (w >= 64) {
-    for (let r = 0; r < rows; r++)
-      dst.set(src.subarray(r * ss + so, r * ss + so + w), r * ds + dOff);
-    return;
-  }
-  for (let r = 0; r < rows; r++) {
-    const a = r * ss + so;
-    const b = r * ds + dOff;
-    for (let j = 0; j < w; j++) dst[b + j] = src[a + j]!;
-  }
-}
+import { copyRows } from "./elementwise-kernels.js";
 
 /** View with a new shape (one entry may be -1); no copy. */
 export function reshape(x: Tensor, shape: Shape): Tensor {

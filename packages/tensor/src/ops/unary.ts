@@ -8,8 +8,9 @@
  * e^{x≤0} of fast-exp.ts applies. Each op has its own loops (a shared loop calling the formula
  * through a function argument keeps V8 from inlining it).
  */
-import { record1 } from "../autograd/node.js";
-import { allocF32, type Tensor } from "../tensor.js";
+import { isGradEnabled, record1 } from "../autograd/node.js";
+import { allocF32, Tensor } from "../tensor.js";
+import { siluBackward, siluForward } from "./elementwise-kernels.js";
 import { expNeg } from "./fast-exp.js";
 
 export function sigmoidScalar(x: number): number {
@@ -35,21 +36,20 @@ function record(
   });
 }
 
+/**
+ * silu; σ(x) is kept for the backward when recording (a load there instead of exp + divide).
+ * Both passes run on the thread pool when one is running (elementwise-kernels.ts).
+ */
 export function silu(x: Tensor): Tensor {
   const n = x.size;
-  const xd = x.data;
   const y = allocF32(n);
-  for (let i = 0; i < n; i++) {
-    const v = xd[i]!;
-    y[i] = v * sigmoidScalar(v);
+  if (!(isGradEnabled() && x.requiresGrad)) {
+    siluForward(x.data, y, null);
+    return new Tensor(y, x.shape);
   }
-  return record("silu", x, y, (gx, g) => {
-    for (let i = 0; i < n; i++) {
-      const v = xd[i]!;
-      const s = sigmoidScalar(v);
-      gx[i] = g[i]! * s * (1 + v * (1 - s));
-    }
-  });
+  const sig = allocF32(n);
+  siluForward(x.data, y, sig);
+  return record("silu", x, y, (gx, g) => siluBackward(x.data, sig, g, gx));
 }
 
 export function softplus(x: Tensor): Tensor {

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backward } from "../autograd/backward.js";
+import { startThreadPool, stopThreadPool } from "../node/threads.js";
+import { randn } from "../random-tensor.js";
+import { Rng } from "../rng.js";
+import { allocF32, type Tensor } from "../tensor.js";
+import { currentPool, installPool } from "../threads/pool.js";
+import { concat, split } from "./shape.js";
+import { sigmoidScalar, silu } from "./unary.js";
+
+/** silu forward and backward, and split + concat with their backwards, as plain arrays. */
+function runOps(x: Tensor, z: Tensor, g: Float32Array, gz: Float32Array): Float32Array[] {
+  x.grad = null;
+  z.grad = null;
+  const y = silu(x);
+  backward(y, [g]);
+  const parts = split(z, [5, 100, 3]);
+  const back = concat([parts[2]!, parts[0]!, parts[1]!]);
+  backward(back, [gz]);
+  return [y.data, x.grad!, ...parts.map((p) => p.data), back.data, z.grad!].map((a) =>
+    Float32Array.from(a),
+  );
+}
+
+describe("elementwise kernels on a thread pool", () => {
+  const posted = new Set<string>();
+  const x = randn([300, 257], 1, { requiresGrad: true, std: 3 });
+  const z = randn([2000, 108], 2, { requiresGrad: true });
+  const rng = new Rng(3);
+  // shared memory, as allocF32 gives every gradient inside the engine
+  const g = rng.fillUniform(allocF32(x.size), -1, 1);
+  const gz = rng.fillUniform(allocF32(z.size), -1, 1);
+  let serial: Float32Array[] = [];
+
+  beforeAll(async () => {
+    serial = runOps(x, z, g, gz);
+    expect(await startThreadPool(3)).toBe(3);
+    const pool = currentPool()!;
+    installPool({
+      ...pool,
+      workers: pool.workers.map((w) => ({
+        postMessage(msg) {
+          posted.add(msg.kernel);
+          w.postMessage(msg);
+        },
+      })),
+    });
+  });
+  afterAll(async () => {
+    await stopThreadPool();
+  });
+
+  it("match the single-thread results exactly, and workers take part", () => {
+    const par = runOps(x, z, g, gz);
+    expect(par.length).toBe(serial.length);
+    par.forEach((a, i) => {
+      expect(a).toEqual(serial[i]);
+    });
+    expect([...posted].sort()).toEqual(
+      ["tensor/copy-rows", "tensor/silu-bwd", "tensor/silu-fwd"].sort(),
+    );
+  });
+
+  it("silu and its gradient follow the scalar reference", () => {
+    const [y, gx] = runOps(x, z, g, gz);
+    let worst = 0;
+    for (let i = 0; i < x.size; i++) {
+      const v = x.data[i]!;
+      const s = 1 / (1 + Math.exp(-v));
+      const ref = v * s;
+      const gref = g[i]! * s * (1 + v * (1 - s));
+      worst = Math.max(worst, Math.abs(y![i]! - ref), Math.abs(gx![i]! - gref));
+      expect(sigmoidScalar(v)).toBeCloseTo(s, 7);
+    }
+    expect(worst).toBeLessThan(1e-5);
+  });
+});
