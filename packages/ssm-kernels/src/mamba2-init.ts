@@ -5,7 +5,7 @@
  *   conv1d.weight, out_proj uniform ±1/sqrt(fan_in) (conv fan_in = K, depthwise); out_proj
  *   additionally divided by sqrt(nLayers). Each tensor draws from its own named child stream.
  */
-import { allocF32, type Rng } from "@loop/tensor";
+import type { Rng } from "@loop/tensor";
 import type { Mamba2Config, Mamba2Dims } from "./mamba2-config.js";
 
 export interface Mamba2InitData {
@@ -19,8 +19,20 @@ export interface Mamba2InitData {
   outProj: Float32Array;
 }
 
+/**
+ * Parameter storage: long-lived, so never from `allocF32`'s per-step scratch pool (a mixer built
+ * inside `withScratch` would otherwise lose its weights when the step ends); shared memory when
+ * large, as `allocF32` would give, so threaded kernels can read it.
+ */
+function persistentF32(n: number): Float32Array {
+  if (typeof SharedArrayBuffer !== "undefined" && n >= 1024) {
+    return new Float32Array(new SharedArrayBuffer(4 * n));
+  }
+  return new Float32Array(n);
+}
+
 function uniform(rng: Rng, n: number, bound: number): Float32Array {
-  return rng.fillUniform(allocF32(n), -bound, bound);
+  return rng.fillUniform(persistentF32(n), -bound, bound);
 }
 
 export function initMamba2(
@@ -33,22 +45,22 @@ export function initMamba2(
   const D = cfg.dModel;
   const K = cfg.dConv;
   const dtRng = rng.child("dt_bias");
-  const dtBias = allocF32(nHeads);
+  const dtBias = persistentF32(nHeads);
   for (let h = 0; h < nHeads; h++) {
     const dt0 = Math.max(Math.exp(dtRng.uniformIn(Math.log(1e-3), Math.log(1e-1))), 1e-4);
     dtBias[h] = dt0 + Math.log(-Math.expm1(-dt0));
   }
   const aRng = rng.child("A_log");
-  const aLog = allocF32(nHeads);
+  const aLog = persistentF32(nHeads);
   for (let h = 0; h < nHeads; h++) aLog[h] = Math.log(aRng.uniformIn(1, 16));
   return {
     inProj: uniform(rng.child("in_proj"), inProjDim * D, 1 / Math.sqrt(D)),
     convWeight: uniform(rng.child("conv1d"), convDim * K, 1 / Math.sqrt(K)),
-    convBias: allocF32(convDim),
+    convBias: persistentF32(convDim),
     dtBias,
     aLog,
-    d: allocF32(nHeads).fill(1),
-    normWeight: allocF32(dInner).fill(1),
+    d: persistentF32(nHeads).fill(1),
+    normWeight: persistentF32(dInner).fill(1),
     outProj: uniform(rng.child("out_proj"), D * dInner, 1 / Math.sqrt(dInner) / Math.sqrt(nLayers)),
   };
 }

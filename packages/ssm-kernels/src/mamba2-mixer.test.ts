@@ -1,4 +1,14 @@
-import { backward, gradcheck, noGrad, Rng, randn, softplusScalar, Tensor } from "@loop/tensor";
+import {
+  backward,
+  gradcheck,
+  noGrad,
+  Rng,
+  randn,
+  softplusScalar,
+  Tensor,
+  withScratch,
+  zeros,
+} from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 import { Mamba2Mixer } from "./mamba2-mixer.js";
@@ -165,5 +175,21 @@ describe("Mamba2Mixer gradients", () => {
     const y = m.prefill(u, st).y;
     backward(y);
     for (const p of params) expect(p.grad!.some((v) => v !== 0)).toBe(true);
+  });
+});
+
+describe("Mamba2Mixer inside a training step", () => {
+  it("keeps its parameters when built inside withScratch", () => {
+    // in_proj [148,32] and out_proj [32,64] are large enough for the step pool (≥ 1024 floats)
+    const cfg = { ...tiny, dModel: 32, headdim: 16, nGroups: 1, dState: 8 };
+    const ref = new Mamba2Mixer(cfg, { rng: new Rng(8) });
+    const m = withScratch(() => new Mamba2Mixer(cfg, { rng: new Rng(8) }));
+    // another step reuses whatever the pool handed out
+    withScratch(() => {
+      for (const p of m.parameters()) zeros([...p.tensor.shape]).data.fill(7);
+    });
+    m.parameters().forEach((p, i) => {
+      expect(Array.from(p.tensor.data)).toEqual(Array.from(ref.parameters()[i]!.tensor.data));
+    });
   });
 });
