@@ -114,6 +114,10 @@ export function decodeStepEarlyExit(
     );
   const gateW = gate.weight.data;
   const gateB = gate.bias.data[0]!;
+  const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
+  const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
+  // Whether a step that every row has skipped still has work: KV entries, propagated states.
+  const skippedWork = nAttn > 0 || (skipped === "propagate" && nSsm > 0);
   return noGrad(() => {
     let h: Tensor = embedding(intTensor(ids, [B]), model.embeddings);
     const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
@@ -122,6 +126,7 @@ export function decodeStepEarlyExit(
     const logS = new Float64Array(B); // ln S(r) per row
     let active = [...Array(B).keys()];
     for (let r = 0; r < R; r++) {
+      if (!active.length && !skippedWork) break;
       const exited = [...Array(B).keys()].filter((b) => exitSteps[b] !== 0);
       const hExited = exited.length
         ? tensor(gatherRowData(hAll, D, exited), [exited.length, D])
@@ -167,8 +172,6 @@ export function decodeStepEarlyExit(
     st.position++;
     let run = 0;
     for (const z of exitSteps) run += z;
-    const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
-    const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
     return {
       logits: model.head(tensor(exitReadout, [B, D])),
       exitSteps,
