@@ -1,11 +1,12 @@
 /**
  * Training-step memory of a looped model: activations of all R·N layer applications stored for
- * the backward pass (default) vs recomputed per loop step (activation checkpointing). Measured
- * as the scratch pool a step needs (every activation and gradient buffer of the step lives
- * there) plus the process's peak RSS growth, for the issue's benchmark configurations.
+ * the backward pass (default) vs recomputed per loop step (activation checkpointing). Each
+ * measurement runs in a fresh process (lib/memory-probe.ts): "held for backward" is the live
+ * array-buffer memory between forward and backward after a forced garbage collection, i.e.
+ * everything the recorded graph keeps alive; "peak RSS" is the process's high-water mark.
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
-import { backward, intTensor, Rng, releaseScratch, scratchBytes, withScratch } from "@loop/tensor";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./lib/context.js";
 
 export const name = "memory";
@@ -18,39 +19,44 @@ const CONFIGS = [
   { label: "mamba D256 2⊗4, 16×256", d: 256, N: 2, R: 4, ds: 64, hd: 64, V: 256, B: 16, T: 256 },
 ];
 
+const probe = fileURLToPath(new URL("./lib/memory-probe.ts", import.meta.url));
+const mib = (b: number) => Number((b / 2 ** 20).toFixed(1));
+
+function measure(
+  config: object,
+  mode: string,
+): { held: number; forwardS: number; backwardS: number; peakRss: number } {
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--import",
+      "tsx",
+      "--conditions=@loop/source",
+      probe,
+      JSON.stringify(config),
+      mode,
+    ],
+    {
+      encoding: "utf8",
+    },
+  );
+  if (r.status !== 0) throw new Error(`memory probe failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!);
+}
+
 export async function run(ctx: BenchContext): Promise<void> {
   const rows = [];
-  for (const c of CONFIGS) {
-    const cfg = parseConfig({
-      backbone: "mamba",
-      vocab_size: c.V,
-      d_model: c.d,
-      n_layers: c.N,
-      n_loops: c.R,
-      ssm: { d_state: c.ds, headdim: c.hd, chunk_size: 64 },
-    });
-    const model = new LoopedModel(cfg, { seed: 1 });
-    const rng = new Rng(2);
-    const ids = Array.from({ length: c.B * c.T }, () => rng.int(c.V));
-    const tokens = intTensor(ids, [c.B, c.T]);
-    const targets = intTensor(ids, [c.B, c.T]);
+  for (const c of ctx.quick ? CONFIGS.slice(0, 1) : CONFIGS) {
     const row: Record<string, string | number> = { config: c.label };
-    for (const checkpointing of [false, true]) {
-      releaseScratch();
-      const t = await ctx.time(
-        () =>
-          withScratch(() => {
-            for (const p of model.parameters()) p.tensor.grad = null;
-            backward(model.finalLoss(tokens, targets, { checkpointing }));
-          }),
-        { warmup: 0, repeats: ctx.quick ? 1 : 2 },
-      );
-      const key = checkpointing ? "recompute" : "stored";
-      row[`${key} MiB`] = Number((scratchBytes() / 2 ** 20).toFixed(1));
-      row[`${key} s/step`] = Number((t.medianMs / 1000).toFixed(2));
+    for (const mode of ["stored", "recompute"]) {
+      const m = measure(c, mode);
+      row[`${mode}: held MiB`] = mib(m.held);
+      row[`${mode}: peak RSS MiB`] = mib(m.peakRss);
+      row[`${mode}: fwd+bwd s`] = Number((m.forwardS + m.backwardS).toFixed(2));
     }
     rows.push(row);
   }
-  ctx.table(rows, "Training-step memory (scratch pool: activations + gradients of one step)");
-  ctx.log("Parameters and AdamW moments come on top (3 × 4 bytes per parameter).");
+  ctx.table(rows, "Training-step memory (held = live between forward and backward)");
+  ctx.log("Parameters, gradients and AdamW moments come on top: 4 × 4 bytes per parameter.");
 }

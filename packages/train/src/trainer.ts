@@ -89,9 +89,13 @@ export class Trainer {
     return this.step >= this.opts.steps;
   }
 
-  /** Run one optimizer step and return its metrics (activations live in pooled scratch memory). */
+  /**
+   * Run one optimizer step and return its metrics. Activations live in pooled scratch memory,
+   * except with activation checkpointing: the pool only reclaims at the end of a step, which
+   * would keep every recomputed activation alive and undo the memory saving.
+   */
   trainStep(): StepMetrics {
-    return withScratch(() => this.step1());
+    return this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
   }
 
   private step1(): StepMetrics {

@@ -1,0 +1,47 @@
+/**
+ * One memory measurement in a fresh process (no garbage from earlier measurements): build the
+ * final-loop loss of a looped Mamba-2 model, force a garbage collection, and report the live
+ * array-buffer memory the recorded graph keeps for the backward pass; then time the backward.
+ * Usage: node --expose-gc --import tsx --conditions=@loop/source memory-probe.ts '<json>' stored|recompute
+ */
+import { LoopedModel, parseConfig } from "@loop/looped";
+import { backward, intTensor, Rng } from "@loop/tensor";
+
+const c = JSON.parse(process.argv[2]!) as {
+  d: number;
+  N: number;
+  R: number;
+  ds: number;
+  hd: number;
+  V: number;
+  B: number;
+  T: number;
+};
+const checkpointing = process.argv[3] === "recompute";
+const gc = (globalThis as { gc?: () => void }).gc!;
+const cfg = parseConfig({
+  backbone: "mamba",
+  vocab_size: c.V,
+  d_model: c.d,
+  n_layers: c.N,
+  n_loops: c.R,
+  ssm: { d_state: c.ds, headdim: c.hd, chunk_size: 64 },
+});
+const model = new LoopedModel(cfg, { seed: 1 });
+const rng = new Rng(2);
+const ids = Array.from({ length: c.B * c.T }, () => rng.int(c.V));
+const tokens = intTensor(ids, [c.B, c.T]);
+const targets = intTensor(ids, [c.B, c.T]);
+gc();
+const base = process.memoryUsage().arrayBuffers;
+const t0 = performance.now();
+const loss = model.finalLoss(tokens, targets, { checkpointing });
+const forwardS = (performance.now() - t0) / 1000;
+gc();
+const held = process.memoryUsage().arrayBuffers - base;
+const t1 = performance.now();
+backward(loss);
+const backwardS = (performance.now() - t1) / 1000;
+process.stdout.write(
+  `${JSON.stringify({ held, forwardS, backwardS, peakRss: process.resourceUsage().maxRSS * 1024 })}\n`,
+);
