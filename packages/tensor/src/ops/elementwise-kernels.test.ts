@@ -3,26 +3,36 @@ import { backward } from "../autograd/backward.js";
 import { startThreadPool, stopThreadPool } from "../node/threads.js";
 import { randn } from "../random-tensor.js";
 import { Rng } from "../rng.js";
-import { allocF32, type Tensor } from "../tensor.js";
+import { allocF32, intTensor, type Tensor } from "../tensor.js";
 import { currentPool, installPool } from "../threads/pool.js";
+import { crossEntropy, IGNORE_INDEX } from "./loss.js";
 import { concat, split } from "./shape.js";
 import { sigmoidScalar, silu } from "./unary.js";
 
-/** silu forward and backward, and split + concat with their backwards, as plain arrays. */
+const logits = randn([3000, 64], 5, { requiresGrad: true, std: 4 });
+const rngT = new Rng(6);
+const targets = intTensor(
+  Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? IGNORE_INDEX : rngT.int(64))),
+  [3000],
+);
+
+/** silu, split + concat and cross-entropy, forward and backward, as plain arrays. */
 function runOps(x: Tensor, z: Tensor, g: Float32Array, gz: Float32Array): Float32Array[] {
   x.grad = null;
   z.grad = null;
+  logits.grad = null;
+  const ce = crossEntropy(logits, targets);
+  backward(ce);
   const y = silu(x);
   backward(y, [g]);
   const parts = split(z, [5, 100, 3]);
   const back = concat([parts[2]!, parts[0]!, parts[1]!]);
   backward(back, [gz]);
-  return [y.data, x.grad!, ...parts.map((p) => p.data), back.data, z.grad!].map((a) =>
-    Float32Array.from(a),
-  );
+  const outs = [y.data, x.grad!, ...parts.map((p) => p.data), back.data, z.grad!];
+  return [...outs, ce.data, logits.grad!].map((a) => Float32Array.from(a));
 }
 
-describe("elementwise kernels on a thread pool", () => {
+describe("elementwise and cross-entropy kernels on a thread pool", () => {
   const posted = new Set<string>();
   const x = randn([300, 257], 1, { requiresGrad: true, std: 3 });
   const z = randn([2000, 108], 2, { requiresGrad: true });
@@ -57,7 +67,13 @@ describe("elementwise kernels on a thread pool", () => {
       expect(a).toEqual(serial[i]);
     });
     expect([...posted].sort()).toEqual(
-      ["tensor/copy-rows", "tensor/silu-bwd", "tensor/silu-fwd"].sort(),
+      [
+        "tensor/ce-bwd",
+        "tensor/ce-fwd",
+        "tensor/copy-rows",
+        "tensor/silu-bwd",
+        "tensor/silu-fwd",
+      ].sort(),
     );
   });
 

@@ -5,9 +5,12 @@
  *       ∂x_i = g_i · (softmax(x_i) − onehot(t_i))
  *   crossEntropy: mean of ℓ_i over rows whose target ≠ ignoreIndex (NaN when there are none).
  * Shapes: logits [..., V], targets int [...] with the same leading shape.
+ * Every exponent here is ≤ 0 (x − max, x − lse), so the fast e^x≤0 of fast-exp.ts applies.
  */
 import { record1 } from "../autograd/node.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
+import { ceBackward, ceForward, sharedF64, sharedI32 } from "./cross-entropy-kernels.js";
+import { expNeg } from "./fast-exp.js";
 
 export const IGNORE_INDEX = -100;
 
@@ -21,7 +24,7 @@ export function logSoftmax(x: Tensor): Tensor {
     let m = Number.NEGATIVE_INFINITY;
     for (let j = 0; j < V; j++) if (xd[o + j]! > m) m = xd[o + j]!;
     let s = 0;
-    for (let j = 0; j < V; j++) s += Math.exp(xd[o + j]! - m);
+    for (let j = 0; j < V; j++) s += expNeg(xd[o + j]! - m);
     const lse = m + Math.log(s);
     for (let j = 0; j < V; j++) y[o + j] = xd[o + j]! - lse;
   }
@@ -31,7 +34,7 @@ export function logSoftmax(x: Tensor): Tensor {
       const o = r * V;
       let gs = 0;
       for (let j = 0; j < V; j++) gs += g![o + j]!;
-      for (let j = 0; j < V; j++) gx[o + j] = g![o + j]! - Math.exp(y[o + j]!) * gs;
+      for (let j = 0; j < V; j++) gx[o + j] = g![o + j]! - expNeg(y[o + j]!) * gs;
     }
     return [gx];
   });
@@ -55,36 +58,21 @@ function checkTargets(logits: Tensor, targets: IntTensor, op: string): void {
   }
 }
 
-/** Per-row CE (0 at ignored rows) with the row log-sum-exp kept for the backward. */
+/**
+ * Per-row CE (0 at ignored rows) with the row log-sum-exp kept for the backward; both passes run
+ * over rows on the thread pool when one is running (cross-entropy-kernels.ts).
+ */
 export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor {
   checkTargets(logits, targets, "crossEntropyPerToken");
   const V = logits.lastDim;
-  const rows = logits.rows;
   const xd = logits.data;
-  const lse = new Float64Array(rows);
-  const y = allocF32(rows);
-  for (let r = 0; r < rows; r++) {
-    const t = targets.data[r]!;
-    if (t === IGNORE_INDEX) continue;
-    const o = r * V;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < V; j++) if (xd[o + j]! > m) m = xd[o + j]!;
-    let s = 0;
-    for (let j = 0; j < V; j++) s += Math.exp(xd[o + j]! - m);
-    lse[r] = m + Math.log(s);
-    y[r] = lse[r]! - xd[o + t]!;
-  }
+  const t = sharedI32(targets.data);
+  const lse = sharedF64(t.length);
+  const y = allocF32(t.length);
+  ceForward(xd, t, lse, y, V, IGNORE_INDEX);
   return record1("crossEntropyPerToken", [logits], y, targets.shape, ([g]) => {
     const gx = allocF32(logits.size);
-    for (let r = 0; r < rows; r++) {
-      const t = targets.data[r]!;
-      const gr = g![r]!;
-      if (t === IGNORE_INDEX || gr === 0) continue;
-      const o = r * V;
-      const l = lse[r]!;
-      for (let j = 0; j < V; j++) gx[o + j] = gr * Math.exp(xd[o + j]! - l);
-      gx[o + t]! -= gr;
-    }
+    ceBackward(xd, t, lse, g!, gx, V, IGNORE_INDEX);
     return [gx];
   });
 }

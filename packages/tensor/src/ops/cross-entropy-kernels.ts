@@ -1,0 +1,100 @@
+/**
+ * Thread-pool kernels of crossEntropyPerToken (ops/loss.ts), over rows [lo, hi) of logits [rows, V]:
+ *   forward:  lse_r = m_r + ln Σ_j e^{x_rj − m_r} (m_r the row max), ℓ_r = lse_r − x_{r,t_r},
+ *             nothing at rows whose target is the ignore index
+ *   backward: ∂x_rj = g_r · (e^{x_rj − lse_r} − [j = t_r])
+ * Every exponent is ≤ 0, so the fast e^x≤0 of fast-exp.ts applies. parallelFor runs them on the
+ * calling thread without a pool or when a buffer is not shared.
+ */
+import { parallelFor } from "../threads/pool.js";
+import { defineKernel } from "../threads/registry.js";
+import { expNeg } from "./fast-exp.js";
+
+interface CeFwdArgs extends Record<string, unknown> {
+  x: Float32Array;
+  t: Int32Array;
+  lse: Float64Array;
+  y: Float32Array;
+  V: number;
+  ignore: number;
+}
+
+const ceFwd = defineKernel<CeFwdArgs>("tensor/ce-fwd", import.meta.url, (a, lo, hi) => {
+  const { x, t, lse, y, V, ignore } = a;
+  for (let r = lo; r < hi; r++) {
+    const tr = t[r]!;
+    if (tr === ignore) continue;
+    const o = r * V;
+    let m = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < V; j++) if (x[o + j]! > m) m = x[o + j]!;
+    let s = 0;
+    for (let j = 0; j < V; j++) s += expNeg(x[o + j]! - m);
+    const l = m + Math.log(s);
+    lse[r] = l;
+    y[r] = l - x[o + tr]!;
+  }
+});
+
+interface CeBwdArgs extends Record<string, unknown> {
+  x: Float32Array;
+  t: Int32Array;
+  lse: Float64Array;
+  g: Float32Array;
+  gx: Float32Array;
+  V: number;
+  ignore: number;
+}
+
+const ceBwd = defineKernel<CeBwdArgs>("tensor/ce-bwd", import.meta.url, (a, lo, hi) => {
+  const { x, t, lse, g, gx, V, ignore } = a;
+  for (let r = lo; r < hi; r++) {
+    const tr = t[r]!;
+    const gr = g[r]!;
+    if (tr === ignore || gr === 0) continue;
+    const o = r * V;
+    const l = lse[r]!;
+    for (let j = 0; j < V; j++) gx[o + j] = gr * expNeg(x[o + j]! - l);
+    gx[o + tr]! -= gr;
+  }
+});
+
+/** Rows per thread below which the hand-off is not worth it (in logits entries). */
+const minRows = (V: number) => Math.max(1, Math.ceil(32768 / V));
+
+export function ceForward(
+  x: Float32Array,
+  t: Int32Array,
+  lse: Float64Array,
+  y: Float32Array,
+  V: number,
+  ignore: number,
+): void {
+  parallelFor(ceFwd, t.length, { x, t, lse, y, V, ignore }, { minPerThread: minRows(V) });
+}
+
+export function ceBackward(
+  x: Float32Array,
+  t: Int32Array,
+  lse: Float64Array,
+  g: Float32Array,
+  gx: Float32Array,
+  V: number,
+  ignore: number,
+): void {
+  parallelFor(ceBwd, t.length, { x, t, lse, g, gx, V, ignore }, { minPerThread: minRows(V) });
+}
+
+const canShare = typeof SharedArrayBuffer !== "undefined";
+
+/** A zeroed Float64Array in shared memory when the platform has it. */
+export function sharedF64(n: number): Float64Array {
+  return canShare ? new Float64Array(new SharedArrayBuffer(8 * n)) : new Float64Array(n);
+}
+
+/** `a` itself when shared, else a shared copy (small: one id per row). */
+export function sharedI32(a: Int32Array): Int32Array {
+  if (!canShare || a.buffer instanceof SharedArrayBuffer) return a;
+  const c = new Int32Array(new SharedArrayBuffer(4 * a.length));
+  c.set(a);
+  return c;
+}
