@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { startThreadPool } from "@loop/tensor/node";
 /** Entry point of the `looplm` binary: run the program, print failures as one line. */
+import { availableParallelism } from "node:os";
+import { startThreadPool } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import { buildProgram } from "./program.js";
 
@@ -9,9 +10,17 @@ async function main(argv: string[]): Promise<number> {
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
     process.chdir(process.env.INIT_CWD);
-  // LOOPLM_THREADS=n splits the large kernels over n threads. Off by default: the models of the
-  // default experiments are small enough that thread hand-offs cost more than they save.
-  const threads = Number(process.env.LOOPLM_THREADS ?? 1);
+  // Training and evaluation split their large kernels over a worker-thread pool (one thread per
+  // core, LOOPLM_THREADS=n to choose, 1 to switch it off); one-shot commands such as `forward`
+  // stay single-threaded, where starting workers would cost more than it saves.
+  const heavy = ["experiment", "train", "sweep", "eval"].includes(argv[2] ?? "");
+  const threads = process.env.LOOPLM_THREADS
+    ? Number(process.env.LOOPLM_THREADS)
+    : heavy
+      ? availableParallelism()
+      : 1;
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${process.env.LOOPLM_THREADS}"`);
   if (threads > 1) await startThreadPool(threads);
   const program = buildProgram();
   try {
