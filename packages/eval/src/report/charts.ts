@@ -11,7 +11,7 @@ const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
 const SIZE = { width: 420, height: 260 } as const;
 
 function yScale(metric: Metric) {
-  return metric === "ppl" ? { type: "log" as const, zero: false } : { domain: [0, 1] };
+  return metric === "ppl" ? { type: "log" as const } : { domain: [0, 1] };
 }
 
 function yAxis(metric: Metric) {
@@ -35,7 +35,7 @@ export function lossChart(
         field: "loss",
         type: "quantitative",
         title: "loss (nats/token)",
-        scale: positive ? { type: "log", zero: false } : { zero: false },
+        scale: positive ? { type: "log" } : { zero: false },
       },
       color: { field: "run", type: "nominal", title: "run" },
     },
