@@ -73,10 +73,10 @@ export function causalConv1dBackward(
 ): ConvGrads {
   const { batch, seqLen: T, channels: C, width: K } = s;
   const wt = transposeWeight(weight, C, K);
-  const gx = needs.x ? new Float32Array(batch * T * C) : null;
+  const gx = needs.x ? allocF32(batch * T * C) : null;
   const gwt = needs.weight ? new Float64Array(K * C) : null;
   const gb = needs.bias ? new Float64Array(C) : null;
-  const gi = needs.init && init ? new Float32Array(batch * C * (K - 1)) : null;
+  const gi = needs.init && init ? allocF32(batch * C * (K - 1)) : null;
   for (let b = 0; b < batch; b++) {
     for (let t = 0; t < T; t++) {
       const o = (b * T + t) * C;
@@ -98,7 +98,7 @@ export function causalConv1dBackward(
   }
   let gw: Float32Array | null = null;
   if (gwt) {
-    gw = new Float32Array(C * K);
+    gw = allocF32(C * K);
     for (let c = 0; c < C; c++) for (let k = 0; k < K; k++) gw[c * K + k] = gwt[k * C + c]!;
   }
   return { x: gx, weight: gw, bias: gb ? Float32Array.from(gb) : null, init: gi };

@@ -54,8 +54,8 @@ export function gatedRmsnormBackward(
   needs: { x: boolean; z: boolean; weight: boolean },
 ): { x: Float32Array | null; z: Float32Array | null; weight: Float32Array | null } {
   const gs = Di / G;
-  const gx = needs.x ? new Float32Array(rows * Di) : null;
-  const gz = needs.z ? new Float32Array(rows * Di) : null;
+  const gx = needs.x ? allocF32(rows * Di) : null;
+  const gz = needs.z ? allocF32(rows * Di) : null;
   const gw = needs.weight ? new Float64Array(Di) : null;
   const vhat = new Float64Array(gs);
   const sig = new Float64Array(gs);
@@ -111,7 +111,7 @@ export function gatedRmsnorm(
     );
   }
   const rows = x.rows;
-  const rinv = new Float32Array(rows * nGroups);
+  const rinv = allocF32(rows * nGroups);
   const y = gatedRmsnormForward(x.data, z.data, weight.data, rows, Di, nGroups, eps, rinv);
   return record1("gatedRmsnorm", [x, z, weight], y, x.shape, ([g], needs) => {
     const gr = gatedRmsnormBackward(x.data, z.data, weight.data, rows, Di, nGroups, rinv, g!, {

@@ -25,7 +25,7 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   const y = allocF32(n);
   for (let i = 0; i < n; i++) y[i] = softplusScalar(raw.data[i]! + bias.data[i % H]!);
   return record1("softplusBias", [raw, bias], y, raw.shape, ([g], needs) => {
-    const gr = new Float32Array(n);
+    const gr = allocF32(n);
     const gb = needs[1] ? new Float64Array(H) : null;
     for (let i = 0; i < n; i++) {
       const v = g![i]! * sigmoidScalar(raw.data[i]! + bias.data[i % H]!);
@@ -55,7 +55,7 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
     let gx: Float32Array | null = null;
     let gd: Float32Array | null = null;
     if (needs[1]) {
-      gx = new Float32Array(n);
+      gx = allocF32(n);
       for (let i = 0; i < n; i++) gx[i] = d.data[Math.floor(i / P) % H]! * gy[i]!;
     }
     if (needs[2]) {
