@@ -1,4 +1,4 @@
-import { gradcheck, randn } from "@loop/tensor";
+import { add, gradcheck, mul, randn } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { addDSkip, softplusBias } from "./mamba2-ops.js";
 
@@ -20,5 +20,18 @@ describe("mixer helper ops", () => {
     const i = ((1 * 3 + 2) * 4 + 3) * 5 + 1;
     expect(out.data[i]).toBeCloseTo(y.data[i]! + d.data[3]! * x.data[i]!, 6);
     expect(gradcheck(() => addDSkip(y, x, d), [y, x, d]).maxError).toBeLessThan(2e-2);
+  });
+
+  it("addDSkip: the pass-through gradient of y is shared, not copied, and sums correctly", () => {
+    // y feeds both addDSkip and the add, and both hand the same incoming array onwards: the
+    // engine's copy on write must keep every gradient right.
+    const a = randn([2, 3, 4, 5], 6);
+    const x = randn([2, 3, 4, 5], 7);
+    const d = randn([4], 8);
+    const f = () => {
+      const y = mul(a, a);
+      return mul(add(addDSkip(y, x, d), y), x);
+    };
+    expect(gradcheck(f, [a, x, d]).maxError).toBeLessThan(2e-2);
   });
 });

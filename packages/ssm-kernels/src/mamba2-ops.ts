@@ -22,15 +22,23 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
     throw new Error(`softplusBias: bias must be [${H}], got ${shapeStr(bias.shape)}`);
   }
   const n = raw.size;
+  const rows = n / H;
+  const rd = raw.data;
+  const bd = bias.data;
   const y = allocF32(n);
-  for (let i = 0; i < n; i++) y[i] = softplusScalar(raw.data[i]! + bias.data[i % H]!);
+  for (let r = 0, o = 0; r < rows; r++, o += H) {
+    for (let h = 0; h < H; h++) y[o + h] = softplusScalar(rd[o + h]! + bd[h]!);
+  }
   return record1("softplusBias", [raw, bias], y, raw.shape, ([g], needs) => {
+    const gy = g!;
     const gr = allocF32(n);
     const gb = needs[1] ? new Float64Array(H) : null;
-    for (let i = 0; i < n; i++) {
-      const v = g![i]! * sigmoidScalar(raw.data[i]! + bias.data[i % H]!);
-      gr[i] = v;
-      if (gb) gb[i % H]! += v;
+    for (let r = 0, o = 0; r < rows; r++, o += H) {
+      for (let h = 0; h < H; h++) {
+        const v = gy[o + h]! * sigmoidScalar(rd[o + h]! + bd[h]!);
+        gr[o + h] = v;
+        if (gb) gb[h]! += v;
+      }
     }
     return [needs[0] ? gr : null, gb ? Float32Array.from(gb) : null];
   });
@@ -48,21 +56,43 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
     throw new Error(`addDSkip: D must be [${H}], got ${shapeStr(d.shape)}`);
   }
   const n = y.size;
+  const rows = n / (H * P);
+  const yd = y.data;
+  const xd = x.data;
+  const dd = d.data;
   const out = allocF32(n);
-  for (let i = 0; i < n; i++) out[i] = y.data[i]! + d.data[Math.floor(i / P) % H]! * x.data[i]!;
+  for (let r = 0, o = 0; r < rows; r++) {
+    for (let h = 0; h < H; h++, o += P) {
+      const dh = dd[h]!;
+      for (let p = 0; p < P; p++) out[o + p] = yd[o + p]! + dh * xd[o + p]!;
+    }
+  }
   return record1("addDSkip", [y, x, d], out, y.shape, ([g], needs) => {
     const gy = g!;
     let gx: Float32Array | null = null;
     let gd: Float32Array | null = null;
     if (needs[1]) {
       gx = allocF32(n);
-      for (let i = 0; i < n; i++) gx[i] = d.data[Math.floor(i / P) % H]! * gy[i]!;
+      for (let r = 0, o = 0; r < rows; r++) {
+        for (let h = 0; h < H; h++, o += P) {
+          const dh = dd[h]!;
+          for (let p = 0; p < P; p++) gx[o + p] = dh * gy[o + p]!;
+        }
+      }
     }
     if (needs[2]) {
       const acc = new Float64Array(H);
-      for (let i = 0; i < n; i++) acc[Math.floor(i / P) % H]! += gy[i]! * x.data[i]!;
+      for (let r = 0, o = 0; r < rows; r++) {
+        for (let h = 0; h < H; h++, o += P) {
+          let s = 0;
+          for (let p = 0; p < P; p++) s += gy[o + p]! * xd[o + p]!;
+          acc[h]! += s;
+        }
+      }
       gd = Float32Array.from(acc);
     }
-    return [needs[0] ? Float32Array.from(gy) : null, gx, gd];
+    // ∂y = g itself: the engine shares a returned array between slots (copy on write,
+    // autograd/grad-store.ts), so the pass-through needs no copy.
+    return [needs[0] ? gy : null, gx, gd];
   });
 }
