@@ -61,11 +61,15 @@ const canShare = typeof SharedArrayBuffer !== "undefined";
 
 /**
  * A zeroed buffer that worker threads can write: shared memory whenever a thread pool is
- * running (parallelFor runs serially if any argument is not shared), else `allocF32`.
+ * running (parallelFor runs serially if any argument is not shared). From `allocF32`, so inside
+ * a withScratch scope it is a pooled step buffer: use it only for memory that dies with the op
+ * or the step (outputs, saved tensors, gradients), never for caches kept across steps.
  */
 export function allocShared(n: number): Float32Array {
-  if (canShare && threadCount() > 1) return new Float32Array(new SharedArrayBuffer(4 * n));
-  return allocF32(n);
+  const a = allocF32(n);
+  if (!canShare || threadCount() <= 1 || a.buffer instanceof SharedArrayBuffer) return a;
+  // allocF32 only shares from 1024 floats up (and the pool from the same size)
+  return new Float32Array(new SharedArrayBuffer(4 * n));
 }
 
 /** Float64 variant of `allocShared`. */
@@ -74,10 +78,10 @@ export function allocShared64(n: number): Float64Array {
   return new Float64Array(n);
 }
 
-/** `a` itself, or a shared copy of it when a thread pool runs and `a` is not shared. */
+/** `a` itself, or a shared copy (`allocShared`) when a thread pool runs and `a` is not shared. */
 export function shareable(a: Float32Array): Float32Array {
   if (!canShare || threadCount() <= 1 || a.buffer instanceof SharedArrayBuffer) return a;
-  const c = new Float32Array(new SharedArrayBuffer(a.byteLength));
+  const c = allocShared(a.length);
   c.set(a);
   return c;
 }

@@ -1,4 +1,4 @@
-import { backward, currentPool, installPool, Rng, threadCount } from "@loop/tensor";
+import { backward, currentPool, installPool, Rng, threadCount, withScratch } from "@loop/tensor";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
@@ -56,6 +56,21 @@ describe("chunked scan on a thread pool", () => {
       });
     }
   }
+
+  it("inside withScratch (pooled shared buffers, reused dirty) still matches, on the workers", () => {
+    // big enough that outputs, saved tensors and gradients all come from the step pool
+    const inp = scanInputs({ batch: 3, T: 45, H: 4, P: 16, G: 1, N: 16 }, 70, true);
+    const want = run(false, inp, true);
+    for (let rep = 0; rep < 2; rep++) {
+      posted.clear();
+      const got = withScratch(() => run(true, inp, true).map((a) => Float32Array.from(a)));
+      got.forEach((g, k) => {
+        expect(relErr(g, want[k]!), `output ${k}, pass ${rep}`).toBeLessThan(1e-5);
+      });
+      expect(posted.has("ssm/ssd-fwd")).toBe(true);
+      expect(posted.has("ssm/ssd-bwd-head")).toBe(true);
+    }
+  });
 
   it("really hands every pass to the workers", () => {
     posted.clear();
