@@ -7,10 +7,9 @@
  * each product is a plain row-major GEMM. A (batch, KV head) unit owns dk, dv of its KV head
  * and dq of its query heads, so units run in parallel (parallelFor) without write conflicts.
  */
-import { defineKernel, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
+import { defineKernel, fastExp, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
-import { fastExp } from "./fast-exp.js";
 
 export interface FlashBackwardArgs extends KernelArgs, AttentionDims {
   q: Float32Array;

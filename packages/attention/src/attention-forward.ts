@@ -8,10 +8,9 @@
  * of G·blockQ rows. Work is split over (batch, KV head) units, which write disjoint parts of y
  * and lse, with parallelFor (serial without a thread pool).
  */
-import { defineKernel, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
+import { defineKernel, fastExp, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
-import { fastExp } from "./fast-exp.js";
 
 export interface FlashForwardArgs extends KernelArgs, AttentionDims {
   q: Float32Array;

@@ -30,6 +30,7 @@ export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
+export { fastExp } from "./ops/fast-exp.js";
 export {
   countTargets,
   crossEntropy,

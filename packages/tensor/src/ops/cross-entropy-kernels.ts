@@ -8,7 +8,7 @@
  */
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
-import { expNeg } from "./fast-exp.js";
+import { fastExp } from "./fast-exp.js";
 
 interface CeFwdArgs extends Record<string, unknown> {
   x: Float32Array;
@@ -28,7 +28,7 @@ const ceFwd = defineKernel<CeFwdArgs>("tensor/ce-fwd", import.meta.url, (a, lo, 
     let m = Number.NEGATIVE_INFINITY;
     for (let j = 0; j < V; j++) if (x[o + j]! > m) m = x[o + j]!;
     let s = 0;
-    for (let j = 0; j < V; j++) s += expNeg(x[o + j]! - m);
+    for (let j = 0; j < V; j++) s += fastExp(x[o + j]! - m);
     const l = m + Math.log(s);
     lse[r] = l;
     y[r] = l - x[o + tr]!;
@@ -53,7 +53,7 @@ const ceBwd = defineKernel<CeBwdArgs>("tensor/ce-bwd", import.meta.url, (a, lo, 
     if (tr === ignore || gr === 0) continue;
     const o = r * V;
     const l = lse[r]!;
-    for (let j = 0; j < V; j++) gx[o + j] = gr * expNeg(x[o + j]! - l);
+    for (let j = 0; j < V; j++) gx[o + j] = gr * fastExp(x[o + j]! - l);
     gx[o + tr]! -= gr;
   }
 });

@@ -9,7 +9,7 @@
  */
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
-import { expNeg } from "./fast-exp.js";
+import { fastExp } from "./fast-exp.js";
 
 /** Elements (or copied floats) below which a part is not worth a thread hand-off. */
 const MIN_PER_THREAD = 1 << 15;
@@ -25,7 +25,7 @@ const siluFwd = defineKernel<SiluFwdArgs>("tensor/silu-fwd", import.meta.url, (a
   const { x, y, sig, keep } = a;
   for (let i = lo; i < hi; i++) {
     const v = x[i]!;
-    const e = expNeg(-Math.abs(v));
+    const e = fastExp(-Math.abs(v));
     const s = (v >= 0 ? 1 : e) / (1 + e);
     if (keep) sig[i] = s;
     y[i] = v * s;

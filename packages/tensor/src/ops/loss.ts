@@ -10,7 +10,7 @@
 import { record1 } from "../autograd/node.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 import { ceBackward, ceForward, sharedF64, sharedI32 } from "./cross-entropy-kernels.js";
-import { expNeg } from "./fast-exp.js";
+import { fastExp } from "./fast-exp.js";
 
 export const IGNORE_INDEX = -100;
 
@@ -24,7 +24,7 @@ export function logSoftmax(x: Tensor): Tensor {
     let m = Number.NEGATIVE_INFINITY;
     for (let j = 0; j < V; j++) if (xd[o + j]! > m) m = xd[o + j]!;
     let s = 0;
-    for (let j = 0; j < V; j++) s += expNeg(xd[o + j]! - m);
+    for (let j = 0; j < V; j++) s += fastExp(xd[o + j]! - m);
     const lse = m + Math.log(s);
     for (let j = 0; j < V; j++) y[o + j] = xd[o + j]! - lse;
   }
@@ -34,7 +34,7 @@ export function logSoftmax(x: Tensor): Tensor {
       const o = r * V;
       let gs = 0;
       for (let j = 0; j < V; j++) gs += g![o + j]!;
-      for (let j = 0; j < V; j++) gx[o + j] = g![o + j]! - expNeg(y[o + j]!) * gs;
+      for (let j = 0; j < V; j++) gx[o + j] = g![o + j]! - fastExp(y[o + j]!) * gs;
     }
     return [gx];
   });

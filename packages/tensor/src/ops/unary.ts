@@ -11,15 +11,15 @@
 import { isGradEnabled, record1 } from "../autograd/node.js";
 import { allocF32, Tensor } from "../tensor.js";
 import { siluBackward, siluForward } from "./elementwise-kernels.js";
-import { expNeg } from "./fast-exp.js";
+import { fastExp } from "./fast-exp.js";
 
 export function sigmoidScalar(x: number): number {
-  const e = expNeg(-Math.abs(x));
+  const e = fastExp(-Math.abs(x));
   return (x >= 0 ? 1 : e) / (1 + e); // e/(1+e), not 1 − σ(|x|): keeps the tail's precision
 }
 
 export function softplusScalar(x: number): number {
-  return Math.max(x, 0) + Math.log1p(expNeg(-Math.abs(x)));
+  return Math.max(x, 0) + Math.log1p(fastExp(-Math.abs(x)));
 }
 
 /** Record an elementwise op whose backward is gx[i] = g[i]·d(i) for a derivative table d. */
