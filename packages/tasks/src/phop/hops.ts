@@ -21,28 +21,35 @@ export function alphabetSymbols(size: number): string[] {
   return out;
 }
 
-/**
- * `find_p(n)` for the sequence `seq` = v_1..v_n (stored 0-based): the 1-based position whose
- * symbol is the answer, or 0 when a hop has no earlier occurrence to jump to.
- * O(n + alphabet) with a last-occurrence table.
- */
-export function pHopPosition(seq: ArrayLike<number>, hops: number, alphabet: number): number {
-  const n = seq.length;
-  // prev[i] (1-based i) = most recent j < i with v_j = v_i, or 0.
-  const prev = new Int32Array(n + 1);
+/** prev[i] (1-based i) = the most recent j < i with v_j = v_i, or 0. */
+function previousOccurrences(seq: ArrayLike<number>, alphabet: number): Int32Array {
+  const prev = new Int32Array(seq.length + 1);
   const last = new Int32Array(alphabet);
-  for (let i = 1; i <= n; i++) {
+  for (let i = 1; i <= seq.length; i++) {
     const v = seq[i - 1]!;
     prev[i] = last[v]!;
     last[v] = i;
   }
-  let pos = n;
+  return prev;
+}
+
+/** Follow `hops` hops from position `pos` through `prev`; 0 when a hop has nowhere to go. */
+function follow(prev: Int32Array, pos: number, hops: number): number {
   for (let h = 0; h < hops; h++) {
     const j = prev[pos]!;
     if (j === 0) return 0;
     pos = j + 1;
   }
   return pos;
+}
+
+/**
+ * `find_p(n)` for the sequence `seq` = v_1..v_n (stored 0-based): the 1-based position whose
+ * symbol is the answer, or 0 when a hop has no earlier occurrence to jump to.
+ * O(n + alphabet) with a last-occurrence table.
+ */
+export function pHopPosition(seq: ArrayLike<number>, hops: number, alphabet: number): number {
+  return follow(previousOccurrences(seq, alphabet), seq.length, hops);
 }
 
 /**
@@ -54,22 +61,8 @@ export function pHopPositionsAll(
   hops: number,
   alphabet: number,
 ): Int32Array {
-  const n = seq.length;
-  const prev = new Int32Array(n + 1);
-  const last = new Int32Array(alphabet);
-  for (let i = 1; i <= n; i++) {
-    const v = seq[i - 1]!;
-    prev[i] = last[v]!;
-    last[v] = i;
-  }
-  const out = new Int32Array(n);
-  for (let i = 1; i <= n; i++) {
-    let pos = i;
-    for (let h = 0; h < hops && pos > 0; h++) {
-      const j = prev[pos]!;
-      pos = j === 0 ? 0 : j + 1;
-    }
-    out[i - 1] = pos;
-  }
+  const prev = previousOccurrences(seq, alphabet);
+  const out = new Int32Array(seq.length);
+  for (let i = 1; i <= seq.length; i++) out[i - 1] = follow(prev, i, hops);
   return out;
 }
