@@ -9,6 +9,7 @@
  */
 import { BYTE_TO_CHAR, CHAR_TO_BYTE, utf8 } from "./byte-level.js";
 import { forEachPreToken, GPT2_SPLIT_PATTERN } from "./pretokenize.js";
+import { TokenTable } from "./token-table.js";
 import {
   type AddedTokenJson,
   addedToken,
@@ -32,40 +33,22 @@ export interface BpeDefinition {
 
 const CACHE_LIMIT = 200_000;
 
-export class ByteLevelBpeTokenizer implements TextTokenizer {
+export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
   readonly kind = "bpe";
-  readonly tokens: readonly string[];
   readonly merges: readonly (readonly [string, string])[];
-  readonly specialIds: readonly number[];
-  readonly eosId: number | null;
-  private readonly ids: Map<string, number>;
   private readonly byteIds: Int32Array;
   private readonly idBytes: (Uint8Array | null)[];
   /** pair key → rank·2^21 + merged id (a rank first so the lowest rank wins). */
   private readonly ranks: Map<number, number>;
   /** The (a, b) ids of merge `rank` at [2·rank, 2·rank + 1]. */
   private readonly mergeIds: Int32Array;
-  private readonly specials: Map<string, number>;
   private readonly cache = new Map<string, Int32Array>();
 
   constructor(def: BpeDefinition) {
-    this.tokens = Object.freeze([...def.tokens]);
+    if (def.tokens.length >= PAIR)
+      throw new Error(`BPE: vocabulary must have < ${PAIR} tokens, got ${def.tokens.length}`);
+    super(def.tokens, def.specialIds, "BPE");
     this.merges = Object.freeze(def.merges.map((m) => Object.freeze([m[0], m[1]] as const)));
-    this.specialIds = Object.freeze([...def.specialIds]);
-    if (this.tokens.length >= PAIR)
-      throw new Error(`BPE: vocabulary must have < ${PAIR} tokens, got ${this.tokens.length}`);
-    this.ids = new Map();
-    this.tokens.forEach((t, i) => {
-      if (this.ids.has(t)) throw new Error(`BPE: duplicate token "${t}" at id ${i}`);
-      this.ids.set(t, i);
-    });
-    this.specials = new Map();
-    for (const id of this.specialIds) {
-      const t = this.tokens[id];
-      if (t === undefined) throw new Error(`BPE: special token id ${id} is not in the vocabulary`);
-      this.specials.set(t, id);
-    }
-    this.eosId = this.specials.get(END_OF_TEXT) ?? null;
     this.byteIds = new Int32Array(256);
     for (let b = 0; b < 256; b++) {
       const id = this.ids.get(BYTE_TO_CHAR[b]!);
@@ -96,21 +79,6 @@ export class ByteLevelBpeTokenizer implements TextTokenizer {
       const key = ia * PAIR + ib;
       if (!this.ranks.has(key)) this.ranks.set(key, rank * PAIR + im);
     });
-  }
-
-  get vocabSize(): number {
-    return this.tokens.length;
-  }
-
-  idToToken(id: number): string {
-    const t = this.tokens[id];
-    if (t === undefined)
-      throw new Error(`token id must be an integer in [0, ${this.tokens.length - 1}], got ${id}`);
-    return t;
-  }
-
-  tokenToId(token: string): number | undefined {
-    return this.ids.get(token);
   }
 
   /** Token ids of one pre-token (no special tokens inside). */

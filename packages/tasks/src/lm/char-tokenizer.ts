@@ -7,6 +7,7 @@
  * As a `tokenizer.json` it is a Hugging Face BPE model without merges, no pre-tokenizer (the
  * text is one word, split into characters), `unk_token` "<unk>" and a `Fuse` decoder.
  */
+import { TokenTable } from "./token-table.js";
 import {
   addedToken,
   END_OF_TEXT,
@@ -18,49 +19,16 @@ import {
 
 export const UNK = "<unk>";
 
-export class CharTokenizer implements TextTokenizer {
+export class CharTokenizer extends TokenTable implements TextTokenizer {
   readonly kind = "char";
-  readonly tokens: readonly string[];
-  readonly specialIds: readonly number[];
   readonly unkId: number;
-  readonly eosId: number | null;
-  private readonly ids: Map<string, number>;
-  private readonly specials: Map<string, number>;
 
   /** `tokens`: the full vocabulary by id; `specialIds` index into it; `<unk>` must be present. */
   constructor(tokens: readonly string[], specialIds: readonly number[]) {
-    this.tokens = Object.freeze([...tokens]);
-    this.specialIds = Object.freeze([...specialIds]);
-    this.ids = new Map();
-    this.tokens.forEach((t, i) => {
-      if (this.ids.has(t)) throw new Error(`char tokenizer: duplicate token "${t}" at id ${i}`);
-      this.ids.set(t, i);
-    });
+    super(tokens, specialIds, "char tokenizer");
     const unk = this.ids.get(UNK);
     if (unk === undefined) throw new Error(`char tokenizer: vocabulary lacks "${UNK}"`);
     this.unkId = unk;
-    this.specials = new Map();
-    for (const id of this.specialIds) {
-      const t = this.tokens[id];
-      if (t === undefined) throw new Error(`char tokenizer: special id ${id} is out of range`);
-      this.specials.set(t, id);
-    }
-    this.eosId = this.specials.get(END_OF_TEXT) ?? null;
-  }
-
-  get vocabSize(): number {
-    return this.tokens.length;
-  }
-
-  idToToken(id: number): string {
-    const t = this.tokens[id];
-    if (t === undefined)
-      throw new Error(`token id must be an integer in [0, ${this.tokens.length - 1}], got ${id}`);
-    return t;
-  }
-
-  tokenToId(token: string): number | undefined {
-    return this.ids.get(token);
   }
 
   encode(text: string): Int32Array {
