@@ -7,11 +7,16 @@ export {
   causalConv1dState,
 } from "./causal-conv1d.js";
 export { gatedRmsnorm, gatedRmsnormBackward, gatedRmsnormForward } from "./gated-rmsnorm.js";
-export { type Mamba2Config, type Mamba2Dims, mamba2Dims } from "./mamba2-config.js";
-export { initMamba2, type Mamba2InitData } from "./mamba2-init.js";
+export {
+  type Mamba2Config,
+  type Mamba2Dims,
+  type Mamba2Weights,
+  mamba2Dims,
+} from "./mamba2-config.js";
+export { initMamba2 } from "./mamba2-init.js";
 export { Mamba2Mixer, type Mamba2Options, type Mamba2State } from "./mamba2-mixer.js";
 export { addDSkip, softplusBias } from "./mamba2-ops.js";
-export { type Mamba2Weights, mamba2StepRaw } from "./mamba2-step.js";
+export { mamba2StepRaw } from "./mamba2-step.js";
 export { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 export { type SsdChunkedSaved, ssdChunkedForward } from "./ssd-chunked-forward.js";
 export { ssdReleaseScratch } from "./ssd-chunked-util.js";

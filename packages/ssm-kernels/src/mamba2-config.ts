@@ -55,3 +55,15 @@ export function mamba2Dims(cfg: Mamba2Config): Mamba2Dims {
   const convDim = dInner + 2 * cfg.nGroups * cfg.dState;
   return { dInner, nHeads, convDim, inProjDim: dInner + convDim + nHeads };
 }
+
+/** The mixer's weights as raw arrays (model.md §6 order), as initialised and as the step reads them. */
+export interface Mamba2Weights {
+  inProj: Float32Array;
+  convWeight: Float32Array;
+  convBias: Float32Array;
+  dtBias: Float32Array;
+  aLog: Float32Array;
+  d: Float32Array;
+  normWeight: Float32Array;
+  outProj: Float32Array;
+}

@@ -6,18 +6,7 @@
  *   additionally divided by sqrt(nLayers). Each tensor draws from its own named child stream.
  */
 import type { Rng } from "@loop/tensor";
-import type { Mamba2Config, Mamba2Dims } from "./mamba2-config.js";
-
-export interface Mamba2InitData {
-  inProj: Float32Array;
-  convWeight: Float32Array;
-  convBias: Float32Array;
-  dtBias: Float32Array;
-  aLog: Float32Array;
-  d: Float32Array;
-  normWeight: Float32Array;
-  outProj: Float32Array;
-}
+import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
 
 /**
  * Parameter storage: long-lived, so never from `allocF32`'s per-step scratch pool (a mixer built
@@ -40,7 +29,7 @@ export function initMamba2(
   dims: Mamba2Dims,
   rng: Rng,
   nLayers: number,
-): Mamba2InitData {
+): Mamba2Weights {
   const { dInner, nHeads, convDim, inProjDim } = dims;
   const D = cfg.dModel;
   const K = cfg.dConv;

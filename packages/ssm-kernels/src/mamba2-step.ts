@@ -9,18 +9,7 @@
  */
 import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor";
 import { gatedRmsnormForward } from "./gated-rmsnorm.js";
-import type { Mamba2Config, Mamba2Dims } from "./mamba2-config.js";
-
-export interface Mamba2Weights {
-  inProj: Float32Array;
-  convWeight: Float32Array;
-  convBias: Float32Array;
-  dtBias: Float32Array;
-  aLog: Float32Array;
-  d: Float32Array;
-  normWeight: Float32Array;
-  outProj: Float32Array;
-}
+import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
 
 export function mamba2StepRaw(
   cfg: Mamba2Config,
