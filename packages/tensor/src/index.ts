@@ -28,6 +28,7 @@ export {
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
+export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native-registry.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
 export { fastExp } from "./ops/fast-exp.js";

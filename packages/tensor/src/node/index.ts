@@ -4,4 +4,17 @@ export {
   writeFileAtomic,
   writeSafetensorsFile,
 } from "./files.js";
+export {
+  disableNativeTensorKernels,
+  enableNativeTensorKernels,
+  type TensorAddon,
+  tensorNativeSource,
+  threadSynced,
+} from "./native.js";
+export {
+  type AddonResult,
+  buildNativeAddon,
+  nativeDisabled,
+  nativeIncludeDir,
+} from "./native-addon.js";
 export { startThreadPool, stopThreadPool } from "./threads.js";

@@ -7,6 +7,7 @@
  *   silu backward: ∂x = g·s·(1 + x·(1 − s))
  *   copy rows:     dst[r·ds + dOff + j] = src[r·ss + so + j], j < w
  */
+import { nativeKernel } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
 import { fastExp } from "./fast-exp.js";
@@ -48,8 +49,27 @@ const siluBwd = defineKernel<SiluBwdArgs>("tensor/silu-bwd", import.meta.url, (a
   }
 });
 
+type NativeSiluFwd = (
+  x: Float32Array,
+  y: Float32Array,
+  sig: Float32Array | null,
+  n: number,
+) => void;
+type NativeSiluBwd = (
+  x: Float32Array,
+  sig: Float32Array,
+  g: Float32Array,
+  gx: Float32Array,
+  n: number,
+) => void;
+
 /** y = silu(x); with `sig`, σ(x) is stored there too. */
 export function siluForward(x: Float32Array, y: Float32Array, sig: Float32Array | null): void {
+  const nat = nativeKernel<NativeSiluFwd>("tensor/siluFwd");
+  if (nat) {
+    nat(x, y, sig, x.length);
+    return;
+  }
   const keep = sig !== null;
   parallelFor(siluFwd, x.length, { x, y, sig: sig ?? y, keep }, { minPerThread: MIN_PER_THREAD });
 }
@@ -60,6 +80,11 @@ export function siluBackward(
   g: Float32Array,
   gx: Float32Array,
 ): void {
+  const nat = nativeKernel<NativeSiluBwd>("tensor/siluBwd");
+  if (nat) {
+    nat(x, sig, g, gx, x.length);
+    return;
+  }
   parallelFor(siluBwd, x.length, { x, sig, g, gx }, { minPerThread: MIN_PER_THREAD });
 }
 

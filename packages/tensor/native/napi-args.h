@@ -1,0 +1,71 @@
+/*
+ * Argument helpers shared by the native kernel addons of looplm (compiled from source by
+ * @loop/tensor/node `buildNativeAddon`). Every exported function takes plain numbers and
+ * Float32Arrays (null where an output is not wanted); the JavaScript wrappers check shapes,
+ * so these helpers only convert.
+ */
+#ifndef LOOP_NAPI_ARGS_H
+#define LOOP_NAPI_ARGS_H
+#include <node_api.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define LOOP_MAX_ARGS 24
+
+typedef struct {
+  napi_env env;
+  size_t argc;
+  napi_value v[LOOP_MAX_ARGS];
+} loop_args;
+
+static inline int loop_get_args(napi_env env, napi_callback_info info, loop_args *a, size_t want,
+                                const char *name) {
+  a->env = env;
+  a->argc = LOOP_MAX_ARGS;
+  napi_get_cb_info(env, info, &a->argc, a->v, NULL, NULL);
+  if (a->argc != want) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: expected %zu arguments, got %zu", name, want, a->argc);
+    napi_throw_error(env, NULL, msg);
+    return 0;
+  }
+  return 1;
+}
+
+/* Float32Array data (adjusted by its byte offset), or NULL for null/undefined/other types. */
+static inline float *loop_f32(loop_args *a, size_t i) {
+  napi_valuetype t;
+  napi_typeof(a->env, a->v[i], &t);
+  if (t != napi_object) return NULL;
+  bool is;
+  napi_is_typedarray(a->env, a->v[i], &is);
+  if (!is) return NULL;
+  napi_typedarray_type type;
+  size_t len;
+  void *data;
+  napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
+  return type == napi_float32_array ? (float *)data : NULL;
+}
+
+static inline double loop_num(loop_args *a, size_t i) {
+  double d = 0;
+  napi_get_value_double(a->env, a->v[i], &d);
+  return d;
+}
+
+static inline long loop_long(loop_args *a, size_t i) { return (long)loop_num(a, i); }
+
+static inline int loop_bool(loop_args *a, size_t i) {
+  bool b = false;
+  napi_get_value_bool(a->env, a->v[i], &b);
+  return b;
+}
+
+static inline void loop_export(napi_env env, napi_value exports, const char *name,
+                               napi_callback fn) {
+  napi_value f;
+  napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &f);
+  napi_set_named_property(env, exports, name, f);
+}
+
+#endif

@@ -1,0 +1,110 @@
+/**
+ * Build a native kernel addon from C source with the machine's own compiler and load it:
+ *   cc -O3 -march=native -fopenmp -fPIC -shared -I<node headers> -I<include dirs> source -o addon
+ * Nothing is downloaded and nothing requires the result: when the compiler, the Node headers or
+ * OpenMP are missing, or `LOOPLM_NATIVE=0`, the build answers why and callers keep the portable
+ * kernels. Builds are cached by a hash of the sources, flags, Node ABI and CPU under
+ * `LOOPLM_NATIVE_CACHE` (default ~/.cache/looplm/native, else the temp dir) and written
+ * atomically (compile to a temporary name, then rename), so concurrent builds cannot clash.
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cpus, homedir, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false; error: string };
+
+/** Headers shared by every looplm addon (napi-args.h, fast-math.h). */
+export const nativeIncludeDir = fileURLToPath(new URL("../../native/", import.meta.url));
+
+const FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11"];
+
+/** Directory holding node_api.h: beside the running node, else the usual system places. */
+function nodeIncludeDir(): string | null {
+  const candidates = [
+    join(dirname(dirname(process.execPath)), "include", "node"),
+    "/usr/include/node",
+    "/usr/local/include/node",
+  ];
+  return candidates.find((d) => existsSync(join(d, "node_api.h"))) ?? null;
+}
+
+function cacheDir(): string {
+  const env = process.env.LOOPLM_NATIVE_CACHE;
+  if (env) return env;
+  for (const base of [join(homedir(), ".cache"), tmpdir()]) {
+    const d = join(base, "looplm", "native");
+    try {
+      mkdirSync(d, { recursive: true });
+      return d;
+    } catch {
+      // not writable: try the next place
+    }
+  }
+  return join(tmpdir(), "looplm-native");
+}
+
+/** Whether native kernels are switched off by `LOOPLM_NATIVE=0|off|false`. */
+export function nativeDisabled(): boolean {
+  const v = (process.env.LOOPLM_NATIVE ?? "").toLowerCase();
+  return v === "0" || v === "off" || v === "false";
+}
+
+function compile(cc: string, args: string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(cc, args, { timeout: 180_000 }, (err, _out, stderr) =>
+      resolve(err ? `${cc} failed: ${(stderr || err.message).trim().split("\n")[0]}` : null),
+    );
+  });
+}
+
+const loaded = new Map<string, unknown>();
+
+/**
+ * Compile (unless cached) and load the addon `name` from `source`; headers next to the source
+ * and in `nativeIncludeDir` are part of the cache key.
+ */
+export async function buildNativeAddon<T>(name: string, source: string): Promise<AddonResult<T>> {
+  if (nativeDisabled()) return { ok: false, error: "native kernels disabled by LOOPLM_NATIVE" };
+  const include = nodeIncludeDir();
+  if (include === null) return { ok: false, error: "node_api.h not found beside this Node" };
+  if (!existsSync(source)) return { ok: false, error: `native source ${source} not found` };
+  const cc = process.env.CC ?? "cc";
+  const dirs = [...new Set([dirname(source), nativeIncludeDir])];
+  const hash = createHash("sha256");
+  hash.update([cc, ...FLAGS, process.versions.modules, process.arch, cpus()[0]?.model].join("\0"));
+  hash.update(readFileSync(source));
+  for (const d of dirs)
+    for (const f of readdirSync(d)
+      .filter((f) => f.endsWith(".h"))
+      .sort())
+      hash.update(f).update(readFileSync(join(d, f)));
+  const dir = cacheDir();
+  const out = join(dir, `${name}-${hash.digest("hex").slice(0, 16)}.node`);
+  if (!existsSync(out)) {
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${out}.${process.pid}.${basename(source)}.tmp`;
+    const args = [...FLAGS, `-I${include}`, ...dirs.map((d) => `-I${d}`), source, "-o", tmp];
+    const error = await compile(cc, args);
+    if (error !== null) {
+      rmSync(tmp, { force: true });
+      return { ok: false, error };
+    }
+    renameSync(tmp, out);
+  }
+  try {
+    // idle OpenMP threads sleep instead of spinning (spinning starves other work on shared cores)
+    process.env.OMP_WAIT_POLICY ??= "passive";
+    let addon = loaded.get(out);
+    if (addon === undefined) {
+      addon = createRequire(import.meta.url)(out);
+      loaded.set(out, addon);
+    }
+    return { ok: true, path: out, addon: addon as T };
+  } catch (e) {
+    return { ok: false, error: `loading ${out} failed: ${(e as Error).message.split("\n")[0]}` };
+  }
+}

@@ -1,0 +1,143 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { gemmName } from "../kernels/gemm.js";
+import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
+import { nativeKernelNames } from "../native-registry.js";
+import { silu } from "../ops/unary.js";
+import { Tensor } from "../tensor.js";
+import {
+  disableNativeTensorKernels,
+  enableNativeTensorKernels,
+  type TensorAddon,
+} from "./native.js";
+import { buildNativeAddon } from "./native-addon.js";
+
+const built = await buildNativeAddon<TensorAddon>(
+  "tensor",
+  new URL("../../native/tensor.c", import.meta.url).pathname,
+);
+
+describe("native addon build", () => {
+  it("reports a missing source or a failing compiler as a reason, never throws", async () => {
+    const missing = await buildNativeAddon("x", "/nonexistent/kernels.c");
+    expect(missing).toEqual({ ok: false, error: "native source /nonexistent/kernels.c not found" });
+    const prev = process.env.CC;
+    process.env.CC = "false";
+    process.env.LOOPLM_NATIVE_CACHE = `/tmp/looplm-native-test-${process.pid}`;
+    try {
+      const r = await buildNativeAddon(
+        "t",
+        new URL("../../native/tensor.c", import.meta.url).pathname,
+      );
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(/^false failed/);
+    } finally {
+      if (prev === undefined) delete process.env.CC;
+      else process.env.CC = prev;
+      delete process.env.LOOPLM_NATIVE_CACHE;
+    }
+  });
+
+  it("is switched off by LOOPLM_NATIVE=0", async () => {
+    process.env.LOOPLM_NATIVE = "0";
+    try {
+      const r = await enableNativeTensorKernels();
+      expect(r).toEqual({ ok: false, error: "native kernels disabled by LOOPLM_NATIVE" });
+      expect(gemmName()).not.toBe("native");
+    } finally {
+      delete process.env.LOOPLM_NATIVE;
+    }
+  });
+
+  it("builds on this machine, or says why not", () => {
+    // The CI machine has a C compiler: the kernel comparisons below then run for real.
+    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
+    else expect(built.path).toMatch(/tensor-[0-9a-f]{16}\.node$/);
+  });
+});
+
+describe.runIf(built.ok)("native tensor kernels match the portable ones", () => {
+  const addon = (built as { addon: TensorAddon }).addon;
+  afterAll(() => disableNativeTensorKernels());
+
+  const shapes: [number, number, number][] = [
+    [1, 1, 1],
+    [5, 7, 3],
+    [12, 32, 17],
+    [13, 33, 300],
+    [64, 64, 16],
+    [97, 45, 64],
+    [300, 70, 513],
+    [64, 296, 2100],
+    [2100, 40, 64],
+  ];
+  for (const threads of [1, 2, 3]) {
+    it(`sgemm equals gemmRef on every shape and layout (${threads} thread(s))`, () => {
+      addon.setThreads(threads);
+      for (const [M, N, K] of shapes)
+        for (const transA of [false, true])
+          for (const transB of [false, true])
+            for (const [alpha, beta] of [
+              [1, 0],
+              [0.5, 1],
+              [-1.5, 0.25],
+            ] as const) {
+              const c = { M, N, K, transA, transB, alpha, beta, pad: 3, off: 5, shared: true };
+              expect(gemmMaxError(addon.sgemm, c), JSON.stringify(c)).toBeLessThan(
+                2e-5 * Math.sqrt(K) + 1e-6,
+              );
+            }
+      addon.setThreads(1);
+    });
+  }
+
+  it("sgemm with K = 0 scales C by beta", () => {
+    const c = { M: 9, N: 40, K: 0, transA: false, transB: false, alpha: 1, beta: 0.5 };
+    expect(gemmMaxError(addon.sgemm, c)).toBe(0);
+  });
+
+  it("gives the same C for any thread count (threads own disjoint blocks)", () => {
+    const M = 700;
+    const N = 90;
+    const K = 130;
+    const A = Float32Array.from({ length: M * K }, (_, i) => Math.sin(i));
+    const B = Float32Array.from({ length: K * N }, (_, i) => Math.cos(i));
+    const run = (t: number) => {
+      addon.setThreads(t);
+      const C = new Float32Array(M * N);
+      addon.sgemm(false, false, M, N, K, 1, A, 0, K, B, 0, N, 0, C, 0, N);
+      return C;
+    };
+    expect(run(2)).toEqual(run(1));
+    addon.setThreads(1);
+  });
+
+  it("silu forward and backward equal the portable loops, and enable routes ops to them", async () => {
+    const n = 70_001;
+    const x = new Tensor(
+      Float32Array.from({ length: n }, (_, i) => (i % 2 ? -1 : 1) * (i / 997) ** 1.3 - 0.1),
+      [n],
+    );
+    x.requiresGrad = true;
+    const portable = silu(x);
+    const r = await enableNativeTensorKernels();
+    expect(r.ok).toBe(true);
+    expect(gemmName()).toBe("native");
+    expect(nativeKernelNames()).toEqual(expect.arrayContaining(["tensor/sgemm", "tensor/siluFwd"]));
+    const native = silu(x);
+    for (let i = 0; i < n; i++)
+      expect(Math.abs(native.data[i]! - portable.data[i]!)).toBeLessThanOrEqual(
+        2e-7 * Math.max(1, Math.abs(portable.data[i]!)),
+      );
+    const g = Float32Array.from({ length: n }, (_, i) => Math.cos(i));
+    const gx = new Float32Array(n);
+    const sig = Float32Array.from(x.data, (v) => 1 / (1 + Math.exp(-v)));
+    addon.siluBwd(x.data, sig, g, gx, n);
+    for (let i = 0; i < n; i++) {
+      const s = sig[i]!;
+      const want = g[i]! * s * (1 + x.data[i]! * (1 - s));
+      expect(Math.abs(gx[i]! - want)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
+    }
+    disableNativeTensorKernels();
+    expect(gemmName()).not.toBe("native");
+  });
+});

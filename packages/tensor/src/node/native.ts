@@ -1,0 +1,74 @@
+/**
+ * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul and the silu
+ * loops, compiled on first use by buildNativeAddon and registered for the portable code to
+ * pick up. They run on as many OpenMP threads as the thread pool has (`threadCount()` at call
+ * time), so `startThreadPool(n)` sets the threads of both.
+ */
+import { fileURLToPath } from "node:url";
+import { type GemmFn, setGemm } from "../kernels/gemm.js";
+import { registerNativeKernels } from "../native-registry.js";
+import { threadCount } from "../threads/pool.js";
+import { type AddonResult, buildNativeAddon } from "./native-addon.js";
+
+/** What the compiled addon exports (native/tensor.c). */
+export interface TensorAddon {
+  sgemm: GemmFn;
+  siluFwd: (x: Float32Array, y: Float32Array, sig: Float32Array | null, n: number) => void;
+  siluBwd: (
+    x: Float32Array,
+    sig: Float32Array,
+    g: Float32Array,
+    gx: Float32Array,
+    n: number,
+  ) => void;
+  setThreads: (n: number) => void;
+}
+
+export const tensorNativeSource = fileURLToPath(new URL("../../native/tensor.c", import.meta.url));
+
+/**
+ * Wrap every function of an addon so it first hands the current thread count to the addon's
+ * `setThreads` (once per change).
+ */
+export function threadSynced<T extends { setThreads: (n: number) => void }>(
+  addon: T,
+): Record<string, unknown> {
+  let last = 0;
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(addon)) {
+    if (name === "setThreads" || typeof fn !== "function") continue;
+    const f = fn as (...a: unknown[]) => unknown;
+    out[name] = (...a: unknown[]) => {
+      const t = threadCount();
+      if (t !== last) {
+        addon.setThreads(t);
+        last = t;
+      }
+      return f(...a);
+    };
+  }
+  return out;
+}
+
+let previousGemm: ReturnType<typeof setGemm> | null = null;
+
+/**
+ * Compile (first time only) and switch on the native tensor kernels. Resolves to why not when
+ * they cannot be built; the portable kernels then stay in place.
+ */
+export async function enableNativeTensorKernels(): Promise<AddonResult<TensorAddon>> {
+  const r = await buildNativeAddon<TensorAddon>("tensor", tensorNativeSource);
+  if (!r.ok) return r;
+  const fns = threadSynced(r.addon);
+  registerNativeKernels("tensor", fns);
+  const prev = setGemm(fns.sgemm as GemmFn, "native");
+  previousGemm ??= prev;
+  return r;
+}
+
+/** Back to the portable kernels. */
+export function disableNativeTensorKernels(): void {
+  registerNativeKernels("tensor", null);
+  if (previousGemm) setGemm(previousGemm.fn, previousGemm.name);
+  previousGemm = null;
+}
