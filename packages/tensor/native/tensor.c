@@ -3,168 +3,15 @@
  * src/node/native.ts (system C compiler, -O3 -march=native -fopenmp); never downloaded and never
  * required: without a compiler everything runs on the portable kernels.
  *
- * sgemm: C = alpha · op(A) · op(B) + beta · C, row-major, the GemmFn contract of
- *   src/kernels/gemm.ts (beta = 0: C is not read). Goto/BLIS structure: B packed into NR-column
- *   panels per (jc, pc) block, A into MR-row panels per (ic, pc) block, an MR×NR register tile
- *   in GCC vector extensions (AVX-512: 12×32 in 24 zmm accumulators; AVX2: 6×16), mul+add
- *   contracted to FMA. Threads take disjoint blocks of C (rows when M is the larger side, else
- *   columns), so every element of C is computed by the same arithmetic whatever the thread
- *   count: results do not depend on it.
+ * sgemm: C = alpha · op(A) · op(B) + beta · C (sgemm.h), the GemmFn contract of
+ *   src/kernels/gemm.ts.
  * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (model.md §3, ops/unary.ts).
  */
-#include <omp.h>
-#include <stdlib.h>
-#include <string.h>
 #include "fast-math.h"
 #include "napi-args.h"
-
-#if defined(__AVX512F__)
-#define VW 16
-#define MR 12
-#elif defined(__AVX__)
-#define VW 8
-#define MR 6
-#else
-#define VW 4
-#define MR 4
-#endif
-#define NR (2 * VW)
-#define KC 256
-#define MC (MR * 8)
-#define NC 2048
-
-typedef float vf __attribute__((vector_size(VW * 4), aligned(4)));
+#include "sgemm.h"
 
 static int n_threads = 1;
-
-static inline float at(const float *m, long ld, int trans, long r, long c) {
-  return trans ? m[c * ld + r] : m[r * ld + c];
-}
-
-/* acc = Σ_k a[k·MR + i] · b[k·NR + j]; C tile = alpha·acc + beta·C (beta == 0: C not read) */
-static void tile(int kc, const float *a, const float *b, float *c, long ldc, float alpha,
-                 float beta, int mr, int nr) {
-  vf acc[MR][2];
-  memset(acc, 0, sizeof acc);
-  for (int k = 0; k < kc; k++) {
-    vf b0 = *(const vf *)b, b1 = *(const vf *)(b + VW);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; i++) {
-      vf ai = (vf){0} + a[i];
-      acc[i][0] += ai * b0;
-      acc[i][1] += ai * b1;
-    }
-    a += MR;
-    b += NR;
-  }
-  if (mr == MR && nr == NR) {
-    for (int i = 0; i < MR; i++) {
-      vf *c0 = (vf *)(c + i * ldc), *c1 = (vf *)(c + i * ldc + VW);
-      if (beta == 0.0f) {
-        *c0 = acc[i][0] * alpha;
-        *c1 = acc[i][1] * alpha;
-      } else {
-        *c0 = acc[i][0] * alpha + *c0 * beta;
-        *c1 = acc[i][1] * alpha + *c1 * beta;
-      }
-    }
-    return;
-  }
-  float t[MR * NR];
-  for (int i = 0; i < MR; i++) {
-    *(vf *)(t + i * NR) = acc[i][0] * alpha;
-    *(vf *)(t + i * NR + VW) = acc[i][1] * alpha;
-  }
-  for (int i = 0; i < mr; i++)
-    for (int j = 0; j < nr; j++)
-      c[i * ldc + j] = t[i * NR + j] + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
-}
-
-/* per-thread packing buffers, grown on demand and kept (OpenMP threads persist) */
-static __thread float *pack_a, *pack_b;
-static __thread size_t cap_a, cap_b;
-
-static float *grow(float **buf, size_t *cap, size_t n) {
-  if (n > *cap) {
-    free(*buf);
-    size_t bytes = ((n * sizeof(float)) + 63) / 64 * 64;
-    *buf = aligned_alloc(64, bytes);
-    *cap = *buf ? n : 0;
-  }
-  return *buf;
-}
-
-/* one thread: rows [i0, i1) and columns [j0, j1) of C */
-static void gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, long K, float alpha,
-                       const float *A, long lda, const float *B, long ldb, float beta, float *C,
-                       long ldc) {
-  long N = j1 - j0;
-  long kcMax = K < KC ? K : KC;
-  long ncMax = N < NC ? N : NC;
-  float *bp = grow(&pack_b, &cap_b, (size_t)kcMax * (size_t)((ncMax + NR - 1) / NR * NR));
-  float *ap = grow(&pack_a, &cap_a, (size_t)kcMax * MC);
-  if (!bp || !ap) abort();
-  for (long jc = j0; jc < j1; jc += NC) {
-    long nc = j1 - jc < NC ? j1 - jc : NC;
-    for (long pc = 0; pc < K; pc += KC) {
-      int kc = K - pc < KC ? (int)(K - pc) : KC;
-      float bet = pc == 0 ? beta : 1.0f;
-      for (long jr = 0; jr < nc; jr += NR) /* pack B: panel of NR columns, k-major */
-        for (int k = 0; k < kc; k++) {
-          float *dst = bp + jr * kc + k * NR;
-          if (!tB && jr + NR <= nc) {
-            memcpy(dst, B + (pc + k) * ldb + jc + jr, NR * sizeof(float));
-          } else {
-            for (int j = 0; j < NR; j++)
-              dst[j] = jr + j < nc ? at(B, ldb, tB, pc + k, jc + jr + j) : 0.0f;
-          }
-        }
-      for (long ic = i0; ic < i1; ic += MC) {
-        long mc = i1 - ic < MC ? i1 - ic : MC;
-        for (long ir = 0; ir < mc; ir += MR) /* pack A: panel of MR rows, k-major */
-          for (int k = 0; k < kc; k++)
-            for (int i = 0; i < MR; i++)
-              ap[ir * kc + k * MR + i] = ir + i < mc ? at(A, lda, tA, ic + ir + i, pc + k) : 0.0f;
-        for (long jr = 0; jr < nc; jr += NR)
-          for (long ir = 0; ir < mc; ir += MR)
-            tile(kc, ap + ir * kc, bp + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, alpha, bet,
-                 mc - ir < MR ? (int)(mc - ir) : MR, nc - jr < NR ? (int)(nc - jr) : NR);
-      }
-    }
-  }
-}
-
-static void sgemm(int tA, int tB, long M, long N, long K, float alpha, const float *A, long lda,
-                  const float *B, long ldb, float beta, float *C, long ldc) {
-  if (K == 0) {
-    for (long i = 0; i < M; i++)
-      for (long j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-    return;
-  }
-  double work = (double)M * (double)N * (double)K;
-  int threads = work < 4.0e5 ? 1 : n_threads;
-  if (threads <= 1) {
-    gemm_block(tA, tB, 0, M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-  /* split the longer side of C into `threads` parts aligned to the register tile */
-  int byRows = (double)M / MR >= (double)N / NR;
-  long unit = byRows ? MR : NR, len = byRows ? M : N;
-  long units = (len + unit - 1) / unit;
-  if (units < threads) threads = (int)units;
-#pragma omp parallel num_threads(threads)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    long u0 = units * t / nt, u1 = units * (t + 1) / nt;
-    long s0 = u0 * unit, s1 = u1 * unit < len ? u1 * unit : len;
-    if (s0 < s1) {
-      if (byRows)
-        gemm_block(tA, tB, s0, s1, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      else
-        gemm_block(tA, tB, 0, M, s0, s1, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
-  }
-}
 
 /* sgemm(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc) */
 static napi_value Sgemm(napi_env env, napi_callback_info info) {
@@ -177,9 +24,9 @@ static napi_value Sgemm(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "sgemm: A, B and C must be Float32Arrays");
     return NULL;
   }
-  sgemm(loop_bool(&a, 0), loop_bool(&a, 1), M, N, K, (float)loop_num(&a, 5), A + loop_long(&a, 7),
+  loop_sgemm(loop_bool(&a, 0), loop_bool(&a, 1), M, N, K, (float)loop_num(&a, 5), A + loop_long(&a, 7),
         loop_long(&a, 8), B + loop_long(&a, 10), loop_long(&a, 11), (float)loop_num(&a, 12),
-        C + loop_long(&a, 14), loop_long(&a, 15));
+        C + loop_long(&a, 14), loop_long(&a, 15), n_threads);
   return NULL;
 }
 
