@@ -1,6 +1,7 @@
 /**
  * GEMM throughput on the shapes the models use: C[M,N] = A[M,K] · B[K,N] in float32, for the
- * WebAssembly SIMD and portable JS kernels on each thread count, against PyTorch (OpenBLAS)
+ * native (C compiled here, @loop/tensor/node), WebAssembly SIMD and portable JS kernels on each
+ * thread count, against PyTorch (OpenBLAS)
  * measured in the same run. Also: the layouts of linear layers (A·Bᵀ) and weight gradients
  * (Aᵀ·B), and the hand-off cost of splitting small products across threads.
  */
@@ -13,7 +14,7 @@ import {
   Rng,
   setGemmParallelThreshold,
 } from "@loop/tensor";
-import { loadNativeGemm } from "../tools/native/native-gemm.js";
+import { buildNativeAddon, type TensorAddon, tensorNativeSource } from "@loop/tensor/node";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 
@@ -51,9 +52,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     C: allocF32(M * N),
   }));
   const ours: { shape: number; kernel: string; threads: number; ms: number; cpuMs: number }[] = [];
-  // the route to parity: prototype native kernel built from source (tools/native), if it builds
-  const native = await loadNativeGemm();
-  if (!native.ok) ctx.log(`native prototype not measured: ${native.error}`);
+  // the native kernel compiled from source on this machine, when it builds
+  const native = await buildNativeAddon<TensorAddon>("tensor", tensorNativeSource);
+  if (!native.ok) ctx.log(`native kernel not measured: ${native.error}`);
   for (const threads of ctx.threadCounts) {
     await ctx.setThreads(threads);
     for (let s = 0; s < SHAPES.length; s++) {
@@ -71,14 +72,18 @@ export async function run(ctx: BenchContext): Promise<void> {
         ours.push({ shape: s, kernel, threads, ms: t.medianMs, cpuMs: t.cpuMs });
       }
       if (native.ok) {
-        const fn = native.gemm(threads);
-        const t = await ctx.time(() => fn(false, false, M, N, K, 1, A, 0, K, B, 0, N, 0, C, 0, N), {
-          warmup: 3,
-          repeats: 9,
-        });
+        const { sgemm, setThreads } = native.addon;
+        setThreads(threads);
+        const t = await ctx.time(
+          () => sgemm(false, false, M, N, K, 1, A, 0, K, B, 0, N, 0, C, 0, N),
+          {
+            warmup: 3,
+            repeats: 9,
+          },
+        );
         ours.push({
           shape: s,
-          kernel: "native (prototype)",
+          kernel: "native",
           threads,
           ms: t.medianMs,
           cpuMs: t.cpuMs,

@@ -4,11 +4,16 @@
  * (benchmarks/torch/model.py) run afterwards in the same benchmark. GFLOP/s use the model's own
  * FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
  *
+ * Kernels: the native ones (C compiled on this machine, `enableNativeKernels`) when they build,
+ * as the CLI runs them; the portable ones (WebAssembly GEMM + JS loops, what a browser runs) are
+ * measured as well on the largest thread count, for the speed-up native brings.
+ *
  * The step is the trainer's (packages/train Trainer.trainStep): one withScratch scope holding
  * forward, backward of the final-loop cross-entropy, and the AdamW update.
  */
 import { flopsPerToken, LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
 import { AdamW, backward, IntTensor, Rng, releaseGrads, withScratch } from "@loop/tensor";
+import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 
@@ -155,18 +160,34 @@ function selected(): BenchConfig[] {
 export async function run(ctx: BenchContext): Promise<void> {
   const configs = selected();
   const timing = ctx.quick ? { warmup: 1, repeats: 1 } : { warmup: 1, repeats: 3 };
-  const ours: { c: BenchConfig; threads: number; ms: number; cpuMs: number; loss: number }[] = [];
-  for (const threads of ctx.threadCounts) {
+  const ours: {
+    c: BenchConfig;
+    kernels: string;
+    threads: number;
+    ms: number;
+    cpuMs: number;
+    loss: number;
+  }[] = [];
+  const native = await enableNativeKernels();
+  if (!native.enabled) ctx.log(`native kernels unavailable (${native.reason}): portable only`);
+  const maxThreads = Math.max(...ctx.threadCounts);
+  const plan: [string, number][] = ctx.threadCounts.map((t) => [
+    native.enabled ? "native" : "portable",
+    t,
+  ]);
+  if (native.enabled) plan.push(["portable", maxThreads]);
+  for (const [kernels, threads] of plan) {
     await ctx.setThreads(threads);
+    if (kernels === "portable") disableNativeKernels();
     for (const c of configs) {
       const step = makeStep(c);
       let loss = Number.NaN;
       const t = await ctx.time(() => {
         loss = step();
       }, timing);
-      ours.push({ c, threads, ms: t.medianMs, cpuMs: t.cpuMs, loss });
+      ours.push({ c, kernels, threads, ms: t.medianMs, cpuMs: t.cpuMs, loss });
       ctx.log(
-        `  ${c.name}, ${threads} thread(s): ${t.medianMs.toFixed(0)} ms/step (CPU ${t.cpuMs.toFixed(0)} ms), loss ${loss.toFixed(3)}`,
+        `  ${c.name}, ${kernels}, ${threads} thread(s): ${t.medianMs.toFixed(0)} ms/step (CPU ${t.cpuMs.toFixed(0)} ms), loss ${loss.toFixed(3)}`,
       );
     }
   }
@@ -195,6 +216,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     const row: Row = {
       config: r.c.name,
       "B×T": `${r.c.batch}×${r.c.seq}`,
+      kernels: r.kernels,
       threads: r.threads,
       "ms/step": Math.round(r.ms),
       "tok/s": Math.round((tokens / r.ms) * 1000),

@@ -29,3 +29,4 @@ export { CliError } from "./cli/errors.js";
 export { buildProgram } from "./cli/program.js";
 export { parseForwardInputs } from "./forward/inputs.js";
 export { forwardOutputs } from "./forward/outputs.js";
+export { disableNativeKernels, enableNativeKernels, type NativeReport } from "./native.js";

@@ -6,7 +6,13 @@
  * sgemm: C = alpha · op(A) · op(B) + beta · C (sgemm.h), the GemmFn contract of
  *   src/kernels/gemm.ts.
  * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (model.md §3, ops/unary.ts).
+ * copyRows: dst[r·ds + dOff + j] = src[r·ss + so + j], j < w (split / concat, ops/shape.ts).
+ * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (model.md §2,
+ *   ops/rmsnorm.ts); ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), ĝ = g ⊙ w, x̂ = x·r; ∂w = Σ_rows g ⊙ x̂.
+ * Row reductions (∂w) add fixed blocks of ROW_BLOCK rows in double, then the blocks in order:
+ * the result does not depend on the thread count.
  */
+#include <math.h>
 #include "fast-math.h"
 #include "napi-args.h"
 #include "sgemm.h"
@@ -66,6 +72,85 @@ static napi_value SiluBwd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* copyRows(src, so, ss, dst, dOff, ds, rows, w) */
+static napi_value CopyRows(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 8, "copyRows")) return NULL;
+  const float *src = loop_f32(&a, 0);
+  float *dst = loop_f32(&a, 3);
+  long so = loop_long(&a, 1), ss = loop_long(&a, 2), dOff = loop_long(&a, 4), ds = loop_long(&a, 5);
+  long rows = loop_long(&a, 6), w = loop_long(&a, 7);
+  if (rows <= 0 || w <= 0 || !src || !dst) return NULL;
+#pragma omp parallel for num_threads(n_threads) if (rows * w >= 4 * PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) memcpy(dst + r * ds + dOff, src + r * ss + so, w * sizeof(float));
+  return NULL;
+}
+
+/* rmsnormFwd(x, w, rows, D, eps, rinv, y): x, y [rows, D], w [D], rinv [rows] */
+static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 7, "rmsnormFwd")) return NULL;
+  const float *restrict x = loop_f32(&a, 0), *restrict w = loop_f32(&a, 1);
+  long rows = loop_long(&a, 2), D = loop_long(&a, 3);
+  float eps = (float)loop_num(&a, 4);
+  float *restrict rinv = loop_f32(&a, 5), *restrict y = loop_f32(&a, 6);
+#pragma omp parallel for num_threads(n_threads) if (rows * D >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const float *xr = x + r * D;
+    float *yr = y + r * D;
+    float ss = 0;
+    for (long j = 0; j < D; j++) ss += xr[j] * xr[j];
+    float ri = 1.0f / sqrtf(ss / (float)D + eps);
+    rinv[r] = ri;
+    for (long j = 0; j < D; j++) yr[j] = xr[j] * ri * w[j];
+  }
+  return NULL;
+}
+
+#define ROW_BLOCK 64
+
+/* rmsnormBwd(x, w, rows, D, rinv, gy, gx|null, gw|null): gw [D] is overwritten */
+static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 8, "rmsnormBwd")) return NULL;
+  const float *restrict x = loop_f32(&a, 0), *restrict w = loop_f32(&a, 1);
+  long rows = loop_long(&a, 2), D = loop_long(&a, 3);
+  const float *restrict rinv = loop_f32(&a, 4), *restrict gy = loop_f32(&a, 5);
+  float *restrict gx = loop_f32(&a, 6), *restrict gw = loop_f32(&a, 7);
+  long nb = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+  double *part = gw ? calloc((size_t)(nb * D), sizeof(double)) : NULL;
+  if (gw && !part) {
+    napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (rows * D >= PAR_MIN) schedule(static)
+  for (long b = 0; b < nb; b++) {
+    long r1 = (b + 1) * ROW_BLOCK < rows ? (b + 1) * ROW_BLOCK : rows;
+    double *pb = part ? part + b * D : NULL;
+    for (long r = b * ROW_BLOCK; r < r1; r++) {
+      const float *xr = x + r * D, *gr = gy + r * D;
+      float ri = rinv[r], dot = 0;
+      for (long j = 0; j < D; j++) dot += gr[j] * w[j] * (xr[j] * ri);
+      if (pb)
+        for (long j = 0; j < D; j++) pb[j] += (double)(gr[j] * (xr[j] * ri));
+      if (gx) {
+        float m = dot / (float)D;
+        float *gxr = gx + r * D;
+        for (long j = 0; j < D; j++) gxr[j] = ri * (gr[j] * w[j] - xr[j] * ri * m);
+      }
+    }
+  }
+  if (gw) {
+    for (long j = 0; j < D; j++) {
+      double s = 0;
+      for (long b = 0; b < nb; b++) s += part[b * D + j];
+      gw[j] = (float)s;
+    }
+    free(part);
+  }
+  return NULL;
+}
+
 /* setThreads(n): threads used by every kernel of this addon from now on */
 static napi_value SetThreads(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -79,6 +164,9 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "sgemm", Sgemm);
   loop_export(env, exports, "siluFwd", SiluFwd);
   loop_export(env, exports, "siluBwd", SiluBwd);
+  loop_export(env, exports, "copyRows", CopyRows);
+  loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
+  loop_export(env, exports, "rmsnormBwd", RmsnormBwd);
   loop_export(env, exports, "setThreads", SetThreads);
   return exports;
 }

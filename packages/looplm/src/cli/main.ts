@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { startThreadPool } from "@loop/tensor/node";
 import { CommanderError } from "commander";
+import { enableNativeKernels } from "../native.js";
 import { buildProgram } from "./program.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -22,6 +23,15 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${process.env.LOOPLM_THREADS}"`);
   if (threads > 1) await startThreadPool(threads);
+  // Heavy commands also switch on the native kernels (compiled from C on first use, then
+  // cached); without a compiler they say so once and run on the portable kernels.
+  if (heavy) {
+    const native = await enableNativeKernels();
+    if (!native.enabled && !native.switchedOff)
+      process.stderr.write(
+        `looplm: portable kernels (native ones unavailable: ${native.reason})\n`,
+      );
+  }
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -1,6 +1,6 @@
 /**
  * Build a native kernel addon from C source with the machine's own compiler and load it:
- *   cc -O3 -march=native -fopenmp -fPIC -shared -I<node headers> -I<include dirs> source -o addon
+ *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -I<node headers> -I<include dirs> source -o addon
  * Nothing is downloaded and nothing requires the result: when the compiler, the Node headers or
  * OpenMP are missing, or `LOOPLM_NATIVE=0`, the build answers why and callers keep the portable
  * kernels. Builds are cached by a hash of the sources, flags, Node ABI and CPU under
@@ -20,7 +20,15 @@ export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false;
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */
 export const nativeIncludeDir = fileURLToPath(new URL("../../native/", import.meta.url));
 
-const FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11"];
+const FLAGS = [
+  "-O3",
+  "-march=native",
+  "-fopenmp",
+  "-fPIC",
+  "-shared",
+  "-std=gnu11",
+  "-fno-math-errno",
+];
 
 /** Directory holding node_api.h: beside the running node, else the usual system places. */
 function nodeIncludeDir(): string | null {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { nativeKernelNames } from "../native-registry.js";
+import { rmsnormRows, rmsnormRowsBackward } from "../ops/rmsnorm.js";
 import { silu } from "../ops/unary.js";
 import { Tensor } from "../tensor.js";
 import {
@@ -139,5 +140,62 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
     }
     disableNativeTensorKernels();
     expect(gemmName()).not.toBe("native");
+  });
+
+  it("copyRows copies row blocks between strided buffers and nothing else", () => {
+    const rows = 3001;
+    const src = Float32Array.from({ length: rows * 41 + 7 }, (_, i) => i);
+    const dst = new Float32Array(rows * 53 + 11).fill(-1);
+    addon.setThreads(2);
+    addon.copyRows(src, 7, 41, dst, 11, 53, rows, 30);
+    addon.setThreads(1);
+    for (let i = 0; i < dst.length; i++) {
+      const r = Math.floor((i - 11) / 53);
+      const j = (i - 11) % 53;
+      const inside = i >= 11 && r < rows && j < 30;
+      expect(dst[i]).toBe(inside ? src[r * 41 + 7 + j] : -1);
+    }
+  });
+
+  it("rmsnorm forward and backward equal the portable loops, for 1 and 2 threads", () => {
+    for (const [rows, D] of [
+      [1, 1],
+      [7, 33],
+      [1000, 64],
+      [301, 257],
+    ] as const) {
+      const x = Float32Array.from({ length: rows * D }, (_, i) => Math.sin(i * 0.37) * 3);
+      const w = Float32Array.from({ length: D }, (_, i) => 1 + 0.1 * Math.cos(i));
+      const gy = Float32Array.from({ length: rows * D }, (_, i) => Math.cos(i * 0.11));
+      const want = { y: new Float32Array(rows * D), r: new Float32Array(rows) };
+      rmsnormRows(x, w, rows, D, 1e-5, want.r, want.y);
+      const wgx = new Float32Array(rows * D);
+      const wgw = new Float32Array(D);
+      rmsnormRowsBackward(x, w, rows, D, want.r, gy, wgx, wgw);
+      const results = [1, 2].map((t) => {
+        addon.setThreads(t);
+        const y = new Float32Array(rows * D);
+        const r = new Float32Array(rows);
+        addon.rmsnormFwd(x, w, rows, D, 1e-5, r, y);
+        const gx = new Float32Array(rows * D);
+        const gw = new Float32Array(D).fill(Number.NaN);
+        addon.rmsnormBwd(x, w, rows, D, r, gy, gx, gw);
+        return { y, r, gx, gw };
+      });
+      addon.setThreads(1);
+      expect(results[1]).toEqual(results[0]);
+      const close = (a: Float32Array, b: Float32Array, tol: number) => {
+        for (let i = 0; i < a.length; i++)
+          expect(Math.abs(a[i]! - b[i]!)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(b[i]!)));
+      };
+      close(results[0]!.y, want.y, 2e-6);
+      close(results[0]!.r, want.r, 2e-6);
+      close(results[0]!.gx, wgx, 1e-5);
+      close(results[0]!.gw, wgw, 1e-5 * Math.sqrt(rows));
+      // gx only / gw only
+      const gxOnly = new Float32Array(rows * D);
+      addon.rmsnormBwd(x, w, rows, D, results[0]!.r, gy, gxOnly, null);
+      expect(gxOnly).toEqual(results[0]!.gx);
+    }
   });
 });

@@ -1,12 +1,13 @@
 /**
- * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul and the silu
- * loops, compiled on first use by buildNativeAddon and registered for the portable code to
+ * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm
+ * and the row copies of split/concat, compiled on first use by buildNativeAddon and registered for the portable code to
  * pick up. They run on as many OpenMP threads as the thread pool has (`threadCount()` at call
  * time), so `startThreadPool(n)` sets the threads of both.
  */
 import { fileURLToPath } from "node:url";
 import { type GemmFn, setGemm } from "../kernels/gemm.js";
 import { registerNativeKernels } from "../native-registry.js";
+import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
 import { threadCount } from "../threads/pool.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 
@@ -21,6 +22,18 @@ export interface TensorAddon {
     gx: Float32Array,
     n: number,
   ) => void;
+  copyRows: (
+    src: Float32Array,
+    so: number,
+    ss: number,
+    dst: Float32Array,
+    dOff: number,
+    ds: number,
+    rows: number,
+    w: number,
+  ) => void;
+  rmsnormFwd: RmsnormFwd;
+  rmsnormBwd: RmsnormBwd;
   setThreads: (n: number) => void;
 }
 

@@ -113,6 +113,17 @@ const copyKernel = defineKernel<CopyArgs>("tensor/copy-rows", import.meta.url, (
   }
 });
 
+type NativeCopyRows = (
+  src: Float32Array,
+  so: number,
+  ss: number,
+  dst: Float32Array,
+  dOff: number,
+  ds: number,
+  rows: number,
+  w: number,
+) => void;
+
 /** Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. */
 export function copyRows(
   src: Float32Array,
@@ -125,6 +136,11 @@ export function copyRows(
   w: number,
 ): void {
   if (rows === 0 || w === 0) return;
+  const nat = nativeKernel<NativeCopyRows>("tensor/copyRows");
+  if (nat) {
+    nat(src, so, ss, dst, dOff, ds, rows, w);
+    return;
+  }
   parallelFor(
     copyKernel,
     rows,

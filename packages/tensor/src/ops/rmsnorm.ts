@@ -5,7 +5,29 @@
  * Shapes: x [..., D], w [D] → y [..., D].
  */
 import { record1 } from "../autograd/node.js";
+import { nativeKernel } from "../native-registry.js";
 import { allocF32, shapeStr, type Tensor } from "../tensor.js";
+
+/** Native twins (native/tensor.c), used when registered. */
+export type RmsnormFwd = (
+  x: Float32Array,
+  w: Float32Array,
+  rows: number,
+  D: number,
+  eps: number,
+  rinv: Float32Array,
+  y: Float32Array,
+) => void;
+export type RmsnormBwd = (
+  x: Float32Array,
+  w: Float32Array,
+  rows: number,
+  D: number,
+  rinv: Float32Array,
+  gy: Float32Array,
+  gx: Float32Array | null,
+  gw: Float32Array | null,
+) => void;
 
 export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const D = x.lastDim;
@@ -19,6 +41,30 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const wd = w.data;
   const y = allocF32(x.size);
   const rinv = allocF32(rows);
+  const natFwd = nativeKernel<RmsnormFwd>("tensor/rmsnormFwd");
+  if (natFwd) natFwd(xd, wd, rows, D, eps, rinv, y);
+  else rmsnormRows(xd, wd, rows, D, eps, rinv, y);
+  return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
+    const gy = g!;
+    const gx = needs[0] ? allocF32(x.size) : null;
+    const gw = needs[1] ? allocF32(D) : null;
+    const natBwd = nativeKernel<RmsnormBwd>("tensor/rmsnormBwd");
+    if (natBwd) natBwd(xd, wd, rows, D, rinv, gy, gx, gw);
+    else rmsnormRowsBackward(xd, wd, rows, D, rinv, gy, gx, gw);
+    return [gx, gw];
+  });
+}
+
+/** Portable forward loops (the reference for the native twin). */
+export function rmsnormRows(
+  xd: Float32Array,
+  wd: Float32Array,
+  rows: number,
+  D: number,
+  eps: number,
+  rinv: Float32Array,
+  y: Float32Array,
+): void {
   for (let r = 0; r < rows; r++) {
     const o = r * D;
     let ss = 0;
@@ -27,27 +73,34 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
     rinv[r] = ri;
     for (let j = 0; j < D; j++) y[o + j] = xd[o + j]! * ri * wd[j]!;
   }
-  return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
-    const gy = g!;
-    const gx = needs[0] ? allocF32(x.size) : null;
-    const gw = needs[1] ? allocF32(D) : null;
-    for (let r = 0; r < rows; r++) {
-      const o = r * D;
-      const ri = rinv[r]!;
-      let dot = 0;
+}
+
+/** Portable backward loops; gw (zeroed by the caller) accumulates. */
+export function rmsnormRowsBackward(
+  xd: Float32Array,
+  wd: Float32Array,
+  rows: number,
+  D: number,
+  rinv: Float32Array,
+  gy: Float32Array,
+  gx: Float32Array | null,
+  gw: Float32Array | null,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const o = r * D;
+    const ri = rinv[r]!;
+    let dot = 0;
+    for (let j = 0; j < D; j++) {
+      const xh = xd[o + j]! * ri;
+      dot += gy[o + j]! * wd[j]! * xh;
+      if (gw) gw[j]! += gy[o + j]! * xh;
+    }
+    if (gx) {
+      const m = dot / D;
       for (let j = 0; j < D; j++) {
         const xh = xd[o + j]! * ri;
-        dot += gy[o + j]! * wd[j]! * xh;
-        if (gw) gw[j]! += gy[o + j]! * xh;
-      }
-      if (gx) {
-        const m = dot / D;
-        for (let j = 0; j < D; j++) {
-          const xh = xd[o + j]! * ri;
-          gx[o + j] = ri * (gy[o + j]! * wd[j]! - xh * m);
-        }
+        gx[o + j] = ri * (gy[o + j]! * wd[j]! - xh * m);
       }
     }
-    return [gx, gw];
-  });
+  }
 }
