@@ -1,10 +1,11 @@
 /**
  * Switch every package's native kernels on or off in one call. Native kernels are C compiled
  * from source on this machine the first time (a few seconds, then cached; see @loop/tensor/node
- * buildNativeAddon): the GEMM and silu of @loop/tensor and the Mamba-2 kernels of
- * @loop/ssm-kernels. When they cannot be built (no C compiler, no Node headers, or
+ * buildNativeAddon): the GEMM and elementwise kernels of @loop/tensor, the Mamba-2 kernels of
+ * @loop/ssm-kernels and the attention kernels of @loop/attention. When they cannot be built (no C compiler, no Node headers, or
  * LOOPLM_NATIVE=0) nothing changes and the portable kernels run; `reason` says why.
  */
+import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
 import { nativeKernelNames } from "@loop/tensor";
 import {
@@ -27,7 +28,8 @@ export interface NativeReport {
 export async function enableNativeKernels(): Promise<NativeReport> {
   const switchedOff = nativeDisabled();
   const t = await enableNativeTensorKernels();
-  const s = t.ok ? await enableNativeSsmKernels() : t;
+  const m = t.ok ? await enableNativeSsmKernels() : t;
+  const s = m.ok ? await enableNativeAttentionKernels() : m;
   if (!s.ok) {
     disableNativeKernels();
     return { enabled: false, reason: s.error, switchedOff, kernels: [] };
@@ -39,4 +41,5 @@ export async function enableNativeKernels(): Promise<NativeReport> {
 export function disableNativeKernels(): void {
   disableNativeTensorKernels();
   disableNativeSsmKernels();
+  disableNativeAttentionKernels();
 }
