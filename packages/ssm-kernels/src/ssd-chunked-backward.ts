@@ -14,8 +14,11 @@
  * (batch, head), which owns its rows of dx and ddt and writes per-head partial dB, dC, d(C·Bᵀ)
  * and ∂A; then per (batch, chunk, group) the sum over the group's heads and the two d(C·Bᵀ)
  * products. Every block product is a non-transposed gemm; scratch is allocated per pass.
+ * When the native addon is enabled (@loop/ssm-kernels/node), `ssd/backwardHeads` and
+ * `ssd/backwardGroups` (native/ssd.c) run the two passes instead, same algorithm, on OpenMP
+ * threads.
  */
-import { allocF32, defineKernel, gemm, parallelFor } from "@loop/tensor";
+import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
 import { type ChunkDims, chunkDims, type SsdChunkedSaved } from "./ssd-chunked-forward.js";
 import {
   allocShared,
@@ -255,6 +258,105 @@ const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url
   }
 });
 
+/**
+ * Native twin of the head pass (native/ssd.c `backwardHeads`): writes gx, gdt, gA [H], gs0 (when
+ * given), the per-head partials gBh, gCh and (with gy) dCB; every element, so none need zeroing.
+ */
+export type SsdBackwardHeadsNative = (
+  x: Float32Array,
+  dt: Float32Array,
+  A: Float32Array,
+  B: Float32Array,
+  C: Float32Array,
+  hasS0: boolean,
+  gy: Float32Array | null,
+  gState: Float32Array | null,
+  chunkStates: Float32Array,
+  cb: Float32Array,
+  gx: Float32Array,
+  gdt: Float32Array,
+  gA: Float32Array,
+  gs0: Float32Array | null,
+  gBh: Float32Array,
+  gCh: Float32Array,
+  dCB: Float32Array | null,
+  batch: number,
+  T: number,
+  H: number,
+  P: number,
+  G: number,
+  N: number,
+  Lc: number,
+) => void;
+
+/** Native twin of the group pass (native/ssd.c `backwardGroups`): writes gB and gC. */
+export type SsdBackwardGroupsNative = (
+  B: Float32Array,
+  C: Float32Array,
+  gBh: Float32Array,
+  gCh: Float32Array,
+  dCB: Float32Array | null,
+  gB: Float32Array,
+  gC: Float32Array,
+  batch: number,
+  T: number,
+  H: number,
+  P: number,
+  G: number,
+  N: number,
+  Lc: number,
+) => void;
+
+/** Both passes in native/ssd.c; the per-head partials live in the (unzeroed) scratch cache. */
+function backwardNative(
+  heads: SsdBackwardHeadsNative,
+  groups: SsdBackwardGroupsNative,
+  d: ChunkDims,
+  a: SsdArrays,
+  saved: SsdChunkedSaved,
+  gy: Float32Array | null,
+  gState: Float32Array | null,
+): SsdGrads {
+  const { batch, T, H, P, G, N, Lc, nc } = d;
+  const gx = allocShared(a.x.length);
+  const gdt = allocShared(a.dt.length);
+  const gA = new Float32Array(H);
+  const gs0 = a.s0 ? new Float32Array(a.s0.length) : null;
+  const gBh = scratch("gBh", batch * T * H * N, false);
+  const gCh = scratch("gCh", batch * T * H * N, false);
+  const dCB = gy ? scratch("dCB", batch * nc * H * Lc * Lc, false) : null;
+  heads(
+    a.x,
+    a.dt,
+    a.A,
+    a.B,
+    a.C,
+    a.s0 !== null,
+    gy,
+    gState,
+    saved.chunkStates,
+    saved.cb,
+    gx,
+    gdt,
+    gA,
+    gs0,
+    gBh,
+    gCh,
+    dCB,
+    batch,
+    T,
+    H,
+    P,
+    G,
+    N,
+    Lc,
+  );
+  const gB = allocShared(a.B.length);
+  const gC = allocShared(a.C.length);
+  groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
+  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
+}
+
 export function ssdChunkedBackward(
   s: SsdShape,
   a: SsdArrays,
@@ -263,6 +365,9 @@ export function ssdChunkedBackward(
   gState: Float32Array | null,
 ): SsdGrads {
   const d = chunkDims(s, saved.chunkSize);
+  const heads = nativeKernel<SsdBackwardHeadsNative>("ssd/backwardHeads");
+  const groups = nativeKernel<SsdBackwardGroupsNative>("ssd/backwardGroups");
+  if (heads && groups) return backwardNative(heads, groups, d, a, saved, gy, gState);
   const { batch, T, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
   const rt = scratch("rt", batch * H * PN);

@@ -12,9 +12,11 @@
  * operands are transposed into scratch.
  * Two parallel passes (parallelFor; serial without a thread pool): C·Bᵀ per (batch, chunk,
  * group), shared by the heads of the group; then the chunk recurrence per (batch, head).
+ * When the native addon is enabled (@loop/ssm-kernels/node), `ssd/forward` (native/ssd.c) runs
+ * both passes instead, same algorithm and same saved quantities, on OpenMP threads.
  * Shapes: see ssd-shape.ts.
  */
-import { allocF32, defineKernel, gemm, parallelFor } from "@loop/tensor";
+import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
 import {
   allocShared,
   chunkDecays,
@@ -157,6 +159,30 @@ const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo,
   }
 });
 
+/**
+ * Native twin of both forward passes (native/ssd.c `forward`): writes y, the final state
+ * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state.
+ */
+export type SsdForwardNative = (
+  x: Float32Array,
+  dt: Float32Array,
+  A: Float32Array,
+  B: Float32Array,
+  C: Float32Array,
+  s0: Float32Array | null,
+  y: Float32Array,
+  state: Float32Array,
+  cb: Float32Array,
+  chunkStates: Float32Array | null,
+  batch: number,
+  T: number,
+  H: number,
+  P: number,
+  G: number,
+  N: number,
+  Lc: number,
+) => void;
+
 /** Chunk sizes for a sequence: a chunk longer than T computes the same with more scratch. */
 export function chunkDims(s: SsdShape, chunkSize: number): ChunkDims {
   const Lc = Math.min(chunkSize, Math.max(s.seqLen, 1));
@@ -185,6 +211,16 @@ export function ssdChunkedForward(
   const d = chunkDims(s, chunkSize);
   const { batch, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
+  const nat = nativeKernel<SsdForwardNative>("ssd/forward");
+  if (nat) {
+    const y = allocShared(batch * d.T * H * P);
+    const cb = allocShared(batch * nc * G * Lc * Lc);
+    const chunkStates = save ? allocShared(batch * H * nc * PN) : null;
+    const state = allocF32(batch * H * PN);
+    nat(a.x, a.dt, a.A, a.B, a.C, a.s0, y, state, cb, chunkStates, batch, d.T, H, P, G, N, Lc);
+    const saved = chunkStates ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
+    return { y, state, saved };
+  }
   const y = allocShared(batch * d.T * H * P);
   const st = allocShared(batch * H * PN);
   if (a.s0) swapLastAxes(a.s0, batch * H, P, N, st);

@@ -94,8 +94,11 @@ export function shareable(a: Float32Array): Float32Array {
  */
 const scratchCache = new Map<string, Float32Array>();
 
-/** A zeroed view of n floats from the scratch cache (shared memory while a pool runs). */
-export function scratch(key: string, n: number): Float32Array {
+/**
+ * A zeroed view of n floats from the scratch cache (shared memory while a pool runs); with
+ * `zeroed` false a reused buffer keeps its old contents (for callers that write every element).
+ */
+export function scratch(key: string, n: number, zeroed = true): Float32Array {
   const wantShared = canShare && threadCount() > 1;
   let buf = scratchCache.get(key);
   if (
@@ -110,7 +113,7 @@ export function scratch(key: string, n: number): Float32Array {
     return buf;
   }
   const view = buf.subarray(0, n);
-  view.fill(0);
+  if (zeroed) view.fill(0);
   return view;
 }
 

@@ -1,0 +1,172 @@
+import { backward, nativeKernelNames, Rng, registerNativeKernels, withScratch } from "@loop/tensor";
+import { buildNativeAddon } from "@loop/tensor/node";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { SsdBackwardGroupsNative, SsdBackwardHeadsNative } from "../ssd-chunked-backward.js";
+import type { SsdForwardNative } from "../ssd-chunked-forward.js";
+import { ssdReleaseScratch } from "../ssd-chunked-util.js";
+import { ssdScanChunked } from "../ssd-scan-chunked.js";
+import { ssdScanRef } from "../ssd-scan-ref.js";
+import { relErr, type ScanInputs, scanInputs } from "../test-helpers.js";
+import { disableNativeSsmKernels, enableNativeSsmKernels, ssmNativeSource } from "./index.js";
+
+/** What native/ssd.c exports. */
+interface SsdAddon {
+  forward: SsdForwardNative;
+  backwardHeads: SsdBackwardHeadsNative;
+  backwardGroups: SsdBackwardGroupsNative;
+  setThreads: (n: number) => void;
+}
+
+const built = await buildNativeAddon<SsdAddon>("ssd", ssmNativeSource("ssd"));
+
+describe("native ssd addon build", () => {
+  it("builds on this machine, or says why not", () => {
+    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
+    else expect(built.path).toMatch(/ssd-[0-9a-f]{16}\.node$/);
+  });
+});
+
+type Dims = { batch: number; T: number; H: number; P: number; G: number; N: number };
+/** Which output gradients the loss sends back: y only, final state only, or both. */
+type Seeds = "y" | "state" | "both";
+
+function leaves(inp: ScanInputs) {
+  return inp.s0
+    ? [inp.x, inp.dt, inp.A, inp.B, inp.C, inp.s0]
+    : [inp.x, inp.dt, inp.A, inp.B, inp.C];
+}
+
+/** y, final state and every input gradient of Σ y⊙gy + Σ state⊙gs (copied out of any pool). */
+function run(inp: ScanInputs, chunk: number, seeds: Seeds, reference = false): Float32Array[] {
+  for (const t of leaves(inp)) t.grad = null;
+  const opts = { initialState: inp.s0, chunkSize: chunk };
+  const { y, state } = reference
+    ? ssdScanRef(inp.x, inp.dt, inp.A, inp.B, inp.C, opts)
+    : ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, opts);
+  const rng = new Rng(chunk + 17);
+  const gy = rng.fillUniform(new Float32Array(y.size), -1, 1);
+  const gs = rng.fillUniform(new Float32Array(state.size), -1, 1);
+  if (seeds === "y") backward(y, [gy]);
+  else if (seeds === "state") backward(state, [gs]);
+  else backward([y, state], [gy, gs]);
+  return [y.data, state.data, ...leaves(inp).map((t) => t.grad!)].map((a) => Float32Array.from(a));
+}
+
+const NAMES = ["y", "state", "dx", "ddt", "dA", "dB", "dC", "ds0"];
+
+interface Case {
+  dims: Dims;
+  chunk: number;
+  s0: boolean;
+  seeds: Seeds;
+}
+
+const CASES: Case[] = [
+  { dims: { batch: 2, T: 37, H: 4, P: 5, G: 1, N: 6 }, chunk: 8, s0: false, seeds: "both" },
+  { dims: { batch: 2, T: 37, H: 4, P: 5, G: 2, N: 6 }, chunk: 8, s0: true, seeds: "both" },
+  { dims: { batch: 2, T: 37, H: 4, P: 5, G: 2, N: 6 }, chunk: 3, s0: true, seeds: "y" },
+  { dims: { batch: 1, T: 11, H: 2, P: 3, G: 1, N: 4 }, chunk: 1, s0: true, seeds: "state" },
+  { dims: { batch: 1, T: 5, H: 2, P: 3, G: 1, N: 4 }, chunk: 16, s0: true, seeds: "both" },
+  { dims: { batch: 3, T: 45, H: 6, P: 17, G: 2, N: 19 }, chunk: 16, s0: true, seeds: "both" },
+  { dims: { batch: 3, T: 45, H: 6, P: 17, G: 3, N: 19 }, chunk: 16, s0: false, seeds: "state" },
+  // large enough for the OpenMP loops to run on 2 threads
+  { dims: { batch: 2, T: 130, H: 4, P: 33, G: 1, N: 40 }, chunk: 64, s0: false, seeds: "both" },
+  { dims: { batch: 3, T: 100, H: 4, P: 24, G: 2, N: 20 }, chunk: 32, s0: true, seeds: "y" },
+  { dims: { batch: 2, T: 70, H: 2, P: 64, G: 1, N: 64 }, chunk: 64, s0: true, seeds: "both" },
+];
+
+const label = (c: Case) =>
+  `${JSON.stringify(c.dims)} chunk ${c.chunk}, s0 ${c.s0}, gradient of ${c.seeds}`;
+
+describe.runIf(built.ok)("native chunked SSD matches the portable passes", () => {
+  const addon = (built as { addon: SsdAddon }).addon;
+  /** Calls of each native function, to be sure the native passes really ran. */
+  const calls: Record<string, number> = {};
+  // the raw functions (counted), so setThreads below is not overridden by the thread-pool sync
+  const counted = Object.fromEntries(
+    Object.entries(addon).map(([name, f]) => [
+      name,
+      (...args: unknown[]) => {
+        calls[name] = (calls[name] ?? 0) + 1;
+        return (f as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  );
+  const useNative = () => registerNativeKernels("ssd", counted);
+  const usePortable = () => registerNativeKernels("ssd", null);
+  afterEach(() => {
+    usePortable();
+    addon.setThreads(1);
+  });
+  afterAll(() => ssdReleaseScratch());
+
+  CASES.forEach((c, k) => {
+    it(`forward outputs and every gradient agree, 1 and 2 threads identical: ${label(c)}`, () => {
+      const inp = scanInputs(c.dims, 300 + 7 * k, c.s0);
+      usePortable();
+      const want = run(inp, c.chunk, c.seeds);
+      useNative();
+      addon.setThreads(1);
+      const one = run(inp, c.chunk, c.seeds);
+      addon.setThreads(2);
+      const before = { ...calls };
+      const two = run(inp, c.chunk, c.seeds);
+      for (const f of ["forward", "backwardHeads", "backwardGroups"])
+        expect(calls[f], f).toBe((before[f] ?? 0) + 1);
+      one.forEach((g, i) => {
+        expect(relErr(g, want[i]!), NAMES[i]).toBeLessThan(1e-5);
+        expect(two[i], `${NAMES[i]}: 2 threads`).toEqual(g);
+      });
+    });
+  });
+
+  it("agrees with the sequential reference scan", () => {
+    for (const G of [1, 2]) {
+      const inp = scanInputs({ batch: 2, T: 53, H: 4, P: 7, G, N: 9 }, 900 + G, G === 2);
+      const want = run(inp, 16, "both", true);
+      useNative();
+      addon.setThreads(2);
+      const got = run(inp, 16, "both");
+      usePortable();
+      got.forEach((g, i) => {
+        expect(relErr(g, want[i]!), `${NAMES[i]} (G=${G})`).toBeLessThan(1e-5);
+      });
+    }
+  });
+
+  it("writes every output element: pooled step buffers reused dirty give the same result", () => {
+    const inp = scanInputs({ batch: 2, T: 45, H: 4, P: 16, G: 2, N: 16 }, 77, true);
+    usePortable();
+    const want = run(inp, 16, "both");
+    useNative();
+    // pass 1 (final-state gradient only) leaves the pooled and scratch buffers dirty for pass 2
+    const outs = [0, 1, 2].map((rep) =>
+      withScratch(() => run(inp, 16, rep === 1 ? "state" : "both")),
+    );
+    expect(outs[2]).toEqual(outs[0]);
+    outs[0]!.forEach((g, i) => {
+      expect(relErr(g, want[i]!), NAMES[i]).toBeLessThan(1e-5);
+    });
+  });
+
+  it("throws on a short array instead of reading past it", () => {
+    const f = new Float32Array(10);
+    expect(() => addon.forward(f, f, f, f, f, null, f, f, f, null, 1, 10, 1, 2, 1, 2, 4)).toThrow(
+      /holds 10 values, needs 20/,
+    );
+    expect(() => addon.forward(f, f, f, f, f, null, f, f, f, null, 1, 10, 3, 1, 2, 1, 4)).toThrow(
+      /invalid sizes/,
+    );
+  });
+
+  it("enableNativeSsmKernels registers the scan under ssd/", async () => {
+    const r = await enableNativeSsmKernels();
+    // (also builds native/ssm.c; without a working compiler both stay portable)
+    if (r.ok)
+      expect(nativeKernelNames()).toEqual(
+        expect.arrayContaining(["ssd/forward", "ssd/backwardHeads", "ssd/backwardGroups"]),
+      );
+    disableNativeSsmKernels();
+    expect(nativeKernelNames().filter((n) => n.startsWith("ssd/"))).toEqual([]);
+  });
+});
