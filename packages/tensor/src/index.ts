@@ -63,6 +63,7 @@ export { Rng, type RngState } from "./rng.js";
 export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
 export {
   allocF32,
+  allocF32Uninit,
   full,
   IntTensor,
   intTensor,

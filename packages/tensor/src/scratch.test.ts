@@ -5,7 +5,7 @@ import { sum } from "./ops/reduce.js";
 import { silu } from "./ops/unary.js";
 import { randn } from "./random-tensor.js";
 import { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
-import { allocF32 } from "./tensor.js";
+import { allocF32, allocF32Uninit } from "./tensor.js";
 
 describe("scratch pool", () => {
   it("hands out zeroed buffers and reuses them across scopes", () => {
@@ -42,5 +42,21 @@ describe("scratch pool", () => {
     const b = withScratch(run);
     expect(a).toEqual(plain);
     expect(b).toEqual(plain);
+  });
+  it("allocF32Uninit reuses pooled memory as is; allocF32 still hands out zeros", () => {
+    withScratch(() => {
+      allocF32Uninit(4096).fill(7);
+    });
+    withScratch(() => {
+      const a = allocF32Uninit(4096);
+      expect(a.length).toBe(4096);
+      expect(a[0]).toBe(7); // the same pooled buffer, not cleared
+    });
+    withScratch(() => {
+      allocF32Uninit(4096).fill(7);
+    });
+    withScratch(() => {
+      expect(allocF32(4096).every((v) => v === 0)).toBe(true);
+    });
   });
 });

@@ -23,8 +23,11 @@ function bucketOf(n: number): number {
   return Math.max(10, 32 - Math.clz32(n - 1));
 }
 
-/** A zeroed pooled buffer of n floats when a scope is open, else null. */
-export function scratchAlloc(n: number): Float32Array | null {
+/**
+ * A pooled buffer of n floats when a scope is open, else null; zeroed unless `zero` is false
+ * (for outputs a kernel overwrites completely: the fill is a full pass over memory).
+ */
+export function scratchAlloc(n: number, zero = true): Float32Array | null {
   if (depth === 0 || n < MIN_POOLED) return null;
   const b = bucketOf(n);
   const list = free.get(b);
@@ -38,7 +41,7 @@ export function scratchAlloc(n: number): Float32Array | null {
   }
   used.push([b, buf]);
   const a = new Float32Array(buf, 0, n);
-  a.fill(0);
+  if (zero) a.fill(0);
   return a;
 }
 

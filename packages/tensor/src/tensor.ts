@@ -17,6 +17,17 @@ export function allocF32(n: number): Float32Array {
   return new Float32Array(n);
 }
 
+/**
+ * Like allocF32 but the contents are unspecified (pooled memory is not cleared): only for
+ * outputs that the caller overwrites in full before reading.
+ */
+export function allocF32Uninit(n: number): Float32Array {
+  const s = scratchAlloc(n, false);
+  if (s !== null) return s;
+  if (hasShared && n >= 1024) return new Float32Array(new SharedArrayBuffer(n * 4));
+  return new Float32Array(n);
+}
+
 export function sizeOf(shape: Shape): number {
   let n = 1;
   for (const d of shape) n *= d;

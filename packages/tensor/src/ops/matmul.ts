@@ -8,7 +8,7 @@
  */
 import { record1 } from "../autograd/node.js";
 import { gemm } from "../kernels/gemm.js";
-import { allocF32, shapeStr, type Tensor } from "../tensor.js";
+import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
 export interface MatmulOptions {
   transA?: boolean;
@@ -43,7 +43,7 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
     throw new Error(`matmul: batch shapes differ: ${shapeStr(a.shape)} vs ${shapeStr(b.shape)}`);
   }
   const nb = a.size / (ar * ac || 1);
-  const y = allocF32(nb * M * N);
+  const y = allocF32Uninit(nb * M * N); // every block written with beta = 0
   const sa = ar * ac;
   const sb = shared ? 0 : br * bc;
   for (let i = 0; i < nb; i++) {
@@ -89,7 +89,7 @@ export function linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
     throw new Error(`linear: bias must be [${nOut}], got ${shapeStr(bias.shape)}`);
   }
   const M = x.rows;
-  const y = allocF32(M * nOut);
+  const y = allocF32Uninit(M * nOut); // bias rows or beta = 0 write all of it
   if (bias) for (let i = 0; i < M; i++) y.set(bias.data, i * nOut);
   gemm(false, true, M, nOut, nIn, 1, x.data, 0, nIn, w.data, 0, nIn, bias ? 1 : 0, y, 0, nOut);
   const inputs = bias ? [x, w, bias] : [x, w];
@@ -99,11 +99,11 @@ export function linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
     let gw: Float32Array | null = null;
     let gbias: Float32Array | null = null;
     if (needs[0]) {
-      gx = allocF32(x.size);
+      gx = allocF32Uninit(x.size);
       gemm(false, false, M, nIn, nOut, 1, gy, 0, nOut, w.data, 0, nIn, 0, gx, 0, nIn);
     }
     if (needs[1]) {
-      gw = allocF32(w.size);
+      gw = allocF32Uninit(w.size);
       gemm(true, false, nOut, nIn, M, 1, gy, 0, nOut, x.data, 0, nIn, 0, gw, 0, nIn);
     }
     if (bias && needs[2]) {

@@ -6,7 +6,7 @@
  */
 import { record1 } from "../autograd/node.js";
 import { nativeKernel } from "../native-registry.js";
-import { allocF32, shapeStr, type Tensor } from "../tensor.js";
+import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
 /** Native twins (native/tensor.c), used when registered. */
 export type RmsnormFwd = (
@@ -39,14 +39,14 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const rows = x.rows;
   const xd = x.data;
   const wd = w.data;
-  const y = allocF32(x.size);
-  const rinv = allocF32(rows);
+  const y = allocF32Uninit(x.size);
+  const rinv = allocF32Uninit(rows);
   const natFwd = nativeKernel<RmsnormFwd>("tensor/rmsnormFwd");
   if (natFwd) natFwd(xd, wd, rows, D, eps, rinv, y);
   else rmsnormRows(xd, wd, rows, D, eps, rinv, y);
   return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
     const gy = g!;
-    const gx = needs[0] ? allocF32(x.size) : null;
+    const gx = needs[0] ? allocF32Uninit(x.size) : null;
     const gw = needs[1] ? allocF32(D) : null;
     const natBwd = nativeKernel<RmsnormBwd>("tensor/rmsnormBwd");
     if (natBwd) natBwd(xd, wd, rows, D, rinv, gy, gx, gw);

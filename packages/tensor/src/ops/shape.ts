@@ -4,7 +4,7 @@
  * leading axis. Their backwards route gradient slices back to the inputs.
  */
 import { record, record1 } from "../autograd/node.js";
-import { allocF32, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
+import { allocF32, allocF32Uninit, type Shape, shapeStr, sizeOf, type Tensor } from "../tensor.js";
 import { copyRows } from "./elementwise-kernels.js";
 
 /** View with a new shape (one entry may be -1); no copy. */
@@ -35,7 +35,7 @@ export function concat(xs: readonly Tensor[]): Tensor {
   const widths = xs.map((t) => t.lastDim);
   const W = widths.reduce((a, b) => a + b, 0);
   const rows = sizeOf(lead);
-  const y = allocF32(rows * W);
+  const y = allocF32Uninit(rows * W); // the pieces cover every column
   let off = 0;
   xs.forEach((t, k) => {
     const w = widths[k]!;
@@ -49,7 +49,7 @@ export function concat(xs: readonly Tensor[]): Tensor {
       const start = o;
       o += w;
       if (!needs[k]) return null;
-      const gx = allocF32(rows * w);
+      const gx = allocF32Uninit(rows * w);
       copyRows(g!, start, W, gx, 0, w, rows, w);
       return gx;
     });
@@ -69,13 +69,14 @@ export function split(x: Tensor, widths: readonly number[]): Tensor[] {
   const rows = x.rows;
   let off = 0;
   const outs = widths.map((w) => {
-    const d = allocF32(rows * w);
+    const d = allocF32Uninit(rows * w);
     copyRows(x.data, off, W, d, 0, w, rows, w);
     off += w;
     return { data: d, shape: [...lead, w] };
   });
   return record("split", [x], outs, (gys) => {
-    const gx = allocF32(x.size);
+    // zeros only where a piece has no gradient
+    const gx = gys.every((g) => g) ? allocF32Uninit(x.size) : allocF32(x.size);
     let o = 0;
     gys.forEach((g, k) => {
       const w = widths[k]!;

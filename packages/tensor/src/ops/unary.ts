@@ -9,7 +9,7 @@
  * through a function argument keeps V8 from inlining it).
  */
 import { isGradEnabled, record1 } from "../autograd/node.js";
-import { allocF32, Tensor } from "../tensor.js";
+import { allocF32, allocF32Uninit, Tensor } from "../tensor.js";
 import { siluBackward, siluForward } from "./elementwise-kernels.js";
 import { fastExp } from "./fast-exp.js";
 
@@ -30,7 +30,7 @@ function record(
   deriv: (gx: Float32Array, g: Float32Array) => void,
 ): Tensor {
   return record1(op, [x], y, x.shape, ([g]) => {
-    const gx = allocF32(x.size);
+    const gx = allocF32Uninit(x.size); // deriv writes every element
     deriv(gx, g!);
     return [gx];
   });
@@ -42,12 +42,12 @@ function record(
  */
 export function silu(x: Tensor): Tensor {
   const n = x.size;
-  const y = allocF32(n);
+  const y = allocF32Uninit(n);
   if (!(isGradEnabled() && x.requiresGrad)) {
     siluForward(x.data, y, null);
     return new Tensor(y, x.shape);
   }
-  const sig = allocF32(n);
+  const sig = allocF32Uninit(n);
   siluForward(x.data, y, sig);
   return record("silu", x, y, (gx, g) => siluBackward(x.data, sig, g, gx));
 }
