@@ -2,15 +2,682 @@
  * Native kernels of @loop/ssm-kernels (causal conv1d, gated RMSNorm, softplusBias, addDSkip),
  * compiled from source on the user's machine by src/node/index.ts through @loop/tensor/node
  * `buildNativeAddon`; never downloaded, never required. Each function is the C twin of the
- * portable raw-array kernel named beside it and is tested against it (src/node/*.test.ts).
+ * portable raw-array kernel named beside it and is tested against it
+ * (src/node/native-ssm.test.ts).
+ *
+ * Conventions. Every kernel takes plain numbers and Float32Arrays; outputs are allocated by the
+ * JavaScript caller and passed in (null where not wanted); every output element is written
+ * (outputs need not be zeroed). Arrays are checked for type and length, so a wrong call throws
+ * instead of reading past an array. Rows are independent and run on `n_threads` OpenMP threads
+ * above PAR_MIN elements of work. Reductions over rows (weight / bias gradients) never depend on
+ * the thread count: rows are cut into blocks of a fixed size, each block is summed in double on
+ * one thread, and the block partials are added in block order — the same bits for any number
+ * of threads. Floating-point sums inside a row use `omp simd reduction` so they vectorise.
  */
+#include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fast-math.h"
 #include "napi-args.h"
 
 static int n_threads = 1;
+
+/* elementwise / row loops run on all threads above this many elements of work */
+#define PAR_MIN 32768
+/* rows per block of a thread-count-independent reduction */
+#define RED_ROWS 64
+
+/* ---------------------------------------------------------------------------------------------
+ * Argument checking
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * Float32Array argument i holding at least `need` elements. Optional arguments may be null or
+ * undefined (→ NULL). With need = 0 any Float32Array (or null) is accepted and NULL returned
+ * for an empty one. Throws (and sets *bad) on a wrong type or a short array.
+ */
+static float *arg_f32(loop_args *a, size_t i, size_t need, int optional, const char *fn,
+                      const char *what, int *bad) {
+  if (*bad) return NULL;
+  napi_valuetype t;
+  napi_typeof(a->env, a->v[i], &t);
+  if (t == napi_null || t == napi_undefined) {
+    if (optional) return NULL;
+  } else if (t == napi_object) {
+    bool is = false;
+    napi_is_typedarray(a->env, a->v[i], &is);
+    if (is) {
+      napi_typedarray_type type;
+      size_t len = 0;
+      void *data = NULL;
+      napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
+      if (type == napi_float32_array) {
+        if (len >= need) return len == 0 ? NULL : (float *)data;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: %s holds %zu values, needs %zu", fn, what, len, need);
+        napi_throw_range_error(a->env, NULL, msg);
+        *bad = 1;
+        return NULL;
+      }
+    }
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what, optional ? " or null" : "");
+  napi_throw_type_error(a->env, NULL, msg);
+  *bad = 1;
+  return NULL;
+}
+
+/* Non-negative integer argument (sizes); throws on a negative or non-integer value. */
+static long arg_size(loop_args *a, size_t i, const char *fn, const char *what, int *bad) {
+  if (*bad) return 0;
+  double d = loop_num(a, i);
+  if (!(d >= 0) || d != (double)(long)d) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: %s must be a non-negative integer", fn, what);
+    napi_throw_range_error(a->env, NULL, msg);
+    *bad = 1;
+    return 0;
+  }
+  return (long)d;
+}
+
+/* Sum `nblk` partial vectors of length n (laid out one after the other) in block order into the
+ * first one. */
+static void sum_blocks(double *part, long nblk, long n) {
+  for (long b = 1; b < nblk; b++) {
+    const double *restrict p = part + b * n;
+    double *restrict t = part;
+    for (long j = 0; j < n; j++) t[j] += p[j];
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Double-precision helpers for softplus / σ (vectorisable: no libm call, no data-dependent
+ * branch)
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * e^x for x ≤ 0 in double: x = n·ln2 + r, |r| ≤ ln2/2, e^x = 2ⁿ·p(r), p the degree-10 Taylor
+ * polynomial (relative error < 1e-13). n is taken from the bits of x·log2e + 1.5·2⁵² (round to
+ * nearest), 2ⁿ built from n + 1023 shifted into the exponent. x < −700 gives 0 (as fastExp).
+ */
+static inline double exp_neg_d(double x) {
+  const double lo = -700.0, shifter = 6755399441055744.0; /* 1.5·2⁵² */
+  double c = x < lo ? lo : x;
+  double t = c * 1.4426950408889634 + shifter;
+  double n = t - shifter;
+  double r = c - n * 6.93147180369123816490e-01; /* ln2 = hi + lo (fdlibm): n·hi is exact */
+  r = r - n * 1.90821492927058770002e-10;
+  double p =
+      1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 +
+      r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 +
+      r * (1.0 / 3628800))))))))));
+  uint64_t bits;
+  memcpy(&bits, &t, 8);
+  bits = (bits + 1023) << 52; /* low bits of t hold n (two's complement); ≡ (n + 1023) << 52 */
+  double s;
+  memcpy(&s, &bits, 8);
+  return x < lo ? 0.0 : p * s;
+}
+
+/* σ(x) = 1/(1 + e^{−x}) in double: 1/(1+e) for x ≥ 0, e/(1+e) below, e = e^{−|x|} */
+static inline double sigmoid_d(double x) {
+  const double e = exp_neg_d(x < 0 ? x : -x);
+  return (x >= 0 ? 1.0 : e) / (1.0 + e);
+}
+
+/*
+ * log1p(u) for u ∈ [0, 1], in double: with s = u / (2 + u) ∈ [0, 1/3] (no cancellation: this is
+ * (w − 1)/(w + 1) for w = 1 + u without forming w), log1p(u) = 2·atanh(s)
+ * = 2s·(1 + s²/3 + s⁴/5 + … + s¹⁸/19); the first omitted term is below s²⁰/21 < 2e-11 relative,
+ * far under float32 rounding.
+ */
+static inline double log1p_unit(double u) {
+  double s = u / (2.0 + u);
+  double z = s * s;
+  double q = 1.0 + z * (1.0 / 3 + z * (1.0 / 5 + z * (1.0 / 7 + z * (1.0 / 9 + z * (1.0 / 11 +
+             z * (1.0 / 13 + z * (1.0 / 15 + z * (1.0 / 17 + z * (1.0 / 19)))))))));
+  return 2.0 * s * q;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Causal depthwise conv1d (src/causal-conv1d.ts)
+ * ------------------------------------------------------------------------------------------- */
+
+/* weight [C,K] → [K,C] (channel innermost); caller frees */
+static float *transpose_weight(const float *w, long C, long K) {
+  float *wt = malloc((size_t)(K * C > 0 ? K * C : 1) * sizeof(float));
+  if (!wt) return NULL;
+  for (long c = 0; c < C; c++)
+    for (long k = 0; k < K; k++) wt[k * C + c] = w[c * K + k];
+  return wt;
+}
+
+/*
+ * convFwd(B, T, C, K, x, weight, bias|null, init|null, y) — causalConv1dForward, model.md §3.2:
+ *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c],
+ *   in[b,τ,c] = x[b,τ,c] for τ ≥ 0, init[b, c, K−1+τ] for τ < 0 (0 without init).
+ * Shapes: x [B,T,C], weight [C,K] (= [C,1,K]), bias [C], init [B,C,K−1] → y [B,T,C].
+ * The k terms are added in order k = 0..K−1 onto bias (as the portable loop). Rows (b,t) are
+ * independent and split across threads.
+ */
+static napi_value ConvFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "convFwd";
+  if (!loop_get_args(env, info, &a, 9, fn)) return NULL;
+  int bad = 0;
+  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
+  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
+  if (!bad && K < 1) {
+    napi_throw_range_error(env, NULL, "convFwd: K must be ≥ 1");
+    return NULL;
+  }
+  long rows = B * T, n = rows * C;
+  const float *x = arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *w = arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *bias = arg_f32(&a, 6, C, 1, fn, "bias", &bad);
+  const float *init = arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
+  float *y = arg_f32(&a, 8, n, 0, fn, "y", &bad);
+  if (bad || n == 0) return NULL;
+  float *wt = transpose_weight(w, C, K);
+  if (!wt) {
+    napi_throw_error(env, NULL, "convFwd: out of memory");
+    return NULL;
+  }
+  const long K1 = K - 1;
+#pragma omp parallel for num_threads(n_threads) if (n * K >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const long b = r / T, t = r % T;
+    float *restrict o = y + r * C;
+    if (bias)
+      for (long c = 0; c < C; c++) o[c] = bias[c];
+    else
+      for (long c = 0; c < C; c++) o[c] = 0.0f;
+    for (long k = 0; k < K; k++) {
+      const long tau = t - K1 + k;
+      const float *restrict wk = wt + k * C;
+      if (tau >= 0) {
+        const float *restrict xr = x + (b * T + tau) * C;
+        for (long c = 0; c < C; c++) o[c] += wk[c] * xr[c];
+      } else if (init) {
+        const float *restrict ir = init + b * C * K1 + K1 + tau;
+        for (long c = 0; c < C; c++) o[c] += wk[c] * ir[c * K1];
+      }
+    }
+  }
+  free(wt);
+  return NULL;
+}
+
+/*
+ * convBwd(B, T, C, K, x, weight, init|null, gy, gx|null, gw|null, gbias|null, ginit|null) —
+ * causalConv1dBackward, model.md §3.2, for y as in convFwd:
+ *   gx[b,τ,c]     = Σ_k w[c,k] · gy[b, τ+K−1−k, c]          (terms with τ+K−1−k < T)
+ *   ginit[b,c,j]  = Σ_k w[c,k] · gy[b, j−k, c]               (j < K−1; terms with 0 ≤ j−k < T)
+ *   gw[c,k]       = Σ_{b,t} gy[b,t,c] · in[b, t−K+1+k, c],   gbias[c] = Σ_{b,t} gy[b,t,c]
+ * Shapes: x, gy, gx [B,T,C]; weight, gw [C,K]; gbias [C]; init, ginit [B,C,K−1]. ginit needs
+ * init. Each gx row gathers its K terms in increasing t (the portable scatter's order); gx rows
+ * run on all threads. gw / gbias: blocks of RED_ROWS rows of (b,t), each accumulated in double,
+ * partials added in block order (independent of the thread count). ginit (K−1 rows per batch)
+ * runs on one thread.
+ */
+static napi_value ConvBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "convBwd";
+  if (!loop_get_args(env, info, &a, 12, fn)) return NULL;
+  int bad = 0;
+  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
+  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
+  if (!bad && K < 1) {
+    napi_throw_range_error(env, NULL, "convBwd: K must be ≥ 1");
+    return NULL;
+  }
+  const long K1 = K - 1, rows = B * T, n = rows * C;
+  const float *x = arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *w = arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *init = arg_f32(&a, 6, B * C * K1, 1, fn, "init", &bad);
+  const float *gy = arg_f32(&a, 7, n, 0, fn, "gy", &bad);
+  float *gx = arg_f32(&a, 8, n, 1, fn, "gx", &bad);
+  float *gw = arg_f32(&a, 9, C * K, 1, fn, "gw", &bad);
+  float *gb = arg_f32(&a, 10, C, 1, fn, "gbias", &bad);
+  float *gi = arg_f32(&a, 11, B * C * K1, 1, fn, "ginit", &bad);
+  if (bad) return NULL;
+  if (n == 0) { /* no rows: the sums are empty */
+    if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
+    if (gb) memset(gb, 0, (size_t)C * sizeof(float));
+    if (gi) memset(gi, 0, (size_t)(B * C * K1) * sizeof(float));
+    return NULL;
+  }
+  float *wt = transpose_weight(w, C, K);
+  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS, pw = (K + 1) * C;
+  double *part = (gw || gb) ? malloc((size_t)(nblk * pw) * sizeof(double)) : NULL;
+  float *acc = gi ? malloc((size_t)C * sizeof(float)) : NULL;
+  if (!wt || ((gw || gb) && !part) || (gi && !acc)) {
+    free(wt), free(part), free(acc);
+    napi_throw_error(env, NULL, "convBwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (n * K >= PAR_MIN) schedule(static)
+  for (long blk = 0; blk < nblk; blk++) {
+    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    double *restrict pk = part ? part + blk * pw : NULL;
+    if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
+    for (long r = r0; r < r1; r++) {
+      const long b = r / T, t = r % T;
+      const float *restrict g = gy + r * C;
+      if (gx) {
+        float *restrict o = gx + r * C;
+        for (long c = 0; c < C; c++) o[c] = 0.0f;
+        for (long k = K1; k >= 0; k--) {
+          const long tt = t + K1 - k;
+          if (tt >= T) continue;
+          const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + tt) * C;
+          for (long c = 0; c < C; c++) o[c] += wk[c] * gr[c];
+        }
+      }
+      if (gb) {
+        double *restrict pb = pk + K * C;
+        for (long c = 0; c < C; c++) pb[c] += g[c];
+      }
+      if (gw) {
+        for (long k = 0; k < K; k++) {
+          const long tau = t - K1 + k;
+          double *restrict pkk = pk + k * C;
+          if (tau >= 0) {
+            const float *restrict xr = x + (b * T + tau) * C;
+            for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * xr[c];
+          } else if (init) {
+            const float *restrict ir = init + b * C * K1 + K1 + tau;
+            for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * ir[c * K1];
+          }
+        }
+      }
+    }
+  }
+  if (part) {
+    sum_blocks(part, nblk, pw);
+    if (gw)
+      for (long c = 0; c < C; c++)
+        for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
+    if (gb)
+      for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
+  }
+  if (gi) {
+    for (long b = 0; b < B; b++)
+      for (long j = 0; j < K1; j++) {
+        for (long c = 0; c < C; c++) acc[c] = 0.0f;
+        if (init) /* (ginit is the gradient of init: zero when there is none) */
+          for (long k = j; k >= 0 && j - k < T; k--) {
+            const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + j - k) * C;
+            for (long c = 0; c < C; c++) acc[c] += wk[c] * gr[c];
+          }
+        for (long c = 0; c < C; c++) gi[b * C * K1 + c * K1 + j] = acc[c];
+      }
+  }
+  free(wt), free(part), free(acc);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Gated grouped RMSNorm (src/gated-rmsnorm.ts)
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv|null, y) — gatedRmsnormForward, model.md §3.6:
+ *   v = x ⊙ silu(z);  per row and group g of gs = Di/G channels: r = 1/sqrt(mean(v_g²) + eps);
+ *   y = v · r ⊙ weight;  rinv[row, g] = r.
+ * Shapes: x, z, y [rows, Di]; weight [Di]; rinv [rows, G]; G divides Di. Σv² and r in double;
+ * rows split across threads.
+ */
+static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "rmsnormFwd";
+  if (!loop_get_args(env, info, &a, 9, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 3, fn, "rows", &bad), Di = arg_size(&a, 4, fn, "Di", &bad);
+  long G = arg_size(&a, 5, fn, "G", &bad);
+  if (!bad && (G < 1 || Di % G != 0)) {
+    napi_throw_range_error(env, NULL, "rmsnormFwd: G must be a positive divisor of Di");
+    return NULL;
+  }
+  const long n = rows * Di;
+  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *z = arg_f32(&a, 1, n, 0, fn, "z", &bad);
+  const float *w = arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
+  const double eps = loop_num(&a, 6);
+  float *rinv = arg_f32(&a, 7, rows * G, 1, fn, "rinv", &bad);
+  float *y = arg_f32(&a, 8, n, 0, fn, "y", &bad);
+  if (bad || n == 0) return NULL;
+  const long gs = Di / G;
+#pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    for (long g = 0; g < G; g++) {
+      const long o = r * Di + g * gs;
+      const float *restrict xr = x + o, *restrict zr = z + o, *restrict wg = w + g * gs;
+      float *restrict yr = y + o;
+      double ss = 0;
+#pragma omp simd reduction(+ : ss)
+      for (long j = 0; j < gs; j++) {
+        const float zv = zr[j];
+        const float v = xr[j] * zv * loop_sigmoid(zv);
+        yr[j] = v;
+        ss += (double)v * v;
+      }
+      const double ri = 1.0 / sqrt(ss / (double)gs + eps);
+      if (rinv) rinv[r * G + g] = (float)ri;
+      for (long j = 0; j < gs; j++) yr[j] = (float)((double)yr[j] * ri * wg[j]);
+    }
+  }
+  return NULL;
+}
+
+/*
+ * rmsnormBwd(x, z, weight, rows, Di, G, rinv, gy, gx|null, gz|null, gw|null) —
+ * gatedRmsnormBackward, model.md §3.6. With σ = σ(z), v̂ = x·z·σ·r (r = rinv of the row/group),
+ * ĝ = gy ⊙ weight, per row and group of gs = Di/G channels:
+ *   ∂v = r·(ĝ − v̂·mean(ĝ ⊙ v̂)),  gx = ∂v ⊙ z·σ,  gz = ∂v ⊙ x·σ·(1 + z(1 − σ)),
+ *   gw = Σ_rows gy ⊙ v̂.
+ * Shapes: x, z, gy, gx, gz [rows, Di]; weight, gw [Di]; rinv [rows, G]. Computed in double
+ * (σ included), rounded once: ĝ − v̂·mean(ĝ ⊙ v̂) cancels when a group's channels are few
+ * (one channel: v̂ = ±1 up to eps), and float32 terms would leave only their rounding error.
+ * gx / gz rows run on all threads; gw: blocks of RED_ROWS rows summed in double, partials added
+ * in block order (independent of the thread count).
+ */
+static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "rmsnormBwd";
+  if (!loop_get_args(env, info, &a, 11, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 3, fn, "rows", &bad), Di = arg_size(&a, 4, fn, "Di", &bad);
+  long G = arg_size(&a, 5, fn, "G", &bad);
+  if (!bad && (G < 1 || Di % G != 0)) {
+    napi_throw_range_error(env, NULL, "rmsnormBwd: G must be a positive divisor of Di");
+    return NULL;
+  }
+  const long n = rows * Di;
+  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *z = arg_f32(&a, 1, n, 0, fn, "z", &bad);
+  const float *w = arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
+  const float *rinv = arg_f32(&a, 6, rows * G, 0, fn, "rinv", &bad);
+  const float *gy = arg_f32(&a, 7, n, 0, fn, "gy", &bad);
+  float *gx = arg_f32(&a, 8, n, 1, fn, "gx", &bad);
+  float *gz = arg_f32(&a, 9, n, 1, fn, "gz", &bad);
+  float *gw = arg_f32(&a, 10, Di, 1, fn, "gw", &bad);
+  if (bad) return NULL;
+  if (n == 0) {
+    if (gw) memset(gw, 0, (size_t)Di * sizeof(float));
+    return NULL;
+  }
+  const long gs = Di / G, nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  double *part = gw ? malloc((size_t)(nblk * Di) * sizeof(double)) : NULL;
+  if (gw && !part) {
+    napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
+    return NULL;
+  }
+  int oom = 0;
+#pragma omp parallel num_threads(n_threads) if (n >= PAR_MIN)
+  {
+    double *sg = malloc((size_t)(2 * gs) * sizeof(double)); /* σ(z) and v̂ of one group */
+    if (!sg) {
+#pragma omp atomic write
+      oom = 1;
+    }
+    double *vh = sg ? sg + gs : NULL;
+#pragma omp for schedule(static)
+    for (long blk = 0; blk < nblk; blk++) {
+      if (!sg) continue;
+      const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+      double *restrict pk = part ? part + blk * Di : NULL;
+      if (pk) memset(pk, 0, (size_t)Di * sizeof(double));
+      for (long r = r0; r < r1; r++) {
+        for (long g = 0; g < G; g++) {
+          const long o = r * Di + g * gs;
+          const float *restrict xr = x + o, *restrict zr = z + o, *restrict gr = gy + o;
+          const float *restrict wg = w + g * gs;
+          const double ri = rinv[r * G + g];
+          double *restrict S = sg, *restrict V = vh;
+          double dot = 0;
+#pragma omp simd reduction(+ : dot)
+          for (long j = 0; j < gs; j++) {
+            const double zv = zr[j], sj = sigmoid_d(zv);
+            const double v = (double)xr[j] * zv * sj * ri;
+            S[j] = sj;
+            V[j] = v;
+            dot += (double)gr[j] * wg[j] * v;
+          }
+          if (pk) {
+            double *restrict pg = pk + g * gs;
+            for (long j = 0; j < gs; j++) pg[j] += (double)gr[j] * V[j];
+          }
+          const double m = dot / (double)gs;
+          if (gx) {
+            float *restrict ox = gx + o;
+            for (long j = 0; j < gs; j++) {
+              const double gv = ri * ((double)gr[j] * wg[j] - V[j] * m);
+              ox[j] = (float)(gv * zr[j] * S[j]);
+            }
+          }
+          if (gz) {
+            float *restrict oz = gz + o;
+            for (long j = 0; j < gs; j++) {
+              const double gv = ri * ((double)gr[j] * wg[j] - V[j] * m), zv = zr[j], sj = S[j];
+              oz[j] = (float)(gv * xr[j] * sj * (1.0 + zv * (1.0 - sj)));
+            }
+          }
+        }
+      }
+    }
+    free(sg);
+  }
+  if (oom) {
+    free(part);
+    napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
+    return NULL;
+  }
+  if (part) {
+    sum_blocks(part, nblk, Di);
+    for (long j = 0; j < Di; j++) gw[j] = (float)part[j];
+    free(part);
+  }
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * softplusBias and addDSkip (src/mamba2-ops.ts)
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * softplusFwd(raw, bias, y, rows, H) — softplusBias forward, model.md §3.4 step 4:
+ *   y[r,h] = softplus(v) = max(v, 0) + log1p(e^{−|v|}),  v = raw[r,h] + bias[h]
+ * Shapes: raw, y [rows, H]; bias [H]. v and the softplus in double (v exact), rounded once.
+ */
+static napi_value SoftplusFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "softplusFwd";
+  if (!loop_get_args(env, info, &a, 5, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 3, fn, "rows", &bad), H = arg_size(&a, 4, fn, "H", &bad);
+  const long n = rows * H;
+  const float *raw = arg_f32(&a, 0, n, 0, fn, "raw", &bad);
+  const float *bias = arg_f32(&a, 1, H, 0, fn, "bias", &bad);
+  float *y = arg_f32(&a, 2, n, 0, fn, "y", &bad);
+  if (bad || n == 0) return NULL;
+#pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN / 2) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const float *restrict rr = raw + r * H;
+    float *restrict yr = y + r * H;
+#pragma omp simd
+    for (long h = 0; h < H; h++) {
+      const double v = (double)rr[h] + (double)bias[h];
+      const double av = v < 0 ? -v : v;
+      yr[h] = (float)((v > 0 ? v : 0.0) + log1p_unit(exp_neg_d(-av)));
+    }
+  }
+  return NULL;
+}
+
+/* g · σ(raw + bias) in double (raw + bias exact) */
+static inline double softplus_grad(float raw, float bias, float g) {
+  return (double)g * sigmoid_d((double)raw + (double)bias);
+}
+
+/*
+ * softplusBwd(raw, bias, gy, graw|null, gbias|null, rows, H) — softplusBias backward:
+ *   graw[r,h] = gy[r,h] · σ(raw[r,h] + bias[h]),  gbias[h] = Σ_r graw[r,h]
+ * Shapes: raw, gy, graw [rows, H]; bias, gbias [H]. σ and graw in double (graw rounded once);
+ * gbias sums the double graw in blocks of RED_ROWS rows, partials added in block order
+ * (independent of the thread count).
+ */
+static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "softplusBwd";
+  if (!loop_get_args(env, info, &a, 7, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 5, fn, "rows", &bad), H = arg_size(&a, 6, fn, "H", &bad);
+  const long n = rows * H;
+  const float *raw = arg_f32(&a, 0, n, 0, fn, "raw", &bad);
+  const float *bias = arg_f32(&a, 1, H, 0, fn, "bias", &bad);
+  const float *gy = arg_f32(&a, 2, n, 0, fn, "gy", &bad);
+  float *gr = arg_f32(&a, 3, n, 1, fn, "graw", &bad);
+  float *gb = arg_f32(&a, 4, H, 1, fn, "gbias", &bad);
+  if (bad) return NULL;
+  if (n == 0) {
+    if (gb) memset(gb, 0, (size_t)H * sizeof(float));
+    return NULL;
+  }
+  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  double *part = gb ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
+  if (gb && !part) {
+    napi_throw_error(env, NULL, "softplusBwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN / 2) schedule(static)
+  for (long blk = 0; blk < nblk; blk++) {
+    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    double *restrict pk = part ? part + blk * H : NULL;
+    if (pk) memset(pk, 0, (size_t)H * sizeof(double));
+    if (!pk && !gr) continue;
+    for (long r = r0; r < r1; r++) {
+      const float *restrict rr = raw + r * H, *restrict g = gy + r * H;
+      float *restrict o = gr ? gr + r * H : NULL;
+      if (o && pk) {
+#pragma omp simd
+        for (long h = 0; h < H; h++) {
+          const double d = softplus_grad(rr[h], bias[h], g[h]);
+          o[h] = (float)d;
+          pk[h] += d;
+        }
+      } else if (o) {
+#pragma omp simd
+        for (long h = 0; h < H; h++) o[h] = (float)softplus_grad(rr[h], bias[h], g[h]);
+      } else {
+#pragma omp simd
+        for (long h = 0; h < H; h++) pk[h] += softplus_grad(rr[h], bias[h], g[h]);
+      }
+    }
+  }
+  if (part) {
+    sum_blocks(part, nblk, H);
+    for (long h = 0; h < H; h++) gb[h] = (float)part[h];
+    free(part);
+  }
+  return NULL;
+}
+
+/*
+ * dskipFwd(y, x, D, out, rows, H, P) — addDSkip forward, model.md §3.5 (the D·x term of y_t):
+ *   out[r,h,p] = y[r,h,p] + D[h] · x[r,h,p]
+ * Shapes: y, x, out [rows, H, P]; D [H]. Rows split across threads.
+ */
+static napi_value DskipFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "dskipFwd";
+  if (!loop_get_args(env, info, &a, 7, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 4, fn, "rows", &bad), H = arg_size(&a, 5, fn, "H", &bad);
+  long P = arg_size(&a, 6, fn, "P", &bad);
+  const long n = rows * H * P;
+  const float *y = arg_f32(&a, 0, n, 0, fn, "y", &bad);
+  const float *x = arg_f32(&a, 1, n, 0, fn, "x", &bad);
+  const float *D = arg_f32(&a, 2, H, 0, fn, "D", &bad);
+  float *out = arg_f32(&a, 3, n, 0, fn, "out", &bad);
+  if (bad || n == 0) return NULL;
+  const long HP = H * P;
+#pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++)
+    for (long h = 0; h < H; h++) {
+      const long o = r * HP + h * P;
+      const float *restrict yr = y + o, *restrict xr = x + o;
+      float *restrict orow = out + o;
+      const float d = D[h];
+      for (long p = 0; p < P; p++) orow[p] = yr[p] + d * xr[p];
+    }
+  return NULL;
+}
+
+/*
+ * dskipBwd(x, D, gy, gx|null, gD|null, rows, H, P) — addDSkip backward:
+ *   gx[r,h,p] = D[h] · gy[r,h,p],  gD[h] = Σ_{r,p} gy[r,h,p] · x[r,h,p]   (∂y = gy, not copied)
+ * Shapes: x, gy, gx [rows, H, P]; D, gD [H]. gD: the Σ_p of each (r,h) in double, added over
+ * blocks of RED_ROWS rows in double, partials added in block order (independent of the thread
+ * count).
+ */
+static napi_value DskipBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "dskipBwd";
+  if (!loop_get_args(env, info, &a, 8, fn)) return NULL;
+  int bad = 0;
+  long rows = arg_size(&a, 5, fn, "rows", &bad), H = arg_size(&a, 6, fn, "H", &bad);
+  long P = arg_size(&a, 7, fn, "P", &bad);
+  const long n = rows * H * P, HP = H * P;
+  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *D = arg_f32(&a, 1, H, 0, fn, "D", &bad);
+  const float *gy = arg_f32(&a, 2, n, 0, fn, "gy", &bad);
+  float *gx = arg_f32(&a, 3, n, 1, fn, "gx", &bad);
+  float *gD = arg_f32(&a, 4, H, 1, fn, "gD", &bad);
+  if (bad) return NULL;
+  if (n == 0) {
+    if (gD) memset(gD, 0, (size_t)H * sizeof(float));
+    return NULL;
+  }
+  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  double *part = gD ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
+  if (gD && !part) {
+    napi_throw_error(env, NULL, "dskipBwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
+  for (long blk = 0; blk < nblk; blk++) {
+    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    double *restrict pk = part ? part + blk * H : NULL;
+    if (pk) memset(pk, 0, (size_t)H * sizeof(double));
+    for (long r = r0; r < r1; r++)
+      for (long h = 0; h < H; h++) {
+        const long o = r * HP + h * P;
+        const float *restrict g = gy + o, *restrict xr = x + o;
+        if (gx) {
+          float *restrict ox = gx + o;
+          const float d = D[h];
+          for (long p = 0; p < P; p++) ox[p] = d * g[p];
+        }
+        if (pk) {
+          double s = 0;
+#pragma omp simd reduction(+ : s)
+          for (long p = 0; p < P; p++) s += (double)g[p] * xr[p];
+          pk[h] += s;
+        }
+      }
+  }
+  if (part) {
+    sum_blocks(part, nblk, H);
+    for (long h = 0; h < H; h++) gD[h] = (float)part[h];
+    free(part);
+  }
+  return NULL;
+}
 
 /* setThreads(n): threads used by every kernel of this addon from now on */
 static napi_value SetThreads(napi_env env, napi_callback_info info) {
@@ -22,6 +689,14 @@ static napi_value SetThreads(napi_env env, napi_callback_info info) {
 }
 
 NAPI_MODULE_INIT() {
+  loop_export(env, exports, "convFwd", ConvFwd);
+  loop_export(env, exports, "convBwd", ConvBwd);
+  loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
+  loop_export(env, exports, "rmsnormBwd", RmsnormBwd);
+  loop_export(env, exports, "softplusFwd", SoftplusFwd);
+  loop_export(env, exports, "softplusBwd", SoftplusBwd);
+  loop_export(env, exports, "dskipFwd", DskipFwd);
+  loop_export(env, exports, "dskipBwd", DskipBwd);
   loop_export(env, exports, "setThreads", SetThreads);
   return exports;
 }

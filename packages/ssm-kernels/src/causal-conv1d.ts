@@ -6,9 +6,10 @@
  * Shapes: x [B,T,C], weight [C,1,K] (or [C,K]), bias [C], init [B,C,K−1] → y [B,T,C].
  * Backward: gx[τ] = Σ_k w[c,k]·gy[τ+K−1−k], gw[c,k] = Σ_{b,t} gy[t]·in[t−K+1+k], gbias = Σ gy.
  * Loops run over t then k with the channel axis innermost (contiguous); the weight is first
- * transposed to [K,C] for the same reason.
+ * transposed to [K,C] for the same reason. A registered native kernel (native/ssm.c `convFwd`,
+ * `convBwd`) takes over the raw-array functions; these loops stay as fallback and reference.
  */
-import { allocF32, record1, shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
 
 export interface ConvShape {
   batch: number;
@@ -16,6 +17,35 @@ export interface ConvShape {
   channels: number;
   width: number;
 }
+
+/** native/ssm.c convFwd(B, T, C, K, x, weight, bias, init, y). */
+type ConvFwdNative = (
+  B: number,
+  T: number,
+  C: number,
+  K: number,
+  x: Float32Array,
+  weight: Float32Array,
+  bias: Float32Array | null,
+  init: Float32Array | null,
+  y: Float32Array,
+) => void;
+
+/** native/ssm.c convBwd(B, T, C, K, x, weight, init, gy, gx, gw, gbias, ginit). */
+type ConvBwdNative = (
+  B: number,
+  T: number,
+  C: number,
+  K: number,
+  x: Float32Array,
+  weight: Float32Array,
+  init: Float32Array | null,
+  gy: Float32Array,
+  gx: Float32Array | null,
+  gw: Float32Array | null,
+  gbias: Float32Array | null,
+  ginit: Float32Array | null,
+) => void;
 
 /** Weight [C,K] → [K,C]. */
 function transposeWeight(w: Float32Array, C: number, K: number): Float32Array {
@@ -33,6 +63,12 @@ export function causalConv1dForward(
   init: Float32Array | null,
 ): Float32Array {
   const { batch, seqLen: T, channels: C, width: K } = s;
+  const nat = nativeKernel<ConvFwdNative>("ssm/convFwd");
+  if (nat) {
+    const y = allocF32(batch * T * C);
+    nat(batch, T, C, K, x, weight, bias, init, y);
+    return y;
+  }
   const wt = transposeWeight(weight, C, K);
   const y = allocF32(batch * T * C);
   for (let b = 0; b < batch; b++) {
@@ -72,6 +108,17 @@ export function causalConv1dBackward(
   needs: { x: boolean; weight: boolean; bias: boolean; init: boolean },
 ): ConvGrads {
   const { batch, seqLen: T, channels: C, width: K } = s;
+  const nat = nativeKernel<ConvBwdNative>("ssm/convBwd");
+  if (nat) {
+    const g = {
+      x: needs.x ? allocF32(batch * T * C) : null,
+      weight: needs.weight ? allocF32(C * K) : null,
+      bias: needs.bias ? new Float32Array(C) : null,
+      init: needs.init && init ? allocF32(batch * C * (K - 1)) : null,
+    };
+    nat(batch, T, C, K, x, weight, init, gy, g.x, g.weight, g.bias, g.init);
+    return g;
+  }
   const wt = transposeWeight(weight, C, K);
   const gx = needs.x ? allocF32(batch * T * C) : null;
   const gwt = needs.weight ? new Float64Array(K * C) : null;

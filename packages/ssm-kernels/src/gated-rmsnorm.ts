@@ -6,8 +6,46 @@
  * Backward, with ĝ = gy ⊙ weight and v̂ = v·r per group:
  *   ∂v = r·(ĝ − v̂·mean(ĝ ⊙ v̂)),  ∂x = ∂v ⊙ silu(z),  ∂z = ∂v ⊙ x ⊙ silu'(z),
  *   silu'(z) = σ(z)(1 + z(1 − σ(z))),  ∂weight = Σ_rows gy ⊙ v̂.
+ * A registered native kernel (native/ssm.c `rmsnormFwd`, `rmsnormBwd`) takes over the raw-array
+ * functions; these loops stay as fallback and reference.
  */
-import { allocF32, record1, sameShape, shapeStr, sigmoidScalar, type Tensor } from "@loop/tensor";
+import {
+  allocF32,
+  nativeKernel,
+  record1,
+  sameShape,
+  shapeStr,
+  sigmoidScalar,
+  type Tensor,
+} from "@loop/tensor";
+
+/** native/ssm.c rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv, y). */
+type RmsnormFwdNative = (
+  x: Float32Array,
+  z: Float32Array,
+  weight: Float32Array,
+  rows: number,
+  Di: number,
+  G: number,
+  eps: number,
+  rinv: Float32Array | null,
+  y: Float32Array,
+) => void;
+
+/** native/ssm.c rmsnormBwd(x, z, weight, rows, Di, G, rinv, gy, gx, gz, gw). */
+type RmsnormBwdNative = (
+  x: Float32Array,
+  z: Float32Array,
+  weight: Float32Array,
+  rows: number,
+  Di: number,
+  G: number,
+  rinv: Float32Array,
+  gy: Float32Array,
+  gx: Float32Array | null,
+  gz: Float32Array | null,
+  gw: Float32Array | null,
+) => void;
 
 /** Forward on raw arrays: `rows` rows of Di channels. Fills `rinv` [rows·G] when given. */
 export function gatedRmsnormForward(
@@ -22,6 +60,11 @@ export function gatedRmsnormForward(
   out: Float32Array | null = null,
 ): Float32Array {
   const y = out ?? allocF32(rows * Di);
+  const nat = nativeKernel<RmsnormFwdNative>("ssm/rmsnormFwd");
+  if (nat) {
+    nat(x, z, weight, rows, Di, G, eps, rinv, y);
+    return y;
+  }
   const gs = Di / G;
   for (let r = 0; r < rows; r++) {
     for (let g = 0; g < G; g++) {
@@ -53,6 +96,16 @@ export function gatedRmsnormBackward(
   gy: Float32Array,
   needs: { x: boolean; z: boolean; weight: boolean },
 ): { x: Float32Array | null; z: Float32Array | null; weight: Float32Array | null } {
+  const nat = nativeKernel<RmsnormBwdNative>("ssm/rmsnormBwd");
+  if (nat) {
+    const g = {
+      x: needs.x ? allocF32(rows * Di) : null,
+      z: needs.z ? allocF32(rows * Di) : null,
+      weight: needs.weight ? new Float32Array(Di) : null,
+    };
+    nat(x, z, weight, rows, Di, G, rinv, gy, g.x, g.z, g.weight);
+    return g;
+  }
   const gs = Di / G;
   const gx = needs.x ? allocF32(rows * Di) : null;
   const gz = needs.z ? allocF32(rows * Di) : null;
