@@ -6,8 +6,17 @@
  * Tiles are held transposed (rows: keys, columns: the G·blockQ queries of a head group) so
  * each product is a plain row-major GEMM. A (batch, KV head) unit owns dk, dv of its KV head
  * and dq of its query heads, so units run in parallel (parallelFor) without write conflicts.
+ * A registered native kernel (native/attention.c `flashBwd`, OpenMP over the same units) takes
+ * over; these loops stay as fallback and reference.
  */
-import { defineKernel, fastExp, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
+import {
+  defineKernel,
+  fastExp,
+  gemm,
+  type KernelArgs,
+  nativeKernel,
+  parallelFor,
+} from "@loop/tensor";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 
@@ -110,7 +119,53 @@ const backwardKernel = defineKernel<FlashBackwardArgs>(
   backwardUnits,
 );
 
+/**
+ * native/attention.c flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv,
+ * hd, blockQ, blockK): the given outputs are overwritten.
+ */
+type FlashBwdNative = (
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  y: Float32Array,
+  lse: Float32Array,
+  gy: Float32Array,
+  dq: Float32Array | null,
+  dk: Float32Array | null,
+  dv: Float32Array | null,
+  B: number,
+  T: number,
+  Hq: number,
+  Hkv: number,
+  hd: number,
+  blockQ: number,
+  blockK: number,
+) => void;
+
 /** Compute the needed gradients into `a.dq`, `a.dk`, `a.dv` (all zero on entry). */
 export function flashBackward(a: FlashBackwardArgs): void {
+  const nat = nativeKernel<FlashBwdNative>("attention/flashBwd");
+  if (nat) {
+    const { B, T, Hq, Hkv, hd, blockQ, blockK } = a;
+    nat(
+      a.q,
+      a.k,
+      a.v,
+      a.y,
+      a.lse,
+      a.gy,
+      a.needQ ? a.dq : null,
+      a.needK ? a.dk : null,
+      a.needV ? a.dv : null,
+      B,
+      T,
+      Hq,
+      Hkv,
+      hd,
+      blockQ,
+      blockK,
+    );
+    return;
+  }
   parallelFor(backwardKernel, a.B * a.Hkv, a);
 }

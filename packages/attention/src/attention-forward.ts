@@ -6,9 +6,18 @@
  * and row sum l (online softmax): O ← e^{m_old − m_new}·O + e^{S − m_new}·V; at the end
  * y = O / l and lse = m + log l. The G = Hq/Hkv query heads that share a KV head form one tile
  * of G·blockQ rows. Work is split over (batch, KV head) units, which write disjoint parts of y
- * and lse, with parallelFor (serial without a thread pool).
+ * and lse, with parallelFor (serial without a thread pool). A registered native kernel
+ * (native/attention.c `flashFwd`, OpenMP over (batch, KV head, query tile)) takes over; these
+ * loops stay as fallback and reference.
  */
-import { defineKernel, fastExp, gemm, type KernelArgs, parallelFor } from "@loop/tensor";
+import {
+  defineKernel,
+  fastExp,
+  gemm,
+  type KernelArgs,
+  nativeKernel,
+  parallelFor,
+} from "@loop/tensor";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 
@@ -101,7 +110,28 @@ const forwardKernel = defineKernel<FlashForwardArgs>(
   forwardUnits,
 );
 
+/** native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK). */
+type FlashFwdNative = (
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  y: Float32Array,
+  lse: Float32Array,
+  B: number,
+  T: number,
+  Hq: number,
+  Hkv: number,
+  hd: number,
+  blockQ: number,
+  blockK: number,
+) => void;
+
 /** Fill `a.y` and `a.lse` (every entry is written). */
 export function flashForward(a: FlashForwardArgs): void {
+  const nat = nativeKernel<FlashFwdNative>("attention/flashFwd");
+  if (nat) {
+    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK);
+    return;
+  }
   parallelFor(forwardKernel, a.B * a.Hkv, a);
 }

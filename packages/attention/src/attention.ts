@@ -4,9 +4,10 @@
  *   floor(j·Hkv/Hq); y[t,j] = softmax_{s ≤ t}(q[t,j]·k[s]/sqrt(hd)) · v[s].
  * Forward in attention-forward.ts, backward in attention-backward.ts. The op saves q, k, v, y
  * and the per-row log-sum-exp lse [B, Hq, T]: memory is linear in T, no [T, T] matrix exists.
- * With a thread pool, (batch, KV head) units run in parallel.
+ * With a thread pool, (batch, KV head) units run in parallel. The native kernels
+ * (native/attention.c, when registered) read ordinary memory: nothing is staged for them.
  */
-import { allocF32, record1, type Tensor, threadCount } from "@loop/tensor";
+import { allocF32, nativeKernel, record1, type Tensor, threadCount } from "@loop/tensor";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
@@ -28,9 +29,13 @@ function blockSize(value: number | undefined, name: string): number {
   return b;
 }
 
-/** Worker threads only see shared memory: stage an ordinary array when a pool is running. */
-function shareable(a: Float32Array): Float32Array {
+/**
+ * Worker threads only see shared memory: stage an ordinary array when a pool is running and the
+ * portable kernel `kernel` ("flashFwd" / "flashBwd") will run.
+ */
+function shareable(a: Float32Array, kernel: string): Float32Array {
   if (threadCount() === 1 || a.buffer instanceof SharedArrayBuffer) return a;
+  if (nativeKernel(`attention/${kernel}`)) return a;
   const s = allocF32(a.length);
   s.set(a);
   return s;
@@ -46,7 +51,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const blockK = blockSize(opts.blockK, "blockK");
   const y = allocF32(q.size);
   const lse = allocF32(d.B * d.Hq * d.T);
-  const [qd, kd, vd] = [q.data, k.data, v.data].map(shareable) as [
+  const [qd, kd, vd] = [q.data, k.data, v.data].map((a) => shareable(a, "flashFwd")) as [
     Float32Array,
     Float32Array,
     Float32Array,
@@ -64,7 +69,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       v: vd,
       y,
       lse,
-      gy: shareable(gy!),
+      gy: shareable(gy!, "flashBwd"),
       dq,
       dk,
       dv,

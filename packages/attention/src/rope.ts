@@ -9,8 +9,23 @@
  * The backward applies the inverse rotation (angle −a) to the upstream gradient:
  *     gx[i] = g[i]·cos a + g[i + hd/2]·sin a,  gx[i + hd/2] = g[i + hd/2]·cos a − g[i]·sin a
  * Angles and their cos/sin are computed in float64 (large p·θ_i loses accuracy in float32).
+ * A registered native kernel (native/attention.c `rope`) takes over the rotation loop; the loop
+ * below stays as fallback and reference.
  */
-import { allocF32, record1, shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
+
+/** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign). */
+type RopeNative = (
+  src: Float32Array,
+  dst: Float32Array,
+  B: number,
+  T: number,
+  H: number,
+  hd: number,
+  cos: Float64Array,
+  sin: Float64Array,
+  sign: number,
+) => void;
 
 export interface RopeOptions {
   /** Base `rope_theta` (default 10000). */
@@ -68,6 +83,11 @@ function rotate(
   sin: Float64Array,
   sign: 1 | -1,
 ): void {
+  const nat = nativeKernel<RopeNative>("attention/rope");
+  if (nat) {
+    nat(src, dst, B, T, H, hd, cos, sin, sign);
+    return;
+  }
   const half = hd / 2;
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {

@@ -2,9 +2,31 @@
  * Fused SwiGLU gate (model.md §5): y = silu(gate) ⊙ up, silu(x) = x·σ(x).
  *   gate, up [..., F] (same shape) → y [..., F]
  *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ silu(gate)
- * Nothing is saved beyond the inputs: σ is recomputed in the backward.
+ * Nothing is saved beyond the inputs: σ is recomputed in the backward. Registered native
+ * kernels (native/attention.c `swigluFwd`, `swigluBwd`) take over the loops, which stay as
+ * fallback and reference.
  */
-import { allocF32, record1, sameShape, shapeStr, sigmoidScalar, type Tensor } from "@loop/tensor";
+import {
+  allocF32,
+  nativeKernel,
+  record1,
+  sameShape,
+  shapeStr,
+  sigmoidScalar,
+  type Tensor,
+} from "@loop/tensor";
+
+/** native/attention.c swigluFwd(gate, up, y, n). */
+type SwigluFwdNative = (g: Float32Array, u: Float32Array, y: Float32Array, n: number) => void;
+/** native/attention.c swigluBwd(gate, up, gy, dgate|null, dup|null, n). */
+type SwigluBwdNative = (
+  g: Float32Array,
+  u: Float32Array,
+  gy: Float32Array,
+  dg: Float32Array | null,
+  du: Float32Array | null,
+  n: number,
+) => void;
 
 export function swiglu(gate: Tensor, up: Tensor): Tensor {
   if (!sameShape(gate.shape, up.shape)) {
@@ -16,11 +38,18 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const g = gate.data;
   const u = up.data;
   const y = allocF32(n);
-  for (let i = 0; i < n; i++) y[i] = g[i]! * sigmoidScalar(g[i]!) * u[i]!;
+  const natF = nativeKernel<SwigluFwdNative>("attention/swigluFwd");
+  if (natF) natF(g, u, y, n);
+  else for (let i = 0; i < n; i++) y[i] = g[i]! * sigmoidScalar(g[i]!) * u[i]!;
   return record1("swiglu", [gate, up], y, gate.shape, ([gy], needs) => {
     const G = gy!;
     const dg = needs[0] ? allocF32(n) : null;
     const du = needs[1] ? allocF32(n) : null;
+    const natB = nativeKernel<SwigluBwdNative>("attention/swigluBwd");
+    if (natB) {
+      natB(g, u, G, dg, du, n);
+      return [dg, du];
+    }
     for (let i = 0; i < n; i++) {
       const x = g[i]!;
       const s = sigmoidScalar(x);
