@@ -453,14 +453,21 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
             for (long j = 0; j < gs; j++) pg[j] += (double)gr[j] * V[j];
           }
           const double m = dot / (double)gs;
-          if (gx) {
+          if (gx && gz) {
+            float *restrict ox = gx + o, *restrict oz = gz + o;
+            for (long j = 0; j < gs; j++) {
+              const double gv = ri * ((double)gr[j] * wg[j] - V[j] * m), zv = zr[j], sj = S[j];
+              const double gvs = gv * sj;
+              ox[j] = (float)(gvs * zv);
+              oz[j] = (float)(gvs * xr[j] * (1.0 + zv * (1.0 - sj)));
+            }
+          } else if (gx) {
             float *restrict ox = gx + o;
             for (long j = 0; j < gs; j++) {
               const double gv = ri * ((double)gr[j] * wg[j] - V[j] * m);
               ox[j] = (float)(gv * zr[j] * S[j]);
             }
-          }
-          if (gz) {
+          } else if (gz) {
             float *restrict oz = gz + o;
             for (long j = 0; j < gs; j++) {
               const double gv = ri * ((double)gr[j] * wg[j] - V[j] * m), zv = zr[j], sj = S[j];

@@ -9,7 +9,14 @@
  * transposed to [K,C] for the same reason. A registered native kernel (native/ssm.c `convFwd`,
  * `convBwd`) takes over the raw-array functions; these loops stay as fallback and reference.
  */
-import { allocF32, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
+import {
+  allocF32,
+  allocF32Uninit,
+  nativeKernel,
+  record1,
+  shapeStr,
+  type Tensor,
+} from "@loop/tensor";
 
 export interface ConvShape {
   batch: number;
@@ -65,7 +72,7 @@ export function causalConv1dForward(
   const { batch, seqLen: T, channels: C, width: K } = s;
   const nat = nativeKernel<ConvFwdNative>("ssm/convFwd");
   if (nat) {
-    const y = allocF32(batch * T * C);
+    const y = allocF32Uninit(batch * T * C); // (the kernel writes every element)
     nat(batch, T, C, K, x, weight, bias, init, y);
     return y;
   }
@@ -111,10 +118,10 @@ export function causalConv1dBackward(
   const nat = nativeKernel<ConvBwdNative>("ssm/convBwd");
   if (nat) {
     const g = {
-      x: needs.x ? allocF32(batch * T * C) : null,
-      weight: needs.weight ? allocF32(C * K) : null,
+      x: needs.x ? allocF32Uninit(batch * T * C) : null, // (the kernel writes every element)
+      weight: needs.weight ? allocF32Uninit(C * K) : null,
       bias: needs.bias ? new Float32Array(C) : null,
-      init: needs.init && init ? allocF32(batch * C * (K - 1)) : null,
+      init: needs.init && init ? allocF32Uninit(batch * C * (K - 1)) : null,
     };
     nat(batch, T, C, K, x, weight, init, gy, g.x, g.weight, g.bias, g.init);
     return g;

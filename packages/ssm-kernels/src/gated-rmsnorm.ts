@@ -11,6 +11,7 @@
  */
 import {
   allocF32,
+  allocF32Uninit,
   nativeKernel,
   record1,
   sameShape,
@@ -59,12 +60,13 @@ export function gatedRmsnormForward(
   rinv: Float32Array | null = null,
   out: Float32Array | null = null,
 ): Float32Array {
-  const y = out ?? allocF32(rows * Di);
   const nat = nativeKernel<RmsnormFwdNative>("ssm/rmsnormFwd");
   if (nat) {
+    const y = out ?? allocF32Uninit(rows * Di); // (the kernel writes every element)
     nat(x, z, weight, rows, Di, G, eps, rinv, y);
     return y;
   }
+  const y = out ?? allocF32(rows * Di);
   const gs = Di / G;
   for (let r = 0; r < rows; r++) {
     for (let g = 0; g < G; g++) {
@@ -99,8 +101,8 @@ export function gatedRmsnormBackward(
   const nat = nativeKernel<RmsnormBwdNative>("ssm/rmsnormBwd");
   if (nat) {
     const g = {
-      x: needs.x ? allocF32(rows * Di) : null,
-      z: needs.z ? allocF32(rows * Di) : null,
+      x: needs.x ? allocF32Uninit(rows * Di) : null, // (the kernel writes every element)
+      z: needs.z ? allocF32Uninit(rows * Di) : null,
       weight: needs.weight ? new Float32Array(Di) : null,
     };
     nat(x, z, weight, rows, Di, G, rinv, gy, g.x, g.z, g.weight);

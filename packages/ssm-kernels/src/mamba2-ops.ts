@@ -10,6 +10,7 @@
  */
 import {
   allocF32,
+  allocF32Uninit,
   nativeKernel,
   record1,
   sameShape,
@@ -68,8 +69,9 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   const rows = n / H;
   const rd = raw.data;
   const bd = bias.data;
-  const y = allocF32(n);
   const nat = nativeKernel<SoftplusFwdNative>("ssm/softplusFwd");
+  // (the native kernels write every element of their outputs: no zero fill)
+  const y = nat ? allocF32Uninit(n) : allocF32(n);
   if (nat) nat(rd, bd, y, rows, H);
   else {
     for (let r = 0, o = 0; r < rows; r++, o += H) {
@@ -80,7 +82,7 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
     const gy = g!;
     const natB = nativeKernel<SoftplusBwdNative>("ssm/softplusBwd");
     if (natB) {
-      const gr = needs[0] ? allocF32(n) : null;
+      const gr = needs[0] ? allocF32Uninit(n) : null;
       const gb = needs[1] ? new Float32Array(H) : null;
       natB(rd, bd, gy, gr, gb, rows, H);
       return [gr, gb];
@@ -114,8 +116,8 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
   const yd = y.data;
   const xd = x.data;
   const dd = d.data;
-  const out = allocF32(n);
   const nat = nativeKernel<DskipFwdNative>("ssm/dskipFwd");
+  const out = nat ? allocF32Uninit(n) : allocF32(n);
   if (nat) nat(yd, xd, dd, out, rows, H, P);
   else {
     for (let r = 0, o = 0; r < rows; r++) {
@@ -131,7 +133,7 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
     let gd: Float32Array | null = null;
     const natB = nativeKernel<DskipBwdNative>("ssm/dskipBwd");
     if (natB) {
-      gx = needs[1] ? allocF32(n) : null;
+      gx = needs[1] ? allocF32Uninit(n) : null;
       gd = needs[2] ? new Float32Array(H) : null;
       if (gx || gd) natB(xd, dd, gy, gx, gd, rows, H, P);
     } else if (needs[1]) {

@@ -5,7 +5,14 @@
  * native must match portable within the stated tolerance and 1- and 2-thread results must be
  * bitwise identical (rows are split across threads, reductions use fixed row blocks).
  */
-import { backward, Rng, registerNativeKernels, Tensor } from "@loop/tensor";
+import {
+  allocF32Uninit,
+  backward,
+  Rng,
+  registerNativeKernels,
+  Tensor,
+  withScratch,
+} from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -82,16 +89,34 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
     addon.setThreads(1);
   });
 
+  /**
+   * f inside a scratch scope whose pool holds NaN-filled buffers (the native paths take their
+   * outputs unzeroed from the pool, so an element a kernel fails to write shows as NaN); the
+   * returned arrays are copied out before the scope ends.
+   */
+  function scoped(f: () => Record<string, N>): Record<string, N> {
+    withScratch(() => {
+      for (let b = 10; b <= 19; b++)
+        for (let i = 0; i < 8; i++) allocF32Uninit(2 ** b).fill(Number.NaN);
+    });
+    return withScratch(() => {
+      const out: Record<string, N> = {};
+      for (const [k, v] of Object.entries(f())) out[k] = v ? Float32Array.from(v) : null;
+      return out;
+    });
+  }
+
+  type Arrays = Record<string, N>;
   /** f with the portable loops, and with the native kernels on 1 and 2 threads. */
-  function run<T>(f: () => T): { ref: T; one: T; two: T } {
+  function run(f: () => Arrays): { ref: Arrays; one: Arrays; two: Arrays } {
     registerNativeKernels("ssm", null);
-    const ref = f();
+    const ref = scoped(f);
     registerNativeKernels("ssm", fns);
     try {
       addon.setThreads(1);
-      const one = f();
+      const one = scoped(f);
       addon.setThreads(2);
-      const two = f();
+      const two = scoped(f);
       return { ref, one, two };
     } finally {
       registerNativeKernels("ssm", null);
@@ -101,7 +126,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
 
   /** Compare named arrays: native within `tol` (relErr) of portable, 1 and 2 threads equal. */
   function check(
-    r: { ref: Record<string, N>; one: Record<string, N>; two: Record<string, N> },
+    r: { ref: Arrays; one: Arrays; two: Arrays },
     tol: Record<string, number>,
     label: string,
   ): void {
@@ -220,7 +245,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
       });
       check(fwd, { y: 2e-6, rinv: 1e-6, yNoRinv: 2e-6 }, label);
       expect(sameBits(fwd.one.yNoRinv, fwd.one.y)).toBe(true);
-      const rinv = fwd.ref.rinv;
+      const rinv = fwd.ref.rinv!;
       for (const needs of [
         { x: true, z: true, weight: true },
         { x: true, z: false, weight: false },
@@ -267,7 +292,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
       const exact = Math.max(v, 0) + Math.log1p(Math.exp(-Math.abs(v)));
       const f = Math.fround(exact);
       const ulp = f === 0 ? 2 ** -149 : Math.max(2 ** -149, 2 ** (Math.floor(Math.log2(f)) - 23));
-      worst = Math.max(worst, Math.abs(r.one.y[i]! - exact) / ulp);
+      worst = Math.max(worst, Math.abs(r.one.y![i]! - exact) / ulp);
     }
     expect(worst).toBeLessThanOrEqual(0.501);
   });
