@@ -62,6 +62,26 @@ export function ropeTables(
   return { cos, sin };
 }
 
+/** The last few tables (every layer and loop step asks for the same ones); never mutated. */
+const tableCache: { key: string; tables: { cos: Float64Array; sin: Float64Array } }[] = [];
+const TABLE_CACHE_SIZE = 4;
+
+/** ropeTables, remembered for the last few argument sets. */
+function cachedTables(
+  headDim: number,
+  T: number,
+  theta: number,
+  offset: number,
+): { cos: Float64Array; sin: Float64Array } {
+  const key = `${headDim},${T},${theta},${offset}`;
+  const hit = tableCache.find((e) => e.key === key);
+  if (hit) return hit.tables;
+  const tables = ropeTables(headDim, T, theta, offset);
+  tableCache.unshift({ key, tables });
+  if (tableCache.length > TABLE_CACHE_SIZE) tableCache.pop();
+  return tables;
+}
+
 function checkHeadDim(headDim: number): void {
   if (!Number.isInteger(headDim) || headDim <= 0 || headDim % 2 !== 0) {
     throw new Error(`rope: head_dim must be a positive even integer, got ${headDim}`);
@@ -115,11 +135,11 @@ export function rope(x: Tensor, opts: RopeOptions = {}): Tensor {
   }
   const [B, T, H, hd] = x.shape as [number, number, number, number];
   checkHeadDim(hd);
-  const { cos, sin } = ropeTables(hd, T, opts.theta ?? 10000, opts.offset ?? 0);
+  const { cos, sin } = cachedTables(hd, T, opts.theta ?? 10000, opts.offset ?? 0);
   const y = allocF32(x.size);
   rotate(x.data, y, B, T, H, hd, cos, sin, 1);
   return record1("rope", [x], y, x.shape, ([g]) => {
-    const gx = new Float32Array(x.size);
+    const gx = allocF32(x.size);
     rotate(g!, gx, B, T, H, hd, cos, sin, -1);
     return [gx];
   });
@@ -136,6 +156,6 @@ export function ropeInPlace(
   offset: number,
 ): void {
   const [B, T, H, hd] = shape;
-  const { cos, sin } = ropeTables(hd, T, theta, offset);
+  const { cos, sin } = cachedTables(hd, T, theta, offset);
   rotate(data, data, B, T, H, hd, cos, sin, 1);
 }
