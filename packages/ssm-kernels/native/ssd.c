@@ -19,11 +19,14 @@
  * type and length, so a wrong call throws instead of reading past an array. Parallel loops run
  * over the same items as the portable parallelFor kernels — (batch, head) for the chunk
  * recurrences, (batch, chunk, group) for C·Bᵀ and the group sums — each item computed entirely
- * by one thread with the serial loop_gemm_block, so the results are the same bits for any
+ * by one thread with the serial block products below, so the results are the same bits for any
  * thread count. Scratch is allocated once per call and thread.
  */
 #include <math.h>
 #include <omp.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,23 @@ static int arg_dims(loop_args *a, size_t i, const char *fn, ssd_dims *d) {
   return 1;
 }
 
+/*
+ * Scratch of the calling thread, kept between calls (OpenMP threads persist) and grown on
+ * demand: fresh memory for every call would fault its pages in each time. 64-byte aligned.
+ */
+static __thread void *scratch_buf;
+static __thread size_t scratch_cap;
+
+static void *thread_scratch(size_t bytes) {
+  if (bytes > scratch_cap) {
+    free(scratch_buf);
+    scratch_buf = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    scratch_cap = scratch_buf ? bytes : 0;
+    if (!scratch_buf) abort();
+  }
+  return scratch_buf;
+}
+
 /* threads for a parallel loop over `items` items of `work` multiply-adds in all */
 static int threads_for(long items, double work) {
   if (work < PAR_MIN_WORK || items < 2) return 1;
@@ -138,21 +158,175 @@ static void chunk_decays(const float *dt, long stride, float Ah, long L, double 
   }
 }
 
-/* serial C = alpha·op(A)·op(B) + beta·C (sgemm.h), M×N, inner size K */
-static inline void gemm(int tA, int tB, long M, long N, long K, const float *A, long lda,
-                        const float *B, long ldb, float beta, float *C, long ldc) {
-  loop_gemm_block(tA, tB, 0, M, 0, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-}
-
 /* zero L rows of n floats, leading dimension ld */
 static void zero_rows(float *p, long L, long n, long ld) {
   for (long i = 0; i < L; i++) memset(p + i * ld, 0, (size_t)n * sizeof(float));
 }
 
-/* dst[c·rows + r] = src[r·cols + c]: a rows×cols block to cols×rows */
+#if defined(__AVX512F__)
+/* one 16×16 block: dst[c·ldd + r] = src[r·lds + c] in registers (unpack, shuffle, 2 lane steps) */
+static inline void transpose16(const float *src, long lds, float *dst, long ldd) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int j = 0; j < 4; j++) {
+      t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  for (int j = 0; j < 8; j++) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+  }
+  for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+}
+#endif
+
+/* dst[c·ldd + r] = src[r·lds + c] for r < rows, c < cols (16×16 blocks in registers) */
+static void transpose_ld(const float *restrict src, long lds, long rows, long cols,
+                         float *restrict dst, long ldd) {
+  long r0 = 0;
+#if defined(__AVX512F__)
+  for (; r0 + 16 <= rows; r0 += 16) {
+    long c0 = 0;
+    for (; c0 + 16 <= cols; c0 += 16)
+      transpose16(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
+    for (long r = r0; r < r0 + 16; r++)
+      for (long c = c0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+  }
+#endif
+  for (long r = r0; r < rows; r++)
+    for (long c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+
+/* dst[c·rows + r] = src[r·cols + c]: a contiguous rows×cols block to cols×rows */
 static void transpose(const float *restrict src, long rows, long cols, float *restrict dst) {
-  for (long r = 0; r < rows; r++)
-    for (long c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+  transpose_ld(src, cols, rows, cols, dst, rows);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Block products without packing
+ *
+ * The blocks are small (L ≤ chunk, P, N: tens of rows and columns) and live in L1/L2, so instead
+ * of the packed sgemm.h path (whose packing costs as much as the product at these sizes) each
+ * product streams the rows of B straight from memory into a register tile of RB (RB_NARROW)
+ * rows × CB vectors (vf, VW floats, from sgemm.h), broadcasting the A entries. B is always row-major
+ * (callers transpose small operands into scratch first); A may be read transposed (strides).
+ * Triangular A skips the k range that is zero; a lower output skips the column vectors entirely
+ * above the diagonal. Each element of C is one sum over k in increasing order whatever the
+ * blocking: no dependence on threads.
+ * ------------------------------------------------------------------------------------------- */
+
+#if VW == 16
+/* 6×4 zmm accumulators + 4 B vectors + 1 broadcast ≤ 32 registers; narrow products (≤ 2
+ * vectors of columns) take 12 rows, so that at least 12 independent sums hide the FMA latency */
+#define RB 6
+#define CB 4
+#define RB_NARROW 12
+#else
+#define RB 4
+#define CB 2
+#define RB_NARROW 4
+#endif
+#define RB_MAX (RB_NARROW > RB ? RB_NARROW : RB)
+
+enum {
+  A_LOWER = 1, /* A(i,k) = 0 for k > i: k < i + 1 only */
+  A_UPPER = 2, /* A(i,k) = 0 for k < i: k ≥ i only */
+  C_LOWER = 4, /* only C(i,j), j ≤ i, is wanted (others may be written with any value) */
+};
+
+/* one register tile: rb rows × nv vectors of C, k in [k0, k1) */
+static inline __attribute__((always_inline)) void mm_tile(const int rb, const int nv, long k0,
+                                                          long k1, const float *A, long sa,
+                                                          long sk, const float *B, long ldb,
+                                                          int acc, float *C, long ldc) {
+  vf c[RB_MAX][CB];
+#pragma GCC unroll 12
+  for (int i = 0; i < rb; i++)
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++) c[i][v] = (vf){0};
+  const float *a = A + k0 * sk, *b = B + k0 * ldb;
+  for (long k = k0; k < k1; k++, a += sk, b += ldb) {
+    vf bv[CB];
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++) bv[v] = *(const vf *)(b + v * VW);
+#pragma GCC unroll 12
+    for (int i = 0; i < rb; i++) {
+      vf ai = a[i * sa] - (vf){0}; /* (x − 0 is x: a plain broadcast; x + 0 is not, for x = −0) */
+#pragma GCC unroll 4
+      for (int v = 0; v < nv; v++) c[i][v] += ai * bv[v];
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < rb; i++)
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++) {
+      vf *p = (vf *)(C + i * ldc + v * VW);
+      *p = acc ? *p + c[i][v] : c[i][v];
+    }
+}
+
+#define MM_CASE(R, V)                                                                      \
+  case (R) * 8 + (V):                                                                      \
+    mm_tile(R, V, k0, k1, A + i0 * sa, sa, sk, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
+    break;
+#if VW == 16
+#define MM_CASES_W(R) MM_CASE(R, 1) MM_CASE(R, 2) MM_CASE(R, 3) MM_CASE(R, 4)
+#define MM_CASES_N(R) MM_CASE(R, 1) MM_CASE(R, 2)
+#define MM_CASES                                                                          \
+  MM_CASES_W(1) MM_CASES_W(2) MM_CASES_W(3) MM_CASES_W(4) MM_CASES_W(5) MM_CASES_W(6)     \
+  MM_CASES_N(7) MM_CASES_N(8) MM_CASES_N(9) MM_CASES_N(10) MM_CASES_N(11) MM_CASES_N(12)
+#else
+#define MM_CASES_W(R) MM_CASE(R, 1) MM_CASE(R, 2)
+#define MM_CASES MM_CASES_W(1) MM_CASES_W(2) MM_CASES_W(3) MM_CASES_W(4)
+#endif
+
+/*
+ * C (=, or += with acc) op(A)·B: M×Nn, inner size K; op(A)(i,k) = A[i·sa + k·sk] (A: sa = lda,
+ * sk = 1; Aᵀ: sa = 1, sk = lda), B row-major with leading dimension ldb; `mode` of A_LOWER,
+ * A_UPPER, C_LOWER (see above).
+ */
+static void mm(long M, long Nn, long K, int mode, const float *A, long sa, long sk, const float *B,
+               long ldb, int acc, float *C, long ldc) {
+  const long nvec = Nn / VW, jt = nvec * VW;
+  const int rbm = nvec <= 2 ? RB_NARROW : RB; /* rows per register tile */
+  for (long i0 = 0; i0 < M; i0 += rbm) {
+    const int rb = M - i0 < rbm ? (int)(M - i0) : rbm;
+    const long k0 = (mode & A_UPPER) ? i0 : 0;
+    const long k1 = (mode & A_LOWER) && i0 + rb < K ? i0 + rb : K;
+    /* column vectors this row block needs */
+    long nv_all = nvec;
+    if (mode & C_LOWER) {
+      long need = (i0 + rb + VW - 1) / VW;
+      if (need < nv_all) nv_all = need;
+    }
+    for (long jv = 0; jv < nv_all; jv += CB) {
+      const int nv = nv_all - jv < CB ? (int)(nv_all - jv) : CB;
+      const long j0 = jv * VW;
+      switch (rb * 8 + nv) { MM_CASES }
+    }
+    /* the last Nn mod VW columns */
+    for (long j = jt; j < Nn; j++) {
+      if ((mode & C_LOWER) && j >= i0 + rb) break;
+      for (int i = 0; i < rb; i++) {
+        const float *a = A + (i0 + i) * sa;
+        float s = 0;
+        for (long k = k0; k < k1; k++) s += a[k * sk] * B[k * ldb + j];
+        float *p = C + (i0 + i) * ldc + j;
+        *p = acc ? *p + s : s;
+      }
+    }
+  }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -194,22 +368,27 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   /* C·Bᵀ per (b, c, g) */
   const long ncb = d.batch * nc * G;
   const int t1 = threads_for(ncb, (double)ncb * Lc * Lc * N);
-#pragma omp parallel for num_threads(t1) schedule(static)
-  for (long item = 0; item < ncb; item++) {
-    const long g = item % G, c = (item / G) % nc, b = item / (G * nc);
-    const long t0 = c * Lc, L = T - t0 < Lc ? T - t0 : Lc;
-    const long bc = ((b * T + t0) * G + g) * N;
-    gemm(0, 1, L, L, N, C + bc, ldb, B + bc, ldb, 0.0f, cb + item * LL, Lc);
+#pragma omp parallel num_threads(t1)
+  {
+    float *Bt = thread_scratch(sizeof(float) * (size_t)(N * Lc));
+#pragma omp for schedule(static)
+    for (long item = 0; item < ncb; item++) {
+      const long g = item % G, c = (item / G) % nc, b = item / (G * nc);
+      const long t0 = c * Lc, L = T - t0 < Lc ? T - t0 : Lc;
+      const long bc = ((b * T + t0) * G + g) * N;
+      transpose_ld(B + bc, ldb, L, N, Bt, Lc);
+      /* the lower triangle only: the passes read cb_ij for j ≤ i */
+      mm(L, L, N, C_LOWER, C + bc, ldb, 1, Bt, Lc, 0, cb + item * LL, Lc);
+    }
   }
 
   /* the chunk recurrence per (b, h) */
   const int t2 = threads_for(BH, (double)BH * T * (Lc * P + 2.0 * N * P));
 #pragma omp parallel num_threads(t2)
   {
-    float *st = malloc(sizeof(float) * (size_t)(PN + LL + 2 * Lc * N + Lc));
-    double *dbl = malloc(sizeof(double) * (size_t)(3 * Lc));
-    if (!st || !dbl) abort();
-    float *M = st + PN, *W = M + LL, *Wb = W + Lc * N, *dtc = Wb + Lc * N;
+    double *dbl = thread_scratch(sizeof(double) * (size_t)(3 * Lc) +
+                                 sizeof(float) * (size_t)(PN + LL + 2 * Lc * N + Lc));
+    float *st = (float *)(dbl + 3 * Lc), *M = st + PN, *W = M + LL, *Wb = W + Lc * N, *dtc = Wb + Lc * N;
     double *e = dbl, *E = dbl + Lc, *dec = dbl + 2 * Lc;
 #pragma omp for schedule(static)
     for (long item = 0; item < BH; item++) {
@@ -240,7 +419,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
           Mr[i] = (float)((double)cbr[i] * (double)dtc[i]);
           for (long j = i + 1; j < L; j++) Mr[j] = 0.0f;
         }
-        gemm(0, 0, L, P, L, M, Lc, x + xOff, ldx, 0.0f, y + xOff, ldx);
+        mm(L, P, L, A_LOWER, M, Lc, 1, x + xOff, ldx, 0, y + xOff, ldx);
         if (cs) memcpy(cs + (item * nc + c) * PN, st, sizeof(float) * (size_t)PN);
         if (!zeroPrev) {
           for (long i = 0; i < L; i++) {
@@ -249,7 +428,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
             float *restrict wr = W + i * N;
             for (long n = 0; n < N; n++) wr[n] = (float)(Ei * (double)cr[n]);
           }
-          gemm(0, 0, L, P, N, W, N, st, P, 1.0f, y + xOff, ldx);
+          mm(L, P, N, 0, W, N, 1, st, P, 1, y + xOff, ldx);
         }
         /* Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X */
         double wdec = 1;
@@ -262,12 +441,10 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
         }
         const double EL = E[L - 1];
         for (long k = 0; k < PN; k++) st[k] = (float)((double)st[k] * EL);
-        gemm(1, 0, N, P, L, Wb, N, x + xOff, ldx, 1.0f, st, P);
+        mm(N, P, L, 0, Wb, 1, N, x + xOff, ldx, 1, st, P);
       }
       transpose(st, N, P, state + item * PN);
     }
-    free(st);
-    free(dbl);
   }
   return NULL;
 }
@@ -327,10 +504,10 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const int nt = threads_for(BH, (double)BH * T * (2.0 * Lc * P + 5.0 * N * P));
 #pragma omp parallel num_threads(nt)
   {
-    float *rt = malloc(sizeof(float) * (size_t)(PN + 2 * LL + 2 * Lc * P + Lc));
-    double *dbl = malloc(sizeof(double) * (size_t)(5 * Lc));
-    if (!rt || !dbl) abort();
-    float *M = rt + PN, *dM = M + LL, *gYs = dM + LL, *tmp = gYs + Lc * P, *dtc = tmp + Lc * P;
+    double *dbl = thread_scratch(sizeof(double) * (size_t)(5 * Lc) +
+                                 sizeof(float) * (size_t)(3 * PN + 2 * LL + 3 * Lc * P + Lc));
+    float *rt = (float *)(dbl + 5 * Lc), *M = rt + PN, *dM = M + LL, *gYs = dM + LL, *tmp = gYs + Lc * P, *dtc = tmp + Lc * P;
+    float *Xt = dtc + Lc, *Sp = Xt + Lc * P, *Rp = Sp + PN; /* transposed operands */
     double *e = dbl, *E = e + Lc, *dec = E + Lc, *dAc = dec + Lc, *ddt = dAc + Lc;
 #pragma omp for schedule(static)
     for (long item = 0; item < BH; item++) {
@@ -357,7 +534,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         int wroteC = 0;
         if (gy) {
           /* intra-chunk block: dM = gY·Xᵀ; M rebuilt row by row for dX = Mᵀ·gY */
-          gemm(0, 1, L, L, P, gy + xOff, ldx, x + xOff, ldx, 0.0f, dM, Lc);
+          transpose_ld(x + xOff, ldx, L, P, Xt, Lc);
+          mm(L, L, P, C_LOWER, gy + xOff, ldx, 1, Xt, Lc, 0, dM, Lc);
           for (long i = 0; i < L; i++) {
             const double ei = e[i];
             const float *restrict cbr = cbk + i * Lc;
@@ -396,7 +574,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
             }
             da[i] += dAi;
           }
-          gemm(1, 0, L, P, L, M, Lc, gy + xOff, ldx, 0.0f, gx + xOff, ldx);
+          mm(L, P, L, A_UPPER, M, 1, Lc, gy + xOff, ldx, 0, gx + xOff, ldx);
           /* state → output: gŶ = diag(E)·gY */
           for (long i = 0; i < L; i++) {
             const double Ei = E[i];
@@ -405,16 +583,17 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
             for (long p = 0; p < P; p++) sr[p] = (float)(Ei * (double)gr[p]);
           }
           if (!zeroPrev) {
-            /* ∂Λ_i += gŶ_i·(S_prev·C_i);  dC_h = gŶ·S_prev */
-            gemm(0, 0, L, P, N, C + bc, ldb, sPrev, P, 0.0f, tmp, P);
+            /* dC_h = gŶ·S_prev;  ∂Λ_i += gŶ_i·(S_prev·C_i) = C_i·(dC_h)_i  (the portable kernel
+             * forms C·S_prevᵀ for it; this is the same sum regrouped, one product less) */
+            transpose(sPrev, N, P, Sp);
+            mm(L, N, P, 0, gYs, P, 1, Sp, N, 0, gCh + hOff, ldh);
             for (long i = 0; i < L; i++) {
-              const float *restrict sr = gYs + i * P, *restrict tr = tmp + i * P;
+              const float *restrict cr = C + bc + i * ldb, *restrict gr = gCh + hOff + i * ldh;
               double s = 0;
 #pragma omp simd reduction(+ : s)
-              for (long p = 0; p < P; p++) s += (double)sr[p] * (double)tr[p];
+              for (long n = 0; n < N; n++) s += (double)cr[n] * (double)gr[n];
               dAc[i] += s;
             }
-            gemm(0, 1, L, N, P, gYs, P, sPrev, P, 0.0f, gCh + hOff, ldh);
             wroteC = 1;
           }
         }
@@ -423,7 +602,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         const double EL = E[L - 1];
         if (!zeroR) {
           /* RB = B·Rᵀ [L,P]: dX_j += w_j·RB_j, ∂w_j = x_j·RB_j; then dB_h = diag(w)·X·R */
-          gemm(0, 0, L, P, N, B + bc, ldb, rt, P, 0.0f, tmp, P);
+          mm(L, P, N, 0, B + bc, ldb, 1, rt, P, 0, tmp, P);
           double dAL = 0, wdec = 1;
           for (long j = L - 1; j >= 0; j--) {
             const double w = wdec * (double)dtc[j];
@@ -444,7 +623,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
             dAc[j] -= dseg;
             wdec *= e[j];
           }
-          gemm(0, 1, L, N, P, tmp, P, rt, P, 0.0f, gBh + hOff, ldh);
+          transpose(rt, N, P, Rp);
+          mm(L, N, P, 0, tmp, P, 1, Rp, N, 0, gBh + hOff, ldh);
           if (!zeroPrev) {
             double dot = 0;
 #pragma omp simd reduction(+ : dot)
@@ -458,7 +638,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         /* Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ (not needed before the first chunk without s0) */
         if (!zeroPrev || hasS0) {
           for (long k = 0; k < PN; k++) rt[k] = (float)((double)rt[k] * EL);
-          if (gy) gemm(1, 0, N, P, L, C + bc, ldb, gYs, P, 1.0f, rt, P);
+          if (gy) mm(N, P, L, 0, C + bc, 1, ldb, gYs, P, 1, rt, P);
         }
         /* Λ → a = dt·A → (dt, A) */
         double da = 0;
@@ -472,8 +652,6 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
       gAh[item] = gAsum;
       if (gs0) transpose(rt, N, P, gs0 + item * PN);
     }
-    free(rt);
-    free(dbl);
   }
   for (long h = 0; h < H; h++) {
     double v = 0;
@@ -513,9 +691,8 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   const int nt = threads_for(items, (double)items * Lc * (hpg * (N + (dCB ? Lc : 0)) + 2.0 * Lc * N));
 #pragma omp parallel num_threads(nt)
   {
-    float *sum = malloc(sizeof(float) * (size_t)LL);
-    double *acc = malloc(sizeof(double) * (size_t)(2 * N));
-    if (!sum || !acc) abort();
+    double *acc = thread_scratch(sizeof(double) * (size_t)(2 * N) + sizeof(float) * (size_t)LL);
+    float *sum = (float *)(acc + 2 * N);
 #pragma omp for schedule(static)
     for (long item = 0; item < items; item++) {
       const long g = item % G, c = (item / G) % nc, b = item / (G * nc);
@@ -547,11 +724,9 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
           float *restrict r = sum + i * Lc;
           for (long j = 0; j < L; j++) r[j] += s[j];
         }
-      gemm(0, 0, L, N, L, sum, Lc, B + bc, ldb, 1.0f, gC + bc, ldb);
-      gemm(1, 0, L, N, L, sum, Lc, C + bc, ldb, 1.0f, gB + bc, ldb);
+      mm(L, N, L, A_LOWER, sum, Lc, 1, B + bc, ldb, 1, gC + bc, ldb);
+      mm(L, N, L, A_UPPER, sum, 1, Lc, C + bc, ldb, 1, gB + bc, ldb);
     }
-    free(sum);
-    free(acc);
   }
   return NULL;
 }
