@@ -98,6 +98,78 @@ static void pack_group(const float *src, long base, long ld, long r0, long br, l
              (size_t)hd * sizeof(float));
 }
 
+/*
+ * Tile products on operands packed once and reused, with the register tile `tile` of sgemm.h
+ * (MR×NR, FMA, k in order: the arithmetic of loop_gemm_block for K ≤ 256).
+ *   A panels: op(A) [M, K] as ceil(M/MR) panels of MR rows, k-major: dst[p·MR·K + k·MR + i];
+ *   B panels: op(B) [K, N] as ceil(N/NR) panels of NR columns, k-major: dst[p·NR·K + k·NR + j];
+ *   rows / columns past M / N are zero. op(X) = X, or Xᵀ when trans.
+ */
+static long panels_a(long M, long K) { return (M + MR - 1) / MR * MR * K; }
+static long panels_b(long K, long N) { return (N + NR - 1) / NR * NR * K; }
+
+static void pack_apanels(const float *A, long lda, int trans, long M, long K, float *restrict dst) {
+  for (long ir = 0; ir < M; ir += MR, dst += MR * K) {
+    long mr = M - ir < MR ? M - ir : MR;
+    if (trans && mr == MR) {
+      for (long k = 0; k < K; k++) {
+        const float *restrict src = A + k * lda + ir;
+        float *restrict d = dst + k * MR;
+        for (int i = 0; i < MR; i++) d[i] = src[i];
+      }
+    } else if (trans) {
+      for (long k = 0; k < K; k++) {
+        const float *src = A + k * lda + ir;
+        float *d = dst + k * MR;
+        for (long i = 0; i < mr; i++) d[i] = src[i];
+        for (long i = mr; i < MR; i++) d[i] = 0.0f;
+      }
+    } else {
+      for (long i = 0; i < mr; i++) {
+        const float *src = A + (ir + i) * lda;
+        for (long k = 0; k < K; k++) dst[k * MR + i] = src[k];
+      }
+      for (long i = mr; i < MR; i++)
+        for (long k = 0; k < K; k++) dst[k * MR + i] = 0.0f;
+    }
+  }
+}
+
+static void pack_bpanels(const float *B, long ldb, int trans, long K, long N, float *restrict dst) {
+  for (long jr = 0; jr < N; jr += NR, dst += NR * K) {
+    long nr = N - jr < NR ? N - jr : NR;
+    if (trans) {
+      for (long j = 0; j < nr; j++) {
+        const float *src = B + (jr + j) * ldb;
+        for (long k = 0; k < K; k++) dst[k * NR + j] = src[k];
+      }
+      for (long j = nr; j < NR; j++)
+        for (long k = 0; k < K; k++) dst[k * NR + j] = 0.0f;
+    } else {
+      for (long k = 0; k < K; k++) {
+        const float *src = B + k * ldb + jr;
+        float *d = dst + k * NR;
+        for (long j = 0; j < nr; j++) d[j] = src[j];
+        for (long j = nr; j < NR; j++) d[j] = 0.0f;
+      }
+    }
+  }
+}
+
+/* C [M, N] = alpha·A·B + beta·C from A and B panels (beta = 0: C is not read) */
+static void gemm_packed(long M, long N, long K, float alpha, const float *ap, const float *bp,
+                        float beta, float *C, long ldc) {
+  if (K == 0) {
+    for (long i = 0; i < M; i++)
+      for (long j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return;
+  }
+  for (long jr = 0; jr < N; jr += NR)
+    for (long ir = 0; ir < M; ir += MR)
+      tile((int)K, ap + ir * K, bp + jr * K, C + ir * ldc + jr, ldc, alpha, beta,
+           M - ir < MR ? (int)(M - ir) : MR, N - jr < NR ? (int)(N - jr) : NR);
+}
+
 /* work (multiply-adds) of causal attention on B·Hq heads of T positions: below it, one thread */
 static int attention_threads(long B, long T, long Hq, long hd) {
   double work = (double)B * (double)Hq * (double)T * (double)T * (double)hd;
@@ -111,8 +183,8 @@ static int attention_threads(long B, long T, long Hq, long hd) {
  * Tiled FlashAttention-2: for a tile of the G·blockQ query rows of a head group, walk the key
  * tiles left of and on the diagonal with a running row max m and row sum l (online softmax):
  *   O ← e^{m_old − m_new}·O + e^{S − m_new}·V;  at the end y = O / l, lse = m + log l.
- * A task is (batch, KV head, query tile); tasks write disjoint rows of y and lse. The tile
- * products run through the serial loop_gemm_block inside the task.
+ * Every key tile's Kᵀ and V are packed once (first pass, over (batch, KV head) units); then a
+ * task is (batch, KV head, query tile) and writes disjoint rows of y and lse.
  */
 static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -126,41 +198,62 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "flashFwd: bad arguments");
     return NULL;
   }
+  if (bq > T) bq = T;
+  if (bk > T) bk = T;
   long G = Hq / Hkv, ldq = Hq * hd, ldk = Hkv * hd;
-  long nQT = (T + bq - 1) / bq, units = B * Hkv, tasks = units * nQT;
+  long nQT = (T + bq - 1) / bq, nKT = (T + bk - 1) / bk, units = B * Hkv, tasks = units * nQT;
   float c = (float)(1.0 / sqrt((double)hd));
   int nt = attention_threads(B, T, Hq, hd);
+  /* packed key tiles: per unit and key tile, Kᵀ [hd, bk] and V [bk, hd] as B panels */
+  long kTile = panels_b(hd, bk), vTile = panels_b(bk, hd), perUnit = nKT * (kTile + vTile);
   /* per-thread blocks of a multiple of 16 floats (64 bytes) */
-  long rowsMax = G * bq, per = (rowsMax * (2 * hd + bk + 3) + 15) / 16 * 16;
+  long rowsMax = G * bq;
+  long per = (2 * rowsMax + rowsMax * hd + 2 * panels_a(rowsMax, hd) + rowsMax * bk +
+              panels_a(rowsMax, bk) + rowsMax + 15) / 16 * 16;
+  float *kv = malloc((size_t)(units * perUnit) * sizeof(float));
   float *scratch = malloc((size_t)(nt * per) * sizeof(float));
-  if (!scratch) {
+  if (!kv || !scratch) {
+    free(kv);
+    free(scratch);
     napi_throw_error(env, NULL, "flashFwd: out of memory");
     return NULL;
   }
 #pragma omp parallel num_threads(nt)
   {
-    /* per thread: l [rows] (double), qg, o [rows, hd], S [rows, bk], m [rows] */
+#pragma omp for schedule(static)
+    for (long unit = 0; unit < units; unit++) {
+      long b = unit / Hkv, g = unit % Hkv, kBase = b * T * ldk + g * hd;
+      float *ku = kv + unit * perUnit;
+      for (long kt = 0; kt < nKT; kt++) {
+        long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
+        pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, ku + kt * kTile);
+        pack_bpanels(v + kBase + c0 * ldk, ldk, 0, bc, hd, ku + nKT * kTile + kt * vTile);
+      }
+    }
+    /* per thread: l [rows] (double), qg, o [rows, hd], Aq [panels], S [rows, bk], Ap, m [rows] */
     double *l = (double *)(scratch + omp_get_thread_num() * per);
-    float *qg = (float *)(l + rowsMax);
-    float *o = qg + rowsMax * hd, *S = o + rowsMax * hd, *m = S + rowsMax * bk;
+    float *o = (float *)(l + rowsMax);
+    float *Aq = o + rowsMax * hd, *S = Aq + 2 * panels_a(rowsMax, hd), *Ap = S + rowsMax * bk;
+    float *m = Ap + panels_a(rowsMax, bk), *qg = Aq + panels_a(rowsMax, hd);
     /* the last query tiles (most key tiles) first, for balance */
 #pragma omp for schedule(dynamic, 1)
     for (long task = 0; task < tasks; task++) {
       long qt = nQT - 1 - task / units, unit = task % units;
       long b = unit / Hkv, g = unit % Hkv;
-      long kBase = b * T * ldk + g * hd, qBase = b * T * ldq + g * G * hd;
+      long qBase = b * T * ldq + g * G * hd;
+      const float *ku = kv + unit * perUnit, *vu = ku + nKT * kTile;
       long r0 = qt * bq, br = T - r0 < bq ? T - r0 : bq, rows = G * br;
       pack_group(q, qBase, ldq, r0, br, G, hd, qg);
+      pack_apanels(qg, hd, 0, rows, hd, Aq);
       for (long R = 0; R < rows; R++) {
         m[R] = -INFINITY;
         l[R] = 0;
       }
       memset(o, 0, (size_t)(rows * hd) * sizeof(float));
       /* key tiles that some query of this tile can see: c0 ≤ r0 + br − 1 */
-      for (long c0 = 0; c0 < r0 + br; c0 += bk) {
-        long bc = T - c0 < bk ? T - c0 : bk;
-        loop_gemm_block(0, 1, 0, rows, 0, bc, hd, c, qg, hd, k + kBase + c0 * ldk, ldk, 0.0f, S,
-                        bc);
+      for (long kt = 0; kt * bk < r0 + br; kt++) {
+        long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
+        gemm_packed(rows, bc, hd, c, Aq, ku + kt * kTile, 0.0f, S, bc);
         for (long R = 0; R < rows; R++) {
           long r = R % br;
           /* columns col < nValid are at key positions ≤ the query position r0 + r */
@@ -177,11 +270,12 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
           float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
           float sum = 0;
 #pragma omp simd reduction(+ : sum)
-          for (long col = 0; col < bc; col++) {
-            float p = col < nValid ? loop_exp_neg(sr[col] - mNew) : 0.0f;
+          for (long col = 0; col < nValid; col++) {
+            float p = loop_exp_neg(sr[col] - mNew);
             sr[col] = p;
             sum += p;
           }
+          memset(sr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
           if (mOld != mNew) {
             /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
             float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
@@ -193,8 +287,8 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
             l[R] += sum;
           }
         }
-        loop_gemm_block(0, 0, 0, rows, 0, hd, bc, 1.0f, S, bc, v + kBase + c0 * ldk, ldk, 1.0f, o,
-                        hd);
+        pack_apanels(S, bc, 0, rows, bc, Ap);
+        gemm_packed(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, 1.0f, o, hd);
       }
       for (long R = 0; R < rows; R++) {
         long jj = R / br, r = R % br;
@@ -206,6 +300,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
       }
     }
   }
+  free(kv);
   free(scratch);
   return NULL;
 }
@@ -219,7 +314,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
  *   dS = P ⊙ (dP − Dvec),  dQ += c·dS·K,  dK += c·dSᵀ·Q.
  * A unit is (batch, KV head): it owns dk, dv of its KV head and dq of its G query heads, so
  * units run in parallel without write conflicts and each sum is added in the same order for any
- * thread count.
+ * thread count. A unit packs its key tiles (Kᵀ, Vᵀ, K) once, each query tile its q and gy.
  */
 static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -235,10 +330,18 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "flashBwd: bad arguments");
     return NULL;
   }
+  if (bq > T) bq = T;
+  if (bk > T) bk = T;
   long G = Hq / Hkv, ldq = Hq * hd, ldk = Hkv * hd, units = B * Hkv;
+  long nKT = (T + bk - 1) / bk;
   float c = (float)(1.0 / sqrt((double)hd));
   int nt = attention_threads(B, T, Hq, hd);
-  long rowsMax = G * bq, per = (rowsMax * (3 * hd + 2 * bk + 2) + 15) / 16 * 16;
+  long rowsMax = G * bq;
+  /* per unit: Kᵀ [hd, bk], Vᵀ [hd, bk] and K [bk, hd] of every key tile as B panels */
+  long ktTile = panels_b(hd, bk), kTile = panels_b(bk, hd);
+  long pa = panels_a(rowsMax, hd), pb = panels_b(rowsMax, hd), ps = panels_a(bk, rowsMax);
+  long per = (nKT * (2 * ktTile + kTile) + 3 * rowsMax * hd + 2 * pa + 2 * pb + 2 * rowsMax * bk +
+              2 * ps + panels_a(rowsMax, bk) + 2 * rowsMax + 15) / 16 * 16;
   float *scratch = malloc((size_t)(nt * per) * sizeof(float));
   if (!scratch) {
     napi_throw_error(env, NULL, "flashBwd: out of memory");
@@ -246,10 +349,13 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   }
 #pragma omp parallel num_threads(nt)
   {
-    /* per thread: qg, gg, dqg [rows, hd], P, dS [rows, bk], dvec, lrow [rows] */
-    float *qg = scratch + omp_get_thread_num() * per;
-    float *gg = qg + rowsMax * hd, *dqg = gg + rowsMax * hd, *P = dqg + rowsMax * hd;
-    float *dS = P + rowsMax * bk, *dvec = dS + rowsMax * bk, *lrow = dvec + rowsMax;
+    float *KT = scratch + omp_get_thread_num() * per;
+    float *VT = KT + nKT * ktTile, *Kp = VT + nKT * ktTile;
+    float *qg = Kp + nKT * kTile, *gg = qg + rowsMax * hd, *dqg = gg + rowsMax * hd;
+    float *Aq = dqg + rowsMax * hd, *Ag = Aq + pa, *Bq = Ag + pa, *Bg = Bq + pb;
+    float *P = Bg + pb, *dS = P + rowsMax * bk;
+    float *APt = dS + rowsMax * bk, *AdSt = APt + ps, *AdS = AdSt + ps;
+    float *dvec = AdS + panels_a(rowsMax, bk), *lrow = dvec + rowsMax;
 #pragma omp for schedule(dynamic, 1)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
@@ -258,10 +364,20 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
         if (dk) memset(dk + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
         if (dv) memset(dv + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
       }
+      for (long kt = 0; kt < nKT; kt++) {
+        long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
+        pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, KT + kt * ktTile);
+        pack_bpanels(v + kBase + c0 * ldk, ldk, 1, hd, bc, VT + kt * ktTile);
+        if (dq) pack_bpanels(k + kBase + c0 * ldk, ldk, 0, bc, hd, Kp + kt * kTile);
+      }
       for (long r0 = 0; r0 < T; r0 += bq) {
         long br = T - r0 < bq ? T - r0 : bq, rows = G * br;
         pack_group(q, qBase, ldq, r0, br, G, hd, qg);
         pack_group(gy, qBase, ldq, r0, br, G, hd, gg);
+        pack_apanels(qg, hd, 0, rows, hd, Aq);
+        pack_apanels(gg, hd, 0, rows, hd, Ag);
+        if (dk) pack_bpanels(qg, hd, 0, rows, hd, Bq);
+        if (dv) pack_bpanels(gg, hd, 0, rows, hd, Bg);
         for (long R = 0; R < rows; R++) {
           long jj = R / br, r = R % br;
           const float *restrict gr = gy + qBase + (r0 + r) * ldq + jj * hd;
@@ -273,31 +389,38 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
           lrow[R] = lse[(b * Hq + g * G + jj) * T + r0 + r];
         }
         if (dq) memset(dqg, 0, (size_t)(rows * hd) * sizeof(float));
-        for (long c0 = 0; c0 < r0 + br; c0 += bk) {
-          long bc = T - c0 < bk ? T - c0 : bk;
-          const float *kt = k + kBase + c0 * ldk, *vt = v + kBase + c0 * ldk;
-          loop_gemm_block(0, 1, 0, rows, 0, bc, hd, c, qg, hd, kt, ldk, 0.0f, P, bc);
-          loop_gemm_block(0, 1, 0, rows, 0, bc, hd, 1.0f, gg, hd, vt, ldk, 0.0f, dS, bc);
+        for (long kt = 0; kt * bk < r0 + br; kt++) {
+          long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
+          gemm_packed(rows, bc, hd, c, Aq, KT + kt * ktTile, 0.0f, P, bc);
+          gemm_packed(rows, bc, hd, 1.0f, Ag, VT + kt * ktTile, 0.0f, dS, bc);
           for (long R = 0; R < rows; R++) {
             long r = R % br;
             long nValid = r0 + r - c0 + 1;
             if (nValid > bc) nValid = bc;
+            if (nValid < 0) nValid = 0;
             float *restrict pr = P + R * bc, *restrict dr = dS + R * bc;
             float lr = lrow[R], dvr = dvec[R];
 #pragma omp simd
-            for (long col = 0; col < bc; col++) {
-              float p = col < nValid ? loop_exp_neg(pr[col] - lr) : 0.0f;
+            for (long col = 0; col < nValid; col++) {
+              float p = loop_exp_neg(pr[col] - lr);
               pr[col] = p;
               dr[col] = p * (dr[col] - dvr);
             }
+            memset(pr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
+            memset(dr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
           }
-          if (dv)
-            loop_gemm_block(1, 0, 0, bc, 0, hd, rows, 1.0f, P, bc, gg, hd, 1.0f,
-                            dv + kBase + c0 * ldk, ldk);
-          if (dk)
-            loop_gemm_block(1, 0, 0, bc, 0, hd, rows, c, dS, bc, qg, hd, 1.0f,
-                            dk + kBase + c0 * ldk, ldk);
-          if (dq) loop_gemm_block(0, 0, 0, rows, 0, hd, bc, c, dS, bc, kt, ldk, 1.0f, dqg, hd);
+          if (dv) {
+            pack_apanels(P, bc, 1, bc, rows, APt);
+            gemm_packed(bc, hd, rows, 1.0f, APt, Bg, 1.0f, dv + kBase + c0 * ldk, ldk);
+          }
+          if (dk) {
+            pack_apanels(dS, bc, 1, bc, rows, AdSt);
+            gemm_packed(bc, hd, rows, c, AdSt, Bq, 1.0f, dk + kBase + c0 * ldk, ldk);
+          }
+          if (dq) {
+            pack_apanels(dS, bc, 0, rows, bc, AdS);
+            gemm_packed(rows, hd, bc, c, AdS, Kp + kt * kTile, 1.0f, dqg, hd);
+          }
         }
         if (dq)
           for (long jj = 0; jj < G; jj++)

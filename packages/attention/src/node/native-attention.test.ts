@@ -187,6 +187,8 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
     [2, 130, 8, 2, 24, 32, 48],
     [2, 257, 4, 4, 64, 64, 64],
     [1, 97, 2, 1, 33, 40, 24],
+    [2, 20, 6, 2, 10, 64, 32],
+    [1, 150, 8, 1, 16, 64, 64],
   ];
   for (const [B, T, Hq, Hkv, hd, blockQ, blockK] of attCases) {
     it(`flash forward and backward: B=${B} T=${T} Hq=${Hq} Hkv=${Hkv} hd=${hd} tiles ${blockQ}×${blockK}`, () => {
