@@ -7,20 +7,27 @@
  *
  * The algorithm, the saved quantities and their layouts are exactly those of
  * src/ssd-chunked-forward.ts and src/ssd-chunked-backward.ts (read their header comments for the
- * maths): the same per-chunk block products, the same float64 running decay products (never a
- * ratio of exponentials), the same float64 accumulators for ∂Λ, ∂dt and ∂A. Sizes, with
+ * maths): the same per-chunk block products (one regrouped to save a product, see
+ * backwardHeads), the same float64 running decay products (never a ratio of exponentials), the
+ * same float64 accumulators for ∂Λ, ∂dt and ∂A. Sizes, with
  * L = chunk length (the last chunk may be shorter), nc = ⌈T/Lc⌉ chunks:
  *   x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], s0 / final state [B,H,P,N];
  *   saved: chunkStates (Sᵀ before each chunk) [B,H,nc,N,P], cb = C·Bᵀ per chunk [B,nc,G,Lc,Lc].
  * Head h reads group g = floor(h / (H/G)).
  *
  * Conventions. Outputs are allocated by the JavaScript caller and passed in (null where not
- * wanted); every output element is written (outputs need not be zeroed). Arrays are checked for
- * type and length, so a wrong call throws instead of reading past an array. Parallel loops run
- * over the same items as the portable parallelFor kernels — (batch, head) for the chunk
- * recurrences, (batch, chunk, group) for C·Bᵀ and the group sums — each item computed entirely
- * by one thread with the serial block products below, so the results are the same bits for any
- * thread count. Scratch is allocated once per call and thread.
+ * wanted); every output element is written (outputs need not be zeroed), except that cb gets
+ * only what both passes read, the lower triangle j ≤ i < L of each chunk's block. Arrays are
+ * checked for type and length, so a wrong call throws instead of reading past an array.
+ * Parallel loops run over the same items as the portable parallelFor kernels — (batch, head)
+ * for the chunk recurrences, (batch, chunk, group) for C·Bᵀ and the group sums — each item
+ * computed entirely by one thread with the serial block products below, so the results are the
+ * same bits for any thread count. Scratch is per thread, kept between calls.
+ *
+ * Rounding. Sums and decay products run in float64 where the portable kernels use float64;
+ * factors applied to whole rows (E_i·C_i, w_j·B_j, E_i·gY_i, E_{L−1}·S) are rounded to float32
+ * first, and the block products accumulate in float32 (as the portable gemm): the results agree
+ * with the portable passes to float32 rounding, not bit for bit.
  */
 #include <math.h>
 #include <omp.h>
@@ -339,8 +346,8 @@ static void mm(long M, long Nn, long K, int mode, const float *A, long sa, long 
  * transposed state (s0ᵀ or zero to start), e, E the decays of the chunk:
  *   M_ij = cb_ij · exp(Λ_i − Λ_j) · dt_j (j ≤ i, else 0);  Y = M·X;  Y += diag(E)·C·Sᵀ
  *   Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X,  w_j = exp(Λ_{L−1} − Λ_j)·dt_j   (model.md §3.5)
- * chunkStates (when given) receives Sᵀ before each chunk, state the final S [B,H,P,N].
- * Shapes in the file header; y [B,T,H,P].
+ * chunkStates (when given) receives Sᵀ before each chunk, state the final S [B,H,P,N], cb only
+ * its lower triangles. Shapes in the file header; y [B,T,H,P].
  */
 static napi_value Forward(napi_env env, napi_callback_info info) {
   const char *fn = "ssd forward";
@@ -423,24 +430,24 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
         if (cs) memcpy(cs + (item * nc + c) * PN, st, sizeof(float) * (size_t)PN);
         if (!zeroPrev) {
           for (long i = 0; i < L; i++) {
-            const double Ei = E[i];
+            const float Ei = (float)E[i];
             const float *restrict cr = C + bc + i * ldb;
             float *restrict wr = W + i * N;
-            for (long n = 0; n < N; n++) wr[n] = (float)(Ei * (double)cr[n]);
+            for (long n = 0; n < N; n++) wr[n] = Ei * cr[n];
           }
           mm(L, P, N, 0, W, N, 1, st, P, 1, y + xOff, ldx);
         }
         /* Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X */
         double wdec = 1;
         for (long j = L - 1; j >= 0; j--) {
-          const double w = wdec * (double)dtc[j];
+          const float w = (float)(wdec * (double)dtc[j]);
           const float *restrict br = B + bc + j * ldb;
           float *restrict wr = Wb + j * N;
-          for (long n = 0; n < N; n++) wr[n] = (float)(w * (double)br[n]);
+          for (long n = 0; n < N; n++) wr[n] = w * br[n];
           wdec *= e[j];
         }
-        const double EL = E[L - 1];
-        for (long k = 0; k < PN; k++) st[k] = (float)((double)st[k] * EL);
+        const float EL = (float)E[L - 1];
+        for (long k = 0; k < PN; k++) st[k] *= EL;
         mm(N, P, L, 0, Wb, 1, N, x + xOff, ldx, 1, st, P);
       }
       transpose(st, N, P, state + item * PN);
@@ -577,10 +584,10 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
           mm(L, P, L, A_UPPER, M, 1, Lc, gy + xOff, ldx, 0, gx + xOff, ldx);
           /* state → output: gŶ = diag(E)·gY */
           for (long i = 0; i < L; i++) {
-            const double Ei = E[i];
+            const float Ei = (float)E[i];
             const float *restrict gr = gy + xOff + i * ldx;
             float *restrict sr = gYs + i * P;
-            for (long p = 0; p < P; p++) sr[p] = (float)(Ei * (double)gr[p]);
+            for (long p = 0; p < P; p++) sr[p] = Ei * gr[p];
           }
           if (!zeroPrev) {
             /* dC_h = gŶ·S_prev;  ∂Λ_i += gŶ_i·(S_prev·C_i) = C_i·(dC_h)_i  (the portable kernel
@@ -637,7 +644,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         }
         /* Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ (not needed before the first chunk without s0) */
         if (!zeroPrev || hasS0) {
-          for (long k = 0; k < PN; k++) rt[k] = (float)((double)rt[k] * EL);
+          const float ELf = (float)EL;
+          for (long k = 0; k < PN; k++) rt[k] *= ELf;
           if (gy) mm(N, P, L, 0, C + bc, 1, ldb, gYs, P, 1, rt, P);
         }
         /* Λ → a = dt·A → (dt, A) */
