@@ -539,6 +539,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         memset(dAc, 0, sizeof(double) * (size_t)L);
         memset(ddt, 0, sizeof(double) * (size_t)L);
         int wroteC = 0;
+        if (!gy) zero_rows(gx + xOff, L, P, ldx); /* (else dX = Mᵀ·gY below writes them) */
         if (gy) {
           /* intra-chunk block: dM = gY·Xᵀ; M rebuilt row by row for dX = Mᵀ·gY */
           transpose_ld(x + xOff, ldx, L, P, Xt, Lc);

@@ -18,7 +18,14 @@
  * `ssd/backwardGroups` (native/ssd.c) run the two passes instead, same algorithm, on OpenMP
  * threads.
  */
-import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
+import {
+  allocF32,
+  allocF32Uninit,
+  defineKernel,
+  gemm,
+  nativeKernel,
+  parallelFor,
+} from "@loop/tensor";
 import { type ChunkDims, chunkDims, type SsdChunkedSaved } from "./ssd-chunked-forward.js";
 import {
   allocShared,
@@ -318,8 +325,9 @@ function backwardNative(
   gState: Float32Array | null,
 ): SsdGrads {
   const { batch, T, H, P, G, N, Lc, nc } = d;
-  const gx = allocShared(a.x.length);
-  const gdt = allocShared(a.dt.length);
+  // every element written by the native passes
+  const gx = allocF32Uninit(a.x.length);
+  const gdt = allocF32Uninit(a.dt.length);
   const gA = new Float32Array(H);
   const gs0 = a.s0 ? new Float32Array(a.s0.length) : null;
   const gBh = scratch("gBh", batch * T * H * N, false);
@@ -351,8 +359,8 @@ function backwardNative(
     N,
     Lc,
   );
-  const gB = allocShared(a.B.length);
-  const gC = allocShared(a.C.length);
+  const gB = allocF32Uninit(a.B.length);
+  const gC = allocF32Uninit(a.C.length);
   groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
 }

@@ -16,7 +16,14 @@
  * both passes instead, same algorithm and same saved quantities, on OpenMP threads.
  * Shapes: see ssd-shape.ts.
  */
-import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
+import {
+  allocF32,
+  allocF32Uninit,
+  defineKernel,
+  gemm,
+  nativeKernel,
+  parallelFor,
+} from "@loop/tensor";
 import {
   allocShared,
   chunkDecays,
@@ -213,10 +220,11 @@ export function ssdChunkedForward(
   const PN = P * N;
   const nat = nativeKernel<SsdForwardNative>("ssd/forward");
   if (nat) {
-    const y = allocShared(batch * d.T * H * P);
-    const cb = allocShared(batch * nc * G * Lc * Lc);
-    const chunkStates = save ? allocShared(batch * H * nc * PN) : null;
-    const state = allocF32(batch * H * PN);
+    // written in full by the native pass (cb: the lower triangles, all anyone reads)
+    const y = allocF32Uninit(batch * d.T * H * P);
+    const cb = allocF32Uninit(batch * nc * G * Lc * Lc);
+    const chunkStates = save ? allocF32Uninit(batch * H * nc * PN) : null;
+    const state = allocF32Uninit(batch * H * PN);
     nat(a.x, a.dt, a.A, a.B, a.C, a.s0, y, state, cb, chunkStates, batch, d.T, H, P, G, N, Lc);
     const saved = chunkStates ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
     return { y, state, saved };

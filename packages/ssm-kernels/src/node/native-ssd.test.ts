@@ -1,4 +1,11 @@
-import { backward, nativeKernelNames, Rng, registerNativeKernels } from "@loop/tensor";
+import {
+  allocF32Uninit,
+  backward,
+  nativeKernelNames,
+  Rng,
+  registerNativeKernels,
+  withScratch,
+} from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { SsdBackwardGroupsNative, SsdBackwardHeadsNative } from "../ssd-chunked-backward.js";
@@ -36,8 +43,20 @@ function leaves(inp: ScanInputs) {
     : [inp.x, inp.dt, inp.A, inp.B, inp.C];
 }
 
-/** y, final state and every input gradient of Σ y⊙gy + Σ state⊙gs (copied out of any pool). */
+/**
+ * y, final state and every input gradient of Σ y⊙gy + Σ state⊙gs, computed inside a scratch
+ * scope whose pool holds NaN-filled buffers (the native passes take their outputs unzeroed from
+ * the pool, so an element they fail to write shows as NaN), copied out before the scope ends.
+ */
 function run(inp: ScanInputs, chunk: number, seeds: Seeds, reference = false): Float32Array[] {
+  withScratch(() => {
+    for (let b = 10; b <= 22; b++)
+      for (let i = 0; i < 6; i++) allocF32Uninit(2 ** b).fill(Number.NaN);
+  });
+  return withScratch(() => runScoped(inp, chunk, seeds, reference));
+}
+
+function runScoped(inp: ScanInputs, chunk: number, seeds: Seeds, reference: boolean) {
   for (const t of leaves(inp)) t.grad = null;
   const opts = { initialState: inp.s0, chunkSize: chunk };
   const { y, state } = reference
