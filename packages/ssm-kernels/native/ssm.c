@@ -26,8 +26,15 @@ static int n_threads = 1;
 
 /* elementwise / row loops run on all threads above this many elements of work */
 #define PAR_MIN 32768
-/* rows per block of a thread-count-independent reduction */
+/* rows per block of a thread-count-independent reduction: RED_ROWS, or more when that would
+ * make over RED_MAX_BLOCKS blocks (bounds the partials' memory); a function of the row count
+ * only, never of the thread count */
 #define RED_ROWS 64
+#define RED_MAX_BLOCKS 256
+static inline long red_rows(long rows) {
+  const long r = (rows + RED_MAX_BLOCKS - 1) / RED_MAX_BLOCKS;
+  return r > RED_ROWS ? r : RED_ROWS;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Argument checking
@@ -64,7 +71,8 @@ static float *arg_f32(loop_args *a, size_t i, size_t need, int optional, const c
     }
   }
   char msg[200];
-  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what, optional ? " or null" : "");
+  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what,
+           optional ? " or null" : "");
   napi_throw_type_error(a->env, NULL, msg);
   *bad = 1;
   return NULL;
@@ -220,9 +228,9 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
  *   gw[c,k]       = Σ_{b,t} gy[b,t,c] · in[b, t−K+1+k, c],   gbias[c] = Σ_{b,t} gy[b,t,c]
  * Shapes: x, gy, gx [B,T,C]; weight, gw [C,K]; gbias [C]; init, ginit [B,C,K−1]. ginit needs
  * init. Each gx row gathers its K terms in increasing t (the portable scatter's order); gx rows
- * run on all threads. gw / gbias: blocks of RED_ROWS rows of (b,t), each accumulated in double,
- * partials added in block order (independent of the thread count). ginit (K−1 rows per batch)
- * runs on one thread.
+ * run on all threads. gw / gbias: blocks of red_rows(rows) rows of (b,t), each accumulated
+ * in double, partials added in block order (independent of the thread count). ginit (K−1 rows
+ * per batch) runs on one thread.
  */
 static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -252,7 +260,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   float *wt = transpose_weight(w, C, K);
-  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS, pw = (K + 1) * C;
+  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb, pw = (K + 1) * C;
   double *part = (gw || gb) ? malloc((size_t)(nblk * pw) * sizeof(double)) : NULL;
   float *acc = gi ? malloc((size_t)C * sizeof(float)) : NULL;
   if (!wt || ((gw || gb) && !part) || (gi && !acc)) {
@@ -262,7 +270,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   }
 #pragma omp parallel for num_threads(n_threads) if (n * K >= PAR_MIN) schedule(static)
   for (long blk = 0; blk < nblk; blk++) {
-    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
     double *restrict pk = part ? part + blk * pw : NULL;
     if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
     for (long r = r0; r < r1; r++) {
@@ -383,8 +391,8 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
  * Shapes: x, z, gy, gx, gz [rows, Di]; weight, gw [Di]; rinv [rows, G]. Computed in double
  * (σ included), rounded once: ĝ − v̂·mean(ĝ ⊙ v̂) cancels when a group's channels are few
  * (one channel: v̂ = ±1 up to eps), and float32 terms would leave only their rounding error.
- * gx / gz rows run on all threads; gw: blocks of RED_ROWS rows summed in double, partials added
- * in block order (independent of the thread count).
+ * gx / gz rows run on all threads; gw: blocks of red_rows(rows) rows summed in double,
+ * partials added in block order (independent of the thread count).
  */
 static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -411,7 +419,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     if (gw) memset(gw, 0, (size_t)Di * sizeof(float));
     return NULL;
   }
-  const long gs = Di / G, nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  const long gs = Di / G, rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gw ? malloc((size_t)(nblk * Di) * sizeof(double)) : NULL;
   if (gw && !part) {
     napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
@@ -429,7 +437,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
 #pragma omp for schedule(static)
     for (long blk = 0; blk < nblk; blk++) {
       if (!sg) continue;
-      const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+      const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
       double *restrict pk = part ? part + blk * Di : NULL;
       if (pk) memset(pk, 0, (size_t)Di * sizeof(double));
       for (long r = r0; r < r1; r++) {
@@ -535,7 +543,7 @@ static inline double softplus_grad(float raw, float bias, float g) {
  * softplusBwd(raw, bias, gy, graw|null, gbias|null, rows, H) — softplusBias backward:
  *   graw[r,h] = gy[r,h] · σ(raw[r,h] + bias[h]),  gbias[h] = Σ_r graw[r,h]
  * Shapes: raw, gy, graw [rows, H]; bias, gbias [H]. σ and graw in double (graw rounded once);
- * gbias sums the double graw in blocks of RED_ROWS rows, partials added in block order
+ * gbias sums the double graw in blocks of red_rows(rows) rows, partials added in block order
  * (independent of the thread count).
  */
 static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
@@ -555,7 +563,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
     if (gb) memset(gb, 0, (size_t)H * sizeof(float));
     return NULL;
   }
-  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gb ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
   if (gb && !part) {
     napi_throw_error(env, NULL, "softplusBwd: out of memory");
@@ -563,7 +571,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
   }
 #pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN / 2) schedule(static)
   for (long blk = 0; blk < nblk; blk++) {
-    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
     double *restrict pk = part ? part + blk * H : NULL;
     if (pk) memset(pk, 0, (size_t)H * sizeof(double));
     if (!pk && !gr) continue;
@@ -629,8 +637,8 @@ static napi_value DskipFwd(napi_env env, napi_callback_info info) {
  * dskipBwd(x, D, gy, gx|null, gD|null, rows, H, P) — addDSkip backward:
  *   gx[r,h,p] = D[h] · gy[r,h,p],  gD[h] = Σ_{r,p} gy[r,h,p] · x[r,h,p]   (∂y = gy, not copied)
  * Shapes: x, gy, gx [rows, H, P]; D, gD [H]. gD: the Σ_p of each (r,h) in double, added over
- * blocks of RED_ROWS rows in double, partials added in block order (independent of the thread
- * count).
+ * blocks of red_rows(rows) rows in double, partials added in block order (independent of the
+ * thread count).
  */
 static napi_value DskipBwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -650,7 +658,7 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
     if (gD) memset(gD, 0, (size_t)H * sizeof(float));
     return NULL;
   }
-  const long nblk = (rows + RED_ROWS - 1) / RED_ROWS;
+  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gD ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
   if (gD && !part) {
     napi_throw_error(env, NULL, "dskipBwd: out of memory");
@@ -658,7 +666,7 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
   }
 #pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
   for (long blk = 0; blk < nblk; blk++) {
-    const long r0 = blk * RED_ROWS, r1 = r0 + RED_ROWS < rows ? r0 + RED_ROWS : rows;
+    const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
     double *restrict pk = part ? part + blk * H : NULL;
     if (pk) memset(pk, 0, (size_t)H * sizeof(double));
     for (long r = r0; r < r1; r++)

@@ -168,6 +168,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
     [2, 19, 130, 1],
     [3, 70, 33, 4],
     [4, 150, 160, 4],
+    [2, 9000, 5, 3], // over 256 blocks of 64 rows: larger reduction blocks
   ];
 
   it("causal conv1d forward and backward, with and without bias and initial state", () => {
@@ -227,6 +228,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
     [2000, 128, 1],
     [300, 640, 8],
     [257, 135, 5],
+    [17000, 12, 2], // over 256 blocks of 64 rows: larger reduction blocks
   ];
 
   it("gated RMSNorm forward (rinv kept or not) and backward", () => {
@@ -304,6 +306,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
       [37, 7],
       [4096, 8],
       [1000, 33],
+      [20000, 2],
     ] as const) {
       const rawData = data(rows * H, 41 + H, 12);
       const seed = data(rows * H, 43);
@@ -327,6 +330,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
       [50, 6, 33],
       [2048, 8, 16],
       [300, 5, 64],
+      [17000, 3, 2],
     ] as const) {
       const n = rows * H * P;
       const seed = data(n, 51 + P);
