@@ -470,7 +470,9 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
  *   Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ;  ∂Λ from every f·exp(Λ_i − Λ_j) term (float64), then
  *   ∂dt_k = ∂dt_k(direct) + A·Σ_{i≥k} ∂Λ_i,  ∂A = Σ_k dt_k·Σ_{i≥k} ∂Λ_i (summed over b in order).
  * Writes dx, ddt, dA [H], the initial-state gradient gs0 [B,H,P,N] (with hasS0), and for the
- * group pass the per-head partials gBh, gCh [B,T,H,N] and d(C·Bᵀ) dCB [B,nc,H,Lc,Lc] (with gy).
+ * group pass the per-head partials gBh, gCh [B,T,H,N] and the lower triangles of d(C·Bᵀ),
+ * dCB [B,nc,H,Lc(Lc+1)/2] (row i at i(i+1)/2, with gy; a packed layout private to this addon:
+ * half the memory traffic of the square blocks the portable kernel keeps).
  */
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
@@ -498,7 +500,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   float *gs0 = arg_f32(&a, 13, BH * PN, 1, fn, "gs0", &bad);
   float *gBh = arg_f32(&a, 14, BT * H * N, 0, fn, "gBh", &bad);
   float *gCh = arg_f32(&a, 15, BT * H * N, 0, fn, "gCh", &bad);
-  float *dCB = arg_f32(&a, 16, gy ? d.batch * nc * H * LL : 0, 1, fn, "dCB", &bad);
+  const long LT = Lc * (Lc + 1) / 2; /* a packed lower triangle */
+  float *dCB = arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
   if (!bad && gy && !dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;
@@ -532,7 +535,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         const long bc = ((b * T + t0) * G + g) * N;
         const long hOff = ((b * T + t0) * H + h) * N;
         const float *cbk = cb + ((b * nc + c) * G + g) * LL;
-        float *dcb = dCB ? dCB + ((b * nc + c) * H + h) * LL : NULL;
+        float *dcb = dCB ? dCB + ((b * nc + c) * H + h) * LT : NULL;
         const long dtOff = (b * T + t0) * H + h, xOff = ((b * T + t0) * H + h) * P;
         const float *sPrev = cs + (item * nc + c) * PN;
         chunk_decays(dt + dtOff, H, Ah, L, e, E, dtc);
@@ -549,7 +552,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
             const float *restrict cbr = cbk + i * Lc;
             const float *restrict dMr = dM + i * Lc;
             float *restrict Mr = M + i * Lc;
-            float *restrict dcr = dcb + i * Lc;
+            float *restrict dcr = dcb + i * (i + 1) / 2;
             double *restrict dc = dec, *restrict dd = ddt, *restrict da = dAc;
             double dAi = 0;
 #pragma omp simd reduction(+ : dAi)
@@ -576,10 +579,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
               dAi += dseg;
               da[i] -= dseg;
             }
-            for (long j = i + 1; j < L; j++) {
-              Mr[j] = 0.0f;
-              dcr[j] = 0.0f;
-            }
+            for (long j = i + 1; j < L; j++) Mr[j] = 0.0f;
             da[i] += dAi;
           }
           mm(L, P, L, A_UPPER, M, 1, Lc, gy + xOff, ldx, 0, gx + xOff, ldx);
@@ -675,7 +675,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
  * backwardGroups(B, C, gBh, gCh, dCB|null, gB, gC, batch, T, H, P, G, N, Lc)
  * Per (b, c, g) (groupKernel): the sums over the group's heads and the two d(C·Bᵀ) products,
  *   dC = Σ_h gC_h + (Σ_h d(CBᵀ)_h)·B,   dB = Σ_h gB_h + (Σ_h d(CBᵀ)_h)ᵀ·C   (model.md §3.5)
- * gBh, gCh [B,T,H,N] and dCB [B,nc,H,Lc,Lc] from backwardHeads; gB, gC [B,T,G,N].
+ * gBh, gCh [B,T,H,N] and dCB [B,nc,H,Lc(Lc+1)/2] from backwardHeads; gB, gC [B,T,G,N].
  */
 static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardGroups";
@@ -691,7 +691,8 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   const float *C = arg_f32(&a, 1, BT * G * N, 0, fn, "C", &bad);
   const float *gBh = arg_f32(&a, 2, BT * H * N, 0, fn, "gBh", &bad);
   const float *gCh = arg_f32(&a, 3, BT * H * N, 0, fn, "gCh", &bad);
-  const float *dCB = arg_f32(&a, 4, d.batch * nc * H * LL, 1, fn, "dCB", &bad);
+  const long LT = Lc * (Lc + 1) / 2;
+  const float *dCB = arg_f32(&a, 4, d.batch * nc * H * LT, 1, fn, "dCB", &bad);
   float *gB = arg_f32(&a, 5, BT * G * N, 0, fn, "gB", &bad);
   float *gC = arg_f32(&a, 6, BT * G * N, 0, fn, "gC", &bad);
   if (bad) return NULL;
@@ -725,14 +726,17 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
         }
       }
       if (!dCB) continue;
-      const float *base = dCB + ((b * nc + c) * H + g * hpg) * LL;
-      for (long i = 0; i < L; i++) memcpy(sum + i * Lc, base + i * Lc, sizeof(float) * (size_t)L);
-      for (long hh = 1; hh < hpg; hh++)
-        for (long i = 0; i < L; i++) {
-          const float *restrict s = base + hh * LL + i * Lc;
-          float *restrict r = sum + i * Lc;
-          for (long j = 0; j < L; j++) r[j] += s[j];
+      /* Σ_h d(CBᵀ)_h, unpacked into the square L×L block (zero above the diagonal) */
+      const float *base = dCB + ((b * nc + c) * H + g * hpg) * LT;
+      for (long i = 0; i < L; i++) {
+        float *restrict r = sum + i * Lc;
+        memcpy(r, base + i * (i + 1) / 2, sizeof(float) * (size_t)(i + 1));
+        for (long hh = 1; hh < hpg; hh++) {
+          const float *restrict s = base + hh * LT + i * (i + 1) / 2;
+          for (long j = 0; j <= i; j++) r[j] += s[j];
         }
+        for (long j = i + 1; j < L; j++) r[j] = 0.0f;
+      }
       mm(L, N, L, A_LOWER, sum, Lc, 1, B + bc, ldb, 1, gC + bc, ldb);
       mm(L, N, L, A_UPPER, sum, 1, Lc, C + bc, ldb, 1, gB + bc, ldb);
     }

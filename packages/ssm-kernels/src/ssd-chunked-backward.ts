@@ -267,7 +267,8 @@ const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url
 
 /**
  * Native twin of the head pass (native/ssd.c `backwardHeads`): writes gx, gdt, gA [H], gs0 (when
- * given), the per-head partials gBh, gCh and (with gy) dCB; every element, so none need zeroing.
+ * given), the per-head partials gBh, gCh and (with gy) dCB, d(C·Bᵀ) per head as packed lower
+ * triangles [B,nc,H,Lc(Lc+1)/2]; every element, so none need zeroing.
  */
 export type SsdBackwardHeadsNative = (
   x: Float32Array,
@@ -332,7 +333,8 @@ function backwardNative(
   const gs0 = a.s0 ? new Float32Array(a.s0.length) : null;
   const gBh = scratch("gBh", batch * T * H * N, false);
   const gCh = scratch("gCh", batch * T * H * N, false);
-  const dCB = gy ? scratch("dCB", batch * nc * H * Lc * Lc, false) : null;
+  // d(C·Bᵀ) per head as packed lower triangles (native/ssd.c's own layout)
+  const dCB = gy ? scratch("dCB", (batch * nc * H * Lc * (Lc + 1)) / 2, false) : null;
   heads(
     a.x,
     a.dt,

@@ -176,7 +176,7 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
         gs0: f(s0.length),
         gBh: f(batch * T * H * N),
         gCh: f(batch * T * H * N),
-        dCB: f(batch * nc * H * Lc * Lc),
+        dCB: f((batch * nc * H * Lc * (Lc + 1)) / 2),
         gB: f(B.length),
         gC: f(C.length),
       };
