@@ -81,7 +81,8 @@ static float *arg_f32(loop_args *a, size_t i, size_t need, int optional, const c
     }
   }
   char msg[200];
-  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what, optional ? " or null" : "");
+  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what,
+           optional ? " or null" : "");
   napi_throw_type_error(a->env, NULL, msg);
   *bad = 1;
   return NULL;
@@ -226,8 +227,8 @@ static void transpose(const float *restrict src, long rows, long cols, float *re
  * The blocks are small (L ≤ chunk, P, N: tens of rows and columns) and live in L1/L2, so instead
  * of the packed sgemm.h path (whose packing costs as much as the product at these sizes) each
  * product streams the rows of B straight from memory into a register tile of RB (RB_NARROW)
- * rows × CB vectors (vf, VW floats, from sgemm.h), broadcasting the A entries. B is always row-major
- * (callers transpose small operands into scratch first); A may be read transposed (strides).
+ * rows × CB vectors (vf, VW floats, from sgemm.h), broadcasting the A entries. B is always
+ * row-major (callers transpose small operands into scratch first); A may be read transposed.
  * Triangular A skips the k range that is zero; a lower output skips the column vectors entirely
  * above the diagonal. Each element of C is one sum over k in increasing order whatever the
  * blocking: no dependence on threads.
@@ -395,7 +396,8 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   {
     double *dbl = thread_scratch(sizeof(double) * (size_t)(3 * Lc) +
                                  sizeof(float) * (size_t)(PN + LL + 2 * Lc * N + Lc));
-    float *st = (float *)(dbl + 3 * Lc), *M = st + PN, *W = M + LL, *Wb = W + Lc * N, *dtc = Wb + Lc * N;
+    float *st = (float *)(dbl + 3 * Lc), *M = st + PN, *W = M + LL, *Wb = W + Lc * N;
+    float *dtc = Wb + Lc * N;
     double *e = dbl, *E = dbl + Lc, *dec = dbl + 2 * Lc;
 #pragma omp for schedule(static)
     for (long item = 0; item < BH; item++) {
@@ -516,7 +518,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   {
     double *dbl = thread_scratch(sizeof(double) * (size_t)(5 * Lc) +
                                  sizeof(float) * (size_t)(3 * PN + 2 * LL + 3 * Lc * P + Lc));
-    float *rt = (float *)(dbl + 5 * Lc), *M = rt + PN, *dM = M + LL, *gYs = dM + LL, *tmp = gYs + Lc * P, *dtc = tmp + Lc * P;
+    float *rt = (float *)(dbl + 5 * Lc), *M = rt + PN, *dM = M + LL, *gYs = dM + LL;
+    float *tmp = gYs + Lc * P, *dtc = tmp + Lc * P;
     float *Xt = dtc + Lc, *Sp = Xt + Lc * P, *Rp = Sp + PN; /* transposed operands */
     double *e = dbl, *E = e + Lc, *dec = E + Lc, *dAc = dec + Lc, *ddt = dAc + Lc;
 #pragma omp for schedule(static)
@@ -698,7 +701,8 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   if (bad) return NULL;
   const long ldb = G * N, hpg = H / G;
   const long items = d.batch * nc * G;
-  const int nt = threads_for(items, (double)items * Lc * (hpg * (N + (dCB ? Lc : 0)) + 2.0 * Lc * N));
+  const double work = (double)items * Lc * (hpg * (N + (dCB ? Lc : 0)) + 2.0 * Lc * N);
+  const int nt = threads_for(items, work);
 #pragma omp parallel num_threads(nt)
   {
     double *acc = thread_scratch(sizeof(double) * (size_t)(2 * N) + sizeof(float) * (size_t)LL);
