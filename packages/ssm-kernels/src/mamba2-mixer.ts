@@ -10,6 +10,7 @@
 import {
   exp,
   linear,
+  linearSplit,
   type Module,
   type NamedParameter,
   neg,
@@ -174,7 +175,8 @@ export class Mamba2Mixer implements Module {
     }
     const [batch, T] = u.shape as [number, number, number];
     if (state) this.checkState("prefill", state, batch);
-    const [z, xbc, dtRaw] = split(linear(u, this.inProj), [Di, C, H]) as [Tensor, Tensor, Tensor];
+    // in_proj straight into its three pieces (no split copy)
+    const [z, xbc, dtRaw] = linearSplit(u, this.inProj, [Di, C, H]) as [Tensor, Tensor, Tensor];
     const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
     const xbcAct = silu(causalConv1d(xbc, this.convWeight, this.convBias, convInit));
     const [xs, bs, cs] = split(xbcAct, [Di, G * N, G * N]) as [Tensor, Tensor, Tensor];

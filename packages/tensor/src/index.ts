@@ -40,6 +40,7 @@ export {
   IGNORE_INDEX,
   logSoftmax,
 } from "./ops/loss.js";
+export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
