@@ -45,7 +45,7 @@ static void tile(int kc, const float *a, const float *b, float *c, long ldc, flo
     vf b0 = *(const vf *)b, b1 = *(const vf *)(b + VW);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
-      vf ai = (vf){0} + a[i];
+      vf ai = a[i] - (vf){0}; /* a broadcast (x − 0 = x exactly, so no add is emitted; 0 + x is not −0-safe) */
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
