@@ -97,12 +97,13 @@ export class Mamba2Mixer implements Module {
 
   /** u [B,T,D] → [B,T,D], from a zero state. */
   forward(u: Tensor): Tensor {
-    return this.run(u, null).y;
+    return this.run(u, null, false).y;
   }
 
   /** Like forward, but starting from `state` (zeros when absent) and returning the state after. */
   prefill(u: Tensor, state?: Mamba2State): { y: Tensor; state: Mamba2State } {
-    return this.run(u, state ?? null);
+    const r = this.run(u, state ?? null, true);
+    return { y: r.y, state: r.state! };
   }
 
   initState(batch: number): Mamba2State {
@@ -167,7 +168,12 @@ export class Mamba2Mixer implements Module {
     }
   }
 
-  private run(u: Tensor, state: Mamba2State | null): { y: Tensor; state: Mamba2State } {
+  /** The state after u is assembled only when asked for (a copy per call; forward skips it). */
+  private run(
+    u: Tensor,
+    state: Mamba2State | null,
+    wantState: boolean,
+  ): { y: Tensor; state: Mamba2State | null } {
     const { dModel: D, dState: N, headdim: P, nGroups: G, dConv: K } = this.cfg;
     const { dInner: Di, nHeads: H, convDim: C } = this;
     if (u.rank !== 3 || u.shape[2] !== D) {
@@ -197,11 +203,12 @@ export class Mamba2Mixer implements Module {
     const y = reshape(addDSkip(scan.y, x, this.d), [batch, T, Di]);
     const normed = gatedRmsnorm(y, z, this.normWeight, G, this.cfg.normEps);
     const out = linear(normed, this.outProj);
+    if (!wantState) return { y: out, state: null };
     const conv = causalConv1dState(
       { batch, seqLen: T, channels: C, width: K },
       xbc.data,
       state ? state.conv : null,
     );
-    return { y: out, state: { conv, ssm: Float32Array.from(scan.state.data), batch } };
+    return { y: out, state: { conv, ssm: scan.state.data.slice(), batch } };
   }
 }

@@ -6,6 +6,7 @@
  * sgemm: C = alpha · op(A) · op(B) + beta · C (sgemm.h), the GemmFn contract of
  *   src/kernels/gemm.ts.
  * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (model.md §3, ops/unary.ts).
+ * binarySame: y = a ∘ b elementwise for ∘ = + − · / (kind 0..3); y may be a (in-place add).
  * copyRows: dst[r·ds + dOff + j] = src[r·ss + so + j], j < w (split / concat, ops/shape.ts).
  * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (model.md §2,
  *   ops/rmsnorm.ts); ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), ĝ = g ⊙ w, x̂ = x·r; ∂w = Σ_rows g ⊙ x̂.
@@ -69,6 +70,39 @@ static napi_value SiluBwd(napi_env env, napi_callback_info info) {
   long n = loop_long(&a, 4);
 #pragma omp parallel for simd num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
   for (long i = 0; i < n; i++) gx[i] = g[i] * sig[i] * (1.0f + x[i] * (1.0f - sig[i]));
+  return NULL;
+}
+
+/* binarySame(kind, a, b, y, n): kind 0 add, 1 sub, 2 mul, 3 div; y may alias a or b */
+static napi_value BinarySame(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 5, "binarySame")) return NULL;
+  int kind = (int)loop_long(&a, 0);
+  const float *x = loop_f32(&a, 1), *z = loop_f32(&a, 2);
+  float *y = loop_f32(&a, 3);
+  long n = loop_long(&a, 4);
+  if (n <= 0) return NULL;
+  if (!x || !z || !y) {
+    napi_throw_type_error(env, NULL, "binarySame: a, b and y must be Float32Arrays");
+    return NULL;
+  }
+  switch (kind) {
+  case 0:
+#pragma omp parallel for simd num_threads(n_threads) if (n >= 4 * PAR_MIN) schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] + z[i];
+    break;
+  case 1:
+#pragma omp parallel for simd num_threads(n_threads) if (n >= 4 * PAR_MIN) schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] - z[i];
+    break;
+  case 2:
+#pragma omp parallel for simd num_threads(n_threads) if (n >= 4 * PAR_MIN) schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] * z[i];
+    break;
+  default:
+#pragma omp parallel for simd num_threads(n_threads) if (n >= 4 * PAR_MIN) schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] / z[i];
+  }
   return NULL;
 }
 
@@ -164,6 +198,7 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "sgemm", Sgemm);
   loop_export(env, exports, "siluFwd", SiluFwd);
   loop_export(env, exports, "siluBwd", SiluBwd);
+  loop_export(env, exports, "binarySame", BinarySame);
   loop_export(env, exports, "copyRows", CopyRows);
   loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
   loop_export(env, exports, "rmsnormBwd", RmsnormBwd);

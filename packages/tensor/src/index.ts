@@ -32,6 +32,7 @@ export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
 export { fastExp } from "./ops/fast-exp.js";
+export { linearSplit } from "./ops/linear-split.js";
 export {
   countTargets,
   crossEntropy,
@@ -40,7 +41,6 @@ export {
   IGNORE_INDEX,
   logSoftmax,
 } from "./ops/loss.js";
-export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";

@@ -4,7 +4,8 @@
  * add): arrays are shared between slots instead of copied. Each array counts the slots holding
  * it; summing into an array held by more than one slot first copies it (copy on write).
  */
-import { allocF32, type Tensor } from "../tensor.js";
+import { computeSame } from "../ops/binary.js";
+import { allocF32Uninit, type Tensor } from "../tensor.js";
 
 export class GradStore {
   private readonly slots = new Map<Tensor, Float32Array>();
@@ -20,14 +21,14 @@ export class GradStore {
     }
     const n = prev.length;
     if ((this.holders.get(prev) ?? 0) > 1) {
-      const sum = allocF32(n);
-      for (let i = 0; i < n; i++) sum[i] = prev[i]! + g[i]!;
+      const sum = allocF32Uninit(n);
+      computeSame("add", prev, g, sum);
       this.release(prev);
       this.slots.set(t, sum);
       this.holders.set(sum, 1);
       return;
     }
-    for (let i = 0; i < n; i++) prev[i]! += g[i]!;
+    computeSame("add", prev, g, prev);
   }
 
   /** Like accumulate, for an array the store must never write (a caller's seed). */

@@ -3,6 +3,7 @@
  * them fresh every step touches new pages each time (slow here), so `releaseGrads` keeps each
  * released buffer as the tensor's spare, and the next backward writes into it instead.
  */
+import { computeSame } from "../ops/binary.js";
 import type { Tensor } from "../tensor.js";
 
 const spare = new WeakMap<Tensor, Float32Array>();
@@ -31,5 +32,5 @@ export function addLeafGrad(t: Tensor, g: Float32Array): void {
     t.grad = fresh;
     return;
   }
-  for (let i = 0; i < a.length; i++) a[i]! += g[i]!;
+  computeSame("add", a, g, a);
 }

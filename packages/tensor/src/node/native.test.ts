@@ -198,4 +198,28 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
       expect(gxOnly).toEqual(results[0]!.gx);
     }
   });
+
+  it("binarySame equals the JavaScript arithmetic, in place too, for 1 and 2 threads", () => {
+    const n = 300_001;
+    const a = Float32Array.from({ length: n }, (_, i) => Math.sin(i) * 10);
+    const b = Float32Array.from({ length: n }, (_, i) => Math.cos(i * 0.3) + 1.5);
+    const ops = [
+      (x: number, z: number) => x + z,
+      (x: number, z: number) => x - z,
+      (x: number, z: number) => x * z,
+      (x: number, z: number) => x / z,
+    ];
+    for (const threads of [1, 2]) {
+      addon.setThreads(threads);
+      ops.forEach((op, kind) => {
+        const y = new Float32Array(n);
+        addon.binarySame(kind, a, b, y, n);
+        for (let i = 0; i < n; i += 997) expect(y[i]).toBe(Math.fround(op(a[i]!, b[i]!)));
+        const inPlace = a.slice();
+        addon.binarySame(kind, inPlace, b, inPlace, n);
+        expect(inPlace).toEqual(y);
+      });
+    }
+    addon.setThreads(1);
+  });
 });

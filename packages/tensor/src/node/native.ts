@@ -7,6 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { type GemmFn, setGemm } from "../kernels/gemm.js";
 import { registerNativeKernels } from "../native-registry.js";
+import type { NativeBinarySame } from "../ops/binary.js";
 import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
 import { threadCount } from "../threads/pool.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
@@ -22,6 +23,7 @@ export interface TensorAddon {
     gx: Float32Array,
     n: number,
   ) => void;
+  binarySame: NativeBinarySame;
   copyRows: (
     src: Float32Array,
     so: number,

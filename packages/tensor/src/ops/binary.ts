@@ -7,10 +7,11 @@
  * [B,T,D], a scalar) run without an index map; other broadcasts use one (broadcast.ts).
  */
 import { record1 } from "../autograd/node.js";
-import { allocF32, type Shape, sizeOf, type Tensor } from "../tensor.js";
+import { nativeKernel } from "../native-registry.js";
+import { allocF32, allocF32Uninit, type Shape, sizeOf, type Tensor } from "../tensor.js";
 import { broadcastIndex, broadcastShape, reduceTo, trailingBlock } from "./broadcast.js";
 
-type Kind = "add" | "sub" | "mul" | "div";
+export type Kind = "add" | "sub" | "mul" | "div";
 
 /**
  * How an operand maps onto the output: "same" (same layout), a block length L (element i reads
@@ -30,8 +31,28 @@ function at(d: Float32Array, lay: Layout, i: number): number {
   return lay === "same" ? d[i]! : typeof lay === "number" ? d[i % lay]! : d[lay[i]!]!;
 }
 
-function computeSame(kind: Kind, a: Float32Array, b: Float32Array, y: Float32Array): void {
+/** Native y = a ∘ b (native/tensor.c); kind 0 add, 1 sub, 2 mul, 3 div; y may be a. */
+export type NativeBinarySame = (
+  kind: number,
+  a: Float32Array,
+  b: Float32Array,
+  y: Float32Array,
+  n: number,
+) => void;
+
+/** Below this many elements the native call costs more than the JS loop. */
+export const NATIVE_MIN = 4096;
+const KIND_CODE: Record<Kind, number> = { add: 0, sub: 1, mul: 2, div: 3 };
+
+export function computeSame(kind: Kind, a: Float32Array, b: Float32Array, y: Float32Array): void {
   const n = y.length;
+  if (n >= NATIVE_MIN) {
+    const nat = nativeKernel<NativeBinarySame>("tensor/binarySame");
+    if (nat) {
+      nat(KIND_CODE[kind], a, b, y, n);
+      return;
+    }
+  }
   switch (kind) {
     case "add":
       for (let i = 0; i < n; i++) y[i] = a[i]! + b[i]!;
@@ -89,7 +110,7 @@ function binary(kind: Kind, a: Tensor, b: Tensor): Tensor {
   const shape = broadcastShape(a.shape, b.shape, kind);
   const la = layoutOf(a.shape, shape);
   const lb = layoutOf(b.shape, shape);
-  const y = allocF32(sizeOf(shape));
+  const y = allocF32Uninit(sizeOf(shape)); // compute writes every element
   compute(kind, a.data, b.data, la, lb, y);
   return record1(kind, [a, b], y, shape, ([g], needs) => {
     const gy = g!;
