@@ -18,8 +18,7 @@ import {
   Rng,
   reshape,
   shapeStr,
-  silu,
-  split,
+  siluSplit,
   Tensor,
 } from "@loop/tensor";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
@@ -184,8 +183,12 @@ export class Mamba2Mixer implements Module {
     // in_proj straight into its three pieces (no split copy)
     const [z, xbc, dtRaw] = linearSplit(u, this.inProj, [Di, C, H]) as [Tensor, Tensor, Tensor];
     const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
-    const xbcAct = silu(causalConv1d(xbc, this.convWeight, this.convBias, convInit));
-    const [xs, bs, cs] = split(xbcAct, [Di, G * N, G * N]) as [Tensor, Tensor, Tensor];
+    // silu and the x | B | C split in one op (no activated copy, no split copies)
+    const [xs, bs, cs] = siluSplit(causalConv1d(xbc, this.convWeight, this.convBias, convInit), [
+      Di,
+      G * N,
+      G * N,
+    ]) as [Tensor, Tensor, Tensor];
     const x = reshape(xs, [batch, T, H, P]);
     const dt = softplusBias(dtRaw, this.dtBias);
     const A = neg(exp(this.aLog));

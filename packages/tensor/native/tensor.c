@@ -6,6 +6,8 @@
  * sgemm: C = alpha · op(A) · op(B) + beta · C (sgemm.h), the GemmFn contract of
  *   src/kernels/gemm.ts.
  * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (model.md §3, ops/unary.ts).
+ * siluRowsFwd / siluRowsBwd: a column block of silu (ops/silu-split.ts):
+ *   y[r, j] = silu(x[r·ldx + off + j]),  gx[r·ldx + off + j] = g[r, j]·σ(1 + x(1 − σ)), σ = σ(x).
  * binarySame: y = a ∘ b elementwise for ∘ = + − · / (kind 0..3); y may be a (in-place add).
  * copyRows: dst[r·ds + dOff + j] = src[r·ss + so + j], j < w (split / concat, ops/shape.ts).
  * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (model.md §2,
@@ -70,6 +72,61 @@ static napi_value SiluBwd(napi_env env, napi_callback_info info) {
   long n = loop_long(&a, 4);
 #pragma omp parallel for simd num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
   for (long i = 0; i < n; i++) gx[i] = g[i] * sig[i] * (1.0f + x[i] * (1.0f - sig[i]));
+  return NULL;
+}
+
+/* siluRowsFwd(x, off, ldx, y, rows, w): y [rows, w] */
+static napi_value SiluRowsFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 6, "siluRowsFwd")) return NULL;
+  const float *x = loop_f32(&a, 0);
+  long off = loop_long(&a, 1), ldx = loop_long(&a, 2);
+  float *y = loop_f32(&a, 3);
+  long rows = loop_long(&a, 4), w = loop_long(&a, 5);
+  if (rows <= 0 || w <= 0) return NULL;
+  if (!x || !y) {
+    napi_throw_type_error(env, NULL, "siluRowsFwd: x and y must be Float32Arrays");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (rows * w >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const float *xr = x + r * ldx + off;
+    float *yr = y + r * w;
+#pragma omp simd
+    for (long j = 0; j < w; j++) yr[j] = xr[j] * loop_sigmoid(xr[j]);
+  }
+  return NULL;
+}
+
+/* siluRowsBwd(x, off, ldx, g|null, gx, rows, w): gx has x's layout; g null writes zeros */
+static napi_value SiluRowsBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 7, "siluRowsBwd")) return NULL;
+  const float *x = loop_f32(&a, 0);
+  long off = loop_long(&a, 1), ldx = loop_long(&a, 2);
+  const float *g = loop_f32(&a, 3);
+  float *gx = loop_f32(&a, 4);
+  long rows = loop_long(&a, 5), w = loop_long(&a, 6);
+  if (rows <= 0 || w <= 0) return NULL;
+  if (!x || !gx) {
+    napi_throw_type_error(env, NULL, "siluRowsBwd: x and gx must be Float32Arrays");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (rows * w >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const float *xr = x + r * ldx + off;
+    float *gr = gx + r * ldx + off;
+    if (!g) {
+      memset(gr, 0, w * sizeof(float));
+      continue;
+    }
+    const float *gyr = g + r * w;
+#pragma omp simd
+    for (long j = 0; j < w; j++) {
+      float v = xr[j], sg = loop_sigmoid(v);
+      gr[j] = gyr[j] * sg * (1.0f + v * (1.0f - sg));
+    }
+  }
   return NULL;
 }
 
@@ -198,6 +255,8 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "sgemm", Sgemm);
   loop_export(env, exports, "siluFwd", SiluFwd);
   loop_export(env, exports, "siluBwd", SiluBwd);
+  loop_export(env, exports, "siluRowsFwd", SiluRowsFwd);
+  loop_export(env, exports, "siluRowsBwd", SiluRowsBwd);
   loop_export(env, exports, "binarySame", BinarySame);
   loop_export(env, exports, "copyRows", CopyRows);
   loop_export(env, exports, "rmsnormFwd", RmsnormFwd);

@@ -45,6 +45,7 @@ export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
+export { siluSplit } from "./ops/silu-split.js";
 export {
   exp,
   log,

@@ -3,6 +3,7 @@ import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { nativeKernelNames } from "../native-registry.js";
 import { rmsnormRows, rmsnormRowsBackward } from "../ops/rmsnorm.js";
+import { siluRowsBwd, siluRowsFwd } from "../ops/silu-split.js";
 import { silu } from "../ops/unary.js";
 import { Tensor } from "../tensor.js";
 import {
@@ -219,6 +220,35 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
         addon.binarySame(kind, inPlace, b, inPlace, n);
         expect(inPlace).toEqual(y);
       });
+    }
+    addon.setThreads(1);
+  });
+
+  it("siluRowsFwd / siluRowsBwd equal the portable column-block loops, for 1 and 2 threads", () => {
+    const rows = 2001;
+    const W = 45;
+    const x = Float32Array.from({ length: rows * W }, (_, i) => Math.sin(i * 0.7) * 12);
+    const g = Float32Array.from({ length: rows * 20 }, (_, i) => Math.cos(i));
+    const want = new Float32Array(rows * 20);
+    siluRowsFwd(x, 13, W, want, rows, 20);
+    const wantGx = new Float32Array(rows * W).fill(5);
+    siluRowsBwd(x, 13, W, g, wantGx, rows, 20);
+    siluRowsBwd(x, 33, W, null, wantGx, rows, 12);
+    for (const threads of [1, 2]) {
+      addon.setThreads(threads);
+      const y = new Float32Array(rows * 20);
+      addon.siluRowsFwd(x, 13, W, y, rows, 20);
+      const gx = new Float32Array(rows * W).fill(5);
+      addon.siluRowsBwd(x, 13, W, g, gx, rows, 20);
+      addon.siluRowsBwd(x, 33, W, null, gx, rows, 12);
+      for (let i = 0; i < y.length; i++)
+        expect(Math.abs(y[i]! - want[i]!)).toBeLessThanOrEqual(
+          2e-7 * Math.max(1, Math.abs(want[i]!)),
+        );
+      for (let i = 0; i < gx.length; i++)
+        expect(Math.abs(gx[i]! - wantGx[i]!)).toBeLessThanOrEqual(
+          1e-6 * Math.max(1, Math.abs(wantGx[i]!)),
+        );
     }
     addon.setThreads(1);
   });

@@ -9,6 +9,7 @@ import { type GemmFn, setGemm } from "../kernels/gemm.js";
 import { registerNativeKernels } from "../native-registry.js";
 import type { NativeBinarySame } from "../ops/binary.js";
 import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
+import type { SiluRowsBwd, SiluRowsFwd } from "../ops/silu-split.js";
 import { threadCount } from "../threads/pool.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 
@@ -24,6 +25,8 @@ export interface TensorAddon {
     n: number,
   ) => void;
   binarySame: NativeBinarySame;
+  siluRowsFwd: SiluRowsFwd;
+  siluRowsBwd: SiluRowsBwd;
   copyRows: (
     src: Float32Array,
     so: number,
