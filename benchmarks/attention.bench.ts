@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { attention, attentionRef } from "@loop/attention";
 import { backward, randn, type Tensor } from "@loop/tensor";
+import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 
@@ -84,32 +85,47 @@ const mib = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
 export async function run(ctx: BenchContext): Promise<void> {
   const reps = ctx.quick ? 2 : 5;
   const rows: Row[] = [];
-  for (const threads of ctx.threadCounts) {
-    await ctx.setThreads(threads);
-    for (const shape of SHAPES) {
-      const x = inputs(shape);
-      const t = await ctx.time(() => step(attention, x), { warmup: 1, repeats: reps });
-      rows.push({
-        "B,T,Hq,Hkv,hd": shape.join(","),
-        threads,
-        "ours ms": Number(t.medianMs.toFixed(1)),
-        "ours CPU ms": Number(t.cpuMs.toFixed(1)),
-      });
+  // portable kernels on every thread count, then the native ones (C compiled here) when they build
+  const native = await enableNativeKernels();
+  disableNativeKernels();
+  if (!native.enabled) ctx.log(`native kernels not measured: ${native.reason}`);
+  for (const kernels of native.enabled ? ["portable", "native"] : ["portable"]) {
+    if (kernels === "native") await enableNativeKernels();
+    for (const threads of ctx.threadCounts) {
+      await ctx.setThreads(threads);
+      for (const shape of SHAPES) {
+        const x = inputs(shape);
+        const t = await ctx.time(() => step(attention, x), { warmup: 1, repeats: reps });
+        rows.push({
+          "B,T,Hq,Hkv,hd": shape.join(","),
+          kernels,
+          threads,
+          "ours ms": Number(t.medianMs.toFixed(1)),
+          "ours CPU ms": Number(t.cpuMs.toFixed(1)),
+        });
+      }
     }
   }
+  disableNativeKernels();
   // PyTorch after our runs, never alongside them
   await ctx.setThreads(1);
   let haveTorch = await ctx.torchAvailable();
   if (haveTorch) {
+    type TorchTime = { wall_ms: number; cpu_ms: number; torch: string } | null;
+    const seen = new Map<string, TorchTime>(); // one PyTorch run per (shape, threads)
     for (const row of rows) {
-      const r = (await ctx.torch("attention.py", [
-        "time",
-        String(row["B,T,Hq,Hkv,hd"]),
-        "--reps",
-        String(reps),
-        "--threads",
-        String(row.threads),
-      ])) as { wall_ms: number; cpu_ms: number; torch: string } | null;
+      const key = `${row["B,T,Hq,Hkv,hd"]}/${row.threads}`;
+      const r =
+        seen.get(key) ??
+        ((await ctx.torch("attention.py", [
+          "time",
+          String(row["B,T,Hq,Hkv,hd"]),
+          "--reps",
+          String(reps),
+          "--threads",
+          String(row.threads),
+        ])) as TorchTime);
+      seen.set(key, r);
       if (r === null) {
         haveTorch = false;
         break;

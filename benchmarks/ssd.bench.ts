@@ -3,11 +3,13 @@
  * of @loop/ssm-kernels, beside the sequential reference and beside PyTorch running a
  * transcription of the same chunked algorithm (benchmarks/torch/ssd.py), G = 1, chunk 64.
  * Also time(4T)/time(T) of the chunked scan (cost linear in T) and the chunked scan on each
- * thread count. Single-thread figures are compared on process CPU time (`cpuMs`, robust to
+ * thread count, and the same chunked scan on the native kernels (C compiled here, `enableNativeKernels`)
+ * when they build. Single-thread figures are compared on process CPU time (`cpuMs`, robust to
  * other load), thread counts on wall time.
  */
 import { ssdScanChunked, ssdScanRef } from "@loop/ssm-kernels";
 import { backward, Rng, randn, randu, type Tensor } from "@loop/tensor";
+import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Timing } from "./lib/timer.js";
 
@@ -77,6 +79,13 @@ export async function run(ctx: BenchContext): Promise<void> {
       threads.push({ n, s, t: await ctx.time(workload(ssdScanChunked, s), opts) });
   }
   await ctx.setThreads(1);
+  // the native kernels, after the portable ones
+  const native = await enableNativeKernels();
+  const nativeTimes: (Timing | null)[] = [];
+  for (const s of SHAPES)
+    nativeTimes.push(native.enabled ? await ctx.time(workload(ssdScanChunked, s), opts) : null);
+  disableNativeKernels();
+  if (!native.enabled) ctx.log(`native kernels not measured: ${native.reason}`);
   // PyTorch last, so it never shares the cores with our own measurements.
   const torch = (await ctx.torch("ssd.py", [
     JSON.stringify({ shapes: SHAPES, chunk: CHUNK, reps: repeats, threads: 1 }),
@@ -95,6 +104,9 @@ export async function run(ctx: BenchContext): Promise<void> {
         "sequential/chunked": `${(ref.cpuMs / chunked.cpuMs).toFixed(2)}×`,
         "chunked/pytorch": pt === null ? "—" : `${(chunked.cpuMs / pt).toFixed(2)}×`,
         "chunked wall ms": ms(chunked.medianMs),
+        "native cpu ms": nativeTimes[i] ? ms(nativeTimes[i]!.cpuMs) : "—",
+        "native/pytorch":
+          pt === null || !nativeTimes[i] ? "—" : `${(nativeTimes[i]!.cpuMs / pt).toFixed(2)}×`,
       };
     }),
     "SSD scan, forward + backward, G=1, chunk 64, one thread (median process CPU time)",
