@@ -12,13 +12,13 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, homedir, tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false; error: string };
 
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */
-export const nativeIncludeDir = fileURLToPath(new URL("../../native/", import.meta.url));
+export const nativeIncludeDir = fileURLToPath(new URL("../../native", import.meta.url));
 
 const FLAGS = [
   "-O3",
@@ -63,9 +63,12 @@ export function nativeDisabled(): boolean {
 
 function compile(cc: string, args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile(cc, args, { timeout: 180_000 }, (err, _out, stderr) =>
-      resolve(err ? `${cc} failed: ${(stderr || err.message).trim().split("\n")[0]}` : null),
-    );
+    execFile(cc, args, { timeout: 180_000 }, (err, _out, stderr) => {
+      if (!err) return resolve(null);
+      const first = stderr.trim().split("\n")[0];
+      const code = (err as { code?: unknown }).code;
+      resolve(`${cc} failed: ${first || (typeof code === "string" ? code : `exit code ${code}`)}`);
+    });
   });
 }
 
@@ -81,7 +84,7 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
   if (include === null) return { ok: false, error: "node_api.h not found beside this Node" };
   if (!existsSync(source)) return { ok: false, error: `native source ${source} not found` };
   const cc = process.env.CC ?? "cc";
-  const dirs = [...new Set([dirname(source), nativeIncludeDir])];
+  const dirs = [...new Set([resolvePath(dirname(source)), resolvePath(nativeIncludeDir)])];
   const hash = createHash("sha256");
   hash.update([cc, ...FLAGS, process.versions.modules, process.arch, cpus()[0]?.model].join("\0"));
   hash.update(readFileSync(source));
