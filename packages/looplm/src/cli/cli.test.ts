@@ -280,4 +280,35 @@ describe("the looplm binary", () => {
     );
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
+
+  it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {
+    const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), "looplm-native-"));
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--conditions=@loop/source",
+        main,
+        "train",
+        ...tiny,
+        ...quick,
+        "--out",
+        join(dir, "run"),
+      ],
+      {
+        encoding: "utf8",
+        env: { ...process.env, CC: "false", LOOPLM_NATIVE_CACHE: join(dir, "cache") },
+      },
+    );
+    expect(r.status).toBe(0);
+    // (progress lines follow on stderr)
+    const lines = r.stderr.trim().split("\n");
+    expect(lines.filter((l) => l.startsWith("looplm:"))).toEqual([
+      "looplm: portable kernels (native ones unavailable: false failed: exit code 1)",
+    ]);
+    expect(lines[0]).toMatch(/^looplm: portable kernels/);
+    expect(existsSync(join(dir, "run", "log.jsonl"))).toBe(true);
+  });
 });
