@@ -22,21 +22,6 @@ static int n_threads = 1;
 /* elementwise loops run on all threads above this many elements */
 #define PAR_MIN 32768
 
-/* Float64Array data (adjusted by its byte offset), or NULL for anything else. */
-static const double *loop_f64(loop_args *a, size_t i) {
-  napi_valuetype t;
-  napi_typeof(a->env, a->v[i], &t);
-  if (t != napi_object) return NULL;
-  bool is;
-  napi_is_typedarray(a->env, a->v[i], &is);
-  if (!is) return NULL;
-  napi_typedarray_type type;
-  size_t len;
-  void *data;
-  napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
-  return type == napi_float64_array ? (const double *)data : NULL;
-}
-
 /*
  * rope(src, dst, B, T, H, hd, cos, sin, sign) — rope.ts `rotate` (model.md §4, rotate-half):
  *   src, dst [B, T, H, hd] float32 (dst may be src), cos, sin [T, hd/2] float64 (ropeTables),

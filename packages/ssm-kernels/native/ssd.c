@@ -50,44 +50,6 @@ static int n_threads = 1;
  * Argument checking
  * ------------------------------------------------------------------------------------------- */
 
-/*
- * Float32Array argument i holding at least `need` elements. Optional arguments may be null or
- * undefined (→ NULL). NULL for an empty array. Throws (and sets *bad) on a wrong type or a short
- * array.
- */
-static float *arg_f32(loop_args *a, size_t i, size_t need, int optional, const char *fn,
-                      const char *what, int *bad) {
-  if (*bad) return NULL;
-  napi_valuetype t;
-  napi_typeof(a->env, a->v[i], &t);
-  if (t == napi_null || t == napi_undefined) {
-    if (optional) return NULL;
-  } else if (t == napi_object) {
-    bool is = false;
-    napi_is_typedarray(a->env, a->v[i], &is);
-    if (is) {
-      napi_typedarray_type type;
-      size_t len = 0;
-      void *data = NULL;
-      napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
-      if (type == napi_float32_array) {
-        if (len >= need) return len == 0 ? NULL : (float *)data;
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s: %s holds %zu values, needs %zu", fn, what, len, need);
-        napi_throw_range_error(a->env, NULL, msg);
-        *bad = 1;
-        return NULL;
-      }
-    }
-  }
-  char msg[200];
-  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what,
-           optional ? " or null" : "");
-  napi_throw_type_error(a->env, NULL, msg);
-  *bad = 1;
-  return NULL;
-}
-
 /* Scan sizes, read from 7 consecutive arguments batch, T, H, P, G, N, Lc. */
 typedef struct {
   long batch, T, H, P, G, N, Lc, nc;
@@ -360,16 +322,16 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
   int bad = 0;
-  const float *x = arg_f32(&a, 0, BT * H * P, 0, fn, "x", &bad);
-  const float *dt = arg_f32(&a, 1, BT * H, 0, fn, "dt", &bad);
-  const float *A = arg_f32(&a, 2, H, 0, fn, "A", &bad);
-  const float *B = arg_f32(&a, 3, BT * G * N, 0, fn, "B", &bad);
-  const float *C = arg_f32(&a, 4, BT * G * N, 0, fn, "C", &bad);
-  const float *s0 = arg_f32(&a, 5, BH * PN, 1, fn, "s0", &bad);
-  float *y = arg_f32(&a, 6, BT * H * P, 0, fn, "y", &bad);
-  float *state = arg_f32(&a, 7, BH * PN, 0, fn, "state", &bad);
-  float *cb = arg_f32(&a, 8, d.batch * nc * G * LL, 0, fn, "cb", &bad);
-  float *cs = arg_f32(&a, 9, BH * nc * PN, 1, fn, "chunkStates", &bad);
+  const float *x = loop_arg_f32(&a, 0, BT * H * P, 0, fn, "x", &bad);
+  const float *dt = loop_arg_f32(&a, 1, BT * H, 0, fn, "dt", &bad);
+  const float *A = loop_arg_f32(&a, 2, H, 0, fn, "A", &bad);
+  const float *B = loop_arg_f32(&a, 3, BT * G * N, 0, fn, "B", &bad);
+  const float *C = loop_arg_f32(&a, 4, BT * G * N, 0, fn, "C", &bad);
+  const float *s0 = loop_arg_f32(&a, 5, BH * PN, 1, fn, "s0", &bad);
+  float *y = loop_arg_f32(&a, 6, BT * H * P, 0, fn, "y", &bad);
+  float *state = loop_arg_f32(&a, 7, BH * PN, 0, fn, "state", &bad);
+  float *cb = loop_arg_f32(&a, 8, d.batch * nc * G * LL, 0, fn, "cb", &bad);
+  float *cs = loop_arg_f32(&a, 9, BH * nc * PN, 1, fn, "chunkStates", &bad);
   if (bad) return NULL;
   const long ldx = H * P, ldb = G * N, hpg = H / G;
 
@@ -487,23 +449,23 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
   const int hasS0 = loop_bool(&a, 5);
   int bad = 0;
-  const float *x = arg_f32(&a, 0, BT * H * P, 0, fn, "x", &bad);
-  const float *dt = arg_f32(&a, 1, BT * H, 0, fn, "dt", &bad);
-  const float *A = arg_f32(&a, 2, H, 0, fn, "A", &bad);
-  const float *B = arg_f32(&a, 3, BT * G * N, 0, fn, "B", &bad);
-  const float *C = arg_f32(&a, 4, BT * G * N, 0, fn, "C", &bad);
-  const float *gy = arg_f32(&a, 6, BT * H * P, 1, fn, "gy", &bad);
-  const float *gs = arg_f32(&a, 7, BH * PN, 1, fn, "gState", &bad);
-  const float *cs = arg_f32(&a, 8, BH * nc * PN, 0, fn, "chunkStates", &bad);
-  const float *cb = arg_f32(&a, 9, d.batch * nc * G * LL, 0, fn, "cb", &bad);
-  float *gx = arg_f32(&a, 10, BT * H * P, 0, fn, "gx", &bad);
-  float *gdt = arg_f32(&a, 11, BT * H, 0, fn, "gdt", &bad);
-  float *gA = arg_f32(&a, 12, H, 0, fn, "gA", &bad);
-  float *gs0 = arg_f32(&a, 13, BH * PN, 1, fn, "gs0", &bad);
-  float *gBh = arg_f32(&a, 14, BT * H * N, 0, fn, "gBh", &bad);
-  float *gCh = arg_f32(&a, 15, BT * H * N, 0, fn, "gCh", &bad);
+  const float *x = loop_arg_f32(&a, 0, BT * H * P, 0, fn, "x", &bad);
+  const float *dt = loop_arg_f32(&a, 1, BT * H, 0, fn, "dt", &bad);
+  const float *A = loop_arg_f32(&a, 2, H, 0, fn, "A", &bad);
+  const float *B = loop_arg_f32(&a, 3, BT * G * N, 0, fn, "B", &bad);
+  const float *C = loop_arg_f32(&a, 4, BT * G * N, 0, fn, "C", &bad);
+  const float *gy = loop_arg_f32(&a, 6, BT * H * P, 1, fn, "gy", &bad);
+  const float *gs = loop_arg_f32(&a, 7, BH * PN, 1, fn, "gState", &bad);
+  const float *cs = loop_arg_f32(&a, 8, BH * nc * PN, 0, fn, "chunkStates", &bad);
+  const float *cb = loop_arg_f32(&a, 9, d.batch * nc * G * LL, 0, fn, "cb", &bad);
+  float *gx = loop_arg_f32(&a, 10, BT * H * P, 0, fn, "gx", &bad);
+  float *gdt = loop_arg_f32(&a, 11, BT * H, 0, fn, "gdt", &bad);
+  float *gA = loop_arg_f32(&a, 12, H, 0, fn, "gA", &bad);
+  float *gs0 = loop_arg_f32(&a, 13, BH * PN, 1, fn, "gs0", &bad);
+  float *gBh = loop_arg_f32(&a, 14, BT * H * N, 0, fn, "gBh", &bad);
+  float *gCh = loop_arg_f32(&a, 15, BT * H * N, 0, fn, "gCh", &bad);
   const long LT = Lc * (Lc + 1) / 2; /* a packed lower triangle */
-  float *dCB = arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
+  float *dCB = loop_arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
   if (!bad && gy && !dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;
@@ -690,14 +652,14 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   const long T = d.T, H = d.H, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, LL = Lc * Lc;
   int bad = 0;
-  const float *B = arg_f32(&a, 0, BT * G * N, 0, fn, "B", &bad);
-  const float *C = arg_f32(&a, 1, BT * G * N, 0, fn, "C", &bad);
-  const float *gBh = arg_f32(&a, 2, BT * H * N, 0, fn, "gBh", &bad);
-  const float *gCh = arg_f32(&a, 3, BT * H * N, 0, fn, "gCh", &bad);
+  const float *B = loop_arg_f32(&a, 0, BT * G * N, 0, fn, "B", &bad);
+  const float *C = loop_arg_f32(&a, 1, BT * G * N, 0, fn, "C", &bad);
+  const float *gBh = loop_arg_f32(&a, 2, BT * H * N, 0, fn, "gBh", &bad);
+  const float *gCh = loop_arg_f32(&a, 3, BT * H * N, 0, fn, "gCh", &bad);
   const long LT = Lc * (Lc + 1) / 2;
-  const float *dCB = arg_f32(&a, 4, d.batch * nc * H * LT, 1, fn, "dCB", &bad);
-  float *gB = arg_f32(&a, 5, BT * G * N, 0, fn, "gB", &bad);
-  float *gC = arg_f32(&a, 6, BT * G * N, 0, fn, "gC", &bad);
+  const float *dCB = loop_arg_f32(&a, 4, d.batch * nc * H * LT, 1, fn, "dCB", &bad);
+  float *gB = loop_arg_f32(&a, 5, BT * G * N, 0, fn, "gB", &bad);
+  float *gC = loop_arg_f32(&a, 6, BT * G * N, 0, fn, "gC", &bad);
   if (bad) return NULL;
   const long ldb = G * N, hpg = H / G;
   const long items = d.batch * nc * G;

@@ -40,44 +40,6 @@ static inline long red_rows(long rows) {
  * Argument checking
  * ------------------------------------------------------------------------------------------- */
 
-/*
- * Float32Array argument i holding at least `need` elements. Optional arguments may be null or
- * undefined (→ NULL). With need = 0 any Float32Array (or null) is accepted and NULL returned
- * for an empty one. Throws (and sets *bad) on a wrong type or a short array.
- */
-static float *arg_f32(loop_args *a, size_t i, size_t need, int optional, const char *fn,
-                      const char *what, int *bad) {
-  if (*bad) return NULL;
-  napi_valuetype t;
-  napi_typeof(a->env, a->v[i], &t);
-  if (t == napi_null || t == napi_undefined) {
-    if (optional) return NULL;
-  } else if (t == napi_object) {
-    bool is = false;
-    napi_is_typedarray(a->env, a->v[i], &is);
-    if (is) {
-      napi_typedarray_type type;
-      size_t len = 0;
-      void *data = NULL;
-      napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
-      if (type == napi_float32_array) {
-        if (len >= need) return len == 0 ? NULL : (float *)data;
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s: %s holds %zu values, needs %zu", fn, what, len, need);
-        napi_throw_range_error(a->env, NULL, msg);
-        *bad = 1;
-        return NULL;
-      }
-    }
-  }
-  char msg[200];
-  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what,
-           optional ? " or null" : "");
-  napi_throw_type_error(a->env, NULL, msg);
-  *bad = 1;
-  return NULL;
-}
-
 /* Non-negative integer argument (sizes); throws on a negative or non-integer value. */
 static long arg_size(loop_args *a, size_t i, const char *fn, const char *what, int *bad) {
   if (*bad) return 0;
@@ -184,11 +146,11 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   long rows = B * T, n = rows * C;
-  const float *x = arg_f32(&a, 4, n, 0, fn, "x", &bad);
-  const float *w = arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
-  const float *bias = arg_f32(&a, 6, C, 1, fn, "bias", &bad);
-  const float *init = arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
-  float *y = arg_f32(&a, 8, n, 0, fn, "y", &bad);
+  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *w = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
+  const float *init = loop_arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
+  float *y = loop_arg_f32(&a, 8, n, 0, fn, "y", &bad);
   if (bad || n == 0) return NULL;
   float *wt = transpose_weight(w, C, K);
   if (!wt) {
@@ -244,14 +206,14 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   const long K1 = K - 1, rows = B * T, n = rows * C;
-  const float *x = arg_f32(&a, 4, n, 0, fn, "x", &bad);
-  const float *w = arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
-  const float *init = arg_f32(&a, 6, B * C * K1, 1, fn, "init", &bad);
-  const float *gy = arg_f32(&a, 7, n, 0, fn, "gy", &bad);
-  float *gx = arg_f32(&a, 8, n, 1, fn, "gx", &bad);
-  float *gw = arg_f32(&a, 9, C * K, 1, fn, "gw", &bad);
-  float *gb = arg_f32(&a, 10, C, 1, fn, "gbias", &bad);
-  float *gi = arg_f32(&a, 11, B * C * K1, 1, fn, "ginit", &bad);
+  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *w = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *init = loop_arg_f32(&a, 6, B * C * K1, 1, fn, "init", &bad);
+  const float *gy = loop_arg_f32(&a, 7, n, 0, fn, "gy", &bad);
+  float *gx = loop_arg_f32(&a, 8, n, 1, fn, "gx", &bad);
+  float *gw = loop_arg_f32(&a, 9, C * K, 1, fn, "gw", &bad);
+  float *gb = loop_arg_f32(&a, 10, C, 1, fn, "gbias", &bad);
+  float *gi = loop_arg_f32(&a, 11, B * C * K1, 1, fn, "ginit", &bad);
   if (bad) return NULL;
   if (n == 0) { /* no rows: the sums are empty */
     if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
@@ -352,12 +314,12 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   const long n = rows * Di;
-  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
-  const float *z = arg_f32(&a, 1, n, 0, fn, "z", &bad);
-  const float *w = arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
+  const float *x = loop_arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *z = loop_arg_f32(&a, 1, n, 0, fn, "z", &bad);
+  const float *w = loop_arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
   const double eps = loop_num(&a, 6);
-  float *rinv = arg_f32(&a, 7, rows * G, 1, fn, "rinv", &bad);
-  float *y = arg_f32(&a, 8, n, 0, fn, "y", &bad);
+  float *rinv = loop_arg_f32(&a, 7, rows * G, 1, fn, "rinv", &bad);
+  float *y = loop_arg_f32(&a, 8, n, 0, fn, "y", &bad);
   if (bad || n == 0) return NULL;
   const long gs = Di / G;
 #pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
@@ -406,14 +368,14 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   const long n = rows * Di;
-  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
-  const float *z = arg_f32(&a, 1, n, 0, fn, "z", &bad);
-  const float *w = arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
-  const float *rinv = arg_f32(&a, 6, rows * G, 0, fn, "rinv", &bad);
-  const float *gy = arg_f32(&a, 7, n, 0, fn, "gy", &bad);
-  float *gx = arg_f32(&a, 8, n, 1, fn, "gx", &bad);
-  float *gz = arg_f32(&a, 9, n, 1, fn, "gz", &bad);
-  float *gw = arg_f32(&a, 10, Di, 1, fn, "gw", &bad);
+  const float *x = loop_arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *z = loop_arg_f32(&a, 1, n, 0, fn, "z", &bad);
+  const float *w = loop_arg_f32(&a, 2, Di, 0, fn, "weight", &bad);
+  const float *rinv = loop_arg_f32(&a, 6, rows * G, 0, fn, "rinv", &bad);
+  const float *gy = loop_arg_f32(&a, 7, n, 0, fn, "gy", &bad);
+  float *gx = loop_arg_f32(&a, 8, n, 1, fn, "gx", &bad);
+  float *gz = loop_arg_f32(&a, 9, n, 1, fn, "gz", &bad);
+  float *gw = loop_arg_f32(&a, 10, Di, 1, fn, "gw", &bad);
   if (bad) return NULL;
   if (n == 0) {
     if (gw) memset(gw, 0, (size_t)Di * sizeof(float));
@@ -516,9 +478,9 @@ static napi_value SoftplusFwd(napi_env env, napi_callback_info info) {
   int bad = 0;
   long rows = arg_size(&a, 3, fn, "rows", &bad), H = arg_size(&a, 4, fn, "H", &bad);
   const long n = rows * H;
-  const float *raw = arg_f32(&a, 0, n, 0, fn, "raw", &bad);
-  const float *bias = arg_f32(&a, 1, H, 0, fn, "bias", &bad);
-  float *y = arg_f32(&a, 2, n, 0, fn, "y", &bad);
+  const float *raw = loop_arg_f32(&a, 0, n, 0, fn, "raw", &bad);
+  const float *bias = loop_arg_f32(&a, 1, H, 0, fn, "bias", &bad);
+  float *y = loop_arg_f32(&a, 2, n, 0, fn, "y", &bad);
   if (bad || n == 0) return NULL;
 #pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN / 2) schedule(static)
   for (long r = 0; r < rows; r++) {
@@ -553,11 +515,11 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
   int bad = 0;
   long rows = arg_size(&a, 5, fn, "rows", &bad), H = arg_size(&a, 6, fn, "H", &bad);
   const long n = rows * H;
-  const float *raw = arg_f32(&a, 0, n, 0, fn, "raw", &bad);
-  const float *bias = arg_f32(&a, 1, H, 0, fn, "bias", &bad);
-  const float *gy = arg_f32(&a, 2, n, 0, fn, "gy", &bad);
-  float *gr = arg_f32(&a, 3, n, 1, fn, "graw", &bad);
-  float *gb = arg_f32(&a, 4, H, 1, fn, "gbias", &bad);
+  const float *raw = loop_arg_f32(&a, 0, n, 0, fn, "raw", &bad);
+  const float *bias = loop_arg_f32(&a, 1, H, 0, fn, "bias", &bad);
+  const float *gy = loop_arg_f32(&a, 2, n, 0, fn, "gy", &bad);
+  float *gr = loop_arg_f32(&a, 3, n, 1, fn, "graw", &bad);
+  float *gb = loop_arg_f32(&a, 4, H, 1, fn, "gbias", &bad);
   if (bad) return NULL;
   if (n == 0) {
     if (gb) memset(gb, 0, (size_t)H * sizeof(float));
@@ -615,10 +577,10 @@ static napi_value DskipFwd(napi_env env, napi_callback_info info) {
   long rows = arg_size(&a, 4, fn, "rows", &bad), H = arg_size(&a, 5, fn, "H", &bad);
   long P = arg_size(&a, 6, fn, "P", &bad);
   const long n = rows * H * P;
-  const float *y = arg_f32(&a, 0, n, 0, fn, "y", &bad);
-  const float *x = arg_f32(&a, 1, n, 0, fn, "x", &bad);
-  const float *D = arg_f32(&a, 2, H, 0, fn, "D", &bad);
-  float *out = arg_f32(&a, 3, n, 0, fn, "out", &bad);
+  const float *y = loop_arg_f32(&a, 0, n, 0, fn, "y", &bad);
+  const float *x = loop_arg_f32(&a, 1, n, 0, fn, "x", &bad);
+  const float *D = loop_arg_f32(&a, 2, H, 0, fn, "D", &bad);
+  float *out = loop_arg_f32(&a, 3, n, 0, fn, "out", &bad);
   if (bad || n == 0) return NULL;
   const long HP = H * P;
 #pragma omp parallel for num_threads(n_threads) if (n >= PAR_MIN) schedule(static)
@@ -648,11 +610,11 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
   long rows = arg_size(&a, 5, fn, "rows", &bad), H = arg_size(&a, 6, fn, "H", &bad);
   long P = arg_size(&a, 7, fn, "P", &bad);
   const long n = rows * H * P, HP = H * P;
-  const float *x = arg_f32(&a, 0, n, 0, fn, "x", &bad);
-  const float *D = arg_f32(&a, 1, H, 0, fn, "D", &bad);
-  const float *gy = arg_f32(&a, 2, n, 0, fn, "gy", &bad);
-  float *gx = arg_f32(&a, 3, n, 1, fn, "gx", &bad);
-  float *gD = arg_f32(&a, 4, H, 1, fn, "gD", &bad);
+  const float *x = loop_arg_f32(&a, 0, n, 0, fn, "x", &bad);
+  const float *D = loop_arg_f32(&a, 1, H, 0, fn, "D", &bad);
+  const float *gy = loop_arg_f32(&a, 2, n, 0, fn, "gy", &bad);
+  float *gx = loop_arg_f32(&a, 3, n, 1, fn, "gx", &bad);
+  float *gD = loop_arg_f32(&a, 4, H, 1, fn, "gD", &bad);
   if (bad) return NULL;
   if (n == 0) {
     if (gD) memset(gD, 0, (size_t)H * sizeof(float));

@@ -61,6 +61,61 @@ static inline int loop_bool(loop_args *a, size_t i) {
   return b;
 }
 
+/* Float64Array data (adjusted by its byte offset), or NULL for anything else. */
+static inline const double *loop_f64(loop_args *a, size_t i) {
+  napi_valuetype t;
+  napi_typeof(a->env, a->v[i], &t);
+  if (t != napi_object) return NULL;
+  bool is;
+  napi_is_typedarray(a->env, a->v[i], &is);
+  if (!is) return NULL;
+  napi_typedarray_type type;
+  size_t len;
+  void *data;
+  napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
+  return type == napi_float64_array ? (const double *)data : NULL;
+}
+
+/*
+ * Checked Float32Array argument i holding at least `need` elements, for kernels that validate
+ * their arguments: optional ones may be null or undefined (→ NULL); NULL for an empty array.
+ * On a wrong type or a short array it throws a TypeError / RangeError naming `fn` and `what`,
+ * sets *bad and returns NULL; once *bad is set it returns NULL at once (check *bad after the
+ * last argument).
+ */
+static inline float *loop_arg_f32(loop_args *a, size_t i, size_t need, int optional,
+                                  const char *fn, const char *what, int *bad) {
+  if (*bad) return NULL;
+  napi_valuetype t;
+  napi_typeof(a->env, a->v[i], &t);
+  if (t == napi_null || t == napi_undefined) {
+    if (optional) return NULL;
+  } else if (t == napi_object) {
+    bool is = false;
+    napi_is_typedarray(a->env, a->v[i], &is);
+    if (is) {
+      napi_typedarray_type type;
+      size_t len = 0;
+      void *data = NULL;
+      napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
+      if (type == napi_float32_array) {
+        if (len >= need) return len == 0 ? NULL : (float *)data;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: %s holds %zu values, needs %zu", fn, what, len, need);
+        napi_throw_range_error(a->env, NULL, msg);
+        *bad = 1;
+        return NULL;
+      }
+    }
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: %s must be a Float32Array%s", fn, what,
+           optional ? " or null" : "");
+  napi_throw_type_error(a->env, NULL, msg);
+  *bad = 1;
+  return NULL;
+}
+
 static inline void loop_export(napi_env env, napi_value exports, const char *name,
                                napi_callback fn) {
   napi_value f;
