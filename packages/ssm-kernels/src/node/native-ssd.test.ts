@@ -8,7 +8,10 @@ import {
 } from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { SsdBackwardGroupsNative, SsdBackwardHeadsNative } from "../ssd-chunked-backward.js";
+import type {
+  SsdBackwardGroupsNative,
+  SsdBackwardHeadsNative,
+} from "../ssd-chunked-backward-native.js";
 import type { SsdForwardNative } from "../ssd-chunked-forward.js";
 import { ssdReleaseScratch } from "../ssd-chunked-util.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
