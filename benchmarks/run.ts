@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     `node ${process.version} · ${m.cpu} · ${m.cores} cores · load average ${m.loadAverage.toFixed(2)}`,
   );
   console.log(
-    `fp32 peak ${m.peakGflops.toFixed(0)} GFLOP/s (${m.peakSource}) · gemm ${gemmName()}`,
+    `fp32 peak ${m.peakGflops.toFixed(0)} GFLOP/s (${m.peakSource}) · portable gemm ${gemmName()} (benchmarks that measure native kernels say so)`,
   );
   let failed = 0;
   for (const f of files.filter(wanted)) {
