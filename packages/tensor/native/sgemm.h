@@ -32,10 +32,6 @@
 
 typedef float vf __attribute__((vector_size(VW * 4), aligned(4)));
 
-static inline float at(const float *m, long ld, int trans, long r, long c) {
-  return trans ? m[c * ld + r] : m[r * ld + c];
-}
-
 /* acc = Σ_k a[k·MR + i] · b[k·NR + j]; C tile = alpha·acc + beta·C (beta == 0: C not read) */
 static void tile(int kc, const float *a, const float *b, float *c, long ldc, float alpha,
                  float beta, int mr, int nr) {
@@ -75,6 +71,55 @@ static void tile(int kc, const float *a, const float *b, float *c, long ldc, flo
       c[i * ldc + j] = t[i * NR + j] + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
 }
 
+/*
+ * Packing reads the source along its contiguous axis and scatters into the small panel (which
+ * stays in L1): op(B) columns are rows of B when transposed, op(A) rows are rows of A when not.
+ */
+/* panel of nr ≤ NR columns of op(B) from column j0, rows pc..pc+kc, k-major, zero-padded */
+static inline void pack_b_panel(int tB, const float *B, long ldb, long pc, int kc, long j0, int nr,
+                                float *restrict dst) {
+  if (!tB) {
+    for (int k = 0; k < kc; k++) {
+      const float *src = B + (pc + k) * ldb + j0;
+      if (nr == NR) {
+        memcpy(dst + k * NR, src, NR * sizeof(float));
+      } else {
+        for (int j = 0; j < nr; j++) dst[k * NR + j] = src[j];
+        for (int j = nr; j < NR; j++) dst[k * NR + j] = 0.0f;
+      }
+    }
+    return;
+  }
+  for (int j = 0; j < NR; j++) {
+    if (j < nr) {
+      const float *src = B + (j0 + j) * ldb + pc; /* op(B)[pc + k, j0 + j] = B[j0 + j, pc + k] */
+      for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
+    } else {
+      for (int k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
+    }
+  }
+}
+
+/* panel of mr ≤ MR rows of op(A) from row i0, columns pc..pc+kc, k-major, zero-padded */
+static inline void pack_a_panel(int tA, const float *A, long lda, long i0, int mr, long pc, int kc,
+                                float *restrict dst) {
+  if (tA) {
+    for (int k = 0; k < kc; k++) {
+      const float *src = A + (pc + k) * lda + i0; /* op(A)[i0 + i, pc + k] = A[pc + k, i0 + i] */
+      for (int i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? src[i] : 0.0f;
+    }
+    return;
+  }
+  for (int i = 0; i < MR; i++) {
+    if (i < mr) {
+      const float *src = A + (i0 + i) * lda + pc;
+      for (int k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+    } else {
+      for (int k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+    }
+  }
+}
+
 /* per-thread packing buffers, grown on demand and kept (OpenMP threads persist) */
 static __thread float *pack_a, *pack_b;
 static __thread size_t cap_a, cap_b;
@@ -105,21 +150,13 @@ static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, 
       int kc = K - pc < KC ? (int)(K - pc) : KC;
       float bet = pc == 0 ? beta : 1.0f;
       for (long jr = 0; jr < nc; jr += NR) /* pack B: panel of NR columns, k-major */
-        for (int k = 0; k < kc; k++) {
-          float *dst = bp + jr * kc + k * NR;
-          if (!tB && jr + NR <= nc) {
-            memcpy(dst, B + (pc + k) * ldb + jc + jr, NR * sizeof(float));
-          } else {
-            for (int j = 0; j < NR; j++)
-              dst[j] = jr + j < nc ? at(B, ldb, tB, pc + k, jc + jr + j) : 0.0f;
-          }
-        }
+        pack_b_panel(tB, B, ldb, pc, kc, jc + jr, nc - jr < NR ? (int)(nc - jr) : NR,
+                     bp + jr * kc);
       for (long ic = i0; ic < i1; ic += MC) {
         long mc = i1 - ic < MC ? i1 - ic : MC;
         for (long ir = 0; ir < mc; ir += MR) /* pack A: panel of MR rows, k-major */
-          for (int k = 0; k < kc; k++)
-            for (int i = 0; i < MR; i++)
-              ap[ir * kc + k * MR + i] = ir + i < mc ? at(A, lda, tA, ic + ir + i, pc + k) : 0.0f;
+          pack_a_panel(tA, A, lda, ic + ir, mc - ir < MR ? (int)(mc - ir) : MR, pc, kc,
+                       ap + ir * kc);
         for (long jr = 0; jr < nc; jr += NR)
           for (long ir = 0; ir < mc; ir += MR)
             tile(kc, ap + ir * kc, bp + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, alpha, bet,
