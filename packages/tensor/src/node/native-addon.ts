@@ -73,6 +73,7 @@ function compile(cc: string, args: string[]): Promise<string | null> {
 }
 
 const loaded = new Map<string, unknown>();
+let builds = 0;
 
 /**
  * Compile (unless cached) and load the addon `name` from `source`; headers next to the source
@@ -96,15 +97,23 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
   const dir = cacheDir();
   const out = join(dir, `${name}-${hash.digest("hex").slice(0, 16)}.node`);
   if (!existsSync(out)) {
-    mkdirSync(dir, { recursive: true });
-    const tmp = `${out}.${process.pid}.${basename(source)}.tmp`;
-    const args = [...FLAGS, `-I${include}`, ...dirs.map((d) => `-I${d}`), source, "-o", tmp];
-    const error = await compile(cc, args);
-    if (error !== null) {
-      rmSync(tmp, { force: true });
-      return { ok: false, error };
+    // a name of its own per build, so concurrent builds (processes or calls) never share a file
+    const tmp = `${out}.${process.pid}.${++builds}.${basename(source)}.tmp`;
+    try {
+      mkdirSync(dir, { recursive: true });
+      const args = [...FLAGS, `-I${include}`, ...dirs.map((d) => `-I${d}`), source, "-o", tmp];
+      const error = await compile(cc, args);
+      if (error !== null) return { ok: false, error };
+      renameSync(tmp, out);
+    } catch (e) {
+      return { ok: false, error: `building ${out} failed: ${(e as Error).message.split("\n")[0]}` };
+    } finally {
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // nothing was written there
+      }
     }
-    renameSync(tmp, out);
   }
   try {
     // idle OpenMP threads sleep instead of spinning (spinning starves other work on shared cores)

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
@@ -35,6 +36,27 @@ describe("native addon build", () => {
     } finally {
       if (prev === undefined) delete process.env.CC;
       else process.env.CC = prev;
+      delete process.env.LOOPLM_NATIVE_CACHE;
+    }
+  });
+
+  it("builds concurrently without clashing, and reports an unusable cache folder", async () => {
+    const source = new URL("../../native/tensor.c", import.meta.url).pathname;
+    process.env.LOOPLM_NATIVE_CACHE = `/tmp/looplm-native-concurrent-${process.pid}`;
+    try {
+      const [a, b] = await Promise.all([
+        buildNativeAddon("tensor", source),
+        buildNativeAddon("tensor", source),
+      ]);
+      expect(a.ok).toBe(b.ok);
+      if (a.ok && b.ok) expect(a.path).toBe(b.path);
+      const notADir = `/tmp/looplm-native-file-${process.pid}`;
+      writeFileSync(notADir, "");
+      process.env.LOOPLM_NATIVE_CACHE = `${notADir}/cache`;
+      const r = await buildNativeAddon("tensor", source);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(/^building .*\/cache\/tensor-.* failed: ENOTDIR/);
+    } finally {
       delete process.env.LOOPLM_NATIVE_CACHE;
     }
   });
