@@ -14,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fast-math.h"
+#include "addon-threads.h"
 #include "napi-args.h"
 #include "sgemm.h"
-
-static int n_threads = 1;
 
 /* elementwise loops run on all threads above this many elements */
 #define PAR_MIN 32768
@@ -475,21 +474,12 @@ static napi_value SwigluBwd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* setThreads(n): threads used by every kernel of this addon from now on */
-static napi_value SetThreads(napi_env env, napi_callback_info info) {
-  loop_args a;
-  if (!loop_get_args(env, info, &a, 1, "setThreads")) return NULL;
-  long n = loop_long(&a, 0);
-  n_threads = n < 1 ? 1 : (int)n;
-  return NULL;
-}
-
 NAPI_MODULE_INIT() {
   loop_export(env, exports, "rope", Rope);
   loop_export(env, exports, "flashFwd", FlashFwd);
   loop_export(env, exports, "flashBwd", FlashBwd);
   loop_export(env, exports, "swigluFwd", SwigluFwd);
   loop_export(env, exports, "swigluBwd", SwigluBwd);
-  loop_export(env, exports, "setThreads", SetThreads);
+  loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

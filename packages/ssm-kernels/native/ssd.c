@@ -38,10 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fast-math.h"
+#include "addon-threads.h"
 #include "napi-args.h"
 #include "sgemm.h"
-
-static int n_threads = 1;
+#include "thread-buffer.h"
 
 /* a parallel loop runs on all threads above this many multiply-adds of work */
 #define PAR_MIN_WORK 200000.0
@@ -83,22 +83,11 @@ static int arg_dims(loop_args *a, size_t i, const char *fn, ssd_dims *d) {
   return 1;
 }
 
-/*
- * Scratch of the calling thread, kept between calls (OpenMP threads persist) and grown on
- * demand: fresh memory for every call would fault its pages in each time. 64-byte aligned.
- */
+/* scratch of the calling thread, kept between calls (thread-buffer.h) */
 static __thread void *scratch_buf;
 static __thread size_t scratch_cap;
 
-static void *thread_scratch(size_t bytes) {
-  if (bytes > scratch_cap) {
-    free(scratch_buf);
-    scratch_buf = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    scratch_cap = scratch_buf ? bytes : 0;
-    if (!scratch_buf) abort();
-  }
-  return scratch_buf;
-}
+static void *thread_scratch(size_t bytes) { return loop_grow(&scratch_buf, &scratch_cap, bytes); }
 
 /* threads for a parallel loop over `items` items of `work` multiply-adds in all */
 static int threads_for(long items, double work) {
@@ -710,19 +699,10 @@ static napi_value BackwardGroups(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* setThreads(n): threads used by every kernel of this addon from now on */
-static napi_value SetThreads(napi_env env, napi_callback_info info) {
-  loop_args a;
-  if (!loop_get_args(env, info, &a, 1, "setThreads")) return NULL;
-  long n = loop_long(&a, 0);
-  n_threads = n < 1 ? 1 : (int)n;
-  return NULL;
-}
-
 NAPI_MODULE_INIT() {
   loop_export(env, exports, "forward", Forward);
   loop_export(env, exports, "backwardHeads", BackwardHeads);
   loop_export(env, exports, "backwardGroups", BackwardGroups);
-  loop_export(env, exports, "setThreads", SetThreads);
+  loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

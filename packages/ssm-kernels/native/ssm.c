@@ -20,22 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fast-math.h"
+#include "addon-threads.h"
 #include "napi-args.h"
-
-static int n_threads = 1;
+#include "row-blocks.h"
 
 /* elementwise / row loops run on all threads above this many elements of work */
 #define PAR_MIN 32768
-/* rows per block of a thread-count-independent reduction: RED_ROWS, or more when that would
- * make over RED_MAX_BLOCKS blocks (bounds the partials' memory); a function of the row count
- * only, never of the thread count */
-#define RED_ROWS 64
-#define RED_MAX_BLOCKS 256
-static inline long red_rows(long rows) {
-  const long r = (rows + RED_MAX_BLOCKS - 1) / RED_MAX_BLOCKS;
-  return r > RED_ROWS ? r : RED_ROWS;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Argument checking
  * ------------------------------------------------------------------------------------------- */
@@ -52,16 +42,6 @@ static long arg_size(loop_args *a, size_t i, const char *fn, const char *what, i
     return 0;
   }
   return (long)d;
-}
-
-/* Sum `nblk` partial vectors of length n (laid out one after the other) in block order into the
- * first one. */
-static void sum_blocks(double *part, long nblk, long n) {
-  for (long b = 1; b < nblk; b++) {
-    const double *restrict p = part + b * n;
-    double *restrict t = part;
-    for (long j = 0; j < n; j++) t[j] += p[j];
-  }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -190,7 +170,7 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
  *   gw[c,k]       = Σ_{b,t} gy[b,t,c] · in[b, t−K+1+k, c],   gbias[c] = Σ_{b,t} gy[b,t,c]
  * Shapes: x, gy, gx [B,T,C]; weight, gw [C,K]; gbias [C]; init, ginit [B,C,K−1]. ginit needs
  * init. Each gx row gathers its K terms in increasing t (the portable scatter's order); gx rows
- * run on all threads. gw / gbias: blocks of red_rows(rows) rows of (b,t), each accumulated
+ * run on all threads. gw / gbias: blocks of loop_block_rows(rows) rows of (b,t), each accumulated
  * in double, partials added in block order (independent of the thread count). ginit (K−1 rows
  * per batch) runs on one thread.
  */
@@ -222,7 +202,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   float *wt = transpose_weight(w, C, K);
-  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb, pw = (K + 1) * C;
+  const long rb = loop_block_rows(rows), nblk = (rows + rb - 1) / rb, pw = (K + 1) * C;
   double *part = (gw || gb) ? malloc((size_t)(nblk * pw) * sizeof(double)) : NULL;
   float *acc = gi ? malloc((size_t)C * sizeof(float)) : NULL;
   if (!wt || ((gw || gb) && !part) || (gi && !acc)) {
@@ -268,7 +248,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     }
   }
   if (part) {
-    sum_blocks(part, nblk, pw);
+    loop_sum_blocks(part, nblk, pw);
     if (gw)
       for (long c = 0; c < C; c++)
         for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
@@ -353,7 +333,7 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
  * Shapes: x, z, gy, gx, gz [rows, Di]; weight, gw [Di]; rinv [rows, G]. Computed in double
  * (σ included), rounded once: ĝ − v̂·mean(ĝ ⊙ v̂) cancels when a group's channels are few
  * (one channel: v̂ = ±1 up to eps), and float32 terms would leave only their rounding error.
- * gx / gz rows run on all threads; gw: blocks of red_rows(rows) rows summed in double,
+ * gx / gz rows run on all threads; gw: blocks of loop_block_rows(rows) rows summed in double,
  * partials added in block order (independent of the thread count).
  */
 static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
@@ -381,7 +361,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     if (gw) memset(gw, 0, (size_t)Di * sizeof(float));
     return NULL;
   }
-  const long gs = Di / G, rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
+  const long gs = Di / G, rb = loop_block_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gw ? malloc((size_t)(nblk * Di) * sizeof(double)) : NULL;
   if (gw && !part) {
     napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
@@ -455,7 +435,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (part) {
-    sum_blocks(part, nblk, Di);
+    loop_sum_blocks(part, nblk, Di);
     for (long j = 0; j < Di; j++) gw[j] = (float)part[j];
     free(part);
   }
@@ -505,7 +485,7 @@ static inline double softplus_grad(float raw, float bias, float g) {
  * softplusBwd(raw, bias, gy, graw|null, gbias|null, rows, H) — softplusBias backward:
  *   graw[r,h] = gy[r,h] · σ(raw[r,h] + bias[h]),  gbias[h] = Σ_r graw[r,h]
  * Shapes: raw, gy, graw [rows, H]; bias, gbias [H]. σ and graw in double (graw rounded once);
- * gbias sums the double graw in blocks of red_rows(rows) rows, partials added in block order
+ * gbias sums the double graw in blocks of loop_block_rows(rows) rows, partials added in block order
  * (independent of the thread count).
  */
 static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
@@ -525,7 +505,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
     if (gb) memset(gb, 0, (size_t)H * sizeof(float));
     return NULL;
   }
-  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
+  const long rb = loop_block_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gb ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
   if (gb && !part) {
     napi_throw_error(env, NULL, "softplusBwd: out of memory");
@@ -557,7 +537,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
     }
   }
   if (part) {
-    sum_blocks(part, nblk, H);
+    loop_sum_blocks(part, nblk, H);
     for (long h = 0; h < H; h++) gb[h] = (float)part[h];
     free(part);
   }
@@ -599,7 +579,7 @@ static napi_value DskipFwd(napi_env env, napi_callback_info info) {
  * dskipBwd(x, D, gy, gx|null, gD|null, rows, H, P) — addDSkip backward:
  *   gx[r,h,p] = D[h] · gy[r,h,p],  gD[h] = Σ_{r,p} gy[r,h,p] · x[r,h,p]   (∂y = gy, not copied)
  * Shapes: x, gy, gx [rows, H, P]; D, gD [H]. gD: the Σ_p of each (r,h) in double, added over
- * blocks of red_rows(rows) rows in double, partials added in block order (independent of the
+ * blocks of loop_block_rows(rows) rows in double, partials added in block order (independent of the
  * thread count).
  */
 static napi_value DskipBwd(napi_env env, napi_callback_info info) {
@@ -620,7 +600,7 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
     if (gD) memset(gD, 0, (size_t)H * sizeof(float));
     return NULL;
   }
-  const long rb = red_rows(rows), nblk = (rows + rb - 1) / rb;
+  const long rb = loop_block_rows(rows), nblk = (rows + rb - 1) / rb;
   double *part = gD ? malloc((size_t)(nblk * H) * sizeof(double)) : NULL;
   if (gD && !part) {
     napi_throw_error(env, NULL, "dskipBwd: out of memory");
@@ -649,19 +629,10 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
       }
   }
   if (part) {
-    sum_blocks(part, nblk, H);
+    loop_sum_blocks(part, nblk, H);
     for (long h = 0; h < H; h++) gD[h] = (float)part[h];
     free(part);
   }
-  return NULL;
-}
-
-/* setThreads(n): threads used by every kernel of this addon from now on */
-static napi_value SetThreads(napi_env env, napi_callback_info info) {
-  loop_args a;
-  if (!loop_get_args(env, info, &a, 1, "setThreads")) return NULL;
-  long n = loop_long(&a, 0);
-  n_threads = n < 1 ? 1 : (int)n;
   return NULL;
 }
 
@@ -674,6 +645,6 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "softplusBwd", SoftplusBwd);
   loop_export(env, exports, "dskipFwd", DskipFwd);
   loop_export(env, exports, "dskipBwd", DskipBwd);
-  loop_export(env, exports, "setThreads", SetThreads);
+  loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

@@ -14,6 +14,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "thread-buffer.h"
 
 #if defined(__AVX512F__)
 #define VW 16
@@ -122,16 +123,10 @@ static inline void pack_a_panel(int tA, const float *A, long lda, long i0, int m
 
 /* per-thread packing buffers, grown on demand and kept (OpenMP threads persist) */
 static __thread float *pack_a, *pack_b;
-static __thread size_t cap_a, cap_b;
+static __thread size_t cap_a, cap_b; /* bytes */
 
 static float *grow(float **buf, size_t *cap, size_t n) {
-  if (n > *cap) {
-    free(*buf);
-    size_t bytes = ((n * sizeof(float)) + 63) / 64 * 64;
-    *buf = aligned_alloc(64, bytes);
-    *cap = *buf ? n : 0;
-  }
-  return *buf;
+  return loop_grow((void **)buf, cap, n * sizeof(float));
 }
 
 /* one thread: rows [i0, i1) and columns [j0, j1) of C; (0, M, 0, N) is a serial sgemm */
@@ -143,7 +138,6 @@ static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, 
   long ncMax = N < NC ? N : NC;
   float *bp = grow(&pack_b, &cap_b, (size_t)kcMax * (size_t)((ncMax + NR - 1) / NR * NR));
   float *ap = grow(&pack_a, &cap_a, (size_t)kcMax * MC);
-  if (!bp || !ap) abort();
   for (long jc = j0; jc < j1; jc += NC) {
     long nc = j1 - jc < NC ? j1 - jc : NC;
     for (long pc = 0; pc < K; pc += KC) {
@@ -166,17 +160,17 @@ static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, 
   }
 }
 
-/* C = alpha·op(A)·op(B) + beta·C on up to `n_threads` OpenMP threads (1 for small products) */
-static void loop_sgemm(int tA, int tB, long M, long N, long K, float alpha, const float *A,
-                       long lda, const float *B, long ldb, float beta, float *C, long ldc,
-                       int n_threads) {
+/* C = alpha·op(A)·op(B) + beta·C on up to `max_threads` OpenMP threads (1 for small products) */
+static inline void loop_sgemm(int tA, int tB, long M, long N, long K, float alpha,
+                              const float *A, long lda, const float *B, long ldb, float beta,
+                              float *C, long ldc, int max_threads) {
   if (K == 0) {
     for (long i = 0; i < M; i++)
       for (long j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
   double work = (double)M * (double)N * (double)K;
-  int threads = work < 4.0e5 ? 1 : n_threads;
+  int threads = work < 4.0e5 ? 1 : max_threads;
   if (threads <= 1) {
     loop_gemm_block(tA, tB, 0, M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;

@@ -12,15 +12,15 @@
  * copyRows: dst[r·ds + dOff + j] = src[r·ss + so + j], j < w (split / concat, ops/shape.ts).
  * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (model.md §2,
  *   ops/rmsnorm.ts); ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), ĝ = g ⊙ w, x̂ = x·r; ∂w = Σ_rows g ⊙ x̂.
- * Row reductions (∂w) add fixed blocks of ROW_BLOCK rows in double, then the blocks in order:
+ * Row reductions (∂w) add fixed blocks of rows in double, then the blocks in order (row-blocks.h):
  * the result does not depend on the thread count.
  */
 #include <math.h>
+#include "addon-threads.h"
 #include "fast-math.h"
 #include "napi-args.h"
+#include "row-blocks.h"
 #include "sgemm.h"
-
-static int n_threads = 1;
 
 /* sgemm(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc) */
 static napi_value Sgemm(napi_env env, napi_callback_info info) {
@@ -198,8 +198,6 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-#define ROW_BLOCK 64
-
 /* rmsnormBwd(x, w, rows, D, rinv, gy, gx|null, gw|null): gw [D] is overwritten */
 static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   loop_args a;
@@ -208,7 +206,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   long rows = loop_long(&a, 2), D = loop_long(&a, 3);
   const float *restrict rinv = loop_f32(&a, 4), *restrict gy = loop_f32(&a, 5);
   float *restrict gx = loop_f32(&a, 6), *restrict gw = loop_f32(&a, 7);
-  long nb = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+  const long rb = loop_block_rows(rows), nb = (rows + rb - 1) / rb;
   double *part = gw ? calloc((size_t)(nb * D), sizeof(double)) : NULL;
   if (gw && !part) {
     napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
@@ -216,9 +214,9 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   }
 #pragma omp parallel for num_threads(n_threads) if (rows * D >= PAR_MIN) schedule(static)
   for (long b = 0; b < nb; b++) {
-    long r1 = (b + 1) * ROW_BLOCK < rows ? (b + 1) * ROW_BLOCK : rows;
+    long r1 = (b + 1) * rb < rows ? (b + 1) * rb : rows;
     double *pb = part ? part + b * D : NULL;
-    for (long r = b * ROW_BLOCK; r < r1; r++) {
+    for (long r = b * rb; r < r1; r++) {
       const float *xr = x + r * D, *gr = gy + r * D;
       float ri = rinv[r], dot = 0;
       for (long j = 0; j < D; j++) dot += gr[j] * w[j] * (xr[j] * ri);
@@ -232,22 +230,10 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     }
   }
   if (gw) {
-    for (long j = 0; j < D; j++) {
-      double s = 0;
-      for (long b = 0; b < nb; b++) s += part[b * D + j];
-      gw[j] = (float)s;
-    }
+    loop_sum_blocks(part, nb, D);
+    for (long j = 0; j < D; j++) gw[j] = (float)part[j];
     free(part);
   }
-  return NULL;
-}
-
-/* setThreads(n): threads used by every kernel of this addon from now on */
-static napi_value SetThreads(napi_env env, napi_callback_info info) {
-  loop_args a;
-  if (!loop_get_args(env, info, &a, 1, "setThreads")) return NULL;
-  long n = loop_long(&a, 0);
-  n_threads = n < 1 ? 1 : (int)n;
   return NULL;
 }
 
@@ -261,6 +247,6 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "copyRows", CopyRows);
   loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
   loop_export(env, exports, "rmsnormBwd", RmsnormBwd);
-  loop_export(env, exports, "setThreads", SetThreads);
+  loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }
