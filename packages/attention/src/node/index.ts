@@ -6,23 +6,15 @@
  */
 import { fileURLToPath } from "node:url";
 import { registerNativeKernels } from "@loop/tensor";
-import { buildNativeAddon, threadSynced } from "@loop/tensor/node";
-
-export type AttentionNativeResult = { ok: true; path: string } | { ok: false; error: string };
+import { enableNativeAddons, type NativeAddonsResult } from "@loop/tensor/node";
 
 export const attentionNativeSource = fileURLToPath(
   new URL("../../native/attention.c", import.meta.url),
 );
 
-/** Build, load and register the addon. */
-export async function enableNativeAttentionKernels(): Promise<AttentionNativeResult> {
-  const r = await buildNativeAddon<{ setThreads: (n: number) => void }>(
-    "attention",
-    attentionNativeSource,
-  );
-  if (!r.ok) return r;
-  registerNativeKernels("attention", threadSynced(r.addon));
-  return { ok: true, path: r.path };
+/** Build, load and register the addon (its path, or why not). */
+export function enableNativeAttentionKernels(): Promise<NativeAddonsResult> {
+  return enableNativeAddons([{ prefix: "attention", source: attentionNativeSource }]);
 }
 
 /** Back to the portable kernels. */

@@ -6,11 +6,9 @@
  */
 import { fileURLToPath } from "node:url";
 import { registerNativeKernels } from "@loop/tensor";
-import { buildNativeAddon, threadSynced } from "@loop/tensor/node";
+import { enableNativeAddons, type NativeAddonsResult } from "@loop/tensor/node";
 
 const ADDONS = ["ssm", "ssd"] as const;
-
-export type SsmNativeResult = { ok: true; paths: string[] } | { ok: false; error: string };
 
 /** Source file of one addon. */
 export function ssmNativeSource(name: (typeof ADDONS)[number]): string {
@@ -18,20 +16,10 @@ export function ssmNativeSource(name: (typeof ADDONS)[number]): string {
 }
 
 /** Build, load and register both addons; on any failure none is registered. */
-export async function enableNativeSsmKernels(): Promise<SsmNativeResult> {
-  const paths: string[] = [];
-  const fns: Record<string, Record<string, unknown>> = {};
-  for (const name of ADDONS) {
-    const r = await buildNativeAddon<{ setThreads: (n: number) => void }>(
-      name,
-      ssmNativeSource(name),
-    );
-    if (!r.ok) return r;
-    paths.push(r.path);
-    fns[name] = threadSynced(r.addon);
-  }
-  for (const name of ADDONS) registerNativeKernels(name, fns[name]!);
-  return { ok: true, paths };
+export function enableNativeSsmKernels(): Promise<NativeAddonsResult> {
+  return enableNativeAddons(
+    ADDONS.map((name) => ({ prefix: name, source: ssmNativeSource(name) })),
+  );
 }
 
 /** Back to the portable kernels. */

@@ -6,7 +6,9 @@ export {
 } from "./files.js";
 export {
   disableNativeTensorKernels,
+  enableNativeAddons,
   enableNativeTensorKernels,
+  type NativeAddonsResult,
   type TensorAddon,
   tensorNativeSource,
   threadSynced,

@@ -68,6 +68,26 @@ export function threadSynced<T extends { setThreads: (n: number) => void }>(
   return out;
 }
 
+export type NativeAddonsResult = { ok: true; paths: string[] } | { ok: false; error: string };
+
+/**
+ * Build and load every addon (`name` from `source`) and register each one's functions under
+ * `prefix/` (thread-synced) — all of them, or, when one cannot be built, none (its reason is
+ * returned). How the other packages' `/node` entries switch their kernels on.
+ */
+export async function enableNativeAddons(
+  addons: readonly { prefix: string; source: string }[],
+): Promise<NativeAddonsResult> {
+  const built: { prefix: string; fns: Record<string, unknown>; path: string }[] = [];
+  for (const { prefix, source } of addons) {
+    const r = await buildNativeAddon<{ setThreads: (n: number) => void }>(prefix, source);
+    if (!r.ok) return r;
+    built.push({ prefix, fns: threadSynced(r.addon), path: r.path });
+  }
+  for (const b of built) registerNativeKernels(b.prefix, b.fns);
+  return { ok: true, paths: built.map((b) => b.path) };
+}
+
 let previousGemm: ReturnType<typeof setGemm> | null = null;
 
 /**
