@@ -13,7 +13,6 @@ import { TokenTable } from "./token-table.js";
 import {
   type AddedTokenJson,
   addedToken,
-  END_OF_TEXT,
   IdBuffer,
   splitSpecials,
   type TextTokenizer,
