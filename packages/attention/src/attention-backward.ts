@@ -123,7 +123,7 @@ const backwardKernel = defineKernel<FlashBackwardArgs>(
  * native/attention.c flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv,
  * hd, blockQ, blockK): the given outputs are overwritten.
  */
-type FlashBwdNative = (
+export type FlashBwdNative = (
   q: Float32Array,
   k: Float32Array,
   v: Float32Array,

@@ -111,7 +111,7 @@ const forwardKernel = defineKernel<FlashForwardArgs>(
 );
 
 /** native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK). */
-type FlashFwdNative = (
+export type FlashFwdNative = (
   q: Float32Array,
   k: Float32Array,
   v: Float32Array,

@@ -15,7 +15,7 @@
 import { allocF32, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign). */
-type RopeNative = (
+export type RopeNative = (
   src: Float32Array,
   dst: Float32Array,
   B: number,

@@ -17,9 +17,14 @@ import {
 } from "@loop/tensor";
 
 /** native/attention.c swigluFwd(gate, up, y, n). */
-type SwigluFwdNative = (g: Float32Array, u: Float32Array, y: Float32Array, n: number) => void;
+export type SwigluFwdNative = (
+  g: Float32Array,
+  u: Float32Array,
+  y: Float32Array,
+  n: number,
+) => void;
 /** native/attention.c swigluBwd(gate, up, gy, dgate|null, dup|null, n). */
-type SwigluBwdNative = (
+export type SwigluBwdNative = (
   g: Float32Array,
   u: Float32Array,
   gy: Float32Array,

@@ -11,65 +11,23 @@ import { backward, nativeKernelNames, Rng, Tensor } from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { attention } from "../attention.js";
-import { flashBackward } from "../attention-backward.js";
-import { flashForward } from "../attention-forward.js";
-import { rope, ropeInPlace, ropeTables } from "../rope.js";
-import { swiglu } from "../swiglu.js";
+import { type FlashBwdNative, flashBackward } from "../attention-backward.js";
+import { type FlashFwdNative, flashForward } from "../attention-forward.js";
+import { type RopeNative, rope, ropeInPlace, ropeTables } from "../rope.js";
+import { type SwigluBwdNative, type SwigluFwdNative, swiglu } from "../swiglu.js";
 import {
   attentionNativeSource,
   disableNativeAttentionKernels,
   enableNativeAttentionKernels,
 } from "./index.js";
 
-type F = Float32Array;
-type N = Float32Array | null;
 interface AttentionAddon {
   setThreads: (n: number) => void;
-  rope: (
-    src: F,
-    dst: F,
-    B: number,
-    T: number,
-    H: number,
-    hd: number,
-    cos: Float64Array,
-    sin: Float64Array,
-    sign: number,
-  ) => void;
-  flashFwd: (
-    q: F,
-    k: F,
-    v: F,
-    y: F,
-    lse: F,
-    B: number,
-    T: number,
-    Hq: number,
-    Hkv: number,
-    hd: number,
-    blockQ: number,
-    blockK: number,
-  ) => void;
-  flashBwd: (
-    q: F,
-    k: F,
-    v: F,
-    y: F,
-    lse: F,
-    gy: F,
-    dq: N,
-    dk: N,
-    dv: N,
-    B: number,
-    T: number,
-    Hq: number,
-    Hkv: number,
-    hd: number,
-    blockQ: number,
-    blockK: number,
-  ) => void;
-  swigluFwd: (g: F, u: F, y: F, n: number) => void;
-  swigluBwd: (g: F, u: F, gy: F, dg: N, du: N, n: number) => void;
+  rope: RopeNative;
+  flashFwd: FlashFwdNative;
+  flashBwd: FlashBwdNative;
+  swigluFwd: SwigluFwdNative;
+  swigluBwd: SwigluBwdNative;
 }
 
 const built = await buildNativeAddon<AttentionAddon>("attention", attentionNativeSource);
@@ -81,7 +39,7 @@ function normal(n: number, seed: number, std = 1): Float32Array {
 }
 
 /** Bitwise equality of two float arrays (fast: toEqual walks large typed arrays slowly). */
-function sameBits(a: N, b: N): boolean {
+function sameBits(a: Float32Array | null, b: Float32Array | null): boolean {
   if (a === null || b === null) return a === b;
   return (
     Buffer.compare(

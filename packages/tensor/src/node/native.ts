@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { type GemmFn, setGemm } from "../kernels/gemm.js";
 import { registerNativeKernels } from "../native-registry.js";
 import type { NativeBinarySame } from "../ops/binary.js";
+import type { NativeCopyRows, NativeSiluBwd, NativeSiluFwd } from "../ops/elementwise-kernels.js";
 import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "../ops/silu-split.js";
 import { threadCount } from "../threads/pool.js";
@@ -16,27 +17,12 @@ import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 /** What the compiled addon exports (native/tensor.c). */
 export interface TensorAddon {
   sgemm: GemmFn;
-  siluFwd: (x: Float32Array, y: Float32Array, sig: Float32Array | null, n: number) => void;
-  siluBwd: (
-    x: Float32Array,
-    sig: Float32Array,
-    g: Float32Array,
-    gx: Float32Array,
-    n: number,
-  ) => void;
+  siluFwd: NativeSiluFwd;
+  siluBwd: NativeSiluBwd;
   binarySame: NativeBinarySame;
   siluRowsFwd: SiluRowsFwd;
   siluRowsBwd: SiluRowsBwd;
-  copyRows: (
-    src: Float32Array,
-    so: number,
-    ss: number,
-    dst: Float32Array,
-    dOff: number,
-    ds: number,
-    rows: number,
-    w: number,
-  ) => void;
+  copyRows: NativeCopyRows;
   rmsnormFwd: RmsnormFwd;
   rmsnormBwd: RmsnormBwd;
   setThreads: (n: number) => void;

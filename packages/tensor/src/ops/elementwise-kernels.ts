@@ -49,13 +49,13 @@ const siluBwd = defineKernel<SiluBwdArgs>("tensor/silu-bwd", import.meta.url, (a
   }
 });
 
-type NativeSiluFwd = (
+export type NativeSiluFwd = (
   x: Float32Array,
   y: Float32Array,
   sig: Float32Array | null,
   n: number,
 ) => void;
-type NativeSiluBwd = (
+export type NativeSiluBwd = (
   x: Float32Array,
   sig: Float32Array,
   g: Float32Array,
@@ -113,7 +113,7 @@ const copyKernel = defineKernel<CopyArgs>("tensor/copy-rows", import.meta.url, (
   }
 });
 
-type NativeCopyRows = (
+export type NativeCopyRows = (
   src: Float32Array,
   so: number,
   ss: number,
