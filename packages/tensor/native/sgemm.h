@@ -4,7 +4,8 @@
  *   C = alpha · op(A) · op(B) + beta · C, row-major, the GemmFn contract of
  *   @loop/tensor src/kernels/gemm.ts (beta = 0: C is not read).
  * Goto/BLIS structure: B packed into NR-column panels per (jc, pc) block, A into MR-row panels
- * per (ic, pc) block, an MR×NR register tile in GCC vector extensions (AVX-512: 12×32 in 24 zmm
+ * per (ic, pc) block (AVX-512: panels whose source runs along k are transposed 16×16 in
+ * registers; a scalar scatter costs a fifth of the whole GEMM when N is a few hundred), an MR×NR register tile in GCC vector extensions (AVX-512: 12×32 in 24 zmm
  * accumulators; AVX2: 6×16), mul+add contracted to FMA. Threads take disjoint blocks of C (rows
  * when M is the longer side, else columns), so every element of C is computed by the same
  * arithmetic whatever the thread count: results do not depend on it.
@@ -15,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "thread-buffer.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #if defined(__AVX512F__)
 #define VW 16
@@ -32,6 +36,35 @@
 #define NC 2048
 
 typedef float vf __attribute__((vector_size(VW * 4), aligned(4)));
+
+#if defined(__AVX512F__)
+/* 16×16 transpose of r[0..15] in place (r[i] lane j ← r[j] lane i) */
+static inline void loop_transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+  }
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
+  }
+}
+#endif
 
 /* acc = Σ_k a[k·MR + i] · b[k·NR + j]; C tile = alpha·acc + beta·C (beta == 0: C not read) */
 static void tile(int kc, const float *a, const float *b, float *c, long ldc, float alpha,
@@ -91,12 +124,24 @@ static inline void pack_b_panel(int tB, const float *B, long ldb, long pc, int k
     }
     return;
   }
+  int k0 = 0;
+#if defined(__AVX512F__) && NR == 32
+  if (nr == NR) { /* 16×16 blocks transposed in registers */
+    for (; k0 + 16 <= kc; k0 += 16)
+      for (int h = 0; h < 2; h++) {
+        __m512 r[16];
+        for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(B + (j0 + 16 * h + j) * ldb + pc + k0);
+        loop_transpose16(r);
+        for (int k = 0; k < 16; k++) _mm512_storeu_ps(dst + (k0 + k) * NR + 16 * h, r[k]);
+      }
+  }
+#endif
   for (int j = 0; j < NR; j++) {
     if (j < nr) {
       const float *src = B + (j0 + j) * ldb + pc; /* op(B)[pc + k, j0 + j] = B[j0 + j, pc + k] */
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = src[k];
     } else {
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = 0.0f;
     }
   }
 }
@@ -107,16 +152,34 @@ static inline void pack_a_panel(int tA, const float *A, long lda, long i0, int m
   if (tA) {
     for (int k = 0; k < kc; k++) {
       const float *src = A + (pc + k) * lda + i0; /* op(A)[i0 + i, pc + k] = A[pc + k, i0 + i] */
-      for (int i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? src[i] : 0.0f;
+      if (mr == MR) {
+        memcpy(dst + k * MR, src, MR * sizeof(float));
+      } else {
+        for (int i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? src[i] : 0.0f;
+      }
     }
     return;
   }
+  int k0 = 0;
+#if defined(__AVX512F__) && MR <= 16
+  if (mr == MR) {
+    const float *rows[MR];
+    for (int i = 0; i < MR; i++) rows[i] = A + (i0 + i) * lda + pc;
+    for (; k0 + 16 <= kc; k0 += 16) {
+      __m512 r[16];
+      for (int i = 0; i < MR; i++) r[i] = _mm512_loadu_ps(rows[i] + k0);
+      for (int i = MR; i < 16; i++) r[i] = _mm512_setzero_ps();
+      loop_transpose16(r);
+      for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(dst + (k0 + k) * MR, (1 << MR) - 1, r[k]);
+    }
+  }
+#endif
   for (int i = 0; i < MR; i++) {
     if (i < mr) {
       const float *src = A + (i0 + i) * lda + pc;
-      for (int k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+      for (int k = k0; k < kc; k++) dst[k * MR + i] = src[k];
     } else {
-      for (int k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+      for (int k = k0; k < kc; k++) dst[k * MR + i] = 0.0f;
     }
   }
 }
