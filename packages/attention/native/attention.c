@@ -87,57 +87,20 @@ static void pack_group(const float *src, long base, long ld, long r0, long br, l
  * (MR×NR, FMA, k in order: the arithmetic of loop_gemm_block for K ≤ 256).
  *   A panels: op(A) [M, K] as ceil(M/MR) panels of MR rows, k-major: dst[p·MR·K + k·MR + i];
  *   B panels: op(B) [K, N] as ceil(N/NR) panels of NR columns, k-major: dst[p·NR·K + k·NR + j];
- *   rows / columns past M / N are zero. op(X) = X, or Xᵀ when trans.
+ *   rows / columns past M / N are zero. op(X) = X, or Xᵀ when trans. The panels are sgemm.h's
+ *   (pack_a_panel / pack_b_panel with the whole K as one block).
  */
 static long panels_a(long M, long K) { return (M + MR - 1) / MR * MR * K; }
 static long panels_b(long K, long N) { return (N + NR - 1) / NR * NR * K; }
 
 static void pack_apanels(const float *A, long lda, int trans, long M, long K, float *restrict dst) {
-  for (long ir = 0; ir < M; ir += MR, dst += MR * K) {
-    long mr = M - ir < MR ? M - ir : MR;
-    if (trans && mr == MR) {
-      for (long k = 0; k < K; k++) {
-        const float *restrict src = A + k * lda + ir;
-        float *restrict d = dst + k * MR;
-        for (int i = 0; i < MR; i++) d[i] = src[i];
-      }
-    } else if (trans) {
-      for (long k = 0; k < K; k++) {
-        const float *src = A + k * lda + ir;
-        float *d = dst + k * MR;
-        for (long i = 0; i < mr; i++) d[i] = src[i];
-        for (long i = mr; i < MR; i++) d[i] = 0.0f;
-      }
-    } else {
-      for (long i = 0; i < mr; i++) {
-        const float *src = A + (ir + i) * lda;
-        for (long k = 0; k < K; k++) dst[k * MR + i] = src[k];
-      }
-      for (long i = mr; i < MR; i++)
-        for (long k = 0; k < K; k++) dst[k * MR + i] = 0.0f;
-    }
-  }
+  for (long ir = 0; ir < M; ir += MR, dst += MR * K)
+    pack_a_panel(trans, A, lda, ir, M - ir < MR ? (int)(M - ir) : MR, 0, (int)K, dst);
 }
 
 static void pack_bpanels(const float *B, long ldb, int trans, long K, long N, float *restrict dst) {
-  for (long jr = 0; jr < N; jr += NR, dst += NR * K) {
-    long nr = N - jr < NR ? N - jr : NR;
-    if (trans) {
-      for (long j = 0; j < nr; j++) {
-        const float *src = B + (jr + j) * ldb;
-        for (long k = 0; k < K; k++) dst[k * NR + j] = src[k];
-      }
-      for (long j = nr; j < NR; j++)
-        for (long k = 0; k < K; k++) dst[k * NR + j] = 0.0f;
-    } else {
-      for (long k = 0; k < K; k++) {
-        const float *src = B + k * ldb + jr;
-        float *d = dst + k * NR;
-        for (long j = 0; j < nr; j++) d[j] = src[j];
-        for (long j = nr; j < NR; j++) d[j] = 0.0f;
-      }
-    }
-  }
+  for (long jr = 0; jr < N; jr += NR, dst += NR * K)
+    pack_b_panel(trans, B, ldb, 0, (int)K, jr, N - jr < NR ? (int)(N - jr) : NR, dst);
 }
 
 /* C [M, N] = alpha·A·B + beta·C from A and B panels (beta = 0: C is not read) */
