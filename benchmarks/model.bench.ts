@@ -1,7 +1,7 @@
 /**
  * Whole-model training step — forward, backward, AdamW — in tokens/s on the four configurations
  * of the speed issue, side by side with an eager PyTorch transcription of the same model
- * (benchmarks/torch/model.py) run afterwards in the same benchmark. GFLOP/s use the model's own
+ * (benchmarks/torch/model.py), the two alternated per configuration (see `run`). GFLOP/s use the model's own
  * FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
  *
  * Kernels: the native ones (C compiled on this machine, `enableNativeKernels`) when they build,
@@ -121,7 +121,20 @@ export function makeStep(c: BenchConfig): () => number {
 
 interface TorchResult {
   torch: string;
-  results: { name: string; threads: number; seconds: number; cpu_seconds: number }[];
+  results: {
+    name: string;
+    threads: number;
+    seconds: number;
+    cpu_seconds: number;
+    samples: number[];
+    cpu_samples: number[];
+  }[];
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function torchConfig(c: BenchConfig): Record<string, unknown> {
@@ -160,12 +173,16 @@ function selected(): BenchConfig[] {
 export async function run(ctx: BenchContext): Promise<void> {
   const configs = selected();
   // native steps are short: more of them make the median steadier on a shared VM
-  const timing = (kernels: string) =>
+  const timing = (kernels: string, round: number) =>
     ctx.quick
       ? { warmup: 1, repeats: 1 }
       : kernels === "native"
-        ? { warmup: 2, repeats: 7 }
+        ? { warmup: round === 0 ? 2 : 1, repeats: 5 }
         : { warmup: 1, repeats: 3 };
+  // The load of this shared machine drifts over minutes: each (config, threads) pair alternates
+  // our steps and PyTorch's, ROUNDS times, and both figures are medians over all their rounds,
+  // so that both sides see the same stretch of time. Never both at once: they would share cores.
+  const rounds = ctx.quick ? 1 : 2;
   const ours: {
     c: BenchConfig;
     kernels: string;
@@ -173,9 +190,14 @@ export async function run(ctx: BenchContext): Promise<void> {
     ms: number;
     cpuMs: number;
     loss: number;
+    torch?: { seconds: number; cpuSeconds: number };
   }[] = [];
   const native = await enableNativeKernels();
   if (!native.enabled) ctx.log(`native kernels unavailable (${native.reason}): portable only`);
+  const haveTorch = await ctx.torchAvailable();
+  if (!haveTorch)
+    ctx.log('PyTorch comparison skipped: `/usr/bin/python3 -c "import torch"` failed.');
+  let torchVersion = "";
   const maxThreads = Math.max(...ctx.threadCounts);
   const plan: [string, number][] = ctx.threadCounts.map((t) => [
     native.enabled ? "native" : "portable",
@@ -185,32 +207,53 @@ export async function run(ctx: BenchContext): Promise<void> {
   for (const [kernels, threads] of plan) {
     await ctx.setThreads(threads);
     if (kernels === "portable") disableNativeKernels();
+    // the portable rows are compared with PyTorch's figures of their pair's native rows
+    const withTorch = haveTorch && kernels === plan[0]![0];
     for (const c of configs) {
       const step = makeStep(c);
       let loss = Number.NaN;
-      const t = await ctx.time(() => {
-        loss = step();
-      }, timing(kernels));
-      ours.push({ c, kernels, threads, ms: t.medianMs, cpuMs: t.cpuMs, loss });
+      const wall: number[] = [];
+      const cpu: number[] = [];
+      const tWall: number[] = [];
+      const tCpu: number[] = [];
+      for (let round = 0; round < (withTorch ? rounds : 1); round++) {
+        const t = await ctx.time(
+          () => {
+            loss = step();
+          },
+          timing(kernels, round),
+        );
+        wall.push(...t.samplesMs);
+        cpu.push(...t.cpuSamplesMs);
+        if (!withTorch) continue;
+        const tr = (await ctx.torch("model.py", [
+          JSON.stringify({
+            configs: [torchConfig(c)],
+            chunk: 64,
+            threads: [threads],
+            // a fresh process each round: two untimed steps, as our first round has
+            warmup: ctx.quick ? 1 : 2,
+            reps: ctx.quick ? 1 : 3,
+          }),
+        ])) as TorchResult;
+        torchVersion = tr.torch;
+        tWall.push(...tr.results[0]!.samples);
+        tCpu.push(...tr.results[0]!.cpu_samples);
+      }
+      const row = { c, kernels, threads, ms: median(wall), cpuMs: median(cpu), loss };
+      ours.push(
+        tWall.length > 0
+          ? { ...row, torch: { seconds: median(tWall), cpuSeconds: median(tCpu) } }
+          : row,
+      );
       ctx.log(
-        `  ${c.name}, ${kernels}, ${threads} thread(s): ${t.medianMs.toFixed(0)} ms/step (CPU ${t.cpuMs.toFixed(0)} ms), loss ${loss.toFixed(3)}`,
+        `  ${c.name}, ${kernels}, ${threads} thread(s): ${row.ms.toFixed(0)} ms/step (CPU ${row.cpuMs.toFixed(0)} ms), loss ${loss.toFixed(3)}` +
+          (tWall.length > 0 ? `; PyTorch ${(1000 * median(tWall)).toFixed(0)} ms/step` : ""),
       );
     }
   }
-  // after our runs, never alongside them: both would share the cores
-  await ctx.setThreads(1);
-  const torch = (await ctx.torch("model.py", [
-    JSON.stringify({
-      configs: configs.map(torchConfig),
-      chunk: 64,
-      threads: ctx.threadCounts,
-      warmup: 1,
-      reps: ctx.quick ? 1 : 5,
-    }),
-  ])) as TorchResult | null;
-  if (torch === null)
-    ctx.log('PyTorch comparison skipped: `/usr/bin/python3 -c "import torch"` failed.');
-  else ctx.log(`PyTorch ${torch.torch}, eager, AdamW, same model (benchmarks/torch/model.py)`);
+  if (torchVersion)
+    ctx.log(`PyTorch ${torchVersion}, eager, AdamW, same model (benchmarks/torch/model.py)`);
 
   const rows: Row[] = [];
   for (const r of ours) {
@@ -230,18 +273,20 @@ export async function run(ctx: BenchContext): Promise<void> {
       "GFLOP/s": Number(gflops.toFixed(2)),
       "% peak": Number(((100 * gflops) / peak).toFixed(2)),
     };
-    const tr = torch?.results.find((x) => x.name === r.c.name && x.threads === r.threads);
+    const tr = (r.torch ? r : ours.find((x) => x.c === r.c && x.threads === r.threads && x.torch))
+      ?.torch;
     if (tr !== undefined) {
       row["torch tok/s"] = Math.round(tokens / tr.seconds);
-      row["torch tok/CPU-s"] = Math.round(tokens / tr.cpu_seconds);
+      row["torch tok/CPU-s"] = Math.round(tokens / tr.cpuSeconds);
       row["ours/torch"] = Number((tr.seconds / (r.ms / 1000)).toFixed(2));
-      row["ours/torch (CPU)"] = Number((tr.cpu_seconds / (r.cpuMs / 1000)).toFixed(2));
+      row["ours/torch (CPU)"] = Number((tr.cpuSeconds / (r.cpuMs / 1000)).toFixed(2));
     }
     rows.push(row);
   }
   ctx.table(
     rows,
-    "training step = forward + backward + AdamW (lr 1e-3); medians of timed steps; % of the fp32 " +
+    "training step = forward + backward + AdamW (lr 1e-3); medians of timed steps, ours and " +
+      "PyTorch's alternated in rounds per configuration; % of the fp32 " +
       "peak of the threads used; tok/CPU-s = tokens per second of process CPU time (robust to " +
       "other load on the machine); ours/torch > 1 means we are faster",
   );

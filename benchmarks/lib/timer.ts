@@ -15,6 +15,7 @@ export interface Timing {
   samplesMs: number[];
   /** Median process CPU time (user + system, all threads) of the timed runs. */
   cpuMs: number;
+  cpuSamplesMs: number[];
 }
 
 function median(xs: readonly number[]): number {
@@ -43,5 +44,6 @@ export async function time(fn: () => unknown, opts: TimeOptions = {}): Promise<T
     maxMs: Math.max(...samplesMs),
     samplesMs,
     cpuMs: median(cpu),
+    cpuSamplesMs: cpu,
   };
 }

@@ -12,7 +12,8 @@ Usage: model.py '{"configs": [{"name": "...", "backbone": "mamba", "d_model": 64
                   "batch": 32, "seq": 256, "attn_layers": [], "heads": 4}],
                   "chunk": 64, "threads": [1, 2], "warmup": 1, "reps": 3}'
 Prints one JSON line: {"torch": version, "results": [{"name", "threads", "seconds",
-"cpu_seconds", "tokens_per_s"}]} (median over reps after warm-up).
+"cpu_seconds", "tokens_per_s", "samples", "cpu_samples"}]} (median over reps after warm-up; the
+samples are every timed step's wall and CPU seconds).
 """
 import json
 import math
@@ -178,6 +179,8 @@ def bench(c, chunk, threads, warmup, reps):
         "seconds": sec,
         "cpu_seconds": cpu[len(cpu) // 2],
         "tokens_per_s": b * t / sec,
+        "samples": wall,
+        "cpu_samples": cpu,
     }
 
 

@@ -168,6 +168,7 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
     [2, 19, 130, 1],
     [3, 70, 33, 4],
     [4, 150, 160, 4],
+    [2, 30, 40, 6], // K above the widths whose weight sums stay in registers
     [2, 9000, 5, 3], // over 256 blocks of 64 rows: larger reduction blocks
   ];
 
