@@ -116,8 +116,11 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
     }
   }
   try {
-    // idle OpenMP threads sleep instead of spinning (spinning starves other work on shared cores)
-    process.env.OMP_WAIT_POLICY ??= "passive";
+    // Idle OpenMP threads spin briefly, then sleep: a training step calls a native kernel every
+    // few hundred microseconds, and waking a sleeping thread each time costs two futex calls
+    // (~3 % of a step on a VM); spinning for longer would starve other work on shared cores.
+    // (libgomp reads these once, when the first addon loads; the user's own settings win.)
+    if (process.env.OMP_WAIT_POLICY === undefined) process.env.GOMP_SPINCOUNT ??= "30000";
     let addon = loaded.get(out);
     if (addon === undefined) {
       addon = createRequire(import.meta.url)(out);
