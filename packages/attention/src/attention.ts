@@ -7,7 +7,14 @@
  * With a thread pool, (batch, KV head) units run in parallel. The native kernels
  * (native/attention.c, when registered) read ordinary memory: nothing is staged for them.
  */
-import { allocF32, nativeKernel, record1, type Tensor, threadCount } from "@loop/tensor";
+import {
+  allocF32,
+  allocF32Uninit,
+  nativeKernel,
+  record1,
+  type Tensor,
+  threadCount,
+} from "@loop/tensor";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
@@ -36,7 +43,7 @@ function blockSize(value: number | undefined, name: string): number {
 function shareable(a: Float32Array, kernel: string): Float32Array {
   if (threadCount() === 1 || a.buffer instanceof SharedArrayBuffer) return a;
   if (nativeKernel(`attention/${kernel}`)) return a;
-  const s = allocF32(a.length);
+  const s = allocF32Uninit(a.length);
   s.set(a);
   return s;
 }
@@ -49,8 +56,8 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const d = attentionDims(q, k, v, "attention");
   const blockQ = blockSize(opts.blockQ, "blockQ");
   const blockK = blockSize(opts.blockK, "blockK");
-  const y = allocF32(q.size);
-  const lse = allocF32(d.B * d.Hq * d.T);
+  const y = allocF32Uninit(q.size); // every row of y and lse is written
+  const lse = allocF32Uninit(d.B * d.Hq * d.T);
   const [qd, kd, vd] = [q.data, k.data, v.data].map((a) => shareable(a, "flashFwd")) as [
     Float32Array,
     Float32Array,
@@ -58,10 +65,12 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   ];
   flashForward({ ...d, q: qd, k: kd, v: vd, y, lse, blockQ, blockK });
   return record1("attention", [q, k, v], y, q.shape, ([gy], needs) => {
-    // Unneeded gradients are allocated but not computed (tiny next to the work saved).
-    const dq = allocF32(q.size);
-    const dk = allocF32(k.size);
-    const dv = allocF32(v.size);
+    // Unneeded gradients are allocated but not computed (tiny next to the work saved). The
+    // native kernel writes every element of those it computes; the portable one accumulates.
+    const alloc = nativeKernel("attention/flashBwd") ? allocF32Uninit : allocF32;
+    const dq = alloc(q.size);
+    const dk = alloc(k.size);
+    const dv = alloc(v.size);
     flashBackward({
       ...d,
       q: qd,

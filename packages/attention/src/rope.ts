@@ -12,7 +12,7 @@
  * A registered native kernel (native/attention.c `rope`) takes over the rotation loop; the loop
  * below stays as fallback and reference.
  */
-import { allocF32, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32Uninit, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign). */
 export type RopeNative = (
@@ -136,10 +136,10 @@ export function rope(x: Tensor, opts: RopeOptions = {}): Tensor {
   const [B, T, H, hd] = x.shape as [number, number, number, number];
   checkHeadDim(hd);
   const { cos, sin } = cachedTables(hd, T, opts.theta ?? 10000, opts.offset ?? 0);
-  const y = allocF32(x.size);
+  const y = allocF32Uninit(x.size); // rotate writes every element
   rotate(x.data, y, B, T, H, hd, cos, sin, 1);
   return record1("rope", [x], y, x.shape, ([g]) => {
-    const gx = allocF32(x.size);
+    const gx = allocF32Uninit(x.size);
     rotate(g!, gx, B, T, H, hd, cos, sin, -1);
     return [gx];
   });

@@ -7,7 +7,7 @@
  * fallback and reference.
  */
 import {
-  allocF32,
+  allocF32Uninit,
   nativeKernel,
   record1,
   sameShape,
@@ -42,14 +42,14 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const n = gate.size;
   const g = gate.data;
   const u = up.data;
-  const y = allocF32(n);
+  const y = allocF32Uninit(n); // both paths write every element (and every gradient asked for)
   const natF = nativeKernel<SwigluFwdNative>("attention/swigluFwd");
   if (natF) natF(g, u, y, n);
   else for (let i = 0; i < n; i++) y[i] = g[i]! * sigmoidScalar(g[i]!) * u[i]!;
   return record1("swiglu", [gate, up], y, gate.shape, ([gy], needs) => {
     const G = gy!;
-    const dg = needs[0] ? allocF32(n) : null;
-    const du = needs[1] ? allocF32(n) : null;
+    const dg = needs[0] ? allocF32Uninit(n) : null;
+    const du = needs[1] ? allocF32Uninit(n) : null;
     const natB = nativeKernel<SwigluBwdNative>("attention/swigluBwd");
     if (natB) {
       natB(g, u, G, dg, du, n);
