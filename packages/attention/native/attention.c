@@ -44,7 +44,8 @@ static napi_value Rope(napi_env env, napi_callback_info info) {
   }
   int nt = rows * H * hd >= PAR_MIN ? n_threads : 1;
   /* one head's row is copied first (per thread), so dst may alias src */
-  float *buf = malloc((size_t)(nt * hd) * sizeof(float));
+  LOOP_KEPT(rope_buf);
+  float *buf = loop_keep(&rope_buf, &rope_buf_cap, (size_t)(nt * hd) * sizeof(float));
   if (!buf) {
     napi_throw_error(env, NULL, "rope: out of memory");
     return NULL;
@@ -69,7 +70,6 @@ static napi_value Rope(napi_env env, napi_callback_info info) {
       }
     }
   }
-  free(buf);
   return NULL;
 }
 
@@ -157,11 +157,11 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   long rowsMax = G * bq;
   long per = (2 * rowsMax + rowsMax * hd + 2 * panels_a(rowsMax, hd) + rowsMax * bk +
               panels_a(rowsMax, bk) + rowsMax + 15) / 16 * 16;
-  float *kv = malloc((size_t)(units * perUnit) * sizeof(float));
-  float *scratch = malloc((size_t)(nt * per) * sizeof(float));
+  LOOP_KEPT(fwd_kv);
+  LOOP_KEPT(fwd_scratch);
+  float *kv = loop_keep(&fwd_kv, &fwd_kv_cap, (size_t)(units * perUnit) * sizeof(float));
+  float *scratch = loop_keep(&fwd_scratch, &fwd_scratch_cap, (size_t)(nt * per) * sizeof(float));
   if (!kv || !scratch) {
-    free(kv);
-    free(scratch);
     napi_throw_error(env, NULL, "flashFwd: out of memory");
     return NULL;
   }
@@ -247,8 +247,6 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
       }
     }
   }
-  free(kv);
-  free(scratch);
   return NULL;
 }
 
@@ -289,7 +287,8 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   long pa = panels_a(rowsMax, hd), pb = panels_b(rowsMax, hd), ps = panels_a(bk, rowsMax);
   long per = (nKT * (2 * ktTile + kTile) + 3 * rowsMax * hd + 2 * pa + 2 * pb + 2 * rowsMax * bk +
               2 * ps + panels_a(rowsMax, bk) + 2 * rowsMax + 15) / 16 * 16;
-  float *scratch = malloc((size_t)(nt * per) * sizeof(float));
+  LOOP_KEPT(bwd_scratch);
+  float *scratch = loop_keep(&bwd_scratch, &bwd_scratch_cap, (size_t)(nt * per) * sizeof(float));
   if (!scratch) {
     napi_throw_error(env, NULL, "flashBwd: out of memory");
     return NULL;
@@ -377,7 +376,6 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
       }
     }
   }
-  free(scratch);
   return NULL;
 }
 

@@ -207,7 +207,8 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   const float *restrict rinv = loop_f32(&a, 4), *restrict gy = loop_f32(&a, 5);
   float *restrict gx = loop_f32(&a, 6), *restrict gw = loop_f32(&a, 7);
   const long rb = loop_block_rows(rows), nb = (rows + rb - 1) / rb;
-  double *part = gw ? calloc((size_t)(nb * D), sizeof(double)) : NULL;
+  LOOP_KEPT(norm_part);
+  double *part = gw ? loop_keep(&norm_part, &norm_part_cap, (size_t)(nb * D) * sizeof(double)) : NULL;
   if (gw && !part) {
     napi_throw_error(env, NULL, "rmsnormBwd: out of memory");
     return NULL;
@@ -216,6 +217,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   for (long b = 0; b < nb; b++) {
     long r1 = (b + 1) * rb < rows ? (b + 1) * rb : rows;
     double *pb = part ? part + b * D : NULL;
+    if (pb) memset(pb, 0, (size_t)D * sizeof(double));
     for (long r = b * rb; r < r1; r++) {
       const float *xr = x + r * D, *gr = gy + r * D;
       float ri = rinv[r], dot = 0;
@@ -232,7 +234,6 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   if (gw) {
     loop_sum_blocks(part, nb, D);
     for (long j = 0; j < D; j++) gw[j] = (float)part[j];
-    free(part);
   }
   return NULL;
 }
