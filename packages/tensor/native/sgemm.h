@@ -70,7 +70,9 @@ static inline void loop_transpose16(__m512 r[16]) {
 static void tile(int kc, const float *a, const float *b, float *c, long ldc, float alpha,
                  float beta, int mr, int nr) {
   vf acc[MR][2];
-  memset(acc, 0, sizeof acc);
+  const vf zero = {0};
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = zero; /* (a memset call otherwise) */
   for (int k = 0; k < kc; k++) {
     vf b0 = *(const vf *)b, b1 = *(const vf *)(b + VW);
 #pragma GCC unroll 16
