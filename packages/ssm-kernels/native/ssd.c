@@ -122,34 +122,6 @@ static void zero_rows(float *p, long L, long n, long ld) {
   for (long i = 0; i < L; i++) memset(p + i * ld, 0, (size_t)n * sizeof(float));
 }
 
-#if defined(__AVX512F__)
-/* one 16×16 block: dst[c·ldd + r] = src[r·lds + c] in registers (unpack, shuffle, 2 lane steps) */
-static inline void transpose16(const float *src, long lds, float *dst, long ldd) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 16; i += 8)
-    for (int j = 0; j < 4; j++) {
-      t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
-      t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
-    }
-  for (int j = 0; j < 8; j++) {
-    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
-    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
-  }
-  for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
-}
-#endif
-
 /* dst[c·ldd + r] = src[r·lds + c] for r < rows, c < cols (16×16 blocks in registers) */
 static void transpose_ld(const float *restrict src, long lds, long rows, long cols,
                          float *restrict dst, long ldd) {
@@ -158,7 +130,7 @@ static void transpose_ld(const float *restrict src, long lds, long rows, long co
   for (; r0 + 16 <= rows; r0 += 16) {
     long c0 = 0;
     for (; c0 + 16 <= cols; c0 += 16)
-      transpose16(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
+      loop_transpose16_ld(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd); /* sgemm.h */
     for (long r = r0; r < r0 + 16; r++)
       for (long c = c0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
   }

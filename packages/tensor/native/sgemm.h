@@ -64,6 +64,14 @@ static inline void loop_transpose16(__m512 r[16]) {
     r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
   }
 }
+
+/* one 16×16 block: dst[c·ldd + r] = src[r·lds + c] */
+static inline void loop_transpose16_ld(const float *src, long lds, float *dst, long ldd) {
+  __m512 r[16];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+  loop_transpose16(r);
+  for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+}
 #endif
 
 /* acc = Σ_k a[k·MR + i] · b[k·NR + j]; C tile = alpha·acc + beta·C (beta == 0: C not read) */
@@ -130,12 +138,8 @@ static inline void pack_b_panel(int tB, const float *B, long ldb, long pc, int k
 #if defined(__AVX512F__) && NR == 32
   if (nr == NR) { /* 16×16 blocks transposed in registers */
     for (; k0 + 16 <= kc; k0 += 16)
-      for (int h = 0; h < 2; h++) {
-        __m512 r[16];
-        for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(B + (j0 + 16 * h + j) * ldb + pc + k0);
-        loop_transpose16(r);
-        for (int k = 0; k < 16; k++) _mm512_storeu_ps(dst + (k0 + k) * NR + 16 * h, r[k]);
-      }
+      for (int h = 0; h < 2; h++)
+        loop_transpose16_ld(B + (j0 + 16 * h) * ldb + pc + k0, ldb, dst + k0 * NR + 16 * h, NR);
   }
 #endif
   for (int j = 0; j < NR; j++) {
