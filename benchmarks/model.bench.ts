@@ -1,8 +1,8 @@
 /**
  * Whole-model training step — forward, backward, AdamW — in tokens/s on the four configurations
  * of the speed issue, side by side with an eager PyTorch transcription of the same model
- * (benchmarks/torch/model.py), the two alternated per configuration (see `run`). GFLOP/s use the model's own
- * FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
+ * (benchmarks/torch/model.py), the two alternated per configuration (see `run`). GFLOP/s use
+ * the model's own FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
  *
  * Kernels: the native ones (C compiled on this machine, `enableNativeKernels`) when they build,
  * as the CLI runs them; the portable ones (WebAssembly GEMM + JS loops, what a browser runs) are
@@ -16,6 +16,7 @@ import { AdamW, backward, IntTensor, Rng, releaseGrads, withScratch } from "@loo
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
+import { median } from "./lib/timer.js";
 
 export const name = "model";
 export const description =
@@ -131,12 +132,6 @@ interface TorchResult {
   }[];
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
 function torchConfig(c: BenchConfig): Record<string, unknown> {
   const cfg = makeConfig(c.model);
   return {
@@ -180,7 +175,7 @@ export async function run(ctx: BenchContext): Promise<void> {
         ? { warmup: round === 0 ? 2 : 1, repeats: 5 }
         : { warmup: 1, repeats: 3 };
   // The load of this shared machine drifts over minutes: each (config, threads) pair alternates
-  // our steps and PyTorch's, ROUNDS times, and both figures are medians over all their rounds,
+  // our steps and PyTorch's, `rounds` times, and both figures are medians over all their rounds,
   // so that both sides see the same stretch of time. Never both at once: they would share cores.
   const rounds = ctx.quick ? 1 : 2;
   const ours: {
@@ -273,8 +268,7 @@ export async function run(ctx: BenchContext): Promise<void> {
       "GFLOP/s": Number(gflops.toFixed(2)),
       "% peak": Number(((100 * gflops) / peak).toFixed(2)),
     };
-    const tr = (r.torch ? r : ours.find((x) => x.c === r.c && x.threads === r.threads && x.torch))
-      ?.torch;
+    const tr = r.torch ?? ours.find((x) => x.c === r.c && x.threads === r.threads)?.torch;
     if (tr !== undefined) {
       row["torch tok/s"] = Math.round(tokens / tr.seconds);
       row["torch tok/CPU-s"] = Math.round(tokens / tr.cpuSeconds);

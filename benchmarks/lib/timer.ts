@@ -18,7 +18,7 @@ export interface Timing {
   cpuSamplesMs: number[];
 }
 
-function median(xs: readonly number[]): number {
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
