@@ -116,14 +116,21 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
     }
   }
   try {
-    // Idle OpenMP threads spin briefly, then sleep: a training step calls a native kernel every
-    // few hundred microseconds, and waking a sleeping thread each time costs two futex calls
-    // (~3 % of a step on a VM); spinning for longer would starve other work on shared cores.
-    // (libgomp reads these once, when the first addon loads; the user's own settings win.)
-    if (process.env.OMP_WAIT_POLICY === undefined) process.env.GOMP_SPINCOUNT ??= "30000";
     let addon = loaded.get(out);
     if (addon === undefined) {
-      addon = createRequire(import.meta.url)(out);
+      // Idle OpenMP threads spin briefly, then sleep: a training step calls a native kernel
+      // every few hundred microseconds, and waking a sleeping thread each time costs two futex
+      // calls (~3 % of a step on a VM); spinning longer would starve other work on shared
+      // cores. libgomp reads this once, when the first addon loads it; the variable is set only
+      // for that moment (child processes, such as the PyTorch benchmark, keep their defaults)
+      // and never over the user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT.
+      const spin = process.env.OMP_WAIT_POLICY === undefined && !process.env.GOMP_SPINCOUNT;
+      if (spin) process.env.GOMP_SPINCOUNT = "30000";
+      try {
+        addon = createRequire(import.meta.url)(out);
+      } finally {
+        if (spin) delete process.env.GOMP_SPINCOUNT;
+      }
       loaded.set(out, addon);
     }
     return { ok: true, path: out, addon: addon as T };
