@@ -8,6 +8,7 @@
 #define LOOP_NAPI_ARGS_H
 #include <node_api.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define LOOP_MAX_ARGS 24
@@ -33,18 +34,23 @@ static inline int loop_get_args(napi_env env, napi_callback_info info, loop_args
 }
 
 /* Float32Array data (adjusted by its byte offset), or NULL for null/undefined/other types. */
-static inline float *loop_f32(loop_args *a, size_t i) {
+/* data of typed array argument i when it is of `type` (adjusted by its byte offset), else NULL */
+static inline void *loop_typed(loop_args *a, size_t i, napi_typedarray_type type) {
   napi_valuetype t;
   napi_typeof(a->env, a->v[i], &t);
   if (t != napi_object) return NULL;
   bool is;
   napi_is_typedarray(a->env, a->v[i], &is);
   if (!is) return NULL;
-  napi_typedarray_type type;
+  napi_typedarray_type got;
   size_t len;
   void *data;
-  napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
-  return type == napi_float32_array ? (float *)data : NULL;
+  napi_get_typedarray_info(a->env, a->v[i], &got, &len, &data, NULL, NULL);
+  return got == type ? data : NULL;
+}
+
+static inline float *loop_f32(loop_args *a, size_t i) {
+  return (float *)loop_typed(a, i, napi_float32_array);
 }
 
 static inline double loop_num(loop_args *a, size_t i) {
@@ -61,19 +67,13 @@ static inline int loop_bool(loop_args *a, size_t i) {
   return b;
 }
 
-/* Float64Array data (adjusted by its byte offset), or NULL for anything else. */
-static inline const double *loop_f64(loop_args *a, size_t i) {
-  napi_valuetype t;
-  napi_typeof(a->env, a->v[i], &t);
-  if (t != napi_object) return NULL;
-  bool is;
-  napi_is_typedarray(a->env, a->v[i], &is);
-  if (!is) return NULL;
-  napi_typedarray_type type;
-  size_t len;
-  void *data;
-  napi_get_typedarray_info(a->env, a->v[i], &type, &len, &data, NULL, NULL);
-  return type == napi_float64_array ? (const double *)data : NULL;
+/* Float64Array / Int32Array data (adjusted by its byte offset), or NULL for anything else. */
+static inline double *loop_f64(loop_args *a, size_t i) {
+  return (double *)loop_typed(a, i, napi_float64_array);
+}
+
+static inline int32_t *loop_i32(loop_args *a, size_t i) {
+  return (int32_t *)loop_typed(a, i, napi_int32_array);
 }
 
 /*

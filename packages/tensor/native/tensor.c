@@ -238,6 +238,100 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * ceFwd(x, t, lse, y, rows, V, ignore) / ceBwd(x, t, lse, g, gx, rows, V, ignore) — the
+ * cross-entropy kernels of src/ops/cross-entropy-kernels.ts on logits x [rows, V]:
+ *   forward:  lse_r = m_r + ln Σ_j e^{x_rj − m_r} (m_r the row max, the sum in double),
+ *             y_r = lse_r − x_{r,t_r}; rows whose target is `ignore` are left alone
+ *   backward: gx_rj = g_r · (e^{x_rj − lse_r} − [j = t_r]); rows with the ignore target or
+ *             g_r = 0 are left alone (the caller's zeroed buffer)
+ * Rows are independent: any thread count gives the same result.
+ */
+static napi_value CeFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 7, "ceFwd")) return NULL;
+  const float *restrict x = loop_f32(&a, 0);
+  const int32_t *restrict t = loop_i32(&a, 1);
+  double *restrict lse = loop_f64(&a, 2);
+  float *restrict y = loop_f32(&a, 3);
+  long rows = loop_long(&a, 4), V = loop_long(&a, 5), ignore = loop_long(&a, 6);
+  if (!x || !t || !lse || !y) {
+    napi_throw_type_error(env, NULL, "ceFwd: x, y Float32Array, t Int32Array, lse Float64Array");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (rows * V >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    if (t[r] == ignore) continue;
+    const float *xr = x + r * V;
+    float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+    for (long j = 0; j < V; j++) m = xr[j] > m ? xr[j] : m;
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (long j = 0; j < V; j++) s += (double)loop_exp_neg(xr[j] - m);
+    const double l = (double)m + log(s);
+    lse[r] = l;
+    y[r] = (float)(l - (double)xr[t[r]]);
+  }
+  return NULL;
+}
+
+static napi_value CeBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 8, "ceBwd")) return NULL;
+  const float *restrict x = loop_f32(&a, 0), *restrict g = loop_f32(&a, 3);
+  const int32_t *restrict t = loop_i32(&a, 1);
+  const double *restrict lse = loop_f64(&a, 2);
+  float *restrict gx = loop_f32(&a, 4);
+  long rows = loop_long(&a, 5), V = loop_long(&a, 6), ignore = loop_long(&a, 7);
+  if (!x || !t || !lse || !g || !gx) {
+    napi_throw_type_error(env, NULL, "ceBwd: x, g, gx Float32Array, t Int32Array, lse Float64Array");
+    return NULL;
+  }
+#pragma omp parallel for num_threads(n_threads) if (rows * V >= PAR_MIN) schedule(static)
+  for (long r = 0; r < rows; r++) {
+    const float gr = g[r];
+    if (t[r] == ignore || gr == 0.0f) continue;
+    const float *xr = x + r * V;
+    float *o = gx + r * V;
+    const double l = lse[r];
+#pragma omp simd
+    for (long j = 0; j < V; j++) o[j] = gr * loop_exp_neg((float)((double)xr[j] - l));
+    o[t[r]] -= gr;
+  }
+  return NULL;
+}
+
+/*
+ * adamw(w, g, m, v, n, decay, stepSize, b1, b2, eps, sc2) — the AdamW update of src/optim/adamw.ts
+ * on one parameter, in double as the JavaScript loop (and without FMA contraction, so the bits
+ * are the same):  m ← b1·m + (1−b1)·g,  v ← b2·v + (1−b2)·g²,
+ *                 w ← w·decay − stepSize·m / (√v·sc2 + eps)   (m, v unrounded in the last line).
+ * Elementwise: any thread count gives the same result.
+ */
+__attribute__((optimize("fp-contract=off"))) static napi_value Adamw(napi_env env,
+                                                                   napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 11, "adamw")) return NULL;
+  float *restrict w = loop_f32(&a, 0), *restrict m = loop_f32(&a, 2), *restrict v = loop_f32(&a, 3);
+  const float *restrict g = loop_f32(&a, 1);
+  long n = loop_long(&a, 4);
+  const double decay = loop_num(&a, 5), stepSize = loop_num(&a, 6), b1 = loop_num(&a, 7);
+  const double b2 = loop_num(&a, 8), eps = loop_num(&a, 9), sc2 = loop_num(&a, 10);
+  if (n <= 0 || !w || !g || !m || !v) return NULL;
+  const double c1 = 1 - b1, c2 = 1 - b2;
+#pragma omp parallel for simd num_threads(n_threads) if (n >= 4 * PAR_MIN) schedule(static)
+  for (long i = 0; i < n; i++) {
+    const double gi = g[i];
+    const double mi = b1 * m[i] + c1 * gi;
+    const double vi = b2 * v[i] + c2 * gi * gi;
+    m[i] = (float)mi;
+    v[i] = (float)vi;
+    w[i] = (float)(w[i] * decay - (stepSize * mi) / (sqrt(vi) * sc2 + eps));
+  }
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   loop_export(env, exports, "sgemm", Sgemm);
   loop_export(env, exports, "siluFwd", SiluFwd);
@@ -248,6 +342,9 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "copyRows", CopyRows);
   loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
   loop_export(env, exports, "rmsnormBwd", RmsnormBwd);
+  loop_export(env, exports, "adamw", Adamw);
+  loop_export(env, exports, "ceFwd", CeFwd);
+  loop_export(env, exports, "ceBwd", CeBwd);
   loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

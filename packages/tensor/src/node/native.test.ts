@@ -3,9 +3,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { nativeKernelNames } from "../native-registry.js";
+import { ceBackward, ceForward } from "../ops/cross-entropy-kernels.js";
 import { rmsnormRows, rmsnormRowsBackward } from "../ops/rmsnorm.js";
 import { siluRowsBwd, siluRowsFwd } from "../ops/silu-split.js";
 import { silu } from "../ops/unary.js";
+import { AdamW } from "../optim/adamw.js";
 import { Tensor } from "../tensor.js";
 import {
   disableNativeTensorKernels,
@@ -243,6 +245,79 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
         expect(inPlace).toEqual(y);
       });
     }
+    addon.setThreads(1);
+  });
+
+  it("ceFwd / ceBwd equal the portable cross-entropy loops, ignored rows untouched", () => {
+    const rows = 997;
+    const V = 77;
+    const x = Float32Array.from({ length: rows * V }, (_, i) => Math.sin(i * 0.37) * 9);
+    const t = Int32Array.from({ length: rows }, (_, r) => (r % 13 === 5 ? -100 : (r * 7) % V));
+    const g = Float32Array.from({ length: rows }, (_, r) => (r % 17 === 3 ? 0 : Math.cos(r)));
+    const lse = new Float64Array(rows);
+    const y = new Float32Array(rows);
+    ceForward(x, t, lse, y, V, -100); // (portable: no native kernel is registered here)
+    const gx = new Float32Array(rows * V);
+    ceBackward(x, t, lse, g, gx, V, -100);
+    for (const threads of [1, 2]) {
+      addon.setThreads(threads);
+      const nl = new Float64Array(rows).fill(7);
+      const ny = new Float32Array(rows).fill(7);
+      addon.ceFwd(x, t, nl, ny, rows, V, -100);
+      const ngx = new Float32Array(rows * V);
+      addon.ceBwd(x, t, nl, g, ngx, rows, V, -100);
+      for (let r = 0; r < rows; r++) {
+        if (t[r] === -100) {
+          expect([nl[r], ny[r]]).toEqual([7, 7]);
+          continue;
+        }
+        expect(Math.abs(nl[r]! - lse[r]!)).toBeLessThan(1e-6 * Math.max(1, Math.abs(lse[r]!)));
+        expect(Math.abs(ny[r]! - y[r]!)).toBeLessThan(1e-5 * Math.max(1, Math.abs(y[r]!)));
+      }
+      for (let i = 0; i < gx.length; i++)
+        expect(Math.abs(ngx[i]! - gx[i]!)).toBeLessThan(1e-6 * Math.max(1, Math.abs(gx[i]!)));
+    }
+    addon.setThreads(1);
+  });
+
+  it("AdamW on the native update gives the portable loop's bits, on any thread count", async () => {
+    const n = 300_007; // above the kernel's parallel threshold, odd
+    const run = () => {
+      const mk = (decay: boolean, k: number) => {
+        const t = new Tensor(
+          Float32Array.from({ length: n }, (_, i) => Math.sin(i * k)),
+          [n],
+        );
+        t.requiresGrad = true;
+        return { name: `p${k}`, tensor: t, decay };
+      };
+      const params = [mk(true, 0.3), mk(false, 0.7)];
+      const opt = new AdamW(params, { lr: 3e-3, weightDecay: 0.1 });
+      for (let step = 1; step <= 3; step++) {
+        for (const p of params)
+          p.tensor.grad = Float32Array.from({ length: n }, (_, i) => Math.cos(i * step) * 1e-2);
+        opt.step();
+      }
+      return { w: params.map((p) => p.tensor.data), state: opt.getState() };
+    };
+    const portable = run();
+    expect((await enableNativeTensorKernels()).ok).toBe(true);
+    try {
+      expect(nativeKernelNames()).toContain("tensor/adamw");
+      const native = run();
+      expect(native.w).toEqual(portable.w);
+      expect(native.state).toEqual(portable.state);
+    } finally {
+      disableNativeTensorKernels();
+    }
+    const one = () => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.1));
+    const out = [1, 2].map((threads) => {
+      addon.setThreads(threads);
+      const [w, m, v] = [one(), one(), one().map(Math.abs)];
+      addon.adamw(w, one(), m, v, n, 0.999, 1e-3, 0.9, 0.999, 1e-8, 1.3);
+      return [w, m, v];
+    });
+    expect(out[1]).toEqual(out[0]);
     addon.setThreads(1);
   });
 

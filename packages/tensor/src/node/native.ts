@@ -1,6 +1,6 @@
 /**
- * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm
- * and the row copies of split/concat, compiled on first use by buildNativeAddon and registered for the portable code to
+ * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm,
+ * the row copies of split/concat, cross-entropy and the AdamW update, compiled on first use by buildNativeAddon and registered for the portable code to
  * pick up. They run on as many OpenMP threads as the thread pool has (`threadCount()` at call
  * time), so `startThreadPool(n)` sets the threads of both.
  */
@@ -8,9 +8,11 @@ import { fileURLToPath } from "node:url";
 import { type GemmFn, setGemm } from "../kernels/gemm.js";
 import { registerNativeKernels } from "../native-registry.js";
 import type { NativeBinarySame } from "../ops/binary.js";
+import type { NativeCeBwd, NativeCeFwd } from "../ops/cross-entropy-kernels.js";
 import type { NativeCopyRows, NativeSiluBwd, NativeSiluFwd } from "../ops/elementwise-kernels.js";
 import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "../ops/silu-split.js";
+import type { NativeAdamw } from "../optim/adamw.js";
 import { threadCount } from "../threads/pool.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 
@@ -25,6 +27,9 @@ export interface TensorAddon {
   copyRows: NativeCopyRows;
   rmsnormFwd: RmsnormFwd;
   rmsnormBwd: RmsnormBwd;
+  adamw: NativeAdamw;
+  ceFwd: NativeCeFwd;
+  ceBwd: NativeCeBwd;
   setThreads: (n: number) => void;
 }
 

@@ -4,8 +4,10 @@
  *             nothing at rows whose target is the ignore index
  *   backward: ∂x_rj = g_r · (e^{x_rj − lse_r} − [j = t_r])
  * Every exponent is ≤ 0, so the fast e^x≤0 of fast-exp.ts applies. parallelFor runs them on the
- * calling thread without a pool or when a buffer is not shared.
+ * calling thread without a pool or when a buffer is not shared. Registered native twins
+ * (native/tensor.c `ceFwd`, `ceBwd`) take over when present.
  */
+import { nativeKernel } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
 import { fastExp } from "./fast-exp.js";
@@ -61,6 +63,27 @@ const ceBwd = defineKernel<CeBwdArgs>("tensor/ce-bwd", import.meta.url, (a, lo, 
 /** Rows per thread below which the hand-off is not worth it (in logits entries). */
 const minRows = (V: number) => Math.max(1, Math.ceil(32768 / V));
 
+/** Native twins (native/tensor.c). */
+export type NativeCeFwd = (
+  x: Float32Array,
+  t: Int32Array,
+  lse: Float64Array,
+  y: Float32Array,
+  rows: number,
+  V: number,
+  ignore: number,
+) => void;
+export type NativeCeBwd = (
+  x: Float32Array,
+  t: Int32Array,
+  lse: Float64Array,
+  g: Float32Array,
+  gx: Float32Array,
+  rows: number,
+  V: number,
+  ignore: number,
+) => void;
+
 export function ceForward(
   x: Float32Array,
   t: Int32Array,
@@ -69,6 +92,11 @@ export function ceForward(
   V: number,
   ignore: number,
 ): void {
+  const nat = nativeKernel<NativeCeFwd>("tensor/ceFwd");
+  if (nat) {
+    nat(x, t, lse, y, t.length, V, ignore);
+    return;
+  }
   parallelFor(ceFwd, t.length, { x, t, lse, y, V, ignore }, { minPerThread: minRows(V) });
 }
 
@@ -81,6 +109,11 @@ export function ceBackward(
   V: number,
   ignore: number,
 ): void {
+  const nat = nativeKernel<NativeCeBwd>("tensor/ceBwd");
+  if (nat) {
+    nat(x, t, lse, g, gx, t.length, V, ignore);
+    return;
+  }
   parallelFor(ceBwd, t.length, { x, t, lse, g, gx, V, ignore }, { minPerThread: minRows(V) });
 }
 

@@ -7,6 +7,25 @@
  * their moments stay untouched. State (step, m, v) is serialisable for exact resume.
  */
 import type { NamedParameter } from "../module.js";
+import { nativeKernel } from "../native-registry.js";
+
+/**
+ * Native twin of the update loop in `step` (native/tensor.c `adamw`): the same double
+ * arithmetic, the same bits.
+ */
+export type NativeAdamw = (
+  w: Float32Array,
+  g: Float32Array,
+  m: Float32Array,
+  v: Float32Array,
+  n: number,
+  decay: number,
+  stepSize: number,
+  beta1: number,
+  beta2: number,
+  eps: number,
+  sc2: number,
+) => void;
 
 export interface AdamWOptions {
   lr?: number;
@@ -86,6 +105,11 @@ export class AdamW {
       const stepSize = lr / c1;
       const eps = this.eps;
       const sc2 = 1 / Math.sqrt(c2);
+      const nat = nativeKernel<NativeAdamw>("tensor/adamw");
+      if (nat) {
+        nat(w, g, m, v, w.length, decay, stepSize, b1, b2, eps, sc2);
+        continue;
+      }
       for (let i = 0; i < w.length; i++) {
         const gi = g[i]!;
         const mi = b1 * m[i]! + (1 - b1) * gi;
