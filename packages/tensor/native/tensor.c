@@ -311,6 +311,7 @@ static napi_value CeBwd(napi_env env, napi_callback_info info) {
  */
 __attribute__((optimize("fp-contract=off"))) static napi_value Adamw(napi_env env,
                                                                    napi_callback_info info) {
+#pragma STDC FP_CONTRACT OFF /* (clang; GCC goes by the optimize attribute) */
   loop_args a;
   if (!loop_get_args(env, info, &a, 11, "adamw")) return NULL;
   float *restrict w = loop_f32(&a, 0), *restrict m = loop_f32(&a, 2), *restrict v = loop_f32(&a, 3);
