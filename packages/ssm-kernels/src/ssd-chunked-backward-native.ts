@@ -4,7 +4,7 @@
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
 import { allocF32Uninit } from "@loop/tensor";
-import type { ChunkDims, SsdChunkedSaved } from "./ssd-chunked-forward.js";
+import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
 import { scratch } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
 
@@ -31,13 +31,7 @@ export type SsdBackwardHeadsNative = (
   gBh: Float32Array,
   gCh: Float32Array,
   dCB: Float32Array | null,
-  batch: number,
-  T: number,
-  H: number,
-  P: number,
-  G: number,
-  N: number,
-  Lc: number,
+  ...sizes: SsdNativeSizes
 ) => void;
 
 /** Native twin of the group pass (native/ssd.c `backwardGroups`): writes gB and gC. */
@@ -49,13 +43,7 @@ export type SsdBackwardGroupsNative = (
   dCB: Float32Array | null,
   gB: Float32Array,
   gC: Float32Array,
-  batch: number,
-  T: number,
-  H: number,
-  P: number,
-  G: number,
-  N: number,
-  Lc: number,
+  ...sizes: SsdNativeSizes
 ) => void;
 
 /** Both passes in native/ssd.c; the per-head partials live in the (unzeroed) scratch cache. */

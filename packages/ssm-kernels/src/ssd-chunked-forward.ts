@@ -166,6 +166,17 @@ const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo,
   }
 });
 
+/** The sizes every native/ssd.c entry takes last, in this order (its `arg_dims`). */
+export type SsdNativeSizes = [
+  batch: number,
+  T: number,
+  H: number,
+  P: number,
+  G: number,
+  N: number,
+  Lc: number,
+];
+
 /**
  * Native twin of both forward passes (native/ssd.c `forward`): writes y, the final state
  * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state.
@@ -181,13 +192,7 @@ export type SsdForwardNative = (
   state: Float32Array,
   cb: Float32Array,
   chunkStates: Float32Array | null,
-  batch: number,
-  T: number,
-  H: number,
-  P: number,
-  G: number,
-  N: number,
-  Lc: number,
+  ...sizes: SsdNativeSizes
 ) => void;
 
 /** Chunk sizes for a sequence: a chunk longer than T computes the same with more scratch. */

@@ -230,78 +230,34 @@ describe("looplm train, generate, sweep", () => {
 });
 
 describe("the looplm binary", () => {
+  const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+  /** Run the real binary (from source) with `args`. */
+  const looplm = (args: string[], env?: NodeJS.ProcessEnv) =>
+    spawnSync(process.execPath, ["--import", "tsx", "--conditions=@loop/source", main, ...args], {
+      encoding: "utf8",
+      ...(env ? { env } : {}),
+    });
+
   it("prints one line without a stack trace and exits non-zero on bad input", () => {
-    const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-    const r = spawnSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--conditions=@loop/source",
-        main,
-        "forward",
-        "--model",
-        "/nonexistent",
-        "--input",
-        "x",
-        "--out",
-        "y",
-      ],
-      {
-        encoding: "utf8",
-      },
-    );
+    const r = looplm(["forward", "--model", "/nonexistent", "--input", "x", "--out", "y"]);
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
       "looplm: checkpoint folder /nonexistent does not exist",
     ]);
-    const u = spawnSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--conditions=@loop/source",
-        main,
-        "train",
-        "--task",
-        "phop",
-        "--out",
-        "x",
-        "--unknown-flag",
-      ],
-      { encoding: "utf8" },
-    );
+    const u = looplm(["train", "--task", "phop", "--out", "x", "--unknown-flag"]);
     expect(u.status).not.toBe(0);
     expect(u.stderr.trim().split("\n")).toEqual(["error: unknown option '--unknown-flag'"]);
-    const v = spawnSync(
-      process.execPath,
-      ["--import", "tsx", "--conditions=@loop/source", main, "--version"],
-      { encoding: "utf8" },
-    );
+    const v = looplm(["--version"]);
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {
-    const main = fileURLToPath(new URL("./main.ts", import.meta.url));
     const dir = mkdtempSync(join(tmpdir(), "looplm-native-"));
-    const r = spawnSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--conditions=@loop/source",
-        main,
-        "train",
-        ...tiny,
-        ...quick,
-        "--out",
-        join(dir, "run"),
-      ],
-      {
-        encoding: "utf8",
-        env: { ...process.env, CC: "false", LOOPLM_NATIVE_CACHE: join(dir, "cache") },
-      },
-    );
+    const r = looplm(["train", ...tiny, ...quick, "--out", join(dir, "run")], {
+      ...process.env,
+      CC: "false",
+      LOOPLM_NATIVE_CACHE: join(dir, "cache"),
+    });
     expect(r.status).toBe(0);
     // (progress lines follow on stderr)
     const lines = r.stderr.trim().split("\n");
