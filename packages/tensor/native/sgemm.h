@@ -229,6 +229,32 @@ static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, 
   }
 }
 
+/* thread t of nt: its share of C, the longer side split into parts aligned to the register tile */
+static void loop_gemm_share(int t, int nt, int tA, int tB, long M, long N, long K, float alpha,
+                            const float *A, long lda, const float *B, long ldb, float beta,
+                            float *C, long ldc) {
+  int byRows = (double)M / MR >= (double)N / NR;
+  long unit = byRows ? MR : NR, len = byRows ? M : N;
+  long units = (len + unit - 1) / unit;
+  long u0 = units * t / nt, u1 = units * (t + 1) / nt;
+  long s0 = u0 * unit, s1 = u1 * unit < len ? u1 * unit : len;
+  if (s0 >= s1) return;
+  if (byRows)
+    loop_gemm_block(tA, tB, s0, s1, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    loop_gemm_block(tA, tB, 0, M, s0, s1, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/*
+ * Long K against a small C (weight gradients: K = tokens): every thread would pack the whole
+ * of the operand it does not split, so K is cut in two halves at a KC boundary instead — the
+ * first half accumulates into C, the second into a scratch C', then C += C'. The cut depends on
+ * the shape alone (never on the thread count), so results stay thread-count independent.
+ */
+static int loop_gemm_ksplit(long M, long N, long K) {
+  return K >= 2048 && (double)M * (double)N <= 524288.0;
+}
+
 /* C = alpha·op(A)·op(B) + beta·C on up to `max_threads` OpenMP threads (1 for small products) */
 static inline void loop_sgemm(int tA, int tB, long M, long N, long K, float alpha,
                               const float *A, long lda, const float *B, long ldb, float beta,
@@ -240,27 +266,43 @@ static inline void loop_sgemm(int tA, int tB, long M, long N, long K, float alph
   }
   double work = (double)M * (double)N * (double)K;
   int threads = work < 4.0e5 ? 1 : max_threads;
+  if (loop_gemm_ksplit(M, N, K)) {
+    long K0 = (K / 2 + KC - 1) / KC * KC;
+    const float *A1 = tA ? A + K0 * lda : A + K0, *B1 = tB ? B + K0 : B + K0 * ldb;
+    LOOP_KEPT(ksplit_c);
+    float *C1 = loop_grow(&ksplit_c, &ksplit_c_cap, (size_t)(M * N) * sizeof(float));
+#pragma omp parallel num_threads(threads)
+    {
+      /* the first ⌈nt/2⌉ threads take the first half of K, the others the second */
+      int t = omp_get_thread_num(), nt = omp_get_num_threads(), n0 = (nt + 1) / 2;
+      if (nt == 1) {
+        loop_gemm_block(tA, tB, 0, M, 0, N, K0, alpha, A, lda, B, ldb, beta, C, ldc);
+        loop_gemm_block(tA, tB, 0, M, 0, N, K - K0, alpha, A1, lda, B1, ldb, 0.0f, C1, N);
+      } else if (t < n0) {
+        loop_gemm_share(t, n0, tA, tB, M, N, K0, alpha, A, lda, B, ldb, beta, C, ldc);
+      } else {
+        loop_gemm_share(t - n0, nt - n0, tA, tB, M, N, K - K0, alpha, A1, lda, B1, ldb, 0.0f, C1, N);
+      }
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (long i = 0; i < M; i++) {
+        float *restrict c = C + i * ldc;
+        const float *restrict c1 = C1 + i * N;
+        for (long j = 0; j < N; j++) c[j] += c1[j];
+      }
+    }
+    return;
+  }
   if (threads <= 1) {
     loop_gemm_block(tA, tB, 0, M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  /* split the longer side of C into `threads` parts aligned to the register tile */
-  int byRows = (double)M / MR >= (double)N / NR;
-  long unit = byRows ? MR : NR, len = byRows ? M : N;
-  long units = (len + unit - 1) / unit;
+  /* at most one part per register-tile row or column */
+  long units = (double)M / MR >= (double)N / NR ? (M + MR - 1) / MR : (N + NR - 1) / NR;
   if (units < threads) threads = (int)units;
 #pragma omp parallel num_threads(threads)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    long u0 = units * t / nt, u1 = units * (t + 1) / nt;
-    long s0 = u0 * unit, s1 = u1 * unit < len ? u1 * unit : len;
-    if (s0 < s1) {
-      if (byRows)
-        loop_gemm_block(tA, tB, s0, s1, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      else
-        loop_gemm_block(tA, tB, 0, M, s0, s1, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
-  }
+  loop_gemm_share(omp_get_thread_num(), omp_get_num_threads(), tA, tB, M, N, K, alpha, A, lda, B,
+                  ldb, beta, C, ldc);
 }
 
 #endif

@@ -121,19 +121,24 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
     expect(gemmMaxError(addon.sgemm, c)).toBe(0);
   });
 
-  it("gives the same C for any thread count (threads own disjoint blocks)", () => {
-    const M = 700;
-    const N = 90;
-    const K = 130;
-    const A = Float32Array.from({ length: M * K }, (_, i) => Math.sin(i));
-    const B = Float32Array.from({ length: K * N }, (_, i) => Math.cos(i));
-    const run = (t: number) => {
-      addon.setThreads(t);
-      const C = new Float32Array(M * N);
-      addon.sgemm(false, false, M, N, K, 1, A, 0, K, B, 0, N, 0, C, 0, N);
-      return C;
-    };
-    expect(run(2)).toEqual(run(1));
+  it("gives the same C for any thread count (disjoint blocks, and a K cut fixed by the shape)", () => {
+    // 700×90×130 splits C's rows; 40×70×2300 (Aᵀ) cuts K in two halves summed in a fixed order
+    for (const [M, N, K, transA] of [
+      [700, 90, 130, false],
+      [40, 70, 2300, true],
+    ] as const) {
+      const A = Float32Array.from({ length: M * K }, (_, i) => Math.sin(i));
+      const B = Float32Array.from({ length: K * N }, (_, i) => Math.cos(i));
+      const run = (t: number) => {
+        addon.setThreads(t);
+        const C = Float32Array.from({ length: M * N }, (_, i) => Math.sin(3 * i));
+        addon.sgemm(transA, false, M, N, K, 0.5, A, 0, transA ? M : K, B, 0, N, 0.75, C, 0, N);
+        return C;
+      };
+      const one = run(1);
+      expect(run(2)).toEqual(one);
+      expect(run(3)).toEqual(one);
+    }
     addon.setThreads(1);
   });
 
