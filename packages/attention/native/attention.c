@@ -103,18 +103,64 @@ static void pack_bpanels(const float *B, long ldb, int trans, long K, long N, fl
     pack_b_panel(trans, B, ldb, 0, (int)K, jr, N - jr < NR ? (int)(N - jr) : NR, dst);
 }
 
-/* C [M, N] = alpha·A·B + beta·C from A and B panels (beta = 0: C is not read) */
-static void gemm_packed(long M, long N, long K, float alpha, const float *ap, const float *bp,
-                        float beta, float *C, long ldc) {
-  if (K == 0) {
-    for (long i = 0; i < M; i++)
-      for (long j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-    return;
+/*
+ * Causal masking skips work that only multiplies zeros. A query tile holds rows R = jj·br + r
+ * at position r0 + r (jj < G); a key tile holds columns at positions c0 + col. The results are
+ * the same bits as the full products: a masked score is never read (the softmax loops stop at
+ * the last visible key and zero the rest), and a skipped k term only ever added a zero.
+ */
+/* the last query position among rows [ir, ir + mr) of a tile of br rows per head from r0 */
+static long panel_last_pos(long ir, long mr, long br, long r0) {
+  long last = ir + mr - 1;
+  return ir / br == last / br ? r0 + last % br : r0 + br - 1;
+}
+
+/* S [rows, bc] = alpha·Q·Kᵀ, register tiles wholly right of the diagonal left unwritten */
+static void gemm_scores(long rows, long bc, long hd, float alpha, const float *ap,
+                        const float *bp, float *S, long br, long r0, long c0) {
+  for (long jr = 0; jr < bc; jr += NR)
+    for (long ir = 0; ir < rows; ir += MR) {
+      int mr = rows - ir < MR ? (int)(rows - ir) : MR;
+      if (c0 + jr > panel_last_pos(ir, mr, br, r0)) continue;
+      tile((int)hd, ap + ir * hd, bp + jr * hd, S + ir * bc + jr, bc, alpha, 0.0f, mr,
+           bc - jr < NR ? (int)(bc - jr) : NR);
+    }
+}
+
+/* C [rows, N] += alpha·P·X for P [rows, bc] masked (P·V, dS·K): each row panel stops at its
+ * last visible key */
+static void gemm_rows_causal(long rows, long N, long bc, float alpha, const float *ap,
+                             const float *bp, float *C, long ldc, long br, long r0, long c0) {
+  for (long ir = 0; ir < rows; ir += MR) {
+    int mr = rows - ir < MR ? (int)(rows - ir) : MR;
+    long kEnd = panel_last_pos(ir, mr, br, r0) - c0 + 1;
+    if (kEnd > bc) kEnd = bc;
+    if (kEnd <= 0) continue;
+    for (long jr = 0; jr < N; jr += NR)
+      tile((int)kEnd, ap + ir * bc, bp + jr * bc, C + ir * ldc + jr, ldc, alpha, 1.0f, mr,
+           N - jr < NR ? (int)(N - jr) : NR);
   }
-  for (long jr = 0; jr < N; jr += NR)
-    for (long ir = 0; ir < M; ir += MR)
-      tile((int)K, ap + ir * K, bp + jr * K, C + ir * ldc + jr, ldc, alpha, beta,
-           M - ir < MR ? (int)(M - ir) : MR, N - jr < NR ? (int)(N - jr) : NR);
+}
+
+/* C [bc, N] += alpha·Pᵀ·X for P [rows, bc] masked (Pᵀ·gy, dSᵀ·Q): the key panel at c0 + ir
+ * starts at the first row that sees it (row R = key − r0 of head 0 is the first of any head) */
+static void gemm_keys_causal(long bc, long N, long rows, float alpha, const float *ap,
+                             const float *bp, float *C, long ldc, long r0, long c0) {
+  for (long ir = 0; ir < bc; ir += MR) {
+    int mr = bc - ir < MR ? (int)(bc - ir) : MR;
+    long k0 = c0 + ir - r0;
+    if (k0 < 0) k0 = 0;
+    if (k0 >= rows) continue;
+    for (long jr = 0; jr < N; jr += NR)
+      tile((int)(rows - k0), ap + ir * rows + k0 * MR, bp + jr * rows + k0 * NR, C + ir * ldc + jr,
+           ldc, alpha, 1.0f, mr, N - jr < NR ? (int)(N - jr) : NR);
+  }
+}
+
+/* colf[i] = i for i < n: the row loops mask with `colf[col] < nValid`, a test on data, because
+ * GCC splits a loop on a test of its counter into a vector part and a scalar tail */
+static void column_numbers(float *colf, long n) {
+  for (long i = 0; i < n; i++) colf[i] = (float)i;
 }
 
 /* work (multiply-adds) of causal attention on B·Hq heads of T positions: below it, one thread */
@@ -156,7 +202,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   /* per-thread blocks of a multiple of 16 floats (64 bytes) */
   long rowsMax = G * bq;
   long per = (2 * rowsMax + rowsMax * hd + 2 * panels_a(rowsMax, hd) + rowsMax * bk +
-              panels_a(rowsMax, bk) + rowsMax + 15) / 16 * 16;
+              panels_a(rowsMax, bk) + rowsMax + bk + 15) / 16 * 16;
   LOOP_KEPT(fwd_kv);
   LOOP_KEPT(fwd_scratch);
   float *kv = loop_keep(&fwd_kv, &fwd_kv_cap, (size_t)(units * perUnit) * sizeof(float));
@@ -182,6 +228,8 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
     float *o = (float *)(l + rowsMax);
     float *Aq = o + rowsMax * hd, *S = Aq + 2 * panels_a(rowsMax, hd), *Ap = S + rowsMax * bk;
     float *m = Ap + panels_a(rowsMax, bk), *qg = Aq + panels_a(rowsMax, hd);
+    float *colf = m + rowsMax;
+    column_numbers(colf, bk);
     /* the last query tiles (most key tiles) first, for balance */
 #pragma omp for schedule(dynamic, 1)
     for (long task = 0; task < tasks; task++) {
@@ -200,7 +248,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
       /* key tiles that some query of this tile can see: c0 ≤ r0 + br − 1 */
       for (long kt = 0; kt * bk < r0 + br; kt++) {
         long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
-        gemm_packed(rows, bc, hd, c, Aq, ku + kt * kTile, 0.0f, S, bc);
+        gemm_scores(rows, bc, hd, c, Aq, ku + kt * kTile, S, br, r0, c0);
         for (long R = 0; R < rows; R++) {
           long r = R % br;
           /* columns col < nValid are at key positions ≤ the query position r0 + r */
@@ -211,18 +259,23 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
             memset(sr, 0, (size_t)bc * sizeof(float));
             continue;
           }
-          float rowMax = -INFINITY;
+          /* whole rows with a select, not loops that stop at nValid: those leave a scalar
+           * remainder of up to 15 exps per row (masked scores may be unwritten: never used) */
+          float rowMax = -INFINITY, lim = (float)nValid;
 #pragma omp simd reduction(max : rowMax)
-          for (long col = 0; col < nValid; col++) rowMax = sr[col] > rowMax ? sr[col] : rowMax;
+          for (long col = 0; col < bc; col++) {
+            float v = colf[col] < lim ? sr[col] : -INFINITY;
+            rowMax = v > rowMax ? v : rowMax;
+          }
           float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
           float sum = 0;
 #pragma omp simd reduction(+ : sum)
-          for (long col = 0; col < nValid; col++) {
+          for (long col = 0; col < bc; col++) {
             float p = loop_exp_neg(sr[col] - mNew);
+            p = colf[col] < lim ? p : 0.0f;
             sr[col] = p;
             sum += p;
           }
-          memset(sr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
           if (mOld != mNew) {
             /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
             float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
@@ -235,7 +288,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
           }
         }
         pack_apanels(S, bc, 0, rows, bc, Ap);
-        gemm_packed(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, 1.0f, o, hd);
+        gemm_rows_causal(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, o, hd, br, r0, c0);
       }
       for (long R = 0; R < rows; R++) {
         long jj = R / br, r = R % br;
@@ -286,7 +339,7 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   long ktTile = panels_b(hd, bk), kTile = panels_b(bk, hd);
   long pa = panels_a(rowsMax, hd), pb = panels_b(rowsMax, hd), ps = panels_a(bk, rowsMax);
   long per = (nKT * (2 * ktTile + kTile) + 3 * rowsMax * hd + 2 * pa + 2 * pb + 2 * rowsMax * bk +
-              2 * ps + panels_a(rowsMax, bk) + 2 * rowsMax + 15) / 16 * 16;
+              2 * ps + panels_a(rowsMax, bk) + 2 * rowsMax + bk + 15) / 16 * 16;
   LOOP_KEPT(bwd_scratch);
   float *scratch = loop_keep(&bwd_scratch, &bwd_scratch_cap, (size_t)(nt * per) * sizeof(float));
   if (!scratch) {
@@ -301,7 +354,8 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
     float *Aq = dqg + rowsMax * hd, *Ag = Aq + pa, *Bq = Ag + pa, *Bg = Bq + pb;
     float *P = Bg + pb, *dS = P + rowsMax * bk;
     float *APt = dS + rowsMax * bk, *AdSt = APt + ps, *AdS = AdSt + ps;
-    float *dvec = AdS + panels_a(rowsMax, bk), *lrow = dvec + rowsMax;
+    float *dvec = AdS + panels_a(rowsMax, bk), *lrow = dvec + rowsMax, *colf = lrow + rowsMax;
+    column_numbers(colf, bk);
 #pragma omp for schedule(dynamic, 1)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
@@ -337,35 +391,35 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
         if (dq) memset(dqg, 0, (size_t)(rows * hd) * sizeof(float));
         for (long kt = 0; kt * bk < r0 + br; kt++) {
           long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
-          gemm_packed(rows, bc, hd, c, Aq, KT + kt * ktTile, 0.0f, P, bc);
-          gemm_packed(rows, bc, hd, 1.0f, Ag, VT + kt * ktTile, 0.0f, dS, bc);
+          gemm_scores(rows, bc, hd, c, Aq, KT + kt * ktTile, P, br, r0, c0);
+          gemm_scores(rows, bc, hd, 1.0f, Ag, VT + kt * ktTile, dS, br, r0, c0);
           for (long R = 0; R < rows; R++) {
             long r = R % br;
             long nValid = r0 + r - c0 + 1;
             if (nValid > bc) nValid = bc;
             if (nValid < 0) nValid = 0;
             float *restrict pr = P + R * bc, *restrict dr = dS + R * bc;
-            float lr = lrow[R], dvr = dvec[R];
+            float lr = lrow[R], dvr = dvec[R], lim = (float)nValid;
+            /* whole rows with a select (as flashFwd; masked scores may be unwritten) */
 #pragma omp simd
-            for (long col = 0; col < nValid; col++) {
+            for (long col = 0; col < bc; col++) {
               float p = loop_exp_neg(pr[col] - lr);
+              p = colf[col] < lim ? p : 0.0f;
               pr[col] = p;
-              dr[col] = p * (dr[col] - dvr);
+              dr[col] = colf[col] < lim ? p * (dr[col] - dvr) : 0.0f;
             }
-            memset(pr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
-            memset(dr + nValid, 0, (size_t)(bc - nValid) * sizeof(float));
           }
           if (dv) {
             pack_apanels(P, bc, 1, bc, rows, APt);
-            gemm_packed(bc, hd, rows, 1.0f, APt, Bg, 1.0f, dv + kBase + c0 * ldk, ldk);
+            gemm_keys_causal(bc, hd, rows, 1.0f, APt, Bg, dv + kBase + c0 * ldk, ldk, r0, c0);
           }
           if (dk) {
             pack_apanels(dS, bc, 1, bc, rows, AdSt);
-            gemm_packed(bc, hd, rows, c, AdSt, Bq, 1.0f, dk + kBase + c0 * ldk, ldk);
+            gemm_keys_causal(bc, hd, rows, c, AdSt, Bq, dk + kBase + c0 * ldk, ldk, r0, c0);
           }
           if (dq) {
             pack_apanels(dS, bc, 0, rows, bc, AdS);
-            gemm_packed(rows, hd, bc, c, AdS, Kp + kt * kTile, 1.0f, dqg, hd);
+            gemm_rows_causal(rows, hd, bc, c, AdS, Kp + kt * kTile, dqg, hd, br, r0, c0);
           }
         }
         if (dq)

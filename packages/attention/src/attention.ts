@@ -20,13 +20,13 @@ import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
 
 export interface AttentionOptions {
-  /** Query rows per tile (default 64). */
+  /** Query rows per tile (default 96). */
   blockQ?: number;
-  /** Key columns per tile (default 64). */
+  /** Key columns per tile (default 96). */
   blockK?: number;
 }
 
-const DEFAULT_BLOCK = 64;
+const DEFAULT_BLOCK = 96;
 
 function blockSize(value: number | undefined, name: string): number {
   const b = value ?? DEFAULT_BLOCK;
