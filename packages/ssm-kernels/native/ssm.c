@@ -107,6 +107,29 @@ static float *transpose_weight(const float *w, long C, long K) {
   return wt;
 }
 
+/* one output row (b, t) of convFwd into o [C]: bias, then the K taps in order k = 0..K−1
+ * (wt: the weight transposed to [K,C]) */
+static inline void conv_row(float *restrict o, long b, long t, long T, long C, long K,
+                            const float *x, const float *wt, const float *bias,
+                            const float *init) {
+  const long K1 = K - 1;
+  if (bias)
+    for (long c = 0; c < C; c++) o[c] = bias[c];
+  else
+    for (long c = 0; c < C; c++) o[c] = 0.0f;
+  for (long k = 0; k < K; k++) {
+    const long tau = t - K1 + k;
+    const float *restrict wk = wt + k * C;
+    if (tau >= 0) {
+      const float *restrict xr = x + (b * T + tau) * C;
+      for (long c = 0; c < C; c++) o[c] += wk[c] * xr[c];
+    } else if (init) {
+      const float *restrict ir = init + b * C * K1 + K1 + tau;
+      for (long c = 0; c < C; c++) o[c] += wk[c] * ir[c * K1];
+    }
+  }
+}
+
 /*
  * convFwd(B, T, C, K, x, weight, bias|null, init|null, y) — causalConv1dForward, model.md §3.2:
  *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c],
@@ -138,29 +161,64 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "convFwd: out of memory");
     return NULL;
   }
-  const long K1 = K - 1;
 #pragma omp parallel for num_threads(n_threads) if (n * K >= PAR_MIN) schedule(static)
-  for (long r = 0; r < rows; r++) {
-    const long b = r / T, t = r % T;
-    float *restrict o = y + r * C;
-    if (bias)
-      for (long c = 0; c < C; c++) o[c] = bias[c];
-    else
-      for (long c = 0; c < C; c++) o[c] = 0.0f;
-    for (long k = 0; k < K; k++) {
-      const long tau = t - K1 + k;
-      const float *restrict wk = wt + k * C;
-      if (tau >= 0) {
-        const float *restrict xr = x + (b * T + tau) * C;
-        for (long c = 0; c < C; c++) o[c] += wk[c] * xr[c];
-      } else if (init) {
-        const float *restrict ir = init + b * C * K1 + K1 + tau;
-        for (long c = 0; c < C; c++) o[c] += wk[c] * ir[c * K1];
-      }
-    }
-  }
+  for (long r = 0; r < rows; r++) conv_row(y + r * C, r / T, r % T, T, C, K, x, wt, bias, init);
   free(wt);
   return NULL;
+}
+
+/* gx row (b, t) of convBwd into o [C]: Σ_k w[c,k]·gy[b, t+K−1−k, c] over t+K−1−k < T, added
+ * for k = K−1..0 (the portable scatter's order); gy row ρ is at gy + (ρ − g0)·C */
+static inline void conv_gx_row(float *restrict o, long b, long t, long T, long C, long K,
+                               const float *wt, const float *gy, long g0) {
+  const long K1 = K - 1;
+  for (long c = 0; c < C; c++) o[c] = 0.0f;
+  for (long k = K1; k >= 0; k--) {
+    const long tt = t + K1 - k;
+    if (tt >= T) continue;
+    const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + tt - g0) * C;
+    for (long c = 0; c < C; c++) o[c] += wk[c] * gr[c];
+  }
+}
+
+/* row (b, t)'s terms of the weight and bias gradients, g = its gy row, added in double into the
+ * block partial pk: [K,C] weight terms, then [C] bias terms */
+static inline void conv_gw_row(double *restrict pk, const float *restrict g, long b, long t,
+                               long T, long C, long K, const float *x, const float *init,
+                               int wantW, int wantB) {
+  const long K1 = K - 1;
+  if (wantB) {
+    double *restrict pb = pk + K * C;
+    for (long c = 0; c < C; c++) pb[c] += g[c];
+  }
+  if (!wantW) return;
+  for (long k = 0; k < K; k++) {
+    const long tau = t - K1 + k;
+    double *restrict pkk = pk + k * C;
+    if (tau >= 0) {
+      const float *restrict xr = x + (b * T + tau) * C;
+      for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * xr[c];
+    } else if (init) {
+      const float *restrict ir = init + b * C * K1 + K1 + tau;
+      for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * ir[c * K1];
+    }
+  }
+}
+
+/* ginit of batch b (convBwd): ginit[b,c,j] = Σ_k w[c,k]·gy[b, j−k, c] (k = j..0, j−k < T); zero
+ * without init (ginit is the gradient of init); gy row ρ at gy + (ρ − g0)·C; acc: C floats */
+static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, long C, long K,
+                             const float *wt, const float *init, const float *gy, long g0) {
+  const long K1 = K - 1;
+  for (long j = 0; j < K1; j++) {
+    for (long c = 0; c < C; c++) acc[c] = 0.0f;
+    if (init)
+      for (long k = j; k >= 0 && j - k < T; k--) {
+        const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + j - k - g0) * C;
+        for (long c = 0; c < C; c++) acc[c] += wk[c] * gr[c];
+      }
+    for (long c = 0; c < C; c++) gi[b * C * K1 + c * K1 + j] = acc[c];
+  }
 }
 
 /*
@@ -220,34 +278,196 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     double *restrict pk = part ? part + blk * pw : NULL;
     if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
     for (long r = r0; r < r1; r++) {
-      const long b = r / T, t = r % T;
-      const float *restrict g = gy + r * C;
-      if (gx) {
-        float *restrict o = gx + r * C;
-        for (long c = 0; c < C; c++) o[c] = 0.0f;
-        for (long k = K1; k >= 0; k--) {
-          const long tt = t + K1 - k;
-          if (tt >= T) continue;
-          const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + tt) * C;
-          for (long c = 0; c < C; c++) o[c] += wk[c] * gr[c];
-        }
+      if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, gy, 0);
+      if (pk) conv_gw_row(pk, gy + r * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL);
+    }
+  }
+  if (part) {
+    loop_sum_blocks(part, nblk, pw);
+    if (gw)
+      for (long c = 0; c < C; c++)
+        for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
+    if (gb)
+      for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
+  }
+  if (gi)
+    for (long b = 0; b < B; b++) conv_ginit_batch(gi, acc, b, T, C, K, wt, init, gy, 0);
+  free(wt), free(acc);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Causal conv1d + silu + split, fused (src/conv-silu-split.ts)
+ * ------------------------------------------------------------------------------------------- */
+
+#define MAX_PIECES 4
+
+/* Reads np (1..MAX_PIECES) and the widths from args i.. (np, w0..w3; they must sum to C); 0 and
+ * a thrown error when invalid. */
+static int arg_pieces(loop_args *a, size_t i, long C, const char *fn, long *w, int *bad) {
+  long np = arg_size(a, i, fn, "the piece count", bad), sum = 0;
+  for (int p = 0; p < MAX_PIECES; p++) w[p] = arg_size(a, i + 1 + p, fn, "a piece width", bad);
+  if (*bad) return 0;
+  for (int p = 0; p < np && p < MAX_PIECES; p++) sum += w[p];
+  if (np < 1 || np > MAX_PIECES || sum != C) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: 1 to %d pieces whose widths sum to C = %ld", fn, MAX_PIECES, C);
+    napi_throw_range_error(a->env, NULL, msg);
+    *bad = 1;
+    return 0;
+  }
+  return (int)np;
+}
+
+/*
+ * convSiluFwd(B, T, C, K, x, weight, bias|null, init|null, np, w0, w1, w2, w3, y0, y1, y2, y3)
+ * — model.md §3.2–3.3, silu(causal_conv1d(x)) split along channels into np pieces:
+ *   pre = convFwd(x) (the same arithmetic, row by row), y_p[b,t,j] = silu(pre[b,t,o_p + j]),
+ *   o_p = Σ_{q<p} w_q. Shapes as convFwd; y_p [B,T,w_p] (unused pieces null). pre is never stored:
+ *   the backward recomputes it.
+ */
+static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "convSiluFwd";
+  if (!loop_get_args(env, info, &a, 17, fn)) return NULL;
+  int bad = 0;
+  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
+  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
+  if (!bad && K < 1) {
+    napi_throw_range_error(env, NULL, "convSiluFwd: K must be ≥ 1");
+    return NULL;
+  }
+  long w[MAX_PIECES];
+  int np = arg_pieces(&a, 8, C, fn, w, &bad);
+  long rows = B * T, n = rows * C;
+  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *wgt = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
+  const float *init = loop_arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
+  float *y[MAX_PIECES];
+  for (int p = 0; p < np; p++) y[p] = loop_arg_f32(&a, 13 + p, rows * w[p], 0, fn, "a piece", &bad);
+  if (bad || n == 0) return NULL;
+  float *wt = transpose_weight(wgt, C, K);
+  int nt = n * K >= PAR_MIN ? n_threads : 1;
+  LOOP_KEPT(cs_rows);
+  float *buf = loop_keep(&cs_rows, &cs_rows_cap, (size_t)(nt * C) * sizeof(float));
+  if (!wt || !buf) {
+    free(wt);
+    napi_throw_error(env, NULL, "convSiluFwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    float *restrict pre = buf + omp_get_thread_num() * C;
+#pragma omp for schedule(static)
+    for (long r = 0; r < rows; r++) {
+      conv_row(pre, r / T, r % T, T, C, K, x, wt, bias, init);
+      long off = 0;
+      for (int p = 0; p < np; off += w[p], p++) {
+        const float *restrict v = pre + off;
+        float *restrict yr = y[p] + r * w[p];
+#pragma omp simd
+        for (long j = 0; j < w[p]; j++) yr[j] = v[j] * loop_sigmoid(v[j]);
       }
-      if (gb) {
-        double *restrict pb = pk + K * C;
-        for (long c = 0; c < C; c++) pb[c] += g[c];
+    }
+  }
+  free(wt);
+  return NULL;
+}
+
+/* rows [lo, hi) of ∂pre into d (row ρ at d + (ρ − lo)·C): pre recomputed (conv_row), then
+ * ∂pre = g_p·σ·(1 + pre·(1 − σ)), σ = σ(pre), piece by piece (0 for a piece without gradient) */
+static void conv_silu_dpre(float *restrict d, long lo, long hi, long T, long C, long K,
+                           const float *x, const float *wt, const float *bias, const float *init,
+                           int np, const long *w, float *const *g) {
+  for (long r = lo; r < hi; r++) {
+    float *restrict dr = d + (r - lo) * C;
+    conv_row(dr, r / T, r % T, T, C, K, x, wt, bias, init);
+    long off = 0;
+    for (int p = 0; p < np; off += w[p], p++) {
+      float *restrict v = dr + off;
+      if (!g[p]) {
+        memset(v, 0, (size_t)w[p] * sizeof(float));
+        continue;
       }
-      if (gw) {
-        for (long k = 0; k < K; k++) {
-          const long tau = t - K1 + k;
-          double *restrict pkk = pk + k * C;
-          if (tau >= 0) {
-            const float *restrict xr = x + (b * T + tau) * C;
-            for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * xr[c];
-          } else if (init) {
-            const float *restrict ir = init + b * C * K1 + K1 + tau;
-            for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * ir[c * K1];
-          }
-        }
+      const float *restrict gr = g[p] + r * w[p];
+#pragma omp simd
+      for (long j = 0; j < w[p]; j++) {
+        float u = v[j], sg = loop_sigmoid(u);
+        v[j] = gr[j] * sg * (1.0f + u * (1.0f - sg));
+      }
+    }
+  }
+}
+
+/*
+ * convSiluBwd(B, T, C, K, x, weight, bias|null, init|null, np, w0..w3, g0..g3 (null: no
+ * gradient), gx|null, gw|null, gbias|null, ginit|null) — the backward of convSiluFwd: ∂pre
+ * (conv_silu_dpre), then convBwd's sums on it (the same helpers and order, so the results are
+ * those of convBwd on the stored ∂pre). One pass: a block of rows [r0, r1) recomputes ∂pre for
+ * [r0, r1 + K − 1) into per-thread scratch (the K − 1 halo rows are what gx reads ahead), so
+ * neither pre nor ∂pre ever goes to memory. Blocks as convBwd (weight and bias sums in double
+ * per block, added in block order: independent of the thread count).
+ */
+static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "convSiluBwd";
+  if (!loop_get_args(env, info, &a, 21, fn)) return NULL;
+  int bad = 0;
+  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
+  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
+  if (!bad && K < 1) {
+    napi_throw_range_error(env, NULL, "convSiluBwd: K must be ≥ 1");
+    return NULL;
+  }
+  long w[MAX_PIECES];
+  int np = arg_pieces(&a, 8, C, fn, w, &bad);
+  const long K1 = K - 1, rows = B * T, n = rows * C;
+  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
+  const float *wgt = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
+  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
+  const float *init = loop_arg_f32(&a, 7, B * C * K1, 1, fn, "init", &bad);
+  float *g[MAX_PIECES];
+  for (int p = 0; p < np; p++) g[p] = loop_arg_f32(&a, 13 + p, rows * w[p], 1, fn, "a piece gradient", &bad);
+  float *gx = loop_arg_f32(&a, 17, n, 1, fn, "gx", &bad);
+  float *gw = loop_arg_f32(&a, 18, C * K, 1, fn, "gw", &bad);
+  float *gb = loop_arg_f32(&a, 19, C, 1, fn, "gbias", &bad);
+  float *gi = loop_arg_f32(&a, 20, B * C * K1, 1, fn, "ginit", &bad);
+  if (bad) return NULL;
+  if (n == 0) { /* no rows: the sums are empty */
+    if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
+    if (gb) memset(gb, 0, (size_t)C * sizeof(float));
+    if (gi) memset(gi, 0, (size_t)(B * C * K1) * sizeof(float));
+    return NULL;
+  }
+  float *wt = transpose_weight(wgt, C, K);
+  const long rb = loop_block_rows(rows), nblk = (rows + rb - 1) / rb, pw = (K + 1) * C;
+  int nt = n * K >= PAR_MIN ? n_threads : 1;
+  LOOP_KEPT(cs_part);
+  LOOP_KEPT(cs_dpre);
+  double *part = (gw || gb) ? loop_keep(&cs_part, &cs_part_cap, (size_t)(nblk * pw) * sizeof(double))
+                            : NULL;
+  /* per thread: ∂pre of a block and its halo; then (ginit) K − 1 rows and an accumulator */
+  const long per = ((rb + K1) * C + 15) / 16 * 16;
+  float *dpre = loop_keep(&cs_dpre, &cs_dpre_cap, (size_t)(nt * per + K1 * C + C) * sizeof(float));
+  if (!wt || ((gw || gb) && !part) || !dpre) {
+    free(wt);
+    napi_throw_error(env, NULL, "convSiluBwd: out of memory");
+    return NULL;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    float *restrict d = dpre + omp_get_thread_num() * per;
+#pragma omp for schedule(static)
+    for (long blk = 0; blk < nblk; blk++) {
+      const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
+      const long hi = r1 + K1 < rows ? r1 + K1 : rows;
+      conv_silu_dpre(d, r0, gx ? hi : r1, T, C, K, x, wt, bias, init, np, w, g);
+      double *restrict pk = part ? part + blk * pw : NULL;
+      if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
+      for (long r = r0; r < r1; r++) {
+        if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, d, r0);
+        if (pk) conv_gw_row(pk, d + (r - r0) * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL);
       }
     }
   }
@@ -259,19 +479,15 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     if (gb)
       for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
   }
-  if (gi) {
-    for (long b = 0; b < B; b++)
-      for (long j = 0; j < K1; j++) {
-        for (long c = 0; c < C; c++) acc[c] = 0.0f;
-        if (init) /* (ginit is the gradient of init: zero when there is none) */
-          for (long k = j; k >= 0 && j - k < T; k--) {
-            const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + j - k) * C;
-            for (long c = 0; c < C; c++) acc[c] += wk[c] * gr[c];
-          }
-        for (long c = 0; c < C; c++) gi[b * C * K1 + c * K1 + j] = acc[c];
-      }
+  if (gi) { /* ∂pre of each batch's first K − 1 rows once more, then convBwd's ginit sums */
+    float *d = dpre + nt * per, *acc = d + K1 * C;
+    for (long b = 0; b < B; b++) {
+      const long lo = b * T, hi = lo + (K1 < T ? K1 : T);
+      conv_silu_dpre(d, lo, hi, T, C, K, x, wt, bias, init, np, w, g);
+      conv_ginit_batch(gi, acc, b, T, C, K, wt, init, d, lo);
+    }
   }
-  free(wt), free(acc);
+  free(wt);
   return NULL;
 }
 
@@ -643,6 +859,8 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
 NAPI_MODULE_INIT() {
   loop_export(env, exports, "convFwd", ConvFwd);
   loop_export(env, exports, "convBwd", ConvBwd);
+  loop_export(env, exports, "convSiluFwd", ConvSiluFwd);
+  loop_export(env, exports, "convSiluBwd", ConvSiluBwd);
   loop_export(env, exports, "rmsnormFwd", RmsnormFwd);
   loop_export(env, exports, "rmsnormBwd", RmsnormBwd);
   loop_export(env, exports, "softplusFwd", SoftplusFwd);

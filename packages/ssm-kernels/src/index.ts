@@ -6,6 +6,7 @@ export {
   causalConv1dForward,
   causalConv1dState,
 } from "./causal-conv1d.js";
+export { causalConv1dSiluSplit } from "./conv-silu-split.js";
 export { gatedRmsnorm, gatedRmsnormBackward, gatedRmsnormForward } from "./gated-rmsnorm.js";
 export {
   type Mamba2Config,

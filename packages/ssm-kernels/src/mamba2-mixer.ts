@@ -18,10 +18,10 @@ import {
   Rng,
   reshape,
   shapeStr,
-  siluSplit,
   Tensor,
 } from "@loop/tensor";
-import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
+import { causalConv1dState } from "./causal-conv1d.js";
+import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
@@ -183,8 +183,8 @@ export class Mamba2Mixer implements Module {
     // in_proj straight into its three pieces (no split copy)
     const [z, xbc, dtRaw] = linearSplit(u, this.inProj, [Di, C, H]) as [Tensor, Tensor, Tensor];
     const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
-    // silu and the x | B | C split in one op (no activated copy, no split copies)
-    const [xs, bs, cs] = siluSplit(causalConv1d(xbc, this.convWeight, this.convBias, convInit), [
+    // conv, silu and the x | B | C split in one op (no pre-activation, no split copies)
+    const [xs, bs, cs] = causalConv1dSiluSplit(xbc, this.convWeight, this.convBias, convInit, [
       Di,
       G * N,
       G * N,

@@ -8,6 +8,7 @@
 import {
   allocF32Uninit,
   backward,
+  gradcheck,
   Rng,
   registerNativeKernels,
   Tensor,
@@ -21,6 +22,7 @@ import {
   causalConv1dBackward,
   causalConv1dForward,
 } from "../causal-conv1d.js";
+import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { gatedRmsnormBackward, gatedRmsnormForward } from "../gated-rmsnorm.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer } from "../mamba2-mixer.js";
@@ -217,6 +219,80 @@ describe.runIf(built.ok)("native ssm kernels match the portable ones", () => {
     const seed = data(B * T * C, 15);
     const f = withGrads(() => causalConv1d(x, w, b, init), { x, w, b, init }, seed);
     check(run(f), { y: 2e-6, gx: 2e-6, gw: 1e-6, gb: 1e-6, ginit: 2e-6 }, "causalConv1d");
+  });
+
+  // [B, T, C, K, widths]: Mamba-2's three pieces, one piece, four with an empty one, T < K − 1,
+  // sizes past the thread threshold, and over 256 blocks (halo rows cross every block boundary)
+  const convSiluCases: [number, number, number, number, number[]][] = [
+    [2, 40, 24, 4, [16, 4, 4]],
+    [1, 2, 5, 4, [5]],
+    [3, 70, 33, 3, [10, 0, 20, 3]],
+    [4, 150, 160, 4, [128, 16, 16]],
+    [2, 9000, 6, 3, [2, 2, 2]],
+  ];
+
+  it("causalConv1dSiluSplit (one pass) equals conv1d, silu and split, with and without bias and state", () => {
+    for (const [B, T, C, K, widths] of convSiluCases)
+      for (const withBias of [true, false])
+        for (const withInit of [false, true])
+          for (const skip of [-1, 0]) {
+            // skip: a piece whose output feeds nothing (its gradient is null)
+            const x = new Tensor(data(B * T * C, 31 + C), [B, T, C], true);
+            const w = new Tensor(data(C * K, 32 + K, 0.5), [C, 1, K], true);
+            const b = withBias ? new Tensor(data(C, 33), [C], true) : null;
+            const init = withInit
+              ? new Tensor(data(B * C * (K - 1), 34, 2), [B, C, K - 1], true)
+              : null;
+            const seeds = widths.map((wd, p) => data(B * T * wd, 35 + p));
+            const r = run(() => {
+              for (const t of [x, w, b, init]) if (t) t.grad = null;
+              const ys = causalConv1dSiluSplit(x, w, b, init, widths);
+              const used = ys.map((_, p) => p).filter((p) => p !== skip);
+              backward(
+                used.map((p) => ys[p]!),
+                used.map((p) => seeds[p]!),
+              );
+              const out: Arrays = { gx: x.grad, gw: w.grad, gb: b?.grad ?? null };
+              out.ginit = init?.grad ?? null;
+              ys.forEach((y, p) => {
+                out[`y${p}`] = y.data;
+              });
+              return out;
+            });
+            const label = `convSilu [${B},${T},${C},K=${K}] [${widths}] bias=${withBias} init=${withInit} skip=${skip}`;
+            check(
+              r,
+              { y0: 2e-6, y1: 2e-6, y2: 2e-6, y3: 2e-6, gx: 2e-6, gw: 1e-6, gb: 1e-6, ginit: 2e-6 },
+              label,
+            );
+          }
+  });
+
+  it("causalConv1dSiluSplit on the native kernels passes a finite-difference gradient check", () => {
+    registerNativeKernels("ssm", fns);
+    try {
+      const x = new Tensor(data(2 * 5 * 6, 41), [2, 5, 6], true);
+      const w = new Tensor(data(6 * 3, 42), [6, 1, 3], true);
+      const b = new Tensor(data(6, 43), [6], true);
+      const init = new Tensor(data(2 * 6 * 2, 44), [2, 6, 2], true);
+      const r = gradcheck(() => causalConv1dSiluSplit(x, w, b, init, [3, 2, 1]), [x, w, b, init]);
+      expect(r.maxError).toBeLessThan(2e-2);
+    } finally {
+      registerNativeKernels("ssm", null);
+    }
+  });
+
+  it("convSiluFwd rejects pieces that do not cover the channels", () => {
+    const x = data(2 * 3 * 4, 1);
+    const w = data(4 * 2, 2);
+    const y = new Float32Array(24);
+    const f = fns.convSiluFwd as (...a: unknown[]) => void;
+    expect(() => f(2, 3, 4, 2, x, w, null, null, 2, 3, 0, 0, 0, y, y, null, null)).toThrow(
+      /convSiluFwd: 1 to 4 pieces whose widths sum to C = 4/,
+    );
+    expect(() => f(2, 3, 4, 2, x, w, null, null, 5, 1, 1, 1, 1, y, y, y, y)).toThrow(
+      /convSiluFwd: 1 to 4 pieces/,
+    );
   });
 
   // [rows, Di, G]: tiny, odd group sizes, several groups, sizes past the thread threshold
