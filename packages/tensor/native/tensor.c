@@ -239,6 +239,38 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
 }
 
 /*
+ * embeddingBwd(ids, g, gw, n, D) — ops/embedding.ts: gw[ids[i], :] += g[i, :] for i = 0..n−1 in
+ * order (ids checked by the forward). Threads own column ranges of every row, so each element
+ * of gw adds its terms in row order: the portable loop's bits for any thread count.
+ */
+static napi_value EmbeddingBwd(napi_env env, napi_callback_info info) {
+  loop_args a;
+  if (!loop_get_args(env, info, &a, 5, "embeddingBwd")) return NULL;
+  const int32_t *ids = loop_i32(&a, 0);
+  const float *g = loop_f32(&a, 1);
+  float *gw = loop_f32(&a, 2);
+  long n = loop_long(&a, 3), D = loop_long(&a, 4);
+  if (n <= 0 || D <= 0) return NULL;
+  if (!ids || !g || !gw) {
+    napi_throw_type_error(env, NULL, "embeddingBwd: ids Int32Array, g and gw Float32Arrays");
+    return NULL;
+  }
+  int nt = n * D >= PAR_MIN ? n_threads : 1;
+#pragma omp parallel num_threads(nt)
+  {
+    int th = omp_get_thread_num(), tn = omp_get_num_threads();
+    long j0 = D * th / tn, j1 = D * (th + 1) / tn;
+    for (long i = 0; i < n; i++) {
+      float *restrict o = gw + (long)ids[i] * D;
+      const float *restrict gr = g + i * D;
+#pragma omp simd
+      for (long j = j0; j < j1; j++) o[j] += gr[j];
+    }
+  }
+  return NULL;
+}
+
+/*
  * ceFwd(x, t, lse, y, rows, V, ignore) / ceBwd(x, t, lse, g, gx, rows, V, ignore) — the
  * cross-entropy kernels of src/ops/cross-entropy-kernels.ts on logits x [rows, V]:
  *   forward:  lse_r = m_r + ln Σ_j e^{x_rj − m_r} (m_r the row max, the sum in double),
@@ -346,6 +378,7 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "adamw", Adamw);
   loop_export(env, exports, "ceFwd", CeFwd);
   loop_export(env, exports, "ceBwd", CeBwd);
+  loop_export(env, exports, "embeddingBwd", EmbeddingBwd);
   loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

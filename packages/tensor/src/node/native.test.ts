@@ -4,6 +4,7 @@ import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { nativeKernelNames } from "../native-registry.js";
 import { ceBackward, ceForward } from "../ops/cross-entropy-kernels.js";
+import { embeddingBwd } from "../ops/embedding.js";
 import { rmsnormRows, rmsnormRowsBackward } from "../ops/rmsnorm.js";
 import { siluRowsBwd, siluRowsFwd } from "../ops/silu-split.js";
 import { silu } from "../ops/unary.js";
@@ -249,6 +250,22 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
         addon.binarySame(kind, inPlace, b, inPlace, n);
         expect(inPlace).toEqual(y);
       });
+    }
+    addon.setThreads(1);
+  });
+
+  it("embeddingBwd equals the portable scatter-add bit for bit (repeated ids), 1–3 threads", () => {
+    const [V, D, n] = [37, 130, 2000]; // D not a multiple of the vector width or thread count
+    const ids = Int32Array.from({ length: n }, (_, i) => (i * i + 3 * i) % V);
+    const g = Float32Array.from({ length: n * D }, (_, i) => Math.sin(i * 0.7) * 3);
+    const base = Float32Array.from({ length: V * D }, (_, i) => Math.cos(i)); // adds onto it
+    const want = base.slice();
+    embeddingBwd(ids, g, want, n, D);
+    for (const threads of [1, 2, 3]) {
+      addon.setThreads(threads);
+      const got = base.slice();
+      addon.embeddingBwd(ids, g, got, n, D);
+      expect(got).toEqual(want);
     }
     addon.setThreads(1);
   });

@@ -1,6 +1,7 @@
 /**
  * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm,
- * the row copies of split/concat, cross-entropy and the AdamW update, compiled on first use by buildNativeAddon and registered for the portable code to
+ * the row copies of split/concat, cross-entropy, the embedding backward and the AdamW update,
+ * compiled on first use by buildNativeAddon and registered for the portable code to
  * pick up. They run on as many OpenMP threads as the thread pool has (`threadCount()` at call
  * time), so `startThreadPool(n)` sets the threads of both.
  */
@@ -10,6 +11,7 @@ import { registerNativeKernels } from "../native-registry.js";
 import type { NativeBinarySame } from "../ops/binary.js";
 import type { NativeCeBwd, NativeCeFwd } from "../ops/cross-entropy-kernels.js";
 import type { NativeCopyRows, NativeSiluBwd, NativeSiluFwd } from "../ops/elementwise-kernels.js";
+import type { EmbeddingBwd } from "../ops/embedding.js";
 import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "../ops/silu-split.js";
 import type { NativeAdamw } from "../optim/adamw.js";
@@ -30,6 +32,7 @@ export interface TensorAddon {
   adamw: NativeAdamw;
   ceFwd: NativeCeFwd;
   ceBwd: NativeCeBwd;
+  embeddingBwd: EmbeddingBwd;
   setThreads: (n: number) => void;
 }
 
