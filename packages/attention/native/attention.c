@@ -341,8 +341,10 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   long per = (nKT * (2 * ktTile + kTile) + 3 * rowsMax * hd + 2 * pa + 2 * pb + 2 * rowsMax * bk +
               2 * ps + panels_a(rowsMax, bk) + 2 * rowsMax + bk + 15) / 16 * 16;
   LOOP_KEPT(bwd_scratch);
+  LOOP_KEPT(bwd_dvec);
   float *scratch = loop_keep(&bwd_scratch, &bwd_scratch_cap, (size_t)(nt * per) * sizeof(float));
-  if (!scratch) {
+  float *dvall = loop_keep(&bwd_dvec, &bwd_dvec_cap, (size_t)(B * T * Hq) * sizeof(float));
+  if (!scratch || !dvall) {
     napi_throw_error(env, NULL, "flashBwd: out of memory");
     return NULL;
   }
@@ -356,6 +358,16 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
     float *APt = dS + rowsMax * bk, *AdSt = APt + ps, *AdS = AdSt + ps;
     float *dvec = AdS + panels_a(rowsMax, bk), *lrow = dvec + rowsMax, *colf = lrow + rowsMax;
     column_numbers(colf, bk);
+    /* Dvec of every (b, t, head) first, in one pass over y and gy (they are read in order here,
+     * not a head's strided rows per query tile) */
+#pragma omp for schedule(static)
+    for (long row = 0; row < B * T * Hq; row++) {
+      const float *restrict gr = gy + row * hd, *restrict yr = y + row * hd;
+      float s = 0;
+#pragma omp simd reduction(+ : s)
+      for (long e = 0; e < hd; e++) s += gr[e] * yr[e];
+      dvall[row] = s;
+    }
 #pragma omp for schedule(dynamic, 1)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
@@ -380,12 +392,7 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
         if (dv) pack_bpanels(gg, hd, 0, rows, hd, Bg);
         for (long R = 0; R < rows; R++) {
           long jj = R / br, r = R % br;
-          const float *restrict gr = gy + qBase + (r0 + r) * ldq + jj * hd;
-          const float *restrict yr = y + qBase + (r0 + r) * ldq + jj * hd;
-          float s = 0;
-#pragma omp simd reduction(+ : s)
-          for (long e = 0; e < hd; e++) s += gr[e] * yr[e];
-          dvec[R] = s;
+          dvec[R] = dvall[(b * T + r0 + r) * Hq + g * G + jj];
           lrow[R] = lse[(b * Hq + g * G + jj) * T + r0 + r];
         }
         if (dq) memset(dqg, 0, (size_t)(rows * hd) * sizeof(float));

@@ -48,8 +48,9 @@ function checkTargets(logits: Tensor, targets: IntTensor, op: string): void {
     );
   }
   const V = logits.lastDim;
-  for (let i = 0; i < targets.size; i++) {
-    const t = targets.data[i]!;
+  const td = targets.data;
+  for (let i = 0; i < td.length; i++) {
+    const t = td[i]!;
     if (t !== IGNORE_INDEX && (t < 0 || t >= V)) {
       throw new Error(
         `${op}: target ${t} at position ${i} is outside [0, ${V}) and is not ${IGNORE_INDEX}`,
@@ -80,7 +81,8 @@ export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor
 /** Number of targets that are not the ignore index. */
 export function countTargets(targets: IntTensor): number {
   let n = 0;
-  for (let i = 0; i < targets.size; i++) if (targets.data[i] !== IGNORE_INDEX) n++;
+  const td = targets.data;
+  for (let i = 0; i < td.length; i++) if (td[i] !== IGNORE_INDEX) n++;
   return n;
 }
 
@@ -89,7 +91,8 @@ export function crossEntropy(logits: Tensor, targets: IntTensor): Tensor {
   const per = crossEntropyPerToken(logits, targets);
   const n = countTargets(targets);
   let s = 0;
-  for (let i = 0; i < per.size; i++) s += per.data[i]!;
+  const pd = per.data;
+  for (let i = 0; i < pd.length; i++) s += pd[i]!;
   return record1(
     "crossEntropy",
     [per],
@@ -99,7 +102,8 @@ export function crossEntropy(logits: Tensor, targets: IntTensor): Tensor {
       const gx = allocF32(per.size);
       if (n === 0) return [gx];
       const v = g![0]! / n;
-      for (let i = 0; i < per.size; i++) if (targets.data[i] !== IGNORE_INDEX) gx[i] = v;
+      const td = targets.data;
+      for (let i = 0; i < gx.length; i++) if (td[i] !== IGNORE_INDEX) gx[i] = v;
       return [gx];
     },
   );
