@@ -230,8 +230,10 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
     float *m = Ap + panels_a(rowsMax, bk), *qg = Aq + panels_a(rowsMax, hd);
     float *colf = m + rowsMax;
     column_numbers(colf, bk);
-    /* the last query tiles (most key tiles) first, for balance */
-#pragma omp for schedule(dynamic, 1)
+    /* the last query tiles (most key tiles) first, for balance; runs of 8 units per thread, so
+     * the threads mostly read different positions (handing out single units, ones that share
+     * rows of q, k and v, measured 5 % slower on 2 threads) */
+#pragma omp for schedule(dynamic, 8)
     for (long task = 0; task < tasks; task++) {
       long qt = nQT - 1 - task / units, unit = task % units;
       long b = unit / Hkv, g = unit % Hkv;
@@ -368,7 +370,9 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
       for (long e = 0; e < hd; e++) s += gr[e] * yr[e];
       dvall[row] = s;
     }
-#pragma omp for schedule(dynamic, 1)
+    /* units cost the same: each thread takes a contiguous range (handing them out one by one,
+     * so that both threads read the same rows of q, k, v, y and gy, measured 10 % slower) */
+#pragma omp for schedule(static)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
       long kBase = b * T * ldk + g * hd, qBase = b * T * ldq + g * G * hd;
