@@ -260,25 +260,53 @@ static void mm(long M, long Nn, long K, int mode, const float *A, long sa, long 
   }
 }
 
+/* The D skip of model.md §3.5 on one chunk of one head, L rows of P (leading dimension ld):
+ *   forward y += D_h·x (the arithmetic of addDSkip's y + D·x);
+ *   backward gx += D_h·gy and the chunk's Σ gy ⊙ x in double (for ∂D_h). */
+static void dskip_rows(float *y, const float *x, long ld, long L, long P, float dh) {
+  for (long i = 0; i < L; i++) {
+    float *restrict yr = y + i * ld;
+    const float *restrict xr = x + i * ld;
+    for (long p = 0; p < P; p++) yr[p] = yr[p] + dh * xr[p];
+  }
+}
+
+static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld, long L, long P,
+                             float dh) {
+  double s = 0;
+  for (long i = 0; i < L; i++) {
+    float *restrict gr = gx + i * ld;
+    const float *restrict gyr = gy + i * ld, *restrict xr = x + i * ld;
+#pragma omp simd reduction(+ : s)
+    for (long p = 0; p < P; p++) {
+      gr[p] = gr[p] + dh * gyr[p];
+      s += (double)gyr[p] * (double)xr[p];
+    }
+  }
+  return s;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Forward (ssdChunkedForward: cbKernel, then scanKernel)
  * ------------------------------------------------------------------------------------------- */
 
 /*
- * forward(x, dt, A, B, C, s0|null, y, state, cb, chunkStates|null, batch, T, H, P, G, N, Lc)
+ * forward(x, dt, A, B, C, s0|null, y, state, cb, chunkStates|null, D|null,
+ *         batch, T, H, P, G, N, Lc)
  * Per (b, c, g): cb = C·Bᵀ [L,L]. Per (b, h), chunks in order, with Sᵀ [N,P] the running
  * transposed state (s0ᵀ or zero to start), e, E the decays of the chunk:
  *   M_ij = cb_ij · exp(Λ_i − Λ_j) · dt_j (j ≤ i, else 0);  Y = M·X;  Y += diag(E)·C·Sᵀ
  *   Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X,  w_j = exp(Λ_{L−1} − Λ_j)·dt_j   (model.md §3.5)
  * chunkStates (when given) receives Sᵀ before each chunk, state the final S [B,H,P,N], cb only
- * its lower triangles. Shapes in the file header; y [B,T,H,P].
+ * its lower triangles. With D [H], each chunk's Y also gets the D skip, Y += D_h·X, while X is
+ * in cache (addDSkip's pass over y and x, saved). Shapes in the file header; y [B,T,H,P].
  */
 static napi_value Forward(napi_env env, napi_callback_info info) {
   const char *fn = "ssd forward";
   loop_args a;
-  if (!loop_get_args(env, info, &a, 17, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 18, fn)) return NULL;
   ssd_dims d;
-  if (!arg_dims(&a, 10, fn, &d)) return NULL;
+  if (!arg_dims(&a, 11, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
@@ -293,6 +321,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   float *state = loop_arg_f32(&a, 7, BH * PN, 0, fn, "state", &bad);
   float *cb = loop_arg_f32(&a, 8, d.batch * nc * G * LL, 0, fn, "cb", &bad);
   float *cs = loop_arg_f32(&a, 9, BH * nc * PN, 1, fn, "chunkStates", &bad);
+  const float *Dk = loop_arg_f32(&a, 10, H, 1, fn, "D", &bad);
   if (bad) return NULL;
   const long ldx = H * P, ldb = G * N, hpg = H / G;
 
@@ -362,6 +391,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
           }
           mm(L, P, N, 0, W, N, 1, st, P, 1, y + xOff, ldx);
         }
+        if (Dk) dskip_rows(y + xOff, x + xOff, ldx, L, P, Dk[h]);
         /* Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X */
         double wdec = 1;
         for (long j = L - 1; j >= 0; j--) {
@@ -387,7 +417,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
 
 /*
  * backwardHeads(x, dt, A, B, C, hasS0, gy|null, gState|null, chunkStates, cb, gx, gdt, gA,
- *               gs0|null, gBh, gCh, dCB|null, batch, T, H, P, G, N, Lc)
+ *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc)
  * The reverse chunk recurrence per (b, h) (headKernel), carrying Rᵀ = (∂L/∂S_end)ᵀ [N,P]
  * (gStateᵀ or zero to start). Per chunk, last to first (model.md §3.5, ssd-chunked-backward.ts):
  *   dM = gY·Xᵀ;  d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j;  dX = Mᵀ·gY + diag(w)·B·Rᵀ
@@ -397,14 +427,16 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
  * Writes dx, ddt, dA [H], the initial-state gradient gs0 [B,H,P,N] (with hasS0), and for the
  * group pass the per-head partials gBh, gCh [B,T,H,N] and the lower triangles of d(C·Bᵀ),
  * dCB [B,nc,H,Lc(Lc+1)/2] (row i at i(i+1)/2, with gy; a packed layout private to this addon:
- * half the memory traffic of the square blocks the portable kernel keeps).
+ * half the memory traffic of the square blocks the portable kernel keeps). With D (the forward's
+ * D skip): dX += D_h·gY, and gD [H] (when given) = Σ gY ⊙ X, per (b, h) in double, then over b
+ * in order.
  */
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
   loop_args a;
-  if (!loop_get_args(env, info, &a, 24, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 26, fn)) return NULL;
   ssd_dims d;
-  if (!arg_dims(&a, 17, fn, &d)) return NULL;
+  if (!arg_dims(&a, 19, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
@@ -427,13 +459,19 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   float *gCh = loop_arg_f32(&a, 15, BT * H * N, 0, fn, "gCh", &bad);
   const long LT = Lc * (Lc + 1) / 2; /* a packed lower triangle */
   float *dCB = loop_arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
+  const float *Dk = loop_arg_f32(&a, 17, H, 1, fn, "D", &bad);
+  float *gD = loop_arg_f32(&a, 18, H, 1, fn, "gD", &bad);
   if (!bad && gy && !dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;
   }
+  if (!bad && gD && !Dk) {
+    napi_throw_type_error(env, NULL, "ssd backwardHeads: gD needs D");
+    return NULL;
+  }
   if (bad) return NULL;
   const long ldx = H * P, ldb = G * N, ldh = H * N, hpg = H / G;
-  double *gAh = malloc(sizeof(double) * (size_t)BH);
+  double *gAh = malloc(sizeof(double) * (size_t)(2 * BH)), *gDh = gAh + BH;
   if (!gAh) abort();
 
   const int nt = threads_for(BH, (double)BH * T * (2.0 * Lc * P + 5.0 * N * P));
@@ -454,7 +492,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
       else
         memset(rt, 0, sizeof(float) * (size_t)PN);
       int zeroR = !gs; /* R still exactly zero: no final-state gradient, nothing propagated */
-      double gAsum = 0;
+      double gAsum = 0, gDsum = 0;
       for (long c = nc - 1; c >= 0; c--) {
         const long t0 = c * Lc, L = T - t0 < Lc ? T - t0 : Lc;
         const int zeroPrev = !hasS0 && c == 0;
@@ -575,6 +613,8 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
           for (long k = 0; k < PN; k++) rt[k] *= ELf;
           if (gy) mm(N, P, L, 0, C + bc, 1, ldb, gYs, P, 1, rt, P);
         }
+        /* the D skip: dX += D_h·gY, ∂D_h += Σ gY ⊙ X (gX of the chunk is complete here) */
+        if (Dk && gy) gDsum += dskip_rows_bwd(gx + xOff, gy + xOff, x + xOff, ldx, L, P, Dk[h]);
         /* Λ → a = dt·A → (dt, A) */
         double da = 0;
         for (long k = L - 1; k >= 0; k--) {
@@ -585,13 +625,15 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         if (gy) zeroR = 0;
       }
       gAh[item] = gAsum;
+      gDh[item] = gDsum;
       if (gs0) transpose(rt, N, P, gs0 + item * PN);
     }
   }
   for (long h = 0; h < H; h++) {
-    double v = 0;
-    for (long b = 0; b < d.batch; b++) v += gAh[b * H + h];
+    double v = 0, w = 0;
+    for (long b = 0; b < d.batch; b++) v += gAh[b * H + h], w += gDh[b * H + h];
     gA[h] = (float)v;
+    if (gD) gD[h] = (float)w;
   }
   free(gAh);
   return NULL;

@@ -2,7 +2,7 @@
  * The Mamba-2 mixer (model.md §3) as a module: u [B,T,D] → [B,T,D].
  *   zxbcdt = u·in_projᵀ → z [Di], xBC [C], dt [H];  xBC ← silu(causal_conv1d(xBC))
  *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)
- *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight
+ *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan, the D skip fused into it);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight
  *   out = y·out_projᵀ
  * `forward` and `prefill` are differentiable (prefill also carries the decode state in and out);
  * `step` advances one token in place for inference (mamba2-step.ts).
@@ -25,7 +25,7 @@ import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
-import { addDSkip, softplusBias } from "./mamba2-ops.js";
+import { softplusBias } from "./mamba2-ops.js";
 import { mamba2StepRaw } from "./mamba2-step.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
@@ -201,9 +201,10 @@ export class Mamba2Mixer implements Module {
       {
         chunkSize: this.cfg.chunkSize,
         initialState: state ? new Tensor(state.ssm, [batch, H, P, N]) : null,
+        D: this.d, // the D skip inside the scan (no pass of its own)
       },
     );
-    const y = reshape(addDSkip(scan.y, x, this.d), [batch, T, Di]);
+    const y = reshape(scan.y, [batch, T, Di]);
     const normed = gatedRmsnorm(y, z, this.normWeight, G, this.cfg.normEps);
     const out = linear(normed, this.outProj);
     if (!wantState) return { y: out, state: null };

@@ -31,6 +31,8 @@ export type SsdBackwardHeadsNative = (
   gBh: Float32Array,
   gCh: Float32Array,
   dCB: Float32Array | null,
+  D: Float32Array | null,
+  gD: Float32Array | null,
   ...sizes: SsdNativeSizes
 ) => void;
 
@@ -66,6 +68,7 @@ export function backwardNative(
   const gCh = scratch("gCh", batch * T * H * N, false);
   // d(C·Bᵀ) per head as packed lower triangles (native/ssd.c's own layout)
   const dCB = gy ? scratch("dCB", (batch * nc * H * Lc * (Lc + 1)) / 2, false) : null;
+  const gD = a.D ? new Float32Array(H) : null;
   heads(
     a.x,
     a.dt,
@@ -84,6 +87,8 @@ export function backwardNative(
     gBh,
     gCh,
     dCB,
+    a.D ?? null,
+    gD,
     batch,
     T,
     H,
@@ -95,5 +100,5 @@ export function backwardNative(
   const gB = allocF32Uninit(a.B.length);
   const gC = allocF32Uninit(a.C.length);
   groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
-  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
+  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };
 }

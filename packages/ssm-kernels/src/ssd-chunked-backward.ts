@@ -34,7 +34,7 @@ import {
   swapLastAxes,
   transposeInto,
 } from "./ssd-chunked-util.js";
-import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
+import { dskipBackward, type SsdArrays, type SsdGrads, type SsdShape } from "./ssd-shape.js";
 
 interface HeadArgs {
   [k: string]: unknown;
@@ -331,5 +331,7 @@ export function ssdChunkedBackward(
     gs0 = new Float32Array(a.s0.length);
     swapLastAxes(rt, batch * H, N, P, gs0);
   }
-  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
+  let gD: Float32Array | null = null;
+  if (a.D) gD = gy ? dskipBackward(gx, gy, a.x, a.D, P) : new Float32Array(H);
+  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };
 }

@@ -31,7 +31,7 @@ import {
   swapLastAxes,
   transposeInto,
 } from "./ssd-chunked-util.js";
-import type { SsdArrays, SsdShape } from "./ssd-shape.js";
+import { dskipForward, type SsdArrays, type SsdShape } from "./ssd-shape.js";
 
 /** What the backward pass needs from the forward: chunk-start states and C·Bᵀ blocks. */
 export interface SsdChunkedSaved {
@@ -179,7 +179,8 @@ export type SsdNativeSizes = [
 
 /**
  * Native twin of both forward passes (native/ssd.c `forward`): writes y, the final state
- * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state.
+ * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state; D (when given)
+ * adds the D skip to y chunk by chunk.
  */
 export type SsdForwardNative = (
   x: Float32Array,
@@ -192,6 +193,7 @@ export type SsdForwardNative = (
   state: Float32Array,
   cb: Float32Array,
   chunkStates: Float32Array | null,
+  D: Float32Array | null,
   ...sizes: SsdNativeSizes
 ) => void;
 
@@ -230,7 +232,26 @@ export function ssdChunkedForward(
     const cb = allocF32Uninit(batch * nc * G * Lc * Lc);
     const chunkStates = save ? allocF32Uninit(batch * H * nc * PN) : null;
     const state = allocF32Uninit(batch * H * PN);
-    nat(a.x, a.dt, a.A, a.B, a.C, a.s0, y, state, cb, chunkStates, batch, d.T, H, P, G, N, Lc);
+    nat(
+      a.x,
+      a.dt,
+      a.A,
+      a.B,
+      a.C,
+      a.s0,
+      y,
+      state,
+      cb,
+      chunkStates,
+      a.D ?? null,
+      batch,
+      d.T,
+      H,
+      P,
+      G,
+      N,
+      Lc,
+    );
     const saved = chunkStates ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
     return { y, state, saved };
   }
@@ -255,6 +276,7 @@ export function ssdChunkedForward(
     cb,
     chunkStates,
   });
+  if (a.D) dskipForward(y, a.x, a.D, P);
   const state = allocF32(batch * H * PN);
   swapLastAxes(st, batch * H, N, P, state);
   const saved = save ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;

@@ -1,11 +1,11 @@
 /**
- * Differentiable chunked SSD scan (model.md §3.5, no D term): the op the Mamba-2 mixer trains
- * with. Forward in ssd-chunked-forward.ts, hand-written backward in ssd-chunked-backward.ts;
+ * Differentiable chunked SSD scan (model.md §3.5; the D skip y += D_h·x optional, fused): the op
+ * the Mamba-2 mixer trains with. Forward in ssd-chunked-forward.ts, hand-written backward in ssd-chunked-backward.ts;
  * it computes exactly what ssd-scan-ref.ts computes, for any T and chunk size.
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initial state [B,H,P,N]
  *   → y [B,T,H,P], final state [B,H,P,N].
  */
-import { isGradEnabled, record, type Tensor } from "@loop/tensor";
+import { isGradEnabled, record, shapeStr, type Tensor } from "@loop/tensor";
 import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 import { ssdChunkedForward } from "./ssd-chunked-forward.js";
 import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";
@@ -14,6 +14,11 @@ import { type SsdArrays, ssdShape } from "./ssd-shape.js";
 export interface SsdChunkedOptions extends SsdScanOptions {
   /** Chunk length (default 64). */
   chunkSize?: number;
+  /**
+   * The Mamba-2 D skip [H], fused: y = SSD(…) + D_h·x (= addDSkip(y, x, D) without its passes
+   * over y and x, and with ∂D from the scan's backward).
+   */
+  D?: Tensor | null;
 }
 
 export function ssdScanChunked(
@@ -29,7 +34,11 @@ export function ssdScanChunked(
     throw new Error(`ssdScanChunked: chunkSize must be a positive integer, got ${chunkSize}`);
   }
   const s0 = opts.initialState ?? null;
+  const D = opts.D ?? null;
   const s = ssdShape("ssdScanChunked", x, dt, A, B, C, s0);
+  if (D && (D.rank !== 1 || D.size !== s.nHeads)) {
+    throw new Error(`ssdScanChunked: D must be [${s.nHeads}], got ${shapeStr(D.shape)}`);
+  }
   const arrays: SsdArrays = {
     x: x.data,
     dt: dt.data,
@@ -37,8 +46,10 @@ export function ssdScanChunked(
     B: B.data,
     C: C.data,
     s0: s0 ? s0.data : null,
+    D: D ? D.data : null,
   };
   const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
+  if (D) inputs.push(D);
   const track = isGradEnabled() && inputs.some((t) => t.requiresGrad);
   const { y, state, saved } = ssdChunkedForward(s, arrays, chunkSize, track);
   const [yt, st] = record(
@@ -50,7 +61,9 @@ export function ssdScanChunked(
     ],
     ([gy, gs]) => {
       const g = ssdChunkedBackward(s, arrays, saved!, gy ?? null, gs ?? null);
-      return s0 ? [g.x, g.dt, g.A, g.B, g.C, g.s0] : [g.x, g.dt, g.A, g.B, g.C];
+      const out = s0 ? [g.x, g.dt, g.A, g.B, g.C, g.s0] : [g.x, g.dt, g.A, g.B, g.C];
+      if (D) out.push(g.D ?? null);
+      return out;
     },
   );
   return { y: yt!, state: st! };

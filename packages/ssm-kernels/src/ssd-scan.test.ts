@@ -1,6 +1,7 @@
-import { backward, gradcheck, Rng, Tensor } from "@loop/tensor";
+import { backward, gradcheck, Rng, randu, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
+import { addDSkip } from "./mamba2-ops.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 import { type SsdScanResult, ssdScanRef } from "./ssd-scan-ref.js";
 import { relErr, type ScanInputs, scanInputs } from "./test-helpers.js";
@@ -116,4 +117,50 @@ describe("ssd scan: golden vectors (kernels/ssd-scan)", () => {
       }
     });
   }
+});
+
+describe("ssd scan: the fused D skip", () => {
+  it("equals addDSkip after the scan, outputs and every gradient (∂D included)", () => {
+    const inp = scanInputs({ batch: 2, T: 19, H: 4, P: 3, G: 2, N: 5 }, 41, true);
+    const D = randu([4], 42, 0.5, 1.5);
+    const rng = new Rng(43);
+    const gy = rng.fillUniform(new Float32Array(2 * 19 * 4 * 3), -1, 1);
+    const grads = (f: () => SsdScanResult) => {
+      for (const t of [...leaves(inp), D]) t.grad = null;
+      const o = f();
+      backward([o.y, o.state], [gy, new Float32Array(o.state.size).fill(0.5)]);
+      return [o.y.data, o.state.data, ...[...leaves(inp), D].map((t) => t.grad!)].map((a) =>
+        Float32Array.from(a),
+      );
+    };
+    const opts = { initialState: inp.s0, chunkSize: 8 };
+    const fused = grads(() => ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, { ...opts, D }));
+    const composed = grads(() => {
+      const o = ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, opts);
+      return { y: addDSkip(o.y, inp.x, D), state: o.state };
+    });
+    for (const [i, g] of fused.entries())
+      expect(relErr(g, composed[i]!), `output ${i}`).toBeLessThan(1e-6);
+  });
+
+  it("passes a finite-difference check, ∂D included", () => {
+    const inp = scanInputs({ batch: 1, T: 7, H: 2, P: 2, G: 1, N: 3 }, 7, false);
+    const D = randu([2], 8, 0.5, 1.5);
+    const r = gradcheck(
+      () => {
+        const o = ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, { chunkSize: 3, D });
+        return [o.y, o.state];
+      },
+      [...leaves(inp), D],
+      { eps: 1e-2, tol: 2e-2 },
+    );
+    expect(r.maxError).toBeLessThan(2e-2);
+  });
+
+  it("rejects a D of the wrong shape", () => {
+    const inp = scanInputs({ batch: 1, T: 4, H: 2, P: 2, G: 1, N: 3 }, 9, false);
+    expect(() =>
+      ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, { D: randu([3], 1, 0, 1) }),
+    ).toThrow("ssdScanChunked: D must be [2], got [3]");
+  });
 });

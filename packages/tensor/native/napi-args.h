@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LOOP_MAX_ARGS 24
+#define LOOP_MAX_ARGS 28
 
 typedef struct {
   napi_env env;

@@ -3,7 +3,9 @@ import {
   backward,
   nativeKernelNames,
   Rng,
+  randu,
   registerNativeKernels,
+  type Tensor,
   withScratch,
 } from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
@@ -40,10 +42,11 @@ type Dims = { batch: number; T: number; H: number; P: number; G: number; N: numb
 /** Which output gradients the loss sends back: y only, final state only, or both. */
 type Seeds = "y" | "state" | "both";
 
-function leaves(inp: ScanInputs) {
-  return inp.s0
+function leaves(inp: ScanInputs, D: Tensor | null = null) {
+  const l = inp.s0
     ? [inp.x, inp.dt, inp.A, inp.B, inp.C, inp.s0]
     : [inp.x, inp.dt, inp.A, inp.B, inp.C];
+  return D ? [...l, D] : l;
 }
 
 /**
@@ -51,17 +54,30 @@ function leaves(inp: ScanInputs) {
  * scope whose pool holds NaN-filled buffers (the native passes take their outputs unzeroed from
  * the pool, so an element they fail to write shows as NaN), copied out before the scope ends.
  */
-function run(inp: ScanInputs, chunk: number, seeds: Seeds, reference = false): Float32Array[] {
+function run(
+  inp: ScanInputs,
+  chunk: number,
+  seeds: Seeds,
+  reference = false,
+  D: Tensor | null = null,
+): Float32Array[] {
   withScratch(() => {
     for (let b = 10; b <= 22; b++)
       for (let i = 0; i < 6; i++) allocF32Uninit(2 ** b).fill(Number.NaN);
   });
-  return withScratch(() => runScoped(inp, chunk, seeds, reference));
+  return withScratch(() => runScoped(inp, chunk, seeds, reference, D));
 }
 
-function runScoped(inp: ScanInputs, chunk: number, seeds: Seeds, reference: boolean) {
-  for (const t of leaves(inp)) t.grad = null;
-  const opts = { initialState: inp.s0, chunkSize: chunk };
+/** (D: the fused D skip; the sequential reference has none) */
+function runScoped(
+  inp: ScanInputs,
+  chunk: number,
+  seeds: Seeds,
+  reference: boolean,
+  D: Tensor | null,
+) {
+  for (const t of leaves(inp, D)) t.grad = null;
+  const opts = { initialState: inp.s0, chunkSize: chunk, D };
   const { y, state } = reference
     ? ssdScanRef(inp.x, inp.dt, inp.A, inp.B, inp.C, opts)
     : ssdScanChunked(inp.x, inp.dt, inp.A, inp.B, inp.C, opts);
@@ -71,22 +87,34 @@ function runScoped(inp: ScanInputs, chunk: number, seeds: Seeds, reference: bool
   if (seeds === "y") backward(y, [gy]);
   else if (seeds === "state") backward(state, [gs]);
   else backward([y, state], [gy, gs]);
-  return [y.data, state.data, ...leaves(inp).map((t) => t.grad!)].map((a) => Float32Array.from(a));
+  return [y.data, state.data, ...leaves(inp, D).map((t) => t.grad!)].map((a) =>
+    Float32Array.from(a),
+  );
 }
 
-const NAMES = ["y", "state", "dx", "ddt", "dA", "dB", "dC", "ds0"];
+const NAMES = ["y", "state", "dx", "ddt", "dA", "dB", "dC", "ds0 or dD", "dD"];
 
 interface Case {
   dims: Dims;
   chunk: number;
   s0: boolean;
   seeds: Seeds;
+  /** with the fused D skip */
+  D?: boolean;
 }
 
 const CASES: Case[] = [
   { dims: { batch: 2, T: 37, H: 4, P: 5, G: 1, N: 6 }, chunk: 8, s0: false, seeds: "both" },
   { dims: { batch: 2, T: 37, H: 4, P: 5, G: 2, N: 6 }, chunk: 8, s0: true, seeds: "both" },
+  { dims: { batch: 2, T: 37, H: 4, P: 5, G: 2, N: 6 }, chunk: 8, s0: true, seeds: "both", D: true },
   { dims: { batch: 2, T: 37, H: 4, P: 5, G: 2, N: 6 }, chunk: 3, s0: true, seeds: "y" },
+  {
+    dims: { batch: 1, T: 11, H: 2, P: 3, G: 1, N: 4 },
+    chunk: 4,
+    s0: false,
+    seeds: "state",
+    D: true,
+  },
   { dims: { batch: 1, T: 11, H: 2, P: 3, G: 1, N: 4 }, chunk: 1, s0: true, seeds: "state" },
   { dims: { batch: 1, T: 5, H: 2, P: 3, G: 1, N: 4 }, chunk: 16, s0: true, seeds: "both" },
   { dims: { batch: 3, T: 45, H: 6, P: 17, G: 2, N: 19 }, chunk: 16, s0: true, seeds: "both" },
@@ -95,10 +123,17 @@ const CASES: Case[] = [
   { dims: { batch: 2, T: 130, H: 4, P: 33, G: 1, N: 40 }, chunk: 64, s0: false, seeds: "both" },
   { dims: { batch: 3, T: 100, H: 4, P: 24, G: 2, N: 20 }, chunk: 32, s0: true, seeds: "y" },
   { dims: { batch: 2, T: 70, H: 2, P: 64, G: 1, N: 64 }, chunk: 64, s0: true, seeds: "both" },
+  {
+    dims: { batch: 2, T: 130, H: 4, P: 33, G: 1, N: 40 },
+    chunk: 64,
+    s0: false,
+    seeds: "both",
+    D: true,
+  },
 ];
 
 const label = (c: Case) =>
-  `${JSON.stringify(c.dims)} chunk ${c.chunk}, s0 ${c.s0}, gradient of ${c.seeds}`;
+  `${JSON.stringify(c.dims)} chunk ${c.chunk}, s0 ${c.s0}, gradient of ${c.seeds}${c.D ? ", D skip" : ""}`;
 
 describe.runIf(built.ok)("native chunked SSD matches the portable passes", () => {
   const addon = (built as { addon: SsdAddon }).addon;
@@ -125,14 +160,15 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
   CASES.forEach((c, k) => {
     it(`forward outputs and every gradient agree, 1 and 2 threads identical: ${label(c)}`, () => {
       const inp = scanInputs(c.dims, 300 + 7 * k, c.s0);
+      const D = c.D ? randu([c.dims.H], 400 + k, 0.5, 1.5) : null;
       usePortable();
-      const want = run(inp, c.chunk, c.seeds);
+      const want = run(inp, c.chunk, c.seeds, false, D);
       useNative();
       addon.setThreads(1);
-      const one = run(inp, c.chunk, c.seeds);
+      const one = run(inp, c.chunk, c.seeds, false, D);
       addon.setThreads(2);
       const before = { ...calls };
-      const two = run(inp, c.chunk, c.seeds);
+      const two = run(inp, c.chunk, c.seeds, false, D);
       for (const f of ["forward", "backwardHeads", "backwardGroups"])
         expect(calls[f], f).toBe((before[f] ?? 0) + 1);
       one.forEach((g, i) => {
@@ -165,6 +201,7 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
     const [dt, A] = [u(batch * T * H, 0.01, 0.5), u(H, -3, -0.2)];
     const [B, C] = [u(batch * T * G * N), u(batch * T * G * N)];
     const [s0, gs] = [u(batch * H * P * N), u(batch * H * P * N)];
+    const Dv = u(H, 0.5, 1.5); // (with the fused D skip: its outputs are checked too)
     const sizes = [batch, T, H, P, G, N, Lc] as const;
     const runRaw = (fill: number) => {
       const f = (n: number) => new Float32Array(n).fill(fill);
@@ -180,13 +217,14 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
         gBh: f(batch * T * H * N),
         gCh: f(batch * T * H * N),
         dCB: f((batch * nc * H * Lc * (Lc + 1)) / 2),
+        gD: f(H),
         gB: f(B.length),
         gC: f(C.length),
       };
-      addon.forward(x, dt, A, B, C, s0, o.y, o.state, o.cb, o.cs, ...sizes);
+      addon.forward(x, dt, A, B, C, s0, o.y, o.state, o.cb, o.cs, Dv, ...sizes);
       addon.backwardHeads(
         ...([x, dt, A, B, C, true, gy, gs, o.cs, o.cb, o.gx, o.gdt, o.gA, o.gs0] as const),
-        ...([o.gBh, o.gCh, o.dCB, ...sizes] as const),
+        ...([o.gBh, o.gCh, o.dCB, Dv, o.gD, ...sizes] as const),
       );
       addon.backwardGroups(B, C, o.gBh, o.gCh, o.dCB, o.gB, o.gC, ...sizes);
       // cb holds the lower triangle of each chunk's L×L block only (the passes read nothing else)
@@ -208,12 +246,12 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
 
   it("throws on a short array instead of reading past it", () => {
     const f = new Float32Array(10);
-    expect(() => addon.forward(f, f, f, f, f, null, f, f, f, null, 1, 10, 1, 2, 1, 2, 4)).toThrow(
-      /holds 10 values, needs 20/,
-    );
-    expect(() => addon.forward(f, f, f, f, f, null, f, f, f, null, 1, 10, 3, 1, 2, 1, 4)).toThrow(
-      /invalid sizes/,
-    );
+    expect(() =>
+      addon.forward(f, f, f, f, f, null, f, f, f, null, null, 1, 10, 1, 2, 1, 2, 4),
+    ).toThrow(/holds 10 values, needs 20/);
+    expect(() =>
+      addon.forward(f, f, f, f, f, null, f, f, f, null, null, 1, 10, 3, 1, 2, 1, 4),
+    ).toThrow(/invalid sizes/);
   });
 
   it("enableNativeSsmKernels registers the scan under ssd/", async () => {
