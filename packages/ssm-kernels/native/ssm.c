@@ -205,6 +205,24 @@ static inline void conv_gw_row(double *restrict pk, const float *restrict g, lon
   }
 }
 
+/* the weight and bias gradients from convBwd's block partials ([K,C] weight terms, then [C]
+ * bias terms per block, in double): blocks added in order, weight back to [C,K] */
+static void conv_write_sums(double *part, long nblk, long C, long K, float *gw, float *gb) {
+  loop_sum_blocks(part, nblk, (K + 1) * C);
+  if (gw)
+    for (long c = 0; c < C; c++)
+      for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
+  if (gb)
+    for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
+}
+
+/* the sums of a conv backward over no rows: zeros */
+static void conv_zero_sums(float *gw, float *gb, float *gi, long B, long C, long K) {
+  if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
+  if (gb) memset(gb, 0, (size_t)C * sizeof(float));
+  if (gi) memset(gi, 0, (size_t)(B * C * (K - 1)) * sizeof(float));
+}
+
 /* ginit of batch b (convBwd): ginit[b,c,j] = Σ_k w[c,k]·gy[b, j−k, c] (k = j..0, j−k < T); zero
  * without init (ginit is the gradient of init); gy row ρ at gy + (ρ − g0)·C; acc: C floats */
 static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, long C, long K,
@@ -255,9 +273,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   float *gi = loop_arg_f32(&a, 11, B * C * K1, 1, fn, "ginit", &bad);
   if (bad) return NULL;
   if (n == 0) { /* no rows: the sums are empty */
-    if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
-    if (gb) memset(gb, 0, (size_t)C * sizeof(float));
-    if (gi) memset(gi, 0, (size_t)(B * C * K1) * sizeof(float));
+    conv_zero_sums(gw, gb, gi, B, C, K);
     return NULL;
   }
   float *wt = transpose_weight(w, C, K);
@@ -282,14 +298,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
       if (pk) conv_gw_row(pk, gy + r * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL);
     }
   }
-  if (part) {
-    loop_sum_blocks(part, nblk, pw);
-    if (gw)
-      for (long c = 0; c < C; c++)
-        for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
-    if (gb)
-      for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
-  }
+  if (part) conv_write_sums(part, nblk, C, K, gw, gb);
   if (gi)
     for (long b = 0; b < B; b++) conv_ginit_batch(gi, acc, b, T, C, K, wt, init, gy, 0);
   free(wt), free(acc);
@@ -435,9 +444,7 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
   float *gi = loop_arg_f32(&a, 20, B * C * K1, 1, fn, "ginit", &bad);
   if (bad) return NULL;
   if (n == 0) { /* no rows: the sums are empty */
-    if (gw) memset(gw, 0, (size_t)(C * K) * sizeof(float));
-    if (gb) memset(gb, 0, (size_t)C * sizeof(float));
-    if (gi) memset(gi, 0, (size_t)(B * C * K1) * sizeof(float));
+    conv_zero_sums(gw, gb, gi, B, C, K);
     return NULL;
   }
   float *wt = transpose_weight(wgt, C, K);
@@ -471,14 +478,7 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
       }
     }
   }
-  if (part) {
-    loop_sum_blocks(part, nblk, pw);
-    if (gw)
-      for (long c = 0; c < C; c++)
-        for (long k = 0; k < K; k++) gw[c * K + k] = (float)part[k * C + c];
-    if (gb)
-      for (long c = 0; c < C; c++) gb[c] = (float)part[K * C + c];
-  }
+  if (part) conv_write_sums(part, nblk, C, K, gw, gb);
   if (gi) { /* ∂pre of each batch's first K − 1 rows once more, then convBwd's ginit sums */
     float *d = dpre + nt * per, *acc = d + K1 * C;
     for (long b = 0; b < B; b++) {

@@ -117,15 +117,11 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
   const xd = x.data;
   const dd = d.data;
   const nat = nativeKernel<DskipFwdNative>("ssm/dskipFwd");
-  const out = nat ? allocF32Uninit(n) : allocF32(n);
+  const out = allocF32Uninit(n);
   if (nat) nat(yd, xd, dd, out, rows, H, P);
   else {
-    for (let r = 0, o = 0; r < rows; r++) {
-      for (let h = 0; h < H; h++, o += P) {
-        const dh = dd[h]!;
-        for (let p = 0; p < P; p++) out[o + p] = yd[o + p]! + dh * xd[o + p]!;
-      }
-    }
+    out.set(yd);
+    dskipForward(out, xd, dd, P);
   }
   return record1("addDSkip", [y, x, d], out, y.shape, ([g], needs) => {
     const gy = g!;
@@ -136,28 +132,54 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
       gx = needs[1] ? allocF32Uninit(n) : null;
       gd = needs[2] ? new Float32Array(H) : null;
       if (gx || gd) natB(xd, dd, gy, gx, gd, rows, H, P);
-    } else if (needs[1]) {
-      gx = allocF32(n);
-      for (let r = 0, o = 0; r < rows; r++) {
-        for (let h = 0; h < H; h++, o += P) {
-          const dh = dd[h]!;
-          for (let p = 0; p < P; p++) gx[o + p] = dh * gy[o + p]!;
-        }
-      }
-    }
-    if (needs[2] && !natB) {
-      const acc = new Float64Array(H);
-      for (let r = 0, o = 0; r < rows; r++) {
-        for (let h = 0; h < H; h++, o += P) {
-          let s = 0;
-          for (let p = 0; p < P; p++) s += gy[o + p]! * xd[o + p]!;
-          acc[h]! += s;
-        }
-      }
-      gd = Float32Array.from(acc);
+    } else if (needs[1] || needs[2]) {
+      gx = needs[1] ? allocF32(n) : null;
+      gd = dskipBackward(gx, gy, xd, dd, P, needs[2]);
     }
     // ∂y = g itself: the engine shares a returned array between slots (copy on write,
     // autograd/grad-store.ts), so the pass-through needs no copy.
     return [needs[0] ? gy : null, gx, gd];
   });
+}
+
+/**
+ * The D skip on raw arrays x, y [rows, H, P] (the portable loops of addDSkip and of the scan's
+ * fused D skip): y += D_h·x in place.
+ */
+export function dskipForward(y: Float32Array, x: Float32Array, D: Float32Array, P: number): void {
+  const H = D.length;
+  for (let o = 0; o < y.length; ) {
+    for (let h = 0; h < H; h++, o += P) {
+      const dh = D[h]!;
+      for (let p = 0; p < P; p++) y[o + p] = y[o + p]! + dh * x[o + p]!;
+    }
+  }
+}
+
+/**
+ * Its backward: gx += D_h·gy (gx null: skipped); returns ∂D_h = Σ gy ⊙ x (per row and head in
+ * double, then over rows), or null without `wantD`.
+ */
+export function dskipBackward(
+  gx: Float32Array | null,
+  gy: Float32Array,
+  x: Float32Array,
+  D: Float32Array,
+  P: number,
+  wantD = true,
+): Float32Array | null {
+  const H = D.length;
+  const acc = wantD ? new Float64Array(H) : null;
+  for (let o = 0; o < gy.length; ) {
+    for (let h = 0; h < H; h++, o += P) {
+      const dh = D[h]!;
+      if (gx) for (let p = 0; p < P; p++) gx[o + p] = gx[o + p]! + dh * gy[o + p]!;
+      if (acc) {
+        let s = 0;
+        for (let p = 0; p < P; p++) s += gy[o + p]! * x[o + p]!;
+        acc[h]! += s;
+      }
+    }
+  }
+  return acc ? Float32Array.from(acc) : null;
 }

@@ -19,6 +19,7 @@
  * threads.
  */
 import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
+import { dskipBackward } from "./mamba2-ops.js";
 import {
   backwardNative,
   type SsdBackwardGroupsNative,
@@ -34,7 +35,7 @@ import {
   swapLastAxes,
   transposeInto,
 } from "./ssd-chunked-util.js";
-import { dskipBackward, type SsdArrays, type SsdGrads, type SsdShape } from "./ssd-shape.js";
+import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
 
 interface HeadArgs {
   [k: string]: unknown;

@@ -24,6 +24,7 @@ import {
   nativeKernel,
   parallelFor,
 } from "@loop/tensor";
+import { dskipForward } from "./mamba2-ops.js";
 import {
   allocShared,
   chunkDecays,
@@ -31,7 +32,7 @@ import {
   swapLastAxes,
   transposeInto,
 } from "./ssd-chunked-util.js";
-import { dskipForward, type SsdArrays, type SsdShape } from "./ssd-shape.js";
+import type { SsdArrays, SsdShape } from "./ssd-shape.js";
 
 /** What the backward pass needs from the forward: chunk-start states and C·Bᵀ blocks. */
 export interface SsdChunkedSaved {

@@ -73,38 +73,3 @@ export function ssdShape(
   }
   return { batch, seqLen, nHeads, headdim, nGroups, dState };
 }
-
-/** The D skip on raw arrays, x and y [rows, H, P]: y += D_h·x (the portable twin of the fused native pass). */
-export function dskipForward(y: Float32Array, x: Float32Array, D: Float32Array, P: number): void {
-  const H = D.length;
-  for (let o = 0, r = 0; o < y.length; r++) {
-    for (let h = 0; h < H; h++, o += P) {
-      const dh = D[h]!;
-      for (let p = 0; p < P; p++) y[o + p] = y[o + p]! + dh * x[o + p]!;
-    }
-  }
-}
-
-/** Its backward: gx += D_h·gy; returns ∂D_h = Σ gy ⊙ x (in double). */
-export function dskipBackward(
-  gx: Float32Array,
-  gy: Float32Array,
-  x: Float32Array,
-  D: Float32Array,
-  P: number,
-): Float32Array {
-  const H = D.length;
-  const acc = new Float64Array(H);
-  for (let o = 0; o < gx.length; ) {
-    for (let h = 0; h < H; h++, o += P) {
-      const dh = D[h]!;
-      let s = 0;
-      for (let p = 0; p < P; p++) {
-        gx[o + p] = gx[o + p]! + dh * gy[o + p]!;
-        s += gy[o + p]! * x[o + p]!;
-      }
-      acc[h]! += s;
-    }
-  }
-  return Float32Array.from(acc);
-}
