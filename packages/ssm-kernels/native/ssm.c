@@ -98,6 +98,32 @@ static inline double log1p_unit(double u) {
  * Causal depthwise conv1d (src/causal-conv1d.ts)
  * ------------------------------------------------------------------------------------------- */
 
+/* The sizes B, T, C, K of a conv kernel (arguments 0–3; K ≥ 1): 0, with the error thrown,
+ * when one is invalid. */
+static int arg_conv_sizes(loop_args *a, const char *fn, long *B, long *T, long *C, long *K) {
+  int bad = 0;
+  *B = arg_size(a, 0, fn, "B", &bad), *T = arg_size(a, 1, fn, "T", &bad);
+  *C = arg_size(a, 2, fn, "C", &bad), *K = arg_size(a, 3, fn, "K", &bad);
+  if (!bad && *K < 1) {
+    char msg[80];
+    snprintf(msg, sizeof msg, "%s: K must be ≥ 1", fn);
+    napi_throw_range_error(a->env, NULL, msg);
+    return 0;
+  }
+  return !bad;
+}
+
+/* x [B,T,C], weight [C,K], bias [C] | null and init [B,C,K−1] | null (arguments 4–7 of convFwd
+ * and of the fused conv + silu kernels) */
+static void arg_conv_inputs(loop_args *a, const char *fn, long B, long T, long C, long K,
+                            const float **x, const float **w, const float **bias,
+                            const float **init, int *bad) {
+  *x = loop_arg_f32(a, 4, B * T * C, 0, fn, "x", bad);
+  *w = loop_arg_f32(a, 5, C * K, 0, fn, "weight", bad);
+  *bias = loop_arg_f32(a, 6, C, 1, fn, "bias", bad);
+  *init = loop_arg_f32(a, 7, B * C * (K - 1), 1, fn, "init", bad);
+}
+
 /* weight [C,K] → [K,C] (channel innermost); caller frees */
 static float *transpose_weight(const float *w, long C, long K) {
   float *wt = malloc((size_t)(K * C > 0 ? K * C : 1) * sizeof(float));
@@ -142,18 +168,12 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convFwd";
   if (!loop_get_args(env, info, &a, 9, fn)) return NULL;
+  long B, T, C, K;
+  if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
-  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
-  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
-  if (!bad && K < 1) {
-    napi_throw_range_error(env, NULL, "convFwd: K must be ≥ 1");
-    return NULL;
-  }
   long rows = B * T, n = rows * C;
-  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
-  const float *w = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
-  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
-  const float *init = loop_arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
+  const float *x, *w, *bias, *init;
+  arg_conv_inputs(&a, fn, B, T, C, K, &x, &w, &bias, &init, &bad);
   float *y = loop_arg_f32(&a, 8, n, 0, fn, "y", &bad);
   if (bad || n == 0) return NULL;
   float *wt = transpose_weight(w, C, K);
@@ -255,13 +275,9 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convBwd";
   if (!loop_get_args(env, info, &a, 12, fn)) return NULL;
+  long B, T, C, K;
+  if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
-  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
-  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
-  if (!bad && K < 1) {
-    napi_throw_range_error(env, NULL, "convBwd: K must be ≥ 1");
-    return NULL;
-  }
   const long K1 = K - 1, rows = B * T, n = rows * C;
   const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
   const float *w = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
@@ -339,20 +355,14 @@ static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convSiluFwd";
   if (!loop_get_args(env, info, &a, 17, fn)) return NULL;
+  long B, T, C, K;
+  if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
-  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
-  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
-  if (!bad && K < 1) {
-    napi_throw_range_error(env, NULL, "convSiluFwd: K must be ≥ 1");
-    return NULL;
-  }
   long w[MAX_PIECES];
   int np = arg_pieces(&a, 8, C, fn, w, &bad);
   long rows = B * T, n = rows * C;
-  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
-  const float *wgt = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
-  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
-  const float *init = loop_arg_f32(&a, 7, B * C * (K - 1), 1, fn, "init", &bad);
+  const float *x, *wgt, *bias, *init;
+  arg_conv_inputs(&a, fn, B, T, C, K, &x, &wgt, &bias, &init, &bad);
   float *y[MAX_PIECES];
   for (int p = 0; p < np; p++) y[p] = loop_arg_f32(&a, 13 + p, rows * w[p], 0, fn, "a piece", &bad);
   if (bad || n == 0) return NULL;
@@ -422,20 +432,14 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convSiluBwd";
   if (!loop_get_args(env, info, &a, 21, fn)) return NULL;
+  long B, T, C, K;
+  if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
-  long B = arg_size(&a, 0, fn, "B", &bad), T = arg_size(&a, 1, fn, "T", &bad);
-  long C = arg_size(&a, 2, fn, "C", &bad), K = arg_size(&a, 3, fn, "K", &bad);
-  if (!bad && K < 1) {
-    napi_throw_range_error(env, NULL, "convSiluBwd: K must be ≥ 1");
-    return NULL;
-  }
   long w[MAX_PIECES];
   int np = arg_pieces(&a, 8, C, fn, w, &bad);
   const long K1 = K - 1, rows = B * T, n = rows * C;
-  const float *x = loop_arg_f32(&a, 4, n, 0, fn, "x", &bad);
-  const float *wgt = loop_arg_f32(&a, 5, C * K, 0, fn, "weight", &bad);
-  const float *bias = loop_arg_f32(&a, 6, C, 1, fn, "bias", &bad);
-  const float *init = loop_arg_f32(&a, 7, B * C * K1, 1, fn, "init", &bad);
+  const float *x, *wgt, *bias, *init;
+  arg_conv_inputs(&a, fn, B, T, C, K, &x, &wgt, &bias, &init, &bad);
   float *g[MAX_PIECES];
   for (int p = 0; p < np; p++) g[p] = loop_arg_f32(&a, 13 + p, rows * w[p], 1, fn, "a piece gradient", &bad);
   float *gx = loop_arg_f32(&a, 17, n, 1, fn, "gx", &bad);

@@ -91,10 +91,7 @@ export function causalConv1dSiluSplit(
       bias: bias && needs[2] ? allocF32Uninit(C) : null,
       init: needInit ? allocF32Uninit(B * C * (K - 1)) : null,
     };
-    const gp = padded<N>(
-      gys.map((gy) => gy ?? null),
-      null,
-    );
+    const gp = padded<N>(gys, null);
     bwd(
       B,
       T,

@@ -287,10 +287,10 @@ static napi_value EmbeddingBwd(napi_env env, napi_callback_info info) {
  *             g_r = 0 are left alone (the caller's zeroed buffer)
  * Rows are independent: any thread count gives the same result.
  */
-/* Σ_j e^{x_j − m} in double. GCC leaves a float-to-double `omp simd` reduction (and any loop
- * that mixes the two) scalar: the cross-entropy forward ran at about one exponential per cycle.
- * So: exponentials of a block into a float buffer (a plain vector loop), then the block summed
- * in double 8 lanes at a time. */
+/* Σ_j e^{x_j − m} in double. As one `omp simd` loop (float exponentials summed in double) GCC
+ * left it scalar, and the cross-entropy forward ran at about one exponential per cycle. So:
+ * exponentials of a block into a float buffer (a plain vector loop), then the block summed in
+ * double 8 lanes at a time. */
 typedef float loop_v8f __attribute__((vector_size(32), aligned(4)));
 typedef double loop_v8d __attribute__((vector_size(64)));
 static double exp_sum_d(const float *restrict x, long n, float m) {
