@@ -246,6 +246,47 @@ static void loop_gemm_share(int t, int nt, int tA, int tB, long M, long N, long 
 }
 
 /*
+ * Rows of C in blocks of MC handed out as threads free up, for tall products whose packed op(B)
+ * is small (activations × weights): a thread slowed by other load on the machine takes fewer
+ * blocks instead of holding the other at the closing barrier. Each thread packs the whole of
+ * op(B) once; a block then runs all of K in order, the arithmetic of loop_gemm_block, so an
+ * element's bits do not depend on which thread computes it.
+ */
+static int loop_gemm_rows_dynamic(long M, long N, long K) {
+  long nPad = (N + NR - 1) / NR * NR;
+  return (double)M / MR >= (double)N / NR && M >= 4 * MC && N <= NC &&
+         (double)K * (double)nPad <= 262144.0;
+}
+
+static void loop_gemm_rows_dynamic_run(int tA, int tB, long M, long N, long K, float alpha,
+                                       const float *A, long lda, const float *B, long ldb,
+                                       float beta, float *C, long ldc) {
+  long nPad = (N + NR - 1) / NR * NR, blocks = (M + MC - 1) / MC;
+  float *bp = grow(&pack_b, &cap_b, (size_t)K * (size_t)nPad);
+  float *ap = grow(&pack_a, &cap_a, (size_t)(K < KC ? K : KC) * MC);
+  /* op(B) as KC-row slabs of NR-column panels: slab pc starts at bp + pc·nPad */
+  for (long pc = 0; pc < K; pc += KC) {
+    int kc = K - pc < KC ? (int)(K - pc) : KC;
+    for (long jr = 0; jr < N; jr += NR)
+      pack_b_panel(tB, B, ldb, pc, kc, jr, N - jr < NR ? (int)(N - jr) : NR, bp + pc * nPad + jr * kc);
+  }
+#pragma omp for schedule(dynamic, 1) nowait
+  for (long blk = 0; blk < blocks; blk++) {
+    long ic = blk * MC, mc = M - ic < MC ? M - ic : MC;
+    for (long pc = 0; pc < K; pc += KC) {
+      int kc = K - pc < KC ? (int)(K - pc) : KC;
+      float bet = pc == 0 ? beta : 1.0f;
+      for (long ir = 0; ir < mc; ir += MR)
+        pack_a_panel(tA, A, lda, ic + ir, mc - ir < MR ? (int)(mc - ir) : MR, pc, kc, ap + ir * kc);
+      for (long jr = 0; jr < N; jr += NR)
+        for (long ir = 0; ir < mc; ir += MR)
+          tile(kc, ap + ir * kc, bp + pc * nPad + jr * kc, C + (ic + ir) * ldc + jr, ldc, alpha,
+               bet, mc - ir < MR ? (int)(mc - ir) : MR, N - jr < NR ? (int)(N - jr) : NR);
+    }
+  }
+}
+
+/*
  * Long K against a small C (weight gradients: K = tokens): every thread would pack the whole
  * of the operand it does not split, so K is cut in two halves at a KC boundary instead — the
  * first half accumulates into C, the second into a scratch C', then C += C'. The cut depends on
@@ -295,6 +336,11 @@ static inline void loop_sgemm(int tA, int tB, long M, long N, long K, float alph
   }
   if (threads <= 1) {
     loop_gemm_block(tA, tB, 0, M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  if (loop_gemm_rows_dynamic(M, N, K)) {
+#pragma omp parallel num_threads(threads)
+    loop_gemm_rows_dynamic_run(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   /* at most one part per register-tile row or column */

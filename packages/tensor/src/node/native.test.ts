@@ -96,6 +96,7 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
     [300, 70, 513],
     [64, 296, 2100],
     [2100, 40, 64],
+    [800, 70, 600],
   ];
   for (const threads of [1, 2, 3]) {
     it(`sgemm equals gemmRef on every shape and layout (${threads} thread(s))`, () => {
@@ -123,9 +124,11 @@ describe.runIf(built.ok)("native tensor kernels match the portable ones", () => 
   });
 
   it("gives the same C for any thread count (disjoint blocks, and a K cut fixed by the shape)", () => {
-    // 700×90×130 splits C's rows; 40×70×2300 (Aᵀ) cuts K in two halves summed in a fixed order
+    // 700×90×130 and 800×70×600 hand C's row blocks to threads as they free up (over one and
+    // three KC slabs of K); 40×70×2300 (Aᵀ) cuts K in two halves summed in a fixed order
     for (const [M, N, K, transA] of [
       [700, 90, 130, false],
+      [800, 70, 600, false],
       [40, 70, 2300, true],
     ] as const) {
       const A = Float32Array.from({ length: M * K }, (_, i) => Math.sin(i));
