@@ -10,6 +10,9 @@
  * depend on the number of threads.
  */
 #include <math.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +76,21 @@ static napi_value Rope(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* dst[0..n) = src[0..n): inline, where a libc call per head row (n = hd) costs more than the copy */
+static inline void copy_row(float *restrict dst, const float *restrict src, long n) {
+  long i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(src + i));
+#endif
+  for (; i < n; i++) dst[i] = src[i];
+}
+
 /* rows R = jj·br + r of a query tile of one head group into dst [G·br, hd] (attention-pack.ts) */
 static void pack_group(const float *src, long base, long ld, long r0, long br, long G, long hd,
                        float *restrict dst) {
   for (long jj = 0; jj < G; jj++)
     for (long r = 0; r < br; r++)
-      memcpy(dst + (jj * br + r) * hd, src + base + (r0 + r) * ld + jj * hd,
-             (size_t)hd * sizeof(float));
+      copy_row(dst + (jj * br + r) * hd, src + base + (r0 + r) * ld + jj * hd, hd);
 }
 
 /*
@@ -142,10 +153,11 @@ static void gemm_rows_causal(long rows, long N, long bc, float alpha, const floa
   }
 }
 
-/* C [bc, N] += alpha·Pᵀ·X for P [rows, bc] masked (Pᵀ·gy, dSᵀ·Q): the key panel at c0 + ir
- * starts at the first row that sees it (row R = key − r0 of head 0 is the first of any head) */
+/* C [bc, N] = alpha·Pᵀ·X + beta·C for P [rows, bc] masked (Pᵀ·gy, dSᵀ·Q): the key panel at
+ * c0 + ir starts at the first row that sees it (row R = key − r0 of head 0 is the first of any
+ * head) */
 static void gemm_keys_causal(long bc, long N, long rows, float alpha, const float *ap,
-                             const float *bp, float *C, long ldc, long r0, long c0) {
+                             const float *bp, float beta, float *C, long ldc, long r0, long c0) {
   for (long ir = 0; ir < bc; ir += MR) {
     int mr = bc - ir < MR ? (int)(bc - ir) : MR;
     long k0 = c0 + ir - r0;
@@ -153,7 +165,7 @@ static void gemm_keys_causal(long bc, long N, long rows, float alpha, const floa
     if (k0 >= rows) continue;
     for (long jr = 0; jr < N; jr += NR)
       tile((int)(rows - k0), ap + ir * rows + k0 * MR, bp + jr * rows + k0 * NR, C + ir * ldc + jr,
-           ldc, alpha, 1.0f, mr, N - jr < NR ? (int)(N - jr) : NR);
+           ldc, alpha, beta, mr, N - jr < NR ? (int)(N - jr) : NR);
   }
 }
 
@@ -162,6 +174,51 @@ static void gemm_keys_causal(long bc, long N, long rows, float alpha, const floa
 static void column_numbers(float *colf, long n) {
   for (long i = 0; i < n; i++) colf[i] = (float)i;
 }
+
+/*
+ * Max and sum of a score row's visible columns (colf[col] < lim). The lanes are combined as a
+ * tree at the end: the vectorised `omp simd reduction` of GCC ends in a chain of 16 dependent
+ * scalar adds per row and key tile, which cost a tenth of the forward.
+ */
+#if defined(__AVX512F__)
+static inline __mmask16 row_lanes(long col, long n) {
+  return n - col >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - col)) - 1);
+}
+
+static float row_max_visible(const float *sr, const float *colf, long n, float lim) {
+  __m512 mx = _mm512_set1_ps(-INFINITY), L = _mm512_set1_ps(lim);
+  for (long col = 0; col < n; col += 16) {
+    __mmask16 k = row_lanes(col, n);
+    k = _mm512_mask_cmp_ps_mask(k, _mm512_maskz_loadu_ps(k, colf + col), L, _CMP_LT_OQ);
+    mx = _mm512_mask_max_ps(mx, k, mx, _mm512_maskz_loadu_ps(k, sr + col));
+  }
+  return _mm512_reduce_max_ps(mx);
+}
+
+static float row_sum(const float *sr, long n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (long col = 0; col < n; col += 16)
+    acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(row_lanes(col, n), sr + col));
+  return _mm512_reduce_add_ps(acc);
+}
+#else
+static float row_max_visible(const float *sr, const float *colf, long n, float lim) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (long col = 0; col < n; col++) {
+    float v = colf[col] < lim ? sr[col] : -INFINITY;
+    mx = v > mx ? v : mx;
+  }
+  return mx;
+}
+
+static float row_sum(const float *sr, long n) {
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (long col = 0; col < n; col++) sum += sr[col];
+  return sum;
+}
+#endif
 
 /* work (multiply-adds) of causal attention on B·Hq heads of T positions: below it, one thread */
 static int attention_threads(long B, long T, long Hq, long hd) {
@@ -263,21 +320,14 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
           }
           /* whole rows with a select, not loops that stop at nValid: those leave a scalar
            * remainder of up to 15 exps per row (masked scores may be unwritten: never used) */
-          float rowMax = -INFINITY, lim = (float)nValid;
-#pragma omp simd reduction(max : rowMax)
-          for (long col = 0; col < bc; col++) {
-            float v = colf[col] < lim ? sr[col] : -INFINITY;
-            rowMax = v > rowMax ? v : rowMax;
-          }
+          float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
           float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
-          float sum = 0;
-#pragma omp simd reduction(+ : sum)
+#pragma omp simd
           for (long col = 0; col < bc; col++) {
             float p = loop_exp_neg(sr[col] - mNew);
-            p = colf[col] < lim ? p : 0.0f;
-            sr[col] = p;
-            sum += p;
+            sr[col] = colf[col] < lim ? p : 0.0f;
           }
+          float sum = row_sum(sr, bc);
           if (mOld != mNew) {
             /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
             float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
@@ -376,7 +426,9 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
       long kBase = b * T * ldk + g * hd, qBase = b * T * ldq + g * G * hd;
-      for (long t = 0; t < T; t++) {
+      /* with square tiles, a key tile's first query tile is its diagonal one, and there every
+       * key row is written (beta = 0 below): no zeroing pass over dk and dv */
+      for (long t = 0; t < T && bq != bk; t++) {
         if (dk) memset(dk + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
         if (dv) memset(dv + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
       }
@@ -420,13 +472,14 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
               dr[col] = colf[col] < lim ? p * (dr[col] - dvr) : 0.0f;
             }
           }
+          float beta = bq == bk && c0 == r0 ? 0.0f : 1.0f;
           if (dv) {
             pack_apanels(P, bc, 1, bc, rows, APt);
-            gemm_keys_causal(bc, hd, rows, 1.0f, APt, Bg, dv + kBase + c0 * ldk, ldk, r0, c0);
+            gemm_keys_causal(bc, hd, rows, 1.0f, APt, Bg, beta, dv + kBase + c0 * ldk, ldk, r0, c0);
           }
           if (dk) {
             pack_apanels(dS, bc, 1, bc, rows, AdSt);
-            gemm_keys_causal(bc, hd, rows, c, AdSt, Bq, dk + kBase + c0 * ldk, ldk, r0, c0);
+            gemm_keys_causal(bc, hd, rows, c, AdSt, Bq, beta, dk + kBase + c0 * ldk, ldk, r0, c0);
           }
           if (dq) {
             pack_apanels(dS, bc, 0, rows, bc, AdS);
@@ -436,8 +489,7 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
         if (dq)
           for (long jj = 0; jj < G; jj++)
             for (long r = 0; r < br; r++)
-              memcpy(dq + qBase + (r0 + r) * ldq + jj * hd, dqg + (jj * br + r) * hd,
-                     (size_t)hd * sizeof(float));
+              copy_row(dq + qBase + (r0 + r) * ldq + jj * hd, dqg + (jj * br + r) * hd, hd);
       }
     }
   }
