@@ -24,24 +24,31 @@
 /* elementwise loops run on all threads above this many elements */
 #define PAR_MIN 32768
 
+/* a row stride argument: 0 means rows of `min` floats (packed), else at least `min` */
+static long row_stride(loop_args *a, size_t i, long min) {
+  long ld = loop_long(a, i);
+  return ld == 0 ? min : ld < min ? -1 : ld;
+}
+
 /*
- * rope(src, dst, B, T, H, hd, cos, sin, sign) — rope.ts `rotate` (model.md §4, rotate-half):
- *   src, dst [B, T, H, hd] float32 (dst may be src), cos, sin [T, hd/2] float64 (ropeTables),
+ * rope(src, dst, B, T, H, hd, cos, sin, sign, ld) — rope.ts `rotate` (model.md §4, rotate-half):
+ *   src, dst [B, T, H, hd] float32 (dst may be src), positions ld floats apart in both (0:
+ *   packed, H·hd), cos, sin [T, hd/2] float64 (ropeTables),
  *   sign = +1 (forward, angle +a) or −1 (backward, angle −a); pair i < hd/2, s = sign·sin:
  *     dst[i] = src[i]·cos − src[i + hd/2]·s,  dst[i + hd/2] = src[i + hd/2]·cos + src[i]·s
  *   computed in float64 and rounded to float32, as the portable loop does.
  */
 static napi_value Rope(napi_env env, napi_callback_info info) {
   loop_args a;
-  if (!loop_get_args(env, info, &a, 9, "rope")) return NULL;
+  if (!loop_get_args(env, info, &a, 10, "rope")) return NULL;
   const float *src = loop_f32(&a, 0);
   float *dst = loop_f32(&a, 1);
   long B = loop_long(&a, 2), T = loop_long(&a, 3), H = loop_long(&a, 4), hd = loop_long(&a, 5);
   const double *cs = loop_f64(&a, 6), *sn = loop_f64(&a, 7);
   double sign = loop_num(&a, 8) < 0 ? -1.0 : 1.0;
-  long rows = B * T, half = hd / 2;
+  long rows = B * T, half = hd / 2, ld = row_stride(&a, 9, H * hd);
   if (rows <= 0 || H <= 0 || half <= 0) return NULL;
-  if (!src || !dst || !cs || !sn) {
+  if (!src || !dst || !cs || !sn || ld < 0) {
     napi_throw_type_error(env, NULL, "rope: src, dst must be Float32Arrays, cos, sin Float64");
     return NULL;
   }
@@ -61,7 +68,7 @@ static napi_value Rope(napi_env env, napi_callback_info info) {
       long t = row % T;
       const double *restrict c = cs + t * half, *restrict s = sn + t * half;
       for (long h = 0; h < H; h++) {
-        long o = (row * H + h) * hd;
+        long o = row * ld + h * hd;
         memcpy(xr, src + o, (size_t)hd * sizeof(float));
         const float *restrict x1 = xr, *restrict x2 = xr + half;
         float *restrict y1 = dst + o, *restrict y2 = dst + o + half;
@@ -227,8 +234,10 @@ static int attention_threads(long B, long T, long Hq, long hd) {
 }
 
 /*
- * flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK) — attention-forward.ts
- * (model.md §4): q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd], lse [B, Hq, T];
+ * flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv) —
+ * attention-forward.ts (model.md §4): q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd],
+ * lse [B, Hq, T]; the rows (positions) of q, k and v are ldq, ldk, ldv floats apart (0: packed;
+ * they may be column blocks of one [B, T, ·] projection), y is packed;
  * query head j reads KV head floor(j / G), G = Hq / Hkv; c = 1/sqrt(hd), S = c·q·kᵀ (s ≤ t).
  * Tiled FlashAttention-2: for a tile of the G·blockQ query rows of a head group, walk the key
  * tiles left of and on the diagonal with a running row max m and row sum l (online softmax):
@@ -238,19 +247,22 @@ static int attention_threads(long B, long T, long Hq, long hd) {
  */
 static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   loop_args a;
-  if (!loop_get_args(env, info, &a, 12, "flashFwd")) return NULL;
+  if (!loop_get_args(env, info, &a, 15, "flashFwd")) return NULL;
   const float *q = loop_f32(&a, 0), *k = loop_f32(&a, 1), *v = loop_f32(&a, 2);
   float *y = loop_f32(&a, 3), *lse = loop_f32(&a, 4);
   long B = loop_long(&a, 5), T = loop_long(&a, 6), Hq = loop_long(&a, 7), Hkv = loop_long(&a, 8);
   long hd = loop_long(&a, 9), bq = loop_long(&a, 10), bk = loop_long(&a, 11);
   if (B <= 0 || T <= 0 || Hq <= 0 || Hkv <= 0 || hd <= 0) return NULL;
-  if (!q || !k || !v || !y || !lse || bq <= 0 || bk <= 0 || Hq % Hkv != 0) {
+  long ldy = Hq * hd, ldq = row_stride(&a, 12, ldy), ldk = row_stride(&a, 13, Hkv * hd);
+  long ldv = row_stride(&a, 14, Hkv * hd);
+  if (!q || !k || !v || !y || !lse || bq <= 0 || bk <= 0 || Hq % Hkv != 0 || ldq < 0 || ldk < 0 ||
+      ldv < 0) {
     napi_throw_type_error(env, NULL, "flashFwd: bad arguments");
     return NULL;
   }
   if (bq > T) bq = T;
   if (bk > T) bk = T;
-  long G = Hq / Hkv, ldq = Hq * hd, ldk = Hkv * hd;
+  long G = Hq / Hkv;
   long nQT = (T + bq - 1) / bq, nKT = (T + bk - 1) / bk, units = B * Hkv, tasks = units * nQT;
   float c = (float)(1.0 / sqrt((double)hd));
   int nt = attention_threads(B, T, Hq, hd);
@@ -273,11 +285,12 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
 #pragma omp for schedule(static)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv, kBase = b * T * ldk + g * hd;
+      long vBase = b * T * ldv + g * hd;
       float *ku = kv + unit * perUnit;
       for (long kt = 0; kt < nKT; kt++) {
         long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
         pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, ku + kt * kTile);
-        pack_bpanels(v + kBase + c0 * ldk, ldk, 0, bc, hd, ku + nKT * kTile + kt * vTile);
+        pack_bpanels(v + vBase + c0 * ldv, ldv, 0, bc, hd, ku + nKT * kTile + kt * vTile);
       }
     }
     /* per thread: l [rows] (double), qg, o [rows, hd], Aq [panels], S [rows, bk], Ap, m [rows] */
@@ -294,7 +307,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
     for (long task = 0; task < tasks; task++) {
       long qt = nQT - 1 - task / units, unit = task % units;
       long b = unit / Hkv, g = unit % Hkv;
-      long qBase = b * T * ldq + g * G * hd;
+      long qBase = b * T * ldq + g * G * hd, yBase = b * T * ldy + g * G * hd;
       const float *ku = kv + unit * perUnit, *vu = ku + nKT * kTile;
       long r0 = qt * bq, br = T - r0 < bq ? T - r0 : bq, rows = G * br;
       pack_group(q, qBase, ldq, r0, br, G, hd, qg);
@@ -345,7 +358,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
       for (long R = 0; R < rows; R++) {
         long jj = R / br, r = R % br;
         float inv = (float)(1.0 / l[R]);
-        float *restrict yr = y + qBase + (r0 + r) * ldq + jj * hd;
+        float *restrict yr = y + yBase + (r0 + r) * ldy + jj * hd;
         const float *restrict orow = o + R * hd;
         for (long e = 0; e < hd; e++) yr[e] = orow[e] * inv;
         lse[(b * Hq + g * G + jj) * T + r0 + r] = (float)((double)m[R] + log(l[R]));
@@ -356,9 +369,11 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
 }
 
 /*
- * flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv, hd, blockQ, blockK) —
- * attention-backward.ts (model.md §4), shapes as flashFwd, gy = ∂y [B, T, Hq, hd]; the outputs
- * given (dq [B, T, Hq, hd], dk, dv [B, T, Hkv, hd]) are overwritten, null ones are not computed.
+ * flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv, hd, blockQ, blockK,
+ *          ldq, ldk, ldv, ldgq, ldgk, ldgv) —
+ * attention-backward.ts (model.md §4), shapes and strides of q, k, v as flashFwd, y and
+ * gy = ∂y [B, T, Hq, hd] packed; the outputs given (dq [B, T, Hq, hd], dk, dv [B, T, Hkv, hd],
+ * rows ldgq, ldgk, ldgv floats apart, 0: packed) are overwritten, null ones are not computed.
  * With Dvec[t] = Σ_e gy[t,e]·y[t,e], per (query tile, key tile) of a head group:
  *   P = e^{S − lse} (recomputed from the saved lse),  dV += Pᵀ·gy,  dP = gy·Vᵀ,
  *   dS = P ⊙ (dP − Dvec),  dQ += c·dS·K,  dK += c·dSᵀ·Q.
@@ -368,7 +383,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
  */
 static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   loop_args a;
-  if (!loop_get_args(env, info, &a, 16, "flashBwd")) return NULL;
+  if (!loop_get_args(env, info, &a, 22, "flashBwd")) return NULL;
   const float *q = loop_f32(&a, 0), *k = loop_f32(&a, 1), *v = loop_f32(&a, 2);
   const float *y = loop_f32(&a, 3), *lse = loop_f32(&a, 4), *gy = loop_f32(&a, 5);
   float *dq = loop_f32(&a, 6), *dk = loop_f32(&a, 7), *dv = loop_f32(&a, 8);
@@ -376,13 +391,17 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   long hd = loop_long(&a, 13), bq = loop_long(&a, 14), bk = loop_long(&a, 15);
   if (B <= 0 || T <= 0 || Hq <= 0 || Hkv <= 0 || hd <= 0) return NULL;
   if (!dq && !dk && !dv) return NULL;
-  if (!q || !k || !v || !y || !lse || !gy || bq <= 0 || bk <= 0 || Hq % Hkv != 0) {
+  long ldy = Hq * hd, ldq = row_stride(&a, 16, ldy), ldk = row_stride(&a, 17, Hkv * hd);
+  long ldv = row_stride(&a, 18, Hkv * hd), ldgq = row_stride(&a, 19, ldy);
+  long ldgk = row_stride(&a, 20, Hkv * hd), ldgv = row_stride(&a, 21, Hkv * hd);
+  if (!q || !k || !v || !y || !lse || !gy || bq <= 0 || bk <= 0 || Hq % Hkv != 0 || ldq < 0 ||
+      ldk < 0 || ldv < 0 || ldgq < 0 || ldgk < 0 || ldgv < 0) {
     napi_throw_type_error(env, NULL, "flashBwd: bad arguments");
     return NULL;
   }
   if (bq > T) bq = T;
   if (bk > T) bk = T;
-  long G = Hq / Hkv, ldq = Hq * hd, ldk = Hkv * hd, units = B * Hkv;
+  long G = Hq / Hkv, units = B * Hkv;
   long nKT = (T + bk - 1) / bk;
   float c = (float)(1.0 / sqrt((double)hd));
   int nt = attention_threads(B, T, Hq, hd);
@@ -425,23 +444,26 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
 #pragma omp for schedule(static)
     for (long unit = 0; unit < units; unit++) {
       long b = unit / Hkv, g = unit % Hkv;
-      long kBase = b * T * ldk + g * hd, qBase = b * T * ldq + g * G * hd;
+      long kBase = b * T * ldk + g * hd, vBase = b * T * ldv + g * hd;
+      long gkBase = b * T * ldgk + g * hd, gvBase = b * T * ldgv + g * hd;
+      long qBase = b * T * ldq + g * G * hd, yBase = b * T * ldy + g * G * hd;
+      long gqBase = b * T * ldgq + g * G * hd;
       /* with square tiles, a key tile's first query tile is its diagonal one, and there every
        * key row is written (beta = 0 below): no zeroing pass over dk and dv */
       for (long t = 0; t < T && bq != bk; t++) {
-        if (dk) memset(dk + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
-        if (dv) memset(dv + kBase + t * ldk, 0, (size_t)hd * sizeof(float));
+        if (dk) memset(dk + gkBase + t * ldgk, 0, (size_t)hd * sizeof(float));
+        if (dv) memset(dv + gvBase + t * ldgv, 0, (size_t)hd * sizeof(float));
       }
       for (long kt = 0; kt < nKT; kt++) {
         long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
         pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, KT + kt * ktTile);
-        pack_bpanels(v + kBase + c0 * ldk, ldk, 1, hd, bc, VT + kt * ktTile);
+        pack_bpanels(v + vBase + c0 * ldv, ldv, 1, hd, bc, VT + kt * ktTile);
         if (dq) pack_bpanels(k + kBase + c0 * ldk, ldk, 0, bc, hd, Kp + kt * kTile);
       }
       for (long r0 = 0; r0 < T; r0 += bq) {
         long br = T - r0 < bq ? T - r0 : bq, rows = G * br;
         pack_group(q, qBase, ldq, r0, br, G, hd, qg);
-        pack_group(gy, qBase, ldq, r0, br, G, hd, gg);
+        pack_group(gy, yBase, ldy, r0, br, G, hd, gg);
         pack_apanels(qg, hd, 0, rows, hd, Aq);
         pack_apanels(gg, hd, 0, rows, hd, Ag);
         if (dk) pack_bpanels(qg, hd, 0, rows, hd, Bq);
@@ -475,11 +497,13 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
           float beta = bq == bk && c0 == r0 ? 0.0f : 1.0f;
           if (dv) {
             pack_apanels(P, bc, 1, bc, rows, APt);
-            gemm_keys_causal(bc, hd, rows, 1.0f, APt, Bg, beta, dv + kBase + c0 * ldk, ldk, r0, c0);
+            gemm_keys_causal(bc, hd, rows, 1.0f, APt, Bg, beta, dv + gvBase + c0 * ldgv, ldgv,
+                             r0, c0);
           }
           if (dk) {
             pack_apanels(dS, bc, 1, bc, rows, AdSt);
-            gemm_keys_causal(bc, hd, rows, c, AdSt, Bq, beta, dk + kBase + c0 * ldk, ldk, r0, c0);
+            gemm_keys_causal(bc, hd, rows, c, AdSt, Bq, beta, dk + gkBase + c0 * ldgk, ldgk,
+                             r0, c0);
           }
           if (dq) {
             pack_apanels(dS, bc, 0, rows, bc, AdS);
@@ -489,7 +513,7 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
         if (dq)
           for (long jj = 0; jj < G; jj++)
             for (long r = 0; r < br; r++)
-              copy_row(dq + qBase + (r0 + r) * ldq + jj * hd, dqg + (jj * br + r) * hd, hd);
+              copy_row(dq + gqBase + (r0 + r) * ldgq + jj * hd, dqg + (jj * br + r) * hd, hd);
       }
     }
   }

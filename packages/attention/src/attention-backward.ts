@@ -121,7 +121,8 @@ const backwardKernel = defineKernel<FlashBackwardArgs>(
 
 /**
  * native/attention.c flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv,
- * hd, blockQ, blockK): the given outputs are overwritten.
+ * hd, blockQ, blockK, ldq, ldk, ldv, ldgq, ldgk, ldgv): the given outputs are overwritten; the
+ * positions of q, k, v, dq, dk, dv are ld· floats apart (0: packed), y and gy are packed.
  */
 export type FlashBwdNative = (
   q: Float32Array,
@@ -140,6 +141,12 @@ export type FlashBwdNative = (
   hd: number,
   blockQ: number,
   blockK: number,
+  ldq: number,
+  ldk: number,
+  ldv: number,
+  ldgq: number,
+  ldgk: number,
+  ldgv: number,
 ) => void;
 
 /** Compute the needed gradients into `a.dq`, `a.dk`, `a.dv` (all zero on entry). */
@@ -164,6 +171,12 @@ export function flashBackward(a: FlashBackwardArgs): void {
       hd,
       blockQ,
       blockK,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
     );
     return;
   }

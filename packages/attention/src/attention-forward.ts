@@ -110,7 +110,10 @@ const forwardKernel = defineKernel<FlashForwardArgs>(
   forwardUnits,
 );
 
-/** native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK). */
+/**
+ * native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv):
+ * the positions of q, k, v are ldq, ldk, ldv floats apart (0: packed), y is packed.
+ */
 export type FlashFwdNative = (
   q: Float32Array,
   k: Float32Array,
@@ -124,13 +127,16 @@ export type FlashFwdNative = (
   hd: number,
   blockQ: number,
   blockK: number,
+  ldq: number,
+  ldk: number,
+  ldv: number,
 ) => void;
 
 /** Fill `a.y` and `a.lse` (every entry is written). */
 export function flashForward(a: FlashForwardArgs): void {
   const nat = nativeKernel<FlashFwdNative>("attention/flashFwd");
   if (nat) {
-    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK);
+    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK, 0, 0, 0);
     return;
   }
   parallelFor(forwardKernel, a.B * a.Hkv, a);

@@ -2,7 +2,8 @@
  * Attention mixer of model.md §4: u [B, T, D] →
  *   q = u·q_projᵀ [B,T,Hq,hd], k = u·k_projᵀ, v = u·v_projᵀ [B,T,Hkv,hd] (no biases)
  *   q, k ← RoPE(·, rope_theta) at positions offset + t
- *   y = causal GQA attention(q, k, v)  (tiled kernel, attention.ts)
+ *   y = causal GQA attention(q, k, v)  (tiled kernel, attention.ts; projections, RoPE and
+ *   attention are one op, projected-attention.ts)
  *   out = y·o_projᵀ [B, T, D]
  * hd = D / Hq. Initialisation: every weight uniform ±1/sqrt(fan_in); o_proj additionally divided
  * by sqrt(nLayers) (residual scaling, as model.md §3 does for out_proj).
@@ -21,10 +22,10 @@ import {
   type Tensor,
   tensor,
 } from "@loop/tensor";
-import { attention } from "./attention.js";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 import { appendAndAttend, KvCache } from "./kv-cache.js";
-import { rope, ropeInPlace } from "./rope.js";
+import { projectedAttention } from "./projected-attention.js";
+import { ropeInPlace } from "./rope.js";
 
 export interface AttentionConfig {
   dModel: number;
@@ -103,15 +104,14 @@ export class AttentionMixer implements Module {
     if (u.rank !== 3 || u.shape[2] !== D) {
       throw new Error(`AttentionMixer.forward: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
     }
-    const [B, T] = u.shape as [number, number, number];
-    this.checkPositions(positionOffset, T);
-    const hd = this.headDim;
-    const opts = { theta, offset: positionOffset };
-    const q = rope(reshape(linear(u, this.qProj), [B, T, Hq, hd]), opts);
-    const k = rope(reshape(linear(u, this.kProj), [B, T, Hkv, hd]), opts);
-    const v = reshape(linear(u, this.vProj), [B, T, Hkv, hd]);
-    const y = attention(q, k, v);
-    return linear(reshape(y, [B, T, Hq * hd]), this.oProj);
+    this.checkPositions(positionOffset, u.shape[1]!);
+    // q, k, v as one projection, RoPE and attention in one op (projected-attention.ts)
+    const y = projectedAttention(u, this.qProj, this.kProj, this.vProj, {
+      nHeads: Hq,
+      nKvHeads: Hkv,
+      rope: { theta, offset: positionOffset },
+    });
+    return linear(y, this.oProj);
   }
 
   /** An empty cache for `batch` sequences of up to `capacity` positions. */

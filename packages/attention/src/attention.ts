@@ -28,7 +28,7 @@ export interface AttentionOptions {
 
 const DEFAULT_BLOCK = 96;
 
-function blockSize(value: number | undefined, name: string): number {
+export function blockSize(value: number | undefined, name: string): number {
   const b = value ?? DEFAULT_BLOCK;
   if (!Number.isInteger(b) || b <= 0) {
     throw new Error(`attention: ${name} must be a positive integer, got ${value}`);

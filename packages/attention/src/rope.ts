@@ -14,7 +14,7 @@
  */
 import { allocF32Uninit, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
 
-/** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign). */
+/** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign, ld): positions ld floats apart (0: H·hd). */
 export type RopeNative = (
   src: Float32Array,
   dst: Float32Array,
@@ -25,6 +25,7 @@ export type RopeNative = (
   cos: Float64Array,
   sin: Float64Array,
   sign: number,
+  ld: number,
 ) => void;
 
 export interface RopeOptions {
@@ -67,7 +68,7 @@ const tableCache: { key: string; tables: { cos: Float64Array; sin: Float64Array 
 const TABLE_CACHE_SIZE = 4;
 
 /** ropeTables, remembered for the last few argument sets. */
-function cachedTables(
+export function cachedTables(
   headDim: number,
   T: number,
   theta: number,
@@ -89,10 +90,11 @@ function checkHeadDim(headDim: number): void {
 }
 
 /**
- * Rotate pairs of `src` into `dst` (both [B, T, H, hd]); `sign` = +1 rotates by +a (forward),
- * −1 by −a (backward). Each pair is read before it is written, so `dst` may be `src`.
+ * Rotate pairs of `src` into `dst` (both [B, T, H, hd], positions `ld` floats apart: H·hd when
+ * packed); `sign` = +1 rotates by +a (forward), −1 by −a (backward). Each pair is read before it
+ * is written, so `dst` may be `src`.
  */
-function rotate(
+export function rotate(
   src: Float32Array,
   dst: Float32Array,
   B: number,
@@ -102,17 +104,18 @@ function rotate(
   cos: Float64Array,
   sin: Float64Array,
   sign: 1 | -1,
+  ld = H * hd,
 ): void {
   const nat = nativeKernel<RopeNative>("attention/rope");
   if (nat) {
-    nat(src, dst, B, T, H, hd, cos, sin, sign);
+    nat(src, dst, B, T, H, hd, cos, sin, sign, ld);
     return;
   }
   const half = hd / 2;
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
       const tab = t * half;
-      const row = (b * T + t) * H * hd;
+      const row = (b * T + t) * ld;
       for (let h = 0; h < H; h++) {
         const o = row + h * hd;
         for (let i = 0; i < half; i++) {

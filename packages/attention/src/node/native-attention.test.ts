@@ -7,12 +7,13 @@
  * The last block switches the kernels on through enableNativeAttentionKernels and checks that
  * the ops route to them.
  */
-import { backward, nativeKernelNames, Rng, Tensor } from "@loop/tensor";
+import { backward, gradcheck, linear, nativeKernelNames, Rng, reshape, Tensor } from "@loop/tensor";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { attention } from "../attention.js";
 import { type FlashBwdNative, flashBackward } from "../attention-backward.js";
 import { type FlashFwdNative, flashForward } from "../attention-forward.js";
+import { projectedAttention } from "../projected-attention.js";
 import { type RopeNative, rope, ropeInPlace, ropeTables } from "../rope.js";
 import { type SwigluBwdNative, type SwigluFwdNative, swiglu } from "../swiglu.js";
 import {
@@ -118,9 +119,9 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
         const y = new Float32Array(n);
         const gx = new Float32Array(n);
         const inPlace = x.data.slice();
-        addon.rope(x.data, y, B, T, H, hd, cos, sin, 1);
-        addon.rope(g, gx, B, T, H, hd, cos, sin, -1);
-        addon.rope(inPlace, inPlace, B, T, H, hd, cos, sin, 1);
+        addon.rope(x.data, y, B, T, H, hd, cos, sin, 1, 0);
+        addon.rope(g, gx, B, T, H, hd, cos, sin, -1, 0);
+        addon.rope(inPlace, inPlace, B, T, H, hd, cos, sin, 1, 0);
         return { y, gx, inPlace };
       });
       const [one, two] = runs;
@@ -178,13 +179,36 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
       const [one, two] = onThreads(addon, () => {
         const y = new Float32Array(nq);
         const lse = new Float32Array(B * Hq * T);
-        addon.flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK);
+        addon.flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, 0, 0, 0);
         // outputs are overwritten: garbage on entry must not leak into them
         const dq = new Float32Array(nq).fill(7);
         const dk = new Float32Array(nk).fill(-3);
         const dv = new Float32Array(nk).fill(Number.NaN);
         // the backward from the portable forward's y and lse: the two are interchangeable
-        addon.flashBwd(q, k, v, py, plse, gy, dq, dk, dv, B, T, Hq, Hkv, hd, blockQ, blockK);
+        addon.flashBwd(
+          q,
+          k,
+          v,
+          py,
+          plse,
+          gy,
+          dq,
+          dk,
+          dv,
+          B,
+          T,
+          Hq,
+          Hkv,
+          hd,
+          blockQ,
+          blockK,
+          0,
+          0,
+          0,
+          0,
+          0,
+          0,
+        );
         return { y, lse, dq, dk, dv };
       });
       for (const key of ["y", "lse", "dq", "dk", "dv"] as const)
@@ -202,12 +226,81 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
       const dq = new Float32Array(nq).fill(5);
       const dk = new Float32Array(nk).fill(5);
       const dv = new Float32Array(nk).fill(5);
-      addon.flashBwd(q, k, v, py, plse, gy, dq, null, null, B, T, Hq, Hkv, hd, blockQ, blockK);
-      addon.flashBwd(q, k, v, py, plse, gy, null, dk, dv, B, T, Hq, Hkv, hd, blockQ, blockK);
+      addon.flashBwd(
+        q,
+        k,
+        v,
+        py,
+        plse,
+        gy,
+        dq,
+        null,
+        null,
+        B,
+        T,
+        Hq,
+        Hkv,
+        hd,
+        blockQ,
+        blockK,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+      );
+      addon.flashBwd(
+        q,
+        k,
+        v,
+        py,
+        plse,
+        gy,
+        null,
+        dk,
+        dv,
+        B,
+        T,
+        Hq,
+        Hkv,
+        hd,
+        blockQ,
+        blockK,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+      );
       expect(sameBits(dq, one.dq)).toBe(true);
       expect(sameBits(dk, one.dk)).toBe(true);
       expect(sameBits(dv, one.dv)).toBe(true);
-      addon.flashBwd(q, k, v, py, plse, gy, null, null, dv.fill(5), B, T, Hq, Hkv, hd, 7, 5);
+      addon.flashBwd(
+        q,
+        k,
+        v,
+        py,
+        plse,
+        gy,
+        null,
+        null,
+        dv.fill(5),
+        B,
+        T,
+        Hq,
+        Hkv,
+        hd,
+        7,
+        5,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+      );
       expect(relToMax(dv, pg.dv)).toBeLessThan(1e-5);
 
       // native backward from the native forward's y and lse
@@ -229,10 +322,144 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
         hd,
         blockQ,
         blockK,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
       );
       expect(relToMax(dq2, pg.dq)).toBeLessThan(1e-5);
     });
   }
+
+  // B, T, Hq, Hkv, hd, blockQ, blockK
+  const strideCases: [number, number, number, number, number, number, number][] = [
+    [2, 17, 4, 2, 8, 5, 7],
+    [1, 33, 6, 3, 6, 8, 8],
+    [2, 130, 4, 4, 32, 96, 96],
+  ];
+  for (const [B, T, Hq, Hkv, hd, blockQ, blockK] of strideCases) {
+    it(`rope and flash on column blocks of one [B, T, ·] array equal the packed kernels, bit for bit: B=${B} T=${T} Hq=${Hq} Hkv=${Hkv} hd=${hd}`, () => {
+      const [nq, nk] = [Hq * hd, Hkv * hd];
+      const W = nq + 2 * nk + 3; // q | k | v | 3 floats of padding per position
+      const rows = B * T;
+      const [q, k, v, gy] = [
+        normal(rows * nq, 51),
+        normal(rows * nk, 52),
+        normal(rows * nk, 53),
+        normal(rows * nq, 54),
+      ];
+      const { cos, sin } = ropeTables(hd, T, 10000, 2);
+      const block = (src: Float32Array, n: number, off: number, dst: Float32Array) => {
+        for (let r = 0; r < rows; r++) dst.set(src.subarray(r * n, (r + 1) * n), r * W + off);
+      };
+      const unblock = (src: Float32Array, n: number, off: number) => {
+        const out = new Float32Array(rows * n);
+        for (let r = 0; r < rows; r++) out.set(src.subarray(r * W + off, r * W + off + n), r * n);
+        return out;
+      };
+      const [one, two] = onThreads(addon, () => {
+        // packed
+        const [qr, kr] = [new Float32Array(rows * nq), new Float32Array(rows * nk)];
+        addon.rope(q, qr, B, T, Hq, hd, cos, sin, 1, 0);
+        addon.rope(k, kr, B, T, Hkv, hd, cos, sin, 1, 0);
+        const [y, lse] = [new Float32Array(rows * nq), new Float32Array(B * Hq * T)];
+        addon.flashFwd(qr, kr, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, 0, 0, 0);
+        const [dq, dk, dv] = [
+          new Float32Array(rows * nq),
+          new Float32Array(rows * nk),
+          new Float32Array(rows * nk),
+        ];
+        addon.flashBwd(
+          qr,
+          kr,
+          v,
+          y,
+          lse,
+          gy,
+          dq,
+          dk,
+          dv,
+          B,
+          T,
+          Hq,
+          Hkv,
+          hd,
+          blockQ,
+          blockK,
+          0,
+          0,
+          0,
+          0,
+          0,
+          0,
+        );
+        // the same in column blocks, rotated in place
+        const qkv = new Float32Array(rows * W).fill(Number.NaN);
+        block(q, nq, 0, qkv);
+        block(k, nk, nq, qkv);
+        block(v, nk, nq + nk, qkv);
+        const [qs, ks, vs] = [qkv, qkv.subarray(nq), qkv.subarray(nq + nk)];
+        addon.rope(qs, qs, B, T, Hq, hd, cos, sin, 1, W);
+        addon.rope(ks, ks, B, T, Hkv, hd, cos, sin, 1, W);
+        expect(sameBits(unblock(qkv, nq, 0), qr)).toBe(true);
+        expect(sameBits(unblock(qkv, nk, nq), kr)).toBe(true);
+        const [ys, lses] = [
+          new Float32Array(rows * nq).fill(1),
+          new Float32Array(B * Hq * T).fill(1),
+        ];
+        addon.flashFwd(qs, ks, vs, ys, lses, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W);
+        expect(sameBits(ys, y)).toBe(true);
+        expect(sameBits(lses, lse)).toBe(true);
+        const g = new Float32Array(rows * W).fill(Number.NaN);
+        addon.flashBwd(
+          qs,
+          ks,
+          vs,
+          y,
+          lse,
+          gy,
+          g,
+          g.subarray(nq),
+          g.subarray(nq + nk),
+          B,
+          T,
+          Hq,
+          Hkv,
+          hd,
+          blockQ,
+          blockK,
+          W,
+          W,
+          W,
+          W,
+          W,
+          W,
+        );
+        expect(sameBits(unblock(g, nq, 0), dq)).toBe(true);
+        expect(sameBits(unblock(g, nk, nq), dk)).toBe(true);
+        expect(sameBits(unblock(g, nk, nq + nk), dv)).toBe(true);
+        // the padding columns are never written
+        for (let r = 0; r < rows; r++) expect(Number.isNaN(g[r * W + W - 1]!)).toBe(true);
+        return g;
+      });
+      expect(sameBits(one, two)).toBe(true);
+    });
+  }
+
+  it("rope and flash refuse row strides shorter than a row", () => {
+    const x = normal(64, 1);
+    const lse = new Float32Array(8);
+    const { cos, sin } = ropeTables(4, 4, 10000, 0);
+    expect(() => addon.rope(x, x, 1, 4, 2, 4, cos, sin, 1, 7)).toThrow(/rope/);
+    expect(() => addon.flashFwd(x, x, x, x, lse, 1, 4, 2, 2, 4, 4, 4, 7, 0, 0)).toThrow(
+      /flashFwd: bad arguments/,
+    );
+    expect(() =>
+      addon.flashBwd(x, x, x, x, lse, x, x, null, null, 1, 4, 2, 2, 4, 4, 4, 0, 0, 0, 0, 7, 0),
+    ).toThrow(/flashBwd: bad arguments/);
+  });
 
   for (const n of [1, 15, 1000, 70_001]) {
     it(`swiglu forward and backward, n=${n}`, () => {
@@ -292,6 +519,45 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
       ]),
     );
     const native = run();
+
+    // projections, RoPE and attention as one op: one GEMM for q | k | v, RoPE in place, the
+    // kernels on column blocks; against the same ops one by one, both on the native kernels
+    const D = 24;
+    const u = new Tensor(normal(B * T * D, 37), [B, T, D], true);
+    const ws = [Hq * hd, Hkv * hd, Hkv * hd].map(
+      (r, i) => new Tensor(normal(r * D, 38 + i, 0.3), [r, D], true),
+    ) as [Tensor, Tensor, Tensor];
+    const gy = normal(B * T * Hq * hd, 41);
+    const grads = (y: Tensor) => {
+      for (const t of [u, ...ws]) t.grad = null;
+      backward([y], [gy]);
+      return [y.data, u.grad!, ...ws.map((w) => w.grad!)];
+    };
+    const opts = { theta: 500, offset: 5 };
+    const fused = grads(projectedAttention(u, ...ws, { nHeads: Hq, nKvHeads: Hkv, rope: opts }));
+    const apart = grads(
+      reshape(
+        attention(
+          rope(reshape(linear(u, ws[0]), [B, T, Hq, hd]), opts),
+          rope(reshape(linear(u, ws[1]), [B, T, Hkv, hd]), opts),
+          reshape(linear(u, ws[2]), [B, T, Hkv, hd]),
+        ),
+        [B, T, Hq * hd],
+      ),
+    );
+    // y and the weight gradients are the same bits; ∂u sums its three terms in another order
+    for (const i of [0, 2, 3, 4]) expect(sameBits(fused[i]!, apart[i]!), `output ${i}`).toBe(true);
+    expect(relToMax(fused[1]!, apart[1]!)).toBeLessThan(1e-6);
+    const small = new Tensor(normal(2 * 5 * 8, 42), [2, 5, 8], true);
+    const sw = [4, 2, 2].map((r, i) => new Tensor(normal(r * 8, 43 + i, 0.5), [r, 8], true));
+    // finite differences of the fused op (gradcheck throws past its tolerance)
+    const check = gradcheck(
+      () =>
+        projectedAttention(small, sw[0]!, sw[1]!, sw[2]!, { nHeads: 2, nKvHeads: 1, rope: opts }),
+      [small, ...sw],
+      { maxPerInput: 24 },
+    );
+    expect(check.maxError).toBeLessThan(2e-2);
     disableNativeAttentionKernels();
     for (const key of ["y", "dq", "dk", "dv", "du"] as const) {
       expect(sameBits(native[key], portable[key]), `${key} differs: native ran`).toBe(false);
