@@ -83,7 +83,7 @@ static napi_value Rope(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* dst[0..n) = src[0..n): inline, where a libc call per head row (n = hd) costs more than the copy */
+/* dst[0..n) = src[0..n) inline: a libc call per head row (n = hd) costs more than the copy */
 static inline void copy_row(float *restrict dst, const float *restrict src, long n) {
   long i = 0;
 #if defined(__AVX512F__)
@@ -160,7 +160,7 @@ static void gemm_rows_causal(long rows, long N, long bc, float alpha, const floa
   }
 }
 
-/* C [bc, N] = alpha·Pᵀ·X + beta·C for P [rows, bc] masked (Pᵀ·gy, dSᵀ·Q): the key panel at
+/* C [bc, N] = alpha·Pᵀ·X + beta·C for P [rows, bc] masked (Pᵀ·gy, dSᵀ·Q): key panel at
  * c0 + ir starts at the first row that sees it (row R = key − r0 of head 0 is the first of any
  * head) */
 static void gemm_keys_causal(long bc, long N, long rows, float alpha, const float *ap,
@@ -263,105 +263,100 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   if (bq > T) bq = T;
   if (bk > T) bk = T;
   long G = Hq / Hkv;
-  long nQT = (T + bq - 1) / bq, nKT = (T + bk - 1) / bk, units = B * Hkv, tasks = units * nQT;
+  long nQT = (T + bq - 1) / bq, nKT = (T + bk - 1) / bk, units = B * Hkv;
   float c = (float)(1.0 / sqrt((double)hd));
   int nt = attention_threads(B, T, Hq, hd);
   /* packed key tiles: per unit and key tile, Kᵀ [hd, bk] and V [bk, hd] as B panels */
   long kTile = panels_b(hd, bk), vTile = panels_b(bk, hd), perUnit = nKT * (kTile + vTile);
   /* per-thread blocks of a multiple of 16 floats (64 bytes) */
   long rowsMax = G * bq;
-  long per = (2 * rowsMax + rowsMax * hd + 2 * panels_a(rowsMax, hd) + rowsMax * bk +
+  long per = (perUnit + 2 * rowsMax + rowsMax * hd + 2 * panels_a(rowsMax, hd) + rowsMax * bk +
               panels_a(rowsMax, bk) + rowsMax + bk + 15) / 16 * 16;
-  LOOP_KEPT(fwd_kv);
   LOOP_KEPT(fwd_scratch);
-  float *kv = loop_keep(&fwd_kv, &fwd_kv_cap, (size_t)(units * perUnit) * sizeof(float));
   float *scratch = loop_keep(&fwd_scratch, &fwd_scratch_cap, (size_t)(nt * per) * sizeof(float));
-  if (!kv || !scratch) {
+  if (!scratch) {
     napi_throw_error(env, NULL, "flashFwd: out of memory");
     return NULL;
   }
 #pragma omp parallel num_threads(nt)
   {
-#pragma omp for schedule(static)
-    for (long unit = 0; unit < units; unit++) {
-      long b = unit / Hkv, g = unit % Hkv, kBase = b * T * ldk + g * hd;
-      long vBase = b * T * ldv + g * hd;
-      float *ku = kv + unit * perUnit;
-      for (long kt = 0; kt < nKT; kt++) {
-        long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
-        pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, ku + kt * kTile);
-        pack_bpanels(v + vBase + c0 * ldv, ldv, 0, bc, hd, ku + nKT * kTile + kt * vTile);
-      }
-    }
-    /* per thread: l [rows] (double), qg, o [rows, hd], Aq [panels], S [rows, bk], Ap, m [rows] */
-    double *l = (double *)(scratch + omp_get_thread_num() * per);
+    /* per thread: the unit's packed key tiles ku (first: panels are read as aligned vectors),
+     * l [rows] (double), o [rows, hd], Aq [panels] and qg, S [rows, bk], Ap, m [rows], colf */
+    float *ku = scratch + omp_get_thread_num() * per, *vu = ku + nKT * kTile;
+    double *l = (double *)(ku + perUnit);
     float *o = (float *)(l + rowsMax);
     float *Aq = o + rowsMax * hd, *S = Aq + 2 * panels_a(rowsMax, hd), *Ap = S + rowsMax * bk;
     float *m = Ap + panels_a(rowsMax, bk), *qg = Aq + panels_a(rowsMax, hd);
     float *colf = m + rowsMax;
     column_numbers(colf, bk);
-    /* the last query tiles (most key tiles) first, for balance; runs of 8 units per thread, so
-     * the threads mostly read different positions (handing out single units, ones that share
-     * rows of q, k and v, measured 5 % slower on 2 threads) */
-#pragma omp for schedule(dynamic, 8)
-    for (long task = 0; task < tasks; task++) {
-      long qt = nQT - 1 - task / units, unit = task % units;
-      long b = unit / Hkv, g = unit % Hkv;
-      long qBase = b * T * ldq + g * G * hd, yBase = b * T * ldy + g * G * hd;
-      const float *ku = kv + unit * perUnit, *vu = ku + nKT * kTile;
-      long r0 = qt * bq, br = T - r0 < bq ? T - r0 : bq, rows = G * br;
-      pack_group(q, qBase, ldq, r0, br, G, hd, qg);
-      pack_apanels(qg, hd, 0, rows, hd, Aq);
-      for (long R = 0; R < rows; R++) {
-        m[R] = -INFINITY;
-        l[R] = 0;
-      }
-      memset(o, 0, (size_t)(rows * hd) * sizeof(float));
-      /* key tiles that some query of this tile can see: c0 ≤ r0 + br − 1 */
-      for (long kt = 0; kt * bk < r0 + br; kt++) {
+    /* a task is a unit: its key tiles are packed once into the thread's scratch (they stay in
+     * L2 for all its query tiles; packing every unit up front and reading them back for each
+     * query tile went through memory), units handed out as threads free up */
+#pragma omp for schedule(dynamic, 1)
+    for (long unit = 0; unit < units; unit++) {
+      long b = unit / Hkv, g = unit % Hkv, kBase = b * T * ldk + g * hd;
+      long vBase = b * T * ldv + g * hd;
+      for (long kt = 0; kt < nKT; kt++) {
         long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
-        gemm_scores(rows, bc, hd, c, Aq, ku + kt * kTile, S, br, r0, c0);
-        for (long R = 0; R < rows; R++) {
-          long r = R % br;
-          /* columns col < nValid are at key positions ≤ the query position r0 + r */
-          long nValid = r0 + r - c0 + 1;
-          if (nValid > bc) nValid = bc;
-          float *restrict sr = S + R * bc;
-          if (nValid <= 0) {
-            memset(sr, 0, (size_t)bc * sizeof(float));
-            continue;
-          }
-          /* whole rows with a select, not loops that stop at nValid: those leave a scalar
-           * remainder of up to 15 exps per row (masked scores may be unwritten: never used) */
-          float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
-          float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
-#pragma omp simd
-          for (long col = 0; col < bc; col++) {
-            float p = loop_exp_neg(sr[col] - mNew);
-            sr[col] = colf[col] < lim ? p : 0.0f;
-          }
-          float sum = row_sum(sr, bc);
-          if (mOld != mNew) {
-            /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
-            float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
-            float *restrict orow = o + R * hd;
-            for (long e = 0; e < hd; e++) orow[e] *= alpha;
-            l[R] = l[R] * alpha + sum;
-            m[R] = mNew;
-          } else {
-            l[R] += sum;
-          }
-        }
-        pack_apanels(S, bc, 0, rows, bc, Ap);
-        gemm_rows_causal(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, o, hd, br, r0, c0);
+        pack_bpanels(k + kBase + c0 * ldk, ldk, 1, hd, bc, ku + kt * kTile);
+        pack_bpanels(v + vBase + c0 * ldv, ldv, 0, bc, hd, vu + kt * vTile);
       }
-      for (long R = 0; R < rows; R++) {
-        long jj = R / br, r = R % br;
-        float inv = (float)(1.0 / l[R]);
-        float *restrict yr = y + yBase + (r0 + r) * ldy + jj * hd;
-        const float *restrict orow = o + R * hd;
-        for (long e = 0; e < hd; e++) yr[e] = orow[e] * inv;
-        lse[(b * Hq + g * G + jj) * T + r0 + r] = (float)((double)m[R] + log(l[R]));
+      long qBase = b * T * ldq + g * G * hd, yBase = b * T * ldy + g * G * hd;
+      for (long qt = 0; qt < nQT; qt++) {
+        long r0 = qt * bq, br = T - r0 < bq ? T - r0 : bq, rows = G * br;
+        pack_group(q, qBase, ldq, r0, br, G, hd, qg);
+        pack_apanels(qg, hd, 0, rows, hd, Aq);
+        for (long R = 0; R < rows; R++) {
+          m[R] = -INFINITY;
+          l[R] = 0;
+        }
+        memset(o, 0, (size_t)(rows * hd) * sizeof(float));
+        /* key tiles that some query of this tile can see: c0 ≤ r0 + br − 1 */
+        for (long kt = 0; kt * bk < r0 + br; kt++) {
+          long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
+          gemm_scores(rows, bc, hd, c, Aq, ku + kt * kTile, S, br, r0, c0);
+          for (long R = 0; R < rows; R++) {
+            long r = R % br;
+            /* columns col < nValid are at key positions ≤ the query position r0 + r */
+            long nValid = r0 + r - c0 + 1;
+            if (nValid > bc) nValid = bc;
+            float *restrict sr = S + R * bc;
+            if (nValid <= 0) {
+              memset(sr, 0, (size_t)bc * sizeof(float));
+              continue;
+            }
+            /* whole rows with a select, not loops that stop at nValid: those leave a scalar
+             * remainder of up to 15 exps per row (masked scores may be unwritten: never used) */
+            float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
+            float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
+  #pragma omp simd
+            for (long col = 0; col < bc; col++) {
+              float p = loop_exp_neg(sr[col] - mNew);
+              sr[col] = colf[col] < lim ? p : 0.0f;
+            }
+            float sum = row_sum(sr, bc);
+            if (mOld != mNew) {
+              /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
+              float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
+              float *restrict orow = o + R * hd;
+              for (long e = 0; e < hd; e++) orow[e] *= alpha;
+              l[R] = l[R] * alpha + sum;
+              m[R] = mNew;
+            } else {
+              l[R] += sum;
+            }
+          }
+          pack_apanels(S, bc, 0, rows, bc, Ap);
+          gemm_rows_causal(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, o, hd, br, r0, c0);
+        }
+        for (long R = 0; R < rows; R++) {
+          long jj = R / br, r = R % br;
+          float inv = (float)(1.0 / l[R]);
+          float *restrict yr = y + yBase + (r0 + r) * ldy + jj * hd;
+          const float *restrict orow = o + R * hd;
+          for (long e = 0; e < hd; e++) yr[e] = orow[e] * inv;
+          lse[(b * Hq + g * G + jj) * T + r0 + r] = (float)((double)m[R] + log(l[R]));
+        }
       }
     }
   }
