@@ -81,6 +81,41 @@ function onThreads<R>(addon: AttentionAddon, f: () => R): [R, R] {
   }
 }
 
+type Grad = Float32Array | null;
+
+/** flashBwd on packed arrays (every row stride 0). */
+function bwdPacked(
+  addon: AttentionAddon,
+  [q, k, v, y, lse, gy]: Float32Array[],
+  [dq, dk, dv]: [Grad, Grad, Grad],
+  [B, T, Hq, Hkv, hd, bq, bk]: [number, number, number, number, number, number, number],
+): void {
+  addon.flashBwd(
+    q!,
+    k!,
+    v!,
+    y!,
+    lse!,
+    gy!,
+    dq,
+    dk,
+    dv,
+    B,
+    T,
+    Hq,
+    Hkv,
+    hd,
+    bq,
+    bk,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  );
+}
+
 describe("native attention addon build", () => {
   it("builds on this machine, or says why not", () => {
     // The CI machine has a C compiler: the comparisons below then run for real.
@@ -185,29 +220,11 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
         const dk = new Float32Array(nk).fill(-3);
         const dv = new Float32Array(nk).fill(Number.NaN);
         // the backward from the portable forward's y and lse: the two are interchangeable
-        addon.flashBwd(
-          q,
-          k,
-          v,
-          py,
-          plse,
-          gy,
-          dq,
-          dk,
-          dv,
-          B,
-          T,
-          Hq,
-          Hkv,
-          hd,
-          blockQ,
-          blockK,
-          0,
-          0,
-          0,
-          0,
-          0,
-          0,
+        bwdPacked(
+          addon,
+          [q, k, v, py, plse, gy],
+          [dq, dk, dv],
+          [B, T, Hq, Hkv, hd, blockQ, blockK],
         );
         return { y, lse, dq, dk, dv };
       });
@@ -226,108 +243,36 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
       const dq = new Float32Array(nq).fill(5);
       const dk = new Float32Array(nk).fill(5);
       const dv = new Float32Array(nk).fill(5);
-      addon.flashBwd(
-        q,
-        k,
-        v,
-        py,
-        plse,
-        gy,
-        dq,
-        null,
-        null,
-        B,
-        T,
-        Hq,
-        Hkv,
-        hd,
-        blockQ,
-        blockK,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
+      bwdPacked(
+        addon,
+        [q, k, v, py, plse, gy],
+        [dq, null, null],
+        [B, T, Hq, Hkv, hd, blockQ, blockK],
       );
-      addon.flashBwd(
-        q,
-        k,
-        v,
-        py,
-        plse,
-        gy,
-        null,
-        dk,
-        dv,
-        B,
-        T,
-        Hq,
-        Hkv,
-        hd,
-        blockQ,
-        blockK,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
+      bwdPacked(
+        addon,
+        [q, k, v, py, plse, gy],
+        [null, dk, dv],
+        [B, T, Hq, Hkv, hd, blockQ, blockK],
       );
       expect(sameBits(dq, one.dq)).toBe(true);
       expect(sameBits(dk, one.dk)).toBe(true);
       expect(sameBits(dv, one.dv)).toBe(true);
-      addon.flashBwd(
-        q,
-        k,
-        v,
-        py,
-        plse,
-        gy,
-        null,
-        null,
-        dv.fill(5),
-        B,
-        T,
-        Hq,
-        Hkv,
-        hd,
-        7,
-        5,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
+      bwdPacked(
+        addon,
+        [q, k, v, py, plse, gy],
+        [null, null, dv.fill(5)],
+        [B, T, Hq, Hkv, hd, 7, 5],
       );
       expect(relToMax(dv, pg.dv)).toBeLessThan(1e-5);
 
       // native backward from the native forward's y and lse
       const dq2 = new Float32Array(nq);
-      addon.flashBwd(
-        q,
-        k,
-        v,
-        one.y,
-        one.lse,
-        gy,
-        dq2,
-        null,
-        null,
-        B,
-        T,
-        Hq,
-        Hkv,
-        hd,
-        blockQ,
-        blockK,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
+      bwdPacked(
+        addon,
+        [q, k, v, one.y, one.lse, gy],
+        [dq2, null, null],
+        [B, T, Hq, Hkv, hd, blockQ, blockK],
       );
       expect(relToMax(dq2, pg.dq)).toBeLessThan(1e-5);
     });
@@ -371,29 +316,11 @@ describe.runIf(built.ok)("native attention kernels match the portable ones", () 
           new Float32Array(rows * nk),
           new Float32Array(rows * nk),
         ];
-        addon.flashBwd(
-          qr,
-          kr,
-          v,
-          y,
-          lse,
-          gy,
-          dq,
-          dk,
-          dv,
-          B,
-          T,
-          Hq,
-          Hkv,
-          hd,
-          blockQ,
-          blockK,
-          0,
-          0,
-          0,
-          0,
-          0,
-          0,
+        bwdPacked(
+          addon,
+          [qr, kr, v, y, lse, gy],
+          [dq, dk, dv],
+          [B, T, Hq, Hkv, hd, blockQ, blockK],
         );
         // the same in column blocks, rotated in place
         const qkv = new Float32Array(rows * W).fill(Number.NaN);
