@@ -60,6 +60,9 @@ describe("projectedAttention (portable kernels)", () => {
     expect(() => projectedAttention(t.u, t.wq, t.wk, t.wv, { nHeads: 4, nKvHeads: 3 })).toThrow(
       /nHeads=4.*nKvHeads=3/,
     );
+    expect(() => projectedAttention(t.u, t.wq, t.wk, t.wv, { nHeads: 2.5, nKvHeads: 1 })).toThrow(
+      /nHeads=2.5/,
+    );
     expect(() => projectedAttention(t.u, t.wq, randn([Hkv * hd, D + 1], 6), t.wv, o)).toThrow(
       /k_proj must be \[12, 12\], got \[12,13\]/,
     );

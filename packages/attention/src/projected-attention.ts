@@ -52,7 +52,8 @@ export function projectedAttention(
     throw new Error(`projectedAttention: u must be [B, T, D], got ${shapeStr(u.shape)}`);
   }
   const [B, T, D] = u.shape as [number, number, number];
-  if (!(Hq > 0 && Hkv > 0 && Hq % Hkv === 0 && wq.rank === 2 && wq.shape[0]! % Hq === 0)) {
+  const whole = Number.isInteger(Hq) && Number.isInteger(Hkv) && Hq > 0 && Hkv > 0;
+  if (!(whole && Hq % Hkv === 0 && wq.rank === 2 && wq.shape[0]! % Hq === 0)) {
     throw new Error(
       `projectedAttention: nHeads=${Hq} must be a positive multiple of nKvHeads=${Hkv} and divide q_proj's ${wq.shape[0]} rows`,
     );
