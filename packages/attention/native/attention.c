@@ -228,6 +228,47 @@ static float row_sum(const float *sr, long n) {
 #endif
 
 /*
+ * One key tile's step of the online softmax (flashFwd) on the scores S [rows, bc] of a query tile
+ * (row R at position r0 + R % br, column col at key position c0 + col): S ← e^{S − m_new} on the
+ * visible columns (0 elsewhere), l ← e^{m_old − m_new}·l + Σ_col S, O rows rescaled by the same
+ * factor, m ← m_new.
+ */
+static void online_softmax(float *S, long rows, long bc, long hd, long br, long r0, long c0,
+                           const float *colf, float *m, double *l, float *o) {
+  for (long R = 0; R < rows; R++) {
+    long r = R % br;
+    /* columns col < nValid are at key positions ≤ the query position r0 + r */
+    long nValid = r0 + r - c0 + 1;
+    if (nValid > bc) nValid = bc;
+    float *restrict sr = S + R * bc;
+    if (nValid <= 0) {
+      memset(sr, 0, (size_t)bc * sizeof(float));
+      continue;
+    }
+    /* whole rows with a select, not loops that stop at nValid: those leave a scalar remainder
+     * of up to 15 exps per row (masked scores may be unwritten: never used) */
+    float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
+    float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
+#pragma omp simd
+    for (long col = 0; col < bc; col++) {
+      float p = loop_exp_neg(sr[col] - mNew);
+      sr[col] = colf[col] < lim ? p : 0.0f;
+    }
+    float sum = row_sum(sr, bc);
+    if (mOld != mNew) {
+      /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
+      float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
+      float *restrict orow = o + R * hd;
+      for (long e = 0; e < hd; e++) orow[e] *= alpha;
+      l[R] = l[R] * alpha + sum;
+      m[R] = mNew;
+    } else {
+      l[R] += sum;
+    }
+  }
+}
+
+/*
  * Units (batch, KV head) are handed to threads as they free up, in runs of one batch's KV heads:
  * a position's row holds every head, so the heads of one batch share cache lines, and a run on
  * one core finds them in its cache (runs of 4 units at Hkv = 4 measured 6–10 % faster than
@@ -328,37 +369,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
         for (long kt = 0; kt * bk < r0 + br; kt++) {
           long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
           gemm_scores(rows, bc, hd, c, Aq, ku + kt * kTile, S, br, r0, c0);
-          for (long R = 0; R < rows; R++) {
-            long r = R % br;
-            /* columns col < nValid are at key positions ≤ the query position r0 + r */
-            long nValid = r0 + r - c0 + 1;
-            if (nValid > bc) nValid = bc;
-            float *restrict sr = S + R * bc;
-            if (nValid <= 0) {
-              memset(sr, 0, (size_t)bc * sizeof(float));
-              continue;
-            }
-            /* whole rows with a select, not loops that stop at nValid: those leave a scalar
-             * remainder of up to 15 exps per row (masked scores may be unwritten: never used) */
-            float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
-            float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
-  #pragma omp simd
-            for (long col = 0; col < bc; col++) {
-              float p = loop_exp_neg(sr[col] - mNew);
-              sr[col] = colf[col] < lim ? p : 0.0f;
-            }
-            float sum = row_sum(sr, bc);
-            if (mOld != mNew) {
-              /* mOld = −∞ on the first visited tile: O and l are still zero, alpha = 0 */
-              float alpha = mOld == -INFINITY ? 0.0f : loop_exp_neg(mOld - mNew);
-              float *restrict orow = o + R * hd;
-              for (long e = 0; e < hd; e++) orow[e] *= alpha;
-              l[R] = l[R] * alpha + sum;
-              m[R] = mNew;
-            } else {
-              l[R] += sum;
-            }
-          }
+          online_softmax(S, rows, bc, hd, br, r0, c0, colf, m, l, o);
           pack_apanels(S, bc, 0, rows, bc, Ap);
           gemm_rows_causal(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, o, hd, br, r0, c0);
         }

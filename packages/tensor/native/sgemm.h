@@ -198,6 +198,26 @@ static float *grow(float **buf, size_t *cap, size_t n) {
   return loop_grow((void **)buf, cap, n * sizeof(float));
 }
 
+/* rows pc..pc+kc, columns jc..jc+nc of op(B) as NR-column panels, k-major, at dst */
+static inline void pack_b_slab(int tB, const float *B, long ldb, long pc, int kc, long jc, long nc,
+                               float *restrict dst) {
+  for (long jr = 0; jr < nc; jr += NR)
+    pack_b_panel(tB, B, ldb, pc, kc, jc + jr, nc - jr < NR ? (int)(nc - jr) : NR, dst + jr * kc);
+}
+
+/* one MC block of C's rows from row ic against a packed slab bp of nc columns: pack op(A) rows
+ * ic..ic+mc, columns pc..pc+kc into ap, then every register tile; C points at C(ic, jc) */
+static inline void gemm_row_block(int tA, const float *A, long lda, long ic, long mc, long pc,
+                                  int kc, float *restrict ap, const float *bp, long nc,
+                                  float *C, long ldc, float alpha, float beta) {
+  for (long ir = 0; ir < mc; ir += MR) /* pack A: panel of MR rows, k-major */
+    pack_a_panel(tA, A, lda, ic + ir, mc - ir < MR ? (int)(mc - ir) : MR, pc, kc, ap + ir * kc);
+  for (long jr = 0; jr < nc; jr += NR)
+    for (long ir = 0; ir < mc; ir += MR)
+      tile(kc, ap + ir * kc, bp + jr * kc, C + ir * ldc + jr, ldc, alpha, beta,
+           mc - ir < MR ? (int)(mc - ir) : MR, nc - jr < NR ? (int)(nc - jr) : NR);
+}
+
 /* one thread: rows [i0, i1) and columns [j0, j1) of C; (0, M, 0, N) is a serial sgemm */
 static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, long K, float alpha,
                        const float *A, long lda, const float *B, long ldb, float beta, float *C,
@@ -212,19 +232,10 @@ static void loop_gemm_block(int tA, int tB, long i0, long i1, long j0, long j1, 
     for (long pc = 0; pc < K; pc += KC) {
       int kc = K - pc < KC ? (int)(K - pc) : KC;
       float bet = pc == 0 ? beta : 1.0f;
-      for (long jr = 0; jr < nc; jr += NR) /* pack B: panel of NR columns, k-major */
-        pack_b_panel(tB, B, ldb, pc, kc, jc + jr, nc - jr < NR ? (int)(nc - jr) : NR,
-                     bp + jr * kc);
-      for (long ic = i0; ic < i1; ic += MC) {
-        long mc = i1 - ic < MC ? i1 - ic : MC;
-        for (long ir = 0; ir < mc; ir += MR) /* pack A: panel of MR rows, k-major */
-          pack_a_panel(tA, A, lda, ic + ir, mc - ir < MR ? (int)(mc - ir) : MR, pc, kc,
-                       ap + ir * kc);
-        for (long jr = 0; jr < nc; jr += NR)
-          for (long ir = 0; ir < mc; ir += MR)
-            tile(kc, ap + ir * kc, bp + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, alpha, bet,
-                 mc - ir < MR ? (int)(mc - ir) : MR, nc - jr < NR ? (int)(nc - jr) : NR);
-      }
+      pack_b_slab(tB, B, ldb, pc, kc, jc, nc, bp);
+      for (long ic = i0; ic < i1; ic += MC)
+        gemm_row_block(tA, A, lda, ic, i1 - ic < MC ? i1 - ic : MC, pc, kc, ap, bp, nc,
+                       C + ic * ldc + jc, ldc, alpha, bet);
     }
   }
 }
@@ -264,25 +275,15 @@ static void loop_gemm_rows_dynamic_run(int tA, int tB, long M, long N, long K, f
   long nPad = (N + NR - 1) / NR * NR, blocks = (M + MC - 1) / MC;
   float *bp = grow(&pack_b, &cap_b, (size_t)K * (size_t)nPad);
   float *ap = grow(&pack_a, &cap_a, (size_t)(K < KC ? K : KC) * MC);
-  /* op(B) as KC-row slabs of NR-column panels: slab pc starts at bp + pc·nPad */
-  for (long pc = 0; pc < K; pc += KC) {
-    int kc = K - pc < KC ? (int)(K - pc) : KC;
-    for (long jr = 0; jr < N; jr += NR)
-      pack_b_panel(tB, B, ldb, pc, kc, jr, N - jr < NR ? (int)(N - jr) : NR, bp + pc * nPad + jr * kc);
-  }
+  /* op(B) as KC-row slabs: slab pc starts at bp + pc·nPad */
+  for (long pc = 0; pc < K; pc += KC)
+    pack_b_slab(tB, B, ldb, pc, K - pc < KC ? (int)(K - pc) : KC, 0, N, bp + pc * nPad);
 #pragma omp for schedule(dynamic, 1) nowait
   for (long blk = 0; blk < blocks; blk++) {
     long ic = blk * MC, mc = M - ic < MC ? M - ic : MC;
-    for (long pc = 0; pc < K; pc += KC) {
-      int kc = K - pc < KC ? (int)(K - pc) : KC;
-      float bet = pc == 0 ? beta : 1.0f;
-      for (long ir = 0; ir < mc; ir += MR)
-        pack_a_panel(tA, A, lda, ic + ir, mc - ir < MR ? (int)(mc - ir) : MR, pc, kc, ap + ir * kc);
-      for (long jr = 0; jr < N; jr += NR)
-        for (long ir = 0; ir < mc; ir += MR)
-          tile(kc, ap + ir * kc, bp + pc * nPad + jr * kc, C + (ic + ir) * ldc + jr, ldc, alpha,
-               bet, mc - ir < MR ? (int)(mc - ir) : MR, N - jr < NR ? (int)(N - jr) : NR);
-    }
+    for (long pc = 0; pc < K; pc += KC)
+      gemm_row_block(tA, A, lda, ic, mc, pc, K - pc < KC ? (int)(K - pc) : KC, ap,
+                     bp + pc * nPad, N, C + ic * ldc, ldc, alpha, pc == 0 ? beta : 1.0f);
   }
 }
 
