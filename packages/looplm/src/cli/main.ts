@@ -14,7 +14,7 @@ async function main(argv: string[]): Promise<number> {
   // Training and evaluation split their large kernels over a worker-thread pool (one thread per
   // core, LOOPLM_THREADS=n to choose, 1 to switch it off); one-shot commands such as `forward`
   // stay single-threaded, where starting workers would cost more than it saves.
-  const heavy = ["experiment", "train", "sweep", "eval"].includes(argv[2] ?? "");
+  const heavy = ["experiment", "train", "sweep", "eval", "worker-job"].includes(argv[2] ?? "");
   const threads = process.env.LOOPLM_THREADS
     ? Number(process.env.LOOPLM_THREADS)
     : heavy

@@ -26,6 +26,10 @@ export interface TrainJob {
   evalCount: number;
   resume: boolean;
   label: string;
+  /** Called after every step, beside the progress display. */
+  onStep?: (m: { step: number; loss: number }) => void;
+  /** Checkpoint and stop early when this returns true (see RunOptions.shouldStop). */
+  shouldStop?: () => boolean;
 }
 
 /** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
@@ -69,9 +73,14 @@ export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
       train: job.train,
       resume: job.resume,
       evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
-      onStep: (m) => bar.update(m),
+      onStep: (m) => {
+        bar.update(m);
+        job.onStep?.(m);
+      },
       info: { task: job.taskInfo, from: job.from ?? null },
+      ...(job.shouldStop ? { shouldStop: job.shouldStop } : {}),
     });
+    if (res.stopped) return { ...res, model };
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };
   } finally {

@@ -41,18 +41,70 @@ export function runFolderName(label: string): string {
   return label.replace("⊗", "x");
 }
 
-export async function runSweep(job: SweepJob): Promise<SweepResult> {
+/** One member of a sweep: what to train and where. */
+export interface SweepMember {
+  label: string;
+  role: SweepRow["role"];
+  /** Run folder name inside the sweep folder. */
+  run: string;
+  runDir: string;
+  params: number;
+  flopsPerToken: number;
+  config: ModelConfig;
+}
+
+/** The members of a sweep, in table order. */
+export function planSweep(
+  job: Pick<SweepJob, "outDir" | "protocol" | "task" | "base" | "loops">,
+): SweepMember[] {
   const opts = { seqLen: job.task.seqLen };
   const plan =
     job.protocol === "iso-param"
       ? planIsoParameter(job.base, job.loops, opts)
       : planIsoFlops(job.base, job.loops, opts);
+  return plan.map((p) => ({
+    label: p.label,
+    role: p.role,
+    run: runFolderName(p.label),
+    runDir: join(job.outDir, runFolderName(p.label)),
+    params: p.params,
+    flopsPerToken: p.flopsPerToken,
+    config: p.config,
+  }));
+}
+
+type MemberEval = { metric: SweepFile["metric"]; per_step: number[]; final: number };
+
+export function sweepRow(m: SweepMember, ev: MemberEval): SweepRow {
+  return {
+    label: m.label,
+    role: m.role,
+    run: m.run,
+    params: m.params,
+    flops_per_token: m.flopsPerToken,
+    metric_value: ev.final,
+    per_step: ev.per_step,
+  };
+}
+
+/** sweep.json: written after every member, so a stopped sweep keeps what it finished. */
+export function writeSweepFile(outDir: string, sweep: SweepFile): void {
+  writeJsonFile(join(outDir, "sweep.json"), sweep);
+}
+
+/** The comparison table and the HTML report of a finished sweep.json. */
+export async function finishSweep(outDir: string, sweep: SweepFile): Promise<SweepResult> {
+  const reportPath = await renderSweepReport(outDir);
+  return { sweep, table: comparisonTable(sweep.rows, sweep.metric, "text"), reportPath };
+}
+
+export async function runSweep(job: SweepJob): Promise<SweepResult> {
+  const plan = planSweep(job);
   const rows: SweepRow[] = [];
   let metric: SweepFile["metric"] = "accuracy";
   plan.forEach((p, i) => {
-    const run = runFolderName(p.label);
-    const runDir = join(job.outDir, run);
-    let ev: { metric: SweepFile["metric"]; per_step: number[]; final: number } | null = null;
+    const { run, runDir } = p;
+    let ev: MemberEval | null = null;
     if (job.resume && existsSync(join(runDir, "final", "model.safetensors"))) {
       job.log?.(`[${i + 1}/${plan.length}] ${p.label}: already trained, kept`);
       const lines = readJsonFile<{ rows?: SweepRow[] }>(join(job.outDir, "sweep.json")).rows ?? [];
@@ -82,23 +134,8 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
     }
     if (!ev) throw new Error(`sweep: run ${p.label} produced no evaluation`);
     metric = ev.metric;
-    rows.push({
-      label: p.label,
-      role: p.role,
-      run,
-      params: p.params,
-      flops_per_token: p.flopsPerToken,
-      metric_value: ev.final,
-      per_step: ev.per_step,
-    });
-    writeJsonFile(join(job.outDir, "sweep.json"), {
-      protocol: job.protocol,
-      task: job.task.name,
-      metric,
-      rows,
-    });
+    rows.push(sweepRow(p, ev));
+    writeSweepFile(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
   });
-  const sweep: SweepFile = { protocol: job.protocol, task: job.task.name, metric, rows };
-  const reportPath = await renderSweepReport(job.outDir);
-  return { sweep, table: comparisonTable(rows, metric, "text"), reportPath };
+  return finishSweep(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
 }

@@ -76,6 +76,38 @@ describe("runTraining", () => {
     });
   });
 
+  it("shouldStop checkpoints the current step and a resume finishes the run exactly", () => {
+    const full = mkdtempSync(join(tmpdir(), "run-full-"));
+    runTraining({ runDir: full, model: new LoopedModel(cfg, { seed: 1 }), task, train, evaluate });
+    const cut = mkdtempSync(join(tmpdir(), "run-stop-"));
+    let step = 0;
+    const res = runTraining({
+      runDir: cut,
+      model: new LoopedModel(cfg, { seed: 1 }),
+      task,
+      train,
+      evaluate,
+      onStep: (m) => {
+        step = m.step;
+      },
+      shouldStop: () => step === 3,
+    });
+    expect(res.stopped).toBe(true);
+    expect(res.steps).toBe(3);
+    // Step 3 is between the every-2 checkpoints: the stop writes its own.
+    expect(latestCheckpoint(cut)).toMatch(/step-000003$/);
+    expect(existsSync(join(cut, "final"))).toBe(false);
+    runTraining({
+      runDir: cut,
+      model: new LoopedModel(cfg, { seed: 99 }),
+      task,
+      train,
+      evaluate,
+      resume: true,
+    });
+    expect(deterministic(join(cut, "log.jsonl"))).toEqual(deterministic(join(full, "log.jsonl")));
+  });
+
   it("stops on a non-finite loss, naming the step, and leaves the last good checkpoint intact", () => {
     const dir = mkdtempSync(join(tmpdir(), "run-nan-"));
     const model = new LoopedModel(cfg, { seed: 2 });

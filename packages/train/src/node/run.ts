@@ -42,6 +42,11 @@ export interface RunOptions {
   onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void;
   /** Extra fields for run.json (task options, etc.). */
   info?: Record<string, unknown>;
+  /**
+   * Asked after every step: true checkpoints the run there and returns with `stopped` set (a
+   * queue worker being shut down), so a later `resume` continues exactly where it stopped.
+   */
+  shouldStop?: () => boolean;
 }
 
 export interface RunResult {
@@ -49,6 +54,8 @@ export interface RunResult {
   lastLoss: number;
   lastEval: EvalRecord | null;
   finalDir: string;
+  /** True when `shouldStop` ended the run early (checkpointed, no final/ written). */
+  stopped?: boolean;
 }
 
 function truncateLog(path: string, step: number): void {
@@ -91,9 +98,14 @@ export function runTraining(o: RunOptions): RunResult {
       lastEval = ev;
     }
     appendFileSync(logPath, `${JSON.stringify(ev ? { ...m, eval: ev } : m)}\n`);
-    if (every(o.train.checkpointEvery, m.step) || isLast)
-      saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
+    const saved = every(o.train.checkpointEvery, m.step) || isLast;
+    if (saved) saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
     o.onStep?.(ev ? { ...m, eval: ev } : m);
+    if (!isLast && o.shouldStop?.()) {
+      if (!saved) saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
+      const finalDir = join(o.runDir, "final");
+      return { steps: trainer.step, lastLoss: m.loss, lastEval, finalDir, stopped: true };
+    }
   }
   const finalDir = join(o.runDir, "final");
   saveCheckpoint(finalDir, o.model, { stage: o.train.stage, steps: String(trainer.step) });

@@ -9,6 +9,7 @@ import { registerSample } from "./sample.js";
 import { registerSweep } from "./sweep.js";
 import { registerTokenizer } from "./tokenizer.js";
 import { registerTrain } from "./train.js";
+import { registerWorker } from "./worker.js";
 
 export function registerCommands(program: Command): void {
   registerExperiment(program);
@@ -20,4 +21,5 @@ export function registerCommands(program: Command): void {
   registerTokenizer(program);
   registerEval(program);
   registerReport(program);
+  registerWorker(program);
 }

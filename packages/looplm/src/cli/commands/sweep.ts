@@ -1,5 +1,7 @@
 /** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
+import { parseQueueUrl } from "../../queue/connection.js";
+import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { CliError, intOption } from "../errors.js";
 import {
   addModelOptions,
@@ -19,6 +21,7 @@ type Flags = TaskFlags &
     loopsList: string;
     out: string;
     resume: boolean;
+    queue?: string;
   };
 
 function protocol(v: string): Protocol {
@@ -31,9 +34,10 @@ export async function runSweepCommand(f: Flags): Promise<void> {
   const loops = parseIntList("--loops", f.loopsList);
   if (loops.some((r) => r < 1))
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
+  const address = f.queue ? parseQueueUrl(f.queue) : null;
   const task = await buildTask(f);
   const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-  const res = await runSweep({
+  const job = {
     outDir: f.out,
     protocol: f.protocol,
     task,
@@ -42,9 +46,14 @@ export async function runSweepCommand(f: Flags): Promise<void> {
     loops,
     train: buildTrainOptions(f),
     evalCount: f.evalCount,
-    resume: f.resume,
-    log: (l) => process.stderr.write(`${l}\n`),
-  });
+  };
+  const res = address
+    ? await runQueuedSweep(job, f, address)
+    : await runSweep({
+        ...job,
+        resume: f.resume,
+        log: (l) => process.stderr.write(`${l}\n`),
+      });
   process.stdout.write(
     `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
   );
@@ -68,13 +77,18 @@ export function registerSweep(program: Command): void {
       "sweep folder (one run folder per member, sweep.json, report.html)",
     )
     .option("--resume", "keep members that already finished", false)
+    .option(
+      "--queue <url>",
+      "train the members on `looplm worker`s through Redis, redis://host:port[/db] (docs/distributed.md)",
+    )
     .addHelpText(
       "after",
       `
 Examples:
   looplm sweep --protocol iso-param --task phop --length 32 --hops 4 --base 1 --loops 1,4 --d-model 32 --steps 400 --out runs/phop-sweep
   looplm sweep --protocol iso-flops --task mano --max-ops 10 --base 2 --loops 1,2,4 --d-model 64 --steps 5000 --out runs/mano-isoflops
-  looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm`,
+  looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm
+  looplm sweep --protocol iso-param --task phop --length 32 --hops 3 --base 1 --loops 1,2,4 --d-model 32 --steps 800 --out /shared/runs/phop --queue redis://10.0.0.5:6379`,
     )
     .action((opts: Omit<Flags, "loopsList"> & { loops: string }) =>
       runSweepCommand({ ...opts, loopsList: opts.loops } as Flags),
