@@ -29,7 +29,12 @@ export type ChildMessage =
 const CHANNEL_FD = 3;
 
 function send(m: ChildMessage): void {
-  writeSync(CHANNEL_FD, `${JSON.stringify(m)}\n`);
+  try {
+    writeSync(CHANNEL_FD, `${JSON.stringify(m)}\n`);
+  } catch {
+    // The worker is gone (EPIPE): stop without writing, as when its parent changes.
+    process.exit(CHILD_EXIT.orphaned);
+  }
 }
 
 /** Resume only a run trained with exactly these settings (a leftover of another sweep is retrained). */

@@ -177,13 +177,18 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
     }
   });
 
+  let stoppingSince = 0;
   const onSignal = (sig: NodeJS.Signals) => {
+    // One Ctrl-C can arrive twice (from the terminal, and relayed by a launcher such as pnpm or
+    // tsx in the same process group): only a later one means "stop now".
+    if (stopping && Date.now() - stoppingSince < 2000) return;
     if (stopping) {
       o.log(`${name}: ${sig} again, killing training processes`);
       for (const r of running.values()) r.child.kill("SIGKILL");
       process.exit(130);
     }
     stopping = true;
+    stoppingSince = Date.now();
     o.log(`${name}: ${sig}: checkpointing ${running.size} job(s) and handing them back`);
     for (const r of running.values()) writeFileSync(r.stopFile, "");
     void worker.close();
