@@ -111,7 +111,7 @@ async function status(
     };
   }
   if (state === "active")
-    return { view: { ...base, state: "running", worker: p.worker ?? job.processedBy } };
+    return { view: { ...base, state: "running", worker: job.processedBy ?? p.worker } };
   if (state === "delayed")
     return { view: { ...base, state: "retrying", detail: job.failedReason || undefined } };
   return { view: { ...base, state: "queued" } };
