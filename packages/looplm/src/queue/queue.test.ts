@@ -117,7 +117,7 @@ describe("looplm sweep --queue with looplm worker", () => {
     c.proc.kill("SIGTERM");
     expect((await c.exited).code).toBe(0);
     expect(c.err()).toContain(`${label} checkpointed and handed back to the queue`);
-    const d = worker(url);
+    const d = looplm(["worker", "--queue", url, "--threads", "1", "--concurrency", "2"]);
     const [r1, r2] = await Promise.all([first.exited, second.exited]);
     expect(r1.code, first.err()).toBe(0);
     expect(r2.code, second.err()).toBe(0);
@@ -173,6 +173,38 @@ describe("looplm sweep --queue with looplm worker", () => {
       expect((await w.exited).code).toBe(0);
     } finally {
       await persisted.stop();
+    }
+  }, 600_000);
+
+  it("re-queues the jobs when Redis comes back empty, and the workers resume them", async () => {
+    const volatile = await redisServer();
+    try {
+      const dir = tmp();
+      const coord = looplm([
+        "sweep",
+        ...tiny,
+        "--loops",
+        "2",
+        "--out",
+        dir,
+        "--queue",
+        volatile.url,
+      ]);
+      const w = worker(volatile.url);
+      const [, label, runDir] = await waitFor("the worker to start", () => startedRun(w.err()));
+      await waitFor(`a checkpoint of ${label}`, () => mid(runDir!));
+      await volatile.kill();
+      await volatile.start();
+      const { code } = await coord.exited;
+      expect(code, coord.err()).toBe(0);
+      expect(coord.err()).toContain(`${label}: not in the queue any more`);
+      expect(w.err()).toMatch(new RegExp(`${label}: resuming`));
+      const want = (reference.rows as { label: string }[]).filter((r) => r.label === "1⊗2");
+      expect(sweepFile(dir).rows).toEqual(want);
+      w.proc.kill("SIGTERM");
+      expect((await w.exited).code).toBe(0);
+    } finally {
+      await volatile.stop();
     }
   }, 600_000);
 
