@@ -143,69 +143,42 @@ describe("looplm sweep --queue with looplm worker", () => {
     expect((await d.exited).code).toBe(0);
   }, 600_000);
 
-  it("keeps going when Redis is killed and restarted mid-sweep", async () => {
-    const persisted = await redisServer({ persist: true });
+  /**
+   * A sweep of `labels` on its own Redis, which is SIGKILLed while a member trains and started
+   * again at once; the sweep must finish with the single-machine numbers.
+   */
+  async function sweepAcrossRestart(persist: boolean, labels: string[], lockSeconds: string) {
+    const server = await redisServer({ persist });
     try {
       const dir = tmp();
-      const coord = looplm([
-        "sweep",
-        ...tiny,
-        "--loops",
-        "1,2",
-        "--out",
-        dir,
-        "--queue",
-        persisted.url,
-      ]);
-      const w = worker(persisted.url, "30");
+      const loops = labels.map((l) => l.split("⊗")[1]).join(",");
+      const args = ["sweep", ...tiny, "--loops", loops, "--out", dir, "--queue", server.url];
+      const coord = looplm(args);
+      const w = worker(server.url, lockSeconds);
       const [, label, runDir] = await waitFor("the worker to start", () => startedRun(w.err()));
       await waitFor(`a checkpoint of ${label}`, () => mid(runDir!));
-      await persisted.kill();
-      await waitFor("a second", () => false, 20, 50).catch(() => undefined);
-      await persisted.start();
+      await server.kill();
+      await server.start();
       const { code } = await coord.exited;
       expect(code, coord.err()).toBe(0);
-      const want = (reference.rows as { label: string }[]).filter((r) =>
-        ["1⊗1", "1⊗2"].includes(r.label),
-      );
+      const want = (reference.rows as { label: string }[]).filter((r) => labels.includes(r.label));
       expect(sweepFile(dir).rows).toEqual(want);
       w.proc.kill("SIGTERM");
       expect((await w.exited).code).toBe(0);
+      return { label: label!, coord: coord.err(), worker: w.err() };
     } finally {
-      await persisted.stop();
+      await server.stop();
     }
+  }
+
+  it("keeps going when Redis (with an append-only file) is killed and restarted mid-sweep", async () => {
+    await sweepAcrossRestart(true, ["1⊗1", "1⊗2"], "30");
   }, 600_000);
 
   it("re-queues the jobs when Redis comes back empty, and the workers resume them", async () => {
-    const volatile = await redisServer();
-    try {
-      const dir = tmp();
-      const coord = looplm([
-        "sweep",
-        ...tiny,
-        "--loops",
-        "2",
-        "--out",
-        dir,
-        "--queue",
-        volatile.url,
-      ]);
-      const w = worker(volatile.url);
-      const [, label, runDir] = await waitFor("the worker to start", () => startedRun(w.err()));
-      await waitFor(`a checkpoint of ${label}`, () => mid(runDir!));
-      await volatile.kill();
-      await volatile.start();
-      const { code } = await coord.exited;
-      expect(code, coord.err()).toBe(0);
-      expect(coord.err()).toContain(`${label}: not in the queue any more`);
-      expect(w.err()).toMatch(new RegExp(`${label}: resuming`));
-      const want = (reference.rows as { label: string }[]).filter((r) => r.label === "1⊗2");
-      expect(sweepFile(dir).rows).toEqual(want);
-      w.proc.kill("SIGTERM");
-      expect((await w.exited).code).toBe(0);
-    } finally {
-      await volatile.stop();
-    }
+    const { label, coord, worker } = await sweepAcrossRestart(false, ["1⊗2"], "2");
+    expect(coord).toContain(`${label}: not in the queue any more`);
+    expect(worker).toMatch(new RegExp(`${label}: resuming`));
   }, 600_000);
 
   it("a member that fails with NaN fails once, with its message", async () => {

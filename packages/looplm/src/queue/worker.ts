@@ -189,7 +189,11 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
     }
     stopping = true;
     stoppingSince = Date.now();
-    o.log(`${name}: ${sig}: checkpointing ${running.size} job(s) and handing them back`);
+    o.log(
+      running.size > 0
+        ? `${name}: ${sig}: checkpointing ${running.size} job(s) and handing them back to the queue`
+        : `${name}: ${sig}: stopping`,
+    );
     for (const r of running.values()) writeFileSync(r.stopFile, "");
     void worker.close();
   };

@@ -38,6 +38,17 @@ const deterministic = (path: string) =>
       return { step, loss, lr, grad_norm, ev };
     });
 
+/** Resume a run with a differently initialised model: the checkpoint must decide everything. */
+const resumeRun = (dir: string) =>
+  runTraining({
+    runDir: dir,
+    model: new LoopedModel(cfg, { seed: 99 }),
+    task,
+    train,
+    evaluate,
+    resume: true,
+  });
+
 describe("runTraining", () => {
   it("a resumed run reproduces the uninterrupted run exactly", () => {
     const full = mkdtempSync(join(tmpdir(), "run-full-"));
@@ -57,14 +68,7 @@ describe("runTraining", () => {
       }),
     ).toThrow(/simulated crash/);
     expect(latestCheckpoint(cut)).toMatch(/step-000004$/);
-    runTraining({
-      runDir: cut,
-      model: new LoopedModel(cfg, { seed: 99 }),
-      task,
-      train,
-      evaluate,
-      resume: true,
-    });
+    resumeRun(cut);
     const a = deterministic(join(full, "log.jsonl"));
     const b = deterministic(join(cut, "log.jsonl"));
     expect(a.map((x) => x.step)).toEqual([1, 2, 3, 4, 5, 6]);
@@ -97,14 +101,7 @@ describe("runTraining", () => {
     // Step 3 is between the every-2 checkpoints: the stop writes its own.
     expect(latestCheckpoint(cut)).toMatch(/step-000003$/);
     expect(existsSync(join(cut, "final"))).toBe(false);
-    runTraining({
-      runDir: cut,
-      model: new LoopedModel(cfg, { seed: 99 }),
-      task,
-      train,
-      evaluate,
-      resume: true,
-    });
+    resumeRun(cut);
     expect(deterministic(join(cut, "log.jsonl"))).toEqual(deterministic(join(full, "log.jsonl")));
   });
 
