@@ -57,6 +57,10 @@ export function describeRedisError(a: QueueAddress, e: unknown): string {
     return `${where} rejected the user name or password`;
   if (/without any password configured|AUTH.*no password/i.test(msg))
     return `${where} has no password set, but the URL gives one`;
+  if (/ECONNRESET/.test(msg) && !a.options.tls)
+    return `${where}: connection reset (if the server speaks TLS, use rediss://)`;
+  if (/certificate|CERT_|SSL/i.test(`${err.code ?? ""} ${msg}`))
+    return `${where}: TLS: ${msg.split("\n")[0]} (NODE_EXTRA_CA_CERTS=ca.pem trusts your own CA)`;
   if (/DB index is out of range/i.test(msg))
     return `${where}: database ${a.options.db} does not exist`;
   return `${where}: ${msg.split("\n")[0]}`;
