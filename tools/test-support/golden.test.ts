@@ -9,7 +9,7 @@ describe("golden comparison", () => {
     expect(compareGolden("g", [Number.NaN], [1], "grad").ok).toBe(false);
     expect(compareGolden("g", [1, 2], [1], "grad").ok).toBe(false);
   });
-  it("finds and reads the shared golden files", () => {
+  it("finds and reads the golden files in testdata", () => {
     const t = loadGolden("kernels", "rope.safetensors");
     expect(t.size).toBeGreaterThan(0);
   });

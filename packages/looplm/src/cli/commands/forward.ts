@@ -46,7 +46,7 @@ export function registerForward(program: Command): void {
     .requiredOption("--out <file>", "output .safetensors file (written atomically)")
     .addHelpText(
       "after",
-      "\nExample:\n  looplm forward --model ../shared/golden/mamba-2x3 --input ../shared/golden/mamba-2x3/inputs.json --out out.safetensors",
+      "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
     )
     .action((opts: ForwardArgs) => {
       const n = runForward(opts);
