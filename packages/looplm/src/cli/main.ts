@@ -5,8 +5,10 @@ import { startThreadPool } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import { enableNativeKernels } from "../native.js";
 import { buildProgram } from "./program.js";
+import { endQuietlyWhenStdoutCloses } from "./stdout.js";
 
 async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
   // `pnpm looplm …` runs from the workspace root; resolve the user's relative paths from where
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
