@@ -1,5 +1,5 @@
 /**
- * Weights ↔ named arrays (model.md §6 names). Loading is strict: every missing, unexpected and
+ * Weights ↔ named arrays (docs/model.md §6 names). Loading is strict: every missing, unexpected and
  * wrongly shaped tensor is listed by name in one error.
  */
 import { type NamedArray, shapeStr } from "@loop/tensor";
