@@ -1,6 +1,12 @@
 /** An expected, user-facing failure: printed as one line without a stack trace. */
 export class CliError extends Error {
   override name = "CliError";
+  /** The process exit status (1; 130/143 after SIGINT/SIGTERM). */
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
 }
 
 /** Parse an integer option, failing with a message naming the flag. */
