@@ -152,7 +152,10 @@ async function trainMembers(
         checkpointing: job.train.checkpointing,
       }).train;
       try {
-        checkResumeMatches(runDir, info, p.config, train);
+        checkResumeMatches(runDir, info, p.config, {
+          ...job.train,
+          scheduleSteps: train.scheduleSteps,
+        });
       } catch (e) {
         throw new CliError(`member ${p.label}: ${(e as Error).message}`);
       }

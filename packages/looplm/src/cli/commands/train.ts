@@ -29,6 +29,8 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (!typed.resume && !typed.task)
     throw new CliError("required option '--task <name>' not specified (or --resume a run)");
   if (typed.from) checkFromOutside(typed.from, typed.out);
+  // A new run's options are checked before its folder is created.
+  const fresh = typed.resume ? null : buildTrainOptions(typed);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
   // fails now, not after building the task.
   let folder: ReturnType<typeof openRunFolder>;
@@ -45,7 +47,7 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
         `--stage ${f.stage} continues a trained model: pass --from <checkpoint dir> (e.g. <run>/final)`,
       );
     }
-    let train = buildTrainOptions(f);
+    let train = fresh ?? buildTrainOptions(f);
     if (folder.info) {
       const r = resumeTrainOptions(folder.info.train, {
         steps: f.steps,
