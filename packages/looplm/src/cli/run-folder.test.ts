@@ -168,6 +168,28 @@ describe("nothing overwrites a run", () => {
   });
 });
 
+describe("output paths are checked before any work", () => {
+  it("forward, eval and tokenizer train refuse an unwritable --out first, naming it", async () => {
+    const d = tmp();
+    const r = join(d, "r");
+    await run("train", ...tiny, ...quick, "--steps", "1", "--out", r);
+    // forward checks --out before it even looks at --model.
+    await expect(
+      run("forward", "--model", join(d, "none"), "--input", "x", "--out", "/proc/x"),
+    ).rejects.toThrow(/^cannot write \/proc\/x: /);
+    // eval checks it before building the task (this corpus does not exist).
+    await expect(
+      run("eval", "--model", r, "--task", "lm", "--corpus", join(d, "nope"), "--out", "/proc/x"),
+    ).rejects.toThrow(/^cannot write \/proc\/x: /);
+    await expect(run("eval", "--model", r, "--out", d)).rejects.toThrow(
+      /^cannot write .*: it is a folder, not a file$/,
+    );
+    await expect(
+      run("tokenizer", "train", "--corpus", join(d, "nope"), "--out", join(d, "no", "tok.json")),
+    ).rejects.toThrow(/^cannot write .*no\/tok.json: it does not exist$/);
+  });
+});
+
 describe("option errors name the flag", () => {
   it("--wd -5 and --min-lr 1", async () => {
     const out = join(tmp(), "never");

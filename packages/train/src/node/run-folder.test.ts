@@ -92,6 +92,25 @@ describe("run folders: nothing overwrites a run", () => {
   });
 });
 
+describe("run folders: temporary files", () => {
+  it("opening a folder removes what a killed writer left mid-write, not a live writer's files", async () => {
+    const dir = tmp("rf-temp-");
+    await runTraining({ runDir: dir, model: fresh(), task, train });
+    const dead = deadPid();
+    const ck = join(dir, "checkpoints", "step-000006");
+    const stale = [
+      join(dir, `.log.jsonl.tmp-${dead}-1`),
+      join(ck, `.model.safetensors.tmp-${dead}-2`),
+      join(dir, `run.lock.tmp-${dead}-3`),
+    ];
+    const live = join(dir, `.run.json.tmp-${process.ppid}-4`);
+    for (const p of [...stale, live]) writeFileSync(p, "partial");
+    openRunFolder(dir, { resume: true }).release();
+    expect(stale.filter((p) => existsSync(p))).toEqual([]);
+    expect(existsSync(live)).toBe(true);
+  });
+});
+
 describe("run folders: resume continues the run that was started", () => {
   it("rejects a different model or option, naming it", async () => {
     const dir = tmp("rf-diff-");

@@ -7,13 +7,13 @@
  *  - a resumed run keeps every recorded setting; only RESUME_CHANGES may differ, and `steps`
  *    only grows (the learning-rate schedule of the first plan is kept).
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelConfig } from "@loop/looped";
 import { readJsonFile } from "@loop/tensor/node";
 import { resolveTrainOptions, type TrainOptions } from "../options.js";
 import { ensureDir } from "./run-files.js";
-import { lockRunFolder } from "./run-lock.js";
+import { lockRunFolder, processAlive } from "./run-lock.js";
 
 /** run.json: the settings a run was started with (plus whatever the caller recorded). */
 export interface RunInfo {
@@ -57,12 +57,34 @@ export function readRunInfo(dir: string): RunInfo {
   return info;
 }
 
+/** `.name.tmp-<pid>-<time>` (writeFileAtomic) or `run.lock.tmp-<pid>-<time>`. */
+const TEMP = /\.tmp-(\d+)-\d+$/;
+
+/**
+ * Remove temporary files that a killed process left behind mid-write (its PID is gone) in the
+ * run folder and its checkpoint folders.
+ */
+function removeStaleTemporaries(dir: string): void {
+  const ck = join(dir, "checkpoints");
+  const dirs = [dir, join(dir, "final"), ck];
+  if (existsSync(ck))
+    for (const d of readdirSync(ck)) if (d.startsWith("step-")) dirs.push(join(ck, d));
+  for (const d of dirs) {
+    if (!existsSync(d)) continue;
+    for (const f of readdirSync(d)) {
+      const m = TEMP.exec(f);
+      if (m && !processAlive(Number(m[1]))) rmSync(join(d, f), { force: true });
+    }
+  }
+}
+
 export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder {
   if (mode.resume && mode.overwrite)
     throw new Error("resume and overwrite exclude each other: choose one");
   ensureDir(dir);
   const release = lockRunFolder(dir);
   try {
+    removeStaleTemporaries(dir);
     let info: RunInfo | null = null;
     if (mode.resume) {
       if (!existsSync(join(dir, "run.json")))

@@ -23,7 +23,8 @@ interface LockOwner {
 const held = new Map<string, { path: string; count: number }>();
 let exitHook = false;
 
-function alive(pid: number): boolean {
+/** Whether process `pid` runs (on this host). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -68,7 +69,7 @@ export function lockRunFolder(dir: string): () => void {
   for (let attempt = 0; ; attempt++) {
     if (tryCreate(lock, body)) break;
     const owner = readOwner(lock);
-    const stale = owner === null || (owner.host === hostname() && !alive(owner.pid));
+    const stale = owner === null || (owner.host === hostname() && !processAlive(owner.pid));
     if (!stale || attempt > 2) {
       throw new Error(
         `run folder ${dir} is in use by process ${owner?.pid ?? "?"}${owner && owner.host !== hostname() ? ` on ${owner.host}` : ""} (${lock}); wait for it to finish or stop it`,
