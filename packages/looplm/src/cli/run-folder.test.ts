@@ -190,6 +190,44 @@ describe("output paths are checked before any work", () => {
   });
 });
 
+describe("checkpoints with NaN or Inf weights", () => {
+  it("eval, generate and train --from refuse them, blaming the checkpoint", async () => {
+    const d = tmp();
+    const r = join(d, "r");
+    await run("train", ...tiny, ...quick, "--steps", "1", "--out", r);
+    const { loadCheckpoint, saveCheckpoint } = await import("@loop/looped/node");
+    for (const [name, bad] of [
+      ["nan", Number.NaN],
+      ["inf", Number.POSITIVE_INFINITY],
+    ] as const) {
+      const m = loadCheckpoint(join(r, "final"));
+      m.embeddings.data[1] = bad;
+      const ck = join(d, name);
+      saveCheckpoint(ck, m);
+      const msg = new RegExp(
+        `model.safetensors is damaged — non-finite values: backbone.embeddings.weight \\(${bad} at index 1\\)`,
+      );
+      await expect(run("eval", "--model", ck, ...tiny.slice(0, 8))).rejects.toThrow(msg);
+      await expect(
+        run("generate", "--model", ck, "--tokens", "0,1", "--max-new", "2"),
+      ).rejects.toThrow(msg);
+      await expect(
+        run(
+          "train",
+          ...tiny,
+          "--stage",
+          "gate1",
+          "--from",
+          ck,
+          ...quick,
+          "--out",
+          join(d, `g-${name}`),
+        ),
+      ).rejects.toThrow(msg);
+    }
+  });
+});
+
 describe("option errors name the flag", () => {
   it("--wd -5 and --min-lr 1", async () => {
     const out = join(tmp(), "never");
