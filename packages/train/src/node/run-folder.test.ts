@@ -1,5 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoopedModel, parseConfig } from "@loop/looped";
@@ -90,6 +98,31 @@ describe("run folders: nothing overwrites a run", () => {
     expect(r.status).toBe(3);
     expect(r.stderr.trim()).toMatch(new RegExp(`in use by process ${process.pid} `));
   });
+});
+
+describe("run folders: full disks", () => {
+  it.skipIf(!existsSync("/dev/full"))(
+    "a full disk during a log append is a sentence naming log.jsonl",
+    async () => {
+      const dir = tmp("rf-full-");
+      const log = join(dir, "log.jsonl");
+      await expect(
+        runTraining({
+          runDir: dir,
+          model: fresh(),
+          task,
+          train,
+          onStep: (m) => {
+            if (m.step === 2) {
+              rmSync(log);
+              symlinkSync("/dev/full", log); // every write to it fails with ENOSPC
+            }
+          },
+        }),
+      ).rejects.toThrow(new RegExp(`^cannot append to ${log}: the disk is full$`));
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    },
+  );
 });
 
 describe("run folders: temporary files", () => {
