@@ -11,23 +11,14 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoopedModel, parseConfig } from "@loop/looped";
-import { pHop } from "@loop/tasks";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
 import { RunInterrupted, runTraining } from "./run.js";
 import { loadTrainingCheckpoint } from "./run-files.js";
+import { cfg, fresh, task } from "./run-fixture.test-util.js";
 import { openRunFolder, readRunInfo, resumeTrainOptions } from "./run-folder.js";
 import { LOCK_FILE, lockRunFolder } from "./run-lock.js";
 
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-const cfg = parseConfig({
-  backbone: "mamba",
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 2,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-});
 const train = resolveTrainOptions({
   steps: 6,
   batchSize: 4,
@@ -37,7 +28,19 @@ const train = resolveTrainOptions({
   seed: 7,
 });
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
-const fresh = (seed = 1) => new LoopedModel(cfg, { seed });
+/** Train in `dir` and crash after step 5 (the last checkpoint is step 4). */
+const crashAfter5 = (dir: string) =>
+  expect(
+    runTraining({
+      runDir: dir,
+      model: fresh(),
+      task,
+      train,
+      onStep: (m) => {
+        if (m.step === 5) throw new Error("crash");
+      },
+    }),
+  ).rejects.toThrow(/crash/);
 const logSteps = (dir: string) =>
   readFileSync(join(dir, "log.jsonl"), "utf8")
     .trim()
@@ -182,17 +185,7 @@ describe("run folders: resume continues the run that was started", () => {
     const dir = tmp("rf-fallback-");
     const full = tmp("rf-full-");
     await runTraining({ runDir: full, model: fresh(), task, train });
-    await expect(
-      runTraining({
-        runDir: dir,
-        model: fresh(),
-        task,
-        train,
-        onStep: (m) => {
-          if (m.step === 5) throw new Error("crash");
-        },
-      }),
-    ).rejects.toThrow(/crash/);
+    await crashAfter5(dir);
     writeFileSync(join(dir, "checkpoints", "step-000004", "model.safetensors"), "garbage");
     const notes: string[] = [];
     await runTraining({
@@ -251,17 +244,7 @@ describe("run folders: resume continues the run that was started", () => {
 
   it("drops a torn last log line and names the file for any other damage", async () => {
     const dir = tmp("rf-torn-");
-    await expect(
-      runTraining({
-        runDir: dir,
-        model: fresh(),
-        task,
-        train,
-        onStep: (m) => {
-          if (m.step === 5) throw new Error("crash");
-        },
-      }),
-    ).rejects.toThrow(/crash/);
+    await crashAfter5(dir);
     const log = join(dir, "log.jsonl");
     appendFileSync(log, '{"step":6,"loss":1.0');
     const notes: string[] = [];

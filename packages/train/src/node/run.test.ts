@@ -1,24 +1,15 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { pHop } from "@loop/tasks";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
 import { NonFiniteError } from "../trainer.js";
 import { runTraining } from "./run.js";
 import { latestCheckpoint } from "./run-files.js";
+import { cfg, task } from "./run-fixture.test-util.js";
 
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-const cfg = parseConfig({
-  backbone: "mamba",
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 2,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-});
 const train = resolveTrainOptions({
   steps: 6,
   batchSize: 4,
