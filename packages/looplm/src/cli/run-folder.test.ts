@@ -238,6 +238,9 @@ describe("option errors name the flag", () => {
       /^--min-lr must be in \[0, --lr\], got 1$/,
     );
     expect(existsSync(out)).toBe(false);
+    await expect(run("train", "--out", out)).rejects.toThrow(
+      /^required option '--task <name>' not specified \(or --resume a run\)$/,
+    );
   });
 });
 
