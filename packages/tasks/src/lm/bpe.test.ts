@@ -189,6 +189,11 @@ describe("byte-level BPE tokenizer", () => {
     expect(() =>
       tokenizerFromJson({ ...j, model: { ...j.model, merges: ["Ġ t", "zzz qqq"] } }),
     ).toThrow(/merge 1 "zzz qqq" uses a token missing/);
+    expect(() =>
+      tokenizerFromJson({ ...j, model: { ...j.model, merges: "Ġ t" as unknown as string[] } }),
+    ).toThrow(
+      /^tokenizer.json: model.merges must be an array of "a b" strings or \[a, b\] pairs, got string$/,
+    );
     const noBytes = { ...j.model.vocab };
     delete noBytes.Ā;
     expect(() => tokenizerFromJson({ ...j, model: { ...j.model, vocab: noBytes } })).toThrow(

@@ -24,7 +24,7 @@ import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { LanguageModelTask, type Task } from "@loop/tasks";
 import type { Command } from "commander";
-import { CliError, floatOption, intOption } from "../errors.js";
+import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
   buildTask,
@@ -168,6 +168,8 @@ function thresholds(f: EvalFlags, model: LoopedModel): number[] {
 
 export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise<EvalFile> {
   const { checkpoint, runDir } = locateModel(f.model);
+  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
+  if (out) checkOutput(out);
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
@@ -223,7 +225,6 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
     q: f.q ?? null,
     mc: mcPart,
   };
-  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
   if (out) writeEvalFile(out, ev);
   process.stdout.write(formatEvalSummary(ev));
   if (out) process.stdout.write(`wrote ${out}\n`);

@@ -5,7 +5,7 @@ import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
-import { CliError } from "../errors.js";
+import { CliError, checkOutput } from "../errors.js";
 
 export interface ForwardArgs {
   model: string;
@@ -14,6 +14,7 @@ export interface ForwardArgs {
 }
 
 export function runForward(args: ForwardArgs): number {
+  checkOutput(args.out);
   const model = loadCheckpoint(args.model);
   let raw: unknown;
   let text: string;
