@@ -25,11 +25,15 @@ export interface TrainJob {
   train: TrainOptions;
   evalCount: number;
   resume: boolean;
+  /** Replace a run already in `runDir`. */
+  overwrite?: boolean;
+  /** Stops training after the current step, with a checkpoint (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+  /** Extra run.json fields (the flags a resume reuses). */
+  info?: Record<string, unknown>;
   label: string;
-  /** Called after every step, beside the progress display. */
+  /** Called after every step, beside the progress display (a queue worker's progress). */
   onStep?: (m: { step: number; loss: number }) => void;
-  /** Checkpoint and stop early when this returns true (see RunOptions.shouldStop). */
-  shouldStop?: () => boolean;
 }
 
 /** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
@@ -57,7 +61,7 @@ function modelFor(job: TrainJob): LoopedModel {
   return gated;
 }
 
-export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
+export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const model = modelFor(job);
   if (job.task.vocabSize > model.config.vocab_size) {
     throw new CliError(
@@ -66,21 +70,22 @@ export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
   }
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   try {
-    const res = runTraining({
+    const res = await runTraining({
       runDir: job.runDir,
       model,
       task: job.task,
       train: job.train,
       resume: job.resume,
+      overwrite: job.overwrite,
+      signal: job.signal,
       evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
       onStep: (m) => {
         bar.update(m);
         job.onStep?.(m);
       },
-      info: { task: job.taskInfo, from: job.from ?? null },
-      ...(job.shouldStop ? { shouldStop: job.shouldStop } : {}),
+      onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
+      info: { task: job.taskInfo, from: job.from ?? null, eval_count: job.evalCount, ...job.info },
     });
-    if (res.stopped) return { ...res, model };
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };
   } finally {

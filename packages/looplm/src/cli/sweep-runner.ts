@@ -1,16 +1,32 @@
 /**
  * A protocol sweep: train every member of an iso-parameter or iso-FLOPs family on one task,
  * then write sweep.json, print the comparison table and render the HTML report.
+ *
+ * The sweep folder is locked while it runs. An existing sweep is only continued (`resume`:
+ * finished members are kept — their numbers come from their own log — interrupted ones resume
+ * from their checkpoints, each checked against the settings it was started with) or replaced
+ * (`overwrite`).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { comparisonTable, type SweepFile, type SweepRow } from "@loop/eval";
 import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
 import type { Task } from "@loop/tasks";
-import { readJsonFile } from "@loop/tensor/node";
+import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
-import { writeJsonFile } from "@loop/train/node";
+import {
+  checkResumeMatches,
+  type EvalRecord,
+  holdsRun,
+  latestCheckpoint,
+  lockRunFolder,
+  readRunInfo,
+  readRunLog,
+  resumeTrainOptions,
+  writeJsonFile,
+} from "@loop/train/node";
+import { CliError } from "./errors.js";
 import { trainJob } from "./run-training.js";
 
 export const PROTOCOLS = ["iso-param", "iso-flops"] as const;
@@ -25,8 +41,12 @@ export interface SweepJob {
   loops: number[];
   train: TrainOptions;
   evalCount: number;
-  /** Keep finished members (their final/ exists) instead of retraining them. */
+  /** Continue the sweep in `outDir`: keep finished members, resume interrupted ones. */
   resume: boolean;
+  /** Replace the sweep in `outDir`. */
+  overwrite?: boolean;
+  /** Stops the member in training after its current step, with a checkpoint. */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -41,47 +61,122 @@ export function runFolderName(label: string): string {
   return label.replace("⊗", "x");
 }
 
-/** One member of a sweep: what to train and where. */
-export interface SweepMember {
-  label: string;
-  role: SweepRow["role"];
-  /** Run folder name inside the sweep folder. */
-  run: string;
-  runDir: string;
-  params: number;
-  flopsPerToken: number;
-  config: ModelConfig;
+/** The loop counts of `--loops`, each once. */
+export function checkDistinctLoops(loops: readonly number[]): void {
+  const twice = loops.filter((r, i) => loops.indexOf(r) !== i);
+  if (twice.length)
+    throw new CliError(
+      `--loops lists ${[...new Set(twice)].join(", ")} more than once: each member is trained once`,
+    );
 }
 
-/** The members of a sweep, in table order. */
-export function planSweep(
-  job: Pick<SweepJob, "outDir" | "protocol" | "task" | "base" | "loops">,
-): SweepMember[] {
+/** The last evaluation in a finished member's log. */
+export function lastEvaluation(runDir: string): EvalRecord | null {
+  const recs = readRunLog(join(runDir, "log.jsonl")).records as { eval?: EvalRecord }[];
+  return recs.filter((r) => r.eval).at(-1)?.eval ?? null;
+}
+
+/**
+ * Create and lock a sweep folder, refusing to reuse one that holds a sweep unless it is resumed
+ * or replaced. Returns the release function (re-entrant: commands open it before their set-up,
+ * runSweep again).
+ */
+export function openSweepFolder(
+  outDir: string,
+  mode: { resume: boolean; overwrite?: boolean },
+): () => void {
+  if (mode.resume && mode.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
+  try {
+    makeDirectory(outDir);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const release = lockRunFolder(outDir);
+  try {
+    const existing =
+      existsSync(join(outDir, "sweep.json")) ||
+      readdirSync(outDir, { withFileTypes: true }).some(
+        (d) => d.isDirectory() && holdsRun(join(outDir, d.name)),
+      );
+    if (existing && !mode.resume && !mode.overwrite)
+      throw new CliError(
+        `${outDir} already holds a sweep: resume it (--resume) or replace it (--overwrite), or choose another folder`,
+      );
+    if (mode.overwrite)
+      for (const f of ["sweep.json", "report.html"]) rmSync(join(outDir, f), { force: true });
+    return release;
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+type Plan = ReturnType<typeof planIsoParameter>;
+
+/** How a continued sweep (or a queue worker) starts a member, from what its run folder holds. */
+export type MemberStart =
+  | { kind: "finished"; ev: EvalRecord }
+  | { kind: "resume"; train: TrainOptions }
+  | { kind: "fresh" };
+
+/**
+ * A member's run folder, checked against the member's settings (the first difference is an
+ * error): finished (its numbers come from its own log), resumable from a checkpoint (with the
+ * recorded schedule; only RESUME_CHANGES may differ), or nothing worth keeping.
+ */
+export function memberStart(
+  runDir: string,
+  label: string,
+  config: ModelConfig,
+  train: TrainOptions,
+): MemberStart {
+  if (!holdsRun(runDir) || !existsSync(join(runDir, "run.json"))) return { kind: "fresh" };
+  const info = readRunInfo(runDir);
+  const resumed = resumeTrainOptions(info.train, {
+    steps: train.steps,
+    evalEvery: train.evalEvery,
+    checkpointEvery: train.checkpointEvery,
+    checkpointing: train.checkpointing,
+  }).train;
+  try {
+    checkResumeMatches(runDir, info, config, { ...train, scheduleSteps: resumed.scheduleSteps });
+  } catch (e) {
+    throw new CliError(`member ${label}: ${(e as Error).message}`);
+  }
+  if (
+    resumed.steps === info.train.steps &&
+    existsSync(join(runDir, "final", "model.safetensors"))
+  ) {
+    const ev = lastEvaluation(runDir);
+    if (!ev) throw new CliError(`member ${label}: ${runDir}/log.jsonl holds no evaluation`);
+    return { kind: "finished", ev };
+  }
+  return latestCheckpoint(runDir) ? { kind: "resume", train: resumed } : { kind: "fresh" };
+}
+
+/** The members of a sweep, in table order (each loop count once, each run folder once). */
+export function planSweep(job: Pick<SweepJob, "protocol" | "task" | "base" | "loops">): Plan {
+  checkDistinctLoops(job.loops);
   const opts = { seqLen: job.task.seqLen };
   const plan =
     job.protocol === "iso-param"
       ? planIsoParameter(job.base, job.loops, opts)
       : planIsoFlops(job.base, job.loops, opts);
-  return plan.map((p) => ({
+  const names = plan.map((p) => runFolderName(p.label));
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new CliError(`the sweep plans member ${dup} twice: choose other --loops`);
+  return plan;
+}
+
+/** A member's row of sweep.json. */
+export function sweepRow(p: Plan[number], ev: EvalRecord): SweepRow {
+  return {
     label: p.label,
     role: p.role,
     run: runFolderName(p.label),
-    runDir: join(job.outDir, runFolderName(p.label)),
     params: p.params,
-    flopsPerToken: p.flopsPerToken,
-    config: p.config,
-  }));
-}
-
-type MemberEval = { metric: SweepFile["metric"]; per_step: number[]; final: number };
-
-export function sweepRow(m: SweepMember, ev: MemberEval): SweepRow {
-  return {
-    label: m.label,
-    role: m.role,
-    run: m.run,
-    params: m.params,
-    flops_per_token: m.flopsPerToken,
+    flops_per_token: p.flopsPerToken,
     metric_value: ev.final,
     per_step: ev.per_step,
   };
@@ -92,7 +187,7 @@ export function writeSweepFile(outDir: string, sweep: SweepFile): void {
   writeJsonFile(join(outDir, "sweep.json"), sweep);
 }
 
-/** The comparison table and the HTML report of a finished sweep.json. */
+/** The comparison table and the HTML report of a written sweep.json. */
 export async function finishSweep(outDir: string, sweep: SweepFile): Promise<SweepResult> {
   const reportPath = await renderSweepReport(outDir);
   return { sweep, table: comparisonTable(sweep.rows, sweep.metric, "text"), reportPath };
@@ -100,34 +195,51 @@ export async function finishSweep(outDir: string, sweep: SweepFile): Promise<Swe
 
 export async function runSweep(job: SweepJob): Promise<SweepResult> {
   const plan = planSweep(job);
+  const release = openSweepFolder(job.outDir, job);
+  try {
+    return await trainMembers(job, plan);
+  } finally {
+    release();
+  }
+}
+
+async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
   const rows: SweepRow[] = [];
   let metric: SweepFile["metric"] = "accuracy";
-  plan.forEach((p, i) => {
-    const { run, runDir } = p;
-    let ev: MemberEval | null = null;
-    if (job.resume && existsSync(join(runDir, "final", "model.safetensors"))) {
-      job.log?.(`[${i + 1}/${plan.length}] ${p.label}: already trained, kept`);
-      const lines = readJsonFile<{ rows?: SweepRow[] }>(join(job.outDir, "sweep.json")).rows ?? [];
-      const prev = lines.find((r) => r.run === run);
-      if (prev)
-        ev = {
-          metric: job.task.name.startsWith("lm") ? "ppl" : "accuracy",
-          per_step: prev.per_step,
-          final: prev.metric_value,
-        };
+  for (const [i, p] of plan.entries()) {
+    const run = runFolderName(p.label);
+    const runDir = join(job.outDir, run);
+    const tag = `[${i + 1}/${plan.length}] ${p.label}`;
+    let ev: EvalRecord | null = null;
+    let train = job.train;
+    let resume = false;
+    if (job.resume) {
+      const start = memberStart(runDir, p.label, p.config, job.train);
+      if (start.kind === "finished") {
+        ev = start.ev;
+        job.log?.(`${tag}: already trained, kept`);
+      } else if (start.kind === "resume") {
+        train = start.train;
+        resume = true;
+        job.log?.(`${tag}: resuming from its last checkpoint`);
+      }
     }
     if (!ev) {
-      job.log?.(
-        `[${i + 1}/${plan.length}] ${p.label} (${p.role}): ${p.params.toLocaleString("en-US")} params, ${p.flopsPerToken.toLocaleString("en-US")} FLOPs/token`,
-      );
-      const res = trainJob({
+      if (!resume)
+        job.log?.(
+          `${tag} (${p.role}): ${p.params.toLocaleString("en-US")} params, ${p.flopsPerToken.toLocaleString("en-US")} FLOPs/token`,
+        );
+      const res = await trainJob({
         runDir,
         task: job.task,
         taskInfo: job.taskInfo,
         config: p.config,
-        train: job.train,
+        train,
         evalCount: job.evalCount,
-        resume: false,
+        resume,
+        // A member without a checkpoint yet restarts from scratch (with --resume or --overwrite).
+        overwrite: !resume && (job.resume || job.overwrite),
+        signal: job.signal,
         label: p.label,
       });
       ev = res.lastEval;
@@ -136,6 +248,6 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
     metric = ev.metric;
     rows.push(sweepRow(p, ev));
     writeSweepFile(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
-  });
+  }
   return finishSweep(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
 }

@@ -3,13 +3,14 @@
  * single-machine sweep, with the members trained by queue workers instead of in this process.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { SweepFile, SweepRow } from "@loop/eval";
 import { CliError } from "../cli/errors.js";
 import { TASK_DEFAULTS, type TaskFlags } from "../cli/options/task.js";
 import {
   finishSweep,
   planSweep,
+  runFolderName,
   type SweepJob,
   type SweepResult,
   sweepRow,
@@ -35,11 +36,11 @@ export async function runQueuedSweep(
   address: QueueAddress,
 ): Promise<SweepResult> {
   const outDir = resolve(job.outDir);
-  const members = planSweep({ ...job, outDir });
+  const members = planSweep(job);
   const jobs: TrainingJobData[] = members.map((m) => ({
     v: 1,
     label: m.label,
-    runDir: m.runDir,
+    runDir: join(outDir, runFolderName(m.label)),
     task: portableTaskFlags(taskFlags),
     taskInfo: job.taskInfo,
     config: m.config,

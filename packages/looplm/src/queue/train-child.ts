@@ -1,20 +1,21 @@
 /**
  * The process a queue worker starts for each job (hidden command `looplm worker-job`): train
- * the job's run folder through the same trainJob as `looplm sweep`, resuming from its last
- * checkpoint when it has one, and report progress and the outcome as JSON lines on fd 3.
+ * the job's run folder through the same trainJob as `looplm sweep`, deciding as `sweep --resume`
+ * does what its folder holds (finished: report its numbers; checkpointed: resume exactly;
+ * otherwise: start it), and report progress and the outcome as JSON lines on fd 3.
  *
- * Training is synchronous, so this process cannot see signals while it trains; the worker asks
- * it to stop by creating the stop file, which is checked after every step. If the worker itself
- * vanishes (kill -9) this process notices its parent changed and exits without writing, as a
- * lost machine would, so another worker can resume the folder after the job's lock expires.
+ * The worker stops it with SIGTERM (a checkpoint at the current step, then exit). If the worker
+ * itself vanishes (kill -9) this process notices its parent changed and exits without writing,
+ * as a lost machine would, so another worker can resume the folder after the job's lock expires.
  */
-import { existsSync, readFileSync, writeSync } from "node:fs";
+import { readFileSync, rmSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { isDeepStrictEqual } from "node:util";
-import { noGrad, withScratch } from "@loop/tensor";
-import { latestCheckpoint } from "@loop/train/node";
+import type { EvalRecord } from "@loop/train/node";
+import { holdsRun, LOCK_FILE, latestCheckpoint, RunInterrupted } from "@loop/train/node";
 import { buildTask } from "../cli/options/task.js";
-import { taskEvaluator, trainJob } from "../cli/run-training.js";
+import { trainJob } from "../cli/run-training.js";
+import { memberStart } from "../cli/sweep-runner.js";
 import type { TrainingJobData } from "./training-job.js";
 
 /** Exit codes the worker reads. */
@@ -22,7 +23,7 @@ export const CHILD_EXIT = { done: 0, failed: 1, stopped: 3, orphaned: 4 } as con
 
 export type ChildMessage =
   | { type: "progress"; step: number; total: number; loss: number }
-  | { type: "result"; steps: number; eval: NonNullable<ReturnType<typeof trainJob>["lastEval"]> }
+  | { type: "result"; steps: number; eval: EvalRecord }
   | { type: "stopped"; step: number }
   | { type: "error"; message: string; retry: boolean };
 
@@ -37,73 +38,77 @@ function send(m: ChildMessage): void {
   }
 }
 
-/** Resume only a run trained with exactly these settings (a leftover of another sweep is retrained). */
-function resumable(d: TrainingJobData): boolean {
-  if (!latestCheckpoint(d.runDir)) return false;
+/**
+ * The queue says this job is ours: its previous worker lost the job's lock (killed, machine
+ * lost, cut off), so a run.lock it left from another machine is stale. (A lock of a live process
+ * on this machine is left to the folder lock, which refuses it.)
+ */
+function dropLockOfLostWorker(runDir: string): void {
+  const path = join(runDir, LOCK_FILE);
+  let owner: { pid?: number; host?: string };
   try {
-    const run = JSON.parse(readFileSync(join(d.runDir, "run.json"), "utf8")) as {
-      model?: unknown;
-      train?: unknown;
-    };
-    const plain = (x: unknown) => JSON.parse(JSON.stringify(x)) as unknown;
-    return (
-      isDeepStrictEqual(run.model, plain(d.config)) && isDeepStrictEqual(run.train, plain(d.train))
-    );
+    owner = JSON.parse(readFileSync(path, "utf8")) as typeof owner;
   } catch {
-    return false;
+    return;
   }
+  if (owner.host === hostname()) return;
+  process.stderr.write(
+    `looplm: taking over ${path} of process ${owner.pid} on ${owner.host} (its queue job lock expired)\n`,
+  );
+  rmSync(path, { force: true });
 }
 
-export async function runTrainingChild(d: TrainingJobData, stopFile: string): Promise<number> {
-  // Ctrl-C reaches the whole process group: leave the decision to the worker (the stop file).
-  process.on("SIGINT", () => {});
-  process.on("SIGTERM", () => {});
+export async function runTrainingChild(d: TrainingJobData): Promise<number> {
+  const ac = new AbortController();
+  // SIGTERM from the worker; SIGINT when Ctrl-C reaches the whole process group.
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => ac.abort());
   const parent = process.ppid;
   let lastSent = 0;
   try {
-    const task = await buildTask(d.task);
-    const resume = resumable(d);
+    const start = memberStart(d.runDir, d.label, d.config, d.train);
+    if (start.kind === "finished") {
+      // Its worker vanished after training, before the queue heard the result.
+      send({ type: "result", steps: d.train.steps, eval: start.ev });
+      return CHILD_EXIT.done;
+    }
+    const resume = start.kind === "resume";
     if (resume) process.stderr.write(`${d.label}: resuming ${latestCheckpoint(d.runDir)}\n`);
-    const res = trainJob({
+    dropLockOfLostWorker(d.runDir);
+    const task = await buildTask(d.task);
+    const res = await trainJob({
       runDir: d.runDir,
       task,
       taskInfo: d.taskInfo,
       config: d.config,
-      train: d.train,
+      train: resume ? start.train : d.train,
       evalCount: d.evalCount,
       resume,
+      // A folder with a run but no checkpoint yet (killed in its first steps) starts again.
+      overwrite: !resume && holdsRun(d.runDir),
+      signal: ac.signal,
       label: d.label,
       onStep: (m) => {
+        if (process.ppid !== parent) process.exit(CHILD_EXIT.orphaned);
         const now = Date.now();
         if (now - lastSent < 500 && m.step !== d.train.steps) return;
         lastSent = now;
         send({ type: "progress", step: m.step, total: d.train.steps, loss: m.loss });
       },
-      shouldStop: () => {
-        if (process.ppid !== parent) process.exit(CHILD_EXIT.orphaned);
-        return existsSync(stopFile);
-      },
     });
-    if (res.stopped) {
-      send({ type: "stopped", step: res.steps });
-      return CHILD_EXIT.stopped;
-    }
-    // A run that had already finished (its worker vanished before reporting) trains no step:
-    // evaluate its final weights, which gives the numbers its last step computed.
-    const ev =
-      res.lastEval ??
-      noGrad(() =>
-        withScratch(() =>
-          taskEvaluator(task, d.evalCount, Math.max(d.train.batchSize, 64))(res.model),
-        ),
-      );
-    send({ type: "result", steps: res.steps, eval: ev });
+    if (!res.lastEval) throw new Error(`${d.label}: the run produced no evaluation`);
+    send({ type: "result", steps: res.steps, eval: res.lastEval });
     return CHILD_EXIT.done;
   } catch (e) {
+    if (e instanceof RunInterrupted) {
+      send({ type: "stopped", step: e.step });
+      return CHILD_EXIT.stopped;
+    }
     const err = e as NodeJS.ErrnoException;
     // System errors (disk full, I/O) may pass on another machine; anything else (bad settings,
     // a non-finite loss) would fail again the same way.
-    const retry = typeof err.code === "string" && typeof err.syscall === "string";
+    const system = (x: unknown) =>
+      typeof (x as NodeJS.ErrnoException | undefined)?.syscall === "string";
+    const retry = system(err) || system(err.cause);
     send({ type: "error", message: err.message ?? String(e), retry });
     return CHILD_EXIT.failed;
   }

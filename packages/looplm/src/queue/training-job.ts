@@ -3,10 +3,11 @@
  * to train one run folder (task flags, model config, training options), its id, and its result.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { ModelConfig } from "@loop/looped";
+import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
 import { writeJsonFile } from "@loop/train/node";
@@ -71,7 +72,7 @@ export function sameSettings(a: TrainingJobData, b: TrainingJobData): boolean {
 }
 
 export function writeJobMarker(d: TrainingJobData, id: string): void {
-  mkdirSync(d.runDir, { recursive: true });
+  makeDirectory(d.runDir);
   writeJsonFile(join(d.runDir, JOB_MARKER), { id, label: d.label });
 }
 

@@ -3,13 +3,12 @@
  * (`looplm worker-job`), so this process stays free to renew the job's lock (its heartbeat),
  * relay progress and answer signals while the child trains.
  *
- * SIGINT/SIGTERM: every child checkpoints at its current step, its job goes back to the queue
- * for any worker to resume, and the worker exits; a second signal kills the children at once.
+ * `signal` (SIGINT/SIGTERM): every child checkpoints at its current step, its job goes back to
+ * the queue for any worker to resume, and the worker returns. (A second signal ends the process
+ * at once; the children notice and stop without writing.)
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { createInterface } from "node:readline";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
@@ -30,6 +29,8 @@ export interface WorkerOptions {
   threads: number;
   /** Seconds a job stays claimed after its worker stops heart-beating. */
   lockSeconds: number;
+  /** Aborted: checkpoint the jobs, hand them back, stop. */
+  signal: AbortSignal;
   log: (line: string) => void;
 }
 
@@ -40,7 +41,6 @@ type Outcome =
 
 interface Running {
   child: ChildProcess;
-  stopFile: string;
   /** The lock was lost: the job may already be another worker's. */
   abandoned: boolean;
 }
@@ -48,25 +48,14 @@ interface Running {
 export async function runQueueWorker(o: WorkerOptions): Promise<void> {
   await checkRedis(o.address);
   const name = `${hostname()}:${process.pid}`;
-  const scratch = mkdtempSync(join(tmpdir(), "looplm-worker-"));
   const running = new Map<string, Running>();
   let stopping = false;
 
   const train = (job: Job<TrainingJobData>): Promise<Outcome> => {
     const d = job.data;
-    const stopFile = join(scratch, `stop-${job.id}`);
-    rmSync(stopFile, { force: true });
     const child = spawn(
       process.execPath,
-      [
-        ...process.execArgv,
-        process.argv[1]!,
-        "worker-job",
-        "--job",
-        JSON.stringify(d),
-        "--stop-file",
-        stopFile,
-      ],
+      [...process.execArgv, process.argv[1]!, "worker-job", "--job", JSON.stringify(d)],
       {
         // Several jobs at once: plain progress lines (a pipe is no TTY) rather than fighting bars.
         stdio: ["ignore", "inherit", o.concurrency > 1 ? "pipe" : "inherit", "pipe"],
@@ -74,7 +63,7 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
       },
     );
     child.stderr?.pipe(process.stderr);
-    const entry: Running = { child, stopFile, abandoned: false };
+    const entry: Running = { child, abandoned: false };
     running.set(job.id!, entry);
     let last: ChildMessage | null = null;
     let lastProgress = 0;
@@ -177,36 +166,24 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
     }
   });
 
-  let stoppingSince = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    // One Ctrl-C can arrive twice (from the terminal, and relayed by a launcher such as pnpm or
-    // tsx in the same process group): only a later one means "stop now".
-    if (stopping && Date.now() - stoppingSince < 2000) return;
-    if (stopping) {
-      o.log(`${name}: ${sig} again, killing training processes`);
-      for (const r of running.values()) r.child.kill("SIGKILL");
-      process.exit(130);
-    }
+  const stop = () => {
     stopping = true;
-    stoppingSince = Date.now();
     o.log(
       running.size > 0
-        ? `${name}: ${sig}: checkpointing ${running.size} job(s) and handing them back to the queue`
-        : `${name}: ${sig}: stopping`,
+        ? `${name}: checkpointing ${running.size} job(s) and handing them back to the queue`
+        : `${name}: stopping`,
     );
-    for (const r of running.values()) writeFileSync(r.stopFile, "");
+    for (const r of running.values()) r.child.kill("SIGTERM");
     void worker.close();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  if (o.signal.aborted) return;
+  o.signal.addEventListener("abort", stop, { once: true });
   o.log(
     `${name}: waiting for jobs on ${o.address.display} (concurrency ${o.concurrency}, ${o.threads} thread(s) per job)`,
   );
   try {
     await worker.run();
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    rmSync(scratch, { recursive: true, force: true });
+    o.signal.removeEventListener("abort", stop);
   }
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 import {
   addModelOptions,
   buildModelConfig,
@@ -11,7 +12,13 @@ import {
 } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
 import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
-import { PROTOCOLS, type Protocol, runSweep } from "../sweep-runner.js";
+import {
+  checkDistinctLoops,
+  openSweepFolder,
+  PROTOCOLS,
+  type Protocol,
+  runSweep,
+} from "../sweep-runner.js";
 
 type Flags = TaskFlags &
   ModelFlags &
@@ -21,6 +28,7 @@ type Flags = TaskFlags &
     loopsList: string;
     out: string;
     resume: boolean;
+    overwrite: boolean;
     queue?: string;
   };
 
@@ -34,26 +42,65 @@ export async function runSweepCommand(f: Flags): Promise<void> {
   const loops = parseIntList("--loops", f.loopsList);
   if (loops.some((r) => r < 1))
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
-  const address = f.queue ? parseQueueUrl(f.queue) : null;
+  checkDistinctLoops(loops);
+  const train = buildTrainOptions(f);
+  if (f.queue) return runQueuedSweepCommand(f, loops, train);
+  // The folder is checked and locked before the (possibly long) task set-up.
+  const release = openSweepFolder(f.out, f);
+  try {
+    const task = await buildTask(f);
+    const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
+    const res = await withInterrupts("the same looplm sweep command with --resume", (signal) =>
+      runSweep({
+        outDir: f.out,
+        protocol: f.protocol,
+        task,
+        taskInfo: taskInfo(f),
+        base,
+        loops,
+        train,
+        evalCount: f.evalCount,
+        resume: f.resume,
+        overwrite: f.overwrite,
+        signal,
+        log: (l) => process.stderr.write(`${l}\n`),
+      }),
+    );
+    process.stdout.write(
+      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+    );
+  } finally {
+    release();
+  }
+}
+
+/** `--queue`: the workers train (and resume) the members; this process enqueues and watches. */
+async function runQueuedSweepCommand(
+  f: Flags,
+  loops: number[],
+  train: ReturnType<typeof buildTrainOptions>,
+): Promise<void> {
+  const address = parseQueueUrl(f.queue!);
+  if (f.overwrite)
+    throw new CliError(
+      "--overwrite does not combine with --queue: workers resume what a run folder holds; remove the sweep folder or choose another --out",
+    );
   const task = await buildTask(f);
   const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-  const job = {
-    outDir: f.out,
-    protocol: f.protocol,
-    task,
-    taskInfo: taskInfo(f),
-    base,
-    loops,
-    train: buildTrainOptions(f),
-    evalCount: f.evalCount,
-  };
-  const res = address
-    ? await runQueuedSweep(job, f, address)
-    : await runSweep({
-        ...job,
-        resume: f.resume,
-        log: (l) => process.stderr.write(`${l}\n`),
-      });
+  const res = await runQueuedSweep(
+    {
+      outDir: f.out,
+      protocol: f.protocol,
+      task,
+      taskInfo: taskInfo(f),
+      base,
+      loops,
+      train,
+      evalCount: f.evalCount,
+    },
+    f,
+    address,
+  );
   process.stdout.write(
     `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
   );
@@ -76,10 +123,15 @@ export function registerSweep(program: Command): void {
       "--out <dir>",
       "sweep folder (one run folder per member, sweep.json, report.html)",
     )
-    .option("--resume", "keep members that already finished", false)
+    .option(
+      "--resume",
+      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match)",
+      false,
+    )
+    .option("--overwrite", "replace the sweep already in --out", false)
     .option(
       "--queue <url>",
-      "train the members on `looplm worker`s through Redis, redis://host:port[/db] (docs/distributed.md)",
+      "train the members on `looplm worker`s through Redis, redis://host:port[/db]; a repeated command reuses finished members (docs/distributed.md)",
     )
     .addHelpText(
       "after",

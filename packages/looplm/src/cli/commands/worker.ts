@@ -6,6 +6,7 @@ import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
 import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 
 interface Flags {
   queue: string;
@@ -43,21 +44,24 @@ Examples:
   looplm worker --queue redis://127.0.0.1:6379
   looplm worker --queue redis://:secret@10.0.0.5:6379/2 --concurrency 2 --threads 4`,
     )
-    .action((f: Flags) =>
-      runQueueWorker({
-        address: parseQueueUrl(f.queue),
-        concurrency: f.concurrency,
-        threads: f.threads ?? Math.max(1, Math.floor(availableParallelism() / f.concurrency)),
-        lockSeconds: f.lockSeconds,
-        log: (l) => process.stderr.write(`${l}\n`),
-      }),
-    );
+    .action((f: Flags) => {
+      const address = parseQueueUrl(f.queue);
+      return withInterrupts("looplm worker", (signal) =>
+        runQueueWorker({
+          address,
+          concurrency: f.concurrency,
+          threads: f.threads ?? Math.max(1, Math.floor(availableParallelism() / f.concurrency)),
+          lockSeconds: f.lockSeconds,
+          signal,
+          log: (l) => process.stderr.write(`${l}\n`),
+        }),
+      );
+    });
   // The process a worker starts per job; not for people.
   program
     .command("worker-job", { hidden: true })
     .requiredOption("--job <json>", "the job's data")
-    .requiredOption("--stop-file <path>", "checkpoint and stop when this file appears")
-    .action(async (f: { job: string; stopFile: string }) => {
+    .action(async (f: { job: string }) => {
       let d: TrainingJobData;
       try {
         d = JSON.parse(f.job) as TrainingJobData;
@@ -65,7 +69,7 @@ Examples:
         throw new CliError("worker-job: --job is not JSON");
       }
       // (main would turn a returned exit code into 0)
-      const code = await runTrainingChild(d, f.stopFile);
+      const code = await runTrainingChild(d);
       if (code !== 0) process.exit(code);
     });
 }
