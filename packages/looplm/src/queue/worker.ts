@@ -21,6 +21,10 @@ import {
   type TrainingJobResult,
 } from "./training-job.js";
 
+// `pnpm looplm` moves the process to the user's folder (INIT_CWD) after this module loads; the
+// training processes must start where the launcher did, so `--import tsx` still resolves.
+const launchDir = process.cwd();
+
 export interface WorkerOptions {
   address: QueueAddress;
   /** Jobs trained at once. */
@@ -59,6 +63,7 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
       {
         // Several jobs at once: plain progress lines (a pipe is no TTY) rather than fighting bars.
         stdio: ["ignore", "inherit", o.concurrency > 1 ? "pipe" : "inherit", "pipe"],
+        cwd: launchDir,
         env: { ...process.env, LOOPLM_THREADS: String(o.threads) },
       },
     );
@@ -90,11 +95,11 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
         else if (m?.type === "error")
           resolve({ kind: "failed", message: m.message, retry: m.retry });
         else if (entry.abandoned)
-          resolve({ kind: "failed", message: `${d.label}: lost the job's lock`, retry: true });
+          resolve({ kind: "failed", message: "lost the job's lock", retry: true });
         else
           resolve({
             kind: "failed",
-            message: `${d.label}: training process ${signal ? `killed by ${signal}` : `exited with code ${code}`}`,
+            message: `training process ${signal ? `killed by ${signal}` : `exited with code ${code}`}`,
             retry: true,
           });
       });
