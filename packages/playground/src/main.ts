@@ -86,12 +86,12 @@ const q = () => Number(qInput.value);
 
 const cores = navigator.hardwareConcurrency || 1;
 const threadSelect = form.elements.namedItem("threads") as HTMLSelectElement;
-for (const n of [...new Set([1, 2, 4, 8, cores])]
-  .filter((n) => n <= Math.max(cores, 2))
-  .sort((a, b) => a - b)) {
+// up to the cores, and at least 4 (more threads than cores is allowed, only slower)
+const choices = [1, 2, 3, 4, 6, 8, 12, 16, cores].filter((n) => n <= Math.max(cores, 4));
+for (const n of [...new Set(choices)].sort((a, b) => a - b)) {
   threadSelect.add(new Option(String(n), String(n)));
 }
-threadSelect.value = String(Math.min(4, Math.max(cores, 2)));
+threadSelect.value = String(Math.min(4, cores));
 const requestThreads = () => send({ type: "threads", threads: Number(threadSelect.value) });
 threadSelect.addEventListener("change", requestThreads);
 requestThreads();

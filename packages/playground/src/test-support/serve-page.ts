@@ -12,12 +12,14 @@ export const playgroundRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface ServedPage {
   url: string;
+  /** The built page. */
+  outDir: string;
   close(): Promise<void>;
 }
 
 export async function buildAndServe(): Promise<ServedPage> {
   const outDir = mkdtempSync(join(tmpdir(), "looplm-playground-"));
-  await build({ root: playgroundRoot, logLevel: "warn", build: { outDir, emptyOutDir: true } });
+  await build({ root: playgroundRoot, logLevel: "error", build: { outDir, emptyOutDir: true } });
   const server: PreviewServer = await preview({
     root: playgroundRoot,
     logLevel: "warn",
@@ -26,5 +28,5 @@ export async function buildAndServe(): Promise<ServedPage> {
   });
   const url = server.resolvedUrls?.local[0];
   if (url === undefined) throw new Error("vite preview did not report a local URL");
-  return { url, close: () => server.close() };
+  return { url, outDir, close: () => server.close() };
 }
