@@ -7,6 +7,7 @@ import type { AccuracyResult } from "@loop/eval";
 import { evalHistoryChart, exitHistogramChart, lossChart, stepMetricChart } from "@loop/eval";
 import { thresholdExit } from "@loop/exit-gate";
 import embed from "vega-embed";
+import type { TopLevelSpec } from "vega-lite";
 import { pickCheckpoint } from "./checkpoint-pick.js";
 import type { InspectResult, ModelInfo, PageRequest, WorkerReply } from "./protocol.js";
 import { modelLabel, taskFromRunJson } from "./settings.js";
@@ -51,21 +52,25 @@ const worker = new Worker(new URL("./engine/model-worker.ts", import.meta.url), 
 });
 const send = (req: PageRequest) => worker.postMessage(req);
 
-let lossChartView = new LiveChart($("loss-chart"), lossChart([]));
-let historyChart = new LiveChart($("history-chart"), evalHistoryChart([], "accuracy"));
-let stepsChart = new LiveChart(
-  $("steps-chart"),
-  stepMetricChart([], "accuracy", "Accuracy by loop step (latest evaluation)"),
-);
-
-function resetCharts(): void {
-  lossChartView = new LiveChart($("loss-chart"), lossChart([]));
-  historyChart = new LiveChart($("history-chart"), evalHistoryChart([], "accuracy"));
-  stepsChart = new LiveChart(
-    $("steps-chart"),
-    stepMetricChart([], "accuracy", "Accuracy by loop step (latest evaluation)"),
-  );
+/** The reports' charts, sized for three across; the loss on a linear scale (it moves little). */
+function compact(spec: TopLevelSpec): TopLevelSpec {
+  return { ...spec, width: 260, height: 180 } as TopLevelSpec;
 }
+
+function newCharts() {
+  const loss = lossChart([]) as TopLevelSpec & { encoding: { y: { scale?: object } } };
+  loss.encoding.y.scale = { zero: false };
+  return {
+    loss: new LiveChart($("loss-chart"), compact(loss)),
+    history: new LiveChart($("history-chart"), compact(evalHistoryChart([], "accuracy"))),
+    steps: new LiveChart(
+      $("steps-chart"),
+      compact(stepMetricChart([], "accuracy", "Accuracy by loop step (latest evaluation)")),
+    ),
+  };
+}
+
+let charts = newCharts();
 
 function say(text: string, error = false): void {
   status.textContent = text;
@@ -155,10 +160,10 @@ qInput.addEventListener("input", () => {
 
 function onEval(step: number, result: AccuracyResult): void {
   state.evals.push({ step, result });
-  void historyChart.append(
+  void charts.history.append(
     result.steps.map((s) => ({ step, value: s.accuracy, series: `r = ${s.step}` })),
   );
-  void stepsChart.replace(
+  void charts.steps.replace(
     result.steps.map((s) => ({ series: "held-out accuracy", step: s.step, value: s.accuracy })),
   );
   showGated();
@@ -188,7 +193,7 @@ worker.onmessage = (e: MessageEvent<WorkerReply>) => {
       state.losses.push(m.loss);
       state.poolJobs = m.poolJobs;
       const label = state.model ? modelLabel(state.model.config) : "model";
-      void lossChartView.append([{ run: label, step: m.step, loss: m.loss }]);
+      void charts.loss.append([{ run: label, step: m.step, loss: m.loss }]);
       const acc = state.evals.at(-1)?.result.steps.at(-1)?.accuracy;
       say(
         `step ${m.step} · loss ${m.loss.toFixed(4)} · ${m.elapsed.toFixed(1)} s` +
@@ -249,7 +254,7 @@ form.addEventListener("submit", (e) => {
   state.losses = [];
   state.evals = [];
   state.inspected = null;
-  resetCharts();
+  charts = newCharts();
   setTraining(true);
   say("Building the model…");
   send({ type: "train", settings });
@@ -274,7 +279,7 @@ async function loadFiles(files: Parameters<typeof pickCheckpoint<File>>[0]): Pro
   state.losses = [];
   state.evals = [];
   state.inspected = null;
-  resetCharts();
+  charts = newCharts();
   say(`Loading ${pick.folder || "the checkpoint"}…`);
   send({
     type: "load",
