@@ -54,12 +54,16 @@ const send = (req: PageRequest) => worker.postMessage(req);
 
 /** The reports' charts, sized for three across; the loss on a linear scale (it moves little). */
 function compact(spec: TopLevelSpec): TopLevelSpec {
-  return { ...spec, width: 260, height: 180 } as TopLevelSpec;
+  return { ...spec, width: 250, height: 180 } as TopLevelSpec;
 }
 
 function newCharts() {
-  const loss = lossChart([]) as TopLevelSpec & { encoding: { y: { scale?: object } } };
+  // one run: no legend
+  const loss = lossChart([]) as TopLevelSpec & {
+    encoding: { y: { scale?: object }; color: { legend?: null } };
+  };
   loss.encoding.y.scale = { zero: false };
+  loss.encoding.color.legend = null;
   return {
     loss: new LiveChart($("loss-chart"), compact(loss)),
     history: new LiveChart($("history-chart"), compact(evalHistoryChart([], "accuracy"))),
@@ -147,7 +151,12 @@ function showGated(): void {
       : `gated accuracy ${pct(g.accuracy)} at mean exit step ${g.meanStep.toFixed(2)}`;
   const host = $("exit-histogram");
   if (g === undefined) host.replaceChildren();
-  else void embed(host, exitHistogramChart(g.histogram, q()), { actions: false, renderer: "svg" });
+  else {
+    void embed(host, compact(exitHistogramChart(g.histogram, q())), {
+      actions: false,
+      renderer: "svg",
+    });
+  }
 }
 
 qInput.addEventListener("input", () => {
