@@ -236,7 +236,7 @@ worker.onmessage = (e: MessageEvent<WorkerReply>) => {
       showInspection();
       return;
     case "error":
-      setTraining(false);
+      if (m.request === "train") setTraining(false);
       say(m.message, true);
       return;
   }

@@ -188,6 +188,10 @@ describe("playground page", () => {
     );
     expect(answers.some((a) => a !== "")).toBe(true);
     expect(await page.locator("#tokens tr:last-child td").allTextContents()).toEqual(answers);
+    // a symbol outside the alphabet: one clear message on the page
+    await page.fill("#input", "abz");
+    await page.click("#run-input");
+    await expect.poll(() => page.textContent("#status")).toMatch(/unknown symbol "z".*a b c d/);
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: join(artifacts, "playground.png"), fullPage: true });
     expect(errors).toEqual([]);
@@ -252,6 +256,10 @@ describe("playground page", () => {
   it("a looplm train checkpoint shows the same per-step predictions as looplm eval", async () => {
     const { run, expected } = await checkpoint;
     const { page, errors } = await open();
+    await page.setInputFiles("#files-input", [join(run, "final", "config.json")]);
+    await expect
+      .poll(() => page.textContent("#status"))
+      .toMatch(/config.json \+ model.safetensors.*got config.json/);
     await setFields(page, { evalCount: "64", task: "mano" }); // run.json must set the task
     await page.setInputFiles("#files-input", [
       join(run, "run.json"),

@@ -59,4 +59,5 @@ export type WorkerReply =
   | { type: "eval"; step: number; result: AccuracyResult }
   | { type: "done"; step: number; stopped: boolean }
   | { type: "inspect"; result: InspectResult }
-  | { type: "error"; message: string };
+  /** A request failed; `request` says which kind. */
+  | { type: "error"; message: string; request: PageRequest["type"] };

@@ -70,6 +70,11 @@ export function buildConfig(m: ModelSettings, vocabSize: number): ModelConfig {
     ssm: { d_state: 16, headdim: 16, chunk_size: 16 },
     attention: { n_heads: 4, n_kv_heads: 4 },
     attn_layers: m.backbone === "hybrid" ? attnLayers : [],
+    // the CLI's default MLP width: 8/3·D rounded to a multiple of 8
+    mlp:
+      m.backbone === "transformer"
+        ? { d_ff: Math.max(8, Math.round(((8 / 3) * m.dModel) / 8) * 8) }
+        : null,
   });
 }
 

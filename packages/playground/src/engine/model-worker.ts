@@ -153,6 +153,10 @@ async function handle(req: PageRequest): Promise<void> {
 
 addEventListener("message", (e: MessageEvent<PageRequest>) => {
   handle(e.data).catch((err: unknown) => {
-    post({ type: "error", message: err instanceof Error ? err.message : String(err) });
+    post({
+      type: "error",
+      message: err instanceof Error ? err.message : String(err),
+      request: e.data.type,
+    });
   });
 });
