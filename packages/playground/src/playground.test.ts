@@ -225,7 +225,7 @@ describe("playground page", () => {
     await page.close();
   });
 
-  it("without cross-origin isolation: one thread and a one-line notice, and it still trains", async () => {
+  it("without cross-origin isolation: one thread and a one-line notice; it trains and stops", async () => {
     // the same build, served without a config file: no isolation headers
     const plain = await preview({
       root: playgroundRoot,
@@ -244,8 +244,18 @@ describe("playground page", () => {
       expect(s.threads).toBe(1);
       expect(s.notice).toMatch(/not cross-origin isolated/);
       expect(await page.textContent("#threads-note")).toContain("not cross-origin isolated");
-      await setFields(page, { ...tiny, steps: "3", evalEvery: "3" });
-      expect((await train(page)).losses).toHaveLength(3);
+      // and Stop ends a long run after the step in progress
+      await setFields(page, { ...tiny, steps: "100000", evalEvery: "1000" });
+      await page.click("#train");
+      await page.waitForFunction(
+        () => (window as unknown as { playground: PageState }).playground.losses.length >= 2,
+      );
+      await page.click("#stop");
+      await page.waitForFunction(
+        () => !(window as unknown as { playground: PageState }).playground.training,
+      );
+      expect(await page.textContent("#status")).toMatch(/^Stopped after \d+ steps/);
+      expect(await page.isEnabled("#train")).toBe(true);
       expect(errors).toEqual([]);
       await page.close();
     } finally {
@@ -261,11 +271,22 @@ describe("playground page", () => {
       .poll(() => page.textContent("#status"))
       .toMatch(/config.json \+ model.safetensors.*got config.json/);
     await setFields(page, { evalCount: "64", task: "mano" }); // run.json must set the task
-    await page.setInputFiles("#files-input", [
-      join(run, "run.json"),
-      join(run, "final", "config.json"),
-      join(run, "final", "model.safetensors"),
-    ]);
+    // dropped onto the page, as a user drags the files in
+    const files = ["run.json", "final/config.json", "final/model.safetensors"].map((f) => ({
+      name: f.slice(f.lastIndexOf("/") + 1),
+      base64: readFileSync(join(run, f)).toString("base64"),
+    }));
+    await page.evaluate((list) => {
+      const dt = new DataTransfer();
+      for (const f of list) {
+        const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], f.name));
+      }
+      const drop = document.getElementById("drop")!;
+      drop.dispatchEvent(
+        new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }),
+      );
+    }, files);
     await page.waitForFunction(() => {
       const s = (window as unknown as { playground: PageState }).playground;
       return (s.model?.source === "checkpoint" && s.evals.length > 0) || s.error !== null;
