@@ -3,7 +3,7 @@
  * Everything the page has shown is also kept in `window.playground` (read by the browser test,
  * handy in the console).
  */
-import type { AccuracyResult } from "@loop/eval";
+import type { AccuracyResult, ChartSpec } from "@loop/eval";
 import { evalHistoryChart, exitHistogramChart, lossChart, stepMetricChart } from "@loop/eval";
 import { thresholdExit } from "@loop/exit-gate";
 import embed from "vega-embed";
@@ -52,14 +52,17 @@ const worker = new Worker(new URL("./engine/model-worker.ts", import.meta.url), 
 });
 const send = (req: PageRequest) => worker.postMessage(req);
 
-/** The reports' charts, sized for three across; the loss on a linear scale (it moves little). */
-function compact(spec: TopLevelSpec): TopLevelSpec {
-  return { ...spec, width: 250, height: 180 } as TopLevelSpec;
+/**
+ * The reports' charts (Vega-Lite JSON, which @loop/eval types loosely so that its entry needs no
+ * vega-lite types), sized for three across.
+ */
+function compact(spec: ChartSpec): TopLevelSpec {
+  return { ...spec, width: 250, height: 180 } as unknown as TopLevelSpec;
 }
 
 function newCharts() {
-  // one run: no legend
-  const loss = lossChart([]) as TopLevelSpec & {
+  // one run: no legend; a linear scale (the loss moves little)
+  const loss = lossChart([]) as ChartSpec & {
     encoding: { y: { scale?: object }; color: { legend?: null } };
   };
   loss.encoding.y.scale = { zero: false };
