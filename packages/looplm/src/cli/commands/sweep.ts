@@ -44,51 +44,18 @@ export async function runSweepCommand(f: Flags): Promise<void> {
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
   checkDistinctLoops(loops);
   const train = buildTrainOptions(f);
-  if (f.queue) return runQueuedSweepCommand(f, loops, train);
-  // The folder is checked and locked before the (possibly long) task set-up.
-  const release = openSweepFolder(f.out, f);
-  try {
-    const task = await buildTask(f);
-    const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-    const res = await withInterrupts("the same looplm sweep command with --resume", (signal) =>
-      runSweep({
-        outDir: f.out,
-        protocol: f.protocol,
-        task,
-        taskInfo: taskInfo(f),
-        base,
-        loops,
-        train,
-        evalCount: f.evalCount,
-        resume: f.resume,
-        overwrite: f.overwrite,
-        signal,
-        log: (l) => process.stderr.write(`${l}\n`),
-      }),
-    );
-    process.stdout.write(
-      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
-    );
-  } finally {
-    release();
-  }
-}
-
-/** `--queue`: the workers train (and resume) the members; this process enqueues and watches. */
-async function runQueuedSweepCommand(
-  f: Flags,
-  loops: number[],
-  train: ReturnType<typeof buildTrainOptions>,
-): Promise<void> {
-  const address = parseQueueUrl(f.queue!);
-  if (f.overwrite)
+  const address = f.queue ? parseQueueUrl(f.queue) : null;
+  if (address && f.overwrite)
     throw new CliError(
       "--overwrite does not combine with --queue: workers resume what a run folder holds; remove the sweep folder or choose another --out",
     );
-  const task = await buildTask(f);
-  const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-  const res = await runQueuedSweep(
-    {
+  // The folder is checked and locked before the (possibly long) task set-up. With --queue this
+  // process only enqueues and watches; the workers lock each run folder as they train it.
+  const release = address ? () => {} : openSweepFolder(f.out, f);
+  try {
+    const task = await buildTask(f);
+    const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
+    const job = {
       outDir: f.out,
       protocol: f.protocol,
       task,
@@ -97,13 +64,24 @@ async function runQueuedSweepCommand(
       loops,
       train,
       evalCount: f.evalCount,
-    },
-    f,
-    address,
-  );
-  process.stdout.write(
-    `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
-  );
+    };
+    const res = address
+      ? await runQueuedSweep(job, f, address)
+      : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
+          runSweep({
+            ...job,
+            resume: f.resume,
+            overwrite: f.overwrite,
+            signal,
+            log: (l) => process.stderr.write(`${l}\n`),
+          }),
+        );
+    process.stdout.write(
+      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+    );
+  } finally {
+    release();
+  }
 }
 
 export function registerSweep(program: Command): void {
