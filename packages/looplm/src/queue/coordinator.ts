@@ -81,7 +81,13 @@ async function status(
   d: TrainingJobData,
   note: (l: string) => void,
 ): Promise<{ view: MemberStatus; outcome?: TrainingOutcome }> {
-  const job = (await queue.getJob(id)) as Job<TrainingJobData, TrainingJobResult> | undefined;
+  // The state first, then the job: read the other way round, a job that completes in between
+  // would show "completed" without its result.
+  const state = await queue.getJobState(id);
+  const job =
+    state === "unknown"
+      ? undefined
+      : ((await queue.getJob(id)) as Job<TrainingJobData, TrainingJobResult> | undefined);
   if (!job) {
     // Redis came back without its data (no persistence): queue the job again; the worker
     // resumes its folder from the last checkpoint.
@@ -89,11 +95,10 @@ async function status(
     await enqueue(queue, id, d, note);
     return { view: { label: d.label, state: "queued" } };
   }
-  const state = await job.getState();
   const p = (typeof job.progress === "object" ? job.progress : {}) as Partial<TrainingJobProgress>;
   const base = { label: d.label, step: p.step, total: p.total ?? d.train.steps };
-  if (state === "completed") {
-    const result = job.returnvalue;
+  const result = job.returnvalue;
+  if (state === "completed" && result) {
     const view: MemberStatus = {
       ...base,
       state: "done",

@@ -68,6 +68,9 @@ export async function runTrainingChild(d: TrainingJobData): Promise<number> {
     const start = memberStart(d.runDir, d.label, d.config, d.train);
     if (start.kind === "finished") {
       // Its worker vanished after training, before the queue heard the result.
+      process.stderr.write(
+        `${d.label}: already trained in ${d.runDir}; its numbers come from its log\n`,
+      );
       send({ type: "result", steps: d.train.steps, eval: start.ev });
       return CHILD_EXIT.done;
     }
