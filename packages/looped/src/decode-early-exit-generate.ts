@@ -4,6 +4,7 @@
  * through every loop step (`decodeStep`) and only the generated tokens with early exit.
  * Sampling as `generate` (temperature, top-k, seeded).
  */
+import { checkThreshold } from "@loop/exit-gate";
 import { Rng, type Tensor } from "@loop/tensor";
 import { decodeStep, type GenerateOptions, initDecodeState, sampleToken } from "./decode.js";
 import {
@@ -13,7 +14,6 @@ import {
   type EarlyExitOptions,
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
-import { logSurvivalBound } from "./decode-early-exit-gate.js";
 import type { LoopedModel } from "./model.js";
 
 export interface GenerateEarlyExitOptions extends GenerateOptions, EarlyExitOptions {
@@ -36,7 +36,7 @@ function checkOptions(
   opts: GenerateEarlyExitOptions,
 ) {
   const op = "generateEarlyExit";
-  logSurvivalBound(opts.q, op);
+  checkThreshold(opts.q, op);
   if (!model.exitGate)
     throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   if (prompt.length === 0) throw new Error(`${op}: prompt must contain at least one token`);

@@ -2,8 +2,8 @@
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
  * (research beyond exit-gate.md, which runs all R steps; see docs/early-exit.md).
  * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (model.md §1) and
- * after each the exit rule of decode-early-exit-gate.ts decides: exit at the first r < R with
- * CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
+ * after each the exit gate's threshold rule, decided online (OnlineThresholdExit), says: exit at
+ * the first r < R with CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
  *     carried forward, as if those steps had not seen it (or, with skipped "propagate", take
@@ -17,10 +17,10 @@
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
 import { AttentionMixer } from "@loop/attention";
+import { OnlineThresholdExit } from "@loop/exit-gate";
 import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
-import { gateLogitRow, logOneMinusSigmoid, logSurvivalBound } from "./decode-early-exit-gate.js";
 import { propagateKv } from "./decode-early-exit-kv.js";
 import { stepLayerRows } from "./decode-early-exit-rows.js";
 import { propagateSsmState } from "./decode-early-exit-ssm.js";
@@ -95,7 +95,7 @@ export function decodeStepEarlyExit(
   opts: EarlyExitOptions,
 ): EarlyExitStepResult {
   const op = "decodeStepEarlyExit";
-  const bound = logSurvivalBound(opts.q, op);
+  const rule = new OnlineThresholdExit(opts.q, st.batch, op);
   const gate = model.exitGate;
   if (!gate) throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   const B = st.batch;
@@ -112,8 +112,6 @@ export function decodeStepEarlyExit(
     throw new Error(
       `${op}: skipped must be "carry" or "propagate", got ${JSON.stringify(skipped)}`,
     );
-  const gateW = gate.weight.data;
-  const gateB = gate.bias.data[0]!;
   const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
   const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
   // Whether a step that every row has skipped still has work: KV entries, propagated states.
@@ -123,7 +121,6 @@ export function decodeStepEarlyExit(
     const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
     const exitReadout = new Float32Array(B * D);
     const exitSteps = new Int32Array(B);
-    const logS = new Float64Array(B); // ln S(r) per row
     let active = [...Array(B).keys()];
     for (let r = 0; r < R; r++) {
       if (!active.length && !skippedWork) break;
@@ -152,11 +149,7 @@ export function decodeStepEarlyExit(
       const keep: number[] = [];
       active.forEach((b, j) => {
         hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-        let exit = r === maxStep - 1;
-        if (!exit) {
-          logS[b]! += logOneMinusSigmoid(gateLogitRow(ro, j, gateW, gateB));
-          exit = logS[b]! <= bound;
-        }
+        const exit = r === maxStep - 1 || rule.step(b, gate.logitRow(ro, j));
         if (exit) {
           exitSteps[b] = r + 1;
           exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);

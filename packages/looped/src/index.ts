@@ -55,3 +55,4 @@ export {
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
 export { attentionDims, type ParamSpec, parameterSpecs, ssmDims } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";
+export { withExitGate } from "./with-exit-gate.js";

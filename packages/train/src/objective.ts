@@ -4,7 +4,7 @@
  *  - gate1: L1 = Σ_r p(r)·ℓ(r) − β·H(p), backbone, head and gate jointly;
  *  - gate2: L2 (BCE against the ideal continuation label), only exit_gate.* trains.
  */
-import { gateLogits, stage1Loss, stage2Loss } from "@loop/exit-gate";
+import { stage1Loss, stage2Loss } from "@loop/exit-gate";
 import type { LoopedModel } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 import type { TrainOptions } from "./options.js";
@@ -42,8 +42,7 @@ export function stageLoss(
     return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing });
   const gate = model.exitGate!;
   const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing });
-  const gl = { logits: (ro: readonly Tensor[]) => gateLogits(ro, gate.weight, gate.bias) };
   if (opts.stage === "gate1")
-    return stage1Loss(gl.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
-  return stage2Loss(gl, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });
+    return stage1Loss(gate.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
+  return stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });
 }

@@ -6,7 +6,7 @@
 
 import { join } from "node:path";
 import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
-import { LoopedModel, type ModelConfig, stateDict } from "@loop/looped";
+import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import type { Task, TextTokenizer } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
@@ -42,15 +42,7 @@ export function taskEvaluator(
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
   const base = loadCheckpoint(job.from);
-  if (job.train.stage === "pretrain" || base.config.exit_gate) return base;
-  // A pre-trained model without a gate: add a freshly initialised one, keep every other weight.
-  const gated = new LoopedModel({ ...base.config, exit_gate: true }, { seed: job.train.seed });
-  const sd = stateDict(base);
-  for (const p of gated.parameters()) {
-    const src = sd.get(p.name);
-    if (src) p.tensor.data.set(src.data);
-  }
-  return gated;
+  return job.train.stage === "pretrain" ? base : withExitGate(base, { seed: job.train.seed });
 }
 
 export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
