@@ -11,7 +11,6 @@
  * `forward` computes at the same positions.
  */
 import {
-  allocF32,
   linear,
   type Module,
   type NamedParameter,
@@ -22,6 +21,7 @@ import {
   type Tensor,
   tensor,
 } from "@loop/tensor";
+import { allocF32 } from "@loop/tensor/kernel";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 import { appendAndAttend, KvCache } from "./kv-cache.js";
 import { projectedAttention } from "./projected-attention.js";

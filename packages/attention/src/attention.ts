@@ -7,14 +7,8 @@
  * With a thread pool, (batch, KV head) units run in parallel. The native kernels
  * (native/attention.c, when registered) read ordinary memory: nothing is staged for them.
  */
-import {
-  allocF32,
-  allocF32Uninit,
-  nativeKernel,
-  record1,
-  type Tensor,
-  threadCount,
-} from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, allocF32Uninit, nativeKernel, record1, threadCount } from "@loop/tensor/kernel";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";

@@ -1,4 +1,4 @@
-import { fastExp } from "@loop/tensor";
+import { fastExp } from "@loop/tensor/kernel";
 /**
  * Key/value cache of one attention layer for incremental decoding (model.md §4).
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.

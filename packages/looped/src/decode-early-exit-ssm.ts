@@ -11,7 +11,8 @@
  * Shapes: h [rows.length, D]; state conv [B, C, K−1], ssm [B, H, P, Ns], updated in place.
  */
 import { Mamba2Mixer, type Mamba2State } from "@loop/ssm-kernels";
-import { gemm, rmsnorm, sigmoidScalar, softplusScalar, type Tensor } from "@loop/tensor";
+import { rmsnorm, type Tensor } from "@loop/tensor";
+import { gemm, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import type { Layer } from "./layer.js";
 
 export function propagateSsmState(

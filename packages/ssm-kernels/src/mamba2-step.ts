@@ -7,7 +7,7 @@
  *   y_h = S_h·C_g + D_h·x_h;  y ← gated RMSNorm(y, z);  out = y·out_projᵀ
  * Shapes: u [B,D], conv state [B,C,K−1], ssm state [B,H,P,N] (both updated in place) → [B,D].
  */
-import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor";
+import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import { gatedRmsnormForward } from "./gated-rmsnorm.js";
 import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
 

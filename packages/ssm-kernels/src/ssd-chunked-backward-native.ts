@@ -3,7 +3,7 @@
  * (reverse chunk recurrence per (batch, head)) and the group pass (per (batch, chunk, group)
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
-import { allocF32Uninit } from "@loop/tensor";
+import { allocF32Uninit } from "@loop/tensor/kernel";
 import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
 import { scratch } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";

@@ -18,7 +18,7 @@
  * `ssd/backwardGroups` (native/ssd.c) run the two passes instead, same algorithm, on OpenMP
  * threads.
  */
-import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
+import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor/kernel";
 import { dskipBackward } from "./mamba2-ops.js";
 import {
   backwardNative,

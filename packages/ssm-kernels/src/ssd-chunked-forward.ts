@@ -23,7 +23,7 @@ import {
   gemm,
   nativeKernel,
   parallelFor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 import { dskipForward } from "./mamba2-ops.js";
 import {
   allocShared,

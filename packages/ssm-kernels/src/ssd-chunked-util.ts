@@ -4,7 +4,7 @@
  * non-transposed `gemm` (no packing, no allocation per call), and shared-memory buffers for
  * the parallel passes.
  */
-import { allocF32, threadCount } from "@loop/tensor";
+import { allocF32, threadCount } from "@loop/tensor/kernel";
 
 /**
  * For one chunk of one head: e_k = exp(dt_k·A) and E_i = Π_{k≤i} e_k = exp(Λ_i), Λ_i the in-chunk

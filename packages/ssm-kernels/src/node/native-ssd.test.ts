@@ -1,13 +1,5 @@
-import {
-  allocF32Uninit,
-  backward,
-  nativeKernelNames,
-  Rng,
-  randu,
-  registerNativeKernels,
-  type Tensor,
-  withScratch,
-} from "@loop/tensor";
+import { backward, Rng, randu, type Tensor, withScratch } from "@loop/tensor";
+import { allocF32Uninit, nativeKernelNames, registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type {
