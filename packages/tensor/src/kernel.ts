@@ -1,6 +1,6 @@
 /**
  * `@loop/tensor/kernel`: the engine's surface for kernel authors — recording fused ops on the
- * tape, output allocation, the GEMM family, the native-kernel registry, parallel kernels on the
+ * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the native-kernel registry, parallel kernels on the
  * thread pool and the scalar helpers kernels share. Model code and users need only
  * `@loop/tensor` (tensors, ops, autograd, optimisers).
  */
@@ -18,7 +18,9 @@ export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native-registry.js";
 export { fastExp } from "./ops/fast-exp.js";
 export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
-export { allocF32, allocF32Uninit } from "./tensor.js";
+export { withTemporaries } from "./scratch.js";
+export { allocShared, allocShared64, shareable } from "./shared-memory.js";
+export { allocF32, allocF32Uninit, allocPersistentF32 } from "./tensor.js";
 export {
   currentPool,
   installPool,
