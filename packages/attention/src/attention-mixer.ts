@@ -36,6 +36,16 @@ export interface AttentionConfig {
   maxPositions?: number;
 }
 
+/** Projection sizes of a config: head_dim = dModel / nHeads, q rows Hq·hd, k and v rows Hkv·hd. */
+export function attentionProjDims(cfg: AttentionConfig): {
+  headDim: number;
+  qDim: number;
+  kvDim: number;
+} {
+  const headDim = cfg.dModel / cfg.nHeads;
+  return { headDim, qDim: cfg.nHeads * headDim, kvDim: cfg.nKvHeads * headDim };
+}
+
 export class AttentionMixer implements Module {
   readonly cfg: Readonly<AttentionConfig>;
   readonly headDim: number;
@@ -55,7 +65,7 @@ export class AttentionMixer implements Module {
     if (Hq % Hkv !== 0) {
       throw new Error(`AttentionMixer: nHeads=${Hq} must be divisible by nKvHeads=${Hkv}`);
     }
-    const hd = D / Hq;
+    const { headDim: hd, qDim, kvDim } = attentionProjDims(cfg);
     if (hd % 2 !== 0) {
       throw new Error(`AttentionMixer: head_dim = dModel/nHeads = ${hd} must be even for RoPE`);
     }
@@ -68,11 +78,11 @@ export class AttentionMixer implements Module {
     this.headDim = hd;
     const rng = opts.rng ?? new Rng(0);
     const bound = 1 / Math.sqrt(D);
-    this.qProj = uniformWeight(rng, "q_proj.weight", Hq * hd, D, bound);
-    this.kProj = uniformWeight(rng, "k_proj.weight", Hkv * hd, D, bound);
-    this.vProj = uniformWeight(rng, "v_proj.weight", Hkv * hd, D, bound);
-    const oBound = (1 / Math.sqrt(Hq * hd)) * residualScale(opts.nLayers);
-    this.oProj = uniformWeight(rng, "o_proj.weight", D, Hq * hd, oBound);
+    this.qProj = uniformWeight(rng, "q_proj.weight", qDim, D, bound);
+    this.kProj = uniformWeight(rng, "k_proj.weight", kvDim, D, bound);
+    this.vProj = uniformWeight(rng, "v_proj.weight", kvDim, D, bound);
+    const oBound = (1 / Math.sqrt(qDim)) * residualScale(opts.nLayers);
+    this.oProj = uniformWeight(rng, "o_proj.weight", D, qDim, oBound);
   }
 
   parameters(): NamedParameter[] {
