@@ -9,7 +9,7 @@ import type { LoopedModel } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 import type { TrainOptions } from "./options.js";
 
-/** The parameters a stage trains; all others get requiresGrad = false (no gradient computed). */
+/** The parameters a stage trains (the model is not changed). */
 export function trainableParameters(
   model: LoopedModel,
   stage: TrainOptions["stage"],
@@ -21,15 +21,32 @@ export function trainableParameters(
     );
   }
   const isGate = (n: string) => n.startsWith("exit_gate.");
-  const chosen =
-    stage === "gate2"
-      ? all.filter((p) => isGate(p.name))
-      : stage === "pretrain"
-        ? all.filter((p) => !isGate(p.name))
-        : all;
+  if (stage === "gate2") return all.filter((p) => isGate(p.name));
+  if (stage === "pretrain") return all.filter((p) => !isGate(p.name));
+  return all;
+}
+
+/**
+ * Prepare the model for a stage: requiresGrad = true on the parameters the stage trains and
+ * false on every other (so their gradients are never computed); returns the trained ones. A
+ * `Trainer` needs its model prepared this way and checks it.
+ */
+export function freezeForStage(model: LoopedModel, stage: TrainOptions["stage"]): NamedParameter[] {
+  const chosen = trainableParameters(model, stage);
   const keep = new Set(chosen.map((p) => p.tensor));
-  for (const p of all) p.tensor.requiresGrad = keep.has(p.tensor);
+  for (const p of model.parameters()) p.tensor.requiresGrad = keep.has(p.tensor);
   return chosen;
+}
+
+/** Throws, naming the first mismatch, unless the model's requiresGrad flags are the stage's. */
+export function checkFrozenForStage(model: LoopedModel, stage: TrainOptions["stage"]): void {
+  const keep = new Set(trainableParameters(model, stage).map((p) => p.tensor));
+  for (const p of model.parameters()) {
+    if (p.tensor.requiresGrad === keep.has(p.tensor)) continue;
+    throw new Error(
+      `train: stage ${stage} ${keep.has(p.tensor) ? "trains" : "does not train"} ${p.name}, but its requiresGrad is ${p.tensor.requiresGrad}; call freezeForStage(model, "${stage}") first`,
+    );
+  }
 }
 
 export function stageLoss(

@@ -19,7 +19,7 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
-import { stageLoss, trainableParameters } from "./objective.js";
+import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import type { TrainOptions } from "./options.js";
 
 export class NonFiniteError extends Error {
@@ -69,6 +69,7 @@ export class Trainer {
     this.model = model;
     this.task = task;
     this.opts = opts;
+    checkFrozenForStage(model, opts.stage);
     this.params = trainableParameters(model, opts.stage);
     this.optimizer = new AdamW(this.params, {
       lr: opts.lr,

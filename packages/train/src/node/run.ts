@@ -10,6 +10,7 @@ import { saveCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
 import { noGrad, withScratch } from "@loop/tensor";
 import { writeFileAtomic } from "@loop/tensor/node";
+import { freezeForStage } from "../objective.js";
 import type { TrainOptions } from "../options.js";
 import { type StepMetrics, Trainer } from "../trainer.js";
 import {
@@ -62,6 +63,7 @@ function truncateLog(path: string, step: number): void {
 export function runTraining(o: RunOptions): RunResult {
   ensureDir(o.runDir);
   const logPath = join(o.runDir, "log.jsonl");
+  freezeForStage(o.model, o.train.stage);
   const trainer = new Trainer(o.model, o.task, o.train);
   if (o.resume) {
     const ck = latestCheckpoint(o.runDir);
