@@ -24,6 +24,7 @@ import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { LanguageModelTask, type Task } from "@loop/tasks";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
@@ -231,8 +232,7 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
 }
 
 export function registerEval(program: Command): void {
-  const cmd = program
-    .command("eval")
+  const cmd = needsKernels(program.command("eval"))
     .description(
       "Evaluate a checkpoint at every loop step: accuracy (mano, phop) or perplexity (lm), exit-gate thresholds, multiple choice",
     )

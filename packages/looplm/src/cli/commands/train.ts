@@ -1,5 +1,6 @@
 /** `looplm train`: train a looped model on a task in a run folder (pretrain, gate1, gate2). */
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError } from "../errors.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
@@ -38,9 +39,9 @@ export async function runTrain(f: Flags): Promise<void> {
 }
 
 export function registerTrain(program: Command): void {
-  const cmd = program
-    .command("train")
-    .description("Train a looped model on mano, p-hop or a text corpus");
+  const cmd = needsKernels(program.command("train")).description(
+    "Train a looped model on mano, p-hop or a text corpus",
+  );
   addTaskOptions(cmd);
   addModelOptions(cmd);
   addTrainOptions(cmd);
