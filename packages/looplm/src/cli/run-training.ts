@@ -8,11 +8,10 @@ import { join } from "node:path";
 import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
 import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import type { Task, TextTokenizer } from "@loop/tasks";
+import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import { CliError } from "./errors.js";
 
 export interface TrainJob {
   runDir: string;
@@ -35,8 +34,10 @@ export function taskEvaluator(
   batchSize: number,
 ): (m: LoopedModel) => EvalRecord {
   const batches = task.evalSet({ count, batchSize });
-  const isLm = task.name.startsWith("lm");
-  return (m) => evalRecord(isLm ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches));
+  return (m) =>
+    evalRecord(
+      task.metric === "ppl" ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches),
+    );
 }
 
 function modelFor(job: TrainJob): LoopedModel {
@@ -47,11 +48,7 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
   const model = modelFor(job);
-  if (job.task.vocabSize > model.config.vocab_size) {
-    throw new CliError(
-      `the model's vocab_size ${model.config.vocab_size} is smaller than task ${job.task.name}'s ${job.task.vocabSize} symbols`,
-    );
-  }
+  checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   try {
     const res = runTraining({
@@ -76,7 +73,7 @@ export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
  * and, for language modelling, the tokenizer.json the run trained or loaded.
  */
 export function saveVocabulary(task: Task, dirs: readonly string[]): void {
-  const tok = (task as { tokenizer?: TextTokenizer }).tokenizer;
+  const tok = task.tokenizer;
   for (const d of dirs) {
     writeFileAtomic(join(d, "vocab.json"), `${JSON.stringify(task.vocab.symbols)}\n`);
     if (tok) writeFileAtomic(join(d, "tokenizer.json"), `${JSON.stringify(tok.toJSON())}\n`);

@@ -59,7 +59,7 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
       const prev = lines.find((r) => r.run === run);
       if (prev)
         ev = {
-          metric: job.task.name.startsWith("lm") ? "ppl" : "accuracy",
+          metric: job.task.metric,
           per_step: prev.per_step,
           final: prev.metric_value,
         };
