@@ -163,6 +163,34 @@ export class AttentionMixer implements Module {
     });
   }
 
+  /**
+   * Inference: take one token into the cache rows `rows` without attending: its key (RoPE at
+   * position cache.length) and value from u [rows.length, D], written at that position; the
+   * length is not advanced (`cache.advance()` once every row has its entry). Costs the k/v
+   * projections only. Early-exit decoding uses it for steps that an exited token skips, so later
+   * tokens keep one key per position.
+   */
+  absorb(cache: KvCache, u: Tensor, rows: readonly number[]): void {
+    const { dModel: D, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
+    const n = rows.length;
+    if (u.rank !== 2 || u.shape[1] !== D || u.shape[0] !== n) {
+      throw new Error(
+        `AttentionMixer.absorb: u must be [${n}, ${D}] (one row per cache row), got ${shapeStr(u.shape)}`,
+      );
+    }
+    const L = cache.length;
+    if (L >= cache.capacity)
+      throw new Error(
+        `AttentionMixer.absorb: position ${L} is beyond the cache capacity ${cache.capacity}`,
+      );
+    noGrad(() => {
+      const k = linear(u, this.kProj).data;
+      const v = linear(u, this.vProj).data;
+      ropeInPlace(k, [n, 1, Hkv, this.headDim], theta, L);
+      cache.writeRows(k, v, rows, L);
+    });
+  }
+
   /** Inference: one token per sequence, u [B, D] → [B, D] at position cache.length. */
   step(cache: KvCache, u: Tensor): Tensor {
     const D = this.cfg.dModel;

@@ -7,9 +7,10 @@
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
  *     carried forward, as if those steps had not seen it (or, with skipped "propagate", take
- *     h(z) in through their state update, decode-early-exit-ssm.ts);
+ *     h(z) in through their state update, Mamba2Mixer.absorb);
  *   - attention KV caches of steps z+1..R get the entry of h(z) at the token's position
- *     (decode-early-exit-kv.ts), so later tokens keep one key per position;
+ *     (AttentionMixer.absorb, as CALM, Schuster et al. 2022, does for skipped layers), so later
+ *     tokens keep one key per position;
  *   - its logits are logits(z) = head(readout(z)).
  * q = 1 never exits before R and computes exactly what `decodeStep` computes; q = 0 runs one
  * step per token. Rows exit independently; a strict subset of rows is stepped through gathered
@@ -21,9 +22,7 @@ import { OnlineThresholdExit } from "@loop/exit-gate";
 import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
-import { propagateKv } from "./decode-early-exit-kv.js";
 import { stepLayerRows } from "./decode-early-exit-rows.js";
-import { propagateSsmState } from "./decode-early-exit-ssm.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
@@ -38,7 +37,7 @@ export interface EarlyExitOptions {
   /**
    * What a skipped step's Mamba-2 states do with an exited token: "carry" (default) leaves them
    * unchanged, as if those steps never saw the token; "propagate" runs their state update on the
-   * token's exit hidden state h(z) (decode-early-exit-ssm.ts; about half a layer's compute).
+   * token's exit hidden state h(z) (Mamba2Mixer.absorb; about half a layer's compute).
    * Attention KV caches are filled from h(z) in both schemes.
    */
   skipped?: "carry" | "propagate";
@@ -102,7 +101,7 @@ export function decodeStepEarlyExit(
   if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
   if (st.position >= st.capacity)
     throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
-  const { n_loops: R, d_model: D, norm_eps: eps } = model.config;
+  const { n_loops: R, d_model: D } = model.config;
   const N = model.layers.length;
   const maxStep = opts.maxStep ?? R;
   if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
@@ -131,16 +130,12 @@ export function decodeStepEarlyExit(
       const layerStates = st.states[r]!;
       model.layers.forEach((layer, i) => {
         const ls = layerStates[i]!;
-        const L = ls.kind === "attention" ? ls.cache.length : 0;
+        // The exited rows first: their entry of this step (KV always, SSM state on "propagate").
+        if (hExited && (ls.kind === "attention" || skipped === "propagate"))
+          layer.absorb(ls, hExited, exited);
         if (active.length) h = stepLayerRows(layer, ls, h, active, B);
-        if (ls.kind === "attention") {
-          // A full-batch step has advanced the length; a subset step has not. Either way the
-          // exited rows' entries go to position L, and the step ends at length L + 1.
-          ls.cache.length = L;
-          if (hExited) propagateKv(layer, ls.cache, hExited, exited, eps);
-          ls.cache.length = L + 1;
-        } else if (hExited && skipped === "propagate")
-          propagateSsmState(layer, ls.state, hExited, exited, eps);
+        // A full-batch step advances its KV cache; otherwise every row now has its entry.
+        if (ls.kind === "attention" && active.length < B) ls.cache.advance();
       });
       if (!active.length) continue;
       h = model.endOfStep(h);

@@ -88,4 +88,15 @@ export class Layer implements Module {
     if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
     return h;
   }
+
+  /**
+   * A step that batch rows `rows` skip (early-exit decoding): the mixer takes their token into
+   * its state from h [rows.length, D] without producing output (Mamba2Mixer.absorb,
+   * AttentionMixer.absorb, which does not advance the cache's length).
+   */
+  absorb(st: LayerState, h: Tensor, rows: readonly number[]): void {
+    const u = rmsnorm(h, this.norm, this.eps);
+    if (st.kind === "attention") (this.mixer as AttentionMixer).absorb(st.cache, u, rows);
+    else (this.mixer as Mamba2Mixer).absorb(st.state, u, rows);
+  }
 }
