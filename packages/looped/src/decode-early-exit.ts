@@ -26,8 +26,11 @@ import { stepLayerRows } from "./decode-early-exit-rows.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
-  /** Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. */
-  q: number;
+  /**
+   * Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. Omitted: no
+   * threshold (the gate is not consulted), every token exits at maxStep.
+   */
+  q?: number;
   /**
    * Depth cap: exit at step min(z, maxStep) (integer in [1, R], default R). With q = 1 every
    * token exits at maxStep: the loop truncated to maxStep steps, exactly logits(maxStep) of full
@@ -94,9 +97,10 @@ export function decodeStepEarlyExit(
   opts: EarlyExitOptions,
 ): EarlyExitStepResult {
   const op = "decodeStepEarlyExit";
-  const rule = new OnlineThresholdExit(opts.q, st.batch, op);
+  const rule = opts.q === undefined ? null : new OnlineThresholdExit(opts.q, st.batch, op);
   const gate = model.exitGate;
-  if (!gate) throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
+  if (rule && !gate)
+    throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   const B = st.batch;
   if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
   if (st.position >= st.capacity)
@@ -144,7 +148,9 @@ export function decodeStepEarlyExit(
       const keep: number[] = [];
       active.forEach((b, j) => {
         hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-        const exit = r === maxStep - 1 || rule.step(b, gate.logitRow(ro, j));
+        const exit =
+          r === maxStep - 1 ||
+          (rule !== null && gate !== null && rule.step(b, gate.logitRow(ro, j)));
         if (exit) {
           exitSteps[b] = r + 1;
           exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);

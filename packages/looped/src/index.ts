@@ -26,8 +26,6 @@ export {
   type DecodeState,
   type DecodeStepResult,
   decodeStep,
-  type GenerateOptions,
-  generate,
   initDecodeState,
   sampleToken,
 } from "./decode.js";
@@ -40,10 +38,11 @@ export {
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
 export {
-  type GenerateEarlyExitOptions,
-  type GenerateEarlyExitResult,
-  generateEarlyExit,
-} from "./decode-early-exit-generate.js";
+  type GenerateOptions,
+  type GenerateResult,
+  generate,
+  type StepPolicy,
+} from "./generate.js";
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
