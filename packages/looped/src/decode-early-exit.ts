@@ -1,9 +1,10 @@
 /**
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
- * (research beyond exit-gate.md, which runs all R steps; see docs/early-exit.md).
- * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (model.md §1) and
- * after each the exit gate's threshold rule, decided online (OnlineThresholdExit), says: exit at
- * the first r < R with CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
+ * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
+ * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1)
+ * and after each the exit gate's threshold rule, decided online (OnlineThresholdExit), says: exit
+ * at the first r < R with CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at
+ * step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
  *     carried forward, as if those steps had not seen it (or, with skipped "propagate", take
@@ -27,8 +28,8 @@ import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
   /**
-   * Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. Omitted: no
-   * threshold (the gate is not consulted), every token exits at maxStep.
+   * Exit threshold q ∈ [0, 1] on the exit CDF (docs/exit-gate.md); 1 = run every step. Omitted:
+   * no threshold (the gate is not consulted), every token exits at maxStep.
    */
   q?: number;
   /**

@@ -33,7 +33,10 @@ function backbone(v: string): Backbone {
 
 /** Model flags; `depth: false` leaves out --layers/--loops (a sweep sets them). */
 export function addModelOptions(cmd: Command, depth = true): Command {
-  cmd.option("--config <file>", "model config.json (formats.md); overrides the model flags below");
+  cmd.option(
+    "--config <file>",
+    "model config.json (docs/formats.md); overrides the model flags below",
+  );
   if (depth) {
     cmd
       .option("--layers <N>", "distinct layers in the looped block", intOption("--layers", 1), 1)
