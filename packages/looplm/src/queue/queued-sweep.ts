@@ -50,7 +50,7 @@ export async function runQueuedSweep(
   const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
-  let metric: SweepFile["metric"] = job.task.name.startsWith("lm") ? "ppl" : "accuracy";
+  let metric: SweepFile["metric"] = job.task.metric;
   outcomes.forEach((o, i) => {
     if (o.state === "done") {
       metric = o.result.eval.metric;

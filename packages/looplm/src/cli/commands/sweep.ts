@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
+import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import {
@@ -85,8 +86,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
 }
 
 export function registerSweep(program: Command): void {
-  const cmd = program
-    .command("sweep")
+  const cmd = needsKernels(program.command("sweep"))
     .description(
       "Train every member of an iso-parameter (N⊗R) or iso-FLOPs (N⊗R vs (N·R)⊗1) family and compare them",
     )

@@ -5,6 +5,7 @@ import { parseQueueUrl } from "../../queue/connection.js";
 import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
+import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 
@@ -58,8 +59,7 @@ Examples:
       );
     });
   // The process a worker starts per job; not for people.
-  program
-    .command("worker-job", { hidden: true })
+  needsKernels(program.command("worker-job", { hidden: true }))
     .requiredOption("--job <json>", "the job's data")
     .action(async (f: { job: string }) => {
       let d: TrainingJobData;
