@@ -67,6 +67,7 @@ export {
   frontierChart,
   lossChart,
   mcStepChart,
+  seedSpreadChart,
   stepMetricChart,
   sweepChart,
 } from "./report/charts.js";
