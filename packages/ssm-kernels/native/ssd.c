@@ -103,14 +103,17 @@ static int threads_for(long items, double work) {
  * One chunk of one head (chunkDecays in ssd-chunked-util.ts): e_k = exp(dt_k·A_h) and
  * E_k = Π_{j≤k} e_j = exp(Λ_k) in float64, and dt_k gathered into a contiguous row.
  * L exponentials per chunk and head, against O(L²·P) block products: libm is not the hot loop.
+ * rs (NULL: none) marks document starts of the chunk's positions (packed documents, mamba_ssm's
+ * seq_idx): there e_k is exactly 0, so no decay product — and no ∂Λ term, each being
+ * gradient × value — crosses the boundary.
  */
 static void chunk_decays(const float *dt, long stride, float Ah, long L, double *restrict e,
-                         double *restrict E, float *restrict dtc) {
+                         double *restrict E, float *restrict dtc, const float *rs) {
   double acc = 1;
   for (long k = 0; k < L; k++) {
     float d = dt[k * stride];
     dtc[k] = d;
-    double v = exp((double)d * (double)Ah);
+    double v = rs && rs[k] != 0.0f ? 0.0 : exp((double)d * (double)Ah);
     e[k] = v;
     acc *= v;
     E[k] = acc;
@@ -292,7 +295,7 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
 
 /*
  * forward(x, dt, A, B, C, s0|null, y, state, cb, chunkStates|null, D|null,
- *         batch, T, H, P, G, N, Lc)
+ *         batch, T, H, P, G, N, Lc[, resets|null])   (resets [B·T]: document starts, chunk_decays)
  * Per (b, c, g): cb = C·Bᵀ [L,L]. Per (b, h), chunks in order, with Sᵀ [N,P] the running
  * transposed state (s0ᵀ or zero to start), e, E the decays of the chunk:
  *   M_ij = cb_ij · exp(Λ_i − Λ_j) · dt_j (j ≤ i, else 0);  Y = M·X;  Y += diag(E)·C·Sᵀ
@@ -304,7 +307,7 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
 static napi_value Forward(napi_env env, napi_callback_info info) {
   const char *fn = "ssd forward";
   loop_args a;
-  if (!loop_get_args(env, info, &a, 18, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 19, 1, fn)) return NULL;
   ssd_dims d;
   if (!arg_dims(&a, 11, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
@@ -322,6 +325,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   float *cb = loop_arg_f32(&a, 8, d.batch * nc * G * LL, 0, fn, "cb", &bad);
   float *cs = loop_arg_f32(&a, 9, BH * nc * PN, 1, fn, "chunkStates", &bad);
   const float *Dk = loop_arg_f32(&a, 10, H, 1, fn, "D", &bad);
+  const float *rs = loop_arg_f32(&a, 18, BT, 1, fn, "resets", &bad);
   if (bad) return NULL;
   const long ldx = H * P, ldb = G * N, hpg = H / G;
 
@@ -364,7 +368,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
         const long bc = ((b * T + t0) * G + g) * N;
         const float *cbk = cb + ((b * nc + c) * G + g) * LL;
         const long dtOff = (b * T + t0) * H + h, xOff = ((b * T + t0) * H + h) * P;
-        chunk_decays(dt + dtOff, H, A[h], L, e, E, dtc);
+        chunk_decays(dt + dtOff, H, A[h], L, e, E, dtc, rs ? rs + b * T + t0 : NULL);
         /* row i of the decays, dec_j = exp(Λ_i − Λ_j), updated from row i−1 */
         for (long i = 0; i < L; i++) {
           const double ei = e[i];
@@ -417,7 +421,8 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
 
 /*
  * backwardHeads(x, dt, A, B, C, hasS0, gy|null, gState|null, chunkStates, cb, gx, gdt, gA,
- *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc)
+ *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc
+ *               [, resets|null])
  * The reverse chunk recurrence per (b, h) (headKernel), carrying Rᵀ = (∂L/∂S_end)ᵀ [N,P]
  * (gStateᵀ or zero to start). Per chunk, last to first (model.md §3.5, ssd-chunked-backward.ts):
  *   dM = gY·Xᵀ;  d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j;  dX = Mᵀ·gY + diag(w)·B·Rᵀ
@@ -434,7 +439,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
   loop_args a;
-  if (!loop_get_args(env, info, &a, 26, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 27, 1, fn)) return NULL;
   ssd_dims d;
   if (!arg_dims(&a, 19, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
@@ -461,6 +466,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   float *dCB = loop_arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
   const float *Dk = loop_arg_f32(&a, 17, H, 1, fn, "D", &bad);
   float *gD = loop_arg_f32(&a, 18, H, 1, fn, "gD", &bad);
+  const float *rs = loop_arg_f32(&a, 26, BT, 1, fn, "resets", &bad);
   if (!bad && gy && !dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;
@@ -502,7 +508,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
         float *dcb = dCB ? dCB + ((b * nc + c) * H + h) * LT : NULL;
         const long dtOff = (b * T + t0) * H + h, xOff = ((b * T + t0) * H + h) * P;
         const float *sPrev = cs + (item * nc + c) * PN;
-        chunk_decays(dt + dtOff, H, Ah, L, e, E, dtc);
+        chunk_decays(dt + dtOff, H, Ah, L, e, E, dtc, rs ? rs + b * T + t0 : NULL);
         memset(dAc, 0, sizeof(double) * (size_t)L);
         memset(ddt, 0, sizeof(double) * (size_t)L);
         int wroteC = 0;

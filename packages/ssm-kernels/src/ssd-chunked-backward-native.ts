@@ -3,7 +3,7 @@
  * (reverse chunk recurrence per (batch, head)) and the group pass (per (batch, chunk, group)
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
-import { allocF32Uninit } from "@loop/tensor";
+import { allocF32Uninit, optionalArg } from "@loop/tensor";
 import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
 import { scratch } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
@@ -11,7 +11,8 @@ import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
 /**
  * Native twin of the head pass (native/ssd.c `backwardHeads`): writes gx, gdt, gA [H], gs0 (when
  * given), the per-head partials gBh, gCh and (with gy) dCB, d(C·Bᵀ) per head as packed lower
- * triangles [B,nc,H,Lc(Lc+1)/2]; every element, so none need zeroing.
+ * triangles [B,nc,H,Lc(Lc+1)/2]; every element, so none need zeroing. The optional last
+ * argument is `SsdArrays.resets`.
  */
 export type SsdBackwardHeadsNative = (
   x: Float32Array,
@@ -33,7 +34,7 @@ export type SsdBackwardHeadsNative = (
   dCB: Float32Array | null,
   D: Float32Array | null,
   gD: Float32Array | null,
-  ...sizes: SsdNativeSizes
+  ...sizesAndResets: [...SsdNativeSizes] | [...SsdNativeSizes, Float32Array]
 ) => void;
 
 /** Native twin of the group pass (native/ssd.c `backwardGroups`): writes gB and gC. */
@@ -96,6 +97,7 @@ export function backwardNative(
     G,
     N,
     Lc,
+    ...optionalArg(a.resets ?? null),
   );
   const gB = allocF32Uninit(a.B.length);
   const gC = allocF32Uninit(a.C.length);

@@ -5,7 +5,7 @@
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initial state [B,H,P,N]
  *   → y [B,T,H,P], final state [B,H,P,N].
  */
-import { isGradEnabled, record, shapeStr, type Tensor } from "@loop/tensor";
+import { documentResets, isGradEnabled, record, shapeStr, type Tensor } from "@loop/tensor";
 import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 import { ssdChunkedForward } from "./ssd-chunked-forward.js";
 import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";
@@ -19,6 +19,12 @@ export interface SsdChunkedOptions extends SsdScanOptions {
    * over y and x, and with ∂D from the scan's backward).
    */
   D?: Tensor | null;
+  /**
+   * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
+   * along a row); the state is reset where it changes (document-resets.ts). Absent: one
+   * document per row.
+   */
+  seqIdx?: Int32Array | null;
 }
 
 export function ssdScanChunked(
@@ -47,6 +53,7 @@ export function ssdScanChunked(
     C: C.data,
     s0: s0 ? s0.data : null,
     D: D ? D.data : null,
+    resets: opts.seqIdx ? documentResets(opts.seqIdx, s.batch, s.seqLen) : null,
   };
   const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
   if (D) inputs.push(D);

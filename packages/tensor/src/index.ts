@@ -60,6 +60,7 @@ export {
 export { AdamW, type AdamWOptions, type AdamWState } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
+export { documentResets, documentStarts, optionalArg } from "./packed-documents.js";
 export { randn, randu } from "./random-tensor.js";
 export { Rng, type RngState } from "./rng.js";
 export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";

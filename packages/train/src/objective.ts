@@ -37,11 +37,12 @@ export function stageLoss(
   tokens: IntTensor,
   targets: IntTensor,
   opts: TrainOptions,
+  seqIdx: Int32Array | null = null,
 ): Tensor {
   if (opts.stage === "pretrain")
-    return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing });
+    return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing, seqIdx });
   const gate = model.exitGate!;
-  const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing });
+  const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing, seqIdx });
   const gl = { logits: (ro: readonly Tensor[]) => gateLogits(ro, gate.weight, gate.bias) };
   if (opts.stage === "gate1")
     return stage1Loss(gl.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });

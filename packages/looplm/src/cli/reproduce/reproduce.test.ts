@@ -189,11 +189,11 @@ describe("study definitions", () => {
       }
     }
   });
-  it("phop at cpu scale compares 1⊗1 with 1⊗6 on six hops", () => {
+  it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops", () => {
     const def = sweepStudy("phop", "cpu");
-    expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 6 });
+    expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 4 });
     expect(armCommand(def.arms[0]!, 2, "runs/r/phop")).toBe(
-      "looplm sweep --protocol iso-param --task phop --alphabet 4 --length 32 --hops 6 --dense --base 1 --loops 1,6 --d-model 32 --d-state 16 --headdim 16 --chunk 16 --steps 800 --batch 32 --lr 0.006 --warmup 30 --eval-every 200 --eval-count 512 --seed 2 --out runs/r/phop/iso-param/seed-2",
+      "looplm sweep --protocol iso-param --task phop --alphabet 4 --length 32 --hops 4 --dense --base 1 --loops 1,4 --d-model 32 --d-state 16 --headdim 16 --chunk 16 --steps 800 --batch 32 --lr 0.006 --warmup 30 --eval-every 200 --eval-count 512 --seed 2 --out runs/r/phop/iso-param/seed-2",
     );
   });
 });
