@@ -82,4 +82,4 @@ export {
   type SweepFile,
   type SweepRow,
 } from "./report/run-data.js";
-export { comparisonTable, formatMetric, type TableRow } from "./report/table.js";
+export { comparisonTable, formatMetric, formatTable, type TableRow } from "./report/table.js";

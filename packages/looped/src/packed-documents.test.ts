@@ -57,19 +57,21 @@ describe("packed documents through the looped model", () => {
           const t1 = i + 1 < s.length ? s[i + 1]! : T;
           const piece = tok.slice(b * T + t0, b * T + t1);
           const f = m.forward(intTensor(piece, [1, piece.length]), { steps: "all" });
-          f.logits.forEach((l, r) => sepLogits[r]!.set(l.data, (b * T + t0) * cfg.vocab_size));
+          f.logits.forEach((l, r) => {
+            sepLogits[r]!.set(l.data, (b * T + t0) * cfg.vocab_size);
+          });
           const w = piece.length / (2 * T);
           const ls = lossOf(f.logits, piece);
           backward(ls.slice(1).reduce(add, ls[0]!), [Float32Array.of(w)]);
         });
       }
-      packedLogits.forEach((l, r) =>
-        expect(maxDiff(l, sepLogits[r]!), `logits step ${r + 1}`).toBeLessThan(1e-5),
-      );
+      packedLogits.forEach((l, r) => {
+        expect(maxDiff(l, sepLogits[r]!), `logits step ${r + 1}`).toBeLessThan(1e-5);
+      });
       const sepGrads = grads(m);
-      packedGrads.forEach((g, i) =>
-        expect(maxDiff(g, sepGrads[i]!), m.parameters()[i]!.name).toBeLessThan(1e-5),
-      );
+      packedGrads.forEach((g, i) => {
+        expect(maxDiff(g, sepGrads[i]!), m.parameters()[i]!.name).toBeLessThan(1e-5);
+      });
     });
   }
 });

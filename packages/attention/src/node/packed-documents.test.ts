@@ -104,14 +104,20 @@ function projected(): Float32Array[][] {
     backward(ys, [g.slice(o, o + ys.size)]);
     sep[0]!.set(ys.data, o);
     sep[1]!.set(us.grad!, (s.b * T + s.t0) * D);
-    ws[0].grad!.forEach((x, i) => (sep[2]![i]! += x));
-    ws[1].grad!.forEach((x, i) => (sep[3]![i]! += x));
+    ws[0].grad!.forEach((x, i) => {
+      sep[2]![i]! += x;
+    });
+    ws[1].grad!.forEach((x, i) => {
+      sep[3]![i]! += x;
+    });
   }
   return [packed, sep];
 }
 
 function expectClose([packed, sep]: Float32Array[][], what: string, tol: number) {
-  packed.forEach((p, i) => expect(relErr(p, sep[i]!), `${what} output ${i}`).toBeLessThan(tol));
+  packed.forEach((p, i) => {
+    expect(relErr(p, sep[i]!), `${what} output ${i}`).toBeLessThan(tol);
+  });
 }
 
 describe("packed documents in attention (portable)", () => {
@@ -142,6 +148,10 @@ describe.runIf(built.ok)("packed documents in attention (native)", () => {
     expectClose(one[1]!, "projected attention", 1e-4);
     addon.setThreads(2);
     const two = [tiled(), projected()];
-    two.forEach((r, i) => r[0]!.forEach((v, j) => expect(v, `${i}/${j}`).toEqual(one[i]![0]![j])));
+    two.forEach((r, i) => {
+      r[0]!.forEach((v, j) => {
+        expect(v, `${i}/${j}`).toEqual(one[i]![0]![j]);
+      });
+    });
   });
 });

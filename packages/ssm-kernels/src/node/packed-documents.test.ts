@@ -120,10 +120,16 @@ function convSeparate(
       gyAll[p]!.slice((s.b * T + s.t0) * widths[p]!, (s.b * T + s.t1) * widths[p]!),
     );
     backward(outs, gys);
-    outs.forEach((o, p) => place(ys[p]!, o.data, s.b, s.t0, widths[p]!));
+    outs.forEach((o, p) => {
+      place(ys[p]!, o.data, s.b, s.t0, widths[p]!);
+    });
     place(gx, xs.grad!, s.b, s.t0, C);
-    ws.grad!.forEach((v, i) => (gw[i]! += v));
-    bs.grad!.forEach((v, i) => (gb[i]! += v));
+    ws.grad!.forEach((v, i) => {
+      gw[i]! += v;
+    });
+    bs.grad!.forEach((v, i) => {
+      gb[i]! += v;
+    });
     if (is) gi.set(is.grad!, s.b * C * (K - 1));
   }
   return { ys, g: [gx, Float32Array.from(gw), Float32Array.from(gb), gi] };
@@ -177,7 +183,9 @@ function scanSeparate(inp: Tensor[], s0: Tensor, gy: Float32Array, gs: Float32Ar
     if (last) state.set(r.state.data, s.b * H * PN);
     place(g[0]!, parts[0]!.grad!, s.b, s.t0, H * P);
     place(g[1]!, parts[1]!.grad!, s.b, s.t0, H);
-    As.grad!.forEach((v, i) => (gA[i]! += v));
+    As.grad!.forEach((v, i) => {
+      gA[i]! += v;
+    });
     place(g[3]!, Bs.grad!, s.b, s.t0, G * N);
     place(g[4]!, Cs.grad!, s.b, s.t0, G * N);
     if (init) g[5]!.set(init.grad!, s.b * H * PN);
@@ -209,21 +217,23 @@ function checkAll(tol: number) {
     const { x, w, bias, init } = convInputs(7, 4);
     const p = convPacked(fused, x, w, bias, init);
     const q = convSeparate(fused, x, w, bias, init, p.gy);
-    p.ys.forEach((y, i) =>
-      expect(relErr(y, q.ys[i]!), `conv y (fused ${fused})`).toBeLessThan(tol),
-    );
-    p.g.forEach((g, i) =>
-      expect(relErr(g, q.g[i]!), `conv grad ${i} (fused ${fused})`).toBeLessThan(tol),
-    );
+    p.ys.forEach((y, i) => {
+      expect(relErr(y, q.ys[i]!), `conv y (fused ${fused})`).toBeLessThan(tol);
+    });
+    p.g.forEach((g, i) => {
+      expect(relErr(g, q.g[i]!), `conv grad ${i} (fused ${fused})`).toBeLessThan(tol);
+    });
   }
   for (const G of [1, 2]) {
     const { inp, s0 } = scanInputs(4, 5, G, 6);
     const p = scanPacked(inp, s0);
     const q = scanSeparate(inp, s0, p.gy, p.gs);
-    p.out.forEach((o, i) =>
-      expect(relErr(o, q.out[i]!), `scan output ${i} (G=${G})`).toBeLessThan(tol),
-    );
-    p.g.forEach((g, i) => expect(relErr(g, q.g[i]!), `scan grad ${i} (G=${G})`).toBeLessThan(tol));
+    p.out.forEach((o, i) => {
+      expect(relErr(o, q.out[i]!), `scan output ${i} (G=${G})`).toBeLessThan(tol);
+    });
+    p.g.forEach((g, i) => {
+      expect(relErr(g, q.g[i]!), `scan grad ${i} (G=${G})`).toBeLessThan(tol);
+    });
   }
 }
 
@@ -294,7 +304,9 @@ describe.runIf(nativeOk)("packed documents on the native kernels", () => {
     const one = withScratch(runAll);
     for (const a of addons) a.setThreads(2);
     const two = withScratch(runAll);
-    two.forEach((v, i) => expect(v, `output ${i}`).toEqual(one[i]));
+    two.forEach((v, i) => {
+      expect(v, `output ${i}`).toEqual(one[i]);
+    });
   });
 
   it("without seqIdx the calls are unchanged (the resets argument is optional)", () => {

@@ -3,6 +3,7 @@
  * means, and the paper's number beside it; as aligned text (the terminal) or Markdown
  * (docs/results.md).
  */
+import { formatTable } from "@loop/eval";
 import type { MemberAggregate } from "./aggregate.js";
 import { formatMeanSd } from "./stats.js";
 import type { ArmDef } from "./study-types.js";
@@ -41,20 +42,5 @@ export function resultsTable(
     perStepCell(r),
     arms.find((a) => a.id === r.arm)?.paper[r.label] ?? "–",
   ]);
-  const right = (i: number) => i >= 3 && i <= 5;
-  if (format === "markdown") {
-    const line = (c: string[]) => `| ${c.join(" | ")} |`;
-    return [
-      line(head),
-      line(head.map((_h, i) => (right(i) ? "---:" : "---"))),
-      ...body.map(line),
-    ].join("\n");
-  }
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((x, i) => (right(i) ? x.padStart(w[i]!) : x.padEnd(w[i]!)))
-      .join("  ")
-      .trimEnd();
-  return [line(head), w.map((n) => "-".repeat(n)).join("  "), ...body.map(line)].join("\n");
+  return formatTable(head, body, (i) => i >= 3 && i <= 5, format);
 }

@@ -4,7 +4,13 @@
  */
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { frontierChart, type Metric, seedSpreadChart, stepMetricChart } from "@loop/eval";
+import {
+  formatTable,
+  frontierChart,
+  type Metric,
+  seedSpreadChart,
+  stepMetricChart,
+} from "@loop/eval";
 import { htmlPage, renderChartSvg, type Section } from "@loop/eval/node";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { writeJsonFile } from "@loop/train/node";
@@ -88,14 +94,7 @@ export function frontierTable(rows: readonly FrontierRow[], metric: Metric, md: 
     `${r.depth.mean.toFixed(2)} ± ${r.depth.sd.toFixed(2)}`,
     formatMeanSd(r.value, metric),
   ]);
-  if (md) {
-    const line = (c: string[]) => `| ${c.join(" | ")} |`;
-    return [line(head), line(["---", "---:", "---:"]), ...body.map(line)].join("\n");
-  }
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (c: string[]) =>
-    c.map((x, i) => (i === 0 ? x.padEnd(w[i]!) : x.padStart(w[i]!))).join("  ");
-  return [line(head), w.map((n) => "-".repeat(n)).join("  "), ...body.map(line)].join("\n");
+  return formatTable(head, body, (i) => i > 0, md ? "markdown" : "text");
 }
 
 export interface StudyOutput {
