@@ -137,7 +137,7 @@ export function evalEarlyExit(
 }
 
 /**
- * Estimated share of decode FLOPs saved (model.md §7 per-layer counts, head once per token, KV
+ * Estimated share of decode FLOPs saved (docs/model.md §7 per-layer counts, head once per token, KV
  * propagation 4·D·Hkv·hd per propagated layer, SSM propagation with "propagate"): skipped layer
  * FLOPs minus propagation, over the
  * full R-step cost. The attention context is the mean causal context of a T-token window.

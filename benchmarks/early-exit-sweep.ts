@@ -169,7 +169,7 @@ export async function earlyExitSweep(opts: SweepOptions): Promise<SweepResult> {
       `eval ${B}×${T} held-out tokens, timing ${TT} tokens at batch 1, median of ${reps}`,
     rows,
     note:
-      "skipped: layer applications not run; FLOPs saved: model.md §7 estimate net of KV (and, " +
+      "skipped: layer applications not run; FLOPs saved: docs/model.md §7 estimate net of KV (and, " +
       "for prop, SSM) propagation; speedup: median over repeats of full-R time ÷ " +
       "mode time, each run paired with a full-R run just before it (wall clock / CPU time); Δ vs full decoding (logits(R)); thr: threshold exit with all R steps run (the " +
       "paper's inference, nothing saved); prop: skipped Mamba states take h(z) in (skipped: " +

@@ -17,7 +17,7 @@ export const description =
 
 export async function run(ctx: BenchContext): Promise<void> {
   const dir = resolve(process.env.LOOP_EARLY_EXIT_MODEL ?? "runs/ee-g2/final");
-  const corpus = process.env.LOOP_EARLY_EXIT_CORPUS ?? "/work/shared/data/tinyshakespeare.txt";
+  const corpus = process.env.LOOP_EARLY_EXIT_CORPUS ?? "testdata/data/tinyshakespeare.txt";
   if (!existsSync(resolve(dir, "tokenizer.json"))) {
     ctx.log(
       `early-exit: no trained gated checkpoint at ${dir} (set LOOP_EARLY_EXIT_MODEL, or train ` +

@@ -2,7 +2,7 @@
  * Whole-model training step — forward, backward, AdamW — in tokens/s on the four configurations
  * of the speed issue, side by side with an eager PyTorch transcription of the same model
  * (benchmarks/torch/model.py), the two alternated per configuration (see `run`). GFLOP/s use
- * the model's own FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, model.md §7).
+ * the model's own FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, docs/model.md §7).
  *
  * Kernels: the native ones (C compiled on this machine, `enableNativeKernels`) when they build,
  * as the CLI runs them; the portable ones (WebAssembly GEMM + JS loops, what a browser runs) are

@@ -1,7 +1,7 @@
 """PyTorch eager transcription of causal GQA attention, for benchmarks/attention.ts.
 
 Explicit softmax(Q·Kᵀ/sqrt(hd) + causal mask)·V with the KV heads repeated to the query heads
-(model.md §4), timed forward + backward. Usage:
+(docs/model.md §4), timed forward + backward. Usage:
   attention.py time B,T,Hq,Hkv,hd [B,T,Hq,Hkv,hd ...] [--reps N] [--threads N]
   attention.py memory B,T,Hq,Hkv,hd      (peak RSS growth of one forward + backward, bytes)
 Prints one JSON object per line.

@@ -1,5 +1,5 @@
 """PyTorch (eager) transcription of the looped model, timed for whole training steps:
-forward + backward + AdamW, the same model as @loop/looped (spec model.md §1-§4):
+forward + backward + AdamW, the same model as @loop/looped (docs/model.md §1-§4):
 embedding, pre-norm residual layers (Mamba-2 or attention mixer) looped R times, norm_f, tied
 LM head, mean cross-entropy of the final loop's logits.
 

@@ -1,26 +1,19 @@
 /**
- * Test support for golden vectors (../shared/golden, made by an independent PyTorch
- * implementation). Tolerance from formats.md: forward |a − b| ≤ 1e-4 + 1e-4·|b| elementwise;
- * gradients the same after dividing both by the largest |b| of that tensor.
+ * Test support for the repository's own test data (`testdata/`, see its README): golden vectors
+ * made by an independent PyTorch implementation of docs/model.md and docs/exit-gate.md, and small
+ * public text files. Tolerance from docs/formats.md: forward |a − b| ≤ 1e-4 + 1e-4·|b|
+ * elementwise; gradients the same after dividing both by the largest |b| of that tensor.
  */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { readSafetensorsFile } from "@loop/tensor/node";
 
-/** Absolute path of `shared/` beside the repository checkout (throws if absent). */
-export function sharedDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const candidate = join(dir, "..", "shared");
-    if (existsSync(join(candidate, "golden"))) return resolve(candidate);
-    dir = dirname(dir);
-  }
-  throw new Error("cannot find ../shared/golden beside the repository");
+/** Absolute path of a file or folder under the repository's `testdata/`. */
+export function testdataPath(...parts: string[]): string {
+  return join(import.meta.dirname, "..", "..", "testdata", ...parts);
 }
 
 export function goldenPath(...parts: string[]): string {
-  return join(sharedDir(), "golden", ...parts);
+  return testdataPath("golden", ...parts);
 }
 
 export interface GoldenTensor {
@@ -41,7 +34,7 @@ export interface CloseReport {
 }
 
 /**
- * Compare `actual` to `expected` with the formats.md tolerance. kind "forward" compares raw
+ * Compare `actual` to `expected` with the docs/formats.md tolerance. kind "forward" compares raw
  * values; kind "grad" first divides both by max |expected|.
  */
 export function compareGolden(
@@ -83,7 +76,7 @@ export function compareGolden(
   return { ok, worst, index, message };
 }
 
-/** Throw unless `actual` matches `expected` within the formats.md tolerance. */
+/** Throw unless `actual` matches `expected` within the docs/formats.md tolerance. */
 export function expectGolden(
   name: string,
   actual: ArrayLike<number>,

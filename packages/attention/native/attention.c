@@ -31,7 +31,7 @@ static long row_stride(loop_args *a, size_t i, long min) {
 }
 
 /*
- * rope(src, dst, B, T, H, hd, cos, sin, sign, ld) — rope.ts `rotate` (model.md §4, rotate-half):
+ * rope(src, dst, B, T, H, hd, cos, sin, sign, ld) — rope.ts `rotate` (docs/model.md §4, rotate-half):
  *   src, dst [B, T, H, hd] float32 (dst may be src), positions ld floats apart in both (0:
  *   packed, H·hd), cos, sin [T, hd/2] float64 (ropeTables),
  *   sign = +1 (forward, angle +a) or −1 (backward, angle −a); pair i < hd/2, s = sign·sin:
@@ -295,7 +295,7 @@ static int attention_threads(long B, long T, long Hq, long hd) {
 
 /*
  * flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv[, starts]) —
- * attention-forward.ts (model.md §4): q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd],
+ * attention-forward.ts (docs/model.md §4): q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd],
  * lse [B, Hq, T]; the rows (positions) of q, k and v are ldq, ldk, ldv floats apart (0: packed;
  * they may be column blocks of one [B, T, ·] projection), y is packed;
  * query head j reads KV head floor(j / G), G = Hq / Hkv; c = 1/sqrt(hd), S = c·q·kᵀ (s ≤ t).
@@ -398,7 +398,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
  * flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv, hd, blockQ, blockK,
  *          ldq, ldk, ldv, ldgq, ldgk, ldgv[, starts]) — (starts [B·T]: packed documents, the
  *          first position of each query's document, keys before it masked; NULL: none) —
- * attention-backward.ts (model.md §4), shapes and strides of q, k, v as flashFwd, y and
+ * attention-backward.ts (docs/model.md §4), shapes and strides of q, k, v as flashFwd, y and
  * gy = ∂y [B, T, Hq, hd] packed; the outputs given (dq [B, T, Hq, hd], dk, dv [B, T, Hkv, hd],
  * rows ldgq, ldgk, ldgv floats apart, 0: packed) are overwritten, null ones are not computed.
  * With Dvec[t] = Σ_e gy[t,e]·y[t,e], per (query tile, key tile) of a head group:
@@ -550,7 +550,7 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
 }
 
 /*
- * swigluFwd(gate, up, y, n) — swiglu.ts (model.md §5), gate, up, y [n]:
+ * swigluFwd(gate, up, y, n) — swiglu.ts (docs/model.md §5), gate, up, y [n]:
  *   y = silu(gate) ⊙ up = gate·σ(gate)·up.
  */
 static napi_value SwigluFwd(napi_env env, napi_callback_info info) {
@@ -570,7 +570,7 @@ static napi_value SwigluFwd(napi_env env, napi_callback_info info) {
 }
 
 /*
- * swigluBwd(gate, up, gy, dgate|null, dup|null, n) — swiglu.ts (model.md §5), all [n]:
+ * swigluBwd(gate, up, gy, dgate|null, dup|null, n) — swiglu.ts (docs/model.md §5), all [n]:
  *   ∂gate = gy ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = gy ⊙ gate·σ(gate).
  */
 static napi_value SwigluBwd(napi_env env, napi_callback_info info) {

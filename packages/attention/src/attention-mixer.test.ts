@@ -19,7 +19,7 @@ function expectClose(actual: number[], expected: number[], tol = 2e-5) {
 describe("AttentionMixer", () => {
   const cfg = { dModel: 16, nHeads: 4, nKvHeads: 2, ropeTheta: 10000 };
 
-  it("has the model.md §6 parameters with the documented shapes and init bounds", () => {
+  it("has the docs/model.md §6 parameters with the documented shapes and init bounds", () => {
     const m = new AttentionMixer(cfg, { rng: new Rng(3), nLayers: 4 });
     const ps = m.parameters();
     expect(ps.map((p) => [p.name, [...p.tensor.shape], p.decay])).toEqual([

@@ -1,12 +1,12 @@
 /**
- * Attention mixer of model.md §4: u [B, T, D] →
+ * Attention mixer of docs/model.md §4: u [B, T, D] →
  *   q = u·q_projᵀ [B,T,Hq,hd], k = u·k_projᵀ, v = u·v_projᵀ [B,T,Hkv,hd] (no biases)
  *   q, k ← RoPE(·, rope_theta) at positions offset + t
  *   y = causal GQA attention(q, k, v)  (tiled kernel, attention.ts; projections, RoPE and
  *   attention are one op, projected-attention.ts)
  *   out = y·o_projᵀ [B, T, D]
  * hd = D / Hq. Initialisation: every weight uniform ±1/sqrt(fan_in); o_proj additionally divided
- * by sqrt(nLayers) (residual scaling, as model.md §3 does for out_proj).
+ * by sqrt(nLayers) (residual scaling, as docs/model.md §3 does for out_proj).
  * `step` / `extend` are the inference paths through a KvCache; they compute exactly what
  * `forward` computes at the same positions.
  */

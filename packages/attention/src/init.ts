@@ -1,5 +1,5 @@
 /**
- * Weight initialisation shared by the modules of this package (model.md §3): weights uniform
+ * Weight initialisation shared by the modules of this package (docs/model.md §3): weights uniform
  * ±1/sqrt(fan_in); output projections additionally divided by sqrt(nLayers), one residual each.
  */
 import { allocF32, parameter, type Rng, type Tensor } from "@loop/tensor";

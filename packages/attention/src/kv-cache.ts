@@ -1,6 +1,6 @@
 import { fastExp } from "@loop/tensor";
 /**
- * Key/value cache of one attention layer for incremental decoding (model.md §4).
+ * Key/value cache of one attention layer for incremental decoding (docs/model.md §4).
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.
  * The [Hkv, position] order keeps each head's keys contiguous for the decode dot products.
  */

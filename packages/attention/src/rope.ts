@@ -1,5 +1,5 @@
 /**
- * Rotary position embedding, rotate-half layout (model.md §4).
+ * Rotary position embedding, rotate-half layout (docs/model.md §4).
  *
  *   x [B, T, H, hd] → y [B, T, H, hd], hd even, position p = offset + t, pair index i < hd/2:
  *     θ_i = base^(−2i/hd),  a = p·θ_i

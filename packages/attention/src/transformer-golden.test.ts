@@ -1,6 +1,6 @@
 /**
  * End-to-end check of AttentionMixer and SwiGluMlp against the independent PyTorch model
- * (golden case transformer-2x2): a minimal N⊗R transformer (model.md §1–§2) built from the two
+ * (golden case transformer-2x2): a minimal N⊗R transformer (docs/model.md §1–§2) built from the two
  * modules and @loop/tensor ops, loaded with the case's weights, must reproduce the logits of
  * every loop step and the gradients of the final-loop loss for every mixer and MLP weight.
  */

@@ -1,7 +1,7 @@
 /**
  * Exact-match accuracy of a task's evaluation set, per loop step and under exit-gate selection.
  *   per step r:  prediction = argmax_v logits(r)[b, t, v] at every scored position (target ≠ −100)
- *   gated at q:  z = thresholdExit(pdf, q) per token (exit-gate.md "Inference"); prediction =
+ *   gated at q:  z = thresholdExit(pdf, q) per token (docs/exit-gate.md "Inference"); prediction =
  *                argmax logits(z)[b, t, ·]; reported with the mean of z and its histogram over
  *                the scored positions.
  * The scorer defaults to the task's own `score` (plain exact match of scoreTargets).

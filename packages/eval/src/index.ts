@@ -62,6 +62,7 @@ export {
   type StepPerplexity,
 } from "./perplexity.js";
 export {
+  type ChartSpec,
   evalHistoryChart,
   exitHistogramChart,
   frontierChart,

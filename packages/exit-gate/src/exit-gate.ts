@@ -1,10 +1,10 @@
 /**
- * The exit gate module (exit-gate.md): λ(r) = sigmoid(weight · readout(r) + bias) per loop step
+ * The exit gate module (docs/exit-gate.md): λ(r) = sigmoid(weight · readout(r) + bias) per loop step
  * and token. Parameters, named relative to the gate (the model prefixes "exit_gate."):
- *   weight [1, D], bias [1]   (model.md §6 names exit_gate.weight, exit_gate.bias)
+ *   weight [1, D], bias [1]   (docs/model.md §6 names exit_gate.weight, exit_gate.bias)
  * Init: weight ~ U(−1/√D, 1/√D) (PyTorch's nn.Linear bound, as Ouro's gate), bias = 0, so on
  * normed readouts λ starts near 1/2 with a small per-token spread. Both are weight-decayed like
- * any other linear layer except the bias (decay false, as every bias in model.md §3).
+ * any other linear layer except the bias (decay false, as every bias in docs/model.md §3).
  */
 import {
   type Module,

@@ -1,5 +1,5 @@
 /**
- * The exit distribution as a fused op (exit-gate.md "Gate and exit distribution"):
+ * The exit distribution as a fused op (docs/exit-gate.md "Gate and exit distribution"):
  *   p(r) = λ(r)·S(r−1) for r < R,  p(R) = S(R−1),  S(r) = Π_{j≤r} (1 − λ(j)),  λ = sigmoid(a)
  * computed in log space in float64 (log-pdf.ts) so it is exact for large |a| and Σ_r p(r) = 1.
  * Shapes: gate logits a [R, ...S] → p [R, ...S]. Backward ∂a from ∂p via c(r) = ∂p(r)·p(r).

@@ -1,6 +1,6 @@
 /**
  * Statistics of per-token exit steps z (1-based, [...S]) — the predicted depth reported beside
- * accuracy (exit-gate.md "Inference"): the mean selected step, the histogram over steps, and a
+ * accuracy (docs/exit-gate.md "Inference"): the mean selected step, the histogram over steps, and a
  * q-sweep giving (mean depth, metric) for each threshold. Statistics can be restricted to the
  * positions whose target is not −100 by passing `targets`.
  */

@@ -1,5 +1,5 @@
 /**
- * Names for threshold-exit outputs (formats.md "Golden vectors"): q written with up to 4
+ * Names for threshold-exit outputs (docs/formats.md "Golden vectors"): q written with up to 4
  * decimals and no trailing zeros — formatQ(0.5) = "0.5", formatQ(1) = "1", formatQ(0) = "0" —
  * used as `exit.step.q{q}`.
  */

@@ -16,7 +16,7 @@ describe("gateOutputs", () => {
   const targets = intTensor([2, 3, -100, 5, 6, 7, 0, -100], [2, 4]);
   const opts = { beta: 0.1, k: 40, gamma: 0.01, qs: [0.25, 0.5, 1] };
 
-  it("produces the formats.md tensors with their names and shapes", () => {
+  it("produces the docs/formats.md tensors with their names and shapes", () => {
     const { readouts, logits } = model.forward(tokens);
     const out = gateOutputs(readouts, logits, targets, gate, opts);
     expect([...out.tensors.keys()]).toEqual([

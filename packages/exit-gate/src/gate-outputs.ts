@@ -1,5 +1,5 @@
 /**
- * Everything the gate contributes to `looplm forward` / the golden outputs (formats.md "Golden
+ * Everything the gate contributes to `looplm forward` / the golden outputs (docs/formats.md "Golden
  * vectors"), from one batch of a looped model's per-step outputs:
  *   gate.lambda [R, ...S], exit.pdf [R, ...S], loss.stage1 [1], loss.stage2 [1],
  *   exit.step.q{q} [...S] (1-based, float32) for each q.
@@ -39,7 +39,7 @@ export interface GateOutputs {
   stage2: Tensor;
   /** Threshold exit steps per q, in the order of `qs`. */
   exitSteps: { q: number; steps: IntTensor }[];
-  /** The tensors above under their formats.md names. */
+  /** The tensors above under their docs/formats.md names. */
   tensors: Map<string, NamedOutput>;
 }
 

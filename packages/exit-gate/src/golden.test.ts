@@ -1,6 +1,6 @@
 /**
  * Golden checks of the gate maths against the independent PyTorch implementation
- * (shared/golden/*-gate). The whole-model cases need the looped backbone for the readouts; what
+ * (testdata/golden/*-gate). The whole-model cases need the looped backbone for the readouts; what
  * this package can check on its own, from the recorded gate.lambda and logits.step{r}, is:
  * λ → exit.pdf, exit.pdf → exit.step.q*, loss.stage1 and loss.stage2, and the exit_gate.bias
  * gradients (∂L/∂bias = Σ_{r,t} ∂L/∂a(r)_t since a = w·readout + bias).

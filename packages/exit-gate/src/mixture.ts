@@ -1,7 +1,7 @@
 /**
- * p-weighted mixtures over loop steps (exit-gate.md "Inference": "the p-weighted mixture of the
+ * p-weighted mixtures over loop steps (docs/exit-gate.md "Inference": "the p-weighted mixture of the
  * per-step logits"), two fused ops:
- *   mixtureLogits:   y[m, v] = Σ_r p(r)_m · logits(r)[m, v]             (the spec, literally)
+ *   mixtureLogits:   y[m, v] = Σ_r p(r)_m · logits(r)[m, v]             (docs/exit-gate.md, literally)
  *     ∂logits(r)[m, v] = g[m, v]·p(r)_m,   ∂p(r)_m = Σ_v g[m, v]·logits(r)[m, v]
  *   mixtureLogProbs: y[m, v] = ln Σ_r p(r)_m · softmax(logits(r)[m])_v  (mixture of the
  *     predictive distributions, returned as log-probabilities). With the posterior

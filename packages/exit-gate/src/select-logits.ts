@@ -1,5 +1,5 @@
 /**
- * Per-token choice among the loop steps' logits (exit-gate.md "Inference"):
+ * Per-token choice among the loop steps' logits (docs/exit-gate.md "Inference"):
  *   selectLogits: y[m, :] = logits(z_m)[m, :]   for 1-based exit steps z [...S]
  *   exitAtStep:   logits(step) for every token (Ouro's exit_at_step)
  * Shapes: logits R × [...S, V], steps int [...S] → [...S, V]. selectLogits is a fused op whose

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { perStepCrossEntropy } from "./per-step-ce.js";
 import { stage1Loss, stage1Objective } from "./stage1.js";
 
-/** Plain float64 re-implementation of exit-gate.md stage 1 from the formulas. */
+/** Plain float64 re-implementation of docs/exit-gate.md stage 1 from the formulas. */
 function stage1Ref(
   a: ArrayLike<number>,
   ce: ArrayLike<number>,

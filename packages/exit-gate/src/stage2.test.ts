@@ -5,7 +5,7 @@ import { perStepCrossEntropy } from "./per-step-ce.js";
 import { continuationLabels, stage2Loss, stage2Objective } from "./stage2.js";
 import { ToyLooped } from "./testing/toy-looped.js";
 
-/** Plain float64 re-implementation of exit-gate.md stage 2 from the formulas. */
+/** Plain float64 re-implementation of docs/exit-gate.md stage 2 from the formulas. */
 function stage2Ref(
   a: ArrayLike<number>,
   ce: ArrayLike<number>,

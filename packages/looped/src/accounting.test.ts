@@ -11,7 +11,7 @@ const mamba = parseConfig({
   n_loops: 3,
 });
 
-describe("accounting (model.md §7)", () => {
+describe("accounting (docs/model.md §7)", () => {
   it("counts parameters exactly, a tied head once", () => {
     // D=48, Di=96, H=6, G·Ns=16, C=Di+2GNs=128, in_proj rows 2Di+2GNs+H = 230
     const layer = 48 + 230 * 48 + 128 * 4 + 128 + 6 + 6 + 6 + 96 + 48 * 96;

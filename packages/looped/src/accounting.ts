@@ -1,12 +1,12 @@
 /**
- * Parameter and FLOP accounting (model.md §7). Parameters are counted exactly from §6 (a tied
+ * Parameter and FLOP accounting (docs/model.md §7). Parameters are counted exactly from §6 (a tied
  * head once). Forward FLOPs per token, 2 per multiply-add:
  *   Mamba-2 layer  2D(2Di+2G·Ns+H) + 2K(Di+2G·Ns) + 5·Di·Ns + 2·Di·D
  *   attention      2D(Hq+2Hkv)hd + 2·Hq·hd·D + 2·T_ctx·Hq·hd,  T_ctx = (T+1)/2 in training
  *   MLP            6·D·d_ff
  *   head           2DV per loop step whose logits are computed
  * A looped model costs R times its backbone; training ≈ 3 × forward. The O(Di) elementwise
- * terms are left out, as in the spec.
+ * terms are left out, as in docs/model.md §7.
  */
 import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionDims, parameterSpecs, ssmDims } from "./shapes.js";

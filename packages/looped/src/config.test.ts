@@ -6,7 +6,7 @@ import { configToJson, makeConfig, parseConfig } from "./config.js";
 const base = { backbone: "mamba", vocab_size: 32, d_model: 64, n_layers: 2 } as const;
 
 describe("config", () => {
-  it("fills every default of formats.md", () => {
+  it("fills every default of docs/formats.md", () => {
     const c = parseConfig(base);
     expect(c).toEqual({
       ...base,

@@ -1,5 +1,5 @@
 /**
- * The model config of formats.md ("config.json"), snake_case exactly as on disk, with a default
+ * The model config of docs/formats.md ("config.json"), snake_case exactly as on disk, with a default
  * for every optional key and validation that names the key and the allowed values.
  */
 export type Backbone = "mamba" | "hybrid" | "transformer";

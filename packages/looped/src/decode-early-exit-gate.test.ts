@@ -25,7 +25,7 @@ describe("early-exit rule", () => {
     for (let trial = 0; trial < 400; trial++) {
       const a = Array.from({ length: R }, () => rng.normal() * 2);
       const q = rng.uniform();
-      // Reference: the pdf of exit-gate.md, then its CDF.
+      // Reference: the pdf of docs/exit-gate.md, then its CDF.
       const p: number[] = [];
       let s = 1;
       for (let r = 0; r < R - 1; r++) {

@@ -1,5 +1,5 @@
 /**
- * The exit rule of early-exit decoding, one loop step at a time (exit-gate.md "Gate and exit
+ * The exit rule of early-exit decoding, one loop step at a time (docs/exit-gate.md "Gate and exit
  * distribution", "Inference: threshold exit"):
  *   a(r) = exit_gate.weight · readout(r) + exit_gate.bias,   λ(r) = sigmoid(a(r))
  *   CDF(n) = Σ_{r≤n} p(r) = 1 − S(n),  S(n) = Π_{j≤n} (1 − λ(j))   (the pdf telescopes)

@@ -3,7 +3,7 @@
  * Schuster et al. 2022, does for skipped transformer layers). The next tokens attend to every
  * position of each (loop step, layer) cache, so a skipped step still needs an entry at the
  * token's position. It is filled from the token's exit hidden state h(z):
- *   u = rmsnorm(h(z), layer.norm),  k = RoPE(u·k_projᵀ, position L),  v = u·v_projᵀ   (model.md §4)
+ *   u = rmsnorm(h(z), layer.norm),  k = RoPE(u·k_projᵀ, position L),  v = u·v_projᵀ   (docs/model.md §4)
  * written at position L = cache.length of each given row; the length is not advanced (the caller
  * does it once per step). Costs the k/v projections only: 4·D·Hkv·hd FLOPs per token, no query,
  * no attention, no o_proj, no MLP.

@@ -1,7 +1,7 @@
 /**
  * SSM state propagation for Mamba-2 layers that an exited token skips (early-exit decoding with
  * `skipped: "propagate"`): the skipped layer's decode state takes the token in, fed the token's
- * exit hidden state h(z), but nothing is read out. The state-update half of the model.md §3
+ * exit hidden state h(z), but nothing is read out. The state-update half of the docs/model.md §3
  * recurrent step, per batch row b in `rows`:
  *   u = rmsnorm(h(z), layer.norm);  [xBC, dt] = u·in_proj[Di : 2Di+2G·Ns+H]ᵀ   (z rows not needed)
  *   conv: out[c] = bias[c] + Σ_{k<K−1} w[c,k]·conv[c,k] + w[c,K−1]·xBC[c]; conv state shifts, takes xBC

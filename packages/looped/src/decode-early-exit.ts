@@ -1,7 +1,7 @@
 /**
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
- * (research beyond exit-gate.md, which runs all R steps; see docs/early-exit.md).
- * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (model.md §1) and
+ * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
+ * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1) and
  * after each the exit rule of decode-early-exit-gate.ts decides: exit at the first r < R with
  * CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
@@ -27,7 +27,7 @@ import { propagateSsmState } from "./decode-early-exit-ssm.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
-  /** Exit threshold q ∈ [0, 1] on the exit CDF (exit-gate.md); 1 = run every step. */
+  /** Exit threshold q ∈ [0, 1] on the exit CDF (docs/exit-gate.md); 1 = run every step. */
   q: number;
   /**
    * Depth cap: exit at step min(z, maxStep) (integer in [1, R], default R). With q = 1 every

@@ -1,5 +1,5 @@
 /**
- * One pre-norm residual layer (model.md §2): x ← x + mixer(rmsnorm(x)); a transformer layer then
+ * One pre-norm residual layer (docs/model.md §2): x ← x + mixer(rmsnorm(x)); a transformer layer then
  * also x ← x + mlp(rmsnorm(x)). The mixer is Mamba-2 (§3) or attention (§4).
  */
 import { AttentionMixer, type KvCache, SwiGluMlp } from "@loop/attention";

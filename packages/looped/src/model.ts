@@ -1,5 +1,5 @@
 /**
- * The looped model N⊗R (model.md §1): h(0) = embed(tokens); h(r) = M(h(r−1)) for r = 1..R with
+ * The looped model N⊗R (docs/model.md §1): h(0) = embed(tokens); h(r) = M(h(r−1)) for r = 1..R with
  * the same N layers every step (then h(r) = norm_f(h(r)) when loop_norm); readout(r) =
  * norm_f(h(r)) (or h(r) itself with loop_norm); logits(r) = readout(r)·Wᵀ with W the LM head or,
  * tied, the embedding. Gradients of every shared weight sum over its R uses (the tape does it).
@@ -101,11 +101,11 @@ export class LoopedModel implements Module {
     const want = specs.map((s) => `${s.name}${shapeStr(s.shape)}`).join(" ");
     if (got !== want)
       throw new Error(
-        `LoopedModel: parameters do not match model.md §6:\n got ${got}\nwant ${want}`,
+        `LoopedModel: parameters do not match docs/model.md §6:\n got ${got}\nwant ${want}`,
       );
   }
 
-  /** Every parameter with its model.md §6 name, in a fixed order. */
+  /** Every parameter with its docs/model.md §6 name, in a fixed order. */
   parameters(): NamedParameter[] {
     const ps: NamedParameter[] = [
       { name: "backbone.embeddings.weight", tensor: this.embeddings, decay: true },
@@ -184,7 +184,7 @@ export class LoopedModel implements Module {
     return out;
   }
 
-  /** Final-loop objective: mean CE of logits(R) over targets ≠ −100 (model.md §1). */
+  /** Final-loop objective: mean CE of logits(R) over targets ≠ −100 (docs/model.md §1). */
   finalLoss(
     tokens: IntTensor,
     targets: IntTensor,

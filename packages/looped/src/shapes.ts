@@ -1,5 +1,5 @@
 /**
- * Every parameter's name and shape for a config (model.md §6), in a fixed order. The single
+ * Every parameter's name and shape for a config (docs/model.md §6), in a fixed order. The single
  * source for strict checkpoint loading and exact parameter counting.
  */
 import { isAttentionLayer, type ModelConfig } from "./config.js";

@@ -1,5 +1,5 @@
 /**
- * Weights ↔ named arrays (model.md §6 names). Loading is strict: every missing, unexpected and
+ * Weights ↔ named arrays (docs/model.md §6 names). Loading is strict: every missing, unexpected and
  * wrongly shaped tensor is listed by name in one error.
  */
 import { type NamedArray, shapeStr } from "@loop/tensor";
@@ -50,10 +50,21 @@ export function loadStateDict(
       continue;
     unexpected.push(name);
   }
+  // NaN or Inf weights would evaluate and generate "plausible" numbers; refuse them here.
+  const nonFinite: string[] = [];
+  for (const p of params) {
+    const t = tensors.get(p.name);
+    if (!t || wrong.some((w) => w.startsWith(`${p.name} `))) continue;
+    const i = t.data.findIndex((v) => !Number.isFinite(v));
+    if (i >= 0) nonFinite.push(`${p.name} (${t.data[i]} at index ${i})`);
+  }
   const problems: string[] = [];
+  if (nonFinite.length) problems.push(`non-finite values: ${nonFinite.join(", ")}`);
   if (missing.length) problems.push(`missing: ${missing.join(", ")}`);
   if (unexpected.length) problems.push(`unexpected: ${unexpected.join(", ")}`);
   if (wrong.length) problems.push(`wrong shape: ${wrong.join(", ")}`);
+  if (nonFinite.length && problems.length === 1)
+    throw new Error(`${source} is damaged — ${problems[0]}`);
   if (problems.length)
     throw new Error(`${source} does not match the model config — ${problems.join("; ")}`);
   for (const p of params) p.tensor.data.set(tensors.get(p.name)!.data);

@@ -1,5 +1,5 @@
 /*
- * Native chunked SSD scan of @loop/ssm-kernels (forward and backward, model.md §3.5),
+ * Native chunked SSD scan of @loop/ssm-kernels (forward and backward, docs/model.md §3.5),
  * compiled from source on the user's machine by src/node/index.ts through @loop/tensor/node
  * `buildNativeAddon`; never downloaded, never required. Each function is the C twin of the
  * portable raw-array kernel named beside it and is tested against it
@@ -263,7 +263,7 @@ static void mm(long M, long Nn, long K, int mode, const float *A, long sa, long 
   }
 }
 
-/* The D skip of model.md §3.5 on one chunk of one head, L rows of P (leading dimension ld):
+/* The D skip of docs/model.md §3.5 on one chunk of one head, L rows of P (leading dimension ld):
  *   forward y += D_h·x (the arithmetic of addDSkip's y + D·x);
  *   backward gx += D_h·gy and the chunk's Σ gy ⊙ x in double (for ∂D_h). */
 static void dskip_rows(float *y, const float *x, long ld, long L, long P, float dh) {
@@ -299,7 +299,7 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
  * Per (b, c, g): cb = C·Bᵀ [L,L]. Per (b, h), chunks in order, with Sᵀ [N,P] the running
  * transposed state (s0ᵀ or zero to start), e, E the decays of the chunk:
  *   M_ij = cb_ij · exp(Λ_i − Λ_j) · dt_j (j ≤ i, else 0);  Y = M·X;  Y += diag(E)·C·Sᵀ
- *   Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X,  w_j = exp(Λ_{L−1} − Λ_j)·dt_j   (model.md §3.5)
+ *   Sᵀ ← E_{L−1}·Sᵀ + (diag(w)·B)ᵀ·X,  w_j = exp(Λ_{L−1} − Λ_j)·dt_j   (docs/model.md §3.5)
  * chunkStates (when given) receives Sᵀ before each chunk, state the final S [B,H,P,N], cb only
  * its lower triangles. With D [H], each chunk's Y also gets the D skip, Y += D_h·X, while X is
  * in cache (addDSkip's pass over y and x, saved). Shapes in the file header; y [B,T,H,P].
@@ -424,7 +424,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
  *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc
  *               [, resets|null])
  * The reverse chunk recurrence per (b, h) (headKernel), carrying Rᵀ = (∂L/∂S_end)ᵀ [N,P]
- * (gStateᵀ or zero to start). Per chunk, last to first (model.md §3.5, ssd-chunked-backward.ts):
+ * (gStateᵀ or zero to start). Per chunk, last to first (docs/model.md §3.5, ssd-chunked-backward.ts):
  *   dM = gY·Xᵀ;  d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j;  dX = Mᵀ·gY + diag(w)·B·Rᵀ
  *   gŶ = diag(E)·gY;  dC_h = gŶ·S_prev;  dB_h = diag(w)·X·R
  *   Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ;  ∂Λ from every f·exp(Λ_i − Λ_j) term (float64), then
@@ -648,7 +648,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
 /*
  * backwardGroups(B, C, gBh, gCh, dCB|null, gB, gC, batch, T, H, P, G, N, Lc)
  * Per (b, c, g) (groupKernel): the sums over the group's heads and the two d(C·Bᵀ) products,
- *   dC = Σ_h gC_h + (Σ_h d(CBᵀ)_h)·B,   dB = Σ_h gB_h + (Σ_h d(CBᵀ)_h)ᵀ·C   (model.md §3.5)
+ *   dC = Σ_h gC_h + (Σ_h d(CBᵀ)_h)·B,   dB = Σ_h gB_h + (Σ_h d(CBᵀ)_h)ᵀ·C   (docs/model.md §3.5)
  * gBh, gCh [B,T,H,N] and dCB [B,nc,H,Lc(Lc+1)/2] from backwardHeads; gB, gC [B,T,G,N].
  */
 static napi_value BackwardGroups(napi_env env, napi_callback_info info) {

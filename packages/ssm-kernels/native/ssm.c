@@ -172,7 +172,7 @@ static inline void conv_row(float *restrict o, long b, long t, long T, long C, l
 
 /*
  * convFwd(B, T, C, K, x, weight, bias|null, init|null, y[, resets|null]) — causalConv1dForward,
- * model.md §3.2 (resets: packed documents, conv_first_tap):
+ * docs/model.md §3.2 (resets: packed documents, conv_first_tap):
  *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c],
  *   in[b,τ,c] = x[b,τ,c] for τ ≥ 0, init[b, c, K−1+τ] for τ < 0 (0 without init).
  * Shapes: x [B,T,C], weight [C,K] (= [C,1,K]), bias [C], init [B,C,K−1] → y [B,T,C].
@@ -283,7 +283,7 @@ static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, lon
 /*
  * convBwd(B, T, C, K, x, weight, init|null, gy, gx|null, gw|null, gbias|null, ginit|null
  *         [, resets|null]) — (the terms of taps a document start cuts off left out) —
- * causalConv1dBackward, model.md §3.2, for y as in convFwd:
+ * causalConv1dBackward, docs/model.md §3.2, for y as in convFwd:
  *   gx[b,τ,c]     = Σ_k w[c,k] · gy[b, τ+K−1−k, c]          (terms with τ+K−1−k < T)
  *   ginit[b,c,j]  = Σ_k w[c,k] · gy[b, j−k, c]               (j < K−1; terms with 0 ≤ j−k < T)
  *   gw[c,k]       = Σ_{b,t} gy[b,t,c] · in[b, t−K+1+k, c],   gbias[c] = Σ_{b,t} gy[b,t,c]
@@ -371,7 +371,7 @@ static int arg_pieces(loop_args *a, size_t i, long C, const char *fn, long *w, i
 /*
  * convSiluFwd(B, T, C, K, x, weight, bias|null, init|null, np, w0, w1, w2, w3, y0, y1, y2, y3
  *             [, resets|null])
- * — model.md §3.2–3.3, silu(causal_conv1d(x)) split along channels into np pieces:
+ * — docs/model.md §3.2–3.3, silu(causal_conv1d(x)) split along channels into np pieces:
  *   pre = convFwd(x) (the same arithmetic, row by row), y_p[b,t,j] = silu(pre[b,t,o_p + j]),
  *   o_p = Σ_{q<p} w_q. Shapes as convFwd; y_p [B,T,w_p] (unused pieces null). pre is never stored:
  *   the backward recomputes it.
@@ -530,7 +530,7 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
  * ------------------------------------------------------------------------------------------- */
 
 /*
- * rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv|null, y) — gatedRmsnormForward, model.md §3.6:
+ * rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv|null, y) — gatedRmsnormForward, docs/model.md §3.6:
  *   v = x ⊙ silu(z);  per row and group g of gs = Di/G channels: r = 1/sqrt(mean(v_g²) + eps);
  *   y = v · r ⊙ weight;  rinv[row, g] = r.
  * Shapes: x, z, y [rows, Di]; weight [Di]; rinv [rows, G]; G divides Di. Σv² and r in double;
@@ -580,7 +580,7 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
 
 /*
  * rmsnormBwd(x, z, weight, rows, Di, G, rinv, gy, gx|null, gz|null, gw|null) —
- * gatedRmsnormBackward, model.md §3.6. With σ = σ(z), v̂ = x·z·σ·r (r = rinv of the row/group),
+ * gatedRmsnormBackward, docs/model.md §3.6. With σ = σ(z), v̂ = x·z·σ·r (r = rinv of the row/group),
  * ĝ = gy ⊙ weight, per row and group of gs = Di/G channels:
  *   ∂v = r·(ĝ − v̂·mean(ĝ ⊙ v̂)),  gx = ∂v ⊙ z·σ,  gz = ∂v ⊙ x·σ·(1 + z(1 − σ)),
  *   gw = Σ_rows gy ⊙ v̂.
@@ -701,7 +701,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
  * ------------------------------------------------------------------------------------------- */
 
 /*
- * softplusFwd(raw, bias, y, rows, H) — softplusBias forward, model.md §3.4 step 4:
+ * softplusFwd(raw, bias, y, rows, H) — softplusBias forward, docs/model.md §3.4 step 4:
  *   y[r,h] = softplus(v) = max(v, 0) + log1p(e^{−|v|}),  v = raw[r,h] + bias[h]
  * Shapes: raw, y [rows, H]; bias [H]. v and the softplus in double (v exact), rounded once.
  */
@@ -799,7 +799,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
 }
 
 /*
- * dskipFwd(y, x, D, out, rows, H, P) — addDSkip forward, model.md §3.5 (the D·x term of y_t):
+ * dskipFwd(y, x, D, out, rows, H, P) — addDSkip forward, docs/model.md §3.5 (the D·x term of y_t):
  *   out[r,h,p] = y[r,h,p] + D[h] · x[r,h,p]
  * Shapes: y, x, out [rows, H, P]; D [H]. Rows split across threads.
  */

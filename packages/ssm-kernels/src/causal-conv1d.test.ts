@@ -4,7 +4,7 @@ import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js"
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
 import { relErr } from "./test-helpers.js";
 
-/** Direct transcription of model.md §3.2 with an optional initial state. */
+/** Direct transcription of docs/model.md §3.2 with an optional initial state. */
 function naive(
   x: Tensor,
   w: Float32Array,

@@ -1,5 +1,5 @@
 /**
- * Gated grouped RMSNorm (model.md §3.6):
+ * Gated grouped RMSNorm (docs/model.md §3.6):
  *   v = x ⊙ silu(z);  per row and per group of Di/G channels: r = 1/sqrt(mean(v_g²) + eps);
  *   y = v · r ⊙ weight
  * Shapes: x [..., Di], z [..., Di], weight [Di] → y [..., Di]; G must divide Di.

@@ -1,5 +1,5 @@
 /**
- * Mamba-2 mixer sizes (model.md §3): Di = expand·D, H = Di / headdim, conv channels
+ * Mamba-2 mixer sizes (docs/model.md §3): Di = expand·D, H = Di / headdim, conv channels
  * C = Di + 2·G·Ns, in_proj rows 2·Di + 2·G·Ns + H. Validates the config.
  */
 export interface Mamba2Config {
@@ -56,7 +56,7 @@ export function mamba2Dims(cfg: Mamba2Config): Mamba2Dims {
   return { dInner, nHeads, convDim, inProjDim: dInner + convDim + nHeads };
 }
 
-/** The mixer's weights as raw arrays (model.md §6 order), as initialised and as the step reads them. */
+/** The mixer's weights as raw arrays (docs/model.md §6 order), as initialised and as the step reads them. */
 export interface Mamba2Weights {
   inProj: Float32Array;
   convWeight: Float32Array;

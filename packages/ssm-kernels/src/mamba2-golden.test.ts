@@ -1,7 +1,7 @@
 /**
  * End-to-end check of the mixer against the whole-model golden case mamba-1x1 (one Mamba-2
  * layer, one loop, tied head). The model around the mixer is rebuilt from @loop/tensor ops:
- * logits = norm_f(h + mixer(rmsnorm(h))) · Eᵀ with h = E[tokens] (model.md §1–§2).
+ * logits = norm_f(h + mixer(rmsnorm(h))) · Eᵀ with h = E[tokens] (docs/model.md §1–§2).
  */
 import { readFileSync } from "node:fs";
 import {

@@ -46,7 +46,7 @@ function mixer(cfg: Mamba2Config, seed: number): Mamba2Mixer {
 }
 
 describe("mamba2Dims", () => {
-  it("derives the sizes of model.md §3", () => {
+  it("derives the sizes of docs/model.md §3", () => {
     expect(mamba2Dims(tiny)).toEqual({ dInner: 16, nHeads: 4, convDim: 32, inProjDim: 52 });
   });
   it("rejects bad configs naming the field", () => {
@@ -58,7 +58,7 @@ describe("mamba2Dims", () => {
 });
 
 describe("Mamba2Mixer parameters and init", () => {
-  it("has the model.md §6 names, shapes and decay flags", () => {
+  it("has the docs/model.md §6 names, shapes and decay flags", () => {
     const m = new Mamba2Mixer(tiny);
     const got = m.parameters().map((p) => [p.name, [...p.tensor.shape], p.decay]);
     expect(got).toEqual([

@@ -1,5 +1,5 @@
 /**
- * The Mamba-2 mixer (model.md §3) as a module: u [B,T,D] → [B,T,D].
+ * The Mamba-2 mixer (docs/model.md §3) as a module: u [B,T,D] → [B,T,D].
  *   zxbcdt = u·in_projᵀ → z [Di], xBC [C], dt [H];  xBC ← silu(causal_conv1d(xBC))
  *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)
  *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan, the D skip fused into it);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight

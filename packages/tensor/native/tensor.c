@@ -5,12 +5,12 @@
  *
  * sgemm: C = alpha · op(A) · op(B) + beta · C (sgemm.h), the GemmFn contract of
  *   src/kernels/gemm.ts.
- * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (model.md §3, ops/unary.ts).
+ * silu_fwd / silu_bwd: y = x·σ(x) (σ kept), ∂x = g·σ·(1 + x(1 − σ))  (docs/model.md §3, ops/unary.ts).
  * siluRowsFwd / siluRowsBwd: a column block of silu (ops/silu-split.ts):
  *   y[r, j] = silu(x[r·ldx + off + j]),  gx[r·ldx + off + j] = g[r, j]·σ(1 + x(1 − σ)), σ = σ(x).
  * binarySame: y = a ∘ b elementwise for ∘ = + − · / (kind 0..3); y may be a (in-place add).
  * copyRows: dst[r·ds + dOff + j] = src[r·ss + so + j], j < w (split / concat, ops/shape.ts).
- * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (model.md §2,
+ * rmsnorm_fwd / rmsnorm_bwd: y = x·r ⊙ w, r = 1/sqrt(mean(x²) + eps) (docs/model.md §2,
  *   ops/rmsnorm.ts); ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), ĝ = g ⊙ w, x̂ = x·r; ∂w = Σ_rows g ⊙ x̂.
  * Row reductions (∂w) add fixed blocks of rows in double, then the blocks in order (row-blocks.h):
  * the result does not depend on the thread count.

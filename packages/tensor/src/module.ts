@@ -1,6 +1,6 @@
 /**
  * The small module convention every model part follows: a module owns named parameter tensors
- * (names as in model.md §6, relative to the module) and says which are exempt from weight decay.
+ * (names as in docs/model.md §6, relative to the module) and says which are exempt from weight decay.
  * Loading weights copies into the existing tensors, so graphs keep pointing at the same leaves.
  */
 import { shapeStr, type Tensor } from "./tensor.js";
@@ -8,7 +8,7 @@ import { shapeStr, type Tensor } from "./tensor.js";
 export interface NamedParameter {
   name: string;
   tensor: Tensor;
-  /** False for dt_bias, A_log, D, norm weights and biases (model.md §3). */
+  /** False for dt_bias, A_log, D, norm weights and biases (docs/model.md §3). */
   decay: boolean;
 }
 

@@ -8,6 +8,11 @@ export interface TrainOptions {
   stage: Stage;
   /** Optimizer steps. */
   steps: number;
+  /**
+   * Steps the warmup-cosine schedule spans (absent: `steps`). A resumed run extended past its
+   * planned length keeps its schedule: the extra steps run at `minLr`.
+   */
+  scheduleSteps?: number;
   /** Rows per micro-batch. */
   batchSize: number;
   /** Micro-batches per optimizer step (gradient accumulation). */
@@ -71,6 +76,13 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
     `stage must be one of ${STAGES.join(", ")}, got ${JSON.stringify(o.stage)}`,
   );
   int("steps", 1);
+  if (o.scheduleSteps !== undefined) {
+    int("scheduleSteps", 1);
+    check(
+      o.scheduleSteps <= o.steps,
+      `scheduleSteps must be ≤ steps (${o.steps}), got ${o.scheduleSteps}`,
+    );
+  }
   int("batchSize", 1);
   int("gradAccum", 1);
   int("warmupSteps", 0);
@@ -79,7 +91,10 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
   int("seed", 0);
   check(o.lr > 0 && Number.isFinite(o.lr), `lr must be > 0, got ${o.lr}`);
   check(o.minLr >= 0 && o.minLr <= o.lr, `minLr must be in [0, lr], got ${o.minLr}`);
-  check(o.weightDecay >= 0, `weightDecay must be ≥ 0, got ${o.weightDecay}`);
+  check(
+    o.weightDecay >= 0 && Number.isFinite(o.weightDecay),
+    `weightDecay must be ≥ 0, got ${o.weightDecay}`,
+  );
   check(o.beta1 >= 0 && o.beta1 < 1, `beta1 must be in [0, 1), got ${o.beta1}`);
   check(o.beta2 >= 0 && o.beta2 < 1, `beta2 must be in [0, 1), got ${o.beta2}`);
   check(o.clip >= 0, `clip must be ≥ 0, got ${o.clip}`);

@@ -79,7 +79,7 @@ export class Trainer {
     this.schedule = warmupCosine({
       peakLr: opts.lr,
       warmupSteps: opts.warmupSteps,
-      totalSteps: opts.steps,
+      totalSteps: opts.scheduleSteps ?? opts.steps,
       minLr: opts.minLr,
     });
     this.cursor = task.startCursor(opts.seed);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { testdataPath } from "../../../../tools/test-support/golden.js";
 import { tableModel } from "../test-helpers.js";
 import { evaluateMultipleChoice } from "./evaluate-mc.js";
 import { parseMcJsonl } from "./mc-items.js";
@@ -8,7 +9,7 @@ import { modelLoglikelihoods } from "./model-loglik.js";
 import { parsePiqa, piqaContext } from "./piqa.js";
 import { pieceTokenizer } from "./test-tokenizers.js";
 
-const DATA = join(import.meta.dirname, "../../../../../shared/data");
+const DATA = testdataPath("data");
 
 describe("evaluateMultipleChoice with a stub scorer of known log-likelihoods", () => {
   const tok = pieceTokenizer(["a", "b", "c", "d", " "]);

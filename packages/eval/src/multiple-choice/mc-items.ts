@@ -9,8 +9,15 @@ export interface McItem {
   label: number;
 }
 
-/** Validate one item (`where` names it in errors). */
-export function checkMcItem(raw: unknown, where: string): McItem {
+/**
+ * Validate one item (`where` names it in errors, `choiceName` a choice: PIQA calls them sol1,
+ * sol2). The one rule for every multiple-choice source: ≥ 2 non-empty choices, a label among them.
+ */
+export function checkMcItem(
+  raw: unknown,
+  where: string,
+  choiceName: (i: number) => string = (i) => `"choices"[${i}]`,
+): McItem {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw))
     throw new Error(
       `${where}: expected an object {context, choices, label}, got ${JSON.stringify(raw)}`,
@@ -25,7 +32,7 @@ export function checkMcItem(raw: unknown, where: string): McItem {
   o.choices.forEach((c, i) => {
     if (typeof c !== "string" || c.length === 0)
       throw new Error(
-        `${where}: "choices"[${i}] must be a non-empty string, got ${JSON.stringify(c)}`,
+        `${where}: ${choiceName(i)} must be a non-empty string, got ${JSON.stringify(c)}`,
       );
   });
   const label = o.label;

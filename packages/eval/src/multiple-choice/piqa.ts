@@ -4,7 +4,7 @@
  *   context "Question: {goal}\nAnswer:",  choices [sol1, sol2],  label
  * (the harness's `piqa` task: doc_to_text, doc_to_choice; continuations get " " in front).
  */
-import { type McItem, parseJsonLines } from "./mc-items.js";
+import { checkMcItem, type McItem, parseJsonLines } from "./mc-items.js";
 
 export function piqaContext(goal: string): string {
   return `Question: ${goal}\nAnswer:`;
@@ -38,10 +38,11 @@ export function parsePiqa(
     const l = labels[i]!;
     if (l.text !== "0" && l.text !== "1")
       throw new Error(`${labelName}:${l.line}: label must be 0 or 1, got "${l.text}"`);
-    return {
+    const item = {
       context: piqaContext(o.goal as string),
       choices: [o.sol1 as string, o.sol2 as string],
       label: Number(l.text),
     };
+    return checkMcItem(item, where, (c) => `"sol${c + 1}"`);
   });
 }

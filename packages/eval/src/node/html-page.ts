@@ -2,7 +2,7 @@
  * One self-contained HTML page: inline CSS, inline SVG figures (rendered from Vega-Lite specs),
  * key/value tables and preformatted text; no script, no external resource.
  */
-import type { TopLevelSpec } from "vega-lite";
+import type { ChartSpec } from "../report/charts.js";
 import { renderChartSvg } from "./render-svg.js";
 
 export function escapeHtml(s: string): string {
@@ -14,7 +14,7 @@ export function escapeHtml(s: string): string {
 }
 
 export type Section =
-  | { kind: "chart"; id: string; spec: TopLevelSpec }
+  | { kind: "chart"; id: string; spec: ChartSpec }
   | { kind: "facts"; title: string; rows: [string, string][] }
   | { kind: "table"; title: string; head: string[]; rows: string[][] }
   | { kind: "text"; title: string; text: string }
@@ -30,7 +30,7 @@ async function sectionHtml(s: Section): Promise<string> {
   switch (s.kind) {
     case "chart": {
       const svg = await renderChartSvg(s.spec);
-      const title = typeof s.spec.title === "string" ? s.spec.title : s.id;
+      const title = s.spec.title || s.id;
       return `<figure id="${escapeHtml(s.id)}" data-chart="${escapeHtml(title)}">${svg}</figure>`;
     }
     case "facts":

@@ -1,6 +1,7 @@
 /** Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { fsError } from "@loop/tensor/node";
 import { type EvalFile, parseEvalFile } from "../eval-file.js";
 import {
   type LogEntry,
@@ -11,13 +12,34 @@ import {
   type SweepFile,
 } from "../report/run-data.js";
 
+/**
+ * Read a UTF-8 text file. A byte-order mark is dropped (editors on Windows write one); invalid
+ * UTF-8 is an error naming the line, never silently replaced by U+FFFD.
+ */
 export function readText(path: string): string {
+  let bytes: Uint8Array;
   try {
-    return readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (e) {
-    throw new Error(
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw fsError("read", path, e);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const strict = new TextDecoder("utf-8", { fatal: true });
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i < bytes.length && bytes[i] !== 0x0a) continue;
+      try {
+        strict.decode(bytes.subarray(start, i));
+      } catch {
+        throw new Error(`${path}:${line}: not valid UTF-8 text`);
+      }
+      line++;
+      start = i + 1;
+    }
+    throw new Error(`${path}: not valid UTF-8 text`);
   }
 }
 

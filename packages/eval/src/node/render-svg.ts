@@ -1,12 +1,19 @@
 /**
  * Vega-Lite spec → SVG string, headless: vega-lite compiles to a Vega spec, a Vega View with the
- * "none" renderer lays it out and serialises SVG (no canvas, no DOM, no network).
+ * "none" renderer lays it out and serialises SVG (no canvas, no DOM, no network). Both packages
+ * are optional peer dependencies, imported on the first chart.
  */
-import * as vega from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
+import type { ChartSpec } from "../report/charts.js";
+import { importOptional } from "./optional-import.js";
 
-export async function renderChartSvg(spec: TopLevelSpec): Promise<string> {
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: "none" });
+export async function renderChartSvg(spec: ChartSpec): Promise<string> {
+  const [vega, vegaLite] = await Promise.all([
+    importOptional("vega", () => import("vega")),
+    importOptional("vega-lite", () => import("vega-lite")),
+  ]);
+  const compiled = vegaLite.compile(spec as unknown as TopLevelSpec).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   try {
     return await view.toSVG();
   } finally {

@@ -7,6 +7,17 @@ import type { TopLevelSpec } from "vega-lite";
 import type { GatedPoint, Metric } from "../eval-file.js";
 import { metricName } from "./run-data.js";
 
+/**
+ * A Vega-Lite specification as plain JSON. Typed here rather than as vega-lite's `TopLevelSpec`
+ * so that this entry's types do not need the optional vega-lite package installed; every chart
+ * below is checked against `TopLevelSpec` where it is built.
+ */
+export interface ChartSpec {
+  $schema: string;
+  title: string;
+  [key: string]: unknown;
+}
+
 const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
 const SIZE = { width: 420, height: 260 } as const;
 
@@ -21,7 +32,7 @@ function yAxis(metric: Metric) {
 /** Training loss against optimizer step, one line per run. */
 export function lossChart(
   points: readonly { run: string; step: number; loss: number }[],
-): TopLevelSpec {
+): ChartSpec {
   const positive = points.every((p) => p.loss > 0);
   return {
     $schema: SCHEMA,
@@ -39,7 +50,7 @@ export function lossChart(
       },
       color: { field: "run", type: "nominal", title: "run" },
     },
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** The metric at every loop step r (one line per series: a model, or "final"/"gated"). */
@@ -47,7 +58,7 @@ export function stepMetricChart(
   points: readonly { series: string; step: number; value: number }[],
   metric: Metric,
   title = `${metricName(metric)} by loop step`,
-): TopLevelSpec {
+): ChartSpec {
   return {
     $schema: SCHEMA,
     title,
@@ -65,14 +76,14 @@ export function stepMetricChart(
       },
       color: { field: "series", type: "nominal", title: "" },
     },
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** The eval metric of step R at each evaluation during training. */
 export function evalHistoryChart(
   points: readonly { step: number; value: number; series: string }[],
   metric: Metric,
-): TopLevelSpec {
+): ChartSpec {
   return {
     $schema: SCHEMA,
     title: `${metricName(metric)} during training`,
@@ -90,7 +101,7 @@ export function evalHistoryChart(
       },
       color: { field: "series", type: "nominal", title: "" },
     },
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** Sweep members' metric against parameters or forward FLOPs/token, labelled N⊗R. */
@@ -104,7 +115,7 @@ export function sweepChart(
   }[],
   metric: Metric,
   x: "params" | "flops_per_token",
-): TopLevelSpec {
+): ChartSpec {
   const xTitle = x === "params" ? "parameters" : "forward FLOPs per token";
   const title = `${metricName(metric)} vs ${x === "params" ? "parameters" : "FLOPs per token"}`;
   const enc = {
@@ -142,11 +153,11 @@ export function sweepChart(
         encoding: { ...enc, text: { field: "label", type: "nominal" } },
       },
     ],
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** Share of scored tokens exiting at each loop step for threshold q. */
-export function exitHistogramChart(histogram: readonly number[], q: number): TopLevelSpec {
+export function exitHistogramChart(histogram: readonly number[], q: number): ChartSpec {
   const total = histogram.reduce((a, b) => a + b, 0);
   return {
     $schema: SCHEMA,
@@ -170,14 +181,14 @@ export function exitHistogramChart(histogram: readonly number[], q: number): Top
       },
       tooltip: [{ field: "count", type: "quantitative" }],
     },
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** Mean exit depth against the metric over the q sweep (each point labelled by q). */
 export function frontierChart(
   points: readonly (GatedPoint & { series?: string })[],
   metric: Metric,
-): TopLevelSpec {
+): ChartSpec {
   const values = points.map((p) => ({
     q: p.q,
     mean_step: p.mean_step,
@@ -219,14 +230,14 @@ export function frontierChart(
         encoding: { ...enc, text: { field: "qLabel", type: "nominal" } },
       },
     ],
-  };
+  } satisfies TopLevelSpec;
 }
 
 /** Multiple-choice acc / acc_norm at every loop step. */
 export function mcStepChart(
   perStep: readonly { acc: number; acc_norm: number }[],
   source: string,
-): TopLevelSpec {
+): ChartSpec {
   const values = perStep.flatMap((s, r) => [
     { step: r + 1, metric: "acc", value: s.acc },
     { step: r + 1, metric: "acc_norm", value: s.acc_norm },
@@ -248,7 +259,7 @@ export function mcStepChart(
       },
       color: { field: "metric", type: "nominal", title: "" },
     },
-  };
+  } satisfies TopLevelSpec;
 }
 
 /**
@@ -259,7 +270,7 @@ export function seedSpreadChart(
   points: readonly { model: string; mean: number; sd: number }[],
   metric: Metric,
   title = `${metricName(metric)}, mean ± sd over seeds`,
-): TopLevelSpec {
+): ChartSpec {
   const values = points.map((p) => ({ ...p, lo: p.mean - p.sd, hi: p.mean + p.sd }));
   const x = {
     field: "model",
@@ -294,5 +305,5 @@ export function seedSpreadChart(
         encoding: { x, y: { field: "mean", type: "quantitative", scale } },
       },
     ],
-  };
+  } satisfies TopLevelSpec;
 }

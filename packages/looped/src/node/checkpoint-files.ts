@@ -1,5 +1,5 @@
 /**
- * Checkpoint folders (formats.md): `config.json` + `model.safetensors`, written atomically
+ * Checkpoint folders (docs/formats.md): `config.json` + `model.safetensors`, written atomically
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
  * (model_type "mamba2") loads as a 1-loop looplm model without renaming.
  */

@@ -1,6 +1,23 @@
+import { checkWritableFile } from "@loop/tensor/node";
+
+/** Fail now, before any long work, if the output file `path` cannot be written. */
+export function checkOutput(path: string): void {
+  try {
+    checkWritableFile(path);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}
+
 /** An expected, user-facing failure: printed as one line without a stack trace. */
 export class CliError extends Error {
   override name = "CliError";
+  /** The process exit status (1; 130/143 after SIGINT/SIGTERM). */
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
 }
 
 /** Parse an integer option, failing with a message naming the flag. */

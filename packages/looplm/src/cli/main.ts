@@ -1,12 +1,23 @@
 #!/usr/bin/env node
 /** Entry point of the `looplm` binary: run the program, print failures as one line. */
 import { availableParallelism } from "node:os";
-import { startThreadPool } from "@loop/tensor/node";
+import { errnoCode, fsErrorMessage, startThreadPool } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import { enableNativeKernels } from "../native.js";
+import { CliError } from "./errors.js";
 import { buildProgram } from "./program.js";
+import { endQuietlyWhenStdoutCloses } from "./stdout.js";
+
+/** One line for any failure; a raw Node file-system error becomes a sentence naming its path. */
+function errorLine(e: unknown): string {
+  const sys = e as NodeJS.ErrnoException;
+  if (e instanceof Error && !(e instanceof CliError) && errnoCode(e) && sys.syscall)
+    return fsErrorMessage(sys.syscall, sys.path ?? "a file", e);
+  return (e instanceof Error ? e.message : String(e)).split("\n")[0]!;
+}
 
 async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
   // `pnpm looplm …` runs from the workspace root; resolve the user's relative paths from where
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
@@ -41,11 +52,10 @@ async function main(argv: string[]): Promise<number> {
       // commander already printed its message (help, version, unknown option, ...)
       return e.exitCode;
     }
-    const msg = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`looplm: ${msg.split("\n")[0]}\n`);
+    process.stderr.write(`looplm: ${errorLine(e)}\n`);
     if (process.env.LOOPLM_DEBUG && e instanceof Error && e.stack)
       process.stderr.write(`${e.stack}\n`);
-    return 1;
+    return e instanceof CliError ? e.exitCode : 1;
   }
 }
 
@@ -54,7 +64,7 @@ main(process.argv).then(
     process.exitCode = code;
   },
   (e) => {
-    process.stderr.write(`looplm: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`looplm: ${errorLine(e)}\n`);
     process.exitCode = 1;
   },
 );

@@ -25,6 +25,12 @@ export interface TrainJob {
   train: TrainOptions;
   evalCount: number;
   resume: boolean;
+  /** Replace a run already in `runDir`. */
+  overwrite?: boolean;
+  /** Stops training after the current step, with a checkpoint (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+  /** Extra run.json fields (the flags a resume reuses). */
+  info?: Record<string, unknown>;
   label: string;
 }
 
@@ -53,7 +59,7 @@ function modelFor(job: TrainJob): LoopedModel {
   return gated;
 }
 
-export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
+export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const model = modelFor(job);
   if (job.task.vocabSize > model.config.vocab_size) {
     throw new CliError(
@@ -62,15 +68,18 @@ export function trainJob(job: TrainJob): RunResult & { model: LoopedModel } {
   }
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   try {
-    const res = runTraining({
+    const res = await runTraining({
       runDir: job.runDir,
       model,
       task: job.task,
       train: job.train,
       resume: job.resume,
+      overwrite: job.overwrite,
+      signal: job.signal,
       evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
       onStep: (m) => bar.update(m),
-      info: { task: job.taskInfo, from: job.from ?? null },
+      onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
+      info: { task: job.taskInfo, from: job.from ?? null, eval_count: job.evalCount, ...job.info },
     });
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };

@@ -1,16 +1,32 @@
 /**
  * A protocol sweep: train every member of an iso-parameter or iso-FLOPs family on one task,
  * then write sweep.json, print the comparison table and render the HTML report.
+ *
+ * The sweep folder is locked while it runs. An existing sweep is only continued (`resume`:
+ * finished members are kept — their numbers come from their own log — interrupted ones resume
+ * from their checkpoints, each checked against the settings it was started with) or replaced
+ * (`overwrite`).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { comparisonTable, type SweepFile, type SweepRow } from "@loop/eval";
 import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
 import type { Task } from "@loop/tasks";
-import { readJsonFile } from "@loop/tensor/node";
+import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
-import { writeJsonFile } from "@loop/train/node";
+import {
+  checkResumeMatches,
+  type EvalRecord,
+  holdsRun,
+  latestCheckpoint,
+  lockRunFolder,
+  readRunInfo,
+  readRunLog,
+  resumeTrainOptions,
+  writeJsonFile,
+} from "@loop/train/node";
+import { CliError } from "./errors.js";
 import { trainJob } from "./run-training.js";
 
 export const PROTOCOLS = ["iso-param", "iso-flops"] as const;
@@ -25,8 +41,12 @@ export interface SweepJob {
   loops: number[];
   train: TrainOptions;
   evalCount: number;
-  /** Keep finished members (their final/ exists) instead of retraining them. */
+  /** Continue the sweep in `outDir`: keep finished members, resume interrupted ones. */
   resume: boolean;
+  /** Replace the sweep in `outDir`. */
+  overwrite?: boolean;
+  /** Stops the member in training after its current step, with a checkpoint. */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -41,41 +61,132 @@ export function runFolderName(label: string): string {
   return label.replace("⊗", "x");
 }
 
+/** The loop counts of `--loops`, each once. */
+export function checkDistinctLoops(loops: readonly number[]): void {
+  const twice = loops.filter((r, i) => loops.indexOf(r) !== i);
+  if (twice.length)
+    throw new CliError(
+      `--loops lists ${[...new Set(twice)].join(", ")} more than once: each member is trained once`,
+    );
+}
+
+/** The last evaluation in a finished member's log. */
+function lastEvaluation(runDir: string): EvalRecord | null {
+  const recs = readRunLog(join(runDir, "log.jsonl")).records as { eval?: EvalRecord }[];
+  return recs.filter((r) => r.eval).at(-1)?.eval ?? null;
+}
+
+/**
+ * Create and lock a sweep folder, refusing to reuse one that holds a sweep unless it is resumed
+ * or replaced. Returns the release function (re-entrant: commands open it before their set-up,
+ * runSweep again).
+ */
+export function openSweepFolder(
+  outDir: string,
+  mode: { resume: boolean; overwrite?: boolean },
+): () => void {
+  if (mode.resume && mode.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
+  try {
+    makeDirectory(outDir);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const release = lockRunFolder(outDir);
+  try {
+    const existing =
+      existsSync(join(outDir, "sweep.json")) ||
+      readdirSync(outDir, { withFileTypes: true }).some(
+        (d) => d.isDirectory() && holdsRun(join(outDir, d.name)),
+      );
+    if (existing && !mode.resume && !mode.overwrite)
+      throw new CliError(
+        `${outDir} already holds a sweep: resume it (--resume) or replace it (--overwrite), or choose another folder`,
+      );
+    if (mode.overwrite)
+      for (const f of ["sweep.json", "report.html"]) rmSync(join(outDir, f), { force: true });
+    return release;
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
 export async function runSweep(job: SweepJob): Promise<SweepResult> {
+  checkDistinctLoops(job.loops);
   const opts = { seqLen: job.task.seqLen };
   const plan =
     job.protocol === "iso-param"
       ? planIsoParameter(job.base, job.loops, opts)
       : planIsoFlops(job.base, job.loops, opts);
+  const names = plan.map((p) => runFolderName(p.label));
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new CliError(`the sweep plans member ${dup} twice: choose other --loops`);
+  const release = openSweepFolder(job.outDir, job);
+  try {
+    return await trainMembers(job, plan);
+  } finally {
+    release();
+  }
+}
+
+async function trainMembers(
+  job: SweepJob,
+  plan: ReturnType<typeof planIsoParameter>,
+): Promise<SweepResult> {
   const rows: SweepRow[] = [];
   let metric: SweepFile["metric"] = "accuracy";
-  plan.forEach((p, i) => {
+  for (const [i, p] of plan.entries()) {
     const run = runFolderName(p.label);
     const runDir = join(job.outDir, run);
-    let ev: { metric: SweepFile["metric"]; per_step: number[]; final: number } | null = null;
-    if (job.resume && existsSync(join(runDir, "final", "model.safetensors"))) {
-      job.log?.(`[${i + 1}/${plan.length}] ${p.label}: already trained, kept`);
-      const lines = readJsonFile<{ rows?: SweepRow[] }>(join(job.outDir, "sweep.json")).rows ?? [];
-      const prev = lines.find((r) => r.run === run);
-      if (prev)
-        ev = {
-          metric: job.task.name.startsWith("lm") ? "ppl" : "accuracy",
-          per_step: prev.per_step,
-          final: prev.metric_value,
-        };
+    const tag = `[${i + 1}/${plan.length}] ${p.label}`;
+    let ev: EvalRecord | null = null;
+    let train = job.train;
+    let resume = false;
+    if (job.resume && holdsRun(runDir) && existsSync(join(runDir, "run.json"))) {
+      const info = readRunInfo(runDir);
+      train = resumeTrainOptions(info.train, {
+        steps: job.train.steps,
+        evalEvery: job.train.evalEvery,
+        checkpointEvery: job.train.checkpointEvery,
+        checkpointing: job.train.checkpointing,
+      }).train;
+      try {
+        checkResumeMatches(runDir, info, p.config, {
+          ...job.train,
+          scheduleSteps: train.scheduleSteps,
+        });
+      } catch (e) {
+        throw new CliError(`member ${p.label}: ${(e as Error).message}`);
+      }
+      if (
+        train.steps === info.train.steps &&
+        existsSync(join(runDir, "final", "model.safetensors"))
+      ) {
+        ev = lastEvaluation(runDir);
+        if (!ev) throw new CliError(`member ${p.label}: ${runDir}/log.jsonl holds no evaluation`);
+        job.log?.(`${tag}: already trained, kept`);
+      } else if (latestCheckpoint(runDir)) {
+        resume = true;
+        job.log?.(`${tag}: resuming from its last checkpoint`);
+      }
     }
     if (!ev) {
-      job.log?.(
-        `[${i + 1}/${plan.length}] ${p.label} (${p.role}): ${p.params.toLocaleString("en-US")} params, ${p.flopsPerToken.toLocaleString("en-US")} FLOPs/token`,
-      );
-      const res = trainJob({
+      if (!resume)
+        job.log?.(
+          `${tag} (${p.role}): ${p.params.toLocaleString("en-US")} params, ${p.flopsPerToken.toLocaleString("en-US")} FLOPs/token`,
+        );
+      const res = await trainJob({
         runDir,
         task: job.task,
         taskInfo: job.taskInfo,
         config: p.config,
-        train: job.train,
+        train,
         evalCount: job.evalCount,
-        resume: false,
+        resume,
+        // A member without a checkpoint yet restarts from scratch (with --resume or --overwrite).
+        overwrite: !resume && (job.resume || job.overwrite),
+        signal: job.signal,
         label: p.label,
       });
       ev = res.lastEval;
@@ -97,7 +208,7 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
       metric,
       rows,
     });
-  });
+  }
   const sweep: SweepFile = { protocol: job.protocol, task: job.task.name, metric, rows };
   const reportPath = await renderSweepReport(job.outDir);
   return { sweep, table: comparisonTable(rows, metric, "text"), reportPath };

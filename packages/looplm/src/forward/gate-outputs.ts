@@ -1,5 +1,5 @@
 /**
- * The exit-gate tensors of `looplm forward` (formats.md): gate.lambda, exit.pdf, loss.stage1 and
+ * The exit-gate tensors of `looplm forward` (docs/formats.md): gate.lambda, exit.pdf, loss.stage1 and
  * grad.stage1.{param} for every parameter, loss.stage2 and grad.stage2.exit_gate.*, and
  * exit.step.q{q} for each q of the inputs.
  */

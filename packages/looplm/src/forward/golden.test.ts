@@ -1,7 +1,7 @@
 /**
- * Every whole-model golden case (../shared/golden/<case>) through the same code path as
+ * Every whole-model golden case (testdata/golden/<case>) through the same code path as
  * `looplm forward`: load the checkpoint folder, parse inputs.json, compute all outputs, and match
- * every tensor of outputs.safetensors within the formats.md tolerance (exit steps exactly) —
+ * every tensor of outputs.safetensors within the docs/formats.md tolerance (exit steps exactly) —
  * once on the portable kernels and once on the native ones (when this machine can build them).
  */
 import { readdirSync, readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `inputs.json` of formats.md: {"tokens": [[int]] B×T, "targets": [[int]] B×T (−100 = ignore),
+ * `inputs.json` of docs/formats.md: {"tokens": [[int]] B×T, "targets": [[int]] B×T (−100 = ignore),
  * "beta", "k", "gamma": numbers, "q": [numbers]}. Every malformed input is one clear error.
  */
 import { IGNORE_INDEX, type IntTensor, intTensor } from "@loop/tensor";
@@ -13,7 +13,7 @@ export interface ForwardInputs {
   q: number[];
 }
 
-/** exit-gate.md defaults, used only when inputs.json leaves a value out. */
+/** docs/exit-gate.md defaults, used only when inputs.json leaves a value out. */
 export const GATE_DEFAULTS = { beta: 0.05, k: 50, gamma: 0.005 } as const;
 
 function matrix(

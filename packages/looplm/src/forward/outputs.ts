@@ -1,5 +1,5 @@
 /**
- * Everything `outputs.safetensors` holds for a model and inputs (formats.md "Golden vectors"):
+ * Everything `outputs.safetensors` holds for a model and inputs (docs/formats.md "Golden vectors"):
  * logits.step{r}, loss.final, grad.final.{param}, and — with an exit gate — the gate tensors.
  * `looplm forward` and the golden tests both call this one function.
  */

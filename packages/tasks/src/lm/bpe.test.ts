@@ -1,17 +1,14 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import { describe, expect, it } from "vitest";
+import { testdataPath } from "../../../../tools/test-support/golden.js";
 import { Prng } from "../prng.js";
 import { ByteLevelBpeTokenizer } from "./bpe-tokenizer.js";
 import { countPreTokens, trainBpe, trainBpeFromCounts } from "./bpe-trainer.js";
 import { BYTE_TO_CHAR } from "./byte-level.js";
 import { tokenizerFromJson } from "./tokenizer-json.js";
 
-const shakespeare = readFileSync(
-  join(import.meta.dirname, "../../../../../shared/data/tinyshakespeare.txt"),
-  "utf8",
-);
+const shakespeare = readFileSync(testdataPath("data", "tinyshakespeare.txt"), "utf8");
 
 /** Plain reference trainer: recount every pair of every word at every step. */
 function referenceMerges(counts: Map<string, number>, vocabSize: number, minFrequency = 2) {
@@ -192,6 +189,11 @@ describe("byte-level BPE tokenizer", () => {
     expect(() =>
       tokenizerFromJson({ ...j, model: { ...j.model, merges: ["Ġ t", "zzz qqq"] } }),
     ).toThrow(/merge 1 "zzz qqq" uses a token missing/);
+    expect(() =>
+      tokenizerFromJson({ ...j, model: { ...j.model, merges: "Ġ t" as unknown as string[] } }),
+    ).toThrow(
+      /^tokenizer.json: model.merges must be an array of "a b" strings or \[a, b\] pairs, got string$/,
+    );
     const noBytes = { ...j.model.vocab };
     delete noBytes.Ā;
     expect(() => tokenizerFromJson({ ...j, model: { ...j.model, vocab: noBytes } })).toThrow(

@@ -41,6 +41,10 @@ export function tokenizerFromJson(json: TokenizerJson | string): TextTokenizer {
       );
   }
   const specialIds = added.filter((a) => a.special).map((a) => a.id);
+  if (j.model.merges !== undefined && !Array.isArray(j.model.merges))
+    throw new Error(
+      `tokenizer.json: model.merges must be an array of "a b" strings or [a, b] pairs, got ${typeof j.model.merges}`,
+    );
   const pre = j.pre_tokenizer as { type?: string } | null;
   if (pre?.type === "ByteLevel") {
     const merges = (j.model.merges ?? []).map((m, i): [string, string] => {

@@ -1,5 +1,5 @@
 /**
- * Mano expressions (spec tasks.md "Mano"): values mod 23, operators + − × (ASCII "+", "-", "*"),
+ * Mano expressions (docs/tasks.md "Mano"): values mod 23, operators + − × (ASCII "+", "-", "*"),
  * a random binary tree with ℓ internal nodes written in prefix notation.
  *
  * Tree shape: the left subtree gets k operators with k uniform in 0..ℓ−1, the right one ℓ−1−k,

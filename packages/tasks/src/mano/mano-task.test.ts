@@ -55,7 +55,7 @@ describe("mano", () => {
     expect(t.seqLen).toBe(10);
   });
 
-  it("evaluates the prefix example from the spec", () => {
+  it("evaluates the prefix example of docs/tasks.md", () => {
     expect(independentEval(["+", "*", "3", "4", "5"])).toBe(17);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The Mano task (spec tasks.md "Mano"). Sequence fed to the model:
+ * The Mano task (docs/tasks.md "Mano"). Sequence fed to the model:
  * `<bos> <len_ℓ> expression… <ans>`; the target at the `<ans>` position is the answer.
  * Training rows draw ℓ uniform in 1..L and are right-padded with `<pad>` to T = 2L + 4 (the
  * length at ℓ = L), so the answer position is 2ℓ + 3 and a causal model never sees padding

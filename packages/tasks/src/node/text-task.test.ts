@@ -3,14 +3,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testdataPath } from "../../../../tools/test-support/golden.js";
 import { trainBpe } from "../lm/bpe-trainer.js";
 import { loadTextTask } from "./text-task.js";
 import { readTokenizerFile, writeTokenizerFile } from "./tokenizer-file.js";
 
-const shakespeare = readFileSync(
-  join(import.meta.dirname, "../../../../../shared/data/tinyshakespeare.txt"),
-  "utf8",
-);
+const shakespeare = readFileSync(testdataPath("data", "tinyshakespeare.txt"), "utf8");
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "looplm-text-"));

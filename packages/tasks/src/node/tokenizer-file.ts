@@ -1,12 +1,11 @@
-/** Reading and writing `tokenizer.json` files (atomic write: temporary file, then rename). */
-import { readFile, rename, writeFile } from "node:fs/promises";
+/** Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
+import { readFile } from "node:fs/promises";
+import { writeFileAtomic } from "@loop/tensor/node";
 import type { TextTokenizer } from "../lm/tokenizer.js";
 import { tokenizerFromJson } from "../lm/tokenizer-json.js";
 
 export async function writeTokenizerFile(path: string, tokenizer: TextTokenizer): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  await writeFile(tmp, `${JSON.stringify(tokenizer.toJSON(), null, 2)}\n`, "utf8");
-  await rename(tmp, path);
+  writeFileAtomic(path, `${JSON.stringify(tokenizer.toJSON(), null, 2)}\n`);
 }
 
 export async function readTokenizerFile(path: string): Promise<TextTokenizer> {

@@ -4,7 +4,7 @@ import { chiSquareUniform } from "../testing/chi-square.js";
 import { alphabetSymbols } from "./hops.js";
 import { pHop } from "./phop-task.js";
 
-/** Brute-force hop follower, literally the spec's find_1 (1-based positions). */
+/** Brute-force hop follower, literally docs/tasks.md's find_1 (1-based positions). */
 function bruteAnswer(v: string[], p: number): string | undefined {
   const at = (k: number) => v[k - 1];
   let i = v.length;

@@ -1,5 +1,5 @@
 /**
- * The p-hop induction task (spec tasks.md "p-hop induction"). A row is v_1..v_n over the
+ * The p-hop induction task (docs/tasks.md "p-hop induction"). A row is v_1..v_n over the
  * alphabet "a", "b", … (ids 0..|Σ|−1); the only target is the answer `v_{find_p(n)}` at the last
  * position n (0-based index n − 1). No padding: every row has length n.
  *
@@ -26,7 +26,7 @@ export interface PHopConfig {
   /**
    * Training rows also carry a target at every earlier position whose own p-hop answer is
    * defined (the answer of the prefix v_1..v_i). Evaluation is unchanged: position n only.
-   * A denser learning signal for small experiments; off by default (the spec's task).
+   * A denser learning signal for small experiments; off by default (the task of docs/tasks.md).
    */
   dense?: boolean;
 }

@@ -4,7 +4,8 @@
 ;; both A and Aᵀ without packing; Bp is op(B) packed by $pack_b into column panels of NR = 8
 ;; floats (panel p holds columns 8p..8p+7 for every k, zero-padded); C is row-major with row
 ;; stride ldc floats. Compiled to packages/tensor/src/kernels/gemm.wasm.ts by
-;; tools/build-wasm.ts; the JS driver is gemm-wasm.ts.
+;; tools/wasm/build-wasm.ts (`pnpm exec tsx tools/wasm/build-wasm.ts`; the build-wasm test checks
+;; the committed module matches); the JS driver is gemm-wasm.ts.
 ;;
 ;; Register blocking: a 4×8 tile of C lives in 8 f32x4 accumulators. V8 allocates 15 xmm
 ;; registers on x64; 8 accumulators + 2 B vectors + 1 broadcast A + 1 product temporary fit,

@@ -9,6 +9,8 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  unlinkSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -18,23 +20,57 @@ import {
   type NamedArray,
   type SafetensorsFile,
 } from "../io/safetensors.js";
+import { errnoCode, fsError } from "./fs-errors.js";
 
-/** Write `data` to `path` atomically: a crash leaves either the old file or the new one. */
+/**
+ * Write `data` to `path` atomically: a crash leaves either the old file or the new one. The
+ * temporary file sits beside the target (same folder, so the rename cannot cross file systems)
+ * and is removed whenever the write or the rename fails. Failures name `path`.
+ */
 export function writeFileAtomic(path: string, data: Uint8Array | string): void {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
-  const fd = openSync(tmp, "w");
+  let fd: number;
   try {
-    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
+    fd = openSync(tmp, "wx");
   } catch (e) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw e;
+    throw fsError("write", path, e);
   }
-  closeSync(fd);
-  renameSync(tmp, path);
+  try {
+    try {
+      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw fsError("write", path, e);
+  }
+}
+
+/**
+ * Check, before any long work, that `path` can be written: its folder exists and takes a new
+ * file (probed by creating and removing one), and `path` itself is not a folder.
+ */
+export function checkWritableFile(path: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch (e) {
+    if (errnoCode(e) !== "ENOENT") throw fsError("write", path, e);
+  }
+  if (isDir) throw new Error(`cannot write ${path}: it is a folder, not a file`);
+  const probe = join(dirname(path), `.${basename(path)}.probe-${process.pid}-${Date.now()}`);
+  try {
+    closeSync(openSync(probe, "wx"));
+    unlinkSync(probe);
+  } catch (e) {
+    rmSync(probe, { force: true });
+    throw fsError("write", path, e);
+  }
 }
 
 export function readSafetensorsFile(path: string): SafetensorsFile {
@@ -42,9 +78,7 @@ export function readSafetensorsFile(path: string): SafetensorsFile {
   try {
     bytes = readFileSync(path);
   } catch (e) {
-    throw new Error(
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw fsError("read", path, e);
   }
   return decodeSafetensors(bytes, path);
 }
@@ -63,9 +97,7 @@ export function readJsonFile<T = unknown>(path: string): T {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new Error(
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw fsError("read", path, e);
   }
   try {
     return JSON.parse(text) as T;

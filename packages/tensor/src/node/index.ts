@@ -1,9 +1,11 @@
 export {
+  checkWritableFile,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
   writeSafetensorsFile,
 } from "./files.js";
+export { errnoCode, fsError, fsErrorMessage, makeDirectory } from "./fs-errors.js";
 export {
   disableNativeTensorKernels,
   enableNativeAddons,

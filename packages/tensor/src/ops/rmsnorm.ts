@@ -1,5 +1,5 @@
 /**
- * Fused RMSNorm over the last axis (model.md §2):
+ * Fused RMSNorm over the last axis (docs/model.md §2):
  *   y = x · r ⊙ w,  r = 1/sqrt(mean(x²) + eps)
  * Backward, with ĝ = g ⊙ w:  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), x̂ = x·r;  ∂w = Σ_rows g ⊙ x̂.
  * Shapes: x [..., D], w [D] → y [..., D].

@@ -1,5 +1,5 @@
 /**
- * silu followed by a split of the last axis, fused (model.md §3.2–3.3: xBC = silu(conv(·)) is
+ * silu followed by a split of the last axis, fused (docs/model.md §3.2–3.3: xBC = silu(conv(·)) is
  * split into x, B, C):
  *   y_k[..., j] = silu(x[..., o_k + j]),  o_k = Σ_{i<k} w_i
  * Backward: ∂x[..., o_k + j] = g_k[..., j] · σ(1 + x(1 − σ)), σ = σ(x[..., o_k + j]) (zeros for a

@@ -1,5 +1,11 @@
 export { type ProgressOptions, type ProgressReporter, progressReporter } from "./progress.js";
-export { type EvalRecord, type RunOptions, type RunResult, runTraining } from "./run.js";
+export {
+  type EvalRecord,
+  RunInterrupted,
+  type RunOptions,
+  type RunResult,
+  runTraining,
+} from "./run.js";
 export {
   latestCheckpoint,
   loadTrainingCheckpoint,
@@ -7,3 +13,17 @@ export {
   stepDirName,
   writeJsonFile,
 } from "./run-files.js";
+export {
+  checkResumeMatches,
+  holdsRun,
+  openRunFolder,
+  RESUME_CHANGES,
+  type ResumeChange,
+  type RunFolder,
+  type RunFolderMode,
+  type RunInfo,
+  readRunInfo,
+  resumeTrainOptions,
+} from "./run-folder.js";
+export { LOCK_FILE, lockRunFolder } from "./run-lock.js";
+export { readLog as readRunLog } from "./run-log.js";

@@ -1,8 +1,9 @@
 /**
  * Training progress on the terminal: a cli-progress bar (step, loss, tokens/s, ETA) when the
- * stream is a TTY, plain log lines otherwise (CI, pipes, files).
+ * stream is a TTY and the optional package cli-progress is installed, plain log lines otherwise
+ * (CI, pipes, files). The bar is cosmetic, so a missing package is not an error.
  */
-import { SingleBar } from "cli-progress";
+import { createRequire } from "node:module";
 import type { StepMetrics } from "../trainer.js";
 import type { EvalRecord } from "./run.js";
 
@@ -25,10 +26,31 @@ function fmtEval(e: EvalRecord | undefined): string {
   return ` ${e.metric} ${v}`;
 }
 
+type CliProgress = typeof import("cli-progress");
+
+/** cli-progress (CommonJS, so it loads synchronously), or undefined when it is not installed. */
+export function loadCliProgress(): CliProgress | undefined {
+  try {
+    return createRequire(import.meta.url)("cli-progress") as CliProgress;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "MODULE_NOT_FOUND") return undefined;
+    throw e;
+  }
+}
+
 export function progressReporter(o: ProgressOptions): ProgressReporter {
   const stream = o.stream ?? process.stderr;
-  if (stream.isTTY) {
-    const bar = new SingleBar({
+  return reporterWith(stream.isTTY ? loadCliProgress() : undefined, o, stream);
+}
+
+/** The bar when `lib` is given, else plain lines. */
+export function reporterWith(
+  lib: CliProgress | undefined,
+  o: ProgressOptions,
+  stream: NodeJS.WriteStream,
+): ProgressReporter {
+  if (lib) {
+    const bar = new lib.SingleBar({
       format: `${o.label} [{bar}] {value}/{total} | loss {loss} | {tps} tok/s | ETA {eta_formatted}{ev}`,
       stream,
       hideCursor: true,

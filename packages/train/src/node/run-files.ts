@@ -6,13 +6,15 @@
  *   checkpoints/latest.json  {"step": n, "dir": "step-NNNNNN"}, replaced atomically only after the
  *                            folder is complete, so a crash never leaves a half-written "latest"
  *   final/                   config.json + model.safetensors at the end
+ *   run.lock                 {pid, host, since} while a process trains in the folder
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { type LoopedModel, loadStateDict } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { AdamWState, NamedArray } from "@loop/tensor";
 import {
+  makeDirectory,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
@@ -77,26 +79,84 @@ export function latestCheckpoint(runDir: string): string | null {
   return join(runDir, "checkpoints", dir);
 }
 
-/** Restore weights, optimizer and trainer state from a checkpoint folder. */
+function stepOfDir(name: string): number | null {
+  const m = /^step-(\d+)$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Checkpoint folders to try on resume, newest first: the one latest.json names, then the older
+ * ones kept beside it. Folders past latest.json were never completed and are not offered.
+ */
+export function checkpointCandidates(runDir: string): string[] {
+  const root = join(runDir, "checkpoints");
+  if (!existsSync(root)) return [];
+  let latest: number | null = null;
+  try {
+    latest = stepOfDir(readJsonFile<{ dir: string }>(join(root, "latest.json")).dir);
+  } catch {
+    latest = null; // missing or damaged: every complete-looking folder is a candidate
+  }
+  return readdirSync(root)
+    .filter((d) => {
+      const s = stepOfDir(d);
+      return s !== null && (latest === null || s <= latest);
+    })
+    .sort()
+    .reverse()
+    .map((d) => join(root, d));
+}
+
+function finiteMoments(dir: string, name: string, data: Float32Array): void {
+  const i = data.findIndex((v) => !Number.isFinite(v));
+  if (i >= 0)
+    throw new Error(
+      `${dir}/optimizer.safetensors is damaged — non-finite values: ${name} (${data[i]} at index ${i})`,
+    );
+}
+
+/**
+ * Restore weights, optimizer and trainer state from a checkpoint folder, checking that they
+ * agree: trainer.json's step is the folder's step and the optimizer's, its cursor and elapsed
+ * time are well formed, and every tensor is finite.
+ */
 export function loadTrainingCheckpoint(dir: string, model: LoopedModel): TrainerState {
+  const trainerPath = join(dir, "trainer.json");
+  const st = readJsonFile<{ step: unknown; cursor: unknown; elapsed_s: unknown }>(trainerPath);
+  const opt = readSafetensorsFile(join(dir, "optimizer.safetensors"));
+  const folderStep = stepOfDir(basename(dir));
+  const optStep = Number(opt.metadata.step);
+  const bad = (what: string) => new Error(`${trainerPath}: ${what}`);
+  if (!Number.isInteger(st.step) || (st.step as number) < 1)
+    throw bad(`"step" must be an integer ≥ 1, got ${JSON.stringify(st.step)}`);
+  const step = st.step as number;
+  if (folderStep !== null && folderStep !== step)
+    throw bad(`"step" is ${step} but the folder is step ${folderStep}`);
+  if (optStep !== step)
+    throw bad(`"step" is ${step} but optimizer.safetensors is at step ${opt.metadata.step}`);
+  if (
+    typeof st.cursor !== "object" ||
+    st.cursor === null ||
+    Object.values(st.cursor).some((v) => typeof v !== "number" || !Number.isFinite(v))
+  )
+    throw bad(`"cursor" must be an object of numbers, got ${JSON.stringify(st.cursor)}`);
+  if (typeof st.elapsed_s !== "number" || !(st.elapsed_s >= 0))
+    throw bad(`"elapsed_s" must be a number ≥ 0, got ${JSON.stringify(st.elapsed_s)}`);
   loadStateDict(
     model,
     readSafetensorsFile(join(dir, "model.safetensors")).tensors,
     join(dir, "model.safetensors"),
   );
-  const opt = readSafetensorsFile(join(dir, "optimizer.safetensors"));
-  const st = readJsonFile<{ step: number; cursor: TrainerState["cursor"]; elapsed_s: number }>(
-    join(dir, "trainer.json"),
-  );
-  const optimizer: AdamWState = { step: Number(opt.metadata.step ?? 0), m: {}, v: {} };
+  const optimizer: AdamWState = { step: optStep, m: {}, v: {} };
   for (const [k, t] of opt.tensors) {
+    finiteMoments(dir, k, t.data);
     if (k.startsWith("m.")) optimizer.m[k.slice(2)] = t.data;
     else if (k.startsWith("v.")) optimizer.v[k.slice(2)] = t.data;
     else throw new Error(`${dir}/optimizer.safetensors: unexpected tensor "${k}"`);
   }
-  return { step: st.step, cursor: st.cursor, elapsed_s: st.elapsed_s, optimizer };
+  return { step, cursor: st.cursor as TrainerState["cursor"], elapsed_s: st.elapsed_s, optimizer };
 }
 
 export function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
 }

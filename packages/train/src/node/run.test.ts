@@ -1,24 +1,15 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { pHop } from "@loop/tasks";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
 import { NonFiniteError } from "../trainer.js";
 import { runTraining } from "./run.js";
 import { latestCheckpoint } from "./run-files.js";
+import { cfg, task } from "./run-fixture.test-util.js";
 
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-const cfg = parseConfig({
-  backbone: "mamba",
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 2,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-});
 const train = resolveTrainOptions({
   steps: 6,
   batchSize: 4,
@@ -39,12 +30,18 @@ const deterministic = (path: string) =>
     });
 
 describe("runTraining", () => {
-  it("a resumed run reproduces the uninterrupted run exactly", () => {
+  it("a resumed run reproduces the uninterrupted run exactly", async () => {
     const full = mkdtempSync(join(tmpdir(), "run-full-"));
-    runTraining({ runDir: full, model: new LoopedModel(cfg, { seed: 1 }), task, train, evaluate });
+    await runTraining({
+      runDir: full,
+      model: new LoopedModel(cfg, { seed: 1 }),
+      task,
+      train,
+      evaluate,
+    });
     const cut = mkdtempSync(join(tmpdir(), "run-cut-"));
     // Interrupt after step 5 (the last checkpoint is step 4), then resume.
-    expect(() =>
+    await expect(
       runTraining({
         runDir: cut,
         model: new LoopedModel(cfg, { seed: 1 }),
@@ -55,9 +52,9 @@ describe("runTraining", () => {
           if (m.step === 5) throw new Error("simulated crash");
         },
       }),
-    ).toThrow(/simulated crash/);
+    ).rejects.toThrow(/simulated crash/);
     expect(latestCheckpoint(cut)).toMatch(/step-000004$/);
-    runTraining({
+    await runTraining({
       runDir: cut,
       model: new LoopedModel(cfg, { seed: 99 }),
       task,
@@ -76,13 +73,13 @@ describe("runTraining", () => {
     });
   });
 
-  it("stops on a non-finite loss, naming the step, and leaves the last good checkpoint intact", () => {
+  it("stops on a non-finite loss, naming the step, and leaves the last good checkpoint intact", async () => {
     const dir = mkdtempSync(join(tmpdir(), "run-nan-"));
     const model = new LoopedModel(cfg, { seed: 2 });
     const every = resolveTrainOptions({ ...train, checkpointEvery: 1 });
     let err: unknown;
     try {
-      runTraining({
+      await runTraining({
         runDir: dir,
         model,
         task,
@@ -102,10 +99,25 @@ describe("runTraining", () => {
     expect(existsSync(join(dir, "final"))).toBe(false);
   });
 
-  it("resume without a checkpoint is a clear error", () => {
+  it("resume without a run or without a checkpoint is a clear error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "run-none-"));
-    expect(() =>
+    await expect(
       runTraining({ runDir: dir, model: new LoopedModel(cfg), task, train, resume: true }),
-    ).toThrow(/no checkpoint/);
+    ).rejects.toThrow(/nothing to resume in .*: it holds no run.json/);
+    const dir2 = mkdtempSync(join(tmpdir(), "run-none-"));
+    await expect(
+      runTraining({
+        runDir: dir2,
+        model: new LoopedModel(cfg, { seed: 2 }),
+        task,
+        train: resolveTrainOptions({ ...train, checkpointEvery: 0 }),
+        onStep: (m) => {
+          if (m.step === 2) throw new Error("crash before any checkpoint");
+        },
+      }),
+    ).rejects.toThrow(/crash/);
+    await expect(
+      runTraining({ runDir: dir2, model: new LoopedModel(cfg), task, train, resume: true }),
+    ).rejects.toThrow(/resume: no checkpoint in/);
   });
 });

@@ -1,24 +1,29 @@
 /**
- * A training run in a folder: fresh or resumed (`resume: true` continues from the last
+ * A training run in a folder: fresh or resumed (`resume: true` continues from the newest valid
  * checkpoint and reproduces the uninterrupted run exactly), periodic evaluation and checkpoints,
- * metrics appended to log.jsonl, final weights in final/.
+ * metrics appended to log.jsonl, final weights in final/. The folder is opened through
+ * `openRunFolder` (locked, never silently overwritten, resumed only with its recorded settings).
+ * The loop yields to the event loop between steps, so an `AbortSignal` (SIGINT/SIGTERM) stops it
+ * after the current step with a checkpoint.
  */
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { LoopedModel } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
 import { noGrad, withScratch } from "@loop/tensor";
-import { writeFileAtomic } from "@loop/tensor/node";
+import { fsError, writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "../options.js";
 import { type StepMetrics, Trainer } from "../trainer.js";
 import {
-  ensureDir,
-  latestCheckpoint,
+  checkpointCandidates,
   loadTrainingCheckpoint,
   saveTrainingCheckpoint,
+  stepDirName,
   writeJsonFile,
 } from "./run-files.js";
+import { checkResumeMatches, openRunFolder, type RunInfo } from "./run-folder.js";
+import { readLog, trimLog } from "./run-log.js";
 
 export interface EvalRecord {
   metric: "accuracy" | "ppl";
@@ -34,12 +39,18 @@ export interface RunOptions {
   model: LoopedModel;
   task: Task;
   train: TrainOptions;
-  /** Continue from the run's last checkpoint (error if none). */
+  /** Continue from the run's newest valid checkpoint (error if none). */
   resume?: boolean;
+  /** Replace a run already in the folder (otherwise that is an error). */
+  overwrite?: boolean;
+  /** Stop after the current step, checkpoint, and throw `RunInterrupted`. */
+  signal?: AbortSignal;
   /** Evaluate the model (called without gradient recording). */
   evaluate?: (model: LoopedModel) => EvalRecord;
   /** Called after every step (progress display). */
   onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void;
+  /** Things the user should know (a damaged checkpoint skipped, a torn log line dropped). */
+  onNote?: (line: string) => void;
   /** Extra fields for run.json (task options, etc.). */
   info?: Record<string, unknown>;
 }
@@ -51,37 +62,96 @@ export interface RunResult {
   finalDir: string;
 }
 
-function truncateLog(path: string, step: number): void {
-  if (!existsSync(path)) return;
-  const kept = readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "" && (JSON.parse(l) as { step: number }).step <= step);
-  writeFileAtomic(path, kept.map((l) => `${l}\n`).join(""));
+/** Training stopped by a signal; a checkpoint of `step` is in `checkpoint`. */
+export class RunInterrupted extends Error {
+  override name = "RunInterrupted";
+  constructor(
+    readonly runDir: string,
+    readonly step: number,
+    readonly checkpoint: string,
+  ) {
+    super(`interrupted after step ${step}; checkpoint saved in ${checkpoint}`);
+  }
 }
 
-export function runTraining(o: RunOptions): RunResult {
-  ensureDir(o.runDir);
+/** Load the newest checkpoint that passes every check, noting the damaged ones skipped. */
+function restore(o: RunOptions, trainer: Trainer): string {
+  const problems: string[] = [];
+  for (const dir of checkpointCandidates(o.runDir)) {
+    try {
+      trainer.setState(loadTrainingCheckpoint(dir, o.model));
+      for (const p of problems) o.onNote?.(`${p}; resuming from ${dir} instead`);
+      return dir;
+    } catch (e) {
+      problems.push(`skipped damaged checkpoint: ${(e as Error).message}`);
+    }
+  }
+  if (problems.length)
+    throw new Error(
+      `resume: no valid checkpoint in ${join(o.runDir, "checkpoints")} (${problems.join("; ")})`,
+    );
+  throw new Error(`resume: no checkpoint in ${join(o.runDir, "checkpoints")}`);
+}
+
+const nextTick = () => new Promise<void>((r) => setImmediate(r));
+
+export async function runTraining(o: RunOptions): Promise<RunResult> {
+  const folder = openRunFolder(o.runDir, { resume: o.resume, overwrite: o.overwrite });
+  try {
+    return await train(o, folder.info);
+  } finally {
+    folder.release();
+  }
+}
+
+async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult> {
   const logPath = join(o.runDir, "log.jsonl");
+  const finalDir = join(o.runDir, "final");
   const trainer = new Trainer(o.model, o.task, o.train);
-  if (o.resume) {
-    const ck = latestCheckpoint(o.runDir);
-    if (!ck) throw new Error(`--resume: no checkpoint in ${join(o.runDir, "checkpoints")}`);
-    trainer.setState(loadTrainingCheckpoint(ck, o.model));
-    truncateLog(logPath, trainer.step);
+  if (recorded) {
+    checkResumeMatches(o.runDir, recorded, o.model.config, o.train);
+    restore(o, trainer);
+    if (trainer.step >= o.train.steps && existsSync(join(finalDir, "model.safetensors")))
+      throw new Error(
+        `resume: the run in ${o.runDir} already finished its ${o.train.steps} steps; resume with more steps to train it further`,
+      );
+    if (trainer.step > o.train.steps)
+      throw new Error(
+        `resume: the checkpoint is at step ${trainer.step}, past the run's ${o.train.steps} steps`,
+      );
+    if (trimLog(logPath, trainer.step).droppedTorn)
+      o.onNote?.(
+        `dropped a torn last line of ${logPath} (an append cut short by a crash or a full disk)`,
+      );
   } else {
     writeFileAtomic(logPath, "");
   }
   writeJsonFile(join(o.runDir, "run.json"), {
+    ...recorded,
     ...o.info,
     model: o.model.config,
     train: o.train,
     seed: o.train.seed,
     stage: o.train.stage,
   });
-  let last: StepMetrics | null = null;
+  let last: { loss: number } | null = null;
   let lastEval: EvalRecord | null = null;
+  if (recorded) {
+    // A run resumed at its last step (final/ was not written yet) still reports its numbers.
+    const records = readLog(logPath).records as { loss?: number; eval?: EvalRecord }[];
+    last = records.at(-1) as { loss: number } | null;
+    lastEval = records.filter((r) => r.eval).at(-1)?.eval ?? null;
+  }
+  let saved = trainer.step;
   const every = (k: number, s: number) => k > 0 && s % k === 0;
   while (!trainer.done) {
+    if (o.signal?.aborted) {
+      const ck =
+        saved === trainer.step
+          ? join(o.runDir, "checkpoints", stepDirName(saved))
+          : saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
+      throw new RunInterrupted(o.runDir, trainer.step, ck);
+    }
     const m = trainer.trainStep();
     last = m;
     const isLast = trainer.done;
@@ -90,12 +160,19 @@ export function runTraining(o: RunOptions): RunResult {
       ev = noGrad(() => withScratch(() => o.evaluate!(o.model)));
       lastEval = ev;
     }
-    appendFileSync(logPath, `${JSON.stringify(ev ? { ...m, eval: ev } : m)}\n`);
-    if (every(o.train.checkpointEvery, m.step) || isLast)
+    try {
+      appendFileSync(logPath, `${JSON.stringify(ev ? { ...m, eval: ev } : m)}\n`);
+    } catch (e) {
+      throw fsError("append to", logPath, e);
+    }
+    if (every(o.train.checkpointEvery, m.step) || isLast) {
       saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
+      saved = m.step;
+    }
     o.onStep?.(ev ? { ...m, eval: ev } : m);
+    // Let signal handlers (and anything else waiting) run between steps.
+    await nextTick();
   }
-  const finalDir = join(o.runDir, "final");
   saveCheckpoint(finalDir, o.model, { stage: o.train.stage, steps: String(trainer.step) });
   return { steps: trainer.step, lastLoss: last?.loss ?? Number.NaN, lastEval, finalDir };
 }

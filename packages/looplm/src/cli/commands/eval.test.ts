@@ -7,6 +7,7 @@ import { saveCheckpoint } from "@loop/looped/node";
 import { buildCharTokenizer } from "@loop/tasks";
 import { CommanderError } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { testdataPath } from "../../../../../tools/test-support/golden.js";
 import { CliError } from "../errors.js";
 import { buildProgram } from "../program.js";
 
@@ -187,7 +188,7 @@ describe("looplm eval with a saved tokenizer", () => {
   });
 
   it("scores the first PIQA items through --piqa/--labels", async () => {
-    const data = join(import.meta.dirname, "../../../../../../shared/data");
+    const data = testdataPath("data");
     const outFile = join(root, "piqa-eval.json");
     const corpus = join(root, "piqa-corpus.txt");
     writeFileSync(corpus, "Question: how do you open a jar?\nAnswer: twist the lid. ".repeat(40));

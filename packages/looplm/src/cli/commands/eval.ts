@@ -24,7 +24,7 @@ import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { LanguageModelTask, type Task } from "@loop/tasks";
 import type { Command } from "commander";
-import { CliError, floatOption, intOption } from "../errors.js";
+import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
   buildTask,
@@ -168,6 +168,8 @@ function thresholds(f: EvalFlags, model: LoopedModel): number[] {
 
 export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise<EvalFile> {
   const { checkpoint, runDir } = locateModel(f.model);
+  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
+  if (out) checkOutput(out);
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
@@ -223,7 +225,6 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
     q: f.q ?? null,
     mc: mcPart,
   };
-  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
   if (out) writeEvalFile(out, ev);
   process.stdout.write(formatEvalSummary(ev));
   if (out) process.stdout.write(`wrote ${out}\n`);
@@ -289,8 +290,8 @@ Examples:
   looplm eval --model runs/phop-1x4 --task phop --length 32 --hops 4 --count 1000
   looplm eval --model runs/mano-4x6-g2/final --q 0.5
   looplm eval --model runs/mano-4x6-g2/final --q-sweep 0.1,0.3,0.5,0.7,0.9 --out sweep-eval.json
-  looplm eval --model runs/lm-2x4/final --task lm --corpus ../shared/data/wikitext2-valid.txt
-  looplm eval --model runs/lm-2x4/final --piqa ../shared/data/piqa-valid.jsonl --labels ../shared/data/piqa-valid-labels.lst`,
+  looplm eval --model runs/lm-2x4/final --task lm --corpus testdata/data/wikitext2-valid.txt
+  looplm eval --model runs/lm-2x4/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
     )
     .action(async (opts: EvalFlags, c: Command) => {
       await runEval(opts, c);

@@ -8,7 +8,8 @@ import { pHop } from "@loop/tasks";
 import { resolveTrainOptions } from "@loop/train";
 import type { Command } from "commander";
 import { intOption } from "../errors.js";
-import { runSweep } from "../sweep-runner.js";
+import { withInterrupts } from "../interrupt.js";
+import { openSweepFolder, runSweep } from "../sweep-runner.js";
 
 export const DEFAULT_EXPERIMENT = {
   task: { alphabet: 4, length: 32, hops: 3, dense: true },
@@ -23,6 +24,7 @@ interface Flags {
   steps: number;
   seed: number;
   resume: boolean;
+  overwrite: boolean;
 }
 
 export async function runExperiment(f: Flags): Promise<void> {
@@ -48,18 +50,23 @@ export async function runExperiment(f: Flags): Promise<void> {
     `looplm default experiment: iso-parameter sweep ${d.loops.map((r) => `${d.model.layers}⊗${r}`).join(" vs ")} on ${task.name}\n` +
       `(p-hop: |Σ|=${d.task.alphabet}, n=${d.task.length}, p=${d.task.hops}; Mamba-2 d_model ${d.model.dModel}; ${f.steps} steps of ${d.train.batchSize})\n`,
   );
-  const res = await runSweep({
-    outDir: f.out,
-    protocol: "iso-param",
-    task,
-    taskInfo: { name: "phop", ...d.task },
-    base,
-    loops: [...d.loops],
-    train,
-    evalCount: d.evalCount,
-    resume: f.resume,
-    log: (l) => process.stderr.write(`${l}\n`),
-  });
+  const release = openSweepFolder(f.out, f);
+  const res = await withInterrupts("the same looplm experiment command with --resume", (signal) =>
+    runSweep({
+      outDir: f.out,
+      protocol: "iso-param",
+      task,
+      taskInfo: { name: "phop", ...d.task },
+      base,
+      loops: [...d.loops],
+      train,
+      evalCount: d.evalCount,
+      resume: f.resume,
+      overwrite: f.overwrite,
+      signal,
+      log: (l) => process.stderr.write(`${l}\n`),
+    }),
+  ).finally(release);
   const rows = res.sweep.rows;
   const baseRow = rows.find((r) => r.role === "baseline")!;
   const best = rows.reduce((a, b) => (b.metric_value > a.metric_value ? b : a));
@@ -89,7 +96,12 @@ export function registerExperiment(program: Command): void {
       DEFAULT_EXPERIMENT.train.steps,
     )
     .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), 1)
-    .option("--resume", "keep models that already finished", false)
+    .option(
+      "--resume",
+      "continue the experiment in --out: keep finished models, resume interrupted ones",
+      false,
+    )
+    .option("--overwrite", "replace the experiment already in --out", false)
     .addHelpText(
       "after",
       "\nExample:\n  looplm experiment                 # what `pnpm start` runs\n  looplm experiment --steps 100 --out /tmp/quick",

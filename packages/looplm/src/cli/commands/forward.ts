@@ -1,11 +1,11 @@
-/** `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (formats.md). */
+/** `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
 import { readFileSync } from "node:fs";
 import { loadCheckpoint } from "@loop/looped/node";
 import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
-import { CliError } from "../errors.js";
+import { CliError, checkOutput } from "../errors.js";
 
 export interface ForwardArgs {
   model: string;
@@ -14,6 +14,7 @@ export interface ForwardArgs {
 }
 
 export function runForward(args: ForwardArgs): number {
+  checkOutput(args.out);
   const model = loadCheckpoint(args.model);
   let raw: unknown;
   let text: string;
@@ -46,7 +47,7 @@ export function registerForward(program: Command): void {
     .requiredOption("--out <file>", "output .safetensors file (written atomically)")
     .addHelpText(
       "after",
-      "\nExample:\n  looplm forward --model ../shared/golden/mamba-2x3 --input ../shared/golden/mamba-2x3/inputs.json --out out.safetensors",
+      "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
     )
     .action((opts: ForwardArgs) => {
       const n = runForward(opts);

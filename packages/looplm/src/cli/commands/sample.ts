@@ -7,6 +7,7 @@
 import { mano, pHop } from "@loop/tasks";
 import type { Command } from "commander";
 import { CliError, intOption } from "../errors.js";
+import { writeStdout } from "../stdout.js";
 
 export interface SampleManoArgs {
   maxOps: number;
@@ -30,22 +31,24 @@ function seedOption(v: string): number {
   return n;
 }
 
-/** Write lines in chunks (one `write` per ~64 KiB) to `out`. */
-function emitLines(count: number, line: (i: number) => string, out: (s: string) => void): void {
+type Out = (s: string) => void | Promise<void>;
+
+/** Write lines in chunks (one `write` per ~64 KiB) to `out`, waiting for it between chunks. */
+async function emitLines(count: number, line: (i: number) => string, out: Out): Promise<void> {
   let buf = "";
   for (let i = 0; i < count; i++) {
     buf += `${line(i)}\n`;
     if (buf.length >= 65536) {
-      out(buf);
+      await out(buf);
       buf = "";
     }
   }
-  if (buf) out(buf);
+  if (buf) await out(buf);
 }
 
-export function runSampleMano(args: SampleManoArgs, out: (s: string) => void): void {
+export async function runSampleMano(args: SampleManoArgs, out: Out): Promise<void> {
   const task = mano({ maxOps: args.maxOps });
-  emitLines(
+  await emitLines(
     args.count,
     (i) => {
       const ex = task.trainExample(args.seed, i);
@@ -55,13 +58,13 @@ export function runSampleMano(args: SampleManoArgs, out: (s: string) => void): v
   );
 }
 
-export function runSamplePhop(args: SamplePhopArgs, out: (s: string) => void): void {
+export async function runSamplePhop(args: SamplePhopArgs, out: Out): Promise<void> {
   if (args.length < args.hops + 2)
     throw new CliError(
       `--length must be ≥ --hops + 2 = ${args.hops + 2} for a defined answer, got ${args.length}`,
     );
   const task = pHop({ alphabet: args.alphabet, length: args.length, hops: args.hops });
-  emitLines(
+  await emitLines(
     args.count,
     (i) => {
       let ex: ReturnType<typeof task.trainExample>;
@@ -78,10 +81,6 @@ export function runSamplePhop(args: SamplePhopArgs, out: (s: string) => void): v
     out,
   );
 }
-
-const stdout = (s: string) => {
-  process.stdout.write(s);
-};
 
 export function registerSample(program: Command): void {
   const sample = program
@@ -104,7 +103,7 @@ export function registerSample(program: Command): void {
       "after",
       "\nExamples:\n  looplm sample mano --max-ops 24 --count 1000 --seed 7 > mano.jsonl\n  looplm sample mano --max-ops 3 --count 2",
     )
-    .action((opts: SampleManoArgs) => runSampleMano(opts, stdout));
+    .action((opts: SampleManoArgs) => runSampleMano(opts, writeStdout));
 
   sample
     .command("phop")
@@ -120,5 +119,5 @@ export function registerSample(program: Command): void {
       "after",
       "\nExamples:\n  looplm sample phop --alphabet 4 --length 256 --hops 32 --count 100 --seed 3 > phop.jsonl\n  looplm sample phop --length 12 --hops 2 --count 3",
     )
-    .action((opts: SamplePhopArgs) => runSamplePhop(opts, stdout));
+    .action((opts: SamplePhopArgs) => runSamplePhop(opts, writeStdout));
 }

@@ -1,6 +1,7 @@
 /** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
 import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 import {
   addModelOptions,
   buildModelConfig,
@@ -9,7 +10,13 @@ import {
 } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
 import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
-import { PROTOCOLS, type Protocol, runSweep } from "../sweep-runner.js";
+import {
+  checkDistinctLoops,
+  openSweepFolder,
+  PROTOCOLS,
+  type Protocol,
+  runSweep,
+} from "../sweep-runner.js";
 
 type Flags = TaskFlags &
   ModelFlags &
@@ -19,6 +26,7 @@ type Flags = TaskFlags &
     loopsList: string;
     out: string;
     resume: boolean;
+    overwrite: boolean;
   };
 
 function protocol(v: string): Protocol {
@@ -31,23 +39,35 @@ export async function runSweepCommand(f: Flags): Promise<void> {
   const loops = parseIntList("--loops", f.loopsList);
   if (loops.some((r) => r < 1))
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
-  const task = await buildTask(f);
-  const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-  const res = await runSweep({
-    outDir: f.out,
-    protocol: f.protocol,
-    task,
-    taskInfo: taskInfo(f),
-    base,
-    loops,
-    train: buildTrainOptions(f),
-    evalCount: f.evalCount,
-    resume: f.resume,
-    log: (l) => process.stderr.write(`${l}\n`),
-  });
-  process.stdout.write(
-    `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
-  );
+  checkDistinctLoops(loops);
+  const train = buildTrainOptions(f);
+  // The folder is checked and locked before the (possibly long) task set-up.
+  const release = openSweepFolder(f.out, f);
+  try {
+    const task = await buildTask(f);
+    const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
+    const res = await withInterrupts("the same looplm sweep command with --resume", (signal) =>
+      runSweep({
+        outDir: f.out,
+        protocol: f.protocol,
+        task,
+        taskInfo: taskInfo(f),
+        base,
+        loops,
+        train,
+        evalCount: f.evalCount,
+        resume: f.resume,
+        overwrite: f.overwrite,
+        signal,
+        log: (l) => process.stderr.write(`${l}\n`),
+      }),
+    );
+    process.stdout.write(
+      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+    );
+  } finally {
+    release();
+  }
 }
 
 export function registerSweep(program: Command): void {
@@ -67,7 +87,12 @@ export function registerSweep(program: Command): void {
       "--out <dir>",
       "sweep folder (one run folder per member, sweep.json, report.html)",
     )
-    .option("--resume", "keep members that already finished", false)
+    .option(
+      "--resume",
+      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match)",
+      false,
+    )
+    .option("--overwrite", "replace the sweep already in --out", false)
     .addHelpText(
       "after",
       `

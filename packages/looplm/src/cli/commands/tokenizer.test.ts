@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { testdataPath } from "../../../../../tools/test-support/golden.js";
 import { buildProgram } from "../program.js";
 
 async function run(...args: string[]): Promise<{ out: string; err: string }> {
@@ -26,10 +27,7 @@ async function run(...args: string[]): Promise<{ out: string; err: string }> {
 }
 
 let dir: string;
-const text = readFileSync(
-  join(import.meta.dirname, "../../../../../../shared/data/tinyshakespeare.txt"),
-  "utf8",
-).slice(0, 80_000);
+const text = readFileSync(testdataPath("data", "tinyshakespeare.txt"), "utf8").slice(0, 80_000);
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "looplm-tok-cli-"));
   await writeFile(join(dir, "corpus.txt"), text);

@@ -12,7 +12,7 @@ import {
   writeTokenizerFile,
 } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { CliError, intOption } from "../errors.js";
+import { CliError, checkOutput, intOption } from "../errors.js";
 
 export interface TokenizerTrainArgs {
   corpus: string;
@@ -53,6 +53,7 @@ export async function runTokenizerTrain(
     throw new CliError(
       `--vocab must be ≥ 257 for byte-level BPE (256 bytes + <|endoftext|>), got ${args.vocab}`,
     );
+  checkOutput(args.out);
   const t0 = performance.now();
   const split = await naming("--corpus", /^corpus: /, () =>
     loadCorpusSplit({ corpus: args.corpus }),

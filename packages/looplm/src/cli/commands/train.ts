@@ -1,52 +1,111 @@
 /** `looplm train`: train a looped model on a task in a run folder (pretrain, gate1, gate2). */
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
 import { CliError } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
 import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
+import { recordFlags, resumeFlags } from "../resume-flags.js";
 import { trainJob } from "../run-training.js";
 
-type Flags = TaskFlags & ModelFlags & TrainFlags & { out: string; resume: boolean; from?: string };
+type Flags = TaskFlags &
+  ModelFlags &
+  TrainFlags & { out: string; resume: boolean; overwrite: boolean; from?: string };
 
-export async function runTrain(f: Flags): Promise<void> {
-  if (f.stage !== "pretrain" && !f.from && !f.resume) {
+/** `--out` must not be (or contain) the run that `--from` reads: training would erase it. */
+function checkFromOutside(from: string, out: string): void {
+  const rel = relative(resolve(out), resolve(from));
+  if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)))
     throw new CliError(
-      `--stage ${f.stage} continues a trained model: pass --from <checkpoint dir> (e.g. <run>/final)`,
+      `--out ${out} is the run that --from ${from} belongs to: training there would erase it; choose another --out`,
     );
+}
+
+export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
+  if (typed.resume && typed.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
+  if (!typed.resume && !typed.task)
+    throw new CliError("required option '--task <name>' not specified (or --resume a run)");
+  if (typed.from) checkFromOutside(typed.from, typed.out);
+  // A new run's options are checked before its folder is created.
+  const fresh = typed.resume ? null : buildTrainOptions(typed);
+  // Lock (and create) the run folder before any work: a busy, impossible or already used --out
+  // fails now, not after building the task.
+  let folder: ReturnType<typeof openRunFolder>;
+  try {
+    folder = openRunFolder(typed.out, { resume: typed.resume, overwrite: typed.overwrite });
+  } catch (e) {
+    throw new CliError((e as Error).message);
   }
-  const task = await buildTask(f);
-  const train = buildTrainOptions(f);
-  const config = f.from ? null : buildModelConfig(f, task.vocabSize);
-  const res = trainJob({
-    runDir: f.out,
-    task,
-    taskInfo: taskInfo(f),
-    config,
-    from: f.from,
-    train,
-    evalCount: f.evalCount,
-    resume: f.resume,
-    label: `${f.stage} ${task.name}`,
-  });
-  const ev = res.lastEval;
-  const metric = ev
-    ? ` ${ev.metric} per loop step: ${ev.per_step.map((v) => (ev.metric === "accuracy" ? `${(100 * v).toFixed(1)}%` : v.toFixed(2))).join(" ")}`
-    : "";
-  process.stdout.write(
-    `trained ${res.steps} steps, final loss ${res.lastLoss.toFixed(4)};${metric}\ncheckpoint: ${res.finalDir}\n`,
-  );
+  try {
+    const runJson = join(typed.out, "run.json");
+    const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
+    if (f.stage !== "pretrain" && !f.from) {
+      throw new CliError(
+        `--stage ${f.stage} continues a trained model: pass --from <checkpoint dir> (e.g. <run>/final)`,
+      );
+    }
+    let train = fresh ?? buildTrainOptions(f);
+    if (folder.info) {
+      const r = resumeTrainOptions(folder.info.train, {
+        steps: f.steps,
+        evalEvery: f.evalEvery,
+        checkpointEvery: f.ckptEvery,
+        checkpointing: f.checkpointing,
+      });
+      train = r.train;
+      for (const n of r.notes) process.stderr.write(`looplm: ${n}\n`);
+    }
+    const task = await buildTask(f);
+    const config = f.from ? null : buildModelConfig(f, task.vocabSize);
+    const res = await withInterrupts(`looplm train --out ${typed.out} --resume`, (signal) =>
+      trainJob({
+        runDir: f.out,
+        task,
+        taskInfo: taskInfo(f),
+        config,
+        from: f.from,
+        train,
+        evalCount: f.evalCount,
+        resume: f.resume,
+        signal,
+        info: { flags: recordFlags(f) },
+        label: `${f.stage} ${task.name}`,
+      }),
+    );
+    const ev = res.lastEval;
+    const metric = ev
+      ? ` ${ev.metric} per loop step: ${ev.per_step.map((v) => (ev.metric === "accuracy" ? `${(100 * v).toFixed(1)}%` : v.toFixed(2))).join(" ")}`
+      : "";
+    process.stdout.write(
+      `trained ${res.steps} steps, final loss ${res.lastLoss.toFixed(4)};${metric}\ncheckpoint: ${res.finalDir}\n`,
+    );
+  } finally {
+    folder.release();
+  }
 }
 
 export function registerTrain(program: Command): void {
   const cmd = program
     .command("train")
     .description("Train a looped model on mano, p-hop or a text corpus");
-  addTaskOptions(cmd);
+  addTaskOptions(cmd, false);
   addModelOptions(cmd);
   addTrainOptions(cmd);
   cmd
-    .requiredOption("--out <dir>", "run folder (log.jsonl, checkpoints/, final/)")
-    .option("--resume", "continue the run in --out from its last checkpoint", false)
+    .requiredOption("--out <dir>", "run folder (run.json, log.jsonl, checkpoints/, final/)")
+    .option(
+      "--resume",
+      "continue the run in --out from its last valid checkpoint, with the settings in its run.json (only --steps, --eval-every, --ckpt-every, --checkpointing may change)",
+      false,
+    )
+    .option(
+      "--overwrite",
+      "replace the run already in --out (its log and weights are deleted)",
+      false,
+    )
     .option("--from <dir>", "start from this checkpoint folder (gate1/gate2 stages)")
     .addHelpText(
       "after",
@@ -56,7 +115,8 @@ Examples:
   looplm train --task mano --max-ops 10 --layers 4 --loops 6 --d-model 128 --steps 20000 --out runs/mano-4x6
   looplm train --task mano --max-ops 10 --stage gate1 --from runs/mano-4x6/final --steps 2000 --out runs/mano-4x6-g1
   looplm train --task mano --max-ops 10 --stage gate2 --from runs/mano-4x6-g1/final --steps 1000 --out runs/mano-4x6-g2
-  looplm train ... --out runs/x --resume        # continue an interrupted run exactly`,
+  looplm train --out runs/x --resume                # continue an interrupted run exactly
+  looplm train --out runs/x --resume --steps 2000   # train a finished run further`,
     )
     .action(runTrain);
 }

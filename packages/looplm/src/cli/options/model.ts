@@ -51,7 +51,10 @@ function backbone(v: string): Backbone {
 
 /** Model flags; `depth: false` leaves out --layers/--loops (a sweep sets them). */
 export function addModelOptions(cmd: Command, depth = true): Command {
-  cmd.option("--config <file>", "model config.json (formats.md); overrides the model flags below");
+  cmd.option(
+    "--config <file>",
+    "model config.json (docs/formats.md); overrides the model flags below",
+  );
   if (depth) {
     cmd
       .option(

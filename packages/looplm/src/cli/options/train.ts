@@ -104,6 +104,32 @@ export function addTrainOptions(cmd: Command): Command {
     );
 }
 
+/** The flag of each TrainOptions field, so option errors name what the user typed. */
+const FLAG_OF: Partial<Record<keyof TrainOptions, string>> = {
+  stage: "--stage",
+  steps: "--steps",
+  batchSize: "--batch",
+  gradAccum: "--accum",
+  lr: "--lr",
+  minLr: "--min-lr",
+  warmupSteps: "--warmup",
+  weightDecay: "--wd",
+  clip: "--clip",
+  evalEvery: "--eval-every",
+  checkpointEvery: "--ckpt-every",
+  seed: "--seed",
+  beta: "--beta",
+  k: "--k",
+  gamma: "--gamma",
+};
+
+/** "weightDecay must be ≥ 0" → "--wd must be ≥ 0"; "[0, lr]" → "[0, --lr]". */
+export function withFlagNames(message: string): string {
+  return message
+    .replace(/^train: /, "")
+    .replace(/\b[a-zA-Z]+\b/g, (w) => FLAG_OF[w as keyof TrainOptions] ?? w);
+}
+
 export function buildTrainOptions(f: TrainFlags): TrainOptions {
   try {
     return resolveTrainOptions({
@@ -125,6 +151,6 @@ export function buildTrainOptions(f: TrainFlags): TrainOptions {
       gamma: f.gamma,
     });
   } catch (e) {
-    throw new CliError((e as Error).message.replace(/^train: /, ""));
+    throw new CliError(withFlagNames((e as Error).message));
   }
 }

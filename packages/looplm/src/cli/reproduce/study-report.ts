@@ -5,6 +5,7 @@
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import {
+  type ChartSpec,
   formatTable,
   frontierChart,
   type Metric,
@@ -20,7 +21,7 @@ import { resultsTable } from "./results-table.js";
 import { formatMeanSd } from "./stats.js";
 
 /** A Vega-Lite spec, as the eval package's chart builders return it. */
-type TopLevelSpec = ReturnType<typeof seedSpreadChart>;
+type TopLevelSpec = ChartSpec;
 
 import type { ArmDef } from "./study-types.js";
 

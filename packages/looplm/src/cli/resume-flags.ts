@@ -1,0 +1,66 @@
+/**
+ * The flags of a `train` run, recorded in run.json so that `--resume` rebuilds exactly the run
+ * that was started. With `--resume`, flags typed again must agree with the recorded ones, except
+ * those naming what may change (more --steps, evaluation and checkpoint cadence, recomputation).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { CliError } from "./errors.js";
+
+/** Flags a resumed run may change. */
+export const RESUMABLE_FLAGS = ["steps", "evalEvery", "ckptEvery", "checkpointing"] as const;
+/** Flags that say what to do with the folder, not how the run trains. */
+const ACTION_FLAGS = new Set(["out", "resume", "overwrite"]);
+/** Flags naming files or folders: recorded as absolute paths, so resume works from anywhere. */
+const PATH_FLAGS = new Set(["from", "config", "corpus", "tokenizer"]);
+
+function normalise(key: string, v: unknown): unknown {
+  return PATH_FLAGS.has(key) && typeof v === "string" && existsSync(v) ? resolve(v) : v;
+}
+
+/** The flags to record in run.json. */
+export function recordFlags(f: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(f))
+    if (!ACTION_FLAGS.has(k) && v !== undefined) out[k] = normalise(k, v);
+  return out;
+}
+
+/**
+ * The flags of a resumed run: the recorded ones, with the resumable flags typed now. Any other
+ * flag typed with a different value is an error naming it.
+ */
+export function resumeFlags<F extends object>(
+  cmd: Command,
+  typed: F,
+  recorded: unknown,
+  runJson: string,
+): F {
+  if (typeof recorded !== "object" || recorded === null)
+    throw new CliError(
+      `${runJson} does not record the flags of its run (an older looplm wrote it), so it cannot be resumed exactly`,
+    );
+  const rec = recorded as Record<string, unknown>;
+  const merged: Record<string, unknown> = { ...rec };
+  for (const [k, v] of Object.entries(typed)) {
+    if (ACTION_FLAGS.has(k)) {
+      merged[k] = v;
+      continue;
+    }
+    if (cmd.getOptionValueSource(k) !== "cli") continue;
+    if ((RESUMABLE_FLAGS as readonly string[]).includes(k)) {
+      merged[k] = v;
+      continue;
+    }
+    const now = normalise(k, v);
+    if (JSON.stringify(now) !== JSON.stringify(rec[k])) {
+      const flag = cmd.options.find((o) => o.attributeName() === k)?.long ?? k;
+      const was = rec[k] === undefined ? "not given" : JSON.stringify(rec[k]);
+      throw new CliError(
+        `${flag} ${JSON.stringify(now)} differs from the run being resumed (${was} in ${runJson}); with --resume only ${RESUMABLE_FLAGS.map((r) => cmd.options.find((o) => o.attributeName() === r)?.long ?? r).join(", ")} may change`,
+      );
+    }
+  }
+  return merged as F;
+}

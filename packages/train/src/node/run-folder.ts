@@ -1,0 +1,178 @@
+/**
+ * Opening a run folder safely, the one place that decides what may happen to it (the CLI, the
+ * training loop and a queue worker all call this):
+ *  - the folder is created without hanging on impossible paths and locked for this process;
+ *  - a folder that already holds a run is only continued (`resume`) or replaced (`overwrite`),
+ *    never silently overwritten;
+ *  - a resumed run keeps every recorded setting; only RESUME_CHANGES may differ, and `steps`
+ *    only grows (the learning-rate schedule of the first plan is kept).
+ */
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { ModelConfig } from "@loop/looped";
+import { readJsonFile } from "@loop/tensor/node";
+import { resolveTrainOptions, type TrainOptions } from "../options.js";
+import { ensureDir } from "./run-files.js";
+import { lockRunFolder, processAlive } from "./run-lock.js";
+
+/** run.json: the settings a run was started with (plus whatever the caller recorded). */
+export interface RunInfo {
+  model: ModelConfig;
+  train: TrainOptions;
+  [extra: string]: unknown;
+}
+
+export interface RunFolder {
+  dir: string;
+  /** run.json of the run being resumed; null for a new run. */
+  info: RunInfo | null;
+  /** Drop the lock (re-entrant: only the last release of this process removes it). */
+  release(): void;
+}
+
+export interface RunFolderMode {
+  /** Continue the run in the folder (error if it holds none). */
+  resume?: boolean;
+  /** Replace the run in the folder (its log, checkpoints and final weights are deleted). */
+  overwrite?: boolean;
+}
+
+/** Training options a resumed run may change: none of them changes the numbers already trained. */
+export const RESUME_CHANGES = ["steps", "evalEvery", "checkpointEvery", "checkpointing"] as const;
+export type ResumeChange = (typeof RESUME_CHANGES)[number];
+
+/** What a run leaves in its folder (run.lock aside); any of them means "holds a run". */
+const RUN_ENTRIES = ["run.json", "log.jsonl", "checkpoints", "final"];
+const RUN_EXTRAS = ["vocab.json", "tokenizer.json"];
+
+export function holdsRun(dir: string): boolean {
+  return RUN_ENTRIES.some((e) => existsSync(join(dir, e)));
+}
+
+export function readRunInfo(dir: string): RunInfo {
+  const path = join(dir, "run.json");
+  const info = readJsonFile<RunInfo>(path);
+  if (typeof info !== "object" || info === null || !info.model || !info.train)
+    throw new Error(`${path} lacks "model" or "train": it was not written by a looplm run`);
+  return info;
+}
+
+/** `.name.tmp-<pid>-<time>` (writeFileAtomic) or `run.lock.tmp-<pid>-<time>`. */
+const TEMP = /\.tmp-(\d+)-\d+$/;
+
+/**
+ * Remove temporary files that a killed process left behind mid-write (its PID is gone) in the
+ * run folder and its checkpoint folders.
+ */
+function removeStaleTemporaries(dir: string): void {
+  const ck = join(dir, "checkpoints");
+  const dirs = [dir, join(dir, "final"), ck];
+  if (existsSync(ck))
+    for (const d of readdirSync(ck)) if (d.startsWith("step-")) dirs.push(join(ck, d));
+  for (const d of dirs) {
+    if (!existsSync(d)) continue;
+    for (const f of readdirSync(d)) {
+      const m = TEMP.exec(f);
+      if (m && !processAlive(Number(m[1]))) rmSync(join(d, f), { force: true });
+    }
+  }
+}
+
+export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder {
+  if (mode.resume && mode.overwrite)
+    throw new Error("resume and overwrite exclude each other: choose one");
+  ensureDir(dir);
+  const release = lockRunFolder(dir);
+  try {
+    removeStaleTemporaries(dir);
+    let info: RunInfo | null = null;
+    if (mode.resume) {
+      if (!existsSync(join(dir, "run.json")))
+        throw new Error(`nothing to resume in ${dir}: it holds no run.json`);
+      info = readRunInfo(dir);
+    } else if (holdsRun(dir)) {
+      if (!mode.overwrite)
+        throw new Error(
+          `${dir} already holds a run: resume it (--resume) or replace it (--overwrite), or choose another folder`,
+        );
+      for (const e of [...RUN_ENTRIES, ...RUN_EXTRAS])
+        rmSync(join(dir, e), { recursive: true, force: true });
+    }
+    return { dir, info, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/** The schedule length a recorded run uses (run.json from before `scheduleSteps` existed: steps). */
+function scheduleOf(t: TrainOptions): number {
+  return t.scheduleSteps ?? t.steps;
+}
+
+/**
+ * The training options of a resumed run: the recorded ones with `changes` applied. Returns
+ * notes to show the user (how an extended schedule continues).
+ */
+export function resumeTrainOptions(
+  recorded: TrainOptions,
+  changes: Partial<Pick<TrainOptions, ResumeChange>>,
+): { train: TrainOptions; notes: string[] } {
+  const notes: string[] = [];
+  const steps = changes.steps ?? recorded.steps;
+  if (steps < recorded.steps)
+    throw new Error(
+      `steps can only grow on resume: the run was planned for ${recorded.steps} steps, got ${steps}`,
+    );
+  const schedule = scheduleOf(recorded);
+  if (steps > recorded.steps)
+    notes.push(
+      `extending the run from ${recorded.steps} to ${steps} steps: the learning rate keeps its ${schedule}-step warmup-cosine schedule and stays at its final value ${recorded.minLr.toExponential(2)} for steps ${schedule + 1}–${steps}`,
+    );
+  const train = resolveTrainOptions({
+    ...recorded,
+    ...changes,
+    steps,
+    scheduleSteps: steps > schedule ? schedule : recorded.scheduleSteps,
+  });
+  return { train, notes };
+}
+
+/** Stable JSON (sorted keys) for comparing recorded and current settings. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
+      : x,
+  );
+}
+
+/**
+ * Check that a resumed run trains the recorded model with the recorded options; the first
+ * difference is an error naming the setting.
+ */
+export function checkResumeMatches(
+  dir: string,
+  info: RunInfo,
+  model: ModelConfig,
+  train: TrainOptions,
+): void {
+  const where = join(dir, "run.json");
+  for (const k of Object.keys(info.model) as (keyof ModelConfig)[]) {
+    if (canonical(info.model[k]) !== canonical(model[k]))
+      throw new Error(
+        `resume: the model's ${k} is ${canonical(model[k])} but ${where} has ${canonical(info.model[k])}`,
+      );
+  }
+  if (train.steps < info.train.steps)
+    throw new Error(`resume: steps can only grow (${where} has ${info.train.steps})`);
+  const recorded = { ...info.train, scheduleSteps: scheduleOf(info.train) };
+  const now = { ...train, scheduleSteps: scheduleOf(train) };
+  for (const k of Object.keys(recorded) as (keyof TrainOptions)[]) {
+    if ((RESUME_CHANGES as readonly string[]).includes(k)) continue;
+    if (canonical(recorded[k]) !== canonical(now[k]))
+      throw new Error(
+        `resume: ${k} is ${canonical(now[k])} but ${where} has ${canonical(recorded[k])}; only ${RESUME_CHANGES.join(", ")} may change`,
+      );
+  }
+}
