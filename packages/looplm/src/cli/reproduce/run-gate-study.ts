@@ -59,7 +59,8 @@ export async function runGateStudy(
       const stageFlags: Partial<TrainFlags> = { ...def[stage], stage };
       if (!(o.resume && existsSync(join(runDir, "final", "model.safetensors")))) {
         o.log?.(`exit-gate · seed ${seed}/${o.seeds} · ${stage}`);
-        trainJob({
+        const resume = o.resume && hasCheckpoint(runDir);
+        await trainJob({
           runDir,
           task,
           taskInfo: taskInfo(flags),
@@ -67,7 +68,9 @@ export async function runGateStudy(
           from,
           train: trainOptions(stageFlags, seed),
           evalCount: trainFlags(stageFlags, seed).evalCount,
-          resume: o.resume && hasCheckpoint(runDir),
+          resume,
+          // with --resume, a stage that never reached a checkpoint starts again
+          overwrite: o.resume && !resume,
           label: `seed ${seed} ${stage}`,
         });
       }
