@@ -123,7 +123,7 @@ export function registerReproduce(program: Command): void {
     .option("--seeds <K>", "seeds per model (1..K)", intOption("--seeds", 1), 3)
     .option(
       "--scale <s>",
-      `settings: ${SCALES.join(" | ")} (cpu: about an hour per study on 2 cores)`,
+      `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
       scale,
       "cpu" as Scale,
     )
