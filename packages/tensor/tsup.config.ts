@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/node/index.ts", "src/node/threads-worker.ts"],
+  entry: ["src/index.ts", "src/node/index.ts", "src/node/threads-worker.ts", "src/web/index.ts"],
   format: ["esm"],
   dts: true,
   clean: true,

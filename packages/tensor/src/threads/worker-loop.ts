@@ -7,8 +7,23 @@
 import { CONTROL_BYTES, DONE, ERR, ERR_LEN, ERR_TEXT, type JobMessage } from "./protocol.js";
 import { findKernel } from "./registry.js";
 
-async function kernelFor(name: string, url: string) {
+/** How a worker finds a kernel it has not registered yet. */
+export interface JobRunnerOptions {
+  /**
+   * Import the kernel's module URL (default). Browser workers turn this off: in a bundled app
+   * that URL is the app's own chunk, and importing it would run the app again in the worker;
+   * their entry module imports the kernel packages instead (see web/pool.ts).
+   */
+  importMissing?: boolean;
+}
+
+async function kernelFor(name: string, url: string, importMissing: boolean) {
   let k = findKernel(name);
+  if (k === undefined && !importMissing) {
+    throw new Error(
+      `kernel "${name}" is not registered in this pool worker: import the package that defines it in the worker's entry module`,
+    );
+  }
   if (k === undefined) {
     await import(/* @vite-ignore */ url);
     k = findKernel(name);
@@ -22,12 +37,16 @@ export async function preloadKernels(urls: readonly string[]): Promise<void> {
   for (const url of urls) await import(/* @vite-ignore */ url);
 }
 
-export function createJobRunner(control: SharedArrayBuffer): (msg: JobMessage) => Promise<void> {
+export function createJobRunner(
+  control: SharedArrayBuffer,
+  opts: JobRunnerOptions = {},
+): (msg: JobMessage) => Promise<void> {
+  const importMissing = opts.importMissing ?? true;
   const ctl = new Int32Array(control);
   const text = new Uint8Array(control, ERR_TEXT, CONTROL_BYTES - ERR_TEXT);
   return async (msg) => {
     try {
-      const k = await kernelFor(msg.kernel, msg.url);
+      const k = await kernelFor(msg.kernel, msg.url, importMissing);
       k.fn(msg.args, msg.lo, msg.hi);
     } catch (e) {
       // the first failing worker of a job claims the message slot

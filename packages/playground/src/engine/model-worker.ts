@@ -1,0 +1,162 @@
+/**
+ * The page's model worker: it owns the model, trains it step by step (posting the loss and
+ * periodic per-loop-step accuracy), loads checkpoints and inspects inputs. Training runs on the
+ * engine's WebAssembly kernels, split over a Web Worker thread pool when the page is
+ * cross-origin isolated. (A WebGPU backend would slot in here, behind the same messages.)
+ */
+import { DEFAULT_Q_SWEEP, evaluateAccuracy } from "@loop/eval";
+import { countParameters, LoopedModel, loadStateDict, parseConfig } from "@loop/looped";
+import type { Task } from "@loop/tasks";
+import { decodeSafetensors } from "@loop/tensor";
+import { startWebWorkerPool, webPoolJobCount } from "@loop/tensor/web";
+import { resolveTrainOptions, Trainer } from "@loop/train";
+import type { PageRequest, WorkerReply } from "../protocol.js";
+import {
+  buildConfig,
+  buildTask,
+  EVAL_BATCH,
+  type Settings,
+  type TaskSettings,
+} from "../settings.js";
+import { inspect, parseInput, sampleInput } from "./inspect.js";
+
+const post = (msg: WorkerReply) => postMessage(msg);
+
+let model: LoopedModel | null = null;
+let task: Task | null = null;
+let stopRequested = false;
+let training = false;
+
+function createPoolWorker(): Worker {
+  return new Worker(new URL("./pool-worker.ts", import.meta.url), { type: "module" });
+}
+
+/** Let queued messages (stop, inspect) in between training steps. */
+const yieldToMessages = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+function evaluate(m: LoopedModel, t: Task, count: number) {
+  const qs = m.exitGate ? [...DEFAULT_Q_SWEEP] : [];
+  const batches = t.evalSet({ count, batchSize: EVAL_BATCH });
+  return evaluateAccuracy(m, batches, { qs, score: (b, p) => t.score(b, p) });
+}
+
+function announce(m: LoopedModel, taskSettings: TaskSettings, source: string): void {
+  post({
+    type: "model",
+    info: {
+      config: m.config,
+      params: countParameters(m.config),
+      taskName: task!.name,
+      task: taskSettings,
+      source,
+    },
+  });
+}
+
+async function train(s: Settings): Promise<void> {
+  task = buildTask(s.task);
+  const evalTask = task;
+  model = new LoopedModel(buildConfig(s.model, task.vocabSize), { seed: s.train.seed });
+  const m = model;
+  announce(m, s.task, "trained here");
+  const trainer = new Trainer(
+    m,
+    task,
+    resolveTrainOptions({
+      stage: s.model.exitGate ? "gate1" : "pretrain",
+      steps: s.train.steps,
+      batchSize: s.train.batchSize,
+      lr: s.train.lr,
+      minLr: s.train.lr / 10,
+      warmupSteps: Math.min(30, s.train.steps),
+      seed: s.train.seed,
+    }),
+  );
+  stopRequested = false;
+  training = true;
+  try {
+    post({ type: "eval", step: 0, result: evaluate(m, evalTask, s.train.evalCount) });
+    while (!trainer.done && !stopRequested) {
+      const r = trainer.trainStep();
+      post({
+        type: "step",
+        step: r.step,
+        loss: r.loss,
+        elapsed: r.elapsed_s,
+        poolJobs: webPoolJobCount(),
+      });
+      if (r.step % s.train.evalEvery === 0 || trainer.done) {
+        post({ type: "eval", step: r.step, result: evaluate(m, evalTask, s.train.evalCount) });
+      }
+      await yieldToMessages();
+    }
+  } finally {
+    training = false;
+  }
+  post({ type: "done", step: trainer.step, stopped: stopRequested });
+}
+
+function load(req: Extract<PageRequest, { type: "load" }>): void {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(req.config);
+  } catch (e) {
+    throw new Error(`config.json is not JSON: ${(e as Error).message}`);
+  }
+  let config: ReturnType<typeof parseConfig>;
+  try {
+    config = parseConfig(raw);
+  } catch (e) {
+    throw new Error(`config.json: ${(e as Error).message}`);
+  }
+  const t = buildTask(req.task);
+  if (t.vocabSize > config.vocab_size) {
+    throw new Error(
+      `task ${t.name} has ${t.vocabSize} symbols but the checkpoint's vocab_size is ${config.vocab_size}: pick the task it was trained on (or drop its run.json too)`,
+    );
+  }
+  const m = new LoopedModel(config);
+  loadStateDict(m, decodeSafetensors(new Uint8Array(req.weights)).tensors, "model.safetensors");
+  model = m;
+  task = t;
+  announce(m, req.task, "checkpoint");
+  post({ type: "eval", step: 0, result: evaluate(m, t, req.evalCount) });
+}
+
+async function handle(req: PageRequest): Promise<void> {
+  switch (req.type) {
+    case "threads": {
+      const r = await startWebWorkerPool(req.threads, { createWorker: createPoolWorker });
+      post({ type: "threads", threads: r.threads, notice: r.notice });
+      return;
+    }
+    case "train":
+      if (training) throw new Error("already training: stop first");
+      await train(req.settings);
+      return;
+    case "stop":
+      stopRequested = true;
+      return;
+    case "load":
+      if (training) throw new Error("stop training before loading a checkpoint");
+      load(req);
+      return;
+    case "inspect": {
+      if (model === null || task === null) throw new Error("train or load a model first");
+      const symbols =
+        req.input === null ? sampleInput(task, req.seed) : parseInput(task, req.input);
+      post({ type: "inspect", result: inspect(model, task, symbols) });
+      return;
+    }
+  }
+}
+
+addEventListener("message", (e: MessageEvent<PageRequest>) => {
+  handle(e.data).catch((err: unknown) => {
+    post({
+      type: "error",
+      message: err instanceof Error ? err.message : String(err),
+      request: e.data.type,
+    });
+  });
+});

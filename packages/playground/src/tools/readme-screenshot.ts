@@ -1,0 +1,36 @@
+/**
+ * The README's screenshot (docs/playground.png): the built page trains its default model in
+ * headless Chromium, then shows a sampled example. `pnpm --filter @loop/playground screenshot`.
+ */
+import { fileURLToPath } from "node:url";
+import { launchChromium } from "../test-support/chromium.js";
+import { buildAndServe } from "../test-support/serve-page.js";
+
+const out = fileURLToPath(new URL("../../../../docs/playground.png", import.meta.url));
+const served = await buildAndServe();
+const browser = await launchChromium();
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(served.url);
+  await page.waitForFunction(() => document.getElementById("threads-note")?.textContent !== "");
+  const t0 = Date.now();
+  await page.click("#train");
+  await page.waitForFunction(
+    () => {
+      const s = (window as unknown as { playground: { training: boolean; evals: unknown[] } })
+        .playground;
+      return !s.training && s.evals.length > 1;
+    },
+    null,
+    { timeout: 600_000 },
+  );
+  const took = (Date.now() - t0) / 1000;
+  await page.waitForTimeout(500); // the last chart update
+  await page.screenshot({ path: out, fullPage: true });
+  process.stdout.write(
+    `${await page.textContent("#status")}\ntrained in ${took.toFixed(1)} s\nwrote ${out}\n`,
+  );
+} finally {
+  await browser.close();
+  await served.close();
+}
