@@ -25,6 +25,7 @@ interface Flags {
   scale: Scale;
   out: string;
   resume: boolean;
+  overwrite: boolean;
 }
 
 const CHOICES = [...STUDY_NAMES, "all"] as const;
@@ -50,7 +51,9 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const t0 = performance.now();
   const loadStart = loadNow();
-  const opts = { outDir, seeds: f.seeds, resume: f.resume, log };
+  if (f.resume && f.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
+  const opts = { outDir, seeds: f.seeds, resume: f.resume, overwrite: f.overwrite, log };
   const facts = (title: string, notes: string): RunFacts => ({
     study: name,
     title,
@@ -129,6 +132,7 @@ export function registerReproduce(program: Command): void {
     )
     .option("--out <dir>", "folder of the study folders", "runs/reproduce")
     .option("--resume", "keep what already finished (members, stages, evaluations)", false)
+    .option("--overwrite", "replace the study's runs already in --out", false)
     .addHelpText(
       "after",
       `

@@ -229,9 +229,20 @@ describe("running a study (tiny settings)", () => {
     expect(r.perSeed[0]!.get("iso-param")!.rows[1]!.per_step).not.toEqual(
       r.perSeed[1]!.get("iso-param")!.rows[1]!.per_step,
     );
-    // resuming reproduces the same numbers (kept members, or retrained deterministically)
+    // resuming keeps the finished members: the same numbers
     const again = await runSweepStudy(TINY, { outDir: dir, seeds: 2, resume: true });
     expect(again.rows).toEqual(r.rows);
+    // a second run into the same folder must say how to continue, or replace it
+    await expect(runSweepStudy(TINY, { outDir: dir, seeds: 1, resume: false })).rejects.toThrow(
+      /--resume.*--overwrite/,
+    );
+    const replaced = await runSweepStudy(TINY, {
+      outDir: dir,
+      seeds: 1,
+      resume: false,
+      overwrite: true,
+    });
+    expect(replaced.rows.map((x) => x.values)).toEqual(r.rows.map((x) => x.values.slice(0, 1)));
     const table = sweepStudyTables(r.rows, TINY.arms);
     expect(table.text).toMatch(/accuracy \(mean ± sd, 2 seeds\)/);
     expect(table.text.split("\n")[3]).toMatch(/^iso-param +1⊗2 +looped .* ± .* %.*99 %$/);
@@ -311,6 +322,9 @@ describe("looplm reproduce", () => {
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,
+    );
+    await expect(run("phop", "--resume", "--overwrite")).rejects.toThrow(
+      "--resume and --overwrite exclude each other: choose one",
     );
   });
 });

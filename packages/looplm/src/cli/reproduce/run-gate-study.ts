@@ -70,7 +70,7 @@ export async function runGateStudy(
           evalCount: trainFlags(stageFlags, seed).evalCount,
           resume,
           // with --resume, a stage that never reached a checkpoint starts again
-          overwrite: o.resume && !resume,
+          overwrite: o.overwrite === true || (o.resume && !resume),
           label: `seed ${seed} ${stage}`,
         });
       }

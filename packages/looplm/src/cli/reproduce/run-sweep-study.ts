@@ -22,7 +22,10 @@ import { claimVerdict, type Verdict } from "./verdict.js";
 export interface StudyRunOptions {
   outDir: string;
   seeds: number;
+  /** Keep what finished (members, stages, evaluations) and continue what did not. */
   resume: boolean;
+  /** Replace the study's runs already in `outDir`. */
+  overwrite?: boolean;
   log?: (line: string) => void;
 }
 
@@ -61,6 +64,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         train: trainOptions(arm.train, seed),
         evalCount: trainFlags(arm.train, seed).evalCount,
         resume: o.resume,
+        overwrite: o.overwrite,
         log: o.log,
       });
       files.set(arm.id, res.sweep);
