@@ -18,7 +18,7 @@ import {
   nativeKernel,
   optionalArg,
   parallelFor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 

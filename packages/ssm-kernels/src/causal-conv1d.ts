@@ -12,6 +12,7 @@
  * taps τ ≥ `firstTap` (the initial state only when no document starts in [0, t]); the backward
  * leaves out the same terms.
  */
+import { shapeStr, type Tensor } from "@loop/tensor";
 import {
   allocF32,
   allocF32Uninit,
@@ -19,9 +20,7 @@ import {
   nativeKernel,
   optionalArg,
   record1,
-  shapeStr,
-  type Tensor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 
 export interface ConvShape {
   batch: number;

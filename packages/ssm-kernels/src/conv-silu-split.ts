@@ -13,16 +13,14 @@
  * Without them it is exactly `siluSplit(causalConv1d(…), widths)`. `seqIdx`: packed documents,
  * as causalConv1d.
  */
+import { shapeStr, siluSplit, type Tensor } from "@loop/tensor";
 import {
   allocF32Uninit,
   documentResets,
   nativeKernel,
   optionalArg,
   record,
-  shapeStr,
-  siluSplit,
-  type Tensor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 import { causalConv1d, convShape } from "./causal-conv1d.js";
 
 /** The most pieces the native kernels take (more fall back to the composition). */

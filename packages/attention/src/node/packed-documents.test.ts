@@ -5,7 +5,8 @@
  * RoPE: scores depend on relative positions only), portable and native; native 1 and 2 threads
  * bit-identical.
  */
-import { backward, gradcheck, randn, registerNativeKernels, Tensor } from "@loop/tensor";
+import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
+import { registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { attention } from "../attention.js";

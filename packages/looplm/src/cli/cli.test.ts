@@ -251,6 +251,18 @@ describe("the looplm binary", () => {
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it("sets threads up only before a command's action: a bad LOOPLM_THREADS fails a run, not --help", () => {
+    const env = { ...process.env, LOOPLM_THREADS: "0" };
+    const r = looplm(["forward", "--model", "/nonexistent", "--input", "x", "--out", "y"], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'looplm: LOOPLM_THREADS must be an integer ≥ 1, got "0"',
+    ]);
+    const h = looplm(["train", "--help"], env);
+    expect(h.status).toBe(0);
+    expect(h.stdout).toMatch(/Usage: looplm train/);
+  });
+
   it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {
     const dir = mkdtempSync(join(tmpdir(), "looplm-native-"));
     const r = looplm(["train", ...tiny, ...quick, "--out", join(dir, "run")], {

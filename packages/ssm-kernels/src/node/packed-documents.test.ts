@@ -4,17 +4,8 @@
  * the causal conv1d (plain and fused with silu + split) and the chunked SSD scan, on the portable
  * kernels and (where a compiler exists) the native ones, whose 1 and 2 threads agree bit for bit.
  */
-import {
-  backward,
-  documentResets,
-  gradcheck,
-  Rng,
-  randn,
-  randu,
-  registerNativeKernels,
-  Tensor,
-  withScratch,
-} from "@loop/tensor";
+import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@loop/tensor";
+import { documentResets, registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { causalConv1d } from "../causal-conv1d.js";

@@ -2,6 +2,7 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
@@ -88,9 +89,9 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
 }
 
 export function registerTrain(program: Command): void {
-  const cmd = program
-    .command("train")
-    .description("Train a looped model on mano, p-hop or a text corpus");
+  const cmd = needsKernels(program.command("train")).description(
+    "Train a looped model on mano, p-hop or a text corpus",
+  );
   addTaskOptions(cmd, false);
   addModelOptions(cmd);
   addTrainOptions(cmd);
