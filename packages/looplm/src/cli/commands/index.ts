@@ -5,6 +5,7 @@ import { registerExperiment } from "./experiment.js";
 import { registerForward } from "./forward.js";
 import { registerGenerate } from "./generate.js";
 import { registerReport } from "./report.js";
+import { registerReproduce } from "./reproduce.js";
 import { registerSample } from "./sample.js";
 import { registerSweep } from "./sweep.js";
 import { registerTokenizer } from "./tokenizer.js";
@@ -21,5 +22,6 @@ export function registerCommands(program: Command): void {
   registerTokenizer(program);
   registerEval(program);
   registerReport(program);
+  registerReproduce(program);
   registerWorker(program);
 }
