@@ -8,7 +8,7 @@
  * Every exponent here is ≤ 0 (x − max, x − lse), so the fast e^x≤0 of fast-exp.ts applies.
  */
 import { record1 } from "../autograd/node.js";
-import { allocShared64, shareable } from "../shared-memory.js";
+import { allocShared64, shareable } from "../shareable.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 import { ceBackward, ceForward } from "./cross-entropy-kernels.js";
 import { fastExp } from "./fast-exp.js";
