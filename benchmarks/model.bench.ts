@@ -17,6 +17,7 @@ import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 import { median } from "./lib/timer.js";
+import { torchConfig } from "./lib/torch-config.js";
 import { type BenchConfig, CONFIGS, makeStep, selectedConfigs } from "./lib/training-step.js";
 
 export const name = "model";
@@ -33,25 +34,6 @@ interface TorchResult {
     samples: number[];
     cpu_samples: number[];
   }[];
-}
-
-function torchConfig(c: BenchConfig): Record<string, unknown> {
-  const cfg = makeConfig(c.model);
-  return {
-    name: c.name,
-    backbone: cfg.backbone,
-    d_model: cfg.d_model,
-    n_layers: cfg.n_layers,
-    n_loops: cfg.n_loops,
-    d_state: cfg.ssm.d_state,
-    headdim: cfg.ssm.headdim,
-    vocab: cfg.vocab_size,
-    batch: c.batch,
-    seq: c.seq,
-    attn_layers: cfg.attn_layers,
-    heads: cfg.attention.n_heads,
-    kv_heads: cfg.attention.n_kv_heads,
-  };
 }
 
 export async function run(ctx: BenchContext): Promise<void> {
