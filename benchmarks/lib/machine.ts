@@ -5,7 +5,8 @@
  *
  * The fp32 peak behind "% peak" is measured here, per thread count: the native addon's FMA loop
  * (@loop/tensor/node `measureFmaPeak`), built with the same -march as the kernels
- * (LOOPLM_NATIVE_ARCH, default native). Only when no native build is possible is it estimated,
+ * (LOOPLM_NATIVE_ARCH, default native), each thread's flops over its own CPU time, so other
+ * jobs on a shared machine do not lower it. Only when no native build is possible is it estimated,
  * as cores × cpuinfo clock × flop/cycle from the flags, and said so. LOOP_PEAK_GFLOPS (all
  * cores) overrides both.
  */
@@ -103,7 +104,7 @@ export function peak(threads: number): Promise<Peak> {
         };
       const m = await measureFmaPeak(threads, { runMs: 20, repeats: 10 });
       if (!m.ok) return estimate(threads, `no native build: ${m.error}`);
-      return { gflops: m.gflops, source: `measured: FMA loop, ${m.isa} build, best of 10` };
+      return { gflops: m.gflops, source: `measured: FMA loop, ${m.isa} build, flops per thread CPU-second, best of 10` };
     })();
     peaks.set(threads, p);
   }

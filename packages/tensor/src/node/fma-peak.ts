@@ -1,8 +1,9 @@
 /**
  * The fp32 peak of this machine for the native build, measured rather than assumed: the
- * tensor addon's FMA loop (native/fma-peak.h) on `threads` threads, best of a few runs long
- * enough (tens of ms) for turbo and thread start-up to settle. What "% peak" in the benchmarks
- * divides by. On a loaded machine the figure is what the threads could get, so it falls too.
+ * tensor addon's FMA loop (native/fma-peak.h) on `threads` threads, each thread's flops over its
+ * own CPU time, summed — so other jobs on the machine, which take turns on the cores, barely
+ * move it — best of a few runs long enough (tens of ms) for turbo and thread start-up to settle.
+ * What "% peak" in the benchmarks divides by.
  */
 import { type TensorAddon, tensorNativeSource } from "./native.js";
 import { buildNativeAddon } from "./native-addon.js";
