@@ -162,7 +162,7 @@ export function flopsSaved(
   const hd = D / cfg.attention.n_heads;
   let prop = attnLayers * 4 * D * cfg.attention.n_kv_heads * hd;
   if (skipped === "propagate") {
-    // decode-early-exit-ssm.ts: 2D(Di+2G·Ns+H) + 2K(Di+2G·Ns) + 3·Di·Ns per Mamba layer.
+    // Mamba2Mixer.absorb (ssm-kernels mamba2-step.ts): 2D(Di+2G·Ns+H) + 2K(Di+2G·Ns) + 3·Di·Ns per Mamba layer.
     const Di = cfg.ssm.expand * D;
     const GN = cfg.ssm.n_groups * cfg.ssm.d_state;
     const H = Di / cfg.ssm.headdim;

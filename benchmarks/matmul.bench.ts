@@ -5,15 +5,15 @@
  * measured in the same run. Also: the layouts of linear layers (A·Bᵀ) and weight gradients
  * (Aᵀ·B), and the hand-off cost of splitting small products across threads.
  */
+import { Rng } from "@loop/tensor";
 import {
   allocF32,
   type GemmFn,
   gemmParallel,
   gemmParallelJs,
   PARALLEL_MIN_MACS,
-  Rng,
   setGemmParallelThreshold,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 import { buildNativeAddon, type TensorAddon, tensorNativeSource } from "@loop/tensor/node";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";

@@ -5,7 +5,7 @@
  */
 import { readdir } from "node:fs/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { gemmName } from "@loop/tensor";
+import { gemmName } from "@loop/tensor/kernel";
 import { stopThreadPool } from "@loop/tensor/node";
 import { type BenchContext, createContext } from "./lib/context.js";
 import { machine, peak } from "./lib/machine.js";

@@ -17,7 +17,7 @@ import {
   type KernelArgs,
   nativeKernel,
   parallelFor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 

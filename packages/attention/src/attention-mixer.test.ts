@@ -60,6 +60,31 @@ describe("AttentionMixer", () => {
     }
   });
 
+  it("absorb writes the key and value step would write for the chosen rows, and no length", () => {
+    const m = new AttentionMixer(cfg, { rng: new Rng(4) });
+    const [B, D] = [3, 16];
+    const stepped = m.initCache(B, 4);
+    const absorbed = m.initCache(B, 4);
+    for (let t = 0; t < 3; t++) {
+      const ut = randn([B, D], 30 + t, { requiresGrad: false });
+      m.step(stepped, ut);
+      const sub = tensor([...ut.data.subarray(0, D), ...ut.data.subarray(2 * D, 3 * D)], [2, D]);
+      m.absorb(absorbed, sub, [0, 2]);
+      expect(absorbed.length).toBe(t);
+      absorbed.advance();
+    }
+    const rowLen = stepped.k.length / B; // [Hkv, cap, hd] per row
+    for (const b of [0, 2]) {
+      const at = (c: Float32Array) => Array.from(c.subarray(b * rowLen, (b + 1) * rowLen));
+      expect(at(absorbed.k)).toEqual(at(stepped.k));
+      expect(at(absorbed.v)).toEqual(at(stepped.v));
+    }
+    expect(absorbed.k.subarray(rowLen, 2 * rowLen).every((x) => x === 0)).toBe(true);
+    absorbed.advance();
+    expect(() => absorbed.advance()).toThrow(/position 4 exceeds the capacity 4/);
+    expect(() => m.absorb(absorbed, randn([1, D], 1), [0, 1])).toThrow(/u must be \[2, 16\]/);
+  });
+
   it("extend in chunks reproduces forward, and forward with an offset continues positions", () => {
     const m = new AttentionMixer({ ...cfg, nKvHeads: 1 }, { rng: new Rng(4) });
     const [B, T, D] = [1, 10, 16];

@@ -11,7 +11,6 @@
  * `forward` computes at the same positions.
  */
 import {
-  allocF32,
   linear,
   type Module,
   type NamedParameter,
@@ -22,6 +21,7 @@ import {
   type Tensor,
   tensor,
 } from "@loop/tensor";
+import { allocF32 } from "@loop/tensor/kernel";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 import { appendAndAttend, KvCache } from "./kv-cache.js";
 import { projectedAttention } from "./projected-attention.js";
@@ -34,6 +34,16 @@ export interface AttentionConfig {
   ropeTheta: number;
   /** Largest number of positions (optional): later positions are an error. */
   maxPositions?: number;
+}
+
+/** Projection sizes of a config: head_dim = dModel / nHeads, q rows Hq·hd, k and v rows Hkv·hd. */
+export function attentionProjDims(cfg: AttentionConfig): {
+  headDim: number;
+  qDim: number;
+  kvDim: number;
+} {
+  const headDim = cfg.dModel / cfg.nHeads;
+  return { headDim, qDim: cfg.nHeads * headDim, kvDim: cfg.nKvHeads * headDim };
 }
 
 export class AttentionMixer implements Module {
@@ -55,7 +65,7 @@ export class AttentionMixer implements Module {
     if (Hq % Hkv !== 0) {
       throw new Error(`AttentionMixer: nHeads=${Hq} must be divisible by nKvHeads=${Hkv}`);
     }
-    const hd = D / Hq;
+    const { headDim: hd, qDim, kvDim } = attentionProjDims(cfg);
     if (hd % 2 !== 0) {
       throw new Error(`AttentionMixer: head_dim = dModel/nHeads = ${hd} must be even for RoPE`);
     }
@@ -68,11 +78,11 @@ export class AttentionMixer implements Module {
     this.headDim = hd;
     const rng = opts.rng ?? new Rng(0);
     const bound = 1 / Math.sqrt(D);
-    this.qProj = uniformWeight(rng, "q_proj.weight", Hq * hd, D, bound);
-    this.kProj = uniformWeight(rng, "k_proj.weight", Hkv * hd, D, bound);
-    this.vProj = uniformWeight(rng, "v_proj.weight", Hkv * hd, D, bound);
-    const oBound = (1 / Math.sqrt(Hq * hd)) * residualScale(opts.nLayers);
-    this.oProj = uniformWeight(rng, "o_proj.weight", D, Hq * hd, oBound);
+    this.qProj = uniformWeight(rng, "q_proj.weight", qDim, D, bound);
+    this.kProj = uniformWeight(rng, "k_proj.weight", kvDim, D, bound);
+    this.vProj = uniformWeight(rng, "v_proj.weight", kvDim, D, bound);
+    const oBound = (1 / Math.sqrt(qDim)) * residualScale(opts.nLayers);
+    this.oProj = uniformWeight(rng, "o_proj.weight", D, qDim, oBound);
   }
 
   parameters(): NamedParameter[] {
@@ -150,6 +160,34 @@ export class AttentionMixer implements Module {
       const y = allocF32(B * T * Hq * hd);
       appendAndAttend(cache, q, k, v, T, Hq, y);
       return linear(tensor(y, [B, T, Hq * hd]), this.oProj);
+    });
+  }
+
+  /**
+   * Inference: take one token into the cache rows `rows` without attending: its key (RoPE at
+   * position cache.length) and value from u [rows.length, D], written at that position; the
+   * length is not advanced (`cache.advance()` once every row has its entry). Costs the k/v
+   * projections only. Early-exit decoding uses it for steps that an exited token skips, so later
+   * tokens keep one key per position.
+   */
+  absorb(cache: KvCache, u: Tensor, rows: readonly number[]): void {
+    const { dModel: D, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
+    const n = rows.length;
+    if (u.rank !== 2 || u.shape[1] !== D || u.shape[0] !== n) {
+      throw new Error(
+        `AttentionMixer.absorb: u must be [${n}, ${D}] (one row per cache row), got ${shapeStr(u.shape)}`,
+      );
+    }
+    const L = cache.length;
+    if (L >= cache.capacity)
+      throw new Error(
+        `AttentionMixer.absorb: position ${L} is beyond the cache capacity ${cache.capacity}`,
+      );
+    noGrad(() => {
+      const k = linear(u, this.kProj).data;
+      const v = linear(u, this.vProj).data;
+      ropeInPlace(k, [n, 1, Hkv, this.headDim], theta, L);
+      cache.writeRows(k, v, rows, L);
     });
   }
 

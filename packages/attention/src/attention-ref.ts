@@ -10,7 +10,8 @@
  *     dP[t,s] = G[t,j]·v[s,g],  dS = P ⊙ (dP − rowsum(P ⊙ dP)),
  *     dq[t,j] = c Σ_s dS[t,s] k[s,g],  dk[s,g] += c Σ_t dS[t,s] q[t,j],  dv[s,g] += Σ_t P[t,s] G[t,j]
  */
-import { allocF32, record1, type Tensor } from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, record1 } from "@loop/tensor/kernel";
 import { type AttentionDims, attentionDims } from "./attention-shapes.js";
 
 /** Probabilities P [T, T] (zero above the diagonal) of query head j in batch b. */

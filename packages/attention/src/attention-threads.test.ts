@@ -1,4 +1,5 @@
-import { backward, randn, threadCount } from "@loop/tensor";
+import { backward, randn } from "@loop/tensor";
+import { threadCount } from "@loop/tensor/kernel";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attention } from "./attention.js";

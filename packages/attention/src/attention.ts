@@ -7,14 +7,8 @@
  * With a thread pool, (batch, KV head) units run in parallel. The native kernels
  * (native/attention.c, when registered) read ordinary memory: nothing is staged for them.
  */
-import {
-  allocF32,
-  allocF32Uninit,
-  nativeKernel,
-  record1,
-  type Tensor,
-  threadCount,
-} from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, allocF32Uninit, nativeKernel, record1, shareable } from "@loop/tensor/kernel";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
@@ -36,16 +30,9 @@ export function blockSize(value: number | undefined, name: string): number {
   return b;
 }
 
-/**
- * Worker threads only see shared memory: stage an ordinary array when a pool is running and the
- * portable kernel `kernel` ("flashFwd" / "flashBwd") will run.
- */
-function shareable(a: Float32Array, kernel: string): Float32Array {
-  if (threadCount() === 1 || a.buffer instanceof SharedArrayBuffer) return a;
-  if (nativeKernel(`attention/${kernel}`)) return a;
-  const s = allocF32Uninit(a.length);
-  s.set(a);
-  return s;
+/** Inputs of the portable kernel `kernel` ("flashFwd" / "flashBwd") staged for the pool. */
+function staged(a: Float32Array, kernel: string): Float32Array {
+  return nativeKernel(`attention/${kernel}`) ? a : shareable(a);
 }
 
 /**
@@ -58,7 +45,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const blockK = blockSize(opts.blockK, "blockK");
   const y = allocF32Uninit(q.size); // every row of y and lse is written
   const lse = allocF32Uninit(d.B * d.Hq * d.T);
-  const [qd, kd, vd] = [q.data, k.data, v.data].map((a) => shareable(a, "flashFwd")) as [
+  const [qd, kd, vd] = [q.data, k.data, v.data].map((a) => staged(a, "flashFwd")) as [
     Float32Array,
     Float32Array,
     Float32Array,
@@ -78,7 +65,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       v: vd,
       y,
       lse,
-      gy: shareable(gy!, "flashBwd"),
+      gy: staged(gy!, "flashBwd"),
       dq,
       dk,
       dv,

@@ -1,7 +1,7 @@
 export { type AttentionOptions, attention } from "./attention.js";
 export { type FlashBackwardArgs, flashBackward } from "./attention-backward.js";
 export { type FlashForwardArgs, flashForward } from "./attention-forward.js";
-export { type AttentionConfig, AttentionMixer } from "./attention-mixer.js";
+export { type AttentionConfig, AttentionMixer, attentionProjDims } from "./attention-mixer.js";
 export { attentionRef } from "./attention-ref.js";
 export { type AttentionDims, attentionDims } from "./attention-shapes.js";
 export type { ModuleInit } from "./init.js";

@@ -2,7 +2,8 @@
  * Weight initialisation shared by the modules of this package (docs/model.md §3): weights uniform
  * ±1/sqrt(fan_in); output projections additionally divided by sqrt(nLayers), one residual each.
  */
-import { allocF32, parameter, type Rng, type Tensor } from "@loop/tensor";
+import { parameter, type Rng, type Tensor } from "@loop/tensor";
+import { allocF32 } from "@loop/tensor/kernel";
 
 export interface ModuleInit {
   /** Seeded stream for the initial weights (default new Rng(0)). */

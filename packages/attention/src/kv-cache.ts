@@ -1,4 +1,4 @@
-import { fastExp } from "@loop/tensor";
+import { fastExp } from "@loop/tensor/kernel";
 /**
  * Key/value cache of one attention layer for incremental decoding (docs/model.md §4).
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.
@@ -38,6 +38,65 @@ export class KvCache {
   /** Forget every position (the buffers are reused). */
   reset(): void {
     this.length = 0;
+  }
+
+  /** Count one more filled position (after every row's entry at `length` was written). */
+  advance(): void {
+    if (this.length >= this.capacity)
+      throw new Error(`KvCache: position ${this.length} exceeds the capacity ${this.capacity}`);
+    this.length++;
+  }
+
+  /**
+   * Write one position's keys and values for the batch rows `rows`: k, v [rows.length, Hkv, hd]
+   * (row j goes to batch row rows[j]) at `position`; the length is not changed.
+   */
+  writeRows(k: Float32Array, v: Float32Array, rows: readonly number[], position: number): void {
+    const { capacity: cap, nKvHeads: Hkv, headDim: hd } = this;
+    if (!Number.isInteger(position) || position < 0 || position >= cap)
+      throw new Error(`KvCache: position ${position} is outside the capacity ${cap}`);
+    rows.forEach((b, j) => {
+      for (let g = 0; g < Hkv; g++) {
+        const src = (j * Hkv + g) * hd;
+        const dst = ((b * Hkv + g) * cap + position) * hd;
+        this.k.set(k.subarray(src, src + hd), dst);
+        this.v.set(v.subarray(src, src + hd), dst);
+      }
+    });
+  }
+
+  /**
+   * A cache of the batch rows `rows` alone: their filled positions copied, room for one more
+   * (capacity length + 1), same length. Step it, then `copyPositionFrom` brings the new entry back.
+   */
+  gatherRows(rows: readonly number[]): KvCache {
+    const { capacity: cap, nKvHeads: Hkv, headDim: hd, length: L } = this;
+    if (L >= cap) throw new Error(`KvCache: position ${L} exceeds the capacity ${cap}`);
+    const sub = new KvCache(rows.length, L + 1, Hkv, hd);
+    rows.forEach((b, j) => {
+      for (let g = 0; g < Hkv; g++) {
+        const src = (b * Hkv + g) * cap * hd;
+        const dst = (j * Hkv + g) * (L + 1) * hd;
+        sub.k.set(this.k.subarray(src, src + L * hd), dst);
+        sub.v.set(this.v.subarray(src, src + L * hd), dst);
+      }
+    });
+    sub.length = L;
+    return sub;
+  }
+
+  /** Copy `sub`'s entry at `position` (a `gatherRows(rows)` cache) back into the rows. */
+  copyPositionFrom(sub: KvCache, rows: readonly number[], position: number): void {
+    const { capacity: cap, nKvHeads: Hkv, headDim: hd } = this;
+    const subCap = sub.capacity;
+    rows.forEach((b, j) => {
+      for (let g = 0; g < Hkv; g++) {
+        const src = ((j * Hkv + g) * subCap + position) * hd;
+        const dst = ((b * Hkv + g) * cap + position) * hd;
+        this.k.set(sub.k.subarray(src, src + hd), dst);
+        this.v.set(sub.v.subarray(src, src + hd), dst);
+      }
+    });
   }
 
   /** Bytes held by the key and value buffers. */

@@ -9,16 +9,8 @@
  * each (three GEMMs on a third of the columns, and two sums for ∂u, cost more). Without the
  * native kernels it is the linear, rope and attention ops: the same values.
  */
-import {
-  allocF32Uninit,
-  gemm,
-  linear,
-  nativeKernel,
-  record1,
-  reshape,
-  shapeStr,
-  type Tensor,
-} from "@loop/tensor";
+import { linear, reshape, shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32Uninit, gemm, nativeKernel, record1 } from "@loop/tensor/kernel";
 import { type AttentionOptions, attention, blockSize } from "./attention.js";
 import type { FlashBwdNative } from "./attention-backward.js";
 import type { FlashFwdNative } from "./attention-forward.js";

@@ -12,7 +12,8 @@
  * A registered native kernel (native/attention.c `rope`) takes over the rotation loop; the loop
  * below stays as fallback and reference.
  */
-import { allocF32Uninit, nativeKernel, record1, shapeStr, type Tensor } from "@loop/tensor";
+import { shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32Uninit, nativeKernel, record1 } from "@loop/tensor/kernel";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign, ld): positions ld floats apart (0: H·hd). */
 export type RopeNative = (

@@ -6,15 +6,8 @@
  * kernels (native/attention.c `swigluFwd`, `swigluBwd`) take over the loops, which stay as
  * fallback and reference.
  */
-import {
-  allocF32Uninit,
-  nativeKernel,
-  record1,
-  sameShape,
-  shapeStr,
-  sigmoidScalar,
-  type Tensor,
-} from "@loop/tensor";
+import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32Uninit, nativeKernel, record1, sigmoidScalar } from "@loop/tensor/kernel";
 
 /** native/attention.c swigluFwd(gate, up, y, n). */
 export type SwigluFwdNative = (

@@ -1,9 +1,9 @@
 /**
  * What the evaluators need from a model: per-loop-step logits (and readouts for the exit gate),
- * the LM head for scoring a few positions, and the gate parameters. `LoopedModel` satisfies it;
+ * the LM head for scoring a few positions, and the exit gate. `LoopedModel` satisfies it;
  * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded).
  */
-import { exitPdf, gateLogits } from "@loop/exit-gate";
+import { exitPdf, type GateLike } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { type IntTensor, noGrad, type Tensor } from "@loop/tensor";
 
@@ -15,7 +15,7 @@ export interface EvalForwardResult {
 
 export interface EvalModel {
   readonly config: { readonly n_loops: number; readonly vocab_size: number };
-  readonly exitGate: { weight: Tensor; bias: Tensor } | null;
+  readonly exitGate: GateLike | null;
   forward(tokens: IntTensor, opts: { steps: "all"; skipLogits?: boolean }): EvalForwardResult;
   /** logits = readout · Wᵀ for readouts [..., D] → [..., V]. */
   head(readout: Tensor): Tensor;
@@ -38,7 +38,7 @@ export function stepOutputs(model: EvalModel, tokens: IntTensor, gate = true): S
         `model.forward: expected logits for ${R} loop steps, got ${fwd.logits.length}`,
       );
     const g = gate ? model.exitGate : null;
-    const pdf = g ? exitPdf(gateLogits(fwd.readouts, g.weight, g.bias)) : null;
+    const pdf = g ? exitPdf(g.logits(fwd.readouts)) : null;
     return { logits: fwd.logits, pdf };
   });
 }

@@ -3,23 +3,17 @@
  * the tokens, with readout = logits (D = V) and an identity LM head, so tests control exactly
  * what each loop step predicts and — through readout column 0 and a gate weight e₀ — the gate.
  */
+import { ExitGate } from "@loop/exit-gate";
 import { LoopedModel, makeConfig } from "@loop/looped";
-import { type IntTensor, parameter, type Tensor, tensor } from "@loop/tensor";
+import { type IntTensor, Rng, type Tensor, tensor } from "@loop/tensor";
 import type { EvalForwardResult, EvalModel } from "./eval-model.js";
 
 export type StepLogitsFn = (r: number, tokens: Int32Array, B: number, T: number) => Float32Array;
 
 export function tableModel(R: number, V: number, fn: StepLogitsFn, gated = false): EvalModel {
-  const exitGate = gated
-    ? {
-        weight: parameter(
-          Float32Array.from({ length: V }, (_v, i) => (i === 0 ? 1 : 0)),
-          [1, V],
-          "w",
-        ),
-        bias: parameter(new Float32Array(1), [1], "b"),
-      }
-    : null;
+  const exitGate = gated ? new ExitGate({ dModel: V }, { rng: new Rng(0) }) : null;
+  if (exitGate)
+    exitGate.weight.data.set(Float32Array.from({ length: V }, (_v, i) => (i === 0 ? 1 : 0)));
   return {
     config: { n_loops: R, vocab_size: V },
     exitGate,

@@ -5,6 +5,8 @@
  * Init: weight ~ U(−1/√D, 1/√D) (PyTorch's nn.Linear bound, as Ouro's gate), bias = 0, so on
  * normed readouts λ starts near 1/2 with a small per-token spread. Both are weight-decayed like
  * any other linear layer except the bias (decay false, as every bias in docs/model.md §3).
+ * `LoopedModel` holds one (config exit_gate), so the objectives, `forward` and early-exit decoding
+ * all see this type.
  */
 import {
   type Module,
@@ -20,12 +22,18 @@ export interface ExitGateConfig {
   dModel: number;
 }
 
+export interface ExitGateOptions {
+  rng: Rng;
+  /** Prefix of the tensors' debug names (a model passes "exit_gate."; default none). */
+  namePrefix?: string;
+}
+
 export class ExitGate implements Module {
   readonly dModel: number;
   readonly weight: Tensor;
   readonly bias: Tensor;
 
-  constructor(config: ExitGateConfig, opts: { rng: Rng }) {
+  constructor(config: ExitGateConfig, opts: ExitGateOptions) {
     const D = config.dModel;
     if (!Number.isInteger(D) || D < 1) {
       throw new Error(`ExitGate: dModel must be a positive integer, got ${D}`);
@@ -34,8 +42,9 @@ export class ExitGate implements Module {
     const bound = 1 / Math.sqrt(D);
     const w = new Float32Array(D);
     opts.rng.fillUniform(w, -bound, bound);
-    this.weight = parameter(w, [1, D], "weight");
-    this.bias = parameter(new Float32Array(1), [1], "bias");
+    const prefix = opts.namePrefix ?? "";
+    this.weight = parameter(w, [1, D], `${prefix}weight`);
+    this.bias = parameter(new Float32Array(1), [1], `${prefix}bias`);
   }
 
   parameters(): NamedParameter[] {
@@ -48,6 +57,20 @@ export class ExitGate implements Module {
   /** Gate logits a [R, ...S] from readouts R × [...S, D]. */
   logits(readouts: readonly Tensor[]): Tensor {
     return gateLogits(readouts, this.weight, this.bias);
+  }
+
+  /**
+   * Gate logit of one readout row, a = weight · rows[row] + bias, for decoding one loop step at
+   * a time. One float64 sum (gateLogits keeps four partial sums and stores float32), so this is
+   * the same value up to rounding, not bit for bit. rows [M, D] row-major.
+   */
+  logitRow(rows: Float32Array, row: number): number {
+    const w = this.weight.data;
+    const D = this.dModel;
+    const o = row * D;
+    let acc = 0;
+    for (let d = 0; d < D; d++) acc += w[d]! * rows[o + d]!;
+    return acc + this.bias.data[0]!;
   }
 
   /** λ = sigmoid(a) [R, ...S]. */

@@ -4,7 +4,8 @@
  * computed in log space in float64 (log-pdf.ts) so it is exact for large |a| and Σ_r p(r) = 1.
  * Shapes: gate logits a [R, ...S] → p [R, ...S]. Backward ∂a from ∂p via c(r) = ∂p(r)·p(r).
  */
-import { allocF32, record1, type Tensor } from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { checkStepMajor } from "./shapes.js";
 

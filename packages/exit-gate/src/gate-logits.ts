@@ -5,7 +5,8 @@
  * Backward: ∂readout(r)[m, d] = g[r, m] · weight[0, d];  ∂weight[0, d] = Σ_{r,m} g[r, m] ·
  * readout(r)[m, d];  ∂bias = Σ_{r,m} g[r, m]. One fused node instead of R linears and a stack.
  */
-import { allocF32, record1, shapeStr, type Tensor } from "@loop/tensor";
+import { shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32, record1 } from "@loop/tensor/kernel";
 import { checkPerStep } from "./shapes.js";
 
 /** Σ_d w[d]·x[o + d] with four independent accumulators (a single chain is add-latency bound). */

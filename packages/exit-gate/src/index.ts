@@ -1,5 +1,5 @@
 export { detach, freeze, unfreeze } from "./detach.js";
-export { ExitGate, type ExitGateConfig } from "./exit-gate.js";
+export { ExitGate, type ExitGateConfig, type ExitGateOptions } from "./exit-gate.js";
 export { exitPdf } from "./exit-pdf.js";
 export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-stats.js";
 export { exitStepName, formatQ } from "./format-q.js";
@@ -23,4 +23,11 @@ export {
   stage2Loss,
   stage2Objective,
 } from "./stage2.js";
-export { exitCdf, fixedExitSteps, type PdfLike, thresholdExit } from "./threshold-exit.js";
+export {
+  checkThreshold,
+  exitCdf,
+  fixedExitSteps,
+  OnlineThresholdExit,
+  type PdfLike,
+  thresholdExit,
+} from "./threshold-exit.js";

@@ -9,7 +9,7 @@
  *   ∂L/∂a(j) = c(j)·(1 − λ(j)) − λ(j)·Σ_{r>j} c(r)  for j < R,  ∂L/∂a(R) = 0.
  * Layout: a, u, λ, c, ∂a are [R, M] row-major (step-major), M token positions.
  */
-import { sigmoidScalar, softplusScalar } from "@loop/tensor";
+import { sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 
 /** Fill u = ln p and lam = λ (both [R, M], float64) from gate logits a [R, M]. */
 export function logPdfForward(

@@ -10,7 +10,8 @@
  *     ∂p(r)_m = Σ_v g_v·σ(r)_v·e^{−y_v}   (no division by p, so p = 0 is fine).
  * Shapes: logits R × [...S, V], p [R, ...S] → [...S, V].
  */
-import { allocF32, record1, type Tensor } from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, record1 } from "@loop/tensor/kernel";
 import { checkPerStep, checkShape } from "./shapes.js";
 
 function check(logitsPerStep: readonly Tensor[], pdf: Tensor, op: string) {

@@ -5,7 +5,8 @@
  * Shapes: logits R × [...S, V], steps int [...S] → [...S, V]. selectLogits is a fused op whose
  * backward routes ∂y[m] to step z_m's logits (zero elsewhere).
  */
-import { allocF32, type IntTensor, record1, type Tensor } from "@loop/tensor";
+import type { IntTensor, Tensor } from "@loop/tensor";
+import { allocF32, record1 } from "@loop/tensor/kernel";
 import { checkPerStep, checkShape } from "./shapes.js";
 
 export function selectLogits(logitsPerStep: readonly Tensor[], steps: IntTensor): Tensor {

@@ -7,7 +7,8 @@
  * Shapes: gate logits a [R, ...S], per-step CE ℓ [R, ...S], targets int [...S] → L1 [1].
  * NaN (zero gradients) when every target is ignored, like `crossEntropy`.
  */
-import { countTargets, IGNORE_INDEX, type IntTensor, record1, type Tensor } from "@loop/tensor";
+import { countTargets, IGNORE_INDEX, type IntTensor, type Tensor } from "@loop/tensor";
+import { record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";
 import { checkFinite, checkShape, checkStepMajor, checkTargets } from "./shapes.js";

@@ -9,16 +9,8 @@
  * Shapes: gate logits a [R, ...S], ℓ [R, ...S] (read as constants), targets int [...S] → L2 [1].
  * NaN (zero gradient) when every target is ignored.
  */
-import {
-  countTargets,
-  IGNORE_INDEX,
-  type IntTensor,
-  record1,
-  type Shape,
-  sigmoidScalar,
-  softplusScalar,
-  type Tensor,
-} from "@loop/tensor";
+import { countTargets, IGNORE_INDEX, type IntTensor, type Shape, type Tensor } from "@loop/tensor";
+import { record1, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import { detach } from "./detach.js";
 import { perStepCrossEntropyDetached } from "./per-step-ce.js";
 import { checkFinite, checkShape, checkStepMajor, checkTargets } from "./shapes.js";

@@ -8,8 +8,12 @@
  * A looped model costs R times its backbone; training ≈ 3 × forward. The O(Di) elementwise
  * terms are left out, as in docs/model.md §7.
  */
+
+import { attentionProjDims } from "@loop/attention";
+import { mamba2Dims } from "@loop/ssm-kernels";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
-import { attentionDims, parameterSpecs, ssmDims } from "./shapes.js";
+import { attentionConfig, mamba2Config } from "./mixer-configs.js";
+import { parameterSpecs } from "./shapes.js";
 
 export function countParameters(cfg: ModelConfig): number {
   let n = 0;
@@ -37,7 +41,7 @@ export interface FlopBreakdown {
 
 export function mambaLayerFlops(cfg: ModelConfig): number {
   const D = cfg.d_model;
-  const { dInner: Di, nHeads: H } = ssmDims(cfg);
+  const { dInner: Di, nHeads: H } = mamba2Dims(mamba2Config(cfg));
   const GN = cfg.ssm.n_groups * cfg.ssm.d_state;
   const K = cfg.ssm.d_conv;
   return (
@@ -47,7 +51,7 @@ export function mambaLayerFlops(cfg: ModelConfig): number {
 
 export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
   const D = cfg.d_model;
-  const { headDim: hd } = attentionDims(cfg);
+  const { headDim: hd } = attentionProjDims(attentionConfig(cfg));
   const Hq = cfg.attention.n_heads;
   const Hkv = cfg.attention.n_kv_heads;
   const tctx = (seqLen + 1) / 2;

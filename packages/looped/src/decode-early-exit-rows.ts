@@ -3,11 +3,11 @@
  * that have exited skip the step). The step kernels work on whole [B, …] states, so the active
  * rows' states are gathered into a smaller batch, stepped, and the changes scattered back:
  *   Mamba-2: conv [B, C, K−1] and ssm [B, H, P, Ns] rows (a contiguous run of rows is used in
- *     place as a view, no copy); KV cache [B, Hkv, cap, hd]: the L filled positions of each
- *     active row are copied into a cache of capacity L + 1, and position L is copied back.
+ *     place as a view, no copy); KV cache: the active rows' cache (KvCache.gatherRows) is
+ *     stepped and its new position copied back (KvCache.copyPositionFrom).
  * The caller advances the full KV cache's length (the subset step only fills active rows).
  */
-import { KvCache } from "@loop/attention";
+import type { KvCache } from "@loop/attention";
 import type { Mamba2State } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
 import type { Layer, LayerState } from "./layer.js";
@@ -58,28 +58,9 @@ function stepAttentionRows(
   h: Tensor,
   rows: readonly number[],
 ): Tensor {
-  const { capacity: cap, nKvHeads: Hkv, headDim: hd, length: L } = cache;
-  if (L >= cap)
-    throw new Error(`decodeStepEarlyExit: KV position ${L} exceeds the cache capacity ${cap}`);
-  const sub = new KvCache(rows.length, L + 1, Hkv, hd);
-  rows.forEach((b, j) => {
-    for (let g = 0; g < Hkv; g++) {
-      const src = (b * Hkv + g) * cap * hd;
-      const dst = (j * Hkv + g) * (L + 1) * hd;
-      sub.k.set(cache.k.subarray(src, src + L * hd), dst);
-      sub.v.set(cache.v.subarray(src, src + L * hd), dst);
-    }
-  });
-  sub.length = L;
+  const sub = cache.gatherRows(rows);
   const out = layer.step({ kind: "attention", cache: sub }, h);
-  rows.forEach((b, j) => {
-    for (let g = 0; g < Hkv; g++) {
-      const src = ((j * Hkv + g) * (L + 1) + L) * hd;
-      const dst = ((b * Hkv + g) * cap + L) * hd;
-      cache.k.set(sub.k.subarray(src, src + hd), dst);
-      cache.v.set(sub.v.subarray(src, src + hd), dst);
-    }
-  });
+  cache.copyPositionFrom(sub, rows, cache.length);
   return out;
 }
 

@@ -1,15 +1,17 @@
 /**
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
  * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
- * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1) and
- * after each the exit rule of decode-early-exit-gate.ts decides: exit at the first r < R with
- * CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at step z:
+ * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1)
+ * and after each the exit gate's threshold rule, decided online (OnlineThresholdExit), says: exit
+ * at the first r < R with CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at
+ * step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
  *     carried forward, as if those steps had not seen it (or, with skipped "propagate", take
- *     h(z) in through their state update, decode-early-exit-ssm.ts);
+ *     h(z) in through their state update, Mamba2Mixer.absorb);
  *   - attention KV caches of steps z+1..R get the entry of h(z) at the token's position
- *     (decode-early-exit-kv.ts), so later tokens keep one key per position;
+ *     (AttentionMixer.absorb, as CALM, Schuster et al. 2022, does for skipped layers), so later
+ *     tokens keep one key per position;
  *   - its logits are logits(z) = head(readout(z)).
  * q = 1 never exits before R and computes exactly what `decodeStep` computes; q = 0 runs one
  * step per token. Rows exit independently; a strict subset of rows is stepped through gathered
@@ -17,18 +19,19 @@
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
 import { AttentionMixer } from "@loop/attention";
+import { OnlineThresholdExit } from "@loop/exit-gate";
 import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
-import { gateLogitRow, logOneMinusSigmoid, logSurvivalBound } from "./decode-early-exit-gate.js";
-import { propagateKv } from "./decode-early-exit-kv.js";
 import { stepLayerRows } from "./decode-early-exit-rows.js";
-import { propagateSsmState } from "./decode-early-exit-ssm.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
-  /** Exit threshold q ∈ [0, 1] on the exit CDF (docs/exit-gate.md); 1 = run every step. */
-  q: number;
+  /**
+   * Exit threshold q ∈ [0, 1] on the exit CDF (docs/exit-gate.md); 1 = run every step. Omitted:
+   * no threshold (the gate is not consulted), every token exits at maxStep.
+   */
+  q?: number;
   /**
    * Depth cap: exit at step min(z, maxStep) (integer in [1, R], default R). With q = 1 every
    * token exits at maxStep: the loop truncated to maxStep steps, exactly logits(maxStep) of full
@@ -38,7 +41,7 @@ export interface EarlyExitOptions {
   /**
    * What a skipped step's Mamba-2 states do with an exited token: "carry" (default) leaves them
    * unchanged, as if those steps never saw the token; "propagate" runs their state update on the
-   * token's exit hidden state h(z) (decode-early-exit-ssm.ts; about half a layer's compute).
+   * token's exit hidden state h(z) (Mamba2Mixer.absorb; about half a layer's compute).
    * Attention KV caches are filled from h(z) in both schemes.
    */
   skipped?: "carry" | "propagate";
@@ -95,14 +98,15 @@ export function decodeStepEarlyExit(
   opts: EarlyExitOptions,
 ): EarlyExitStepResult {
   const op = "decodeStepEarlyExit";
-  const bound = logSurvivalBound(opts.q, op);
+  const rule = opts.q === undefined ? null : new OnlineThresholdExit(opts.q, st.batch, op);
   const gate = model.exitGate;
-  if (!gate) throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
+  if (rule && !gate)
+    throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   const B = st.batch;
   if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
   if (st.position >= st.capacity)
     throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
-  const { n_loops: R, d_model: D, norm_eps: eps } = model.config;
+  const { n_loops: R, d_model: D } = model.config;
   const N = model.layers.length;
   const maxStep = opts.maxStep ?? R;
   if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
@@ -112,8 +116,6 @@ export function decodeStepEarlyExit(
     throw new Error(
       `${op}: skipped must be "carry" or "propagate", got ${JSON.stringify(skipped)}`,
     );
-  const gateW = gate.weight.data;
-  const gateB = gate.bias.data[0]!;
   const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
   const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
   // Whether a step that every row has skipped still has work: KV entries, propagated states.
@@ -123,7 +125,6 @@ export function decodeStepEarlyExit(
     const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
     const exitReadout = new Float32Array(B * D);
     const exitSteps = new Int32Array(B);
-    const logS = new Float64Array(B); // ln S(r) per row
     let active = [...Array(B).keys()];
     for (let r = 0; r < R; r++) {
       if (!active.length && !skippedWork) break;
@@ -134,16 +135,12 @@ export function decodeStepEarlyExit(
       const layerStates = st.states[r]!;
       model.layers.forEach((layer, i) => {
         const ls = layerStates[i]!;
-        const L = ls.kind === "attention" ? ls.cache.length : 0;
+        // The exited rows first: their entry of this step (KV always, SSM state on "propagate").
+        if (hExited && (ls.kind === "attention" || skipped === "propagate"))
+          layer.absorb(ls, hExited, exited);
         if (active.length) h = stepLayerRows(layer, ls, h, active, B);
-        if (ls.kind === "attention") {
-          // A full-batch step has advanced the length; a subset step has not. Either way the
-          // exited rows' entries go to position L, and the step ends at length L + 1.
-          ls.cache.length = L;
-          if (hExited) propagateKv(layer, ls.cache, hExited, exited, eps);
-          ls.cache.length = L + 1;
-        } else if (hExited && skipped === "propagate")
-          propagateSsmState(layer, ls.state, hExited, exited, eps);
+        // A full-batch step advances its KV cache; otherwise every row now has its entry.
+        if (ls.kind === "attention" && active.length < B) ls.cache.advance();
       });
       if (!active.length) continue;
       h = model.endOfStep(h);
@@ -152,11 +149,9 @@ export function decodeStepEarlyExit(
       const keep: number[] = [];
       active.forEach((b, j) => {
         hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-        let exit = r === maxStep - 1;
-        if (!exit) {
-          logS[b]! += logOneMinusSigmoid(gateLogitRow(ro, j, gateW, gateB));
-          exit = logS[b]! <= bound;
-        }
+        const exit =
+          r === maxStep - 1 ||
+          (rule !== null && gate !== null && rule.step(b, gate.logitRow(ro, j)));
         if (exit) {
           exitSteps[b] = r + 1;
           exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);

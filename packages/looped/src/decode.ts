@@ -3,7 +3,7 @@
  * Mamba layers, a KV cache for attention layers — R·N states. Each new token runs through all R
  * steps; step r's layers advance their own states (positions restart at 0 every loop step).
  */
-import { embedding, intTensor, noGrad, Rng, type Tensor } from "@loop/tensor";
+import { embedding, intTensor, noGrad, type Rng, type Tensor } from "@loop/tensor";
 import type { LayerState } from "./layer.js";
 import type { LoopedModel } from "./model.js";
 
@@ -66,17 +66,6 @@ export function decodeStep(
   });
 }
 
-export interface GenerateOptions {
-  maxNewTokens: number;
-  /** 0 = greedy. Default 1. */
-  temperature?: number;
-  /** Sample among the k most likely tokens (0 or undefined = all). */
-  topK?: number;
-  seed?: number;
-  /** Stop when this token is produced. */
-  stopToken?: number;
-}
-
 /** Sample a token id from one row of logits. */
 export function sampleToken(
   logits: ArrayLike<number>,
@@ -103,37 +92,4 @@ export function sampleToken(
     if (u <= 0) return idx[k]!;
   }
   return idx[idx.length - 1]!;
-}
-
-/** Autoregressive generation from a prompt (batch 1); returns the new token ids. */
-export function generate(
-  model: LoopedModel,
-  prompt: readonly number[],
-  opts: GenerateOptions,
-): number[] {
-  if (prompt.length === 0) throw new Error("generate: prompt must contain at least one token");
-  if (!Number.isInteger(opts.maxNewTokens) || opts.maxNewTokens < 0) {
-    throw new Error(`generate: maxNewTokens must be an integer ≥ 0, got ${opts.maxNewTokens}`);
-  }
-  const V = model.config.vocab_size;
-  for (const t of prompt)
-    if (!Number.isInteger(t) || t < 0 || t >= V)
-      throw new Error(`generate: prompt token ${t} is outside [0, ${V})`);
-  const temperature = opts.temperature ?? 1;
-  const topK = opts.topK ?? 0;
-  if (!(temperature >= 0)) throw new Error(`generate: temperature must be ≥ 0, got ${temperature}`);
-  if (!Number.isInteger(topK) || topK < 0)
-    throw new Error(`generate: topK must be an integer ≥ 0, got ${topK}`);
-  const rng = new Rng(opts.seed ?? 0);
-  const st = initDecodeState(model, 1, prompt.length + opts.maxNewTokens);
-  let last: Tensor | null = null;
-  for (const t of prompt) last = decodeStep(model, st, [t], false).logits[0]!;
-  const out: number[] = [];
-  for (let i = 0; i < opts.maxNewTokens; i++) {
-    const next = sampleToken(last!.data, temperature, topK, rng);
-    out.push(next);
-    if (next === opts.stopToken || i === opts.maxNewTokens - 1) break;
-    last = decodeStep(model, st, [next], false).logits[0]!;
-  }
-  return out;
 }

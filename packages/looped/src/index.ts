@@ -26,8 +26,6 @@ export {
   type DecodeState,
   type DecodeStepResult,
   decodeStep,
-  type GenerateOptions,
-  generate,
   initDecodeState,
   sampleToken,
 } from "./decode.js";
@@ -40,12 +38,14 @@ export {
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
 export {
-  type GenerateEarlyExitOptions,
-  type GenerateEarlyExitResult,
-  generateEarlyExit,
-} from "./decode-early-exit-generate.js";
+  type GenerateOptions,
+  type GenerateResult,
+  generate,
+  type StepPolicy,
+} from "./generate.js";
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
+export { attentionConfig, mamba2Config } from "./mixer-configs.js";
 export {
   type ForwardOptions,
   type ForwardResult,
@@ -53,5 +53,6 @@ export {
   type ModelOptions,
 } from "./model.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
-export { attentionDims, type ParamSpec, parameterSpecs, ssmDims } from "./shapes.js";
+export { type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";
+export { withExitGate } from "./with-exit-gate.js";

@@ -15,6 +15,7 @@ import {
   type Tensor,
 } from "@loop/tensor";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
+import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
 export type LayerState =
   | { kind: "mamba"; state: Mamba2State }
@@ -37,30 +38,9 @@ export class Layer implements Module {
     this.norm = ones(D, "norm.weight");
     const opts = { rng: rng.child("mixer"), nLayers: cfg.n_layers };
     if (isAttentionLayer(cfg, index)) {
-      this.mixer = new AttentionMixer(
-        {
-          dModel: D,
-          nHeads: cfg.attention.n_heads,
-          nKvHeads: cfg.attention.n_kv_heads,
-          ropeTheta: cfg.attention.rope_theta,
-        },
-        opts,
-      );
+      this.mixer = new AttentionMixer(attentionConfig(cfg), opts);
     } else {
-      const s = cfg.ssm;
-      this.mixer = new Mamba2Mixer(
-        {
-          dModel: D,
-          dState: s.d_state,
-          headdim: s.headdim,
-          expand: s.expand,
-          nGroups: s.n_groups,
-          dConv: s.d_conv,
-          chunkSize: s.chunk_size,
-          normEps: cfg.norm_eps,
-        },
-        opts,
-      );
+      this.mixer = new Mamba2Mixer(mamba2Config(cfg), opts);
     }
     if (cfg.mlp) {
       this.mlpNorm = ones(D, "mlp_norm.weight");
@@ -107,5 +87,16 @@ export class Layer implements Module {
     h = add(h, y);
     if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
     return h;
+  }
+
+  /**
+   * A step that batch rows `rows` skip (early-exit decoding): the mixer takes their token into
+   * its state from h [rows.length, D] without producing output (Mamba2Mixer.absorb,
+   * AttentionMixer.absorb, which does not advance the cache's length).
+   */
+  absorb(st: LayerState, h: Tensor, rows: readonly number[]): void {
+    const u = rmsnorm(h, this.norm, this.eps);
+    if (st.kind === "attention") (this.mixer as AttentionMixer).absorb(st.cache, u, rows);
+    else (this.mixer as Mamba2Mixer).absorb(st.state, u, rows);
   }
 }

@@ -1,7 +1,8 @@
 import { backward, gradcheck, intTensor, noGrad, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
-import { decodeStep, generate, initDecodeState } from "./decode.js";
+import { decodeStep, initDecodeState } from "./decode.js";
+import { generate } from "./generate.js";
 import { LoopedModel } from "./model.js";
 
 const tiny = {
@@ -97,12 +98,17 @@ describe.each(Object.entries(configs))("LoopedModel (%s)", (_name, cfg) => {
 describe("generate", () => {
   it("is deterministic for a seed, greedy at temperature 0, and validates options", () => {
     const m = new LoopedModel(configs.hybrid, { seed: 7 });
-    const a = generate(m, [1, 2, 3], { maxNewTokens: 5, temperature: 0.8, topK: 4, seed: 11 });
+    const a = generate(m, [1, 2, 3], {
+      maxNewTokens: 5,
+      temperature: 0.8,
+      topK: 4,
+      seed: 11,
+    }).tokens;
     expect(a).toHaveLength(5);
     expect(
-      generate(m, [1, 2, 3], { maxNewTokens: 5, temperature: 0.8, topK: 4, seed: 11 }),
+      generate(m, [1, 2, 3], { maxNewTokens: 5, temperature: 0.8, topK: 4, seed: 11 }).tokens,
     ).toEqual(a);
-    const greedy = generate(m, [1, 2, 3], { maxNewTokens: 3, temperature: 0 });
+    const greedy = generate(m, [1, 2, 3], { maxNewTokens: 3, temperature: 0 }).tokens;
     const logits = noGrad(() => m.forward(intTensor([1, 2, 3], [1, 3]), { steps: "last" }))
       .logits[0] as Tensor;
     const row = logits.data.subarray(2 * 11, 3 * 11);

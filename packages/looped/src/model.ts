@@ -4,6 +4,7 @@
  * norm_f(h(r)) (or h(r) itself with loop_norm); logits(r) = readout(r)·Wᵀ with W the LM head or,
  * tied, the embedding. Gradients of every shared weight sum over its R uses (the tape does it).
  */
+import { ExitGate } from "@loop/exit-gate";
 import {
   checkpoint,
   crossEntropy,
@@ -51,7 +52,7 @@ export class LoopedModel implements Module {
   readonly layers: Layer[];
   readonly normF: Tensor;
   readonly lmHead: Tensor | null;
-  readonly exitGate: { weight: Tensor; bias: Tensor } | null;
+  readonly exitGate: ExitGate | null;
 
   constructor(config: ModelConfig, opts: ModelOptions = {}) {
     this.config = config;
@@ -76,14 +77,7 @@ export class LoopedModel implements Module {
           "lm_head",
         );
     this.exitGate = config.exit_gate
-      ? {
-          weight: parameter(
-            rng.child("exit_gate").fillUniform(new Float32Array(D), -bound, bound),
-            [1, D],
-            "exit_gate.weight",
-          ),
-          bias: parameter(new Float32Array(1), [1], "exit_gate.bias"),
-        }
+      ? new ExitGate({ dModel: D }, { rng: rng.child("exit_gate"), namePrefix: "exit_gate." })
       : null;
     this.checkSpecs();
   }
@@ -109,10 +103,8 @@ export class LoopedModel implements Module {
     });
     ps.push({ name: "backbone.norm_f.weight", tensor: this.normF, decay: false });
     if (this.lmHead) ps.push({ name: "lm_head.weight", tensor: this.lmHead, decay: true });
-    if (this.exitGate) {
-      ps.push({ name: "exit_gate.weight", tensor: this.exitGate.weight, decay: true });
-      ps.push({ name: "exit_gate.bias", tensor: this.exitGate.bias, decay: false });
-    }
+    if (this.exitGate)
+      for (const p of this.exitGate.parameters()) ps.push({ ...p, name: `exit_gate.${p.name}` });
     return ps;
   }
 

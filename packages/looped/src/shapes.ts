@@ -2,23 +2,14 @@
  * Every parameter's name and shape for a config (docs/model.md §6), in a fixed order. The single
  * source for strict checkpoint loading and exact parameter counting.
  */
+import { attentionProjDims } from "@loop/attention";
+import { mamba2Dims } from "@loop/ssm-kernels";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
+import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
 export interface ParamSpec {
   name: string;
   shape: number[];
-}
-
-export function ssmDims(cfg: ModelConfig) {
-  const di = cfg.ssm.expand * cfg.d_model;
-  const h = di / cfg.ssm.headdim;
-  const gn = cfg.ssm.n_groups * cfg.ssm.d_state;
-  return { dInner: di, nHeads: h, convDim: di + 2 * gn, inProjDim: 2 * di + 2 * gn + h };
-}
-
-export function attentionDims(cfg: ModelConfig) {
-  const hd = cfg.d_model / cfg.attention.n_heads;
-  return { headDim: hd, qDim: cfg.attention.n_heads * hd, kvDim: cfg.attention.n_kv_heads * hd };
 }
 
 export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
@@ -28,7 +19,7 @@ export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
     const p = `backbone.layers.${i}`;
     out.push({ name: `${p}.norm.weight`, shape: [D] });
     if (isAttentionLayer(cfg, i)) {
-      const a = attentionDims(cfg);
+      const a = attentionProjDims(attentionConfig(cfg));
       out.push(
         { name: `${p}.mixer.q_proj.weight`, shape: [a.qDim, D] },
         { name: `${p}.mixer.k_proj.weight`, shape: [a.kvDim, D] },
@@ -36,7 +27,7 @@ export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
         { name: `${p}.mixer.o_proj.weight`, shape: [D, a.qDim] },
       );
     } else {
-      const s = ssmDims(cfg);
+      const s = mamba2Dims(mamba2Config(cfg));
       out.push(
         { name: `${p}.mixer.in_proj.weight`, shape: [s.inProjDim, D] },
         { name: `${p}.mixer.conv1d.weight`, shape: [s.convDim, 1, cfg.ssm.d_conv] },

@@ -7,7 +7,7 @@
  */
 import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
-import { nativeKernelNames } from "@loop/tensor";
+import { nativeKernelNames } from "@loop/tensor/kernel";
 import {
   disableNativeTensorKernels,
   enableNativeTensorKernels,

@@ -431,211 +431,312 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
  * D skip): dX += D_h·gY, and gD [H] (when given) = Σ gY ⊙ X, per (b, h) in double, then over b
  * in order.
  */
+/* The head pass's inputs and outputs (null where not given). */
+typedef struct {
+  const float *x, *dt, *A, *B, *C, *gy, *gs, *cs, *cb, *Dk;
+  float *gx, *gdt, *gA, *gs0, *gBh, *gCh, *dCB, *gD;
+  int hasS0;
+} ssd_bwd;
+
+/* One thread's scratch for one (b, h) item: Rᵀ, M, dM, gŶ, a [L,P] temporary, dt of the chunk,
+ * the transposed operands, and the float64 decays and ∂Λ, ∂dt accumulators. */
+typedef struct {
+  float *rt, *M, *dM, *gYs, *tmp, *dtc, *Xt, *Sp, *Rp;
+  double *e, *E, *dec, *dAc, *ddt;
+} bwd_scratch;
+
+static bwd_scratch bwd_thread_scratch(long Lc, long P, long N) {
+  const long PN = P * N, LL = Lc * Lc;
+  double *dbl = thread_scratch(sizeof(double) * (size_t)(5 * Lc) +
+                               sizeof(float) * (size_t)(3 * PN + 2 * LL + 3 * Lc * P + Lc));
+  bwd_scratch s;
+  s.rt = (float *)(dbl + 5 * Lc);
+  s.M = s.rt + PN;
+  s.dM = s.M + LL;
+  s.gYs = s.dM + LL;
+  s.tmp = s.gYs + Lc * P;
+  s.dtc = s.tmp + Lc * P;
+  s.Xt = s.dtc + Lc;
+  s.Sp = s.Xt + Lc * P;
+  s.Rp = s.Sp + PN;
+  s.e = dbl;
+  s.E = s.e + Lc;
+  s.dec = s.E + Lc;
+  s.dAc = s.dec + Lc;
+  s.ddt = s.dAc + Lc;
+  return s;
+}
+
+/* Where chunk c of item (b, h) lives in the arrays. */
+typedef struct {
+  long h, g, L, bc, hOff, dtOff, xOff;
+  int zeroPrev;       /* the state before this chunk is exactly zero (chunk 0, no s0) */
+  const float *cbk;   /* C·Bᵀ of the chunk's group [L,Lc] */
+  const float *sPrev; /* Sᵀ before the chunk [N,P] */
+  float *dcb;         /* packed d(C·Bᵀ) of the chunk and head, or null */
+} bwd_chunk;
+
+static bwd_chunk bwd_chunk_at(const ssd_dims *d, const ssd_bwd *a, long item, long c) {
+  const long T = d->T, H = d->H, P = d->P, G = d->G, N = d->N, Lc = d->Lc, nc = d->nc;
+  const long h = item % H, b = item / H, g = h / (H / G), t0 = c * Lc;
+  const long LT = Lc * (Lc + 1) / 2;
+  bwd_chunk k;
+  k.h = h;
+  k.g = g;
+  k.L = T - t0 < Lc ? T - t0 : Lc;
+  k.bc = ((b * T + t0) * G + g) * N;
+  k.hOff = ((b * T + t0) * H + h) * N;
+  k.dtOff = (b * T + t0) * H + h;
+  k.xOff = ((b * T + t0) * H + h) * P;
+  k.zeroPrev = !a->hasS0 && c == 0;
+  k.cbk = a->cb + ((b * nc + c) * G + g) * Lc * Lc;
+  k.sPrev = a->cs + (item * nc + c) * P * N;
+  k.dcb = a->dCB ? a->dCB + ((b * nc + c) * H + h) * LT : NULL;
+  return k;
+}
+
+/*
+ * Intra-chunk block (with gy): dM = gY·Xᵀ; M rebuilt row by row; d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j
+ * (packed); ∂dt and ∂Λ from every M_ij = cb_ij·exp(Λ_i−Λ_j)·dt_j; then dX = Mᵀ·gY.
+ */
+static void bwd_intra_chunk(const ssd_dims *d, const ssd_bwd *a, const bwd_chunk *k,
+                            bwd_scratch *s) {
+  const long P = d->P, Lc = d->Lc, L = k->L, ldx = d->H * d->P;
+  transpose_ld(a->x + k->xOff, ldx, L, P, s->Xt, Lc);
+  mm(L, L, P, C_LOWER, a->gy + k->xOff, ldx, 1, s->Xt, Lc, 0, s->dM, Lc);
+  for (long i = 0; i < L; i++) {
+    const double ei = s->e[i];
+    const float *restrict cbr = k->cbk + i * Lc;
+    const float *restrict dMr = s->dM + i * Lc;
+    const float *restrict dtc = s->dtc;
+    float *restrict Mr = s->M + i * Lc;
+    float *restrict dcr = k->dcb + i * (i + 1) / 2;
+    double *restrict dc = s->dec, *restrict dd = s->ddt, *restrict da = s->dAc;
+    double dAi = 0;
+#pragma omp simd reduction(+ : dAi)
+    for (long j = 0; j < i; j++) {
+      const double lij = dc[j] * ei;
+      dc[j] = lij;
+      const double dtj = dtc[j], cbij = cbr[j], dm = dMr[j];
+      const double m = cbij * lij * dtj;
+      Mr[j] = (float)m;
+      dcr[j] = (float)(dm * lij * dtj);
+      dd[j] += dm * cbij * lij;
+      const double dseg = dm * m;
+      dAi += dseg;
+      da[j] -= dseg;
+    }
+    {
+      dc[i] = 1;
+      const double dtj = dtc[i], cbij = cbr[i], dm = dMr[i];
+      const double m = cbij * dtj;
+      Mr[i] = (float)m;
+      dcr[i] = (float)(dm * dtj);
+      dd[i] += dm * cbij;
+      const double dseg = dm * m;
+      dAi += dseg;
+      da[i] -= dseg;
+    }
+    for (long j = i + 1; j < L; j++) Mr[j] = 0.0f;
+    da[i] += dAi;
+  }
+  mm(L, P, L, A_UPPER, s->M, 1, Lc, a->gy + k->xOff, ldx, 0, a->gx + k->xOff, ldx);
+}
+
+/*
+ * State → output (with gy): gŶ = diag(E)·gY; unless the previous state is zero, dC_h = gŶ·S_prev
+ * and ∂Λ_i += gŶ_i·(S_prev·C_i) = C_i·(dC_h)_i (the portable kernel forms C·S_prevᵀ for it; this
+ * is the same sum regrouped, one product less). Returns whether gCh of the chunk was written.
+ */
+static int bwd_state_to_output(const ssd_dims *d, const ssd_bwd *a, const bwd_chunk *k,
+                               bwd_scratch *s) {
+  const long P = d->P, N = d->N, L = k->L, ldx = d->H * d->P;
+  const long ldb = d->G * d->N, ldh = d->H * d->N;
+  for (long i = 0; i < L; i++) {
+    const float Ei = (float)s->E[i];
+    const float *restrict gr = a->gy + k->xOff + i * ldx;
+    float *restrict sr = s->gYs + i * P;
+    for (long p = 0; p < P; p++) sr[p] = Ei * gr[p];
+  }
+  if (k->zeroPrev) return 0;
+  transpose(k->sPrev, N, P, s->Sp);
+  mm(L, N, P, 0, s->gYs, P, 1, s->Sp, N, 0, a->gCh + k->hOff, ldh);
+  for (long i = 0; i < L; i++) {
+    const float *restrict cr = a->C + k->bc + i * ldb, *restrict gr = a->gCh + k->hOff + i * ldh;
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (long n = 0; n < N; n++) sum += (double)cr[n] * (double)gr[n];
+    s->dAc[i] += sum;
+  }
+  return 1;
+}
+
+/*
+ * Chunk-state path through R = ∂L/∂S_end (R not zero): RB = B·Rᵀ [L,P]; dX_j += w_j·RB_j,
+ * ∂w_j = x_j·RB_j → ∂dt, ∂Λ; dB_h = diag(w)·X·R; ∂Λ_{L−1} += E_{L−1}·⟨R, S_prev⟩.
+ */
+static void bwd_chunk_state(const ssd_dims *d, const ssd_bwd *a, const bwd_chunk *k,
+                            bwd_scratch *s) {
+  const long P = d->P, N = d->N, PN = P * N, L = k->L, ldx = d->H * d->P;
+  const long ldb = d->G * d->N, ldh = d->H * d->N;
+  mm(L, P, N, 0, a->B + k->bc, ldb, 1, s->rt, P, 0, s->tmp, P);
+  double dAL = 0, wdec = 1;
+  for (long j = L - 1; j >= 0; j--) {
+    const double w = wdec * (double)s->dtc[j];
+    const float *restrict xr = a->x + k->xOff + j * ldx;
+    float *restrict gr = a->gx + k->xOff + j * ldx;
+    float *restrict tr = s->tmp + j * P;
+    double dw = 0;
+#pragma omp simd reduction(+ : dw)
+    for (long p = 0; p < P; p++) {
+      const double rb = tr[p], xv = xr[p];
+      dw += xv * rb;
+      gr[p] = (float)((double)gr[p] + w * rb);
+      tr[p] = (float)(w * xv);
+    }
+    s->ddt[j] += dw * wdec;
+    const double dseg = dw * w;
+    dAL += dseg;
+    s->dAc[j] -= dseg;
+    wdec *= s->e[j];
+  }
+  transpose(s->rt, N, P, s->Rp);
+  mm(L, N, P, 0, s->tmp, P, 1, s->Rp, N, 0, a->gBh + k->hOff, ldh);
+  if (!k->zeroPrev) {
+    const float *restrict rt = s->rt, *restrict sp = k->sPrev;
+    double dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (long q = 0; q < PN; q++) dot += (double)rt[q] * (double)sp[q];
+    dAL += s->E[L - 1] * dot;
+  }
+  s->dAc[L - 1] += dAL;
+}
+
+/* Λ → a = dt·A → (dt, A): writes gdt of the chunk and adds Σ_k dt_k·Σ_{i≥k} ∂Λ_i to *gA, term by
+ * term (the item's running sum, in the same order as the portable kernel). */
+static void bwd_lambda_to_dt_A(const ssd_dims *d, const ssd_bwd *a, const bwd_chunk *k,
+                               const bwd_scratch *s, float Ah, double *gA) {
+  const long H = d->H;
+  double da = 0, acc = *gA;
+  for (long q = k->L - 1; q >= 0; q--) {
+    da += s->dAc[q];
+    a->gdt[k->dtOff + q * H] = (float)(s->ddt[q] + da * (double)Ah);
+    acc += da * (double)s->dtc[q];
+  }
+  *gA = acc;
+}
+
+/* The reverse chunk recurrence of one (b, h) item; its ∂A and ∂D partials in *gA, *gD. */
+static void bwd_head_item(const ssd_dims *d, const ssd_bwd *a, long item, bwd_scratch *s,
+                          double *gA, double *gD) {
+  const long H = d->H, P = d->P, N = d->N, PN = P * N, ldx = H * P, ldb = d->G * d->N;
+  const long ldh = H * N;
+  const long h = item % H;
+  const float Ah = a->A[h];
+  if (a->gs)
+    transpose(a->gs + item * PN, P, N, s->rt);
+  else
+    memset(s->rt, 0, sizeof(float) * (size_t)PN);
+  int zeroR = !a->gs; /* R still exactly zero: no final-state gradient, nothing propagated */
+  double gAsum = 0, gDsum = 0;
+  for (long c = d->nc - 1; c >= 0; c--) {
+    const bwd_chunk k = bwd_chunk_at(d, a, item, c);
+    const long L = k.L;
+    chunk_decays(a->dt + k.dtOff, H, Ah, L, s->e, s->E, s->dtc);
+    memset(s->dAc, 0, sizeof(double) * (size_t)L);
+    memset(s->ddt, 0, sizeof(double) * (size_t)L);
+    int wroteC = 0;
+    if (!a->gy) zero_rows(a->gx + k.xOff, L, P, ldx); /* (else dX = Mᵀ·gY writes them) */
+    if (a->gy) {
+      bwd_intra_chunk(d, a, &k, s);
+      wroteC = bwd_state_to_output(d, a, &k, s);
+    }
+    if (!wroteC) zero_rows(a->gCh + k.hOff, L, N, ldh);
+    if (!zeroR)
+      bwd_chunk_state(d, a, &k, s);
+    else
+      zero_rows(a->gBh + k.hOff, L, N, ldh);
+    /* Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ (not needed before the first chunk without s0) */
+    if (!k.zeroPrev || a->hasS0) {
+      const float ELf = (float)s->E[L - 1];
+      for (long q = 0; q < PN; q++) s->rt[q] *= ELf;
+      if (a->gy) mm(N, P, L, 0, a->C + k.bc, 1, ldb, s->gYs, P, 1, s->rt, P);
+    }
+    /* the D skip: dX += D_h·gY, ∂D_h += Σ gY ⊙ X (gX of the chunk is complete here) */
+    if (a->Dk && a->gy)
+      gDsum += dskip_rows_bwd(a->gx + k.xOff, a->gy + k.xOff, a->x + k.xOff, ldx, L, P, a->Dk[h]);
+    bwd_lambda_to_dt_A(d, a, &k, s, Ah, &gAsum);
+    if (a->gy) zeroR = 0;
+  }
+  *gA = gAsum;
+  *gD = gDsum;
+  if (a->gs0) transpose(s->rt, N, P, a->gs0 + item * PN);
+}
+
+/* The head pass: every (b, h) item on the OpenMP threads, then gA and gD summed over b in order. */
+static void ssd_backward_heads(const ssd_dims *d, const ssd_bwd *a) {
+  const long H = d->H, BH = d->batch * H;
+  double *gAh = malloc(sizeof(double) * (size_t)(2 * BH)), *gDh = gAh + BH;
+  if (!gAh) abort();
+  const int nt =
+      threads_for(BH, (double)BH * d->T * (2.0 * d->Lc * d->P + 5.0 * d->N * d->P));
+#pragma omp parallel num_threads(nt)
+  {
+    bwd_scratch s = bwd_thread_scratch(d->Lc, d->P, d->N);
+#pragma omp for schedule(static)
+    for (long item = 0; item < BH; item++) bwd_head_item(d, a, item, &s, gAh + item, gDh + item);
+  }
+  for (long h = 0; h < H; h++) {
+    double v = 0, w = 0;
+    for (long b = 0; b < d->batch; b++) v += gAh[b * H + h], w += gDh[b * H + h];
+    a->gA[h] = (float)v;
+    if (a->gD) a->gD[h] = (float)w;
+  }
+  free(gAh);
+}
+
+/* The N-API entry: arguments read and checked, then ssd_backward_heads. */
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
-  loop_args a;
-  if (!loop_get_args(env, info, &a, 26, fn)) return NULL;
+  loop_args args;
+  if (!loop_get_args(env, info, &args, 26, fn)) return NULL;
   ssd_dims d;
-  if (!arg_dims(&a, 19, fn, &d)) return NULL;
+  if (!arg_dims(&args, 19, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
-  const int hasS0 = loop_bool(&a, 5);
-  int bad = 0;
-  const float *x = loop_arg_f32(&a, 0, BT * H * P, 0, fn, "x", &bad);
-  const float *dt = loop_arg_f32(&a, 1, BT * H, 0, fn, "dt", &bad);
-  const float *A = loop_arg_f32(&a, 2, H, 0, fn, "A", &bad);
-  const float *B = loop_arg_f32(&a, 3, BT * G * N, 0, fn, "B", &bad);
-  const float *C = loop_arg_f32(&a, 4, BT * G * N, 0, fn, "C", &bad);
-  const float *gy = loop_arg_f32(&a, 6, BT * H * P, 1, fn, "gy", &bad);
-  const float *gs = loop_arg_f32(&a, 7, BH * PN, 1, fn, "gState", &bad);
-  const float *cs = loop_arg_f32(&a, 8, BH * nc * PN, 0, fn, "chunkStates", &bad);
-  const float *cb = loop_arg_f32(&a, 9, d.batch * nc * G * LL, 0, fn, "cb", &bad);
-  float *gx = loop_arg_f32(&a, 10, BT * H * P, 0, fn, "gx", &bad);
-  float *gdt = loop_arg_f32(&a, 11, BT * H, 0, fn, "gdt", &bad);
-  float *gA = loop_arg_f32(&a, 12, H, 0, fn, "gA", &bad);
-  float *gs0 = loop_arg_f32(&a, 13, BH * PN, 1, fn, "gs0", &bad);
-  float *gBh = loop_arg_f32(&a, 14, BT * H * N, 0, fn, "gBh", &bad);
-  float *gCh = loop_arg_f32(&a, 15, BT * H * N, 0, fn, "gCh", &bad);
   const long LT = Lc * (Lc + 1) / 2; /* a packed lower triangle */
-  float *dCB = loop_arg_f32(&a, 16, gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
-  const float *Dk = loop_arg_f32(&a, 17, H, 1, fn, "D", &bad);
-  float *gD = loop_arg_f32(&a, 18, H, 1, fn, "gD", &bad);
-  if (!bad && gy && !dCB) {
+  int bad = 0;
+  ssd_bwd a;
+  a.hasS0 = loop_bool(&args, 5);
+  a.x = loop_arg_f32(&args, 0, BT * H * P, 0, fn, "x", &bad);
+  a.dt = loop_arg_f32(&args, 1, BT * H, 0, fn, "dt", &bad);
+  a.A = loop_arg_f32(&args, 2, H, 0, fn, "A", &bad);
+  a.B = loop_arg_f32(&args, 3, BT * G * N, 0, fn, "B", &bad);
+  a.C = loop_arg_f32(&args, 4, BT * G * N, 0, fn, "C", &bad);
+  a.gy = loop_arg_f32(&args, 6, BT * H * P, 1, fn, "gy", &bad);
+  a.gs = loop_arg_f32(&args, 7, BH * PN, 1, fn, "gState", &bad);
+  a.cs = loop_arg_f32(&args, 8, BH * nc * PN, 0, fn, "chunkStates", &bad);
+  a.cb = loop_arg_f32(&args, 9, d.batch * nc * G * LL, 0, fn, "cb", &bad);
+  a.gx = loop_arg_f32(&args, 10, BT * H * P, 0, fn, "gx", &bad);
+  a.gdt = loop_arg_f32(&args, 11, BT * H, 0, fn, "gdt", &bad);
+  a.gA = loop_arg_f32(&args, 12, H, 0, fn, "gA", &bad);
+  a.gs0 = loop_arg_f32(&args, 13, BH * PN, 1, fn, "gs0", &bad);
+  a.gBh = loop_arg_f32(&args, 14, BT * H * N, 0, fn, "gBh", &bad);
+  a.gCh = loop_arg_f32(&args, 15, BT * H * N, 0, fn, "gCh", &bad);
+  a.dCB = loop_arg_f32(&args, 16, a.gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
+  a.Dk = loop_arg_f32(&args, 17, H, 1, fn, "D", &bad);
+  a.gD = loop_arg_f32(&args, 18, H, 1, fn, "gD", &bad);
+  if (!bad && a.gy && !a.dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;
   }
-  if (!bad && gD && !Dk) {
+  if (!bad && a.gD && !a.Dk) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: gD needs D");
     return NULL;
   }
   if (bad) return NULL;
-  const long ldx = H * P, ldb = G * N, ldh = H * N, hpg = H / G;
-  double *gAh = malloc(sizeof(double) * (size_t)(2 * BH)), *gDh = gAh + BH;
-  if (!gAh) abort();
-
-  const int nt = threads_for(BH, (double)BH * T * (2.0 * Lc * P + 5.0 * N * P));
-#pragma omp parallel num_threads(nt)
-  {
-    double *dbl = thread_scratch(sizeof(double) * (size_t)(5 * Lc) +
-                                 sizeof(float) * (size_t)(3 * PN + 2 * LL + 3 * Lc * P + Lc));
-    float *rt = (float *)(dbl + 5 * Lc), *M = rt + PN, *dM = M + LL, *gYs = dM + LL;
-    float *tmp = gYs + Lc * P, *dtc = tmp + Lc * P;
-    float *Xt = dtc + Lc, *Sp = Xt + Lc * P, *Rp = Sp + PN; /* transposed operands */
-    double *e = dbl, *E = e + Lc, *dec = E + Lc, *dAc = dec + Lc, *ddt = dAc + Lc;
-#pragma omp for schedule(static)
-    for (long item = 0; item < BH; item++) {
-      const long h = item % H, b = item / H, g = h / hpg;
-      const float Ah = A[h];
-      if (gs)
-        transpose(gs + item * PN, P, N, rt);
-      else
-        memset(rt, 0, sizeof(float) * (size_t)PN);
-      int zeroR = !gs; /* R still exactly zero: no final-state gradient, nothing propagated */
-      double gAsum = 0, gDsum = 0;
-      for (long c = nc - 1; c >= 0; c--) {
-        const long t0 = c * Lc, L = T - t0 < Lc ? T - t0 : Lc;
-        const int zeroPrev = !hasS0 && c == 0;
-        const long bc = ((b * T + t0) * G + g) * N;
-        const long hOff = ((b * T + t0) * H + h) * N;
-        const float *cbk = cb + ((b * nc + c) * G + g) * LL;
-        float *dcb = dCB ? dCB + ((b * nc + c) * H + h) * LT : NULL;
-        const long dtOff = (b * T + t0) * H + h, xOff = ((b * T + t0) * H + h) * P;
-        const float *sPrev = cs + (item * nc + c) * PN;
-        chunk_decays(dt + dtOff, H, Ah, L, e, E, dtc);
-        memset(dAc, 0, sizeof(double) * (size_t)L);
-        memset(ddt, 0, sizeof(double) * (size_t)L);
-        int wroteC = 0;
-        if (!gy) zero_rows(gx + xOff, L, P, ldx); /* (else dX = Mᵀ·gY below writes them) */
-        if (gy) {
-          /* intra-chunk block: dM = gY·Xᵀ; M rebuilt row by row for dX = Mᵀ·gY */
-          transpose_ld(x + xOff, ldx, L, P, Xt, Lc);
-          mm(L, L, P, C_LOWER, gy + xOff, ldx, 1, Xt, Lc, 0, dM, Lc);
-          for (long i = 0; i < L; i++) {
-            const double ei = e[i];
-            const float *restrict cbr = cbk + i * Lc;
-            const float *restrict dMr = dM + i * Lc;
-            float *restrict Mr = M + i * Lc;
-            float *restrict dcr = dcb + i * (i + 1) / 2;
-            double *restrict dc = dec, *restrict dd = ddt, *restrict da = dAc;
-            double dAi = 0;
-#pragma omp simd reduction(+ : dAi)
-            for (long j = 0; j < i; j++) {
-              const double lij = dc[j] * ei;
-              dc[j] = lij;
-              const double dtj = dtc[j], cbij = cbr[j], dm = dMr[j];
-              const double m = cbij * lij * dtj;
-              Mr[j] = (float)m;
-              dcr[j] = (float)(dm * lij * dtj);
-              dd[j] += dm * cbij * lij;
-              const double dseg = dm * m;
-              dAi += dseg;
-              da[j] -= dseg;
-            }
-            {
-              dc[i] = 1;
-              const double dtj = dtc[i], cbij = cbr[i], dm = dMr[i];
-              const double m = cbij * dtj;
-              Mr[i] = (float)m;
-              dcr[i] = (float)(dm * dtj);
-              dd[i] += dm * cbij;
-              const double dseg = dm * m;
-              dAi += dseg;
-              da[i] -= dseg;
-            }
-            for (long j = i + 1; j < L; j++) Mr[j] = 0.0f;
-            da[i] += dAi;
-          }
-          mm(L, P, L, A_UPPER, M, 1, Lc, gy + xOff, ldx, 0, gx + xOff, ldx);
-          /* state → output: gŶ = diag(E)·gY */
-          for (long i = 0; i < L; i++) {
-            const float Ei = (float)E[i];
-            const float *restrict gr = gy + xOff + i * ldx;
-            float *restrict sr = gYs + i * P;
-            for (long p = 0; p < P; p++) sr[p] = Ei * gr[p];
-          }
-          if (!zeroPrev) {
-            /* dC_h = gŶ·S_prev;  ∂Λ_i += gŶ_i·(S_prev·C_i) = C_i·(dC_h)_i  (the portable kernel
-             * forms C·S_prevᵀ for it; this is the same sum regrouped, one product less) */
-            transpose(sPrev, N, P, Sp);
-            mm(L, N, P, 0, gYs, P, 1, Sp, N, 0, gCh + hOff, ldh);
-            for (long i = 0; i < L; i++) {
-              const float *restrict cr = C + bc + i * ldb, *restrict gr = gCh + hOff + i * ldh;
-              double s = 0;
-#pragma omp simd reduction(+ : s)
-              for (long n = 0; n < N; n++) s += (double)cr[n] * (double)gr[n];
-              dAc[i] += s;
-            }
-            wroteC = 1;
-          }
-        }
-        if (!wroteC) zero_rows(gCh + hOff, L, N, ldh);
-        /* chunk-state path, through R = ∂L/∂S_end */
-        const double EL = E[L - 1];
-        if (!zeroR) {
-          /* RB = B·Rᵀ [L,P]: dX_j += w_j·RB_j, ∂w_j = x_j·RB_j; then dB_h = diag(w)·X·R */
-          mm(L, P, N, 0, B + bc, ldb, 1, rt, P, 0, tmp, P);
-          double dAL = 0, wdec = 1;
-          for (long j = L - 1; j >= 0; j--) {
-            const double w = wdec * (double)dtc[j];
-            const float *restrict xr = x + xOff + j * ldx;
-            float *restrict gr = gx + xOff + j * ldx;
-            float *restrict tr = tmp + j * P;
-            double dw = 0;
-#pragma omp simd reduction(+ : dw)
-            for (long p = 0; p < P; p++) {
-              const double rb = tr[p], xv = xr[p];
-              dw += xv * rb;
-              gr[p] = (float)((double)gr[p] + w * rb);
-              tr[p] = (float)(w * xv);
-            }
-            ddt[j] += dw * wdec;
-            const double dseg = dw * w;
-            dAL += dseg;
-            dAc[j] -= dseg;
-            wdec *= e[j];
-          }
-          transpose(rt, N, P, Rp);
-          mm(L, N, P, 0, tmp, P, 1, Rp, N, 0, gBh + hOff, ldh);
-          if (!zeroPrev) {
-            double dot = 0;
-#pragma omp simd reduction(+ : dot)
-            for (long k = 0; k < PN; k++) dot += (double)rt[k] * (double)sPrev[k];
-            dAL += EL * dot;
-          }
-          dAc[L - 1] += dAL;
-        } else {
-          zero_rows(gBh + hOff, L, N, ldh);
-        }
-        /* Rᵀ_prev = E_{L−1}·Rᵀ + Cᵀ·gŶ (not needed before the first chunk without s0) */
-        if (!zeroPrev || hasS0) {
-          const float ELf = (float)EL;
-          for (long k = 0; k < PN; k++) rt[k] *= ELf;
-          if (gy) mm(N, P, L, 0, C + bc, 1, ldb, gYs, P, 1, rt, P);
-        }
-        /* the D skip: dX += D_h·gY, ∂D_h += Σ gY ⊙ X (gX of the chunk is complete here) */
-        if (Dk && gy) gDsum += dskip_rows_bwd(gx + xOff, gy + xOff, x + xOff, ldx, L, P, Dk[h]);
-        /* Λ → a = dt·A → (dt, A) */
-        double da = 0;
-        for (long k = L - 1; k >= 0; k--) {
-          da += dAc[k];
-          gdt[dtOff + k * H] = (float)(ddt[k] + da * (double)Ah);
-          gAsum += da * (double)dtc[k];
-        }
-        if (gy) zeroR = 0;
-      }
-      gAh[item] = gAsum;
-      gDh[item] = gDsum;
-      if (gs0) transpose(rt, N, P, gs0 + item * PN);
-    }
-  }
-  for (long h = 0; h < H; h++) {
-    double v = 0, w = 0;
-    for (long b = 0; b < d.batch; b++) v += gAh[b * H + h], w += gDh[b * H + h];
-    gA[h] = (float)v;
-    if (gD) gD[h] = (float)w;
-  }
-  free(gAh);
+  ssd_backward_heads(&d, &a);
   return NULL;
 }
 

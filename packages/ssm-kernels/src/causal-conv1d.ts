@@ -9,14 +9,8 @@
  * transposed to [K,C] for the same reason. A registered native kernel (native/ssm.c `convFwd`,
  * `convBwd`) takes over the raw-array functions; these loops stay as fallback and reference.
  */
-import {
-  allocF32,
-  allocF32Uninit,
-  nativeKernel,
-  record1,
-  shapeStr,
-  type Tensor,
-} from "@loop/tensor";
+import { shapeStr, type Tensor } from "@loop/tensor";
+import { allocF32, allocF32Uninit, nativeKernel, record1 } from "@loop/tensor/kernel";
 
 export interface ConvShape {
   batch: number;

@@ -12,14 +12,8 @@
  * recomputes pre block by block (one pass instead of conv, silu, split and their backwards).
  * Without them it is exactly `siluSplit(causalConv1d(…), widths)`.
  */
-import {
-  allocF32Uninit,
-  nativeKernel,
-  record,
-  shapeStr,
-  siluSplit,
-  type Tensor,
-} from "@loop/tensor";
+import { shapeStr, siluSplit, type Tensor } from "@loop/tensor";
+import { allocF32Uninit, nativeKernel, record } from "@loop/tensor/kernel";
 import { causalConv1d, convShape } from "./causal-conv1d.js";
 
 /** The most pieces the native kernels take (more fall back to the composition). */

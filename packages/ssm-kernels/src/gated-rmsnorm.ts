@@ -9,16 +9,14 @@
  * A registered native kernel (native/ssm.c `rmsnormFwd`, `rmsnormBwd`) takes over the raw-array
  * functions; these loops stay as fallback and reference.
  */
+import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
 import {
   allocF32,
   allocF32Uninit,
   nativeKernel,
   record1,
-  sameShape,
-  shapeStr,
   sigmoidScalar,
-  type Tensor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 
 /** native/ssm.c rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv, y). */
 type RmsnormFwdNative = (

@@ -20,7 +20,6 @@ export { addDSkip, softplusBias } from "./mamba2-ops.js";
 export { mamba2StepRaw } from "./mamba2-step.js";
 export { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 export { type SsdChunkedSaved, ssdChunkedForward } from "./ssd-chunked-forward.js";
-export { ssdReleaseScratch } from "./ssd-chunked-util.js";
 export { type SsdChunkedOptions, ssdScanChunked } from "./ssd-scan-chunked.js";
 export {
   type SsdScanOptions,

@@ -6,22 +6,13 @@
  *   additionally divided by sqrt(nLayers). Each tensor draws from its own named child stream.
  */
 import type { Rng } from "@loop/tensor";
+import { allocPersistentF32 } from "@loop/tensor/kernel";
 import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
 
-/**
- * Parameter storage: long-lived, so never from `allocF32`'s per-step scratch pool (a mixer built
- * inside `withScratch` would otherwise lose its weights when the step ends); shared memory when
- * large, as `allocF32` would give, so threaded kernels can read it.
- */
-function persistentF32(n: number): Float32Array {
-  if (typeof SharedArrayBuffer !== "undefined" && n >= 1024) {
-    return new Float32Array(new SharedArrayBuffer(4 * n));
-  }
-  return new Float32Array(n);
-}
-
+// Parameter storage is long-lived, so never from `allocF32`'s per-step scratch pool (a mixer
+// built inside `withScratch` would otherwise lose its weights when the step ends).
 function uniform(rng: Rng, n: number, bound: number): Float32Array {
-  return rng.fillUniform(persistentF32(n), -bound, bound);
+  return rng.fillUniform(allocPersistentF32(n), -bound, bound);
 }
 
 export function initMamba2(
@@ -34,22 +25,22 @@ export function initMamba2(
   const D = cfg.dModel;
   const K = cfg.dConv;
   const dtRng = rng.child("dt_bias");
-  const dtBias = persistentF32(nHeads);
+  const dtBias = allocPersistentF32(nHeads);
   for (let h = 0; h < nHeads; h++) {
     const dt0 = Math.max(Math.exp(dtRng.uniformIn(Math.log(1e-3), Math.log(1e-1))), 1e-4);
     dtBias[h] = dt0 + Math.log(-Math.expm1(-dt0));
   }
   const aRng = rng.child("A_log");
-  const aLog = persistentF32(nHeads);
+  const aLog = allocPersistentF32(nHeads);
   for (let h = 0; h < nHeads; h++) aLog[h] = Math.log(aRng.uniformIn(1, 16));
   return {
     inProj: uniform(rng.child("in_proj"), inProjDim * D, 1 / Math.sqrt(D)),
     convWeight: uniform(rng.child("conv1d"), convDim * K, 1 / Math.sqrt(K)),
-    convBias: persistentF32(convDim),
+    convBias: allocPersistentF32(convDim),
     dtBias,
     aLog,
-    d: persistentF32(nHeads).fill(1),
-    normWeight: persistentF32(dInner).fill(1),
+    d: allocPersistentF32(nHeads).fill(1),
+    normWeight: allocPersistentF32(dInner).fill(1),
     outProj: uniform(rng.child("out_proj"), D * dInner, 1 / Math.sqrt(dInner) / Math.sqrt(nLayers)),
   };
 }

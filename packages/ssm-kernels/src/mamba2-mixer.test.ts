@@ -1,14 +1,5 @@
-import {
-  backward,
-  gradcheck,
-  noGrad,
-  Rng,
-  randn,
-  softplusScalar,
-  Tensor,
-  withScratch,
-  zeros,
-} from "@loop/tensor";
+import { backward, gradcheck, noGrad, Rng, randn, Tensor, withScratch, zeros } from "@loop/tensor";
+import { softplusScalar } from "@loop/tensor/kernel";
 import { describe, expect, it } from "vitest";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 import { Mamba2Mixer } from "./mamba2-mixer.js";
@@ -147,6 +138,35 @@ describe("Mamba2Mixer forward / prefill / step", () => {
     for (let t = 0; t < 10; t++) m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
     expect(relErr(p.state.conv, st.conv)).toBeLessThan(1e-6);
     expect(relErr(p.state.ssm, st.ssm)).toBeLessThan(1e-5);
+  });
+
+  it("absorb updates the chosen rows' state exactly as step does, and leaves the others", () => {
+    const stepped = m.initState(3);
+    const absorbed = m.initState(3);
+    for (let t = 0; t < 4; t++) {
+      const ut = randn([3, 8], 20 + t, { requiresGrad: false });
+      m.step(stepped, ut);
+      // rows 0 and 2 take the token in; row 1 skips it
+      const rows = [0, 2];
+      const sub = new Tensor(
+        Float32Array.from([...ut.data.subarray(0, 8), ...ut.data.subarray(16, 24)]),
+        [2, 8],
+      );
+      m.absorb(absorbed, sub, rows);
+    }
+    const convRow = stepped.conv.length / 3;
+    const ssmRow = stepped.ssm.length / 3;
+    for (const b of [0, 2]) {
+      expect(Array.from(absorbed.conv.subarray(b * convRow, (b + 1) * convRow))).toEqual(
+        Array.from(stepped.conv.subarray(b * convRow, (b + 1) * convRow)),
+      );
+      expect(Array.from(absorbed.ssm.subarray(b * ssmRow, (b + 1) * ssmRow))).toEqual(
+        Array.from(stepped.ssm.subarray(b * ssmRow, (b + 1) * ssmRow)),
+      );
+    }
+    expect(absorbed.ssm.subarray(ssmRow, 2 * ssmRow).every((v) => v === 0)).toBe(true);
+    expect(() => m.absorb(absorbed, randn([1, 8], 1), [0, 1])).toThrow(/u must be \[2,8\]/);
+    expect(() => m.absorb(absorbed, randn([1, 8], 1), [3])).toThrow(/row 3 is outside \[0, 3\)/);
   });
 
   it("rejects bad inputs with expected vs actual", () => {

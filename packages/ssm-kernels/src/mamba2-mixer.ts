@@ -23,10 +23,10 @@ import {
 import { causalConv1dState } from "./causal-conv1d.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
-import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
+import { type Mamba2Config, type Mamba2Weights, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
 import { softplusBias } from "./mamba2-ops.js";
-import { mamba2StepRaw } from "./mamba2-step.js";
+import { mamba2AbsorbRaw, mamba2StepRaw } from "./mamba2-step.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
 /** Decode state of one mixer: conv [B, C, K−1] (oldest first) and ssm [B, H, P, N]. */
@@ -129,22 +129,45 @@ export class Mamba2Mixer implements Module {
     const out = mamba2StepRaw(
       this.cfg,
       this,
-      {
-        inProj: this.inProj.data,
-        convWeight: this.convWeight.data,
-        convBias: this.convBias.data,
-        dtBias: this.dtBias.data,
-        aLog: this.aLog.data,
-        d: this.d.data,
-        normWeight: this.normWeight.data,
-        outProj: this.outProj.data,
-      },
+      this.rawWeights(),
       batch,
       u.data,
       state.conv,
       state.ssm,
     );
     return new Tensor(out, [batch, D]);
+  }
+
+  /**
+   * Take one token into the state rows `rows` (ascending indices into state's batch) without
+   * reading anything out: the state update of `step` alone (mamba2AbsorbRaw). u [rows.length, D].
+   * Early-exit decoding uses it for steps that an exited token skips.
+   */
+  absorb(state: Mamba2State, u: Tensor, rows: readonly number[]): void {
+    const D = this.cfg.dModel;
+    if (u.rank !== 2 || u.shape[1] !== D || u.shape[0] !== rows.length) {
+      throw new Error(
+        `Mamba2Mixer.absorb: u must be [${rows.length},${D}] (one row per state row), got ${shapeStr(u.shape)}`,
+      );
+    }
+    this.checkState("absorb", state, state.batch);
+    for (const b of rows)
+      if (!Number.isInteger(b) || b < 0 || b >= state.batch)
+        throw new Error(`Mamba2Mixer.absorb: row ${b} is outside [0, ${state.batch})`);
+    mamba2AbsorbRaw(this.cfg, this, this.rawWeights(), rows, u.data, state.conv, state.ssm);
+  }
+
+  private rawWeights(): Mamba2Weights {
+    return {
+      inProj: this.inProj.data,
+      convWeight: this.convWeight.data,
+      convBias: this.convBias.data,
+      dtBias: this.dtBias.data,
+      aLog: this.aLog.data,
+      d: this.d.data,
+      normWeight: this.normWeight.data,
+      outProj: this.outProj.data,
+    };
   }
 
   private checkState(op: string, st: Mamba2State, batch: number): void {

@@ -8,17 +8,15 @@
  * Registered native kernels (native/ssm.c `softplusFwd`, `softplusBwd`, `dskipFwd`, `dskipBwd`)
  * take over the loops; the loops stay as fallback and reference.
  */
+import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
 import {
   allocF32,
   allocF32Uninit,
   nativeKernel,
   record1,
-  sameShape,
-  shapeStr,
   sigmoidScalar,
   softplusScalar,
-  type Tensor,
-} from "@loop/tensor";
+} from "@loop/tensor/kernel";
 
 /** native/ssm.c softplusFwd(raw, bias, y, rows, H). */
 type SoftplusFwdNative = (

@@ -6,10 +6,71 @@
  *   dt = softplus(dt + dt_bias), A = −exp(A_log);  S_h ← exp(dt_h·A_h)·S_h + dt_h·(x_h ⊗ B_g)
  *   y_h = S_h·C_g + D_h·x_h;  y ← gated RMSNorm(y, z);  out = y·out_projᵀ
  * Shapes: u [B,D], conv state [B,C,K−1], ssm state [B,H,P,N] (both updated in place) → [B,D].
+ *
+ * `mamba2AbsorbRaw` is the state-update half alone, for batch rows that take a token into their
+ * state without reading anything out (early-exit decoding's skipped steps): only the xBC and dt
+ * columns of in_proj, the conv and the SSM update; no z, no y = S·C + D·x, no gated norm, no
+ * out_proj. FLOPs per token: 2D(Di+2G·Ns+H) + 2K(Di+2G·Ns) + 3·Di·Ns, about half a step.
  */
-import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor";
+import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import { gatedRmsnormForward } from "./gated-rmsnorm.js";
 import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
+
+/**
+ * Conv and SSM state update of state row b from its projected xBC (xdt[xo .. xo+C)) and dt
+ * (xdt[xo+C .. xo+C+H)); xbc [C] is scratch. With y, also y_h = S_h·C_g + D_h·x_h at y[yo ..].
+ */
+function updateRow(
+  cfg: Mamba2Config,
+  dims: Mamba2Dims,
+  w: Mamba2Weights,
+  xdt: Float32Array,
+  xo: number,
+  b: number,
+  conv: Float32Array,
+  ssm: Float32Array,
+  xbc: Float32Array,
+  y: Float32Array | null,
+  yo: number,
+): void {
+  const { dInner: Di, nHeads: H, convDim: C } = dims;
+  const { dState: N, headdim: P, nGroups: G, dConv: K } = cfg;
+  const hpg = H / G;
+  // Causal conv over (state ++ new input), then shift the state.
+  for (let c = 0; c < C; c++) {
+    const inp = xdt[xo + c]!;
+    const so = (b * C + c) * (K - 1);
+    let v = w.convBias[c]! + w.convWeight[c * K + K - 1]! * inp;
+    for (let k = 0; k < K - 1; k++) v += w.convWeight[c * K + k]! * conv[so + k]!;
+    for (let k = 0; k < K - 2; k++) conv[so + k] = conv[so + k + 1]!;
+    if (K > 1) conv[so + K - 2] = inp;
+    xbc[c] = v * sigmoidScalar(v);
+  }
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / hpg);
+    const dt = softplusScalar(xdt[xo + C + h]! + w.dtBias[h]!);
+    const decay = Math.exp(-dt * Math.exp(w.aLog[h]!));
+    const bo = Di + g * N;
+    const co = Di + G * N + g * N;
+    const so = (b * H + h) * P * N;
+    for (let p = 0; p < P; p++) {
+      const xv = xbc[h * P + p]!;
+      const xp = dt * xv;
+      if (!y) {
+        for (let n = 0; n < N; n++)
+          ssm[so + p * N + n] = decay * ssm[so + p * N + n]! + xp * xbc[bo + n]!;
+        continue;
+      }
+      let acc = 0;
+      for (let n = 0; n < N; n++) {
+        const s = decay * ssm[so + p * N + n]! + xp * xbc[bo + n]!;
+        ssm[so + p * N + n] = s;
+        acc += s * xbc[co + n]!;
+      }
+      y[yo + h * P + p] = acc + w.d[h]! * xv;
+    }
+  }
+}
 
 export function mamba2StepRaw(
   cfg: Mamba2Config,
@@ -20,9 +81,8 @@ export function mamba2StepRaw(
   conv: Float32Array,
   ssm: Float32Array,
 ): Float32Array {
-  const { dInner: Di, nHeads: H, convDim: C, inProjDim: E } = dims;
-  const { dModel: D, dState: N, headdim: P, nGroups: G, dConv: K } = cfg;
-  const hpg = H / G;
+  const { dInner: Di, convDim: C, inProjDim: E } = dims;
+  const D = cfg.dModel;
   const zx = new Float32Array(batch * E);
   gemm(false, true, batch, E, D, 1, u, 0, D, w.inProj, 0, D, 0, zx, 0, E);
   const xbc = new Float32Array(C);
@@ -31,38 +91,35 @@ export function mamba2StepRaw(
   for (let b = 0; b < batch; b++) {
     const row = b * E;
     z.set(zx.subarray(row, row + Di), b * Di);
-    // Causal conv over (state ++ new input), then shift the state.
-    for (let c = 0; c < C; c++) {
-      const inp = zx[row + Di + c]!;
-      const so = (b * C + c) * (K - 1);
-      let v = w.convBias[c]! + w.convWeight[c * K + K - 1]! * inp;
-      for (let k = 0; k < K - 1; k++) v += w.convWeight[c * K + k]! * conv[so + k]!;
-      for (let k = 0; k < K - 2; k++) conv[so + k] = conv[so + k + 1]!;
-      if (K > 1) conv[so + K - 2] = inp;
-      xbc[c] = v * sigmoidScalar(v);
-    }
-    for (let h = 0; h < H; h++) {
-      const g = Math.floor(h / hpg);
-      const dt = softplusScalar(zx[row + Di + C + h]! + w.dtBias[h]!);
-      const decay = Math.exp(-dt * Math.exp(w.aLog[h]!));
-      const bo = Di + g * N;
-      const co = Di + G * N + g * N;
-      const so = (b * H + h) * P * N;
-      for (let p = 0; p < P; p++) {
-        const xv = xbc[h * P + p]!;
-        const xp = dt * xv;
-        let acc = 0;
-        for (let n = 0; n < N; n++) {
-          const s = decay * ssm[so + p * N + n]! + xp * xbc[bo + n]!;
-          ssm[so + p * N + n] = s;
-          acc += s * xbc[co + n]!;
-        }
-        y[b * Di + h * P + p] = acc + w.d[h]! * xv;
-      }
-    }
+    updateRow(cfg, dims, w, zx, row + Di, b, conv, ssm, xbc, y, b * Di);
   }
-  const normed = gatedRmsnormForward(y, z, w.normWeight, batch, Di, G, cfg.normEps);
+  const normed = gatedRmsnormForward(y, z, w.normWeight, batch, Di, cfg.nGroups, cfg.normEps);
   const out = allocF32(batch * D);
   gemm(false, true, batch, D, Di, 1, normed, 0, Di, w.outProj, 0, Di, 0, out, 0, D);
   return out;
+}
+
+/**
+ * The state update of `mamba2StepRaw` alone (see the header) for the state rows `rows`:
+ * u [rows.length, D] (row j is state row rows[j]); conv, ssm updated in place, nothing returned.
+ */
+export function mamba2AbsorbRaw(
+  cfg: Mamba2Config,
+  dims: Mamba2Dims,
+  w: Mamba2Weights,
+  rows: readonly number[],
+  u: Float32Array,
+  conv: Float32Array,
+  ssm: Float32Array,
+): void {
+  const { dInner: Di, nHeads: H, convDim: C } = dims;
+  const D = cfg.dModel;
+  const n = rows.length;
+  const W = C + H; // xBC and dt columns: contiguous rows of in_proj after the z rows
+  const xdt = new Float32Array(n * W);
+  gemm(false, true, n, W, D, 1, u, 0, D, w.inProj, Di * D, D, 0, xdt, 0, W);
+  const xbc = new Float32Array(C);
+  rows.forEach((b, j) => {
+    updateRow(cfg, dims, w, xdt, j * W, b, conv, ssm, xbc, null, 0);
+  });
 }

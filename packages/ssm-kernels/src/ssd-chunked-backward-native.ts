@@ -3,9 +3,8 @@
  * (reverse chunk recurrence per (batch, head)) and the group pass (per (batch, chunk, group)
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
-import { allocF32Uninit } from "@loop/tensor";
+import { allocF32Uninit, withTemporaries } from "@loop/tensor/kernel";
 import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
-import { scratch } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
 
 /**
@@ -48,7 +47,7 @@ export type SsdBackwardGroupsNative = (
   ...sizes: SsdNativeSizes
 ) => void;
 
-/** Both passes in native/ssd.c; the per-head partials live in the (unzeroed) scratch cache. */
+/** Both passes in native/ssd.c; the per-head partials are (unzeroed) pooled temporaries. */
 export function backwardNative(
   heads: SsdBackwardHeadsNative,
   groups: SsdBackwardGroupsNative,
@@ -64,41 +63,43 @@ export function backwardNative(
   const gdt = allocF32Uninit(a.dt.length);
   const gA = new Float32Array(H);
   const gs0 = a.s0 ? new Float32Array(a.s0.length) : null;
-  const gBh = scratch("gBh", batch * T * H * N, false);
-  const gCh = scratch("gCh", batch * T * H * N, false);
-  // d(C·Bᵀ) per head as packed lower triangles (native/ssd.c's own layout)
-  const dCB = gy ? scratch("dCB", (batch * nc * H * Lc * (Lc + 1)) / 2, false) : null;
   const gD = a.D ? new Float32Array(H) : null;
-  heads(
-    a.x,
-    a.dt,
-    a.A,
-    a.B,
-    a.C,
-    a.s0 !== null,
-    gy,
-    gState,
-    saved.chunkStates,
-    saved.cb,
-    gx,
-    gdt,
-    gA,
-    gs0,
-    gBh,
-    gCh,
-    dCB,
-    a.D ?? null,
-    gD,
-    batch,
-    T,
-    H,
-    P,
-    G,
-    N,
-    Lc,
-  );
   const gB = allocF32Uninit(a.B.length);
   const gC = allocF32Uninit(a.C.length);
-  groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
+  withTemporaries(() => {
+    const gBh = allocF32Uninit(batch * T * H * N);
+    const gCh = allocF32Uninit(batch * T * H * N);
+    // d(C·Bᵀ) per head as packed lower triangles (native/ssd.c's own layout)
+    const dCB = gy ? allocF32Uninit((batch * nc * H * Lc * (Lc + 1)) / 2) : null;
+    heads(
+      a.x,
+      a.dt,
+      a.A,
+      a.B,
+      a.C,
+      a.s0 !== null,
+      gy,
+      gState,
+      saved.chunkStates,
+      saved.cb,
+      gx,
+      gdt,
+      gA,
+      gs0,
+      gBh,
+      gCh,
+      dCB,
+      a.D ?? null,
+      gD,
+      batch,
+      T,
+      H,
+      P,
+      G,
+      N,
+      Lc,
+    );
+    groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
+  });
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };
 }

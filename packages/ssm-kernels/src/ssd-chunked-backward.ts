@@ -13,12 +13,23 @@
  * Two parallel passes (parallelFor; serial without a thread pool): the reverse recurrence per
  * (batch, head), which owns its rows of dx and ddt and writes per-head partial dB, dC, d(C·Bᵀ)
  * and ∂A; then per (batch, chunk, group) the sum over the group's heads and the two d(C·Bᵀ)
- * products. Every block product is a non-transposed gemm; scratch is allocated per pass.
+ * products. Every block product is a non-transposed gemm; the pass temporaries come from the
+ * engine's scratch pool (withTemporaries) and go back to it when the call ends.
  * When the native addon is enabled (@loop/ssm-kernels/node), `ssd/backwardHeads` and
  * `ssd/backwardGroups` (native/ssd.c) run the two passes instead, same algorithm, on OpenMP
  * threads.
  */
-import { allocF32, defineKernel, gemm, nativeKernel, parallelFor } from "@loop/tensor";
+import {
+  allocF32,
+  allocShared,
+  allocShared64,
+  defineKernel,
+  gemm,
+  nativeKernel,
+  parallelFor,
+  shareable,
+  withTemporaries,
+} from "@loop/tensor/kernel";
 import { dskipBackward } from "./mamba2-ops.js";
 import {
   backwardNative,
@@ -26,15 +37,7 @@ import {
   type SsdBackwardHeadsNative,
 } from "./ssd-chunked-backward-native.js";
 import { type ChunkDims, chunkDims, type SsdChunkedSaved } from "./ssd-chunked-forward.js";
-import {
-  allocShared,
-  allocShared64,
-  chunkDecays,
-  scratch,
-  shareable,
-  swapLastAxes,
-  transposeInto,
-} from "./ssd-chunked-util.js";
+import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
 
 interface HeadArgs {
@@ -277,61 +280,62 @@ export function ssdChunkedBackward(
   if (heads && groups) return backwardNative(heads, groups, d, a, saved, gy, gState);
   const { batch, T, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
-  const rt = scratch("rt", batch * H * PN);
-  if (gState) swapLastAxes(gState, batch * H, P, N, rt);
   const gx = allocShared(a.x.length);
   const gdt = allocShared(a.dt.length);
-  const gAh = allocShared64(batch * H);
-  const gBh = scratch("gBh", batch * T * H * N);
-  const gCh = scratch("gCh", batch * T * H * N);
-  const dCB = scratch("dCB", gy ? batch * nc * H * Lc * Lc : 0);
-  const B = shareable(a.B);
-  const C = shareable(a.C);
-  parallelFor(headKernel, batch * H, {
-    d,
-    x: shareable(a.x),
-    dt: shareable(a.dt),
-    A: shareable(a.A),
-    B,
-    C,
-    gy: gy ? shareable(gy) : allocF32(0),
-    hasGy: gy !== null,
-    hasS0: a.s0 !== null,
-    hasGs: gState !== null,
-    rt,
-    chunkStates: shareable(saved.chunkStates),
-    cb: shareable(saved.cb),
-    gx,
-    gdt,
-    gAh,
-    gBh,
-    gCh,
-    dCB,
-  });
   const gB = allocShared(a.B.length);
   const gC = allocShared(a.C.length);
-  parallelFor(groupKernel, batch * nc * G, {
-    d,
-    B,
-    C,
-    hasGy: gy !== null,
-    gBh,
-    gCh,
-    dCB,
-    gB,
-    gC,
+  const gs0 = a.s0 ? new Float32Array(a.s0.length) : null;
+  // Rᵀ, the per-head partials and the staged inputs die with this call: pooled temporaries
+  const gA = withTemporaries(() => {
+    const rt = allocShared(batch * H * PN);
+    if (gState) swapLastAxes(gState, batch * H, P, N, rt);
+    const gAh = allocShared64(batch * H);
+    const gBh = allocShared(batch * T * H * N);
+    const gCh = allocShared(batch * T * H * N);
+    const dCB = allocShared(gy ? batch * nc * H * Lc * Lc : 0);
+    const B = shareable(a.B);
+    const C = shareable(a.C);
+    parallelFor(headKernel, batch * H, {
+      d,
+      x: shareable(a.x),
+      dt: shareable(a.dt),
+      A: shareable(a.A),
+      B,
+      C,
+      gy: gy ? shareable(gy) : allocF32(0),
+      hasGy: gy !== null,
+      hasS0: a.s0 !== null,
+      hasGs: gState !== null,
+      rt,
+      chunkStates: shareable(saved.chunkStates),
+      cb: shareable(saved.cb),
+      gx,
+      gdt,
+      gAh,
+      gBh,
+      gCh,
+      dCB,
+    });
+    parallelFor(groupKernel, batch * nc * G, {
+      d,
+      B,
+      C,
+      hasGy: gy !== null,
+      gBh,
+      gCh,
+      dCB,
+      gB,
+      gC,
+    });
+    if (gs0) swapLastAxes(rt, batch * H, N, P, gs0);
+    const gAsum = new Float32Array(H);
+    for (let h = 0; h < H; h++) {
+      let v = 0;
+      for (let b = 0; b < batch; b++) v += gAh[b * H + h]!;
+      gAsum[h] = v;
+    }
+    return gAsum;
   });
-  const gA = new Float32Array(H);
-  for (let h = 0; h < H; h++) {
-    let v = 0;
-    for (let b = 0; b < batch; b++) v += gAh[b * H + h]!;
-    gA[h] = v;
-  }
-  let gs0: Float32Array | null = null;
-  if (a.s0) {
-    gs0 = new Float32Array(a.s0.length);
-    swapLastAxes(rt, batch * H, N, P, gs0);
-  }
   let gD: Float32Array | null = null;
   if (a.D) gD = gy ? dskipBackward(gx, gy, a.x, a.D, P) : new Float32Array(H);
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };

@@ -19,19 +19,15 @@
 import {
   allocF32,
   allocF32Uninit,
+  allocShared,
   defineKernel,
   gemm,
   nativeKernel,
   parallelFor,
-} from "@loop/tensor";
-import { dskipForward } from "./mamba2-ops.js";
-import {
-  allocShared,
-  chunkDecays,
   shareable,
-  swapLastAxes,
-  transposeInto,
-} from "./ssd-chunked-util.js";
+} from "@loop/tensor/kernel";
+import { dskipForward } from "./mamba2-ops.js";
+import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdShape } from "./ssd-shape.js";
 
 /** What the backward pass needs from the forward: chunk-start states and C·Bᵀ blocks. */

@@ -5,7 +5,8 @@
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initial state [B,H,P,N]
  *   → y [B,T,H,P], final state [B,H,P,N].
  */
-import { isGradEnabled, record, shapeStr, type Tensor } from "@loop/tensor";
+import { isGradEnabled, shapeStr, type Tensor } from "@loop/tensor";
+import { record } from "@loop/tensor/kernel";
 import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 import { ssdChunkedForward } from "./ssd-chunked-forward.js";
 import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";

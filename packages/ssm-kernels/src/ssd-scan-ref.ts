@@ -8,7 +8,8 @@
  *   dS += gy_t ⊗ C_t;  dC_t += Sᵀ_t gy_t;  dx_t += dt·dS·B_t;  dB_t += dt·dSᵀ·x_t;
  *   ddt_t += Σ dS⊙(x_t⊗B_t) + A·a·Σ dS⊙S_{t-1};  dA += dt·a·Σ dS⊙S_{t-1};  dS ← a·dS  (a = e^{dt·A}).
  */
-import { allocF32, record, type Tensor } from "@loop/tensor";
+import type { Tensor } from "@loop/tensor";
+import { allocF32, record } from "@loop/tensor/kernel";
 import { type SsdArrays, type SsdGrads, type SsdShape, ssdShape } from "./ssd-shape.js";
 
 /** Forward of the sequential recurrence on raw arrays. */

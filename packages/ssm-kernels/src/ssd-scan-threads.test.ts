@@ -1,4 +1,5 @@
-import { backward, currentPool, installPool, Rng, threadCount, withScratch } from "@loop/tensor";
+import { backward, Rng, withScratch } from "@loop/tensor";
+import { currentPool, installPool, threadCount } from "@loop/tensor/kernel";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";

@@ -54,10 +54,12 @@ export {
 export { deriveSeed, Prng, type PrngState } from "./prng.js";
 export {
   type Batch,
+  checkTaskVocab,
   type EvalSetOptions,
   IGNORE_INDEX,
   type Score,
   type Task,
   type TaskCursor,
+  type TaskMetric,
 } from "./task.js";
 export { Vocabulary } from "./vocabulary.js";

@@ -2,6 +2,7 @@
  * The interface every task (Mano, p-hop, language modelling) implements, so a trainer or an
  * evaluator can take any of them.
  */
+import type { TextTokenizer } from "./lm/tokenizer.js";
 import type { Vocabulary } from "./vocabulary.js";
 
 /** Target value meaning "no loss at this position" (PyTorch's `ignore_index`). */
@@ -42,8 +43,17 @@ export interface EvalSetOptions {
   seed?: number;
 }
 
+/**
+ * How evaluation scores a task: "accuracy", exact match at the scored positions (`task.score`),
+ * or "ppl", perplexity of the targets (language modelling).
+ */
+export type TaskMetric = "accuracy" | "ppl";
+
 export interface Task {
   readonly name: string;
+  readonly metric: TaskMetric;
+  /** The tokenizer between text and ids, for tasks over text; null for symbolic tasks. */
+  readonly tokenizer: TextTokenizer | null;
   readonly vocab: Vocabulary;
   readonly vocabSize: number;
   /** T: the sequence length of every batch this task produces. */
@@ -61,4 +71,12 @@ export interface Task {
    * positions. Mano and p-hop have one scored position per row, so this is exact-match accuracy.
    */
   score(batch: Batch, predicted: Int32Array): Score;
+}
+
+/** Throws unless every token id of `task` is an id of a model with `vocabSize` tokens. */
+export function checkTaskVocab(task: Task, vocabSize: number): void {
+  if (task.vocabSize > vocabSize)
+    throw new Error(
+      `task ${task.name} has ${task.vocabSize} symbols but the model's vocab_size is ${vocabSize}`,
+    );
 }

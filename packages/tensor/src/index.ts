@@ -1,15 +1,11 @@
+/**
+ * `@loop/tensor`: tensors, ops with their gradients, autograd, optimisers, RNG and safetensors.
+ * Writing kernels (fused ops, GEMM, native twins, parallel kernels): `@loop/tensor/kernel`.
+ */
 export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
-export {
-  type BackwardFn,
-  enableGrad,
-  type GradNode,
-  isGradEnabled,
-  noGrad,
-  record,
-  record1,
-} from "./autograd/node.js";
+export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
 export { type GradcheckOptions, type GradcheckResult, gradcheck } from "./gradcheck.js";
 export {
   decodeSafetensors,
@@ -17,21 +13,9 @@ export {
   type NamedArray,
   type SafetensorsFile,
 } from "./io/safetensors.js";
-export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
-export { gemmJs } from "./kernels/gemm-js.js";
-export {
-  gemmParallel,
-  gemmParallelJs,
-  PARALLEL_MIN_MACS,
-  setGemmParallelThreshold,
-} from "./kernels/gemm-parallel.js";
-export { gemmRef } from "./kernels/gemm-ref.js";
-export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
-export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native-registry.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
-export { fastExp } from "./ops/fast-exp.js";
 export { linearSplit } from "./ops/linear-split.js";
 export {
   countTargets,
@@ -52,10 +36,8 @@ export {
   logsigmoid,
   neg,
   sigmoid,
-  sigmoidScalar,
   silu,
   softplus,
-  softplusScalar,
 } from "./ops/unary.js";
 export { AdamW, type AdamWOptions, type AdamWState } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
@@ -64,8 +46,6 @@ export { randn, randu } from "./random-tensor.js";
 export { Rng, type RngState } from "./rng.js";
 export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
 export {
-  allocF32,
-  allocF32Uninit,
   full,
   IntTensor,
   intTensor,
@@ -78,13 +58,3 @@ export {
   tensor,
   zeros,
 } from "./tensor.js";
-export {
-  currentPool,
-  installPool,
-  type ParallelForOptions,
-  parallelFor,
-  type ThreadPool,
-  threadCount,
-  type WorkerPort,
-} from "./threads/pool.js";
-export { defineKernel, type KernelArgs, type ParallelKernel } from "./threads/registry.js";

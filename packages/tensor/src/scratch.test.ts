@@ -4,7 +4,7 @@ import { linear } from "./ops/matmul.js";
 import { sum } from "./ops/reduce.js";
 import { silu } from "./ops/unary.js";
 import { randn } from "./random-tensor.js";
-import { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
+import { releaseScratch, scratchBytes, withScratch, withTemporaries } from "./scratch.js";
 import { allocF32, allocF32Uninit } from "./tensor.js";
 
 describe("scratch pool", () => {
@@ -58,5 +58,28 @@ describe("scratch pool", () => {
     withScratch(() => {
       expect(allocF32(4096).every((v) => v === 0)).toBe(true);
     });
+  });
+  it("withTemporaries returns its buffers at once, inside a step's scope or outside any", () => {
+    releaseScratch();
+    withScratch(() => {
+      const kept = allocF32(3000); // the step's: stays taken until the step ends
+      const t1 = withTemporaries(() => allocF32(3000).buffer);
+      const t2 = withTemporaries(() => {
+        const t = allocF32(3000);
+        expect(t.every((v) => v === 0)).toBe(true);
+        t.fill(1);
+        return t.buffer;
+      });
+      expect(t2).toBe(t1); // the first temporary went back to the pool
+      expect(kept.buffer).not.toBe(t1);
+    });
+    const pooled = scratchBytes();
+    expect(pooled).toBe(2 * 4096 * 4);
+    // outside any step: still from the pool (no new buffer), and returned again
+    withTemporaries(() => allocF32Uninit(3000));
+    withTemporaries(() => allocF32Uninit(3000));
+    expect(scratchBytes()).toBe(pooled);
+    expect(() => releaseScratch()).not.toThrow();
+    expect(scratchBytes()).toBe(0);
   });
 });

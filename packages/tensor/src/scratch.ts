@@ -8,6 +8,10 @@
  * Contract: nothing allocated inside the scope may be used after it ends — return plain numbers
  * (or copies) from `fn`. Parameters, gradients of leaves and optimizer state are allocated
  * outside scopes and are unaffected.
+ *
+ * `withTemporaries(fn)` is the same pool for a kernel's own temporaries: what `allocF32` hands
+ * out inside it returns to the pool as soon as `fn` ends, inside a step's scope or outside any,
+ * so a backward pass that runs once per layer application reuses one set of buffers.
  */
 const MIN_POOLED = 1024;
 const hasShared = typeof SharedArrayBuffer !== "undefined";
@@ -59,6 +63,25 @@ export function withScratch<T>(fn: () => T): T {
         list.push(buf);
       }
       used = [];
+    }
+  }
+}
+
+/**
+ * Run `fn` with pooled temporaries (see the module comment): everything `allocF32` hands out
+ * inside it goes back to the pool when it ends, so nothing allocated inside may outlive `fn`.
+ */
+export function withTemporaries<T>(fn: () => T): T {
+  const mark = used.length;
+  depth++;
+  try {
+    return fn();
+  } finally {
+    depth--;
+    for (const [b, buf] of used.splice(mark)) {
+      let list = free.get(b);
+      if (!list) free.set(b, (list = []));
+      list.push(buf);
     }
   }
 }

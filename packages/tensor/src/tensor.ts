@@ -9,12 +9,18 @@ export type Shape = readonly number[];
 
 const hasShared = typeof SharedArrayBuffer !== "undefined";
 
-/** Allocate a zero-filled float32 buffer, shared between threads when possible. */
-export function allocF32(n: number): Float32Array {
-  const s = scratchAlloc(n);
-  if (s !== null) return s;
+/**
+ * A zero-filled float32 buffer that is never taken from the scratch pool (parameters, caches
+ * kept across steps), shared between threads when large.
+ */
+export function allocPersistentF32(n: number): Float32Array {
   if (hasShared && n >= 1024) return new Float32Array(new SharedArrayBuffer(n * 4));
   return new Float32Array(n);
+}
+
+/** Allocate a zero-filled float32 buffer, shared between threads when possible. */
+export function allocF32(n: number): Float32Array {
+  return scratchAlloc(n) ?? allocPersistentF32(n);
 }
 
 /**
@@ -22,10 +28,7 @@ export function allocF32(n: number): Float32Array {
  * outputs that the caller overwrites in full before reading.
  */
 export function allocF32Uninit(n: number): Float32Array {
-  const s = scratchAlloc(n, false);
-  if (s !== null) return s;
-  if (hasShared && n >= 1024) return new Float32Array(new SharedArrayBuffer(n * 4));
-  return new Float32Array(n);
+  return scratchAlloc(n, false) ?? allocPersistentF32(n);
 }
 
 export function sizeOf(shape: Shape): number {

@@ -1,4 +1,4 @@
-export { stageLoss, trainableParameters } from "./objective.js";
+export { freezeForStage, stageLoss, trainableParameters } from "./objective.js";
 export {
   DEFAULT_TRAIN,
   resolveTrainOptions,

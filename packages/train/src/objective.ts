@@ -4,12 +4,12 @@
  *  - gate1: L1 = Σ_r p(r)·ℓ(r) − β·H(p), backbone, head and gate jointly;
  *  - gate2: L2 (BCE against the ideal continuation label), only exit_gate.* trains.
  */
-import { gateLogits, stage1Loss, stage2Loss } from "@loop/exit-gate";
+import { stage1Loss, stage2Loss } from "@loop/exit-gate";
 import type { LoopedModel } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 import type { TrainOptions } from "./options.js";
 
-/** The parameters a stage trains; all others get requiresGrad = false (no gradient computed). */
+/** The parameters a stage trains (the model is not changed). */
 export function trainableParameters(
   model: LoopedModel,
   stage: TrainOptions["stage"],
@@ -21,15 +21,32 @@ export function trainableParameters(
     );
   }
   const isGate = (n: string) => n.startsWith("exit_gate.");
-  const chosen =
-    stage === "gate2"
-      ? all.filter((p) => isGate(p.name))
-      : stage === "pretrain"
-        ? all.filter((p) => !isGate(p.name))
-        : all;
+  if (stage === "gate2") return all.filter((p) => isGate(p.name));
+  if (stage === "pretrain") return all.filter((p) => !isGate(p.name));
+  return all;
+}
+
+/**
+ * Prepare the model for a stage: requiresGrad = true on the parameters the stage trains and
+ * false on every other (so their gradients are never computed); returns the trained ones. A
+ * `Trainer` needs its model prepared this way and checks it.
+ */
+export function freezeForStage(model: LoopedModel, stage: TrainOptions["stage"]): NamedParameter[] {
+  const chosen = trainableParameters(model, stage);
   const keep = new Set(chosen.map((p) => p.tensor));
-  for (const p of all) p.tensor.requiresGrad = keep.has(p.tensor);
+  for (const p of model.parameters()) p.tensor.requiresGrad = keep.has(p.tensor);
   return chosen;
+}
+
+/** Throws, naming the first mismatch, unless the model's requiresGrad flags are the stage's. */
+export function checkFrozenForStage(model: LoopedModel, stage: TrainOptions["stage"]): void {
+  const keep = new Set(trainableParameters(model, stage).map((p) => p.tensor));
+  for (const p of model.parameters()) {
+    if (p.tensor.requiresGrad === keep.has(p.tensor)) continue;
+    throw new Error(
+      `train: stage ${stage} ${keep.has(p.tensor) ? "trains" : "does not train"} ${p.name}, but its requiresGrad is ${p.tensor.requiresGrad}; call freezeForStage(model, "${stage}") first`,
+    );
+  }
 }
 
 export function stageLoss(
@@ -42,8 +59,7 @@ export function stageLoss(
     return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing });
   const gate = model.exitGate!;
   const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing });
-  const gl = { logits: (ro: readonly Tensor[]) => gateLogits(ro, gate.weight, gate.bias) };
   if (opts.stage === "gate1")
-    return stage1Loss(gl.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
-  return stage2Loss(gl, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });
+    return stage1Loss(gate.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
+  return stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });
 }

@@ -1,6 +1,7 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { describe, expect, it } from "vitest";
+import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
 import { Trainer } from "./trainer.js";
 
@@ -37,6 +38,7 @@ describe("Trainer", () => {
       seed: 4,
     });
     const before = model.parameters().map((p) => Float32Array.from(p.tensor.data));
+    freezeForStage(model, "gate2");
     const t = new Trainer(
       model,
       task,
@@ -55,6 +57,7 @@ describe("Trainer", () => {
       seed: 5,
     });
     const gateBefore = Float32Array.from(model.exitGate!.weight.data);
+    freezeForStage(model, "pretrain");
     const t = new Trainer(
       model,
       task,
@@ -62,6 +65,7 @@ describe("Trainer", () => {
     );
     while (!t.done) t.trainStep();
     expect(Array.from(model.exitGate!.weight.data)).toEqual(Array.from(gateBefore));
+    freezeForStage(model, "gate1");
     const g1 = new Trainer(
       model,
       task,
@@ -73,6 +77,20 @@ describe("Trainer", () => {
     expect(() => new Trainer(plain, task, resolveTrainOptions({ stage: "gate1" }))).toThrow(
       /needs a model with an exit gate/,
     );
+  });
+
+  it("changes no requiresGrad flag itself: a model not prepared for the stage is an error", () => {
+    const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba", exit_gate: true }));
+    const opts = resolveTrainOptions({ stage: "gate2", steps: 1, batchSize: 4 });
+    expect(() => new Trainer(model, task, opts)).toThrow(
+      /stage gate2 does not train backbone\.embeddings\.weight, but its requiresGrad is true; call freezeForStage\(model, "gate2"\) first/,
+    );
+    expect(model.parameters().every((p) => p.tensor.requiresGrad)).toBe(true);
+    const trained = freezeForStage(model, "gate2");
+    expect(trained.map((p) => p.name)).toEqual(["exit_gate.weight", "exit_gate.bias"]);
+    for (const p of model.parameters())
+      expect(p.tensor.requiresGrad, p.name).toBe(p.name.startsWith("exit_gate."));
+    expect(() => new Trainer(model, task, opts)).not.toThrow();
   });
 
   it("validates options by name", () => {

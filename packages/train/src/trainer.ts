@@ -6,7 +6,7 @@
  * step, data cursor) is exported for exact resume.
  */
 import type { LoopedModel } from "@loop/looped";
-import type { Task, TaskCursor } from "@loop/tasks";
+import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
 import {
   AdamW,
   type AdamWState,
@@ -19,7 +19,7 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
-import { stageLoss, trainableParameters } from "./objective.js";
+import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import type { TrainOptions } from "./options.js";
 
 export class NonFiniteError extends Error {
@@ -61,14 +61,11 @@ export class Trainer {
   elapsed = 0;
 
   constructor(model: LoopedModel, task: Task, opts: TrainOptions) {
-    if (task.vocabSize > model.config.vocab_size) {
-      throw new Error(
-        `train: task ${task.name} has ${task.vocabSize} symbols but the model's vocab_size is ${model.config.vocab_size}`,
-      );
-    }
+    checkTaskVocab(task, model.config.vocab_size);
     this.model = model;
     this.task = task;
     this.opts = opts;
+    checkFrozenForStage(model, opts.stage);
     this.params = trainableParameters(model, opts.stage);
     this.optimizer = new AdamW(this.params, {
       lr: opts.lr,

@@ -5,7 +5,7 @@
  * compiler leaves the portable kernels.
  */
 import { fileURLToPath } from "node:url";
-import { registerNativeKernels } from "@loop/tensor";
+import { registerNativeKernels } from "@loop/tensor/kernel";
 import { enableNativeAddons, type NativeAddonsResult } from "@loop/tensor/node";
 
 export const attentionNativeSource = fileURLToPath(

@@ -7,7 +7,8 @@
  * The last block switches the kernels on through enableNativeAttentionKernels and checks that
  * the ops route to them.
  */
-import { backward, gradcheck, linear, nativeKernelNames, Rng, reshape, Tensor } from "@loop/tensor";
+import { backward, gradcheck, linear, Rng, reshape, Tensor } from "@loop/tensor";
+import { nativeKernelNames } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { attention } from "../attention.js";

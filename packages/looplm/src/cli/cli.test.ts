@@ -201,31 +201,34 @@ describe("looplm train, generate, sweep", () => {
     expect(existsSync(join(d, "report.html"))).toBe(true);
   });
   it("names bad values and unknown flags", async () => {
-    await expect(run("train", "--task", "chess", "--out", "x")).rejects.toThrow(
+    // Inside a fresh temporary folder: a refused command must not leave its --out behind.
+    const x = join(tmp(), "x");
+    await expect(run("train", "--task", "chess", "--out", x)).rejects.toThrow(
       /--task must be one of mano, phop, lm, got "chess"/,
     );
-    await expect(run("train", ...tiny, "--steps", "0", "--out", "x")).rejects.toThrow(
+    await expect(run("train", ...tiny, "--steps", "0", "--out", x)).rejects.toThrow(
       /--steps must be ≥ 1, got 0/,
     );
-    await expect(run("train", ...tiny, "--lr", "abc", "--out", "x")).rejects.toThrow(
+    await expect(run("train", ...tiny, "--lr", "abc", "--out", x)).rejects.toThrow(
       /--lr must be a number, got "abc"/,
     );
-    await expect(run("train", ...tiny, "--stage", "gate2", "--out", "x")).rejects.toThrow(
+    await expect(run("train", ...tiny, "--stage", "gate2", "--out", x)).rejects.toThrow(
       /pass --from/,
     );
-    await expect(run("train", ...tiny, "--backbone", "rnn", "--out", "x")).rejects.toThrow(
+    await expect(run("train", ...tiny, "--backbone", "rnn", "--out", x)).rejects.toThrow(
       /--backbone must be one of/,
     );
-    await expect(run("train", ...tiny, "--bogus", "--out", "x")).rejects.toBeInstanceOf(
+    await expect(run("train", ...tiny, "--bogus", "--out", x)).rejects.toBeInstanceOf(
       CommanderError,
     );
     await expect(
-      run("sweep", "--protocol", "iso-depth", ...tiny, "--loops", "1", "--out", "x"),
+      run("sweep", "--protocol", "iso-depth", ...tiny, "--loops", "1", "--out", x),
     ).rejects.toThrow(/--protocol must be one of iso-param, iso-flops/);
     await expect(
-      run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", "x"),
+      run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", x),
     ).rejects.toThrow(/--loops must be a comma-separated list/);
     await expect(run("generate", "--model", "x")).rejects.toThrow(/exactly one of --prompt/);
+    expect(existsSync(x)).toBe(false);
   });
 });
 
@@ -249,6 +252,18 @@ describe("the looplm binary", () => {
     expect(u.stderr.trim().split("\n")).toEqual(["error: unknown option '--unknown-flag'"]);
     const v = looplm(["--version"]);
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it("sets threads up only before a command's action: a bad LOOPLM_THREADS fails a run, not --help", () => {
+    const env = { ...process.env, LOOPLM_THREADS: "0" };
+    const r = looplm(["forward", "--model", "/nonexistent", "--input", "x", "--out", "y"], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'looplm: LOOPLM_THREADS must be an integer ≥ 1, got "0"',
+    ]);
+    const h = looplm(["train", "--help"], env);
+    expect(h.status).toBe(0);
+    expect(h.stdout).toMatch(/Usage: looplm train/);
   });
 
   it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {

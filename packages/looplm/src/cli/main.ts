@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /** Entry point of the `looplm` binary: run the program, print failures as one line. */
-import { availableParallelism } from "node:os";
-import { errnoCode, fsErrorMessage, startThreadPool } from "@loop/tensor/node";
+import { errnoCode, fsErrorMessage } from "@loop/tensor/node";
 import { CommanderError } from "commander";
-import { enableNativeKernels } from "../native.js";
+import { setUpComputeBeforeActions } from "./compute.js";
 import { CliError } from "./errors.js";
 import { buildProgram } from "./program.js";
 import { endQuietlyWhenStdoutCloses } from "./stdout.js";
@@ -22,28 +21,10 @@ async function main(argv: string[]): Promise<number> {
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
     process.chdir(process.env.INIT_CWD);
-  // Training and evaluation split their large kernels over a worker-thread pool (one thread per
-  // core, LOOPLM_THREADS=n to choose, 1 to switch it off); one-shot commands such as `forward`
-  // stay single-threaded, where starting workers would cost more than it saves.
-  const heavy = ["experiment", "train", "sweep", "eval"].includes(argv[2] ?? "");
-  const threads = process.env.LOOPLM_THREADS
-    ? Number(process.env.LOOPLM_THREADS)
-    : heavy
-      ? availableParallelism()
-      : 1;
-  if (!Number.isInteger(threads) || threads < 1)
-    throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${process.env.LOOPLM_THREADS}"`);
-  if (threads > 1) await startThreadPool(threads);
-  // Heavy commands also switch on the native kernels (compiled from C on first use, then
-  // cached); without a compiler they say so once and run on the portable kernels.
-  if (heavy) {
-    const native = await enableNativeKernels();
-    if (!native.enabled && !native.switchedOff)
-      process.stderr.write(
-        `looplm: portable kernels (native ones unavailable: ${native.reason})\n`,
-      );
-  }
+  // Threads and native kernels are set up before the chosen command's action (compute.ts); the
+  // in-process tests build the program without this hook.
   const program = buildProgram();
+  setUpComputeBeforeActions(program);
   try {
     await program.parseAsync(argv);
     return 0;

@@ -6,13 +6,12 @@
 
 import { join } from "node:path";
 import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
-import { LoopedModel, type ModelConfig, stateDict } from "@loop/looped";
+import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import type { Task, TextTokenizer } from "@loop/tasks";
+import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import { CliError } from "./errors.js";
 
 export interface TrainJob {
   runDir: string;
@@ -41,31 +40,21 @@ export function taskEvaluator(
   batchSize: number,
 ): (m: LoopedModel) => EvalRecord {
   const batches = task.evalSet({ count, batchSize });
-  const isLm = task.name.startsWith("lm");
-  return (m) => evalRecord(isLm ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches));
+  return (m) =>
+    evalRecord(
+      task.metric === "ppl" ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches),
+    );
 }
 
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
   const base = loadCheckpoint(job.from);
-  if (job.train.stage === "pretrain" || base.config.exit_gate) return base;
-  // A pre-trained model without a gate: add a freshly initialised one, keep every other weight.
-  const gated = new LoopedModel({ ...base.config, exit_gate: true }, { seed: job.train.seed });
-  const sd = stateDict(base);
-  for (const p of gated.parameters()) {
-    const src = sd.get(p.name);
-    if (src) p.tensor.data.set(src.data);
-  }
-  return gated;
+  return job.train.stage === "pretrain" ? base : withExitGate(base, { seed: job.train.seed });
 }
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const model = modelFor(job);
-  if (job.task.vocabSize > model.config.vocab_size) {
-    throw new CliError(
-      `the model's vocab_size ${model.config.vocab_size} is smaller than task ${job.task.name}'s ${job.task.vocabSize} symbols`,
-    );
-  }
+  checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   try {
     const res = await runTraining({
@@ -93,7 +82,7 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
  * and, for language modelling, the tokenizer.json the run trained or loaded.
  */
 export function saveVocabulary(task: Task, dirs: readonly string[]): void {
-  const tok = (task as { tokenizer?: TextTokenizer }).tokenizer;
+  const tok = task.tokenizer;
   for (const d of dirs) {
     writeFileAtomic(join(d, "vocab.json"), `${JSON.stringify(task.vocab.symbols)}\n`);
     if (tok) writeFileAtomic(join(d, "tokenizer.json"), `${JSON.stringify(tok.toJSON())}\n`);

@@ -3,7 +3,7 @@
  * grad.stage1.{param} for every parameter, loss.stage2 and grad.stage2.exit_gate.*, and
  * exit.step.q{q} for each q of the inputs.
  */
-import { gateLogits, gateOutputs } from "@loop/exit-gate";
+import { gateOutputs } from "@loop/exit-gate";
 import type { LoopedModel } from "@loop/looped";
 import { backward, type NamedArray } from "@loop/tensor";
 import type { ForwardInputs } from "./inputs.js";
@@ -14,13 +14,12 @@ export function gateOutputsFor(model: LoopedModel, inputs: ForwardInputs): Map<s
     throw new Error("gateOutputsFor: the model has no exit gate (config exit_gate is false)");
   const params = model.parameters();
   const fwd = model.forward(inputs.tokens, { steps: "all" });
-  const g = gateOutputs(
-    fwd.readouts,
-    fwd.logits,
-    inputs.targets,
-    { logits: (ro) => gateLogits(ro, gate.weight, gate.bias) },
-    { beta: inputs.beta, k: inputs.k, gamma: inputs.gamma, qs: inputs.q },
-  );
+  const g = gateOutputs(fwd.readouts, fwd.logits, inputs.targets, gate, {
+    beta: inputs.beta,
+    k: inputs.k,
+    gamma: inputs.gamma,
+    qs: inputs.q,
+  });
   const out = new Map<string, NamedArray>(g.tensors);
   const collect = (prefix: string, only?: (name: string) => boolean) => {
     for (const p of params) {

@@ -5,7 +5,7 @@
  * them when present; `LOOPLM_NATIVE=0` or a missing compiler leaves the portable kernels.
  */
 import { fileURLToPath } from "node:url";
-import { registerNativeKernels } from "@loop/tensor";
+import { registerNativeKernels } from "@loop/tensor/kernel";
 import { enableNativeAddons, type NativeAddonsResult } from "@loop/tensor/node";
 
 const ADDONS = ["ssm", "ssd"] as const;

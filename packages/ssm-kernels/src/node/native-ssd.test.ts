@@ -1,13 +1,5 @@
-import {
-  allocF32Uninit,
-  backward,
-  nativeKernelNames,
-  Rng,
-  randu,
-  registerNativeKernels,
-  type Tensor,
-  withScratch,
-} from "@loop/tensor";
+import { backward, Rng, randu, releaseScratch, type Tensor, withScratch } from "@loop/tensor";
+import { allocF32Uninit, nativeKernelNames, registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type {
@@ -15,7 +7,7 @@ import type {
   SsdBackwardHeadsNative,
 } from "../ssd-chunked-backward-native.js";
 import type { SsdForwardNative } from "../ssd-chunked-forward.js";
-import { ssdReleaseScratch } from "../ssd-chunked-util.js";
+
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
 import { ssdScanRef } from "../ssd-scan-ref.js";
 import { relErr, type ScanInputs, scanInputs } from "../test-helpers.js";
@@ -155,7 +147,7 @@ describe.runIf(built.ok)("native chunked SSD matches the portable passes", () =>
     usePortable();
     addon.setThreads(1);
   });
-  afterAll(() => ssdReleaseScratch());
+  afterAll(() => releaseScratch());
 
   CASES.forEach((c, k) => {
     it(`forward outputs and every gradient agree, 1 and 2 threads identical: ${label(c)}`, () => {

@@ -5,15 +5,8 @@
  * native must match portable within the stated tolerance and 1- and 2-thread results must be
  * bitwise identical (rows are split across threads, reductions use fixed row blocks).
  */
-import {
-  allocF32Uninit,
-  backward,
-  gradcheck,
-  Rng,
-  registerNativeKernels,
-  Tensor,
-  withScratch,
-} from "@loop/tensor";
+import { backward, gradcheck, Rng, Tensor, withScratch } from "@loop/tensor";
+import { allocF32Uninit, registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import {

@@ -42,6 +42,7 @@ export interface LanguageModelTaskOptions {
 
 export class LanguageModelTask implements Task {
   readonly name: string;
+  readonly metric = "ppl";
   readonly tokenizer: TextTokenizer;
   readonly vocab: Vocabulary;
   readonly seqLen: number;

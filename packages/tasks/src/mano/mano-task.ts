@@ -42,6 +42,8 @@ export function manoSymbols(maxOps: number): string[] {
 
 export class ManoTask implements Task {
   readonly name: string;
+  readonly metric = "accuracy";
+  readonly tokenizer = null;
   readonly maxOps: number;
   readonly vocab: Vocabulary;
   readonly seqLen: number;

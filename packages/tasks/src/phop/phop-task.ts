@@ -43,6 +43,8 @@ export const PHOP_DEFAULT_EVAL_SEED = 0x70686f70; // "phop"
 
 export class PHopTask implements Task {
   readonly name: string;
+  readonly metric = "accuracy";
+  readonly tokenizer = null;
   readonly alphabet: number;
   readonly length: number;
   readonly hops: number;

@@ -116,18 +116,3 @@ export function ceBackward(
   }
   parallelFor(ceBwd, t.length, { x, t, lse, g, gx, V, ignore }, { minPerThread: minRows(V) });
 }
-
-const canShare = typeof SharedArrayBuffer !== "undefined";
-
-/** A zeroed Float64Array in shared memory when the platform has it. */
-export function sharedF64(n: number): Float64Array {
-  return canShare ? new Float64Array(new SharedArrayBuffer(8 * n)) : new Float64Array(n);
-}
-
-/** `a` itself when shared, else a shared copy (small: one id per row). */
-export function sharedI32(a: Int32Array): Int32Array {
-  if (!canShare || a.buffer instanceof SharedArrayBuffer) return a;
-  const c = new Int32Array(new SharedArrayBuffer(4 * a.length));
-  c.set(a);
-  return c;
-}

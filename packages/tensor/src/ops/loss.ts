@@ -8,8 +8,9 @@
  * Every exponent here is ≤ 0 (x − max, x − lse), so the fast e^x≤0 of fast-exp.ts applies.
  */
 import { record1 } from "../autograd/node.js";
+import { allocShared64, shareable } from "../shared-memory.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
-import { ceBackward, ceForward, sharedF64, sharedI32 } from "./cross-entropy-kernels.js";
+import { ceBackward, ceForward } from "./cross-entropy-kernels.js";
 import { fastExp } from "./fast-exp.js";
 
 export const IGNORE_INDEX = -100;
@@ -67,8 +68,8 @@ export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor
   checkTargets(logits, targets, "crossEntropyPerToken");
   const V = logits.lastDim;
   const xd = logits.data;
-  const t = sharedI32(targets.data);
-  const lse = sharedF64(t.length);
+  const t = shareable(targets.data);
+  const lse = allocShared64(t.length);
   const y = allocF32(t.length);
   ceForward(xd, t, lse, y, V, IGNORE_INDEX);
   return record1("crossEntropyPerToken", [logits], y, targets.shape, ([g]) => {

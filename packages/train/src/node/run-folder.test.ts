@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -64,6 +65,22 @@ describe("run folders: nothing overwrites a run", () => {
     expect(() => openRunFolder(dir, { resume: true, overwrite: true })).toThrow(/exclude/);
   });
 
+  it("a folder it created is removed when released empty; an existing or used one is kept", () => {
+    const parent = tmp("rf-empty-");
+    const created = join(parent, "new");
+    openRunFolder(created).release();
+    expect(existsSync(created)).toBe(false);
+    const existing = join(parent, "old");
+    mkdirSync(existing);
+    openRunFolder(existing).release();
+    expect(existsSync(existing)).toBe(true);
+    const used = join(parent, "used");
+    const folder = openRunFolder(used);
+    writeFileSync(join(used, "run.json"), "{}");
+    folder.release();
+    expect(existsSync(join(used, "run.json"))).toBe(true);
+    expect(existsSync(join(used, LOCK_FILE))).toBe(false);
+  });
   it("a folder locked by a live process is a one-line error; a dead owner's lock is taken over", () => {
     const dir = tmp("rf-lock-");
     const live = { pid: process.ppid, host: hostname(), since: "x" };

@@ -7,7 +7,7 @@
  *  - a resumed run keeps every recorded setting; only RESUME_CHANGES may differ, and `steps`
  *    only grows (the learning-rate schedule of the first plan is kept).
  */
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelConfig } from "@loop/looped";
 import { readJsonFile } from "@loop/tensor/node";
@@ -81,8 +81,21 @@ function removeStaleTemporaries(dir: string): void {
 export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder {
   if (mode.resume && mode.overwrite)
     throw new Error("resume and overwrite exclude each other: choose one");
+  // A folder this call creates is removed again if it is still empty when released: a run
+  // refused before it wrote anything leaves no trace.
+  const existed = existsSync(dir);
   ensureDir(dir);
-  const release = lockRunFolder(dir);
+  const unlock = lockRunFolder(dir);
+  const release = () => {
+    unlock();
+    if (!existed) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // not empty (the run wrote files) or already gone: keep it
+      }
+    }
+  };
   try {
     removeStaleTemporaries(dir);
     let info: RunInfo | null = null;

@@ -13,6 +13,7 @@ import { saveCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
 import { noGrad, withScratch } from "@loop/tensor";
 import { fsError, writeFileAtomic } from "@loop/tensor/node";
+import { freezeForStage } from "../objective.js";
 import type { TrainOptions } from "../options.js";
 import { type StepMetrics, Trainer } from "../trainer.js";
 import {
@@ -107,6 +108,7 @@ export async function runTraining(o: RunOptions): Promise<RunResult> {
 async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult> {
   const logPath = join(o.runDir, "log.jsonl");
   const finalDir = join(o.runDir, "final");
+  freezeForStage(o.model, o.train.stage);
   const trainer = new Trainer(o.model, o.task, o.train);
   if (recorded) {
     checkResumeMatches(o.runDir, recorded, o.model.config, o.train);

@@ -22,8 +22,9 @@ import {
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
 import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { LanguageModelTask, type Task } from "@loop/tasks";
+import { checkTaskVocab, type Task } from "@loop/tasks";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
@@ -185,19 +186,16 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
   const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
   const cfg = model.config;
-  if (task.vocabSize > cfg.vocab_size)
-    throw new CliError(
-      `task ${task.name} has ${task.vocabSize} symbols but the model's vocab_size is ${cfg.vocab_size}`,
-    );
+  checkTaskVocab(task, cfg.vocab_size);
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
   const result =
-    taskFlags.task === "lm"
+    task.metric === "ppl"
       ? evaluatePerplexity(model, batches, { qs })
       : evaluateAccuracy(model, batches, { qs, score: (b, p) => task.score(b, p) });
   let mcPart: EvalFile["mc"] = null;
   if (mc) {
-    const tok = (task as LanguageModelTask).tokenizer;
-    if (!(task instanceof LanguageModelTask)) throw new CliError("--mc/--piqa need --task lm");
+    const tok = task.tokenizer;
+    if (!tok) throw new CliError("--mc/--piqa need --task lm");
     const r = evaluateMultipleChoice(mc.items, tok, (reqs) =>
       modelLoglikelihoods(model, reqs, { batchSize: f.batchSize }),
     );
@@ -232,8 +230,7 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
 }
 
 export function registerEval(program: Command): void {
-  const cmd = program
-    .command("eval")
+  const cmd = needsKernels(program.command("eval"))
     .description(
       "Evaluate a checkpoint at every loop step: accuracy (mano, phop) or perplexity (lm), exit-gate thresholds, multiple choice",
     )

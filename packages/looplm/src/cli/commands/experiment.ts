@@ -7,6 +7,7 @@ import { parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { resolveTrainOptions } from "@loop/train";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { openSweepFolder, runSweep } from "../sweep-runner.js";
@@ -83,8 +84,7 @@ export async function runExperiment(f: Flags): Promise<void> {
 }
 
 export function registerExperiment(program: Command): void {
-  program
-    .command("experiment")
+  needsKernels(program.command("experiment"))
     .description(
       "Run the default experiment: an iso-parameter p-hop sweep, looped Mamba-2 vs its non-looped baseline",
     )

@@ -53,7 +53,7 @@ export async function runGenerate(f: Flags): Promise<void> {
       temperature: f.temperature,
       topK: f.topK,
       seed: f.seed,
-    });
+    }).tokens;
   } catch (e) {
     throw new CliError((e as Error).message);
   }

@@ -1,5 +1,6 @@
 /** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import {
@@ -71,8 +72,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
 }
 
 export function registerSweep(program: Command): void {
-  const cmd = program
-    .command("sweep")
+  const cmd = needsKernels(program.command("sweep"))
     .description(
       "Train every member of an iso-parameter (N⊗R) or iso-FLOPs (N⊗R vs (N·R)⊗1) family and compare them",
     )

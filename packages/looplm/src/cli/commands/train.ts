@@ -2,6 +2,7 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
@@ -23,12 +24,21 @@ function checkFromOutside(from: string, out: string): void {
     );
 }
 
+/** The gate stages continue a trained model, so they need `--from`. */
+function checkStageFrom(f: Pick<Flags, "stage" | "from">): void {
+  if (f.stage !== "pretrain" && !f.from)
+    throw new CliError(
+      `--stage ${f.stage} continues a trained model: pass --from <checkpoint dir> (e.g. <run>/final)`,
+    );
+}
+
 export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (typed.resume && typed.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
   if (!typed.resume && !typed.task)
     throw new CliError("required option '--task <name>' not specified (or --resume a run)");
   if (typed.from) checkFromOutside(typed.from, typed.out);
+  if (!typed.resume) checkStageFrom(typed);
   // A new run's options are checked before its folder is created.
   const fresh = typed.resume ? null : buildTrainOptions(typed);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
@@ -42,11 +52,7 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   try {
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
-    if (f.stage !== "pretrain" && !f.from) {
-      throw new CliError(
-        `--stage ${f.stage} continues a trained model: pass --from <checkpoint dir> (e.g. <run>/final)`,
-      );
-    }
+    checkStageFrom(f);
     let train = fresh ?? buildTrainOptions(f);
     if (folder.info) {
       const r = resumeTrainOptions(folder.info.train, {
@@ -88,9 +94,9 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
 }
 
 export function registerTrain(program: Command): void {
-  const cmd = program
-    .command("train")
-    .description("Train a looped model on mano, p-hop or a text corpus");
+  const cmd = needsKernels(program.command("train")).description(
+    "Train a looped model on mano, p-hop or a text corpus",
+  );
   addTaskOptions(cmd, false);
   addModelOptions(cmd);
   addTrainOptions(cmd);

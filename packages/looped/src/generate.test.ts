@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
-import { generate } from "./decode.js";
-import { generateEarlyExit } from "./decode-early-exit-generate.js";
+import { decodeStep, initDecodeState } from "./decode.js";
+import { type GenerateOptions, generate, type StepPolicy } from "./generate.js";
 import { LoopedModel } from "./model.js";
 
 const cfg = parseConfig({
@@ -17,13 +17,25 @@ const cfg = parseConfig({
 });
 const prompt = [1, 5, 2, 7];
 
-describe("generateEarlyExit", () => {
+const generateEarlyExit = (
+  m: LoopedModel,
+  p: number[],
+  o: Omit<GenerateOptions, "policy"> & Omit<Extract<StepPolicy, { kind: "threshold" }>, "kind">,
+) => {
+  const { q, maxStep, skipped, fullPrompt, ...rest } = o;
+  return generate(m, p, {
+    ...rest,
+    policy: { kind: "threshold", q, maxStep, skipped, fullPrompt },
+  });
+};
+
+describe("generate with a threshold policy", () => {
   it("q = 1 generates exactly what generate does (greedy and sampled)", () => {
     const m = new LoopedModel(cfg, { seed: 2 });
     for (const temperature of [0, 0.8]) {
       const opts = { maxNewTokens: 6, temperature, topK: 5, seed: 9 };
       const res = generateEarlyExit(m, prompt, { ...opts, q: 1 });
-      expect(res.tokens).toEqual(generate(m, prompt, opts));
+      expect(res.tokens).toEqual(generate(m, prompt, opts).tokens);
       expect(res.exitSteps).toEqual(Array(prompt.length + 5).fill(3));
       expect(res.counts).toEqual({
         tokens: prompt.length + 5,
@@ -58,7 +70,7 @@ describe("generateEarlyExit", () => {
     expect(fp.counts.layersRun).toBe(4 * 3 * 2 + 3 * 2);
     expect(fp.counts.layersSkipped).toBe(3 * 2 * 2);
     // The first generated token comes from the same full-depth prompt pass as generate's.
-    expect(fp.tokens[0]).toBe(generate(m, prompt, { maxNewTokens: 1, temperature: 0 })[0]);
+    expect(fp.tokens[0]).toBe(generate(m, prompt, { maxNewTokens: 1, temperature: 0 }).tokens[0]);
   });
 
   it("stops at the stop token and rejects bad options", () => {
@@ -83,5 +95,41 @@ describe("generateEarlyExit", () => {
     expect(() => generateEarlyExit(plain, prompt, { maxNewTokens: 1, q: 1 })).toThrow(
       /no exit gate/,
     );
+  });
+});
+
+describe("generate with the full and fixed policies", () => {
+  it("full depth counts R steps per token; fixed step k is the loop truncated to k (no gate needed)", () => {
+    const plain = new LoopedModel({ ...cfg, exit_gate: false }, { seed: 5 });
+    const full = generate(plain, prompt, { maxNewTokens: 3, temperature: 0 });
+    expect(full.exitSteps).toEqual(Array(prompt.length + 2).fill(3));
+    expect(full.counts.layersRun).toBe((prompt.length + 2) * 3 * 2);
+    expect(
+      generate(plain, prompt, {
+        maxNewTokens: 3,
+        temperature: 0,
+        policy: { kind: "fixed", step: 3 },
+      }).tokens,
+    ).toEqual(full.tokens);
+    const fixed = generate(plain, prompt, {
+      maxNewTokens: 3,
+      temperature: 0,
+      policy: { kind: "fixed", step: 2 },
+    });
+    expect(fixed.exitSteps).toEqual(Array(prompt.length + 2).fill(2));
+    expect(fixed.counts.layersSkipped).toBe((prompt.length + 2) * 2);
+    // The first token: greedy on logits(2) of full decoding of the prompt.
+    const st = initDecodeState(plain, 1, prompt.length);
+    let logits2: Float32Array = new Float32Array(0);
+    for (const t of prompt) logits2 = decodeStep(plain, st, [t]).logits[1]!.data;
+    let best = 0;
+    for (let j = 1; j < logits2.length; j++) if (logits2[j]! > logits2[best]!) best = j;
+    expect(fixed.tokens[0]).toBe(best);
+    expect(() =>
+      generate(plain, prompt, { maxNewTokens: 1, policy: { kind: "fixed", step: 4 } }),
+    ).toThrow(/maxStep must be an integer in \[1, 3\], got 4/);
+    expect(() =>
+      generate(plain, prompt, { maxNewTokens: 1, policy: { kind: "threshold", q: 0.5 } }),
+    ).toThrow(/generate: the model has no exit gate/);
   });
 });

@@ -1,8 +1,9 @@
 import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { gateLogitRow, logOneMinusSigmoid, logSurvivalBound } from "./decode-early-exit-gate.js";
+import { ExitGate } from "./exit-gate.js";
+import { logOneMinusSigmoid, logSurvivalBound, OnlineThresholdExit } from "./threshold-exit.js";
 
-describe("early-exit rule", () => {
+describe("threshold exit decided online", () => {
   it("ln(1 − q) bound: 0 at q = 0, −∞ at q = 1, rejects q outside [0, 1]", () => {
     expect(logSurvivalBound(0, "op") === 0).toBe(true); // −0: ln S(n) ≤ −0 holds for S = 1
     expect(logSurvivalBound(1, "op")).toBe(Number.NEGATIVE_INFINITY);
@@ -43,11 +44,10 @@ describe("early-exit rule", () => {
           break;
         }
       }
-      let logS = 0;
+      const online = new OnlineThresholdExit(q, 1);
       let got = R;
       for (let r = 0; r < R - 1; r++) {
-        logS += logOneMinusSigmoid(a[r]!);
-        if (logS <= logSurvivalBound(q, "t")) {
+        if (online.step(0, a[r]!)) {
           got = r + 1;
           break;
         }
@@ -58,9 +58,17 @@ describe("early-exit rule", () => {
     expect(agree).toBe(400);
   });
 
+  it("rejects q outside [0, 1], naming the caller", () => {
+    expect(() => new OnlineThresholdExit(1.5, 2, "decodeX")).toThrow(
+      /decodeX: q must be in \[0, 1\], got 1.5/,
+    );
+  });
+
   it("gate logit of a row: w · row + b", () => {
+    const gate = new ExitGate({ dModel: 3 }, { rng: new Rng(1) });
+    gate.weight.data.set([0.5, -1, 2]);
+    gate.bias.data[0] = 0.25;
     const rows = new Float32Array([1, 2, 3, 4, 5, 6]);
-    const w = new Float32Array([0.5, -1, 2]);
-    expect(gateLogitRow(rows, 1, w, 0.25)).toBeCloseTo(0.5 * 4 - 5 + 12 + 0.25, 6);
+    expect(gate.logitRow(rows, 1)).toBeCloseTo(0.5 * 4 - 5 + 12 + 0.25, 6);
   });
 });

@@ -1,0 +1,128 @@
+/**
+ * Autoregressive generation (batch 1) under a step policy: how many loop steps each token runs.
+ *   "full": every token through all R steps (`decodeStep`, model.md §1);
+ *   "threshold": early-exit decoding at threshold q (decode-early-exit.ts; needs an exit gate),
+ *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps;
+ *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed).
+ * Sampling: temperature (0 = greedy), top-k, seeded.
+ */
+import { checkThreshold } from "@loop/exit-gate";
+import { Rng, type Tensor } from "@loop/tensor";
+import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
+import {
+  addEarlyExitCounts,
+  decodeStepEarlyExit,
+  type EarlyExitCounts,
+  type EarlyExitOptions,
+  emptyEarlyExitCounts,
+} from "./decode-early-exit.js";
+import type { LoopedModel } from "./model.js";
+
+interface SkippingPolicy {
+  /** What skipped Mamba-2 steps do with an exited token (EarlyExitOptions.skipped). */
+  skipped?: EarlyExitOptions["skipped"];
+  /** Run the prompt through all R steps (default false: the prompt exits early too). */
+  fullPrompt?: boolean;
+}
+
+export type StepPolicy =
+  | { kind: "full" }
+  | ({ kind: "threshold"; q: number; maxStep?: number } & SkippingPolicy)
+  | ({ kind: "fixed"; step: number } & SkippingPolicy);
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  /** 0 = greedy. Default 1. */
+  temperature?: number;
+  /** Sample among the k most likely tokens (0 or undefined = all). */
+  topK?: number;
+  seed?: number;
+  /** Stop when this token is produced. */
+  stopToken?: number;
+  /** Loop steps per token (default full depth). */
+  policy?: StepPolicy;
+}
+
+export interface GenerateResult {
+  /** The new token ids. */
+  tokens: number[];
+  /** Exit step of every token fed to the model (prompt, then generated), 1-based. */
+  exitSteps: number[];
+  /** Work over every token fed (a full-depth token counts R·N layers run). */
+  counts: EarlyExitCounts;
+}
+
+function checkOptions(model: LoopedModel, prompt: readonly number[], opts: GenerateOptions) {
+  const op = "generate";
+  const policy = opts.policy ?? { kind: "full" };
+  if (policy.kind === "threshold") {
+    checkThreshold(policy.q, op);
+    if (!model.exitGate)
+      throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
+  } else if (policy.kind !== "full" && policy.kind !== "fixed")
+    throw new Error(
+      `${op}: policy.kind must be "full", "threshold" or "fixed", got ${JSON.stringify((policy as { kind: unknown }).kind)}`,
+    );
+  if (prompt.length === 0) throw new Error(`${op}: prompt must contain at least one token`);
+  if (!Number.isInteger(opts.maxNewTokens) || opts.maxNewTokens < 0)
+    throw new Error(`${op}: maxNewTokens must be an integer ≥ 0, got ${opts.maxNewTokens}`);
+  const V = model.config.vocab_size;
+  for (const t of prompt)
+    if (!Number.isInteger(t) || t < 0 || t >= V)
+      throw new Error(`${op}: prompt token ${t} is outside [0, ${V})`);
+  const temperature = opts.temperature ?? 1;
+  const topK = opts.topK ?? 0;
+  if (!(temperature >= 0)) throw new Error(`${op}: temperature must be ≥ 0, got ${temperature}`);
+  if (!Number.isInteger(topK) || topK < 0)
+    throw new Error(`${op}: topK must be an integer ≥ 0, got ${topK}`);
+  return { policy, temperature, topK };
+}
+
+/** Generate up to `maxNewTokens` tokens after `prompt` under `opts.policy`. */
+export function generate(
+  model: LoopedModel,
+  prompt: readonly number[],
+  opts: GenerateOptions,
+): GenerateResult {
+  const { policy, temperature, topK } = checkOptions(model, prompt, opts);
+  const R = model.config.n_loops;
+  const N = model.layers.length;
+  const rng = new Rng(opts.seed ?? 0);
+  const st = initDecodeState(model, 1, prompt.length + opts.maxNewTokens);
+  const counts = emptyEarlyExitCounts();
+  const exitSteps: number[] = [];
+  const early: EarlyExitOptions | null =
+    policy.kind === "threshold"
+      ? { q: policy.q, maxStep: policy.maxStep, skipped: policy.skipped }
+      : policy.kind === "fixed"
+        ? { maxStep: policy.step, skipped: policy.skipped }
+        : null;
+  const fullPrompt = policy.kind === "full" || policy.fullPrompt === true;
+  const feed = (t: number, full: boolean): Tensor => {
+    if (full || !early) {
+      exitSteps.push(R);
+      addEarlyExitCounts(counts, {
+        tokens: 1,
+        layersRun: R * N,
+        layersSkipped: 0,
+        kvPropagated: 0,
+        ssmPropagated: 0,
+      });
+      return decodeStep(model, st, [t], false).logits[0]!;
+    }
+    const res = decodeStepEarlyExit(model, st, [t], early);
+    exitSteps.push(res.exitSteps[0]!);
+    addEarlyExitCounts(counts, res);
+    return res.logits;
+  };
+  let last: Tensor | null = null;
+  for (const t of prompt) last = feed(t, fullPrompt);
+  const tokens: number[] = [];
+  for (let i = 0; i < opts.maxNewTokens; i++) {
+    const next = sampleToken(last!.data, temperature, topK, rng);
+    tokens.push(next);
+    if (next === opts.stopToken || i === opts.maxNewTokens - 1) break;
+    last = feed(next, false);
+  }
+  return { tokens, exitSteps, counts };
+}

@@ -1,0 +1,31 @@
+/**
+ * The mixers' own configs for a model config (model.md §3–§4): the one translation from the
+ * formats.md `config.json` keys to `@loop/ssm-kernels` and `@loop/attention`, so sizes derived
+ * from a config (parameter shapes, FLOPs) come from the mixers' own formulas.
+ */
+import type { AttentionConfig } from "@loop/attention";
+import type { Mamba2Config } from "@loop/ssm-kernels";
+import type { ModelConfig } from "./config.js";
+
+export function mamba2Config(cfg: ModelConfig): Mamba2Config {
+  const s = cfg.ssm;
+  return {
+    dModel: cfg.d_model,
+    dState: s.d_state,
+    headdim: s.headdim,
+    expand: s.expand,
+    nGroups: s.n_groups,
+    dConv: s.d_conv,
+    chunkSize: s.chunk_size,
+    normEps: cfg.norm_eps,
+  };
+}
+
+export function attentionConfig(cfg: ModelConfig): AttentionConfig {
+  return {
+    dModel: cfg.d_model,
+    nHeads: cfg.attention.n_heads,
+    nKvHeads: cfg.attention.n_kv_heads,
+    ropeTheta: cfg.attention.rope_theta,
+  };
+}

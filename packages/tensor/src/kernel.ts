@@ -1,0 +1,33 @@
+/**
+ * `@loop/tensor/kernel`: the engine's surface for kernel authors — recording fused ops on the
+ * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the native-kernel registry, parallel kernels on the
+ * thread pool and the scalar helpers kernels share. Model code and users need only
+ * `@loop/tensor` (tensors, ops, autograd, optimisers).
+ */
+export { type BackwardFn, type GradNode, record, record1 } from "./autograd/node.js";
+export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
+export { gemmJs } from "./kernels/gemm-js.js";
+export {
+  gemmParallel,
+  gemmParallelJs,
+  PARALLEL_MIN_MACS,
+  setGemmParallelThreshold,
+} from "./kernels/gemm-parallel.js";
+export { gemmRef } from "./kernels/gemm-ref.js";
+export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
+export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native-registry.js";
+export { fastExp } from "./ops/fast-exp.js";
+export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
+export { withTemporaries } from "./scratch.js";
+export { allocShared, allocShared64, shareable } from "./shared-memory.js";
+export { allocF32, allocF32Uninit, allocPersistentF32 } from "./tensor.js";
+export {
+  currentPool,
+  installPool,
+  type ParallelForOptions,
+  parallelFor,
+  type ThreadPool,
+  threadCount,
+  type WorkerPort,
+} from "./threads/pool.js";
+export { defineKernel, type KernelArgs, type ParallelKernel } from "./threads/registry.js";
