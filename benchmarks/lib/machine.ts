@@ -104,7 +104,10 @@ export function peak(threads: number): Promise<Peak> {
         };
       const m = await measureFmaPeak(threads, { runMs: 20, repeats: 10 });
       if (!m.ok) return estimate(threads, `no native build: ${m.error}`);
-      return { gflops: m.gflops, source: `measured: FMA loop, ${m.isa} build, flops per thread CPU-second, best of 10` };
+      return {
+        gflops: m.gflops,
+        source: `measured: FMA loop, ${m.isa} build, flops per thread CPU-second, best of 10`,
+      };
     })();
     peaks.set(threads, p);
   }
