@@ -183,7 +183,7 @@ static void column_numbers(float *colf, long n) {
 }
 
 /*
- * Max and sum of a score row's visible columns (colf[col] < lim). The lanes are combined as a
+ * Max and sum of a score row's visible columns (from ≤ colf[col] < lim). The lanes are combined as a
  * tree at the end: the vectorised `omp simd reduction` of GCC ends in a chain of 16 dependent
  * scalar adds per row and key tile, which cost a tenth of the forward.
  */
@@ -192,11 +192,13 @@ static inline __mmask16 row_lanes(long col, long n) {
   return n - col >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - col)) - 1);
 }
 
-static float row_max_visible(const float *sr, const float *colf, long n, float lim) {
-  __m512 mx = _mm512_set1_ps(-INFINITY), L = _mm512_set1_ps(lim);
+static float row_max_visible(const float *sr, const float *colf, long n, float from, float lim) {
+  __m512 mx = _mm512_set1_ps(-INFINITY), L = _mm512_set1_ps(lim), F = _mm512_set1_ps(from);
   for (long col = 0; col < n; col += 16) {
     __mmask16 k = row_lanes(col, n);
-    k = _mm512_mask_cmp_ps_mask(k, _mm512_maskz_loadu_ps(k, colf + col), L, _CMP_LT_OQ);
+    __m512 cf = _mm512_maskz_loadu_ps(k, colf + col);
+    k = _mm512_mask_cmp_ps_mask(k, cf, L, _CMP_LT_OQ);
+    k = _mm512_mask_cmp_ps_mask(k, cf, F, _CMP_GE_OQ);
     mx = _mm512_mask_max_ps(mx, k, mx, _mm512_maskz_loadu_ps(k, sr + col));
   }
   return _mm512_reduce_max_ps(mx);
@@ -209,11 +211,11 @@ static float row_sum(const float *sr, long n) {
   return _mm512_reduce_add_ps(acc);
 }
 #else
-static float row_max_visible(const float *sr, const float *colf, long n, float lim) {
+static float row_max_visible(const float *sr, const float *colf, long n, float from, float lim) {
   float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
   for (long col = 0; col < n; col++) {
-    float v = colf[col] < lim ? sr[col] : -INFINITY;
+    float v = colf[col] < lim && colf[col] >= from ? sr[col] : -INFINITY;
     mx = v > mx ? v : mx;
   }
   return mx;
@@ -231,28 +233,32 @@ static float row_sum(const float *sr, long n) {
  * One key tile's step of the online softmax (flashFwd) on the scores S [rows, bc] of a query tile
  * (row R at position r0 + R % br, column col at key position c0 + col): S ← e^{S − m_new} on the
  * visible columns (0 elsewhere), l ← e^{m_old − m_new}·l + Σ_col S, O rows rescaled by the same
- * factor, m ← m_new.
+ * factor, m ← m_new. Packed documents: st (NULL: none) holds the first position of each query's
+ * document in this batch row ([T]); keys before it are masked like keys after the query.
  */
 static void online_softmax(float *S, long rows, long bc, long hd, long br, long r0, long c0,
-                           const float *colf, float *m, double *l, float *o) {
+                           const float *colf, float *m, double *l, float *o, const float *st) {
   for (long R = 0; R < rows; R++) {
     long r = R % br;
     /* columns col < nValid are at key positions ≤ the query position r0 + r */
     long nValid = r0 + r - c0 + 1;
     if (nValid > bc) nValid = bc;
+    /* and columns col ≥ from at positions in the query's document */
+    long from = st ? (long)st[r0 + r] - c0 : 0;
+    if (from < 0) from = 0;
     float *restrict sr = S + R * bc;
-    if (nValid <= 0) {
+    if (nValid <= from) {
       memset(sr, 0, (size_t)bc * sizeof(float));
       continue;
     }
     /* whole rows with a select, not loops that stop at nValid: those leave a scalar remainder
      * of up to 15 exps per row (masked scores may be unwritten: never used) */
-    float lim = (float)nValid, rowMax = row_max_visible(sr, colf, bc, lim);
+    float lim = (float)nValid, fr = (float)from, rowMax = row_max_visible(sr, colf, bc, fr, lim);
     float mOld = m[R], mNew = mOld > rowMax ? mOld : rowMax;
 #pragma omp simd
     for (long col = 0; col < bc; col++) {
       float p = loop_exp_neg(sr[col] - mNew);
-      sr[col] = colf[col] < lim ? p : 0.0f;
+      sr[col] = colf[col] < lim && colf[col] >= fr ? p : 0.0f;
     }
     float sum = row_sum(sr, bc);
     if (mOld != mNew) {
@@ -288,7 +294,7 @@ static int attention_threads(long B, long T, long Hq, long hd) {
 }
 
 /*
- * flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv) —
+ * flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv[, starts]) —
  * attention-forward.ts (docs/model.md §4): q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd],
  * lse [B, Hq, T]; the rows (positions) of q, k and v are ldq, ldk, ldv floats apart (0: packed;
  * they may be column blocks of one [B, T, ·] projection), y is packed;
@@ -301,7 +307,8 @@ static int attention_threads(long B, long T, long Hq, long hd) {
  */
 static napi_value FlashFwd(napi_env env, napi_callback_info info) {
   loop_args a;
-  if (!loop_get_args(env, info, &a, 15, "flashFwd")) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 16, 1, "flashFwd")) return NULL;
+  const float *starts = loop_f32(&a, 15); /* packed documents (NULL: none) */
   const float *q = loop_f32(&a, 0), *k = loop_f32(&a, 1), *v = loop_f32(&a, 2);
   float *y = loop_f32(&a, 3), *lse = loop_f32(&a, 4);
   long B = loop_long(&a, 5), T = loop_long(&a, 6), Hq = loop_long(&a, 7), Hkv = loop_long(&a, 8);
@@ -369,7 +376,7 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
         for (long kt = 0; kt * bk < r0 + br; kt++) {
           long c0 = kt * bk, bc = T - c0 < bk ? T - c0 : bk;
           gemm_scores(rows, bc, hd, c, Aq, ku + kt * kTile, S, br, r0, c0);
-          online_softmax(S, rows, bc, hd, br, r0, c0, colf, m, l, o);
+          online_softmax(S, rows, bc, hd, br, r0, c0, colf, m, l, o, starts ? starts + b * T : NULL);
           pack_apanels(S, bc, 0, rows, bc, Ap);
           gemm_rows_causal(rows, hd, bc, 1.0f, Ap, vu + kt * vTile, o, hd, br, r0, c0);
         }
@@ -389,7 +396,8 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
 
 /*
  * flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv, hd, blockQ, blockK,
- *          ldq, ldk, ldv, ldgq, ldgk, ldgv) —
+ *          ldq, ldk, ldv, ldgq, ldgk, ldgv[, starts]) — (starts [B·T]: packed documents, the
+ *          first position of each query's document, keys before it masked; NULL: none) —
  * attention-backward.ts (docs/model.md §4), shapes and strides of q, k, v as flashFwd, y and
  * gy = ∂y [B, T, Hq, hd] packed; the outputs given (dq [B, T, Hq, hd], dk, dv [B, T, Hkv, hd],
  * rows ldgq, ldgk, ldgv floats apart, 0: packed) are overwritten, null ones are not computed.
@@ -402,7 +410,8 @@ static napi_value FlashFwd(napi_env env, napi_callback_info info) {
  */
 static napi_value FlashBwd(napi_env env, napi_callback_info info) {
   loop_args a;
-  if (!loop_get_args(env, info, &a, 22, "flashBwd")) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 23, 1, "flashBwd")) return NULL;
+  const float *starts = loop_f32(&a, 22); /* packed documents (NULL: none) */
   const float *q = loop_f32(&a, 0), *k = loop_f32(&a, 1), *v = loop_f32(&a, 2);
   const float *y = loop_f32(&a, 3), *lse = loop_f32(&a, 4), *gy = loop_f32(&a, 5);
   float *dq = loop_f32(&a, 6), *dk = loop_f32(&a, 7), *dv = loop_f32(&a, 8);
@@ -501,15 +510,17 @@ static napi_value FlashBwd(napi_env env, napi_callback_info info) {
             long nValid = r0 + r - c0 + 1;
             if (nValid > bc) nValid = bc;
             if (nValid < 0) nValid = 0;
+            float fr = starts ? starts[b * T + r0 + r] - (float)c0 : 0.0f;
             float *restrict pr = P + R * bc, *restrict dr = dS + R * bc;
             float lr = lrow[R], dvr = dvec[R], lim = (float)nValid;
             /* whole rows with a select (as flashFwd; masked scores may be unwritten) */
 #pragma omp simd
             for (long col = 0; col < bc; col++) {
+              int vis = colf[col] < lim && colf[col] >= fr;
               float p = loop_exp_neg(pr[col] - lr);
-              p = colf[col] < lim ? p : 0.0f;
+              p = vis ? p : 0.0f;
               pr[col] = p;
-              dr[col] = colf[col] < lim ? p * (dr[col] - dvr) : 0.0f;
+              dr[col] = vis ? p * (dr[col] - dvr) : 0.0f;
             }
           }
           float beta = bq == bk && c0 == r0 ? 0.0f : 1.0f;

@@ -15,6 +15,7 @@ import {
   gemm,
   type KernelArgs,
   nativeKernel,
+  optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
 import { groupTile, transposeHead } from "./attention-pack.js";
@@ -37,11 +38,14 @@ export interface FlashBackwardArgs extends KernelArgs, AttentionDims {
   needV: boolean;
   blockQ: number;
   blockK: number;
+  /** Packed documents, as FlashForwardArgs.starts. */
+  starts?: Float32Array;
 }
 
 /** Units [lo, hi) of (batch, KV head) pairs, unit = b·Hkv + g. */
 function backwardUnits(a: FlashBackwardArgs, lo: number, hi: number): void {
   const { q, k, v, y, lse, gy, dq, dk, dv, T, Hq, Hkv, hd, group: G, blockQ, blockK } = a;
+  const starts = a.starts && a.starts.length > 0 ? a.starts : null;
   const { needQ, needK, needV } = a;
   const c = 1 / Math.sqrt(hd);
   const ldq = Hq * hd;
@@ -98,6 +102,11 @@ function backwardUnits(a: FlashBackwardArgs, lo: number, hi: number): void {
               dST.fill(0, ro, ro + first);
             }
             for (let R = jj * br + first; R < (jj + 1) * br; R++) {
+              if (starts && key < starts[b * T + r0 + R - jj * br]!) {
+                PT[po + R] = 0; // a key of an earlier document
+                dST[po + R] = 0;
+                continue;
+              }
               const p = fastExp(PT[po + R]! - lrow[R]!);
               PT[po + R] = p;
               dST[po + R] = p * (dST[po + R]! - dvec[R]!);
@@ -121,8 +130,9 @@ const backwardKernel = defineKernel<FlashBackwardArgs>(
 
 /**
  * native/attention.c flashBwd(q, k, v, y, lse, gy, dq|null, dk|null, dv|null, B, T, Hq, Hkv,
- * hd, blockQ, blockK, ldq, ldk, ldv, ldgq, ldgk, ldgv): the given outputs are overwritten; the
- * positions of q, k, v, dq, dk, dv are ld· floats apart (0: packed), y and gy are packed.
+ * hd, blockQ, blockK, ldq, ldk, ldv, ldgq, ldgk, ldgv[, starts]): the given outputs are
+ * overwritten; the positions of q, k, v, dq, dk, dv are ld· floats apart (0: packed), y and gy
+ * are packed; starts as FlashForwardArgs.starts (left out: one document per row).
  */
 export type FlashBwdNative = (
   q: Float32Array,
@@ -147,6 +157,7 @@ export type FlashBwdNative = (
   ldgq: number,
   ldgk: number,
   ldgv: number,
+  ...starts: [] | [Float32Array]
 ) => void;
 
 /** Compute the needed gradients into `a.dq`, `a.dk`, `a.dv` (all zero on entry). */
@@ -177,6 +188,7 @@ export function flashBackward(a: FlashBackwardArgs): void {
       0,
       0,
       0,
+      ...optionalArg(a.starts && a.starts.length > 0 ? a.starts : null),
     );
     return;
   }

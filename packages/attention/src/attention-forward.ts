@@ -16,6 +16,7 @@ import {
   gemm,
   type KernelArgs,
   nativeKernel,
+  optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
 import { groupTile, transposeHead } from "./attention-pack.js";
@@ -29,11 +30,17 @@ export interface FlashForwardArgs extends KernelArgs, AttentionDims {
   lse: Float32Array;
   blockQ: number;
   blockK: number;
+  /**
+   * Packed documents: [B·T] first position of each query's document (documentStarts); keys
+   * before it are masked like keys after the query. Absent or empty: one document per row.
+   */
+  starts?: Float32Array;
 }
 
 /** Units [lo, hi) of (batch, KV head) pairs, unit = b·Hkv + g. */
 function forwardUnits(a: FlashForwardArgs, lo: number, hi: number): void {
   const { q, k, v, y, lse, T, Hq, Hkv, hd, group: G, blockQ, blockK } = a;
+  const starts = a.starts && a.starts.length > 0 ? a.starts : null;
   const c = 1 / Math.sqrt(hd);
   const ldq = Hq * hd;
   const ldk = Hkv * hd;
@@ -62,19 +69,22 @@ function forwardUnits(a: FlashForwardArgs, lo: number, hi: number): void {
         gemm(false, false, rows, bc, hd, c, qg, 0, hd, kt, c0, T, 0, S, 0, bc);
         for (let R = 0; R < rows; R++) {
           const r = R % br;
-          // Columns col < nValid are at key positions ≤ the query position r0 + r.
+          // Columns col < nValid are at key positions ≤ the query position r0 + r, and columns
+          // col ≥ from in the query's document.
           const nValid = Math.min(bc, r0 + r - c0 + 1);
+          const from = starts ? Math.max(0, starts[b * T + r0 + r]! - c0) : 0;
           const so = R * bc;
-          if (nValid <= 0) {
+          if (nValid <= from) {
             S.fill(0, so, so + bc);
             continue;
           }
           let rowMax = Number.NEGATIVE_INFINITY;
-          for (let col = 0; col < nValid; col++) rowMax = Math.max(rowMax, S[so + col]!);
+          for (let col = from; col < nValid; col++) rowMax = Math.max(rowMax, S[so + col]!);
           const mOld = m[R]!;
           const mNew = Math.max(mOld, rowMax);
           let sum = 0;
-          for (let col = 0; col < nValid; col++) {
+          if (from > 0) S.fill(0, so, so + from);
+          for (let col = from; col < nValid; col++) {
             const p = fastExp(S[so + col]! - mNew);
             S[so + col] = p;
             sum += p;
@@ -111,8 +121,9 @@ const forwardKernel = defineKernel<FlashForwardArgs>(
 );
 
 /**
- * native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv):
- * the positions of q, k, v are ldq, ldk, ldv floats apart (0: packed), y is packed.
+ * native/attention.c flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, ldq, ldk, ldv
+ * [, starts]): the positions of q, k, v are ldq, ldk, ldv floats apart (0: packed), y is packed;
+ * starts as FlashForwardArgs.starts (left out: one document per row).
  */
 export type FlashFwdNative = (
   q: Float32Array,
@@ -130,13 +141,15 @@ export type FlashFwdNative = (
   ldq: number,
   ldk: number,
   ldv: number,
+  ...starts: [] | [Float32Array]
 ) => void;
 
 /** Fill `a.y` and `a.lse` (every entry is written). */
 export function flashForward(a: FlashForwardArgs): void {
   const nat = nativeKernel<FlashFwdNative>("attention/flashFwd");
   if (nat) {
-    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK, 0, 0, 0);
+    const st = optionalArg(a.starts && a.starts.length > 0 ? a.starts : null);
+    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK, 0, 0, 0, ...st);
     return;
   }
   parallelFor(forwardKernel, a.B * a.Hkv, a);

@@ -108,8 +108,12 @@ export class AttentionMixer implements Module {
     }
   }
 
-  /** u [B, T, D] → [B, T, D]; positions start at `positionOffset` (default 0). */
-  forward(u: Tensor, positionOffset = 0): Tensor {
+  /**
+   * u [B, T, D] → [B, T, D]; positions start at `positionOffset` (default 0). With `seqIdx`
+   * (packed documents, AttentionOptions.seqIdx) a query sees only keys of its own document;
+   * RoPE scores depend only on relative positions, so no position reset is needed.
+   */
+  forward(u: Tensor, positionOffset = 0, seqIdx: Int32Array | null = null): Tensor {
     const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
     if (u.rank !== 3 || u.shape[2] !== D) {
       throw new Error(`AttentionMixer.forward: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
@@ -120,6 +124,7 @@ export class AttentionMixer implements Module {
       nHeads: Hq,
       nKvHeads: Hkv,
       rope: { theta, offset: positionOffset },
+      seqIdx,
     });
     return linear(y, this.oProj);
   }

@@ -8,7 +8,15 @@
  * (native/attention.c, when registered) read ordinary memory: nothing is staged for them.
  */
 import type { Tensor } from "@loop/tensor";
-import { allocF32, allocF32Uninit, nativeKernel, record1, shareable } from "@loop/tensor/kernel";
+import {
+  allocF32,
+  allocF32Uninit,
+  documentStarts,
+  nativeKernel,
+  record1,
+  shareable,
+  threadCount,
+} from "@loop/tensor/kernel";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
@@ -18,6 +26,21 @@ export interface AttentionOptions {
   blockQ?: number;
   /** Key columns per tile (default 96). */
   blockK?: number;
+  /**
+   * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
+   * along a row); a query attends only to keys of its own document. Absent: one per row.
+   */
+  seqIdx?: Int32Array | null;
+}
+
+/** FlashForwardArgs.starts for the options: the document starts, or an empty array. */
+export function startsFor(opts: AttentionOptions, B: number, T: number): Float32Array {
+  if (!opts.seqIdx) return allocF32(0);
+  const s = documentStarts(opts.seqIdx, B, T);
+  if (threadCount() === 1) return s;
+  const shared = new Float32Array(new SharedArrayBuffer(4 * s.length));
+  shared.set(s);
+  return shared;
 }
 
 const DEFAULT_BLOCK = 96;
@@ -50,7 +73,8 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     Float32Array,
     Float32Array,
   ];
-  flashForward({ ...d, q: qd, k: kd, v: vd, y, lse, blockQ, blockK });
+  const starts = startsFor(opts, d.B, d.T);
+  flashForward({ ...d, q: qd, k: kd, v: vd, y, lse, blockQ, blockK, starts });
   return record1("attention", [q, k, v], y, q.shape, ([gy], needs) => {
     // Unneeded gradients are allocated but not computed (tiny next to the work saved). The
     // native kernel writes every element of those it computes; the portable one accumulates.
@@ -74,6 +98,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       needV: needs[2]!,
       blockQ,
       blockK,
+      starts,
     });
     return [needs[0] ? dq : null, needs[1] ? dk : null, needs[2] ? dv : null];
   });

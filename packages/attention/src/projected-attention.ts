@@ -10,8 +10,8 @@
  * native kernels it is the linear, rope and attention ops: the same values.
  */
 import { linear, reshape, shapeStr, type Tensor } from "@loop/tensor";
-import { allocF32Uninit, gemm, nativeKernel, record1 } from "@loop/tensor/kernel";
-import { type AttentionOptions, attention, blockSize } from "./attention.js";
+import { allocF32Uninit, gemm, nativeKernel, optionalArg, record1 } from "@loop/tensor/kernel";
+import { type AttentionOptions, attention, blockSize, startsFor } from "./attention.js";
 import type { FlashBwdNative } from "./attention-backward.js";
 import type { FlashFwdNative } from "./attention-forward.js";
 import { cachedTables, type RopeOptions, rope, rotate } from "./rope.js";
@@ -81,11 +81,36 @@ export function projectedAttention(
   rotate(k, k, B, T, Hkv, hd, cos, sin, 1, W);
   const y = allocF32Uninit(M * nq); // every row of y and lse is written
   const lse = allocF32Uninit(B * Hq * T);
-  fwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W);
+  const st = optionalArg(opts.seqIdx ? startsFor(opts, B, T) : null);
+  fwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W, ...st);
   return record1("projectedAttention", [u, wq, wk, wv], y, [B, T, nq], ([gy], needs) => {
     const g = allocF32Uninit(M * W); // ∂q | ∂k | ∂v per row, all written
     const [gq, gk, gv] = [g, g.subarray(nq), g.subarray(nq + nk)];
-    bwd(q, k, v, y, lse, gy!, gq, gk, gv, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W, W, W, W);
+    bwd(
+      q,
+      k,
+      v,
+      y,
+      lse,
+      gy!,
+      gq,
+      gk,
+      gv,
+      B,
+      T,
+      Hq,
+      Hkv,
+      hd,
+      blockQ,
+      blockK,
+      W,
+      W,
+      W,
+      W,
+      W,
+      W,
+      ...st,
+    );
     rotate(gq, gq, B, T, Hq, hd, cos, sin, -1, W);
     rotate(gk, gk, B, T, Hkv, hd, cos, sin, -1, W);
     let gu: Float32Array | null = null;

@@ -66,7 +66,7 @@ export function evaluateAccuracy(
   batches.forEach((batch, i) => {
     checkBatch(batch, i, V);
     examples += batch.shape[0];
-    const out = stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate);
+    const out = stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate, batch.seqIdx);
     const preds = out.logits.map((l) => argmaxLogits(l.data, V));
     preds.forEach((p, r) => {
       const s = score(batch, p);

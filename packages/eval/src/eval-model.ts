@@ -16,7 +16,10 @@ export interface EvalForwardResult {
 export interface EvalModel {
   readonly config: { readonly n_loops: number; readonly vocab_size: number };
   readonly exitGate: GateLike | null;
-  forward(tokens: IntTensor, opts: { steps: "all"; skipLogits?: boolean }): EvalForwardResult;
+  forward(
+    tokens: IntTensor,
+    opts: { steps: "all"; skipLogits?: boolean; seqIdx?: Int32Array | null },
+  ): EvalForwardResult;
   /** logits = readout · Wᵀ for readouts [..., D] → [..., V]. */
   head(readout: Tensor): Tensor;
 }
@@ -28,10 +31,18 @@ export interface StepOutputs {
   pdf: Tensor | null;
 }
 
-/** All loop steps' logits (and the exit pdf), without recording a tape. */
-export function stepOutputs(model: EvalModel, tokens: IntTensor, gate = true): StepOutputs {
+/**
+ * All loop steps' logits (and the exit pdf), without recording a tape; `seqIdx`: packed
+ * documents (Batch.seqIdx).
+ */
+export function stepOutputs(
+  model: EvalModel,
+  tokens: IntTensor,
+  gate = true,
+  seqIdx: Int32Array | null = null,
+): StepOutputs {
   return noGrad(() => {
-    const fwd = model.forward(tokens, { steps: "all" });
+    const fwd = model.forward(tokens, seqIdx ? { steps: "all", seqIdx } : { steps: "all" });
     const R = model.config.n_loops;
     if (fwd.logits.length !== R)
       throw new Error(

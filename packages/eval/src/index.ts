@@ -68,6 +68,7 @@ export {
   frontierChart,
   lossChart,
   mcStepChart,
+  seedSpreadChart,
   stepMetricChart,
   sweepChart,
 } from "./report/charts.js";
@@ -82,4 +83,4 @@ export {
   type SweepFile,
   type SweepRow,
 } from "./report/run-data.js";
-export { comparisonTable, formatMetric, type TableRow } from "./report/table.js";
+export { comparisonTable, formatMetric, formatTable, type TableRow } from "./report/table.js";

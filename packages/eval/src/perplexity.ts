@@ -56,7 +56,7 @@ export function evaluatePerplexity(
   batches.forEach((batch, i) => {
     checkBatch(batch, i, V);
     const [B, T] = batch.shape;
-    const out = stepOutputs(model, intTensor(batch.tokens, [B, T]), gate);
+    const out = stepOutputs(model, intTensor(batch.tokens, [B, T]), gate, batch.seqIdx);
     const tg = batch.targets;
     // lp[r][m]: log p of the target at position m under step r (0 where ignored).
     const lp = out.logits.map((l) => {

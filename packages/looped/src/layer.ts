@@ -65,8 +65,15 @@ export class Layer implements Module {
   }
 
   /** h [B,T,D] → h [B,T,D]. */
-  forward(h: Tensor): Tensor {
-    h = add(h, this.mixer.forward(rmsnorm(h, this.norm, this.eps)));
+  /** `seqIdx`: packed documents ([B·T] document index per position; Mamba2Mixer.forward). */
+  forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
+    const u = rmsnorm(h, this.norm, this.eps);
+    h = add(
+      h,
+      this.mixer instanceof AttentionMixer
+        ? this.mixer.forward(u, 0, seqIdx)
+        : this.mixer.forward(u, seqIdx),
+    );
     if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
     return h;
   }

@@ -30,6 +30,12 @@ export interface ForwardOptions {
   checkpointing?: boolean;
   /** Skip the LM head (readouts only). */
   skipLogits?: boolean;
+  /**
+   * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
+   * along a row). Every layer of every loop step resets at a document start: SSM state and conv
+   * history are dropped, attention sees only the query's own document.
+   */
+  seqIdx?: Int32Array | null;
 }
 
 export interface ForwardResult {
@@ -120,8 +126,8 @@ export class LoopedModel implements Module {
   }
 
   /** One loop step: the N layers, then norm_f when loop_norm. h [B,T,D] → [B,T,D]. */
-  loopStep(h: Tensor): Tensor {
-    for (const l of this.layers) h = l.forward(h);
+  loopStep(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
+    for (const l of this.layers) h = l.forward(h, seqIdx);
     return this.endOfStep(h);
   }
 
@@ -155,10 +161,11 @@ export class LoopedModel implements Module {
     let h = this.embed(tokens);
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const out: ForwardResult = { readouts: [], logits: [], stepIndex: [] };
+    const seqIdx = opts.seqIdx ?? null;
     for (let r = 1; r <= R; r++) {
       h = opts.checkpointing
-        ? checkpoint((x) => this.loopStep(x), h, blockParams)
-        : this.loopStep(h);
+        ? checkpoint((x) => this.loopStep(x, seqIdx), h, blockParams)
+        : this.loopStep(h, seqIdx);
       if (all || r === R) {
         const ro = this.readout(h);
         out.readouts.push(ro);

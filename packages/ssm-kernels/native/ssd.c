@@ -103,14 +103,17 @@ static int threads_for(long items, double work) {
  * One chunk of one head (chunkDecays in ssd-chunked-util.ts): e_k = exp(dt_k·A_h) and
  * E_k = Π_{j≤k} e_j = exp(Λ_k) in float64, and dt_k gathered into a contiguous row.
  * L exponentials per chunk and head, against O(L²·P) block products: libm is not the hot loop.
+ * rs (NULL: none) marks document starts of the chunk's positions (packed documents, mamba_ssm's
+ * seq_idx): there e_k is exactly 0, so no decay product — and no ∂Λ term, each being
+ * gradient × value — crosses the boundary.
  */
 static void chunk_decays(const float *dt, long stride, float Ah, long L, double *restrict e,
-                         double *restrict E, float *restrict dtc) {
+                         double *restrict E, float *restrict dtc, const float *rs) {
   double acc = 1;
   for (long k = 0; k < L; k++) {
     float d = dt[k * stride];
     dtc[k] = d;
-    double v = exp((double)d * (double)Ah);
+    double v = rs && rs[k] != 0.0f ? 0.0 : exp((double)d * (double)Ah);
     e[k] = v;
     acc *= v;
     E[k] = acc;
@@ -292,7 +295,7 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
 
 /*
  * forward(x, dt, A, B, C, s0|null, y, state, cb, chunkStates|null, D|null,
- *         batch, T, H, P, G, N, Lc)
+ *         batch, T, H, P, G, N, Lc[, resets|null])   (resets [B·T]: document starts, chunk_decays)
  * Per (b, c, g): cb = C·Bᵀ [L,L]. Per (b, h), chunks in order, with Sᵀ [N,P] the running
  * transposed state (s0ᵀ or zero to start), e, E the decays of the chunk:
  *   M_ij = cb_ij · exp(Λ_i − Λ_j) · dt_j (j ≤ i, else 0);  Y = M·X;  Y += diag(E)·C·Sᵀ
@@ -304,7 +307,7 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
 static napi_value Forward(napi_env env, napi_callback_info info) {
   const char *fn = "ssd forward";
   loop_args a;
-  if (!loop_get_args(env, info, &a, 18, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 19, 1, fn)) return NULL;
   ssd_dims d;
   if (!arg_dims(&a, 11, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
@@ -322,6 +325,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
   float *cb = loop_arg_f32(&a, 8, d.batch * nc * G * LL, 0, fn, "cb", &bad);
   float *cs = loop_arg_f32(&a, 9, BH * nc * PN, 1, fn, "chunkStates", &bad);
   const float *Dk = loop_arg_f32(&a, 10, H, 1, fn, "D", &bad);
+  const float *rs = loop_arg_f32(&a, 18, BT, 1, fn, "resets", &bad);
   if (bad) return NULL;
   const long ldx = H * P, ldb = G * N, hpg = H / G;
 
@@ -364,7 +368,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
         const long bc = ((b * T + t0) * G + g) * N;
         const float *cbk = cb + ((b * nc + c) * G + g) * LL;
         const long dtOff = (b * T + t0) * H + h, xOff = ((b * T + t0) * H + h) * P;
-        chunk_decays(dt + dtOff, H, A[h], L, e, E, dtc);
+        chunk_decays(dt + dtOff, H, A[h], L, e, E, dtc, rs ? rs + b * T + t0 : NULL);
         /* row i of the decays, dec_j = exp(Λ_i − Λ_j), updated from row i−1 */
         for (long i = 0; i < L; i++) {
           const double ei = e[i];
@@ -417,7 +421,8 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
 
 /*
  * backwardHeads(x, dt, A, B, C, hasS0, gy|null, gState|null, chunkStates, cb, gx, gdt, gA,
- *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc)
+ *               gs0|null, gBh, gCh, dCB|null, D|null, gD|null, batch, T, H, P, G, N, Lc
+ *               [, resets|null])
  * The reverse chunk recurrence per (b, h) (headKernel), carrying Rᵀ = (∂L/∂S_end)ᵀ [N,P]
  * (gStateᵀ or zero to start). Per chunk, last to first (docs/model.md §3.5, ssd-chunked-backward.ts):
  *   dM = gY·Xᵀ;  d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j;  dX = Mᵀ·gY + diag(w)·B·Rᵀ
@@ -434,6 +439,7 @@ static napi_value Forward(napi_env env, napi_callback_info info) {
 /* The head pass's inputs and outputs (null where not given). */
 typedef struct {
   const float *x, *dt, *A, *B, *C, *gy, *gs, *cs, *cb, *Dk;
+  const float *rs; /* document starts [B·T] (packed documents, chunk_decays), or null */
   float *gx, *gdt, *gA, *gs0, *gBh, *gCh, *dCB, *gD;
   int hasS0;
 } ssd_bwd;
@@ -470,6 +476,7 @@ static bwd_scratch bwd_thread_scratch(long Lc, long P, long N) {
 /* Where chunk c of item (b, h) lives in the arrays. */
 typedef struct {
   long h, g, L, bc, hOff, dtOff, xOff;
+  const float *rs;    /* the document starts of the chunk's positions, or null */
   int zeroPrev;       /* the state before this chunk is exactly zero (chunk 0, no s0) */
   const float *cbk;   /* C·Bᵀ of the chunk's group [L,Lc] */
   const float *sPrev; /* Sᵀ before the chunk [N,P] */
@@ -488,6 +495,7 @@ static bwd_chunk bwd_chunk_at(const ssd_dims *d, const ssd_bwd *a, long item, lo
   k.hOff = ((b * T + t0) * H + h) * N;
   k.dtOff = (b * T + t0) * H + h;
   k.xOff = ((b * T + t0) * H + h) * P;
+  k.rs = a->rs ? a->rs + b * T + t0 : NULL;
   k.zeroPrev = !a->hasS0 && c == 0;
   k.cbk = a->cb + ((b * nc + c) * G + g) * Lc * Lc;
   k.sPrev = a->cs + (item * nc + c) * P * N;
@@ -642,7 +650,7 @@ static void bwd_head_item(const ssd_dims *d, const ssd_bwd *a, long item, bwd_sc
   for (long c = d->nc - 1; c >= 0; c--) {
     const bwd_chunk k = bwd_chunk_at(d, a, item, c);
     const long L = k.L;
-    chunk_decays(a->dt + k.dtOff, H, Ah, L, s->e, s->E, s->dtc);
+    chunk_decays(a->dt + k.dtOff, H, Ah, L, s->e, s->E, s->dtc, k.rs);
     memset(s->dAc, 0, sizeof(double) * (size_t)L);
     memset(s->ddt, 0, sizeof(double) * (size_t)L);
     int wroteC = 0;
@@ -699,7 +707,7 @@ static void ssd_backward_heads(const ssd_dims *d, const ssd_bwd *a) {
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
   loop_args args;
-  if (!loop_get_args(env, info, &args, 26, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &args, 27, 1, fn)) return NULL;
   ssd_dims d;
   if (!arg_dims(&args, 19, fn, &d)) return NULL;
   if (d.nc == 0) return NULL;
@@ -727,6 +735,7 @@ static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   a.dCB = loop_arg_f32(&args, 16, a.gy ? d.batch * nc * H * LT : 0, 1, fn, "dCB", &bad);
   a.Dk = loop_arg_f32(&args, 17, H, 1, fn, "D", &bad);
   a.gD = loop_arg_f32(&args, 18, H, 1, fn, "gD", &bad);
+  a.rs = loop_arg_f32(&args, 26, BT, 1, fn, "resets", &bad);
   if (!bad && a.gy && !a.dCB) {
     napi_throw_type_error(env, NULL, "ssd backwardHeads: dCB is needed with gy");
     return NULL;

@@ -133,12 +133,25 @@ static float *transpose_weight(const float *w, long C, long K) {
   return wt;
 }
 
+/* Packed documents (causalConv1d's resets, document-resets.ts): rs [B·T] (NULL: none) is non-zero
+ * where a document starts. Row (b, t) reads only inputs of its own document: taps τ ≥ the
+ * returned first tap, the largest document start s in (t − K + 1, t], else t − K + 1 (every tap,
+ * the initial state included when no start lies in [0, t]). */
+static inline long conv_first_tap(const float *rs, long b, long t, long T, long K) {
+  if (rs) {
+    const long lo = t - K + 2 > 0 ? t - K + 2 : 0;
+    for (long s = t; s >= lo; s--)
+      if (rs[b * T + s] != 0.0f) return s;
+  }
+  return t - K + 1;
+}
+
 /* one output row (b, t) of convFwd into o [C]: bias, then the K taps in order k = 0..K−1
- * (wt: the weight transposed to [K,C]) */
+ * (wt: the weight transposed to [K,C]; taps before the row's document start skipped) */
 static inline void conv_row(float *restrict o, long b, long t, long T, long C, long K,
                             const float *x, const float *wt, const float *bias,
-                            const float *init) {
-  const long K1 = K - 1;
+                            const float *init, const float *rs) {
+  const long K1 = K - 1, first = conv_first_tap(rs, b, t, T, K);
   if (bias)
     for (long c = 0; c < C; c++) o[c] = bias[c];
   else
@@ -146,6 +159,7 @@ static inline void conv_row(float *restrict o, long b, long t, long T, long C, l
   for (long k = 0; k < K; k++) {
     const long tau = t - K1 + k;
     const float *restrict wk = wt + k * C;
+    if (tau < first) continue;
     if (tau >= 0) {
       const float *restrict xr = x + (b * T + tau) * C;
       for (long c = 0; c < C; c++) o[c] += wk[c] * xr[c];
@@ -157,7 +171,8 @@ static inline void conv_row(float *restrict o, long b, long t, long T, long C, l
 }
 
 /*
- * convFwd(B, T, C, K, x, weight, bias|null, init|null, y) — causalConv1dForward, docs/model.md §3.2:
+ * convFwd(B, T, C, K, x, weight, bias|null, init|null, y[, resets|null]) — causalConv1dForward,
+ * docs/model.md §3.2 (resets: packed documents, conv_first_tap):
  *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c],
  *   in[b,τ,c] = x[b,τ,c] for τ ≥ 0, init[b, c, K−1+τ] for τ < 0 (0 without init).
  * Shapes: x [B,T,C], weight [C,K] (= [C,1,K]), bias [C], init [B,C,K−1] → y [B,T,C].
@@ -167,7 +182,7 @@ static inline void conv_row(float *restrict o, long b, long t, long T, long C, l
 static napi_value ConvFwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convFwd";
-  if (!loop_get_args(env, info, &a, 9, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 10, 1, fn)) return NULL;
   long B, T, C, K;
   if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
@@ -175,6 +190,7 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
   const float *x, *w, *bias, *init;
   arg_conv_inputs(&a, fn, B, T, C, K, &x, &w, &bias, &init, &bad);
   float *y = loop_arg_f32(&a, 8, n, 0, fn, "y", &bad);
+  const float *rs = loop_arg_f32(&a, 9, rows, 1, fn, "resets", &bad);
   if (bad || n == 0) return NULL;
   float *wt = transpose_weight(w, C, K);
   if (!wt) {
@@ -182,7 +198,8 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
 #pragma omp parallel for num_threads(n_threads) if (n * K >= PAR_MIN) schedule(static)
-  for (long r = 0; r < rows; r++) conv_row(y + r * C, r / T, r % T, T, C, K, x, wt, bias, init);
+  for (long r = 0; r < rows; r++)
+    conv_row(y + r * C, r / T, r % T, T, C, K, x, wt, bias, init, rs);
   free(wt);
   return NULL;
 }
@@ -190,12 +207,12 @@ static napi_value ConvFwd(napi_env env, napi_callback_info info) {
 /* gx row (b, t) of convBwd into o [C]: Σ_k w[c,k]·gy[b, t+K−1−k, c] over t+K−1−k < T, added
  * for k = K−1..0 (the portable scatter's order); gy row ρ is at gy + (ρ − g0)·C */
 static inline void conv_gx_row(float *restrict o, long b, long t, long T, long C, long K,
-                               const float *wt, const float *gy, long g0) {
+                               const float *wt, const float *gy, long g0, const float *rs) {
   const long K1 = K - 1;
   for (long c = 0; c < C; c++) o[c] = 0.0f;
   for (long k = K1; k >= 0; k--) {
     const long tt = t + K1 - k;
-    if (tt >= T) continue;
+    if (tt >= T || t < conv_first_tap(rs, b, tt, T, K)) continue;
     const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + tt - g0) * C;
     for (long c = 0; c < C; c++) o[c] += wk[c] * gr[c];
   }
@@ -205,16 +222,18 @@ static inline void conv_gx_row(float *restrict o, long b, long t, long T, long C
  * block partial pk: [K,C] weight terms, then [C] bias terms */
 static inline void conv_gw_row(double *restrict pk, const float *restrict g, long b, long t,
                                long T, long C, long K, const float *x, const float *init,
-                               int wantW, int wantB) {
+                               int wantW, int wantB, const float *rs) {
   const long K1 = K - 1;
   if (wantB) {
     double *restrict pb = pk + K * C;
     for (long c = 0; c < C; c++) pb[c] += g[c];
   }
   if (!wantW) return;
+  const long first = conv_first_tap(rs, b, t, T, K);
   for (long k = 0; k < K; k++) {
     const long tau = t - K1 + k;
     double *restrict pkk = pk + k * C;
+    if (tau < first) continue;
     if (tau >= 0) {
       const float *restrict xr = x + (b * T + tau) * C;
       for (long c = 0; c < C; c++) pkk[c] += (double)g[c] * xr[c];
@@ -246,12 +265,14 @@ static void conv_zero_sums(float *gw, float *gb, float *gi, long B, long C, long
 /* ginit of batch b (convBwd): ginit[b,c,j] = Σ_k w[c,k]·gy[b, j−k, c] (k = j..0, j−k < T); zero
  * without init (ginit is the gradient of init); gy row ρ at gy + (ρ − g0)·C; acc: C floats */
 static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, long C, long K,
-                             const float *wt, const float *init, const float *gy, long g0) {
+                             const float *wt, const float *init, const float *gy, long g0,
+                             const float *rs) {
   const long K1 = K - 1;
   for (long j = 0; j < K1; j++) {
     for (long c = 0; c < C; c++) acc[c] = 0.0f;
     if (init)
       for (long k = j; k >= 0 && j - k < T; k--) {
+        if (j - K1 < conv_first_tap(rs, b, j - k, T, K)) continue; /* (τ = j − K + 1 < 0) */
         const float *restrict wk = wt + k * C, *restrict gr = gy + (b * T + j - k - g0) * C;
         for (long c = 0; c < C; c++) acc[c] += wk[c] * gr[c];
       }
@@ -260,7 +281,8 @@ static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, lon
 }
 
 /*
- * convBwd(B, T, C, K, x, weight, init|null, gy, gx|null, gw|null, gbias|null, ginit|null) —
+ * convBwd(B, T, C, K, x, weight, init|null, gy, gx|null, gw|null, gbias|null, ginit|null
+ *         [, resets|null]) — (the terms of taps a document start cuts off left out) —
  * causalConv1dBackward, docs/model.md §3.2, for y as in convFwd:
  *   gx[b,τ,c]     = Σ_k w[c,k] · gy[b, τ+K−1−k, c]          (terms with τ+K−1−k < T)
  *   ginit[b,c,j]  = Σ_k w[c,k] · gy[b, j−k, c]               (j < K−1; terms with 0 ≤ j−k < T)
@@ -274,7 +296,7 @@ static void conv_ginit_batch(float *gi, float *restrict acc, long b, long T, lon
 static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convBwd";
-  if (!loop_get_args(env, info, &a, 12, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 13, 1, fn)) return NULL;
   long B, T, C, K;
   if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
@@ -287,6 +309,7 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
   float *gw = loop_arg_f32(&a, 9, C * K, 1, fn, "gw", &bad);
   float *gb = loop_arg_f32(&a, 10, C, 1, fn, "gbias", &bad);
   float *gi = loop_arg_f32(&a, 11, B * C * K1, 1, fn, "ginit", &bad);
+  const float *rs = loop_arg_f32(&a, 12, rows, 1, fn, "resets", &bad);
   if (bad) return NULL;
   if (n == 0) { /* no rows: the sums are empty */
     conv_zero_sums(gw, gb, gi, B, C, K);
@@ -310,13 +333,14 @@ static napi_value ConvBwd(napi_env env, napi_callback_info info) {
     double *restrict pk = part ? part + blk * pw : NULL;
     if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
     for (long r = r0; r < r1; r++) {
-      if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, gy, 0);
-      if (pk) conv_gw_row(pk, gy + r * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL);
+      if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, gy, 0, rs);
+      if (pk)
+        conv_gw_row(pk, gy + r * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL, rs);
     }
   }
   if (part) conv_write_sums(part, nblk, C, K, gw, gb);
   if (gi)
-    for (long b = 0; b < B; b++) conv_ginit_batch(gi, acc, b, T, C, K, wt, init, gy, 0);
+    for (long b = 0; b < B; b++) conv_ginit_batch(gi, acc, b, T, C, K, wt, init, gy, 0, rs);
   free(wt), free(acc);
   return NULL;
 }
@@ -345,7 +369,8 @@ static int arg_pieces(loop_args *a, size_t i, long C, const char *fn, long *w, i
 }
 
 /*
- * convSiluFwd(B, T, C, K, x, weight, bias|null, init|null, np, w0, w1, w2, w3, y0, y1, y2, y3)
+ * convSiluFwd(B, T, C, K, x, weight, bias|null, init|null, np, w0, w1, w2, w3, y0, y1, y2, y3
+ *             [, resets|null])
  * — docs/model.md §3.2–3.3, silu(causal_conv1d(x)) split along channels into np pieces:
  *   pre = convFwd(x) (the same arithmetic, row by row), y_p[b,t,j] = silu(pre[b,t,o_p + j]),
  *   o_p = Σ_{q<p} w_q. Shapes as convFwd; y_p [B,T,w_p] (unused pieces null). pre is never stored:
@@ -354,7 +379,7 @@ static int arg_pieces(loop_args *a, size_t i, long C, const char *fn, long *w, i
 static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convSiluFwd";
-  if (!loop_get_args(env, info, &a, 17, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 18, 1, fn)) return NULL;
   long B, T, C, K;
   if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
@@ -365,6 +390,7 @@ static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
   arg_conv_inputs(&a, fn, B, T, C, K, &x, &wgt, &bias, &init, &bad);
   float *y[MAX_PIECES];
   for (int p = 0; p < np; p++) y[p] = loop_arg_f32(&a, 13 + p, rows * w[p], 0, fn, "a piece", &bad);
+  const float *rs = loop_arg_f32(&a, 17, rows, 1, fn, "resets", &bad);
   if (bad || n == 0) return NULL;
   float *wt = transpose_weight(wgt, C, K);
   int nt = n * K >= PAR_MIN ? n_threads : 1;
@@ -380,7 +406,7 @@ static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
     float *restrict pre = buf + omp_get_thread_num() * C;
 #pragma omp for schedule(static)
     for (long r = 0; r < rows; r++) {
-      conv_row(pre, r / T, r % T, T, C, K, x, wt, bias, init);
+      conv_row(pre, r / T, r % T, T, C, K, x, wt, bias, init, rs);
       long off = 0;
       for (int p = 0; p < np; off += w[p], p++) {
         const float *restrict v = pre + off;
@@ -398,10 +424,10 @@ static napi_value ConvSiluFwd(napi_env env, napi_callback_info info) {
  * ∂pre = g_p·σ·(1 + pre·(1 − σ)), σ = σ(pre), piece by piece (0 for a piece without gradient) */
 static void conv_silu_dpre(float *restrict d, long lo, long hi, long T, long C, long K,
                            const float *x, const float *wt, const float *bias, const float *init,
-                           int np, const long *w, float *const *g) {
+                           int np, const long *w, float *const *g, const float *rs) {
   for (long r = lo; r < hi; r++) {
     float *restrict dr = d + (r - lo) * C;
-    conv_row(dr, r / T, r % T, T, C, K, x, wt, bias, init);
+    conv_row(dr, r / T, r % T, T, C, K, x, wt, bias, init, rs);
     long off = 0;
     for (int p = 0; p < np; off += w[p], p++) {
       float *restrict v = dr + off;
@@ -421,7 +447,8 @@ static void conv_silu_dpre(float *restrict d, long lo, long hi, long T, long C, 
 
 /*
  * convSiluBwd(B, T, C, K, x, weight, bias|null, init|null, np, w0..w3, g0..g3 (null: no
- * gradient), gx|null, gw|null, gbias|null, ginit|null) — the backward of convSiluFwd: ∂pre
+ * gradient), gx|null, gw|null, gbias|null, ginit|null[, resets|null]) — the backward of
+ * convSiluFwd: ∂pre
  * (conv_silu_dpre), then convBwd's sums on it (the same helpers and order, so the results are
  * those of convBwd on the stored ∂pre). One pass: a block of rows [r0, r1) recomputes ∂pre for
  * [r0, r1 + K − 1) into per-thread scratch (the K − 1 halo rows are what gx reads ahead), so
@@ -431,7 +458,7 @@ static void conv_silu_dpre(float *restrict d, long lo, long hi, long T, long C, 
 static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "convSiluBwd";
-  if (!loop_get_args(env, info, &a, 21, fn)) return NULL;
+  if (!loop_get_args_opt(env, info, &a, 22, 1, fn)) return NULL;
   long B, T, C, K;
   if (!arg_conv_sizes(&a, fn, &B, &T, &C, &K)) return NULL;
   int bad = 0;
@@ -446,6 +473,7 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
   float *gw = loop_arg_f32(&a, 18, C * K, 1, fn, "gw", &bad);
   float *gb = loop_arg_f32(&a, 19, C, 1, fn, "gbias", &bad);
   float *gi = loop_arg_f32(&a, 20, B * C * K1, 1, fn, "ginit", &bad);
+  const float *rs = loop_arg_f32(&a, 21, rows, 1, fn, "resets", &bad);
   if (bad) return NULL;
   if (n == 0) { /* no rows: the sums are empty */
     conv_zero_sums(gw, gb, gi, B, C, K);
@@ -473,12 +501,14 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
     for (long blk = 0; blk < nblk; blk++) {
       const long r0 = blk * rb, r1 = r0 + rb < rows ? r0 + rb : rows;
       const long hi = r1 + K1 < rows ? r1 + K1 : rows;
-      conv_silu_dpre(d, r0, gx ? hi : r1, T, C, K, x, wt, bias, init, np, w, g);
+      conv_silu_dpre(d, r0, gx ? hi : r1, T, C, K, x, wt, bias, init, np, w, g, rs);
       double *restrict pk = part ? part + blk * pw : NULL;
       if (pk) memset(pk, 0, (size_t)pw * sizeof(double));
       for (long r = r0; r < r1; r++) {
-        if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, d, r0);
-        if (pk) conv_gw_row(pk, d + (r - r0) * C, r / T, r % T, T, C, K, x, init, gw != NULL, gb != NULL);
+        if (gx) conv_gx_row(gx + r * C, r / T, r % T, T, C, K, wt, d, r0, rs);
+        if (pk)
+          conv_gw_row(pk, d + (r - r0) * C, r / T, r % T, T, C, K, x, init, gw != NULL,
+                      gb != NULL, rs);
       }
     }
   }
@@ -487,8 +517,8 @@ static napi_value ConvSiluBwd(napi_env env, napi_callback_info info) {
     float *d = dpre + nt * per, *acc = d + K1 * C;
     for (long b = 0; b < B; b++) {
       const long lo = b * T, hi = lo + (K1 < T ? K1 : T);
-      conv_silu_dpre(d, lo, hi, T, C, K, x, wt, bias, init, np, w, g);
-      conv_ginit_batch(gi, acc, b, T, C, K, wt, init, d, lo);
+      conv_silu_dpre(d, lo, hi, T, C, K, x, wt, bias, init, np, w, g, rs);
+      conv_ginit_batch(gi, acc, b, T, C, K, wt, init, d, lo, rs);
     }
   }
   free(wt);

@@ -8,9 +8,19 @@
  * Loops run over t then k with the channel axis innermost (contiguous); the weight is first
  * transposed to [K,C] for the same reason. A registered native kernel (native/ssm.c `convFwd`,
  * `convBwd`) takes over the raw-array functions; these loops stay as fallback and reference.
+ * Packed documents (`seqIdx`, document-resets.ts): a row reads only inputs of its own document,
+ * taps τ ≥ `firstTap` (the initial state only when no document starts in [0, t]); the backward
+ * leaves out the same terms.
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
-import { allocF32, allocF32Uninit, nativeKernel, record1 } from "@loop/tensor/kernel";
+import {
+  allocF32,
+  allocF32Uninit,
+  documentResets,
+  nativeKernel,
+  optionalArg,
+  record1,
+} from "@loop/tensor/kernel";
 
 export interface ConvShape {
   batch: number;
@@ -19,7 +29,7 @@ export interface ConvShape {
   width: number;
 }
 
-/** native/ssm.c convFwd(B, T, C, K, x, weight, bias, init, y). */
+/** native/ssm.c convFwd(B, T, C, K, x, weight, bias, init, y[, resets]). */
 type ConvFwdNative = (
   B: number,
   T: number,
@@ -30,9 +40,10 @@ type ConvFwdNative = (
   bias: Float32Array | null,
   init: Float32Array | null,
   y: Float32Array,
+  ...resets: [] | [Float32Array]
 ) => void;
 
-/** native/ssm.c convBwd(B, T, C, K, x, weight, init, gy, gx, gw, gbias, ginit). */
+/** native/ssm.c convBwd(B, T, C, K, x, weight, init, gy, gx, gw, gbias, ginit[, resets]). */
 type ConvBwdNative = (
   B: number,
   T: number,
@@ -46,7 +57,24 @@ type ConvBwdNative = (
   gw: Float32Array | null,
   gbias: Float32Array | null,
   ginit: Float32Array | null,
+  ...resets: [] | [Float32Array]
 ) => void;
+
+/**
+ * The first tap τ that row t reads (packed documents): the latest document start s in
+ * (t − K + 1, t] (resets [B·T] non-zero there), else t − K + 1 (every tap; the initial state too).
+ */
+export function firstTap(
+  resets: Float32Array | null,
+  rowOff: number,
+  t: number,
+  K: number,
+): number {
+  if (resets) {
+    for (let s = t; s >= Math.max(t - K + 2, 0); s--) if (resets[rowOff + s] !== 0) return s;
+  }
+  return t - K + 1;
+}
 
 /** Weight [C,K] → [K,C]. */
 function transposeWeight(w: Float32Array, C: number, K: number): Float32Array {
@@ -55,19 +83,23 @@ function transposeWeight(w: Float32Array, C: number, K: number): Float32Array {
   return wt;
 }
 
-/** Forward on raw arrays; `init` [B,C,K−1] or null for zeros. */
+/**
+ * Forward on raw arrays; `init` [B,C,K−1] or null for zeros; `resets` [B·T] (documentResets) or
+ * null for one document per row.
+ */
 export function causalConv1dForward(
   s: ConvShape,
   x: Float32Array,
   weight: Float32Array,
   bias: Float32Array | null,
   init: Float32Array | null,
+  resets: Float32Array | null = null,
 ): Float32Array {
   const { batch, seqLen: T, channels: C, width: K } = s;
   const nat = nativeKernel<ConvFwdNative>("ssm/convFwd");
   if (nat) {
     const y = allocF32Uninit(batch * T * C); // (the kernel writes every element)
-    nat(batch, T, C, K, x, weight, bias, init, y);
+    nat(batch, T, C, K, x, weight, bias, init, y, ...optionalArg(resets));
     return y;
   }
   const wt = transposeWeight(weight, C, K);
@@ -76,9 +108,11 @@ export function causalConv1dForward(
     for (let t = 0; t < T; t++) {
       const o = (b * T + t) * C;
       if (bias) y.set(bias, o);
+      const first = firstTap(resets, b * T, t, K);
       for (let k = 0; k < K; k++) {
         const tau = t - K + 1 + k;
         const wo = k * C;
+        if (tau < first) continue;
         if (tau >= 0) {
           const xo = (b * T + tau) * C;
           for (let c = 0; c < C; c++) y[o + c]! += wt[wo + c]! * x[xo + c]!;
@@ -107,6 +141,7 @@ export function causalConv1dBackward(
   init: Float32Array | null,
   gy: Float32Array,
   needs: { x: boolean; weight: boolean; bias: boolean; init: boolean },
+  resets: Float32Array | null = null,
 ): ConvGrads {
   const { batch, seqLen: T, channels: C, width: K } = s;
   const nat = nativeKernel<ConvBwdNative>("ssm/convBwd");
@@ -117,7 +152,7 @@ export function causalConv1dBackward(
       bias: needs.bias ? new Float32Array(C) : null,
       init: needs.init && init ? allocF32Uninit(batch * C * (K - 1)) : null,
     };
-    nat(batch, T, C, K, x, weight, init, gy, g.x, g.weight, g.bias, g.init);
+    nat(batch, T, C, K, x, weight, init, gy, g.x, g.weight, g.bias, g.init, ...optionalArg(resets));
     return g;
   }
   const wt = transposeWeight(weight, C, K);
@@ -129,9 +164,11 @@ export function causalConv1dBackward(
     for (let t = 0; t < T; t++) {
       const o = (b * T + t) * C;
       if (gb) for (let c = 0; c < C; c++) gb[c]! += gy[o + c]!;
+      const first = firstTap(resets, b * T, t, K);
       for (let k = 0; k < K; k++) {
         const tau = t - K + 1 + k;
         const wo = k * C;
+        if (tau < first) continue;
         if (tau >= 0) {
           const xo = (b * T + tau) * C;
           if (gx) for (let c = 0; c < C; c++) gx[xo + c]! += wt[wo + c]! * gy[o + c]!;
@@ -205,26 +242,47 @@ export function convShape(x: Tensor, weight: Tensor, bias: Tensor | null, init?:
   return { batch, seqLen, channels, width } satisfies ConvShape;
 }
 
-/** Differentiable causal depthwise conv1d; gradients flow into x, weight, bias and init. */
+/**
+ * Differentiable causal depthwise conv1d; gradients flow into x, weight, bias and init. With
+ * `seqIdx` ([B·T] document index per position, mamba_ssm's seq_idx) no output mixes inputs of
+ * two documents.
+ */
 export function causalConv1d(
   x: Tensor,
   weight: Tensor,
   bias: Tensor | null,
   initialState?: Tensor | null,
+  seqIdx?: Int32Array | null,
 ): Tensor {
   const init = initialState ?? null;
   const s = convShape(x, weight, bias, init);
-  const y = causalConv1dForward(s, x.data, weight.data, bias?.data ?? null, init?.data ?? null);
+  const resets = seqIdx ? documentResets(seqIdx, s.batch, s.seqLen) : null;
+  const y = causalConv1dForward(
+    s,
+    x.data,
+    weight.data,
+    bias?.data ?? null,
+    init?.data ?? null,
+    resets,
+  );
   const inputs: Tensor[] = [x, weight];
   if (bias) inputs.push(bias);
   if (init) inputs.push(init);
   return record1("causalConv1d", inputs, y, x.shape, ([g], needs) => {
-    const gr = causalConv1dBackward(s, x.data, weight.data, init?.data ?? null, g!, {
-      x: needs[0]!,
-      weight: needs[1]!,
-      bias: bias ? needs[2]! : false,
-      init: init ? needs[bias ? 3 : 2]! : false,
-    });
+    const gr = causalConv1dBackward(
+      s,
+      x.data,
+      weight.data,
+      init?.data ?? null,
+      g!,
+      {
+        x: needs[0]!,
+        weight: needs[1]!,
+        bias: bias ? needs[2]! : false,
+        init: init ? needs[bias ? 3 : 2]! : false,
+      },
+      resets,
+    );
     const out: (Float32Array | null)[] = [gr.x, gr.weight];
     if (bias) out.push(gr.bias);
     if (init) out.push(gr.init);

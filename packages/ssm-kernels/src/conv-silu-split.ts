@@ -10,10 +10,17 @@
  * With the native kernels (native/ssm.c `convSiluFwd`, `convSiluBwd`) neither pre nor ∂pre is
  * ever stored: the forward writes the pieces straight from each conv row, and the backward
  * recomputes pre block by block (one pass instead of conv, silu, split and their backwards).
- * Without them it is exactly `siluSplit(causalConv1d(…), widths)`.
+ * Without them it is exactly `siluSplit(causalConv1d(…), widths)`. `seqIdx`: packed documents,
+ * as causalConv1d.
  */
 import { shapeStr, siluSplit, type Tensor } from "@loop/tensor";
-import { allocF32Uninit, nativeKernel, record } from "@loop/tensor/kernel";
+import {
+  allocF32Uninit,
+  documentResets,
+  nativeKernel,
+  optionalArg,
+  record,
+} from "@loop/tensor/kernel";
 import { causalConv1d, convShape } from "./causal-conv1d.js";
 
 /** The most pieces the native kernels take (more fall back to the composition). */
@@ -52,6 +59,7 @@ export function causalConv1dSiluSplit(
   bias: Tensor | null,
   initialState: Tensor | null,
   widths: readonly number[],
+  seqIdx: Int32Array | null = null,
 ): Tensor[] {
   const init = initialState ?? null;
   const s = convShape(x, weight, bias, init);
@@ -65,14 +73,28 @@ export function causalConv1dSiluSplit(
   const fwd = nativeKernel<ConvSiluNative>("ssm/convSiluFwd");
   const bwd = nativeKernel<ConvSiluNative>("ssm/convSiluBwd");
   if (!fwd || !bwd || widths.length === 0 || widths.length > MAX_PIECES) {
-    return siluSplit(causalConv1d(x, weight, bias, init), widths);
+    return siluSplit(causalConv1d(x, weight, bias, init, seqIdx), widths);
   }
+  const resets = optionalArg(seqIdx ? documentResets(seqIdx, B, T) : null);
   const rows = B * T;
   const ws = padded(widths, 0);
   const ys = widths.map((w) => allocF32Uninit(rows * w)); // (every element is written)
   const b = bias?.data ?? null;
   const i0 = init?.data ?? null;
-  fwd(B, T, C, K, x.data, weight.data, b, i0, widths.length, ...ws, ...padded<N>(ys, null));
+  fwd(
+    B,
+    T,
+    C,
+    K,
+    x.data,
+    weight.data,
+    b,
+    i0,
+    widths.length,
+    ...ws,
+    ...padded<N>(ys, null),
+    ...resets,
+  );
   const inputs: Tensor[] = [x, weight];
   if (bias) inputs.push(bias);
   if (init) inputs.push(init);
@@ -102,6 +124,7 @@ export function causalConv1dSiluSplit(
       g.weight,
       g.bias,
       g.init,
+      ...resets,
     );
     const out: N[] = [g.x, g.weight];
     if (bias) out.push(g.bias);

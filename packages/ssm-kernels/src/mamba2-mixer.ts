@@ -94,9 +94,12 @@ export class Mamba2Mixer implements Module {
     ];
   }
 
-  /** u [B,T,D] → [B,T,D], from a zero state. */
-  forward(u: Tensor): Tensor {
-    return this.run(u, null, false).y;
+  /**
+   * u [B,T,D] → [B,T,D], from a zero state. With `seqIdx` ([B·T] document index per position,
+   * mamba_ssm's seq_idx) rows pack several documents: conv and scan reset at each document start.
+   */
+  forward(u: Tensor, seqIdx: Int32Array | null = null): Tensor {
+    return this.run(u, null, false, seqIdx).y;
   }
 
   /** Like forward, but starting from `state` (zeros when absent) and returning the state after. */
@@ -195,6 +198,7 @@ export class Mamba2Mixer implements Module {
     u: Tensor,
     state: Mamba2State | null,
     wantState: boolean,
+    seqIdx: Int32Array | null = null,
   ): { y: Tensor; state: Mamba2State | null } {
     const { dModel: D, dState: N, headdim: P, nGroups: G, dConv: K } = this.cfg;
     const { dInner: Di, nHeads: H, convDim: C } = this;
@@ -207,11 +211,14 @@ export class Mamba2Mixer implements Module {
     const [z, xbc, dtRaw] = linearSplit(u, this.inProj, [Di, C, H]) as [Tensor, Tensor, Tensor];
     const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
     // conv, silu and the x | B | C split in one op (no pre-activation, no split copies)
-    const [xs, bs, cs] = causalConv1dSiluSplit(xbc, this.convWeight, this.convBias, convInit, [
-      Di,
-      G * N,
-      G * N,
-    ]) as [Tensor, Tensor, Tensor];
+    const [xs, bs, cs] = causalConv1dSiluSplit(
+      xbc,
+      this.convWeight,
+      this.convBias,
+      convInit,
+      [Di, G * N, G * N],
+      seqIdx,
+    ) as [Tensor, Tensor, Tensor];
     const x = reshape(xs, [batch, T, H, P]);
     const dt = softplusBias(dtRaw, this.dtBias);
     const A = neg(exp(this.aLog));
@@ -225,6 +232,7 @@ export class Mamba2Mixer implements Module {
         chunkSize: this.cfg.chunkSize,
         initialState: state ? new Tensor(state.ssm, [batch, H, P, N]) : null,
         D: this.d, // the D skip inside the scan (no pass of its own)
+        seqIdx,
       },
     );
     const y = reshape(scan.y, [batch, T, Di]);

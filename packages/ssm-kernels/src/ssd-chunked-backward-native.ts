@@ -3,14 +3,15 @@
  * (reverse chunk recurrence per (batch, head)) and the group pass (per (batch, chunk, group)
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
-import { allocF32Uninit, withTemporaries } from "@loop/tensor/kernel";
+import { allocF32Uninit, optionalArg, withTemporaries } from "@loop/tensor/kernel";
 import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
 
 /**
  * Native twin of the head pass (native/ssd.c `backwardHeads`): writes gx, gdt, gA [H], gs0 (when
  * given), the per-head partials gBh, gCh and (with gy) dCB, d(C·Bᵀ) per head as packed lower
- * triangles [B,nc,H,Lc(Lc+1)/2]; every element, so none need zeroing.
+ * triangles [B,nc,H,Lc(Lc+1)/2]; every element, so none need zeroing. The optional last
+ * argument is `SsdArrays.resets`.
  */
 export type SsdBackwardHeadsNative = (
   x: Float32Array,
@@ -32,7 +33,7 @@ export type SsdBackwardHeadsNative = (
   dCB: Float32Array | null,
   D: Float32Array | null,
   gD: Float32Array | null,
-  ...sizes: SsdNativeSizes
+  ...sizesAndResets: [...SsdNativeSizes] | [...SsdNativeSizes, Float32Array]
 ) => void;
 
 /** Native twin of the group pass (native/ssd.c `backwardGroups`): writes gB and gC. */
@@ -98,6 +99,7 @@ export function backwardNative(
       G,
       N,
       Lc,
+      ...optionalArg(a.resets ?? null),
     );
     groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
   });

@@ -51,6 +51,8 @@ interface HeadArgs {
   gy: Float32Array;
   hasGy: boolean;
   hasS0: boolean;
+  /** [B·T] document starts (documentResets), or an empty array. */
+  resets: Float32Array;
   hasGs: boolean;
   /** Rᵀ [B,H,N,P]: final-state gradient in, initial-state gradient out. */
   rt: Float32Array;
@@ -71,6 +73,7 @@ interface HeadArgs {
 const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (a, lo, hi) => {
   const { T, H, P, G, N, Lc, nc } = a.d;
   const { x, dt, A, B, C, rt, chunkStates, cb, gx, gdt, gBh, gCh, dCB } = a;
+  const resets = a.resets.length > 0 ? a.resets : null;
   const PN = P * N;
   const hpg = H / G;
   const ldx = H * P;
@@ -109,7 +112,7 @@ const headKernel = defineKernel<HeadArgs>("ssm/ssd-bwd-head", import.meta.url, (
       const dtOff = (b * T + t0) * H + h;
       const xOff = ((b * T + t0) * H + h) * P;
       const sPrev = (item * nc + c) * PN;
-      chunkDecays(dt, dtOff, H, Ah, L, e, E);
+      chunkDecays(dt, dtOff, H, Ah, L, e, E, resets, b * T + t0);
       dAc.fill(0);
       ddt.fill(0);
       if (a.hasGy) {
@@ -305,6 +308,7 @@ export function ssdChunkedBackward(
       gy: gy ? shareable(gy) : allocF32(0),
       hasGy: gy !== null,
       hasS0: a.s0 !== null,
+      resets: a.resets ? shareable(a.resets) : allocShared(0),
       hasGs: gState !== null,
       rt,
       chunkStates: shareable(saved.chunkStates),

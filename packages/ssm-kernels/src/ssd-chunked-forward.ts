@@ -23,6 +23,7 @@ import {
   defineKernel,
   gemm,
   nativeKernel,
+  optionalArg,
   parallelFor,
   shareable,
 } from "@loop/tensor/kernel";
@@ -87,6 +88,8 @@ interface FwdArgs {
   B: Float32Array;
   C: Float32Array;
   hasS0: boolean;
+  /** [B·T] document starts (documentResets), or an empty array. */
+  resets: Float32Array;
   y: Float32Array;
   /** Running Sᵀ [B,H,N,P]: initial state in, final state out. */
   st: Float32Array;
@@ -99,6 +102,7 @@ interface FwdArgs {
 const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo, hi) => {
   const { T, H, P, G, N, Lc, nc } = a.d;
   const { x, dt, A, B, C, y, st, cb, chunkStates } = a;
+  const resets = a.resets.length > 0 ? a.resets : null;
   const PN = P * N;
   const hpg = H / G;
   const ldx = H * P;
@@ -123,7 +127,7 @@ const scanKernel = defineKernel<FwdArgs>("ssm/ssd-fwd", import.meta.url, (a, lo,
       const bcOff = ((b * T + t0) * G + g) * N;
       const cbOff = ((b * nc + c) * G + g) * Lc * Lc;
       const dtOff = (b * T + t0) * H + h;
-      chunkDecays(dt, dtOff, H, A[h]!, L, e, E);
+      chunkDecays(dt, dtOff, H, A[h]!, L, e, E, resets, b * T + t0);
       // Row i of the decay matrix: dec[j] = exp(Λ_i − Λ_j), updated from row i−1.
       for (let i = 0; i < L; i++) {
         const ei = e[i]!;
@@ -177,7 +181,7 @@ export type SsdNativeSizes = [
 /**
  * Native twin of both forward passes (native/ssd.c `forward`): writes y, the final state
  * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state; D (when given)
- * adds the D skip to y chunk by chunk.
+ * adds the D skip to y chunk by chunk; the optional last argument is `SsdArrays.resets`.
  */
 export type SsdForwardNative = (
   x: Float32Array,
@@ -191,7 +195,7 @@ export type SsdForwardNative = (
   cb: Float32Array,
   chunkStates: Float32Array | null,
   D: Float32Array | null,
-  ...sizes: SsdNativeSizes
+  ...sizesAndResets: [...SsdNativeSizes] | [...SsdNativeSizes, Float32Array]
 ) => void;
 
 /** Chunk sizes for a sequence: a chunk longer than T computes the same with more scratch. */
@@ -248,6 +252,7 @@ export function ssdChunkedForward(
       G,
       N,
       Lc,
+      ...optionalArg(a.resets ?? null),
     );
     const saved = chunkStates ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
     return { y, state, saved };
@@ -268,6 +273,7 @@ export function ssdChunkedForward(
     B,
     C,
     hasS0: a.s0 !== null,
+    resets: a.resets ? shareable(a.resets) : allocShared(0),
     y,
     st,
     cb,

@@ -6,6 +6,10 @@
 /**
  * For one chunk of one head: e_k = exp(dt_k·A) and E_i = Π_{k≤i} e_k = exp(Λ_i), Λ_i the in-chunk
  * cumulative sum of dt·A. Products of factors in (0, 1] never divide, so they are stable.
+ * Where `resets[rOff + k]` is non-zero (a document starts at k) e_k is exactly 0: every decay
+ * product that spans the boundary — within the chunk, into the chunk state, from the previous
+ * chunk's state — vanishes, which is mamba_ssm's seq_idx behaviour; and since the backward
+ * assigns each term's ∂Λ as (gradient × value), the zero factor also zeroes those gradients.
  */
 export function chunkDecays(
   dt: Float32Array,
@@ -15,10 +19,12 @@ export function chunkDecays(
   L: number,
   e: Float64Array,
   E: Float64Array,
+  resets: Float32Array | null = null,
+  rOff = 0,
 ): void {
   let acc = 1;
   for (let k = 0; k < L; k++) {
-    const v = Math.exp(dt[dtOff + k * dtStride]! * Ah);
+    const v = resets && resets[rOff + k] !== 0 ? 0 : Math.exp(dt[dtOff + k * dtStride]! * Ah);
     e[k] = v;
     acc *= v;
     E[k] = acc;

@@ -6,7 +6,7 @@
  *   → y [B,T,H,P], final state [B,H,P,N].
  */
 import { isGradEnabled, shapeStr, type Tensor } from "@loop/tensor";
-import { record } from "@loop/tensor/kernel";
+import { documentResets, record } from "@loop/tensor/kernel";
 import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 import { ssdChunkedForward } from "./ssd-chunked-forward.js";
 import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";
@@ -20,6 +20,12 @@ export interface SsdChunkedOptions extends SsdScanOptions {
    * over y and x, and with ∂D from the scan's backward).
    */
   D?: Tensor | null;
+  /**
+   * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
+   * along a row); the state is reset where it changes (document-resets.ts). Absent: one
+   * document per row.
+   */
+  seqIdx?: Int32Array | null;
 }
 
 export function ssdScanChunked(
@@ -48,6 +54,7 @@ export function ssdScanChunked(
     C: C.data,
     s0: s0 ? s0.data : null,
     D: D ? D.data : null,
+    resets: opts.seqIdx ? documentResets(opts.seqIdx, s.batch, s.seqLen) : null,
   };
   const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
   if (D) inputs.push(D);

@@ -24,6 +24,11 @@ export interface SsdArrays {
   s0: Float32Array | null;
   /** The D skip [H] (y += D_h·x), fused into the scan; absent or null: none. */
   D?: Float32Array | null;
+  /**
+   * [B·T]: non-zero where a document starts (the state carried into that position is dropped,
+   * `documentResets`); absent or null: one document per row.
+   */
+  resets?: Float32Array | null;
 }
 
 /** Gradients of a scan with respect to each input (`s0` null when there was no initial state). */

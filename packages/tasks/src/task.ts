@@ -16,6 +16,12 @@ export interface Batch {
   targets: Int32Array;
   /** `[B, T]`. */
   shape: [number, number];
+  /**
+   * Rows that pack several documents: the document index of every position (mamba_ssm's
+   * seq_idx, non-decreasing along a row); models reset their state at each change. Absent: one
+   * document per row.
+   */
+  seqIdx?: Int32Array;
 }
 
 /**

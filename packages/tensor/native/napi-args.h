@@ -33,6 +33,24 @@ static inline int loop_get_args(napi_env env, napi_callback_info info, loop_args
   return 1;
 }
 
+/* loop_get_args for kernels whose last `optional` arguments may be left out: want − optional to
+ * want arguments (N-API reads the missing ones as undefined, which optional checked arguments
+ * take as NULL). */
+static inline int loop_get_args_opt(napi_env env, napi_callback_info info, loop_args *a,
+                                    size_t want, size_t optional, const char *name) {
+  a->env = env;
+  a->argc = LOOP_MAX_ARGS;
+  napi_get_cb_info(env, info, &a->argc, a->v, NULL, NULL);
+  if (a->argc > want || a->argc + optional < want) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: expected %zu to %zu arguments, got %zu", name, want - optional,
+             want, a->argc);
+    napi_throw_error(env, NULL, msg);
+    return 0;
+  }
+  return 1;
+}
+
 /* Float32Array data (adjusted by its byte offset), or NULL for null/undefined/other types. */
 /* data of typed array argument i when it is of `type` (adjusted by its byte offset), else NULL */
 static inline void *loop_typed(loop_args *a, size_t i, napi_typedarray_type type) {

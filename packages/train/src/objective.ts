@@ -54,11 +54,12 @@ export function stageLoss(
   tokens: IntTensor,
   targets: IntTensor,
   opts: TrainOptions,
+  seqIdx: Int32Array | null = null,
 ): Tensor {
   if (opts.stage === "pretrain")
-    return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing });
+    return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing, seqIdx });
   const gate = model.exitGate!;
-  const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing });
+  const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing, seqIdx });
   if (opts.stage === "gate1")
     return stage1Loss(gate.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
   return stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });

@@ -111,6 +111,7 @@ export class Trainer {
         new IntTensor(batch.tokens, batch.shape),
         new IntTensor(batch.targets, batch.shape),
         this.opts,
+        batch.seqIdx ?? null,
       );
       const v = loss.item();
       if (!Number.isFinite(v)) throw new NonFiniteError(this.step + 1, `loss (${v})`);

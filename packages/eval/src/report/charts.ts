@@ -261,3 +261,49 @@ export function mcStepChart(
     },
   } satisfies TopLevelSpec;
 }
+
+/**
+ * A metric as mean ± standard deviation over seeds, one point with an error bar per model
+ * (x: "arm/label", in the given order), for multi-seed reproductions.
+ */
+export function seedSpreadChart(
+  points: readonly { model: string; mean: number; sd: number }[],
+  metric: Metric,
+  title = `${metricName(metric)}, mean ± sd over seeds`,
+): ChartSpec {
+  const values = points.map((p) => ({ ...p, lo: p.mean - p.sd, hi: p.mean + p.sd }));
+  const x = {
+    field: "model",
+    type: "nominal" as const,
+    title: "model",
+    sort: points.map((p) => p.model),
+    axis: { labelAngle: 0 },
+  };
+  const scale = metric === "ppl" ? { zero: false } : yScale(metric);
+  return {
+    $schema: SCHEMA,
+    title,
+    ...SIZE,
+    data: { values },
+    layer: [
+      {
+        mark: { type: "rule" },
+        encoding: {
+          x,
+          y: {
+            field: "lo",
+            type: "quantitative",
+            title: metricName(metric),
+            scale,
+            axis: yAxis(metric),
+          },
+          y2: { field: "hi" },
+        },
+      },
+      {
+        mark: { type: "point", filled: true, size: 80 },
+        encoding: { x, y: { field: "mean", type: "quantitative", scale } },
+      },
+    ],
+  } satisfies TopLevelSpec;
+}

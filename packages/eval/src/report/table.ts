@@ -35,14 +35,26 @@ export function comparisonTable(
     r.flops_per_token.toLocaleString("en-US"),
     formatMetric(metric, r.metric_value),
   ]);
-  const right = (i: number) => i >= 2;
+  return formatTable(head, body, (i) => i >= 2, format);
+}
+
+/**
+ * A table as Markdown or as aligned plain text (columns two spaces apart, a dashed rule under
+ * the head); `right(i)` says which columns align right.
+ */
+export function formatTable(
+  head: readonly string[],
+  body: readonly (readonly string[])[],
+  right: (column: number) => boolean,
+  format: "markdown" | "text",
+): string {
   if (format === "markdown") {
-    const line = (c: string[]) => `| ${c.join(" | ")} |`;
+    const line = (c: readonly string[]) => `| ${c.join(" | ")} |`;
     const sep = head.map((_h, i) => (right(i) ? "---:" : "---"));
     return [line(head), line(sep), ...body.map(line)].join("\n");
   }
   const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (c: string[]) =>
+  const line = (c: readonly string[]) =>
     c
       .map((x, i) => (right(i) ? x.padStart(w[i]!) : x.padEnd(w[i]!)))
       .join("  ")

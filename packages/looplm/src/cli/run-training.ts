@@ -31,6 +31,8 @@ export interface TrainJob {
   /** Extra run.json fields (the flags a resume reuses). */
   info?: Record<string, unknown>;
   label: string;
+  /** Called after every step, beside the progress display (a queue worker's progress). */
+  onStep?: (m: { step: number; loss: number }) => void;
 }
 
 /** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
@@ -66,7 +68,10 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
       overwrite: job.overwrite,
       signal: job.signal,
       evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
-      onStep: (m) => bar.update(m),
+      onStep: (m) => {
+        bar.update(m);
+        job.onStep?.(m);
+      },
       onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
       info: { task: job.taskInfo, from: job.from ?? null, eval_count: job.evalCount, ...job.info },
     });

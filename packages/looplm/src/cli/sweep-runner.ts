@@ -71,7 +71,7 @@ export function checkDistinctLoops(loops: readonly number[]): void {
 }
 
 /** The last evaluation in a finished member's log. */
-function lastEvaluation(runDir: string): EvalRecord | null {
+export function lastEvaluation(runDir: string): EvalRecord | null {
   const recs = readRunLog(join(runDir, "log.jsonl")).records as { eval?: EvalRecord }[];
   return recs.filter((r) => r.eval).at(-1)?.eval ?? null;
 }
@@ -112,7 +112,51 @@ export function openSweepFolder(
   }
 }
 
-export async function runSweep(job: SweepJob): Promise<SweepResult> {
+type Plan = ReturnType<typeof planIsoParameter>;
+
+/** How a continued sweep (or a queue worker) starts a member, from what its run folder holds. */
+export type MemberStart =
+  | { kind: "finished"; ev: EvalRecord }
+  | { kind: "resume"; train: TrainOptions }
+  | { kind: "fresh" };
+
+/**
+ * A member's run folder, checked against the member's settings (the first difference is an
+ * error): finished (its numbers come from its own log), resumable from a checkpoint (with the
+ * recorded schedule; only RESUME_CHANGES may differ), or nothing worth keeping.
+ */
+export function memberStart(
+  runDir: string,
+  label: string,
+  config: ModelConfig,
+  train: TrainOptions,
+): MemberStart {
+  if (!holdsRun(runDir) || !existsSync(join(runDir, "run.json"))) return { kind: "fresh" };
+  const info = readRunInfo(runDir);
+  const resumed = resumeTrainOptions(info.train, {
+    steps: train.steps,
+    evalEvery: train.evalEvery,
+    checkpointEvery: train.checkpointEvery,
+    checkpointing: train.checkpointing,
+  }).train;
+  try {
+    checkResumeMatches(runDir, info, config, { ...train, scheduleSteps: resumed.scheduleSteps });
+  } catch (e) {
+    throw new CliError(`member ${label}: ${(e as Error).message}`);
+  }
+  if (
+    resumed.steps === info.train.steps &&
+    existsSync(join(runDir, "final", "model.safetensors"))
+  ) {
+    const ev = lastEvaluation(runDir);
+    if (!ev) throw new CliError(`member ${label}: ${runDir}/log.jsonl holds no evaluation`);
+    return { kind: "finished", ev };
+  }
+  return latestCheckpoint(runDir) ? { kind: "resume", train: resumed } : { kind: "fresh" };
+}
+
+/** The members of a sweep, in table order (each loop count once, each run folder once). */
+export function planSweep(job: Pick<SweepJob, "protocol" | "task" | "base" | "loops">): Plan {
   checkDistinctLoops(job.loops);
   const opts = { seqLen: job.task.seqLen };
   const plan =
@@ -122,6 +166,35 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
   const names = plan.map((p) => runFolderName(p.label));
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new CliError(`the sweep plans member ${dup} twice: choose other --loops`);
+  return plan;
+}
+
+/** A member's row of sweep.json. */
+export function sweepRow(p: Plan[number], ev: EvalRecord): SweepRow {
+  return {
+    label: p.label,
+    role: p.role,
+    run: runFolderName(p.label),
+    params: p.params,
+    flops_per_token: p.flopsPerToken,
+    metric_value: ev.final,
+    per_step: ev.per_step,
+  };
+}
+
+/** sweep.json: written after every member, so a stopped sweep keeps what it finished. */
+export function writeSweepFile(outDir: string, sweep: SweepFile): void {
+  writeJsonFile(join(outDir, "sweep.json"), sweep);
+}
+
+/** The comparison table and the HTML report of a written sweep.json. */
+export async function finishSweep(outDir: string, sweep: SweepFile): Promise<SweepResult> {
+  const reportPath = await renderSweepReport(outDir);
+  return { sweep, table: comparisonTable(sweep.rows, sweep.metric, "text"), reportPath };
+}
+
+export async function runSweep(job: SweepJob): Promise<SweepResult> {
+  const plan = planSweep(job);
   const release = openSweepFolder(job.outDir, job);
   try {
     return await trainMembers(job, plan);
@@ -130,10 +203,7 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
   }
 }
 
-async function trainMembers(
-  job: SweepJob,
-  plan: ReturnType<typeof planIsoParameter>,
-): Promise<SweepResult> {
+async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
   const rows: SweepRow[] = [];
   let metric: SweepFile["metric"] = "accuracy";
   for (const [i, p] of plan.entries()) {
@@ -143,30 +213,13 @@ async function trainMembers(
     let ev: EvalRecord | null = null;
     let train = job.train;
     let resume = false;
-    if (job.resume && holdsRun(runDir) && existsSync(join(runDir, "run.json"))) {
-      const info = readRunInfo(runDir);
-      train = resumeTrainOptions(info.train, {
-        steps: job.train.steps,
-        evalEvery: job.train.evalEvery,
-        checkpointEvery: job.train.checkpointEvery,
-        checkpointing: job.train.checkpointing,
-      }).train;
-      try {
-        checkResumeMatches(runDir, info, p.config, {
-          ...job.train,
-          scheduleSteps: train.scheduleSteps,
-        });
-      } catch (e) {
-        throw new CliError(`member ${p.label}: ${(e as Error).message}`);
-      }
-      if (
-        train.steps === info.train.steps &&
-        existsSync(join(runDir, "final", "model.safetensors"))
-      ) {
-        ev = lastEvaluation(runDir);
-        if (!ev) throw new CliError(`member ${p.label}: ${runDir}/log.jsonl holds no evaluation`);
+    if (job.resume) {
+      const start = memberStart(runDir, p.label, p.config, job.train);
+      if (start.kind === "finished") {
+        ev = start.ev;
         job.log?.(`${tag}: already trained, kept`);
-      } else if (latestCheckpoint(runDir)) {
+      } else if (start.kind === "resume") {
+        train = start.train;
         resume = true;
         job.log?.(`${tag}: resuming from its last checkpoint`);
       }
@@ -193,23 +246,8 @@ async function trainMembers(
     }
     if (!ev) throw new Error(`sweep: run ${p.label} produced no evaluation`);
     metric = ev.metric;
-    rows.push({
-      label: p.label,
-      role: p.role,
-      run,
-      params: p.params,
-      flops_per_token: p.flopsPerToken,
-      metric_value: ev.final,
-      per_step: ev.per_step,
-    });
-    writeJsonFile(join(job.outDir, "sweep.json"), {
-      protocol: job.protocol,
-      task: job.task.name,
-      metric,
-      rows,
-    });
+    rows.push(sweepRow(p, ev));
+    writeSweepFile(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
   }
-  const sweep: SweepFile = { protocol: job.protocol, task: job.task.name, metric, rows };
-  const reportPath = await renderSweepReport(job.outDir);
-  return { sweep, table: comparisonTable(rows, metric, "text"), reportPath };
+  return finishSweep(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
 }

@@ -20,6 +20,31 @@ describe("LanguageModelTask", () => {
     expect(tok.decode(train.subarray(0, n0))).toBe(docs[0]!.text);
   });
 
+  it("numbers the documents of every window: a new one starts at each end-of-text token", () => {
+    const n0 = docs[0]!.text.length; // the end-of-text token sits at stream position n0
+    const w = Math.floor(n0 / T); // the training window holding it
+    const all = task.trainBatch(task.startCursor(1), task.trainWindows).batch;
+    const row = Array.from({ length: task.trainWindows }, (_, b) => all.tokens[b * T]).findIndex(
+      (_, b) => all.tokens.subarray(b * T, b * T + T).includes(tok.eosId!),
+    );
+    expect(row).toBeGreaterThanOrEqual(0);
+    const toks = all.tokens.subarray(row * T, row * T + T);
+    const seq = all.seqIdx!.subarray(row * T, row * T + T);
+    const at = toks.indexOf(tok.eosId!);
+    expect(Array.from(seq)).toEqual(
+      Array.from({ length: T }, (_, t) => (t >= at && at > 0 ? 1 : 0)),
+    );
+    expect(w).toBeGreaterThanOrEqual(0);
+    // windows inside one document hold a single document
+    const other = all.seqIdx!.subarray(
+      ((row + 1) % task.trainWindows) * T,
+      ((row + 1) % task.trainWindows) * T + T,
+    );
+    expect(other.every((v) => v === other[0])).toBe(true);
+    // evaluation batches carry it too
+    expect(task.evalSet({ count: 2, batchSize: 2 })[0]!.seqIdx).toBeInstanceOf(Int32Array);
+  });
+
   it("packs windows with next-token targets and visits each window once per epoch", () => {
     const W = task.trainWindows;
     expect(W).toBe(Math.floor((train.length - 1) / T));

@@ -8,6 +8,9 @@
  * (`Prng(deriveSeed(seed, "lm/epoch", e))` shuffles 0..W−1), so row p of a stream is window
  * `order_e[p mod W]` with e = ⌊p / W⌋: a pure function of (seed, p). Evaluation uses the
  * validation windows in order.
+ * A window that spans a document boundary packs several documents: `batch.seqIdx` numbers them
+ * (a new document starts at each end-of-text token, which then acts as the next document's
+ * first token), so a model resets its state there and never reads across documents.
  */
 import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
 import { deriveSeed, Prng } from "../prng.js";
@@ -111,6 +114,22 @@ export class LanguageModelTask implements Task {
     batch.targets.set(stream.subarray(w * T + 1, w * T + T + 1), row * T);
   }
 
+  /** batch.seqIdx: per row, +1 at every end-of-text token after position 0 (none without one). */
+  private markDocuments(batch: Batch): void {
+    const eos = this.tokenizer.eosId;
+    if (eos === null) return;
+    const [B, T] = batch.shape;
+    const seq = new Int32Array(B * T);
+    for (let b = 0; b < B; b++) {
+      let d = 0;
+      for (let t = 0; t < T; t++) {
+        if (t > 0 && batch.tokens[b * T + t] === eos) d++;
+        seq[b * T + t] = d;
+      }
+    }
+    batch.seqIdx = seq;
+  }
+
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     checkCursor(cursor);
     positiveInt("batchSize", batchSize);
@@ -120,6 +139,7 @@ export class LanguageModelTask implements Task {
       const p = cursor.position + b;
       this.writeWindow(batch, b, this.train, this.order(cursor.seed, Math.floor(p / W))[p % W]!);
     }
+    this.markDocuments(batch);
     return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
   }
 
@@ -132,6 +152,7 @@ export class LanguageModelTask implements Task {
       const n = Math.min(bs, count - start);
       const batch = allocBatch(n, this.seqLen, 0);
       for (let b = 0; b < n; b++) this.writeWindow(batch, b, this.validation, start + b);
+      this.markDocuments(batch);
       out.push(batch);
     }
     return out;

@@ -5,10 +5,12 @@ import { registerExperiment } from "./experiment.js";
 import { registerForward } from "./forward.js";
 import { registerGenerate } from "./generate.js";
 import { registerReport } from "./report.js";
+import { registerReproduce } from "./reproduce.js";
 import { registerSample } from "./sample.js";
 import { registerSweep } from "./sweep.js";
 import { registerTokenizer } from "./tokenizer.js";
 import { registerTrain } from "./train.js";
+import { registerWorker } from "./worker.js";
 
 export function registerCommands(program: Command): void {
   registerExperiment(program);
@@ -20,4 +22,6 @@ export function registerCommands(program: Command): void {
   registerTokenizer(program);
   registerEval(program);
   registerReport(program);
+  registerReproduce(program);
+  registerWorker(program);
 }

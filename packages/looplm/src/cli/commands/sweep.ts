@@ -1,5 +1,7 @@
 /** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
+import { parseQueueUrl } from "../../queue/connection.js";
+import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
@@ -28,6 +30,7 @@ type Flags = TaskFlags &
     out: string;
     resume: boolean;
     overwrite: boolean;
+    queue?: string;
   };
 
 function protocol(v: string): Protocol {
@@ -42,27 +45,38 @@ export async function runSweepCommand(f: Flags): Promise<void> {
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
   checkDistinctLoops(loops);
   const train = buildTrainOptions(f);
-  // The folder is checked and locked before the (possibly long) task set-up.
-  const release = openSweepFolder(f.out, f);
+  const address = f.queue ? parseQueueUrl(f.queue) : null;
+  if (address && f.overwrite)
+    throw new CliError(
+      "--overwrite does not combine with --queue: workers resume what a run folder holds; remove the sweep folder or choose another --out",
+    );
+  // The folder is checked and locked before the (possibly long) task set-up. With --queue this
+  // process only enqueues and watches; the workers lock each run folder as they train it.
+  const release = address ? () => {} : openSweepFolder(f.out, f);
   try {
     const task = await buildTask(f);
     const base = buildModelConfig({ ...f, layers: f.base, loops: 1 }, task.vocabSize);
-    const res = await withInterrupts("the same looplm sweep command with --resume", (signal) =>
-      runSweep({
-        outDir: f.out,
-        protocol: f.protocol,
-        task,
-        taskInfo: taskInfo(f),
-        base,
-        loops,
-        train,
-        evalCount: f.evalCount,
-        resume: f.resume,
-        overwrite: f.overwrite,
-        signal,
-        log: (l) => process.stderr.write(`${l}\n`),
-      }),
-    );
+    const job = {
+      outDir: f.out,
+      protocol: f.protocol,
+      task,
+      taskInfo: taskInfo(f),
+      base,
+      loops,
+      train,
+      evalCount: f.evalCount,
+    };
+    const res = address
+      ? await runQueuedSweep(job, f, address)
+      : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
+          runSweep({
+            ...job,
+            resume: f.resume,
+            overwrite: f.overwrite,
+            signal,
+            log: (l) => process.stderr.write(`${l}\n`),
+          }),
+        );
     process.stdout.write(
       `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
     );
@@ -93,13 +107,18 @@ export function registerSweep(program: Command): void {
       false,
     )
     .option("--overwrite", "replace the sweep already in --out", false)
+    .option(
+      "--queue <url>",
+      "train the members on `looplm worker`s through Redis, redis://host:port[/db]; a repeated command reuses finished members (docs/distributed.md)",
+    )
     .addHelpText(
       "after",
       `
 Examples:
   looplm sweep --protocol iso-param --task phop --length 32 --hops 4 --base 1 --loops 1,4 --d-model 32 --steps 400 --out runs/phop-sweep
   looplm sweep --protocol iso-flops --task mano --max-ops 10 --base 2 --loops 1,2,4 --d-model 64 --steps 5000 --out runs/mano-isoflops
-  looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm`,
+  looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm
+  looplm sweep --protocol iso-param --task phop --length 32 --hops 3 --base 1 --loops 1,2,4 --d-model 32 --steps 800 --out /shared/runs/phop --queue redis://10.0.0.5:6379`,
     )
     .action((opts: Omit<Flags, "loopsList"> & { loops: string }) =>
       runSweepCommand({ ...opts, loopsList: opts.loops } as Flags),

@@ -25,6 +25,24 @@ export interface ModelFlags {
   exitGate: boolean;
 }
 
+/** The model flags' defaults (what `--help` shows), for callers that build configs in code. */
+export const MODEL_DEFAULTS: Omit<ModelFlags, "config" | "kvHeads" | "attnLayers" | "dFf"> = {
+  backbone: "mamba",
+  dModel: 64,
+  layers: 1,
+  loops: 1,
+  dState: 16,
+  headdim: 16,
+  expand: 2,
+  groups: 1,
+  dConv: 4,
+  chunk: 64,
+  heads: 4,
+  loopNorm: false,
+  untied: false,
+  exitGate: false,
+};
+
 function backbone(v: string): Backbone {
   if (!(BACKBONES as readonly string[]).includes(v))
     throw new CliError(`--backbone must be one of ${BACKBONES.join(", ")}, got "${v}"`);
@@ -39,24 +57,39 @@ export function addModelOptions(cmd: Command, depth = true): Command {
   );
   if (depth) {
     cmd
-      .option("--layers <N>", "distinct layers in the looped block", intOption("--layers", 1), 1)
-      .option("--loops <R>", "loop steps", intOption("--loops", 1), 1);
+      .option(
+        "--layers <N>",
+        "distinct layers in the looped block",
+        intOption("--layers", 1),
+        MODEL_DEFAULTS.layers,
+      )
+      .option("--loops <R>", "loop steps", intOption("--loops", 1), MODEL_DEFAULTS.loops);
   }
   return cmd
     .option(
       "--backbone <kind>",
       `backbone: ${BACKBONES.join(" | ")}`,
       backbone,
-      "mamba" as Backbone,
+      MODEL_DEFAULTS.backbone,
     )
-    .option("--d-model <D>", "model width", intOption("--d-model", 1), 64)
-    .option("--d-state <Ns>", "SSM state size", intOption("--d-state", 1), 16)
-    .option("--headdim <P>", "SSM head dimension", intOption("--headdim", 1), 16)
-    .option("--expand <e>", "SSM expansion (d_inner = e·D)", intOption("--expand", 1), 2)
-    .option("--groups <G>", "SSM B/C groups", intOption("--groups", 1), 1)
-    .option("--d-conv <K>", "SSM conv width", intOption("--d-conv", 1), 4)
-    .option("--chunk <n>", "SSD chunk size", intOption("--chunk", 1), 64)
-    .option("--heads <Hq>", "attention heads", intOption("--heads", 1), 4)
+    .option("--d-model <D>", "model width", intOption("--d-model", 1), MODEL_DEFAULTS.dModel)
+    .option("--d-state <Ns>", "SSM state size", intOption("--d-state", 1), MODEL_DEFAULTS.dState)
+    .option(
+      "--headdim <P>",
+      "SSM head dimension",
+      intOption("--headdim", 1),
+      MODEL_DEFAULTS.headdim,
+    )
+    .option(
+      "--expand <e>",
+      "SSM expansion (d_inner = e·D)",
+      intOption("--expand", 1),
+      MODEL_DEFAULTS.expand,
+    )
+    .option("--groups <G>", "SSM B/C groups", intOption("--groups", 1), MODEL_DEFAULTS.groups)
+    .option("--d-conv <K>", "SSM conv width", intOption("--d-conv", 1), MODEL_DEFAULTS.dConv)
+    .option("--chunk <n>", "SSD chunk size", intOption("--chunk", 1), MODEL_DEFAULTS.chunk)
+    .option("--heads <Hq>", "attention heads", intOption("--heads", 1), MODEL_DEFAULTS.heads)
     .option("--kv-heads <Hkv>", "attention KV heads (default: --heads)", intOption("--kv-heads", 1))
     .option("--attn-layers <list>", "hybrid: comma-separated 0-based attention layer indices")
     .option(

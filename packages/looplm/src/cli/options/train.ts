@@ -23,6 +23,26 @@ export interface TrainFlags {
   gamma: number;
 }
 
+/** The training flags' defaults (what `--help` shows), for callers that build options in code. */
+export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr"> = {
+  stage: "pretrain",
+  steps: 1000,
+  batch: 32,
+  accum: 1,
+  lr: 3e-3,
+  warmup: 50,
+  wd: 0.1,
+  clip: 1,
+  evalEvery: 100,
+  evalCount: 256,
+  ckptEvery: 100,
+  seed: 1,
+  checkpointing: false,
+  beta: 0.05,
+  k: 50,
+  gamma: 0.005,
+};
+
 function stage(v: string): Stage {
   if (!(STAGES as readonly string[]).includes(v))
     throw new CliError(`--stage must be one of ${STAGES.join(", ")}, got "${v}"`);
@@ -31,47 +51,57 @@ function stage(v: string): Stage {
 
 export function addTrainOptions(cmd: Command): Command {
   return cmd
-    .option("--stage <stage>", `training stage: ${STAGES.join(" | ")}`, stage, "pretrain" as Stage)
-    .option("--steps <n>", "optimizer steps", intOption("--steps", 1), 1000)
-    .option("--batch <n>", "rows per micro-batch", intOption("--batch", 1), 32)
+    .option("--stage <stage>", `training stage: ${STAGES.join(" | ")}`, stage, TRAIN_DEFAULTS.stage)
+    .option("--steps <n>", "optimizer steps", intOption("--steps", 1), TRAIN_DEFAULTS.steps)
+    .option("--batch <n>", "rows per micro-batch", intOption("--batch", 1), TRAIN_DEFAULTS.batch)
     .option(
       "--accum <n>",
       "micro-batches per step (gradient accumulation)",
       intOption("--accum", 1),
-      1,
+      TRAIN_DEFAULTS.accum,
     )
-    .option("--lr <x>", "peak learning rate", floatOption("--lr"), 3e-3)
+    .option("--lr <x>", "peak learning rate", floatOption("--lr"), TRAIN_DEFAULTS.lr)
     .option(
       "--min-lr <x>",
       "final learning rate of the cosine (default lr/10)",
       floatOption("--min-lr"),
     )
-    .option("--warmup <n>", "warmup steps", intOption("--warmup", 0), 50)
-    .option("--wd <x>", "AdamW weight decay", floatOption("--wd"), 0.1)
-    .option("--clip <x>", "global gradient-norm clip (0 = off)", floatOption("--clip"), 1)
+    .option("--warmup <n>", "warmup steps", intOption("--warmup", 0), TRAIN_DEFAULTS.warmup)
+    .option("--wd <x>", "AdamW weight decay", floatOption("--wd"), TRAIN_DEFAULTS.wd)
+    .option(
+      "--clip <x>",
+      "global gradient-norm clip (0 = off)",
+      floatOption("--clip"),
+      TRAIN_DEFAULTS.clip,
+    )
     .option(
       "--eval-every <n>",
       "evaluate every n steps (0 = at the end only)",
       intOption("--eval-every", 0),
-      100,
+      TRAIN_DEFAULTS.evalEvery,
     )
     .option(
       "--eval-count <n>",
       "evaluation examples (windows for lm)",
       intOption("--eval-count", 1),
-      256,
+      TRAIN_DEFAULTS.evalCount,
     )
     .option(
       "--ckpt-every <n>",
       "checkpoint every n steps (0 = at the end only)",
       intOption("--ckpt-every", 0),
-      100,
+      TRAIN_DEFAULTS.ckptEvery,
     )
-    .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), 1)
+    .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), TRAIN_DEFAULTS.seed)
     .option("--checkpointing", "recompute loop steps in the backward pass (less memory)", false)
-    .option("--beta <x>", "gate1: entropy weight β", floatOption("--beta"), 0.05)
-    .option("--k <x>", "gate2: label sharpness k", floatOption("--k"), 50)
-    .option("--gamma <x>", "gate2: improvement threshold γ", floatOption("--gamma"), 0.005);
+    .option("--beta <x>", "gate1: entropy weight β", floatOption("--beta"), TRAIN_DEFAULTS.beta)
+    .option("--k <x>", "gate2: label sharpness k", floatOption("--k"), TRAIN_DEFAULTS.k)
+    .option(
+      "--gamma <x>",
+      "gate2: improvement threshold γ",
+      floatOption("--gamma"),
+      TRAIN_DEFAULTS.gamma,
+    );
 }
 
 /** The flag of each TrainOptions field, so option errors name what the user typed. */

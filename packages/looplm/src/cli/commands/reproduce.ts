@@ -1,0 +1,145 @@
+/**
+ * `looplm reproduce <study>`: train a study of the paper's experiments for several seeds with the
+ * sweep machinery, then print and write its results table (mean ± sd over seeds, the paper's
+ * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
+ */
+import { join } from "node:path";
+import type { Command } from "commander";
+import { CliError, intOption } from "../errors.js";
+import { runGateStudy } from "../reproduce/run-gate-study.js";
+import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
+import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
+import {
+  frontierTable,
+  gateStudyCharts,
+  loadNow,
+  type RunFacts,
+  sweepStudyCharts,
+  sweepStudyTables,
+  writeStudyOutput,
+} from "../reproduce/study-report.js";
+import { SCALES, type Scale } from "../reproduce/study-types.js";
+
+interface Flags {
+  seeds: number;
+  scale: Scale;
+  out: string;
+  resume: boolean;
+  overwrite: boolean;
+}
+
+const CHOICES = [...STUDY_NAMES, "all"] as const;
+
+function studyList(v: string): StudyName[] {
+  if (!(CHOICES as readonly string[]).includes(v))
+    throw new CliError(`study must be one of ${CHOICES.join(", ")}, got "${v}"`);
+  return v === "all" ? [...STUDY_NAMES] : [v as StudyName];
+}
+
+function scale(v: string): Scale {
+  if (!(SCALES as readonly string[]).includes(v))
+    throw new CliError(`--scale must be one of ${SCALES.join(", ")}, got "${v}"`);
+  return v as Scale;
+}
+
+function commandLine(study: StudyName, f: Flags): string {
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}`;
+}
+
+async function runOne(name: StudyName, f: Flags): Promise<void> {
+  const outDir = join(f.out, name);
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const t0 = performance.now();
+  const loadStart = loadNow();
+  if (f.resume && f.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
+  const opts = { outDir, seeds: f.seeds, resume: f.resume, overwrite: f.overwrite, log };
+  const facts = (title: string, notes: string): RunFacts => ({
+    study: name,
+    title,
+    notes,
+    scale: f.scale,
+    seeds: f.seeds,
+    command: commandLine(name, f),
+    wallSeconds: Math.round((performance.now() - t0) / 1000),
+    loadStart,
+    loadEnd: loadNow(),
+  });
+  let printed: string;
+  let files: string[];
+  if (name === "exit-gate") {
+    const def = gateStudy(f.scale);
+    const r = await runGateStudy(def, opts);
+    const metric = r.perSeed[0]!.metric;
+    const verdicts = [
+      {
+        text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
+        line: r.verdict,
+      },
+    ];
+    files = await writeStudyOutput(outDir, {
+      facts: facts(def.title, def.notes),
+      table: {
+        text: frontierTable(r.frontier, metric, false),
+        markdown: frontierTable(r.frontier, metric, true),
+      },
+      verdicts,
+      charts: gateStudyCharts(r.frontier, metric),
+      data: { frontier: r.frontier, per_seed: r.perSeed },
+      commands: [`(pretrain → gate1 → gate2 per seed in ${join(outDir, "seed-<k>")})`],
+    });
+    printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+  } else {
+    const def = sweepStudy(name, f.scale);
+    const r = await runSweepStudy(def, opts);
+    const table = sweepStudyTables(r.rows, def.arms);
+    files = await writeStudyOutput(outDir, {
+      facts: facts(def.title, def.notes),
+      table,
+      verdicts: r.verdicts,
+      charts: sweepStudyCharts(r.rows),
+      data: r.rows,
+      commands: Array.from({ length: f.seeds }, (_, k) =>
+        def.arms.map((a) => armCommand(a, k + 1, outDir)),
+      ).flat(),
+    });
+    printed = `${table.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+  }
+  const minutes = ((performance.now() - t0) / 60000).toFixed(1);
+  process.stdout.write(
+    `\nlooplm reproduce ${name} (${f.scale} scale, ${f.seeds} seed${f.seeds === 1 ? "" : "s"}):\n${printed}\n\n` +
+      `wrote ${files.join(", ")}\ntook ${minutes} min\n`,
+  );
+}
+
+export async function runReproduce(study: string, f: Flags): Promise<void> {
+  for (const name of studyList(study)) await runOne(name, f);
+}
+
+export function registerReproduce(program: Command): void {
+  program
+    .command("reproduce")
+    .description(
+      "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
+    )
+    .argument("<study>", `study: ${CHOICES.join(" | ")}`)
+    .option("--seeds <K>", "seeds per model (1..K)", intOption("--seeds", 1), 3)
+    .option(
+      "--scale <s>",
+      `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
+      scale,
+      "cpu" as Scale,
+    )
+    .option("--out <dir>", "folder of the study folders", "runs/reproduce")
+    .option("--resume", "keep what already finished (members, stages, evaluations)", false)
+    .option("--overwrite", "replace the study's runs already in --out", false)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  looplm reproduce phop                    # 3 seeds at cpu scale into runs/reproduce/phop
+  looplm reproduce all --seeds 5 --out runs/repro
+  looplm reproduce mano --scale paper --resume`,
+    )
+    .action(runReproduce);
+}

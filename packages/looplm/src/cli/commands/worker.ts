@@ -1,0 +1,75 @@
+/** `looplm worker`: train queued jobs (from `looplm sweep --queue`) until stopped. */
+import { availableParallelism } from "node:os";
+import type { Command } from "commander";
+import { parseQueueUrl } from "../../queue/connection.js";
+import { runTrainingChild } from "../../queue/train-child.js";
+import type { TrainingJobData } from "../../queue/training-job.js";
+import { runQueueWorker } from "../../queue/worker.js";
+import { needsKernels } from "../compute.js";
+import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
+
+interface Flags {
+  queue: string;
+  concurrency: number;
+  threads?: number;
+  lockSeconds: number;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command("worker")
+    .description(
+      "Train jobs from a Redis queue (looplm sweep --queue) in run folders on a shared filesystem",
+    )
+    .requiredOption("--queue <url>", "Redis holding the queue: redis://[:password@]host:port[/db]")
+    .option("--concurrency <n>", "jobs trained at once", intOption("--concurrency", 1), 1)
+    .option(
+      "--threads <n>",
+      "compute threads per job (default: cores / concurrency)",
+      intOption("--threads", 1),
+    )
+    .option(
+      "--lock-seconds <s>",
+      "how long a job stays claimed after its worker stops heart-beating (killed, machine lost)",
+      intOption("--lock-seconds", 2),
+      30,
+    )
+    .addHelpText(
+      "after",
+      `
+Ctrl-C or SIGTERM checkpoints every job at its current step and hands it back to the queue;
+a second signal stops at once (the jobs resume from their last periodic checkpoint).
+
+Examples:
+  looplm worker --queue redis://127.0.0.1:6379
+  looplm worker --queue redis://:secret@10.0.0.5:6379/2 --concurrency 2 --threads 4`,
+    )
+    .action((f: Flags) => {
+      const address = parseQueueUrl(f.queue);
+      return withInterrupts("looplm worker", (signal) =>
+        runQueueWorker({
+          address,
+          concurrency: f.concurrency,
+          threads: f.threads ?? Math.max(1, Math.floor(availableParallelism() / f.concurrency)),
+          lockSeconds: f.lockSeconds,
+          signal,
+          log: (l) => process.stderr.write(`${l}\n`),
+        }),
+      );
+    });
+  // The process a worker starts per job; not for people.
+  needsKernels(program.command("worker-job", { hidden: true }))
+    .requiredOption("--job <json>", "the job's data")
+    .action(async (f: { job: string }) => {
+      let d: TrainingJobData;
+      try {
+        d = JSON.parse(f.job) as TrainingJobData;
+      } catch {
+        throw new CliError("worker-job: --job is not JSON");
+      }
+      // (main would turn a returned exit code into 0)
+      const code = await runTrainingChild(d);
+      if (code !== 0) process.exit(code);
+    });
+}

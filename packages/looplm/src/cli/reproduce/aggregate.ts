@@ -1,0 +1,69 @@
+/**
+ * Seed aggregation: the sweep results of every seed of a study (one SweepFile per arm and seed)
+ * → one row per member with the metric and the per-loop-step metric as mean ± sd over seeds.
+ */
+import type { Metric, SweepFile } from "@loop/eval";
+import { type MeanSd, meanSd } from "./stats.js";
+
+export interface MemberAggregate {
+  arm: string;
+  label: string;
+  role: string;
+  params: number;
+  flops_per_token: number;
+  metric: Metric;
+  /** The member's final metric in each seed, in seed order. */
+  values: number[];
+  stat: MeanSd;
+  /** Mean ± sd of the metric at every loop step. */
+  perStep: MeanSd[];
+}
+
+/** `seeds[k]` maps arm id → that seed's sweep file; every seed must hold the same members. */
+export function aggregateSeeds(
+  armIds: readonly string[],
+  seeds: readonly Map<string, SweepFile>[],
+): MemberAggregate[] {
+  if (seeds.length === 0) throw new Error("aggregateSeeds: no seeds");
+  const out: MemberAggregate[] = [];
+  for (const arm of armIds) {
+    const files = seeds.map((s, k) => {
+      const f = s.get(arm);
+      if (!f) throw new Error(`aggregateSeeds: seed ${k + 1} has no results for arm "${arm}"`);
+      return f;
+    });
+    for (const row of files[0]!.rows) {
+      const rows = files.map((f, k) => {
+        const r = f.rows.find((x) => x.label === row.label);
+        if (!r)
+          throw new Error(`aggregateSeeds: seed ${k + 1} of arm "${arm}" has no ${row.label}`);
+        return r;
+      });
+      const steps = row.per_step.length;
+      out.push({
+        arm,
+        label: row.label,
+        role: row.role,
+        params: row.params,
+        flops_per_token: row.flops_per_token,
+        metric: files[0]!.metric,
+        values: rows.map((r) => r.metric_value),
+        stat: meanSd(rows.map((r) => r.metric_value)),
+        perStep: Array.from({ length: steps }, (_, i) =>
+          meanSd(rows.map((r) => r.per_step[i] ?? Number.NaN)),
+        ),
+      });
+    }
+  }
+  return out;
+}
+
+/** The aggregate of member "arm/label". */
+export function findMember(rows: readonly MemberAggregate[], ref: string): MemberAggregate {
+  const slash = ref.indexOf("/");
+  const arm = ref.slice(0, slash);
+  const label = ref.slice(slash + 1);
+  const m = rows.find((r) => r.arm === arm && r.label === label);
+  if (!m) throw new Error(`no member ${ref} in the study's results`);
+  return m;
+}

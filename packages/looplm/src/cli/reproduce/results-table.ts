@@ -1,0 +1,46 @@
+/**
+ * The results table of a study: every member's metric as mean ± sd over seeds, its per-loop-step
+ * means, and the paper's number beside it; as aligned text (the terminal) or Markdown
+ * (docs/results.md).
+ */
+import { formatTable } from "@loop/eval";
+import type { MemberAggregate } from "./aggregate.js";
+import { formatMeanSd } from "./stats.js";
+import type { ArmDef } from "./study-types.js";
+
+function perStepCell(m: MemberAggregate): string {
+  if (m.perStep.length <= 1) return "–";
+  return m.perStep
+    .map((s) => (m.metric === "accuracy" ? (100 * s.mean).toFixed(1) : s.mean.toFixed(1)))
+    .join(" → ");
+}
+
+export function resultsTable(
+  rows: readonly MemberAggregate[],
+  arms: readonly ArmDef[],
+  format: "text" | "markdown",
+): string {
+  const seeds = rows[0]?.values.length ?? 0;
+  const metricName = rows[0]?.metric === "ppl" ? "val. perplexity" : "accuracy";
+  const head = [
+    "arm",
+    "model",
+    "role",
+    "params",
+    "FLOPs/token",
+    `${metricName} (mean ± sd, ${seeds} seed${seeds === 1 ? "" : "s"})`,
+    "per loop step (mean)",
+    "paper",
+  ];
+  const body = rows.map((r) => [
+    r.arm,
+    r.label,
+    r.role,
+    r.params.toLocaleString("en-US"),
+    r.flops_per_token.toLocaleString("en-US"),
+    formatMeanSd(r.stat, r.metric),
+    perStepCell(r),
+    arms.find((a) => a.id === r.arm)?.paper[r.label] ?? "–",
+  ]);
+  return formatTable(head, body, (i) => i >= 3 && i <= 5, format);
+}

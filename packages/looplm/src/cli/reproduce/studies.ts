@@ -1,0 +1,249 @@
+/**
+ * The paper's experiments as `looplm reproduce` studies, at two scales: "paper" (the paper's
+ * sizes, docs/experiments.md; hours to days on a CPU) and "cpu" (chosen by pilot runs so that each
+ * claim is testable within about an hour for three seeds on a 2-core machine; docs/results.md
+ * records the pilots). Paper numbers are as the paper prints them.
+ */
+
+import type { GateStudyDef } from "./gate-study-types.js";
+import type { ArmDef, ClaimDef, Scale, StudyDef } from "./study-types.js";
+
+export const STUDY_NAMES = ["phop", "mano", "lm", "backbones", "exit-gate"] as const;
+export type StudyName = (typeof STUDY_NAMES)[number];
+
+const SMALL_MAMBA = { dModel: 32, dState: 16, headdim: 16, chunk: 16 };
+
+function phop(scale: Scale): StudyDef {
+  const cpu = scale === "cpu";
+  const R = cpu ? 4 : 12;
+  const looped = `1⊗${R}`;
+  const arm: ArmDef = {
+    id: "iso-param",
+    protocol: "iso-param",
+    task: cpu
+      ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
+      : { task: "phop", alphabet: 4, length: 256, hops: 16 },
+    model: cpu ? SMALL_MAMBA : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+    base: 1,
+    loops: [1, R],
+    train: cpu
+      ? { steps: 800, batch: 32, lr: 6e-3, warmup: 30, evalEvery: 200, evalCount: 512 }
+      : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
+    paper: { "1⊗1": "38–41 % (n=256, p=16/32)", [looped]: "99.89 % (1⊗12)" },
+  };
+  const claims: ClaimDef[] = [
+    {
+      kind: "below",
+      text: "a shallow non-looped Mamba fails p-hop induction",
+      member: "iso-param/1⊗1",
+      threshold: 0.5,
+    },
+    {
+      kind: "better",
+      text: `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
+      a: `iso-param/${looped}`,
+      b: "iso-param/1⊗1",
+      minGap: 0.15,
+    },
+  ];
+  return {
+    name: "phop",
+    title: "p-hop induction: recursive depth vs distinct parameters",
+    notes: cpu
+      ? "|Σ| = 4, n = 32, p = 4 hops (the default experiment has p = 3, where 1⊗1 still reaches 66 %), one Mamba-2 layer of d_model 32; dense targets, evaluation on the single answer at position n (chance 25 %). Pilots (one seed, 800 steps): p = 4: 1⊗1 45.3 %, 1⊗4 69.9 %; p = 5: 1⊗5 59.2 %; p = 6: 1⊗1 34.4 %, 1⊗6 still at chance (25 %) after 400 steps — too deep to train in this budget."
+      : "The paper's n = 256, p = 16.",
+    arms: [arm],
+    claims,
+  };
+}
+
+function mano(scale: Scale): StudyDef {
+  const cpu = scale === "cpu";
+  const [N, R] = cpu ? [2, 4] : [4, 6];
+  const looped = `${N}⊗${R}`;
+  const flat = `${N * R}⊗1`;
+  const shallow = `${N}⊗1`;
+  return {
+    name: "mano",
+    title: "Mano modular arithmetic: iso-parameter and iso-FLOPs",
+    notes: cpu
+      ? "L = 10 operators; 2⊗4 against 2⊗1 (iso-parameter) and 8⊗1 (iso-FLOPs)."
+      : "The paper's L = 24: 4⊗6 against 4⊗1 and 24⊗1.",
+    arms: [
+      {
+        id: "iso-flops",
+        protocol: "iso-flops",
+        task: { task: "mano", maxOps: cpu ? 10 : 24 },
+        model: cpu
+          ? { dModel: 64, dState: 16, headdim: 16, chunk: 32 }
+          : { dModel: 128, dState: 32, headdim: 32, chunk: 64 },
+        base: N,
+        loops: [1, R],
+        train: cpu
+          ? { steps: 1500, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 250, evalCount: 512 }
+          : { steps: 50000, batch: 64, lr: 1e-3, warmup: 1000, evalEvery: 2000, evalCount: 1000 },
+        paper: { [shallow]: "7.50 % (4⊗1)", [looped]: "99.35 % (4⊗6)", [flat]: "37.45 % (24⊗1)" },
+      },
+    ],
+    claims: [
+      {
+        kind: "better",
+        text: `iso-parameter: ${looped} beats ${shallow}`,
+        a: `iso-flops/${looped}`,
+        b: `iso-flops/${shallow}`,
+        minGap: 0.1,
+      },
+      {
+        kind: "better",
+        text: `iso-FLOPs: ${looped} beats ${flat} (same depth, ${R}× the parameters)`,
+        a: `iso-flops/${looped}`,
+        b: `iso-flops/${flat}`,
+        minGap: 0,
+      },
+    ],
+  };
+}
+
+function lmModel(cpu: boolean) {
+  return cpu
+    ? { dModel: 64, dState: 16, headdim: 16, chunk: 64 }
+    : { dModel: 256, dState: 64, headdim: 64, chunk: 64 };
+}
+
+function lmTask(cpu: boolean): ArmDef["task"] {
+  return { task: "lm", corpus: "sotu", vocab: cpu ? 1024 : 4096, seqLen: cpu ? 128 : 256 };
+}
+
+function lmTrain(cpu: boolean): ArmDef["train"] {
+  return cpu
+    ? { steps: 600, batch: 16, lr: 3e-3, warmup: 50, evalEvery: 200, evalCount: 32 }
+    : { steps: 5000, batch: 16, lr: 1e-3, warmup: 200, evalEvery: 500, evalCount: 64 };
+}
+
+function lm(scale: Scale): StudyDef {
+  const cpu = scale === "cpu";
+  return {
+    name: "lm",
+    title: "Language modelling on SOTU: iso-parameter and iso-FLOPs",
+    notes:
+      "Validation perplexity (per loop step) on held-out SOTU speeches; windows that pack several speeches reset the SSM state at each speech's start.",
+    arms: [
+      {
+        id: "iso-param",
+        protocol: "iso-param",
+        task: lmTask(cpu),
+        model: lmModel(cpu),
+        base: 2,
+        loops: [1, 2, 4],
+        train: lmTrain(cpu),
+        paper: { "2⊗1": "highest ppl", "2⊗2": "lower", "2⊗4": "lowest of the three" },
+      },
+      {
+        id: "iso-flops",
+        protocol: "iso-flops",
+        task: lmTask(cpu),
+        model: lmModel(cpu),
+        base: 2,
+        loops: [4],
+        train: lmTrain(cpu),
+        paper: { "2⊗4": "competitive, slightly higher ppl", "8⊗1": "lower ppl" },
+      },
+    ],
+    claims: [
+      {
+        kind: "better",
+        text: "iso-parameter: more loops lower validation perplexity (2⊗4 vs 2⊗1)",
+        a: "iso-param/2⊗4",
+        b: "iso-param/2⊗1",
+        minGap: 0,
+      },
+      {
+        kind: "better",
+        text: "iso-parameter: 2⊗2 already beats 2⊗1",
+        a: "iso-param/2⊗2",
+        b: "iso-param/2⊗1",
+        minGap: 0,
+      },
+      {
+        kind: "better",
+        text: "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
+        a: "iso-flops/8⊗1",
+        b: "iso-flops/2⊗4",
+        minGap: 0,
+      },
+    ],
+  };
+}
+
+function backbones(scale: Scale): StudyDef {
+  const cpu = scale === "cpu";
+  const arm = (id: string, model: ArmDef["model"]): ArmDef => ({
+    id,
+    protocol: "iso-param",
+    task: lmTask(cpu),
+    model: { ...lmModel(cpu), ...model },
+    base: 2,
+    loops: [1, 4],
+    train: lmTrain(cpu),
+    paper: { "2⊗4": "lower ppl than 2⊗1" },
+  });
+  const ids = ["mamba", "hybrid", "transformer"] as const;
+  return {
+    name: "backbones",
+    title: "Looped Mamba-2 vs looped hybrid vs looped Transformer",
+    notes:
+      "Two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
+    arms: [
+      arm("mamba", { backbone: "mamba" }),
+      arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),
+      arm("transformer", { backbone: "transformer" }),
+    ],
+    claims: ids.map((id) => ({
+      kind: "better" as const,
+      text: `looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`,
+      a: `${id}/2⊗4`,
+      b: `${id}/2⊗1`,
+      minGap: 0,
+    })),
+  };
+}
+
+function exitGate(scale: Scale): GateStudyDef {
+  const cpu = scale === "cpu";
+  return {
+    name: "exit-gate",
+    title: "Exit gate (pretrain → gate1 → gate2): depth/accuracy frontier",
+    notes: cpu
+      ? "p-hop as in the phop study, 1⊗4 with an exit gate; the gate's mean exit step and accuracy at each q against fixed exit at every step."
+      : "Mano L = 10, 4⊗4 (docs/experiments.md).",
+    task: cpu
+      ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
+      : { task: "mano", maxOps: 10 },
+    model: cpu ? SMALL_MAMBA : { dModel: 128, dState: 32, headdim: 32, chunk: 64 },
+    layers: cpu ? 1 : 4,
+    loops: 4,
+    pretrain: cpu
+      ? { steps: 800, batch: 32, lr: 6e-3, warmup: 30, evalEvery: 200 }
+      : { steps: 20000, batch: 64, lr: 1e-3, evalEvery: 1000 },
+    gate1: cpu
+      ? { steps: 200, batch: 32, lr: 1e-3, warmup: 10, beta: 0.05, evalEvery: 100 }
+      : { steps: 2000, batch: 64, lr: 3e-4, beta: 0.05, evalEvery: 500 },
+    gate2: cpu
+      ? { steps: 200, batch: 32, lr: 1e-3, warmup: 10, k: 50, gamma: 0.005, evalEvery: 100 }
+      : { steps: 1000, batch: 64, lr: 1e-3, k: 50, gamma: 0.005, evalEvery: 500 },
+    evalCount: cpu ? 512 : 1000,
+    qs: [0.1, 0.3, 0.5, 0.7, 0.9],
+    paper: "140M: gate 38.87 at mean step 3.00 vs fixed loop 4 37.79",
+  };
+}
+
+export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale): StudyDef {
+  if (name === "phop") return phop(scale);
+  if (name === "mano") return mano(scale);
+  if (name === "lm") return lm(scale);
+  return backbones(scale);
+}
+
+export function gateStudy(scale: Scale): GateStudyDef {
+  return exitGate(scale);
+}

@@ -1,0 +1,175 @@
+/**
+ * What a finished study leaves in its folder: results.json (every number), results.md (the
+ * table, the verdicts, how it ran), report.html, and its plots as SVG files beside them.
+ */
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import {
+  type ChartSpec,
+  formatTable,
+  frontierChart,
+  type Metric,
+  seedSpreadChart,
+  stepMetricChart,
+} from "@loop/eval";
+import { htmlPage, renderChartSvg, type Section } from "@loop/eval/node";
+import { writeFileAtomic } from "@loop/tensor/node";
+import { writeJsonFile } from "@loop/train/node";
+import type { MemberAggregate } from "./aggregate.js";
+import type { FrontierRow } from "./gate-frontier.js";
+import { resultsTable } from "./results-table.js";
+import { formatMeanSd } from "./stats.js";
+
+/** A Vega-Lite spec, as the eval package's chart builders return it. */
+type TopLevelSpec = ChartSpec;
+
+import type { ArmDef } from "./study-types.js";
+
+export interface RunFacts {
+  study: string;
+  title: string;
+  notes: string;
+  scale: string;
+  seeds: number;
+  command: string;
+  wallSeconds: number;
+  /** os.loadavg() at the start and at the end (1, 5, 15 minutes). */
+  loadStart: number[];
+  loadEnd: number[];
+}
+
+export function loadNow(): number[] {
+  return loadavg().map((v) => Math.round(v * 100) / 100);
+}
+
+function factRows(f: RunFacts): [string, string][] {
+  return [
+    ["command", f.command],
+    ["scale", f.scale],
+    ["seeds", String(f.seeds)],
+    ["wall-clock", `${(f.wallSeconds / 60).toFixed(1)} min`],
+    ["load average at start (1/5/15 min)", f.loadStart.join(" / ")],
+    ["load average at end (1/5/15 min)", f.loadEnd.join(" / ")],
+  ];
+}
+
+/** Plots: name (SVG file stem) → Vega-Lite spec. */
+export function sweepStudyCharts(rows: readonly MemberAggregate[]): Map<string, TopLevelSpec> {
+  const metric: Metric = rows[0]!.metric;
+  const charts = new Map<string, TopLevelSpec>();
+  charts.set(
+    "metric",
+    seedSpreadChart(
+      rows.map((r) => ({ model: `${r.arm}/${r.label}`, mean: r.stat.mean, sd: r.stat.sd })),
+      metric,
+    ),
+  );
+  const steps = rows
+    .filter((r) => r.perStep.length > 1)
+    .flatMap((r) =>
+      r.perStep.map((s, i) => ({ series: `${r.arm}/${r.label}`, step: i + 1, value: s.mean })),
+    );
+  if (steps.length > 0) charts.set("per-step", stepMetricChart(steps, metric));
+  return charts;
+}
+
+export function gateStudyCharts(rows: readonly FrontierRow[], metric: Metric) {
+  const points = rows.map((r) => ({
+    q: r.q ?? 0,
+    mean_step: r.depth.mean,
+    value: r.value.mean,
+    histogram: [],
+    series: r.kind === "gate" ? "exit gate (q sweep)" : "fixed exit at step r",
+  }));
+  return new Map<string, TopLevelSpec>([["frontier", frontierChart(points, metric)]]);
+}
+
+export function frontierTable(rows: readonly FrontierRow[], metric: Metric, md: boolean): string {
+  const head = [
+    "exit",
+    "mean exit step (mean ± sd)",
+    `${metric === "ppl" ? "perplexity" : "accuracy"} (mean ± sd)`,
+  ];
+  const body = rows.map((r) => [
+    r.label,
+    `${r.depth.mean.toFixed(2)} ± ${r.depth.sd.toFixed(2)}`,
+    formatMeanSd(r.value, metric),
+  ]);
+  return formatTable(head, body, (i) => i > 0, md ? "markdown" : "text");
+}
+
+export interface StudyOutput {
+  facts: RunFacts;
+  /** The text table printed to the terminal and its Markdown twin. */
+  table: { text: string; markdown: string };
+  verdicts: { text: string; line: string }[];
+  charts: Map<string, TopLevelSpec>;
+  data: unknown;
+  commands: string[];
+}
+
+export function sweepStudyTables(rows: readonly MemberAggregate[], arms: readonly ArmDef[]) {
+  return { text: resultsTable(rows, arms, "text"), markdown: resultsTable(rows, arms, "markdown") };
+}
+
+/** Write results.json, results.md, report.html and <study>-<chart>.svg into `dir`. */
+export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<string[]> {
+  const f = o.facts;
+  const svgs: string[] = [];
+  for (const [name, spec] of o.charts) {
+    const file = `${f.study}-${name}.svg`;
+    writeFileAtomic(join(dir, file), await renderChartSvg(spec));
+    svgs.push(file);
+  }
+  writeJsonFile(join(dir, "results.json"), {
+    study: f.study,
+    scale: f.scale,
+    seeds: f.seeds,
+    command: f.command,
+    wall_seconds: f.wallSeconds,
+    load_start: f.loadStart,
+    load_end: f.loadEnd,
+    verdicts: o.verdicts,
+    results: o.data,
+  });
+  const md = [
+    `## ${f.title}`,
+    "",
+    f.notes,
+    "",
+    "```sh",
+    f.command,
+    "```",
+    "",
+    `Wall-clock ${(f.wallSeconds / 60).toFixed(1)} min; load average (1/5/15 min) ${f.loadStart.join(" / ")} at the start, ${f.loadEnd.join(" / ")} at the end.`,
+    "",
+    o.table.markdown,
+    "",
+    ...o.verdicts.map((v) => `- ${v.text}: **${v.line}**`),
+    "",
+    ...svgs.map((s) => `![${s}](${s})`),
+    "",
+    "Each member of each seed is an ordinary run folder; the same training, one seed at a time:",
+    "",
+    "```sh",
+    ...o.commands,
+    "```",
+    "",
+  ].join("\n");
+  writeFileAtomic(join(dir, "results.md"), md);
+  const sections: Section[] = [
+    { kind: "facts", title: "Run", rows: factRows(f) },
+    { kind: "text", title: "Results", text: o.table.text },
+    {
+      kind: "text",
+      title: "Claims",
+      text: o.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n"),
+    },
+    ...[...o.charts].map(([id, spec]) => ({ kind: "chart" as const, id, spec })),
+  ];
+  writeFileAtomic(
+    join(dir, "report.html"),
+    await htmlPage(`looplm reproduce ${f.study}`, sections),
+  );
+  return ["results.json", "results.md", "report.html", ...svgs].map((x) => join(dir, x));
+}

@@ -1,0 +1,58 @@
+/**
+ * What a reproduction study is: arms (each one protocol sweep of the existing sweep machinery,
+ * trained once per seed), the paper's number for each member, and the claims checked on the
+ * seed-aggregated results.
+ */
+import type { ModelFlags } from "../options/model.js";
+import type { TaskFlags, TaskName } from "../options/task.js";
+import type { TrainFlags } from "../options/train.js";
+import type { Protocol } from "../sweep-runner.js";
+
+export const SCALES = ["cpu", "paper"] as const;
+export type Scale = (typeof SCALES)[number];
+
+/** One sweep of a study: a family of N⊗R models on one task. */
+export interface ArmDef {
+  /** Folder and reference name within the study, e.g. "iso-param". */
+  id: string;
+  protocol: Protocol;
+  task: Partial<TaskFlags> & { task: TaskName };
+  /** Model flags on top of the CLI defaults (layers/loops come from base and loops). */
+  model: Partial<ModelFlags>;
+  base: number;
+  loops: number[];
+  /** Training flags on top of the CLI defaults (the seed is set per seed). */
+  train: Partial<TrainFlags>;
+  /** The paper's number for a member, keyed by its label ("1⊗12"), as the paper prints it. */
+  paper: Record<string, string>;
+}
+
+/** A member of an arm: "arm/label", e.g. "iso-param/1⊗6". */
+export type MemberRef = string;
+
+export type ClaimDef =
+  | {
+      kind: "better";
+      /** The paper's claim in words. */
+      text: string;
+      a: MemberRef;
+      b: MemberRef;
+      /** a must beat b by at least this much in every seed (accuracy points or ppl). */
+      minGap: number;
+    }
+  | {
+      kind: "below" | "above";
+      text: string;
+      member: MemberRef;
+      /** Every seed's metric must lie below / above this value. */
+      threshold: number;
+    };
+
+export interface StudyDef {
+  name: string;
+  title: string;
+  /** How the settings were chosen (pilots, what did not learn): printed with the results. */
+  notes: string;
+  arms: ArmDef[];
+  claims: ClaimDef[];
+}

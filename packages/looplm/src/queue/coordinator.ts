@@ -1,0 +1,162 @@
+/**
+ * The coordinator side of the queue, shared by every command that fans trainings out (`looplm
+ * sweep --queue`, later `reproduce`): enqueue one job per run folder (idempotent: ids come from
+ * the folder, member and seed, so a repeated command adds nothing and reuses finished jobs),
+ * watch them with a progress table, and return each job's result as the queue holds it.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Job, Queue } from "bullmq";
+import { CliError } from "../cli/errors.js";
+import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
+import { type MemberStatus, progressView } from "./progress-table.js";
+import {
+  QUEUE_NAME,
+  sameSettings,
+  type TrainingJobData,
+  type TrainingJobProgress,
+  type TrainingJobResult,
+  trainingJobId,
+  writeJobMarker,
+} from "./training-job.js";
+
+export type TrainingOutcome =
+  | { state: "done"; result: TrainingJobResult }
+  | { state: "failed"; reason: string };
+
+export interface CoordinatorOptions {
+  address: QueueAddress;
+  /** Where the progress table goes (a terminal redraws it in place). */
+  stream: NodeJS.WriteStream;
+  /** Seconds between looks at the queue. */
+  pollSeconds?: number;
+}
+
+/** Attempts of a job whose training process crashed (not of one that failed deterministically). */
+const ATTEMPTS = 3;
+
+type TrainingQueue = Queue<TrainingJobData, TrainingJobResult>;
+
+async function enqueue(
+  queue: TrainingQueue,
+  id: string,
+  d: TrainingJobData,
+  note: (l: string) => void,
+): Promise<void> {
+  const existing = (await queue.getJob(id)) as Job<TrainingJobData> | undefined;
+  if (existing) {
+    const state = await existing.getState();
+    const settled = state === "completed" || state === "failed";
+    if (sameSettings(existing.data, d)) {
+      if (state !== "failed") return;
+      note(`${d.label}: failed before (${existing.failedReason}); queued again`);
+      await existing.retry("failed");
+      return;
+    }
+    if (!settled)
+      throw new CliError(
+        `the queue already has job ${d.label} for ${d.runDir} with other settings (${state}); wait for it to finish or use another --out`,
+      );
+    // A finished job of an earlier sweep with other settings: this command replaces it, as a
+    // single-machine sweep retrains the folder.
+    await existing.remove();
+  }
+  writeJobMarker(d, id);
+  await queue.add("train", d, {
+    jobId: id,
+    attempts: ATTEMPTS,
+    backoff: { type: "exponential", delay: 5000 },
+    removeOnComplete: false,
+    removeOnFail: false,
+  });
+}
+
+function metricText(r: TrainingJobResult): string {
+  const e = r.eval;
+  return e.metric === "accuracy" ? `${(100 * e.final).toFixed(2)} %` : `ppl ${e.final.toFixed(3)}`;
+}
+
+async function status(
+  queue: TrainingQueue,
+  id: string,
+  d: TrainingJobData,
+  note: (l: string) => void,
+): Promise<{ view: MemberStatus; outcome?: TrainingOutcome }> {
+  // The state first, then the job: read the other way round, a job that completes in between
+  // would show "completed" without its result.
+  const state = await queue.getJobState(id);
+  const job =
+    state === "unknown"
+      ? undefined
+      : ((await queue.getJob(id)) as Job<TrainingJobData, TrainingJobResult> | undefined);
+  if (!job) {
+    // Redis came back without its data (no persistence): queue the job again; the worker
+    // resumes its folder from the last checkpoint.
+    note(`${d.label}: not in the queue any more (Redis lost its data?); queued again`);
+    await enqueue(queue, id, d, note);
+    return { view: { label: d.label, state: "queued" } };
+  }
+  const p = (typeof job.progress === "object" ? job.progress : {}) as Partial<TrainingJobProgress>;
+  const base = { label: d.label, step: p.step, total: p.total ?? d.train.steps };
+  const result = job.returnvalue;
+  if (state === "completed" && result) {
+    const view: MemberStatus = {
+      ...base,
+      state: "done",
+      worker: result.worker,
+      step: result.steps,
+      detail: metricText(result),
+    };
+    return { view, outcome: { state: "done", result } };
+  }
+  if (state === "failed") {
+    const reason = job.failedReason;
+    return {
+      view: { ...base, state: "failed", worker: p.worker, detail: reason },
+      outcome: { state: "failed", reason },
+    };
+  }
+  if (state === "active")
+    return { view: { ...base, state: "running", worker: job.processedBy ?? p.worker } };
+  if (state === "delayed")
+    return { view: { ...base, state: "retrying", detail: job.failedReason || undefined } };
+  return { view: { ...base, state: "queued" } };
+}
+
+/** Train every job on the queue's workers; resolves when each is done or has failed. */
+export async function trainOnQueue(
+  jobs: readonly TrainingJobData[],
+  o: CoordinatorOptions,
+): Promise<TrainingOutcome[]> {
+  await checkRedis(o.address);
+  const view = progressView(o.stream);
+  const queue: TrainingQueue = new Queue(QUEUE_NAME, { connection: bullConnection(o.address) });
+  let down = false;
+  queue.on("error", (e) => {
+    if (!down)
+      view.note(
+        `${describeRedisError(o.address, e)}; waiting for it to come back (jobs keep running)`,
+      );
+    down = true;
+  });
+  const ids = jobs.map((d) => trainingJobId(d));
+  const seen = new Set<string>();
+  for (const [i, id] of ids.entries()) {
+    if (seen.has(id)) throw new CliError(`two jobs train the same run folder ${jobs[i]!.runDir}`);
+    seen.add(id);
+  }
+  try {
+    for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note);
+    for (;;) {
+      const now = [];
+      for (const [i, d] of jobs.entries()) now.push(await status(queue, ids[i]!, d, view.note));
+      if (down) view.note(`Redis at ${o.address.display} is back`);
+      down = false;
+      view.update(now.map((s) => s.view));
+      if (now.every((s) => s.outcome)) return now.map((s) => s.outcome!);
+      await sleep((o.pollSeconds ?? 1) * 1000);
+    }
+  } finally {
+    view.stop();
+    await queue.close();
+  }
+}

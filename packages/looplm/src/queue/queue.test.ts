@@ -1,0 +1,270 @@
+/**
+ * The job queue end to end: real redis-server, real `looplm sweep --queue` coordinators and
+ * `looplm worker` processes, tiny members so each test takes seconds.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Queue } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkRedis, parseQueueUrl } from "./connection.js";
+import { looplm, type RedisServer, redisServer, waitFor } from "./redis-server.test-util.js";
+import { QUEUE_NAME } from "./training-job.js";
+
+const tiny = [
+  "--protocol",
+  "iso-param",
+  "--task",
+  "phop",
+  "--alphabet",
+  "3",
+  "--length",
+  "16",
+  "--hops",
+  "2",
+  "--base",
+  "1",
+  "--d-model",
+  "16",
+  "--d-state",
+  "4",
+  "--headdim",
+  "8",
+  "--chunk",
+  "8",
+  "--batch",
+  "16",
+  "--steps",
+  "300",
+  "--warmup",
+  "2",
+  "--eval-every",
+  "50",
+  "--eval-count",
+  "16",
+  "--ckpt-every",
+  "10",
+];
+const FOUR = ["--loops", "1,2,3,4"];
+const worker = (url: string, lock = "2") =>
+  looplm(["worker", "--queue", url, "--threads", "1", "--lock-seconds", lock]);
+
+const tmp = () => mkdtempSync(join(tmpdir(), "looplm-queue-"));
+const sweepFile = (dir: string) => JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8"));
+/** Which member a worker started (its first "training X in DIR" line). */
+const startedRun = (err: string) => /training (\S+) in (\S+)/.exec(err);
+/** A checkpoint is written but not the final weights (polled every 10 ms: tiny runs are fast). */
+const mid = (runDir: string) =>
+  existsSync(join(runDir, "checkpoints", "latest.json")) && !existsSync(join(runDir, "final"));
+
+let redis: RedisServer;
+let reference: { rows: unknown[] };
+
+beforeAll(async () => {
+  redis = await redisServer();
+  // The same sweep on one machine, no queue: what every queued sweep must reproduce exactly.
+  const dir = tmp();
+  const single = looplm(["sweep", ...tiny, ...FOUR, "--out", dir]);
+  const { code } = await single.exited;
+  if (code !== 0) throw new Error(`reference sweep failed: ${single.err()}`);
+  reference = sweepFile(dir);
+}, 600_000);
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe("looplm sweep --queue with looplm worker", () => {
+  it("finishes 4 members with 2 workers, one killed mid-training, with the single-machine metrics", async () => {
+    const url = `${redis.url}/1`;
+    const dir = tmp();
+    const coord = looplm(["sweep", ...tiny, ...FOUR, "--out", dir, "--queue", url]);
+    const b = worker(url);
+    await waitFor("worker B to start a job", () => startedRun(b.err()));
+    const a = worker(url);
+    const [, label, runDir] = await waitFor("worker A to start a job", () => startedRun(a.err()));
+    await waitFor(`a checkpoint of ${label} in ${runDir}`, () => mid(runDir!), 6000, 10);
+    a.proc.kill("SIGKILL");
+    expect((await a.exited).signal).toBe("SIGKILL");
+    expect(existsSync(join(runDir!, "final"))).toBe(false);
+
+    const { code } = await coord.exited;
+    expect(code, coord.err()).toBe(0);
+    // B took the dead worker's job after its lock expired and resumed its checkpoint.
+    expect(b.err()).toContain(`training ${label} in ${runDir}`);
+    expect(b.err()).toMatch(new RegExp(`${label}: resuming .*step-0*[1-9]`));
+    expect(sweepFile(dir)).toEqual(reference);
+    expect(coord.out()).toMatch(/1⊗4\s+looped/);
+    expect(existsSync(join(dir, "report.html"))).toBe(true);
+    const steps = readFileSync(join(runDir!, "log.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { step: number }).step);
+    expect(steps).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+
+    b.proc.kill("SIGTERM");
+    expect((await b.exited).code).toBe(0);
+  }, 600_000);
+
+  it("a repeated command adds no jobs; SIGTERM hands a job back checkpointed for another worker", async () => {
+    const url = `${redis.url}/2`;
+    const dir = tmp();
+    const args = ["sweep", ...tiny, "--loops", "2,4", "--out", dir, "--queue", url];
+    const first = looplm(args);
+    const second = looplm(args);
+    const c = worker(url);
+    const [, label, runDir] = await waitFor("worker C to start a job", () => startedRun(c.err()));
+    await waitFor(`a checkpoint of ${label}`, () => mid(runDir!), 6000, 10);
+    c.proc.kill("SIGTERM");
+    expect((await c.exited).code).toBe(0);
+    expect(c.err()).toContain(`${label} checkpointed and handed back to the queue`);
+    const d = looplm(["worker", "--queue", url, "--threads", "1", "--concurrency", "2"]);
+    const [r1, r2] = await Promise.all([first.exited, second.exited]);
+    expect(r1.code, first.err()).toBe(0);
+    expect(r2.code, second.err()).toBe(0);
+    expect(d.err()).toMatch(new RegExp(`${label}: resuming`));
+    const want = (reference.rows as { label: string }[]).filter((r) =>
+      ["1⊗2", "1⊗4"].includes(r.label),
+    );
+    expect(sweepFile(dir).rows).toEqual(want);
+    const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });
+    try {
+      const counts = await queue.getJobCounts();
+      expect(Object.values(counts).reduce((s, n) => s + n, 0)).toBe(2);
+      expect(counts.completed).toBe(2);
+    } finally {
+      await queue.close();
+    }
+    // Run again with no worker at all: the finished jobs are reused from the queue.
+    rmSync(join(dir, "sweep.json"));
+    const again = looplm(args);
+    expect((await again.exited).code, again.err()).toBe(0);
+    expect(sweepFile(dir).rows).toEqual(want);
+    d.proc.kill("SIGTERM");
+    expect((await d.exited).code).toBe(0);
+  }, 600_000);
+
+  /**
+   * A sweep of `labels` on its own Redis, which is SIGKILLed while a member trains and started
+   * again at once; the sweep must finish with the single-machine numbers.
+   */
+  async function sweepAcrossRestart(persist: boolean, labels: string[], lockSeconds: string) {
+    const server = await redisServer({ persist });
+    try {
+      const dir = tmp();
+      const loops = labels.map((l) => l.split("⊗")[1]).join(",");
+      const args = ["sweep", ...tiny, "--loops", loops, "--out", dir, "--queue", server.url];
+      const coord = looplm(args);
+      const w = worker(server.url, lockSeconds);
+      const [, label, runDir] = await waitFor("the worker to start", () => startedRun(w.err()));
+      await waitFor(`a checkpoint of ${label}`, () => mid(runDir!), 6000, 10);
+      await server.kill();
+      await server.start();
+      const { code } = await coord.exited;
+      expect(code, coord.err()).toBe(0);
+      const want = (reference.rows as { label: string }[]).filter((r) => labels.includes(r.label));
+      expect(sweepFile(dir).rows).toEqual(want);
+      w.proc.kill("SIGTERM");
+      expect((await w.exited).code).toBe(0);
+      return { label: label!, coord: coord.err(), worker: w.err() };
+    } finally {
+      await server.stop();
+    }
+  }
+
+  it("keeps going when Redis (with an append-only file) is killed and restarted mid-sweep", async () => {
+    await sweepAcrossRestart(true, ["1⊗1", "1⊗2"], "30");
+  }, 600_000);
+
+  it("re-queues the jobs when Redis comes back empty, and the workers resume them", async () => {
+    const { label, coord, worker } = await sweepAcrossRestart(false, ["1⊗2"], "2");
+    expect(coord).toContain(`${label}: not in the queue any more`);
+    // Resumed from its checkpoint, or (a fast machine) finished before its lock was found lost.
+    expect(worker).toMatch(new RegExp(`${label}: (resuming|already trained)`));
+  }, 600_000);
+
+  it("a member that fails with NaN fails once, with its message", async () => {
+    const url = `${redis.url}/3`;
+    const dir = tmp();
+    const w = worker(url);
+    const coord = looplm([
+      "sweep",
+      ...tiny,
+      "--loops",
+      "2",
+      "--lr",
+      "1e30",
+      "--out",
+      dir,
+      "--queue",
+      url,
+    ]);
+    const { code } = await coord.exited;
+    expect(code).toBe(1);
+    const last = coord.err().trim().split("\n").at(-1)!;
+    expect(last).toMatch(/^looplm: 1 of 1 members failed .*1⊗2: non-finite loss \(NaN\) at step 2/);
+    const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });
+    try {
+      const [job] = await queue.getFailed();
+      expect(job!.attemptsMade).toBe(1);
+      expect(job!.failedReason).toMatch(/non-finite loss/);
+    } finally {
+      await queue.close();
+    }
+    expect(w.err().match(/1⊗2 failed:/g)).toHaveLength(1);
+    w.proc.kill("SIGTERM");
+    expect((await w.exited).code).toBe(0);
+  }, 600_000);
+
+  it("a worker that cannot see the job's run folder fails it with one line", async () => {
+    const url = `${redis.url}/4`;
+    const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });
+    const w = worker(url);
+    try {
+      const job = await queue.add(
+        "train",
+        { v: 1, label: "1⊗1", runDir: "/nonexistent/looplm/1x1" },
+        { jobId: "missing-folder", attempts: 1 },
+      );
+      await waitFor("the job to fail", async () => (await job.getState()) === "failed");
+      const failed = await queue.getJob("missing-folder");
+      expect(failed!.failedReason).toBe(
+        "job 1⊗1: this worker cannot see its run folder /nonexistent/looplm/1x1 (run folders must be on a filesystem every worker mounts at the same path)",
+      );
+    } finally {
+      await queue.close();
+      w.proc.kill("SIGTERM");
+      await w.exited;
+    }
+  }, 120_000);
+});
+
+describe("connection problems are one-line errors", () => {
+  it("refused, malformed URL, password missing or wrong", async () => {
+    const closed = await redisServer();
+    const url = closed.url;
+    await closed.stop();
+    const w = looplm(["worker", "--queue", url]);
+    expect((await w.exited).code).toBe(1);
+    expect(w.err().trim()).toBe(
+      `looplm: cannot reach Redis at ${url}: connection refused (is redis-server running there?)`,
+    );
+    const bad = looplm(["sweep", ...tiny, ...FOUR, "--out", tmp(), "--queue", "http://x:1"]);
+    expect((await bad.exited).code).toBe(1);
+    expect(bad.err().trim()).toMatch(/^looplm: --queue must be redis:\/\/.*got "http:\/\/x:1"$/);
+
+    const locked = await redisServer({ password: "s3cret" });
+    try {
+      const port = locked.port;
+      await expect(checkRedis(parseQueueUrl(`redis://127.0.0.1:${port}`))).rejects.toThrow(
+        `Redis at redis://127.0.0.1:${port} needs a password: give it in the URL, redis://:PASSWORD@host:port`,
+      );
+      await expect(checkRedis(parseQueueUrl(`redis://:nope@127.0.0.1:${port}`))).rejects.toThrow(
+        `Redis at redis://:***@127.0.0.1:${port} rejected the user name or password`,
+      );
+      await expect(checkRedis(parseQueueUrl(locked.url))).resolves.toBeUndefined();
+    } finally {
+      await locked.stop();
+    }
+  }, 120_000);
+});

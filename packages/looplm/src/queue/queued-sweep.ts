@@ -1,0 +1,67 @@
+/**
+ * `looplm sweep --queue`: the same members, run folders, sweep.json, table and report as the
+ * single-machine sweep, with the members trained by queue workers instead of in this process.
+ */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { SweepFile, SweepRow } from "@loop/eval";
+import { CliError } from "../cli/errors.js";
+import { TASK_DEFAULTS, type TaskFlags } from "../cli/options/task.js";
+import {
+  finishSweep,
+  planSweep,
+  runFolderName,
+  type SweepJob,
+  type SweepResult,
+  sweepRow,
+  writeSweepFile,
+} from "../cli/sweep-runner.js";
+import type { QueueAddress } from "./connection.js";
+import { trainOnQueue } from "./coordinator.js";
+import type { TrainingJobData } from "./training-job.js";
+
+/** The task flags a worker needs, with file paths made absolute (its working folder differs). */
+export function portableTaskFlags(f: TaskFlags): TaskFlags {
+  const out = { task: f.task } as TaskFlags;
+  for (const k of Object.keys(TASK_DEFAULTS) as (keyof typeof TASK_DEFAULTS)[])
+    (out as unknown as Record<string, unknown>)[k] = f[k];
+  if (existsSync(f.corpus)) out.corpus = resolve(f.corpus);
+  if (existsSync(f.tokenizer)) out.tokenizer = resolve(f.tokenizer);
+  return out;
+}
+
+export async function runQueuedSweep(
+  job: Omit<SweepJob, "resume" | "log">,
+  taskFlags: TaskFlags,
+  address: QueueAddress,
+): Promise<SweepResult> {
+  const outDir = resolve(job.outDir);
+  const members = planSweep(job);
+  const jobs: TrainingJobData[] = members.map((m) => ({
+    v: 1,
+    label: m.label,
+    runDir: join(outDir, runFolderName(m.label)),
+    task: portableTaskFlags(taskFlags),
+    taskInfo: job.taskInfo,
+    config: m.config,
+    train: job.train,
+    evalCount: job.evalCount,
+  }));
+  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr });
+  const rows: SweepRow[] = [];
+  const failed: string[] = [];
+  let metric: SweepFile["metric"] = job.task.metric;
+  outcomes.forEach((o, i) => {
+    if (o.state === "done") {
+      metric = o.result.eval.metric;
+      rows.push(sweepRow(members[i]!, o.result.eval));
+    } else failed.push(`${members[i]!.label}: ${o.reason}`);
+  });
+  const sweep: SweepFile = { protocol: job.protocol, task: job.task.name, metric, rows };
+  writeSweepFile(outDir, sweep);
+  if (failed.length > 0)
+    throw new CliError(
+      `${failed.length} of ${members.length} members failed (sweep.json has the others): ${failed.join("; ")}`,
+    );
+  return finishSweep(outDir, sweep);
+}

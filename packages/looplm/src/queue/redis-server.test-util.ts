@@ -1,0 +1,140 @@
+/**
+ * Test support: a real Debian `redis-server` on 127.0.0.1 and a free port (optionally with an
+ * append-only file, to survive being killed), and `looplm` CLI processes with captured output.
+ * Every wait is a bounded loop; a missing redis-server fails the test with what to install.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  tries = 1200,
+  everyMs = 50,
+): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await probe();
+    if (v) return v;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export interface RedisServer {
+  port: number;
+  url: string;
+  /** Start it (again, on the same port and data folder). */
+  start(): Promise<void>;
+  /** SIGKILL: no chance to save anything beyond what the append-only file already holds. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function requireRedisServer(): void {
+  const r = spawnSync("redis-server", ["--version"], { encoding: "utf8" });
+  if (r.error)
+    throw new Error(
+      "redis-server is not installed: the queue tests need it (apt-get install -y redis-server; .ci/run installs it)",
+    );
+}
+
+export async function redisServer(
+  o: { persist?: boolean; password?: string } = {},
+): Promise<RedisServer> {
+  requireRedisServer();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "looplm-redis-"));
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
+  args.push("--appendonly", o.persist ? "yes" : "no");
+  if (o.persist) args.push("--appendfsync", "always");
+  if (o.password) args.push("--requirepass", o.password);
+  let proc: ChildProcess | null = null;
+  const exited = (p: ChildProcess) =>
+    p.exitCode !== null || p.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((r) => p.once("exit", () => r()));
+  const server: RedisServer = {
+    port,
+    url: `redis://${o.password ? `:${o.password}@` : ""}127.0.0.1:${port}`,
+    async start() {
+      proc = spawn("redis-server", args, { stdio: "ignore" });
+      await waitFor(`redis-server on port ${port}`, async () => {
+        const c = new Redis({
+          port,
+          host: "127.0.0.1",
+          password: o.password,
+          lazyConnect: true,
+          retryStrategy: () => null,
+          maxRetriesPerRequest: 0,
+        });
+        c.on("error", () => {});
+        try {
+          await c.connect();
+          return (await c.ping()) === "PONG";
+        } catch {
+          return false;
+        } finally {
+          c.disconnect();
+        }
+      });
+    },
+    async kill() {
+      if (!proc) return;
+      proc.kill("SIGKILL");
+      await exited(proc);
+      proc = null;
+    },
+    async stop() {
+      if (!proc) return;
+      proc.kill("SIGTERM");
+      await exited(proc);
+      proc = null;
+    },
+  };
+  await server.start();
+  return server;
+}
+
+const main = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+
+export interface CliProcess {
+  proc: ChildProcess;
+  out(): string;
+  err(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `looplm …` as a real process (from source), one compute thread. */
+export function looplm(args: string[]): CliProcess {
+  const proc = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@loop/source", main, ...args],
+    { env: { ...process.env, LOOPLM_THREADS: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  let err = "";
+  proc.stdout!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  proc.stderr!.on("data", (c: Buffer) => {
+    err += c.toString("utf8");
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    proc.on("close", (code, signal) => r({ code, signal })),
+  );
+  return { proc, out: () => out, err: () => err, exited };
+}

@@ -1,0 +1,118 @@
+/**
+ * The process a queue worker starts for each job (hidden command `looplm worker-job`): train
+ * the job's run folder through the same trainJob as `looplm sweep`, deciding as `sweep --resume`
+ * does what its folder holds (finished: report its numbers; checkpointed: resume exactly;
+ * otherwise: start it), and report progress and the outcome as JSON lines on fd 3.
+ *
+ * The worker stops it with SIGTERM (a checkpoint at the current step, then exit). If the worker
+ * itself vanishes (kill -9) this process notices its parent changed and exits without writing,
+ * as a lost machine would, so another worker can resume the folder after the job's lock expires.
+ */
+import { readFileSync, rmSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type { EvalRecord } from "@loop/train/node";
+import { holdsRun, LOCK_FILE, latestCheckpoint, RunInterrupted } from "@loop/train/node";
+import { buildTask } from "../cli/options/task.js";
+import { trainJob } from "../cli/run-training.js";
+import { memberStart } from "../cli/sweep-runner.js";
+import type { TrainingJobData } from "./training-job.js";
+
+/** Exit codes the worker reads. */
+export const CHILD_EXIT = { done: 0, failed: 1, stopped: 3, orphaned: 4 } as const;
+
+export type ChildMessage =
+  | { type: "progress"; step: number; total: number; loss: number }
+  | { type: "result"; steps: number; eval: EvalRecord }
+  | { type: "stopped"; step: number }
+  | { type: "error"; message: string; retry: boolean };
+
+const CHANNEL_FD = 3;
+
+function send(m: ChildMessage): void {
+  try {
+    writeSync(CHANNEL_FD, `${JSON.stringify(m)}\n`);
+  } catch {
+    // The worker is gone (EPIPE): stop without writing, as when its parent changes.
+    process.exit(CHILD_EXIT.orphaned);
+  }
+}
+
+/**
+ * The queue says this job is ours: its previous worker lost the job's lock (killed, machine
+ * lost, cut off), so a run.lock it left from another machine is stale. (A lock of a live process
+ * on this machine is left to the folder lock, which refuses it.)
+ */
+function dropLockOfLostWorker(runDir: string): void {
+  const path = join(runDir, LOCK_FILE);
+  let owner: { pid?: number; host?: string };
+  try {
+    owner = JSON.parse(readFileSync(path, "utf8")) as typeof owner;
+  } catch {
+    return;
+  }
+  if (owner.host === hostname()) return;
+  process.stderr.write(
+    `looplm: taking over ${path} of process ${owner.pid} on ${owner.host} (its queue job lock expired)\n`,
+  );
+  rmSync(path, { force: true });
+}
+
+export async function runTrainingChild(d: TrainingJobData): Promise<number> {
+  const ac = new AbortController();
+  // SIGTERM from the worker; SIGINT when Ctrl-C reaches the whole process group.
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => ac.abort());
+  const parent = process.ppid;
+  let lastSent = 0;
+  try {
+    const start = memberStart(d.runDir, d.label, d.config, d.train);
+    if (start.kind === "finished") {
+      // Its worker vanished after training, before the queue heard the result.
+      process.stderr.write(
+        `${d.label}: already trained in ${d.runDir}; its numbers come from its log\n`,
+      );
+      send({ type: "result", steps: d.train.steps, eval: start.ev });
+      return CHILD_EXIT.done;
+    }
+    const resume = start.kind === "resume";
+    if (resume) process.stderr.write(`${d.label}: resuming ${latestCheckpoint(d.runDir)}\n`);
+    dropLockOfLostWorker(d.runDir);
+    const task = await buildTask(d.task);
+    const res = await trainJob({
+      runDir: d.runDir,
+      task,
+      taskInfo: d.taskInfo,
+      config: d.config,
+      train: resume ? start.train : d.train,
+      evalCount: d.evalCount,
+      resume,
+      // A folder with a run but no checkpoint yet (killed in its first steps) starts again.
+      overwrite: !resume && holdsRun(d.runDir),
+      signal: ac.signal,
+      label: d.label,
+      onStep: (m) => {
+        if (process.ppid !== parent) process.exit(CHILD_EXIT.orphaned);
+        const now = Date.now();
+        if (now - lastSent < 500 && m.step !== d.train.steps) return;
+        lastSent = now;
+        send({ type: "progress", step: m.step, total: d.train.steps, loss: m.loss });
+      },
+    });
+    if (!res.lastEval) throw new Error(`${d.label}: the run produced no evaluation`);
+    send({ type: "result", steps: res.steps, eval: res.lastEval });
+    return CHILD_EXIT.done;
+  } catch (e) {
+    if (e instanceof RunInterrupted) {
+      send({ type: "stopped", step: e.step });
+      return CHILD_EXIT.stopped;
+    }
+    const err = e as NodeJS.ErrnoException;
+    // System errors (disk full, I/O) may pass on another machine; anything else (bad settings,
+    // a non-finite loss) would fail again the same way.
+    const system = (x: unknown) =>
+      typeof (x as NodeJS.ErrnoException | undefined)?.syscall === "string";
+    const retry = system(err) || system(err.cause);
+    send({ type: "error", message: err.message ?? String(e), retry });
+    return CHILD_EXIT.failed;
+  }
+}
