@@ -108,7 +108,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     const [M, K, N] = SHAPES[s]!;
     return torch?.results.find((r) => r.M === M && r.K === K && r.N === N && r.threads === threads);
   };
-  const peak = (threads: number) => (ctx.peakGflops * threads) / ctx.cores;
+  const peaks = new Map<number, number>();
+  for (const t of new Set(ours.map((r) => r.threads))) peaks.set(t, (await ctx.peak(t)).gflops);
+  const peak = (threads: number) => peaks.get(threads)!;
   const rows: Row[] = [];
   for (const r of ours) {
     const [M, K, N] = SHAPES[r.shape]!;

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { gemmName } from "@loop/tensor/kernel";
 import { stopThreadPool } from "@loop/tensor/node";
 import { type BenchContext, createContext } from "./lib/context.js";
-import { machine } from "./lib/machine.js";
+import { machine, peak } from "./lib/machine.js";
 
 export interface BenchModule {
   name: string;
@@ -52,8 +52,13 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version} · ${m.cpu} · ${m.cores} cores · load average ${m.loadAverage.toFixed(2)}`,
   );
+  const threads = args.threads ?? [...new Set([1, m.cores])];
+  for (const t of threads) {
+    const p = await peak(t);
+    console.log(`fp32 peak, ${t} thread(s): ${p.gflops.toFixed(0)} GFLOP/s (${p.source})`);
+  }
   console.log(
-    `fp32 peak ${m.peakGflops.toFixed(0)} GFLOP/s (${m.peakSource}) · portable gemm ${gemmName()} (benchmarks that measure native kernels say so)`,
+    `native builds -march=${m.arch} · portable gemm ${gemmName()} (benchmarks that measure native kernels say so)`,
   );
   let failed = 0;
   for (const f of files.filter(wanted)) {

@@ -2,7 +2,7 @@
  * The object every benchmark's `run(ctx)` receives (contract in benchmarks/README.md).
  */
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
-import { machine } from "./machine.js";
+import { type Machine, machine, type Peak, peak } from "./machine.js";
 import { formatTable, type Row } from "./table.js";
 import { type TimeOptions, type Timing, time } from "./timer.js";
 import { runTorch, torchAvailable } from "./torch.js";
@@ -10,7 +10,7 @@ import { runTorch, torchAvailable } from "./torch.js";
 export interface BenchContext {
   /** Time `fn` (sync or async): warmup runs, then repeats; use `medianMs`. */
   time(fn: () => unknown, opts?: TimeOptions): Promise<Timing>;
-  /** Print rows as an aligned table, with an optional title line. */
+  /** Print rows as an aligned table, with an optional title line, and the CPU under it. */
   table(rows: readonly Row[], title?: string): void;
   /** Print a line of text. */
   log(text: string): void;
@@ -21,9 +21,10 @@ export interface BenchContext {
   torch(script: string, args?: readonly string[]): Promise<unknown | null>;
   /** Whether PyTorch is available (the same check `torch` makes). */
   torchAvailable(): Promise<boolean>;
-  /** fp32 GFLOP/s peak of all cores (see lib/machine.ts for how it is derived). */
-  readonly peakGflops: number;
-  readonly peakSource: string;
+  /** fp32 GFLOP/s peak of `threads` threads, measured on this machine (lib/machine.ts). */
+  peak(threads: number): Promise<Peak>;
+  /** CPU, cores, load average, -march of native builds. */
+  readonly machine: Machine;
   readonly cores: number;
   /** Thread counts to measure (`--threads=1,2`; default 1 and all cores). */
   readonly threadCounts: readonly number[];
@@ -47,12 +48,14 @@ export function createContext(opts: ContextOptions = {}): BenchContext {
     table(rows, title) {
       if (title !== undefined) console.log(`\n${title}`);
       console.log(formatTable(rows));
+      // figures from different CPUs differ 2× and more: name the CPU beside every table
+      console.log(`(CPU: ${m.cpu}; native builds -march=${m.arch})`);
     },
     log: (text) => console.log(text),
     torch: (script, args) => runTorch(script, args),
     torchAvailable,
-    peakGflops: m.peakGflops,
-    peakSource: m.peakSource,
+    peak,
+    machine: m,
     cores: m.cores,
     threadCounts,
     async setThreads(n) {

@@ -1,34 +1,67 @@
 /**
- * What the machine can do: CPU model, cores, and the fp32 peak, derived from /proc/cpuinfo as
- * cores × clock × fp32 flop per cycle per core (two FMA pipes × vector lanes × 2), with the
- * vector width from the CPU flags. The clock is the "cpu MHz" line, which under a hypervisor is
- * usually the base clock, so the figure is a floor: on the reference machine (2 Zen 5 cores, 2.1 GHz
- * in cpuinfo) one core runs the native GEMM at 150–180 GFLOP/s, above the floor's 134 per core.
- * The peak used is therefore the larger of that floor and the documented 215 GFLOP/s per core of
- * the reference machine (430 on its 2 cores, as the speed issue quotes); LOOP_PEAK_GFLOPS
- * overrides both.
+ * What the machine is and what it can do. The CPU is named from /proc/cpuinfo (model name,
+ * vendor, family/model, the vector flags that pick the native kernels' code paths) and printed
+ * beside every table, since figures from an AVX-512 and an AVX2 machine differ by 2× and more.
+ *
+ * The fp32 peak behind "% peak" is measured here, per thread count: the native addon's FMA loop
+ * (@loop/tensor/node `measureFmaPeak`), built with the same -march as the kernels
+ * (LOOPLM_NATIVE_ARCH, default native), each thread's flops over its own CPU time, so other
+ * jobs on a shared machine do not lower it. Only when no native build is possible is it estimated,
+ * as cores × cpuinfo clock × flop/cycle from the flags, and said so. LOOP_PEAK_GFLOPS (all
+ * cores) overrides both.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
+import { measureFmaPeak, nativeArchFlag } from "@loop/tensor/node";
 
 export interface Machine {
+  /** "AMD EPYC (AuthenticAMD family 25 model 17; avx512f avx2 fma)". */
   cpu: string;
   cores: number;
-  /** fp32 GFLOP/s peak of all cores together. */
-  peakGflops: number;
-  /** How peakGflops was obtained. */
-  peakSource: string;
   loadAverage: number;
+  /** The -march of native builds: "native" or LOOPLM_NATIVE_ARCH. */
+  arch: string;
 }
 
-export const DOCUMENTED_PEAK_GFLOPS = 430;
+export interface Peak {
+  gflops: number;
+  /** How it was obtained. */
+  source: string;
+}
 
 function field(info: string, key: string): string | undefined {
   const m = info.match(new RegExp(`^${key}\\s*:\\s*(.*)$`, "m"));
   return m?.[1]?.trim();
 }
 
-/** fp32 flops per cycle per core from vendor, family and flags. */
+function cpuinfo(): string {
+  try {
+    return readFileSync("/proc/cpuinfo", "utf8");
+  } catch {
+    return ""; // not Linux
+  }
+}
+
+const VECTOR_FLAGS = ["avx512f", "avx2", "fma", "asimd", "sve"];
+
+export function machine(): Machine {
+  const info = cpuinfo();
+  const flags = new Set((field(info, "flags") ?? field(info, "Features") ?? "").split(/\s+/));
+  const vendor = field(info, "vendor_id");
+  const family = field(info, "cpu family");
+  const model = field(info, "model");
+  const id = vendor ? `${vendor} family ${family} model ${model}` : process.arch;
+  const vec = VECTOR_FLAGS.filter((f) => flags.has(f)).join(" ") || "no vector flags listed";
+  const arch = nativeArchFlag();
+  return {
+    cpu: `${field(info, "model name") ?? "unknown CPU"} (${id}; ${vec})`,
+    cores: availableParallelism(),
+    loadAverage: loadavg()[0] ?? 0,
+    arch: arch.ok ? arch.flag.slice("-march=".length) : `invalid (${arch.error})`,
+  };
+}
+
+/** fp32 flops per cycle per core from vendor, family and flags (the estimate's last resort). */
 export function flopsPerCycle(vendor: string, family: number, flags: Set<string>): number {
   if (flags.has("avx512f")) {
     // Zen 4 (family 25) runs 512-bit ops on 256-bit pipes; Zen 5 and Intel server cores are 512-bit
@@ -40,39 +73,43 @@ export function flopsPerCycle(vendor: string, family: number, flags: Set<string>
   return 8;
 }
 
-export function machine(): Machine {
-  const cores = availableParallelism();
-  const loadAverage = loadavg()[0] ?? 0;
-  const env = Number(process.env.LOOP_PEAK_GFLOPS);
-  let info = "";
-  try {
-    info = readFileSync("/proc/cpuinfo", "utf8");
-  } catch {
-    // not Linux
-  }
-  const cpu = field(info, "model name") ?? "unknown CPU";
-  if (Number.isFinite(env) && env > 0) {
-    return { cpu, cores, peakGflops: env, peakSource: "LOOP_PEAK_GFLOPS", loadAverage };
-  }
+function estimate(threads: number, why: string): Peak {
+  const info = cpuinfo();
   const mhz = Number(field(info, "cpu MHz"));
   const flags = new Set((field(info, "flags") ?? "").split(/\s+/));
-  if (!(mhz > 0) || flags.size < 2) {
-    return {
-      cpu,
-      cores,
-      peakGflops: DOCUMENTED_PEAK_GFLOPS,
-      peakSource: "documented reference machine",
-      loadAverage,
-    };
+  const fpc = flopsPerCycle(
+    field(info, "vendor_id") ?? "",
+    Number(field(info, "cpu family")),
+    flags,
+  );
+  if (!(mhz > 0)) return { gflops: Number.NaN, source: `unknown: ${why}, and no clock in cpuinfo` };
+  return {
+    gflops: (threads * mhz * fpc) / 1000,
+    source: `estimated (${why}): ${threads} × ${(mhz / 1000).toFixed(2)} GHz (cpuinfo) × ${fpc} flop/cycle`,
+  };
+}
+
+const peaks = new Map<number, Promise<Peak>>();
+
+/** The fp32 peak of `threads` threads, measured once per process and thread count. */
+export function peak(threads: number): Promise<Peak> {
+  let p = peaks.get(threads);
+  if (p === undefined) {
+    p = (async () => {
+      const env = Number(process.env.LOOP_PEAK_GFLOPS);
+      if (Number.isFinite(env) && env > 0)
+        return {
+          gflops: (env * threads) / availableParallelism(),
+          source: "LOOP_PEAK_GFLOPS × threads / cores",
+        };
+      const m = await measureFmaPeak(threads, { runMs: 20, repeats: 10 });
+      if (!m.ok) return estimate(threads, `no native build: ${m.error}`);
+      return {
+        gflops: m.gflops,
+        source: `measured: FMA loop, ${m.isa} build, flops per thread CPU-second, best of 10`,
+      };
+    })();
+    peaks.set(threads, p);
   }
-  const vendor = field(info, "vendor_id") ?? "";
-  const family = Number(field(info, "cpu family") ?? 0);
-  const fpc = flopsPerCycle(vendor, family, flags);
-  const floor = (cores * mhz * fpc) / 1000;
-  const derived = `${cores} cores × ${(mhz / 1000).toFixed(2)} GHz (cpuinfo) × ${fpc} flop/cycle`;
-  const documented = (DOCUMENTED_PEAK_GFLOPS * cores) / 2;
-  if (floor >= documented)
-    return { cpu, cores, peakGflops: floor, peakSource: derived, loadAverage };
-  const peakSource = `${cores} × 215 GFLOP/s per core, the reference machine's peak; cpuinfo's base clock gives only ${floor.toFixed(0)} (${derived})`;
-  return { cpu, cores, peakGflops: documented, peakSource, loadAverage };
+  return p;
 }

@@ -38,6 +38,22 @@ def uniform(shape, bound, g):
     return (torch.rand(*shape, generator=g) * 2 - 1) * bound
 
 
+def ssd_padded(x, dt, a, b, c, chunk):
+    """ssd_chunked for any T, as @loop/ssm-kernels chunks it: chunks of min(chunk, T) and a
+    shorter last one, here zero-padded (dt = 0 at the padding: no decay, no input; the scan is
+    causal, so the real positions are unchanged)."""
+    t = x.shape[1]
+    chunk = min(chunk, t)
+    pad = -t % chunk
+    if pad:
+        x = F.pad(x, (0, 0, 0, 0, 0, pad))
+        dt = F.pad(dt, (0, 0, 0, pad))
+        b = F.pad(b, (0, 0, 0, pad))
+        c = F.pad(c, (0, 0, 0, pad))
+    y, _ = ssd_chunked(x, dt, a, b, c, chunk)
+    return y[:, :t]
+
+
 class Mamba2(torch.nn.Module):
     def __init__(self, d, n_state, headdim, n_layers, chunk, g, expand=2, d_conv=4):
         super().__init__()
@@ -68,7 +84,7 @@ class Mamba2(torch.nn.Module):
         dt = F.softplus(dt + self.dt_bias)
         a = -torch.exp(self.a_log)
         xh = x.reshape(b, t, self.h, self.p)
-        y, _ = ssd_chunked(xh, dt, a, bm, cm, self.chunk)
+        y = ssd_padded(xh, dt, a, bm, cm, self.chunk)
         y = (y + self.d[:, None] * xh).reshape(b, t, self.di)
         y = rmsnorm(y * F.silu(z), self.norm_w)
         return y @ self.out_proj.t()

@@ -14,10 +14,12 @@
  *   ops/rmsnorm.ts); ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), ĝ = g ⊙ w, x̂ = x·r; ∂w = Σ_rows g ⊙ x̂.
  * Row reductions (∂w) add fixed blocks of rows in double, then the blocks in order (row-blocks.h):
  * the result does not depend on the thread count.
+ * fmaPeak / vectorIsa: the machine's measured fp32 peak for this build (fma-peak.h).
  */
 #include <math.h>
 #include "addon-threads.h"
 #include "fast-math.h"
+#include "fma-peak.h"
 #include "napi-args.h"
 #include "row-blocks.h"
 #include "sgemm.h"
@@ -406,6 +408,8 @@ NAPI_MODULE_INIT() {
   loop_export(env, exports, "ceFwd", CeFwd);
   loop_export(env, exports, "ceBwd", CeBwd);
   loop_export(env, exports, "embeddingBwd", EmbeddingBwd);
+  loop_export(env, exports, "fmaPeak", loop_fma_peak);
+  loop_export(env, exports, "vectorIsa", loop_vector_isa);
   loop_export(env, exports, "setThreads", loop_set_threads);
   return exports;
 }

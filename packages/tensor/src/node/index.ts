@@ -5,6 +5,7 @@ export {
   writeFileAtomic,
   writeSafetensorsFile,
 } from "./files.js";
+export { type FmaPeak, type FmaPeakOptions, measureFmaPeak } from "./fma-peak.js";
 export { errnoCode, fsError, fsErrorMessage, makeDirectory } from "./fs-errors.js";
 export {
   disableNativeTensorKernels,
@@ -18,6 +19,7 @@ export {
 export {
   type AddonResult,
   buildNativeAddon,
+  nativeArchFlag,
   nativeDisabled,
   nativeIncludeDir,
 } from "./native-addon.js";

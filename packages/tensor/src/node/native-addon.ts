@@ -1,6 +1,8 @@
 /**
  * Build a native kernel addon from C source with the machine's own compiler and load it:
  *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -I<node headers> -I<include dirs> source -o addon
+ * `LOOPLM_NATIVE_ARCH` replaces `native` in `-march=` (e.g. `x86-64-v3`: an AVX2 build on an
+ * AVX-512 machine, to keep the AVX2 paths measured and tested where no AVX2-only CPU is at hand).
  * Nothing is downloaded and nothing requires the result: when the compiler, the Node headers or
  * OpenMP are missing, or `LOOPLM_NATIVE=0`, the build answers why and callers keep the portable
  * kernels. Builds are cached by a hash of the sources, flags, Node ABI and CPU under
@@ -20,15 +22,27 @@ export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false;
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */
 export const nativeIncludeDir = fileURLToPath(new URL("../../native", import.meta.url));
 
-const FLAGS = [
-  "-O3",
-  "-march=native",
-  "-fopenmp",
-  "-fPIC",
-  "-shared",
-  "-std=gnu11",
-  "-fno-math-errno",
-];
+/** Every flag but -march (nativeArchFlag), which goes after -O3. */
+const FLAGS = ["-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fno-math-errno"];
+
+/** A -march value: letters, digits and . _ + - (x86-64-v3, znver4, armv8.2-a+fp16), nothing a
+ * shell or the compiler could read as another option. */
+const ARCH = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
+
+/**
+ * The `-march=` flag of native builds: `-march=native` (the CPU this runs on), or
+ * `LOOPLM_NATIVE_ARCH` when set; a malformed value is answered with a one-line reason.
+ */
+export function nativeArchFlag(): { ok: true; flag: string } | { ok: false; error: string } {
+  const env = process.env.LOOPLM_NATIVE_ARCH;
+  if (env === undefined || env === "") return { ok: true, flag: "-march=native" };
+  if (!ARCH.test(env))
+    return {
+      ok: false,
+      error: `LOOPLM_NATIVE_ARCH must be a -march value such as native or x86-64-v3, got ${JSON.stringify(env)}`,
+    };
+  return { ok: true, flag: `-march=${env}` };
+}
 
 /** Directory holding node_api.h: beside the running node, else the usual system places. */
 function nodeIncludeDir(): string | null {
@@ -84,10 +98,13 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
   const include = nodeIncludeDir();
   if (include === null) return { ok: false, error: "node_api.h not found beside this Node" };
   if (!existsSync(source)) return { ok: false, error: `native source ${source} not found` };
+  const arch = nativeArchFlag();
+  if (!arch.ok) return arch;
+  const flags = ["-O3", arch.flag, ...FLAGS];
   const cc = process.env.CC ?? "cc";
   const dirs = [...new Set([resolvePath(dirname(source)), resolvePath(nativeIncludeDir)])];
   const hash = createHash("sha256");
-  hash.update([cc, ...FLAGS, process.versions.modules, process.arch, cpus()[0]?.model].join("\0"));
+  hash.update([cc, ...flags, process.versions.modules, process.arch, cpus()[0]?.model].join("\0"));
   hash.update(readFileSync(source));
   for (const d of dirs)
     for (const f of readdirSync(d)
@@ -101,7 +118,7 @@ export async function buildNativeAddon<T>(name: string, source: string): Promise
     const tmp = `${out}.${process.pid}.${++builds}.${basename(source)}.tmp`;
     try {
       mkdirSync(dir, { recursive: true });
-      const args = [...FLAGS, `-I${include}`, ...dirs.map((d) => `-I${d}`), source, "-o", tmp];
+      const args = [...flags, `-I${include}`, ...dirs.map((d) => `-I${d}`), source, "-o", tmp];
       const error = await compile(cc, args);
       if (error !== null) return { ok: false, error };
       renameSync(tmp, out);

@@ -33,6 +33,10 @@ export interface TensorAddon {
   ceFwd: NativeCeFwd;
   ceBwd: NativeCeBwd;
   embeddingBwd: EmbeddingBwd;
+  /** GFLOP/s of `threads` threads each running `iters` rounds of FMA chains (fma-peak.h). */
+  fmaPeak: (threads: number, iters: number) => number;
+  /** The vector instructions of this build: avx512f, avx2+fma, neon or generic. */
+  vectorIsa: () => string;
   setThreads: (n: number) => void;
 }
 

@@ -1,0 +1,99 @@
+/**
+ * Recurrent decoding, as `looplm generate` runs it (@loop/looped decodeStep: one state per
+ * (loop step, layer), every new token through all R loop steps, final-step logits, greedy pick),
+ * in tokens/s for batch 1 and 8, against an eager PyTorch step function of the same model
+ * (benchmarks/torch/decode.py) on the same thread count. A 16-token prompt is fed one token at a
+ * time first (untimed), then 64 new tokens are timed. Mamba-2 configurations only (the
+ * transcription has no KV cache); `LOOP_BENCH_DECODE_CONFIGS=1,3` (default 1, 3, 5).
+ */
+import { decodeStep, initDecodeState, LoopedModel, makeConfig, sampleToken } from "@loop/looped";
+import { Rng } from "@loop/tensor";
+import { enableNativeKernels } from "looplm";
+import type { BenchContext } from "./lib/context.js";
+import type { Row } from "./lib/table.js";
+import { torchConfig } from "./lib/torch-config.js";
+import { type BenchConfig, selectedConfigs } from "./lib/training-step.js";
+
+export const name = "decode";
+export const description =
+  "recurrent decoding tokens/s (looplm generate's step), batch 1 and 8, vs a PyTorch step function";
+
+const PROMPT = 16;
+const NEW = 64;
+
+/** Decode `NEW` tokens after a PROMPT-token prompt for `batch` sequences; returns a function
+ * that runs the whole thing and reports the milliseconds of the NEW tokens. */
+function makeDecode(c: BenchConfig, batch: number): () => number {
+  const model = new LoopedModel(makeConfig({ tie_embeddings: true, ...c.model }), { seed: 0 });
+  const V = model.config.vocab_size;
+  const greedy = new Rng(0); // (temperature 0: never drawn from)
+  return () => {
+    const st = initDecodeState(model, batch, PROMPT + NEW);
+    let ids = Array.from({ length: batch }, (_, b) => (7 * b + 3) % V);
+    let logits = decodeStep(model, st, ids, false).logits[0]!;
+    for (let t = 1; t < PROMPT; t++) logits = decodeStep(model, st, ids, false).logits[0]!;
+    const t0 = performance.now();
+    for (let t = 0; t < NEW; t++) {
+      ids = ids.map((_, b) => sampleToken(logits.data.subarray(b * V, (b + 1) * V), 0, 0, greedy));
+      logits = decodeStep(model, st, ids, false).logits[0]!;
+    }
+    return performance.now() - t0;
+  };
+}
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const configs = selectedConfigs("LOOP_BENCH_DECODE_CONFIGS", [1, 3, 5]).filter(
+    (c) => c.model.backbone === "mamba",
+  );
+  const native = await enableNativeKernels();
+  ctx.log(native.enabled ? "native kernels" : `portable kernels (native: ${native.reason})`);
+  const haveTorch = await ctx.torchAvailable();
+  if (!haveTorch)
+    ctx.log('PyTorch comparison skipped: `/usr/bin/python3 -c "import torch"` failed.');
+  const reps = ctx.quick ? 1 : 3;
+  const rows: Row[] = [];
+  let torchVersion = "";
+  for (const threads of ctx.threadCounts) {
+    await ctx.setThreads(threads);
+    for (const c of configs) {
+      for (const batch of [1, 8]) {
+        const decode = makeDecode(c, batch);
+        decode(); // warm-up
+        const ms: number[] = [];
+        for (let i = 0; i < reps; i++) ms.push(decode());
+        ms.sort((a, b) => a - b);
+        const ours = ms[ms.length >> 1]!;
+        const row: Row = {
+          config: c.name,
+          batch,
+          threads,
+          "ms/token": Number((ours / NEW).toFixed(2)),
+          "tok/s": Math.round((batch * NEW * 1000) / ours),
+        };
+        if (haveTorch) {
+          const tr = (await ctx.torch("decode.py", [
+            JSON.stringify({
+              config: torchConfig(c),
+              threads,
+              batch,
+              prompt: PROMPT,
+              new: NEW,
+              reps,
+            }),
+          ])) as { torch: string; seconds: number };
+          torchVersion = tr.torch;
+          row["torch tok/s"] = Math.round((batch * NEW) / tr.seconds);
+          row["ours/torch"] = Number((tr.seconds / (ours / 1000)).toFixed(2));
+        }
+        rows.push(row);
+      }
+    }
+  }
+  if (torchVersion)
+    ctx.log(`PyTorch ${torchVersion}, eager, no_grad step function (benchmarks/torch/decode.py)`);
+  ctx.table(
+    rows,
+    `recurrent decoding: ${NEW} new tokens after a ${PROMPT}-token prompt fed one token at a time; ` +
+      "tok/s counts every sequence of the batch; ours/torch > 1 means we are faster",
+  );
+}

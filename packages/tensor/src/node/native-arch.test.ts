@@ -1,0 +1,73 @@
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { tensorNativeSource } from "./native.js";
+import { buildNativeAddon, nativeArchFlag } from "./native-addon.js";
+
+// A stand-in compiler: records its arguments and writes an empty "addon" where -o points, so the
+// build goes as far as loading it (which fails and names the cached file's path).
+const dir = `/tmp/looplm-native-arch-${process.pid}`;
+const fakeCc = `${dir}-cc.sh`;
+const argsFile = `${dir}-args.txt`;
+writeFileSync(
+  fakeCc,
+  `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\nwhile [ $# -gt 1 ]; do [ "$1" = -o ] && : > "$2"; shift; done\n`,
+);
+chmodSync(fakeCc, 0o755);
+
+afterAll(() => {
+  for (const f of [fakeCc, argsFile, dir]) rmSync(f, { recursive: true, force: true });
+});
+
+const saved = { ...process.env };
+afterEach(() => {
+  for (const k of ["CC", "LOOPLM_NATIVE_ARCH", "LOOPLM_NATIVE_CACHE"]) {
+    if (saved[k] === undefined) delete process.env[k];
+    else process.env[k] = saved[k];
+  }
+});
+
+async function fakeBuild(arch: string | undefined): Promise<{ args: string[]; path: string }> {
+  process.env.CC = fakeCc;
+  process.env.LOOPLM_NATIVE_CACHE = dir;
+  if (arch === undefined) delete process.env.LOOPLM_NATIVE_ARCH;
+  else process.env.LOOPLM_NATIVE_ARCH = arch;
+  rmSync(argsFile, { force: true });
+  const r = await buildNativeAddon("tensor", tensorNativeSource);
+  expect(r.ok).toBe(false);
+  const error = r.ok ? "" : r.error;
+  const path = error.match(/^loading (\S+) failed/)?.[1];
+  expect(path, error).toBeDefined();
+  return { args: readFileSync(argsFile, "utf8").trim().split("\n"), path: path! };
+}
+
+describe("LOOPLM_NATIVE_ARCH", () => {
+  it("defaults to -march=native", () => {
+    delete process.env.LOOPLM_NATIVE_ARCH;
+    expect(nativeArchFlag()).toEqual({ ok: true, flag: "-march=native" });
+  });
+
+  it("reaches the compiler command and the cache key", async () => {
+    const native = await fakeBuild(undefined);
+    expect(native.args).toContain("-march=native");
+    const v3 = await fakeBuild("x86-64-v3");
+    expect(v3.args).toContain("-march=x86-64-v3");
+    expect(v3.args.filter((a) => a.startsWith("-march="))).toEqual(["-march=x86-64-v3"]);
+    // a build for another target is another cached file, never the -march=native one
+    expect(v3.path).not.toBe(native.path);
+    expect((await fakeBuild("armv8.2-a+fp16")).args).toContain("-march=armv8.2-a+fp16");
+  });
+
+  it("refuses a malformed value with a one-line reason, before any compiler runs", async () => {
+    process.env.CC = fakeCc;
+    for (const bad of ["x86-64 -O0", "-mavx2", "znver4;rm", "a".repeat(65)]) {
+      process.env.LOOPLM_NATIVE_ARCH = bad;
+      rmSync(argsFile, { force: true });
+      const r = await buildNativeAddon("tensor", tensorNativeSource);
+      expect(r).toEqual({
+        ok: false,
+        error: `LOOPLM_NATIVE_ARCH must be a -march value such as native or x86-64-v3, got ${JSON.stringify(bad)}`,
+      });
+      expect(() => readFileSync(argsFile)).toThrow();
+    }
+  });
+});
