@@ -9,6 +9,7 @@ import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
 import { registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
+import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import { projectedAttention } from "../projected-attention.js";
 import { attentionNativeSource } from "./index.js";
@@ -134,25 +135,28 @@ describe("packed documents in attention (portable)", () => {
   });
 });
 
-describe.runIf(built.ok)("packed documents in attention (native)", () => {
-  const addon = (built as { addon: Addon }).addon;
-  const use = (on: boolean) => registerNativeKernels("attention", on ? addon : null);
-  afterEach(() => {
-    use(false);
-    addon.setThreads(1);
-  });
-  it("equal each document alone; 1 and 2 threads bit-identical", () => {
-    use(true);
-    addon.setThreads(1);
-    const one = [tiled(), projected()];
-    expectClose(one[0]!, "attention", 1e-5);
-    expectClose(one[1]!, "projected attention", 1e-4);
-    addon.setThreads(2);
-    const two = [tiled(), projected()];
-    two.forEach((r, i) => {
-      r[0]!.forEach((v, j) => {
-        expect(v, `${i}/${j}`).toEqual(one[i]![0]![j]);
+describe.runIf(nativeSuiteRuns("packed documents in attention (native)", built))(
+  "packed documents in attention (native)",
+  () => {
+    const addon = (built as { addon: Addon }).addon;
+    const use = (on: boolean) => registerNativeKernels("attention", on ? addon : null);
+    afterEach(() => {
+      use(false);
+      addon.setThreads(1);
+    });
+    it("equal each document alone; 1 and 2 threads bit-identical", () => {
+      use(true);
+      addon.setThreads(1);
+      const one = [tiled(), projected()];
+      expectClose(one[0]!, "attention", 1e-5);
+      expectClose(one[1]!, "projected attention", 1e-4);
+      addon.setThreads(2);
+      const two = [tiled(), projected()];
+      two.forEach((r, i) => {
+        r[0]!.forEach((v, j) => {
+          expect(v, `${i}/${j}`).toEqual(one[i]![0]![j]);
+        });
       });
     });
-  });
-});
+  },
+);

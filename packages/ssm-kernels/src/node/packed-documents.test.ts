@@ -8,6 +8,7 @@ import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@lo
 import { documentResets, registerNativeKernels } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
+import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
@@ -17,7 +18,6 @@ import { ssmNativeSource } from "./index.js";
 type Addon = Record<string, (...a: unknown[]) => unknown> & { setThreads: (n: number) => void };
 const ssm = await buildNativeAddon<Addon>("ssm", ssmNativeSource("ssm"));
 const ssd = await buildNativeAddon<Addon>("ssd", ssmNativeSource("ssd"));
-const nativeOk = ssm.ok && ssd.ok;
 
 /** Document boundaries of each row: row 0 has three documents (a start mid-chunk and one on a
  * chunk boundary of 8), row 1 a one-token document first, row 2 a single document. */
@@ -268,43 +268,47 @@ describe("packed documents on the portable kernels", () => {
   });
 });
 
-describe.runIf(nativeOk)("packed documents on the native kernels", () => {
-  const addons = [ssm, ssd].map((b) => (b as { addon: Addon }).addon);
-  const use = (on: boolean) => {
-    registerNativeKernels("ssm", on ? addons[0]! : null);
-    registerNativeKernels("ssd", on ? addons[1]! : null);
-  };
-  afterEach(() => {
-    use(false);
-    for (const a of addons) a.setThreads(1);
-  });
-
-  it("equal running each document alone; 1 and 2 threads bit-identical", () => {
-    use(true);
-    withScratch(() => checkAll(2e-5));
-    const runAll = () => {
-      const { x, w, bias, init } = convInputs(40, 4);
-      const out = [convPacked(true, x, w, bias, init), convPacked(false, x, w, bias, init)].flatMap(
-        (r) => [...r.ys, ...r.g],
-      );
-      const { inp, s0 } = scanInputs(4, 5, 2, 6);
-      const s = scanPacked(inp, s0);
-      return [...out, ...s.out, ...s.g];
+describe.runIf(nativeSuiteRuns("packed documents on the native kernels", ssm, ssd))(
+  "packed documents on the native kernels",
+  () => {
+    const addons = [ssm, ssd].map((b) => (b as { addon: Addon }).addon);
+    const use = (on: boolean) => {
+      registerNativeKernels("ssm", on ? addons[0]! : null);
+      registerNativeKernels("ssd", on ? addons[1]! : null);
     };
-    for (const a of addons) a.setThreads(1);
-    const one = withScratch(runAll);
-    for (const a of addons) a.setThreads(2);
-    const two = withScratch(runAll);
-    two.forEach((v, i) => {
-      expect(v, `output ${i}`).toEqual(one[i]);
+    afterEach(() => {
+      use(false);
+      for (const a of addons) a.setThreads(1);
     });
-  });
 
-  it("without seqIdx the calls are unchanged (the resets argument is optional)", () => {
-    use(true);
-    const { x, w, bias, init } = convInputs(7, 4);
-    const a = causalConv1d(x, w, bias, init).data.slice();
-    use(false);
-    expect(relErr(a, causalConv1d(x, w, bias, init).data)).toBeLessThan(1e-6);
-  });
-});
+    it("equal running each document alone; 1 and 2 threads bit-identical", () => {
+      use(true);
+      withScratch(() => checkAll(2e-5));
+      const runAll = () => {
+        const { x, w, bias, init } = convInputs(40, 4);
+        const out = [
+          convPacked(true, x, w, bias, init),
+          convPacked(false, x, w, bias, init),
+        ].flatMap((r) => [...r.ys, ...r.g]);
+        const { inp, s0 } = scanInputs(4, 5, 2, 6);
+        const s = scanPacked(inp, s0);
+        return [...out, ...s.out, ...s.g];
+      };
+      for (const a of addons) a.setThreads(1);
+      const one = withScratch(runAll);
+      for (const a of addons) a.setThreads(2);
+      const two = withScratch(runAll);
+      two.forEach((v, i) => {
+        expect(v, `output ${i}`).toEqual(one[i]);
+      });
+    });
+
+    it("without seqIdx the calls are unchanged (the resets argument is optional)", () => {
+      use(true);
+      const { x, w, bias, init } = convInputs(7, 4);
+      const a = causalConv1d(x, w, bias, init).data.slice();
+      use(false);
+      expect(relErr(a, causalConv1d(x, w, bias, init).data)).toBeLessThan(1e-6);
+    });
+  },
+);
