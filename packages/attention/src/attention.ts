@@ -15,7 +15,6 @@ import {
   nativeKernel,
   record1,
   shareable,
-  threadCount,
 } from "@loop/tensor/kernel";
 import { flashBackward } from "./attention-backward.js";
 import { flashForward } from "./attention-forward.js";
@@ -35,12 +34,7 @@ export interface AttentionOptions {
 
 /** FlashForwardArgs.starts for the options: the document starts, or an empty array. */
 export function startsFor(opts: AttentionOptions, B: number, T: number): Float32Array {
-  if (!opts.seqIdx) return allocF32(0);
-  const s = documentStarts(opts.seqIdx, B, T);
-  if (threadCount() === 1) return s;
-  const shared = new Float32Array(new SharedArrayBuffer(4 * s.length));
-  shared.set(s);
-  return shared;
+  return opts.seqIdx ? shareable(documentStarts(opts.seqIdx, B, T)) : allocF32(0);
 }
 
 const DEFAULT_BLOCK = 96;

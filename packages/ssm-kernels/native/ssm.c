@@ -133,8 +133,8 @@ static float *transpose_weight(const float *w, long C, long K) {
   return wt;
 }
 
-/* Packed documents (causalConv1d's resets, document-resets.ts): rs [B·T] (NULL: none) is non-zero
- * where a document starts. Row (b, t) reads only inputs of its own document: taps τ ≥ the
+/* Packed documents (causalConv1d's resets, packages/tensor/src/packed-documents.ts): rs [B·T]
+ * (NULL: none) is non-zero where a document starts. Row (b, t) reads only inputs of its own document: taps τ ≥ the
  * returned first tap, the largest document start s in (t − K + 1, t], else t − K + 1 (every tap,
  * the initial state included when no start lies in [0, t]). */
 static inline long conv_first_tap(const float *rs, long b, long t, long T, long K) {

@@ -8,9 +8,9 @@
  * Loops run over t then k with the channel axis innermost (contiguous); the weight is first
  * transposed to [K,C] for the same reason. A registered native kernel (native/ssm.c `convFwd`,
  * `convBwd`) takes over the raw-array functions; these loops stay as fallback and reference.
- * Packed documents (`seqIdx`, document-resets.ts): a row reads only inputs of its own document,
- * taps τ ≥ `firstTap` (the initial state only when no document starts in [0, t]); the backward
- * leaves out the same terms.
+ * Packed documents (`seqIdx`, @loop/tensor's packed-documents.ts): a row reads only inputs of its
+ * own document, taps τ ≥ `firstTap` (the initial state only when no document starts in [0, t]);
+ * the backward leaves out the same terms.
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
 import {

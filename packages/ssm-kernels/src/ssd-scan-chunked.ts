@@ -22,8 +22,8 @@ export interface SsdChunkedOptions extends SsdScanOptions {
   D?: Tensor | null;
   /**
    * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
-   * along a row); the state is reset where it changes (document-resets.ts). Absent: one
-   * document per row.
+   * along a row); the state is reset where it changes (@loop/tensor's packed-documents.ts).
+   * Absent: one document per row.
    */
   seqIdx?: Int32Array | null;
 }
