@@ -39,15 +39,29 @@ export class GpuTensor {
   node: GpuNode | null = null;
   name: string | undefined;
 
+  /** The tensor whose buffer this one views (a reshape), or null when it owns its buffer. */
+  readonly base: GpuTensor | null;
+
   constructor(
     ctx: GpuContext,
     shape: Shape,
-    opts: { dtype?: GpuDtype; persistent?: boolean } = {},
+    opts: { dtype?: GpuDtype; persistent?: boolean; viewOf?: GpuTensor } = {},
   ) {
     this.ctx = ctx;
     this.shape = Object.freeze([...shape]);
     this.size = sizeOf(shape);
-    this.dtype = opts.dtype ?? "f32";
+    this.dtype = opts.viewOf?.dtype ?? opts.dtype ?? "f32";
+    this.base = opts.viewOf ?? null;
+    if (this.base) {
+      if (this.base.size !== this.size)
+        throw new Error(
+          `webgpu reshape: [${this.base.shape.join(",")}] has ${this.base.size} elements, [${shape.join(",")}] needs ${this.size}`,
+        );
+      // A view owns nothing: its buffer lives as long as the tensor it views.
+      this.persistent = true;
+      this.buf = this.base.buffer;
+      return;
+    }
     this.persistent = opts.persistent ?? false;
     this.buf = ctx.allocBytes(this.size * 4);
     if (!this.persistent) {
@@ -62,12 +76,13 @@ export class GpuTensor {
 
   /** The storage buffer (throws once released). */
   get buffer(): GPUBuffer {
+    if (this.base?.released) this.buf = null;
     if (!this.buf) throw new Error(`webgpu: tensor ${this.name ?? this.id} was already released`);
     return this.buf;
   }
 
   get released(): boolean {
-    return this.buf === null;
+    return this.buf === null || (this.base?.released ?? false);
   }
 
   get rank(): number {
@@ -104,7 +119,7 @@ export class GpuTensor {
   /** Return the buffer to the pool now (also drops the gradient of a leaf). */
   dispose(): void {
     if (!this.buf) return;
-    this.ctx.release(this.buf);
+    if (!this.base) this.ctx.release(this.buf);
     this.buf = null;
     this.node = null;
     transients.get(this.ctx)?.delete(this);

@@ -13,4 +13,5 @@ export {
   uploadTensor,
 } from "./gpu-tensor.js";
 export { add, scale } from "./ops/elementwise.js";
+export { reshape } from "./ops/shape.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";

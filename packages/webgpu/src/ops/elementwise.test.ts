@@ -3,6 +3,7 @@ import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { gpuParameter, releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
 import { backwardGpu } from "../tape.js";
 import { add, axpby, fillTensor, scale } from "./elementwise.js";
+import { reshape } from "./shape.js";
 
 const ctx = await gpuForTests("webgpu elementwise");
 
@@ -49,5 +50,20 @@ describe.runIf(ctx)("webgpu elementwise ops and the tape", () => {
       /3 values do not fill shape \[2,2\]/,
     );
     releaseTransients(ctx!);
+  });
+});
+
+describe.runIf(ctx)("webgpu reshape", () => {
+  it("views the same buffer and reshapes the gradient back", async () => {
+    const w = gpuParameter(ctx!, new Float32Array([1, 2, 3, 4, 5, 6]), [2, 3], "w");
+    const v = reshape(w, [3, 2]);
+    expect(v.shape).toEqual([3, 2]);
+    expect(await v.read()).toEqual(new Float32Array([1, 2, 3, 4, 5, 6]));
+    backwardGpu(scale(v, 2), fillTensor(ctx!, [3, 2], 1));
+    expect(w.grad!.shape).toEqual([2, 3]);
+    expect(await w.grad!.read()).toEqual(new Float32Array(6).fill(2));
+    expect(() => reshape(w, [4])).toThrow(/has 6 elements, \[4\] needs 4/);
+    releaseTransients(ctx!);
+    w.dispose();
   });
 });
