@@ -36,7 +36,7 @@ const STARTERS: Record<Backend, { start(): Promise<Started>; stop(): void }> = {
 
 let active: Backend = "portable";
 
-/** The backend the kernels run on now. */
+/** The backend the kernels run on now, as startBackend last set it. */
 export function activeBackend(): Backend {
   return active;
 }
@@ -49,8 +49,8 @@ export function parseBackend(v: string): Backend {
 }
 
 async function switchTo(b: Backend): Promise<Started> {
-  if (b === active) return { ok: true };
-  STARTERS[active].stop();
+  // (started again even when active: enableNativeKernels may have been undone since)
+  if (b !== active) STARTERS[active].stop();
   active = "portable";
   const r = await STARTERS[b].start();
   if (r.ok) active = b;
