@@ -1,0 +1,318 @@
+/// <reference types="@webgpu/types" />
+/**
+ * One WebGPU device and everything that keeps a training step on it: compiled pipelines (cached
+ * per kernel), a pool of storage buffers reused across steps, one command encoder that collects
+ * every dispatch until something must be read back, and a uniform arena that carries each
+ * dispatch's parameters (written once, just before the encoder is submitted).
+ *
+ * Nothing here waits for the GPU except `read`: a step enqueues all of its work and reads the
+ * loss back once.
+ */
+import type { Kernel } from "./kernel-def.js";
+import { BufferUsage, MapMode } from "./usage.js";
+
+/** Uniform offsets must be multiples of this (WebGPU's minUniformBufferOffsetAlignment). */
+const UNIFORM_ALIGN = 256;
+const ARENA_BYTES = 256 * UNIFORM_ALIGN;
+const STORAGE_USAGE = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+
+interface Arena {
+  gpu: GPUBuffer;
+  cpu: ArrayBuffer;
+  used: number;
+}
+
+/** Buffer sizes are rounded up to a size class so that freed buffers fit later requests. */
+function sizeClass(bytes: number): number {
+  const min = 256;
+  if (bytes <= min) return min;
+  // Powers of two up to 1 MiB, then multiples of 1 MiB: at most 2× waste for small buffers and
+  // little for large ones.
+  if (bytes <= 1 << 20) return 2 ** Math.ceil(Math.log2(bytes));
+  return Math.ceil(bytes / (1 << 20)) * (1 << 20);
+}
+
+export interface GpuContextOptions {
+  /** Label for error messages ("SwiftShader", the adapter's description). */
+  adapterName?: string;
+  /**
+   * Objects the device depends on that must live as long as it (Node's Dawn binding destroys its
+   * instance, and every device made from it, when the `GPU` object is garbage-collected).
+   */
+  keepAlive?: unknown[];
+}
+
+export class GpuContext {
+  readonly device: GPUDevice;
+  readonly adapterName: string;
+  private readonly keepAlive: unknown[];
+  private readonly pipelines = new Map<Kernel, GPUComputePipeline>();
+  private readonly free = new Map<number, GPUBuffer[]>();
+  private readonly sizes = new WeakMap<GPUBuffer, number>();
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private arenas: Arena[] = [];
+  private spareArenas: Arena[] = [];
+  private lost: string | null = null;
+  /** Dispatches enqueued since the context was made (for tests and reports). */
+  dispatches = 0;
+  /** Bytes currently allocated on the device by the pool (live + free). */
+  poolBytes = 0;
+
+  constructor(device: GPUDevice, opts: GpuContextOptions = {}) {
+    this.device = device;
+    this.adapterName = opts.adapterName ?? "WebGPU adapter";
+    this.keepAlive = opts.keepAlive ?? [];
+    device.lost.then((info) => {
+      this.lost = info.message || info.reason || "device lost";
+    });
+  }
+
+  // --- Buffers ----------------------------------------------------------------------------------
+
+  /** A storage buffer of at least `bytes` bytes from the pool (contents unspecified). */
+  allocBytes(bytes: number): GPUBuffer {
+    this.checkAlive();
+    const size = sizeClass(Math.max(4, bytes));
+    const list = this.free.get(size);
+    const reused = list?.pop();
+    if (reused) return reused;
+    const max = this.device.limits.maxStorageBufferBindingSize;
+    if (size > max)
+      throw new Error(
+        `webgpu: a buffer of ${bytes} bytes exceeds this device's largest binding (${max} bytes)`,
+      );
+    const buf = this.device.createBuffer({ size, usage: STORAGE_USAGE });
+    this.sizes.set(buf, size);
+    this.poolBytes += size;
+    return buf;
+  }
+
+  /** Return a buffer from `allocBytes` to the pool. The caller must not use it afterwards. */
+  release(buf: GPUBuffer): void {
+    const size = this.sizes.get(buf);
+    if (size === undefined) throw new Error("webgpu: release of a buffer the pool did not make");
+    let list = this.free.get(size);
+    if (!list) {
+      list = [];
+      this.free.set(size, list);
+    }
+    list.push(buf);
+  }
+
+  /** Destroy the pool's free buffers (live ones stay). */
+  trimPool(): void {
+    for (const list of this.free.values())
+      for (const b of list) {
+        this.poolBytes -= this.sizes.get(b) ?? 0;
+        b.destroy();
+      }
+    this.free.clear();
+  }
+
+  /** Copy `data` into `buf` at `byteOffset` (queued before the next submit's commands). */
+  write(buf: GPUBuffer, data: ArrayBufferView, byteOffset = 0): void {
+    this.checkAlive();
+    // Commands already recorded must see the buffer's old contents: submit them first.
+    if (this.encoder) this.flush();
+    this.device.queue.writeBuffer(
+      buf,
+      byteOffset,
+      data.buffer as ArrayBuffer,
+      data.byteOffset,
+      data.byteLength,
+    );
+  }
+
+  // --- Dispatch ---------------------------------------------------------------------------------
+
+  private pipeline(kernel: Kernel): GPUComputePipeline {
+    let p = this.pipelines.get(kernel);
+    if (!p) {
+      const module = this.device.createShaderModule({ code: kernel.code, label: kernel.name });
+      p = this.device.createComputePipeline({
+        layout: "auto",
+        label: kernel.name,
+        compute: { module, entryPoint: kernel.entry },
+      });
+      this.pipelines.set(kernel, p);
+    }
+    return p;
+  }
+
+  private uniformSlot(kernel: Kernel, params: Record<string, number>): GPUBufferBinding {
+    const bytes = Math.max(16, Math.ceil((kernel.paramNames.length * 4) / 16) * 16);
+    let arena = this.arenas[this.arenas.length - 1];
+    if (!arena || arena.used + bytes > ARENA_BYTES) {
+      arena = this.spareArenas.pop() ?? {
+        gpu: this.device.createBuffer({
+          size: ARENA_BYTES,
+          usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+        }),
+        cpu: new ArrayBuffer(ARENA_BYTES),
+        used: 0,
+      };
+      arena.used = 0;
+      this.arenas.push(arena);
+    }
+    const offset = arena.used;
+    const view = new DataView(arena.cpu, offset, bytes);
+    kernel.paramNames.forEach((name, i) => {
+      const v = params[name];
+      if (v === undefined || !Number.isFinite(v))
+        throw new Error(`webgpu: kernel ${kernel.name} needs a finite parameter "${name}"`);
+      const t = kernel.paramTypes[i];
+      if (t === "f32") view.setFloat32(i * 4, v, true);
+      else if (t === "i32") view.setInt32(i * 4, v, true);
+      else view.setUint32(i * 4, v, true);
+    });
+    arena.used += Math.ceil(bytes / UNIFORM_ALIGN) * UNIFORM_ALIGN;
+    return { buffer: arena.gpu, offset, size: bytes };
+  }
+
+  /**
+   * Enqueue one dispatch of `kernel` with its buffers (by the names it declares) and scalar
+   * parameters, over `workgroups` [x, y, z]. Nothing runs until the next flush.
+   */
+  run(
+    kernel: Kernel,
+    buffers: Record<string, GPUBuffer>,
+    params: Record<string, number>,
+    workgroups: readonly [number, number, number] | readonly [number, number] | readonly [number],
+  ): void {
+    this.checkAlive();
+    const pipeline = this.pipeline(kernel);
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: this.uniformSlot(kernel, params) },
+    ];
+    kernel.bufferNames.forEach((name, i) => {
+      const b = buffers[name];
+      if (!b) throw new Error(`webgpu: kernel ${kernel.name} needs buffer "${name}"`);
+      entries.push({ binding: i + 1, resource: { buffer: b } });
+    });
+    const bindGroup = this.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries,
+    });
+    const pass = this.computePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    const [x, y = 1, z = 1] = workgroups;
+    if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
+    this.dispatches++;
+  }
+
+  private computePass(): GPUComputePassEncoder {
+    if (!this.pass) {
+      this.encoder ??= this.device.createCommandEncoder();
+      this.pass = this.encoder.beginComputePass();
+    }
+    return this.pass;
+  }
+
+  private commandEncoder(): GPUCommandEncoder {
+    if (this.pass) {
+      this.pass.end();
+      this.pass = null;
+    }
+    this.encoder ??= this.device.createCommandEncoder();
+    return this.encoder;
+  }
+
+  /** Enqueue a copy of `bytes` bytes between storage buffers. */
+  copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
+    this.checkAlive();
+    if (bytes > 0) this.commandEncoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
+  }
+
+  /** Submit everything enqueued so far (uniforms first). */
+  flush(): void {
+    if (!this.encoder) return;
+    const enc = this.commandEncoder();
+    for (const a of this.arenas) this.device.queue.writeBuffer(a.gpu, 0, a.cpu, 0, a.used);
+    this.device.queue.submit([enc.finish()]);
+    this.encoder = null;
+    // The queue orders the next step's arena writes after this submit's commands, so the arenas
+    // can be refilled at once.
+    this.spareArenas.push(...this.arenas);
+    this.arenas = [];
+  }
+
+  /** Read `count` 4-byte elements of `buf` back to the CPU (flushes; waits for the GPU). */
+  async read(buf: GPUBuffer, count: number, byteOffset = 0): Promise<ArrayBuffer> {
+    const bytes = count * 4;
+    const staging = this.device.createBuffer({
+      size: Math.max(4, Math.ceil(bytes / 4) * 4),
+      usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+    });
+    this.copy(buf, byteOffset, staging, 0, bytes);
+    this.flush();
+    try {
+      await staging.mapAsync(MapMode.READ);
+    } catch (e) {
+      this.checkAlive();
+      throw e;
+    }
+    const out = staging.getMappedRange().slice(0, bytes);
+    staging.unmap();
+    staging.destroy();
+    return out;
+  }
+
+  /** Wait until the GPU has finished everything submitted (flushes first). */
+  async sync(): Promise<void> {
+    this.flush();
+    await this.device.queue.onSubmittedWorkDone();
+    this.checkAlive();
+  }
+
+  private checkAlive(): void {
+    if (this.lost !== null) throw new Error(`webgpu: the device was lost (${this.lost})`);
+  }
+
+  /** Release the device. The context cannot be used afterwards. */
+  destroy(): void {
+    this.trimPool();
+    this.device.destroy();
+    this.lost = "destroyed";
+  }
+}
+
+/** The device limits a looped model's kernels ask for: as much as the adapter offers. */
+const WANTED_LIMITS = [
+  "maxStorageBuffersPerShaderStage",
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupSizeY",
+] as const;
+
+/**
+ * A context on the first adapter of `gpu` (`navigator.gpu` in a browser; the Dawn binding's
+ * object in Node, see `@loop/webgpu/node`). Throws one sentence when there is no adapter.
+ */
+export async function requestGpuContext(
+  gpu: GPU | undefined,
+  opts: { powerPreference?: GPUPowerPreference; hint?: string } = {},
+): Promise<GpuContext> {
+  if (!gpu)
+    throw new Error(`webgpu: this environment has no WebGPU${opts.hint ? ` (${opts.hint})` : ""}`);
+  const adapter = await gpu.requestAdapter({
+    powerPreference: opts.powerPreference ?? "high-performance",
+  });
+  if (!adapter)
+    throw new Error(`webgpu: no GPU adapter was found${opts.hint ? ` (${opts.hint})` : ""}`);
+  const requiredLimits: Record<string, number> = {};
+  for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
+  const device = await adapter.requestDevice({ requiredLimits });
+  const info = adapter.info;
+  const name = [info?.vendor, info?.architecture, info?.device, info?.description]
+    .filter((s) => s)
+    .join(" ");
+  return new GpuContext(device, {
+    adapterName: name || "WebGPU adapter",
+    keepAlive: [gpu, adapter],
+  });
+}

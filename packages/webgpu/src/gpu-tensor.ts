@@ -1,0 +1,179 @@
+/**
+ * Tensors that live on the GPU: a pooled storage buffer, a shape and an element type. Tensors
+ * made during a step are transient: `releaseTransients` returns their buffers to the pool at the
+ * end of the step, except those the caller keeps. Parameters, their gradients and optimiser
+ * state are persistent and are released only by `dispose`.
+ */
+import type { GpuContext } from "./gpu-context.js";
+import type { GpuNode } from "./tape.js";
+
+export type Shape = readonly number[];
+export type GpuDtype = "f32" | "i32";
+
+let nextId = 1;
+const transients = new WeakMap<GpuContext, Set<GpuTensor>>();
+
+function sizeOf(shape: Shape): number {
+  let n = 1;
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0)
+      throw new Error(`webgpu: invalid shape [${shape.join(",")}]`);
+    n *= d;
+  }
+  return n;
+}
+
+export class GpuTensor {
+  readonly id = nextId++;
+  readonly ctx: GpuContext;
+  readonly shape: Shape;
+  readonly size: number;
+  readonly dtype: GpuDtype;
+  readonly persistent: boolean;
+  private buf: GPUBuffer | null;
+  /** True for trainable leaves and for every tensor computed from one while recording. */
+  requiresGrad = false;
+  /** Accumulated gradient of a persistent leaf after `backwardGpu` (persistent, same shape). */
+  grad: GpuTensor | null = null;
+  /** The op that produced this tensor while recording (null for leaves). */
+  node: GpuNode | null = null;
+  name: string | undefined;
+
+  /** The tensor whose buffer this one views (a reshape), or null when it owns its buffer. */
+  readonly base: GpuTensor | null;
+
+  constructor(
+    ctx: GpuContext,
+    shape: Shape,
+    opts: { dtype?: GpuDtype; persistent?: boolean; viewOf?: GpuTensor } = {},
+  ) {
+    this.ctx = ctx;
+    this.shape = Object.freeze([...shape]);
+    this.size = sizeOf(shape);
+    this.dtype = opts.viewOf?.dtype ?? opts.dtype ?? "f32";
+    this.base = opts.viewOf ?? null;
+    if (this.base) {
+      if (this.base.size !== this.size)
+        throw new Error(
+          `webgpu reshape: [${this.base.shape.join(",")}] has ${this.base.size} elements, [${shape.join(",")}] needs ${this.size}`,
+        );
+      // A view owns nothing: its buffer lives as long as the tensor it views.
+      this.persistent = true;
+      this.buf = this.base.buffer;
+      return;
+    }
+    this.persistent = opts.persistent ?? false;
+    this.buf = ctx.allocBytes(this.size * 4);
+    if (!this.persistent) {
+      let set = transients.get(ctx);
+      if (!set) {
+        set = new Set();
+        transients.set(ctx, set);
+      }
+      set.add(this);
+    }
+  }
+
+  /** The storage buffer (throws once released). */
+  get buffer(): GPUBuffer {
+    if (this.base?.released) this.buf = null;
+    if (!this.buf) throw new Error(`webgpu: tensor ${this.name ?? this.id} was already released`);
+    return this.buf;
+  }
+
+  get released(): boolean {
+    return this.buf === null || (this.base?.released ?? false);
+  }
+
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  get lastDim(): number {
+    return this.shape[this.shape.length - 1] ?? 1;
+  }
+
+  get rows(): number {
+    const last = this.lastDim;
+    return last === 0 ? 0 : this.size / last;
+  }
+
+  /** Copy the values back to the CPU (flushes the pending work and waits for it). */
+  async read(): Promise<Float32Array> {
+    if (this.dtype !== "f32") throw new Error("webgpu: read() of an integer tensor; use readInt()");
+    return new Float32Array(await this.ctx.read(this.buffer, this.size));
+  }
+
+  async readInt(): Promise<Int32Array> {
+    if (this.dtype !== "i32") throw new Error("webgpu: readInt() of a float tensor; use read()");
+    return new Int32Array(await this.ctx.read(this.buffer, this.size));
+  }
+
+  /** Overwrite the values from the CPU. */
+  write(values: Float32Array | Int32Array): void {
+    if (values.length !== this.size)
+      throw new Error(`webgpu: write of ${values.length} values into a tensor of ${this.size}`);
+    this.ctx.write(this.buffer, values);
+  }
+
+  /** Return the buffer to the pool now (also drops the gradient of a leaf). */
+  dispose(): void {
+    if (!this.buf) return;
+    if (!this.base) this.ctx.release(this.buf);
+    this.buf = null;
+    this.node = null;
+    transients.get(this.ctx)?.delete(this);
+    this.grad?.dispose();
+    this.grad = null;
+  }
+}
+
+/** A tensor holding `values` (f32 unless given an Int32Array). */
+export function uploadTensor(
+  ctx: GpuContext,
+  values: Float32Array | Int32Array,
+  shape: Shape,
+  opts: { persistent?: boolean; requiresGrad?: boolean; name?: string } = {},
+): GpuTensor {
+  const dtype: GpuDtype = values instanceof Int32Array ? "i32" : "f32";
+  const t = new GpuTensor(ctx, shape, { dtype, persistent: opts.persistent });
+  if (values.length !== t.size) {
+    t.dispose();
+    throw new Error(`webgpu: ${values.length} values do not fill shape [${shape.join(",")}]`);
+  }
+  t.write(values);
+  t.requiresGrad = opts.requiresGrad ?? false;
+  t.name = opts.name;
+  return t;
+}
+
+/** A trainable leaf that stays on the device across steps. */
+export function gpuParameter(
+  ctx: GpuContext,
+  values: Float32Array,
+  shape: Shape,
+  name?: string,
+): GpuTensor {
+  return uploadTensor(ctx, values, shape, { persistent: true, requiresGrad: true, name });
+}
+
+/** An output tensor of an op (transient, contents to be written by the op's kernel). */
+export function emptyLike(ctx: GpuContext, shape: Shape, dtype: GpuDtype = "f32"): GpuTensor {
+  return new GpuTensor(ctx, shape, { dtype });
+}
+
+/**
+ * End of a step: every transient tensor made since the last call goes back to the pool except
+ * those in `keep`.
+ */
+export function releaseTransients(ctx: GpuContext, keep: readonly GpuTensor[] = []): void {
+  const set = transients.get(ctx);
+  if (!set) return;
+  const kept = new Set(keep);
+  for (const t of [...set]) if (!kept.has(t)) t.dispose();
+}
+
+/** Number of live transient tensors (tests check that a step leaks none). */
+export function transientCount(ctx: GpuContext): number {
+  return transients.get(ctx)?.size ?? 0;
+}

@@ -1,0 +1,82 @@
+/**
+ * A compute kernel as data: its WGSL body plus a declaration of its uniform parameters and its
+ * storage buffers, from which the binding header is generated. Every kernel uses one layout:
+ *   @group(0) @binding(0) var<uniform> p: Params;          (the declared scalars, in order)
+ *   @group(0) @binding(1…k) var<storage, …> name: array<T>; (the declared buffers, in order)
+ * so a kernel author writes only the functions and refers to `p.<param>` and the buffer names.
+ */
+
+export type ParamType = "u32" | "i32" | "f32";
+/** Access and element type of a storage buffer: "read" (f32), "rw" (f32), "read:i32", "rw:u32"… */
+export type BufferSpec = `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32"}`;
+
+export interface KernelSpec {
+  /** For error messages and pipeline labels. */
+  name: string;
+  params: Record<string, ParamType>;
+  buffers: Record<string, BufferSpec>;
+  /** WGSL after the generated header: helper functions and the `@compute fn main`. */
+  body: string;
+  /** Entry point (default "main"). */
+  entry?: string;
+}
+
+export interface Kernel {
+  readonly name: string;
+  readonly code: string;
+  readonly entry: string;
+  readonly paramNames: readonly string[];
+  readonly paramTypes: readonly ParamType[];
+  readonly bufferNames: readonly string[];
+}
+
+export function defineKernel(spec: KernelSpec): Kernel {
+  const paramNames = Object.keys(spec.params);
+  const paramTypes = paramNames.map((k) => spec.params[k]!);
+  const bufferNames = Object.keys(spec.buffers);
+  // A struct with no members is not valid WGSL: kernels without parameters get a padding field.
+  const members = paramNames.length
+    ? paramNames.map((k, i) => `  ${k}: ${paramTypes[i]},`).join("\n")
+    : "  _unused: u32,";
+  const lines = [`struct Params {\n${members}\n}`, "@group(0) @binding(0) var<uniform> p: Params;"];
+  bufferNames.forEach((name, i) => {
+    const [access, elem = "f32"] = spec.buffers[name]!.split(":");
+    const mode = access === "rw" ? "read_write" : "read";
+    lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
+  });
+  return {
+    name: spec.name,
+    code: `${lines.join("\n")}\n${spec.body}`,
+    entry: spec.entry ?? "main",
+    paramNames,
+    paramTypes,
+    bufferNames,
+  };
+}
+
+/** Workgroups needed to cover `n` items with `size` per group. */
+export function groups(n: number, size: number): number {
+  return Math.max(1, Math.ceil(n / size));
+}
+
+/** WebGPU's guaranteed limit on workgroups per dimension. */
+const MAX_GROUPS = 65535;
+
+/**
+ * A grid of workgroups covering `n` items with `size` per group, folded into two dimensions when
+ * one would exceed 65535 groups. Kernels recover the flat index with `flatIndex` (below).
+ */
+export function grid(n: number, size: number): [number, number, number] {
+  const g = groups(n, size);
+  if (g <= MAX_GROUPS) return [g, 1, 1];
+  const y = Math.ceil(g / MAX_GROUPS);
+  return [Math.ceil(g / y), y, 1];
+}
+
+/**
+ * WGSL: the flat item index of a thread in a `grid` dispatch whose workgroup size is `size`
+ * (use with `@builtin(global_invocation_id) gid` and `@builtin(num_workgroups) ng`).
+ */
+export function flatIndex(size: number): string {
+  return `(gid.x + gid.y * ng.x * ${size}u)`;
+}

@@ -1,0 +1,58 @@
+/**
+ * Elementwise kernels over flat f32 arrays of n elements (grid dispatch, 256 threads a group):
+ *   fill:  out[i] = value
+ *   copy:  out[i] = a[i]
+ *   add:   out[i] = a[i] + b[i]
+ *   addInto: acc[i] += a[i]
+ *   axpby: out[i] = alpha·a[i] + beta·b[i]
+ *   scale: out[i] = alpha·a[i]
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+
+export const EW_GROUP = 256;
+const head = `@compute @workgroup_size(${EW_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(EW_GROUP)};
+  if (i >= p.n) { return; }`;
+
+export const fillKernel = defineKernel({
+  name: "fill",
+  params: { n: "u32", value: "f32" },
+  buffers: { out: "rw" },
+  body: `${head}\n  out[i] = p.value;\n}`,
+});
+
+export const copyKernel = defineKernel({
+  name: "copy",
+  params: { n: "u32" },
+  buffers: { a: "read", out: "rw" },
+  body: `${head}\n  out[i] = a[i];\n}`,
+});
+
+export const addKernel = defineKernel({
+  name: "add",
+  params: { n: "u32" },
+  buffers: { a: "read", b: "read", out: "rw" },
+  body: `${head}\n  out[i] = a[i] + b[i];\n}`,
+});
+
+export const addIntoKernel = defineKernel({
+  name: "addInto",
+  params: { n: "u32" },
+  buffers: { a: "read", acc: "rw" },
+  body: `${head}\n  acc[i] = acc[i] + a[i];\n}`,
+});
+
+export const axpbyKernel = defineKernel({
+  name: "axpby",
+  params: { n: "u32", alpha: "f32", beta: "f32" },
+  buffers: { a: "read", b: "read", out: "rw" },
+  body: `${head}\n  out[i] = p.alpha * a[i] + p.beta * b[i];\n}`,
+});
+
+export const scaleKernel = defineKernel({
+  name: "scale",
+  params: { n: "u32", alpha: "f32" },
+  buffers: { a: "read", out: "rw" },
+  body: `${head}\n  out[i] = p.alpha * a[i];\n}`,
+});

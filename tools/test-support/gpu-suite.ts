@@ -1,0 +1,28 @@
+/**
+ * A GPU context for the WebGPU test suites, or null with one printed line naming why none could
+ * be made. Under CI (which installs Chromium's SwiftShader Vulkan driver and the Vulkan loader) a
+ * missing adapter is a failure, never a silent pass. vitest.config.ts points VK_ICD_FILENAMES at
+ * SwiftShader when it is installed, so the suites' results do not depend on the machine's GPU.
+ */
+import type { GpuContext } from "@loop/webgpu";
+import { createNodeGpuContext } from "@loop/webgpu/node";
+
+let shared: Promise<GpuContext | null> | null = null;
+
+async function make(what: string): Promise<GpuContext | null> {
+  try {
+    return await createNodeGpuContext();
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    const line = `${what}: skipped, no WebGPU adapter (${why})`;
+    if (process.env.CI) throw new Error(`${line}; CI installs SwiftShader, so this is a failure`);
+    console.warn(line);
+    return null;
+  }
+}
+
+/** One context per test file (device creation costs ~100 ms on SwiftShader). */
+export function gpuForTests(what: string): Promise<GpuContext | null> {
+  shared ??= make(what);
+  return shared;
+}
