@@ -13,6 +13,7 @@ export {
   uploadTensor,
 } from "./gpu-tensor.js";
 export { add, scale } from "./ops/elementwise.js";
+export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { reshape } from "./ops/shape.js";
