@@ -12,9 +12,12 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
 export { add, scale } from "./ops/elementwise.js";
+export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { rmsnorm } from "./ops/rmsnorm.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
 export { swiglu } from "./ops/swiglu.js";
