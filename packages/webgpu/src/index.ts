@@ -12,13 +12,16 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { add, div, mul, sub } from "./ops/binary.js";
 export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
-export { add, scale } from "./ops/elementwise.js";
+export { scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
+export { siluSplit } from "./ops/silu-split.js";
 export { swiglu } from "./ops/swiglu.js";
+export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
