@@ -12,6 +12,7 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, scale } from "./ops/elementwise.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
