@@ -15,7 +15,7 @@ export {
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
-export { add, scale, scale } from "./ops/elementwise.js";
+export { scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
