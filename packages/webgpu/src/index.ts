@@ -12,6 +12,14 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { add, scale } from "./ops/elementwise.js";
+export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
 export { reshape } from "./ops/shape.js";
+export {
+  type GpuSsdChunkedOptions,
+  type GpuSsdScanResult,
+  ssdScanChunked,
+} from "./ops/ssd-scan-chunked.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
