@@ -19,7 +19,7 @@ import {
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { fillTensor } from "./elementwise.js";
-import { shapeStr } from "./mamba2-ops.js";
+import { shapeStr } from "./shape-str.js";
 
 /** A 1-element placeholder bound where an optional input is absent (its flag is off). */
 export function placeholder(ctx: GpuContext, dtype: "f32" | "i32" = "f32"): GpuTensor {
