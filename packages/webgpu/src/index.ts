@@ -23,4 +23,6 @@ export { rmsnorm } from "./ops/rmsnorm.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
+export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
+export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";

@@ -25,7 +25,7 @@ interface Block {
 }
 
 /** dst block ← src block: `rows` rows of `w` elements. */
-function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
+export function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
   if (rows * w === 0) return;
   src.t.ctx.run(
     copyRowsKernel,
