@@ -34,4 +34,6 @@ export {
 } from "./ops/ssd-scan-chunked.js";
 export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
+export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
+export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
