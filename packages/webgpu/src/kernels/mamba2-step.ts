@@ -7,6 +7,8 @@
  *   ssm:   dt = softplus(dt + dt_bias), decay = exp(−dt·exp(A_log));
  *          S_h ← decay·S_h + dt·(x_h ⊗ B_g);  y_h = S_h·C_g + D_h·x_h
  * Shapes: conv state [B,C,K−1], ssm state [B,H,P,N] (updated in place) → y, z [B, Di].
+ * With `rows` (hasRows = 1) input row b updates state row rows[b] (early-exit decoding: tokens
+ * that skip a step still take it into their state), else state row b.
  * The conv pass is one thread per (b, channel); the ssm pass one workgroup per (b, h), one
  * thread per row p of S_h (each walks its N contiguous state values).
  */
@@ -16,10 +18,17 @@ import { WGSL_MATH } from "./wgsl-math.js";
 export const STEP_CONV_GROUP = 256;
 export const STEP_SSM_GROUP = 64;
 
+const stateRow = `
+fn stateRow(b: u32) -> u32 {
+  if (p.hasRows == 0u) { return b; }
+  return u32(rows[b]);
+}`;
+
 export const mamba2StepConvKernel = defineKernel({
   name: "mamba2StepConv",
-  params: { B: "u32", Di: "u32", C: "u32", E: "u32", K: "u32" },
+  params: { B: "u32", Di: "u32", C: "u32", E: "u32", K: "u32", hasRows: "u32" },
   buffers: {
+    rows: "read:i32",
     zx: "read",
     weight: "read",
     bias: "read",
@@ -27,7 +36,7 @@ export const mamba2StepConvKernel = defineKernel({
     xbc: "rw",
     z: "rw",
   },
-  body: `${WGSL_MATH}
+  body: `${WGSL_MATH}${stateRow}
 @compute @workgroup_size(${STEP_CONV_GROUP})
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
   let i = ${flatIndex(STEP_CONV_GROUP)};
@@ -42,7 +51,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: 
   let c = j - p.Di;
   let inp = zx[b * p.E + p.Di + c];
   let km = p.K - 1u;
-  let so = (b * p.C + c) * km;
+  let so = (stateRow(b) * p.C + c) * km;
   var v = bias[c] + weight[c * p.K + km] * inp;
   for (var k = 0u; k < km; k++) { v += weight[c * p.K + k] * conv[so + k]; }
   for (var k = 0u; k + 1u < km; k++) { conv[so + k] = conv[so + k + 1u]; }
@@ -62,8 +71,10 @@ export const mamba2StepSsmKernel = defineKernel({
     Di: "u32",
     C: "u32",
     E: "u32",
+    hasRows: "u32",
   },
   buffers: {
+    rows: "read:i32",
     zx: "read",
     xbc: "read",
     dtBias: "read",
@@ -72,7 +83,7 @@ export const mamba2StepSsmKernel = defineKernel({
     ssm: "rw",
     y: "rw",
   },
-  body: `${WGSL_MATH}
+  body: `${WGSL_MATH}${stateRow}
 @compute @workgroup_size(${STEP_SSM_GROUP})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u,
         @builtin(local_invocation_id) li: vec3u) {
@@ -85,7 +96,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u,
   let decay = exp(-dt * exp(aLog[h]));
   let bo = b * p.C + p.Di + g * p.N;
   let co = b * p.C + p.Di + p.G * p.N + g * p.N;
-  let so = bh * p.P * p.N;
+  let so = (stateRow(b) * p.H + h) * p.P * p.N;
   for (var pp = li.x; pp < p.P; pp += ${STEP_SSM_GROUP}u) {
     let xv = xbc[b * p.C + h * p.P + pp];
     let xp = dt * xv;

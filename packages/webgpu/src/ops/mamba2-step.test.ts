@@ -70,6 +70,43 @@ describe.runIf(ctx)("webgpu Mamba-2 decode step", () => {
     state.ssm.dispose();
   });
 
+  it("takes tokens into chosen state rows only, as Mamba2Mixer.absorb", async () => {
+    const cfg: Mamba2Config = {
+      dModel: 6,
+      dState: 3,
+      headdim: 3,
+      expand: 2,
+      nGroups: 1,
+      dConv: 3,
+      chunkSize: 8,
+      normEps: 1e-5,
+    };
+    const m = new Mamba2Mixer(cfg, { rng: new Rng(17) });
+    const cpuState = m.initState(3);
+    new Rng(18).fillNormal(cpuState.conv, 0, 1);
+    new Rng(19).fillNormal(cpuState.ssm, 0, 1);
+    const { convDim: C, nHeads: H, inProjDim: E } = m;
+    const up = (t: Tensor) => uploadTensor(ctx!, t.data, t.shape);
+    const state = {
+      conv: uploadTensor(ctx!, cpuState.conv, [3, C, cfg.dConv - 1]),
+      ssm: uploadTensor(ctx!, cpuState.ssm, [3, H, cfg.headdim, cfg.dState]),
+    };
+    const u = randomData([2, cfg.dModel], 200);
+    m.absorb(cpuState, new Tensor(u, [2, cfg.dModel]), [2, 0]);
+    const zx = uploadTensor(ctx!, matmulT(u, m.inProj.data, 2, E, cfg.dModel), [2, E]);
+    const w = {
+      convWeight: up(m.convWeight),
+      convBias: up(m.convBias),
+      dtBias: up(m.dtBias),
+      aLog: up(m.aLog),
+      d: up(m.d),
+    };
+    mamba2StepState(cfg, zx, state, w, uploadTensor(ctx!, Int32Array.from([2, 0]), [2]));
+    expect(maxScaledError(await state.conv.read(), cpuState.conv)).toBeLessThanOrEqual(1e-6);
+    expect(maxScaledError(await state.ssm.read(), cpuState.ssm)).toBeLessThanOrEqual(1e-4);
+    releaseTransients(ctx!);
+  });
+
   it("names the problem on bad input", () => {
     const cfg = { dState: 2, headdim: 2, nGroups: 1, dConv: 3 };
     const t = (shape: number[]) =>

@@ -12,6 +12,7 @@ import {
   mamba2StepSsmKernel,
   STEP_CONV_GROUP,
 } from "../kernels/mamba2-step.js";
+import { placeholder } from "./conv-silu-split.js";
 import { shapeStr } from "./shape-str.js";
 
 /** The sizes the step reads from a Mamba-2 config (a `Mamba2Config` fits). */
@@ -38,13 +39,16 @@ export interface GpuMamba2StepWeights {
 
 /**
  * One token: zx [B, E] (in_proj output: z | xBC | dt) → y (the SSM output with the D skip) and
- * z, both [B, Di]; advances `state` in place.
+ * z, both [B, Di]; advances `state` in place. With `rows` (i32 [B], distinct indices into the
+ * state's batch) input row j advances state row rows[j] only — `Mamba2Mixer.absorb` for
+ * early-exit decoding (y and z are then not needed; they come at no extra pass).
  */
 export function mamba2StepState(
   cfg: GpuMamba2StepConfig,
   zx: GpuTensor,
   state: GpuMamba2State,
   w: GpuMamba2StepWeights,
+  rows: GpuTensor | null = null,
 ): { y: GpuTensor; z: GpuTensor } {
   const op = "webgpu mamba2StepState";
   const { dState: N, headdim: P, nGroups: G, dConv: K } = cfg;
@@ -55,9 +59,16 @@ export function mamba2StepState(
   if (zx.rank !== 2 || zx.shape[1] !== E)
     throw new Error(`${op}: zx must be [B,${E}] (z | xBC | dt), got ${shapeStr(zx.shape)}`);
   const batch = zx.shape[0]!;
+  const stateBatch = state.ssm.shape[0]!;
+  if (rows && (rows.dtype !== "i32" || rows.rank !== 1 || rows.size !== batch))
+    throw new Error(
+      `${op}: rows must be an i32 tensor of [${batch}] (one state row per input row), got ${rows.dtype} ${shapeStr(rows.shape)}`,
+    );
+  if (!rows && stateBatch !== batch)
+    throw new Error(`${op}: the state holds ${stateBatch} rows, zx ${batch} (pass rows to pick)`);
   const want: [string, GpuTensor, number[]][] = [
-    ["state.conv", state.conv, [batch, C, K - 1]],
-    ["state.ssm", state.ssm, [batch, H, P, N]],
+    ["state.conv", state.conv, [stateBatch, C, K - 1]],
+    ["state.ssm", state.ssm, [stateBatch, H, P, N]],
     ["convWeight", w.convWeight, [C, 1, K]],
     ["convBias", w.convBias, [C]],
     ["aLog", w.aLog, [H]],
@@ -71,12 +82,15 @@ export function mamba2StepState(
   }
   if (H % G !== 0) throw new Error(`${op}: nGroups ${G} must divide the number of heads ${H}`);
   const ctx = zx.ctx;
+  const rowBuf = (rows ?? placeholder(ctx, "i32")).buffer;
+  const hasRows = rows ? 1 : 0;
   const xbc = emptyLike(ctx, [batch, C]);
   const z = emptyLike(ctx, [batch, Di]);
   const y = emptyLike(ctx, [batch, Di]);
   ctx.run(
     mamba2StepConvKernel,
     {
+      rows: rowBuf,
       zx: zx.buffer,
       weight: w.convWeight.buffer,
       bias: w.convBias.buffer,
@@ -84,12 +98,13 @@ export function mamba2StepState(
       xbc: xbc.buffer,
       z: z.buffer,
     },
-    { B: batch, Di, C, E, K },
+    { B: batch, Di, C, E, K, hasRows },
     grid(batch * (Di + C), STEP_CONV_GROUP),
   );
   ctx.run(
     mamba2StepSsmKernel,
     {
+      rows: rowBuf,
       zx: zx.buffer,
       xbc: xbc.buffer,
       dtBias: w.dtBias.buffer,
@@ -98,7 +113,7 @@ export function mamba2StepState(
       ssm: state.ssm.buffer,
       y: y.buffer,
     },
-    { B: batch, H, P, N, G, Di, C, E },
+    { B: batch, H, P, N, G, Di, C, E, hasRows },
     grid(batch * H, 1),
   );
   xbc.dispose();
