@@ -21,6 +21,12 @@ export { embedding } from "./ops/embedding.js";
 export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
+export {
+  type GpuMamba2State,
+  type GpuMamba2StepConfig,
+  type GpuMamba2StepWeights,
+  mamba2StepState,
+} from "./ops/mamba2-step.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
