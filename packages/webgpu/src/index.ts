@@ -14,7 +14,20 @@ export {
 } from "./gpu-tensor.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, scale } from "./ops/elementwise.js";
+export { exitPdf } from "./ops/exit-pdf.js";
+export { gateLogits } from "./ops/gate-logits.js";
+export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
+export {
+  detach,
+  type GpuGateLike,
+  type Stage1Options,
+  type Stage2Options,
+  stage1Loss,
+  stage1Objective,
+  stage2Loss,
+  stage2Objective,
+} from "./ops/stage-losses.js";
 export { swiglu } from "./ops/swiglu.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
