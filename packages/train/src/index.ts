@@ -6,4 +6,5 @@ export {
   type Stage,
   type TrainOptions,
 } from "./options.js";
+export type { StepEngine, StepResult } from "./step-engine.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -3,7 +3,8 @@
  * forward + backward, global-norm clipping, AdamW with the warmup-cosine learning rate. A
  * non-finite loss or gradient norm raises `NonFiniteError` before any weight changes, so the last
  * good state (and checkpoint) stays intact. State (weights are the model's own; optimizer moments,
- * step, data cursor) is exported for exact resume.
+ * step, data cursor) is exported for exact resume. With a `StepEngine` (a GPU) the engine computes
+ * each step (`nextStep`) and `sync` brings its weights and moments back before a checkpoint.
  */
 import type { LoopedModel } from "@loop/looped";
 import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
@@ -21,6 +22,7 @@ import {
 } from "@loop/tensor";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import type { TrainOptions } from "./options.js";
+import type { StepEngine } from "./step-engine.js";
 
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
@@ -59,8 +61,16 @@ export class Trainer {
   step = 0;
   cursor: TaskCursor;
   elapsed = 0;
+  /** Where the steps run when not on the CPU kernels (null: here). */
+  readonly engine: StepEngine | null;
 
-  constructor(model: LoopedModel, task: Task, opts: TrainOptions) {
+  constructor(
+    model: LoopedModel,
+    task: Task,
+    opts: TrainOptions,
+    engine: StepEngine | null = null,
+  ) {
+    this.engine = engine;
     checkTaskVocab(task, model.config.vocab_size);
     this.model = model;
     this.task = task;
@@ -84,6 +94,37 @@ export class Trainer {
 
   get done(): boolean {
     return this.step >= this.opts.steps;
+  }
+
+  /** One optimizer step on the engine when there is one, else `trainStep`. */
+  async nextStep(): Promise<StepMetrics> {
+    if (!this.engine) return this.trainStep();
+    const t0 = performance.now();
+    let cursor = this.cursor;
+    const batches = [];
+    for (let m = 0; m < this.opts.gradAccum; m++) {
+      const next = this.task.trainBatch(cursor, this.opts.batchSize);
+      cursor = next.cursor;
+      batches.push(next.batch);
+    }
+    const lr = this.schedule(this.step);
+    const r = await this.engine.step(batches, lr);
+    if (!Number.isFinite(r.loss)) throw new NonFiniteError(this.step + 1, `loss (${r.loss})`);
+    if (!Number.isFinite(r.gradNorm))
+      throw new NonFiniteError(this.step + 1, `gradient norm (${r.gradNorm})`);
+    return this.finish(
+      t0,
+      cursor,
+      r.loss,
+      r.gradNorm,
+      lr,
+      batches.length * batches[0]!.tokens.length,
+    );
+  }
+
+  /** Bring the engine's weights (into the model) and moments (into `optimizer`) back; no-op without one. */
+  async sync(): Promise<void> {
+    if (this.engine) this.optimizer.setState(await this.engine.pull());
   }
 
   /**
@@ -124,13 +165,24 @@ export class Trainer {
     if (!Number.isFinite(norm)) throw new NonFiniteError(this.step + 1, `gradient norm (${norm})`);
     const lr = this.schedule(this.step);
     this.optimizer.step(lr);
+    return this.finish(t0, cursor, lossSum / gradAccum, norm, lr, tokens);
+  }
+
+  private finish(
+    t0: number,
+    cursor: TaskCursor,
+    loss: number,
+    norm: number,
+    lr: number,
+    tokens: number,
+  ): StepMetrics {
     this.step++;
     this.cursor = cursor;
     const dt = (performance.now() - t0) / 1000;
     this.elapsed += dt;
     return {
       step: this.step,
-      loss: lossSum / gradAccum,
+      loss,
       lr,
       grad_norm: norm,
       tokens_per_s: tokens / dt,
@@ -147,10 +199,15 @@ export class Trainer {
     };
   }
 
+  /**
+   * Restore `st` (the model's weights were loaded with it); an engine gets the weights and the
+   * moments too. With an engine call `sync` first when the state is for a checkpoint.
+   */
   setState(st: TrainerState): void {
     this.step = st.step;
     this.cursor = { ...st.cursor };
     this.optimizer.setState(st.optimizer);
     this.elapsed = st.elapsed_s;
+    this.engine?.push(st.optimizer);
   }
 }

@@ -13,5 +13,9 @@ export {
   uploadTensor,
 } from "./gpu-tensor.js";
 export { add, scale } from "./ops/elementwise.js";
+export { linearSplit } from "./ops/linear-split.js";
+export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
+export { swiglu } from "./ops/swiglu.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";

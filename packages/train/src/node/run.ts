@@ -15,6 +15,7 @@ import { noGrad, withScratch } from "@loop/tensor";
 import { fsError, writeFileAtomic } from "@loop/tensor/node";
 import { freezeForStage } from "../objective.js";
 import type { TrainOptions } from "../options.js";
+import type { StepEngine } from "../step-engine.js";
 import { type StepMetrics, Trainer } from "../trainer.js";
 import {
   checkpointCandidates,
@@ -46,6 +47,11 @@ export interface RunOptions {
   overwrite?: boolean;
   /** Stop after the current step, checkpoint, and throw `RunInterrupted`. */
   signal?: AbortSignal;
+  /**
+   * Where the steps run when not on the CPU kernels (a GPU, made from `model` for this stage);
+   * its weights are copied back into `model` before each evaluation and checkpoint.
+   */
+  engine?: StepEngine;
   /** Evaluate the model (called without gradient recording). */
   evaluate?: (model: LoopedModel) => EvalRecord;
   /** Called after every step (progress display). */
@@ -109,7 +115,7 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   const logPath = join(o.runDir, "log.jsonl");
   const finalDir = join(o.runDir, "final");
   freezeForStage(o.model, o.train.stage);
-  const trainer = new Trainer(o.model, o.task, o.train);
+  const trainer = new Trainer(o.model, o.task, o.train, o.engine ?? null);
   if (recorded) {
     checkResumeMatches(o.runDir, recorded, o.model.config, o.train);
     restore(o, trainer);
@@ -148,17 +154,21 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   const every = (k: number, s: number) => k > 0 && s % k === 0;
   while (!trainer.done) {
     if (o.signal?.aborted) {
+      if (saved !== trainer.step) await trainer.sync();
       const ck =
         saved === trainer.step
           ? join(o.runDir, "checkpoints", stepDirName(saved))
           : saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
       throw new RunInterrupted(o.runDir, trainer.step, ck);
     }
-    const m = trainer.trainStep();
+    const m = await trainer.nextStep();
     last = m;
     const isLast = trainer.done;
+    const evaluateNow = o.evaluate && (every(o.train.evalEvery, m.step) || isLast);
+    const checkpointNow = every(o.train.checkpointEvery, m.step) || isLast;
+    if (evaluateNow || checkpointNow) await trainer.sync();
     let ev: EvalRecord | undefined;
-    if (o.evaluate && (every(o.train.evalEvery, m.step) || isLast)) {
+    if (evaluateNow && o.evaluate) {
       ev = noGrad(() => withScratch(() => o.evaluate!(o.model)));
       lastEval = ev;
     }
@@ -167,7 +177,7 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     } catch (e) {
       throw fsError("append to", logPath, e);
     }
-    if (every(o.train.checkpointEvery, m.step) || isLast) {
+    if (checkpointNow) {
       saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
       saved = m.step;
     }

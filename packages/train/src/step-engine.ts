@@ -1,0 +1,32 @@
+/**
+ * The seam through which a training step runs somewhere other than the CPU kernels (a GPU): the
+ * `Trainer` keeps the step count, the learning-rate schedule and the data cursor; an engine does
+ * forward, loss, backward, clipping and the AdamW update on its own copy of the weights and the
+ * optimizer moments. The CPU model and the Trainer's `AdamW` hold the state at checkpoints:
+ * `pull` copies it back before one is written (or the model is evaluated), `push` loads it after
+ * a resume.
+ */
+import type { Batch } from "@loop/tasks";
+import type { AdamWState } from "@loop/tensor";
+
+export interface StepResult {
+  /** Mean loss over the step's micro-batches. */
+  loss: number;
+  /** Global gradient norm before clipping. */
+  gradNorm: number;
+}
+
+export interface StepEngine {
+  /** For messages and run.json ("webgpu: SwiftShader …"). */
+  readonly name: string;
+  /**
+   * One optimizer step: each micro-batch's gradient weighted by 1/batches.length, clipping,
+   * AdamW at `lr`. When the loss or the gradient norm is not finite it resolves with it and
+   * leaves the weights and moments untouched (the Trainer then stops).
+   */
+  step(batches: readonly Batch[], lr: number): Promise<StepResult>;
+  /** Copy the engine's weights into the CPU model and return its optimizer state. */
+  pull(): Promise<AdamWState>;
+  /** Load the CPU model's weights and `state` (null: fresh moments) into the engine. */
+  push(state: AdamWState | null): void;
+}

@@ -1,0 +1,142 @@
+/**
+ * Tiled GEMM, one workgroup per BM×BN block of C, blocked through workgroup memory along K:
+ *   C[b][m, n] = Σ_k op(A)[b][m, k] · op(B)[b][k, n]  (+ beta·C[b][m, n]) (+ bias[n])
+ * op(A) = A or Aᵀ (transA: A is stored [K, M]), likewise op(B) (transB: B is stored [N, K]).
+ * Matrices are row-major with leading dimensions lda/ldb/ldc and element offsets; batch entry b
+ * (workgroup z) adds b·stride (stride 0 shares an operand across the batch). beta is 0 or 1:
+ * with 0, C is never read (pooled buffers hold garbage, and 0·NaN is NaN).
+ *
+ * Each of the (BM/TM)·(BN/TN) = 256 threads owns TM×TN outputs, interleaved (rows ty + k·WY,
+ * columns tx + k·WX) so that a warp reads consecutive workgroup-memory words and writes
+ * consecutive columns of C. Tiles are loaded with consecutive threads on the operand's contiguous
+ * axis (which axis that is depends on the transpose, fixed per kernel variant), so global loads
+ * coalesce for every layout. Edge tiles are padded with zeros; every sum runs in k order.
+ */
+import { defineKernel, type Kernel } from "../kernel-def.js";
+
+export interface GemmTile {
+  bm: number;
+  bn: number;
+  bk: number;
+  tm: number;
+  tn: number;
+}
+
+/** 64×64 blocks, 4×4 per thread, K in steps of 16: 8 KiB of workgroup memory. */
+export const GEMM_TILE: GemmTile = { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 };
+
+function gemmKernelCode(transA: boolean, transB: boolean, t: GemmTile): string {
+  const wx = t.bn / t.tn;
+  const wy = t.bm / t.tm;
+  const threads = wx * wy;
+  if (threads !== 256 || (t.bm * t.bk) % threads || (t.bn * t.bk) % threads)
+    throw new Error(`webgpu gemm: tile ${JSON.stringify(t)} does not map onto 256 threads`);
+  // Workgroup tiles stored k-major (As[k][m], Bs[k][n]) and padded by one word per row so that
+  // the transposing stores of the row-major loads hit distinct banks.
+  const sa = t.bm + 1;
+  const sb = t.bn + 1;
+  // (m, k) of the e-th element of the A tile, consecutive e along A's contiguous axis.
+  const aCoord = transA
+    ? `let mm = e % ${t.bm}u; let kk = e / ${t.bm}u;`
+    : `let kk = e % ${t.bk}u; let mm = e / ${t.bk}u;`;
+  const aIndex = transA ? "gk * p.lda + gm" : "gm * p.lda + gk";
+  const bCoord = transB
+    ? `let kk = e % ${t.bk}u; let nn = e / ${t.bk}u;`
+    : `let nn = e % ${t.bn}u; let kk = e / ${t.bn}u;`;
+  const bIndex = transB ? "gn * p.ldb + gk" : "gk * p.ldb + gn";
+  return `
+var<workgroup> As: array<f32, ${t.bk * sa}>;
+var<workgroup> Bs: array<f32, ${t.bk * sb}>;
+
+@compute @workgroup_size(${threads})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u) {
+  let tx = li % ${wx}u;
+  let ty = li / ${wx}u;
+  let m0 = wg.y * ${t.bm}u;
+  let n0 = wg.x * ${t.bn}u;
+  let aBase = p.offA + wg.z * p.strideA;
+  let bBase = p.offB + wg.z * p.strideB;
+  let cBase = p.offC + wg.z * p.strideC;
+  var acc: array<f32, ${t.tm * t.tn}>;
+  for (var i = 0u; i < ${t.tm * t.tn}u; i++) { acc[i] = 0.0; }
+  for (var k0 = 0u; k0 < p.K; k0 += ${t.bk}u) {
+    for (var l = 0u; l < ${(t.bm * t.bk) / threads}u; l++) {
+      let e = li + l * ${threads}u;
+      ${aCoord}
+      let gm = m0 + mm;
+      let gk = k0 + kk;
+      var v = 0.0;
+      if (gm < p.M && gk < p.K) { v = A[aBase + ${aIndex}]; }
+      As[kk * ${sa}u + mm] = v;
+    }
+    for (var l = 0u; l < ${(t.bn * t.bk) / threads}u; l++) {
+      let e = li + l * ${threads}u;
+      ${bCoord}
+      let gn = n0 + nn;
+      let gk = k0 + kk;
+      var v = 0.0;
+      if (gn < p.N && gk < p.K) { v = B[bBase + ${bIndex}]; }
+      Bs[kk * ${sb}u + nn] = v;
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < ${t.bk}u; kk++) {
+      var a: array<f32, ${t.tm}>;
+      var b: array<f32, ${t.tn}>;
+      for (var i = 0u; i < ${t.tm}u; i++) { a[i] = As[kk * ${sa}u + ty + i * ${wy}u]; }
+      for (var j = 0u; j < ${t.tn}u; j++) { b[j] = Bs[kk * ${sb}u + tx + j * ${wx}u]; }
+      for (var i = 0u; i < ${t.tm}u; i++) {
+        for (var j = 0u; j < ${t.tn}u; j++) {
+          acc[i * ${t.tn}u + j] = fma(a[i], b[j], acc[i * ${t.tn}u + j]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < ${t.tm}u; i++) {
+    let gm = m0 + ty + i * ${wy}u;
+    if (gm >= p.M) { continue; }
+    for (var j = 0u; j < ${t.tn}u; j++) {
+      let gn = n0 + tx + j * ${wx}u;
+      if (gn >= p.N) { continue; }
+      let c = cBase + gm * p.ldc + gn;
+      var v = acc[i * ${t.tn}u + j];
+      if (p.hasBias != 0u) { v += bias[gn]; }
+      if (p.beta != 0.0) { v += p.beta * C[c]; }
+      C[c] = v;
+    }
+  }
+}`;
+}
+
+const variants = new Map<string, Kernel>();
+
+/** The GEMM kernel for one transpose combination and tile (compiled once per context). */
+export function gemmKernel(transA: boolean, transB: boolean, tile: GemmTile = GEMM_TILE): Kernel {
+  const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}`;
+  let k = variants.get(key);
+  if (!k) {
+    k = defineKernel({
+      name: `gemm_${key}`,
+      params: {
+        M: "u32",
+        N: "u32",
+        K: "u32",
+        lda: "u32",
+        ldb: "u32",
+        ldc: "u32",
+        offA: "u32",
+        offB: "u32",
+        offC: "u32",
+        strideA: "u32",
+        strideB: "u32",
+        strideC: "u32",
+        beta: "f32",
+        hasBias: "u32",
+      },
+      buffers: { A: "read", B: "read", bias: "read", C: "rw" },
+      body: gemmKernelCode(transA, transB, tile),
+    });
+    variants.set(key, k);
+  }
+  return k;
+}

@@ -1,0 +1,95 @@
+/**
+ * A linear layer whose output features come as separate tensors, mirroring @loop/tensor's
+ * linearSplit (the Mamba-2 in_proj output z | xBC | dt):
+ *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j
+ * Each piece is one GEMM on a row block of W (contiguous in W), so no output copy runs.
+ * Backward: ∂x = Σ_k g_k · W_k (added in piece order), ∂W_k = g_kᵀ · x (zeros where a piece has
+ * no gradient).
+ * Shapes: x [..., in], W [out, in], widths summing to out → y_k [..., w_k].
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { recordGpu } from "../tape.js";
+import { fillInPlace } from "./elementwise.js";
+import { gemm } from "./gemm.js";
+
+export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
+  if (w.rank !== 2)
+    throw new Error(`webgpu linearSplit: weight must be [out, in], got [${w.shape.join(",")}]`);
+  const [nOut, nIn] = w.shape as [number, number];
+  if (x.lastDim !== nIn)
+    throw new Error(
+      `webgpu linearSplit: input [${x.shape.join(",")}] has last axis ${x.lastDim}, weight expects ${nIn}`,
+    );
+  const total = widths.reduce((a, b) => a + b, 0);
+  if (total !== nOut || widths.some((k) => !Number.isInteger(k) || k < 0))
+    throw new Error(
+      `webgpu linearSplit: widths [${widths.join(",")}] must be non-negative integers summing to the ${nOut} output features`,
+    );
+  const ctx = x.ctx;
+  const M = x.rows;
+  const lead = x.shape.slice(0, -1);
+  const offsets = widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
+  const X = { buf: x.buffer, ld: nIn };
+  const outs = widths.map((wk, k) => {
+    const y = emptyLike(ctx, [...lead, wk]);
+    const Wk = { buf: w.buffer, off: offsets[k]! * nIn, ld: nIn };
+    gemm(ctx, {
+      transA: false,
+      transB: true,
+      M,
+      N: wk,
+      K: nIn,
+      a: X,
+      b: Wk,
+      c: { buf: y.buffer, ld: wk },
+    });
+    return y;
+  });
+  recordGpu("linearSplit", [x, w], outs, (gys) => {
+    let gx: GpuTensor | null = null;
+    let gw: GpuTensor | null = null;
+    if (x.requiresGrad) {
+      gx = emptyLike(ctx, x.shape);
+      let beta: 0 | 1 = 0;
+      gys.forEach((g, k) => {
+        const wk = widths[k]!;
+        if (!g || wk === 0) return;
+        const Wk = { buf: w.buffer, off: offsets[k]! * nIn, ld: nIn };
+        gemm(ctx, {
+          transA: false,
+          transB: false,
+          M,
+          N: nIn,
+          K: wk,
+          a: { buf: g.buffer, ld: wk },
+          b: Wk,
+          c: { buf: gx!.buffer, ld: nIn },
+          beta,
+        });
+        beta = 1;
+      });
+      if (beta === 0) fillInPlace(gx, 0);
+    }
+    if (w.requiresGrad) {
+      gw = emptyLike(ctx, w.shape);
+      const missing = gys.some((g, k) => !g && widths[k]! > 0);
+      if (missing) fillInPlace(gw, 0);
+      gys.forEach((g, k) => {
+        const wk = widths[k]!;
+        if (!g || wk === 0) return;
+        gemm(ctx, {
+          transA: true,
+          transB: false,
+          M: wk,
+          N: nIn,
+          K: M,
+          a: { buf: g.buffer, ld: wk },
+          b: X,
+          c: { buf: gw!.buffer, off: offsets[k]! * nIn, ld: nIn },
+        });
+      });
+    }
+    return [gx, gw];
+  });
+  return outs;
+}

@@ -1,0 +1,190 @@
+/**
+ * Matrix products on GPU tensors, mirroring @loop/tensor's matmul and linear:
+ *   matmul: Y[..., M, N] = op(A)[..., M, K] · op(B)[..., K, N] (op = optional transpose of the
+ *           last two axes; batch axes match, or B is one matrix shared by every batch entry)
+ *     ∂A = G · op(B)ᵀ (transposed back when transA),  ∂B = op(A)ᵀ · G (likewise; summed over the
+ *     batch when B is shared)
+ *   linear: y[..., out] = x[..., in] · Wᵀ (+ bias) with W [out, in];
+ *     ∂x = g · W,  ∂W = gᵀ · x,  ∂bias = Σ_rows g
+ * Every product is one tiled GEMM dispatch (kernels/gemm.ts).
+ */
+import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
+import { recordGpu } from "../tape.js";
+import { reduceToShape } from "./broadcast.js";
+import { gemm } from "./gemm.js";
+
+export interface MatmulOptions {
+  transA?: boolean;
+  transB?: boolean;
+}
+
+const str = (s: Shape) => `[${s.join(",")}]`;
+
+export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
+  const tA = opts.transA ?? false;
+  const tB = opts.transB ?? false;
+  if (a.rank < 2 || b.rank < 2)
+    throw new Error(
+      `webgpu matmul: operands need rank ≥ 2, got ${str(a.shape)} and ${str(b.shape)}`,
+    );
+  const ar = a.shape[a.rank - 2]!;
+  const ac = a.shape[a.rank - 1]!;
+  const br = b.shape[b.rank - 2]!;
+  const bc = b.shape[b.rank - 1]!;
+  const M = tA ? ac : ar;
+  const K = tA ? ar : ac;
+  const N = tB ? br : bc;
+  if (K !== (tB ? bc : br))
+    throw new Error(
+      `webgpu matmul: inner sizes differ (${K} vs ${tB ? bc : br}) for ${str(a.shape)} · ${str(b.shape)}`,
+    );
+  const batchShape = a.shape.slice(0, -2);
+  const shared = b.rank === 2;
+  if (!shared && batchShape.join() !== b.shape.slice(0, -2).join())
+    throw new Error(`webgpu matmul: batch shapes differ: ${str(a.shape)} vs ${str(b.shape)}`);
+  const ctx = a.ctx;
+  const nb = batchShape.reduce((p, d) => p * d, 1);
+  const sa = ar * ac;
+  const sb = shared ? 0 : br * bc;
+  const y = emptyLike(ctx, [...batchShape, M, N]);
+  gemm(ctx, {
+    transA: tA,
+    transB: tB,
+    M,
+    N,
+    K,
+    batch: nb,
+    a: { buf: a.buffer, ld: ac, stride: sa },
+    b: { buf: b.buffer, ld: bc, stride: sb },
+    c: { buf: y.buffer, ld: N, stride: M * N },
+  });
+  recordGpu("matmul", [a, b], [y], ([g]) => {
+    const gy = g!;
+    let ga: GpuTensor | null = null;
+    let gb: GpuTensor | null = null;
+    const G = { buf: gy.buffer, ld: N, stride: M * N };
+    const A = { buf: a.buffer, ld: ac, stride: sa };
+    const B = { buf: b.buffer, ld: bc, stride: sb };
+    if (a.requiresGrad) {
+      ga = emptyLike(ctx, a.shape);
+      const C = { buf: ga.buffer, ld: ac, stride: sa };
+      // A [M,K]: ∂A = G·op(B)ᵀ;  A stored [K,M] (transA): ∂A = op(B)·Gᵀ
+      if (!tA)
+        gemm(ctx, { transA: false, transB: !tB, M, N: K, K: N, batch: nb, a: G, b: B, c: C });
+      else gemm(ctx, { transA: tB, transB: true, M: K, N: M, K: N, batch: nb, a: B, b: G, c: C });
+    }
+    if (b.requiresGrad) {
+      gb = emptyLike(ctx, b.shape);
+      const C = { buf: gb.buffer, ld: bc, stride: sb };
+      if (shared && !tA) {
+        // Σ over the batch of op(A)ᵀ·G is one product over the stacked rows [nb·M, K].
+        const As = { buf: a.buffer, ld: ac };
+        const Gs = { buf: gy.buffer, ld: N };
+        if (!tB) gemm(ctx, { transA: true, transB: false, M: K, N, K: nb * M, a: As, b: Gs, c: C });
+        else gemm(ctx, { transA: true, transB: false, M: N, N: K, K: nb * M, a: Gs, b: As, c: C });
+      } else {
+        // One batched dispatch, or (shared B under transA) the entries added in batch order.
+        const runs = shared ? nb : 1;
+        for (let i = 0; i < runs; i++) {
+          const off = (s: { stride: number }) => (shared ? i * s.stride : 0);
+          const Ai = { ...A, off: off(A) };
+          const Gi = { ...G, off: off(G) };
+          const beta = shared && i > 0 ? 1 : 0;
+          const batch = shared ? 1 : nb;
+          // B [K,N]: ∂B = op(A)ᵀ·G;  B stored [N,K] (transB): ∂B = Gᵀ·op(A)
+          if (!tB)
+            gemm(ctx, {
+              transA: !tA,
+              transB: false,
+              M: K,
+              N,
+              K: M,
+              batch,
+              a: Ai,
+              b: Gi,
+              c: C,
+              beta,
+            });
+          else
+            gemm(ctx, {
+              transA: true,
+              transB: tA,
+              M: N,
+              N: K,
+              K: M,
+              batch,
+              a: Gi,
+              b: Ai,
+              c: C,
+              beta,
+            });
+        }
+      }
+    }
+    return [ga, gb];
+  });
+  return y;
+}
+
+/** y = x · Wᵀ (+ bias): x [..., in], W [out, in], bias [out]. */
+export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor {
+  if (w.rank !== 2) throw new Error(`webgpu linear: weight must be [out, in], got ${str(w.shape)}`);
+  const [nOut, nIn] = w.shape as [number, number];
+  if (x.lastDim !== nIn)
+    throw new Error(
+      `webgpu linear: input ${str(x.shape)} has last axis ${x.lastDim}, weight expects ${nIn}`,
+    );
+  if (bias && (bias.rank !== 1 || bias.size !== nOut))
+    throw new Error(`webgpu linear: bias must be [${nOut}], got ${str(bias.shape)}`);
+  const ctx = x.ctx;
+  const M = x.rows;
+  const y = emptyLike(ctx, [...x.shape.slice(0, -1), nOut]);
+  const X = { buf: x.buffer, ld: nIn };
+  const W = { buf: w.buffer, ld: nIn };
+  gemm(ctx, {
+    transA: false,
+    transB: true,
+    M,
+    N: nOut,
+    K: nIn,
+    a: X,
+    b: W,
+    c: { buf: y.buffer, ld: nOut },
+    bias: bias?.buffer,
+  });
+  const inputs = bias ? [x, w, bias] : [x, w];
+  recordGpu("linear", inputs, [y], ([g]) => {
+    const G = { buf: g!.buffer, ld: nOut };
+    let gx: GpuTensor | null = null;
+    let gw: GpuTensor | null = null;
+    if (x.requiresGrad) {
+      gx = emptyLike(ctx, x.shape);
+      gemm(ctx, {
+        transA: false,
+        transB: false,
+        M,
+        N: nIn,
+        K: nOut,
+        a: G,
+        b: W,
+        c: { buf: gx.buffer, ld: nIn },
+      });
+    }
+    if (w.requiresGrad) {
+      gw = emptyLike(ctx, w.shape);
+      gemm(ctx, {
+        transA: true,
+        transB: false,
+        M: nOut,
+        N: nIn,
+        K: M,
+        a: G,
+        b: X,
+        c: { buf: gw.buffer, ld: nIn },
+      });
+    }
+    const gbias = bias?.requiresGrad ? reduceToShape(g!, [nOut]) : null;
+    return bias ? [gx, gw, gbias] : [gx, gw];
+  });
+  return y;
+}
