@@ -1,7 +1,8 @@
-import { argmaxLogits, mano, scoreTargets } from "@loop/tasks";
+import { argmaxLogits, type Batch, mano, scoreTargets } from "@loop/tasks";
 import { IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { evaluateAccuracy } from "./accuracy.js";
+import { evaluateAccuracy, evaluateAccuracyFrom } from "./accuracy.js";
+import { stepOutputs } from "./eval-model.js";
 import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
 /*
@@ -68,6 +69,20 @@ describe("evaluateAccuracy (hand-made model)", () => {
     // q = 1: every token runs to step R
     expect(q1!.accuracy).toBe(0.75);
     expect(q1!.meanStep).toBe(3);
+  });
+
+  it("evaluateAccuracyFrom (outputs computed elsewhere, asynchronously) gives the same result", async () => {
+    const batches = [rows(1, 0), rows(3, 1)];
+    const source = {
+      config: model.config,
+      hasGate: model.exitGate !== null,
+      outputs: async (b: Batch, gate: boolean) =>
+        stepOutputs(model, intTensor(b.tokens, [...b.shape]), gate, b.seqIdx),
+    };
+    const opts = { qs: [0.5, 1] };
+    expect(await evaluateAccuracyFrom(source, batches, opts)).toEqual(
+      evaluateAccuracy(model, batches, opts),
+    );
   });
 
   it("does not depend on how the set is batched", () => {

@@ -8,7 +8,14 @@
  */
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
 import { intTensor } from "@loop/tensor";
-import { checkBatch, checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import {
+  checkBatch,
+  checkThresholds,
+  type EvalModel,
+  type StepOutputSource,
+  type StepOutputs,
+  stepOutputs,
+} from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 
 export interface StepScore {
@@ -47,26 +54,26 @@ export interface AccuracyOptions {
   score?: (batch: Batch, predicted: Int32Array) => Score;
 }
 
-export function evaluateAccuracy(
-  model: EvalModel,
+/** The per-batch fold of the accuracy evaluation, shared by the sync and the async entry. */
+function accuracyFold(
+  config: EvalModel["config"],
+  hasGate: boolean,
   batches: readonly Batch[],
-  opts: AccuracyOptions = {},
-): AccuracyResult {
+  opts: AccuracyOptions,
+) {
   if (batches.length === 0) throw new Error("evaluateAccuracy: batches is empty (expected ≥ 1)");
   const qs = opts.qs ?? [];
   checkThresholds(qs);
   const score = opts.score ?? scoreTargets;
-  const R = model.config.n_loops;
-  const V = model.config.vocab_size;
-  const gate = model.exitGate !== null && qs.length > 0;
+  const R = config.n_loops;
+  const V = config.vocab_size;
+  const gate = hasGate && qs.length > 0;
   const steps = Array.from({ length: R }, (_v, r) => ({ step: r + 1, correct: 0, total: 0 }));
   const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
   const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
   let examples = 0;
-  batches.forEach((batch, i) => {
-    checkBatch(batch, i, V);
+  const add = (batch: Batch, out: StepOutputs) => {
     examples += batch.shape[0];
-    const out = stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate, batch.seqIdx);
     const preds = out.logits.map((l) => argmaxLogits(l.data, V));
     preds.forEach((p, r) => {
       const s = score(batch, p);
@@ -81,22 +88,55 @@ export function evaluateAccuracy(
       gatedCounts[k]!.correct += s.correct;
       gatedCounts[k]!.total += s.total;
     });
-  });
-  const acc = (c: number, t: number) => (t === 0 ? 0 : c / t);
-  return {
-    metric: "accuracy",
-    steps: steps.map((s) => ({ ...s, accuracy: acc(s.correct, s.total) })),
-    gated: tallies.map((t, k) => {
-      const c = gatedCounts[k]!;
-      return {
-        q: t.q,
-        meanStep: meanStepOf(t.histogram),
-        histogram: t.histogram,
-        correct: c.correct,
-        total: c.total,
-        accuracy: acc(c.correct, c.total),
-      };
-    }),
-    examples,
   };
+  const result = (): AccuracyResult => {
+    const acc = (c: number, t: number) => (t === 0 ? 0 : c / t);
+    return {
+      metric: "accuracy",
+      steps: steps.map((s) => ({ ...s, accuracy: acc(s.correct, s.total) })),
+      gated: tallies.map((t, k) => {
+        const c = gatedCounts[k]!;
+        return {
+          q: t.q,
+          meanStep: meanStepOf(t.histogram),
+          histogram: t.histogram,
+          correct: c.correct,
+          total: c.total,
+          accuracy: acc(c.correct, c.total),
+        };
+      }),
+      examples,
+    };
+  };
+  return { gate, V, add, result };
+}
+
+export function evaluateAccuracy(
+  model: EvalModel,
+  batches: readonly Batch[],
+  opts: AccuracyOptions = {},
+): AccuracyResult {
+  const f = accuracyFold(model.config, model.exitGate !== null, batches, opts);
+  batches.forEach((batch, i) => {
+    checkBatch(batch, i, f.V);
+    f.add(
+      batch,
+      stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), f.gate, batch.seqIdx),
+    );
+  });
+  return f.result();
+}
+
+/** `evaluateAccuracy` with each batch's step outputs computed elsewhere (a GPU). */
+export async function evaluateAccuracyFrom(
+  source: StepOutputSource,
+  batches: readonly Batch[],
+  opts: AccuracyOptions = {},
+): Promise<AccuracyResult> {
+  const f = accuracyFold(source.config, source.hasGate, batches, opts);
+  for (const [i, batch] of batches.entries()) {
+    checkBatch(batch, i, f.V);
+    f.add(batch, await source.outputs(batch, f.gate));
+  }
+  return f.result();
 }

@@ -32,6 +32,18 @@ export interface StepOutputs {
 }
 
 /**
+ * A model whose step outputs are computed elsewhere (a GPU) and arrive asynchronously: the
+ * evaluators' `…From` entries take it in place of an `EvalModel`.
+ */
+export interface StepOutputSource {
+  readonly config: EvalModel["config"];
+  /** Whether the model has an exit gate. */
+  readonly hasGate: boolean;
+  /** `stepOutputs` of one batch (the exit pdf only when `gate`). */
+  outputs(batch: Batch, gate: boolean): Promise<StepOutputs>;
+}
+
+/**
  * All loop steps' logits (and the exit pdf), without recording a tape; `seqIdx`: packed
  * documents (Batch.seqIdx).
  */

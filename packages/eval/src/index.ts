@@ -2,6 +2,7 @@ export {
   type AccuracyOptions,
   type AccuracyResult,
   evaluateAccuracy,
+  evaluateAccuracyFrom,
   type GatedScore,
   type StepScore,
 } from "./accuracy.js";
@@ -21,6 +22,7 @@ export {
   DEFAULT_Q_SWEEP,
   type EvalForwardResult,
   type EvalModel,
+  type StepOutputSource,
   type StepOutputs,
   stepOutputs,
 } from "./eval-model.js";
@@ -56,6 +58,7 @@ export {
 export { parsePiqa, piqaContext } from "./multiple-choice/piqa.js";
 export {
   evaluatePerplexity,
+  evaluatePerplexityFrom,
   type GatedPerplexity,
   type PerplexityOptions,
   type PerplexityResult,

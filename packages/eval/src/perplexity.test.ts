@@ -1,7 +1,8 @@
-import { mano } from "@loop/tasks";
+import { type Batch, mano } from "@loop/tasks";
 import { crossEntropy, IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { evaluatePerplexity } from "./perplexity.js";
+import { stepOutputs } from "./eval-model.js";
+import { evaluatePerplexity, evaluatePerplexityFrom } from "./perplexity.js";
 import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
 const V = 6;
@@ -34,6 +35,20 @@ describe("evaluatePerplexity (hand-made logits)", () => {
     expect(res.steps[0]!.ppl).toBeCloseTo(V, 10);
     expect(res.steps[0]!.nll).toBeCloseTo(Math.log(V), 10);
     expect(res.steps[1]!.ppl).toBeCloseTo((3 + V - 1) / 3, 6);
+  });
+
+  it("evaluatePerplexityFrom (outputs computed elsewhere, asynchronously) gives the same result", async () => {
+    const m = tableModel(2, V, (r, tokens, B, T) =>
+      Float32Array.from({ length: B * T * V }, (_v, i) => ((i * r + tokens[i % (B * T)]!) % 7) / 3),
+    );
+    const batches = [lmBatch(2, 8), lmBatch(1, 5)];
+    const source = {
+      config: m.config,
+      hasGate: false,
+      outputs: async (b: Batch, gate: boolean) =>
+        stepOutputs(m, intTensor(b.tokens, [...b.shape]), gate, b.seqIdx),
+    };
+    expect(await evaluatePerplexityFrom(source, batches)).toEqual(evaluatePerplexity(m, batches));
   });
 
   it("rejects a batch without scored targets and out-of-vocab targets", () => {

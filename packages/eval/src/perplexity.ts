@@ -7,7 +7,14 @@
  */
 import type { Batch } from "@loop/tasks";
 import { IGNORE_INDEX, intTensor } from "@loop/tensor";
-import { checkBatch, checkThresholds, type EvalModel, stepOutputs } from "./eval-model.js";
+import {
+  checkBatch,
+  checkThresholds,
+  type EvalModel,
+  type StepOutputSource,
+  type StepOutputs,
+  stepOutputs,
+} from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
@@ -38,25 +45,25 @@ export interface PerplexityOptions {
   qs?: readonly number[];
 }
 
-export function evaluatePerplexity(
-  model: EvalModel,
+/** The per-batch fold of the perplexity evaluation, shared by the sync and the async entry. */
+function perplexityFold(
+  config: EvalModel["config"],
+  hasGate: boolean,
   batches: readonly Batch[],
-  opts: PerplexityOptions = {},
-): PerplexityResult {
+  opts: PerplexityOptions,
+) {
   if (batches.length === 0) throw new Error("evaluatePerplexity: batches is empty (expected ≥ 1)");
   const qs = opts.qs ?? [];
   checkThresholds(qs);
-  const R = model.config.n_loops;
-  const V = model.config.vocab_size;
-  const gate = model.exitGate !== null && qs.length > 0;
+  const R = config.n_loops;
+  const V = config.vocab_size;
+  const gate = hasGate && qs.length > 0;
   const nllSum = new Float64Array(R);
   const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
   const gatedSum = new Float64Array(tallies.length);
   let tokens = 0;
-  batches.forEach((batch, i) => {
-    checkBatch(batch, i, V);
+  const add = (batch: Batch, i: number, out: StepOutputs) => {
     const [B, T] = batch.shape;
-    const out = stepOutputs(model, intTensor(batch.tokens, [B, T]), gate, batch.seqIdx);
     const tg = batch.targets;
     // lp[r][m]: log p of the target at position m under step r (0 where ignored).
     const lp = out.logits.map((l) => {
@@ -82,18 +89,49 @@ export function evaluatePerplexity(
       for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z.data[m]! - 1]![m]!;
       gatedSum[k]! -= s;
     });
-  });
-  if (tokens === 0) throw new Error("evaluatePerplexity: no target ≠ −100 in any batch");
-  const entry = (sum: number) => ({ nll: sum / tokens, ppl: Math.exp(sum / tokens) });
-  return {
-    metric: "ppl",
-    steps: Array.from(nllSum, (s, r) => ({ step: r + 1, ...entry(s) })),
-    gated: tallies.map((t, k) => ({
-      q: t.q,
-      meanStep: meanStepOf(t.histogram),
-      histogram: t.histogram,
-      ...entry(gatedSum[k]!),
-    })),
-    tokens,
   };
+  const result = (): PerplexityResult => {
+    if (tokens === 0) throw new Error("evaluatePerplexity: no target ≠ −100 in any batch");
+    const entry = (sum: number) => ({ nll: sum / tokens, ppl: Math.exp(sum / tokens) });
+    return {
+      metric: "ppl",
+      steps: Array.from(nllSum, (s, r) => ({ step: r + 1, ...entry(s) })),
+      gated: tallies.map((t, k) => ({
+        q: t.q,
+        meanStep: meanStepOf(t.histogram),
+        histogram: t.histogram,
+        ...entry(gatedSum[k]!),
+      })),
+      tokens,
+    };
+  };
+  return { gate, V, add, result };
+}
+
+export function evaluatePerplexity(
+  model: EvalModel,
+  batches: readonly Batch[],
+  opts: PerplexityOptions = {},
+): PerplexityResult {
+  const f = perplexityFold(model.config, model.exitGate !== null, batches, opts);
+  batches.forEach((batch, i) => {
+    checkBatch(batch, i, f.V);
+    const [B, T] = batch.shape;
+    f.add(batch, i, stepOutputs(model, intTensor(batch.tokens, [B, T]), f.gate, batch.seqIdx));
+  });
+  return f.result();
+}
+
+/** `evaluatePerplexity` with each batch's step outputs computed elsewhere (a GPU). */
+export async function evaluatePerplexityFrom(
+  source: StepOutputSource,
+  batches: readonly Batch[],
+  opts: PerplexityOptions = {},
+): Promise<PerplexityResult> {
+  const f = perplexityFold(source.config, source.hasGate, batches, opts);
+  for (const [i, batch] of batches.entries()) {
+    checkBatch(batch, i, f.V);
+    f.add(batch, i, await source.outputs(batch, f.gate));
+  }
+  return f.result();
 }

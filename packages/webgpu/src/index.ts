@@ -12,10 +12,26 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
-export { add, scale } from "./ops/elementwise.js";
+export { type AttentionOptions, attention } from "./ops/attention.js";
+export { add, div, mul, sub } from "./ops/binary.js";
+export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
+export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
+export { scale } from "./ops/elementwise.js";
+export { embedding } from "./ops/embedding.js";
+export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
 export { linearSplit } from "./ops/linear-split.js";
+export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
 export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
+export { rmsnorm } from "./ops/rmsnorm.js";
 export { rope } from "./ops/rope.js";
-export { reshape } from "./ops/shape.js";
+export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
+export { siluSplit } from "./ops/silu-split.js";
+export {
+  type GpuSsdChunkedOptions,
+  type GpuSsdScanResult,
+  ssdScanChunked,
+} from "./ops/ssd-scan-chunked.js";
 export { swiglu } from "./ops/swiglu.js";
+export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";

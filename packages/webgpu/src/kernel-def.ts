@@ -7,8 +7,11 @@
  */
 
 export type ParamType = "u32" | "i32" | "f32";
-/** Access and element type of a storage buffer: "read" (f32), "rw" (f32), "read:i32", "rw:u32"… */
-export type BufferSpec = `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32"}`;
+/**
+ * Access and element type of a storage buffer: "read" (f32), "rw" (f32), "read:i32", "rw:u32"…;
+ * "rw:atomic" is array<atomic<u32>> (integer counters; float atomics would not be deterministic).
+ */
+export type BufferSpec = `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32"}` | "rw:atomic";
 
 export interface KernelSpec {
   /** For error messages and pipeline labels. */
@@ -40,7 +43,8 @@ export function defineKernel(spec: KernelSpec): Kernel {
     : "  _unused: u32,";
   const lines = [`struct Params {\n${members}\n}`, "@group(0) @binding(0) var<uniform> p: Params;"];
   bufferNames.forEach((name, i) => {
-    const [access, elem = "f32"] = spec.buffers[name]!.split(":");
+    const [access, type = "f32"] = spec.buffers[name]!.split(":");
+    const elem = type === "atomic" ? "atomic<u32>" : type;
     const mode = access === "rw" ? "read_write" : "read";
     lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
   });

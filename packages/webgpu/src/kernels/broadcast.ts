@@ -41,7 +41,6 @@ export function binaryKernel(fn: BinaryFn): Kernel {
         `  { let d = rest % p.d${ax}; rest = rest / p.d${ax}; ia += d * p.as${ax}; ib += d * p.bs${ax}; }`,
     )
     .join("\n");
-  const zRead = fn === "expand" ? "0.0" : "b[ib]";
   k = defineKernel({
     name: `broadcast_${fn}`,
     params: { n: "u32", alpha: "f32", ...dimParams("d"), ...dimParams("as"), ...dimParams("bs") },
@@ -56,7 +55,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: 
   var ib = 0u;
 ${decode}
   let x = a[ia];
-  let z = ${zRead};
+  let z = b[ib]; // read by every variant: the automatic layout keeps only bindings in use
   out[i] = ${FORMULA[fn]};
 }`,
   });

@@ -31,8 +31,6 @@ export function broadcastShape(a: Shape, b: Shape, op: string): number[] {
   return out;
 }
 
-const size = (s: Shape) => s.reduce((p, d) => p * d, 1);
-
 /**
  * Axes of `out` with, for each operand, whether it broadcasts there; size-1 axes dropped and
  * neighbours of the same pattern merged.
@@ -124,16 +122,16 @@ export function expandTo(x: GpuTensor, shape: Shape, alpha = 1): GpuTensor {
 /**
  * alpha · Σ of `g` (laid out as a broadcast output) onto `shape`, the shape of an operand that
  * was broadcast to g's shape; with `square`, the sum of squares. Returns g itself when nothing is
- * summed (same size, alpha 1, no squares): the caller must not write to the result then.
+ * summed (same shape, alpha 1, no squares) unless `fresh`: the caller must not write to it then.
  */
 export function reduceToShape(
   g: GpuTensor,
   shape: Shape,
-  opts: { alpha?: number; square?: boolean } = {},
+  opts: { alpha?: number; square?: boolean; fresh?: boolean } = {},
 ): GpuTensor {
   const alpha = opts.alpha ?? 1;
   const square = opts.square ?? false;
-  if (size(shape) === g.size && alpha === 1 && !square && g.shape.join() === shape.join()) return g;
+  if (!opts.fresh && alpha === 1 && !square && g.shape.join() === shape.join()) return g;
   const ctx: GpuContext = g.ctx;
   const out = emptyLike(ctx, shape);
   if (out.size === 0) return out;

@@ -11,7 +11,7 @@ import {
 } from "../kernels/gated-rmsnorm.js";
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
-import { shapeStr } from "./mamba2-ops.js";
+import { shapeStr } from "./shape-str.js";
 
 /** y = rmsnorm_grouped(x ⊙ silu(z)) ⊙ weight, for x, z [..., Di], weight [Di], G | Di. */
 export function gatedRmsnorm(

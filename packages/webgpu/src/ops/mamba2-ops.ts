@@ -15,8 +15,7 @@ import {
 } from "../kernels/mamba2-ops.js";
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
-
-export const shapeStr = (s: readonly number[]): string => `[${s.join(",")}]`;
+import { shapeStr } from "./shape-str.js";
 
 /** dt = softplus(raw + bias) with bias [H] broadcast over the leading axes of raw [..., H]. */
 export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {

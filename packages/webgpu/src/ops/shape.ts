@@ -1,10 +1,139 @@
-/** Shape ops on GPU tensors: views that share the buffer (no kernel runs). */
-import { GpuTensor, type Shape } from "../gpu-tensor.js";
+/**
+ * Shape ops on GPU tensors, mirroring @loop/tensor's shape.ts. reshape is a view that shares the
+ * buffer (no kernel runs); concat/split work along the last axis, sliceRows takes a contiguous
+ * range of axis 0, stack joins equal shapes on a new leading axis — each a strided block copy
+ * (kernels/copy-rows.ts), whose backward copies the gradient blocks back.
+ */
+import { emptyLike, GpuTensor, type Shape } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import { COPY_GROUP, copyRowsKernel } from "../kernels/copy-rows.js";
 import { recordGpu } from "../tape.js";
+import { fillInPlace } from "./elementwise.js";
+import { splitOffsets } from "./silu-split.js";
 
 /** The same values with another shape (a view; the gradient is reshaped back). */
 export function reshape(t: GpuTensor, shape: Shape): GpuTensor {
   const out = new GpuTensor(t.ctx, shape, { viewOf: t });
   recordGpu("reshape", [t], [out], ([g]) => [reshape(g!, t.shape)]);
   return out;
+}
+
+interface Block {
+  t: GpuTensor;
+  ld: number;
+  off?: number;
+}
+
+/** dst block ← src block: `rows` rows of `w` elements. */
+function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
+  if (rows * w === 0) return;
+  src.t.ctx.run(
+    copyRowsKernel,
+    { src: src.t.buffer, dst: dst.t.buffer },
+    { rows, w, lds: src.ld, offs: src.off ?? 0, ldd: dst.ld, offd: dst.off ?? 0 },
+    grid(rows * w, COPY_GROUP),
+  );
+}
+
+const str = (s: Shape) => `[${s.join(",")}]`;
+
+/** Concatenate along the last axis; leading shapes must match. */
+export function concat(xs: readonly GpuTensor[]): GpuTensor {
+  if (xs.length === 0) throw new Error("webgpu concat: no tensors");
+  const lead = xs[0]!.shape.slice(0, -1);
+  if (xs.some((t) => t.shape.slice(0, -1).join() !== lead.join()))
+    throw new Error(
+      `webgpu concat: leading shapes differ: ${xs.map((t) => str(t.shape)).join(" vs ")}`,
+    );
+  const widths = xs.map((t) => t.lastDim);
+  const W = widths.reduce((a, b) => a + b, 0);
+  const rows = lead.reduce((p, d) => p * d, 1);
+  const ctx = xs[0]!.ctx;
+  const y = emptyLike(ctx, [...lead, W]);
+  let off = 0;
+  const offsets = widths.map((w) => {
+    const o = off;
+    off += w;
+    return o;
+  });
+  xs.forEach((t, k) => {
+    copyBlock({ t, ld: widths[k]! }, { t: y, ld: W, off: offsets[k] }, rows, widths[k]!);
+  });
+  recordGpu("concat", xs, [y], ([g]) =>
+    xs.map((t, k) => {
+      if (!t.requiresGrad) return null;
+      const gx = emptyLike(ctx, t.shape);
+      copyBlock({ t: g!, ld: W, off: offsets[k] }, { t: gx, ld: widths[k]! }, rows, widths[k]!);
+      return gx;
+    }),
+  );
+  return y;
+}
+
+/** Split the last axis into pieces of the given widths (must sum to the axis size). */
+export function split(x: GpuTensor, widths: readonly number[]): GpuTensor[] {
+  const offsets = splitOffsets("split", x, widths);
+  const W = x.lastDim;
+  const rows = x.rows;
+  const lead = x.shape.slice(0, -1);
+  const ctx = x.ctx;
+  const outs = widths.map((w, k) => {
+    const y = emptyLike(ctx, [...lead, w]);
+    copyBlock({ t: x, ld: W, off: offsets[k] }, { t: y, ld: w }, rows, w);
+    return y;
+  });
+  recordGpu("split", [x], outs, (gys) => {
+    const gx = emptyLike(ctx, x.shape);
+    // Zeros only where a piece has no gradient.
+    if (gys.some((g, k) => !g && widths[k]! > 0)) fillInPlace(gx, 0);
+    gys.forEach((g, k) => {
+      if (g)
+        copyBlock({ t: g, ld: widths[k]! }, { t: gx, ld: W, off: offsets[k] }, rows, widths[k]!);
+    });
+    return [gx];
+  });
+  return outs;
+}
+
+/** Rows [start, end) along axis 0. */
+export function sliceRows(x: GpuTensor, start: number, end: number): GpuTensor {
+  const n = x.shape[0] ?? 0;
+  if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end && end <= n))
+    throw new Error(`webgpu sliceRows: range [${start}, ${end}) outside axis 0 of ${str(x.shape)}`);
+  const inner = n === 0 ? 0 : x.size / n;
+  const ctx = x.ctx;
+  const y = emptyLike(ctx, [end - start, ...x.shape.slice(1)]);
+  const len = (end - start) * inner;
+  copyBlock({ t: x, ld: len, off: start * inner }, { t: y, ld: len }, 1, len);
+  recordGpu("sliceRows", [x], [y], ([g]) => {
+    const gx = emptyLike(ctx, x.shape);
+    fillInPlace(gx, 0);
+    copyBlock({ t: g!, ld: len }, { t: gx, ld: len, off: start * inner }, 1, len);
+    return [gx];
+  });
+  return y;
+}
+
+/** Stack equal-shape tensors along a new leading axis. */
+export function stack(xs: readonly GpuTensor[]): GpuTensor {
+  if (xs.length === 0) throw new Error("webgpu stack: no tensors");
+  const s = xs[0]!.shape;
+  for (const t of xs)
+    if (t.shape.join() !== s.join())
+      throw new Error(`webgpu stack: shapes differ: ${str(s)} vs ${str(t.shape)}`);
+  const n = xs[0]!.size;
+  const ctx = xs[0]!.ctx;
+  const y = emptyLike(ctx, [xs.length, ...s]);
+  xs.forEach((t, k) => {
+    copyBlock({ t, ld: n }, { t: y, ld: n, off: k * n }, 1, n);
+  });
+  recordGpu("stack", xs, [y], ([g]) =>
+    xs.map((t, k) => {
+      if (!t.requiresGrad) return null;
+      const gx = emptyLike(ctx, s);
+      copyBlock({ t: g!, ld: n, off: k * n }, { t: gx, ld: n }, 1, n);
+      return gx;
+    }),
+  );
+  return y;
 }

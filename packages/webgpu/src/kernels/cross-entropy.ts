@@ -1,0 +1,126 @@
+/**
+ * Log-softmax and cross-entropy over the last axis (max-shifted), one workgroup per row for the
+ * row reductions, mirroring @loop/tensor's loss.ts:
+ *   logSoftmax:  y_j = x_j − lse,  lse = m + ln Σ_k e^{x_k − m};   ∂x = g − e^{y} · Σ g
+ *   CE per row:  ℓ = lse − x_t (lse kept), 0 where t = ignore;     ∂x_j = g·(e^{x_j − lse} − [j = t])
+ *   CE mean:     Σ ℓ / count(t ≠ ignore) (NaN when count = 0);     ∂ℓ_r = g/count where t_r ≠ ignore
+ * A target outside [0, V) that is not the ignore index gives NaN (the CPU op throws; the GPU op
+ * does not read targets back).
+ * Shapes: logits [rows, V], targets i32 [rows], lse/ℓ [rows].
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { QUIET_NAN_WGSL } from "./wgsl-nan.js";
+
+/** m + ln Σ e^{x − m} of the row at offset o (every thread gets it). */
+const LSE_WGSL = `
+fn rowLse(o: u32, li: u32) -> f32 {
+  var m = -3.402823e38;
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { m = max(m, x[o + j]); }
+  m = rowMax(m, li);
+  var s = 0.0;
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { s += exp(x[o + j] - m); }
+  return m + log(rowSum(s, li));
+}`;
+
+export const logSoftmaxForwardKernel = defineKernel({
+  name: "log_softmax_forward",
+  params: { rows: "u32", V: "u32" },
+  buffers: { x: "read", y: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${LSE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.V;
+  let lse = rowLse(o, li);
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { y[o + j] = x[o + j] - lse; }
+}`,
+});
+
+export const logSoftmaxBackwardKernel = defineKernel({
+  name: "log_softmax_backward",
+  params: { rows: "u32", V: "u32" },
+  buffers: { y: "read", g: "read", gx: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.V;
+  var s = 0.0;
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { s += g[o + j]; }
+  let gs = rowSum(s, li);
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { gx[o + j] = g[o + j] - exp(y[o + j]) * gs; }
+}`,
+});
+
+export const ceForwardKernel = defineKernel({
+  name: "cross_entropy_forward",
+  params: { rows: "u32", V: "u32", ignore: "i32" },
+  buffers: { x: "read", t: "read:i32", lse: "rw", loss: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${QUIET_NAN_WGSL}
+${LSE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.V;
+  let l = rowLse(o, li);
+  if (li != 0u) { return; }
+  let tr = t[row];
+  lse[row] = l;
+  if (tr == p.ignore) { loss[row] = 0.0; }
+  else if (tr < 0 || u32(tr) >= p.V) { loss[row] = quietNan(); }
+  else { loss[row] = l - x[o + u32(tr)]; }
+}`,
+});
+
+export const CE_GROUP = 256;
+export const ceBackwardKernel = defineKernel({
+  name: "cross_entropy_backward",
+  params: { rows: "u32", V: "u32", ignore: "i32" },
+  buffers: { x: "read", t: "read:i32", lse: "read", g: "read", gx: "rw" },
+  body: `${QUIET_NAN_WGSL}
+@compute @workgroup_size(${CE_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let f = ${flatIndex(CE_GROUP)};
+  if (f >= p.rows * p.V) { return; }
+  let row = f / p.V;
+  let j = f % p.V;
+  let tr = t[row];
+  if (tr == p.ignore) { gx[f] = 0.0; return; }
+  if (tr < 0 || u32(tr) >= p.V) { gx[f] = quietNan(); return; }
+  var d = exp(x[f] - lse[row]);
+  if (j == u32(tr)) { d -= 1.0; }
+  gx[f] = g[row] * d;
+}`,
+});
+
+/** One workgroup: out[0] = Σ ℓ / count, count[0] = #{t ≠ ignore} (as f32). */
+export const ceMeanKernel = defineKernel({
+  name: "cross_entropy_mean",
+  params: { rows: "u32", ignore: "i32" },
+  buffers: { loss: "read", t: "read:i32", out: "rw", count: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${QUIET_NAN_WGSL}
+@compute @workgroup_size(${ROW_GROUP})
+fn main(@builtin(local_invocation_index) li: u32) {
+  var s = 0.0;
+  var c = 0.0;
+  for (var r = li; r < p.rows; r += ${ROW_GROUP}u) {
+    s += loss[r];
+    if (t[r] != p.ignore) { c += 1.0; }
+  }
+  let total = rowSum(s, li);
+  let n = rowSum(c, li);
+  if (li != 0u) { return; }
+  count[0] = n;
+  if (n == 0.0) { out[0] = quietNan(); } else { out[0] = total / n; }
+}`,
+});
+
+export const ceMeanBackwardKernel = defineKernel({
+  name: "cross_entropy_mean_backward",
+  params: { rows: "u32", ignore: "i32" },
+  buffers: { t: "read:i32", count: "read", g: "read", gl: "rw" },
+  body: `@compute @workgroup_size(${CE_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let r = ${flatIndex(CE_GROUP)};
+  if (r >= p.rows) { return; }
+  if (t[r] == p.ignore || count[0] == 0.0) { gl[r] = 0.0; } else { gl[r] = g[0] / count[0]; }
+}`,
+});

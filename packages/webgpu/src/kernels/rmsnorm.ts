@@ -1,0 +1,46 @@
+/**
+ * RMSNorm over the last axis (docs/model.md §2), one workgroup per row:
+ *   forward:  r = 1/sqrt(mean(x²) + eps),  y = x · r ⊙ w           (r kept per row)
+ *   backward: x̂ = x·r, ĝ = g ⊙ w,  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)),
+ *             gwRows[row, j] = g ⊙ x̂  (∂w = Σ_rows gwRows, summed by the broadcast reduction)
+ * Shapes: x [rows, D], w [D], r [rows].
+ */
+import { defineKernel } from "../kernel-def.js";
+import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
+
+export const rmsnormForwardKernel = defineKernel({
+  name: "rmsnorm_forward",
+  params: { rows: "u32", D: "u32", eps: "f32" },
+  buffers: { x: "read", w: "read", rinv: "rw", y: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.D;
+  var ss = 0.0;
+  for (var j = li; j < p.D; j += ${ROW_GROUP}u) { ss += x[o + j] * x[o + j]; }
+  let r = 1.0 / sqrt(rowSum(ss, li) / f32(p.D) + p.eps);
+  if (li == 0u) { rinv[row] = r; }
+  for (var j = li; j < p.D; j += ${ROW_GROUP}u) { y[o + j] = x[o + j] * r * w[j]; }
+}`,
+});
+
+export const rmsnormBackwardKernel = defineKernel({
+  name: "rmsnorm_backward",
+  params: { rows: "u32", D: "u32", wantX: "u32", wantW: "u32" },
+  buffers: { x: "read", w: "read", rinv: "read", g: "read", gx: "rw", gwRows: "rw" },
+  body: `${ROW_REDUCE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.D;
+  let r = rinv[row];
+  var dot = 0.0;
+  for (var j = li; j < p.D; j += ${ROW_GROUP}u) {
+    let xh = x[o + j] * r;
+    dot += g[o + j] * w[j] * xh;
+    if (p.wantW != 0u) { gwRows[o + j] = g[o + j] * xh; }
+  }
+  let m = rowSum(dot, li) / f32(p.D);
+  if (p.wantX == 0u) { return; }
+  for (var j = li; j < p.D; j += ${ROW_GROUP}u) {
+    gx[o + j] = r * (g[o + j] * w[j] - x[o + j] * r * m);
+  }
+}`,
+});

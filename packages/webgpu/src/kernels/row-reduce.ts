@@ -1,0 +1,41 @@
+/**
+ * WGSL for kernels that give one workgroup of ROW_GROUP threads to each row: the row index
+ * (rows fold into a 2-D grid beyond 65535) and sum/max over the workgroup as a fixed tree in
+ * workgroup memory, so a row's result is the same on every run. Each thread first reduces its
+ * strided share of the row (j = li, li + ROW_GROUP, …) in increasing j.
+ * Call the reductions from uniform control flow (every thread of the workgroup).
+ */
+export const ROW_GROUP = 256;
+
+export const ROW_REDUCE_WGSL = `
+var<workgroup> red: array<f32, ${ROW_GROUP}>;
+
+fn rowSum(v: f32, li: u32) -> f32 {
+  red[li] = v;
+  workgroupBarrier();
+  for (var s = ${ROW_GROUP / 2}u; s > 0u; s >>= 1u) {
+    if (li < s) { red[li] += red[li + s]; }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+
+fn rowMax(v: f32, li: u32) -> f32 {
+  red[li] = v;
+  workgroupBarrier();
+  for (var s = ${ROW_GROUP / 2}u; s > 0u; s >>= 1u) {
+    if (li < s) { red[li] = max(red[li], red[li + s]); }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}`;
+
+/** WGSL entry header: \`row\` (uniform across the workgroup) and \`li\`; rows past p.rows return. */
+export const ROW_ENTRY = `@compute @workgroup_size(${ROW_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let row = wg.x + wg.y * ng.x;
+  if (row >= p.rows) { return; }`;

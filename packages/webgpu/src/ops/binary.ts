@@ -1,0 +1,44 @@
+/**
+ * Broadcasting binary ops on GPU tensors, mirroring @loop/tensor's add, sub, mul, div:
+ *   add: y = a + b   ∂a = g, ∂b = g      sub: y = a − b   ∂a = g, ∂b = −g
+ *   mul: y = a·b     ∂a = g·b, ∂b = g·a  div: y = a/b     ∂a = g/b, ∂b = −(g/b)·y
+ * Gradients of broadcast operands are summed back to their shape (ops/broadcast.ts).
+ */
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { BinaryFn } from "../kernels/broadcast.js";
+import { recordGpu } from "../tape.js";
+import { broadcastBinary, reduceToShape } from "./broadcast.js";
+import { add as addSame } from "./elementwise.js";
+
+type Kind = "add" | "sub" | "mul" | "div";
+
+function binary(kind: Kind, a: GpuTensor, b: GpuTensor): GpuTensor {
+  const y = broadcastBinary(kind, a, b, kind);
+  recordGpu(kind, [a, b], [y], ([g]) => {
+    const gy = g!;
+    const full = (fn: BinaryFn, u: GpuTensor, v: GpuTensor) => broadcastBinary(fn, u, v, kind);
+    let ga: GpuTensor | null = null;
+    let gb: GpuTensor | null = null;
+    if (a.requiresGrad || (kind === "div" && b.requiresGrad)) {
+      const gaFull = kind === "mul" ? full("mul", gy, b) : kind === "div" ? full("div", gy, b) : gy;
+      if (a.requiresGrad) ga = reduceToShape(gaFull, a.shape);
+      if (kind === "div" && b.requiresGrad) gb = reduceToShape(full("negmul", gaFull, y), b.shape);
+    }
+    if (b.requiresGrad && kind !== "div") {
+      if (kind === "add") gb = reduceToShape(gy, b.shape);
+      else if (kind === "sub") gb = reduceToShape(gy, b.shape, { alpha: -1 });
+      else gb = reduceToShape(full("mul", gy, a), b.shape);
+    }
+    return [ga, gb];
+  });
+  return y;
+}
+
+/** a + b with broadcasting (equal shapes take the plain elementwise kernel). */
+export function add(a: GpuTensor, b: GpuTensor): GpuTensor {
+  if (a.shape.join() === b.shape.join()) return addSame(a, b);
+  return binary("add", a, b);
+}
+export const sub = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("sub", a, b);
+export const mul = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("mul", a, b);
+export const div = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("div", a, b);

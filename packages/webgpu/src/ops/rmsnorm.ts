@@ -1,0 +1,48 @@
+/**
+ * RMSNorm on GPU tensors, mirroring @loop/tensor's rmsnorm(x, w, eps = 1e-5):
+ * x [..., D], w [D] → y [..., D] (formulas in kernels/rmsnorm.ts).
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.js";
+import { recordGpu } from "../tape.js";
+import { reduceToShape } from "./broadcast.js";
+import { dummyBuffer } from "./gemm.js";
+
+export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
+  const D = x.lastDim;
+  if (w.rank !== 1 || w.size !== D)
+    throw new Error(
+      `webgpu rmsnorm: weight must be [${D}] for input [${x.shape.join(",")}], got [${w.shape.join(",")}]`,
+    );
+  const ctx = x.ctx;
+  const rows = x.rows;
+  const y = emptyLike(ctx, x.shape);
+  const rinv = emptyLike(ctx, [rows]);
+  if (x.size === 0) return y;
+  ctx.run(
+    rmsnormForwardKernel,
+    { x: x.buffer, w: w.buffer, rinv: rinv.buffer, y: y.buffer },
+    { rows, D, eps },
+    grid(rows, 1),
+  );
+  recordGpu("rmsnorm", [x, w], [y], ([g]) => {
+    const gx = x.requiresGrad ? emptyLike(ctx, x.shape) : null;
+    const gwRows = w.requiresGrad ? emptyLike(ctx, x.shape) : null;
+    ctx.run(
+      rmsnormBackwardKernel,
+      {
+        x: x.buffer,
+        w: w.buffer,
+        rinv: rinv.buffer,
+        g: g!.buffer,
+        gx: gx?.buffer ?? dummyBuffer(ctx),
+        gwRows: gwRows?.buffer ?? dummyBuffer(ctx),
+      },
+      { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0 },
+      grid(rows, 1),
+    );
+    return [gx, gwRows ? reduceToShape(gwRows, [D]) : null];
+  });
+  return y;
+}

@@ -1,0 +1,35 @@
+/**
+ * Elementwise unary ops on GPU tensors, mirroring @loop/tensor's exp, neg, log, sigmoid,
+ * logsigmoid, silu and softplus (formulas in kernels/unary.ts).
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import { UNARY_GROUP, type UnaryName, unaryKernel } from "../kernels/unary.js";
+import { recordGpu } from "../tape.js";
+
+function unary(op: UnaryName, x: GpuTensor): GpuTensor {
+  const ctx = x.ctx;
+  const y = emptyLike(ctx, x.shape);
+  const n = x.size;
+  const g0 = grid(n, UNARY_GROUP);
+  ctx.run(unaryKernel(op, "forward"), { a: x.buffer, out: y.buffer }, { n }, g0);
+  recordGpu(op, [x], [y], ([g]) => {
+    const gx = emptyLike(ctx, x.shape);
+    ctx.run(
+      unaryKernel(op, "backward"),
+      { a: x.buffer, yb: y.buffer, gb: g!.buffer, out: gx.buffer },
+      { n },
+      g0,
+    );
+    return [gx];
+  });
+  return y;
+}
+
+export const exp = (x: GpuTensor): GpuTensor => unary("exp", x);
+export const neg = (x: GpuTensor): GpuTensor => unary("neg", x);
+export const log = (x: GpuTensor): GpuTensor => unary("log", x);
+export const sigmoid = (x: GpuTensor): GpuTensor => unary("sigmoid", x);
+export const logsigmoid = (x: GpuTensor): GpuTensor => unary("logsigmoid", x);
+export const silu = (x: GpuTensor): GpuTensor => unary("silu", x);
+export const softplus = (x: GpuTensor): GpuTensor => unary("softplus", x);
