@@ -59,7 +59,9 @@ export async function openGpuBench(opts: {
   return {
     ctx,
     adapter,
-    driver: nvidiaDriver() ?? (adapter.match(/driver\s+\S+/i)?.[0] || "not reported"),
+    driver:
+      nvidiaDriver() ??
+      (adapter.match(/\S+ driver \S+/i)?.[0] || "not reported apart from the adapter line"),
     emulated,
     peak,
     time: (fn, o) => timeGpu(ctx, fn, opts.quick ? { warmup: 1, repeats: 3, ...o } : o),
