@@ -3,6 +3,7 @@
  * the tape's recording primitive.
  */
 
+export { type GemmProbeOptions, type GemmProbeResult, gemmThroughput } from "./gemm-probe.js";
 export { emptyLike } from "./gpu-tensor.js";
 export {
   defineKernel,
@@ -12,6 +13,7 @@ export {
   type Kernel,
   type KernelSpec,
 } from "./kernel-def.js";
+export { GEMM_TILE, GEMM_TILE_LARGE, type GemmTile } from "./kernels/gemm.js";
 export {
   addInto,
   addTensors,
@@ -20,4 +22,5 @@ export {
   fillInPlace,
   fillTensor,
 } from "./ops/elementwise.js";
+export { type GemmCall, type GemmOperand, gemm } from "./ops/gemm.js";
 export { isGpuGradEnabled, recordGpu } from "./tape.js";

@@ -9,23 +9,12 @@
  */
 import { defineKernel } from "../kernel-def.js";
 import { columnSumKernel } from "./column-sum.js";
+import { groupSumWgsl } from "./wgsl-group-sum.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const RMS_GROUP = 128;
 
-const reduce = `
-var<workgroup> red: array<f32, ${RMS_GROUP}>;
-fn groupSum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = ${RMS_GROUP / 2}u; s > 0u; s >>= 1u) {
-    if (lid < s) { red[lid] += red[lid + s]; }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}`;
+const reduce = groupSumWgsl(RMS_GROUP);
 
 const entry = `@compute @workgroup_size(${RMS_GROUP})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u,

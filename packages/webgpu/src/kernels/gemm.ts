@@ -25,6 +25,12 @@ export interface GemmTile {
 /** 64×64 blocks, 4×4 per thread, K in steps of 16: 8 KiB of workgroup memory. */
 export const GEMM_TILE: GemmTile = { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 };
 
+/**
+ * 128×128 blocks, 8×8 per thread, K in steps of 8: more reuse per load on large products (a
+ * candidate for big GPUs, measured by the throughput probe; the ops use GEMM_TILE).
+ */
+export const GEMM_TILE_LARGE: GemmTile = { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
+
 function gemmKernelCode(transA: boolean, transB: boolean, t: GemmTile): string {
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;

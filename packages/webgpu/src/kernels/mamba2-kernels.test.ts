@@ -5,12 +5,13 @@ import * as columnSum from "./column-sum.js";
 import * as conv from "./conv-silu-split.js";
 import * as rms from "./gated-rmsnorm.js";
 import * as ops from "./mamba2-ops.js";
+import * as step from "./mamba2-step.js";
 import * as ssd from "./ssd-chunked.js";
 import * as ssdBackward from "./ssd-chunked-backward.js";
 
 const ctx = await gpuForTests("webgpu Mamba-2 kernels");
 
-const kernels = [columnSum, conv, rms, ops, ssd, ssdBackward].flatMap((m) =>
+const kernels = [columnSum, conv, rms, ops, step, ssd, ssdBackward].flatMap((m) =>
   Object.values(m).filter((k): k is Kernel => typeof k === "object" && k !== null && "code" in k),
 );
 

@@ -27,6 +27,7 @@ import {
   tileDecl,
   tileEntry,
 } from "./ssd-chunked.js";
+import { groupSumWgsl } from "./wgsl-group-sum.js";
 
 const WG = 256;
 
@@ -43,8 +44,7 @@ export const ssdReversePassKernel = defineKernel({
     dotRS: "rw",
     gs0: "rw",
   },
-  body: `
-var<workgroup> red: array<f32, ${WG}>;
+  body: `${groupSumWgsl(WG)}
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3u) {
   let bh = wg.x;
@@ -64,14 +64,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3
       rstore[o] = r;
       dot += r * states[o];
     }
-    red[lid] = dot;
-    workgroupBarrier();
-    for (var s = ${WG / 2}u; s > 0u; s >>= 1u) {
-      if (lid < s) { red[lid] += red[lid + s]; }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { dotRS[bh * p.nc + c] = cdecay[bh * p.nc + c] * red[0]; }
-    workgroupBarrier();
+    let total = groupSum(lid, dot);
+    if (lid == 0u) { dotRS[bh * p.nc + c] = cdecay[bh * p.nc + c] * total; }
   }
   for (var e = lid; e < p.PN; e += ${WG}u) {
     let o = bh * p.nc * p.PN + e;

@@ -4,6 +4,7 @@
  * back onto an operand's shape. Shapes are collapsed first — neighbouring axes that broadcast
  * alike merge — so any rank the model uses fits the kernels' MAX_DIMS axes.
  */
+import { shapeStr } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
@@ -16,8 +17,6 @@ import {
   reduceKernel,
 } from "../kernels/broadcast.js";
 
-const str = (s: Shape) => `[${s.join(",")}]`;
-
 export function broadcastShape(a: Shape, b: Shape, op: string): number[] {
   const n = Math.max(a.length, b.length);
   const out: number[] = [];
@@ -25,7 +24,7 @@ export function broadcastShape(a: Shape, b: Shape, op: string): number[] {
     const da = a[a.length - n + i] ?? 1;
     const db = b[b.length - n + i] ?? 1;
     if (da !== db && da !== 1 && db !== 1)
-      throw new Error(`webgpu ${op}: shapes ${str(a)} and ${str(b)} do not broadcast`);
+      throw new Error(`webgpu ${op}: shapes ${shapeStr(a)} and ${shapeStr(b)} do not broadcast`);
     out.push(da === 1 ? db : da);
   }
   return out;
@@ -59,7 +58,7 @@ function collapse(
   });
   if (dims.length > MAX_DIMS)
     throw new Error(
-      `webgpu ${op}: broadcast of ${operands.map(str).join(" and ")} to ${str(out)} alternates over more than ${MAX_DIMS} axes`,
+      `webgpu ${op}: broadcast of ${operands.map(shapeStr).join(" and ")} to ${shapeStr(out)} alternates over more than ${MAX_DIMS} axes`,
     );
   return { dims, bcast };
 }
@@ -115,7 +114,7 @@ export function broadcastBinary(fn: BinaryFn, a: GpuTensor, b: GpuTensor, op: st
 /** alpha·x broadcast to `shape` (not recorded). */
 export function expandTo(x: GpuTensor, shape: Shape, alpha = 1): GpuTensor {
   if (broadcastShape(x.shape, shape, "expand").join() !== shape.join())
-    throw new Error(`webgpu expand: ${str(x.shape)} does not broadcast to ${str(shape)}`);
+    throw new Error(`webgpu expand: ${shapeStr(x.shape)} does not broadcast to ${shapeStr(shape)}`);
   return runBinary("expand", x, x, shape, "expand", alpha);
 }
 

@@ -8,6 +8,7 @@
  *     ∂x = g · W,  ∂W = gᵀ · x,  ∂bias = Σ_rows g
  * Every product is one tiled GEMM dispatch (kernels/gemm.ts).
  */
+import { shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { reduceToShape } from "./broadcast.js";
@@ -18,14 +19,12 @@ export interface MatmulOptions {
   transB?: boolean;
 }
 
-const str = (s: Shape) => `[${s.join(",")}]`;
-
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
   const tA = opts.transA ?? false;
   const tB = opts.transB ?? false;
   if (a.rank < 2 || b.rank < 2)
     throw new Error(
-      `webgpu matmul: operands need rank ≥ 2, got ${str(a.shape)} and ${str(b.shape)}`,
+      `webgpu matmul: operands need rank ≥ 2, got ${shapeStr(a.shape)} and ${shapeStr(b.shape)}`,
     );
   const ar = a.shape[a.rank - 2]!;
   const ac = a.shape[a.rank - 1]!;
@@ -36,12 +35,14 @@ export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): Gp
   const N = tB ? br : bc;
   if (K !== (tB ? bc : br))
     throw new Error(
-      `webgpu matmul: inner sizes differ (${K} vs ${tB ? bc : br}) for ${str(a.shape)} · ${str(b.shape)}`,
+      `webgpu matmul: inner sizes differ (${K} vs ${tB ? bc : br}) for ${shapeStr(a.shape)} · ${shapeStr(b.shape)}`,
     );
   const batchShape = a.shape.slice(0, -2);
   const shared = b.rank === 2;
   if (!shared && batchShape.join() !== b.shape.slice(0, -2).join())
-    throw new Error(`webgpu matmul: batch shapes differ: ${str(a.shape)} vs ${str(b.shape)}`);
+    throw new Error(
+      `webgpu matmul: batch shapes differ: ${shapeStr(a.shape)} vs ${shapeStr(b.shape)}`,
+    );
   const ctx = a.ctx;
   const nb = batchShape.reduce((p, d) => p * d, 1);
   const sa = ar * ac;
@@ -128,14 +129,15 @@ export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): Gp
 
 /** y = x · Wᵀ (+ bias): x [..., in], W [out, in], bias [out]. */
 export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor {
-  if (w.rank !== 2) throw new Error(`webgpu linear: weight must be [out, in], got ${str(w.shape)}`);
+  if (w.rank !== 2)
+    throw new Error(`webgpu linear: weight must be [out, in], got ${shapeStr(w.shape)}`);
   const [nOut, nIn] = w.shape as [number, number];
   if (x.lastDim !== nIn)
     throw new Error(
-      `webgpu linear: input ${str(x.shape)} has last axis ${x.lastDim}, weight expects ${nIn}`,
+      `webgpu linear: input ${shapeStr(x.shape)} has last axis ${x.lastDim}, weight expects ${nIn}`,
     );
   if (bias && (bias.rank !== 1 || bias.size !== nOut))
-    throw new Error(`webgpu linear: bias must be [${nOut}], got ${str(bias.shape)}`);
+    throw new Error(`webgpu linear: bias must be [${nOut}], got ${shapeStr(bias.shape)}`);
   const ctx = x.ctx;
   const M = x.rows;
   const y = emptyLike(ctx, [...x.shape.slice(0, -1), nOut]);

@@ -4,12 +4,12 @@
  * range of axis 0, stack joins equal shapes on a new leading axis — each a strided block copy
  * (kernels/copy-rows.ts), whose backward copies the gradient blocks back.
  */
+import { shapeStr } from "@loop/tensor";
 import { emptyLike, GpuTensor, type Shape } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { COPY_GROUP, copyRowsKernel } from "../kernels/copy-rows.js";
 import { recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
-import { splitOffsets } from "./silu-split.js";
 
 /** The same values with another shape (a view; the gradient is reshaped back). */
 export function reshape(t: GpuTensor, shape: Shape): GpuTensor {
@@ -25,7 +25,7 @@ interface Block {
 }
 
 /** dst block ← src block: `rows` rows of `w` elements. */
-function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
+export function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
   if (rows * w === 0) return;
   src.t.ctx.run(
     copyRowsKernel,
@@ -35,15 +35,13 @@ function copyBlock(src: Block, dst: Block, rows: number, w: number): void {
   );
 }
 
-const str = (s: Shape) => `[${s.join(",")}]`;
-
 /** Concatenate along the last axis; leading shapes must match. */
 export function concat(xs: readonly GpuTensor[]): GpuTensor {
   if (xs.length === 0) throw new Error("webgpu concat: no tensors");
   const lead = xs[0]!.shape.slice(0, -1);
   if (xs.some((t) => t.shape.slice(0, -1).join() !== lead.join()))
     throw new Error(
-      `webgpu concat: leading shapes differ: ${xs.map((t) => str(t.shape)).join(" vs ")}`,
+      `webgpu concat: leading shapes differ: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`,
     );
   const widths = xs.map((t) => t.lastDim);
   const W = widths.reduce((a, b) => a + b, 0);
@@ -68,6 +66,17 @@ export function concat(xs: readonly GpuTensor[]): GpuTensor {
     }),
   );
   return y;
+}
+
+/** Check widths against the last axis W; returns each piece's column offset. */
+export function splitOffsets(op: string, x: GpuTensor, widths: readonly number[]): number[] {
+  const W = x.lastDim;
+  const total = widths.reduce((a, b) => a + b, 0);
+  if (total !== W || widths.some((w) => !Number.isInteger(w) || w < 0))
+    throw new Error(
+      `webgpu ${op}: widths [${widths.join(",")}] do not sum to last axis ${W} of [${x.shape.join(",")}]`,
+    );
+  return widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
 }
 
 /** Split the last axis into pieces of the given widths (must sum to the axis size). */
@@ -99,7 +108,9 @@ export function split(x: GpuTensor, widths: readonly number[]): GpuTensor[] {
 export function sliceRows(x: GpuTensor, start: number, end: number): GpuTensor {
   const n = x.shape[0] ?? 0;
   if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end && end <= n))
-    throw new Error(`webgpu sliceRows: range [${start}, ${end}) outside axis 0 of ${str(x.shape)}`);
+    throw new Error(
+      `webgpu sliceRows: range [${start}, ${end}) outside axis 0 of ${shapeStr(x.shape)}`,
+    );
   const inner = n === 0 ? 0 : x.size / n;
   const ctx = x.ctx;
   const y = emptyLike(ctx, [end - start, ...x.shape.slice(1)]);
@@ -120,7 +131,7 @@ export function stack(xs: readonly GpuTensor[]): GpuTensor {
   const s = xs[0]!.shape;
   for (const t of xs)
     if (t.shape.join() !== s.join())
-      throw new Error(`webgpu stack: shapes differ: ${str(s)} vs ${str(t.shape)}`);
+      throw new Error(`webgpu stack: shapes differ: ${shapeStr(s)} vs ${shapeStr(t.shape)}`);
   const n = xs[0]!.size;
   const ctx = xs[0]!.ctx;
   const y = emptyLike(ctx, [xs.length, ...s]);

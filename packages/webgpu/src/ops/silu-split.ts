@@ -11,17 +11,7 @@ import {
 } from "../kernels/silu-split.js";
 import { recordGpu } from "../tape.js";
 import { dummyBuffer } from "./gemm.js";
-
-/** Check widths against the last axis W; returns each piece's column offset. */
-export function splitOffsets(op: string, x: GpuTensor, widths: readonly number[]): number[] {
-  const W = x.lastDim;
-  const total = widths.reduce((a, b) => a + b, 0);
-  if (total !== W || widths.some((w) => !Number.isInteger(w) || w < 0))
-    throw new Error(
-      `webgpu ${op}: widths [${widths.join(",")}] do not sum to last axis ${W} of [${x.shape.join(",")}]`,
-    );
-  return widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
-}
+import { splitOffsets } from "./shape.js";
 
 export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] {
   const offsets = splitOffsets("siluSplit", x, widths);

@@ -15,6 +15,7 @@ import {
   ssdCbKernel,
   ssdChunkOuterKernel,
   ssdChunkOutKernel,
+  type ssdDims,
   ssdPrepKernel,
   ssdStatePassKernel,
   TILE,
@@ -179,17 +180,7 @@ export function ssdScanChunked(
   return { y, state };
 }
 
-type Dims = {
-  B: number;
-  T: number;
-  H: number;
-  P: number;
-  G: number;
-  N: number;
-  Lc: number;
-  nc: number;
-  hasSeq: number;
-};
+type Dims = Record<keyof typeof ssdDims, number>;
 
 /** The backward passes (kernels/ssd-chunked-backward.ts), in order. */
 function ssdBackward(

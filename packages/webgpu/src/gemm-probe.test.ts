@@ -1,0 +1,55 @@
+import { matmul as cpuMatmul, Rng, tensor } from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
+import { gemmThroughput } from "./gemm-probe.js";
+import { emptyLike, releaseTransients, uploadTensor } from "./gpu-tensor.js";
+import { GEMM_TILE_LARGE } from "./kernels/gemm.js";
+import { gemm } from "./ops/gemm.js";
+import { expectClose } from "./ops/oracle.test-util.js";
+
+const ctx = await gpuForTests("webgpu GEMM probe");
+
+describe.runIf(ctx)("the GEMM tiles and the throughput probe", () => {
+  // The default tile is checked through the ops (ops/matmul.test.ts). NT and TN load both
+  // operands both ways; each variant costs seconds of shader compilation on SwiftShader.
+  it("the large tile matches the CPU product (x·Wᵀ and gᵀ·x layouts)", async () => {
+    const tile = GEMM_TILE_LARGE;
+    const [M, N, K] = [130, 70, 21];
+    const rng = new Rng(tile.bm);
+    for (const [transA, transB] of [
+      [false, true],
+      [true, false],
+    ] as const) {
+      const av = rng.fillNormal(new Float32Array(M * K));
+      const bv = rng.fillNormal(new Float32Array(K * N));
+      const aShape = transA ? [K, M] : [M, K];
+      const bShape = transB ? [N, K] : [K, N];
+      const want = cpuMatmul(tensor(av, aShape), tensor(bv, bShape), { transA, transB });
+      const a = uploadTensor(ctx!, av, aShape);
+      const b = uploadTensor(ctx!, bv, bShape);
+      const c = emptyLike(ctx!, [M, N]);
+      gemm(ctx!, {
+        transA,
+        transB,
+        M,
+        N,
+        K,
+        a: { buf: a.buffer, ld: aShape[1]! },
+        b: { buf: b.buffer, ld: bShape[1]! },
+        c: { buf: c.buffer, ld: N },
+        tile,
+      });
+      expectClose(`transA=${transA} transB=${transB}`, await c.read(), want.data, 1e-4);
+    }
+    releaseTransients(ctx!);
+  });
+
+  it("reports a positive, finite GFLOP/s (the figure itself belongs to the benchmark)", async () => {
+    const r = await gemmThroughput(ctx!, 32, 48, 16, { transB: true, iters: 2 });
+    expect(r).toMatchObject({ M: 32, N: 48, K: 16, transA: false, transB: true, iters: 2 });
+    expect(r.gflops > 0 && Number.isFinite(r.gflops)).toBe(true);
+    await expect(gemmThroughput(ctx!, 0, 1, 1)).rejects.toThrow(
+      /positive integers, got 0, 1, 1, 10/,
+    );
+  });
+});

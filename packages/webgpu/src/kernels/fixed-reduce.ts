@@ -1,0 +1,83 @@
+/**
+ * Deterministic reductions (no atomics; every sum in a fixed order, so the same numbers every
+ * run), used by the exit-gate ops:
+ *   sumAll:     out[0] = Σ_{i<n} x[i]       one workgroup: thread l sums i ≡ l (mod 256) in order,
+ *                                           then a fixed tree over the 256 partial sums
+ *   columnSums: out[d] = Σ_{i<rows} x[i·D + d]   one thread per column, rows in order
+ *   maskedMean: tf = [term (n) | flag (n)]: N = Σ flag, out[0] = Σ term / (N·scale) (NaN when
+ *               N = 0, like the CPU losses), count[0] = N   (one workgroup, as sumAll); the NaN
+ *               comes in as bits (NAN_BITS): WGSL has no NaN constant
+ */
+import { defineKernel } from "../kernel-def.js";
+
+/** A quiet NaN's float32 bits, for maskedMean's nanBits. */
+export const NAN_BITS = 0x7fc00000;
+
+export const REDUCE_GROUP = 256;
+export const COLUMN_GROUP = 64;
+
+/** WGSL: tree-sum `buf` (REDUCE_GROUP entries, `lid` this thread) into buf[0]. */
+export const TREE_SUM = `
+  workgroupBarrier();
+  for (var s = ${REDUCE_GROUP / 2}u; s > 0u; s >>= 1u) {
+    if (lid < s) { buf[lid] += buf[lid + s]; }
+    workgroupBarrier();
+  }`;
+
+const BUF = `var<workgroup> buf: array<f32, ${REDUCE_GROUP}>;`;
+
+export const sumAllKernel = defineKernel({
+  name: "reduce/sumAll",
+  params: { n: "u32" },
+  buffers: { x: "read", out: "rw" },
+  body: `${BUF}
+@compute @workgroup_size(${REDUCE_GROUP})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  var acc = 0.0;
+  for (var i = lid; i < p.n; i += ${REDUCE_GROUP}u) { acc += x[i]; }
+  buf[lid] = acc;
+  ${TREE_SUM}
+  if (lid == 0u) { out[0] = buf[0]; }
+}`,
+});
+
+export const columnSumsKernel = defineKernel({
+  name: "reduce/columnSums",
+  params: { rows: "u32", D: "u32" },
+  buffers: { x: "read", out: "rw" },
+  body: `
+@compute @workgroup_size(${COLUMN_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let d = gid.x;
+  if (d >= p.D) { return; }
+  var acc = 0.0;
+  for (var i = 0u; i < p.rows; i++) { acc += x[i * p.D + d]; }
+  out[d] = acc;
+}`,
+});
+
+export const maskedMeanKernel = defineKernel({
+  name: "reduce/maskedMean",
+  params: { n: "u32", scale: "f32", nanBits: "u32" },
+  buffers: { tf: "read", out: "rw", count: "rw" },
+  body: `${BUF}
+var<workgroup> cnt: array<f32, ${REDUCE_GROUP}>;
+@compute @workgroup_size(${REDUCE_GROUP})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  var acc = 0.0;
+  var c = 0.0;
+  for (var i = lid; i < p.n; i += ${REDUCE_GROUP}u) { acc += tf[i]; c += tf[p.n + i]; }
+  buf[lid] = acc;
+  cnt[lid] = c;
+  workgroupBarrier();
+  for (var s = ${REDUCE_GROUP / 2}u; s > 0u; s >>= 1u) {
+    if (lid < s) { buf[lid] += buf[lid + s]; cnt[lid] += cnt[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    let N = cnt[0];
+    if (N == 0.0) { out[0] = bitcast<f32>(p.nanBits); } else { out[0] = buf[0] / (N * p.scale); }
+    count[0] = N;
+  }
+}`,
+});

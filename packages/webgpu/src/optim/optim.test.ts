@@ -1,0 +1,137 @@
+import {
+  AdamW,
+  clipGradNorm as cpuClipGradNorm,
+  gradNorm as cpuGradNorm,
+  type NamedParameter,
+  Rng,
+  tensor,
+} from "@loop/tensor";
+import { describe, expect, it } from "vitest";
+import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose } from "../ops/oracle.test-util.js";
+import { GpuAdamW, type GpuNamedParameter } from "./adamw.js";
+import { clipGradNorm, gradNorm } from "./clip.js";
+
+const ctx = await gpuForTests("webgpu optimiser");
+
+/** The same parameters on both sides: [name, shape-size, decay, requiresGrad]. */
+const specs = [
+  ["w", 300, true, true],
+  ["norm", 7, false, true],
+  ["frozen", 5, true, false],
+  ["unused", 4, true, true],
+] as const;
+
+function twins(seed: number): { cpu: NamedParameter[]; gpu: GpuNamedParameter[] } {
+  const rng = new Rng(seed);
+  const cpu: NamedParameter[] = [];
+  const gpu: GpuNamedParameter[] = [];
+  for (const [name, n, decay, req] of specs) {
+    const v = rng.fillNormal(new Float32Array(n));
+    cpu.push({ name, tensor: tensor(v, [n], req), decay });
+    gpu.push({
+      name,
+      tensor: uploadTensor(ctx!, v, [n], { persistent: true, requiresGrad: req }),
+      decay,
+    });
+  }
+  return { cpu, gpu };
+}
+
+/** Give both sides the same gradients (none for "unused"), scaled by `s`. */
+function setGrads(cpu: NamedParameter[], gpu: GpuNamedParameter[], rng: Rng, s = 1): void {
+  cpu.forEach((p, k) => {
+    const gp = gpu[k]!.tensor;
+    gp.grad?.dispose();
+    gp.grad = null;
+    p.tensor.grad = null;
+    if (p.name === "unused") return;
+    const g = rng.fillNormal(new Float32Array(p.tensor.size), 0, s);
+    p.tensor.grad = g;
+    gp.grad = uploadTensor(ctx!, g, gp.shape, { persistent: true });
+  });
+}
+
+async function expectSameParams(cpu: NamedParameter[], gpu: GpuNamedParameter[], tol: number) {
+  for (let k = 0; k < cpu.length; k++)
+    expectClose(cpu[k]!.name, await gpu[k]!.tensor.read(), cpu[k]!.tensor.data, tol);
+}
+
+describe.runIf(ctx)("GpuAdamW against @loop/tensor's AdamW", () => {
+  it("takes the same steps (decay per parameter, frozen and gradient-less parameters skipped)", async () => {
+    const { cpu, gpu } = twins(1);
+    const opts = { lr: 0.01, weightDecay: 0.1, beta2: 0.99 };
+    const a = new AdamW(cpu, opts);
+    const b = new GpuAdamW(gpu, opts);
+    const rng = new Rng(2);
+    for (const lr of [0.01, 0.005, 0.02]) {
+      setGrads(cpu, gpu, rng);
+      a.step(lr);
+      b.step(lr);
+      await expectSameParams(cpu, gpu, 2e-6);
+    }
+    const sa = a.getState();
+    const sb = await b.getState();
+    expect(sb.step).toBe(3);
+    expect(Object.keys(sb.m).sort()).toEqual(Object.keys(sa.m).sort());
+    for (const name of Object.keys(sa.m)) {
+      expectClose(`m ${name}`, sb.m[name]!, sa.m[name]!, 1e-6);
+      expectClose(`v ${name}`, sb.v[name]!, sa.v[name]!, 1e-6);
+    }
+    // Resume the GPU optimiser from the CPU one's state: the next steps agree again.
+    const c = new GpuAdamW(gpu, opts);
+    c.setState(sa);
+    setGrads(cpu, gpu, rng);
+    a.step();
+    c.step();
+    await expectSameParams(cpu, gpu, 2e-6);
+    b.zeroGrad();
+    expect(gpu.every((p) => p.tensor.grad === null)).toBe(true);
+    expect(() => c.setState({ step: 1, m: { nope: new Float32Array(1) }, v: {} })).toThrow(
+      /unknown parameter "nope"/,
+    );
+    expect(() => new GpuAdamW(gpu, { beta1: 1 })).toThrow(/beta1 must be in \[0, 1\), got 1/);
+    b.dispose();
+    c.dispose();
+    for (const p of gpu) p.tensor.dispose();
+    releaseTransients(ctx!);
+  });
+});
+
+describe.runIf(ctx)("gradNorm and clipGradNorm on the device against the CPU ones", () => {
+  for (const [what, scale, maxNorm] of [
+    ["clips a norm above maxNorm", 3, 1],
+    ["leaves a norm below maxNorm", 0.01, 1],
+  ] as const)
+    it(what, async () => {
+      const { cpu, gpu } = twins(3);
+      setGrads(cpu, gpu, new Rng(4), scale);
+      expect((await gradNorm(gpu).read())[0]).toBeCloseTo(cpuGradNorm(cpu), 4);
+      const want = cpuClipGradNorm(cpu, maxNorm);
+      const got = (await clipGradNorm(gpu, maxNorm).read())[0]!;
+      expect(Math.abs(got - want) / want).toBeLessThan(1e-5);
+      for (let k = 0; k < cpu.length; k++) {
+        const g = gpu[k]!.tensor.grad;
+        if (g) expectClose(`grad ${cpu[k]!.name}`, await g.read(), cpu[k]!.tensor.grad!, 1e-5);
+      }
+      for (const p of gpu) p.tensor.dispose();
+      releaseTransients(ctx!);
+    });
+
+  it("reports a non-finite norm and scales nothing then; rejects bad input", async () => {
+    const { cpu, gpu } = twins(5);
+    setGrads(cpu, gpu, new Rng(6));
+    const before = await gpu[0]!.tensor.grad!.read();
+    const g1 = gpu[1]!.tensor.grad!;
+    const bad = await g1.read();
+    bad[2] = Number.POSITIVE_INFINITY;
+    g1.write(bad);
+    expect((await clipGradNorm(gpu, 1).read())[0]).toBe(Number.POSITIVE_INFINITY);
+    expect(await gpu[0]!.tensor.grad!.read()).toEqual(before);
+    expect(() => clipGradNorm(gpu, 0)).toThrow(/maxNorm must be > 0, got 0/);
+    expect(() => gradNorm([])).toThrow(/no parameters/);
+    for (const p of gpu) p.tensor.dispose();
+    releaseTransients(ctx!);
+  });
+});
