@@ -9,14 +9,27 @@ import { createNodeGpuContext } from "@loop/webgpu/node";
 
 let shared: Promise<GpuContext | null> | null = null;
 
+/**
+ * Whether a suite that needs a WebGPU adapter runs, given how starting one went: otherwise one
+ * printed line naming why (a failure under CI).
+ */
+export function gpuSuiteRuns(
+  what: string,
+  started: { ok: true } | { ok: false; error: string },
+): boolean {
+  if (started.ok) return true;
+  const line = `${what}: skipped, no WebGPU adapter (${started.error})`;
+  if (process.env.CI) throw new Error(`${line}; CI installs SwiftShader, so this is a failure`);
+  console.warn(line);
+  return false;
+}
+
 async function make(what: string): Promise<GpuContext | null> {
   try {
     return await createNodeGpuContext();
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    const line = `${what}: skipped, no WebGPU adapter (${why})`;
-    if (process.env.CI) throw new Error(`${line}; CI installs SwiftShader, so this is a failure`);
-    console.warn(line);
+    const error = e instanceof Error ? e.message : String(e);
+    gpuSuiteRuns(what, { ok: false, error });
     return null;
   }
 }

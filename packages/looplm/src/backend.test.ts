@@ -43,7 +43,7 @@ describe("startBackend", () => {
   it("parses backend names, refusing others with the choices", () => {
     expect(parseBackend("native")).toBe("native");
     expect(() => parseBackend("cuda")).toThrow(
-      '--backend must be one of portable, native, got "cuda"',
+      '--backend must be one of portable, native, webgpu, got "cuda"',
     );
   });
 });

@@ -1,24 +1,37 @@
 /**
  * The compute backend of a run, chosen once per process: every kernel of every package runs on
  * it. `portable` is the TypeScript + WebAssembly kernels (what a browser without WebGPU runs),
- * `native` the C kernels compiled from source on this machine (native.ts). Without a choice the
- * best available CPU backend runs: native when it builds, else portable. A backend chosen
- * explicitly either starts or fails with its reason — never a silent fall-back.
+ * `native` the C kernels compiled from source on this machine (native.ts), `webgpu` a GPU through
+ * WebGPU (Dawn in Node, the optional `webgpu` package): the commands then run the model's steps
+ * on the device (`gpuContext()`), and what stays on the CPU uses the native kernels when they
+ * build. Without a choice the best available CPU backend runs: native when it builds, else
+ * portable. A backend chosen explicitly either starts or fails with its reason — never a silent
+ * fall-back.
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
 import { nativeDisabled } from "@loop/tensor/node";
+import type { GpuContext } from "@loop/webgpu";
+import { createNodeGpuContext } from "@loop/webgpu/node";
 import { CliError } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
 
-export const BACKENDS = ["portable", "native"] as const;
+export const BACKENDS = ["portable", "native", "webgpu"] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 /** One line per backend, for --help. */
 export const BACKEND_HELP: Record<Backend, string> = {
   portable: "TypeScript + WebAssembly kernels (what a browser without WebGPU runs)",
   native: "C kernels compiled on this machine (needs a C compiler with OpenMP)",
+  webgpu: "a GPU through WebGPU (needs the webgpu package and a GPU driver)",
 };
+
+let gpu: GpuContext | null = null;
+
+/** The device of the webgpu backend while it is the active one, else null. */
+export function gpuContext(): GpuContext | null {
+  return active === "webgpu" ? gpu : null;
+}
 
 type Started = { ok: true } | { ok: false; reason: string };
 
@@ -31,6 +44,23 @@ const STARTERS: Record<Backend, { start(): Promise<Started>; stop(): void }> = {
       return r.enabled ? { ok: true } : { ok: false, reason: r.reason ?? "unknown reason" };
     },
     stop: disableNativeKernels,
+  },
+  webgpu: {
+    async start() {
+      try {
+        gpu ??= await createNodeGpuContext();
+      } catch (e) {
+        return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+      }
+      // What stays on the CPU (evaluation, checkpoints) runs on the native kernels when they build.
+      await enableNativeKernels();
+      return { ok: true };
+    },
+    stop() {
+      disableNativeKernels();
+      gpu?.destroy();
+      gpu = null;
+    },
   },
 };
 

@@ -115,12 +115,18 @@ export class GpuContext {
     this.checkAlive();
     // Commands already recorded must see the buffer's old contents: submit them first.
     if (this.encoder) this.flush();
+    // writeBuffer rejects views of a SharedArrayBuffer (CPU tensors may live in one when the
+    // engine runs worker threads): copy those into a plain buffer first.
+    const src =
+      data.buffer instanceof ArrayBuffer
+        ? data
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
     this.device.queue.writeBuffer(
       buf,
       byteOffset,
-      data.buffer as ArrayBuffer,
-      data.byteOffset,
-      data.byteLength,
+      src.buffer as ArrayBuffer,
+      src.byteOffset,
+      src.byteLength,
     );
   }
 

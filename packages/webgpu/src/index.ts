@@ -12,11 +12,16 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export {
+  type GpuForwardOptions,
+  type GpuForwardResult,
+  GpuLoopedModel,
+} from "./model/gpu-looped-model.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
-export { add, scale } from "./ops/elementwise.js";
+export { scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
 export { exitPdf } from "./ops/exit-pdf.js";
 export { gateLogits } from "./ops/gate-logits.js";
@@ -56,3 +61,11 @@ export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.
 export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
+export {
+  type GpuBatch,
+  type GpuStage,
+  type GpuStepResult,
+  GpuTrainer,
+  type GpuTrainerOptions,
+  stageParameters,
+} from "./train/gpu-trainer.js";

@@ -64,6 +64,7 @@ describe("--backend", () => {
       expect(opt, c.name()).toBeDefined();
       expect(c.helpInformation()).toMatch(/--backend <name>\s+compute backend: portable \(/);
       expect(opt!.description).toMatch(/native \(C kernels compiled on this machine/);
+      expect(opt!.description).toMatch(/webgpu \(a GPU through WebGPU/);
     }
   });
 
@@ -71,7 +72,7 @@ describe("--backend", () => {
     const r = looplm(["forward", "--backend", "gpu", ...forward(join(tmp(), "o.safetensors"))]);
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
-      'looplm: --backend must be one of portable, native, got "gpu"',
+      'looplm: --backend must be one of portable, native, webgpu, got "gpu"',
     ]);
   });
 
@@ -93,6 +94,16 @@ describe("--backend", () => {
       "looplm: --backend native cannot start here: false failed: exit code 1",
     ]);
     expect(existsSync(join(dir, "run"))).toBe(false);
+    // webgpu without an adapter (a Vulkan driver list that names no driver)
+    const noGpu = looplm(["forward", "--backend", "webgpu", ...forward(out)], {
+      VK_ICD_FILENAMES: join(dir, "none.json"),
+      XDG_RUNTIME_DIR: dir,
+    });
+    expect(noGpu.status).toBe(1);
+    expect(messages(noGpu.stderr)).toEqual([
+      `looplm: --backend webgpu cannot start here: webgpu: no GPU adapter was found (VK_ICD_FILENAMES=${join(dir, "none.json")} gave no adapter)`,
+    ]);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("runs portable when asked, without a word about native kernels", () => {

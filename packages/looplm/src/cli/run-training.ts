@@ -5,14 +5,23 @@
  */
 
 import { join } from "node:path";
-import { evalRecord, evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
+import {
+  evalRecord,
+  evaluateAccuracy,
+  evaluateAccuracyFrom,
+  evaluatePerplexity,
+  evaluatePerplexityFrom,
+} from "@loop/eval";
 import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import { activeBackend } from "../backend.js";
+import type { GpuLoopedModel } from "@loop/webgpu";
+import { activeBackend, gpuContext } from "../backend.js";
+import { gpuStepEngine } from "../gpu-engine.js";
+import { gpuOutputSource } from "../gpu-eval.js";
 
 export interface TrainJob {
   runDir: string;
@@ -49,6 +58,23 @@ export function taskEvaluator(
     );
 }
 
+/** `taskEvaluator` on the device: the GPU model being trained, scored by the same evaluators. */
+function gpuTaskEvaluator(
+  task: Task,
+  count: number,
+  batchSize: number,
+  gm: GpuLoopedModel,
+): () => Promise<EvalRecord> {
+  const batches = task.evalSet({ count, batchSize });
+  const source = gpuOutputSource(gm);
+  return async () =>
+    evalRecord(
+      task.metric === "ppl"
+        ? await evaluatePerplexityFrom(source, batches)
+        : await evaluateAccuracyFrom(source, batches),
+    );
+}
+
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
   const base = loadCheckpoint(job.from);
@@ -59,6 +85,9 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
   const model = modelFor(job);
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
+  const gpu = gpuContext();
+  const engine = gpu ? gpuStepEngine(gpu, model, job.train) : undefined;
+  const evalBatch = Math.max(job.train.batchSize, 64);
   try {
     const res = await runTraining({
       runDir: job.runDir,
@@ -68,7 +97,11 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
       resume: job.resume,
       overwrite: job.overwrite,
       signal: job.signal,
-      evaluate: taskEvaluator(job.task, job.evalCount, Math.max(job.train.batchSize, 64)),
+      // On webgpu the steps run on the device; evaluation and checkpoints read the weights back.
+      engine,
+      evaluate: engine
+        ? gpuTaskEvaluator(job.task, job.evalCount, evalBatch, engine.gpuModel)
+        : taskEvaluator(job.task, job.evalCount, evalBatch),
       onStep: (m) => {
         bar.update(m);
         job.onStep?.(m);
@@ -86,6 +119,7 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };
   } finally {
+    engine?.dispose();
     bar.stop();
   }
 }

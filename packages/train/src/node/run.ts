@@ -52,8 +52,11 @@ export interface RunOptions {
    * its weights are copied back into `model` before each evaluation and checkpoint.
    */
   engine?: StepEngine;
-  /** Evaluate the model (called without gradient recording). */
-  evaluate?: (model: LoopedModel) => EvalRecord;
+  /**
+   * Evaluate the model (called without gradient recording); may resolve later when the work
+   * runs elsewhere (an engine's device).
+   */
+  evaluate?: (model: LoopedModel) => EvalRecord | Promise<EvalRecord>;
   /** Called after every step (progress display). */
   onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void;
   /** Things the user should know (a damaged checkpoint skipped, a torn log line dropped). */
@@ -169,7 +172,8 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     if (evaluateNow || checkpointNow) await trainer.sync();
     let ev: EvalRecord | undefined;
     if (evaluateNow && o.evaluate) {
-      ev = noGrad(() => withScratch(() => o.evaluate!(o.model)));
+      const r = noGrad(() => withScratch(() => o.evaluate!(o.model)));
+      ev = r instanceof Promise ? await r : r;
       lastEval = ev;
     }
     try {

@@ -10,9 +10,7 @@ import {
   DEFAULT_Q_SWEEP,
   EVAL_FORMAT,
   type EvalFile,
-  evaluateAccuracy,
   evaluateMultipleChoice,
-  evaluatePerplexity,
   formatEvalSummary,
   type McItem,
   mcSection,
@@ -24,6 +22,8 @@ import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
 import type { Command } from "commander";
+import { gpuContext } from "../../backend.js";
+import { evaluateOnBackend } from "../../gpu-eval.js";
 import { needsKernels } from "../compute.js";
 import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
@@ -188,10 +188,14 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
   const cfg = model.config;
   checkTaskVocab(task, cfg.vocab_size);
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
-  const result =
-    task.metric === "ppl"
-      ? evaluatePerplexity(model, batches, { qs })
-      : evaluateAccuracy(model, batches, { qs, score: (b, p) => task.score(b, p) });
+  if (gpuContext() && mc)
+    throw new CliError(
+      "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
+    );
+  const result = await evaluateOnBackend(model, batches, task.metric, {
+    qs,
+    score: (b, p) => task.score(b, p),
+  });
   let mcPart: EvalFile["mc"] = null;
   if (mc) {
     const tok = task.tokenizer;

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import { loadCheckpoint } from "@loop/looped/node";
 import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
+import { gpuContext } from "../../backend.js";
+import { forwardOutputsGpu } from "../../forward/gpu-outputs.js";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
 import { needsKernels } from "../compute.js";
@@ -14,7 +16,8 @@ export interface ForwardArgs {
   out: string;
 }
 
-export function runForward(args: ForwardArgs): number {
+/** Writes the outputs on the active backend (the device when it is webgpu); resolves to their count. */
+export async function runForward(args: ForwardArgs): Promise<number> {
   checkOutput(args.out);
   const model = loadCheckpoint(args.model);
   let raw: unknown;
@@ -32,7 +35,8 @@ export function runForward(args: ForwardArgs): number {
     throw new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
   }
   const inputs = parseForwardInputs(raw, model.config.vocab_size);
-  const outputs = forwardOutputs(model, inputs);
+  const gpu = gpuContext();
+  const outputs = gpu ? await forwardOutputsGpu(gpu, model, inputs) : forwardOutputs(model, inputs);
   writeSafetensorsFile(args.out, outputs);
   return outputs.size;
 }
@@ -49,8 +53,8 @@ export function registerForward(program: Command): void {
       "after",
       "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors\n  looplm forward --backend portable --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
     )
-    .action((opts: ForwardArgs) => {
-      const n = runForward(opts);
+    .action(async (opts: ForwardArgs) => {
+      const n = await runForward(opts);
       process.stderr.write(`wrote ${n} tensors to ${opts.out}\n`);
     });
 }

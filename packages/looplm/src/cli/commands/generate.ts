@@ -5,6 +5,8 @@ import { generate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import type { Command } from "commander";
+import { gpuContext } from "../../backend.js";
+import { generateGpu } from "../../gpu-generate.js";
 import { needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
@@ -48,13 +50,10 @@ export async function runGenerate(f: Flags): Promise<void> {
     decode = (ids) => tok.decode(ids);
   }
   let out: number[];
+  const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
+  const gpu = gpuContext();
   try {
-    out = generate(model, prompt, {
-      maxNewTokens: f.maxNew,
-      temperature: f.temperature,
-      topK: f.topK,
-      seed: f.seed,
-    }).tokens;
+    out = gpu ? await generateGpu(gpu, model, prompt, opts) : generate(model, prompt, opts).tokens;
   } catch (e) {
     throw new CliError((e as Error).message);
   }
@@ -64,7 +63,7 @@ export async function runGenerate(f: Flags): Promise<void> {
 export function registerGenerate(program: Command): void {
   needsKernels(program.command("generate"), { threads: false })
     .description(
-      "Generate tokens from a trained model with recurrent (per loop step, per layer) state",
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
     )
     .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final)")
     .option(

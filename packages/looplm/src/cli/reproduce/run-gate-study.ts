@@ -7,11 +7,12 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { evaluateAccuracy, evaluatePerplexity, metricSection } from "@loop/eval";
+import { metricSection } from "@loop/eval";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readJsonFile } from "@loop/tensor/node";
 import type { Stage } from "@loop/train";
 import { writeJsonFile } from "@loop/train/node";
+import { evaluateOnBackend } from "../../gpu-eval.js";
 import { taskInfo } from "../options/task.js";
 import type { TrainFlags } from "../options/train.js";
 import { trainJob } from "../run-training.js";
@@ -78,9 +79,15 @@ export async function runGateStudy(
     }
     const model = loadCheckpoint(from!);
     const batches = task.evalSet({ count: def.evalCount, batchSize: 64 });
-    const r = task.name.startsWith("lm")
-      ? evaluatePerplexity(model, batches, { qs: def.qs })
-      : evaluateAccuracy(model, batches, { qs: def.qs, score: (b, p) => task.score(b, p) });
+    const r = await evaluateOnBackend(
+      model,
+      batches,
+      task.name.startsWith("lm") ? "ppl" : "accuracy",
+      {
+        qs: def.qs,
+        score: (b, p) => task.score(b, p),
+      },
+    );
     const m = metricSection(r);
     const res: SeedGateResult = { metric: m.metric, perStep: m.per_step, gated: m.gated };
     writeJsonFile(evalPath, res);
