@@ -17,8 +17,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { attention, attentionRef } from "@loop/attention";
 import { backward, randn, type Tensor } from "@loop/tensor";
+import {
+  backwardGpu,
+  attention as gpuAttention,
+  gpuParameter,
+  uploadTensor,
+  zeroGpuGrads,
+} from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
+import type { GpuBench } from "./lib/gpu.js";
+import { compareWithNative } from "./lib/gpu-compare.js";
 import type { Row } from "./lib/table.js";
 
 export const name = "attention";
@@ -159,3 +168,51 @@ export async function run(ctx: BenchContext): Promise<void> {
 
 const childAt = process.argv.indexOf("--memory-child");
 if (childAt >= 0) memoryChild(process.argv[childAt + 1]!, Number(process.argv[childAt + 2]));
+
+/** On a CPU emulation (SwiftShader) only that the path runs counts: one small shape. */
+const EMULATED_SHAPES: Shape5[] = [[1, 64, 2, 2, 16]];
+
+/**
+ * Floating-point operations of causal attention forward + backward: Q·Kᵀ and P·V are 2·T²·hd
+ * each per query head, halved by the causal mask (2·B·Hq·T²·hd forward); the backward recomputes
+ * Q·Kᵀ and does four more products (dV, dP, dQ, dK): 2.5× the forward. 7·B·Hq·T²·hd in all.
+ */
+const attentionFlops = ([B, T, Hq, , hd]: Shape5): number => 7 * B * Hq * T * T * hd;
+
+/** One forward + backward of the WGSL attention on fixed random inputs of `shape`. */
+function gpuStep(gpu: GpuBench, shape: Shape5): () => void {
+  const x = inputs(shape);
+  const up = (t: Tensor) => gpuParameter(gpu.ctx, new Float32Array(t.data), t.shape);
+  const [q, k, v] = [up(x.q), up(x.k), up(x.v)];
+  const dy = uploadTensor(gpu.ctx, new Float32Array(x.dy), x.q.shape, { persistent: true });
+  return () => {
+    zeroGpuGrads([q, k, v]);
+    backwardGpu(gpuAttention(q, k, v), dy);
+  };
+}
+
+/** `--backend webgpu`: the WGSL attention, forward + backward, beside the native kernels. */
+export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void> {
+  const shapes = gpu.emulated ? EMULATED_SHAPES : SHAPES;
+  const rows = await compareWithNative(
+    ctx,
+    gpu,
+    "B,T,Hq,Hkv,hd",
+    shapes.map((shape) => {
+      const x = inputs(shape);
+      return {
+        label: shape.join(","),
+        tokens: shape[0] * shape[1],
+        flops: attentionFlops(shape),
+        gpu: gpuStep(gpu, shape),
+        cpu: () => step(attention, x),
+      };
+    }),
+    { warmup: 1, repeats: ctx.quick ? 2 : 5 },
+  );
+  ctx.table(
+    rows,
+    `causal GQA attention forward + backward on ${gpu.adapter} and the CPU kernels; medians; ` +
+      "GFLOP/s as 7·B·Hq·T²·hd; webgpu/cpu > 1: the GPU is faster",
+  );
+}

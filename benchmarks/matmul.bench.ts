@@ -15,7 +15,9 @@ import {
   setGemmParallelThreshold,
 } from "@loop/tensor/kernel";
 import { buildNativeAddon, type TensorAddon, tensorNativeSource } from "@loop/tensor/node";
+import { gpuNoGrad, matmul, uploadTensor } from "@loop/webgpu";
 import type { BenchContext } from "./lib/context.js";
+import { type GpuBench, sig } from "./lib/gpu.js";
 import type { Row } from "./lib/table.js";
 
 export const name = "matmul";
@@ -190,4 +192,82 @@ export async function run(ctx: BenchContext): Promise<void> {
       `splitting small products (threshold in use: ${PARALLEL_MIN_MACS} MACs = M·N·K)`,
     );
   }
+}
+
+/** Large squares, measured only on a real GPU (the CPU side would take minutes). */
+const GPU_ONLY_SHAPES: [number, number, number][] = [
+  [4096, 4096, 4096],
+  [8192, 8192, 8192],
+];
+/** On a CPU emulation (SwiftShader) only that the path runs counts: one small product. */
+const EMULATED_SHAPES: [number, number, number][] = [[256, 128, 128]];
+
+/**
+ * `--backend webgpu`: the tiled WGSL GEMM (@loop/webgpu `matmul`) on the same shapes and the
+ * three layouts the model uses, beside the native CPU GEMM on all cores in the same run; GFLOP/s
+ * and the fraction of the GPU's fp32 peak.
+ */
+export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void> {
+  const rng = new Rng(1);
+  const native = await buildNativeAddon<TensorAddon>("tensor", tensorNativeSource);
+  if (!native.ok) ctx.log(`native kernel not measured: ${native.error}`);
+  const threads = Math.max(...ctx.threadCounts);
+  if (native.ok) native.addon.setThreads(threads);
+  const cpuPeak = (await ctx.peak(threads)).gflops;
+  const shapes = gpu.emulated ? EMULATED_SHAPES : [...SHAPES, ...GPU_ONLY_SHAPES];
+  const layouts = [
+    { label: "A·B", transA: false, transB: false },
+    { label: "A·Bᵀ", transA: false, transB: true },
+    { label: "Aᵀ·B", transA: true, transB: false },
+  ];
+  const rows: Row[] = [];
+  for (const [M, K, N] of shapes) {
+    const A = randomShared(M * K, rng);
+    const B = randomShared(K * N, rng);
+    const C = allocF32(M * N);
+    for (const l of layouts) {
+      // the same values reinterpreted: A as [K,M] when transposed, B as [N,K] (copied out of
+      // the shared memory the CPU kernels use: Dawn's writeBuffer takes no SharedArrayBuffer)
+      const a = uploadTensor(gpu.ctx, new Float32Array(A), l.transA ? [K, M] : [M, K], {
+        persistent: true,
+      });
+      const b = uploadTensor(gpu.ctx, new Float32Array(B), l.transB ? [N, K] : [K, N], {
+        persistent: true,
+      });
+      const g = await gpu.time(() => gpuNoGrad(() => matmul(a, b, l)), {
+        warmup: 2,
+        repeats: 7,
+      });
+      a.dispose();
+      b.dispose();
+      const gpuGflops = gflops(M, N, K, g.medianMs);
+      const row: Row = {
+        "M×K×N": shapeLabel(M, K, N),
+        layout: l.label,
+        "webgpu ms": sig(g.medianMs),
+        "webgpu GFLOP/s": sig(gpuGflops),
+        "% GPU peak": sig((100 * gpuGflops) / gpu.peak.gflops),
+      };
+      if (native.ok && !GPU_ONLY_SHAPES.some(([m, k, n]) => m === M && k === K && n === N)) {
+        const lda = l.transA ? M : K;
+        const ldb = l.transB ? K : N;
+        const t = await ctx.time(
+          () =>
+            native.addon.sgemm(l.transA, l.transB, M, N, K, 1, A, 0, lda, B, 0, ldb, 0, C, 0, N),
+          { warmup: 2, repeats: ctx.quick ? 3 : 7 },
+        );
+        const cpuGflops = gflops(M, N, K, t.medianMs);
+        row[`native ${threads}T ms`] = Number(t.medianMs.toFixed(2));
+        row["native GFLOP/s"] = sig(cpuGflops);
+        row["native % CPU peak"] = sig((100 * cpuGflops) / cpuPeak);
+        row["webgpu/native"] = sig(t.medianMs / g.medianMs);
+      }
+      rows.push(row);
+    }
+  }
+  ctx.table(
+    rows,
+    `C = op(A)·op(B) in float32 on ${gpu.adapter} (fp32 peak ${gpu.peak.gflops.toFixed(0)} GFLOP/s, ${gpu.peak.source}) ` +
+      `and the native GEMM on ${threads} CPU thread(s); medians; webgpu/native > 1 means the GPU is faster`,
+  );
 }

@@ -12,9 +12,13 @@
  * The step is the trainer's (packages/train Trainer.trainStep): one withScratch scope holding
  * forward, backward of the final-loop cross-entropy, and the AdamW update.
  */
-import { flopsPerToken, makeConfig } from "@loop/looped";
+import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
+import { Rng } from "@loop/tensor";
+import { GpuLoopedModel, GpuTrainer } from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
+import type { GpuBench } from "./lib/gpu.js";
+import { compareWithNative } from "./lib/gpu-compare.js";
 import type { Row } from "./lib/table.js";
 import { median } from "./lib/timer.js";
 import { torchConfig } from "./lib/torch-config.js";
@@ -157,5 +161,59 @@ export async function run(ctx: BenchContext): Promise<void> {
       "PyTorch's alternated in rounds per configuration; % of the fp32 " +
       "peak of the threads used; tok/CPU-s = tokens per second of process CPU time (robust to " +
       "other load on the machine); ours/torch > 1 means we are faster",
+  );
+}
+
+/** On a CPU emulation (SwiftShader) only that the path runs counts: configuration 5, 2 rows. */
+const EMULATED = (): BenchConfig[] => [{ ...CONFIGS[4]!, batch: 2 }];
+
+/** One training step of the GPU model (@loop/webgpu GpuTrainer) on fixed random tokens. */
+function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
+  const cfg = makeConfig({ tie_embeddings: true, ...c.model });
+  // the same initial weights and tokens as makeStep's CPU model
+  const gm = GpuLoopedModel.fromModel(gpu.ctx, new LoopedModel(cfg, { seed: 0 }));
+  const trainer = new GpuTrainer(gpu.ctx, gm, { lr: 1e-3, clip: 0, weightDecay: 0 });
+  const rng = new Rng(1);
+  const n = c.batch * c.seq;
+  const tokens = new Int32Array(n);
+  const targets = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    tokens[i] = rng.int(cfg.vocab_size);
+    targets[i] = rng.int(cfg.vocab_size);
+  }
+  const batch = { tokens, targets, shape: [c.batch, c.seq] as const };
+  return () => trainer.step(batch);
+}
+
+/**
+ * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
+ * AdamW; one read-back of the loss) of GpuLoopedModel + GpuTrainer beside the native CPU step of
+ * the same model in the same run: tokens/s, GFLOP/s (`flopsPerToken`), % of the GPU's fp32 peak
+ * and the speed-up (the issue's target: ≥ 20× the 2-core native step on configurations 2–4).
+ */
+export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void> {
+  const configs = gpu.emulated
+    ? EMULATED()
+    : selectedConfigs(
+        "LOOP_BENCH_MODEL_CONFIGS",
+        CONFIGS.map((_, i) => i + 1),
+      );
+  const rows = await compareWithNative(
+    ctx,
+    gpu,
+    "config",
+    configs.map((c) => ({
+      label: `${c.name} ${c.batch}×${c.seq}`,
+      tokens: c.batch * c.seq,
+      flops: flopsPerToken(makeConfig(c.model), { seqLen: c.seq }).trainPerToken * c.batch * c.seq,
+      gpu: gpuStep(gpu, c),
+      cpu: makeStep(c),
+    })),
+    ctx.quick ? { warmup: 1, repeats: 1 } : { warmup: 1, repeats: 5 },
+  );
+  ctx.table(
+    rows,
+    `training step = forward + backward + AdamW on ${gpu.adapter} and on the CPU kernels; ` +
+      "medians; GFLOP/s from the model's FLOP count (docs/model.md §7); webgpu/cpu > 1: the GPU is faster",
   );
 }

@@ -1,30 +1,65 @@
 /**
- * `pnpm bench [name ...] [--threads=1,2] [--quick]`: run every benchmarks/*.bench.ts in turn
- * (or only those named), each as `run(ctx)` with the context of lib/context.ts. A failing
- * benchmark is reported and the others still run; the exit code is 1 if any failed.
+ * `pnpm bench [name ...] [--threads=1,2] [--quick] [--backend webgpu [--gpu-peak-gflops=N]]`:
+ * run every benchmarks/*.bench.ts in turn (or only those named), each as `run(ctx)` with the
+ * context of lib/context.ts. A failing benchmark is reported and the others still run; the exit
+ * code is 1 if any failed. With `--backend webgpu` each named benchmark runs its `runWebgpu`
+ * instead (GPU figures beside the native CPU ones, in the same run) on one device opened first;
+ * no adapter is one line and exit code 1.
  */
 import { readdir } from "node:fs/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gemmName } from "@loop/tensor/kernel";
 import { stopThreadPool } from "@loop/tensor/node";
 import { type BenchContext, createContext } from "./lib/context.js";
+import { describeGpu, type GpuBench, openGpuBench } from "./lib/gpu.js";
 import { machine, peak } from "./lib/machine.js";
 
 export interface BenchModule {
   name: string;
   description: string;
   run(ctx: BenchContext): Promise<void>;
+  /** The GPU variant (`--backend webgpu`), where the benchmark has one. */
+  runWebgpu?(ctx: BenchContext, gpu: GpuBench): Promise<void>;
+}
+
+type Backend = "cpu" | "webgpu";
+
+interface Args {
+  names: string[];
+  threads?: number[];
+  quick: boolean;
+  backend: Backend;
+  gpuPeakGflops?: number;
 }
 
 const dir = fileURLToPath(new URL(".", import.meta.url));
 
-function parseArgs(argv: string[]): { names: string[]; threads?: number[]; quick: boolean } {
+function parseArgs(argv: string[]): Args {
   const names: string[] = [];
   let threads: number[] | undefined;
   let quick = false;
-  for (const a of argv) {
+  let backend: Backend = "cpu";
+  let gpuPeakGflops: number | undefined;
+  // "--option value" is read as "--option=value"
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if ((a === "--backend" || a === "--gpu-peak-gflops") && i + 1 < argv.length)
+      args.push(`${a}=${argv[++i]}`);
+    else args.push(a);
+  }
+  for (const a of args) {
     if (a === "--quick") quick = true;
-    else if (a.startsWith("--threads=")) {
+    else if (a.startsWith("--backend=")) {
+      const v = a.slice("--backend=".length);
+      if (v !== "cpu" && v !== "webgpu")
+        throw new Error(`--backend: expected cpu or webgpu, got ${v}`);
+      backend = v;
+    } else if (a.startsWith("--gpu-peak-gflops=")) {
+      gpuPeakGflops = Number(a.slice("--gpu-peak-gflops=".length));
+      if (!(gpuPeakGflops > 0))
+        throw new Error(`--gpu-peak-gflops: expected a positive number of GFLOP/s, got ${a}`);
+    } else if (a.startsWith("--threads=")) {
       threads = a
         .slice("--threads=".length)
         .split(",")
@@ -35,7 +70,9 @@ function parseArgs(argv: string[]): { names: string[]; threads?: number[]; quick
     } else if (a.startsWith("--")) throw new Error(`unknown option ${a}`);
     else names.push(a);
   }
-  return { names, threads, quick };
+  if (gpuPeakGflops !== undefined && backend !== "webgpu")
+    throw new Error("--gpu-peak-gflops needs --backend webgpu");
+  return { names, threads, quick, backend, gpuPeakGflops };
 }
 
 async function main(): Promise<void> {
@@ -47,6 +84,27 @@ async function main(): Promise<void> {
   if (unknown.length > 0) {
     const have = files.map((f) => f.replace(/\.bench\.ts$/, "")).join(", ");
     throw new Error(`no benchmark named ${unknown.join(", ")} (have: ${have})`);
+  }
+  const modules = new Map<string, BenchModule>();
+  for (const f of files.filter(wanted))
+    modules.set(f, (await import(pathToFileURL(`${dir}${f}`).href)) as BenchModule);
+  if (args.backend === "webgpu") {
+    const cpuOnly = [...modules.values()].filter((m) => !m.runWebgpu).map((m) => m.name);
+    if (cpuOnly.length > 0) {
+      const gpu = [...modules.values()].filter((m) => m.runWebgpu).map((m) => m.name);
+      throw new Error(
+        `${cpuOnly.join(", ")}: no webgpu variant${args.names.length ? "" : " (name the benchmarks to run)"}; benchmarks with one: ${gpu.join(", ")}`,
+      );
+    }
+  }
+  // the device first: without one, one line and nothing measured
+  let gpu: GpuBench | null = null;
+  if (args.backend === "webgpu") {
+    try {
+      gpu = await openGpuBench({ peakGflops: args.gpuPeakGflops, quick: args.quick });
+    } catch (e) {
+      throw new Error(`--backend webgpu: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
   const m = machine();
   console.log(
@@ -60,14 +118,15 @@ async function main(): Promise<void> {
   console.log(
     `native builds -march=${m.arch} · portable gemm ${gemmName()} (benchmarks that measure native kernels say so)`,
   );
+  if (gpu) for (const line of describeGpu(gpu)) console.log(line);
   let failed = 0;
-  for (const f of files.filter(wanted)) {
-    const mod = (await import(pathToFileURL(`${dir}${f}`).href)) as BenchModule;
-    console.log(`\n=== ${mod.name}: ${mod.description}`);
+  for (const mod of modules.values()) {
+    console.log(`\n=== ${mod.name}${gpu ? " (webgpu)" : ""}: ${mod.description}`);
     const ctx = createContext({ threadCounts: args.threads, quick: args.quick });
     const t0 = performance.now();
     try {
-      await mod.run(ctx);
+      if (gpu) await mod.runWebgpu!(ctx, gpu);
+      else await mod.run(ctx);
       console.log(`(${mod.name} took ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     } catch (e) {
       failed++;
@@ -76,7 +135,14 @@ async function main(): Promise<void> {
       await stopThreadPool();
     }
   }
+  gpu?.ctx.destroy();
   if (failed > 0) process.exitCode = 1;
 }
 
-await main();
+try {
+  await main();
+} catch (e) {
+  // a bad argument or a missing benchmark: one line, no stack trace
+  console.error(`pnpm bench: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}

@@ -9,8 +9,17 @@
  */
 import { ssdScanChunked, ssdScanRef } from "@loop/ssm-kernels";
 import { backward, Rng, randn, randu, type Tensor } from "@loop/tensor";
+import {
+  backwardGpu,
+  gpuParameter,
+  ssdScanChunked as gpuSsdScanChunked,
+  uploadTensor,
+  zeroGpuGrads,
+} from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
+import type { GpuBench } from "./lib/gpu.js";
+import { compareWithNative } from "./lib/gpu-compare.js";
 import type { Timing } from "./lib/timer.js";
 
 export const name = "ssd";
@@ -136,4 +145,71 @@ export async function run(ctx: BenchContext): Promise<void> {
       "Chunked scan on a thread pool (median wall time)",
     );
   }
+}
+
+/** On a CPU emulation (SwiftShader) only that the path runs counts: one small shape. */
+const EMULATED_SHAPES: Shape[] = [{ B: 1, T: 64, H: 2, P: 16, N: 16 }];
+
+/**
+ * Floating-point operations of one forward + backward of the chunked scan, per the chunked
+ * algorithm (chunk L, per chunk and head): C·Bᵀ 2L²N, its masked product with x 2L²P, the chunk
+ * state Bᵀ·x 2LNP and its read-out C·state 2LNP; the backward is counted as twice the forward
+ * (each product has two gradient products). An accounting for comparing backends, not a count
+ * of the kernels' instructions.
+ */
+function ssdFlops(s: Shape): number {
+  const L = Math.min(CHUNK, s.T);
+  const perChunkHead = 2 * L * L * (s.N + s.P) + 4 * L * s.N * s.P;
+  return 3 * s.B * s.H * Math.ceil(s.T / L) * perChunkHead;
+}
+
+/** One forward + backward of the WGSL scan on fixed random inputs of shape `s`. */
+function gpuWorkload(gpu: GpuBench, s: Shape): () => void {
+  const rng = new Rng(1);
+  const up = (shape: number[], lo: number, hi: number) =>
+    gpuParameter(
+      gpu.ctx,
+      rng.fillUniform(new Float32Array(shape.reduce((a, b) => a * b)), lo, hi),
+      shape,
+    );
+  const x = up([s.B, s.T, s.H, s.P], -1, 1);
+  const dt = up([s.B, s.T, s.H], 0.001, 0.1);
+  const A = up([s.H], -8, -1);
+  const B = up([s.B, s.T, 1, s.N], -1, 1);
+  const C = up([s.B, s.T, 1, s.N], -1, 1);
+  const dy = uploadTensor(
+    gpu.ctx,
+    rng.fillUniform(new Float32Array(s.B * s.T * s.H * s.P), -1, 1),
+    [s.B, s.T, s.H, s.P],
+    { persistent: true },
+  );
+  const params = [x, dt, A, B, C];
+  return () => {
+    zeroGpuGrads(params);
+    const { y } = gpuSsdScanChunked(x, dt, A, B, C, { chunkSize: CHUNK });
+    backwardGpu(y, dy);
+  };
+}
+
+/** `--backend webgpu`: the WGSL chunked scan, forward + backward, beside the native kernels. */
+export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void> {
+  const shapes = gpu.emulated ? EMULATED_SHAPES : SHAPES;
+  const rows = await compareWithNative(
+    ctx,
+    gpu,
+    "(B,T,H,P,N)",
+    shapes.map((s) => ({
+      label: label(s),
+      tokens: s.B * s.T,
+      flops: ssdFlops(s),
+      gpu: gpuWorkload(gpu, s),
+      cpu: workload(ssdScanChunked, s),
+    })),
+    { warmup: 2, repeats: ctx.quick ? 3 : 7 },
+  );
+  ctx.table(
+    rows,
+    `SSD scan, forward + backward, G=1, chunk ${CHUNK}, on ${gpu.adapter} and the CPU kernels; ` +
+      "medians; GFLOP/s by the chunked algorithm's count (ssdFlops); webgpu/cpu > 1: the GPU is faster",
+  );
 }

@@ -19,6 +19,9 @@ import { renderTokenView } from "./ui/token-view.js";
 
 interface PageState {
   threads: number;
+  /** The WebGPU adapter the worker found (null: none, see `gpuReason`), undefined until asked. */
+  gpuAdapter: string | null | undefined;
+  gpuReason: string | null;
   notice: string | null;
   poolJobs: number;
   model: ModelInfo | null;
@@ -31,6 +34,8 @@ interface PageState {
 
 const state: PageState = {
   threads: 1,
+  gpuAdapter: undefined,
+  gpuReason: null,
   notice: null,
   poolJobs: 0,
   model: null,
@@ -107,6 +112,23 @@ threadSelect.value = String(Math.min(4, cores));
 const requestThreads = () => send({ type: "threads", threads: Number(threadSelect.value) });
 threadSelect.addEventListener("change", requestThreads);
 requestThreads();
+
+// ---- the WebGPU backend: offered when the worker finds an adapter
+
+send({ type: "gpu" });
+
+function onGpu(adapter: string | null, reason: string | null): void {
+  state.gpuAdapter = adapter;
+  state.gpuReason = reason;
+  const option = form.querySelector<HTMLOptionElement>('[name="backend"] option[value="webgpu"]')!;
+  option.disabled = adapter === null;
+  // SwiftShader and other CPU emulations are correct but slower than the WebAssembly kernels
+  const emulated = adapter !== null && /swiftshader|lavapipe|llvmpipe/i.test(adapter);
+  $("gpu-note").textContent =
+    adapter === null
+      ? `No WebGPU backend here (${reason}).`
+      : `WebGPU adapter: ${adapter}${emulated ? " (a CPU emulation of a GPU: slower than the CPU backend)" : ""}.`;
+}
 
 // ---- the input under inspection
 
@@ -185,6 +207,9 @@ function onEval(step: number, result: AccuracyResult): void {
 worker.onmessage = (e: MessageEvent<WorkerReply>) => {
   const m = e.data;
   switch (m.type) {
+    case "gpu":
+      onGpu(m.adapter, m.reason);
+      return;
     case "threads":
       state.threads = m.threads;
       state.notice = m.notice;

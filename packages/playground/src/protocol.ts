@@ -30,6 +30,8 @@ export interface InspectResult {
 
 export type PageRequest =
   | { type: "threads"; threads: number }
+  /** Is there a WebGPU adapter (the worker opens its device once and keeps it)? */
+  | { type: "gpu" }
   | { type: "train"; settings: Settings }
   | { type: "stop" }
   /** Inspect the typed `input`, or a held-out example sampled with `seed` when null. */
@@ -54,6 +56,8 @@ export interface ModelInfo {
 
 export type WorkerReply =
   | { type: "threads"; threads: number; notice: string | null }
+  /** The WebGPU adapter's name, or null and why there is none. */
+  | { type: "gpu"; adapter: string | null; reason: string | null }
   | { type: "model"; info: ModelInfo }
   | { type: "step"; step: number; loss: number; elapsed: number; poolJobs: number }
   | { type: "eval"; step: number; result: AccuracyResult }

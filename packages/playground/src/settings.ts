@@ -21,7 +21,11 @@ export interface ModelSettings {
   exitGate: boolean;
 }
 
+/** Where training runs: the CPU (WebAssembly worker threads) or the GPU through WebGPU. */
+export type ComputeBackend = "cpu" | "webgpu";
+
 export interface TrainSettings {
+  backend: ComputeBackend;
   steps: number;
   batchSize: number;
   lr: number;
@@ -41,7 +45,15 @@ export interface Settings {
 export const DEFAULT_SETTINGS: Settings = {
   task: { name: "phop", alphabet: 4, length: 32, hops: 3 },
   model: { backbone: "mamba", layers: 1, loops: 4, dModel: 32, exitGate: false },
-  train: { steps: 300, batchSize: 32, lr: 6e-3, evalEvery: 20, evalCount: 256, seed: 1 },
+  train: {
+    backend: "cpu",
+    steps: 300,
+    batchSize: 32,
+    lr: 6e-3,
+    evalEvery: 20,
+    evalCount: 256,
+    seed: 1,
+  },
 };
 
 /** Rows per forward pass when evaluating (the `looplm eval` default, so results agree). */

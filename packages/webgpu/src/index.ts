@@ -61,6 +61,7 @@ export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.
 export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
+export { gpuStepEngine } from "./train/gpu-step-engine.js";
 export {
   type GpuBatch,
   type GpuStage,

@@ -18,9 +18,8 @@ import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import type { GpuLoopedModel } from "@loop/webgpu";
+import { type GpuLoopedModel, gpuStepEngine } from "@loop/webgpu";
 import { activeBackend, gpuContext } from "../backend.js";
-import { gpuStepEngine } from "../gpu-engine.js";
 import { gpuOutputSource } from "../gpu-eval.js";
 
 export interface TrainJob {

@@ -2,7 +2,8 @@
  * The page's model worker: it owns the model, trains it step by step (posting the loss and
  * periodic per-loop-step accuracy), loads checkpoints and inspects inputs. Training runs on the
  * engine's WebAssembly kernels, split over a Web Worker thread pool when the page is
- * cross-origin isolated. (A WebGPU backend would slot in here, behind the same messages.)
+ * cross-origin isolated, or on the GPU through WebGPU (the `webgpu` backend: @loop/train's
+ * Trainer with a GPU step engine).
  */
 import { DEFAULT_Q_SWEEP, evaluateAccuracy } from "@loop/eval";
 import { countParameters, LoopedModel, loadStateDict, parseConfig } from "@loop/looped";
@@ -10,6 +11,7 @@ import type { Task } from "@loop/tasks";
 import { decodeSafetensors } from "@loop/tensor";
 import { startWebWorkerPool, webPoolJobCount } from "@loop/tensor/web";
 import { resolveTrainOptions, Trainer } from "@loop/train";
+import { gpuStepEngine } from "@loop/webgpu";
 import type { PageRequest, WorkerReply } from "../protocol.js";
 import {
   buildConfig,
@@ -18,6 +20,7 @@ import {
   type Settings,
   type TaskSettings,
 } from "../settings.js";
+import { gpuContext, probeGpu } from "./gpu.js";
 import { inspect, parseInput, sampleInput } from "./inspect.js";
 
 const post = (msg: WorkerReply) => postMessage(msg);
@@ -58,26 +61,26 @@ async function train(s: Settings): Promise<void> {
   const evalTask = task;
   model = new LoopedModel(buildConfig(s.model, task.vocabSize), { seed: s.train.seed });
   const m = model;
-  announce(m, s.task, "trained here");
-  const trainer = new Trainer(
-    m,
-    task,
-    resolveTrainOptions({
-      stage: s.model.exitGate ? "gate1" : "pretrain",
-      steps: s.train.steps,
-      batchSize: s.train.batchSize,
-      lr: s.train.lr,
-      minLr: s.train.lr / 10,
-      warmupSteps: Math.min(30, s.train.steps),
-      seed: s.train.seed,
-    }),
-  );
+  const opts = resolveTrainOptions({
+    stage: s.model.exitGate ? "gate1" : "pretrain",
+    steps: s.train.steps,
+    batchSize: s.train.batchSize,
+    lr: s.train.lr,
+    minLr: s.train.lr / 10,
+    warmupSteps: Math.min(30, s.train.steps),
+    seed: s.train.seed,
+  });
+  // On webgpu the steps run on the GPU model; the CPU model gets its weights back (`sync`)
+  // before each evaluation and inspection.
+  const engine = s.train.backend === "webgpu" ? gpuStepEngine(await gpuContext(), m, opts) : null;
+  announce(m, s.task, engine ? `trained here on ${engine.name}` : "trained here");
+  const trainer = new Trainer(m, task, opts, engine);
   stopRequested = false;
   training = true;
   try {
     post({ type: "eval", step: 0, result: evaluate(m, evalTask, s.train.evalCount) });
     while (!trainer.done && !stopRequested) {
-      const r = trainer.trainStep();
+      const r = await trainer.nextStep();
       post({
         type: "step",
         step: r.step,
@@ -86,12 +89,16 @@ async function train(s: Settings): Promise<void> {
         poolJobs: webPoolJobCount(),
       });
       if (r.step % s.train.evalEvery === 0 || trainer.done) {
+        await trainer.sync();
         post({ type: "eval", step: r.step, result: evaluate(m, evalTask, s.train.evalCount) });
       }
       await yieldToMessages();
     }
+    // stopped between evaluations: the model inspected from now on is the one trained
+    if (stopRequested) await trainer.sync();
   } finally {
     training = false;
+    engine?.dispose();
   }
   post({ type: "done", step: trainer.step, stopped: stopRequested });
 }
@@ -130,6 +137,9 @@ async function handle(req: PageRequest): Promise<void> {
       post({ type: "threads", threads: r.threads, notice: r.notice });
       return;
     }
+    case "gpu":
+      post({ type: "gpu", ...(await probeGpu()) });
+      return;
     case "train":
       if (training) throw new Error("already training: stop first");
       await train(req.settings);

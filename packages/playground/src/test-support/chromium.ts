@@ -7,7 +7,10 @@ import { type Browser, chromium } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export async function launchChromium(): Promise<Browser> {
+/** Flags that give headless Chromium on Linux a WebGPU adapter (SwiftShader without a GPU). */
+export const WEBGPU_FLAGS = ["--enable-unsafe-webgpu"];
+
+export async function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
@@ -23,6 +26,7 @@ export async function launchChromium(): Promise<Browser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      ...(opts.webgpu ? WEBGPU_FLAGS : []),
     ],
   });
 }

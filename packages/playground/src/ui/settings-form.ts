@@ -1,6 +1,6 @@
 /** The settings form: read it into `Settings`, and show a loaded checkpoint's task in it. */
 import type { Backbone } from "@loop/looped";
-import type { Settings, TaskSettings } from "../settings.js";
+import type { ComputeBackend, Settings, TaskSettings } from "../settings.js";
 
 function value(form: HTMLFormElement, name: string): string {
   const el = form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null;
@@ -42,6 +42,7 @@ export function readSettings(form: HTMLFormElement): Settings {
       exitGate: (form.elements.namedItem("exitGate") as HTMLInputElement).checked,
     },
     train: {
+      backend: value(form, "backend") as ComputeBackend,
       steps: num(form, "steps"),
       batchSize: num(form, "batchSize"),
       lr: num(form, "lr", false),

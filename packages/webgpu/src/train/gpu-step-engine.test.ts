@@ -15,8 +15,8 @@ import { pHop } from "@loop/tasks";
 import { freezeForStage, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
 import { runTraining } from "@loop/train/node";
 import { describe, expect, it } from "vitest";
-import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
-import { gpuStepEngine } from "./gpu-engine.js";
+import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
+import { gpuStepEngine } from "./gpu-step-engine.js";
 
 const ctx = await gpuForTests("webgpu training");
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });

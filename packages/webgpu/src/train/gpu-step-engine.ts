@@ -1,13 +1,15 @@
 /**
- * Training steps on the webgpu backend: @loop/train's `StepEngine` over @loop/webgpu's
- * `GpuTrainer`. The GPU model is uploaded from the CPU model once; the weights and the AdamW
+ * Training steps on the webgpu backend: @loop/train's `StepEngine` over `GpuTrainer`, for the
+ * CLI (`looplm train --backend webgpu`) and the browser (the playground's model worker) alike. The GPU model is uploaded from the CPU model once; the weights and the AdamW
  * moments come back to the CPU only when a checkpoint is written or the model is evaluated.
  */
 import type { LoopedModel } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
 import type { AdamWState } from "@loop/tensor";
 import type { StepEngine, StepResult, TrainOptions } from "@loop/train";
-import { type GpuContext, GpuLoopedModel, GpuTrainer } from "@loop/webgpu";
+import type { GpuContext } from "../gpu-context.js";
+import { GpuLoopedModel } from "../model/gpu-looped-model.js";
+import { GpuTrainer } from "./gpu-trainer.js";
 
 /**
  * The engine, its GPU model (`gpuModel`, for evaluating on the device) and `dispose` to release

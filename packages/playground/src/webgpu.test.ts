@@ -1,0 +1,145 @@
+/**
+ * The playground on the WebGPU backend, in Debian's headless Chromium with WebGPU switched on
+ * (SwiftShader where there is no GPU): the page finds the adapter, builds a looped model on the
+ * `webgpu` backend, trains it and the loss falls — the same losses as the page's CPU backend
+ * within float32 rounding — with no console error. Skips with one printed line where Chromium or
+ * its WebGPU adapter is missing (a failure under CI).
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./test-support/chromium.js";
+import { buildAndServe, type ServedPage } from "./test-support/serve-page.js";
+import { webgpuChromium } from "./test-support/webgpu-chromium.js";
+
+interface PageState {
+  gpuAdapter: string | null | undefined;
+  gpuReason: string | null;
+  model: { source: string } | null;
+  losses: number[];
+  evals: { step: number; result: { steps: { accuracy: number }[] } }[];
+  training: boolean;
+  error: string | null;
+}
+
+/** A small model and few steps: SwiftShader runs the GPU's kernels on this CPU. */
+const tiny: Record<string, string | boolean> = {
+  task: "phop",
+  alphabet: "4",
+  length: "16",
+  hops: "2",
+  backbone: "mamba",
+  layers: "1",
+  loops: "3",
+  dModel: "16",
+  exitGate: false,
+  steps: "16",
+  batchSize: "8",
+  lr: "0.02",
+  evalEvery: "8",
+  evalCount: "32",
+  seed: "1",
+  threads: "1",
+};
+
+async function train(page: Page, fields: Record<string, string | boolean>): Promise<PageState> {
+  for (const [name, v] of Object.entries(fields)) {
+    const sel = `#settings [name="${name}"]`;
+    if (typeof v === "boolean") await page.setChecked(sel, v);
+    else if ((await page.locator(sel).evaluate((e) => e.tagName)) === "SELECT")
+      await page.selectOption(sel, v);
+    else await page.fill(sel, v);
+  }
+  await page.click("#train");
+  await page.waitForFunction(
+    () => {
+      const s = (window as unknown as { playground: PageState }).playground;
+      return (!s.training && s.evals.length > 0) || s.error !== null;
+    },
+    null,
+    { timeout: 300_000 },
+  );
+  const s = await state(page);
+  expect(s.error).toBeNull();
+  return s;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+const browser: Browser | null = await webgpuChromium("playground on webgpu");
+let served: ServedPage;
+
+beforeAll(async () => {
+  if (browser) served = await buildAndServe();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+});
+
+const state = (page: Page) =>
+  page.evaluate(() => (window as unknown as { playground: PageState }).playground);
+
+async function open(b = browser!): Promise<{ page: Page; errors: string[] }> {
+  const page = await b.newPage();
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(served.url);
+  await page.waitForFunction(
+    () => (window as unknown as { playground: PageState }).playground.gpuAdapter !== undefined,
+  );
+  return { page, errors };
+}
+
+describe.runIf(browser)("playground on the webgpu backend", () => {
+  it("finds the adapter and offers the backend", async () => {
+    const { page, errors } = await open();
+    const s = await state(page);
+    expect(s.gpuReason).toBeNull();
+    expect(s.gpuAdapter).toMatch(/\S/);
+    expect(
+      await page
+        .locator('[name="backend"] option[value="webgpu"]')
+        .evaluate((o) => (o as HTMLOptionElement).disabled),
+    ).toBe(false);
+    expect(await page.textContent("#gpu-note")).toContain(`WebGPU adapter: ${s.gpuAdapter}`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("trains a looped model on webgpu: the loss falls, as on the CPU backend", async () => {
+    const { page, errors } = await open();
+    const gpu = await train(page, { ...tiny, backend: "webgpu" });
+    expect(gpu.model?.source).toMatch(/^trained here on webgpu/);
+    expect(gpu.losses).toHaveLength(16);
+    for (const l of gpu.losses) expect(Number.isFinite(l)).toBe(true);
+    expect(mean(gpu.losses.slice(-4))).toBeLessThan(mean(gpu.losses.slice(0, 4)) - 0.05);
+    // evaluated on the weights brought back from the GPU, at steps 0, 8 and 16
+    expect(gpu.evals.map((e) => e.step)).toEqual([0, 8, 16]);
+    // the same run on the CPU backend: same initial weights and batches, so the same losses up
+    // to float32 rounding (which grows slowly over the steps)
+    const cpu = await train(page, { ...tiny, backend: "cpu" });
+    expect(Math.abs(gpu.losses[0]! - cpu.losses[0]!)).toBeLessThan(1e-4 * cpu.losses[0]!);
+    for (let i = 0; i < 16; i++)
+      expect(Math.abs(gpu.losses[i]! - cpu.losses[i]!)).toBeLessThan(1e-2 * cpu.losses[i]!);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("without WebGPU keeps the backend off and says why", async () => {
+    const plain = await launchChromium();
+    try {
+      const { page, errors } = await open(plain);
+      const s = await state(page);
+      expect(s.gpuAdapter).toBeNull();
+      expect(await page.textContent("#gpu-note")).toBe(`No WebGPU backend here (${s.gpuReason}).`);
+      expect(s.gpuReason).toMatch(/no GPU adapter was found \(.*--enable-unsafe-webgpu/);
+      expect(errors).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
