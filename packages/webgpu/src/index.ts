@@ -17,7 +17,7 @@ export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entr
 export { scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
-export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { linear, matmul } from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
