@@ -16,6 +16,7 @@ export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, scale } from "./ops/elementwise.js";
 export { exitPdf } from "./ops/exit-pdf.js";
 export { gateLogits } from "./ops/gate-logits.js";
+export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
