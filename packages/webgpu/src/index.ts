@@ -35,6 +35,7 @@ export {
   mamba2StepState,
 } from "./ops/mamba2-step.js";
 export { linear, matmul } from "./ops/matmul.js";
+export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
