@@ -32,10 +32,10 @@ const tiny: Record<string, string | boolean> = {
   loops: "3",
   dModel: "16",
   exitGate: false,
-  steps: "16",
+  steps: "12",
   batchSize: "8",
   lr: "0.02",
-  evalEvery: "8",
+  evalEvery: "6",
   evalCount: "32",
   seed: "1",
   threads: "1",
@@ -114,20 +114,19 @@ describe.runIf(browser)("playground on the webgpu backend", () => {
     const { page, errors } = await open();
     const gpu = await train(page, { ...tiny, backend: "webgpu" });
     expect(gpu.model?.source).toMatch(/^trained here on webgpu/);
-    expect(gpu.losses).toHaveLength(16);
+    expect(gpu.losses).toHaveLength(12);
     for (const l of gpu.losses) expect(Number.isFinite(l)).toBe(true);
     expect(mean(gpu.losses.slice(-4))).toBeLessThan(mean(gpu.losses.slice(0, 4)) - 0.05);
-    // evaluated on the weights brought back from the GPU, at steps 0, 8 and 16
-    expect(gpu.evals.map((e) => e.step)).toEqual([0, 8, 16]);
-    // the same run on the CPU backend: same initial weights and batches, so the same losses up
-    // to float32 rounding (which grows slowly over the steps)
+    // evaluated on the weights brought back from the GPU, at steps 0, 6 and 12
+    expect(gpu.evals.map((e) => e.step)).toEqual([0, 6, 12]);
+    // the same run on the CPU backend: the same initial weights and batches, so the same losses
+    // up to float32 rounding (they agree to ~1e-7 here)
     const cpu = await train(page, { ...tiny, backend: "cpu" });
-    expect(Math.abs(gpu.losses[0]! - cpu.losses[0]!)).toBeLessThan(1e-4 * cpu.losses[0]!);
-    for (let i = 0; i < 16; i++)
-      expect(Math.abs(gpu.losses[i]! - cpu.losses[i]!)).toBeLessThan(1e-2 * cpu.losses[i]!);
+    for (let i = 0; i < 12; i++)
+      expect(Math.abs(gpu.losses[i]! - cpu.losses[i]!)).toBeLessThan(1e-4 * cpu.losses[i]!);
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, 600_000);
 
   it("without WebGPU keeps the backend off and says why", async () => {
     const plain = await launchChromium();
