@@ -45,6 +45,9 @@ export function gpuStepEngine(
       trainer.setOptimizerState(state);
     },
     gpuModel: gm,
-    dispose: () => gm.dispose(),
+    dispose: () => {
+      trainer.dispose();
+      gm.dispose();
+    },
   };
 }

@@ -177,6 +177,12 @@ export class GpuTrainer {
     return this.optimizer.getState();
   }
 
+  /** Release the optimizer moments and the trained parameters' gradients on the device. */
+  dispose(): void {
+    this.optimizer.dispose();
+    zeroGpuGrads(this.params.map((p) => p.tensor));
+  }
+
   /** Restore the moments and step count (null: fresh, zero moments at step 0). */
   setOptimizerState(st: AdamWState | null): void {
     this.optimizer.setState(st ?? { step: 0, m: {}, v: {} });
