@@ -12,6 +12,20 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { add, scale } from "./ops/elementwise.js";
+export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
+export {
+  type GpuMamba2State,
+  type GpuMamba2StepConfig,
+  type GpuMamba2StepWeights,
+  mamba2StepState,
+} from "./ops/mamba2-step.js";
 export { reshape } from "./ops/shape.js";
+export {
+  type GpuSsdChunkedOptions,
+  type GpuSsdScanResult,
+  ssdScanChunked,
+} from "./ops/ssd-scan-chunked.js";
 export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
