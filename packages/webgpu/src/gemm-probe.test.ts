@@ -9,7 +9,7 @@ import { expectClose } from "./ops/oracle.test-util.js";
 
 const ctx = await gpuForTests("webgpu GEMM probe");
 
-describe.runIf(ctx)("the GEMM tiles and the throughput probe", () => {
+describe.runIf(ctx)("the GEMM primitive and the throughput probe", () => {
   // The default tile is checked through the ops (ops/matmul.test.ts). NT and TN load both
   // operands both ways; each variant costs seconds of shader compilation on SwiftShader.
   it("the large tile matches the CPU product (x·Wᵀ and gᵀ·x layouts)", async () => {
@@ -41,6 +41,33 @@ describe.runIf(ctx)("the GEMM tiles and the throughput probe", () => {
       });
       expectClose(`transA=${transA} transB=${transB}`, await c.read(), want.data, 1e-4);
     }
+    releaseTransients(ctx!);
+  });
+
+  it("splits a batch over several dispatches past the per-dispatch limit", async () => {
+    // The limit is WebGPU's 65535 workgroups along z; a batch that large takes minutes on
+    // SwiftShader, so the split runs here with a limit of 2.
+    const nb = 5;
+    const av = Float32Array.from({ length: nb * 6 }, (_, i) => (i % 7) - 3);
+    const bv = Float32Array.from({ length: nb * 6 }, (_, i) => (i % 5) - 2);
+    // x·Wᵀ layout: the variant the probe below compiles too.
+    const want = cpuMatmul(tensor(av, [nb, 2, 3]), tensor(bv, [nb, 2, 3]), { transB: true });
+    const a = uploadTensor(ctx!, av, [nb, 2, 3]);
+    const b = uploadTensor(ctx!, bv, [nb, 2, 3]);
+    const c = emptyLike(ctx!, [nb, 2, 2]);
+    gemm(ctx!, {
+      transA: false,
+      transB: true,
+      M: 2,
+      N: 2,
+      K: 3,
+      batch: nb,
+      a: { buf: a.buffer, ld: 3, stride: 6 },
+      b: { buf: b.buffer, ld: 3, stride: 6 },
+      c: { buf: c.buffer, ld: 2, stride: 4 },
+      zLimit: 2,
+    });
+    expect(await c.read()).toEqual(want.data);
     releaseTransients(ctx!);
   });
 
