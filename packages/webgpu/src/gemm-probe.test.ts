@@ -4,7 +4,7 @@ import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
 import { gemmThroughput } from "./gemm-probe.js";
 import { emptyLike, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { GEMM_TILE_LARGE } from "./kernels/gemm.js";
-import { gemm } from "./ops/gemm.js";
+import { gemm, splitKFor } from "./ops/gemm.js";
 import { expectClose } from "./ops/oracle.test-util.js";
 
 const ctx = await gpuForTests("webgpu GEMM probe");
@@ -68,6 +68,40 @@ describe.runIf(ctx)("the GEMM primitive and the throughput probe", () => {
       zLimit: 2,
     });
     expect(await c.read()).toEqual(want.data);
+    releaseTransients(ctx!);
+  });
+
+  it("split-K sums its chunks in order into a strided C, with bias and accumulation", async () => {
+    const [M, N, K, ldc, off] = [3, 4, 70, 6, 2];
+    const rng = new Rng(8);
+    const av = rng.fillNormal(new Float32Array(M * K));
+    const bv = rng.fillNormal(new Float32Array(N * K));
+    const bias = rng.fillNormal(new Float32Array(N));
+    const c0 = rng.fillNormal(new Float32Array(off + M * ldc));
+    const prod = cpuMatmul(tensor(av, [M, K]), tensor(bv, [N, K]), { transB: true }).data;
+    const want = Float32Array.from(c0);
+    for (let m = 0; m < M; m++)
+      for (let n = 0; n < N; n++) want[off + m * ldc + n] += prod[m * N + n]! + bias[n]!;
+    const a = uploadTensor(ctx!, av, [M, K]);
+    const b = uploadTensor(ctx!, bv, [N, K]);
+    const tb = uploadTensor(ctx!, bias, [N]);
+    const c = uploadTensor(ctx!, c0, [c0.length]);
+    gemm(ctx!, {
+      transA: false,
+      transB: true,
+      M,
+      N,
+      K,
+      a: { buf: a.buffer, ld: K },
+      b: { buf: b.buffer, ld: K },
+      c: { buf: c.buffer, ld: ldc, off },
+      bias: tb.buffer,
+      beta: 1,
+      splitK: 3,
+    });
+    expectClose("split-K", await c.read(), want, 1e-5);
+    expect(splitKFor(3, 5, 600)).toBe(2);
+    expect(splitKFor(4096, 4096, 100_000)).toBe(1);
     releaseTransients(ctx!);
   });
 
