@@ -14,7 +14,7 @@ import {
   fastExp,
   gemm,
   type KernelArgs,
-  nativeKernel,
+  kernelSet,
   optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
@@ -162,7 +162,7 @@ export type FlashBwdNative = (
 
 /** Compute the needed gradients into `a.dq`, `a.dk`, `a.dv` (all zero on entry). */
 export function flashBackward(a: FlashBackwardArgs): void {
-  const nat = nativeKernel<FlashBwdNative>("attention/flashBwd");
+  const nat = kernelSet("attention")?.flashBwd;
   if (nat) {
     const { B, T, Hq, Hkv, hd, blockQ, blockK } = a;
     nat(

@@ -15,7 +15,7 @@ import {
   fastExp,
   gemm,
   type KernelArgs,
-  nativeKernel,
+  kernelSet,
   optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
@@ -146,7 +146,7 @@ export type FlashFwdNative = (
 
 /** Fill `a.y` and `a.lse` (every entry is written). */
 export function flashForward(a: FlashForwardArgs): void {
-  const nat = nativeKernel<FlashFwdNative>("attention/flashFwd");
+  const nat = kernelSet("attention")?.flashFwd;
   if (nat) {
     const st = optionalArg(a.starts && a.starts.length > 0 ? a.starts : null);
     nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK, 0, 0, 0, ...st);

@@ -12,7 +12,7 @@ import {
   allocF32,
   allocF32Uninit,
   documentStarts,
-  nativeKernel,
+  kernelSet,
   record1,
   shareable,
 } from "@loop/tensor/kernel";
@@ -48,8 +48,8 @@ export function blockSize(value: number | undefined, name: string): number {
 }
 
 /** Inputs of the portable kernel `kernel` ("flashFwd" / "flashBwd") staged for the pool. */
-function staged(a: Float32Array, kernel: string): Float32Array {
-  return nativeKernel(`attention/${kernel}`) ? a : shareable(a);
+function staged(a: Float32Array, kernel: "flashFwd" | "flashBwd"): Float32Array {
+  return kernelSet("attention")?.[kernel] ? a : shareable(a);
 }
 
 /**
@@ -72,7 +72,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   return record1("attention", [q, k, v], y, q.shape, ([gy], needs) => {
     // Unneeded gradients are allocated but not computed (tiny next to the work saved). The
     // native kernel writes every element of those it computes; the portable one accumulates.
-    const alloc = nativeKernel("attention/flashBwd") ? allocF32Uninit : allocF32;
+    const alloc = kernelSet("attention")?.flashBwd ? allocF32Uninit : allocF32;
     const dq = alloc(q.size);
     const dk = alloc(k.size);
     const dv = alloc(v.size);

@@ -6,6 +6,7 @@ export { attentionRef } from "./attention-ref.js";
 export { type AttentionDims, attentionDims } from "./attention-shapes.js";
 export type { ModuleInit } from "./init.js";
 export { KvCache } from "./kv-cache.js";
+export type { AttentionKernelSet } from "./native-kernel-sets.js";
 export { type ProjectedAttentionOptions, projectedAttention } from "./projected-attention.js";
 export { type RopeOptions, rope, ropeInPlace, ropeTables } from "./rope.js";
 export { swiglu } from "./swiglu.js";

@@ -10,10 +10,8 @@
  * native kernels it is the linear, rope and attention ops: the same values.
  */
 import { linear, reshape, shapeStr, type Tensor } from "@loop/tensor";
-import { allocF32Uninit, gemm, nativeKernel, optionalArg, record1 } from "@loop/tensor/kernel";
+import { allocF32Uninit, gemm, kernelSet, optionalArg, record1 } from "@loop/tensor/kernel";
 import { type AttentionOptions, attention, blockSize, startsFor } from "./attention.js";
-import type { FlashBwdNative } from "./attention-backward.js";
-import type { FlashFwdNative } from "./attention-forward.js";
 import { cachedTables, type RopeOptions, rope, rotate } from "./rope.js";
 
 export interface ProjectedAttentionOptions extends AttentionOptions {
@@ -57,9 +55,8 @@ export function projectedAttention(
   checkWeight(wk, nk, D, "k_proj");
   checkWeight(wv, nk, D, "v_proj");
   const ropeOpts = opts.rope ?? {};
-  const fwd = nativeKernel<FlashFwdNative>("attention/flashFwd");
-  const bwd = nativeKernel<FlashBwdNative>("attention/flashBwd");
-  if (!fwd || !bwd || !nativeKernel("attention/rope")) {
+  const nat = kernelSet("attention");
+  if (!nat) {
     const q = rope(reshape(linear(u, wq), [B, T, Hq, hd]), ropeOpts);
     const k = rope(reshape(linear(u, wk), [B, T, Hkv, hd]), ropeOpts);
     const v = reshape(linear(u, wv), [B, T, Hkv, hd]);
@@ -82,11 +79,11 @@ export function projectedAttention(
   const y = allocF32Uninit(M * nq); // every row of y and lse is written
   const lse = allocF32Uninit(B * Hq * T);
   const st = optionalArg(opts.seqIdx ? startsFor(opts, B, T) : null);
-  fwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W, ...st);
+  nat.flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W, ...st);
   return record1("projectedAttention", [u, wq, wk, wv], y, [B, T, nq], ([gy], needs) => {
     const g = allocF32Uninit(M * W); // ∂q | ∂k | ∂v per row, all written
     const [gq, gk, gv] = [g, g.subarray(nq), g.subarray(nq + nk)];
-    bwd(
+    nat.flashBwd(
       q,
       k,
       v,

@@ -13,7 +13,7 @@
  * below stays as fallback and reference.
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
-import { allocF32Uninit, nativeKernel, record1 } from "@loop/tensor/kernel";
+import { allocF32Uninit, kernelSet, record1 } from "@loop/tensor/kernel";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign, ld): positions ld floats apart (0: H·hd). */
 export type RopeNative = (
@@ -107,7 +107,7 @@ export function rotate(
   sign: 1 | -1,
   ld = H * hd,
 ): void {
-  const nat = nativeKernel<RopeNative>("attention/rope");
+  const nat = kernelSet("attention")?.rope;
   if (nat) {
     nat(src, dst, B, T, H, hd, cos, sin, sign, ld);
     return;

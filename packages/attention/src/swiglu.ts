@@ -7,7 +7,7 @@
  * fallback and reference.
  */
 import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
-import { allocF32Uninit, nativeKernel, record1, sigmoidScalar } from "@loop/tensor/kernel";
+import { allocF32Uninit, kernelSet, record1, sigmoidScalar } from "@loop/tensor/kernel";
 
 /** native/attention.c swigluFwd(gate, up, y, n). */
 export type SwigluFwdNative = (
@@ -36,14 +36,14 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const g = gate.data;
   const u = up.data;
   const y = allocF32Uninit(n); // both paths write every element (and every gradient asked for)
-  const natF = nativeKernel<SwigluFwdNative>("attention/swigluFwd");
+  const natF = kernelSet("attention")?.swigluFwd;
   if (natF) natF(g, u, y, n);
   else for (let i = 0; i < n; i++) y[i] = g[i]! * sigmoidScalar(g[i]!) * u[i]!;
   return record1("swiglu", [gate, up], y, gate.shape, ([gy], needs) => {
     const G = gy!;
     const dg = needs[0] ? allocF32Uninit(n) : null;
     const du = needs[1] ? allocF32Uninit(n) : null;
-    const natB = nativeKernel<SwigluBwdNative>("attention/swigluBwd");
+    const natB = kernelSet("attention")?.swigluBwd;
     if (natB) {
       natB(g, u, G, dg, du, n);
       return [dg, du];

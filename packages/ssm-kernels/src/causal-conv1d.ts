@@ -17,7 +17,7 @@ import {
   allocF32,
   allocF32Uninit,
   documentResets,
-  nativeKernel,
+  kernelSet,
   optionalArg,
   record1,
 } from "@loop/tensor/kernel";
@@ -30,7 +30,7 @@ export interface ConvShape {
 }
 
 /** native/ssm.c convFwd(B, T, C, K, x, weight, bias, init, y[, resets]). */
-type ConvFwdNative = (
+export type ConvFwdNative = (
   B: number,
   T: number,
   C: number,
@@ -44,7 +44,7 @@ type ConvFwdNative = (
 ) => void;
 
 /** native/ssm.c convBwd(B, T, C, K, x, weight, init, gy, gx, gw, gbias, ginit[, resets]). */
-type ConvBwdNative = (
+export type ConvBwdNative = (
   B: number,
   T: number,
   C: number,
@@ -96,7 +96,7 @@ export function causalConv1dForward(
   resets: Float32Array | null = null,
 ): Float32Array {
   const { batch, seqLen: T, channels: C, width: K } = s;
-  const nat = nativeKernel<ConvFwdNative>("ssm/convFwd");
+  const nat = kernelSet("ssm")?.convFwd;
   if (nat) {
     const y = allocF32Uninit(batch * T * C); // (the kernel writes every element)
     nat(batch, T, C, K, x, weight, bias, init, y, ...optionalArg(resets));
@@ -144,7 +144,7 @@ export function causalConv1dBackward(
   resets: Float32Array | null = null,
 ): ConvGrads {
   const { batch, seqLen: T, channels: C, width: K } = s;
-  const nat = nativeKernel<ConvBwdNative>("ssm/convBwd");
+  const nat = kernelSet("ssm")?.convBwd;
   if (nat) {
     const g = {
       x: needs.x ? allocF32Uninit(batch * T * C) : null, // (the kernel writes every element)

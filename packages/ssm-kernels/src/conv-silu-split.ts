@@ -17,7 +17,7 @@ import { shapeStr, siluSplit, type Tensor } from "@loop/tensor";
 import {
   allocF32Uninit,
   documentResets,
-  nativeKernel,
+  kernelSet,
   optionalArg,
   record,
 } from "@loop/tensor/kernel";
@@ -34,7 +34,7 @@ type N = Float32Array | null;
  * convSiluBwd(B, T, C, K, x, weight, bias, init, np, w0..w3, g0..g3, gx, gw, gbias, ginit):
  * np pieces, widths and arrays padded to four with 0 and null.
  */
-type ConvSiluNative = (
+export type ConvSiluNative = (
   B: number,
   T: number,
   C: number,
@@ -70,8 +70,8 @@ export function causalConv1dSiluSplit(
       `causalConv1dSiluSplit: widths [${widths.join(",")}] do not sum to the channels ${C} of ${shapeStr(x.shape)}`,
     );
   }
-  const fwd = nativeKernel<ConvSiluNative>("ssm/convSiluFwd");
-  const bwd = nativeKernel<ConvSiluNative>("ssm/convSiluBwd");
+  const fwd = kernelSet("ssm")?.convSiluFwd;
+  const bwd = kernelSet("ssm")?.convSiluBwd;
   if (!fwd || !bwd || widths.length === 0 || widths.length > MAX_PIECES) {
     return siluSplit(causalConv1d(x, weight, bias, init, seqIdx), widths);
   }

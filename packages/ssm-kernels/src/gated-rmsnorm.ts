@@ -10,16 +10,10 @@
  * functions; these loops stay as fallback and reference.
  */
 import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
-import {
-  allocF32,
-  allocF32Uninit,
-  nativeKernel,
-  record1,
-  sigmoidScalar,
-} from "@loop/tensor/kernel";
+import { allocF32, allocF32Uninit, kernelSet, record1, sigmoidScalar } from "@loop/tensor/kernel";
 
 /** native/ssm.c rmsnormFwd(x, z, weight, rows, Di, G, eps, rinv, y). */
-type RmsnormFwdNative = (
+export type RmsnormFwdNative = (
   x: Float32Array,
   z: Float32Array,
   weight: Float32Array,
@@ -32,7 +26,7 @@ type RmsnormFwdNative = (
 ) => void;
 
 /** native/ssm.c rmsnormBwd(x, z, weight, rows, Di, G, rinv, gy, gx, gz, gw). */
-type RmsnormBwdNative = (
+export type RmsnormBwdNative = (
   x: Float32Array,
   z: Float32Array,
   weight: Float32Array,
@@ -58,7 +52,7 @@ export function gatedRmsnormForward(
   rinv: Float32Array | null = null,
   out: Float32Array | null = null,
 ): Float32Array {
-  const nat = nativeKernel<RmsnormFwdNative>("ssm/rmsnormFwd");
+  const nat = kernelSet("ssm")?.rmsnormFwd;
   if (nat) {
     const y = out ?? allocF32Uninit(rows * Di); // (the kernel writes every element)
     nat(x, z, weight, rows, Di, G, eps, rinv, y);
@@ -96,7 +90,7 @@ export function gatedRmsnormBackward(
   gy: Float32Array,
   needs: { x: boolean; z: boolean; weight: boolean },
 ): { x: Float32Array | null; z: Float32Array | null; weight: Float32Array | null } {
-  const nat = nativeKernel<RmsnormBwdNative>("ssm/rmsnormBwd");
+  const nat = kernelSet("ssm")?.rmsnormBwd;
   if (nat) {
     const g = {
       x: needs.x ? allocF32Uninit(rows * Di) : null, // (the kernel writes every element)

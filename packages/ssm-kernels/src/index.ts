@@ -18,6 +18,7 @@ export { initMamba2 } from "./mamba2-init.js";
 export { Mamba2Mixer, type Mamba2Options, type Mamba2State } from "./mamba2-mixer.js";
 export { addDSkip, softplusBias } from "./mamba2-ops.js";
 export { mamba2StepRaw } from "./mamba2-step.js";
+export type { SsdKernelSet, SsmKernelSet } from "./native-kernel-sets.js";
 export { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 export { type SsdChunkedSaved, ssdChunkedForward } from "./ssd-chunked-forward.js";
 export { type SsdChunkedOptions, ssdScanChunked } from "./ssd-scan-chunked.js";

@@ -12,14 +12,14 @@ import { sameShape, shapeStr, type Tensor } from "@loop/tensor";
 import {
   allocF32,
   allocF32Uninit,
-  nativeKernel,
+  kernelSet,
   record1,
   sigmoidScalar,
   softplusScalar,
 } from "@loop/tensor/kernel";
 
 /** native/ssm.c softplusFwd(raw, bias, y, rows, H). */
-type SoftplusFwdNative = (
+export type SoftplusFwdNative = (
   raw: Float32Array,
   bias: Float32Array,
   y: Float32Array,
@@ -27,7 +27,7 @@ type SoftplusFwdNative = (
   H: number,
 ) => void;
 /** native/ssm.c softplusBwd(raw, bias, gy, graw, gbias, rows, H). */
-type SoftplusBwdNative = (
+export type SoftplusBwdNative = (
   raw: Float32Array,
   bias: Float32Array,
   gy: Float32Array,
@@ -37,7 +37,7 @@ type SoftplusBwdNative = (
   H: number,
 ) => void;
 /** native/ssm.c dskipFwd(y, x, D, out, rows, H, P). */
-type DskipFwdNative = (
+export type DskipFwdNative = (
   y: Float32Array,
   x: Float32Array,
   d: Float32Array,
@@ -47,7 +47,7 @@ type DskipFwdNative = (
   P: number,
 ) => void;
 /** native/ssm.c dskipBwd(x, D, gy, gx, gD, rows, H, P). */
-type DskipBwdNative = (
+export type DskipBwdNative = (
   x: Float32Array,
   d: Float32Array,
   gy: Float32Array,
@@ -67,7 +67,7 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   const rows = n / H;
   const rd = raw.data;
   const bd = bias.data;
-  const nat = nativeKernel<SoftplusFwdNative>("ssm/softplusFwd");
+  const nat = kernelSet("ssm")?.softplusFwd;
   // (the native kernels write every element of their outputs: no zero fill)
   const y = nat ? allocF32Uninit(n) : allocF32(n);
   if (nat) nat(rd, bd, y, rows, H);
@@ -78,7 +78,7 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   }
   return record1("softplusBias", [raw, bias], y, raw.shape, ([g], needs) => {
     const gy = g!;
-    const natB = nativeKernel<SoftplusBwdNative>("ssm/softplusBwd");
+    const natB = kernelSet("ssm")?.softplusBwd;
     if (natB) {
       const gr = needs[0] ? allocF32Uninit(n) : null;
       const gb = needs[1] ? new Float32Array(H) : null;
@@ -114,7 +114,7 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
   const yd = y.data;
   const xd = x.data;
   const dd = d.data;
-  const nat = nativeKernel<DskipFwdNative>("ssm/dskipFwd");
+  const nat = kernelSet("ssm")?.dskipFwd;
   const out = allocF32Uninit(n);
   if (nat) nat(yd, xd, dd, out, rows, H, P);
   else {
@@ -125,7 +125,7 @@ export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
     const gy = g!;
     let gx: Float32Array | null = null;
     let gd: Float32Array | null = null;
-    const natB = nativeKernel<DskipBwdNative>("ssm/dskipBwd");
+    const natB = kernelSet("ssm")?.dskipBwd;
     if (natB) {
       gx = needs[1] ? allocF32Uninit(n) : null;
       gd = needs[2] ? new Float32Array(H) : null;

@@ -25,17 +25,13 @@ import {
   allocShared64,
   defineKernel,
   gemm,
-  nativeKernel,
+  kernelSet,
   parallelFor,
   shareable,
   withTemporaries,
 } from "@loop/tensor/kernel";
 import { dskipBackward } from "./mamba2-ops.js";
-import {
-  backwardNative,
-  type SsdBackwardGroupsNative,
-  type SsdBackwardHeadsNative,
-} from "./ssd-chunked-backward-native.js";
+import { backwardNative } from "./ssd-chunked-backward-native.js";
 import { type ChunkDims, chunkDims, type SsdChunkedSaved } from "./ssd-chunked-forward.js";
 import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
@@ -278,8 +274,8 @@ export function ssdChunkedBackward(
   gState: Float32Array | null,
 ): SsdGrads {
   const d = chunkDims(s, saved.chunkSize);
-  const heads = nativeKernel<SsdBackwardHeadsNative>("ssd/backwardHeads");
-  const groups = nativeKernel<SsdBackwardGroupsNative>("ssd/backwardGroups");
+  const heads = kernelSet("ssd")?.backwardHeads;
+  const groups = kernelSet("ssd")?.backwardGroups;
   if (heads && groups) return backwardNative(heads, groups, d, a, saved, gy, gState);
   const { batch, T, H, P, G, N, Lc, nc } = d;
   const PN = P * N;

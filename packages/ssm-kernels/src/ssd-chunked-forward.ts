@@ -22,7 +22,7 @@ import {
   allocShared,
   defineKernel,
   gemm,
-  nativeKernel,
+  kernelSet,
   optionalArg,
   parallelFor,
   shareable,
@@ -226,7 +226,7 @@ export function ssdChunkedForward(
   const d = chunkDims(s, chunkSize);
   const { batch, H, P, G, N, Lc, nc } = d;
   const PN = P * N;
-  const nat = nativeKernel<SsdForwardNative>("ssd/forward");
+  const nat = kernelSet("ssd")?.forward;
   if (nat) {
     // written in full by the native pass (cb: the lower triangles, all anyone reads)
     const y = allocF32Uninit(batch * d.T * H * P);

@@ -1,6 +1,6 @@
 /**
  * `@loop/tensor/kernel`: the engine's surface for kernel authors — recording fused ops on the
- * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the native-kernel registry, parallel kernels on the
+ * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the typed registry of native kernel sets, parallel kernels on the
  * thread pool and the scalar helpers kernels share. Model code and users need only
  * `@loop/tensor` (tensors, ops, autograd, optimisers).
  */
@@ -15,13 +15,20 @@ export {
 } from "./kernels/gemm-parallel.js";
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
-export { nativeKernel, nativeKernelNames, registerNativeKernels } from "./native-registry.js";
+export {
+  type KernelGroup,
+  kernelSet,
+  type NativeKernelSets,
+  nativeKernelNames,
+  registerKernelSet,
+} from "./native-registry.js";
 export { fastExp } from "./ops/fast-exp.js";
 export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
 export { documentResets, documentStarts, optionalArg } from "./packed-documents.js";
 export { withTemporaries } from "./scratch.js";
 export { allocShared, allocShared64, shareable } from "./shareable.js";
 export { allocF32, allocF32Uninit, allocPersistentF32 } from "./tensor.js";
+export type { TensorKernelSet } from "./tensor-kernel-set.js";
 export {
   currentPool,
   installPool,

@@ -1,26 +1,49 @@
 /**
- * Optional native implementations of named kernels. The maths packages stay portable (they run
- * in a browser); a Node host may compile native kernels from source (`@loop/tensor/node`
- * `enableNativeKernels`, and the `/node` entries of other packages) and register them here.
- * A kernel asks `nativeKernel(name)` on each call and uses the native function when one is
- * registered, its own portable loops otherwise. Every native kernel is tested against the
- * portable one it replaces.
+ * Optional native implementations of the kernels, grouped in typed kernel sets. The maths
+ * packages stay portable (they run in a browser); a Node host may compile native kernels from
+ * source (`@loop/tensor/node` `enableNativeTensorKernels`, and the `/node` entries of other
+ * packages) and register them here as one set per group. A kernel asks `kernelSet(group)` on
+ * each call and uses the native function when its set is registered, its own portable loops
+ * otherwise. Every native kernel is tested against the portable one it replaces.
+ *
+ * The groups are the keys of `NativeKernelSets`: each package declares its own by module
+ * augmentation next to its kernels, so a missing or misspelt kernel is a compile error both
+ * where a set is registered and where a kernel is used.
+ *
+ *   declare module "@loop/tensor/kernel" {
+ *     interface NativeKernelSets { ssd: SsdKernelSet }
+ *   }
  */
-const kernels = new Map<string, unknown>();
+import type { TensorKernelSet } from "./tensor-kernel-set.js";
 
-/** Register (or, with `null`, remove) the native functions of one addon under `prefix/`. */
-export function registerNativeKernels(prefix: string, fns: Record<string, unknown> | null): void {
-  for (const k of [...kernels.keys()]) if (k.startsWith(`${prefix}/`)) kernels.delete(k);
-  if (fns === null) return;
-  for (const [name, fn] of Object.entries(fns)) kernels.set(`${prefix}/${name}`, fn);
+/** Group name → the functions its native addon provides (packages add their groups). */
+export interface NativeKernelSets {
+  tensor: TensorKernelSet;
 }
 
-/** The native function registered as `prefix/name`, or undefined. */
-export function nativeKernel<F>(name: string): F | undefined {
-  return kernels.get(name) as F | undefined;
+export type KernelGroup = keyof NativeKernelSets;
+
+const sets = new Map<KernelGroup, NativeKernelSets[KernelGroup]>();
+
+/** Register the native kernels of `group`, or with `null` go back to its portable kernels. */
+export function registerKernelSet<G extends KernelGroup>(
+  group: G,
+  set: NativeKernelSets[G] | null,
+): void {
+  if (set === null) sets.delete(group);
+  else sets.set(group, set);
 }
 
-/** Names of the registered native kernels (for reports). */
+/** The registered native kernels of `group`, or undefined (then the portable kernels run). */
+export function kernelSet<G extends KernelGroup>(group: G): NativeKernelSets[G] | undefined {
+  return sets.get(group) as NativeKernelSets[G] | undefined;
+}
+
+/** "group/kernel" for every registered native function (for reports). */
 export function nativeKernelNames(): string[] {
-  return [...kernels.keys()].sort();
+  const names: string[] = [];
+  for (const [group, set] of sets)
+    for (const [name, fn] of Object.entries(set))
+      if (typeof fn === "function") names.push(`${group}/${name}`);
+  return names.sort();
 }

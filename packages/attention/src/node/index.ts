@@ -1,23 +1,34 @@
 /**
  * Node-only entry of @loop/attention: compile (first use only, cached) and switch on the native
- * attention kernels (native/attention.c). The portable kernels look them up by name
- * (`nativeKernel("attention/…")`) and use them when present; `LOOPLM_NATIVE=0` or a missing
- * compiler leaves the portable kernels.
+ * attention kernels (native/attention.c). They are registered as the kernel set `attention`
+ * (native-kernel-sets.ts), which the portable kernels use when present; `LOOPLM_NATIVE=0` or a
+ * missing compiler leaves the portable kernels.
  */
 import { fileURLToPath } from "node:url";
-import { registerNativeKernels } from "@loop/tensor/kernel";
-import { enableNativeAddons, type NativeAddonsResult } from "@loop/tensor/node";
+import { registerKernelSet } from "@loop/tensor/kernel";
+import {
+  enableNativeAddons,
+  type NativeAddonSpec,
+  type NativeAddonsResult,
+} from "@loop/tensor/node";
+import "../native-kernel-sets.js";
 
 export const attentionNativeSource = fileURLToPath(
   new URL("../../native/attention.c", import.meta.url),
 );
 
+const ATTENTION: NativeAddonSpec<"attention"> = {
+  group: "attention",
+  source: attentionNativeSource,
+  kernels: { rope: true, flashFwd: true, flashBwd: true, swigluFwd: true, swigluBwd: true },
+};
+
 /** Build, load and register the addon (its path, or why not). */
 export function enableNativeAttentionKernels(): Promise<NativeAddonsResult> {
-  return enableNativeAddons([{ prefix: "attention", source: attentionNativeSource }]);
+  return enableNativeAddons([ATTENTION]);
 }
 
 /** Back to the portable kernels. */
 export function disableNativeAttentionKernels(): void {
-  registerNativeKernels("attention", null);
+  registerKernelSet("attention", null);
 }

@@ -6,15 +6,16 @@
  * bit-identical.
  */
 import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
-import { registerNativeKernels } from "@loop/tensor/kernel";
+import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
+import type { AttentionKernelSet } from "../native-kernel-sets.js";
 import { projectedAttention } from "../projected-attention.js";
 import { attentionNativeSource } from "./index.js";
 
-type Addon = Record<string, (...a: unknown[]) => unknown> & { setThreads: (n: number) => void };
+type Addon = AttentionKernelSet & { setThreads: (n: number) => void };
 const built = await buildNativeAddon<Addon>("attention", attentionNativeSource);
 
 const T = 23;
@@ -139,7 +140,7 @@ describe.runIf(nativeSuiteRuns("packed documents in attention (native)", built))
   "packed documents in attention (native)",
   () => {
     const addon = (built as { addon: Addon }).addon;
-    const use = (on: boolean) => registerNativeKernels("attention", on ? addon : null);
+    const use = (on: boolean) => registerKernelSet("attention", on ? addon : null);
     afterEach(() => {
       use(false);
       addon.setThreads(1);

@@ -1,36 +1,55 @@
 /**
  * What a command needs from the machine, declared by the command and set up by commander's
  * preAction hook before its action runs (so `--help` and parse errors start nothing).
- * Commands marked with `needsKernels` (training and evaluation) split their large kernels over a
- * worker-thread pool, one thread per core, and switch on the native kernels (compiled from C on
- * first use, then cached; without a compiler they say so once and run on the portable ones).
- * Every other command stays single-threaded, where starting workers would cost more than it
- * saves. LOOPLM_THREADS=n chooses the thread count for any command (1 switches the pool off).
+ * Commands marked with `needsKernels` take `--backend` and run their kernels on it
+ * (backend.ts: by default the native kernels, compiled from C on first use and then cached;
+ * without a compiler they say so once and run on the portable ones). Those that train or
+ * evaluate also split their large kernels over a worker-thread pool, one thread per core; every
+ * other command stays single-threaded, where starting workers would cost more than it saves.
+ * LOOPLM_THREADS=n chooses the thread count for any command (1 switches the pool off).
  */
 import { availableParallelism } from "node:os";
 import { startThreadPool } from "@loop/tensor/node";
-import type { Command } from "commander";
-import { enableNativeKernels } from "../native.js";
+import { type Command, Option } from "commander";
+import { BACKEND_HELP, BACKENDS, type Backend, parseBackend, startBackend } from "../backend.js";
 
-const heavy = new WeakSet<Command>();
+interface KernelNeeds {
+  /** A thread per core (training, evaluation); otherwise one thread. */
+  threads?: boolean;
+  /** True when, with these options, the command's kernels run elsewhere (queue workers). */
+  elsewhere?: (opts: Record<string, unknown>) => boolean;
+}
 
-/** Declare that `cmd` runs heavy kernels: a thread per core and the native kernels. */
-export function needsKernels(cmd: Command): Command {
-  heavy.add(cmd);
-  return cmd;
+/** The commands that run kernels, and what they need. */
+const kernelCommands = new WeakMap<Command, KernelNeeds>();
+
+/** How `--help` lists the backends. */
+const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: native when it builds, else portable`;
+
+/**
+ * Declare that `cmd` runs kernels: it takes `--backend`, and (unless `threads` is false) runs
+ * a thread per core.
+ */
+export function needsKernels(cmd: Command, needs: KernelNeeds = {}): Command {
+  kernelCommands.set(cmd, { threads: true, ...needs });
+  return cmd.addOption(new Option("--backend <name>", BACKEND_OPTION_HELP).argParser(parseBackend));
+}
+
+/** Start `choice` (undefined: the best CPU backend), saying in one line when native is missing. */
+export function useBackend(choice: Backend | undefined): Promise<Backend> {
+  return startBackend(choice, (line) => process.stderr.write(`looplm: ${line}\n`));
 }
 
 async function setUp(cmd: Command): Promise<void> {
-  const isHeavy = heavy.has(cmd);
+  const opts = cmd.opts();
+  const found = kernelCommands.get(cmd);
+  const kernels = found?.elsewhere?.(opts) ? undefined : found;
   const env = process.env.LOOPLM_THREADS;
-  const threads = env ? Number(env) : isHeavy ? availableParallelism() : 1;
+  const threads = env ? Number(env) : kernels?.threads ? availableParallelism() : 1;
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${env}"`);
   if (threads > 1) await startThreadPool(threads);
-  if (!isHeavy) return;
-  const native = await enableNativeKernels();
-  if (!native.enabled && !native.switchedOff)
-    process.stderr.write(`looplm: portable kernels (native ones unavailable: ${native.reason})\n`);
+  if (kernels) await useBackend((opts as { backend?: Backend }).backend);
 }
 
 /** Install the hook on the program: it runs for whichever subcommand's action is about to run. */

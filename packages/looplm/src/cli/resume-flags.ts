@@ -1,15 +1,25 @@
 /**
  * The flags of a `train` run, recorded in run.json so that `--resume` rebuilds exactly the run
  * that was started. With `--resume`, flags typed again must agree with the recorded ones, except
- * those naming what may change (more --steps, evaluation and checkpoint cadence, recomputation).
+ * those naming what may change (more --steps, evaluation and checkpoint cadence, recomputation,
+ * the backend).
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { CliError } from "./errors.js";
 
-/** Flags a resumed run may change. */
-export const RESUMABLE_FLAGS = ["steps", "evalEvery", "ckptEvery", "checkpointing"] as const;
+/**
+ * Flags a resumed run may change. (A backend computes the same numbers within float32 rounding;
+ * a run started on native kernels can go on where no C compiler is, and the other way round.)
+ */
+export const RESUMABLE_FLAGS = [
+  "steps",
+  "evalEvery",
+  "ckptEvery",
+  "checkpointing",
+  "backend",
+] as const;
 /** Flags that say what to do with the folder, not how the run trains. */
 const ACTION_FLAGS = new Set(["out", "resume", "overwrite"]);
 /** Flags naming files or folders: recorded as absolute paths, so resume works from anywhere. */

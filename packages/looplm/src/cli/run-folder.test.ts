@@ -71,7 +71,7 @@ describe("train --resume continues the run that was started", () => {
     await expect(
       run("train", "--out", r, "--resume", "--loops", "1", "--steps", "7"),
     ).rejects.toThrow(
-      /^--loops 1 differs from the run being resumed \(2 in .*run.json\); with --resume only --steps, --eval-every, --ckpt-every, --checkpointing may change$/,
+      /^--loops 1 differs from the run being resumed \(2 in .*run.json\); with --resume only --steps, --eval-every, --ckpt-every, --checkpointing, --backend may change$/,
     );
     await expect(run("train", "--out", r, "--resume", "--batch", "8")).rejects.toThrow(
       /--batch 8 differs from the run being resumed \(4 in/,

@@ -12,6 +12,7 @@ import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
+import { activeBackend } from "../backend.js";
 
 export interface TrainJob {
   runDir: string;
@@ -73,7 +74,14 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
         job.onStep?.(m);
       },
       onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
-      info: { task: job.taskInfo, from: job.from ?? null, eval_count: job.evalCount, ...job.info },
+      info: {
+        task: job.taskInfo,
+        from: job.from ?? null,
+        eval_count: job.evalCount,
+        // what computed it (the latest session's, for a resumed run)
+        backend: activeBackend(),
+        ...job.info,
+      },
     });
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
     return { ...res, model };

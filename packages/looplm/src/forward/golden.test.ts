@@ -1,26 +1,48 @@
 /**
- * Every whole-model golden case (testdata/golden/<case>) through the same code path as
- * `looplm forward`: load the checkpoint folder, parse inputs.json, compute all outputs, and match
- * every tensor of outputs.safetensors within the docs/formats.md tolerance (exit steps exactly) —
- * once on the portable kernels and once on the native ones (when this machine can build them).
+ * Every whole-model golden case (testdata/golden/<case>) through `looplm forward --backend <b>`
+ * for each CPU backend: the backend is started as the command's set-up starts it (startBackend),
+ * then the command's action (runForward) loads the checkpoint folder, parses inputs.json and
+ * writes outputs.safetensors, and every tensor of that file must match the golden file within the
+ * docs/formats.md tolerance (exit steps exactly). The native run is skipped with one printed line
+ * where the native kernels cannot be built, and fails instead under CI.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { loadCheckpoint } from "@loop/looped/node";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { nativeKernelNames } from "@loop/tensor/kernel";
+import { readSafetensorsFile } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareGolden, goldenPath, loadGolden } from "../../../../tools/test-support/golden.js";
-import { disableNativeKernels, enableNativeKernels, type NativeReport } from "../native.js";
-import { parseForwardInputs } from "./inputs.js";
-import { forwardOutputs } from "./outputs.js";
+import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import { activeBackend, BACKENDS, type Backend, startBackend } from "../backend.js";
+import { runForward } from "../cli/commands/forward.js";
 
 const cases = readdirSync(goldenPath()).filter((d) => d !== "kernels");
 
-function checkCase(name: string): void {
-  const model = loadCheckpoint(goldenPath(name));
-  const inputs = parseForwardInputs(
-    JSON.parse(readFileSync(goldenPath(name, "inputs.json"), "utf8")),
-    model.config.vocab_size,
-  );
-  const got = forwardOutputs(model, inputs);
+/** Whether `b` starts on this machine (then back to portable). */
+async function starts(b: Backend): Promise<{ ok: true } | { ok: false; error: string }> {
+  try {
+    await startBackend(b);
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  } finally {
+    await startBackend("portable");
+  }
+}
+
+const runs: Record<Backend, boolean> = {
+  portable: true,
+  native: nativeSuiteRuns(
+    "golden cases on looplm forward --backend native",
+    await starts("native"),
+  ),
+};
+
+function checkCase(name: string, dir: string): void {
+  const out = join(dir, `${name}.safetensors`);
+  runForward({ model: goldenPath(name), input: goldenPath(name, "inputs.json"), out });
+  const got = readSafetensorsFile(out).tensors;
   const want = loadGolden(name, "outputs.safetensors");
   const failures: string[] = [];
   for (const [key, exp] of want) {
@@ -43,23 +65,22 @@ function checkCase(name: string): void {
   expect(failures).toEqual([]);
 }
 
-describe("whole-model golden vectors, portable kernels", () => {
-  it("finds the golden cases", () => {
-    expect(cases.length).toBeGreaterThanOrEqual(6);
+for (const backend of BACKENDS)
+  describe.runIf(runs[backend])(`looplm forward --backend ${backend}: golden cases`, () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), `looplm-golden-${backend}-`));
+      expect(await startBackend(backend)).toBe(backend);
+    });
+    afterAll(async () => {
+      rmSync(dir, { recursive: true, force: true });
+      await startBackend("portable");
+    });
+    it("runs on that backend's kernels", () => {
+      expect(cases.length).toBeGreaterThanOrEqual(6);
+      expect(activeBackend()).toBe(backend);
+      if (backend === "portable") expect(nativeKernelNames()).toEqual([]);
+      else expect(nativeKernelNames()).toContain("tensor/sgemm");
+    });
+    for (const name of cases) it(name, () => checkCase(name, dir));
   });
-  for (const name of cases) it(name, () => checkCase(name));
-});
-
-describe("whole-model golden vectors, native kernels", () => {
-  let native: NativeReport;
-  beforeAll(async () => {
-    native = await enableNativeKernels();
-  });
-  afterAll(() => disableNativeKernels());
-  it("native kernels build here, or say why not", () => {
-    if (native.enabled) expect(native.kernels).toContain("tensor/sgemm");
-    else expect(native.reason?.length).toBeGreaterThan(0);
-  });
-  // (without a compiler these repeat the portable run: the engine then has nothing else)
-  for (const name of cases) it(name, () => checkCase(name));
-});

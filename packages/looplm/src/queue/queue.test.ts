@@ -239,6 +239,39 @@ describe("looplm sweep --queue with looplm worker", () => {
   }, 120_000);
 });
 
+describe("the backend of a queued sweep", () => {
+  it("travels with its jobs: workers train them on it; a job naming an unknown one fails in one line", async () => {
+    const url = `${redis.url}/5`;
+    const dir = tmp();
+    const short = ["--steps", "20", "--eval-every", "10"];
+    const args = ["sweep", ...tiny, ...short, "--loops", "1", "--out", dir, "--queue", url];
+    const coord = looplm([...args, "--backend", "portable"]);
+    // (this worker's own default is the best CPU backend: native where it builds)
+    const w = worker(url);
+    const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });
+    try {
+      expect((await coord.exited).code, coord.err()).toBe(0);
+      const [job] = await queue.getJobs(["completed"]);
+      expect(job!.data).toMatchObject({ v: 2, label: "1⊗1", backend: "portable" });
+      const run = JSON.parse(readFileSync(join(dir, "1x1", "run.json"), "utf8"));
+      expect(run.backend).toBe("portable");
+      const bad = await queue.add(
+        "train",
+        { v: 2, label: "1⊗1", runDir: join(dir, "1x1"), backend: "gpu" },
+        { jobId: "unknown-backend", attempts: 1 },
+      );
+      await waitFor("the job to fail", async () => (await bad.getState()) === "failed");
+      expect((await queue.getJob("unknown-backend"))!.failedReason).toBe(
+        'job unknown-backend: backend "gpu" is not one of portable, native',
+      );
+    } finally {
+      await queue.close();
+      w.proc.kill("SIGTERM");
+      await w.exited;
+    }
+  }, 300_000);
+});
+
 describe("connection problems are one-line errors", () => {
   it("refused, malformed URL, password missing or wrong", async () => {
     const closed = await redisServer();

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { SweepFile, SweepRow } from "@loop/eval";
+import type { Backend } from "../backend.js";
 import { CliError } from "../cli/errors.js";
 import { TASK_DEFAULTS, type TaskFlags } from "../cli/options/task.js";
 import {
@@ -34,11 +35,13 @@ export async function runQueuedSweep(
   job: Omit<SweepJob, "resume" | "log">,
   taskFlags: TaskFlags,
   address: QueueAddress,
+  /** The backend the user chose (undefined: each worker's own, by default its best). */
+  backend?: Backend,
 ): Promise<SweepResult> {
   const outDir = resolve(job.outDir);
   const members = planSweep(job);
   const jobs: TrainingJobData[] = members.map((m) => ({
-    v: 1,
+    v: 2,
     label: m.label,
     runDir: join(outDir, runFolderName(m.label)),
     task: portableTaskFlags(taskFlags),
@@ -46,6 +49,7 @@ export async function runQueuedSweep(
     config: m.config,
     train: job.train,
     evalCount: job.evalCount,
+    ...(backend ? { backend } : {}),
   }));
   const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr });
   const rows: SweepRow[] = [];

@@ -11,14 +11,18 @@ import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
 import { writeJsonFile } from "@loop/train/node";
+import type { Backend } from "../backend.js";
 import type { TaskFlags } from "../cli/options/task.js";
 
 /** The BullMQ queue every looplm coordinator and worker uses (the Redis URL's /db separates sets). */
 export const QUEUE_NAME = "looplm-training";
 
 export interface TrainingJobData {
-  /** Format of this object, so an older worker can refuse a newer job clearly. */
-  v: 1;
+  /**
+   * Format of this object, so an older worker can refuse a newer job clearly (2 added
+   * `backend`; a worker still trains format 1).
+   */
+  v: 1 | 2;
   label: string;
   /** Absolute run folder, on a filesystem every worker sees at the same path. */
   runDir: string;
@@ -28,6 +32,8 @@ export interface TrainingJobData {
   config: ModelConfig;
   train: TrainOptions;
   evalCount: number;
+  /** The backend named by `--backend`; absent: the worker's own choice. */
+  backend?: Backend;
 }
 
 export interface TrainingJobResult {
@@ -66,7 +72,13 @@ export function trainingJobId(d: Pick<TrainingJobData, "runDir" | "label" | "tra
 export function sameSettings(a: TrainingJobData, b: TrainingJobData): boolean {
   const s = (d: TrainingJobData) =>
     JSON.parse(
-      JSON.stringify({ task: d.task, config: d.config, train: d.train, evalCount: d.evalCount }),
+      JSON.stringify({
+        task: d.task,
+        config: d.config,
+        train: d.train,
+        evalCount: d.evalCount,
+        backend: d.backend,
+      }),
     ) as unknown;
   return isDeepStrictEqual(s(a), s(b));
 }

@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { createInterface } from "node:readline";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
+import { BACKENDS, type Backend } from "../backend.js";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
 import { CHILD_EXIT, type ChildMessage } from "./train-child.js";
 import {
@@ -33,6 +34,8 @@ export interface WorkerOptions {
   threads: number;
   /** Seconds a job stays claimed after its worker stops heart-beating. */
   lockSeconds: number;
+  /** The backend of jobs that name none (undefined: the best CPU backend of this machine). */
+  backend?: Backend;
   /** Aborted: checkpoint the jobs, hand them back, stop. */
   signal: AbortSignal;
   log: (line: string) => void;
@@ -57,9 +60,17 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
 
   const train = (job: Job<TrainingJobData>): Promise<Outcome> => {
     const d = job.data;
+    const backend = d.backend ?? o.backend;
     const child = spawn(
       process.execPath,
-      [...process.execArgv, process.argv[1]!, "worker-job", "--job", JSON.stringify(d)],
+      [
+        ...process.execArgv,
+        process.argv[1]!,
+        "worker-job",
+        "--job",
+        JSON.stringify(d),
+        ...(backend ? ["--backend", backend] : []),
+      ],
       {
         // Several jobs at once: plain progress lines (a pipe is no TTY) rather than fighting bars.
         stdio: ["ignore", "inherit", o.concurrency > 1 ? "pipe" : "inherit", "pipe"],
@@ -115,7 +126,12 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    if (d.v !== 1) throw new UnrecoverableError(`job ${job.id}: unknown job format ${d.v}`);
+    if (d.v !== 1 && d.v !== 2)
+      throw new UnrecoverableError(`job ${job.id}: unknown job format ${d.v}`);
+    if (d.backend !== undefined && !(BACKENDS as readonly string[]).includes(d.backend))
+      throw new UnrecoverableError(
+        `job ${job.id}: backend ${JSON.stringify(d.backend)} is not one of ${BACKENDS.join(", ")}`,
+      );
     const problem = runFolderProblem(d, job.id!);
     if (problem) {
       o.log(problem);

@@ -1,8 +1,9 @@
 import { backward, Rng, randu, releaseScratch, type Tensor, withScratch } from "@loop/tensor";
-import { allocF32Uninit, nativeKernelNames, registerNativeKernels } from "@loop/tensor/kernel";
+import { allocF32Uninit, nativeKernelNames, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import type { SsdKernelSet } from "../native-kernel-sets.js";
 import type {
   SsdBackwardGroupsNative,
   SsdBackwardHeadsNative,
@@ -142,9 +143,9 @@ describe.runIf(nativeSuiteRuns("native chunked SSD", built))(
           return (f as (...a: unknown[]) => unknown)(...args);
         },
       ]),
-    );
-    const useNative = () => registerNativeKernels("ssd", counted);
-    const usePortable = () => registerNativeKernels("ssd", null);
+    ) as unknown as SsdKernelSet;
+    const useNative = () => registerKernelSet("ssd", counted);
+    const usePortable = () => registerKernelSet("ssd", null);
     afterEach(() => {
       usePortable();
       addon.setThreads(1);

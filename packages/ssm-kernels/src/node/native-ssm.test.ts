@@ -6,7 +6,7 @@
  * bitwise identical (rows are split across threads, reductions use fixed row blocks).
  */
 import { backward, gradcheck, Rng, Tensor, withScratch } from "@loop/tensor";
-import { allocF32Uninit, registerNativeKernels } from "@loop/tensor/kernel";
+import { allocF32Uninit, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
@@ -21,6 +21,7 @@ import { gatedRmsnormBackward, gatedRmsnormForward } from "../gated-rmsnorm.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer } from "../mamba2-mixer.js";
 import { addDSkip, softplusBias } from "../mamba2-ops.js";
+import type { SsmKernelSet } from "../native-kernel-sets.js";
 import { relErr } from "../test-helpers.js";
 import { ssmNativeSource } from "./index.js";
 
@@ -81,9 +82,9 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
   "native ssm kernels match the portable ones",
   () => {
     const addon = (built as { addon: SsmAddon }).addon;
-    const fns = addon as unknown as Record<string, unknown>;
+    const fns = addon as unknown as SsmKernelSet;
     afterAll(() => {
-      registerNativeKernels("ssm", null);
+      registerKernelSet("ssm", null);
       addon.setThreads(1);
     });
 
@@ -107,9 +108,9 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
     type Arrays = Record<string, N>;
     /** f with the portable loops, and with the native kernels on 1 and 2 threads. */
     function run(f: () => Arrays): { ref: Arrays; one: Arrays; two: Arrays } {
-      registerNativeKernels("ssm", null);
+      registerKernelSet("ssm", null);
       const ref = scoped(f);
-      registerNativeKernels("ssm", fns);
+      registerKernelSet("ssm", fns);
       try {
         addon.setThreads(1);
         const one = scoped(f);
@@ -117,7 +118,7 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
         const two = scoped(f);
         return { ref, one, two };
       } finally {
-        registerNativeKernels("ssm", null);
+        registerKernelSet("ssm", null);
         addon.setThreads(1);
       }
     }
@@ -274,7 +275,7 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
     });
 
     it("causalConv1dSiluSplit on the native kernels passes a finite-difference gradient check", () => {
-      registerNativeKernels("ssm", fns);
+      registerKernelSet("ssm", fns);
       try {
         const x = new Tensor(data(2 * 5 * 6, 41), [2, 5, 6], true);
         const w = new Tensor(data(6 * 3, 42), [6, 1, 3], true);
@@ -283,7 +284,7 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
         const r = gradcheck(() => causalConv1dSiluSplit(x, w, b, init, [3, 2, 1]), [x, w, b, init]);
         expect(r.maxError).toBeLessThan(2e-2);
       } finally {
-        registerNativeKernels("ssm", null);
+        registerKernelSet("ssm", null);
       }
     });
 

@@ -5,19 +5,20 @@
  * kernels and (where a compiler exists) the native ones, whose 1 and 2 threads agree bit for bit.
  */
 import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@loop/tensor";
-import { documentResets, registerNativeKernels } from "@loop/tensor/kernel";
+import { documentResets, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
+import type { SsdKernelSet, SsmKernelSet } from "../native-kernel-sets.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
 import { relErr } from "../test-helpers.js";
 import { ssmNativeSource } from "./index.js";
 
-type Addon = Record<string, (...a: unknown[]) => unknown> & { setThreads: (n: number) => void };
-const ssm = await buildNativeAddon<Addon>("ssm", ssmNativeSource("ssm"));
-const ssd = await buildNativeAddon<Addon>("ssd", ssmNativeSource("ssd"));
+type Threaded = { setThreads: (n: number) => void };
+const ssm = await buildNativeAddon<SsmKernelSet & Threaded>("ssm", ssmNativeSource("ssm"));
+const ssd = await buildNativeAddon<SsdKernelSet & Threaded>("ssd", ssmNativeSource("ssd"));
 
 /** Document boundaries of each row: row 0 has three documents (a start mid-chunk and one on a
  * chunk boundary of 8), row 1 a one-token document first, row 2 a single document. */
@@ -271,10 +272,12 @@ describe("packed documents on the portable kernels", () => {
 describe.runIf(nativeSuiteRuns("packed documents on the native kernels", ssm, ssd))(
   "packed documents on the native kernels",
   () => {
-    const addons = [ssm, ssd].map((b) => (b as { addon: Addon }).addon);
+    const ssmAddon = (ssm as { addon: SsmKernelSet & Threaded }).addon;
+    const ssdAddon = (ssd as { addon: SsdKernelSet & Threaded }).addon;
+    const addons = [ssmAddon, ssdAddon];
     const use = (on: boolean) => {
-      registerNativeKernels("ssm", on ? addons[0]! : null);
-      registerNativeKernels("ssd", on ? addons[1]! : null);
+      registerKernelSet("ssm", on ? ssmAddon : null);
+      registerKernelSet("ssd", on ? ssdAddon : null);
     };
     afterEach(() => {
       use(false);

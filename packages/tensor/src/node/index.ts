@@ -11,6 +11,7 @@ export {
   disableNativeTensorKernels,
   enableNativeAddons,
   enableNativeTensorKernels,
+  type NativeAddonSpec,
   type NativeAddonsResult,
   type TensorAddon,
   tensorNativeSource,

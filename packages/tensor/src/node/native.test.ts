@@ -1,9 +1,11 @@
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
-import { nativeKernelNames } from "../native-registry.js";
+import { kernelSet, nativeKernelNames } from "../native-registry.js";
 import { ceBackward, ceForward } from "../ops/cross-entropy-kernels.js";
 import { embeddingBwd } from "../ops/embedding.js";
 import { rmsnormRows, rmsnormRowsBackward } from "../ops/rmsnorm.js";
@@ -13,7 +15,9 @@ import { AdamW } from "../optim/adamw.js";
 import { Tensor } from "../tensor.js";
 import {
   disableNativeTensorKernels,
+  enableNativeAddons,
   enableNativeTensorKernels,
+  TENSOR_KERNELS,
   type TensorAddon,
 } from "./native.js";
 import { buildNativeAddon } from "./native-addon.js";
@@ -378,6 +382,31 @@ describe.runIf(nativeSuiteRuns("native tensor kernels", built))(
           );
       }
       addon.setThreads(1);
+    });
+  },
+);
+
+describe.runIf(nativeSuiteRuns("a native addon lacking a kernel", built))(
+  "a native addon lacking a kernel of its group",
+  () => {
+    it("is refused with the kernel's name, and registers nothing", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "looplm-partial-addon-"));
+      const source = join(dir, "partial.c");
+      // exports setThreads and siluFwd only: every other kernel of the tensor set is missing
+      writeFileSync(
+        source,
+        `#include "napi-args.h"
+static napi_value Nothing(napi_env env, napi_callback_info info) { (void)env; (void)info; return NULL; }
+NAPI_MODULE_INIT() {
+  loop_export(env, exports, "setThreads", Nothing);
+  loop_export(env, exports, "siluFwd", Nothing);
+  return exports;
+}
+`,
+      );
+      const r = await enableNativeAddons([{ group: "tensor", source, kernels: TENSOR_KERNELS }]);
+      expect(r).toEqual({ ok: false, error: `${source} does not export the kernel sgemm` });
+      expect(kernelSet("tensor")).toBeUndefined();
     });
   },
 );

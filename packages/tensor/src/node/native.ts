@@ -6,85 +6,112 @@
  * time), so `startThreadPool(n)` sets the threads of both.
  */
 import { fileURLToPath } from "node:url";
-import { type GemmFn, setGemm } from "../kernels/gemm.js";
-import { registerNativeKernels } from "../native-registry.js";
-import type { NativeBinarySame } from "../ops/binary.js";
-import type { NativeCeBwd, NativeCeFwd } from "../ops/cross-entropy-kernels.js";
-import type { NativeCopyRows, NativeSiluBwd, NativeSiluFwd } from "../ops/elementwise-kernels.js";
-import type { EmbeddingBwd } from "../ops/embedding.js";
-import type { RmsnormBwd, RmsnormFwd } from "../ops/rmsnorm.js";
-import type { SiluRowsBwd, SiluRowsFwd } from "../ops/silu-split.js";
-import type { NativeAdamw } from "../optim/adamw.js";
+import { setGemm } from "../kernels/gemm.js";
+import { type KernelGroup, type NativeKernelSets, registerKernelSet } from "../native-registry.js";
+import type { TensorKernelSet } from "../tensor-kernel-set.js";
 import { threadCount } from "../threads/pool.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 
+/** Every addon sets the OpenMP thread count of its kernels. */
+interface Threaded {
+  setThreads: (n: number) => void;
+}
+
 /** What the compiled addon exports (native/tensor.c). */
-export interface TensorAddon {
-  sgemm: GemmFn;
-  siluFwd: NativeSiluFwd;
-  siluBwd: NativeSiluBwd;
-  binarySame: NativeBinarySame;
-  siluRowsFwd: SiluRowsFwd;
-  siluRowsBwd: SiluRowsBwd;
-  copyRows: NativeCopyRows;
-  rmsnormFwd: RmsnormFwd;
-  rmsnormBwd: RmsnormBwd;
-  adamw: NativeAdamw;
-  ceFwd: NativeCeFwd;
-  ceBwd: NativeCeBwd;
-  embeddingBwd: EmbeddingBwd;
+export interface TensorAddon extends TensorKernelSet, Threaded {
   /** GFLOP/s of `threads` threads each running `iters` rounds of FMA chains (fma-peak.h). */
   fmaPeak: (threads: number, iters: number) => number;
   /** The vector instructions of this build: avx512f, avx2+fma, neon or generic. */
   vectorIsa: () => string;
-  setThreads: (n: number) => void;
 }
 
 export const tensorNativeSource = fileURLToPath(new URL("../../native/tensor.c", import.meta.url));
 
 /**
- * Wrap every function of an addon so it first hands the current thread count to the addon's
- * `setThreads` (once per change).
+ * `set` with every function wrapped to first hand the current thread count to `setThreads`
+ * (once per change).
  */
-export function threadSynced<T extends { setThreads: (n: number) => void }>(
-  addon: T,
-): Record<string, unknown> {
+export function threadSynced<S extends object>(set: S, setThreads: (n: number) => void): S {
   let last = 0;
   const out: Record<string, unknown> = {};
-  for (const [name, fn] of Object.entries(addon)) {
-    if (name === "setThreads" || typeof fn !== "function") continue;
+  for (const [name, fn] of Object.entries(set)) {
+    if (typeof fn !== "function") continue;
     const f = fn as (...a: unknown[]) => unknown;
     out[name] = (...a: unknown[]) => {
       const t = threadCount();
       if (t !== last) {
-        addon.setThreads(t);
+        setThreads(t);
         last = t;
       }
       return f(...a);
     };
   }
-  return out;
+  return out as S;
+}
+
+/**
+ * One native addon: the C source of kernel group `group` and the names of the kernels it must
+ * export — every kernel of the group's `NativeKernelSets` entry, so the compiler checks the list.
+ */
+export interface NativeAddonSpec<G extends KernelGroup = KernelGroup> {
+  group: G;
+  source: string;
+  kernels: Record<keyof NativeKernelSets[G], true>;
+}
+
+/** `addon`'s kernels of `spec` (thread-synced), or the first one it lacks. */
+function kernelSetOf<G extends KernelGroup>(
+  spec: NativeAddonSpec<G>,
+  addon: Threaded,
+): { ok: true; set: NativeKernelSets[G] } | { ok: false; error: string } {
+  const fns = addon as unknown as Record<string, unknown>;
+  const set: Record<string, unknown> = {};
+  for (const name of Object.keys(spec.kernels)) {
+    if (typeof fns[name] !== "function")
+      return { ok: false, error: `${spec.source} does not export the kernel ${name}` };
+    set[name] = fns[name];
+  }
+  return { ok: true, set: threadSynced(set as unknown as NativeKernelSets[G], addon.setThreads) };
 }
 
 export type NativeAddonsResult = { ok: true; paths: string[] } | { ok: false; error: string };
 
 /**
- * Build and load every addon (`name` from `source`) and register each one's functions under
- * `prefix/` (thread-synced) — all of them, or, when one cannot be built, none (its reason is
- * returned). How the other packages' `/node` entries switch their kernels on.
+ * Build and load every addon and register each one's kernel set — all of them, or, when one
+ * cannot be built, none (its reason is returned). How the other packages' `/node` entries switch
+ * their kernels on.
  */
 export async function enableNativeAddons(
-  addons: readonly { prefix: string; source: string }[],
+  addons: readonly NativeAddonSpec[],
 ): Promise<NativeAddonsResult> {
-  const built: { prefix: string; fns: Record<string, unknown>; path: string }[] = [];
-  for (const { prefix, source } of addons) {
-    const r = await buildNativeAddon<{ setThreads: (n: number) => void }>(prefix, source);
+  const built: { register: () => void; path: string }[] = [];
+  for (const spec of addons) {
+    const r = await buildNativeAddon<Threaded>(spec.group, spec.source);
     if (!r.ok) return r;
-    built.push({ prefix, fns: threadSynced(r.addon), path: r.path });
+    const s = kernelSetOf(spec, r.addon);
+    if (!s.ok) return s;
+    built.push({ register: () => registerKernelSet(spec.group, s.set), path: r.path });
   }
-  for (const b of built) registerNativeKernels(b.prefix, b.fns);
+  for (const b of built) b.register();
   return { ok: true, paths: built.map((b) => b.path) };
 }
+
+/** The kernels of native/tensor.c that the ops use. */
+export const TENSOR_KERNELS: NativeAddonSpec<"tensor">["kernels"] = {
+  sgemm: true,
+  siluFwd: true,
+  siluBwd: true,
+  binarySame: true,
+  siluRowsFwd: true,
+  siluRowsBwd: true,
+  copyRows: true,
+  rmsnormFwd: true,
+  rmsnormBwd: true,
+  adamw: true,
+  ceFwd: true,
+  ceBwd: true,
+  embeddingBwd: true,
+};
 
 let previousGemm: ReturnType<typeof setGemm> | null = null;
 
@@ -95,16 +122,18 @@ let previousGemm: ReturnType<typeof setGemm> | null = null;
 export async function enableNativeTensorKernels(): Promise<AddonResult<TensorAddon>> {
   const r = await buildNativeAddon<TensorAddon>("tensor", tensorNativeSource);
   if (!r.ok) return r;
-  const fns = threadSynced(r.addon);
-  registerNativeKernels("tensor", fns);
-  const prev = setGemm(fns.sgemm as GemmFn, "native");
+  const spec = { group: "tensor", source: tensorNativeSource, kernels: TENSOR_KERNELS } as const;
+  const s = kernelSetOf(spec, r.addon);
+  if (!s.ok) return s;
+  registerKernelSet("tensor", s.set);
+  const prev = setGemm(s.set.sgemm, "native");
   previousGemm ??= prev;
   return r;
 }
 
 /** Back to the portable kernels. */
 export function disableNativeTensorKernels(): void {
-  registerNativeKernels("tensor", null);
+  registerKernelSet("tensor", null);
   if (previousGemm) setGemm(previousGemm.fn, previousGemm.name);
   previousGemm = null;
 }

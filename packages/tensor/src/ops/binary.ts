@@ -7,7 +7,7 @@
  * [B,T,D], a scalar) run without an index map; other broadcasts use one (broadcast.ts).
  */
 import { record1 } from "../autograd/node.js";
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { allocF32, allocF32Uninit, type Shape, sizeOf, type Tensor } from "../tensor.js";
 import { broadcastIndex, broadcastShape, reduceTo, trailingBlock } from "./broadcast.js";
 
@@ -47,7 +47,7 @@ const KIND_CODE: Record<Kind, number> = { add: 0, sub: 1, mul: 2, div: 3 };
 export function computeSame(kind: Kind, a: Float32Array, b: Float32Array, y: Float32Array): void {
   const n = y.length;
   if (n >= NATIVE_MIN) {
-    const nat = nativeKernel<NativeBinarySame>("tensor/binarySame");
+    const nat = kernelSet("tensor")?.binarySame;
     if (nat) {
       nat(KIND_CODE[kind], a, b, y, n);
       return;

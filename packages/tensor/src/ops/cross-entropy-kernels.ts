@@ -7,7 +7,7 @@
  * calling thread without a pool or when a buffer is not shared. Registered native twins
  * (native/tensor.c `ceFwd`, `ceBwd`) take over when present.
  */
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
 import { fastExp } from "./fast-exp.js";
@@ -92,7 +92,7 @@ export function ceForward(
   V: number,
   ignore: number,
 ): void {
-  const nat = nativeKernel<NativeCeFwd>("tensor/ceFwd");
+  const nat = kernelSet("tensor")?.ceFwd;
   if (nat) {
     nat(x, t, lse, y, t.length, V, ignore);
     return;
@@ -109,7 +109,7 @@ export function ceBackward(
   V: number,
   ignore: number,
 ): void {
-  const nat = nativeKernel<NativeCeBwd>("tensor/ceBwd");
+  const nat = kernelSet("tensor")?.ceBwd;
   if (nat) {
     nat(x, t, lse, g, gx, t.length, V, ignore);
     return;

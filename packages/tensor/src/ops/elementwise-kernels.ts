@@ -7,7 +7,7 @@
  *   silu backward: ∂x = g·s·(1 + x·(1 − s))
  *   copy rows:     dst[r·ds + dOff + j] = src[r·ss + so + j], j < w
  */
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
 import { fastExp } from "./fast-exp.js";
@@ -65,7 +65,7 @@ export type NativeSiluBwd = (
 
 /** y = silu(x); with `sig`, σ(x) is stored there too. */
 export function siluForward(x: Float32Array, y: Float32Array, sig: Float32Array | null): void {
-  const nat = nativeKernel<NativeSiluFwd>("tensor/siluFwd");
+  const nat = kernelSet("tensor")?.siluFwd;
   if (nat) {
     nat(x, y, sig, x.length);
     return;
@@ -80,7 +80,7 @@ export function siluBackward(
   g: Float32Array,
   gx: Float32Array,
 ): void {
-  const nat = nativeKernel<NativeSiluBwd>("tensor/siluBwd");
+  const nat = kernelSet("tensor")?.siluBwd;
   if (nat) {
     nat(x, sig, g, gx, x.length);
     return;
@@ -136,7 +136,7 @@ export function copyRows(
   w: number,
 ): void {
   if (rows === 0 || w === 0) return;
-  const nat = nativeKernel<NativeCopyRows>("tensor/copyRows");
+  const nat = kernelSet("tensor")?.copyRows;
   if (nat) {
     nat(src, so, ss, dst, dOff, ds, rows, w);
     return;

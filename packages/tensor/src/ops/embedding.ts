@@ -4,7 +4,7 @@
  * twin (native/tensor.c `embeddingBwd`) adds in the same order and gives the same bits.
  */
 import { record1 } from "../autograd/node.js";
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { allocF32, allocF32Uninit, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 
 /** native/tensor.c embeddingBwd(ids, g, gw, n, D): gw[ids[i], :] += g[i, :], i = 0..n−1. */
@@ -41,7 +41,7 @@ export function embedding(ids: IntTensor, w: Tensor): Tensor {
   }
   return record1("embedding", [w], y, [...ids.shape, D], ([g]) => {
     const gw = allocF32(w.size);
-    (nativeKernel<EmbeddingBwd>("tensor/embeddingBwd") ?? embeddingBwd)(ids.data, g!, gw, n, D);
+    (kernelSet("tensor")?.embeddingBwd ?? embeddingBwd)(ids.data, g!, gw, n, D);
     return [gw];
   });
 }

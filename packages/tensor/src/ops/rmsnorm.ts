@@ -5,7 +5,7 @@
  * Shapes: x [..., D], w [D] → y [..., D].
  */
 import { record1 } from "../autograd/node.js";
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
 /** Native twins (native/tensor.c), used when registered. */
@@ -41,14 +41,14 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const wd = w.data;
   const y = allocF32Uninit(x.size);
   const rinv = allocF32Uninit(rows);
-  const natFwd = nativeKernel<RmsnormFwd>("tensor/rmsnormFwd");
+  const natFwd = kernelSet("tensor")?.rmsnormFwd;
   if (natFwd) natFwd(xd, wd, rows, D, eps, rinv, y);
   else rmsnormRows(xd, wd, rows, D, eps, rinv, y);
   return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
     const gy = g!;
     const gx = needs[0] ? allocF32Uninit(x.size) : null;
     const gw = needs[1] ? allocF32(D) : null;
-    const natBwd = nativeKernel<RmsnormBwd>("tensor/rmsnormBwd");
+    const natBwd = kernelSet("tensor")?.rmsnormBwd;
     if (natBwd) natBwd(xd, wd, rows, D, rinv, gy, gx, gw);
     else rmsnormRowsBackward(xd, wd, rows, D, rinv, gy, gx, gw);
     return [gx, gw];

@@ -8,7 +8,7 @@
  * Shapes: x [..., W], widths summing to W → y_k [..., w_k].
  */
 import { record } from "../autograd/node.js";
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 import { allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 import { sigmoidScalar } from "./unary.js";
 
@@ -68,7 +68,7 @@ export function siluSplit(x: Tensor, widths: readonly number[]): Tensor[] {
   }
   const rows = x.rows;
   const lead = x.shape.slice(0, -1);
-  const fwd = nativeKernel<SiluRowsFwd>("tensor/siluRowsFwd") ?? siluRowsFwd;
+  const fwd = kernelSet("tensor")?.siluRowsFwd ?? siluRowsFwd;
   let off = 0;
   const outs = widths.map((w) => {
     const y = allocF32Uninit(rows * w);
@@ -77,7 +77,7 @@ export function siluSplit(x: Tensor, widths: readonly number[]): Tensor[] {
     return { data: y, shape: [...lead, w] };
   });
   return record("siluSplit", [x], outs, (gys) => {
-    const bwd = nativeKernel<SiluRowsBwd>("tensor/siluRowsBwd") ?? siluRowsBwd;
+    const bwd = kernelSet("tensor")?.siluRowsBwd ?? siluRowsBwd;
     const gx = allocF32Uninit(x.size); // every piece writes its columns (zeros without gradient)
     let o = 0;
     gys.forEach((g, k) => {

@@ -7,7 +7,7 @@
  * their moments stay untouched. State (step, m, v) is serialisable for exact resume.
  */
 import type { NamedParameter } from "../module.js";
-import { nativeKernel } from "../native-registry.js";
+import { kernelSet } from "../native-registry.js";
 
 /**
  * Native twin of the update loop in `step` (native/tensor.c `adamw`): the same double
@@ -105,7 +105,7 @@ export class AdamW {
       const stepSize = lr / c1;
       const eps = this.eps;
       const sc2 = 1 / Math.sqrt(c2);
-      const nat = nativeKernel<NativeAdamw>("tensor/adamw");
+      const nat = kernelSet("tensor")?.adamw;
       if (nat) {
         nat(w, g, m, v, w.length, decay, stepSize, b1, b2, eps, sc2);
         continue;

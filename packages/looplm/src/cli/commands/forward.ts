@@ -5,6 +5,7 @@ import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
+import { needsKernels } from "../compute.js";
 import { CliError, checkOutput } from "../errors.js";
 
 export interface ForwardArgs {
@@ -37,17 +38,16 @@ export function runForward(args: ForwardArgs): number {
 }
 
 export function registerForward(program: Command): void {
-  program
-    .command("forward")
+  needsKernels(program.command("forward"), { threads: false })
     .description(
-      "Compute every golden-file tensor (logits per step, losses, gradients, gate outputs) for a model and inputs",
+      "Compute every golden-file tensor (logits per step, losses, gradients, gate outputs) for a model and inputs, on the chosen backend",
     )
     .requiredOption("--model <dir>", "checkpoint folder (config.json + model.safetensors)")
     .requiredOption("--input <file>", "inputs.json: tokens, targets, beta, k, gamma, q")
     .requiredOption("--out <file>", "output .safetensors file (written atomically)")
     .addHelpText(
       "after",
-      "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
+      "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors\n  looplm forward --backend portable --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
     )
     .action((opts: ForwardArgs) => {
       const n = runForward(opts);

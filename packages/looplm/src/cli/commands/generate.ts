@@ -5,6 +5,7 @@ import { generate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import type { Command } from "commander";
+import { needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
 
@@ -61,8 +62,7 @@ export async function runGenerate(f: Flags): Promise<void> {
 }
 
 export function registerGenerate(program: Command): void {
-  program
-    .command("generate")
+  needsKernels(program.command("generate"), { threads: false })
     .description(
       "Generate tokens from a trained model with recurrent (per loop step, per layer) state",
     )

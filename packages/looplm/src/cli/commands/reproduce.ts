@@ -5,6 +5,8 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
+import type { Backend } from "../../backend.js";
+import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
@@ -26,6 +28,7 @@ interface Flags {
   out: string;
   resume: boolean;
   overwrite: boolean;
+  backend?: Backend;
 }
 
 const CHOICES = [...STUDY_NAMES, "all"] as const;
@@ -43,7 +46,8 @@ function scale(v: string): Scale {
 }
 
 function commandLine(study: StudyName, f: Flags): string {
-  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}`;
+  const backend = f.backend ? ` --backend ${f.backend}` : "";
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${backend}`;
 }
 
 async function runOne(name: StudyName, f: Flags): Promise<void> {
@@ -117,8 +121,7 @@ export async function runReproduce(study: string, f: Flags): Promise<void> {
 }
 
 export function registerReproduce(program: Command): void {
-  program
-    .command("reproduce")
+  needsKernels(program.command("reproduce"))
     .description(
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )

@@ -1,5 +1,6 @@
 /** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
+import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { needsKernels } from "../compute.js";
@@ -31,6 +32,7 @@ type Flags = TaskFlags &
     resume: boolean;
     overwrite: boolean;
     queue?: string;
+    backend?: Backend;
   };
 
 function protocol(v: string): Protocol {
@@ -67,7 +69,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
       evalCount: f.evalCount,
     };
     const res = address
-      ? await runQueuedSweep(job, f, address)
+      ? await runQueuedSweep(job, f, address, f.backend)
       : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
           runSweep({
             ...job,
@@ -86,7 +88,8 @@ export async function runSweepCommand(f: Flags): Promise<void> {
 }
 
 export function registerSweep(program: Command): void {
-  const cmd = needsKernels(program.command("sweep"))
+  // (with --queue the workers train: this process starts no backend)
+  const cmd = needsKernels(program.command("sweep"), { elsewhere: (o) => o.queue !== undefined })
     .description(
       "Train every member of an iso-parameter (N⊗R) or iso-FLOPs (N⊗R vs (N·R)⊗1) family and compare them",
     )

@@ -2,7 +2,8 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
-import { needsKernels } from "../compute.js";
+import type { Backend } from "../../backend.js";
+import { needsKernels, useBackend } from "../compute.js";
 import { CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
@@ -13,7 +14,13 @@ import { trainJob } from "../run-training.js";
 
 type Flags = TaskFlags &
   ModelFlags &
-  TrainFlags & { out: string; resume: boolean; overwrite: boolean; from?: string };
+  TrainFlags & {
+    out: string;
+    resume: boolean;
+    overwrite: boolean;
+    from?: string;
+    backend?: Backend;
+  };
 
 /** `--out` must not be (or contain) the run that `--from` reads: training would erase it. */
 function checkFromOutside(from: string, out: string): void {
@@ -52,6 +59,8 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   try {
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
+    // A resumed run stays on the backend it was started with, unless --backend is typed again.
+    if (f.backend !== typed.backend) await useBackend(f.backend);
     checkStageFrom(f);
     let train = fresh ?? buildTrainOptions(f);
     if (folder.info) {
@@ -104,7 +113,7 @@ export function registerTrain(program: Command): void {
     .requiredOption("--out <dir>", "run folder (run.json, log.jsonl, checkpoints/, final/)")
     .option(
       "--resume",
-      "continue the run in --out from its last valid checkpoint, with the settings in its run.json (only --steps, --eval-every, --ckpt-every, --checkpointing may change)",
+      "continue the run in --out from its last valid checkpoint, with the settings in its run.json (only --steps, --eval-every, --ckpt-every, --checkpointing, --backend may change)",
       false,
     )
     .option(

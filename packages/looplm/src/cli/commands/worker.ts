@@ -1,6 +1,7 @@
 /** `looplm worker`: train queued jobs (from `looplm sweep --queue`) until stopped. */
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
+import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
@@ -11,14 +12,15 @@ import { withInterrupts } from "../interrupt.js";
 
 interface Flags {
   queue: string;
+  backend?: Backend;
   concurrency: number;
   threads?: number;
   lockSeconds: number;
 }
 
 export function registerWorker(program: Command): void {
-  program
-    .command("worker")
+  // (its jobs train in child processes; this one checks that --backend starts here)
+  needsKernels(program.command("worker"), { threads: false })
     .description(
       "Train jobs from a Redis queue (looplm sweep --queue) in run folders on a shared filesystem",
     )
@@ -43,6 +45,7 @@ a second signal stops at once (the jobs resume from their last periodic checkpoi
 
 Examples:
   looplm worker --queue redis://127.0.0.1:6379
+  looplm worker --queue redis://127.0.0.1:6379 --backend portable   # jobs that name no backend
   looplm worker --queue redis://:secret@10.0.0.5:6379/2 --concurrency 2 --threads 4`,
     )
     .action((f: Flags) => {
@@ -53,6 +56,7 @@ Examples:
           concurrency: f.concurrency,
           threads: f.threads ?? Math.max(1, Math.floor(availableParallelism() / f.concurrency)),
           lockSeconds: f.lockSeconds,
+          backend: f.backend,
           signal,
           log: (l) => process.stderr.write(`${l}\n`),
         }),

@@ -1,0 +1,49 @@
+/** Choosing the backend: the default falls back with a notice, a named one starts or says why. */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { nativeKernelNames } from "@loop/tensor/kernel";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { activeBackend, parseBackend, startBackend } from "./backend.js";
+
+afterEach(async () => {
+  vi.unstubAllEnvs();
+  await startBackend("portable");
+});
+
+describe("startBackend", () => {
+  it("portable when named: no native kernel registered", async () => {
+    expect(await startBackend("portable")).toBe("portable");
+    expect(activeBackend()).toBe("portable");
+    expect(nativeKernelNames()).toEqual([]);
+  });
+
+  it("by default falls back to portable, with one notice unless LOOPLM_NATIVE=0", async () => {
+    const lines: string[] = [];
+    vi.stubEnv("CC", "false");
+    vi.stubEnv("LOOPLM_NATIVE_CACHE", mkdtempSync(join(tmpdir(), "looplm-backend-")));
+    expect(await startBackend(undefined, (l) => lines.push(l))).toBe("portable");
+    expect(lines).toEqual([
+      "portable kernels (native ones unavailable: false failed: exit code 1)",
+    ]);
+    vi.stubEnv("LOOPLM_NATIVE", "0");
+    expect(await startBackend(undefined, (l) => lines.push(l))).toBe("portable");
+    expect(lines).toHaveLength(1);
+  });
+
+  it("a named backend that cannot start is an error naming why, and leaves portable", async () => {
+    vi.stubEnv("LOOPLM_NATIVE", "0");
+    await expect(startBackend("native")).rejects.toThrow(
+      /^--backend native cannot start here: native kernels disabled by LOOPLM_NATIVE$/,
+    );
+    expect(activeBackend()).toBe("portable");
+    expect(nativeKernelNames()).toEqual([]);
+  });
+
+  it("parses backend names, refusing others with the choices", () => {
+    expect(parseBackend("native")).toBe("native");
+    expect(() => parseBackend("cuda")).toThrow(
+      '--backend must be one of portable, native, got "cuda"',
+    );
+  });
+});

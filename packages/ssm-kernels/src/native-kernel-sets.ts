@@ -1,0 +1,45 @@
+/**
+ * The native kernels of @loop/ssm-kernels, as its portable kernels call them: group `ssm`
+ * (native/ssm.c: conv1d, gated RMSNorm, small fused ops) and group `ssd` (native/ssd.c: the
+ * chunked SSD scan). The `/node` entry registers them; `kernelSet("ssm")` finds them.
+ */
+import type { ConvBwdNative, ConvFwdNative } from "./causal-conv1d.js";
+import type { ConvSiluNative } from "./conv-silu-split.js";
+import type { RmsnormBwdNative, RmsnormFwdNative } from "./gated-rmsnorm.js";
+import type {
+  DskipBwdNative,
+  DskipFwdNative,
+  SoftplusBwdNative,
+  SoftplusFwdNative,
+} from "./mamba2-ops.js";
+import type {
+  SsdBackwardGroupsNative,
+  SsdBackwardHeadsNative,
+} from "./ssd-chunked-backward-native.js";
+import type { SsdForwardNative } from "./ssd-chunked-forward.js";
+
+export interface SsmKernelSet {
+  convFwd: ConvFwdNative;
+  convBwd: ConvBwdNative;
+  convSiluFwd: ConvSiluNative;
+  convSiluBwd: ConvSiluNative;
+  rmsnormFwd: RmsnormFwdNative;
+  rmsnormBwd: RmsnormBwdNative;
+  softplusFwd: SoftplusFwdNative;
+  softplusBwd: SoftplusBwdNative;
+  dskipFwd: DskipFwdNative;
+  dskipBwd: DskipBwdNative;
+}
+
+export interface SsdKernelSet {
+  forward: SsdForwardNative;
+  backwardHeads: SsdBackwardHeadsNative;
+  backwardGroups: SsdBackwardGroupsNative;
+}
+
+declare module "@loop/tensor/kernel" {
+  interface NativeKernelSets {
+    ssm: SsmKernelSet;
+    ssd: SsdKernelSet;
+  }
+}
