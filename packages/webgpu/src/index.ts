@@ -13,13 +13,27 @@ export {
   uploadTensor,
 } from "./gpu-tensor.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
+export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { add, scale } from "./ops/elementwise.js";
 export { exitPdf } from "./ops/exit-pdf.js";
 export { gateLogits } from "./ops/gate-logits.js";
+export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
+export {
+  type GpuMamba2State,
+  type GpuMamba2StepConfig,
+  type GpuMamba2StepWeights,
+  mamba2StepState,
+} from "./ops/mamba2-step.js";
 export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { rope } from "./ops/rope.js";
 export { reshape } from "./ops/shape.js";
+export {
+  type GpuSsdChunkedOptions,
+  type GpuSsdScanResult,
+  ssdScanChunked,
+} from "./ops/ssd-scan-chunked.js";
 export {
   detach,
   type GpuGateLike,

@@ -1,0 +1,61 @@
+/**
+ * Column sums of a [rows, cols] matrix whose entries are given by a WGSL expression:
+ *   out[c] = Σ_{r < rows} term(r, c)
+ * (the reductions behind bias, D, A and norm-weight gradients: many rows, few columns).
+ * Stage 1 evaluates `term` and sums blocks of ROWS_PER_GROUP rows into partial[rowBlock, cols];
+ * further stages sum the partials the same way until one row is left. Each group covers 64
+ * columns (coalesced reads along a row) × 4 lanes of rows; the lanes and the blocks are added in
+ * a fixed order, so the result is the same on every run (no atomics).
+ */
+import { type BufferSpec, defineKernel, type Kernel, type ParamType } from "../kernel-def.js";
+
+export const COLS_PER_GROUP = 64;
+const LANES = 4;
+/** Rows summed by one workgroup (each lane sums ROWS_PER_GROUP / LANES rows in order). */
+export const ROWS_PER_GROUP = 256;
+
+/**
+ * A stage-1 kernel: `term` is a WGSL expression in `r` and `c` (u32) over the declared buffers
+ * and `p.<param>`; `helpers` is WGSL placed before it (functions it calls). The kernel also has
+ * params rows, cols and a buffer `partial` (declared last).
+ */
+export function columnSumKernel(spec: {
+  name: string;
+  params?: Record<string, ParamType>;
+  buffers: Record<string, BufferSpec>;
+  term: string;
+  helpers?: string;
+}): Kernel {
+  return defineKernel({
+    name: spec.name,
+    params: { rows: "u32", cols: "u32", ...spec.params },
+    buffers: { ...spec.buffers, partial: "rw" },
+    body: `${spec.helpers ?? ""}
+fn term(r: u32, c: u32) -> f32 { return ${spec.term}; }
+var<workgroup> lanes: array<f32, ${COLS_PER_GROUP * LANES}>;
+@compute @workgroup_size(${COLS_PER_GROUP}, ${LANES})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let c = wg.x * ${COLS_PER_GROUP}u + lid.x;
+  let r0 = wg.y * ${ROWS_PER_GROUP}u;
+  let r1 = min(r0 + ${ROWS_PER_GROUP}u, p.rows);
+  var s = 0.0;
+  if (c < p.cols) {
+    for (var r = r0 + lid.y; r < r1; r += ${LANES}u) { s += term(r, c); }
+  }
+  lanes[lid.y * ${COLS_PER_GROUP}u + lid.x] = s;
+  workgroupBarrier();
+  if (lid.y == 0u && c < p.cols) {
+    var t = lanes[lid.x];
+    for (var l = 1u; l < ${LANES}u; l++) { t += lanes[l * ${COLS_PER_GROUP}u + lid.x]; }
+    partial[wg.y * p.cols + c] = t;
+  }
+}`,
+  });
+}
+
+/** The later stages: plain column sums of a [rows, cols] buffer `src`. */
+export const columnSumStage = columnSumKernel({
+  name: "columnSum",
+  buffers: { src: "read" },
+  term: "src[r * p.cols + c]",
+});

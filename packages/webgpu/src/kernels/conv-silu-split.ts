@@ -1,0 +1,158 @@
+/**
+ * Causal depthwise conv1d + silu + split of the channel axis (docs/model.md §3.2–3.3):
+ *   pre[b,t,c] = bias[c] + Σ_{k<K} w[c,k]·in[b, t−K+1+k, c],   y_p[b,t,j] = silu(pre[b,t,o_p+j])
+ * in[b,τ,c] = x[b,τ,c] for τ ≥ 0, the initial conv state init[b,c,K−1+τ] for τ < 0 (else 0).
+ * Packed documents (seqIdx [B·T], non-decreasing along a row): tap τ of row t is read only when
+ * it lies in t's document, i.e. seq[b, max(τ,0)] = seq[b,t] (the initial state belongs to the
+ * document at t = 0) — the same terms as @loop/ssm-kernels' firstTap.
+ * Shapes: x [B,T,C], weight [C,K] (or [C,1,K]), bias [C], init [B,C,K−1] → y_p [B,T,w_p].
+ * Backward: ∂pre = g_p·silu'(pre) (pre recomputed; 0 for a piece without gradient), then
+ *   ∂x[τ] = Σ_k w[c,k]·∂pre[τ+K−1−k],  ∂init likewise for τ < 0,
+ *   ∂w[c,k] = Σ_{b,t} ∂pre[t]·in[t−K+1+k],  ∂bias = Σ ∂pre   (column sums, ops/column-sum.ts).
+ * One thread per output element, channels innermost (coalesced). Absent bias, init and seqIdx
+ * are bound to a 1-element placeholder and switched off by the has* flags.
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+import { columnSumKernel } from "./column-sum.js";
+import { WGSL_MATH } from "./wgsl-math.js";
+
+export const CONV_GROUP = 256;
+
+const dims = {
+  B: "u32",
+  T: "u32",
+  C: "u32",
+  K: "u32",
+  hasBias: "u32",
+  hasInit: "u32",
+  hasSeq: "u32",
+} as const;
+
+/** WGSL: whether row t of batch b reads tap τ (= t − K + 1 + k, as i32). */
+const tapRule = `
+fn reads(b: u32, t: u32, tau: i32) -> bool {
+  if (p.hasSeq == 0u) { return true; }
+  return seq[b * p.T + u32(max(tau, 0))] == seq[b * p.T + t];
+}
+fn tapValue(b: u32, t: u32, tau: i32, c: u32) -> f32 {
+  if (!reads(b, t, tau)) { return 0.0; }
+  if (tau >= 0) { return x[(b * p.T + u32(tau)) * p.C + c]; }
+  if (p.hasInit == 0u) { return 0.0; }
+  return init[(b * p.C + c) * (p.K - 1u) + u32(i32(p.K) - 1 + tau)];
+}`;
+
+const preActivation = `${tapRule}
+fn preAct(r: u32, c: u32) -> f32 {
+  let b = r / p.T;
+  let t = r % p.T;
+  var s = 0.0;
+  if (p.hasBias != 0u) { s = bias[c]; }
+  for (var k = 0u; k < p.K; k++) {
+    s += weight[c * p.K + k] * tapValue(b, t, i32(t) + i32(k) - i32(p.K) + 1, c);
+  }
+  return s;
+}`;
+
+const entry = `@compute @workgroup_size(${CONV_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(CONV_GROUP)};`;
+
+/** Piece [off, off + w) of the channels: y[r, j] = silu(pre[r, off + j]) for n = B·T·w items. */
+export const convSiluPieceKernel = defineKernel({
+  name: "causalConv1dSiluSplit",
+  params: { ...dims, off: "u32", w: "u32", n: "u32" },
+  buffers: { x: "read", weight: "read", bias: "read", init: "read", seq: "read:i32", y: "rw" },
+  body: `${WGSL_MATH}${preActivation}
+${entry}
+  if (i >= p.n) { return; }
+  y[i] = silu(preAct(i / p.w, p.off + i % p.w));
+}`,
+});
+
+/** ∂pre of one piece (zeros where hasG = 0): gpre[r, off + j] = g[r, j]·silu'(pre). */
+export const convSiluGradPreKernel = defineKernel({
+  name: "causalConv1dSiluSplitGradPre",
+  params: { ...dims, off: "u32", w: "u32", n: "u32", hasG: "u32" },
+  buffers: {
+    x: "read",
+    weight: "read",
+    bias: "read",
+    init: "read",
+    seq: "read:i32",
+    g: "read",
+    gpre: "rw",
+  },
+  body: `${WGSL_MATH}${preActivation}
+${entry}
+  if (i >= p.n) { return; }
+  let r = i / p.w;
+  let c = p.off + i % p.w;
+  var v = 0.0;
+  if (p.hasG != 0u) { v = g[i] * siluGrad(preAct(r, c)); }
+  gpre[r * p.C + c] = v;
+}`,
+});
+
+const gradTaps = `
+fn seqAt(b: u32, t: u32) -> i32 { return seq[b * p.T + t]; }
+/** Σ_k w[c,k]·∂pre[b, τ+K−1−k, c] over the rows t < T that read tap τ. */
+fn tapGrad(b: u32, tau: i32, c: u32) -> f32 {
+  var s = 0.0;
+  for (var k = 0u; k < p.K; k++) {
+    let t = tau + i32(p.K) - 1 - i32(k);
+    if (t < 0 || t >= i32(p.T)) { continue; }
+    if (p.hasSeq != 0u && seqAt(b, u32(max(tau, 0))) != seqAt(b, u32(t))) { continue; }
+    s += weight[c * p.K + k] * gpre[(b * p.T + u32(t)) * p.C + c];
+  }
+  return s;
+}`;
+
+/** ∂x[b, τ, c] for n = B·T·C items. */
+export const convGradXKernel = defineKernel({
+  name: "causalConv1dGradX",
+  params: { B: "u32", T: "u32", C: "u32", K: "u32", hasSeq: "u32", n: "u32" },
+  buffers: { weight: "read", gpre: "read", seq: "read:i32", gx: "rw" },
+  body: `${gradTaps}
+${entry}
+  if (i >= p.n) { return; }
+  let c = i % p.C;
+  let r = i / p.C;
+  gx[i] = tapGrad(r / p.T, i32(r % p.T), c);
+}`,
+});
+
+/** ∂init[b, c, j] (tap τ = j − (K−1) < 0) for n = B·C·(K−1) items. */
+export const convGradInitKernel = defineKernel({
+  name: "causalConv1dGradInit",
+  params: { B: "u32", T: "u32", C: "u32", K: "u32", hasSeq: "u32", n: "u32" },
+  buffers: { weight: "read", gpre: "read", seq: "read:i32", ginit: "rw" },
+  body: `${gradTaps}
+${entry}
+  if (i >= p.n) { return; }
+  let j = i % (p.K - 1u);
+  let bc = i / (p.K - 1u);
+  ginit[i] = tapGrad(bc / p.C, i32(j) - i32(p.K) + 1, bc % p.C);
+}`,
+});
+
+/** ∂w[c, k] = Σ_r ∂pre[r, c]·in[r's tap k, c]: rows B·T, columns C·K. */
+export const convGradWeight = columnSumKernel({
+  name: "causalConv1dGradWeight",
+  params: dims,
+  buffers: { x: "read", init: "read", seq: "read:i32", gpre: "read" },
+  helpers: `${tapRule}
+fn wTerm(r: u32, col: u32) -> f32 {
+  let c = col / p.K;
+  let k = col % p.K;
+  let t = r % p.T;
+  return gpre[r * p.C + c] * tapValue(r / p.T, t, i32(t) + i32(k) - i32(p.K) + 1, c);
+}`,
+  term: "wTerm(r, c)",
+});
+
+/** ∂bias[c] = Σ_r ∂pre[r, c]. */
+export const convGradBias = columnSumKernel({
+  name: "causalConv1dGradBias",
+  buffers: { gpre: "read" },
+  term: "gpre[r * p.cols + c]",
+});

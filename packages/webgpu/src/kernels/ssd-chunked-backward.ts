@@ -1,0 +1,406 @@
+/**
+ * Chunked SSD scan, backward (the forward and its notation: kernels/ssd-chunked.ts). With gY the
+ * output gradient and R_c = ∂L/∂S_end of chunk c (the final-state gradient for the last chunk):
+ *   chunkOuter (mode 1)  Q_c = Σ_i E_i·gY_iᵀ ⊗ C_i: the state gradient the chunk's outputs send back
+ *   reversePass  one workgroup per (b, h), chunks last to first: R_{c−1} = Ec·R_c + Q_c; the
+ *                initial-state gradient is Ec_0·R_0 + Q_0; ∂Λ_{L−1} gets Ec·Σ R_c ⊙ S_prev
+ *   intraGrad    per (b, c, h): dM = gY·Xᵀ (lower triangle), d(CBᵀ)_ij = dM_ij·exp(Λ_i−Λ_j)·dt_j
+ *                per head; the Λ and dt sums of the intra block (every term f·exp(Λ_i − Λ_j)
+ *                sends ∂f to Λ_i and −∂f to Λ_j)
+ *   gradX        ∂X = Mᵀ·gY + diag(w)·B·R_cᵀ (+ D_h·gY)
+ *   rowsByState  vB = X·R_c, uC = gY·S_prev  (per head, [B,T,H,N]; scaled by w, E next)
+ *   finish       per (b, c, h): ∂B_h = w ⊙ vB, ∂C_h = E ⊙ uC, their Λ and dt terms, then the
+ *                reverse cumulative sum da_k = Σ_{i ≥ k} ∂Λ_i (one thread, L steps)
+ *   groupGrad    per (b, c, g): ∂B = Σ_h ∂B_h + d(CBᵀ)ᵀ·C,  ∂C = Σ_h ∂C_h + d(CBᵀ)·B (summed heads)
+ *   dtGrad       ∂dt = ddt + A_h·da;  ∂A_h = Σ dt·da and ∂D_h = Σ gY ⊙ X are column sums.
+ * Reductions run in a fixed order in workgroup memory (no atomics): deterministic.
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+import { columnSumKernel } from "./column-sum.js";
+import {
+  cbHelpers,
+  chunkHelpers,
+  MAX_CHUNK,
+  SSD_LINEAR_GROUP,
+  ssdDims,
+  TILE,
+  tileDecl,
+  tileEntry,
+} from "./ssd-chunked.js";
+import { groupSumWgsl } from "./wgsl-group-sum.js";
+
+const WG = 256;
+
+/** One workgroup per (b, h) = wg.x: the reverse inter-chunk recurrence. */
+export const ssdReversePassKernel = defineKernel({
+  name: "ssdReversePass",
+  params: { nc: "u32", PN: "u32", hasGs: "u32" },
+  buffers: {
+    gs: "read",
+    q: "read",
+    cdecay: "read",
+    states: "read",
+    rstore: "rw",
+    dotRS: "rw",
+    gs0: "rw",
+  },
+  body: `${groupSumWgsl(WG)}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3u) {
+  let bh = wg.x;
+  let lid = li.x;
+  for (var cc = 0u; cc < p.nc; cc++) {
+    let c = p.nc - 1u - cc;
+    var dot = 0.0;
+    for (var e = lid; e < p.PN; e += ${WG}u) {
+      var r = 0.0;
+      if (cc == 0u) {
+        if (p.hasGs != 0u) { r = gs[bh * p.PN + e]; }
+      } else {
+        let o1 = (bh * p.nc + c + 1u) * p.PN + e;
+        r = cdecay[bh * p.nc + c + 1u] * rstore[o1] + q[o1];
+      }
+      let o = (bh * p.nc + c) * p.PN + e;
+      rstore[o] = r;
+      dot += r * states[o];
+    }
+    let total = groupSum(lid, dot);
+    if (lid == 0u) { dotRS[bh * p.nc + c] = cdecay[bh * p.nc + c] * total; }
+  }
+  for (var e = lid; e < p.PN; e += ${WG}u) {
+    let o = bh * p.nc * p.PN + e;
+    gs0[bh * p.PN + e] = cdecay[bh * p.nc] * rstore[o] + q[o];
+  }
+}`,
+});
+
+/** Intra-chunk block gradients, one workgroup per (b, c, h) = (wg.y, wg.z). */
+export const ssdIntraGradKernel = defineKernel({
+  name: "ssdIntraGrad",
+  params: ssdDims,
+  buffers: {
+    gy: "read",
+    x: "read",
+    dl: "read",
+    cb: "read",
+    seq: "read:i32",
+    dotRS: "read",
+    dcbh: "rw",
+    sums: "rw",
+  },
+  body: `${chunkHelpers}${cbHelpers}${tileDecl}
+var<workgroup> s1: array<f32, ${TILE * TILE}>;
+var<workgroup> s2: array<f32, ${TILE * TILE}>;
+var<workgroup> rowT1: array<f32, ${MAX_CHUNK}>;
+var<workgroup> colT1: array<f32, ${MAX_CHUNK}>;
+var<workgroup> colT2: array<f32, ${MAX_CHUNK}>;
+${tileEntry}
+  let k = chunkOf(wg.y, wg.z);
+  let lid = ly * ${TILE}u + lx;
+  for (var l = lid; l < ${MAX_CHUNK}u; l += ${TILE * TILE}u) {
+    rowT1[l] = 0.0;
+    colT1[l] = 0.0;
+    colT2[l] = 0.0;
+  }
+  workgroupBarrier();
+  let nT = (k.L + ${TILE - 1}u) / ${TILE}u;
+  for (var ti = 0u; ti < nT; ti++) {
+    for (var tj = 0u; tj <= ti; tj++) {
+      let i = ti * ${TILE}u + ly;
+      let j = tj * ${TILE}u + lx;
+      let jr = tj * ${TILE}u + ly;
+      var dm = 0.0;
+      for (var p0 = 0u; p0 < p.P; p0 += ${TILE}u) {
+        let pc = min(p0 + lx, p.P - 1u);
+        ta[ly * ${TILE}u + lx] = select(0.0, gy[xRow(k, min(i, k.L - 1u)) + pc], i < k.L && p0 + lx < p.P);
+        // X tile transposed (tb[p][j]) so that tileDot sums over p
+        tb[lx * ${TILE}u + ly] = select(0.0, x[xRow(k, min(jr, k.L - 1u)) + pc], jr < k.L && p0 + lx < p.P);
+        workgroupBarrier();
+        dm += tileDot(ly, lx);
+        workgroupBarrier();
+      }
+      var t1 = 0.0;
+      var t2 = 0.0;
+      if (i < k.L && j <= i) {
+        let dec = segDecay(k, i, j);
+        let dtj = dtAt(k, j);
+        dcbh[((k.b * p.nc + k.c) * p.H + k.h) * p.Lc * p.Lc + i * p.Lc + j] = dm * dec * dtj;
+        t2 = dm * cbAt(k, i, j) * dec;
+        t1 = t2 * dtj;
+      }
+      s1[ly * ${TILE}u + lx] = t1;
+      s2[ly * ${TILE}u + lx] = t2;
+      workgroupBarrier();
+      if (ly == 0u) {
+        var a1 = 0.0;
+        var a2 = 0.0;
+        for (var r = 0u; r < ${TILE}u; r++) {
+          a1 += s1[r * ${TILE}u + lx];
+          a2 += s2[r * ${TILE}u + lx];
+        }
+        colT1[tj * ${TILE}u + lx] += a1;
+        colT2[tj * ${TILE}u + lx] += a2;
+      } else if (ly == 1u) {
+        var a = 0.0;
+        for (var q = 0u; q < ${TILE}u; q++) { a += s1[lx * ${TILE}u + q]; }
+        rowT1[ti * ${TILE}u + lx] += a;
+      }
+      workgroupBarrier();
+    }
+  }
+  for (var l = lid; l < k.L; l += ${TILE * TILE}u) {
+    var d = rowT1[l] - colT1[l];
+    if (l == k.L - 1u) { d += dotRS[k.bh * p.nc + k.c]; }
+    sums[(k.bh * p.T + k.t0 + l) * 2u] = d;
+    sums[(k.bh * p.T + k.t0 + l) * 2u + 1u] = colT2[l];
+  }
+}`,
+});
+
+/** ∂X = Mᵀ·gY + diag(w)·B·R_cᵀ (+ D_h·gY); grid (L/16·P/16 tiles, nc, B·H). */
+export const ssdGradXKernel = defineKernel({
+  name: "ssdGradX",
+  params: { ...ssdDims, hasD: "u32" },
+  buffers: {
+    gy: "read",
+    dl: "read",
+    cb: "read",
+    Bm: "read",
+    rstore: "read",
+    seq: "read:i32",
+    D: "read",
+    gx: "rw",
+  },
+  body: `${chunkHelpers}${cbHelpers}${tileDecl}
+${tileEntry}
+  let k = chunkOf(wg.y, wg.z);
+  let nP = (p.P + ${TILE - 1}u) / ${TILE}u;
+  let tj = wg.x / nP;
+  let p0 = (wg.x % nP) * ${TILE}u;
+  if (tj * ${TILE}u >= k.L) { return; }
+  let nT = (k.L + ${TILE - 1}u) / ${TILE}u;
+  let j = tj * ${TILE}u + ly;
+  let pp = p0 + lx;
+  let jc = min(j, k.L - 1u);
+  var acc = 0.0;
+  for (var ti = tj; ti < nT; ti++) {
+    let il = ti * ${TILE}u + lx;
+    ta[ly * ${TILE}u + lx] = select(0.0, mval(k, min(il, k.L - 1u), min(jc, il)), il < k.L && j <= il);
+    let ir = ti * ${TILE}u + ly;
+    tb[ly * ${TILE}u + lx] = select(0.0, gy[xRow(k, min(ir, k.L - 1u)) + min(pp, p.P - 1u)], ir < k.L && pp < p.P);
+    workgroupBarrier();
+    acc += tileDot(ly, lx);
+    workgroupBarrier();
+  }
+  var acc2 = 0.0;
+  for (var n0 = 0u; n0 < p.N; n0 += ${TILE}u) {
+    let n = n0 + lx;
+    let nc = min(n, p.N - 1u);
+    ta[ly * ${TILE}u + lx] = select(0.0, Bm[bcRow(k, jc) + nc], j < k.L && n < p.N);
+    let pr = p0 + ly;
+    tb[lx * ${TILE}u + ly] = select(0.0, rstore[stateAt(k) + min(pr, p.P - 1u) * p.N + nc], pr < p.P && n < p.N);
+    workgroupBarrier();
+    acc2 += tileDot(ly, lx);
+    workgroupBarrier();
+  }
+  if (j < k.L && pp < p.P) {
+    var v = acc + toEnd(k, j) * dtAt(k, j) * acc2;
+    if (p.hasD != 0u) { v += D[k.h] * gy[xRow(k, j) + pp]; }
+    gx[xRow(k, j) + pp] = v;
+  }
+}`,
+});
+
+/** out[b,t,h,n] = Σ_p U[b,t,h,p]·S_c[p,n] (S per (b,h,chunk)); grid (L/16·N/16, nc, B·H). */
+export const ssdRowsByStateKernel = defineKernel({
+  name: "ssdRowsByState",
+  params: ssdDims,
+  buffers: { u: "read", s: "read", out: "rw" },
+  body: `
+struct Chunk { b: u32, h: u32, bh: u32, c: u32, t0: u32, L: u32 }
+${tileDecl}
+${tileEntry}
+  let t0 = wg.y * p.Lc;
+  let k = Chunk(wg.z / p.H, wg.z % p.H, wg.z, wg.y, t0, min(p.Lc, p.T - t0));
+  let nN = (p.N + ${TILE - 1}u) / ${TILE}u;
+  let tl = wg.x / nN;
+  let n = (wg.x % nN) * ${TILE}u + lx;
+  if (tl * ${TILE}u >= k.L) { return; }
+  let l = tl * ${TILE}u + ly;
+  let lc = min(l, k.L - 1u);
+  let so = (k.bh * p.nc + k.c) * p.P * p.N;
+  var acc = 0.0;
+  for (var p0 = 0u; p0 < p.P; p0 += ${TILE}u) {
+    ta[ly * ${TILE}u + lx] = select(0.0, u[((k.b * p.T + k.t0 + lc) * p.H + k.h) * p.P + min(p0 + lx, p.P - 1u)], l < k.L && p0 + lx < p.P);
+    tb[ly * ${TILE}u + lx] = select(0.0, s[so + min(p0 + ly, p.P - 1u) * p.N + min(n, p.N - 1u)], p0 + ly < p.P && n < p.N);
+    workgroupBarrier();
+    acc += tileDot(ly, lx);
+    workgroupBarrier();
+  }
+  if (l < k.L && n < p.N) { out[((k.b * p.T + k.t0 + l) * p.H + k.h) * p.N + n] = acc; }
+}`,
+});
+
+/**
+ * Per (b, c, h) = (wg.y, wg.z), one thread per chunk position: scales vB → ∂B_h and uC → ∂C_h in
+ * place, adds their Λ and dt terms to sums, and leaves sums = (da, ddt) per position.
+ */
+export const ssdFinishKernel = defineKernel({
+  name: "ssdFinish",
+  params: ssdDims,
+  buffers: {
+    dl: "read",
+    Bm: "read",
+    Cm: "read",
+    seq: "read:i32",
+    dBh: "rw",
+    dCh: "rw",
+    sums: "rw",
+  },
+  body: `${chunkHelpers}
+var<workgroup> dlam: array<f32, ${MAX_CHUNK}>;
+var<workgroup> wdw: array<f32, ${MAX_CHUNK}>;
+@compute @workgroup_size(${MAX_CHUNK})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3u) {
+  let k = chunkOf(wg.y, wg.z);
+  let l = li.x;
+  var dL = 0.0;
+  var qw = 0.0;
+  if (l < k.L) {
+    let row = ((k.b * p.T + k.t0 + l) * p.H + k.h) * p.N;
+    let brow = bcRow(k, l);
+    let ef = toEnd(k, l);
+    let w = ef * dtAt(k, l);
+    let E = fromStart(k, l);
+    var qB = 0.0;
+    var qC = 0.0;
+    for (var n = 0u; n < p.N; n++) {
+      let vb = dBh[row + n];
+      qB += Bm[brow + n] * vb;
+      dBh[row + n] = w * vb;
+      let uc = dCh[row + n];
+      qC += Cm[brow + n] * uc;
+      dCh[row + n] = E * uc;
+    }
+    let so = (k.bh * p.T + k.t0 + l) * 2u;
+    qw = qB * w;
+    dL = sums[so] + E * qC - qw;
+    sums[so + 1u] = sums[so + 1u] + qB * ef;
+  }
+  dlam[l] = dL;
+  wdw[l] = qw;
+  workgroupBarrier();
+  if (l == 0u) {
+    var total = 0.0;
+    for (var j = 0u; j < k.L; j++) { total += wdw[j]; }
+    dlam[k.L - 1u] += total;
+    var acc = 0.0;
+    for (var j = k.L; j > 0u; j--) {
+      acc += dlam[j - 1u];
+      dlam[j - 1u] = acc;
+    }
+  }
+  workgroupBarrier();
+  if (l < k.L) { sums[(k.bh * p.T + k.t0 + l) * 2u] = dlam[l]; }
+}`,
+});
+
+/** ∂B, ∂C per group: head partials plus the d(CBᵀ) products; grid (L/16·N/16, nc, B·G). */
+export const ssdGroupGradKernel = defineKernel({
+  name: "ssdGroupGrad",
+  params: ssdDims,
+  buffers: {
+    Bm: "read",
+    Cm: "read",
+    dcbh: "read",
+    dBh: "read",
+    dCh: "read",
+    gB: "rw",
+    gC: "rw",
+  },
+  body: `${tileDecl}
+var<workgroup> ta2: array<f32, ${TILE * TILE}>;
+var<workgroup> tb2: array<f32, ${TILE * TILE}>;
+${tileEntry}
+  let b = wg.z / p.G;
+  let g = wg.z % p.G;
+  let c = wg.y;
+  let t0 = c * p.Lc;
+  let L = min(p.Lc, p.T - t0);
+  let hpg = p.H / p.G;
+  let nN = (p.N + ${TILE - 1}u) / ${TILE}u;
+  let tl = wg.x / nN;
+  if (tl * ${TILE}u >= L) { return; }
+  let l = tl * ${TILE}u + ly;
+  let n = (wg.x % nN) * ${TILE}u + lx;
+  let lc = min(l, L - 1u);
+  let nc = min(n, p.N - 1u);
+  let dcb0 = (b * p.nc + c) * p.H + g * hpg;
+  var accB = 0.0;
+  var accC = 0.0;
+  if (l < L && n < p.N) {
+    for (var hh = 0u; hh < hpg; hh++) {
+      let o = ((b * p.T + t0 + l) * p.H + g * hpg + hh) * p.N + n;
+      accB += dBh[o];
+      accC += dCh[o];
+    }
+  }
+  let nT = (L + ${TILE - 1}u) / ${TILE}u;
+  for (var tk = 0u; tk < nT; tk++) {
+    let kc = tk * ${TILE}u + lx;
+    let kr = tk * ${TILE}u + ly;
+    let kcc = min(kc, L - 1u);
+    var sC = 0.0;
+    var sB = 0.0;
+    for (var hh = 0u; hh < hpg; hh++) {
+      let o = (dcb0 + hh) * p.Lc * p.Lc;
+      if (l < L && kc <= l) { sC += dcbh[o + lc * p.Lc + kcc]; }
+      if (l < L && kc < L && kc >= l) { sB += dcbh[o + kcc * p.Lc + lc]; }
+    }
+    ta[ly * ${TILE}u + lx] = sC;  // Σ_h d(CBᵀ)[l, k]
+    ta2[ly * ${TILE}u + lx] = sB; // Σ_h d(CBᵀ)[k, l]
+    let krc = min(kr, L - 1u);
+    tb[ly * ${TILE}u + lx] = select(0.0, Bm[((b * p.T + t0 + krc) * p.G + g) * p.N + nc], kr < L && n < p.N);
+    tb2[ly * ${TILE}u + lx] = select(0.0, Cm[((b * p.T + t0 + krc) * p.G + g) * p.N + nc], kr < L && n < p.N);
+    workgroupBarrier();
+    accC += tileDot(ly, lx);
+    var s = 0.0;
+    for (var q = 0u; q < ${TILE}u; q++) { s += ta2[ly * ${TILE}u + q] * tb2[q * ${TILE}u + lx]; }
+    accB += s;
+    workgroupBarrier();
+  }
+  if (l < L && n < p.N) {
+    let o = ((b * p.T + t0 + l) * p.G + g) * p.N + n;
+    gB[o] = accB;
+    gC[o] = accC;
+  }
+}`,
+});
+
+/** ∂dt[b,t,h] = ddt + A_h·da from sums [B,H,T,2] = (da, ddt); n = B·T·H items. */
+export const ssdDtGradKernel = defineKernel({
+  name: "ssdDtGrad",
+  params: { T: "u32", H: "u32", n: "u32" },
+  buffers: { sums: "read", A: "read", gdt: "rw" },
+  body: `@compute @workgroup_size(${SSD_LINEAR_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(SSD_LINEAR_GROUP)};
+  if (i >= p.n) { return; }
+  let h = i % p.H;
+  let bt = i / p.H;
+  let o = (((bt / p.T) * p.H + h) * p.T + bt % p.T) * 2u;
+  gdt[i] = sums[o + 1u] + A[h] * sums[o];
+}`,
+});
+
+/** ∂A[h] = Σ_{b,t} dt·da: rows B·T, columns H. */
+export const ssdGradA = columnSumKernel({
+  name: "ssdGradA",
+  params: { T: "u32" },
+  buffers: { dl: "read", sums: "read" },
+  helpers: `fn aTerm(r: u32, h: u32) -> f32 {
+  let o = (((r / p.T) * p.cols + h) * p.T + r % p.T) * 2u;
+  return dl[o] * sums[o];
+}`,
+  term: "aTerm(r, c)",
+});

@@ -1,0 +1,39 @@
+/** Deterministic column sums on the device (kernels/column-sum.ts), not recorded. */
+import type { GpuContext } from "../gpu-context.js";
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import type { Kernel } from "../kernel-def.js";
+import { COLS_PER_GROUP, columnSumStage, ROWS_PER_GROUP } from "../kernels/column-sum.js";
+
+/**
+ * out[c] = Σ_r term(r, c) for a stage-1 `kernel` made by `columnSumKernel`, with its buffers and
+ * extra params; returns a [cols] tensor (or `shape` when given).
+ */
+export function columnSum(
+  ctx: GpuContext,
+  kernel: Kernel,
+  buffers: Record<string, GPUBuffer>,
+  params: Record<string, number>,
+  rows: number,
+  cols: number,
+  shape: readonly number[] = [cols],
+): GpuTensor {
+  const colGroups = Math.max(1, Math.ceil(cols / COLS_PER_GROUP));
+  let blocks = Math.max(1, Math.ceil(rows / ROWS_PER_GROUP));
+  let partial = emptyLike(ctx, blocks === 1 ? shape : [blocks, cols]);
+  ctx.run(kernel, { ...buffers, partial: partial.buffer }, { ...params, rows, cols }, [
+    colGroups,
+    blocks,
+  ]);
+  while (blocks > 1) {
+    const n = blocks;
+    blocks = Math.ceil(n / ROWS_PER_GROUP);
+    const next = emptyLike(ctx, blocks === 1 ? shape : [blocks, cols]);
+    ctx.run(columnSumStage, { src: partial.buffer, partial: next.buffer }, { rows: n, cols }, [
+      colGroups,
+      blocks,
+    ]);
+    partial.dispose();
+    partial = next;
+  }
+  return partial;
+}

@@ -1,0 +1,137 @@
+/**
+ * `causalConv1dSiluSplit` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments,
+ * shapes and gradients; kernels/conv-silu-split.ts). Each piece is written by its own dispatch,
+ * straight from the conv (no pre-activation tensor, no split copies); the backward recomputes
+ * the pre-activation.
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import {
+  CONV_GROUP,
+  convGradBias,
+  convGradInitKernel,
+  convGradWeight,
+  convGradXKernel,
+  convSiluGradPreKernel,
+  convSiluPieceKernel,
+} from "../kernels/conv-silu-split.js";
+import { recordGpu } from "../tape.js";
+import { columnSum } from "./column-sum.js";
+import { checkSeqIdx, placeholder } from "./optional-inputs.js";
+import { shapeStr } from "./shape-str.js";
+
+/** Differentiable silu(causal_conv1d(x)) split into pieces of `widths` channels. */
+export function causalConv1dSiluSplit(
+  x: GpuTensor,
+  weight: GpuTensor,
+  bias: GpuTensor | null,
+  initialState: GpuTensor | null,
+  widths: readonly number[],
+  seqIdx: GpuTensor | null = null,
+): GpuTensor[] {
+  const op = "webgpu causalConv1dSiluSplit";
+  if (x.rank !== 3) throw new Error(`${op}: x must be [B,T,C], got ${shapeStr(x.shape)}`);
+  const [B, T, C] = x.shape as [number, number, number];
+  const okW =
+    (weight.rank === 3 && weight.shape[0] === C && weight.shape[1] === 1) ||
+    (weight.rank === 2 && weight.shape[0] === C);
+  if (!okW)
+    throw new Error(
+      `${op}: weight must be [${C},1,K] (or [${C},K]), got ${shapeStr(weight.shape)}`,
+    );
+  const K = weight.lastDim;
+  if (K < 1) throw new Error(`${op}: kernel width K must be ≥ 1, got ${K}`);
+  if (bias && (bias.rank !== 1 || bias.size !== C))
+    throw new Error(`${op}: bias must be [${C}], got ${shapeStr(bias.shape)}`);
+  const init = initialState;
+  if (init && shapeStr(init.shape) !== shapeStr([B, C, K - 1]))
+    throw new Error(
+      `${op}: initial state must be ${shapeStr([B, C, K - 1])}, got ${shapeStr(init.shape)}`,
+    );
+  if (widths.reduce((a, b) => a + b, 0) !== C || widths.some((w) => !Number.isInteger(w) || w < 0))
+    throw new Error(
+      `${op}: widths [${widths.join(",")}] do not sum to the channels ${C} of ${shapeStr(x.shape)}`,
+    );
+  if (seqIdx) checkSeqIdx("causalConv1dSiluSplit", seqIdx, B, T);
+  const ctx = x.ctx;
+  const bufs = {
+    x: x.buffer,
+    weight: weight.buffer,
+    bias: (bias ?? placeholder(ctx)).buffer,
+    init: (init ?? placeholder(ctx)).buffer,
+    seq: (seqIdx ?? placeholder(ctx, "i32")).buffer,
+  };
+  const dims = { B, T, C, K, hasBias: bias ? 1 : 0, hasInit: init ? 1 : 0, hasSeq: seqIdx ? 1 : 0 };
+  const rows = B * T;
+  const offsets = widths.map((_, p) => widths.slice(0, p).reduce((a, b) => a + b, 0));
+  const ys = widths.map((w, p) => {
+    const y = emptyLike(ctx, [B, T, w]);
+    const n = rows * w;
+    ctx.run(
+      convSiluPieceKernel,
+      { ...bufs, y: y.buffer },
+      { ...dims, off: offsets[p]!, w, n },
+      grid(n, CONV_GROUP),
+    );
+    return y;
+  });
+  const inputs: GpuTensor[] = [x, weight];
+  if (bias) inputs.push(bias);
+  if (init) inputs.push(init);
+  recordGpu("causalConv1dSiluSplit", inputs, ys, (gys) => {
+    const gpre = emptyLike(ctx, [B, T, C]);
+    widths.forEach((w, p) => {
+      const n = rows * w;
+      const g = gys[p];
+      ctx.run(
+        convSiluGradPreKernel,
+        { ...bufs, g: (g ?? placeholder(ctx)).buffer, gpre: gpre.buffer },
+        { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
+        grid(n, CONV_GROUP),
+      );
+    });
+    const taps = { weight: weight.buffer, gpre: gpre.buffer, seq: bufs.seq };
+    const tapDims = { B, T, C, K, hasSeq: dims.hasSeq };
+    let gx: GpuTensor | null = null;
+    if (x.requiresGrad) {
+      gx = emptyLike(ctx, x.shape);
+      ctx.run(
+        convGradXKernel,
+        { ...taps, gx: gx.buffer },
+        { ...tapDims, n: x.size },
+        grid(x.size, CONV_GROUP),
+      );
+    }
+    const gw = weight.requiresGrad
+      ? columnSum(
+          ctx,
+          convGradWeight,
+          { x: bufs.x, init: bufs.init, seq: bufs.seq, gpre: gpre.buffer },
+          dims,
+          rows,
+          C * K,
+          weight.shape,
+        )
+      : null;
+    const out: (GpuTensor | null)[] = [gx, gw];
+    if (bias)
+      out.push(
+        bias.requiresGrad ? columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C) : null,
+      );
+    if (init) {
+      let gi: GpuTensor | null = null;
+      if (init.requiresGrad && init.size > 0) {
+        gi = emptyLike(ctx, init.shape);
+        ctx.run(
+          convGradInitKernel,
+          { ...taps, ginit: gi.buffer },
+          { ...tapDims, n: init.size },
+          grid(init.size, CONV_GROUP),
+        );
+      }
+      out.push(gi);
+    }
+    return out;
+  });
+  return ys;
+}

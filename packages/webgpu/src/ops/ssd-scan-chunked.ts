@@ -1,0 +1,322 @@
+/**
+ * `ssdScanChunked` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, options,
+ * shapes and gradients; the kernels and their maths: kernels/ssd-chunked.ts and
+ * kernels/ssd-chunked-backward.ts). Five dispatches forward, eleven backward; nothing is read
+ * back. Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initialState [B,H,P,N], D [H],
+ * seqIdx an i32 [B·T] tensor (non-decreasing along a row; not checked on the device, which
+ * would need a read-back) → y [B,T,H,P], state [B,H,P,N].
+ */
+import type { GpuContext } from "../gpu-context.js";
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import {
+  MAX_CHUNK,
+  SSD_LINEAR_GROUP,
+  ssdCbKernel,
+  ssdChunkOuterKernel,
+  ssdChunkOutKernel,
+  type ssdDims,
+  ssdPrepKernel,
+  ssdStatePassKernel,
+  TILE,
+} from "../kernels/ssd-chunked.js";
+import {
+  ssdDtGradKernel,
+  ssdFinishKernel,
+  ssdGradA,
+  ssdGradXKernel,
+  ssdGroupGradKernel,
+  ssdIntraGradKernel,
+  ssdReversePassKernel,
+  ssdRowsByStateKernel,
+} from "../kernels/ssd-chunked-backward.js";
+import { recordGpu } from "../tape.js";
+import { columnSum } from "./column-sum.js";
+import { fillTensor } from "./elementwise.js";
+import { dSkipGrad } from "./mamba2-ops.js";
+import { checkSeqIdx, placeholder } from "./optional-inputs.js";
+import { shapeStr } from "./shape-str.js";
+
+export interface GpuSsdChunkedOptions {
+  /** Chunk length (default 64, at most 256). */
+  chunkSize?: number;
+  /** Initial state [B,H,P,N] (zeros when absent); gradients flow into it. */
+  initialState?: GpuTensor | null;
+  /** The D skip [H], fused: y = SSD(…) + D_h·x. */
+  D?: GpuTensor | null;
+  /** Packed documents: i32 [B·T] document index per position; the state resets where it changes. */
+  seqIdx?: GpuTensor | null;
+}
+
+export interface GpuSsdScanResult {
+  y: GpuTensor;
+  state: GpuTensor;
+}
+
+function expectShape(name: string, t: GpuTensor, want: readonly number[]): void {
+  if (shapeStr(t.shape) !== shapeStr(want))
+    throw new Error(
+      `webgpu ssdScanChunked: ${name} must have shape ${shapeStr(want)}, got ${shapeStr(t.shape)}`,
+    );
+}
+
+const tiles = (n: number) => Math.max(1, Math.ceil(n / TILE));
+
+export function ssdScanChunked(
+  x: GpuTensor,
+  dt: GpuTensor,
+  A: GpuTensor,
+  B: GpuTensor,
+  C: GpuTensor,
+  opts: GpuSsdChunkedOptions = {},
+): GpuSsdScanResult {
+  const op = "webgpu ssdScanChunked";
+  if (x.rank !== 4) throw new Error(`${op}: x must be [B,T,H,P], got ${shapeStr(x.shape)}`);
+  if (B.rank !== 4) throw new Error(`${op}: B must be [B,T,G,N], got ${shapeStr(B.shape)}`);
+  const [batch, T, H, P] = x.shape as [number, number, number, number];
+  const G = B.shape[2]!;
+  const N = B.shape[3]!;
+  expectShape("dt", dt, [batch, T, H]);
+  expectShape("A", A, [H]);
+  expectShape("B", B, [batch, T, G, N]);
+  expectShape("C", C, [batch, T, G, N]);
+  if (G < 1 || H % G !== 0)
+    throw new Error(`${op}: number of heads H=${H} must be divisible by number of groups G=${G}`);
+  const s0 = opts.initialState ?? null;
+  if (s0) expectShape("initialState", s0, [batch, H, P, N]);
+  const D = opts.D ?? null;
+  if (D && (D.rank !== 1 || D.size !== H))
+    throw new Error(`${op}: D must be [${H}], got ${shapeStr(D.shape)}`);
+  const seqIdx = opts.seqIdx ?? null;
+  if (seqIdx) checkSeqIdx("ssdScanChunked", seqIdx, batch, T);
+  const chunkSize = opts.chunkSize ?? 64;
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new Error(`${op}: chunkSize must be a positive integer, got ${chunkSize}`);
+  const Lc = Math.min(chunkSize, Math.max(T, 1));
+  if (Lc > MAX_CHUNK)
+    throw new Error(`${op}: chunkSize ${chunkSize} exceeds the ${MAX_CHUNK} the WGSL kernels take`);
+  const nc = Math.ceil(T / Lc);
+  const ctx = x.ctx;
+  const BH = batch * H;
+  const PN = P * N;
+  const dims = { B: batch, T, H, P, G, N, Lc, nc, hasSeq: seqIdx ? 1 : 0 };
+  const seq = (seqIdx ?? placeholder(ctx, "i32")).buffer;
+  const dBuf = (D ?? placeholder(ctx)).buffer;
+  const hasD = D ? 1 : 0;
+  const stateTiles = tiles(P) * tiles(N);
+
+  const dl = emptyLike(ctx, [batch, H, T, 2]);
+  ctx.run(
+    ssdPrepKernel,
+    { dt: dt.buffer, A: A.buffer, dl: dl.buffer },
+    { ...dims, n: BH * nc },
+    grid(BH * nc, SSD_LINEAR_GROUP),
+  );
+  const cb = emptyLike(ctx, [batch, nc, G, Lc, Lc]);
+  ctx.run(ssdCbKernel, { Bm: B.buffer, Cm: C.buffer, cb: cb.buffer }, dims, [
+    tiles(Lc) ** 2,
+    nc,
+    batch * G,
+  ]);
+  const sloc = emptyLike(ctx, [batch, H, nc, P, N]);
+  const cdecay = emptyLike(ctx, [batch, H, nc]);
+  ctx.run(
+    ssdChunkOuterKernel,
+    {
+      u: x.buffer,
+      dl: dl.buffer,
+      v: B.buffer,
+      seq,
+      out: sloc.buffer,
+      cdecay: cdecay.buffer,
+    },
+    { ...dims, mode: 0 },
+    [stateTiles, nc, BH],
+  );
+  const states = emptyLike(ctx, [batch, H, nc, P, N]);
+  const state = emptyLike(ctx, [batch, H, P, N]);
+  ctx.run(
+    ssdStatePassKernel,
+    {
+      sloc: sloc.buffer,
+      cdecay: cdecay.buffer,
+      s0: (s0 ?? placeholder(ctx)).buffer,
+      states: states.buffer,
+      last: state.buffer,
+    },
+    { nc, PN, n: BH * PN, hasS0: s0 ? 1 : 0 },
+    grid(BH * PN, SSD_LINEAR_GROUP),
+  );
+  sloc.dispose();
+  const y = emptyLike(ctx, x.shape);
+  ctx.run(
+    ssdChunkOutKernel,
+    {
+      x: x.buffer,
+      dl: dl.buffer,
+      Cm: C.buffer,
+      cb: cb.buffer,
+      states: states.buffer,
+      seq,
+      D: dBuf,
+      y: y.buffer,
+    },
+    { ...dims, hasD },
+    [tiles(Lc) * tiles(P), nc, BH],
+  );
+
+  const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
+  if (D) inputs.push(D);
+  recordGpu("ssdScanChunked", inputs, [y, state], ([gyIn, gsIn]) => {
+    const gy = gyIn ?? fillTensor(ctx, x.shape, 0);
+    const saved = { dl, cb, cdecay, states };
+    const grads = ssdBackward(ctx, dims, { x, A, B, C }, saved, gy, gsIn ?? null, seq, dBuf, hasD);
+    const out = [grads.x, grads.dt, grads.A, grads.B, grads.C];
+    if (s0) out.push(grads.s0);
+    else grads.s0.dispose();
+    if (D) out.push(dSkipGrad(gy, x, H, P));
+    return out;
+  });
+  return { y, state };
+}
+
+type Dims = Record<keyof typeof ssdDims, number>;
+
+/** The backward passes (kernels/ssd-chunked-backward.ts), in order. */
+function ssdBackward(
+  ctx: GpuContext,
+  dims: Dims,
+  inp: { x: GpuTensor; A: GpuTensor; B: GpuTensor; C: GpuTensor },
+  saved: { dl: GpuTensor; cb: GpuTensor; cdecay: GpuTensor; states: GpuTensor },
+  gy: GpuTensor,
+  gs: GpuTensor | null,
+  seq: GPUBuffer,
+  dBuf: GPUBuffer,
+  hasD: number,
+) {
+  const { B: batch, T, H, P, G, N, Lc, nc } = dims;
+  const BH = batch * H;
+  const PN = P * N;
+  const { dl, cb, cdecay, states } = saved;
+  const q = emptyLike(ctx, states.shape);
+  ctx.run(
+    ssdChunkOuterKernel,
+    {
+      u: gy.buffer,
+      dl: dl.buffer,
+      v: inp.C.buffer,
+      seq,
+      out: q.buffer,
+      cdecay: placeholder(ctx).buffer,
+    },
+    { ...dims, mode: 1 },
+    [tiles(P) * tiles(N), nc, BH],
+  );
+  const rstore = emptyLike(ctx, states.shape);
+  const dotRS = emptyLike(ctx, [batch, H, nc]);
+  const gs0 = emptyLike(ctx, [batch, H, P, N]);
+  ctx.run(
+    ssdReversePassKernel,
+    {
+      gs: (gs ?? placeholder(ctx)).buffer,
+      q: q.buffer,
+      cdecay: cdecay.buffer,
+      states: states.buffer,
+      rstore: rstore.buffer,
+      dotRS: dotRS.buffer,
+      gs0: gs0.buffer,
+    },
+    { nc, PN, hasGs: gs ? 1 : 0 },
+    [BH],
+  );
+  q.dispose();
+  const dcbh = emptyLike(ctx, [batch, nc, H, Lc, Lc]);
+  const sums = emptyLike(ctx, [batch, H, T, 2]);
+  ctx.run(
+    ssdIntraGradKernel,
+    {
+      gy: gy.buffer,
+      x: inp.x.buffer,
+      dl: dl.buffer,
+      cb: cb.buffer,
+      seq,
+      dotRS: dotRS.buffer,
+      dcbh: dcbh.buffer,
+      sums: sums.buffer,
+    },
+    dims,
+    [1, nc, BH],
+  );
+  const gx = emptyLike(ctx, inp.x.shape);
+  ctx.run(
+    ssdGradXKernel,
+    {
+      gy: gy.buffer,
+      dl: dl.buffer,
+      cb: cb.buffer,
+      Bm: inp.B.buffer,
+      rstore: rstore.buffer,
+      seq,
+      D: dBuf,
+      gx: gx.buffer,
+    },
+    { ...dims, hasD },
+    [tiles(Lc) * tiles(P), nc, BH],
+  );
+  const rowTiles: [number, number, number] = [tiles(Lc) * tiles(N), nc, BH];
+  const dBh = emptyLike(ctx, [batch, T, H, N]);
+  const dCh = emptyLike(ctx, [batch, T, H, N]);
+  ctx.run(
+    ssdRowsByStateKernel,
+    { u: inp.x.buffer, s: rstore.buffer, out: dBh.buffer },
+    dims,
+    rowTiles,
+  );
+  ctx.run(
+    ssdRowsByStateKernel,
+    { u: gy.buffer, s: states.buffer, out: dCh.buffer },
+    dims,
+    rowTiles,
+  );
+  ctx.run(
+    ssdFinishKernel,
+    {
+      dl: dl.buffer,
+      Bm: inp.B.buffer,
+      Cm: inp.C.buffer,
+      seq,
+      dBh: dBh.buffer,
+      dCh: dCh.buffer,
+      sums: sums.buffer,
+    },
+    dims,
+    [1, nc, BH],
+  );
+  const gB = emptyLike(ctx, inp.B.shape);
+  const gC = emptyLike(ctx, inp.C.shape);
+  ctx.run(
+    ssdGroupGradKernel,
+    {
+      Bm: inp.B.buffer,
+      Cm: inp.C.buffer,
+      dcbh: dcbh.buffer,
+      dBh: dBh.buffer,
+      dCh: dCh.buffer,
+      gB: gB.buffer,
+      gC: gC.buffer,
+    },
+    dims,
+    [tiles(Lc) * tiles(N), nc, batch * G],
+  );
+  const gdt = emptyLike(ctx, [batch, T, H]);
+  const n = batch * T * H;
+  ctx.run(
+    ssdDtGradKernel,
+    { sums: sums.buffer, A: inp.A.buffer, gdt: gdt.buffer },
+    { T, H, n },
+    grid(n, SSD_LINEAR_GROUP),
+  );
+  const gA = columnSum(ctx, ssdGradA, { dl: dl.buffer, sums: sums.buffer }, { T }, batch * T, H);
+  for (const t of [rstore, dotRS, dcbh, sums, dBh, dCh]) t.dispose();
+  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
+}
