@@ -7,14 +7,13 @@
  * The scorer defaults to the task's own `score` (plain exact match of scoreTargets).
  */
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
-import { intTensor } from "@loop/tensor";
 import {
-  checkBatch,
   checkThresholds,
   type EvalModel,
+  foldBatches,
+  foldBatchesFrom,
   type StepOutputSource,
   type StepOutputs,
-  stepOutputs,
 } from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 
@@ -72,7 +71,7 @@ function accuracyFold(
   const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
   const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
   let examples = 0;
-  const add = (batch: Batch, out: StepOutputs) => {
+  const add = (batch: Batch, _i: number, out: StepOutputs) => {
     examples += batch.shape[0];
     const preds = out.logits.map((l) => argmaxLogits(l.data, V));
     preds.forEach((p, r) => {
@@ -117,13 +116,7 @@ export function evaluateAccuracy(
   opts: AccuracyOptions = {},
 ): AccuracyResult {
   const f = accuracyFold(model.config, model.exitGate !== null, batches, opts);
-  batches.forEach((batch, i) => {
-    checkBatch(batch, i, f.V);
-    f.add(
-      batch,
-      stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), f.gate, batch.seqIdx),
-    );
-  });
+  foldBatches(model, batches, f);
   return f.result();
 }
 
@@ -134,9 +127,6 @@ export async function evaluateAccuracyFrom(
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
   const f = accuracyFold(source.config, source.hasGate, batches, opts);
-  for (const [i, batch] of batches.entries()) {
-    checkBatch(batch, i, f.V);
-    f.add(batch, await source.outputs(batch, f.gate));
-  }
+  await foldBatchesFrom(source, batches, f);
   return f.result();
 }

@@ -5,7 +5,7 @@
  */
 import { exitPdf, type GateLike } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
-import { type IntTensor, noGrad, type Tensor } from "@loop/tensor";
+import { type IntTensor, intTensor, noGrad, type Tensor } from "@loop/tensor";
 
 export interface EvalForwardResult {
   readouts: Tensor[];
@@ -64,6 +64,35 @@ export function stepOutputs(
     const pdf = g ? exitPdf(g.logits(fwd.readouts)) : null;
     return { logits: fwd.logits, pdf };
   });
+}
+
+/** An evaluator's per-batch accumulation (accuracy.ts, perplexity.ts). */
+export interface BatchFold {
+  /** Whether the exit pdf is needed. */
+  readonly gate: boolean;
+  readonly V: number;
+  add(batch: Batch, i: number, out: StepOutputs): void;
+}
+
+/** Feed every batch's step outputs, computed by `model`, to `fold` (batches checked first). */
+export function foldBatches(model: EvalModel, batches: readonly Batch[], fold: BatchFold): void {
+  batches.forEach((batch, i) => {
+    checkBatch(batch, i, fold.V);
+    const tokens = intTensor(batch.tokens, [...batch.shape]);
+    fold.add(batch, i, stepOutputs(model, tokens, fold.gate, batch.seqIdx));
+  });
+}
+
+/** `foldBatches` with the step outputs from an asynchronous source (a GPU). */
+export async function foldBatchesFrom(
+  source: StepOutputSource,
+  batches: readonly Batch[],
+  fold: BatchFold,
+): Promise<void> {
+  for (const [i, batch] of batches.entries()) {
+    checkBatch(batch, i, fold.V);
+    fold.add(batch, i, await source.outputs(batch, fold.gate));
+  }
 }
 
 /** Check a list of exit thresholds: each in [0, 1]. */

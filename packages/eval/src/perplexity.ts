@@ -6,14 +6,14 @@
  * the PPL at the mean depth of that q.
  */
 import type { Batch } from "@loop/tasks";
-import { IGNORE_INDEX, intTensor } from "@loop/tensor";
+import { IGNORE_INDEX } from "@loop/tensor";
 import {
-  checkBatch,
   checkThresholds,
   type EvalModel,
+  foldBatches,
+  foldBatchesFrom,
   type StepOutputSource,
   type StepOutputs,
-  stepOutputs,
 } from "./eval-model.js";
 import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
@@ -114,11 +114,7 @@ export function evaluatePerplexity(
   opts: PerplexityOptions = {},
 ): PerplexityResult {
   const f = perplexityFold(model.config, model.exitGate !== null, batches, opts);
-  batches.forEach((batch, i) => {
-    checkBatch(batch, i, f.V);
-    const [B, T] = batch.shape;
-    f.add(batch, i, stepOutputs(model, intTensor(batch.tokens, [B, T]), f.gate, batch.seqIdx));
-  });
+  foldBatches(model, batches, f);
   return f.result();
 }
 
@@ -129,9 +125,6 @@ export async function evaluatePerplexityFrom(
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
   const f = perplexityFold(source.config, source.hasGate, batches, opts);
-  for (const [i, batch] of batches.entries()) {
-    checkBatch(batch, i, f.V);
-    f.add(batch, i, await source.outputs(batch, f.gate));
-  }
+  await foldBatchesFrom(source, batches, f);
   return f.result();
 }

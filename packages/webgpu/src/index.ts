@@ -35,7 +35,8 @@ export {
   type GpuMamba2StepWeights,
   mamba2StepState,
 } from "./ops/mamba2-step.js";
-export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export { linear, matmul } from "./ops/matmul.js";
+export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";

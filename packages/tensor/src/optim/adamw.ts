@@ -41,6 +41,39 @@ export interface AdamWState {
   v: Record<string, Float32Array>;
 }
 
+/**
+ * The options of an AdamW over parameters named `names`, defaulted and checked (one message per
+ * problem, prefixed with `who`): shared with the optimisers of other backends.
+ */
+export function adamwHyperparameters(
+  names: readonly string[],
+  opts: AdamWOptions,
+  who = "AdamW",
+): Required<AdamWOptions> {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new Error(`${who}: parameter name "${name}" appears twice`);
+    seen.add(name);
+  }
+  const hp = {
+    lr: opts.lr ?? 1e-3,
+    beta1: opts.beta1 ?? 0.9,
+    beta2: opts.beta2 ?? 0.999,
+    eps: opts.eps ?? 1e-8,
+    weightDecay: opts.weightDecay ?? 0.01,
+  };
+  for (const k of ["lr", "eps", "weightDecay"] as const) {
+    const v = hp[k];
+    if (!(Number.isFinite(v) && v >= 0))
+      throw new Error(`${who}: ${k} must be a finite number ≥ 0, got ${v}`);
+  }
+  for (const k of ["beta1", "beta2"] as const) {
+    const v = hp[k];
+    if (!(v >= 0 && v < 1)) throw new Error(`${who}: ${k} must be in [0, 1), got ${v}`);
+  }
+  return hp;
+}
+
 export class AdamW {
   readonly params: readonly NamedParameter[];
   lr: number;
@@ -53,28 +86,16 @@ export class AdamW {
   private readonly v = new Map<string, Float32Array>();
 
   constructor(params: readonly NamedParameter[], opts: AdamWOptions = {}) {
-    const names = new Set<string>();
-    for (const p of params) {
-      if (names.has(p.name)) throw new Error(`AdamW: parameter name "${p.name}" appears twice`);
-      names.add(p.name);
-    }
+    const hp = adamwHyperparameters(
+      params.map((p) => p.name),
+      opts,
+    );
     this.params = params;
-    this.lr = opts.lr ?? 1e-3;
-    this.beta1 = opts.beta1 ?? 0.9;
-    this.beta2 = opts.beta2 ?? 0.999;
-    this.eps = opts.eps ?? 1e-8;
-    this.weightDecay = opts.weightDecay ?? 0.01;
-    for (const [k, v] of Object.entries({
-      lr: this.lr,
-      eps: this.eps,
-      weightDecay: this.weightDecay,
-    })) {
-      if (!(Number.isFinite(v) && v >= 0))
-        throw new Error(`AdamW: ${k} must be a finite number ≥ 0, got ${v}`);
-    }
-    for (const [k, v] of Object.entries({ beta1: this.beta1, beta2: this.beta2 })) {
-      if (!(v >= 0 && v < 1)) throw new Error(`AdamW: ${k} must be in [0, 1), got ${v}`);
-    }
+    this.lr = hp.lr;
+    this.beta1 = hp.beta1;
+    this.beta2 = hp.beta2;
+    this.eps = hp.eps;
+    this.weightDecay = hp.weightDecay;
   }
 
   get stepCount(): number {

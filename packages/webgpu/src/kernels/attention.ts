@@ -37,6 +37,16 @@ export function tileDepth(hd: number, workgroupBytes: number): number {
 }
 
 const PARAMS = { T: "u32", Hq: "u32", Hkv: "u32", G: "u32", c: "f32", docs: "u32" } as const;
+/** The backward kernels' inputs: ld = [lse | Dvec] (dvecKernel), nl = B·Hq·T its half. */
+const BACKWARD_PARAMS = { ...PARAMS, nl: "u32" } as const;
+const BACKWARD_INPUTS = {
+  q: "read",
+  k: "read",
+  v: "read",
+  seq: "read:i32",
+  ld: "read",
+  gy: "read",
+} as const;
 
 /** Workgroup arrays of a staged key (or query) tile: two [BK, hd] matrices and a doc index. */
 function stage(hd: number, bk: number, extra = ""): string {
@@ -135,16 +145,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
 function backwardQ(hd: number, bk: number): Kernel {
   return defineKernel({
     name: `attention/backward-dq(hd=${hd})`,
-    params: { ...PARAMS, nl: "u32" },
-    buffers: {
-      q: "read",
-      k: "read",
-      v: "read",
-      seq: "read:i32",
-      ld: "read",
-      gy: "read",
-      dq: "rw",
-    },
+    params: BACKWARD_PARAMS,
+    buffers: { ...BACKWARD_INPUTS, dq: "rw" },
     body: `${stage(hd, bk)}
 @compute @workgroup_size(${ATTN_ROWS})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -183,17 +185,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
 function backwardKV(hd: number, bq: number): Kernel {
   return defineKernel({
     name: `attention/backward-dkdv(hd=${hd})`,
-    params: { ...PARAMS, nl: "u32" },
-    buffers: {
-      q: "read",
-      k: "read",
-      v: "read",
-      seq: "read:i32",
-      ld: "read",
-      gy: "read",
-      dk: "rw",
-      dv: "rw",
-    },
+    params: BACKWARD_PARAMS,
+    buffers: { ...BACKWARD_INPUTS, dk: "rw", dv: "rw" },
     body: `${stage(hd, bq, `var<workgroup> tl: array<f32, ${bq}>;\nvar<workgroup> td: array<f32, ${bq}>;`)}
 @compute @workgroup_size(${ATTN_ROWS})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {

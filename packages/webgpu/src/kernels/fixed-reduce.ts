@@ -26,6 +26,35 @@ export const TREE_SUM = `
 
 const BUF = `var<workgroup> buf: array<f32, ${REDUCE_GROUP}>;`;
 
+/** WGSL header of a kernel with one workgroup per row m < p.M (grid(M, 1), folded over x, y). */
+export const ROW_MAIN = `${BUF}
+@compute @workgroup_size(${REDUCE_GROUP})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) ng: vec3u,
+        @builtin(local_invocation_index) lid: u32) {
+  let m = wid.x + wid.y * ng.x;
+  if (m >= p.M) { return; }`;
+
+/**
+ * WGSL in a ROW_MAIN kernel: rowLse = ln Σ_{v<p.V} e^{x[o + v]} (max-shifted), known to every
+ * thread; a strided max and a strided sum, each tree-reduced in a fixed order.
+ */
+export const ROW_LSE = `
+  var mx = -3.0e38;
+  for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { mx = max(mx, x[o + v]); }
+  buf[lid] = mx;
+  workgroupBarrier();
+  for (var s = ${REDUCE_GROUP / 2}u; s > 0u; s >>= 1u) {
+    if (lid < s) { buf[lid] = max(buf[lid], buf[lid + s]); }
+    workgroupBarrier();
+  }
+  let rowMax = buf[0];
+  workgroupBarrier();
+  var se = 0.0;
+  for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { se += exp(x[o + v] - rowMax); }
+  buf[lid] = se;
+  ${TREE_SUM}
+  let rowLse = rowMax + log(buf[0]);`;
+
 export const sumAllKernel = defineKernel({
   name: "reduce/sumAll",
   params: { n: "u32" },

@@ -7,7 +7,7 @@
  * in order by columnSums;  ∂bias = Σ g (sumAll). All sums in a fixed order.
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { REDUCE_GROUP, TREE_SUM } from "./fixed-reduce.js";
+import { REDUCE_GROUP, ROW_MAIN, TREE_SUM } from "./fixed-reduce.js";
 
 export const GATE_CHUNK = 256;
 export const GATE_COLS = 64;
@@ -18,12 +18,7 @@ export const gateDotKernel = defineKernel({
   name: "gate/dot",
   params: { M: "u32", D: "u32", off: "u32" },
   buffers: { x: "read", w: "read", bias: "read", a: "rw" },
-  body: `var<workgroup> buf: array<f32, ${REDUCE_GROUP}>;
-@compute @workgroup_size(${REDUCE_GROUP})
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) ng: vec3u,
-        @builtin(local_invocation_index) lid: u32) {
-  let m = wid.x + wid.y * ng.x;
-  if (m >= p.M) { return; }
+  body: `${ROW_MAIN}
   var acc = 0.0;
   for (var d = lid; d < p.D; d += ${REDUCE_GROUP}u) { acc += w[d] * x[m * p.D + d]; }
   buf[lid] = acc;

@@ -8,7 +8,7 @@
  * without a read-back).
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { REDUCE_GROUP, TREE_SUM } from "./fixed-reduce.js";
+import { ROW_LSE, ROW_MAIN } from "./fixed-reduce.js";
 
 export const CE_EW = 256;
 const IGNORE = -100;
@@ -17,32 +17,13 @@ export const ceRowKernel = defineKernel({
   name: "perStepCE/forward",
   params: { M: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", targets: "read:i32", ce: "rw", lse: "rw" },
-  body: `var<workgroup> buf: array<f32, ${REDUCE_GROUP}>;
-@compute @workgroup_size(${REDUCE_GROUP})
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) ng: vec3u,
-        @builtin(local_invocation_index) lid: u32) {
-  let m = wid.x + wid.y * ng.x;
-  if (m >= p.M) { return; }
+  body: `${ROW_MAIN}
   let o = m * p.V;
-  var mx = -3.0e38;
-  for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { mx = max(mx, x[o + v]); }
-  buf[lid] = mx;
-  workgroupBarrier();
-  for (var s = ${REDUCE_GROUP / 2}u; s > 0u; s >>= 1u) {
-    if (lid < s) { buf[lid] = max(buf[lid], buf[lid + s]); }
-    workgroupBarrier();
-  }
-  let rowMax = buf[0];
-  workgroupBarrier();
-  var acc = 0.0;
-  for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { acc += exp(x[o + v] - rowMax); }
-  buf[lid] = acc;
-  ${TREE_SUM}
+  ${ROW_LSE}
   if (lid == 0u) {
-    let l = rowMax + log(buf[0]);
     let t = targets[m];
-    lse[p.off + m] = l;
-    if (t == ${IGNORE}) { ce[p.off + m] = 0.0; } else { ce[p.off + m] = l - x[o + u32(t)]; }
+    lse[p.off + m] = rowLse;
+    if (t == ${IGNORE}) { ce[p.off + m] = 0.0; } else { ce[p.off + m] = rowLse - x[o + u32(t)]; }
   }
 }`,
 });

@@ -4,7 +4,6 @@
  * straight from the conv (no pre-activation tensor, no split copies); the backward recomputes
  * the pre-activation.
  */
-import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import {
@@ -18,21 +17,8 @@ import {
 } from "../kernels/conv-silu-split.js";
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
-import { fillTensor } from "./elementwise.js";
+import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
-
-/** A 1-element placeholder bound where an optional input is absent (its flag is off). */
-export function placeholder(ctx: GpuContext, dtype: "f32" | "i32" = "f32"): GpuTensor {
-  return dtype === "f32" ? fillTensor(ctx, [1], 0) : emptyLike(ctx, [1], "i32");
-}
-
-/** Check seqIdx: an i32 tensor of B·T document indices (non-decreasing along a row). */
-export function checkSeqIdx(op: string, seqIdx: GpuTensor, batch: number, T: number): void {
-  if (seqIdx.dtype !== "i32" || seqIdx.size !== batch * T)
-    throw new Error(
-      `webgpu ${op}: seqIdx must be an i32 tensor of [${batch},${T}] = ${batch * T} values, got ${seqIdx.dtype} ${shapeStr(seqIdx.shape)}`,
-    );
-}
 
 /** Differentiable silu(causal_conv1d(x)) split into pieces of `widths` channels. */
 export function causalConv1dSiluSplit(

@@ -37,6 +37,19 @@ export function randomData(shape: readonly number[], seed: number, lo?: number, 
   return d;
 }
 
+/**
+ * Fill the pool with NaN: buffers of every size class up to `maxBytes`, released again, so that
+ * the op's outputs and temporaries come from NaN-filled buffers — any element a kernel fails
+ * to write (or a temporary it reads before writing) shows up as NaN.
+ */
+export function poisonPool(ctx: GpuContext, maxBytes = 1 << 20, perClass = 12): void {
+  const made: GpuTensor[] = [];
+  for (let bytes = 256; bytes <= maxBytes; bytes *= 2)
+    for (let k = 0; k < perClass; k++)
+      made.push(uploadTensor(ctx, new Float32Array(bytes / 4).fill(Number.NaN), [bytes / 4]));
+  for (const t of made) t.dispose();
+}
+
 export async function compareWithCpu(opts: {
   ctx: GpuContext;
   inputs: OracleInput[];
@@ -44,6 +57,8 @@ export async function compareWithCpu(opts: {
   gpu: (t: GpuTensor[]) => GpuTensor[];
   seed: number;
   tol?: number;
+  /** Run the GPU op on a NaN-filled pool (poisonPool). Default true. */
+  poison?: boolean;
 }): Promise<void> {
   const { ctx, inputs, seed } = opts;
   const tol = opts.tol ?? 1e-4;
@@ -57,6 +72,7 @@ export async function compareWithCpu(opts: {
   });
   backward(cpuOut, seeds);
 
+  if (opts.poison ?? true) poisonPool(ctx);
   const gpuIn = inputs.map((i) =>
     (i.grad ?? true)
       ? gpuParameter(ctx, i.data, i.shape, i.name)

@@ -12,7 +12,7 @@ import {
   mamba2StepSsmKernel,
   STEP_CONV_GROUP,
 } from "../kernels/mamba2-step.js";
-import { placeholder } from "./conv-silu-split.js";
+import { placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
 /** The sizes the step reads from a Mamba-2 config (a `Mamba2Config` fits). */

@@ -8,16 +8,11 @@
  *     ∂x = g · W,  ∂W = gᵀ · x,  ∂bias = Σ_rows g
  * Every product is one tiled GEMM dispatch (kernels/gemm.ts).
  */
-import { shapeStr } from "@loop/tensor";
-import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
+import { type MatmulOptions, shapeStr } from "@loop/tensor";
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { reduceToShape } from "./broadcast.js";
 import { gemm } from "./gemm.js";
-
-export interface MatmulOptions {
-  transA?: boolean;
-  transB?: boolean;
-}
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
   const tA = opts.transA ?? false;

@@ -32,9 +32,9 @@ import {
 } from "../kernels/ssd-chunked-backward.js";
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
-import { checkSeqIdx, placeholder } from "./conv-silu-split.js";
 import { fillTensor } from "./elementwise.js";
 import { dSkipGrad } from "./mamba2-ops.js";
+import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
 export interface GpuSsdChunkedOptions {

@@ -6,6 +6,7 @@
  * The element arithmetic is float32 (the CPU twin computes each element in double and rounds).
  */
 import type { AdamWOptions, AdamWState } from "@loop/tensor";
+import { adamwHyperparameters } from "@loop/tensor/kernel";
 import { GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { adamwKernel, OPTIM_GROUP } from "../kernels/optim.js";
@@ -31,26 +32,17 @@ export class GpuAdamW {
   private readonly v = new Map<string, GpuTensor>();
 
   constructor(params: readonly GpuNamedParameter[], opts: AdamWOptions = {}) {
-    const names = new Set<string>();
-    for (const p of params) {
-      if (names.has(p.name)) throw new Error(`GpuAdamW: parameter name "${p.name}" appears twice`);
-      names.add(p.name);
-    }
+    const hp = adamwHyperparameters(
+      params.map((p) => p.name),
+      opts,
+      "GpuAdamW",
+    );
     this.params = params;
-    this.lr = opts.lr ?? 1e-3;
-    this.beta1 = opts.beta1 ?? 0.9;
-    this.beta2 = opts.beta2 ?? 0.999;
-    this.eps = opts.eps ?? 1e-8;
-    this.weightDecay = opts.weightDecay ?? 0.01;
-    for (const [k, v] of Object.entries({
-      lr: this.lr,
-      eps: this.eps,
-      weightDecay: this.weightDecay,
-    }))
-      if (!(Number.isFinite(v) && v >= 0))
-        throw new Error(`GpuAdamW: ${k} must be a finite number ≥ 0, got ${v}`);
-    for (const [k, v] of Object.entries({ beta1: this.beta1, beta2: this.beta2 }))
-      if (!(v >= 0 && v < 1)) throw new Error(`GpuAdamW: ${k} must be in [0, 1), got ${v}`);
+    this.lr = hp.lr;
+    this.beta1 = hp.beta1;
+    this.beta2 = hp.beta2;
+    this.eps = hp.eps;
+    this.weightDecay = hp.weightDecay;
   }
 
   get stepCount(): number {

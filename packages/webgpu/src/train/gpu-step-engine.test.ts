@@ -6,9 +6,14 @@
  * needs (weights and AdamW moments) copied back to the CPU. Dawn + SwiftShader here (slow: tiny
  * shapes); skipped with one printed line where no WebGPU adapter exists, a failure under CI.
  */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LoopedModel, parseConfig } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
 import { freezeForStage, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
+import { runTraining } from "@loop/train/node";
 import { describe, expect, it } from "vitest";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { gpuStepEngine } from "./gpu-step-engine.js";
@@ -48,7 +53,7 @@ async function curves(
   gpuModel: LoopedModel;
   gpuTrainer: Trainer;
 }> {
-  const opts = resolveTrainOptions({ batchSize: 4, lr: 1e-2, warmupSteps: 5, seed: 1, ...train });
+  const opts = resolveTrainOptions({ batchSize: 2, lr: 1e-2, warmupSteps: 5, seed: 1, ...train });
   const cpuModel = tinyModel(extra, 3);
   const gpuModel = tinyModel(extra, 3);
   freezeForStage(cpuModel, opts.stage);
@@ -80,9 +85,13 @@ function expectSameCurve(cpu: number[], gpu: number[]): void {
   expect(cpu.at(-1)!).toBeLessThan(cpu[0]!);
 }
 
+// SwiftShader runs a step of these tiny models in about half a second on a quiet core (seconds on
+// a busy one): each test gets a long timeout rather than fewer steps.
+const SLOW = { timeout: 900_000 };
+
 describe.runIf(ctx)("training on webgpu follows the CPU loss curve (50 steps)", () => {
   for (const [name, extra] of Object.entries(BACKBONES))
-    it(name, async () => {
+    it(name, SLOW, async () => {
       const { cpu, gpu, cpuModel, gpuModel } = await curves(extra, { steps: 50 });
       expectSameCurve(cpu, gpu);
       // the weights copied back at the end are the CPU run's, within float32 drift
@@ -99,20 +108,24 @@ describe.runIf(ctx)("training on webgpu follows the CPU loss curve (50 steps)", 
 });
 
 describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint state", () => {
-  it("gate1 with two micro-batches per step, and the AdamW moments come back for checkpoints", async () => {
-    const { cpu, gpu, cpuModel, gpuTrainer } = await curves(
-      { backbone: "mamba", exit_gate: true },
-      { stage: "gate1", steps: 6, gradAccum: 2 },
-    );
-    expectSameCurve(cpu, gpu);
-    const st = gpuTrainer.getState();
-    expect(st.optimizer.step).toBe(6);
-    const names = cpuModel.parameters().map((p) => p.name);
-    expect(Object.keys(st.optimizer.m).sort()).toEqual([...names].sort());
-    for (const m of Object.values(st.optimizer.m)) expect(m.some((v) => v !== 0)).toBe(true);
-  });
+  it(
+    "gate1 with two micro-batches per step, and the AdamW moments come back for checkpoints",
+    SLOW,
+    async () => {
+      const { cpu, gpu, cpuModel, gpuTrainer } = await curves(
+        { backbone: "mamba", exit_gate: true },
+        { stage: "gate1", steps: 6, gradAccum: 2 },
+      );
+      expectSameCurve(cpu, gpu);
+      const st = gpuTrainer.getState();
+      expect(st.optimizer.step).toBe(6);
+      const names = cpuModel.parameters().map((p) => p.name);
+      expect(Object.keys(st.optimizer.m).sort()).toEqual([...names].sort());
+      for (const m of Object.values(st.optimizer.m)) expect(m.some((v) => v !== 0)).toBe(true);
+    },
+  );
 
-  it("gate2 moves only the gate", async () => {
+  it("gate2 moves only the gate", SLOW, async () => {
     const { cpu, gpu, gpuModel } = await curves(
       { backbone: "mamba", exit_gate: true },
       { stage: "gate2", steps: 4 },
@@ -128,4 +141,62 @@ describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint sta
       expect(moved, p.name).toBe(p.name.startsWith("exit_gate."));
     }
   });
+
+  it(
+    "a webgpu run resumed from its checkpoint reproduces the uninterrupted run exactly",
+    SLOW,
+    async () => {
+      const train = resolveTrainOptions({
+        steps: 4,
+        batchSize: 2,
+        warmupSteps: 1,
+        checkpointEvery: 2,
+        evalEvery: 0,
+        seed: 7,
+      });
+      const run = async (
+        runDir: string,
+        seed: number,
+        extra: { resume?: boolean; crashAt?: number },
+      ) => {
+        const model = tinyModel({ backbone: "mamba" }, seed);
+        const engine = gpuStepEngine(ctx!, model, train);
+        try {
+          await runTraining({
+            runDir,
+            model,
+            task,
+            train,
+            engine,
+            resume: extra.resume,
+            onStep: (m) => {
+              if (m.step === extra.crashAt) throw new Error("simulated crash");
+            },
+          });
+        } finally {
+          engine.dispose();
+        }
+      };
+      const log = (dir: string) =>
+        readFileSync(join(dir, "log.jsonl"), "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => {
+            const { step, loss, grad_norm } = JSON.parse(l);
+            return { step, loss, grad_norm };
+          });
+      const full = mkdtempSync(join(tmpdir(), "gpu-run-full-"));
+      await run(full, 1, {});
+      const cut = mkdtempSync(join(tmpdir(), "gpu-run-cut-"));
+      await expect(run(cut, 1, { crashAt: 3 })).rejects.toThrow(/simulated crash/);
+      // a different initialisation: the checkpoint's weights and moments must replace it
+      await run(cut, 99, { resume: true });
+      expect(log(cut)).toEqual(log(full));
+      const wa = loadCheckpoint(join(full, "final")).parameters();
+      const wb = loadCheckpoint(join(cut, "final")).parameters();
+      wa.forEach((p, i) => {
+        expect(Array.from(wb[i]!.tensor.data), p.name).toEqual(Array.from(p.tensor.data));
+      });
+    },
+  );
 });

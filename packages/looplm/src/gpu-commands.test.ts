@@ -1,0 +1,63 @@
+/**
+ * The webgpu paths of `generate` and `eval` against their CPU twins on the same checkpoint:
+ * generateGpu gives generate's tokens (greedy and seeded sampling), and the evaluators fed by
+ * the device (gpuOutputSource) give the CPU evaluators' numbers, exit-gate thresholds included.
+ * Dawn + SwiftShader here; skipped with one printed line where no WebGPU adapter exists.
+ */
+import {
+  evaluateAccuracy,
+  evaluateAccuracyFrom,
+  evaluatePerplexity,
+  evaluatePerplexityFrom,
+} from "@loop/eval";
+import { generate } from "@loop/looped";
+import { loadCheckpoint } from "@loop/looped/node";
+import { pHop } from "@loop/tasks";
+import { GpuLoopedModel } from "@loop/webgpu";
+import { describe, expect, it } from "vitest";
+import { goldenPath } from "../../../tools/test-support/golden.js";
+import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
+import { gpuOutputSource } from "./gpu-eval.js";
+import { generateGpu } from "./gpu-generate.js";
+
+const ctx = await gpuForTests("webgpu generate and eval");
+const SLOW = { timeout: 600_000 };
+
+describe.runIf(ctx)("generate and eval on webgpu", () => {
+  it("generateGpu samples generate's tokens", SLOW, async () => {
+    const model = loadCheckpoint(goldenPath("mamba-2x2-gate"));
+    const prompt = [3, 1, 4, 1, 5];
+    for (const opts of [
+      { maxNewTokens: 4, temperature: 0 },
+      { maxNewTokens: 4, temperature: 1, topK: 5, seed: 3 },
+    ]) {
+      const want = generate(model, prompt, opts).tokens;
+      expect(await generateGpu(ctx!, model, prompt, opts)).toEqual(want);
+    }
+    await expect(
+      generateGpu(ctx!, model, prompt, { maxNewTokens: 1, policy: { kind: "fixed", step: 1 } }),
+    ).rejects.toThrow(/policy "fixed" needs --backend native or portable/);
+  });
+
+  it("the evaluators fed by the device give the CPU's numbers", SLOW, async () => {
+    const model = loadCheckpoint(goldenPath("mamba-2x2-gate"));
+    const task = pHop({ alphabet: 4, length: 8, hops: 1 });
+    expect(task.vocabSize).toBeLessThanOrEqual(model.config.vocab_size);
+    const batches = task.evalSet({ count: 6, batchSize: 3 });
+    const gm = GpuLoopedModel.fromModel(ctx!, model);
+    try {
+      const source = gpuOutputSource(gm);
+      const qs = [0.3, 0.9];
+      const acc = await evaluateAccuracyFrom(source, batches, { qs });
+      expect(acc).toEqual(evaluateAccuracy(model, batches, { qs }));
+      const ppl = await evaluatePerplexityFrom(source, batches, { qs });
+      const cpu = evaluatePerplexity(model, batches, { qs });
+      ppl.steps.forEach((s, r) => {
+        expect(s.nll).toBeCloseTo(cpu.steps[r]!.nll, 4);
+      });
+      expect(ppl.gated.map((g) => g.histogram)).toEqual(cpu.gated.map((g) => g.histogram));
+    } finally {
+      gm.dispose();
+    }
+  });
+});
