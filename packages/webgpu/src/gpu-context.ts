@@ -54,6 +54,9 @@ export class GpuContext {
   private arenas: Arena[] = [];
   private spareArenas: Arena[] = [];
   private lost: string | null = null;
+  /** The first kernel that failed to compile (reported by the next read or sync). */
+  private failure: string | null = null;
+  private pending: Promise<void>[] = [];
   /** Dispatches enqueued since the context was made (for tests and reports). */
   dispatches = 0;
   /** Bytes currently allocated on the device by the pool (live + free). */
@@ -135,12 +138,24 @@ export class GpuContext {
   private pipeline(kernel: Kernel): GPUComputePipeline {
     let p = this.pipelines.get(kernel);
     if (!p) {
+      // A WGSL error does not throw here: the pipeline is invalid and its dispatches are dropped,
+      // leaving stale pool contents in the outputs. Catch it in an error scope and make the next
+      // read or sync fail with the kernel's name and the compiler's message.
+      this.device.pushErrorScope("validation");
       const module = this.device.createShaderModule({ code: kernel.code, label: kernel.name });
       p = this.device.createComputePipeline({
         layout: "auto",
         label: kernel.name,
         compute: { module, entryPoint: kernel.entry },
       });
+      this.pending.push(
+        this.device.popErrorScope().then((err) => {
+          // Forget the invalid pipeline: its next use compiles again and is reported again.
+          if (err) this.pipelines.delete(kernel);
+          if (err && this.failure === null)
+            this.failure = `kernel ${kernel.name} does not compile: ${err.message.split("\n").slice(0, 6).join(" ")}`;
+        }),
+      );
       this.pipelines.set(kernel, p);
     }
     return p;
@@ -262,6 +277,7 @@ export class GpuContext {
     const out = staging.getMappedRange().slice(0, bytes);
     staging.unmap();
     staging.destroy();
+    await this.checkCompiled();
     return out;
   }
 
@@ -270,6 +286,21 @@ export class GpuContext {
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
     this.checkAlive();
+    await this.checkCompiled();
+  }
+
+  /** Throw when a kernel used so far failed to compile. */
+  private async checkCompiled(): Promise<void> {
+    if (this.pending.length) {
+      const pending = this.pending;
+      this.pending = [];
+      await Promise.all(pending);
+    }
+    if (this.failure !== null) {
+      const failure = this.failure;
+      this.failure = null; // reported once; the kernel's next use is compiled and checked again
+      throw new Error(`webgpu: ${failure}`);
+    }
   }
 
   private checkAlive(): void {

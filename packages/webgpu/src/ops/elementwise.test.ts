@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { gpuParameter, releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
+import { defineKernel } from "../kernel-def.js";
 import { backwardGpu } from "../tape.js";
 import { add, axpby, fillTensor, scale } from "./elementwise.js";
 import { reshape } from "./shape.js";
@@ -65,5 +66,22 @@ describe.runIf(ctx)("webgpu reshape", () => {
     expect(() => reshape(w, [4])).toThrow(/has 6 elements, \[4\] needs 4/);
     releaseTransients(ctx!);
     w.dispose();
+  });
+});
+
+describe.runIf(ctx)("webgpu kernel compile errors", () => {
+  it("make the next read fail naming the kernel, instead of returning stale values", async () => {
+    const broken = defineKernel({
+      name: "broken-on-purpose",
+      params: { n: "u32" },
+      buffers: { out: "rw" },
+      body: "@compute @workgroup_size(1) fn main() { out[0] = undefined_name; }",
+    });
+    const t = uploadTensor(ctx!, new Float32Array([1]), [1]);
+    ctx!.run(broken, { out: t.buffer }, { n: 1 }, [1]);
+    await expect(t.read()).rejects.toThrow(
+      /kernel broken-on-purpose does not compile: .*undefined_name/,
+    );
+    releaseTransients(ctx!);
   });
 });
