@@ -5,7 +5,7 @@
  * every timed run ends with `ctx.sync()`.
  */
 import { readFileSync } from "node:fs";
-import { type GpuContext, releaseTransients } from "@loop/webgpu";
+import { type GpuContext, isCpuEmulation, releaseTransients } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { type GpuPeak, measureGpuPeak } from "./gpu-peak.js";
 import { type TimeOptions, type Timing, time } from "./timer.js";
@@ -28,8 +28,6 @@ export interface GpuBench {
   time(fn: () => unknown, opts?: TimeOptions): Promise<Timing>;
 }
 
-const EMULATORS = /swiftshader|lavapipe|llvmpipe/i;
-
 function nvidiaDriver(): string | null {
   try {
     // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 …"
@@ -51,7 +49,7 @@ export async function openGpuBench(opts: {
 }): Promise<GpuBench> {
   const ctx = await createNodeGpuContext();
   const adapter = ctx.adapterName;
-  const emulated = EMULATORS.test(adapter);
+  const emulated = isCpuEmulation(adapter);
   const peak: GpuPeak =
     opts.peakGflops !== undefined
       ? { gflops: opts.peakGflops, source: "given with --gpu-peak-gflops" }

@@ -6,6 +6,7 @@
 import type { AccuracyResult, ChartSpec } from "@loop/eval";
 import { evalHistoryChart, exitHistogramChart, lossChart, stepMetricChart } from "@loop/eval";
 import { thresholdExit } from "@loop/exit-gate";
+import { isCpuEmulation } from "@loop/webgpu";
 import embed from "vega-embed";
 import type { TopLevelSpec } from "vega-lite";
 import { pickCheckpoint } from "./checkpoint-pick.js";
@@ -123,7 +124,7 @@ function onGpu(adapter: string | null, reason: string | null): void {
   const option = form.querySelector<HTMLOptionElement>('[name="backend"] option[value="webgpu"]')!;
   option.disabled = adapter === null;
   // SwiftShader and other CPU emulations are correct but slower than the WebAssembly kernels
-  const emulated = adapter !== null && /swiftshader|lavapipe|llvmpipe/i.test(adapter);
+  const emulated = adapter !== null && isCpuEmulation(adapter);
   $("gpu-note").textContent =
     adapter === null
       ? `No WebGPU backend here (${reason}).`

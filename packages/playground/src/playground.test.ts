@@ -17,6 +17,7 @@ import type { InspectResult } from "./protocol.js";
 import { buildTask } from "./settings.js";
 import { launchChromium } from "./test-support/chromium.js";
 import { looplm } from "./test-support/looplm-cli.js";
+import { openPage, pageState, setFields, trainOnPage } from "./test-support/page-driver.js";
 import { buildAndServe, playgroundRoot, type ServedPage } from "./test-support/serve-page.js";
 
 interface PageState {
@@ -78,43 +79,14 @@ afterAll(async () => {
   await served?.close();
 });
 
-/** A page with its console watched: every error (page, worker, failed load) is collected. */
-async function open(url = served.url): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
-  });
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(url);
-  await page.waitForFunction(() => document.getElementById("threads-note")?.textContent !== "");
-  return { page, errors };
-}
+/** A page with its console watched, once the worker has reported its threads. */
+const open = (url = served.url) =>
+  openPage(browser, url, () => document.getElementById("threads-note")?.textContent !== "");
 
-const state = (page: Page) =>
-  page.evaluate(() => (window as unknown as { playground: PageState }).playground);
-
-async function setFields(page: Page, fields: Record<string, string | boolean>): Promise<void> {
-  for (const [name, v] of Object.entries(fields)) {
-    const sel = `#settings [name="${name}"]`;
-    if (typeof v === "boolean") await page.setChecked(sel, v);
-    else if ((await page.locator(sel).evaluate((e) => e.tagName)) === "SELECT") {
-      await page.selectOption(sel, v);
-    } else await page.fill(sel, v);
-  }
-}
+const state = (page: Page) => pageState<PageState>(page);
 
 async function train(page: Page): Promise<PageState> {
-  await page.click("#train");
-  await page.waitForFunction(
-    () => {
-      const s = (window as unknown as { playground: PageState }).playground;
-      return (!s.training && s.evals.length > 0) || s.error !== null;
-    },
-    null,
-    { timeout: 60_000 },
-  );
-  const s = await state(page);
+  const s = await trainOnPage<PageState>(page);
   expect(s.error).toBeNull();
   return s;
 }

@@ -8,6 +8,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "./test-support/chromium.js";
+import { openPage, pageState, setFields, trainOnPage } from "./test-support/page-driver.js";
 import { buildAndServe, type ServedPage } from "./test-support/serve-page.js";
 import { webgpuChromium } from "./test-support/webgpu-chromium.js";
 
@@ -42,23 +43,9 @@ const tiny: Record<string, string | boolean> = {
 };
 
 async function train(page: Page, fields: Record<string, string | boolean>): Promise<PageState> {
-  for (const [name, v] of Object.entries(fields)) {
-    const sel = `#settings [name="${name}"]`;
-    if (typeof v === "boolean") await page.setChecked(sel, v);
-    else if ((await page.locator(sel).evaluate((e) => e.tagName)) === "SELECT")
-      await page.selectOption(sel, v);
-    else await page.fill(sel, v);
-  }
-  await page.click("#train");
-  await page.waitForFunction(
-    () => {
-      const s = (window as unknown as { playground: PageState }).playground;
-      return (!s.training && s.evals.length > 0) || s.error !== null;
-    },
-    null,
-    { timeout: 300_000 },
-  );
-  const s = await state(page);
+  await setFields(page, fields);
+  // SwiftShader runs the GPU's kernels on this CPU: minutes where a GPU takes a second
+  const s = await trainOnPage<PageState>(page, 300_000);
   expect(s.error).toBeNull();
   return s;
 }
@@ -77,22 +64,15 @@ afterAll(async () => {
   await served?.close();
 });
 
-const state = (page: Page) =>
-  page.evaluate(() => (window as unknown as { playground: PageState }).playground);
+const state = (page: Page) => pageState<PageState>(page);
 
-async function open(b = browser!): Promise<{ page: Page; errors: string[] }> {
-  const page = await b.newPage();
-  const errors: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
-  });
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(served.url);
-  await page.waitForFunction(
+/** The page, once its worker has said whether there is a WebGPU adapter. */
+const open = (b = browser!) =>
+  openPage(
+    b,
+    served.url,
     () => (window as unknown as { playground: PageState }).playground.gpuAdapter !== undefined,
   );
-  return { page, errors };
-}
 
 describe.runIf(browser)("playground on the webgpu backend", () => {
   it("finds the adapter and offers the backend", async () => {

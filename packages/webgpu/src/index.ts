@@ -3,6 +3,7 @@
  * for a whole training step; ops enqueue WGSL kernels and record their gradients on a GPU tape.
  * In a browser pass `navigator.gpu` to `requestGpuContext`; in Node use `@loop/webgpu/node`.
  */
+export { isCpuEmulation } from "./adapter-kind.js";
 export { GpuContext, type GpuContextOptions, requestGpuContext } from "./gpu-context.js";
 export {
   type GpuDtype,
