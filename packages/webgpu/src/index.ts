@@ -12,11 +12,14 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
 export { scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
+export { exitPdf } from "./ops/exit-pdf.js";
+export { gateLogits } from "./ops/gate-logits.js";
 export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
@@ -27,8 +30,11 @@ export {
   mamba2StepState,
 } from "./ops/mamba2-step.js";
 export { linear, matmul } from "./ops/matmul.js";
+export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
+export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
+export { rope } from "./ops/rope.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export {
@@ -36,6 +42,17 @@ export {
   type GpuSsdScanResult,
   ssdScanChunked,
 } from "./ops/ssd-scan-chunked.js";
+export {
+  detach,
+  type GpuGateLike,
+  type Stage1Options,
+  type Stage2Options,
+  stage1Loss,
+  stage1Objective,
+  stage2Loss,
+  stage2Objective,
+} from "./ops/stage-losses.js";
+export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
 export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";

@@ -1,0 +1,302 @@
+/**
+ * Tiled causal grouped-query attention, FlashAttention-2 style (docs/model.md §4), the WGSL twin
+ * of @loop/attention's flashForward / flashBackward:
+ *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd], lse [B, Hq, T];
+ *   query head j reads KV head g = floor(j / G), G = Hq/Hkv; c = 1/sqrt(hd);
+ *   key s is visible to query t iff s ≤ t and (with documents) seq[b, s] = seq[b, t]
+ *   (seq is non-decreasing along a row, so this is "s ≥ the start of t's document").
+ * Forward, one workgroup per (b, j, tile of 64 queries), one thread per query row: the K and V
+ * tiles of BK keys are staged in workgroup memory and every thread keeps its running max m, sum l
+ * and output row O (online softmax); y = O / l, lse = m + ln l.
+ * Backward with Dvec[t] = Σ_e ∂y[t,e]·y[t,e] (dvec kernel, stored beside lse) and P = e^{c·q·kᵀ − lse}:
+ *   dK, dV: one workgroup per (b, g, tile of 64 keys), one thread per key, looping over the G
+ *     query heads of g and the query tiles (staged in workgroup memory) at or after the key:
+ *     dv += P·∂y, dk += c·P·(∂y·v − Dvec)·q;
+ *   dQ: one workgroup per (b, j, tile of 64 queries), one thread per query, looping over the
+ *     key tiles (staged): dq += c·P·(∂y·v − Dvec)·k.
+ * Each output element is summed by one thread in a fixed order: no atomics, the same numbers
+ * every run. hd and the tile depth are compiled in (kernels are made per head_dim, and the depth
+ * of a staged tile is what fits the device's workgroup memory, at most 64 rows).
+ */
+import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
+
+/** Threads per workgroup = query (or key) rows per workgroup. */
+export const ATTN_ROWS = 64;
+export const DVEC_GROUP = 256;
+const NEG = "-3.0e38"; // below any score; e^{NEG − m} = 0 without infinities
+
+/** Rows of a staged tile of two [rows, hd] matrices plus three scalars per row. */
+export function tileDepth(hd: number, workgroupBytes: number): number {
+  const floats = Math.floor(workgroupBytes / 4);
+  const rows = Math.min(ATTN_ROWS, Math.floor(floats / (2 * hd + 3)));
+  if (rows < 1)
+    throw new Error(
+      `webgpu attention: head_dim ${hd} does not fit the device's ${workgroupBytes} bytes of workgroup memory`,
+    );
+  return rows;
+}
+
+const PARAMS = { T: "u32", Hq: "u32", Hkv: "u32", G: "u32", c: "f32", docs: "u32" } as const;
+/** The backward kernels' inputs: ld = [lse | Dvec] (dvecKernel), nl = B·Hq·T its half. */
+const BACKWARD_PARAMS = { ...PARAMS, nl: "u32" } as const;
+const BACKWARD_INPUTS = {
+  q: "read",
+  k: "read",
+  v: "read",
+  seq: "read:i32",
+  ld: "read",
+  gy: "read",
+} as const;
+
+/** Workgroup arrays of a staged key (or query) tile: two [BK, hd] matrices and a doc index. */
+function stage(hd: number, bk: number, extra = ""): string {
+  return `const HD: u32 = ${hd}u;
+const ROWS: u32 = ${ATTN_ROWS}u;
+const BK: u32 = ${bk}u;
+var<workgroup> ta: array<f32, ${bk * hd}>;
+var<workgroup> tb: array<f32, ${bk * hd}>;
+var<workgroup> tdoc: array<i32, ${bk}>;
+${extra}`;
+}
+
+/** WGSL: stage the K and V rows c0..c0+bc−1 of (b, g) into ta, tb and their doc indices. */
+const STAGE_KV = `
+    workgroupBarrier();
+    for (var i = lid; i < bc * HD; i += ROWS) {
+      let ko = ((b * p.T + c0 + i / HD) * p.Hkv + g) * HD + i % HD;
+      ta[i] = k[ko];
+      tb[i] = v[ko];
+    }
+    if (p.docs != 0u) { for (var i = lid; i < bc; i += ROWS) { tdoc[i] = seq[b * p.T + c0 + i]; } }
+    workgroupBarrier();`;
+
+/** WGSL prologue of the per-query kernels: b, j, g, the query row t (clamped: tq) and its doc. */
+const QUERY_ROW = `
+  let b = wid.y / p.Hq;
+  let j = wid.y % p.Hq;
+  let g = j / p.G;
+  let t = wid.x * ROWS + lid;
+  let tq = min(t, p.T - 1u);
+  let qo = ((b * p.T + tq) * p.Hq + j) * HD;
+  var myDoc = 0;
+  if (p.docs != 0u) { myDoc = seq[b * p.T + tq]; }
+  let kEnd = min(p.T, wid.x * ROWS + ROWS);`;
+
+/** WGSL: the number of keys of the staged tile at or before tq. */
+const N_VALID = `
+    var nValid = 0u;
+    if (tq >= c0) { nValid = min(bc, tq - c0 + 1u); }`;
+
+function forward(hd: number, bk: number): Kernel {
+  return defineKernel({
+    name: `attention/forward(hd=${hd})`,
+    params: PARAMS,
+    buffers: { q: "read", k: "read", v: "read", seq: "read:i32", y: "rw", lse: "rw" },
+    body: `${stage(hd, bk)}
+@compute @workgroup_size(${ATTN_ROWS})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  ${QUERY_ROW}
+  var qr: array<f32, HD>;
+  var o: array<f32, HD>;
+  for (var e = 0u; e < HD; e++) { qr[e] = q[qo + e] * p.c; o[e] = 0.0; }
+  var sc: array<f32, BK>;
+  var m = ${NEG};
+  var l = 0.0;
+  for (var c0 = 0u; c0 < kEnd; c0 += BK) {
+    let bc = min(BK, p.T - c0);
+    ${STAGE_KV}
+    ${N_VALID}
+    var rowMax = ${NEG};
+    var seen = false;
+    for (var col = 0u; col < nValid; col++) {
+      if (p.docs == 0u || tdoc[col] == myDoc) {
+        var acc = 0.0;
+        for (var e = 0u; e < HD; e++) { acc += qr[e] * ta[col * HD + e]; }
+        sc[col] = acc;
+        rowMax = max(rowMax, acc);
+        seen = true;
+      }
+    }
+    if (seen) {
+      let mNew = max(m, rowMax);
+      let alpha = exp(m - mNew);
+      for (var e = 0u; e < HD; e++) { o[e] *= alpha; }
+      var sum = 0.0;
+      for (var col = 0u; col < nValid; col++) {
+        if (p.docs == 0u || tdoc[col] == myDoc) {
+          let pr = exp(sc[col] - mNew);
+          sum += pr;
+          for (var e = 0u; e < HD; e++) { o[e] += pr * tb[col * HD + e]; }
+        }
+      }
+      l = l * alpha + sum;
+      m = mNew;
+    }
+  }
+  if (t < p.T) {
+    let inv = 1.0 / l;
+    for (var e = 0u; e < HD; e++) { y[qo + e] = o[e] * inv; }
+    lse[(b * p.Hq + j) * p.T + t] = m + log(l);
+  }
+}`,
+  });
+}
+
+function backwardQ(hd: number, bk: number): Kernel {
+  return defineKernel({
+    name: `attention/backward-dq(hd=${hd})`,
+    params: BACKWARD_PARAMS,
+    buffers: { ...BACKWARD_INPUTS, dq: "rw" },
+    body: `${stage(hd, bk)}
+@compute @workgroup_size(${ATTN_ROWS})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  ${QUERY_ROW}
+  var qr: array<f32, HD>;
+  var gr: array<f32, HD>;
+  var acc: array<f32, HD>;
+  for (var e = 0u; e < HD; e++) { qr[e] = q[qo + e] * p.c; gr[e] = gy[qo + e]; acc[e] = 0.0; }
+  let li = (b * p.Hq + j) * p.T + tq;
+  let lrow = ld[li];
+  let drow = ld[p.nl + li];
+  for (var c0 = 0u; c0 < kEnd; c0 += BK) {
+    let bc = min(BK, p.T - c0);
+    ${STAGE_KV}
+    ${N_VALID}
+    for (var col = 0u; col < nValid; col++) {
+      if (p.docs == 0u || tdoc[col] == myDoc) {
+        var s = 0.0;
+        var dp = 0.0;
+        for (var e = 0u; e < HD; e++) {
+          s += qr[e] * ta[col * HD + e];
+          dp += gr[e] * tb[col * HD + e];
+        }
+        let ds = exp(s - lrow) * (dp - drow);
+        for (var e = 0u; e < HD; e++) { acc[e] += ds * ta[col * HD + e]; }
+      }
+    }
+  }
+  if (t < p.T) {
+    for (var e = 0u; e < HD; e++) { dq[qo + e] = p.c * acc[e]; }
+  }
+}`,
+  });
+}
+
+function backwardKV(hd: number, bq: number): Kernel {
+  return defineKernel({
+    name: `attention/backward-dkdv(hd=${hd})`,
+    params: BACKWARD_PARAMS,
+    buffers: { ...BACKWARD_INPUTS, dk: "rw", dv: "rw" },
+    body: `${stage(hd, bq, `var<workgroup> tl: array<f32, ${bq}>;\nvar<workgroup> td: array<f32, ${bq}>;`)}
+@compute @workgroup_size(${ATTN_ROWS})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let b = wid.y / p.Hkv;
+  let g = wid.y % p.Hkv;
+  let c0 = wid.x * ROWS;
+  let s = c0 + lid;
+  let sk = min(s, p.T - 1u);
+  let ko = ((b * p.T + sk) * p.Hkv + g) * HD;
+  var kr: array<f32, HD>;
+  var vr: array<f32, HD>;
+  var dka: array<f32, HD>;
+  var dva: array<f32, HD>;
+  for (var e = 0u; e < HD; e++) { kr[e] = k[ko + e] * p.c; vr[e] = v[ko + e]; dka[e] = 0.0; dva[e] = 0.0; }
+  var myDoc = 0;
+  if (p.docs != 0u) { myDoc = seq[b * p.T + sk]; }
+  for (var jj = 0u; jj < p.G; jj++) {
+    let j = g * p.G + jj;
+    // Queries before c0 see no key of this tile.
+    for (var r0 = c0; r0 < p.T; r0 += BK) {
+      let br = min(BK, p.T - r0);
+      workgroupBarrier();
+      for (var i = lid; i < br * HD; i += ROWS) {
+        let qo = ((b * p.T + r0 + i / HD) * p.Hq + j) * HD + i % HD;
+        ta[i] = q[qo];
+        tb[i] = gy[qo];
+      }
+      for (var i = lid; i < br; i += ROWS) {
+        let li = (b * p.Hq + j) * p.T + r0 + i;
+        tl[i] = ld[li];
+        td[i] = ld[p.nl + li];
+        if (p.docs != 0u) { tdoc[i] = seq[b * p.T + r0 + i]; }
+      }
+      workgroupBarrier();
+      var first = 0u;
+      if (sk > r0) { first = sk - r0; }
+      for (var row = first; row < br; row++) {
+        if (p.docs == 0u || tdoc[row] == myDoc) {
+          var sc = 0.0;
+          var dp = 0.0;
+          for (var e = 0u; e < HD; e++) {
+            sc += kr[e] * ta[row * HD + e];
+            dp += vr[e] * tb[row * HD + e];
+          }
+          let pr = exp(sc - tl[row]);
+          let ds = pr * (dp - td[row]);
+          for (var e = 0u; e < HD; e++) {
+            dva[e] += pr * tb[row * HD + e];
+            dka[e] += ds * ta[row * HD + e];
+          }
+        }
+      }
+    }
+  }
+  if (s < p.T) {
+    for (var e = 0u; e < HD; e++) {
+      dk[ko + e] = p.c * dka[e];
+      dv[ko + e] = dva[e];
+    }
+  }
+}`,
+  });
+}
+
+/**
+ * ld = [lse | Dvec], each [B, Hq, T] (one buffer keeps the dK dV kernel at 8 bindings), with
+ * Dvec[b, j, t] = Σ_e ∂y[b, t, j, e]·y[b, t, j, e], one thread per row of n = B·T·Hq.
+ */
+export const dvecKernel = defineKernel({
+  name: "attention/dvec",
+  params: { n: "u32", T: "u32", Hq: "u32", hd: "u32" },
+  buffers: { y: "read", gy: "read", lse: "read", ld: "rw" },
+  body: `
+@compute @workgroup_size(${DVEC_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let row = ${flatIndex(DVEC_GROUP)};   // (b·T + t)·Hq + j
+  if (row >= p.n) { return; }
+  let j = row % p.Hq;
+  let bt = row / p.Hq;
+  var acc = 0.0;
+  for (var e = 0u; e < p.hd; e++) { acc += gy[row * p.hd + e] * y[row * p.hd + e]; }
+  let li = ((bt / p.T) * p.Hq + j) * p.T + bt % p.T;
+  ld[li] = lse[li];
+  ld[p.n + li] = acc;
+}`,
+});
+
+export interface AttentionKernels {
+  forward: Kernel;
+  backwardQ: Kernel;
+  backwardKV: Kernel;
+  /** Keys (forward, dQ) or queries (dK dV) per staged tile. */
+  depth: number;
+}
+
+const made = new Map<string, AttentionKernels>();
+
+/** The kernels for head_dim `hd` on a device with `workgroupBytes` of workgroup memory. */
+export function attentionKernels(hd: number, workgroupBytes: number): AttentionKernels {
+  const depth = tileDepth(hd, workgroupBytes);
+  const key = `${hd},${depth}`;
+  let ks = made.get(key);
+  if (!ks) {
+    ks = {
+      forward: forward(hd, depth),
+      backwardQ: backwardQ(hd, depth),
+      backwardKV: backwardKV(hd, depth),
+      depth,
+    };
+    made.set(key, ks);
+  }
+  return ks;
+}

@@ -1,0 +1,59 @@
+/**
+ * Gate logits (docs/exit-gate.md "Gate and exit distribution"), as @loop/exit-gate's gateLogits:
+ *   a[r, m] = Σ_d w[d]·x_r[m, d] + bias     readouts x_r [M, D] (one dispatch per loop step r,
+ *                                           written at a[off + m], off = r·M)
+ * Backward: ∂x_r[m, d] = g[off + m]·w[d] (gateInput);  ∂w[d] = Σ_{r,m} g[r, m]·x_r[m, d] as
+ * partial sums over chunks of CHUNK rows (gateWeightPartial, part[(r·chunks + c)·D + d]) summed
+ * in order by columnSums;  ∂bias = Σ g (sumAll). All sums in a fixed order.
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+import { REDUCE_GROUP, ROW_MAIN, TREE_SUM } from "./fixed-reduce.js";
+
+export const GATE_CHUNK = 256;
+export const GATE_COLS = 64;
+export const GATE_EW = 256;
+
+/** One workgroup per row (grid folded over x and y for M > 65535). */
+export const gateDotKernel = defineKernel({
+  name: "gate/dot",
+  params: { M: "u32", D: "u32", off: "u32" },
+  buffers: { x: "read", w: "read", bias: "read", a: "rw" },
+  body: `${ROW_MAIN}
+  var acc = 0.0;
+  for (var d = lid; d < p.D; d += ${REDUCE_GROUP}u) { acc += w[d] * x[m * p.D + d]; }
+  buf[lid] = acc;
+  ${TREE_SUM}
+  if (lid == 0u) { a[p.off + m] = bias[0] + buf[0]; }
+}`,
+});
+
+export const gateInputKernel = defineKernel({
+  name: "gate/input-grad",
+  params: { n: "u32", D: "u32", off: "u32" },
+  buffers: { g: "read", w: "read", gx: "rw" },
+  body: `
+@compute @workgroup_size(${GATE_EW})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(GATE_EW)};
+  if (i >= p.n) { return; }
+  gx[i] = g[p.off + i / p.D] * w[i % p.D];
+}`,
+});
+
+/** Workgroups (ceil(D/64), chunks); thread d of chunk c sums its CHUNK rows in order. */
+export const gateWeightPartialKernel = defineKernel({
+  name: "gate/weight-partial",
+  params: { M: "u32", D: "u32", off: "u32", partRow: "u32" },
+  buffers: { g: "read", x: "read", part: "rw" },
+  body: `
+@compute @workgroup_size(${GATE_COLS})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(workgroup_id) wid: vec3u) {
+  let d = gid.x;
+  if (d >= p.D) { return; }
+  let m0 = wid.y * ${GATE_CHUNK}u;
+  let m1 = min(p.M, m0 + ${GATE_CHUNK}u);
+  var acc = 0.0;
+  for (var m = m0; m < m1; m++) { acc += g[p.off + m] * x[m * p.D + d]; }
+  part[(p.partRow + wid.y) * p.D + d] = acc;
+}`,
+});

@@ -1,0 +1,36 @@
+/**
+ * Rotary position embedding, rotate-half layout (docs/model.md §4), as @loop/attention's `rope`:
+ *   x [B, T, H, hd] → y [B, T, H, hd], hd even, half = hd/2, one thread per pair (t, h, i < half):
+ *     y[i]        = x[i]·cos a − x[i + half]·sign·sin a
+ *     y[i + half] = x[i + half]·cos a + x[i]·sign·sin a
+ *   sign = +1 rotates by a (forward), −1 by −a (the backward: the inverse rotation of ∂y).
+ * tab [T, half, 2] holds (cos a, sin a) for a = (offset + t)·θ_i, computed on the CPU in float64
+ * (ropeTables) and uploaded once per shape: p·θ_i in float32 would lose the angle at large p.
+ * n = B·T·H·half pairs.
+ */
+import { defineKernel, flatIndex } from "../kernel-def.js";
+
+export const ROPE_GROUP = 256;
+
+export const ropeKernel = defineKernel({
+  name: "rope",
+  params: { n: "u32", T: "u32", H: "u32", half: "u32", sign: "f32" },
+  buffers: { x: "read", tab: "read", y: "rw" },
+  body: `
+@compute @workgroup_size(${ROPE_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(ROPE_GROUP)};
+  if (i >= p.n) { return; }
+  let e = i % p.half;
+  let row = i / p.half;          // (b·T + t)·H + h
+  let t = (row / p.H) % p.T;
+  let tb = (t * p.half + e) * 2u;
+  let c = tab[tb];
+  let s = p.sign * tab[tb + 1u];
+  let o = row * 2u * p.half + e;
+  let x1 = x[o];
+  let x2 = x[o + p.half];
+  y[o] = x1 * c - x2 * s;
+  y[o + p.half] = x2 * c + x1 * s;
+}`,
+});

@@ -1,0 +1,80 @@
+/**
+ * Gate logits on GPU tensors, as @loop/exit-gate's gateLogits: readouts R × [...S, D],
+ * weight [1, D], bias [1] → a [R, ...S] with a[r, m] = weight·readout(r)[m] + bias; one fused
+ * node (kernels/gate-logits.ts), all gradient sums in a fixed order.
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid, groups } from "../kernel-def.js";
+import { COLUMN_GROUP, columnSumsKernel, sumAllKernel } from "../kernels/fixed-reduce.js";
+import {
+  GATE_CHUNK,
+  GATE_COLS,
+  GATE_EW,
+  gateDotKernel,
+  gateInputKernel,
+  gateWeightPartialKernel,
+} from "../kernels/gate-logits.js";
+import { recordGpu } from "../tape.js";
+import { checkPerStep, checkShape } from "./gate-shapes.js";
+
+export function gateLogits(
+  readouts: readonly GpuTensor[],
+  weight: GpuTensor,
+  bias: GpuTensor,
+): GpuTensor {
+  const op = "webgpu gateLogits";
+  const s = checkPerStep(readouts, "readouts", op);
+  const D = s[s.length - 1]!;
+  checkShape(weight, [1, D], "weight", op);
+  checkShape(bias, [1], "bias", op);
+  const ctx = weight.ctx;
+  const R = readouts.length;
+  const M = D === 0 ? 0 : readouts[0]!.size / D;
+  const a = emptyLike(ctx, [R, ...s.slice(0, -1)]);
+  readouts.forEach((x, r) => {
+    ctx.run(
+      gateDotKernel,
+      { x: x.buffer, w: weight.buffer, bias: bias.buffer, a: a.buffer },
+      { M, D, off: r * M },
+      grid(M, 1),
+    );
+  });
+  recordGpu("gateLogits", [...readouts, weight, bias], [a], ([g]) => {
+    const grads: (GpuTensor | null)[] = readouts.map((x, r) => {
+      if (!x.requiresGrad) return null;
+      const gx = emptyLike(ctx, x.shape);
+      ctx.run(
+        gateInputKernel,
+        { g: g!.buffer, w: weight.buffer, gx: gx.buffer },
+        { n: M * D, D, off: r * M },
+        grid(M * D, GATE_EW),
+      );
+      return gx;
+    });
+    let gw: GpuTensor | null = null;
+    if (weight.requiresGrad) {
+      const chunks = groups(M, GATE_CHUNK);
+      const part = emptyLike(ctx, [R * chunks, D]);
+      readouts.forEach((x, r) => {
+        ctx.run(
+          gateWeightPartialKernel,
+          { g: g!.buffer, x: x.buffer, part: part.buffer },
+          { M, D, off: r * M, partRow: r * chunks },
+          [groups(D, GATE_COLS), chunks, 1],
+        );
+      });
+      gw = emptyLike(ctx, weight.shape);
+      ctx.run(columnSumsKernel, { x: part.buffer, out: gw.buffer }, { rows: R * chunks, D }, [
+        groups(D, COLUMN_GROUP),
+      ]);
+    }
+    let gb: GpuTensor | null = null;
+    if (bias.requiresGrad) {
+      gb = emptyLike(ctx, [1]);
+      ctx.run(sumAllKernel, { x: g!.buffer, out: gb.buffer }, { n: R * M }, [1]);
+    }
+    grads.push(gw, gb);
+    return grads;
+  });
+  return a;
+}

@@ -1,0 +1,129 @@
+/**
+ * p-weighted mixtures over loop steps on GPU tensors, as @loop/exit-gate's mixtureLogits and
+ * mixtureLogProbs: logits R × [...S, V], pdf [R, ...S] → [...S, V] (kernels/mixture.ts). The pdf
+ * must be ≥ 0 (the CPU op checks it; the device cannot without a read-back).
+ */
+import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
+import { grid } from "../kernel-def.js";
+import {
+  MIX_EW,
+  mixAccumulateKernel,
+  mixLogFinishKernel,
+  mixLogMaxKernel,
+  mixLogProbsInputKernel,
+  mixLogSumKernel,
+  mixRowDotKernel,
+  mixRowLseKernel,
+  mixScaleRowsKernel,
+} from "../kernels/mixture.js";
+import { recordGpu } from "../tape.js";
+import { checkPerStep, checkShape } from "./gate-shapes.js";
+
+function check(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor, op: string) {
+  const s = checkPerStep(logitsPerStep, "logitsPerStep", op);
+  const R = logitsPerStep.length;
+  checkShape(pdf, [R, ...s.slice(0, -1)], "pdf", op);
+  const V = s[s.length - 1]!;
+  const M = V === 0 ? 0 : logitsPerStep[0]!.size / V;
+  return { s, R, V, M, n: M * V, ctx: pdf.ctx };
+}
+
+/** ∂p [R, M] by a row reduction per step (plain dot, or the log-probs posterior form). */
+function pdfGrad(
+  logitsPerStep: readonly GpuTensor[],
+  pdf: GpuTensor,
+  g: GpuTensor,
+  M: number,
+  V: number,
+  logProbs: { lse: GpuTensor; y: GpuTensor } | null,
+): GpuTensor {
+  const ctx = pdf.ctx;
+  const gp = emptyLike(ctx, pdf.shape);
+  // Without the posterior form lse and y are not read; any buffer binds.
+  const lse = logProbs ? logProbs.lse.buffer : g.buffer;
+  const y = logProbs ? logProbs.y.buffer : g.buffer;
+  logitsPerStep.forEach((x, r) => {
+    ctx.run(
+      mixRowDotKernel,
+      { x: x.buffer, g: g.buffer, lse, y, out: gp.buffer },
+      { M, V, off: r * M, posterior: logProbs ? 1 : 0 },
+      grid(M, 1),
+    );
+  });
+  return gp;
+}
+
+export function mixtureLogits(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor): GpuTensor {
+  const { s, M, V, n, ctx } = check(logitsPerStep, pdf, "webgpu mixtureLogits");
+  const y = emptyLike(ctx, s);
+  logitsPerStep.forEach((x, r) => {
+    ctx.run(
+      mixAccumulateKernel,
+      { x: x.buffer, pdf: pdf.buffer, y: y.buffer },
+      { n, V, off: r * M, first: r === 0 ? 1 : 0 },
+      grid(n, MIX_EW),
+    );
+  });
+  recordGpu("mixtureLogits", [...logitsPerStep, pdf], [y], ([g]) => {
+    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
+      if (!x.requiresGrad) return null;
+      const gx = emptyLike(ctx, x.shape);
+      ctx.run(
+        mixScaleRowsKernel,
+        { g: g!.buffer, pdf: pdf.buffer, gx: gx.buffer },
+        { n, V, off: r * M },
+        grid(n, MIX_EW),
+      );
+      return gx;
+    });
+    grads.push(pdf.requiresGrad ? pdfGrad(logitsPerStep, pdf, g!, M, V, null) : null);
+    return grads;
+  });
+  return y;
+}
+
+export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor): GpuTensor {
+  const { s, R, M, V, n, ctx } = check(logitsPerStep, pdf, "webgpu mixtureLogProbs");
+  const lse = emptyLike(ctx, [R, M]);
+  const mx = emptyLike(ctx, s);
+  const y = emptyLike(ctx, s);
+  logitsPerStep.forEach((x, r) => {
+    ctx.run(mixRowLseKernel, { x: x.buffer, lse: lse.buffer }, { M, V, off: r * M }, grid(M, 1));
+  });
+  const io = (x: GpuTensor) => ({ x: x.buffer, pdf: pdf.buffer, lse: lse.buffer });
+  logitsPerStep.forEach((x, r) => {
+    ctx.run(
+      mixLogMaxKernel,
+      { ...io(x), mx: mx.buffer },
+      { n, V, off: r * M, first: r === 0 ? 1 : 0 },
+      grid(n, MIX_EW),
+    );
+  });
+  logitsPerStep.forEach((x, r) => {
+    ctx.run(
+      mixLogSumKernel,
+      { ...io(x), mx: mx.buffer, y: y.buffer },
+      { n, V, off: r * M, first: r === 0 ? 1 : 0 },
+      grid(n, MIX_EW),
+    );
+  });
+  ctx.run(mixLogFinishKernel, { mx: mx.buffer, y: y.buffer }, { n }, grid(n, MIX_EW));
+  recordGpu("mixtureLogProbs", [...logitsPerStep, pdf], [y], ([g]) => {
+    // ∂p is needed for ∂x too (its row sums), so it is computed whenever anything is.
+    const gp = pdfGrad(logitsPerStep, pdf, g!, M, V, { lse, y });
+    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
+      if (!x.requiresGrad) return null;
+      const gx = emptyLike(ctx, x.shape);
+      ctx.run(
+        mixLogProbsInputKernel,
+        { ...io(x), y: y.buffer, g: g!.buffer, gp: gp.buffer, gx: gx.buffer },
+        { n, V, off: r * M },
+        grid(n, MIX_EW),
+      );
+      return gx;
+    });
+    grads.push(pdf.requiresGrad ? gp : null);
+    return grads;
+  });
+  return y;
+}
