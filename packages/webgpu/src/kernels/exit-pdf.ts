@@ -5,10 +5,10 @@
  *   u(R) = Σ_{j<R} logsigmoid(−a(j))                                 p = e^u
  * Backward from c(r) = ∂L/∂u(r):  ∂a(j) = c(j)·(1 − λ(j)) − λ(j)·Σ_{r>j} c(r) (j < R), ∂a(R) = 0.
  * exitPdf's backward has c = ∂p·p. The CPU computes in float64; here float32 with logsigmoid
- * written to stay exact for large |a| (stable-math.ts).
+ * written to stay exact for large |a| (wgsl-math.ts).
  */
 import { defineKernel } from "../kernel-def.js";
-import { STABLE_MATH } from "./stable-math.js";
+import { WGSL_MATH } from "./wgsl-math.js";
 
 export const PDF_GROUP = 64;
 
@@ -45,7 +45,7 @@ export const LOG_PDF_BACKWARD = `
     tail += c;
   }`;
 
-const HEAD = `${STABLE_MATH}
+const HEAD = `${WGSL_MATH}
 @compute @workgroup_size(${PDF_GROUP})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let m = gid.x;

@@ -13,10 +13,10 @@
  */
 import { defineKernel } from "../kernel-def.js";
 import { LOG_PDF_BACKWARD, logPdfLoop, PDF_GROUP } from "./exit-pdf.js";
-import { STABLE_MATH } from "./stable-math.js";
+import { WGSL_MATH } from "./wgsl-math.js";
 
 const IGNORE = -100;
-const HEAD = `${STABLE_MATH}
+const HEAD = `${WGSL_MATH}
 @compute @workgroup_size(${PDF_GROUP})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let m = gid.x;

@@ -5,10 +5,10 @@
  * gate, up, y, G, ∂gate, ∂up are flat [n]; σ is recomputed in the backward (nothing is saved).
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { STABLE_MATH } from "./stable-math.js";
+import { WGSL_MATH } from "./wgsl-math.js";
 
 export const SWIGLU_GROUP = 256;
-const head = `${STABLE_MATH}
+const head = `${WGSL_MATH}
 @compute @workgroup_size(${SWIGLU_GROUP})
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
   let i = ${flatIndex(SWIGLU_GROUP)};

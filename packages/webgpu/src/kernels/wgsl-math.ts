@@ -2,7 +2,7 @@
  * WGSL scalar helpers shared by the kernels, written for float32 accuracy in the tails:
  *   sigmoid(x) = 1/(1+e^−x) from e^−|x| (no cancellation for x ≪ 0)
  *   log1p(u)   accurate for small u (Goldberg's correction: log(w)·u/(w−1), w = 1+u)
- *   softplus(x) = max(x,0) + log1p(e^−|x|)      silu(x) = x·σ(x)
+ *   softplus(x) = max(x,0) + log1p(e^−|x|)      logsigmoid(x) = −softplus(−x)   silu(x) = x·σ(x)
  *   siluGrad(x) = σ(x)·(1 + x·(1 − σ(x)))
  */
 export const WGSL_MATH = `
@@ -16,6 +16,7 @@ fn log1p(u: f32) -> f32 {
   return log(w) * u / (w - 1.0);
 }
 fn softplus(x: f32) -> f32 { return max(x, 0.0) + log1p(exp(-abs(x))); }
+fn logsigmoid(x: f32) -> f32 { return -softplus(-x); }
 fn silu(x: f32) -> f32 { return x * sigmoid(x); }
 fn siluGrad(x: f32) -> f32 {
   let s = sigmoid(x);
