@@ -243,6 +243,8 @@ describe("playground page", () => {
       .poll(() => page.textContent("#status"))
       .toMatch(/config.json \+ model.safetensors.*got config.json/);
     await setFields(page, { evalCount: "64", task: "mano" }); // run.json must set the task
+    // the message above stays until the drop's load starts: only a new error ends the wait
+    const stale = (await state(page)).error;
     // dropped onto the page, as a user drags the files in
     const files = ["run.json", "final/config.json", "final/model.safetensors"].map((f) => ({
       name: f.slice(f.lastIndexOf("/") + 1),
@@ -259,10 +261,13 @@ describe("playground page", () => {
         new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }),
       );
     }, files);
-    await page.waitForFunction(() => {
+    await page.waitForFunction((earlier) => {
       const s = (window as unknown as { playground: PageState }).playground;
-      return (s.model?.source === "checkpoint" && s.evals.length > 0) || s.error !== null;
-    });
+      return (
+        (s.model?.source === "checkpoint" && s.evals.length > 0) ||
+        (s.error !== null && s.error !== earlier)
+      );
+    }, stale);
     const s = await state(page);
     expect(s.error).toBeNull();
     expect(await page.inputValue('#settings [name="task"]')).toBe("phop");
