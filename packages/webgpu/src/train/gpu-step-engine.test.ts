@@ -125,6 +125,13 @@ describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint sta
     },
   );
 
+  it("refuses activation checkpointing, which the GPU step does not implement", () => {
+    const opts = resolveTrainOptions({ steps: 1, checkpointing: true });
+    expect(() => gpuStepEngine(ctx!, tinyModel({ backbone: "mamba" }, 1), opts)).toThrow(
+      /webgpu: activation checkpointing \(--checkpointing\) is not implemented on the GPU/,
+    );
+  });
+
   it("gate2 moves only the gate", SLOW, async () => {
     const { cpu, gpu, gpuModel } = await curves(
       { backbone: "mamba", exit_gate: true },

@@ -20,6 +20,10 @@ export function gpuStepEngine(
   model: LoopedModel,
   o: TrainOptions,
 ): StepEngine & { gpuModel: GpuLoopedModel; dispose(): void } {
+  if (o.checkpointing)
+    throw new Error(
+      "webgpu: activation checkpointing (--checkpointing) is not implemented on the GPU; train without it or on a CPU backend",
+    );
   const gm = GpuLoopedModel.fromModel(ctx, model);
   const trainer = new GpuTrainer(ctx, gm, {
     stage: o.stage,
