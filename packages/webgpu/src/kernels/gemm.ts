@@ -6,13 +6,18 @@
  * (workgroup z) adds b·stride (stride 0 shares an operand across the batch). beta is 0 or 1:
  * with 0, C is never read (pooled buffers hold garbage, and 0·NaN is NaN).
  *
+ * Split-K (splitK > 0, batch 1): workgroup z sums only K range z of the product into partial z
+ * (C = the partials [S, M, N], no bias, beta 0); splitKSumKernel then adds the S partials in
+ * order into the real C (+ bias, + beta·C). It gives the grid enough workgroups when M·N is small
+ * and K large — the weight gradients gᵀ·x, whose K is every token of the batch.
+ *
  * Each of the (BM/TM)·(BN/TN) = 256 threads owns TM×TN outputs, interleaved (rows ty + k·WY,
  * columns tx + k·WX) so that a warp reads consecutive workgroup-memory words and writes
  * consecutive columns of C. Tiles are loaded with consecutive threads on the operand's contiguous
  * axis (which axis that is depends on the transpose, fixed per kernel variant), so global loads
  * coalesce for every layout. Edge tiles are padded with zeros; every sum runs in k order.
  */
-import { defineKernel, type Kernel } from "../kernel-def.js";
+import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
 
 export interface GemmTile {
   bm: number;
@@ -63,16 +68,23 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
   let aBase = p.offA + wg.z * p.strideA;
   let bBase = p.offB + wg.z * p.strideB;
   let cBase = p.offC + wg.z * p.strideC;
+  // Split-K: workgroup z takes the K range [z·splitK, (z+1)·splitK) (strides A, B are 0 then).
+  var kBegin = 0u;
+  var kEnd = p.K;
+  if (p.splitK != 0u) {
+    kBegin = wg.z * p.splitK;
+    kEnd = min(p.K, kBegin + p.splitK);
+  }
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var i = 0u; i < ${t.tm * t.tn}u; i++) { acc[i] = 0.0; }
-  for (var k0 = 0u; k0 < p.K; k0 += ${t.bk}u) {
+  for (var k0 = kBegin; k0 < kEnd; k0 += ${t.bk}u) {
     for (var l = 0u; l < ${(t.bm * t.bk) / threads}u; l++) {
       let e = li + l * ${threads}u;
       ${aCoord}
       let gm = m0 + mm;
       let gk = k0 + kk;
       var v = 0.0;
-      if (gm < p.M && gk < p.K) { v = A[aBase + ${aIndex}]; }
+      if (gm < p.M && gk < kEnd) { v = A[aBase + ${aIndex}]; }
       As[kk * ${sa}u + mm] = v;
     }
     for (var l = 0u; l < ${(t.bn * t.bk) / threads}u; l++) {
@@ -81,7 +93,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
       let gn = n0 + nn;
       let gk = k0 + kk;
       var v = 0.0;
-      if (gn < p.N && gk < p.K) { v = B[bBase + ${bIndex}]; }
+      if (gn < p.N && gk < kEnd) { v = B[bBase + ${bIndex}]; }
       Bs[kk * ${sb}u + nn] = v;
     }
     workgroupBarrier();
@@ -138,6 +150,7 @@ export function gemmKernel(transA: boolean, transB: boolean, tile: GemmTile = GE
         strideC: "u32",
         beta: "f32",
         hasBias: "u32",
+        splitK: "u32",
       },
       buffers: { A: "read", B: "read", bias: "read", C: "rw" },
       body: gemmKernelCode(transA, transB, tile),
@@ -146,3 +159,24 @@ export function gemmKernel(transA: boolean, transB: boolean, tile: GemmTile = GE
   }
   return k;
 }
+
+export const SPLITK_GROUP = 256;
+
+/** C[m, n] = Σ_s P[s, m, n] (s in order) + bias[n] (hasBias) + beta·C[m, n]; C at offC, ldc. */
+export const splitKSumKernel = defineKernel({
+  name: "gemm_splitk_sum",
+  params: { M: "u32", N: "u32", S: "u32", ldc: "u32", offC: "u32", beta: "f32", hasBias: "u32" },
+  buffers: { P: "read", bias: "read", C: "rw" },
+  body: `@compute @workgroup_size(${SPLITK_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let i = ${flatIndex(SPLITK_GROUP)};
+  if (i >= p.M * p.N) { return; }
+  let n = i % p.N;
+  var v = 0.0;
+  for (var s = 0u; s < p.S; s++) { v += P[s * p.M * p.N + i]; }
+  if (p.hasBias != 0u) { v += bias[n]; }
+  let c = p.offC + (i / p.N) * p.ldc + n;
+  if (p.beta != 0.0) { v += p.beta * C[c]; }
+  C[c] = v;
+}`,
+});

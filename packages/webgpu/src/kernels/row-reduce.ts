@@ -1,25 +1,18 @@
 /**
  * WGSL for kernels that give one workgroup of ROW_GROUP threads to each row: the row index
- * (rows fold into a 2-D grid beyond 65535) and sum/max over the workgroup as a fixed tree in
- * workgroup memory, so a row's result is the same on every run. Each thread first reduces its
+ * (rows fold into a 2-D grid beyond 65535) and sum (wgsl-group-sum.ts) and max over the
+ * workgroup as a fixed tree in workgroup memory, so a row's result is the same on every run. Each thread first reduces its
  * strided share of the row (j = li, li + ROW_GROUP, …) in increasing j.
  * Call the reductions from uniform control flow (every thread of the workgroup).
  */
+import { groupSumWgsl } from "./wgsl-group-sum.js";
+
 export const ROW_GROUP = 256;
 
-export const ROW_REDUCE_WGSL = `
-var<workgroup> red: array<f32, ${ROW_GROUP}>;
+export const ROW_REDUCE_WGSL = `${groupSumWgsl(ROW_GROUP)}
 
 fn rowSum(v: f32, li: u32) -> f32 {
-  red[li] = v;
-  workgroupBarrier();
-  for (var s = ${ROW_GROUP / 2}u; s > 0u; s >>= 1u) {
-    if (li < s) { red[li] += red[li + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
+  return groupSum(li, v);
 }
 
 fn rowMax(v: f32, li: u32) -> f32 {

@@ -5,7 +5,7 @@
  *             without gradient
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { STABLE_WGSL } from "./unary.js";
+import { WGSL_MATH } from "./wgsl-math.js";
 
 export const SILU_SPLIT_GROUP = 256;
 const head = `@compute @workgroup_size(${SILU_SPLIT_GROUP})
@@ -19,10 +19,10 @@ export const siluSplitForwardKernel = defineKernel({
   name: "silu_split_forward",
   params: { rows: "u32", w: "u32", off: "u32", ldx: "u32" },
   buffers: { x: "read", y: "rw" },
-  body: `${STABLE_WGSL}
+  body: `${WGSL_MATH}
 ${head}
   let v = x[xi];
-  y[f] = v * sigmoidStable(v);
+  y[f] = v * sigmoid(v);
 }`,
 });
 
@@ -30,7 +30,7 @@ export const siluSplitBackwardKernel = defineKernel({
   name: "silu_split_backward",
   params: { rows: "u32", w: "u32", off: "u32", ldx: "u32", hasG: "u32" },
   buffers: { x: "read", g: "read", gx: "rw" },
-  body: `${STABLE_WGSL}
+  body: `${WGSL_MATH}
 ${head}
   if (p.hasG == 0u) { gx[xi] = 0.0; return; }
   gx[xi] = g[f] * siluGrad(x[xi]);

@@ -79,6 +79,15 @@ describe.runIf(ctx)("webgpu linear and linearSplit against the CPU ops", () => {
     });
   });
 
+  it("linear whose weight gradient splits its long K (600 tokens) into chunks", async () => {
+    await checkAgainstCpu(ctx!, {
+      seed: 6,
+      inputs: [{ shape: [600, 5] }, { shape: [3, 5] }, { shape: [3] }],
+      cpu: ([x, w, b]) => cpuLinear(x as Tensor, w as Tensor, b as Tensor),
+      gpu: ([x, w, b]) => linear(x!, w!, b!),
+    });
+  });
+
   it("linear with T = 1 and an input that needs no gradient", async () => {
     await checkAgainstCpu(ctx!, {
       seed: 3,
