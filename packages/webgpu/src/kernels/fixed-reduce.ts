@@ -1,11 +1,9 @@
 /**
  * Deterministic reductions (no atomics; every sum in a fixed order, so the same numbers every
- * run), used by the exit-gate ops:
- *   sumAll:     out[0] = Σ_{i<n} x[i]       one workgroup: thread l sums i ≡ l (mod 256) in order,
- *                                           then a fixed tree over the 256 partial sums
- *   columnSums: out[d] = Σ_{i<rows} x[i·D + d]   one thread per column, rows in order
+ * run), used by the exit-gate ops (column sums and sums of all live in column-sum.ts):
  *   maskedMean: tf = [term (n) | flag (n)]: N = Σ flag, out[0] = Σ term / (N·scale) (NaN when
- *               N = 0, like the CPU losses), count[0] = N   (one workgroup, as sumAll); the NaN
+ *               N = 0, like the CPU losses), count[0] = N   (one workgroup: thread l sums
+ *               i ≡ l (mod 256) in order, then a fixed tree over the 256 partial sums); the NaN
  *               comes in as bits (NAN_BITS): WGSL has no NaN constant
  */
 import { defineKernel } from "../kernel-def.js";
@@ -14,7 +12,6 @@ import { defineKernel } from "../kernel-def.js";
 export const NAN_BITS = 0x7fc00000;
 
 export const REDUCE_GROUP = 256;
-export const COLUMN_GROUP = 64;
 
 /** WGSL: tree-sum `buf` (REDUCE_GROUP entries, `lid` this thread) into buf[0]. */
 export const TREE_SUM = `
@@ -54,36 +51,6 @@ export const ROW_LSE = `
   buf[lid] = se;
   ${TREE_SUM}
   let rowLse = rowMax + log(buf[0]);`;
-
-export const sumAllKernel = defineKernel({
-  name: "reduce/sumAll",
-  params: { n: "u32" },
-  buffers: { x: "read", out: "rw" },
-  body: `${BUF}
-@compute @workgroup_size(${REDUCE_GROUP})
-fn main(@builtin(local_invocation_index) lid: u32) {
-  var acc = 0.0;
-  for (var i = lid; i < p.n; i += ${REDUCE_GROUP}u) { acc += x[i]; }
-  buf[lid] = acc;
-  ${TREE_SUM}
-  if (lid == 0u) { out[0] = buf[0]; }
-}`,
-});
-
-export const columnSumsKernel = defineKernel({
-  name: "reduce/columnSums",
-  params: { rows: "u32", D: "u32" },
-  buffers: { x: "read", out: "rw" },
-  body: `
-@compute @workgroup_size(${COLUMN_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let d = gid.x;
-  if (d >= p.D) { return; }
-  var acc = 0.0;
-  for (var i = 0u; i < p.rows; i++) { acc += x[i * p.D + d]; }
-  out[d] = acc;
-}`,
-});
 
 export const maskedMeanKernel = defineKernel({
   name: "reduce/maskedMean",

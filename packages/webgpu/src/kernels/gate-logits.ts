@@ -4,7 +4,7 @@
  *                                           written at a[off + m], off = r·M)
  * Backward: ∂x_r[m, d] = g[off + m]·w[d] (gateInput);  ∂w[d] = Σ_{r,m} g[r, m]·x_r[m, d] as
  * partial sums over chunks of CHUNK rows (gateWeightPartial, part[(r·chunks + c)·D + d]) summed
- * in order by columnSums;  ∂bias = Σ g (sumAll). All sums in a fixed order.
+ * in a fixed order (ops/column-sum.ts);  ∂bias = Σ g (likewise). All sums in a fixed order.
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
 import { REDUCE_GROUP, ROW_MAIN, TREE_SUM } from "./fixed-reduce.js";
