@@ -6,7 +6,7 @@ import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.js";
 import { recordGpu } from "../tape.js";
-import { reduceToShape } from "./broadcast.js";
+import { sumColumns } from "./column-sum.js";
 import { placeholder } from "./optional-inputs.js";
 
 export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
@@ -42,7 +42,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
       { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0 },
       grid(rows, 1),
     );
-    return [gx, gwRows ? reduceToShape(gwRows, [D]) : null];
+    return [gx, gwRows ? sumColumns(gwRows, D) : null];
   });
   return y;
 }
