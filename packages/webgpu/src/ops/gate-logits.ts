@@ -35,7 +35,7 @@ export function gateLogits(
     ctx.run(
       gateDotKernel,
       { x: x.buffer, w: weight.buffer, bias: bias.buffer, a: a.buffer },
-      { M, D, off: r * M },
+      { rows: M, D, off: r * M },
       grid(M, 1),
     );
   });
