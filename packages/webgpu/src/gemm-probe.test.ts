@@ -1,11 +1,11 @@
 import { matmul as cpuMatmul, Rng, tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { expectClose } from "../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
 import { gemmThroughput } from "./gemm-probe.js";
 import { emptyLike, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { GEMM_TILE_LARGE } from "./kernels/gemm.js";
 import { gemm, splitKFor } from "./ops/gemm.js";
-import { expectClose } from "./ops/oracle.test-util.js";
 
 const ctx = await gpuForTests("webgpu GEMM probe");
 
@@ -39,7 +39,7 @@ describe.runIf(ctx)("the GEMM primitive and the throughput probe", () => {
         c: { buf: c.buffer, ld: N },
         tile,
       });
-      expectClose(`transA=${transA} transB=${transB}`, await c.read(), want.data, 1e-4);
+      await expectClose(await c.read(), want.data, `transA=${transA} transB=${transB}`, 1e-4);
     }
     releaseTransients(ctx!);
   });
@@ -99,7 +99,7 @@ describe.runIf(ctx)("the GEMM primitive and the throughput probe", () => {
       beta: 1,
       splitK: 3,
     });
-    expectClose("split-K", await c.read(), want, 1e-5);
+    await expectClose(await c.read(), want, "split-K", 1e-5);
     expect(splitKFor(3, 5, 600)).toBe(2);
     expect(splitKFor(4096, 4096, 100_000)).toBe(1);
     releaseTransients(ctx!);

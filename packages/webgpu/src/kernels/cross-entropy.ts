@@ -9,26 +9,16 @@
  * Shapes: logits [rows, V], targets i32 [rows], lse/ℓ [rows].
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { ROW_ENTRY, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
 import { QUIET_NAN_WGSL } from "./wgsl-nan.js";
 
 /** m + ln Σ e^{x − m} of the row at offset o (every thread gets it). */
-const LSE_WGSL = `
-fn rowLse(o: u32, li: u32) -> f32 {
-  var m = -3.402823e38;
-  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { m = max(m, x[o + j]); }
-  m = rowMax(m, li);
-  var s = 0.0;
-  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { s += exp(x[o + j] - m); }
-  return m + log(rowSum(s, li));
-}`;
-
 export const logSoftmaxForwardKernel = defineKernel({
   name: "log_softmax_forward",
   params: { rows: "u32", V: "u32" },
   buffers: { x: "read", y: "rw" },
   body: `${ROW_REDUCE_WGSL}
-${LSE_WGSL}
+${ROW_LSE_WGSL}
 ${ROW_ENTRY}
   let o = row * p.V;
   let lse = rowLse(o, li);
@@ -56,7 +46,7 @@ export const ceForwardKernel = defineKernel({
   buffers: { x: "read", t: "read:i32", lse: "rw", loss: "rw" },
   body: `${ROW_REDUCE_WGSL}
 ${QUIET_NAN_WGSL}
-${LSE_WGSL}
+${ROW_LSE_WGSL}
 ${ROW_ENTRY}
   let o = row * p.V;
   let l = rowLse(o, li);

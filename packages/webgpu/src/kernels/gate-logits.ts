@@ -4,10 +4,10 @@
  *                                           written at a[off + m], off = r·M)
  * Backward: ∂x_r[m, d] = g[off + m]·w[d] (gateInput);  ∂w[d] = Σ_{r,m} g[r, m]·x_r[m, d] as
  * partial sums over chunks of CHUNK rows (gateWeightPartial, part[(r·chunks + c)·D + d]) summed
- * in order by columnSums;  ∂bias = Σ g (sumAll). All sums in a fixed order.
+ * in a fixed order (ops/column-sum.ts);  ∂bias = Σ g (likewise). All sums in a fixed order.
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { REDUCE_GROUP, ROW_MAIN, TREE_SUM } from "./fixed-reduce.js";
+import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
 
 export const GATE_CHUNK = 256;
 export const GATE_COLS = 64;
@@ -16,14 +16,14 @@ export const GATE_EW = 256;
 /** One workgroup per row (grid folded over x and y for M > 65535). */
 export const gateDotKernel = defineKernel({
   name: "gate/dot",
-  params: { M: "u32", D: "u32", off: "u32" },
+  params: { rows: "u32", D: "u32", off: "u32" },
   buffers: { x: "read", w: "read", bias: "read", a: "rw" },
-  body: `${ROW_MAIN}
+  body: `${ROW_REDUCE_WGSL}
+${ROW_ENTRY}
   var acc = 0.0;
-  for (var d = lid; d < p.D; d += ${REDUCE_GROUP}u) { acc += w[d] * x[m * p.D + d]; }
-  buf[lid] = acc;
-  ${TREE_SUM}
-  if (lid == 0u) { a[p.off + m] = bias[0] + buf[0]; }
+  for (var d = li; d < p.D; d += ${ROW_GROUP}u) { acc += w[d] * x[row * p.D + d]; }
+  let total = rowSum(acc, li);
+  if (li == 0u) { a[p.off + row] = bias[0] + total; }
 }`,
 });
 

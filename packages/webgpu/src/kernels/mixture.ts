@@ -11,7 +11,7 @@
  * Every sum runs in a fixed order (rows tree-reduced, steps in order).
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { REDUCE_GROUP, ROW_LSE, ROW_MAIN, TREE_SUM } from "./fixed-reduce.js";
+import { ROW_ENTRY, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
 
 export const MIX_EW = 256;
 const NEG = "-3.0e38";
@@ -48,31 +48,32 @@ export const mixScaleRowsKernel = defineKernel({
  */
 export const mixRowDotKernel = defineKernel({
   name: "mixture/row-dot",
-  params: { M: "u32", V: "u32", off: "u32", posterior: "u32" },
+  params: { rows: "u32", V: "u32", off: "u32", posterior: "u32" },
   buffers: { x: "read", g: "read", lse: "read", y: "read", out: "rw" },
-  body: `${ROW_MAIN}
-  let o = m * p.V;
+  body: `${ROW_REDUCE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.V;
   var acc = 0.0;
   if (p.posterior == 0u) {
-    for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { acc += g[o + v] * x[o + v]; }
+    for (var v = li; v < p.V; v += ${ROW_GROUP}u) { acc += g[o + v] * x[o + v]; }
   } else {
-    let l = lse[p.off + m];
-    for (var v = lid; v < p.V; v += ${REDUCE_GROUP}u) { acc += g[o + v] * exp(x[o + v] - l - y[o + v]); }
+    let l = lse[p.off + row];
+    for (var v = li; v < p.V; v += ${ROW_GROUP}u) { acc += g[o + v] * exp(x[o + v] - l - y[o + v]); }
   }
-  buf[lid] = acc;
-  ${TREE_SUM}
-  if (lid == 0u) { out[p.off + m] = buf[0]; }
+  let total = rowSum(acc, li);
+  if (li == 0u) { out[p.off + row] = total; }
 }`,
 });
 
 export const mixRowLseKernel = defineKernel({
   name: "mixture/row-lse",
-  params: { M: "u32", V: "u32", off: "u32" },
+  params: { rows: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", lse: "rw" },
-  body: `${ROW_MAIN}
-  let o = m * p.V;
-  ${ROW_LSE}
-  if (lid == 0u) { lse[p.off + m] = rowLse; }
+  body: `${ROW_REDUCE_WGSL}
+${ROW_LSE_WGSL}
+${ROW_ENTRY}
+  let l = rowLse(row * p.V, li);
+  if (li == 0u) { lse[p.off + row] = l; }
 }`,
 });
 

@@ -8,22 +8,24 @@
  * without a read-back).
  */
 import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_LSE, ROW_MAIN } from "./fixed-reduce.js";
+import { ROW_ENTRY, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
 
 export const CE_EW = 256;
 const IGNORE = -100;
 
 export const ceRowKernel = defineKernel({
   name: "perStepCE/forward",
-  params: { M: "u32", V: "u32", off: "u32" },
+  params: { rows: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", targets: "read:i32", ce: "rw", lse: "rw" },
-  body: `${ROW_MAIN}
-  let o = m * p.V;
-  ${ROW_LSE}
-  if (lid == 0u) {
-    let t = targets[m];
-    lse[p.off + m] = rowLse;
-    if (t == ${IGNORE}) { ce[p.off + m] = 0.0; } else { ce[p.off + m] = rowLse - x[o + u32(t)]; }
+  body: `${ROW_REDUCE_WGSL}
+${ROW_LSE_WGSL}
+${ROW_ENTRY}
+  let o = row * p.V;
+  let l = rowLse(o, li);
+  if (li == 0u) {
+    let t = targets[row];
+    lse[p.off + row] = l;
+    if (t == ${IGNORE}) { ce[p.off + row] = 0.0; } else { ce[p.off + row] = l - x[o + u32(t)]; }
   }
 }`,
 });

@@ -27,6 +27,20 @@ fn rowMax(v: f32, li: u32) -> f32 {
   return r;
 }`;
 
+/**
+ * WGSL (after ROW_REDUCE_WGSL): rowLse(o, li) = ln Σ_{j<p.V} e^{x[o + j]}, max-shifted, for a
+ * kernel with a buffer \`x\` and a param \`V\`; every thread gets it.
+ */
+export const ROW_LSE_WGSL = `
+fn rowLse(o: u32, li: u32) -> f32 {
+  var m = -3.402823e38;
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { m = max(m, x[o + j]); }
+  m = rowMax(m, li);
+  var s = 0.0;
+  for (var j = li; j < p.V; j += ${ROW_GROUP}u) { s += exp(x[o + j] - m); }
+  return m + log(rowSum(s, li));
+}`;
+
 /** WGSL entry header: \`row\` (uniform across the workgroup) and \`li\`; rows past p.rows return. */
 export const ROW_ENTRY = `@compute @workgroup_size(${ROW_GROUP})
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u) {

@@ -2,7 +2,7 @@
  * The gate objectives of docs/exit-gate.md "Training", as @loop/exit-gate's stage1Objective and
  * stage2Objective, on a step-major [R, M] layout with one thread per token m (or per (r, m)):
  * each *Terms kernel writes tf = [term_m | flag_m] (flag 1 where target_m ≠ −100, term 0
- * elsewhere), maskedMean (fixed-reduce.ts) divides the sum by N = Σ flag (times R for stage 2)
+ * elsewhere), maskedMean (masked-mean.ts) divides the sum by N = Σ flag (times R for stage 2)
  * and keeps N for the backward.
  *   stage 1: term = Σ_r p(r)·(ℓ(r) + β·u(r)), u = ln p;  backward with s = ∂L/N:
  *     ∂ℓ(r) = s·p(r),  c(r) = s·p(r)·(ℓ(r) + β·(u(r) + 1)) → ∂a by the log-pdf backward

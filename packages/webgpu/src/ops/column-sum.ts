@@ -37,3 +37,12 @@ export function columnSum(
   }
   return partial;
 }
+
+/** Σ over the rows of `x` read as [rows, cols] (a plain column sum; cols = 1: the sum of all). */
+export function sumColumns(
+  x: GpuTensor,
+  cols: number,
+  shape: readonly number[] = [cols],
+): GpuTensor {
+  return columnSum(x.ctx, columnSumStage, { src: x.buffer }, {}, x.size / cols, cols, shape);
+}

@@ -1,9 +1,14 @@
 import { causalConv1dSiluSplit as convCpu } from "@loop/ssm-kernels";
+import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import {
+  checkAgainstCpu,
+  type OracleInput,
+  randomData,
+} from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
-import { compareWithCpu, type OracleInput, randomData } from "./cpu-oracle.test-support.js";
 
 const ctx = await gpuForTests("webgpu causalConv1dSiluSplit");
 
@@ -40,24 +45,23 @@ describe.runIf(ctx)("webgpu causalConv1dSiluSplit", () => {
     async ({ B, T, widths, K, bias, init, seq, i }) => {
       const C = widths.reduce((a, b) => a + b, 0);
       const inputs: OracleInput[] = [
-        { name: "x", data: randomData([B, T, C], 10 * i + 1), shape: [B, T, C] },
-        { name: "weight", data: randomData([C, 1, K], 10 * i + 2), shape: [C, 1, K] },
+        { name: "x", values: randomData([B, T, C], 10 * i + 1), shape: [B, T, C] },
+        { name: "weight", values: randomData([C, 1, K], 10 * i + 2), shape: [C, 1, K] },
       ];
-      if (bias) inputs.push({ name: "bias", data: randomData([C], 10 * i + 3), shape: [C] });
+      if (bias) inputs.push({ name: "bias", values: randomData([C], 10 * i + 3), shape: [C] });
       if (init)
         inputs.push({
           name: "init",
-          data: randomData([B, C, K - 1], 10 * i + 4),
+          values: randomData([B, C, K - 1], 10 * i + 4),
           shape: [B, C, K - 1],
         });
       const seqCpu = seq ? Int32Array.from(seq) : null;
       const seqGpu = seqCpu ? uploadTensor(ctx!, seqCpu, [B * T]) : null;
       const split = <T>(ts: T[]) =>
         [ts[0]!, ts[1]!, bias ? ts[2]! : null, init ? ts[ts.length - 1]! : null] as const;
-      await compareWithCpu({
-        ctx: ctx!,
+      await checkAgainstCpu(ctx!, {
         inputs,
-        cpu: (ts) => {
+        cpu: (ts: Tensor[]) => {
           const [x, w, b, s0] = split(ts);
           return convCpu(x, w, b, s0, widths, seqCpu);
         },

@@ -57,9 +57,9 @@ export function causalConv1dSiluSplit(
   const bufs = {
     x: x.buffer,
     weight: weight.buffer,
-    bias: (bias ?? placeholder(ctx)).buffer,
-    init: (init ?? placeholder(ctx)).buffer,
-    seq: (seqIdx ?? placeholder(ctx, "i32")).buffer,
+    bias: bias?.buffer ?? placeholder(ctx),
+    init: init?.buffer ?? placeholder(ctx),
+    seq: seqIdx?.buffer ?? placeholder(ctx),
   };
   const dims = { B, T, C, K, hasBias: bias ? 1 : 0, hasInit: init ? 1 : 0, hasSeq: seqIdx ? 1 : 0 };
   const rows = B * T;
@@ -85,7 +85,7 @@ export function causalConv1dSiluSplit(
       const g = gys[p];
       ctx.run(
         convSiluGradPreKernel,
-        { ...bufs, g: (g ?? placeholder(ctx)).buffer, gpre: gpre.buffer },
+        { ...bufs, g: g?.buffer ?? placeholder(ctx), gpre: gpre.buffer },
         { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
         grid(n, CONV_GROUP),
       );

@@ -7,10 +7,10 @@ import {
   type Tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { checkAgainstCpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { crossEntropy, crossEntropyPerToken, logSoftmax } from "./cross-entropy.js";
-import { checkAgainstCpu } from "./oracle.test-util.js";
 
 const ctx = await gpuForTests("webgpu cross-entropy");
 

@@ -1,9 +1,9 @@
 import { embedding as cpuEmbedding, type IntTensor, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { checkAgainstCpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { embedding } from "./embedding.js";
-import { checkAgainstCpu } from "./oracle.test-util.js";
 
 const ctx = await gpuForTests("webgpu embedding");
 

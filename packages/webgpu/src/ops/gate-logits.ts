@@ -5,7 +5,6 @@
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid, groups } from "../kernel-def.js";
-import { COLUMN_GROUP, columnSumsKernel, sumAllKernel } from "../kernels/fixed-reduce.js";
 import {
   GATE_CHUNK,
   GATE_COLS,
@@ -15,6 +14,7 @@ import {
   gateWeightPartialKernel,
 } from "../kernels/gate-logits.js";
 import { recordGpu } from "../tape.js";
+import { sumColumns } from "./column-sum.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
 export function gateLogits(
@@ -35,7 +35,7 @@ export function gateLogits(
     ctx.run(
       gateDotKernel,
       { x: x.buffer, w: weight.buffer, bias: bias.buffer, a: a.buffer },
-      { M, D, off: r * M },
+      { rows: M, D, off: r * M },
       grid(M, 1),
     );
   });
@@ -63,16 +63,9 @@ export function gateLogits(
           [groups(D, GATE_COLS), chunks, 1],
         );
       });
-      gw = emptyLike(ctx, weight.shape);
-      ctx.run(columnSumsKernel, { x: part.buffer, out: gw.buffer }, { rows: R * chunks, D }, [
-        groups(D, COLUMN_GROUP),
-      ]);
+      gw = sumColumns(part, D, weight.shape);
     }
-    let gb: GpuTensor | null = null;
-    if (bias.requiresGrad) {
-      gb = emptyLike(ctx, [1]);
-      ctx.run(sumAllKernel, { x: g!.buffer, out: gb.buffer }, { n: R * M }, [1]);
-    }
+    const gb = bias.requiresGrad ? sumColumns(g!, 1) : null;
     grads.push(gw, gb);
     return grads;
   });

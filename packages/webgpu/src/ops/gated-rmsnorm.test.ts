@@ -1,8 +1,9 @@
 import { gatedRmsnorm as gatedRmsnormCpu } from "@loop/ssm-kernels";
+import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { compareWithCpu, randomData } from "./cpu-oracle.test-support.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 
 const ctx = await gpuForTests("webgpu gatedRmsnorm");
@@ -16,14 +17,13 @@ describe.runIf(ctx)("webgpu gatedRmsnorm", () => {
     { shape: [2, 5, 24], G: 4, seed: 4 },
   ])("matches the CPU op and its gradients for x $shape, G=$G", async ({ shape, G, seed }) => {
     const Di = shape[shape.length - 1]!;
-    await compareWithCpu({
-      ctx: ctx!,
+    await checkAgainstCpu(ctx!, {
       inputs: [
-        { name: "x", data: randomData(shape, seed), shape },
-        { name: "z", data: randomData(shape, seed + 1), shape },
-        { name: "weight", data: randomData([Di], seed + 2, 0.5, 1.5), shape: [Di] },
+        { name: "x", values: randomData(shape, seed), shape },
+        { name: "z", values: randomData(shape, seed + 1), shape },
+        { name: "weight", values: randomData([Di], seed + 2, 0.5, 1.5), shape: [Di] },
       ],
-      cpu: ([x, z, w]) => [gatedRmsnormCpu(x!, z!, w!, G, 1e-5)],
+      cpu: ([x, z, w]: Tensor[]) => [gatedRmsnormCpu(x!, z!, w!, G, 1e-5)],
       gpu: ([x, z, w]) => [gatedRmsnorm(x!, z!, w!, G, 1e-5)],
       seed: seed + 20,
     });

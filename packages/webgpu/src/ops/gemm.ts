@@ -11,6 +11,7 @@ import {
   SPLITK_GROUP,
   splitKSumKernel,
 } from "../kernels/gemm.js";
+import { placeholder } from "./optional-inputs.js";
 
 /** A matrix operand: a buffer, an element offset, a leading dimension and a batch stride. */
 export interface GemmOperand {
@@ -58,17 +59,6 @@ export function splitKFor(M: number, N: number, K: number, tile: GemmTile = GEMM
   return Math.max(1, Math.min(Math.ceil(BUSY_GROUPS / tiles), Math.floor(K / MIN_CHUNK), 64));
 }
 
-/** A 4-byte buffer bound where a kernel declares an input that a call does not use. */
-const dummies = new WeakMap<GpuContext, GPUBuffer>();
-export function dummyBuffer(ctx: GpuContext): GPUBuffer {
-  let b = dummies.get(ctx);
-  if (!b) {
-    b = ctx.allocBytes(4);
-    dummies.set(ctx, b);
-  }
-  return b;
-}
-
 /** WebGPU's guaranteed limit on workgroups per dimension (the batch runs along z). */
 const MAX_Z = 65535;
 
@@ -96,7 +86,7 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
     const partials = ctx.allocBytes(S * M * N * 4);
     ctx.run(
       kernel,
-      { A: a.buf, B: b.buf, bias: dummyBuffer(ctx), C: partials },
+      { A: a.buf, B: b.buf, bias: placeholder(ctx), C: partials },
       {
         ...base,
         ldc: N,
@@ -114,7 +104,7 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
     );
     ctx.run(
       splitKSumKernel,
-      { P: partials, bias: call.bias ?? dummyBuffer(ctx), C: c.buf },
+      { P: partials, bias: call.bias ?? placeholder(ctx), C: c.buf },
       { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: call.beta ?? 0, hasBias: call.bias ? 1 : 0 },
       grid(M * N, SPLITK_GROUP),
     );
@@ -128,7 +118,7 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
     const at = (o: GemmOperand) => (o.off ?? 0) + first * (o.stride ?? 0);
     ctx.run(
       kernel,
-      { A: a.buf, B: b.buf, bias: call.bias ?? dummyBuffer(ctx), C: c.buf },
+      { A: a.buf, B: b.buf, bias: call.bias ?? placeholder(ctx), C: c.buf },
       {
         ...base,
         ldc: c.ld,

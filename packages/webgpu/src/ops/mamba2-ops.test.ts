@@ -1,8 +1,9 @@
 import { addDSkip as addDSkipCpu, softplusBias as softplusBiasCpu } from "@loop/ssm-kernels";
+import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { compareWithCpu, randomData } from "./cpu-oracle.test-support.js";
 import { addDSkip, softplusBias } from "./mamba2-ops.js";
 
 const ctx = await gpuForTests("webgpu mamba2 ops");
@@ -18,13 +19,12 @@ describe.runIf(ctx)("webgpu softplusBias", () => {
     const raw = randomData(shape, seed);
     // wide range: both tails of softplus and σ
     for (let i = 0; i < raw.length; i += 7) raw[i] = raw[i]! * 20;
-    await compareWithCpu({
-      ctx: ctx!,
+    await checkAgainstCpu(ctx!, {
       inputs: [
-        { name: "raw", data: raw, shape },
-        { name: "bias", data: randomData([H], seed + 10), shape: [H] },
+        { name: "raw", values: raw, shape },
+        { name: "bias", values: randomData([H], seed + 10), shape: [H] },
       ],
-      cpu: ([r, b]) => [softplusBiasCpu(r!, b!)],
+      cpu: ([r, b]: Tensor[]) => [softplusBiasCpu(r!, b!)],
       gpu: ([r, b]) => [softplusBias(r!, b!)],
       seed: seed + 20,
     });
@@ -46,14 +46,13 @@ describe.runIf(ctx)("webgpu addDSkip", () => {
     { shape: [2, 150, 2, 3], seed: 6 },
   ])("matches the CPU op and its gradients for y $shape", async ({ shape, seed }) => {
     const H = shape[shape.length - 2]!;
-    await compareWithCpu({
-      ctx: ctx!,
+    await checkAgainstCpu(ctx!, {
       inputs: [
-        { name: "y", data: randomData(shape, seed), shape },
-        { name: "x", data: randomData(shape, seed + 1), shape },
-        { name: "D", data: randomData([H], seed + 2), shape: [H] },
+        { name: "y", values: randomData(shape, seed), shape },
+        { name: "x", values: randomData(shape, seed + 1), shape },
+        { name: "D", values: randomData([H], seed + 2), shape: [H] },
       ],
-      cpu: ([y, x, d]) => [addDSkipCpu(y!, x!, d!)],
+      cpu: ([y, x, d]: Tensor[]) => [addDSkipCpu(y!, x!, d!)],
       gpu: ([y, x, d]) => [addDSkip(y!, x!, d!)],
       seed: seed + 20,
     });

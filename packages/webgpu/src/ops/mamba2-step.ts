@@ -82,7 +82,7 @@ export function mamba2StepState(
   }
   if (H % G !== 0) throw new Error(`${op}: nGroups ${G} must divide the number of heads ${H}`);
   const ctx = zx.ctx;
-  const rowBuf = (rows ?? placeholder(ctx, "i32")).buffer;
+  const rowBuf = rows?.buffer ?? placeholder(ctx);
   const hasRows = rows ? 1 : 0;
   const xbc = emptyLike(ctx, [batch, C]);
   const z = emptyLike(ctx, [batch, Di]);

@@ -11,7 +11,7 @@
 import { type MatmulOptions, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
-import { reduceToShape } from "./broadcast.js";
+import { sumColumns } from "./column-sum.js";
 import { gemm } from "./gemm.js";
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
@@ -180,7 +180,7 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
         c: { buf: gw.buffer, ld: nIn },
       });
     }
-    const gbias = bias?.requiresGrad ? reduceToShape(g!, [nOut]) : null;
+    const gbias = bias?.requiresGrad ? sumColumns(g!, nOut) : null;
     return bias ? [gx, gw, gbias] : [gx, gw];
   });
   return y;

@@ -46,7 +46,7 @@ function pdfGrad(
     ctx.run(
       mixRowDotKernel,
       { x: x.buffer, g: g.buffer, lse, y, out: gp.buffer },
-      { M, V, off: r * M, posterior: logProbs ? 1 : 0 },
+      { rows: M, V, off: r * M, posterior: logProbs ? 1 : 0 },
       grid(M, 1),
     );
   });
@@ -88,7 +88,12 @@ export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTen
   const mx = emptyLike(ctx, s);
   const y = emptyLike(ctx, s);
   logitsPerStep.forEach((x, r) => {
-    ctx.run(mixRowLseKernel, { x: x.buffer, lse: lse.buffer }, { M, V, off: r * M }, grid(M, 1));
+    ctx.run(
+      mixRowLseKernel,
+      { x: x.buffer, lse: lse.buffer },
+      { rows: M, V, off: r * M },
+      grid(M, 1),
+    );
   });
   const io = (x: GpuTensor) => ({ x: x.buffer, pdf: pdf.buffer, lse: lse.buffer });
   logitsPerStep.forEach((x, r) => {

@@ -1,12 +1,22 @@
 /** Helpers for ops with optional inputs and packed-document indices. */
 import type { GpuContext } from "../gpu-context.js";
-import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { fillTensor } from "./elementwise.js";
+import type { GpuTensor } from "../gpu-tensor.js";
 import { shapeStr } from "./shape-str.js";
 
-/** A 1-element placeholder bound where an optional input is absent (its flag is off). */
-export function placeholder(ctx: GpuContext, dtype: "f32" | "i32" = "f32"): GpuTensor {
-  return dtype === "f32" ? fillTensor(ctx, [1], 0) : emptyLike(ctx, [1], "i32");
+/**
+ * A 4-byte buffer, one per context, bound where a kernel declares a read-only input that a call
+ * does not use (its flag is off, so the kernel never touches it). An unused writable slot may
+ * take it only when no read-only slot of the same dispatch does: WebGPU forbids one buffer in a
+ * read-only and a writable binding of one dispatch.
+ */
+const placeholders = new WeakMap<GpuContext, GPUBuffer>();
+export function placeholder(ctx: GpuContext): GPUBuffer {
+  let b = placeholders.get(ctx);
+  if (!b) {
+    b = ctx.allocBytes(4);
+    placeholders.set(ctx, b);
+  }
+  return b;
 }
 
 /** Check seqIdx: an i32 tensor of B·T document indices (non-decreasing along a row). */

@@ -26,7 +26,7 @@ export function perStepCrossEntropy(
     ctx.run(
       ceRowKernel,
       { x: x.buffer, targets: targets.buffer, ce: ce.buffer, lse: lse.buffer },
-      { M, V, off: r * M },
+      { rows: M, V, off: r * M },
       grid(M, 1),
     );
   });

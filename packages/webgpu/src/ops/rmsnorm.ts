@@ -6,8 +6,8 @@ import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.js";
 import { recordGpu } from "../tape.js";
-import { reduceToShape } from "./broadcast.js";
-import { dummyBuffer } from "./gemm.js";
+import { sumColumns } from "./column-sum.js";
+import { placeholder } from "./optional-inputs.js";
 
 export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
   const D = x.lastDim;
@@ -36,13 +36,13 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
         w: w.buffer,
         rinv: rinv.buffer,
         g: g!.buffer,
-        gx: gx?.buffer ?? dummyBuffer(ctx),
-        gwRows: gwRows?.buffer ?? dummyBuffer(ctx),
+        gx: gx?.buffer ?? placeholder(ctx),
+        gwRows: gwRows?.buffer ?? placeholder(ctx),
       },
       { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0 },
       grid(rows, 1),
     );
-    return [gx, gwRows ? reduceToShape(gwRows, [D]) : null];
+    return [gx, gwRows ? sumColumns(gwRows, D) : null];
   });
   return y;
 }

@@ -10,7 +10,7 @@ import {
   siluSplitForwardKernel,
 } from "../kernels/silu-split.js";
 import { recordGpu } from "../tape.js";
-import { dummyBuffer } from "./gemm.js";
+import { placeholder } from "./optional-inputs.js";
 import { splitOffsets } from "./shape.js";
 
 export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] {
@@ -37,7 +37,7 @@ export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] 
       if (rows * w === 0) return;
       ctx.run(
         siluSplitBackwardKernel,
-        { x: x.buffer, g: g?.buffer ?? dummyBuffer(ctx), gx: gx.buffer },
+        { x: x.buffer, g: g?.buffer ?? placeholder(ctx), gx: gx.buffer },
         { rows, w, off: offsets[k]!, ldx, hasG: g ? 1 : 0 },
         grid(rows * w, SILU_SPLIT_GROUP),
       );

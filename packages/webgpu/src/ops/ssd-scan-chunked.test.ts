@@ -1,8 +1,13 @@
 import { ssdScanChunked as ssdCpu } from "@loop/ssm-kernels";
+import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import {
+  checkAgainstCpu,
+  type OracleInput,
+  randomData,
+} from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { compareWithCpu, type OracleInput, randomData } from "./cpu-oracle.test-support.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
 const ctx = await gpuForTests("webgpu ssdScanChunked");
@@ -65,33 +70,32 @@ describe.runIf(ctx)("webgpu ssdScanChunked", () => {
     async (c) => {
       const { batch, T, H, P, G, N, i } = c;
       const inputs: OracleInput[] = [
-        { name: "x", data: randomData([batch, T, H, P], 10 * i + 1), shape: [batch, T, H, P] },
+        { name: "x", values: randomData([batch, T, H, P], 10 * i + 1), shape: [batch, T, H, P] },
         {
           name: "dt",
-          data: randomData([batch, T, H], 10 * i + 2, 0.01, 0.5),
+          values: randomData([batch, T, H], 10 * i + 2, 0.01, 0.5),
           shape: [batch, T, H],
         },
-        { name: "A", data: randomData([H], 10 * i + 3, -3, -0.2), shape: [H] },
-        { name: "B", data: randomData([batch, T, G, N], 10 * i + 4), shape: [batch, T, G, N] },
-        { name: "C", data: randomData([batch, T, G, N], 10 * i + 5), shape: [batch, T, G, N] },
+        { name: "A", values: randomData([H], 10 * i + 3, -3, -0.2), shape: [H] },
+        { name: "B", values: randomData([batch, T, G, N], 10 * i + 4), shape: [batch, T, G, N] },
+        { name: "C", values: randomData([batch, T, G, N], 10 * i + 5), shape: [batch, T, G, N] },
       ];
       if (c.s0)
         inputs.push({
           name: "initialState",
-          data: randomData([batch, H, P, N], 10 * i + 6),
+          values: randomData([batch, H, P, N], 10 * i + 6),
           shape: [batch, H, P, N],
         });
-      if (c.D) inputs.push({ name: "D", data: randomData([H], 10 * i + 7), shape: [H] });
+      if (c.D) inputs.push({ name: "D", values: randomData([H], 10 * i + 7), shape: [H] });
       const seqCpu = seqIdxOf(c);
       const seqGpu = seqCpu ? uploadTensor(ctx!, seqCpu, [batch * T]) : null;
       const pick = <T>(ts: T[]) => ({
         initialState: c.s0 ? ts[5]! : null,
         D: c.D ? ts[ts.length - 1]! : null,
       });
-      await compareWithCpu({
-        ctx: ctx!,
+      await checkAgainstCpu(ctx!, {
         inputs,
-        cpu: (ts) => {
+        cpu: (ts: Tensor[]) => {
           const r = ssdCpu(ts[0]!, ts[1]!, ts[2]!, ts[3]!, ts[4]!, {
             chunkSize: c.chunk,
             seqIdx: seqCpu,
@@ -132,18 +136,17 @@ describe.runIf(ctx)("webgpu ssdScanChunked without a final-state gradient", () =
   const dims = { batch: 1, T: 9, H: 2, P: 3, G: 1, N: 4 };
   const { batch, T, H, P, G, N } = dims;
   const inputs: OracleInput[] = [
-    { name: "x", data: randomData([batch, T, H, P], 91), shape: [batch, T, H, P] },
-    { name: "dt", data: randomData([batch, T, H], 92, 0.01, 0.5), shape: [batch, T, H] },
-    { name: "A", data: randomData([H], 93, -3, -0.2), shape: [H] },
-    { name: "B", data: randomData([batch, T, G, N], 94), shape: [batch, T, G, N] },
-    { name: "C", data: randomData([batch, T, G, N], 95), shape: [batch, T, G, N] },
+    { name: "x", values: randomData([batch, T, H, P], 91), shape: [batch, T, H, P] },
+    { name: "dt", values: randomData([batch, T, H], 92, 0.01, 0.5), shape: [batch, T, H] },
+    { name: "A", values: randomData([H], 93, -3, -0.2), shape: [H] },
+    { name: "B", values: randomData([batch, T, G, N], 94), shape: [batch, T, G, N] },
+    { name: "C", values: randomData([batch, T, G, N], 95), shape: [batch, T, G, N] },
   ];
 
   it("matches the CPU op when only y is used (the training forward)", async () => {
-    await compareWithCpu({
-      ctx: ctx!,
+    await checkAgainstCpu(ctx!, {
       inputs,
-      cpu: (ts) => [ssdCpu(ts[0]!, ts[1]!, ts[2]!, ts[3]!, ts[4]!, { chunkSize: 4 }).y],
+      cpu: (ts: Tensor[]) => [ssdCpu(ts[0]!, ts[1]!, ts[2]!, ts[3]!, ts[4]!, { chunkSize: 4 }).y],
       gpu: (ts) => [ssdScanChunked(ts[0]!, ts[1]!, ts[2]!, ts[3]!, ts[4]!, { chunkSize: 4 }).y],
       seed: 99,
       tol: 3e-4,
@@ -153,7 +156,7 @@ describe.runIf(ctx)("webgpu ssdScanChunked without a final-state gradient", () =
 
   it("gives the same bits on every run", async () => {
     const run = async () => {
-      const ts = inputs.map((i) => uploadTensor(ctx!, i.data, i.shape));
+      const ts = inputs.map((i) => uploadTensor(ctx!, i.values!, i.shape));
       const r = ssdScanChunked(ts[0]!, ts[1]!, ts[2]!, ts[3]!, ts[4]!, { chunkSize: 4 });
       const out = [...(await r.y.read()), ...(await r.state.read())];
       releaseTransients(ctx!);

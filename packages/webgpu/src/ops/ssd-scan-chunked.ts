@@ -100,8 +100,8 @@ export function ssdScanChunked(
   const BH = batch * H;
   const PN = P * N;
   const dims = { B: batch, T, H, P, G, N, Lc, nc, hasSeq: seqIdx ? 1 : 0 };
-  const seq = (seqIdx ?? placeholder(ctx, "i32")).buffer;
-  const dBuf = (D ?? placeholder(ctx)).buffer;
+  const seq = seqIdx?.buffer ?? placeholder(ctx);
+  const dBuf = D?.buffer ?? placeholder(ctx);
   const hasD = D ? 1 : 0;
   const stateTiles = tiles(P) * tiles(N);
 
@@ -140,7 +140,7 @@ export function ssdScanChunked(
     {
       sloc: sloc.buffer,
       cdecay: cdecay.buffer,
-      s0: (s0 ?? placeholder(ctx)).buffer,
+      s0: s0?.buffer ?? placeholder(ctx),
       states: states.buffer,
       last: state.buffer,
     },
@@ -207,7 +207,7 @@ function ssdBackward(
       v: inp.C.buffer,
       seq,
       out: q.buffer,
-      cdecay: placeholder(ctx).buffer,
+      cdecay: emptyLike(ctx, [1]).buffer, // mode 1 leaves it unwritten
     },
     { ...dims, mode: 1 },
     [tiles(P) * tiles(N), nc, BH],
@@ -218,7 +218,7 @@ function ssdBackward(
   ctx.run(
     ssdReversePassKernel,
     {
-      gs: (gs ?? placeholder(ctx)).buffer,
+      gs: gs?.buffer ?? placeholder(ctx),
       q: q.buffer,
       cdecay: cdecay.buffer,
       states: states.buffer,

@@ -11,7 +11,7 @@ import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, GpuTensor } from "../gpu-tensor.js";
 import type { Kernel } from "../kernel-def.js";
 import { PDF_GROUP } from "../kernels/exit-pdf.js";
-import { maskedMeanKernel, NAN_BITS } from "../kernels/fixed-reduce.js";
+import { maskedMeanKernel, NAN_BITS } from "../kernels/masked-mean.js";
 import {
   stage1BackwardKernel,
   stage1TermsKernel,

@@ -7,9 +7,9 @@ import {
   tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { expectClose } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { expectClose } from "../ops/oracle.test-util.js";
 import { GpuAdamW, type GpuNamedParameter } from "./adamw.js";
 import { clipGradNorm, gradNorm } from "./clip.js";
 
@@ -55,7 +55,7 @@ function setGrads(cpu: NamedParameter[], gpu: GpuNamedParameter[], rng: Rng, s =
 
 async function expectSameParams(cpu: NamedParameter[], gpu: GpuNamedParameter[], tol: number) {
   for (let k = 0; k < cpu.length; k++)
-    expectClose(cpu[k]!.name, await gpu[k]!.tensor.read(), cpu[k]!.tensor.data, tol);
+    await expectClose(await gpu[k]!.tensor.read(), cpu[k]!.tensor.data, cpu[k]!.name, tol);
 }
 
 describe.runIf(ctx)("GpuAdamW against @loop/tensor's AdamW", () => {
@@ -76,8 +76,8 @@ describe.runIf(ctx)("GpuAdamW against @loop/tensor's AdamW", () => {
     expect(sb.step).toBe(3);
     expect(Object.keys(sb.m).sort()).toEqual(Object.keys(sa.m).sort());
     for (const name of Object.keys(sa.m)) {
-      expectClose(`m ${name}`, sb.m[name]!, sa.m[name]!, 1e-6);
-      expectClose(`v ${name}`, sb.v[name]!, sa.v[name]!, 1e-6);
+      await expectClose(sb.m[name]!, sa.m[name]!, `m ${name}`, 1e-6);
+      await expectClose(sb.v[name]!, sa.v[name]!, `v ${name}`, 1e-6);
     }
     // Resume the GPU optimiser from the CPU one's state: the next steps agree again.
     const c = new GpuAdamW(gpu, opts);
@@ -113,7 +113,8 @@ describe.runIf(ctx)("gradNorm and clipGradNorm on the device against the CPU one
       expect(Math.abs(got - want) / want).toBeLessThan(1e-5);
       for (let k = 0; k < cpu.length; k++) {
         const g = gpu[k]!.tensor.grad;
-        if (g) expectClose(`grad ${cpu[k]!.name}`, await g.read(), cpu[k]!.tensor.grad!, 1e-5);
+        if (g)
+          await expectClose(await g.read(), cpu[k]!.tensor.grad!, `grad ${cpu[k]!.name}`, 1e-5);
       }
       for (const p of gpu) p.tensor.dispose();
       releaseTransients(ctx!);
