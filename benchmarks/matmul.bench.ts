@@ -226,12 +226,12 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
     const B = randomShared(K * N, rng);
     const C = allocF32(M * N);
     for (const l of layouts) {
-      // the same values reinterpreted: A as [K,M] when transposed, B as [N,K] (copied out of
-      // the shared memory the CPU kernels use: Dawn's writeBuffer takes no SharedArrayBuffer)
-      const a = uploadTensor(gpu.ctx, new Float32Array(A), l.transA ? [K, M] : [M, K], {
+      // the same values reinterpreted: A as [K,M] when transposed, B as [N,K] (GpuContext.write
+      // copies views of shared memory itself)
+      const a = uploadTensor(gpu.ctx, A, l.transA ? [K, M] : [M, K], {
         persistent: true,
       });
-      const b = uploadTensor(gpu.ctx, new Float32Array(B), l.transB ? [N, K] : [K, N], {
+      const b = uploadTensor(gpu.ctx, B, l.transB ? [N, K] : [K, N], {
         persistent: true,
       });
       const g = await gpu.time(() => gpuNoGrad(() => matmul(a, b, l)), {
