@@ -17,12 +17,38 @@ export interface MemberAggregate {
   stat: MeanSd;
   /** Mean ± sd of the metric at every loop step. */
   perStep: MeanSd[];
+  /** The downstream multiple-choice accuracy, when the arm has one. */
+  mc?: McAggregate;
+}
+
+export type McAggregate = Pick<MemberAggregate, "metric" | "values" | "stat" | "perStep"> & {
+  /** The multiple-choice set ("PIQA"). */
+  name: string;
+};
+
+/** Per seed: arm id → the set's name and, per member label, the accuracy at every loop step. */
+export type SeedDownstream = Map<string, { name: string; acc: Record<string, number[]> }>;
+
+/** Mean ± sd over seeds of a per-loop-step accuracy (the last step is the model's). */
+function mcSpread(name: string, perSeed: readonly number[][]): McAggregate {
+  const steps = perSeed[0]!.length;
+  const values = perSeed.map((p) => p[p.length - 1]!);
+  return {
+    name,
+    metric: "accuracy",
+    values,
+    stat: meanSd(values),
+    perStep: Array.from({ length: steps }, (_, i) =>
+      meanSd(perSeed.map((p) => p[i] ?? Number.NaN)),
+    ),
+  };
 }
 
 /** `seeds[k]` maps arm id → that seed's sweep file; every seed must hold the same members. */
 export function aggregateSeeds(
   armIds: readonly string[],
   seeds: readonly Map<string, SweepFile>[],
+  downstream?: readonly SeedDownstream[],
 ): MemberAggregate[] {
   if (seeds.length === 0) throw new Error("aggregateSeeds: no seeds");
   const out: MemberAggregate[] = [];
@@ -40,6 +66,16 @@ export function aggregateSeeds(
         return r;
       });
       const steps = row.per_step.length;
+      // (only arms with a downstream evaluation appear in `downstream`)
+      const scored = downstream?.some((d) => d.has(arm)) ? downstream : undefined;
+      const mc = scored?.map((d, k) => {
+        const acc = d.get(arm)?.acc[row.label];
+        if (!acc)
+          throw new Error(
+            `aggregateSeeds: seed ${k + 1} has no downstream score for ${arm}/${row.label}`,
+          );
+        return acc;
+      });
       out.push({
         arm,
         label: row.label,
@@ -52,6 +88,7 @@ export function aggregateSeeds(
         perStep: Array.from({ length: steps }, (_, i) =>
           meanSd(rows.map((r) => r.per_step[i] ?? Number.NaN)),
         ),
+        ...(mc && mc.length > 0 ? { mc: mcSpread(scored![0]!.get(arm)!.name, mc) } : {}),
       });
     }
   }

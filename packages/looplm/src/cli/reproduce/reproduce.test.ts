@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { SweepFile } from "@loop/eval";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "../program.js";
@@ -23,6 +24,13 @@ import { claimVerdict } from "./verdict.js";
 afterEach(() => vi.restoreAllMocks());
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-reproduce-"));
+
+const TESTDATA = fileURLToPath(new URL("../../../../../testdata/data/", import.meta.url));
+const PIQA_FILES = {
+  name: "PIQA",
+  items: join(TESTDATA, "piqa-valid.jsonl"),
+  labels: join(TESTDATA, "piqa-valid-labels.lst"),
+};
 
 function sweepFile(metric: SweepFile["metric"], values: Record<string, number[]>): SweepFile {
   return {
@@ -125,6 +133,57 @@ describe("claimVerdict", () => {
       acc,
     );
     expect(above.holds).toBe(true);
+  });
+});
+
+describe("downstream multiple-choice scores", () => {
+  const seeds = [
+    new Map([["lm", sweepFile("ppl", { "2⊗1": [30], "2⊗4": [40, 28] })]]),
+    new Map([["lm", sweepFile("ppl", { "2⊗1": [31], "2⊗4": [41, 27] })]]),
+  ];
+  const mc = (a: number[], b: number[]) =>
+    new Map([["lm", { name: "PIQA", acc: { "2⊗1": a, "2⊗4": b } }]]);
+  const rows = aggregateSeeds(["lm"], seeds, [mc([0.52], [0.5, 0.55]), mc([0.5], [0.52, 0.51])]);
+  it("aggregate per member and loop step beside the metric", () => {
+    const m = findMember(rows, "lm/2⊗4");
+    expect(m.mc!.name).toBe("PIQA");
+    expect(m.mc!.values).toEqual([0.55, 0.51]);
+    expect(m.mc!.perStep.map((s) => s.mean)).toEqual(
+      [0.51, 0.53].map((v) => expect.closeTo(v, 12)),
+    );
+    expect(m.values).toEqual([28, 27]);
+    expect(resultsTable(rows, [{ ...TINY.arms[0]!, id: "lm", mc: PIQA_FILES }], "text")).toMatch(
+      /PIQA acc \(mean ± sd\) +PIQA per loop step\n.*\n.*2⊗1 .* 51\.00 ± 1\.41 % +–\n.*2⊗4 .* 53\.00 ± 2\.83 % +51\.0 → 53\.0$/,
+    );
+    // an arm without a downstream evaluation has none
+    expect(aggregateSeeds(["lm"], seeds, [new Map(), new Map()])[0]!.mc).toBeUndefined();
+    expect(() => aggregateSeeds(["lm"], seeds, [mc([0.5], [0.5, 0.5]), new Map()])).toThrow(
+      /seed 2 has no downstream score for lm\/2⊗1/,
+    );
+  });
+  it("claims can judge them: above chance, and 'within' a negative gap", () => {
+    const above = claimVerdict(
+      { kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.5, on: "mc" },
+      rows,
+    );
+    expect(above.line).toBe("holds: 2⊗4 53.00 ± 2.83 % on PIQA, above 50.00 % in 2/2 seeds");
+    const within = claimVerdict(
+      { kind: "better", text: "t", a: "lm/2⊗4", b: "lm/2⊗1", minGap: -0.02, on: "mc" },
+      rows,
+    );
+    expect(within.line).toBe(
+      "holds: 2⊗4 53.00 ± 2.83 % vs 2⊗1 51.00 ± 1.41 % on PIQA (at most 2.00 points lower in 2/2 seeds)",
+    );
+    // the metric itself is judged when `on` is absent
+    const ppl = claimVerdict(
+      { kind: "better", text: "t", a: "lm/2⊗4", b: "lm/2⊗1", minGap: 0 },
+      rows,
+    );
+    expect(ppl.holds).toBe(true);
+    const noMc = aggregateSeeds(["lm"], seeds);
+    expect(() =>
+      claimVerdict({ kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.5, on: "mc" }, noMc),
+    ).toThrow(/lm\/2⊗4 has no downstream multiple-choice score/);
   });
 });
 
@@ -275,6 +334,47 @@ describe("running a study (tiny settings)", () => {
     const md = readFileSync(join(dir, "results.md"), "utf8");
     expect(md).toContain(`- loops help: **${r.verdicts[0]!.line}**`);
     expect(readFileSync(join(dir, "tiny-metric.svg"), "utf8")).toMatch(/^<svg/);
+  }, 120_000);
+
+  it("scores an LM arm's members downstream once, and resumes without rescoring", async () => {
+    const dir = tmp();
+    const corpus = join(dir, "corpus.txt");
+    writeFileSync(
+      corpus,
+      readFileSync(join(TESTDATA, "tinyshakespeare.txt"), "utf8").slice(0, 20_000),
+    );
+    const def: StudyDef = {
+      ...TINY,
+      arms: [
+        {
+          ...TINY.arms[0]!,
+          id: "lm",
+          task: { task: "lm", corpus, vocab: 300, seqLen: 16 },
+          mc: { ...PIQA_FILES, limit: 6 },
+        },
+      ],
+      claims: [{ kind: "above", text: "above chance", member: "lm/1⊗2", threshold: 0.5, on: "mc" }],
+    };
+    const r = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: false });
+    const file = join(dir, "out", "lm", "seed-1", "downstream.json");
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    expect(saved).toMatchObject({ source: "PIQA", items: 6 });
+    expect(saved.acc["1⊗2"]).toHaveLength(2); // one accuracy per loop step
+    for (const row of r.rows) {
+      expect(row.mc!.values[0]! * 6).toBeCloseTo(Math.round(row.mc!.values[0]! * 6), 12);
+      expect(row.mc!.values).toEqual([saved.acc[row.label].at(-1)]);
+    }
+    expect(r.verdicts[0]!.line).toMatch(/1⊗2 .* on PIQA, above 50\.00 % in [01]\/1 seeds$/);
+    // resumed: the stored scores are read back (a changed score would show)
+    saved.acc["1⊗1"] = [0.125];
+    writeFileSync(file, JSON.stringify(saved));
+    const again = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: true });
+    expect(findMember(again.rows, "lm/1⊗1").mc!.values).toEqual([0.125]);
+    // scores of another set are not mixed in
+    const other = { ...def, arms: [{ ...def.arms[0]!, mc: { ...PIQA_FILES, limit: 5 } }] };
+    await expect(
+      runSweepStudy(other, { outDir: join(dir, "out"), seeds: 1, resume: true }),
+    ).rejects.toThrow(/holds PIQA scores on 6 items, not PIQA on 5: remove it to rescore/);
   }, 120_000);
 
   it("runs the exit-gate pipeline and its frontier (tiny settings)", async () => {

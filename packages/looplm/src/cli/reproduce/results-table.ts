@@ -8,7 +8,7 @@ import type { MemberAggregate } from "./aggregate.js";
 import { formatMeanSd } from "./stats.js";
 import type { ArmDef } from "./study-types.js";
 
-function perStepCell(m: MemberAggregate): string {
+function perStepCell(m: Pick<MemberAggregate, "perStep" | "metric">): string {
   if (m.perStep.length <= 1) return "–";
   return m.perStep
     .map((s) => (m.metric === "accuracy" ? (100 * s.mean).toFixed(1) : s.mean.toFixed(1)))
@@ -32,6 +32,9 @@ export function resultsTable(
     "per loop step (mean)",
     "paper",
   ];
+  // arms with a downstream multiple-choice evaluation add its accuracy (and per step)
+  const mcName = arms.find((a) => a.mc)?.mc?.name;
+  if (mcName) head.push(`${mcName} acc (mean ± sd)`, `${mcName} per loop step`);
   const body = rows.map((r) => [
     r.arm,
     r.label,
@@ -41,6 +44,11 @@ export function resultsTable(
     formatMeanSd(r.stat, r.metric),
     perStepCell(r),
     arms.find((a) => a.id === r.arm)?.paper[r.label] ?? "–",
+    ...(mcName
+      ? r.mc
+        ? [formatMeanSd(r.mc.stat, "accuracy"), perStepCell(r.mc)]
+        : ["–", "–"]
+      : []),
   ]);
   return formatTable(head, body, (i) => i >= 3 && i <= 5, format);
 }

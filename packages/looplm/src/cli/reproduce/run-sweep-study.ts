@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
 import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
-import { aggregateSeeds, type MemberAggregate } from "./aggregate.js";
+import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
 import {
   flagLine,
   modelConfig,
@@ -16,6 +16,7 @@ import {
   trainFlags,
   trainOptions,
 } from "./arm-inputs.js";
+import { scoreDownstream } from "./downstream.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -48,8 +49,10 @@ export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
   const tasks = new TaskCache();
   const perSeed: Map<string, SweepFile>[] = [];
+  const downstream: SeedDownstream[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     const files = new Map<string, SweepFile>();
+    const scores: SeedDownstream = new Map();
     for (const arm of def.arms) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
       const flags = taskFlags(arm.task);
@@ -68,12 +71,20 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         log: o.log,
       });
       files.set(arm.id, res.sweep);
+      if (arm.mc) {
+        const labels = res.sweep.rows.map((r) => r.label);
+        const dir = seedDir(o.outDir, arm.id, seed);
+        const acc = scoreDownstream(dir, labels, arm.mc, task, o.log);
+        scores.set(arm.id, { name: arm.mc.name, acc });
+      }
     }
     perSeed.push(files);
+    downstream.push(scores);
   }
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
     perSeed,
+    downstream,
   );
   return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
 }

@@ -110,13 +110,21 @@ function lmModel(cpu: boolean) {
     : { dModel: 256, dState: 64, headdim: 64, chunk: 64 };
 }
 
-function lmTask(cpu: boolean): ArmDef["task"] {
-  return { task: "lm", corpus: "sotu", vocab: cpu ? 1024 : 4096, seqLen: cpu ? 128 : 256 };
+/** The repository's test data (run `looplm reproduce` from the repository root). */
+const TINY_SHAKESPEARE = "testdata/data/tinyshakespeare.txt";
+const PIQA = {
+  name: "PIQA",
+  items: "testdata/data/piqa-valid.jsonl",
+  labels: "testdata/data/piqa-valid-labels.lst",
+};
+
+function lmTask(cpu: boolean, corpus = "sotu"): ArmDef["task"] {
+  return { task: "lm", corpus, vocab: cpu ? 1024 : 4096, seqLen: cpu ? 128 : 256 };
 }
 
 function lmTrain(cpu: boolean): ArmDef["train"] {
   return cpu
-    ? { steps: 600, batch: 16, lr: 3e-3, warmup: 50, evalEvery: 200, evalCount: 32 }
+    ? { steps: 1500, batch: 16, lr: 3e-3, warmup: 50, evalEvery: 500, evalCount: 128 }
     : { steps: 5000, batch: 16, lr: 1e-3, warmup: 200, evalEvery: 500, evalCount: 64 };
 }
 
@@ -124,52 +132,80 @@ function lm(scale: Scale): StudyDef {
   const cpu = scale === "cpu";
   return {
     name: "lm",
-    title: "Language modelling on SOTU: iso-parameter and iso-FLOPs",
+    title:
+      "Language modelling: iso-parameter and iso-FLOPs (SOTU), iso-parameter (TinyShakespeare)",
     notes:
-      "Validation perplexity (per loop step) on held-out SOTU speeches; windows that pack several speeches reset the SSM state at each speech's start.",
+      "Validation perplexity (per loop step) on held-out text. SOTU: windows that pack several speeches reset the SSM state at each speech's start; the family 2⊗1, 2⊗2, 2⊗4 (iso-parameter) with 4⊗1 and 8⊗1 (iso-FLOPs), and every final model scored on PIQA (validation, 1,838 items, lm-evaluation-harness protocol; chance 50 %). TinyShakespeare (the repository's test data): 2⊗1 vs 2⊗4.",
     arms: [
       {
-        id: "iso-param",
-        protocol: "iso-param",
+        id: "sotu",
+        protocol: "iso-flops",
         task: lmTask(cpu),
         model: lmModel(cpu),
         base: 2,
         loops: [1, 2, 4],
         train: lmTrain(cpu),
-        paper: { "2⊗1": "highest ppl", "2⊗2": "lower", "2⊗4": "lowest of the three" },
+        paper: {
+          "2⊗1": "highest ppl of 2⊗R",
+          "2⊗4": "lowest ppl of 2⊗R; competitive downstream",
+          "8⊗1": "lower ppl than 2⊗4",
+        },
+        mc: PIQA,
       },
       {
-        id: "iso-flops",
-        protocol: "iso-flops",
-        task: lmTask(cpu),
+        id: "shakespeare",
+        protocol: "iso-param",
+        task: lmTask(cpu, TINY_SHAKESPEARE),
         model: lmModel(cpu),
         base: 2,
-        loops: [4],
+        loops: [1, 4],
         train: lmTrain(cpu),
-        paper: { "2⊗4": "competitive, slightly higher ppl", "8⊗1": "lower ppl" },
+        paper: { "2⊗4": "lower ppl than 2⊗1" },
       },
     ],
     claims: [
       {
         kind: "better",
-        text: "iso-parameter: more loops lower validation perplexity (2⊗4 vs 2⊗1)",
-        a: "iso-param/2⊗4",
-        b: "iso-param/2⊗1",
+        text: "iso-parameter: more loops lower validation perplexity (SOTU, 2⊗4 vs 2⊗1)",
+        a: "sotu/2⊗4",
+        b: "sotu/2⊗1",
         minGap: 0,
       },
       {
         kind: "better",
-        text: "iso-parameter: 2⊗2 already beats 2⊗1",
-        a: "iso-param/2⊗2",
-        b: "iso-param/2⊗1",
+        text: "iso-parameter: 2⊗2 already beats 2⊗1 (SOTU)",
+        a: "sotu/2⊗2",
+        b: "sotu/2⊗1",
+        minGap: 0,
+      },
+      {
+        kind: "better",
+        text: "iso-parameter on a second corpus (TinyShakespeare, 2⊗4 vs 2⊗1)",
+        a: "shakespeare/2⊗4",
+        b: "shakespeare/2⊗1",
         minGap: 0,
       },
       {
         kind: "better",
         text: "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
-        a: "iso-flops/8⊗1",
-        b: "iso-flops/2⊗4",
+        a: "sotu/8⊗1",
+        b: "sotu/2⊗4",
         minGap: 0,
+      },
+      {
+        kind: "above",
+        text: "downstream: the looped 2⊗4 scores above chance on PIQA",
+        member: "sotu/2⊗4",
+        threshold: 0.5,
+        on: "mc",
+      },
+      {
+        kind: "better",
+        text: "downstream: the looped 2⊗4 stays within 2 points of 8⊗1 on PIQA",
+        a: "sotu/2⊗4",
+        b: "sotu/8⊗1",
+        minGap: -0.02,
+        on: "mc",
       },
     ],
   };
@@ -192,7 +228,7 @@ function backbones(scale: Scale): StudyDef {
     name: "backbones",
     title: "Looped Mamba-2 vs looped hybrid vs looped Transformer",
     notes:
-      "Two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
+      "SOTU as in the lm study (packed speeches reset the state and mask attention at each speech's start); two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
     arms: [
       arm("mamba", { backbone: "mamba" }),
       arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),

@@ -25,6 +25,18 @@ export interface ArmDef {
   train: Partial<TrainFlags>;
   /** The paper's number for a member, keyed by its label ("1⊗12"), as the paper prints it. */
   paper: Record<string, string>;
+  /** A downstream multiple-choice evaluation of every member's final model (LM arms). */
+  mc?: McDef;
+}
+
+/** A multiple-choice set in PIQA's files (items .jsonl, labels .lst), scored with the harness. */
+export interface McDef {
+  /** Its name in tables ("PIQA"). */
+  name: string;
+  items: string;
+  labels: string;
+  /** Score only the first `limit` items. */
+  limit?: number;
 }
 
 /** A member of an arm: "arm/label", e.g. "iso-param/1⊗6". */
@@ -39,6 +51,8 @@ export type ClaimDef =
       b: MemberRef;
       /** a must beat b by at least this much in every seed (accuracy points or ppl). */
       minGap: number;
+      /** Judge the arm's metric (default) or its downstream multiple-choice accuracy. */
+      on?: ClaimTarget;
     }
   | {
       kind: "below" | "above";
@@ -46,7 +60,10 @@ export type ClaimDef =
       member: MemberRef;
       /** Every seed's metric must lie below / above this value. */
       threshold: number;
+      on?: ClaimTarget;
     };
+
+export type ClaimTarget = "metric" | "mc";
 
 export interface StudyDef {
   name: string;

@@ -21,11 +21,19 @@ function value(metric: MemberAggregate["metric"], v: number): string {
   return metric === "accuracy" ? `${(100 * v).toFixed(2)} %` : v.toFixed(2);
 }
 
+/** The member's metric, or its downstream multiple-choice accuracy (`on: "mc"`). */
+function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimDef["on"]) {
+  const m = findMember(rows, ref);
+  if (on !== "mc") return { ...m, mcName: "" };
+  if (!m.mc) throw new Error(`${ref} has no downstream multiple-choice score`);
+  return { ...m, ...m.mc, mcName: m.mc.name };
+}
+
 export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]): Verdict {
   const tag = (ok: boolean) => (ok ? "holds" : "does not hold at this scale");
   if (claim.kind === "better") {
-    const a = findMember(rows, claim.a);
-    const b = findMember(rows, claim.b);
+    const a = judged(rows, claim.a, claim.on);
+    const b = judged(rows, claim.b, claim.on);
     if (a.values.length !== b.values.length)
       throw new Error(`claim "${claim.text}": ${claim.a} and ${claim.b} have different seeds`);
     const m = a.metric;
@@ -33,20 +41,27 @@ export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]):
     const gaps = a.values.map((v, k) => (m === "accuracy" ? v - b.values[k]! : b.values[k]! - v));
     const wins = gaps.filter((g) => g >= claim.minGap).length;
     const ok = wins === gaps.length;
-    const word = m === "accuracy" ? "higher" : "lower";
+    const [better, worse] = m === "accuracy" ? ["higher", "lower"] : ["lower", "higher"];
+    // a negative gap: "a stays within |gap| of b"
+    const rule =
+      claim.minGap >= 0
+        ? `${amount(m, claim.minGap)} or more ${better}`
+        : `at most ${amount(m, -claim.minGap)} ${worse}`;
+    const on = claim.on === "mc" ? ` on ${a.mcName}` : "";
     const line =
-      `${tag(ok)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}` +
-      ` (${amount(m, claim.minGap)} or more ${word} in ${wins}/${gaps.length} seeds)`;
+      `${tag(ok)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${on}` +
+      ` (${rule} in ${wins}/${gaps.length} seeds)`;
     return { text: claim.text, holds: ok, line };
   }
-  const x = findMember(rows, claim.member);
+  const x = judged(rows, claim.member, claim.on);
   const m = x.metric;
   const inside = x.values.filter((v) =>
     claim.kind === "below" ? v < claim.threshold : v > claim.threshold,
   ).length;
   const ok = inside === x.values.length;
+  const on = claim.on === "mc" ? ` on ${x.mcName}` : "";
   const line =
-    `${tag(ok)}: ${x.label} ${formatMeanSd(x.stat, m)}, ${claim.kind} ${value(m, claim.threshold)}` +
+    `${tag(ok)}: ${x.label} ${formatMeanSd(x.stat, m)}${on}, ${claim.kind} ${value(m, claim.threshold)}` +
     ` in ${inside}/${x.values.length} seeds`;
   return { text: claim.text, holds: ok, line };
 }
