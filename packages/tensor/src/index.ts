@@ -58,3 +58,10 @@ export {
   tensor,
   zeros,
 } from "./tensor.js";
+export {
+  type GovernorDecision,
+  type GovernorOptions,
+  installThreadGovernor,
+  ThreadGovernor,
+  threadGovernor,
+} from "./threads/governor.js";

@@ -35,8 +35,10 @@ export {
   installPool,
   type ParallelForOptions,
   parallelFor,
+  setThreadLimit,
   type ThreadPool,
   threadCount,
   type WorkerPort,
 } from "./threads/pool.js";
+
 export { defineKernel, type KernelArgs, type ParallelKernel } from "./threads/registry.js";

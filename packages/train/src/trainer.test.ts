@@ -1,5 +1,8 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
+import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
+import { threadCount } from "@loop/tensor/kernel";
+import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { describe, expect, it } from "vitest";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
@@ -32,6 +35,45 @@ describe("Trainer", () => {
     const last = a.slice(-5).reduce((x, y) => x + y) / 5;
     expect(last).toBeLessThan(first);
   });
+
+  it("a thread governor that switches thread counts between steps changes no number", async () => {
+    const run = () => {
+      const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+      const t = new Trainer(
+        model,
+        task,
+        resolveTrainOptions({ steps: 12, batchSize: 16, lr: 1e-2, warmupSteps: 2, seed: 1 }),
+      );
+      const losses: number[] = [];
+      const threads: number[] = [];
+      while (!t.done) {
+        losses.push(t.trainStep().loss);
+        threads.push(threadCount());
+      }
+      return { losses, threads, weights: model.parameters().map((p) => Array.from(p.tensor.data)) };
+    };
+    const alone = run(); // no pool: one thread
+    await startThreadPool(2);
+    try {
+      // every probe switches (margin ∞): the steps alternate between 2 threads and 1
+      const g = new ThreadGovernor({
+        max: 2,
+        warmup: 0,
+        probeSteps: 1,
+        interval: 1,
+        margin: Infinity,
+      });
+      installThreadGovernor(g);
+      const governed = run();
+      expect(g.decisions.filter((d) => d.from !== d.to).length).toBeGreaterThanOrEqual(3);
+      expect(new Set(governed.threads)).toEqual(new Set([1, 2]));
+      expect(governed.losses).toEqual(alone.losses);
+      expect(governed.weights).toEqual(alone.weights);
+    } finally {
+      installThreadGovernor(null);
+      await stopThreadPool();
+    }
+  }, 60_000);
 
   it("gate2 trains only the gate: the backbone gets no gradient and does not move", () => {
     const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba", exit_gate: true }), {

@@ -17,6 +17,7 @@ import {
   IntTensor,
   type NamedParameter,
   releaseGrads,
+  threadGovernor,
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
@@ -133,7 +134,13 @@ export class Trainer {
    * would keep every recomputed activation alive and undo the memory saving.
    */
   trainStep(): StepMetrics {
-    return this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
+    // an installed thread governor picks this step's thread count from the steps' times
+    const gov = threadGovernor();
+    gov?.beforeStep();
+    const t0 = performance.now();
+    const m = this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
+    gov?.afterStep(performance.now() - t0);
+    return m;
   }
 
   private step1(): StepMetrics {

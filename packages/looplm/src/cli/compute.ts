@@ -6,9 +6,12 @@
  * without a compiler they say so once and run on the portable ones). Those that train or
  * evaluate also split their large kernels over a worker-thread pool, one thread per core; every
  * other command stays single-threaded, where starting workers would cost more than it saves.
- * LOOPLM_THREADS=n chooses the thread count for any command (1 switches the pool off).
+ * Those with a thread per core let a thread governor (@loop/tensor) move each training step to
+ * one thread while that is faster (a busy machine) and back. LOOPLM_THREADS=n fixes the thread
+ * count for any command instead (1 switches the pool off).
  */
 import { availableParallelism } from "node:os";
+import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
 import { startThreadPool } from "@loop/tensor/node";
 import { type Command, Option } from "commander";
 import { BACKEND_HELP, BACKENDS, type Backend, parseBackend, startBackend } from "../backend.js";
@@ -49,6 +52,17 @@ async function setUp(cmd: Command): Promise<void> {
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${env}"`);
   if (threads > 1) await startThreadPool(threads);
+  installThreadGovernor(
+    !env && threads > 1
+      ? new ThreadGovernor({
+          max: threads,
+          onSwitch: (d) =>
+            process.stderr.write(
+              `looplm: ${d.to} thread${d.to > 1 ? "s" : ""} from step ${d.step + 1}: ${d.probeMs.toFixed(0)} ms/step on ${d.to} against ${d.currentMs.toFixed(0)} on ${d.from} (set LOOPLM_THREADS to fix the count)\n`,
+            ),
+        })
+      : null,
+  );
   if (kernels) await useBackend((opts as { backend?: Backend }).backend);
 }
 

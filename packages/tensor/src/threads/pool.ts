@@ -39,6 +39,8 @@ export interface ParallelForOptions {
 
 let pool: ThreadPool | null = null;
 let busy = false;
+/** At most this many of the pool's threads take part (setThreadLimit). */
+let limit = Number.POSITIVE_INFINITY;
 
 /** Install (or, with null, remove) the pool used by parallelFor. Returns the previous one. */
 export function installPool(p: ThreadPool | null): ThreadPool | null {
@@ -51,9 +53,21 @@ export function currentPool(): ThreadPool | null {
   return pool;
 }
 
-/** Threads a parallelFor would use right now (1 without a pool). */
+/** Threads a parallelFor (and a native kernel's OpenMP team) would use right now (1 without a pool). */
 export function threadCount(): number {
-  return pool === null ? 1 : pool.threads;
+  return pool === null ? 1 : Math.min(pool.threads, limit);
+}
+
+/**
+ * Use at most `n` of the pool's threads from now on (null: all of them), without stopping any
+ * worker: how the thread governor (governor.ts) switches between thread counts from one step to
+ * the next. Results do not depend on it: every kernel splits its work so that any thread count
+ * gives the same bits.
+ */
+export function setThreadLimit(n: number | null): void {
+  if (n !== null && (!Number.isInteger(n) || n < 1))
+    throw new Error(`setThreadLimit: n must be an integer ≥ 1 or null, got ${n}`);
+  limit = n ?? Number.POSITIVE_INFINITY;
 }
 
 function isShareable(v: unknown): boolean {
@@ -104,7 +118,7 @@ export function parallelFor<A extends KernelArgs>(
   const grain = Math.max(1, opts.grain ?? 1);
   const minPer = Math.max(1, opts.minPerThread ?? 1);
   const p = pool;
-  let parts = p === null || busy ? 1 : Math.min(p.threads, opts.maxThreads ?? p.threads);
+  let parts = p === null || busy ? 1 : Math.min(threadCount(), opts.maxThreads ?? p.threads);
   parts = Math.min(parts, Math.floor(n / minPer), Math.ceil(n / grain));
   if (parts <= 1 || p === null || !argsShareable(args)) {
     if (n > 0) kernel.fn(args, 0, n);
