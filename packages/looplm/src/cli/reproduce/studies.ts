@@ -67,7 +67,7 @@ function mano(scale: Scale): StudyDef {
     name: "mano",
     title: "Mano modular arithmetic: iso-parameter and iso-FLOPs",
     notes: cpu
-      ? "L = 2 operators (chance 4.3 %), d_model 64, 15,000 steps of 64: 2⊗4 against 2⊗1 (iso-parameter) and 8⊗1 (iso-FLOPs). Pilots (docs/results.md): L = 4 and L = 10 did not start to learn within 6,000 steps; L = 1 is solved by 2⊗1 alone; at L = 2 every model is still climbing at 30,000 steps."
+      ? "L = 2 operators (chance 4.3 %), d_model 64, 10,000 steps of 64: 2⊗4 against 2⊗1 (iso-parameter) and 8⊗1 (iso-FLOPs). Pilots (docs/results.md): L = 4 and L = 10 did not start to learn within 6,000 steps; L = 1 is solved by 2⊗1 alone; at L = 2 every model is still climbing at 30,000 steps."
       : "The paper's L = 24: 4⊗6 against 4⊗1 and 24⊗1.",
     arms: [
       {
@@ -80,7 +80,7 @@ function mano(scale: Scale): StudyDef {
         base: N,
         loops: [1, R],
         train: cpu
-          ? { steps: 15000, batch: 64, lr: 3e-3, warmup: 500, evalEvery: 5000, evalCount: 512 }
+          ? { steps: 10000, batch: 64, lr: 3e-3, warmup: 500, evalEvery: 2500, evalCount: 512 }
           : { steps: 50000, batch: 64, lr: 1e-3, warmup: 1000, evalEvery: 2000, evalCount: 1000 },
         paper: { [shallow]: "7.50 % (4⊗1)", [looped]: "99.35 % (4⊗6)", [flat]: "37.45 % (24⊗1)" },
       },
