@@ -52,6 +52,7 @@ export {
   LoopedModel,
   type ModelOptions,
 } from "./model.js";
+export { prefill } from "./prefill.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
 export { type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";

@@ -68,14 +68,12 @@ export class Layer implements Module {
   /** `seqIdx`: packed documents ([B·T] document index per position; Mamba2Mixer.forward). */
   forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
     const u = rmsnorm(h, this.norm, this.eps);
-    h = add(
+    return this.residual(
       h,
       this.mixer instanceof AttentionMixer
         ? this.mixer.forward(u, 0, seqIdx)
         : this.mixer.forward(u, seqIdx),
     );
-    if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
-    return h;
   }
 
   initState(batch: number, capacity: number): LayerState {
@@ -91,6 +89,30 @@ export class Layer implements Module {
       st.kind === "attention"
         ? (this.mixer as AttentionMixer).step(st.cache, u)
         : (this.mixer as Mamba2Mixer).step(st.state, u);
+    return this.residual(h, y);
+  }
+
+  /**
+   * The next T tokens of every sequence at once: h [B,T,D] → [B,T,D], advancing this layer's
+   * decode state as T `step` calls would — Mamba-2 through the chunked scan from the carried
+   * conv/SSM state (Mamba2Mixer.prefill, state copied back in place), attention by appending the
+   * T keys/values to the cache and attending causally (AttentionMixer.extend).
+   */
+  prefill(st: LayerState, h: Tensor): Tensor {
+    const u = rmsnorm(h, this.norm, this.eps);
+    let y: Tensor;
+    if (st.kind === "attention") y = (this.mixer as AttentionMixer).extend(st.cache, u);
+    else {
+      const r = (this.mixer as Mamba2Mixer).prefill(u, st.state);
+      st.state.conv.set(r.state.conv);
+      st.state.ssm.set(r.state.ssm);
+      y = r.y;
+    }
+    return this.residual(h, y);
+  }
+
+  /** h + y, then the MLP sub-layer when there is one (the rest of the layer after its mixer). */
+  private residual(h: Tensor, y: Tensor): Tensor {
     h = add(h, y);
     if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
     return h;
