@@ -81,7 +81,7 @@ function expectSameResult(got: DecodeStepResult, want: DecodeStepResult): void {
 
 function expectSameStates(got: DecodeState, want: DecodeState): void {
   expect(got.position).toBe(want.position);
-  got.states.forEach((layers, r) =>
+  got.states.forEach((layers, r) => {
     layers.forEach((g, i) => {
       const w = want.states[r]![i]!;
       const at = `step ${r + 1}, layer ${i}`;
@@ -93,8 +93,8 @@ function expectSameStates(got: DecodeState, want: DecodeState): void {
         expect(relErr(g.cache.k, w.cache.k), `${at} k`).toBeLessThan(TOL);
         expect(relErr(g.cache.v, w.cache.v), `${at} v`).toBeLessThan(TOL);
       } else throw new Error(`${at}: state kinds differ (${g.kind}, ${w.kind})`);
-    }),
-  );
+    });
+  });
 }
 
 describe("prefill", () => {
