@@ -1,6 +1,7 @@
+import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
-import { decodeStep, initDecodeState } from "./decode.js";
+import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
 import { type GenerateOptions, generate, type StepPolicy } from "./generate.js";
 import { LoopedModel } from "./model.js";
 
@@ -131,5 +132,28 @@ describe("generate with the full and fixed policies", () => {
     expect(() =>
       generate(plain, prompt, { maxNewTokens: 1, policy: { kind: "threshold", q: 0.5 } }),
     ).toThrow(/generate: the model has no exit gate/);
+  });
+});
+
+describe("generate's prefilled prompt", () => {
+  it("gives the tokens of feeding the prompt one decodeStep at a time (greedy and sampled)", () => {
+    // a prompt longer than two chunks (chunk_size 4), ending mid-chunk
+    const long = [1, 5, 2, 7, 0, 12, 3, 3, 9, 4, 6];
+    const m = new LoopedModel({ ...cfg, exit_gate: false }, { seed: 6 });
+    for (const temperature of [0, 0.9]) {
+      const opts = { maxNewTokens: 5, temperature, topK: 6, seed: 3 };
+      const rng = new Rng(3);
+      const st = initDecodeState(m, 1, long.length + opts.maxNewTokens);
+      let logits = decodeStep(m, st, [long[0]!], false).logits[0]!;
+      for (const t of long.slice(1)) logits = decodeStep(m, st, [t], false).logits[0]!;
+      const want: number[] = [];
+      for (let i = 0; i < opts.maxNewTokens; i++) {
+        want.push(sampleToken(logits.data, temperature, opts.topK, rng));
+        logits = decodeStep(m, st, [want[i]!], false).logits[0]!;
+      }
+      const res = generate(m, long, opts);
+      expect(res.tokens).toEqual(want);
+      expect(res.exitSteps).toEqual(Array(long.length + 4).fill(3));
+    }
   });
 });

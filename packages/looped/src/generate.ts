@@ -1,8 +1,9 @@
 /**
  * Autoregressive generation (batch 1) under a step policy: how many loop steps each token runs.
- *   "full": every token through all R steps (`decodeStep`, model.md §1);
+ *   "full": every token through all R steps (`decodeStep`, model.md §1); the prompt goes in as
+ *     one chunked prefill (prefill.ts), which leaves the same states as feeding it token by token;
  *   "threshold": early-exit decoding at threshold q (decode-early-exit.ts; needs an exit gate),
- *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps;
+ *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps (prefilled);
  *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed).
  * Sampling: temperature (0 = greedy), top-k, seeded.
  */
@@ -17,6 +18,7 @@ import {
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
 import type { LoopedModel } from "./model.js";
+import { prefill } from "./prefill.js";
 
 interface SkippingPolicy {
   /** What skipped Mamba-2 steps do with an exited token (EarlyExitOptions.skipped). */
@@ -78,6 +80,17 @@ function checkOptions(model: LoopedModel, prompt: readonly number[], opts: Gener
   return { policy, temperature, topK };
 }
 
+/** The work of `tokens` tokens run through every loop step (`layers` = R·N per token). */
+function fullDepthCounts(tokens: number, layers: number): EarlyExitCounts {
+  return {
+    tokens,
+    layersRun: tokens * layers,
+    layersSkipped: 0,
+    kvPropagated: 0,
+    ssmPropagated: 0,
+  };
+}
+
 /** Generate up to `maxNewTokens` tokens after `prompt` under `opts.policy`. */
 export function generate(
   model: LoopedModel,
@@ -98,16 +111,10 @@ export function generate(
         ? { maxStep: policy.step, skipped: policy.skipped }
         : null;
   const fullPrompt = policy.kind === "full" || policy.fullPrompt === true;
-  const feed = (t: number, full: boolean): Tensor => {
-    if (full || !early) {
+  const feed = (t: number): Tensor => {
+    if (!early) {
       exitSteps.push(R);
-      addEarlyExitCounts(counts, {
-        tokens: 1,
-        layersRun: R * N,
-        layersSkipped: 0,
-        kvPropagated: 0,
-        ssmPropagated: 0,
-      });
+      addEarlyExitCounts(counts, fullDepthCounts(1, R * N));
       return decodeStep(model, st, [t], false).logits[0]!;
     }
     const res = decodeStepEarlyExit(model, st, [t], early);
@@ -116,13 +123,20 @@ export function generate(
     return res.logits;
   };
   let last: Tensor | null = null;
-  for (const t of prompt) last = feed(t, fullPrompt);
+  if (fullPrompt) {
+    // The prompt through all R steps at once (chunked scan), as feeding it token by token would.
+    last = prefill(model, st, [prompt], false).logits[0]!;
+    for (let t = 0; t < prompt.length; t++) exitSteps.push(R);
+    addEarlyExitCounts(counts, fullDepthCounts(prompt.length, R * N));
+  }
+  // Early exit decides per prompt token and step whether it runs on (decodeStepEarlyExit).
+  else for (const t of prompt) last = feed(t);
   const tokens: number[] = [];
   for (let i = 0; i < opts.maxNewTokens; i++) {
     const next = sampleToken(last!.data, temperature, topK, rng);
     tokens.push(next);
     if (next === opts.stopToken || i === opts.maxNewTokens - 1) break;
-    last = feed(next, false);
+    last = feed(next);
   }
   return { tokens, exitSteps, counts };
 }
