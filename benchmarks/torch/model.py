@@ -41,7 +41,8 @@ def uniform(shape, bound, g):
 def ssd_padded(x, dt, a, b, c, chunk):
     """ssd_chunked for any T, as @loop/ssm-kernels chunks it: chunks of min(chunk, T) and a
     shorter last one, here zero-padded (dt = 0 at the padding: no decay, no input; the scan is
-    causal, so the real positions are unchanged)."""
+    causal, so the real positions are unchanged, and so is the final state). Returns y and the
+    state after the last position."""
     t = x.shape[1]
     chunk = min(chunk, t)
     pad = -t % chunk
@@ -50,8 +51,8 @@ def ssd_padded(x, dt, a, b, c, chunk):
         dt = F.pad(dt, (0, 0, 0, pad))
         b = F.pad(b, (0, 0, 0, pad))
         c = F.pad(c, (0, 0, 0, pad))
-    y, _ = ssd_chunked(x, dt, a, b, c, chunk)
-    return y[:, :t]
+    y, final = ssd_chunked(x, dt, a, b, c, chunk)
+    return y[:, :t], final
 
 
 class Mamba2(torch.nn.Module):
@@ -84,7 +85,7 @@ class Mamba2(torch.nn.Module):
         dt = F.softplus(dt + self.dt_bias)
         a = -torch.exp(self.a_log)
         xh = x.reshape(b, t, self.h, self.p)
-        y = ssd_padded(xh, dt, a, bm, cm, self.chunk)
+        y, _ = ssd_padded(xh, dt, a, bm, cm, self.chunk)
         y = (y + self.d[:, None] * xh).reshape(b, t, self.di)
         y = rmsnorm(y * F.silu(z), self.norm_w)
         return y @ self.out_proj.t()
