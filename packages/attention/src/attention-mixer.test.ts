@@ -85,7 +85,7 @@ describe("AttentionMixer", () => {
     expect(() => m.absorb(absorbed, randn([1, D], 1), [0, 1])).toThrow(/u must be \[2, 16\]/);
   });
 
-  it("extend in chunks reproduces forward, and forward with an offset continues positions", () => {
+  it("extend in chunks reproduces forward and step, and forward with an offset continues positions", () => {
     const m = new AttentionMixer({ ...cfg, nKvHeads: 1 }, { rng: new Rng(4) });
     const [B, T, D] = [1, 10, 16];
     const u = randn([B, T, D], 5, { requiresGrad: false });
@@ -99,6 +99,13 @@ describe("AttentionMixer", () => {
       expectClose(Array.from(y.data), rows(full, T, D, 0, t0, t0 + n));
       t0 += n;
     }
+    // The chunks (the first into the empty cache on the tiled kernel, the rest on the decode
+    // loop) leave the keys and values that one step per token leaves.
+    const stepped = m.initCache(B, T);
+    for (let t = 0; t < T; t++) m.step(stepped, tensor(rows(u, T, D, 0, t, t + 1), [B, D]));
+    expect(cache.length).toBe(T);
+    expectClose(Array.from(cache.k), Array.from(stepped.k));
+    expectClose(Array.from(cache.v), Array.from(stepped.v));
     // A lone token attends only to itself; q and k rotate by the same angle, so the offset cancels.
     const one = tensor(rows(u, T, D, 0, 3, 4), [1, 1, D]);
     const a = noGrad(() => m.forward(one, 0)).data;

@@ -22,8 +22,9 @@ import {
   tensor,
 } from "@loop/tensor";
 import { allocF32 } from "@loop/tensor/kernel";
+import { attention } from "./attention.js";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
-import { appendAndAttend, KvCache } from "./kv-cache.js";
+import { appendAndAttend, appendKv, KvCache } from "./kv-cache.js";
 import { projectedAttention } from "./projected-attention.js";
 import { ropeInPlace } from "./rope.js";
 
@@ -137,6 +138,8 @@ export class AttentionMixer implements Module {
   /**
    * Inference: u [B, T, D] are the next T tokens (positions cache.length…); appends their keys
    * and values to the cache and returns [B, T, D]. Nothing is recorded for a backward pass.
+   * Into an empty cache (a prompt) the T queries attend with the tiled kernel; otherwise each
+   * query runs the decode loop over the cache (appendAndAttend).
    */
   extend(cache: KvCache, u: Tensor): Tensor {
     const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
@@ -162,6 +165,17 @@ export class AttentionMixer implements Module {
       const v = linear(u, this.vProj).data;
       ropeInPlace(q, [B, T, Hq, hd], theta, cache.length);
       ropeInPlace(k, [B, T, Hkv, hd], theta, cache.length);
+      if (cache.length === 0 && T > 1) {
+        // A prompt into an empty cache attends only to itself: the tiled causal kernel
+        // (attention.ts, native when built) instead of the per-query decode loop.
+        appendKv(cache, k, v, T);
+        const y = attention(
+          tensor(q, [B, T, Hq, hd]),
+          tensor(k, [B, T, Hkv, hd]),
+          tensor(v, [B, T, Hkv, hd]),
+        );
+        return linear(reshape(y, [B, T, Hq * hd]), this.oProj);
+      }
       const y = allocF32(B * T * Hq * hd);
       appendAndAttend(cache, q, k, v, T, Hq, y);
       return linear(tensor(y, [B, T, Hq * hd]), this.oProj);

@@ -106,6 +106,29 @@ export class KvCache {
 }
 
 /**
+ * Append T positions' keys and values to `cache` (inference only): k, v [B, T, Hkv, hd] (k
+ * rotated) go to positions length..length+T−1, and the length grows by T.
+ */
+export function appendKv(cache: KvCache, k: Float32Array, v: Float32Array, T: number): void {
+  const { batch: B, capacity: cap, nKvHeads: Hkv, headDim: hd } = cache;
+  const L = cache.length;
+  if (L + T > cap) {
+    throw new Error(`KvCache: appending ${T} position(s) at length ${L} exceeds capacity ${cap}`);
+  }
+  for (let b = 0; b < B; b++) {
+    for (let g = 0; g < Hkv; g++) {
+      for (let t = 0; t < T; t++) {
+        const src = ((b * T + t) * Hkv + g) * hd;
+        const dst = ((b * Hkv + g) * cap + L + t) * hd;
+        cache.k.set(k.subarray(src, src + hd), dst);
+        cache.v.set(v.subarray(src, src + hd), dst);
+      }
+    }
+  }
+  cache.length = L + T;
+}
+
+/**
  * Append T positions to `cache` and attend to everything up to each one (inference only).
  *   q [B, T, Hq, hd] (rotated), k, v [B, T, Hkv, hd] (k rotated) → out [B, T, Hq, hd]:
  *   query t (position p = length + t) of head j attends cached positions 0..p of KV head
@@ -122,19 +145,7 @@ export function appendAndAttend(
 ): void {
   const { batch: B, capacity: cap, nKvHeads: Hkv, headDim: hd } = cache;
   const L = cache.length;
-  if (L + T > cap) {
-    throw new Error(`KvCache: appending ${T} position(s) at length ${L} exceeds capacity ${cap}`);
-  }
-  for (let b = 0; b < B; b++) {
-    for (let g = 0; g < Hkv; g++) {
-      for (let t = 0; t < T; t++) {
-        const src = ((b * T + t) * Hkv + g) * hd;
-        const dst = ((b * Hkv + g) * cap + L + t) * hd;
-        cache.k.set(k.subarray(src, src + hd), dst);
-        cache.v.set(v.subarray(src, src + hd), dst);
-      }
-    }
-  }
+  appendKv(cache, k, v, T);
   const group = Hq / Hkv;
   const c = 1 / Math.sqrt(hd);
   const scores = new Float64Array(L + T);
@@ -165,5 +176,4 @@ export function appendAndAttend(
       }
     }
   }
-  cache.length = L + T;
 }
