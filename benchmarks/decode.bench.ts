@@ -7,8 +7,8 @@
  * new tokens are timed. Then the prompt itself: a 256-token prompt at batch 1 through the
  * chunked prefill (`prefill`, as generate does it) against the same prompt fed one decodeStep at
  * a time, and PyTorch's chunked prefill (model.py's forward keeping the final states) and step
- * function on the same prompt. Mamba-2 configurations only (the transcription has no KV cache);
- * `LOOP_BENCH_DECODE_CONFIGS=1,3` (default 1, 3, 5).
+ * function on the same prompt. PyTorch columns for Mamba-2 configurations only (the
+ * transcription has no KV cache); `LOOP_BENCH_DECODE_CONFIGS=3,4` (default 1, 3, 5).
  */
 import {
   decodeStep,
@@ -36,6 +36,11 @@ const LONG = 256;
 
 /** Decode `NEW` tokens after a PROMPT-token prompt for `batch` sequences; returns a function
  * that runs the whole thing and reports the milliseconds of the NEW tokens. */
+/** Whether torch/decode.py transcribes the configuration (Mamba-2 layers only: no KV cache). */
+function torchHas(c: BenchConfig): boolean {
+  return c.model.backbone === "mamba";
+}
+
 function benchModel(c: BenchConfig): LoopedModel {
   return new LoopedModel(makeConfig({ tie_embeddings: true, ...c.model }), { seed: 0 });
 }
@@ -90,7 +95,7 @@ async function promptRows(
         "token-by-token tok/s": Math.round((LONG * 1000) / stepped),
         "prefill speed-up": Number((stepped / chunked).toFixed(2)),
       };
-      if (haveTorch) {
+      if (haveTorch && torchHas(c)) {
         const tr = (await ctx.torch("decode.py", [
           JSON.stringify({
             config: torchConfig(c),
@@ -111,9 +116,7 @@ async function promptRows(
 }
 
 export async function run(ctx: BenchContext): Promise<void> {
-  const configs = selectedConfigs("LOOP_BENCH_DECODE_CONFIGS", [1, 3, 5]).filter(
-    (c) => c.model.backbone === "mamba",
-  );
+  const configs = selectedConfigs("LOOP_BENCH_DECODE_CONFIGS", [1, 3, 5]);
   const native = await enableNativeKernels();
   ctx.log(native.enabled ? "native kernels" : `portable kernels (native: ${native.reason})`);
   const haveTorch = await ctx.torchAvailable();
@@ -139,7 +142,7 @@ export async function run(ctx: BenchContext): Promise<void> {
           "ms/token": Number((ours / NEW).toFixed(2)),
           "tok/s": Math.round((batch * NEW * 1000) / ours),
         };
-        if (haveTorch) {
+        if (haveTorch && torchHas(c)) {
           const tr = (await ctx.torch("decode.py", [
             JSON.stringify({
               config: torchConfig(c),
