@@ -38,7 +38,15 @@ function scatterRows(
   });
 }
 
-function stepMambaRows(layer: Layer, st: Mamba2State, h: Tensor, rows: readonly number[]): Tensor {
+/**
+ * Run `fn` on the Mamba-2 state of the batch rows `rows` (ascending) alone, as a state of batch
+ * rows.length, and keep what it changes.
+ */
+export function withMambaRows<R>(
+  st: Mamba2State,
+  rows: readonly number[],
+  fn: (sub: LayerState) => R,
+): R {
   const convStride = st.conv.length / st.batch;
   const ssmStride = st.ssm.length / st.batch;
   const sub: Mamba2State = {
@@ -46,10 +54,14 @@ function stepMambaRows(layer: Layer, st: Mamba2State, h: Tensor, rows: readonly 
     ssm: gatherRows(st.ssm, ssmStride, rows),
     batch: rows.length,
   };
-  const out = layer.step({ kind: "mamba", state: sub }, h);
+  const out = fn({ kind: "mamba", state: sub });
   scatterRows(st.conv, convStride, rows, sub.conv);
   scatterRows(st.ssm, ssmStride, rows, sub.ssm);
   return out;
+}
+
+function stepMambaRows(layer: Layer, st: Mamba2State, h: Tensor, rows: readonly number[]): Tensor {
+  return withMambaRows(st, rows, (sub) => layer.step(sub, h));
 }
 
 function stepAttentionRows(

@@ -90,24 +90,29 @@ function gatherRowData(src: Float32Array, D: number, rows: readonly number[]): F
   return out;
 }
 
-/** Feed one token per sequence (ids length B) with early exit at threshold q. */
-export function decodeStepEarlyExit(
+/** The checked options of an early-exit call, and what they imply for the model. */
+export interface EarlyExitSettings {
+  /** The threshold rule over `rows` token rows, or null without q. */
+  rule: OnlineThresholdExit | null;
+  maxStep: number;
+  skipped: "carry" | "propagate";
+  nAttn: number;
+  nSsm: number;
+  /** Whether a step that every row has skipped still has work: KV entries, propagated states. */
+  skippedWork: boolean;
+}
+
+/** Validate `opts` for `model` (errors name `op`); the rule tracks `rows` token rows. */
+export function earlyExitSettings(
   model: LoopedModel,
-  st: DecodeState,
-  ids: ArrayLike<number>,
   opts: EarlyExitOptions,
-): EarlyExitStepResult {
-  const op = "decodeStepEarlyExit";
-  const rule = opts.q === undefined ? null : new OnlineThresholdExit(opts.q, st.batch, op);
-  const gate = model.exitGate;
-  if (rule && !gate)
+  rows: number,
+  op: string,
+): EarlyExitSettings {
+  const rule = opts.q === undefined ? null : new OnlineThresholdExit(opts.q, rows, op);
+  if (rule && !model.exitGate)
     throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
-  const B = st.batch;
-  if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
-  if (st.position >= st.capacity)
-    throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
-  const { n_loops: R, d_model: D } = model.config;
-  const N = model.layers.length;
+  const R = model.config.n_loops;
   const maxStep = opts.maxStep ?? R;
   if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
     throw new Error(`${op}: maxStep must be an integer in [1, ${R}], got ${maxStep}`);
@@ -118,8 +123,46 @@ export function decodeStepEarlyExit(
     );
   const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
   const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
-  // Whether a step that every row has skipped still has work: KV entries, propagated states.
   const skippedWork = nAttn > 0 || (skipped === "propagate" && nSsm > 0);
+  return { rule, maxStep, skipped, nAttn, nSsm, skippedWork };
+}
+
+/** The work counters of tokens that exited at `exitSteps` (1-based), out of R steps of N layers. */
+export function earlyExitCounts(
+  exitSteps: Int32Array,
+  R: number,
+  N: number,
+  s: EarlyExitSettings,
+): EarlyExitCounts {
+  let run = 0;
+  for (const z of exitSteps) run += z;
+  const skippedSteps = exitSteps.length * R - run;
+  return {
+    tokens: exitSteps.length,
+    layersRun: run * N,
+    layersSkipped: skippedSteps * N,
+    kvPropagated: skippedSteps * s.nAttn,
+    ssmPropagated: s.skipped === "propagate" ? skippedSteps * s.nSsm : 0,
+  };
+}
+
+/** Feed one token per sequence (ids length B) with early exit at threshold q. */
+export function decodeStepEarlyExit(
+  model: LoopedModel,
+  st: DecodeState,
+  ids: ArrayLike<number>,
+  opts: EarlyExitOptions,
+): EarlyExitStepResult {
+  const op = "decodeStepEarlyExit";
+  const settings = earlyExitSettings(model, opts, st.batch, op);
+  const { rule, maxStep, skipped, skippedWork } = settings;
+  const gate = model.exitGate;
+  const B = st.batch;
+  if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
+  if (st.position >= st.capacity)
+    throw new Error(`${op}: position ${st.position} exceeds the decode capacity ${st.capacity}`);
+  const { n_loops: R, d_model: D } = model.config;
+  const N = model.layers.length;
   return noGrad(() => {
     let h: Tensor = embedding(intTensor(ids, [B]), model.embeddings);
     const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
@@ -165,16 +208,10 @@ export function decodeStepEarlyExit(
       active = still;
     }
     st.position++;
-    let run = 0;
-    for (const z of exitSteps) run += z;
     return {
       logits: model.head(tensor(exitReadout, [B, D])),
       exitSteps,
-      tokens: B,
-      layersRun: run * N,
-      layersSkipped: (B * R - run) * N,
-      kvPropagated: (B * R - run) * nAttn,
-      ssmPropagated: skipped === "propagate" ? (B * R - run) * nSsm : 0,
+      ...earlyExitCounts(exitSteps, R, N, settings),
     };
   });
 }

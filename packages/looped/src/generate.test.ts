@@ -2,6 +2,7 @@ import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
 import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
+import { decodeStepEarlyExit } from "./decode-early-exit.js";
 import { type GenerateOptions, generate, type StepPolicy } from "./generate.js";
 import { LoopedModel } from "./model.js";
 
@@ -154,6 +155,37 @@ describe("generate's prefilled prompt", () => {
       const res = generate(m, long, opts);
       expect(res.tokens).toEqual(want);
       expect(res.exitSteps).toEqual(Array(long.length + 4).fill(3));
+    }
+  });
+});
+
+describe("generate's early-exit prompt", () => {
+  it("gives the tokens and exit steps of feeding it one decodeStepEarlyExit at a time", () => {
+    const long = [1, 5, 2, 7, 0, 12, 3, 3, 9, 4, 6];
+    const m = new LoopedModel(cfg, { seed: 7 });
+    const g = m.exitGate!;
+    for (let d = 0; d < g.weight.size; d++) g.weight.data[d]! *= 6; // spread the exits
+    for (const skipped of ["carry", "propagate"] as const) {
+      const early = { q: 0.5, skipped };
+      const st = initDecodeState(m, 1, long.length + 4);
+      const wantSteps: number[] = [];
+      let logits = decodeStepEarlyExit(m, st, [long[0]!], early);
+      wantSteps.push(logits.exitSteps[0]!);
+      for (const t of long.slice(1)) {
+        logits = decodeStepEarlyExit(m, st, [t], early);
+        wantSteps.push(logits.exitSteps[0]!);
+      }
+      const want: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        want.push(sampleToken(logits.logits.data, 0, 0, new Rng(0)));
+        if (i === 3) break;
+        logits = decodeStepEarlyExit(m, st, [want[i]!], early);
+        wantSteps.push(logits.exitSteps[0]!);
+      }
+      const res = generateEarlyExit(m, long, { maxNewTokens: 4, temperature: 0, ...early });
+      expect(res.tokens).toEqual(want);
+      expect(res.exitSteps).toEqual(wantSteps);
+      expect(new Set(res.exitSteps.slice(0, long.length)).size).toBeGreaterThan(1);
     }
   });
 });

@@ -3,7 +3,8 @@
  *   "full": every token through all R steps (`decodeStep`, model.md §1); the prompt goes in as
  *     one chunked prefill (prefill.ts), which leaves the same states as feeding it token by token;
  *   "threshold": early-exit decoding at threshold q (decode-early-exit.ts; needs an exit gate),
- *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps (prefilled);
+ *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps; an
+ *     early-exiting prompt goes in as one early-exit prefill (prefill-early-exit.ts);
  *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed).
  * Sampling: temperature (0 = greedy), top-k, seeded.
  */
@@ -19,6 +20,7 @@ import {
 } from "./decode-early-exit.js";
 import type { LoopedModel } from "./model.js";
 import { prefill } from "./prefill.js";
+import { prefillEarlyExit } from "./prefill-early-exit.js";
 
 interface SkippingPolicy {
   /** What skipped Mamba-2 steps do with an exited token (EarlyExitOptions.skipped). */
@@ -122,18 +124,22 @@ export function generate(
     addEarlyExitCounts(counts, res);
     return res.logits;
   };
-  let last: Tensor | null = null;
-  if (fullPrompt) {
-    // The prompt through all R steps at once (chunked scan), as feeding it token by token would.
+  // The prompt in one pass, loop step by loop step over all of it (chunked scan), leaving the
+  // states that feeding it token by token would leave.
+  let last: Tensor;
+  if (fullPrompt || !early) {
     last = prefill(model, st, [prompt], false).logits[0]!;
     for (let t = 0; t < prompt.length; t++) exitSteps.push(R);
     addEarlyExitCounts(counts, fullDepthCounts(prompt.length, R * N));
+  } else {
+    const res = prefillEarlyExit(model, st, [prompt], early);
+    last = res.logits;
+    for (const z of res.exitSteps) exitSteps.push(z);
+    addEarlyExitCounts(counts, res);
   }
-  // Early exit decides per prompt token and step whether it runs on (decodeStepEarlyExit).
-  else for (const t of prompt) last = feed(t);
   const tokens: number[] = [];
   for (let i = 0; i < opts.maxNewTokens; i++) {
-    const next = sampleToken(last!.data, temperature, topK, rng);
+    const next = sampleToken(last.data, temperature, topK, rng);
     tokens.push(next);
     if (next === opts.stopToken || i === opts.maxNewTokens - 1) break;
     last = feed(next);

@@ -53,6 +53,7 @@ export {
   type ModelOptions,
 } from "./model.js";
 export { prefill } from "./prefill.js";
+export { type EarlyExitPrefillResult, prefillEarlyExit } from "./prefill-early-exit.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
 export { type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";

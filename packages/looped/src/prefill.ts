@@ -7,7 +7,7 @@
  * in another order than the recurrence), and the result is the last position's readouts and
  * logits, so generation continues from it exactly as after `decodeStep`.
  */
-import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
+import { embedding, IntTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState, DecodeStepResult } from "./decode.js";
 import type { LoopedModel } from "./model.js";
 
@@ -19,17 +19,16 @@ function lastPosition(h: Tensor, B: number, T: number, D: number): Tensor {
 }
 
 /**
- * Feed T tokens per sequence: `ids[b]` are sequence b's next tokens (B = the state's batch, the
- * same T ≥ 1 for every row). Returns readout(r) [B,D] and logits(r) [B,V] of the last position
- * for r = 1..R (logits of step R only unless allSteps), as `decodeStep` does for one token.
+ * Check T tokens per sequence for the decode state (errors name `op`): B = the state's batch
+ * rows, the same T ≥ 1 for each, ids in the vocabulary, room for T more positions. Returns T and
+ * the ids as [B, T].
  */
-export function prefill(
+export function checkPromptIds(
   model: LoopedModel,
   st: DecodeState,
   ids: readonly ArrayLike<number>[],
-  allSteps = true,
-): DecodeStepResult {
-  const op = "prefill";
+  op: string,
+): { T: number; tokens: IntTensor } {
   if (ids.length !== st.batch)
     throw new Error(`${op}: expected ${st.batch} sequences of token ids, got ${ids.length}`);
   const T = ids[0]!.length;
@@ -44,9 +43,8 @@ export function prefill(
     throw new Error(
       `${op}: ${T} token(s) at position ${st.position} exceed the decode capacity ${st.capacity}`,
     );
-  const B = st.batch;
-  const { vocab_size: V, d_model: D, n_loops: R } = model.config;
-  const flat = new Int32Array(B * T);
+  const V = model.config.vocab_size;
+  const flat = new Int32Array(st.batch * T);
   ids.forEach((row, b) => {
     for (let t = 0; t < T; t++) {
       const id = row[t]!;
@@ -55,8 +53,25 @@ export function prefill(
       flat[b * T + t] = id;
     }
   });
+  return { T, tokens: new IntTensor(flat, [st.batch, T]) };
+}
+
+/**
+ * Feed T tokens per sequence: `ids[b]` are sequence b's next tokens (B = the state's batch, the
+ * same T ≥ 1 for every row). Returns readout(r) [B,D] and logits(r) [B,V] of the last position
+ * for r = 1..R (logits of step R only unless allSteps), as `decodeStep` does for one token.
+ */
+export function prefill(
+  model: LoopedModel,
+  st: DecodeState,
+  ids: readonly ArrayLike<number>[],
+  allSteps = true,
+): DecodeStepResult {
+  const { T, tokens } = checkPromptIds(model, st, ids, "prefill");
+  const B = st.batch;
+  const { d_model: D, n_loops: R } = model.config;
   return noGrad(() => {
-    let h = embedding(intTensor(flat, [B, T]), model.embeddings);
+    let h = embedding(tokens, model.embeddings);
     const out: DecodeStepResult = { readouts: [], logits: [] };
     for (let r = 0; r < R; r++) {
       const layerStates = st.states[r]!;
