@@ -1,40 +1,12 @@
 import { KvCache, ropeInPlace } from "@loop/attention";
 import { linear, noGrad, rmsnorm, tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
 import { type DecodeState, decodeStep, initDecodeState } from "./decode.js";
 import { decodeStepEarlyExit } from "./decode-early-exit.js";
 import type { LayerState } from "./layer.js";
 import { LoopedModel } from "./model.js";
+import { configs, gatedModel, R } from "./test-helpers.js";
 
-const R = 4;
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: R,
-  exit_gate: true,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
-// loop_norm makes readout(r) = h(r), which the KV propagation check below reads off.
-const configs = {
-  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
-  "hybrid, loop_norm": parseConfig({
-    ...tiny,
-    backbone: "hybrid",
-    attn_layers: [1],
-    loop_norm: true,
-  }),
-  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [0] }),
-  "transformer, loop_norm": parseConfig({
-    ...tiny,
-    backbone: "transformer",
-    mlp: { d_ff: 24 },
-    tie_embeddings: false,
-    loop_norm: true,
-  }),
-};
 const seqs = [
   [1, 4, 2, 9, 0, 3, 3, 7],
   [10, 5, 6, 2, 8, 1, 1, 4],
@@ -42,15 +14,6 @@ const seqs = [
 ];
 const T = seqs[0]!.length;
 const column = (t: number, rows = seqs) => rows.map((s) => s[t]!);
-
-/** A model whose gate spreads the exits over several steps (the random init is too timid). */
-function gatedModel(cfg: (typeof configs)["mamba"], seed: number): LoopedModel {
-  const m = new LoopedModel(cfg, { seed });
-  const g = m.exitGate!;
-  for (let d = 0; d < g.weight.size; d++) g.weight.data[d]! *= 6;
-  g.bias.data[0] = -0.5;
-  return m;
-}
 
 function cloneLayerState(s: LayerState): LayerState {
   if (s.kind === "mamba")

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
 import { type DecodeState, initDecodeState } from "./decode.js";
 import {
   addEarlyExitCounts,
@@ -10,42 +9,7 @@ import {
 } from "./decode-early-exit.js";
 import { LoopedModel } from "./model.js";
 import { prefillEarlyExit } from "./prefill-early-exit.js";
-import { relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
-
-const R = 4;
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: R,
-  exit_gate: true,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
-const configs = {
-  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
-  "hybrid, loop_norm": parseConfig({
-    ...tiny,
-    backbone: "hybrid",
-    attn_layers: [1],
-    loop_norm: true,
-  }),
-  transformer: parseConfig({
-    ...tiny,
-    backbone: "transformer",
-    mlp: { d_ff: 24 },
-    tie_embeddings: false,
-  }),
-};
-
-/** A model whose gate spreads the exits over several steps (the random init is too timid). */
-function gatedModel(cfg: (typeof configs)["mamba"], seed: number): LoopedModel {
-  const m = new LoopedModel(cfg, { seed });
-  const g = m.exitGate!;
-  for (let d = 0; d < g.weight.size; d++) g.weight.data[d]! *= 6;
-  g.bias.data[0] = -0.5;
-  return m;
-}
+import { configs, gatedModel, relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
 
 /** T decodeStepEarlyExit calls: exit steps [B·T] (row-major), last logits, summed counts. */
 function stepAll(m: LoopedModel, st: DecodeState, ids: number[][], opts: EarlyExitOptions) {

@@ -1,30 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
 import { type DecodeState, type DecodeStepResult, decodeStep, initDecodeState } from "./decode.js";
 import { LoopedModel } from "./model.js";
 import { prefill } from "./prefill.js";
-import { relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
-
-const R = 3;
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: R,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
-const configs = {
-  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
-  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [1] }),
-  "transformer, loop_norm": parseConfig({
-    ...tiny,
-    backbone: "transformer",
-    mlp: { d_ff: 24 },
-    tie_embeddings: false,
-    loop_norm: true,
-  }),
-};
+import { configs, R, relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
 
 /** T decodeStep calls, one column of `ids` each; the last call's result. */
 function stepAll(model: LoopedModel, st: DecodeState, ids: number[][]): DecodeStepResult {

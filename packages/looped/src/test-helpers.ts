@@ -1,5 +1,7 @@
 /** Helpers shared by this package's decoding tests (not exported from the package). */
+import { parseConfig } from "./config.js";
 import type { DecodeState } from "./decode.js";
+import { LoopedModel } from "./model.js";
 
 /*
  * Tolerance: prefill runs Mamba-2 layers through the chunked SSD scan and decodeStep through the
@@ -59,4 +61,43 @@ export function stateDiff(got: DecodeState, want: DecodeState): { err: number; a
     });
   });
   return worst;
+}
+
+/** The decoding tests' models: R loop steps of two tiny layers, with an exit gate. */
+export const R = 4;
+const tiny = {
+  vocab_size: 11,
+  d_model: 16,
+  n_layers: 2,
+  n_loops: R,
+  exit_gate: true,
+  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
+  attention: { n_heads: 4, n_kv_heads: 2 },
+};
+// loop_norm makes readout(r) = h(r), which decode-early-exit.test.ts's KV propagation check reads off.
+export const configs = {
+  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
+  "hybrid, loop_norm": parseConfig({
+    ...tiny,
+    backbone: "hybrid",
+    attn_layers: [1],
+    loop_norm: true,
+  }),
+  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [0] }),
+  "transformer, loop_norm": parseConfig({
+    ...tiny,
+    backbone: "transformer",
+    mlp: { d_ff: 24 },
+    tie_embeddings: false,
+    loop_norm: true,
+  }),
+};
+
+/** A model whose gate spreads the exits over several steps (the random init is too timid). */
+export function gatedModel(cfg: (typeof configs)["mamba"], seed: number): LoopedModel {
+  const m = new LoopedModel(cfg, { seed });
+  const g = m.exitGate!;
+  for (let d = 0; d < g.weight.size; d++) g.weight.data[d]! *= 6;
+  g.bias.data[0] = -0.5;
+  return m;
 }
