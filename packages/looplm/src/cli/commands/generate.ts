@@ -63,7 +63,7 @@ export async function runGenerate(f: Flags): Promise<void> {
 export function registerGenerate(program: Command): void {
   needsKernels(program.command("generate"), { threads: false })
     .description(
-      "Generate tokens from a trained model with recurrent (per loop step, per layer) state; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
     )
     .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final)")
     .option(
