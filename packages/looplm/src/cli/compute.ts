@@ -43,6 +43,26 @@ export function useBackend(choice: Backend | undefined): Promise<Backend> {
   return startBackend(choice, (line) => process.stderr.write(`looplm: ${line}\n`));
 }
 
+/** Seconds between two logged thread switches (a loaded machine can switch often). */
+const SWITCH_LOG_SECONDS = 60;
+
+/** The governor of the default thread count, logging its switches (at most one a minute). */
+function governor(threads: number): ThreadGovernor {
+  let lastLog = Number.NEGATIVE_INFINITY;
+  return new ThreadGovernor({
+    max: threads,
+    onSwitch: (d) => {
+      const now = performance.now();
+      if (now - lastLog < SWITCH_LOG_SECONDS * 1000) return;
+      lastLog = now;
+      const n = (t: number) => `${t} thread${t > 1 ? "s" : ""}`;
+      process.stderr.write(
+        `looplm: training on ${n(d.to)}: ${d.probeMs.toFixed(0)} ms/step against ${d.currentMs.toFixed(0)} on ${n(d.from)} (the machine's load decides; LOOPLM_THREADS fixes the count)\n`,
+      );
+    },
+  });
+}
+
 async function setUp(cmd: Command): Promise<void> {
   const opts = cmd.opts();
   const found = kernelCommands.get(cmd);
@@ -52,17 +72,7 @@ async function setUp(cmd: Command): Promise<void> {
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${env}"`);
   if (threads > 1) await startThreadPool(threads);
-  installThreadGovernor(
-    !env && threads > 1
-      ? new ThreadGovernor({
-          max: threads,
-          onSwitch: (d) =>
-            process.stderr.write(
-              `looplm: ${d.to} thread${d.to > 1 ? "s" : ""} from step ${d.step + 1}: ${d.probeMs.toFixed(0)} ms/step on ${d.to} against ${d.currentMs.toFixed(0)} on ${d.from} (set LOOPLM_THREADS to fix the count)\n`,
-            ),
-        })
-      : null,
-  );
+  installThreadGovernor(!env && threads > 1 ? governor(threads) : null);
   if (kernels) await useBackend((opts as { backend?: Backend }).backend);
 }
 
