@@ -11,10 +11,91 @@
  * state without reading anything out (early-exit decoding's skipped steps): only the xBC and dt
  * columns of in_proj, the conv and the SSM update; no z, no y = S·C + D·x, no gated norm, no
  * out_proj. FLOPs per token: 2D(Di+2G·Ns+H) + 2K(Di+2G·Ns) + 3·Di·Ns, about half a step.
+ *
+ * A registered native kernel (native/mamba2-step.c `step`, group `mamba2Step`) does either in
+ * one call; these loops stay as fallback and reference.
  */
-import { allocF32, gemm, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
+import {
+  allocF32,
+  allocF32Uninit,
+  gemm,
+  kernelSet,
+  sigmoidScalar,
+  softplusScalar,
+} from "@loop/tensor/kernel";
 import { gatedRmsnormForward } from "./gated-rmsnorm.js";
 import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
+
+/**
+ * native/mamba2-step.c step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias,
+ * A_log, D, norm_w, out_proj, conv, ssm, rows, out): the step of n input rows into state rows
+ * `rows` (null: 0..n−1) of S; without out, the state update alone (absorb).
+ */
+export type Mamba2StepNative = (
+  n: number,
+  S: number,
+  D: number,
+  P: number,
+  N: number,
+  G: number,
+  K: number,
+  Di: number,
+  eps: number,
+  u: Float32Array,
+  inProj: Float32Array,
+  convWeight: Float32Array,
+  convBias: Float32Array,
+  dtBias: Float32Array,
+  aLog: Float32Array,
+  d: Float32Array,
+  normWeight: Float32Array,
+  outProj: Float32Array,
+  conv: Float32Array,
+  ssm: Float32Array,
+  rows: Int32Array | null,
+  out: Float32Array | null,
+) => void;
+
+/** The native step of n rows (see Mamba2StepNative); `nat` is the registered kernel. */
+function nativeStep(
+  nat: Mamba2StepNative,
+  cfg: Mamba2Config,
+  dims: Mamba2Dims,
+  w: Mamba2Weights,
+  n: number,
+  S: number,
+  u: Float32Array,
+  conv: Float32Array,
+  ssm: Float32Array,
+  rows: Int32Array | null,
+  out: Float32Array | null,
+): void {
+  const { dModel: D, headdim: P, dState: N, nGroups: G, dConv: K, normEps } = cfg;
+  nat(
+    n,
+    S,
+    D,
+    P,
+    N,
+    G,
+    K,
+    dims.dInner,
+    normEps,
+    u,
+    w.inProj,
+    w.convWeight,
+    w.convBias,
+    w.dtBias,
+    w.aLog,
+    w.d,
+    w.normWeight,
+    w.outProj,
+    conv,
+    ssm,
+    rows,
+    out,
+  );
+}
 
 /**
  * Conv and SSM state update of state row b from its projected xBC (xdt[xo .. xo+C)) and dt
@@ -83,6 +164,12 @@ export function mamba2StepRaw(
 ): Float32Array {
   const { dInner: Di, convDim: C, inProjDim: E } = dims;
   const D = cfg.dModel;
+  const nat = kernelSet("mamba2Step")?.step;
+  if (nat) {
+    const out = allocF32Uninit(batch * D); // (the kernel writes every element)
+    nativeStep(nat, cfg, dims, w, batch, batch, u, conv, ssm, null, out);
+    return out;
+  }
   const zx = new Float32Array(batch * E);
   gemm(false, true, batch, E, D, 1, u, 0, D, w.inProj, 0, D, 0, zx, 0, E);
   const xbc = new Float32Array(C);
@@ -115,6 +202,12 @@ export function mamba2AbsorbRaw(
   const { dInner: Di, nHeads: H, convDim: C } = dims;
   const D = cfg.dModel;
   const n = rows.length;
+  const nat = kernelSet("mamba2Step")?.step;
+  if (nat) {
+    const S = ssm.length / (H * cfg.headdim * cfg.dState);
+    nativeStep(nat, cfg, dims, w, n, S, u, conv, ssm, Int32Array.from(rows), null);
+    return;
+  }
   const W = C + H; // xBC and dt columns: contiguous rows of in_proj after the z rows
   const xdt = new Float32Array(n * W);
   gemm(false, true, n, W, D, 1, u, 0, D, w.inProj, Di * D, D, 0, xdt, 0, W);

@@ -1,7 +1,8 @@
 /**
  * The native kernels of @loop/ssm-kernels, as its portable kernels call them: group `ssm`
- * (native/ssm.c: conv1d, gated RMSNorm, small fused ops) and group `ssd` (native/ssd.c: the
- * chunked SSD scan). The `/node` entry registers them; `kernelSet("ssm")` finds them.
+ * (native/ssm.c: conv1d, gated RMSNorm, small fused ops), group `ssd` (native/ssd.c: the
+ * chunked SSD scan) and group `mamba2Step` (native/mamba2-step.c: the mixer's one-token decode
+ * step in one call). The `/node` entry registers them; `kernelSet("ssm")` finds them.
  */
 import type { ConvBwdNative, ConvFwdNative } from "./causal-conv1d.js";
 import type { ConvSiluNative } from "./conv-silu-split.js";
@@ -12,6 +13,7 @@ import type {
   SoftplusBwdNative,
   SoftplusFwdNative,
 } from "./mamba2-ops.js";
+import type { Mamba2StepNative } from "./mamba2-step.js";
 import type {
   SsdBackwardGroupsNative,
   SsdBackwardHeadsNative,
@@ -37,9 +39,14 @@ export interface SsdKernelSet {
   backwardGroups: SsdBackwardGroupsNative;
 }
 
+export interface Mamba2StepKernelSet {
+  step: Mamba2StepNative;
+}
+
 declare module "@loop/tensor/kernel" {
   interface NativeKernelSets {
     ssm: SsmKernelSet;
     ssd: SsdKernelSet;
+    mamba2Step: Mamba2StepKernelSet;
   }
 }

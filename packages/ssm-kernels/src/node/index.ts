@@ -1,7 +1,8 @@
 /**
  * Node-only entry of @loop/ssm-kernels: compile (first use only, cached) and switch on the native
  * Mamba-2 kernels (native/ssm.c: conv1d, gated RMSNorm, small fused ops; native/ssd.c: the
- * chunked SSD scan). They are registered as the kernel sets `ssm` and `ssd`
+ * chunked SSD scan; native/mamba2-step.c: the one-token decode step). They are registered as the
+ * kernel sets `ssm`, `ssd` and `mamba2Step`
  * (native-kernel-sets.ts), which the portable kernels use when present; `LOOPLM_NATIVE=0` or a
  * missing compiler leaves the portable kernels.
  */
@@ -15,7 +16,7 @@ import {
 import "../native-kernel-sets.js";
 
 /** Source file of one addon. */
-export function ssmNativeSource(name: "ssm" | "ssd"): string {
+export function ssmNativeSource(name: "ssm" | "ssd" | "mamba2-step"): string {
   return fileURLToPath(new URL(`../../native/${name}.c`, import.meta.url));
 }
 
@@ -42,13 +43,20 @@ const SSD: NativeAddonSpec<"ssd"> = {
   kernels: { forward: true, backwardHeads: true, backwardGroups: true },
 };
 
-/** Build, load and register both addons; on any failure none is registered. */
+const STEP: NativeAddonSpec<"mamba2Step"> = {
+  group: "mamba2Step",
+  source: ssmNativeSource("mamba2-step"),
+  kernels: { step: true },
+};
+
+/** Build, load and register the three addons; on any failure none is registered. */
 export function enableNativeSsmKernels(): Promise<NativeAddonsResult> {
-  return enableNativeAddons([SSM, SSD]);
+  return enableNativeAddons([SSM, SSD, STEP]);
 }
 
 /** Back to the portable kernels. */
 export function disableNativeSsmKernels(): void {
   registerKernelSet("ssm", null);
   registerKernelSet("ssd", null);
+  registerKernelSet("mamba2Step", null);
 }

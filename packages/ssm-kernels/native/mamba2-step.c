@@ -1,0 +1,336 @@
+/*
+ * The one-token recurrent step of the Mamba-2 mixer (src/mamba2-step.ts, docs/model.md §3) as
+ * one native call, for decoding. For each input row j (state row b = rows[j], or j without rows),
+ * with u [D]:
+ *   [z, xBC, dt] = u·in_projᵀ
+ *   conv: v[c] = bias[c] + w[c,K−1]·xBC[c] + Σ_{k<K−1} w[c,k]·conv[b,c,k];  the conv state
+ *         shifts left and takes xBC (oldest first);  xBC ← silu(v)
+ *   x [H,P], B [G,N], C [G,N] ← xBC;  dt_h = softplus(dt_h + dt_bias_h),  a_h = e^{−dt_h·e^{A_log_h}}
+ *   S[b,h] ← a_h·S[b,h] + dt_h·(x_h ⊗ B_g);  y_h = S[b,h]·C_g + D_h·x_h      (g = h / (H/G))
+ *   y ← gated RMSNorm(y, z) (per group of Di/G channels, eps);  out = y·out_projᵀ
+ * Shapes: u [n,D]; in_proj [E,D] (E = 2·Di + 2·G·N + H); conv weight [C,K], bias [C]
+ * (C = Di + 2·G·N); dt_bias, A_log, D [H]; norm weight [Di]; out_proj [D,Di]; conv state
+ * [S,C,K−1] and ssm state [S,H,P,N] (S state rows, updated in place) → out [n,D].
+ * Without out (absorb: early-exit decoding's skipped steps) only the xBC and dt rows of in_proj
+ * and the state update run.
+ *
+ * Why one call: a decoding step is a few hundred thousand multiply-adds per layer at batch 1–8,
+ * where the per-op costs of the portable path (separate GEMM calls with packing for M = 1..8,
+ * JavaScript loops over the SSM state, fresh arrays per op) outweigh the arithmetic.
+ *
+ * Numerics: float32 with fused multiply-adds; every dot product (in_proj, out_proj, y = S·C)
+ * keeps 8 partial sums (index mod 8) added in a fixed tree, then the tail in order; softplus,
+ * e^{…} and the norm's Σy² in double. Each output element is computed by the same code whatever
+ * the row count, the rows selected or the thread count (threads split outputs, never sums), so
+ * results are bitwise independent of all three. Agrees with the portable step (its reference,
+ * src/node/native-mamba2-step.test.ts) to float32 rounding.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+#include "addon-threads.h"
+#include "fast-math.h"
+#include "napi-args.h"
+#include "thread-buffer.h"
+
+/* a phase runs on all threads at or above this many multiply-adds (below, the hand-off costs
+ * more than it saves) */
+#define PAR_MIN (1L << 20)
+
+/* LANES floats as one value (GCC vector extension: a ymm register with AVX2 or AVX-512, scalar
+ * code where neither exists), so partial sums stay in registers; unaligned loads and stores
+ * through vlu. Eight lanes, not sixteen, with AVX-512 too: the eight accumulators of dot4x2 and
+ * their operands fit AVX2's sixteen registers, zmm registers measured no faster on Zen 4 (its
+ * 512-bit units are two 256-bit halves), and both builds then add in the same order. */
+#define LANES 8
+typedef float vl __attribute__((vector_size(LANES * 4)));
+typedef float vlu __attribute__((vector_size(LANES * 4), aligned(4), may_alias));
+#define LD(p) (*(const vlu *)(p))
+#define ST(p, v) (*(vlu *)(p) = (v))
+
+/* the LANES partial sums in a fixed tree: halves added pairwise down to one (in vector
+ * registers: a loop over lanes would go through memory) */
+typedef float v4f __attribute__((vector_size(16)));
+static inline float lanes_sum(vl a) {
+  v4f lo, hi;
+  memcpy(&lo, &a, 16);
+  memcpy(&hi, (char *)&a + 16, 16);
+  const v4f s4 = lo + hi;
+  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+/* a partial-sum vector's total plus the products of the K mod LANES tail, in order */
+static inline float dot_finish(vl acc, const float *restrict w, const float *restrict x,
+                               long k0, long K) {
+  float s = lanes_sum(acc);
+  for (long k = k0; k < K; k++) s += w[k] * x[k];
+  return s;
+}
+
+/* y0[j], y1[j] = w[j,:]·x0, w[j,:]·x1 for the four rows j of w (row stride K): eight
+ * independent chains of LANES lanes (enough to keep both FMA units busy) */
+static inline void dot4x2(const float *restrict w, long K, const float *restrict x0,
+                          const float *restrict x1, float *restrict y0, float *restrict y1) {
+  vl a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+  const long KL = K / LANES * LANES;
+  for (long k = 0; k < KL; k += LANES) {
+    const vl u = LD(x0 + k), v = LD(x1 + k);
+    const vl w0 = LD(w + k), w1 = LD(w + K + k), w2 = LD(w + 2 * K + k), w3 = LD(w + 3 * K + k);
+    a0 += w0 * u, a1 += w1 * u, a2 += w2 * u, a3 += w3 * u;
+    b0 += w0 * v, b1 += w1 * v, b2 += w2 * v, b3 += w3 * v;
+  }
+  y0[0] = dot_finish(a0, w, x0, KL, K), y1[0] = dot_finish(b0, w, x1, KL, K);
+  y0[1] = dot_finish(a1, w + K, x0, KL, K), y1[1] = dot_finish(b1, w + K, x1, KL, K);
+  y0[2] = dot_finish(a2, w + 2 * K, x0, KL, K), y1[2] = dot_finish(b2, w + 2 * K, x1, KL, K);
+  y0[3] = dot_finish(a3, w + 3 * K, x0, KL, K), y1[3] = dot_finish(b3, w + 3 * K, x1, KL, K);
+}
+
+/* y[j] = w[j,:]·x for the eight rows j of w, each output as in dot4x2 (eight chains for a
+ * single input row) */
+static inline void dot8(const float *restrict w, long K, const float *restrict x,
+                        float *restrict y) {
+  vl a[8] = {{0}};
+  const long KL = K / LANES * LANES;
+  for (long k = 0; k < KL; k += LANES) {
+    const vl u = LD(x + k);
+    for (int j = 0; j < 8; j++) a[j] += LD(w + j * K + k) * u;
+  }
+  for (int j = 0; j < 8; j++) y[j] = dot_finish(a[j], w + j * K, x, KL, K);
+}
+
+/* w[0,:]·x, as one output of dot4x2 */
+static inline float dot1(const float *restrict w, long K, const float *restrict x) {
+  vl a = {0};
+  const long KL = K / LANES * LANES;
+  for (long k = 0; k < KL; k += LANES) a += LD(w + k) * LD(x + k);
+  return dot_finish(a, w, x, KL, K);
+}
+
+/* y[i, e] = w[e,:]·x[i,:] for rows e of [e0, e1) of w [·,K] and i < n (x row stride K, y row
+ * stride ys): blocks of eight rows of w, each block against every x row (two at a time) while
+ * it is in cache. A work-shared loop: call inside a parallel region (or alone: one thread). */
+static void gemv_rows(const float *w, long K, long e0, long e1, const float *x, long n, float *y,
+                      long ys) {
+  const long nb = (e1 - e0 + 7) / 8;
+#pragma omp for schedule(static)
+  for (long blk = 0; blk < nb; blk++) {
+    const long e = e0 + 8 * blk;
+    const float *wb = w + e * K;
+    if (e + 8 > e1) {
+      for (long i = 0; i < n; i++)
+        for (long r = e; r < e1; r++) y[i * ys + r] = dot1(w + r * K, K, x + i * K);
+      continue;
+    }
+    long i = 0;
+    for (; i + 2 <= n; i += 2) {
+      float *y0 = y + i * ys + e, *y1 = y0 + ys;
+      dot4x2(wb, K, x + i * K, x + (i + 1) * K, y0, y1);
+      dot4x2(wb + 4 * K, K, x + i * K, x + (i + 1) * K, y0 + 4, y1 + 4);
+    }
+    if (i < n) dot8(wb, K, x + i * K, y + i * ys + e);
+  }
+}
+
+typedef struct {
+  long n, S, D, Di, H, P, N, G, K, C, E;
+  float eps;
+  const float *u, *in_proj, *conv_w, *conv_b, *dt_bias, *a_log, *d, *norm_w, *out_proj;
+  float *conv, *ssm, *out;
+  const int32_t *rows;
+  float *zx, *y; /* scratch: zx [n,E] (in_proj outputs), y [n,Di] */
+} step_args;
+
+/* conv of input row j: conv state row b advanced, silu(v) written over xBC in zx */
+static void conv_row(const step_args *s, long j, long b) {
+  const long C = s->C, K = s->K, K1 = K - 1;
+  float *restrict xbc = s->zx + j * s->E + s->Di;
+  for (long c = 0; c < C; c++) {
+    const float inp = xbc[c];
+    const float *restrict w = s->conv_w + c * K;
+    float *restrict sc = K1 > 0 ? s->conv + (b * C + c) * K1 : NULL; /* (K = 1: no state) */
+    float v = s->conv_b[c] + w[K1] * inp;
+    for (long k = 0; k < K1; k++) v += w[k] * sc[k];
+    for (long k = 0; k + 1 < K1; k++) sc[k] = sc[k + 1];
+    if (K1 > 0) sc[K1 - 1] = inp;
+    xbc[c] = v;
+  }
+  for (long c = 0; c < C; c++) xbc[c] *= loop_sigmoid(xbc[c]); /* (a pass of its own vectorises) */
+}
+
+/* the SSM update of head h for input row j (state row b); with out, y_h too */
+static void ssm_head(const step_args *s, long j, long b, long h) {
+  const long P = s->P, N = s->N, Di = s->Di, G = s->G, H = s->H;
+  const long g = h / (H / G);
+  const float *row = s->zx + j * s->E;
+  const float *restrict xbc = row + Di;
+  const float *restrict bv = xbc + Di + g * N, *restrict cv = xbc + Di + G * N + g * N;
+  const double raw = (double)row[Di + s->C + h] + (double)s->dt_bias[h];
+  const double dtd = (raw > 0 ? raw : 0.0) + log1p(exp(-fabs(raw)));
+  const float dt = (float)dtd;
+  const float decay = (float)exp(-dtd * exp((double)s->a_log[h]));
+  float *restrict S = s->ssm + (b * H + h) * P * N;
+  const long NL = N / LANES * LANES;
+  for (long p = 0; p < P; p++) {
+    float *restrict sp = S + p * N;
+    const float xv = xbc[h * P + p], xp = dt * xv;
+    if (!s->out) {
+      for (long n = 0; n < NL; n += LANES) ST(sp + n, decay * LD(sp + n) + xp * LD(bv + n));
+      for (long n = NL; n < N; n++) sp[n] = decay * sp[n] + xp * bv[n];
+      continue;
+    }
+    vl acc = {0};
+    for (long n = 0; n < NL; n += LANES) {
+      const vl v = decay * LD(sp + n) + xp * LD(bv + n);
+      ST(sp + n, v);
+      acc += v * LD(cv + n);
+    }
+    float t = lanes_sum(acc);
+    for (long n = NL; n < N; n++) {
+      const float v = decay * sp[n] + xp * bv[n];
+      sp[n] = v;
+      t += v * cv[n];
+    }
+    s->y[j * Di + h * P + p] = t + s->d[h] * xv;
+  }
+}
+
+/* gated RMSNorm of y row j in place: v = y·silu(z), per group v·r·weight, r = 1/√(mean v² + eps) */
+static void norm_row(const step_args *s, long j) {
+  const long Di = s->Di, gs = Di / s->G;
+  const float *restrict z = s->zx + j * s->E;
+  float *restrict y = s->y + j * Di;
+  for (long g = 0; g < s->G; g++) {
+    double ss = 0;
+    for (long i = g * gs; i < (g + 1) * gs; i++) {
+      const float zv = z[i];
+      const float v = y[i] * zv * loop_sigmoid(zv);
+      y[i] = v;
+      ss += (double)v * v;
+    }
+    const double r = 1.0 / sqrt(ss / (double)gs + s->eps);
+    for (long i = g * gs; i < (g + 1) * gs; i++) y[i] = (float)((double)y[i] * r * s->norm_w[i]);
+  }
+}
+
+static void run_step(const step_args *s) {
+  const long n = s->n, e0 = s->out ? 0 : s->Di; /* absorb: only the xBC and dt rows */
+  const int par = n_threads > 1 && n * (s->E - e0) * s->D >= PAR_MIN;
+#pragma omp parallel num_threads(n_threads) if (par)
+  {
+    gemv_rows(s->in_proj, s->D, e0, s->E, s->u, n, s->zx, s->E);
+#pragma omp for schedule(static)
+    for (long j = 0; j < n; j++) conv_row(s, j, s->rows ? s->rows[j] : j);
+#pragma omp for schedule(static)
+    for (long jh = 0; jh < n * s->H; jh++) {
+      const long j = jh / s->H;
+      ssm_head(s, j, s->rows ? s->rows[j] : j, jh % s->H);
+    }
+    if (s->out) {
+#pragma omp for schedule(static)
+      for (long j = 0; j < n; j++) norm_row(s, j);
+      gemv_rows(s->out_proj, s->Di, 0, s->D, s->y, n, s->out, s->D);
+    }
+  }
+}
+
+/* non-negative integer argument i (sizes); throws on anything else */
+static long arg_size(loop_args *a, size_t i, const char *what, int *bad) {
+  if (*bad) return 0;
+  double v = loop_num(a, i);
+  if (!(v >= 0) || v != (double)(long)v) {
+    char msg[120];
+    snprintf(msg, sizeof msg, "mamba2Step: %s must be a non-negative integer", what);
+    napi_throw_range_error(a->env, NULL, msg);
+    *bad = 1;
+    return 0;
+  }
+  return (long)v;
+}
+
+LOOP_KEPT(scratch);
+
+/*
+ * step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias, A_log, D_skip,
+ *      norm_w, out_proj, conv, ssm, rows|null, out|null) — the header's step for the n rows of
+ * u; rows (Int32Array [n], distinct state rows < S) maps input row j to state row rows[j]
+ * (without it, j). Without out: the state update alone.
+ */
+static napi_value Step(napi_env env, napi_callback_info info) {
+  loop_args a;
+  const char *fn = "mamba2Step";
+  if (!loop_get_args(env, info, &a, 22, fn)) return NULL;
+  int bad = 0;
+  step_args s;
+  s.n = arg_size(&a, 0, "n", &bad), s.S = arg_size(&a, 1, "S", &bad);
+  s.D = arg_size(&a, 2, "D", &bad), s.P = arg_size(&a, 3, "P", &bad);
+  s.N = arg_size(&a, 4, "N", &bad), s.G = arg_size(&a, 5, "G", &bad);
+  s.K = arg_size(&a, 6, "K", &bad), s.Di = arg_size(&a, 7, "Di", &bad);
+  s.eps = (float)loop_num(&a, 8);
+  if (bad) return NULL;
+  if (s.P < 1 || s.G < 1 || s.K < 1 || s.Di % s.P != 0 || (s.Di / s.P) % s.G != 0) {
+    napi_throw_range_error(env, NULL,
+                           "mamba2Step: need P, G, K ≥ 1, P dividing Di and G dividing Di/P");
+    return NULL;
+  }
+  s.H = s.Di / s.P;
+  s.C = s.Di + 2 * s.G * s.N;
+  s.E = s.Di + s.C + s.H;
+  const long D = s.D, Di = s.Di, H = s.H, C = s.C, K = s.K;
+  s.u = loop_arg_f32(&a, 9, s.n * D, 0, fn, "u", &bad);
+  s.in_proj = loop_arg_f32(&a, 10, s.E * D, 0, fn, "in_proj", &bad);
+  s.conv_w = loop_arg_f32(&a, 11, C * K, 0, fn, "conv weight", &bad);
+  s.conv_b = loop_arg_f32(&a, 12, C, 0, fn, "conv bias", &bad);
+  s.dt_bias = loop_arg_f32(&a, 13, H, 0, fn, "dt_bias", &bad);
+  s.a_log = loop_arg_f32(&a, 14, H, 0, fn, "A_log", &bad);
+  s.d = loop_arg_f32(&a, 15, H, 0, fn, "D", &bad);
+  s.norm_w = loop_arg_f32(&a, 16, Di, 0, fn, "norm weight", &bad);
+  s.out_proj = loop_arg_f32(&a, 17, D * Di, 0, fn, "out_proj", &bad);
+  s.conv = loop_arg_f32(&a, 18, s.S * C * (K - 1), 1, fn, "conv state", &bad);
+  s.ssm = loop_arg_f32(&a, 19, s.S * H * s.P * s.N, 0, fn, "ssm state", &bad);
+  s.out = loop_arg_f32(&a, 21, s.n * D, 1, fn, "out", &bad);
+  if (bad) return NULL;
+  s.rows = NULL;
+  napi_valuetype t;
+  napi_typeof(env, a.v[20], &t);
+  if (t != napi_null && t != napi_undefined) {
+    size_t len = 0;
+    napi_typedarray_type type;
+    bool is = false;
+    napi_is_typedarray(env, a.v[20], &is);
+    if (is) napi_get_typedarray_info(env, a.v[20], &type, &len, NULL, NULL, NULL);
+    s.rows = is && type == napi_int32_array ? loop_i32(&a, 20) : NULL;
+    if (!s.rows || (long)len < s.n) {
+      napi_throw_type_error(env, NULL, "mamba2Step: rows must be an Int32Array of n state rows");
+      return NULL;
+    }
+    for (long j = 0; j < s.n; j++) {
+      int dup = 0;
+      for (long i = 0; i < j; i++) dup |= s.rows[i] == s.rows[j];
+      if (s.rows[j] < 0 || s.rows[j] >= s.S || dup) {
+        napi_throw_range_error(env, NULL,
+                               "mamba2Step: rows must be distinct state rows in [0, S)");
+        return NULL;
+      }
+    }
+  } else if (s.n > s.S) {
+    napi_throw_range_error(env, NULL, "mamba2Step: more input rows than state rows");
+    return NULL;
+  }
+  if (s.n == 0) return NULL;
+  float *buf = loop_keep(&scratch, &scratch_cap, (size_t)(s.n * (s.E + Di)) * sizeof(float));
+  if (!buf) {
+    napi_throw_error(env, NULL, "mamba2Step: out of memory");
+    return NULL;
+  }
+  s.zx = buf;
+  s.y = buf + s.n * s.E;
+  run_step(&s);
+  return NULL;
+}
+
+NAPI_MODULE_INIT() {
+  loop_export(env, exports, "step", Step);
+  loop_export(env, exports, "setThreads", loop_set_threads);
+  return exports;
+}
