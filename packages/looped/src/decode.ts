@@ -3,7 +3,8 @@
  * Mamba layers, a KV cache for attention layers — R·N states. Each new token runs through all R
  * steps; step r's layers advance their own states (positions restart at 0 every loop step).
  */
-import { embedding, intTensor, noGrad, type Rng, type Tensor } from "@loop/tensor";
+import { embedding, intTensor, noGrad, type Rng, Tensor } from "@loop/tensor";
+import { withTemporaries } from "@loop/tensor/kernel";
 import type { LayerState } from "./layer.js";
 import type { LoopedModel } from "./model.js";
 
@@ -34,7 +35,16 @@ export interface DecodeStepResult {
   logits: Tensor[];
 }
 
-/** Feed one token per sequence (ids length B); returns per-step readouts and logits. */
+/** A copy of t outside the scratch pool (an output that outlives decodeStep's temporaries). */
+function kept(t: Tensor): Tensor {
+  return new Tensor(t.data.slice(), t.shape);
+}
+
+/**
+ * Feed one token per sequence (ids length B); returns per-step readouts and logits. Every
+ * intermediate comes from the pool of temporaries (a token allocates no fresh buffers: shared
+ * ones are slow to create); the returned tensors are copies.
+ */
 export function decodeStep(
   model: LoopedModel,
   st: DecodeState,
@@ -47,23 +57,26 @@ export function decodeStep(
     throw new Error(
       `decodeStep: position ${st.position} exceeds the decode capacity ${st.capacity}`,
     );
-  return noGrad(() => {
-    let h = embedding(intTensor(ids, [st.batch]), model.embeddings);
-    const out: DecodeStepResult = { readouts: [], logits: [] };
-    const R = model.config.n_loops;
-    for (let r = 0; r < R; r++) {
-      const layerStates = st.states[r]!;
-      model.layers.forEach((l, i) => {
-        h = l.step(layerStates[i]!, h);
-      });
-      h = model.endOfStep(h);
-      const ro = model.readout(h);
-      out.readouts.push(ro);
-      if (allSteps || r === R - 1) out.logits.push(model.head(ro));
-    }
-    st.position++;
-    return out;
-  });
+  const out = noGrad(() =>
+    withTemporaries(() => {
+      let h = embedding(intTensor(ids, [st.batch]), model.embeddings);
+      const res: DecodeStepResult = { readouts: [], logits: [] };
+      const R = model.config.n_loops;
+      for (let r = 0; r < R; r++) {
+        const layerStates = st.states[r]!;
+        model.layers.forEach((l, i) => {
+          h = l.step(layerStates[i]!, h);
+        });
+        h = model.endOfStep(h);
+        const ro = model.readout(h);
+        res.readouts.push(kept(ro));
+        if (allSteps || r === R - 1) res.logits.push(kept(model.head(ro)));
+      }
+      return res;
+    }),
+  );
+  st.position++;
+  return out;
 }
 
 /** Sample a token id from one row of logits. */

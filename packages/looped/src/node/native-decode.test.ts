@@ -1,0 +1,88 @@
+/**
+ * Recurrent decoding on the native kernels (the fused Mamba-2 step of @loop/ssm-kernels, the
+ * native GEMM, norms and attention): decodeStep reproduces the full forward's logits of every
+ * loop step within the decode tolerance, and gives the same bits on 1 and 2 threads. (The other
+ * decoding tests run the portable kernels.)
+ */
+import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
+import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
+import { intTensor, noGrad } from "@loop/tensor";
+import {
+  disableNativeTensorKernels,
+  enableNativeTensorKernels,
+  startThreadPool,
+  stopThreadPool,
+} from "@loop/tensor/node";
+import { afterAll, describe, expect, it } from "vitest";
+import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import { parseConfig } from "../config.js";
+import { decodeStep, initDecodeState } from "../decode.js";
+import { LoopedModel } from "../model.js";
+import { relErr, TOL, tokens } from "../test-helpers.js";
+
+const builds = [
+  await enableNativeTensorKernels(),
+  await enableNativeSsmKernels(),
+  await enableNativeAttentionKernels(),
+];
+
+const tiny = {
+  vocab_size: 11,
+  d_model: 24,
+  n_layers: 2,
+  n_loops: 3,
+  ssm: { d_state: 6, headdim: 12, expand: 2, n_groups: 2, d_conv: 4, chunk_size: 4 },
+  attention: { n_heads: 4, n_kv_heads: 2 },
+};
+const configs = {
+  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
+  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [1], loop_norm: true }),
+};
+
+describe.runIf(nativeSuiteRuns("native decoding", ...builds))(
+  "decodeStep on native kernels",
+  () => {
+    afterAll(async () => {
+      await stopThreadPool();
+      disableNativeTensorKernels();
+      disableNativeSsmKernels();
+      disableNativeAttentionKernels();
+    });
+
+    /** Every loop step's logits of T tokens fed one decodeStep at a time, [T][R] of [B,V]. */
+    function decodeAll(m: LoopedModel, seqs: number[][]): Float32Array[][] {
+      const T = seqs[0]!.length;
+      const st = initDecodeState(m, seqs.length, T);
+      return Array.from({ length: T }, (_, t) =>
+        decodeStep(
+          m,
+          st,
+          seqs.map((s) => s[t]!),
+        ).logits.map((l) => l.data),
+      );
+    }
+
+    for (const [name, cfg] of Object.entries(configs)) {
+      it(`${name}: every step's logits match the full forward; 1 and 2 threads give the same bits`, async () => {
+        const m = new LoopedModel(cfg, { seed: 9 });
+        const seqs = tokens(3, 7, 1);
+        const [B, T, V] = [3, 7, cfg.vocab_size];
+        const par = noGrad(() => m.forward(intTensor(seqs.flat(), [B, T])));
+        await stopThreadPool();
+        const one = decodeAll(m, seqs);
+        await startThreadPool(2);
+        const two = decodeAll(m, seqs);
+        for (let t = 0; t < T; t++)
+          for (let r = 0; r < cfg.n_loops; r++) {
+            const want = new Float32Array(B * V);
+            for (let b = 0; b < B; b++)
+              want.set(par.logits[r]!.data.subarray((b * T + t) * V, (b * T + t + 1) * V), b * V);
+            expect(relErr(one[t]![r]!, want), `token ${t} step ${r + 1}`).toBeLessThan(TOL);
+            expect(Array.from(two[t]![r]!), `token ${t} step ${r + 1}: 2 threads`).toEqual(
+              Array.from(one[t]![r]!),
+            );
+          }
+      });
+    }
+  },
+);
