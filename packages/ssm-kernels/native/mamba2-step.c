@@ -20,7 +20,8 @@
  *
  * Numerics: float32 with fused multiply-adds; every dot product (in_proj, out_proj, y = S·C)
  * keeps 8 partial sums (index mod 8) added in a fixed tree, then the tail in order; softplus,
- * e^{…} and the norm's Σy² in double. Each output element is computed by the same code whatever
+ * e^{…} and the norm's Σy² in double (the latter an `omp simd` reduction: its order depends on
+ * the build's vector width, never on the data or the threads). Each output element is computed by the same code whatever
  * the row count, the rows selected or the thread count (threads split outputs, never sums), so
  * results are bitwise independent of all three. Agrees with the portable step (its reference,
  * src/node/native-mamba2-step.test.ts) to float32 rounding.
@@ -141,21 +142,31 @@ typedef struct {
   float *zx, *y; /* scratch: zx [n,E] (in_proj outputs), y [n,Di] */
 } step_args;
 
-/* conv of input row j: conv state row b advanced, silu(v) written over xBC in zx */
-static void conv_row(const step_args *s, long j, long b) {
-  const long C = s->C, K = s->K, K1 = K - 1;
+/* conv of input row j with width K: conv state row b advanced, silu(v) written over xBC in zx.
+ * Inlined with K a constant for the usual width (conv_row), so the taps unroll and the channel
+ * loop vectorises. */
+static inline __attribute__((always_inline)) void conv_taps(const step_args *s, long j, long b,
+                                                            const long K) {
+  const long C = s->C, K1 = K - 1;
   float *restrict xbc = s->zx + j * s->E + s->Di;
+  float *restrict st = s->conv + b * C * K1; /* (K = 1: no state, never read) */
+  const float *restrict cw = s->conv_w, *restrict cb = s->conv_b;
+#pragma omp simd
   for (long c = 0; c < C; c++) {
     const float inp = xbc[c];
-    const float *restrict w = s->conv_w + c * K;
-    float *restrict sc = K1 > 0 ? s->conv + (b * C + c) * K1 : NULL; /* (K = 1: no state) */
-    float v = s->conv_b[c] + w[K1] * inp;
-    for (long k = 0; k < K1; k++) v += w[k] * sc[k];
-    for (long k = 0; k + 1 < K1; k++) sc[k] = sc[k + 1];
-    if (K1 > 0) sc[K1 - 1] = inp;
-    xbc[c] = v;
+    float v = cb[c] + cw[c * K + K1] * inp;
+    for (long k = 0; k < K1; k++) v += cw[c * K + k] * st[c * K1 + k];
+    for (long k = 0; k + 1 < K1; k++) st[c * K1 + k] = st[c * K1 + k + 1];
+    if (K1 > 0) st[c * K1 + K1 - 1] = inp;
+    xbc[c] = v * loop_sigmoid(v);
   }
-  for (long c = 0; c < C; c++) xbc[c] *= loop_sigmoid(xbc[c]); /* (a pass of its own vectorises) */
+}
+
+static void conv_row(const step_args *s, long j, long b) {
+  if (s->K == 4)
+    conv_taps(s, j, b, 4);
+  else
+    conv_taps(s, j, b, s->K);
 }
 
 /* the SSM update of head h for input row j (state row b); with out, y_h too */
@@ -202,6 +213,7 @@ static void norm_row(const step_args *s, long j) {
   float *restrict y = s->y + j * Di;
   for (long g = 0; g < s->G; g++) {
     double ss = 0;
+#pragma omp simd reduction(+ : ss)
     for (long i = g * gs; i < (g + 1) * gs; i++) {
       const float zv = z[i];
       const float v = y[i] * zv * loop_sigmoid(zv);
@@ -209,6 +221,7 @@ static void norm_row(const step_args *s, long j) {
       ss += (double)v * v;
     }
     const double r = 1.0 / sqrt(ss / (double)gs + s->eps);
+#pragma omp simd
     for (long i = g * gs; i < (g + 1) * gs; i++) y[i] = (float)((double)y[i] * r * s->norm_w[i]);
   }
 }
