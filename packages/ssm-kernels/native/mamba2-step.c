@@ -18,26 +18,27 @@
  * where the per-op costs of the portable path (separate GEMM calls with packing for M = 1..8,
  * JavaScript loops over the SSM state, fresh arrays per op) outweigh the arithmetic.
  *
+ * Threads: none. The step runs on the calling thread whatever the addon's thread count: a step
+ * is at most a few hundred microseconds, and handing rows to a second OpenMP thread stalls
+ * whenever that thread is not on a core. On a loaded 2-core machine (batch 8, 2 threads) one
+ * hand-off per call made a token take 18 ms instead of 4.4 ms with the step on one thread.
+ * (`setThreads` is exported because every addon has it.)
+ *
  * Numerics: float32 with fused multiply-adds; every dot product (in_proj, out_proj, y = S·C)
  * keeps 8 partial sums (index mod 8) added in a fixed tree, then the tail in order; softplus,
  * e^{…} and the norm's Σy² in double (the latter an `omp simd` reduction: its order depends on
- * the build's vector width, never on the data or the threads). Each output element is computed by the same code whatever
- * the row count, the rows selected or the thread count (threads split outputs, never sums), so
- * results are bitwise independent of all three. Agrees with the portable step (its reference,
+ * the build's vector width, never on the data). Each output element is computed by the same
+ * code whatever the row count or the rows selected, so results are bitwise independent of both
+ * (and of the thread count). Agrees with the portable step (its reference,
  * src/node/native-mamba2-step.test.ts) to float32 rounding.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 #include "addon-threads.h"
 #include "fast-math.h"
 #include "napi-args.h"
 #include "thread-buffer.h"
-
-/* a phase runs on all threads at or above this many multiply-adds (below, the hand-off costs
- * more than it saves) */
-#define PAR_MIN (1L << 20)
 
 /* LANES floats as one value (GCC vector extension: a ymm register with AVX2 or AVX-512, scalar
  * code where neither exists), so partial sums stay in registers; unaligned loads and stores
@@ -110,11 +111,10 @@ static inline float dot1(const float *restrict w, long K, const float *restrict 
 
 /* y[i, e] = w[e,:]·x[i,:] for rows e of [e0, e1) of w [·,K] and i < n (x row stride K, y row
  * stride ys): blocks of eight rows of w, each block against every x row (two at a time) while
- * it is in cache. A work-shared loop: call inside a parallel region (or alone: one thread). */
+ * it is in cache. */
 static void gemv_rows(const float *w, long K, long e0, long e1, const float *x, long n, float *y,
                       long ys) {
   const long nb = (e1 - e0 + 7) / 8;
-#pragma omp for schedule(static)
   for (long blk = 0; blk < nb; blk++) {
     const long e = e0 + 8 * blk;
     const float *wb = w + e * K;
@@ -226,25 +226,18 @@ static void norm_row(const step_args *s, long j) {
   }
 }
 
-static void run_step(const step_args *s) {
-  const long n = s->n, e0 = s->out ? 0 : s->Di; /* absorb: only the xBC and dt rows */
-  const int par = n_threads > 1 && n * (s->E - e0) * s->D >= PAR_MIN;
-#pragma omp parallel num_threads(n_threads) if (par)
-  {
-    gemv_rows(s->in_proj, s->D, e0, s->E, s->u, n, s->zx, s->E);
-#pragma omp for schedule(static)
-    for (long j = 0; j < n; j++) conv_row(s, j, s->rows ? s->rows[j] : j);
-#pragma omp for schedule(static)
-    for (long jh = 0; jh < n * s->H; jh++) {
-      const long j = jh / s->H;
-      ssm_head(s, j, s->rows ? s->rows[j] : j, jh % s->H);
-    }
-    if (s->out) {
-#pragma omp for schedule(static)
-      for (long j = 0; j < n; j++) norm_row(s, j);
-      gemv_rows(s->out_proj, s->Di, 0, s->D, s->y, n, s->out, s->D);
-    }
+/* the whole step for input rows [j0, j1) */
+static void run_rows(const step_args *s, long j0, long j1) {
+  const long n = j1 - j0, e0 = s->out ? 0 : s->Di; /* absorb: only the xBC and dt rows */
+  gemv_rows(s->in_proj, s->D, e0, s->E, s->u + j0 * s->D, n, s->zx + j0 * s->E, s->E);
+  for (long j = j0; j < j1; j++) {
+    const long b = s->rows ? s->rows[j] : j;
+    conv_row(s, j, b);
+    for (long h = 0; h < s->H; h++) ssm_head(s, j, b, h);
+    if (s->out) norm_row(s, j);
   }
+  if (s->out)
+    gemv_rows(s->out_proj, s->Di, 0, s->D, s->y + j0 * s->Di, n, s->out + j0 * s->D, s->D);
 }
 
 /* non-negative integer argument i (sizes); throws on anything else */
@@ -338,7 +331,7 @@ static napi_value Step(napi_env env, napi_callback_info info) {
   }
   s.zx = buf;
   s.y = buf + s.n * s.E;
-  run_step(&s);
+  run_rows(&s, 0, s.n);
   return NULL;
 }
 
