@@ -84,12 +84,13 @@ export class Layer implements Module {
 
   /** One token: h [B,D] → h [B,D], advancing this layer's decode state. */
   step(st: LayerState, h: Tensor): Tensor {
+    if (st.kind === "mamba") {
+      // norm, mixer and residual add in one call where the native kernel is registered
+      const mixed = (this.mixer as Mamba2Mixer).stepResidual(st.state, h, this.norm, this.eps);
+      return this.mlpSublayer(mixed);
+    }
     const u = rmsnorm(h, this.norm, this.eps);
-    const y =
-      st.kind === "attention"
-        ? (this.mixer as AttentionMixer).step(st.cache, u)
-        : (this.mixer as Mamba2Mixer).step(st.state, u);
-    return this.residual(h, y);
+    return this.residual(h, (this.mixer as AttentionMixer).step(st.cache, u));
   }
 
   /**
@@ -113,8 +114,13 @@ export class Layer implements Module {
 
   /** h + y, then the MLP sub-layer when there is one (the rest of the layer after its mixer). */
   private residual(h: Tensor, y: Tensor): Tensor {
-    h = add(h, y);
-    if (this.mlp && this.mlpNorm) h = add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
+    return this.mlpSublayer(add(h, y));
+  }
+
+  /** h + mlp(rmsnorm(h)) when the layer has an MLP, else h. */
+  private mlpSublayer(h: Tensor): Tensor {
+    if (this.mlp && this.mlpNorm)
+      return add(h, this.mlp.forward(rmsnorm(h, this.mlpNorm, this.eps)));
     return h;
   }
 

@@ -13,6 +13,9 @@
  * [S,C,K−1] and ssm state [S,H,P,N] (S state rows, updated in place) → out [n,D].
  * Without out (absorb: early-exit decoding's skipped steps) only the xBC and dt rows of in_proj
  * and the state update run.
+ * With a pre-norm weight (layer mode: the pre-norm residual layer around the mixer, as
+ * Mamba2Mixer.stepResidual, docs/model.md §2), the rows of u are the residual stream h: the
+ * mixer reads rmsnorm(h) = h·r ⊙ pre_w, r = 1/√(mean h² + pre_eps), and out = h + mixer output.
  *
  * Why one call: a decoding step is a few hundred thousand multiply-adds per layer at batch 1–8,
  * where the per-op costs of the portable path (separate GEMM calls with packing for M = 1..8,
@@ -135,11 +138,12 @@ static void gemv_rows(const float *w, long K, long e0, long e1, const float *x, 
 
 typedef struct {
   long n, S, D, Di, H, P, N, G, K, C, E;
-  float eps;
+  float eps, pre_eps;
+  const float *pre_w; /* layer mode's pre-norm weight [D], or NULL */
   const float *u, *in_proj, *conv_w, *conv_b, *dt_bias, *a_log, *d, *norm_w, *out_proj;
   float *conv, *ssm, *out;
   const int32_t *rows;
-  float *zx, *y; /* scratch: zx [n,E] (in_proj outputs), y [n,Di] */
+  float *zx, *y, *un; /* scratch: zx [n,E] (in_proj outputs), y [n,Di], un [n,D] (rmsnorm(h)) */
 } step_args;
 
 /* conv of input row j with width K: conv state row b advanced, silu(v) written over xBC in zx.
@@ -226,18 +230,39 @@ static void norm_row(const step_args *s, long j) {
   }
 }
 
+/* layer mode's pre-norm of row j: un = h·r ⊙ pre_w, r = 1/√(mean h² + pre_eps) (the sum of
+ * squares a float `omp simd` reduction, as @loop/tensor's native rmsnorm) */
+static void pre_norm_row(const step_args *s, long j) {
+  const long D = s->D;
+  const float *restrict h = s->u + j * D, *restrict w = s->pre_w;
+  float *restrict un = s->un + j * D;
+  float ss = 0;
+#pragma omp simd reduction(+ : ss)
+  for (long i = 0; i < D; i++) ss += h[i] * h[i];
+  const float r = 1.0f / sqrtf(ss / (float)D + s->pre_eps);
+#pragma omp simd
+  for (long i = 0; i < D; i++) un[i] = h[i] * r * w[i];
+}
+
 /* the whole step for input rows [j0, j1) */
 static void run_rows(const step_args *s, long j0, long j1) {
   const long n = j1 - j0, e0 = s->out ? 0 : s->Di; /* absorb: only the xBC and dt rows */
-  gemv_rows(s->in_proj, s->D, e0, s->E, s->u + j0 * s->D, n, s->zx + j0 * s->E, s->E);
+  const float *x = s->u;
+  if (s->pre_w) {
+    for (long j = j0; j < j1; j++) pre_norm_row(s, j);
+    x = s->un;
+  }
+  gemv_rows(s->in_proj, s->D, e0, s->E, x + j0 * s->D, n, s->zx + j0 * s->E, s->E);
   for (long j = j0; j < j1; j++) {
     const long b = s->rows ? s->rows[j] : j;
     conv_row(s, j, b);
     for (long h = 0; h < s->H; h++) ssm_head(s, j, b, h);
     if (s->out) norm_row(s, j);
   }
-  if (s->out)
-    gemv_rows(s->out_proj, s->Di, 0, s->D, s->y + j0 * s->Di, n, s->out + j0 * s->D, s->D);
+  if (!s->out) return;
+  gemv_rows(s->out_proj, s->Di, 0, s->D, s->y + j0 * s->Di, n, s->out + j0 * s->D, s->D);
+  if (s->pre_w) /* layer mode: the residual */
+    for (long i = j0 * s->D; i < j1 * s->D; i++) s->out[i] += s->u[i];
 }
 
 /* non-negative integer argument i (sizes); throws on anything else */
@@ -258,14 +283,15 @@ LOOP_KEPT(scratch);
 
 /*
  * step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias, A_log, D_skip,
- *      norm_w, out_proj, conv, ssm, rows|null, out|null) — the header's step for the n rows of
- * u; rows (Int32Array [n], distinct state rows < S) maps input row j to state row rows[j]
- * (without it, j). Without out: the state update alone.
+ *      norm_w, out_proj, conv, ssm, rows|null, out|null, pre_w|null, pre_eps) — the header's
+ * step for the n rows of u; rows (Int32Array [n], distinct state rows < S) maps input row j to
+ * state row rows[j] (without it, j). Without out: the state update alone. With pre_w [D]: layer
+ * mode (the header), u being h.
  */
 static napi_value Step(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "mamba2Step";
-  if (!loop_get_args(env, info, &a, 22, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 24, fn)) return NULL;
   int bad = 0;
   step_args s;
   s.n = arg_size(&a, 0, "n", &bad), s.S = arg_size(&a, 1, "S", &bad);
@@ -295,6 +321,8 @@ static napi_value Step(napi_env env, napi_callback_info info) {
   s.conv = loop_arg_f32(&a, 18, s.S * C * (K - 1), 1, fn, "conv state", &bad);
   s.ssm = loop_arg_f32(&a, 19, s.S * H * s.P * s.N, 0, fn, "ssm state", &bad);
   s.out = loop_arg_f32(&a, 21, s.n * D, 1, fn, "out", &bad);
+  s.pre_w = loop_arg_f32(&a, 22, D, 1, fn, "pre-norm weight", &bad);
+  s.pre_eps = (float)loop_num(&a, 23);
   if (bad) return NULL;
   s.rows = NULL;
   napi_valuetype t;
@@ -324,13 +352,15 @@ static napi_value Step(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (s.n == 0) return NULL;
-  float *buf = loop_keep(&scratch, &scratch_cap, (size_t)(s.n * (s.E + Di)) * sizeof(float));
+  float *buf =
+      loop_keep(&scratch, &scratch_cap, (size_t)(s.n * (s.E + Di + D)) * sizeof(float));
   if (!buf) {
     napi_throw_error(env, NULL, "mamba2Step: out of memory");
     return NULL;
   }
   s.zx = buf;
   s.y = buf + s.n * s.E;
+  s.un = s.y + s.n * Di;
   run_rows(&s, 0, s.n);
   return NULL;
 }

@@ -5,9 +5,11 @@
  *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan, the D skip fused into it);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight
  *   out = y·out_projᵀ
  * `forward` and `prefill` are differentiable (prefill also carries the decode state in and out);
- * `step` advances one token in place for inference (mamba2-step.ts).
+ * `step` advances one token in place for inference (mamba2-step.ts); `stepResidual` is the
+ * pre-norm residual layer around it (one native call where the kernel is registered).
  */
 import {
+  add,
   exp,
   linear,
   linearSplit,
@@ -17,6 +19,7 @@ import {
   parameter,
   Rng,
   reshape,
+  rmsnorm,
   shapeStr,
   Tensor,
 } from "@loop/tensor";
@@ -26,7 +29,7 @@ import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { type Mamba2Config, type Mamba2Weights, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
 import { softplusBias } from "./mamba2-ops.js";
-import { mamba2AbsorbRaw, mamba2StepRaw } from "./mamba2-step.js";
+import { mamba2AbsorbRaw, mamba2ResidualStepNative, mamba2StepRaw } from "./mamba2-step.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
 /** Decode state of one mixer: conv [B, C, K−1] (oldest first) and ssm [B, H, P, N]. */
@@ -139,6 +142,39 @@ export class Mamba2Mixer implements Module {
       state.ssm,
     );
     return new Tensor(out, [batch, D]);
+  }
+
+  /**
+   * The pre-norm residual layer around this mixer for one token (docs/model.md §2):
+   * h [B,D] → h + step(rmsnorm(h, normWeight, eps)), advancing `state` in place. Inference only.
+   * With the native kernel registered the norm, the step and the add are one call (decoding
+   * spends more on a small op's overhead than on its arithmetic); otherwise those three ops.
+   */
+  stepResidual(state: Mamba2State, h: Tensor, normWeight: Tensor, eps: number): Tensor {
+    const D = this.cfg.dModel;
+    if (h.rank !== 2 || h.shape[1] !== D) {
+      throw new Error(`Mamba2Mixer.stepResidual: h must be [B,${D}], got ${shapeStr(h.shape)}`);
+    }
+    if (normWeight.rank !== 1 || normWeight.size !== D) {
+      throw new Error(
+        `Mamba2Mixer.stepResidual: normWeight must be [${D}], got ${shapeStr(normWeight.shape)}`,
+      );
+    }
+    const batch = h.shape[0]!;
+    this.checkState("stepResidual", state, batch);
+    const out = mamba2ResidualStepNative(
+      this.cfg,
+      this,
+      this.rawWeights(),
+      batch,
+      h.data,
+      normWeight.data,
+      eps,
+      state.conv,
+      state.ssm,
+    );
+    if (out) return new Tensor(out, [batch, D]);
+    return add(h, this.step(state, rmsnorm(h, normWeight, eps)));
   }
 
   /**

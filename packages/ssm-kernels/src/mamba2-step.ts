@@ -28,8 +28,9 @@ import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js
 
 /**
  * native/mamba2-step.c step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias,
- * A_log, D, norm_w, out_proj, conv, ssm, rows, out): the step of n input rows into state rows
- * `rows` (null: 0..n−1) of S; without out, the state update alone (absorb).
+ * A_log, D, norm_w, out_proj, conv, ssm, rows, out, preNorm, preEps): the step of n input rows
+ * into state rows `rows` (null: 0..n−1) of S; without out, the state update alone (absorb);
+ * with preNorm [D], the pre-norm residual layer around it (u is h; out = h + step(rmsnorm(h))).
  */
 export type Mamba2StepNative = (
   n: number,
@@ -54,6 +55,8 @@ export type Mamba2StepNative = (
   ssm: Float32Array,
   rows: Int32Array | null,
   out: Float32Array | null,
+  preNorm: Float32Array | null,
+  preEps: number,
 ) => void;
 
 /** The native step of n rows (see Mamba2StepNative); `nat` is the registered kernel. */
@@ -69,6 +72,7 @@ function nativeStep(
   ssm: Float32Array,
   rows: Int32Array | null,
   out: Float32Array | null,
+  pre: { weight: Float32Array; eps: number } | null = null,
 ): void {
   const { dModel: D, headdim: P, dState: N, nGroups: G, dConv: K, normEps } = cfg;
   nat(
@@ -94,7 +98,36 @@ function nativeStep(
     ssm,
     rows,
     out,
+    pre?.weight ?? null,
+    pre?.eps ?? 0,
   );
+}
+
+/**
+ * The pre-norm residual layer around the mixer for one token in one native call: h [B,D] →
+ * h + step(rmsnorm(h)·preNorm) with rmsnorm(h) = h/√(mean h² + eps) (docs/model.md §2), states
+ * advanced in place; null when the native kernel is not registered (then the caller composes
+ * rmsnorm, the step and the add, which is also the reference).
+ */
+export function mamba2ResidualStepNative(
+  cfg: Mamba2Config,
+  dims: Mamba2Dims,
+  w: Mamba2Weights,
+  batch: number,
+  h: Float32Array,
+  preNorm: Float32Array,
+  preEps: number,
+  conv: Float32Array,
+  ssm: Float32Array,
+): Float32Array | null {
+  const nat = kernelSet("mamba2Step")?.step;
+  if (!nat) return null;
+  const out = allocF32Uninit(batch * cfg.dModel); // (the kernel writes every element)
+  nativeStep(nat, cfg, dims, w, batch, batch, h, conv, ssm, null, out, {
+    weight: preNorm,
+    eps: preEps,
+  });
+  return out;
 }
 
 /**

@@ -152,6 +152,30 @@ describe.runIf(nativeSuiteRuns("native Mamba-2 step", built))(
       });
     }
 
+    for (const [ci, c] of CASES.entries()) {
+      it(`stepResidual (h + step(rmsnorm(h))): ${c.name}`, () => {
+        const m = mixer(c.cfg, 100 + ci);
+        const st0 = randomState(m, c.batch, 110 + ci);
+        const hs = inputs(c.batch, 3, c.cfg.dModel, 120 + ci);
+        const rng = new Rng(130 + ci);
+        const normW = new Tensor(new Float32Array(c.cfg.dModel), [c.cfg.dModel]);
+        for (let i = 0; i < normW.size; i++) normW.data[i] = 1 + rng.uniformIn(-0.5, 0.5);
+        const r = run(() => {
+          const st = { conv: st0.conv.slice(), ssm: st0.ssm.slice(), batch: c.batch };
+          const out = new Float32Array(hs.length * c.batch * c.cfg.dModel);
+          hs.forEach((h, t) => {
+            const y = m.stepResidual(st, new Tensor(h, [c.batch, c.cfg.dModel]), normW, 1e-5);
+            out.set(y.data, t * h.length);
+          });
+          return { out, conv: st.conv, ssm: st.ssm };
+        });
+        for (const k of ["out", "conv", "ssm"] as const) {
+          expect(relErr(r.one[k], r.ref[k]), `${c.name} ${k}`).toBeLessThan(2e-5);
+          expect(sameBits(r.one[k], r.two[k]), `${c.name} ${k}: 1 vs 2 threads`).toBe(true);
+        }
+      });
+    }
+
     it("each row of a batch gets the bits it gets stepped alone", () => {
       const c = CASES[0]!;
       const m = mixer(c.cfg, 40);
@@ -268,6 +292,8 @@ describe.runIf(nativeSuiteRuns("native Mamba-2 step", built))(
           ssm,
           rows,
           out,
+          null,
+          0,
         );
       expect(() => call(null, new Float32Array(c.batch * D), st.ssm.subarray(1))).toThrow(
         /ssm state holds/,
