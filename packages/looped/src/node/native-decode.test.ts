@@ -15,29 +15,15 @@ import {
 } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
-import { parseConfig } from "../config.js";
 import { decodeStep, initDecodeState } from "../decode.js";
 import { LoopedModel } from "../model.js";
-import { relErr, TOL, tokens } from "../test-helpers.js";
+import { configs, relErr, TOL, tokens } from "../test-helpers.js";
 
 const builds = [
   await enableNativeTensorKernels(),
   await enableNativeSsmKernels(),
   await enableNativeAttentionKernels(),
 ];
-
-const tiny = {
-  vocab_size: 11,
-  d_model: 24,
-  n_layers: 2,
-  n_loops: 3,
-  ssm: { d_state: 6, headdim: 12, expand: 2, n_groups: 2, d_conv: 4, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
-const configs = {
-  mamba: parseConfig({ ...tiny, backbone: "mamba" }),
-  hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [1], loop_norm: true }),
-};
 
 describe.runIf(nativeSuiteRuns("native decoding", ...builds))(
   "decodeStep on native kernels",
