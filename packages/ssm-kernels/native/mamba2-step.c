@@ -27,9 +27,9 @@
  * hand-off per call made a token take 18 ms instead of 4.4 ms with the step on one thread.
  * (`setThreads` is exported because every addon has it.)
  *
- * Numerics: float32 with fused multiply-adds; every dot product (in_proj, out_proj, y = S·C)
- * keeps 8 partial sums (index mod 8) added in a fixed tree, then the tail in order; softplus,
- * e^{…} and the norm's Σy² in double (the latter an `omp simd` reduction: its order depends on
+ * Numerics: float32 with fused multiply-adds; every dot product (in_proj and out_proj through
+ * gemv.h, y = S·C) keeps 8 partial sums (index mod 8) added in a fixed tree, then the tail in
+ * order; softplus, e^{…} and the norm's Σy² in double (the latter an `omp simd` reduction: its order depends on
  * the build's vector width, never on the data). Each output element is computed by the same
  * code whatever the row count or the rows selected, so results are bitwise independent of both
  * (and of the thread count). Agrees with the portable step (its reference,
@@ -40,101 +40,9 @@
 #include <string.h>
 #include "addon-threads.h"
 #include "fast-math.h"
+#include "gemv.h"
 #include "napi-args.h"
 #include "thread-buffer.h"
-
-/* LANES floats as one value (GCC vector extension: a ymm register with AVX2 or AVX-512, scalar
- * code where neither exists), so partial sums stay in registers; unaligned loads and stores
- * through vlu. Eight lanes, not sixteen, with AVX-512 too: the eight accumulators of dot4x2 and
- * their operands fit AVX2's sixteen registers, zmm registers measured no faster on Zen 4 (its
- * 512-bit units are two 256-bit halves), and both builds then add in the same order. */
-#define LANES 8
-typedef float vl __attribute__((vector_size(LANES * 4)));
-typedef float vlu __attribute__((vector_size(LANES * 4), aligned(4), may_alias));
-#define LD(p) (*(const vlu *)(p))
-#define ST(p, v) (*(vlu *)(p) = (v))
-
-/* the LANES partial sums in a fixed tree: halves added pairwise down to one (in vector
- * registers: a loop over lanes would go through memory) */
-typedef float v4f __attribute__((vector_size(16)));
-static inline float lanes_sum(vl a) {
-  v4f lo, hi;
-  memcpy(&lo, &a, 16);
-  memcpy(&hi, (char *)&a + 16, 16);
-  const v4f s4 = lo + hi;
-  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
-}
-
-/* a partial-sum vector's total plus the products of the K mod LANES tail, in order */
-static inline float dot_finish(vl acc, const float *restrict w, const float *restrict x,
-                               long k0, long K) {
-  float s = lanes_sum(acc);
-  for (long k = k0; k < K; k++) s += w[k] * x[k];
-  return s;
-}
-
-/* y0[j], y1[j] = w[j,:]·x0, w[j,:]·x1 for the four rows j of w (row stride K): eight
- * independent chains of LANES lanes (enough to keep both FMA units busy) */
-static inline void dot4x2(const float *restrict w, long K, const float *restrict x0,
-                          const float *restrict x1, float *restrict y0, float *restrict y1) {
-  vl a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-  const long KL = K / LANES * LANES;
-  for (long k = 0; k < KL; k += LANES) {
-    const vl u = LD(x0 + k), v = LD(x1 + k);
-    const vl w0 = LD(w + k), w1 = LD(w + K + k), w2 = LD(w + 2 * K + k), w3 = LD(w + 3 * K + k);
-    a0 += w0 * u, a1 += w1 * u, a2 += w2 * u, a3 += w3 * u;
-    b0 += w0 * v, b1 += w1 * v, b2 += w2 * v, b3 += w3 * v;
-  }
-  y0[0] = dot_finish(a0, w, x0, KL, K), y1[0] = dot_finish(b0, w, x1, KL, K);
-  y0[1] = dot_finish(a1, w + K, x0, KL, K), y1[1] = dot_finish(b1, w + K, x1, KL, K);
-  y0[2] = dot_finish(a2, w + 2 * K, x0, KL, K), y1[2] = dot_finish(b2, w + 2 * K, x1, KL, K);
-  y0[3] = dot_finish(a3, w + 3 * K, x0, KL, K), y1[3] = dot_finish(b3, w + 3 * K, x1, KL, K);
-}
-
-/* y[j] = w[j,:]·x for the eight rows j of w, each output as in dot4x2 (eight chains for a
- * single input row) */
-static inline void dot8(const float *restrict w, long K, const float *restrict x,
-                        float *restrict y) {
-  vl a[8] = {{0}};
-  const long KL = K / LANES * LANES;
-  for (long k = 0; k < KL; k += LANES) {
-    const vl u = LD(x + k);
-    for (int j = 0; j < 8; j++) a[j] += LD(w + j * K + k) * u;
-  }
-  for (int j = 0; j < 8; j++) y[j] = dot_finish(a[j], w + j * K, x, KL, K);
-}
-
-/* w[0,:]·x, as one output of dot4x2 */
-static inline float dot1(const float *restrict w, long K, const float *restrict x) {
-  vl a = {0};
-  const long KL = K / LANES * LANES;
-  for (long k = 0; k < KL; k += LANES) a += LD(w + k) * LD(x + k);
-  return dot_finish(a, w, x, KL, K);
-}
-
-/* y[i, e] = w[e,:]·x[i,:] for rows e of [e0, e1) of w [·,K] and i < n (x row stride K, y row
- * stride ys): blocks of eight rows of w, each block against every x row (two at a time) while
- * it is in cache. */
-static void gemv_rows(const float *w, long K, long e0, long e1, const float *x, long n, float *y,
-                      long ys) {
-  const long nb = (e1 - e0 + 7) / 8;
-  for (long blk = 0; blk < nb; blk++) {
-    const long e = e0 + 8 * blk;
-    const float *wb = w + e * K;
-    if (e + 8 > e1) {
-      for (long i = 0; i < n; i++)
-        for (long r = e; r < e1; r++) y[i * ys + r] = dot1(w + r * K, K, x + i * K);
-      continue;
-    }
-    long i = 0;
-    for (; i + 2 <= n; i += 2) {
-      float *y0 = y + i * ys + e, *y1 = y0 + ys;
-      dot4x2(wb, K, x + i * K, x + (i + 1) * K, y0, y1);
-      dot4x2(wb + 4 * K, K, x + i * K, x + (i + 1) * K, y0 + 4, y1 + 4);
-    }
-    if (i < n) dot8(wb, K, x + i * K, y + i * ys + e);
-  }
-}
 
 typedef struct {
   long n, S, D, Di, H, P, N, G, K, C, E;
@@ -185,22 +93,23 @@ static void ssm_head(const step_args *s, long j, long b, long h) {
   const float dt = (float)dtd;
   const float decay = (float)exp(-dtd * exp((double)s->a_log[h]));
   float *restrict S = s->ssm + (b * H + h) * P * N;
-  const long NL = N / LANES * LANES;
+  const long NL = N / LOOP_LANES * LOOP_LANES;
   for (long p = 0; p < P; p++) {
     float *restrict sp = S + p * N;
     const float xv = xbc[h * P + p], xp = dt * xv;
     if (!s->out) {
-      for (long n = 0; n < NL; n += LANES) ST(sp + n, decay * LD(sp + n) + xp * LD(bv + n));
+      for (long n = 0; n < NL; n += LOOP_LANES)
+        LOOP_ST8(sp + n, decay * LOOP_LD8(sp + n) + xp * LOOP_LD8(bv + n));
       for (long n = NL; n < N; n++) sp[n] = decay * sp[n] + xp * bv[n];
       continue;
     }
-    vl acc = {0};
-    for (long n = 0; n < NL; n += LANES) {
-      const vl v = decay * LD(sp + n) + xp * LD(bv + n);
-      ST(sp + n, v);
-      acc += v * LD(cv + n);
+    loop_v8 acc = {0};
+    for (long n = 0; n < NL; n += LOOP_LANES) {
+      const loop_v8 v = decay * LOOP_LD8(sp + n) + xp * LOOP_LD8(bv + n);
+      LOOP_ST8(sp + n, v);
+      acc += v * LOOP_LD8(cv + n);
     }
-    float t = lanes_sum(acc);
+    float t = loop_lanes_sum(acc);
     for (long n = NL; n < N; n++) {
       const float v = decay * sp[n] + xp * bv[n];
       sp[n] = v;
@@ -252,7 +161,8 @@ static void run_rows(const step_args *s, long j0, long j1) {
     for (long j = j0; j < j1; j++) pre_norm_row(s, j);
     x = s->un;
   }
-  gemv_rows(s->in_proj, s->D, e0, s->E, x + j0 * s->D, n, s->zx + j0 * s->E, s->E);
+  loop_gemv_rows(s->in_proj, s->D, s->D, e0, s->E, x + j0 * s->D, s->D, n, 1.0f, 0.0f,
+                 s->zx + j0 * s->E, s->E);
   for (long j = j0; j < j1; j++) {
     const long b = s->rows ? s->rows[j] : j;
     conv_row(s, j, b);
@@ -260,7 +170,8 @@ static void run_rows(const step_args *s, long j0, long j1) {
     if (s->out) norm_row(s, j);
   }
   if (!s->out) return;
-  gemv_rows(s->out_proj, s->Di, 0, s->D, s->y + j0 * s->Di, n, s->out + j0 * s->D, s->D);
+  loop_gemv_rows(s->out_proj, s->Di, s->Di, 0, s->D, s->y + j0 * s->Di, s->Di, n, 1.0f, 0.0f,
+                 s->out + j0 * s->D, s->D);
   if (s->pre_w) /* layer mode: the residual */
     for (long i = j0 * s->D; i < j1 * s->D; i++) s->out[i] += s->u[i];
 }

@@ -9,12 +9,16 @@
  * accumulators; AVX2: 6×16), mul+add contracted to FMA. Threads take disjoint blocks of C (rows
  * when M is the longer side, else columns), so every element of C is computed by the same
  * arithmetic whatever the thread count: results do not depend on it.
+ * A few rows against B stored as rows (M ≤ LOOP_GEMV_MAX_M, op(B) = Bᵀ: a linear layer's weight
+ * [N, K] in decoding, the LM head) take gemv.h's dot products instead: packing B would cost more
+ * than the product. Threads take blocks of eight columns of C there.
  */
 #ifndef LOOP_SGEMM_H
 #define LOOP_SGEMM_H
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gemv.h"
 #include "thread-buffer.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -34,6 +38,8 @@
 #define KC 256
 #define MC (MR * 8)
 #define NC 2048
+/* the most rows of A that take gemv.h's path (op(B) = Bᵀ) */
+#define LOOP_GEMV_MAX_M 8
 
 typedef float vf __attribute__((vector_size(VW * 4), aligned(4)));
 
@@ -308,6 +314,14 @@ static inline void loop_sgemm(int tA, int tB, long M, long N, long K, float alph
   }
   double work = (double)M * (double)N * (double)K;
   int threads = work < 4.0e5 ? 1 : max_threads;
+  if (M <= LOOP_GEMV_MAX_M && tB && !tA) {
+    const long blocks = (N + 7) / 8;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (long b = 0; b < blocks; b++)
+      loop_gemv_rows(B, ldb, K, 8 * b, 8 * b + 8 < N ? 8 * b + 8 : N, A, lda, M, alpha, beta, C,
+                     ldc);
+    return;
+  }
   if (loop_gemm_ksplit(M, N, K)) {
     long K0 = (K / 2 + KC - 1) / KC * KC;
     const float *A1 = tA ? A + K0 * lda : A + K0, *B1 = tB ? B + K0 : B + K0 * ldb;

@@ -96,6 +96,10 @@ describe.runIf(nativeSuiteRuns("native tensor kernels", built))(
     const shapes: [number, number, number][] = [
       [1, 1, 1],
       [5, 7, 3],
+      // M ≤ 8 with op(B) = Bᵀ takes gemv.h's dot products (threaded from 4e5 multiply-adds)
+      [1, 70, 37],
+      [8, 300, 257],
+      [3, 1001, 200],
       [12, 32, 17],
       [13, 33, 300],
       [64, 64, 16],
@@ -132,18 +136,21 @@ describe.runIf(nativeSuiteRuns("native tensor kernels", built))(
 
     it("gives the same C for any thread count (disjoint blocks, and a K cut fixed by the shape)", () => {
       // 700×90×130 and 800×70×600 hand C's row blocks to threads as they free up (over one and
-      // three KC slabs of K); 40×70×2300 (Aᵀ) cuts K in two halves summed in a fixed order
-      for (const [M, N, K, transA] of [
-        [700, 90, 130, false],
-        [800, 70, 600, false],
-        [40, 70, 2300, true],
+      // three KC slabs of K); 40×70×2300 (Aᵀ) cuts K in two halves summed in a fixed order;
+      // 8×300×257 (Bᵀ) is gemv.h's path, blocks of eight columns of C per thread
+      for (const [M, N, K, transA, transB] of [
+        [700, 90, 130, false, false],
+        [800, 70, 600, false, false],
+        [40, 70, 2300, true, false],
+        [8, 300, 257, false, true],
       ] as const) {
         const A = Float32Array.from({ length: M * K }, (_, i) => Math.sin(i));
         const B = Float32Array.from({ length: K * N }, (_, i) => Math.cos(i));
         const run = (t: number) => {
           addon.setThreads(t);
           const C = Float32Array.from({ length: M * N }, (_, i) => Math.sin(3 * i));
-          addon.sgemm(transA, false, M, N, K, 0.5, A, 0, transA ? M : K, B, 0, N, 0.75, C, 0, N);
+          const [lda, ldb] = [transA ? M : K, transB ? K : N];
+          addon.sgemm(transA, transB, M, N, K, 0.5, A, 0, lda, B, 0, ldb, 0.75, C, 0, N);
           return C;
         };
         const one = run(1);
