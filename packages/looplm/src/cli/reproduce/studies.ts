@@ -220,7 +220,8 @@ function backbones(scale: Scale): StudyDef {
     model: { ...lmModel(cpu), ...model },
     base: 2,
     loops: [1, 4],
-    train: lmTrain(cpu),
+    // (cpu: 1,000 steps, so that three backbones × two models × three seeds fit the hour)
+    train: { ...lmTrain(cpu), ...(cpu ? { steps: 1000 } : {}) },
     paper: { "2⊗4": "lower ppl than 2⊗1" },
   });
   const ids = ["mamba", "hybrid", "transformer"] as const;
@@ -228,7 +229,7 @@ function backbones(scale: Scale): StudyDef {
     name: "backbones",
     title: "Looped Mamba-2 vs looped hybrid vs looped Transformer",
     notes:
-      "SOTU as in the lm study (packed speeches reset the state and mask attention at each speech's start); two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
+      "SOTU as in the lm study (packed speeches reset the state and mask attention at each speech's start), 1,000 steps at cpu scale; two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
     arms: [
       arm("mamba", { backbone: "mamba" }),
       arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),
