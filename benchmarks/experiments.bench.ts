@@ -1,13 +1,15 @@
 /**
  * What the experiments of docs/experiments.md cost: ms per training step (the trainer's own step:
  * batch generation, forward, backward, clipping, AdamW) for every model of each sweep, after a
- * warm-up step, and the implied wall-clock for the documented number of steps.
+ * warm-up step, and the implied wall-clock for the documented number of steps, on the kernels the
+ * CLI uses by default (native where they build, else portable, as the table's "kernels" says).
  * `LOOP_BENCH_EXPERIMENTS=default,phop,mano,lm,hybrid` selects sweeps (default: all).
  */
 import { LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
 import { mano, pHop, type Task } from "@loop/tasks";
 import { loadTextTask } from "@loop/tasks/node";
 import { resolveTrainOptions, Trainer } from "@loop/train";
+import { enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 
@@ -114,6 +116,9 @@ function hours(ms: number): string {
 }
 
 export async function run(ctx: BenchContext): Promise<void> {
+  const native = await enableNativeKernels();
+  const kernels = native.enabled ? "native" : "portable";
+  ctx.log(native.enabled ? "native kernels" : `portable kernels (native: ${native.reason})`);
   const rows: Row[] = [];
   const timing = ctx.quick ? { warmup: 0, repeats: 1 } : { warmup: 0, repeats: 3 };
   const tasks = new Map<string, Task>();
@@ -157,6 +162,7 @@ export async function run(ctx: BenchContext): Promise<void> {
           sweep: sw.id,
           model: mem.label,
           "B×T": `${sw.batch}×${task.seqLen}`,
+          kernels,
           threads,
           "ms/step": Math.round(t.medianMs),
           "CPU ms/step": Math.round(t.cpuMs),
