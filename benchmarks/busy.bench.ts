@@ -110,33 +110,10 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     const quiet1 = median(ms.get(`1/false`) ?? [Number.NaN]);
     const busy1 = median(ms.get(`1/true`) ?? [Number.NaN]);
-    for (const threads of ctx.threadCounts) {
-      const q = median(ms.get(`${threads}/false`)!);
-      const b = median(ms.get(`${threads}/true`)!);
-      rows.push({
-        config: c.name,
-        "B×T": `${c.batch}×${c.seq}`,
-        threads,
-        "quiet ms/step": Math.round(q),
-        "busy ms/step": Math.round(b),
-        "quiet tok/s": Math.round((tokens / q) * 1000),
-        "busy tok/s": Math.round((tokens / b) * 1000),
-        "busy/quiet": Number((b / q).toFixed(2)),
-        "busy vs 1 thread busy": Number((busy1 / b).toFixed(2)),
-        "quiet vs 1 thread quiet": Number((quiet1 / q).toFixed(2)),
-      });
-    }
-    const q = mean(auto.ms.get(false)!);
-    const b = mean(auto.ms.get(true)!);
-    const usedText = (busy: boolean) =>
-      [...auto.used.get(busy)!.entries()]
-        .sort(([x], [y]) => x - y)
-        .map(([t, n]) => `${n}×${t}`)
-        .join(" ");
-    rows.push({
+    const row = (threads: number | string, q: number, b: number): Row => ({
       config: c.name,
       "B×T": `${c.batch}×${c.seq}`,
-      threads: `auto (max ${max})`,
+      threads,
       "quiet ms/step": Math.round(q),
       "busy ms/step": Math.round(b),
       "quiet tok/s": Math.round((tokens / q) * 1000),
@@ -145,6 +122,16 @@ export async function run(ctx: BenchContext): Promise<void> {
       "busy vs 1 thread busy": Number((busy1 / b).toFixed(2)),
       "quiet vs 1 thread quiet": Number((quiet1 / q).toFixed(2)),
     });
+    for (const threads of ctx.threadCounts)
+      rows.push(
+        row(threads, median(ms.get(`${threads}/false`)!), median(ms.get(`${threads}/true`)!)),
+      );
+    rows.push(row(`auto (max ${max})`, mean(auto.ms.get(false)!), mean(auto.ms.get(true)!)));
+    const usedText = (busy: boolean) =>
+      [...auto.used.get(busy)!.entries()]
+        .sort(([x], [y]) => x - y)
+        .map(([t, n]) => `${n}×${t}`)
+        .join(" ");
     ctx.log(
       `  ${c.name}: busy process ${placement}; auto: steps per thread count quiet ${usedText(false)}, busy ${usedText(true)}`,
     );
