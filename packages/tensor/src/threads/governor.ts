@@ -3,10 +3,11 @@
  * thread that shares its core with another process stalls every hand-off of every parallel
  * kernel, so all cores can be several times slower than one thread. The governor times each
  * step; now and then it runs a short probe of steps on the other candidate count (1 when it
- * uses all threads, all when it uses 1), and keeps whichever was faster. Probes back off
- * (double their interval) while the choice holds and come back at once when steps slow down
- * (another job started). Switching changes no number: every kernel gives the same bits on any
- * thread count. Browser-safe; the caller supplies the step times.
+ * uses all threads, all when it uses 1), and keeps whichever was faster. Probes back off while
+ * the choice holds (the interval doubles, or quadruples when a one-step probe was clearly
+ * slower) and come back at once when steps slow down (another job started). Switching changes
+ * no number: every kernel gives the same bits on any thread count. Browser-safe; the caller
+ * supplies the step times.
  */
 import { setThreadLimit } from "./pool.js";
 
@@ -19,7 +20,7 @@ export interface GovernorOptions {
   probeSteps?: number;
   /** Measured steps before the first probe. Default 3. */
   firstProbe?: number;
-  /** Steps between probes after a switch; doubles while the choice holds. Default 16. */
+  /** Steps between probes after a switch; grows while the choice holds. Default 16. */
   interval?: number;
   /** Longest interval between probes. Default 512. */
   maxInterval?: number;
@@ -101,7 +102,8 @@ export class ThreadGovernor {
     if (this.probe) {
       this.probe.push(ms);
       const clearlySlower = ms > this.o.slowdown * this.current();
-      if (clearlySlower || this.probe.length >= this.o.probeSteps) this.decide(this.probe);
+      if (clearlySlower || this.probe.length >= this.o.probeSteps)
+        this.decide(this.probe, clearlySlower);
       return;
     }
     this.recent.push(ms);
@@ -118,7 +120,8 @@ export class ThreadGovernor {
     return median(this.recent.slice(-Math.max(3, this.o.probeSteps)));
   }
 
-  private decide(probe: number[]): void {
+  /** `clear`: the probe ended early, its one step clearly slower. */
+  private decide(probe: number[], clear: boolean): void {
     const current = this.current();
     const probed = median(probe);
     const from = this.chosen;
@@ -129,8 +132,12 @@ export class ThreadGovernor {
       this.chosen = to;
       this.recent = [...probe];
       this.interval = this.o.interval;
-    } else
-      this.interval = Math.min(Math.max(2 * this.interval, this.o.interval), this.o.maxInterval);
+    } else {
+      // a clear answer backs off faster: on a busy machine each probe of all threads costs
+      // several steps' time
+      const grow = clear ? 4 : 2;
+      this.interval = Math.min(Math.max(grow * this.interval, this.o.interval), this.o.maxInterval);
+    }
     this.reference = median(this.recent);
     this.probe = null;
     this.sinceProbe = 0;
