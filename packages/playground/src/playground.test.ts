@@ -285,10 +285,11 @@ describe("playground page", () => {
     // one input through the loaded model: the page's predictions are the checkpoint's in Node
     await page.fill("#input", "abcadbcadbacbdca");
     await page.click("#run-input");
+    // this input's inspection, not the sample (also 16 symbols) the page inspects after a load
     await page.waitForFunction(
       () =>
-        (window as unknown as { playground: PageState }).playground.inspected?.symbols.length ===
-        16,
+        (window as unknown as { playground: PageState }).playground.inspected?.symbols.join("") ===
+        "abcadbcadbacbdca",
     );
     const shown = (await state(page)).inspected!;
     const model = loadCheckpoint(join(run, "final"));
