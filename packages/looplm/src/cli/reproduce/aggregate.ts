@@ -29,17 +29,14 @@ export type McAggregate = Pick<MemberAggregate, "metric" | "values" | "stat" | "
 /** Per seed: arm id → the set's name and, per member label, the accuracy at every loop step. */
 export type SeedDownstream = Map<string, { name: string; acc: Record<string, number[]> }>;
 
-/** Mean ± sd over seeds of a per-loop-step accuracy (the last step is the model's). */
-function mcSpread(name: string, perSeed: readonly number[][]): McAggregate {
-  const steps = perSeed[0]!.length;
-  const values = perSeed.map((p) => p[p.length - 1]!);
+/** A member's final values (one per seed) and its per-loop-step values, as mean ± sd over seeds. */
+function overSeeds(values: number[], perStep: readonly (readonly number[])[]) {
+  const steps = perStep[0]!.length;
   return {
-    name,
-    metric: "accuracy",
     values,
     stat: meanSd(values),
     perStep: Array.from({ length: steps }, (_, i) =>
-      meanSd(perSeed.map((p) => p[i] ?? Number.NaN)),
+      meanSd(perStep.map((p) => p[i] ?? Number.NaN)),
     ),
   };
 }
@@ -65,7 +62,6 @@ export function aggregateSeeds(
           throw new Error(`aggregateSeeds: seed ${k + 1} of arm "${arm}" has no ${row.label}`);
         return r;
       });
-      const steps = row.per_step.length;
       // (only arms with a downstream evaluation appear in `downstream`)
       const scored = downstream?.some((d) => d.has(arm)) ? downstream : undefined;
       const mc = scored?.map((d, k) => {
@@ -83,12 +79,22 @@ export function aggregateSeeds(
         params: row.params,
         flops_per_token: row.flops_per_token,
         metric: files[0]!.metric,
-        values: rows.map((r) => r.metric_value),
-        stat: meanSd(rows.map((r) => r.metric_value)),
-        perStep: Array.from({ length: steps }, (_, i) =>
-          meanSd(rows.map((r) => r.per_step[i] ?? Number.NaN)),
+        ...overSeeds(
+          rows.map((r) => r.metric_value),
+          rows.map((r) => r.per_step),
         ),
-        ...(mc && mc.length > 0 ? { mc: mcSpread(scored![0]!.get(arm)!.name, mc) } : {}),
+        ...(mc && mc.length > 0
+          ? {
+              mc: {
+                name: scored![0]!.get(arm)!.name,
+                metric: "accuracy" as const,
+                ...overSeeds(
+                  mc.map((a) => a[a.length - 1]!),
+                  mc,
+                ),
+              },
+            }
+          : {}),
       });
     }
   }
