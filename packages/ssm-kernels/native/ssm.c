@@ -578,15 +578,20 @@ static napi_value RmsnormFwd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* groups of at least this many channels take σ in float32 (see rmsnormBwd) */
+#define SIGMOID_F32_MIN_GROUP 16
+
 /*
  * rmsnormBwd(x, z, weight, rows, Di, G, rinv, gy, gx|null, gz|null, gw|null) —
  * gatedRmsnormBackward, docs/model.md §3.6. With σ = σ(z), v̂ = x·z·σ·r (r = rinv of the row/group),
  * ĝ = gy ⊙ weight, per row and group of gs = Di/G channels:
  *   ∂v = r·(ĝ − v̂·mean(ĝ ⊙ v̂)),  gx = ∂v ⊙ z·σ,  gz = ∂v ⊙ x·σ·(1 + z(1 − σ)),
  *   gw = Σ_rows gy ⊙ v̂.
- * Shapes: x, z, gy, gx, gz [rows, Di]; weight, gw [Di]; rinv [rows, G]. Computed in double
- * (σ included), rounded once: ĝ − v̂·mean(ĝ ⊙ v̂) cancels when a group's channels are few
- * (one channel: v̂ = ±1 up to eps), and float32 terms would leave only their rounding error.
+ * Shapes: x, z, gy, gx, gz [rows, Di]; weight, gw [Di]; rinv [rows, G]. Computed in double,
+ * rounded once: ĝ − v̂·mean(ĝ ⊙ v̂) cancels when a group's channels are few (one channel:
+ * v̂ = ±1 up to eps), and float32 terms would leave only their rounding error. σ is the one
+ * exception in groups of SIGMOID_F32_MIN_GROUP channels or more: there the float32 σ (the
+ * forward's own) errs no more than the float32 rinv beside it, at a quarter of the cost.
  * gx / gz rows run on all threads; gw: blocks of loop_block_rows(rows) rows summed in double,
  * partials added in block order (independent of the thread count).
  */
@@ -646,11 +651,18 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
           const double ri = rinv[r * G + g];
           double *restrict S = sg, *restrict V = vh;
           double dot = 0;
+          /* σ in float32 is as close as the float32 rinv it multiplies, except where the
+           * cancellation below is severe (a few channels per group): there in double */
+          if (gs < SIGMOID_F32_MIN_GROUP) {
+            for (long j = 0; j < gs; j++) S[j] = sigmoid_d(zr[j]);
+          } else {
+#pragma omp simd
+            for (long j = 0; j < gs; j++) S[j] = loop_sigmoid(zr[j]);
+          }
 #pragma omp simd reduction(+ : dot)
           for (long j = 0; j < gs; j++) {
-            const double zv = zr[j], sj = sigmoid_d(zv);
+            const double zv = zr[j], sj = S[j];
             const double v = (double)xr[j] * zv * sj * ri;
-            S[j] = sj;
             V[j] = v;
             dot += (double)gr[j] * wg[j] * v;
           }

@@ -1,6 +1,6 @@
 /**
  * Build a native kernel addon from C source with the machine's own compiler and load it:
- *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -I<node headers> -I<include dirs> source -o addon
+ *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -fno-trapping-math -I<node headers> -I<include dirs> source -o addon
  * `LOOPLM_NATIVE_ARCH` replaces `native` in `-march=` (e.g. `x86-64-v3`: an AVX2 build on an
  * AVX-512 machine, to keep the AVX2 paths measured and tested where no AVX2-only CPU is at hand).
  * Nothing is downloaded and nothing requires the result: when the compiler, the Node headers or
@@ -22,8 +22,20 @@ export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false;
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */
 export const nativeIncludeDir = fileURLToPath(new URL("../../native", import.meta.url));
 
-/** Every flag but -march (nativeArchFlag), which goes after -O3. */
-const FLAGS = ["-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fno-math-errno"];
+/**
+ * Every flag but -march (nativeArchFlag), which goes after -O3. -fno-trapping-math: no kernel
+ * relies on floating-point traps, and without it GCC leaves the selects of fast-math.h's σ and
+ * e^x as branches wherever the target has no masked vectors (AVX2, NEON), so every elementwise
+ * loop calling them runs scalar (the AVX2 build's conv + silu and gated norm were 3–5× slower).
+ */
+const FLAGS = [
+  "-fopenmp",
+  "-fPIC",
+  "-shared",
+  "-std=gnu11",
+  "-fno-math-errno",
+  "-fno-trapping-math",
+];
 
 /** A -march value: letters, digits and . _ + - (x86-64-v3, znver4, armv8.2-a+fp16), nothing a
  * shell or the compiler could read as another option. */

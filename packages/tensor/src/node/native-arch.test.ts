@@ -1,7 +1,8 @@
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { tensorNativeSource } from "./native.js";
-import { buildNativeAddon, nativeArchFlag } from "./native-addon.js";
+import { buildNativeAddon, nativeArchFlag, nativeIncludeDir } from "./native-addon.js";
 
 // A stand-in compiler: records its arguments and writes an empty "addon" where -o points, so the
 // build goes as far as loading it (which fails and names the cached file's path).
@@ -70,4 +71,61 @@ describe("LOOPLM_NATIVE_ARCH", () => {
       expect(() => readFileSync(argsFile)).toThrow();
     }
   });
+});
+
+/** `cc` is GCC (its -fopt-info report is what the test below reads). */
+function ccIsGcc(): boolean {
+  try {
+    return /\bgcc\b|Free Software Foundation/.test(
+      execFileSync("cc", ["--version"], { encoding: "utf8" }),
+    );
+  } catch {
+    return false;
+  }
+}
+
+describe("the build flags", () => {
+  // fast-math.h's σ is written branch-free so that elementwise loops calling it vectorise; GCC
+  // if-converts its selects only without -ftrapping-math on AVX2 (AVX-512 masks hide the
+  // problem), and a scalar σ made the AVX2 build's conv + silu and gated norm 3–5× slower
+  it.runIf(process.arch === "x64" && ccIsGcc())(
+    "vectorise a silu loop on AVX2 (x86-64-v3) with the flags an addon is built with",
+    async () => {
+      rmSync(dir, { recursive: true, force: true }); // (not the cached stand-in: a compile)
+      const { args } = await fakeBuild("x86-64-v3");
+      const flags = args.filter((a) => /^-(O|march=|f|std=)/.test(a));
+      const snippet = `${dir}-silu.c`;
+      writeFileSync(
+        snippet,
+        [
+          '#include "fast-math.h"',
+          "void silu(const float *restrict x, float *restrict y, long n) {",
+          "  for (long i = 0; i < n; i++) y[i] = x[i] * loop_sigmoid(x[i]);",
+          "}",
+          "",
+        ].join("\n"),
+      );
+      try {
+        const cc = spawnSync(
+          "cc",
+          [
+            ...flags,
+            `-I${nativeIncludeDir}`,
+            "-c",
+            snippet,
+            "-o",
+            "/dev/null",
+            "-fopt-info-vec-optimized",
+          ],
+          { encoding: "utf8" },
+        );
+        expect(cc.status, cc.stderr).toBe(0);
+        expect(cc.stderr).toMatch(
+          /silu\.c:3:\d+: optimized: loop vectorized using 32 byte vectors/,
+        );
+      } finally {
+        rmSync(snippet, { force: true });
+      }
+    },
+  );
 });
