@@ -31,7 +31,7 @@
  */
 #include <math.h>
 #include <omp.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 #include <stdint.h>
@@ -210,6 +210,58 @@ static inline __attribute__((always_inline)) void mm_tile(const int rb, const in
     }
 }
 
+/*
+ * The last Nn mod VW columns as one masked vector (AVX-512, AVX2): a chunk of 24 positions has
+ * 8 of its 24 columns there on AVX-512, and a scalar dot product per element cost the Mano-shaped
+ * scan (T = 24) more than its vector part. Each element is the same sum over k in the same order
+ * as the vector tiles'.
+ */
+#if VW == 16 && defined(__AVX512F__)
+#define MM_TAIL 1
+typedef __mmask16 tail_mask;
+static inline tail_mask tail_mask_of(long n) { return (__mmask16)((1u << n) - 1u); }
+static inline vf load_tail(const float *p, tail_mask m) { return (vf)_mm512_maskz_loadu_ps(m, p); }
+static inline void store_tail(float *p, vf v, tail_mask m) { _mm512_mask_storeu_ps(p, m, (__m512)v); }
+#elif VW == 8 && defined(__AVX2__)
+#define MM_TAIL 1
+typedef __m256i tail_mask;
+static inline tail_mask tail_mask_of(long n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vf load_tail(const float *p, tail_mask m) { return (vf)_mm256_maskload_ps(p, m); }
+static inline void store_tail(float *p, vf v, tail_mask m) { _mm256_maskstore_ps(p, m, (__m256)v); }
+#else
+#define MM_TAIL 0
+#endif
+
+#if MM_TAIL
+/* rb rows × one masked vector of C (columns under m), k in [k0, k1) */
+static inline __attribute__((always_inline)) void mm_tile_tail(const int rb, long k0, long k1,
+                                                               const float *A, long sa, long sk,
+                                                               const float *B, long ldb, int acc,
+                                                               float *C, long ldc, tail_mask m) {
+  vf c[RB_MAX];
+#pragma GCC unroll 12
+  for (int i = 0; i < rb; i++) c[i] = (vf){0};
+  const float *a = A + k0 * sk, *b = B + k0 * ldb;
+  for (long k = k0; k < k1; k++, a += sk, b += ldb) {
+    const vf bv = load_tail(b, m);
+#pragma GCC unroll 12
+    for (int i = 0; i < rb; i++) c[i] += (a[i * sa] - (vf){0}) * bv;
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < rb; i++) {
+    float *p = C + i * ldc;
+    store_tail(p, acc ? load_tail(p, m) + c[i] : c[i], m);
+  }
+}
+
+#define MM_TAIL_CASE(R)                                                                        \
+  case R:                                                                                      \
+    mm_tile_tail(R, k0, k1, A + i0 * sa, sa, sk, B + jt, ldb, acc, C + i0 * ldc + jt, ldc, m); \
+    break;
+#endif
+
 #define MM_CASE(R, V)                                                                      \
   case (R) * 8 + (V):                                                                      \
     mm_tile(R, V, k0, k1, A + i0 * sa, sa, sk, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
@@ -250,6 +302,19 @@ static void mm(long M, long Nn, long K, int mode, const float *A, long sa, long 
       switch (rb * 8 + nv) { MM_CASES }
     }
     /* the last Nn mod VW columns */
+#if MM_TAIL
+    if (jt < Nn && !((mode & C_LOWER) && jt >= i0 + rb)) {
+      const tail_mask m = tail_mask_of(Nn - jt);
+      switch (rb) {
+        MM_TAIL_CASE(1) MM_TAIL_CASE(2) MM_TAIL_CASE(3) MM_TAIL_CASE(4)
+#if RB_MAX > 4
+        MM_TAIL_CASE(5) MM_TAIL_CASE(6) MM_TAIL_CASE(7) MM_TAIL_CASE(8)
+        MM_TAIL_CASE(9) MM_TAIL_CASE(10) MM_TAIL_CASE(11) MM_TAIL_CASE(12)
+#endif
+      }
+      continue;
+    }
+#endif
     for (long j = jt; j < Nn; j++) {
       if ((mode & C_LOWER) && j >= i0 + rb) break;
       for (int i = 0; i < rb; i++) {
