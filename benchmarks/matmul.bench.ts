@@ -16,6 +16,7 @@ import {
 } from "@loop/tensor/kernel";
 import { buildNativeAddon, type TensorAddon, tensorNativeSource } from "@loop/tensor/node";
 import { gpuNoGrad, matmul, uploadTensor } from "@loop/webgpu";
+import { coldGemmRows } from "./lib/cold-gemm.js";
 import type { BenchContext } from "./lib/context.js";
 import { type GpuBench, sig } from "./lib/gpu.js";
 import type { Row } from "./lib/table.js";
@@ -139,6 +140,15 @@ export async function run(ctx: BenchContext): Promise<void> {
     "C = A·B, medians of timed runs; % of the peak of the threads used; GFLOP/CPU-s = work per " +
       "second of process CPU time (all threads), what each core achieved while it ran",
   );
+
+  if (native.ok) {
+    const { sgemm, setThreads } = native.addon;
+    ctx.table(
+      await coldGemmRows(ctx, sgemm, setThreads, rng),
+      "native GEMM on a training step's layer shapes: operands in cache (hot) and evicted by a " +
+        "64 MB sweep before each call (cold, as the backward finds them); medians",
+    );
+  }
 
   // layouts used by linear layers (x·Wᵀ) and their weight gradients (Gᵀ·X), most threads
   const most = Math.max(...ctx.threadCounts);
