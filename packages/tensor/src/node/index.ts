@@ -8,6 +8,11 @@ export {
 export { type FmaPeak, type FmaPeakOptions, measureFmaPeak } from "./fma-peak.js";
 export { errnoCode, fsError, fsErrorMessage, makeDirectory } from "./fs-errors.js";
 export {
+  type KernelProfileEntry,
+  startKernelProfile,
+  stopKernelProfile,
+} from "./kernel-profile.js";
+export {
   disableNativeTensorKernels,
   enableNativeAddons,
   enableNativeTensorKernels,

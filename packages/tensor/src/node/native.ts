@@ -10,6 +10,7 @@ import { setGemm } from "../kernels/gemm.js";
 import { type KernelGroup, type NativeKernelSets, registerKernelSet } from "../native-registry.js";
 import type { TensorKernelSet } from "../tensor-kernel-set.js";
 import { threadCount } from "../threads/pool.js";
+import { profiled } from "./kernel-profile.js";
 import { type AddonResult, buildNativeAddon } from "./native-addon.js";
 
 /** Every addon sets the OpenMP thread count of its kernels. */
@@ -29,22 +30,27 @@ export const tensorNativeSource = fileURLToPath(new URL("../../native/tensor.c",
 
 /**
  * `set` with every function wrapped to first hand the current thread count to `setThreads`
- * (once per change).
+ * (once per change), and timed under `group/name` while a kernel profile runs
+ * (kernel-profile.ts).
  */
-export function threadSynced<S extends object>(set: S, setThreads: (n: number) => void): S {
+export function threadSynced<S extends object>(
+  set: S,
+  setThreads: (n: number) => void,
+  group = "native",
+): S {
   let last = 0;
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(set)) {
     if (typeof fn !== "function") continue;
     const f = fn as (...a: unknown[]) => unknown;
-    out[name] = (...a: unknown[]) => {
+    out[name] = profiled(group, name, (...a: unknown[]) => {
       const t = threadCount();
       if (t !== last) {
         setThreads(t);
         last = t;
       }
       return f(...a);
-    };
+    });
   }
   return out as S;
 }
@@ -71,7 +77,10 @@ function kernelSetOf<G extends KernelGroup>(
       return { ok: false, error: `${spec.source} does not export the kernel ${name}` };
     set[name] = fns[name];
   }
-  return { ok: true, set: threadSynced(set as unknown as NativeKernelSets[G], addon.setThreads) };
+  return {
+    ok: true,
+    set: threadSynced(set as unknown as NativeKernelSets[G], addon.setThreads, spec.group),
+  };
 }
 
 export type NativeAddonsResult = { ok: true; paths: string[] } | { ok: false; error: string };
