@@ -5,7 +5,6 @@
  * memory costs a GEMM inside the step, which no register tile removes.
  */
 import type { Rng } from "@loop/tensor";
-import { allocF32 } from "@loop/tensor/kernel";
 import type { TensorAddon } from "@loop/tensor/node";
 import type { BenchContext } from "./context.js";
 import type { Row } from "./table.js";
@@ -33,14 +32,19 @@ export async function coldGemmRows(
     for (let i = 0; i < sweep.length; i += 16) sweep[i]! += 1; // one write per cache line
   };
   const repeats = ctx.quick ? 3 : 15;
+  const random = (n: number) => Float32Array.from({ length: n }, () => rng.normal());
+  // each shape's operands once, for every thread count
+  const operands = STEP_SHAPES.map(([, , , M, N, K]) => ({
+    A: random(M * K),
+    B: random(K * N),
+    C: new Float32Array(M * N),
+  }));
   const rows: Row[] = [];
   for (const threads of ctx.threadCounts) {
     await ctx.setThreads(threads);
     setThreads(threads);
-    for (const [label, tA, tB, M, N, K] of STEP_SHAPES) {
-      const A = allocF32(M * K).map(() => rng.normal());
-      const B = allocF32(K * N).map(() => rng.normal());
-      const C = allocF32(M * N);
+    for (const [s, [label, tA, tB, M, N, K]] of STEP_SHAPES.entries()) {
+      const { A, B, C } = operands[s]!;
       const run = () => sgemm(tA, tB, M, N, K, 1, A, 0, tA ? M : K, B, 0, tB ? K : N, 0, C, 0, N);
       const time = (cold: boolean) => {
         const ms: number[] = [];

@@ -1,7 +1,10 @@
 /** Helpers shared by this package's decoding tests (not exported from the package). */
+import { relErr } from "../../../tools/test-support/rel-err.js";
 import { parseConfig } from "./config.js";
 import type { DecodeState } from "./decode.js";
 import { LoopedModel } from "./model.js";
+
+export { relErr };
 
 /*
  * Tolerance: prefill runs Mamba-2 layers through the chunked SSD scan and decodeStep through the
@@ -13,18 +16,6 @@ import { LoopedModel } from "./model.js";
  * a state not carried moves these values by 1e-2 and more).
  */
 export const TOL = 1e-5;
-
-/** max |got − want| / max |want|; Infinity when the lengths differ. */
-export function relErr(got: ArrayLike<number>, want: ArrayLike<number>): number {
-  if (got.length !== want.length) return Number.POSITIVE_INFINITY;
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < want.length; i++) {
-    diff = Math.max(diff, Math.abs(got[i]! - want[i]!));
-    scale = Math.max(scale, Math.abs(want[i]!));
-  }
-  return diff / Math.max(scale, 1e-30);
-}
 
 /** Deterministic token ids < 11: B sequences of length T. */
 export function tokens(B: number, T: number, salt = 0): number[][] {

@@ -1,17 +1,7 @@
 /** Helpers shared by this package's tests (not exported from the package). */
 import { randn, randu, type Tensor } from "@loop/tensor";
 
-/** max |a − b| / max |b| (0 when both are zero). */
-export function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`relErr: lengths ${a.length} vs ${b.length}`);
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.length; i++) {
-    num = Math.max(num, Math.abs(a[i]! - b[i]!));
-    den = Math.max(den, Math.abs(b[i]!));
-  }
-  return den === 0 ? num : num / den;
-}
+export { relErr } from "../../../tools/test-support/rel-err.js";
 
 export interface ScanInputs {
   x: Tensor;

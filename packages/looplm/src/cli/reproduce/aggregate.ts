@@ -83,7 +83,7 @@ export function aggregateSeeds(
           rows.map((r) => r.metric_value),
           rows.map((r) => r.per_step),
         ),
-        ...(mc && mc.length > 0
+        ...(mc
           ? {
               mc: {
                 name: scored![0]!.get(arm)!.name,

@@ -21,12 +21,15 @@ function value(metric: MemberAggregate["metric"], v: number): string {
   return metric === "accuracy" ? `${(100 * v).toFixed(2)} %` : v.toFixed(2);
 }
 
-/** The member's metric, or its downstream multiple-choice accuracy (`on: "mc"`). */
+/**
+ * The member's metric, or its downstream multiple-choice accuracy (`on: "mc"`); `on` is what a
+ * verdict line adds after the values (" on PIQA", or nothing).
+ */
 function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimDef["on"]) {
   const m = findMember(rows, ref);
-  if (on !== "mc") return { ...m, mcName: "" };
+  if (on !== "mc") return { ...m, on: "" };
   if (!m.mc) throw new Error(`${ref} has no downstream multiple-choice score`);
-  return { ...m, ...m.mc, mcName: m.mc.name };
+  return { ...m, ...m.mc, on: ` on ${m.mc.name}` };
 }
 
 export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]): Verdict {
@@ -47,9 +50,8 @@ export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]):
       claim.minGap >= 0
         ? `${amount(m, claim.minGap)} or more ${better}`
         : `at most ${amount(m, -claim.minGap)} ${worse}`;
-    const on = claim.on === "mc" ? ` on ${a.mcName}` : "";
     const line =
-      `${tag(ok)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${on}` +
+      `${tag(ok)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${a.on}` +
       ` (${rule} in ${wins}/${gaps.length} seeds)`;
     return { text: claim.text, holds: ok, line };
   }
@@ -59,9 +61,8 @@ export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]):
     claim.kind === "below" ? v < claim.threshold : v > claim.threshold,
   ).length;
   const ok = inside === x.values.length;
-  const on = claim.on === "mc" ? ` on ${x.mcName}` : "";
   const line =
-    `${tag(ok)}: ${x.label} ${formatMeanSd(x.stat, m)}${on}, ${claim.kind} ${value(m, claim.threshold)}` +
+    `${tag(ok)}: ${x.label} ${formatMeanSd(x.stat, m)}${x.on}, ${claim.kind} ${value(m, claim.threshold)}` +
     ` in ${inside}/${x.values.length} seeds`;
   return { text: claim.text, holds: ok, line };
 }
