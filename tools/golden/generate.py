@@ -17,6 +17,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources the manifest hashes
 
 from kernel_cases import KERNEL_CASES  # noqa: E402
 from manifest import write_manifest  # noqa: E402

@@ -4,6 +4,7 @@
  * public text files. Tolerance from docs/formats.md: forward |a − b| ≤ 1e-4 + 1e-4·|b|
  * elementwise; gradients the same after dividing both by the largest |b| of that tensor.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readSafetensorsFile } from "@loop/tensor/node";
 
@@ -85,4 +86,40 @@ export function expectGolden(
 ): void {
   const r = compareGolden(name, actual, expected, kind);
   if (!r.ok) throw new Error(r.message);
+}
+
+/** One single-op case of `testdata/golden/kernels/` (docs/formats.md "Golden vectors"). */
+export interface KernelCase {
+  /** The `.json` beside the tensors: op, settings, formula, shapes. */
+  spec: {
+    op: string;
+    settings: Record<string, unknown>;
+    inputs: Record<string, number[]>;
+    output: Record<string, number[]>;
+    grads?: Record<string, number[]>;
+  };
+  /** A tensor of the case; throws naming the case when it is missing. */
+  get(name: string): GoldenTensor;
+  /** A fresh copy of a tensor's values (for inputs an op may write to). */
+  copy(name: string): Float32Array;
+  /** An integer input (stored as exact F32 values) as Int32Array. */
+  ints(name: string): Int32Array;
+}
+
+export function loadKernelCase(name: string): KernelCase {
+  const tensors = loadGolden("kernels", `${name}.safetensors`);
+  const spec = JSON.parse(
+    readFileSync(goldenPath("kernels", `${name}.json`), "utf8"),
+  ) as KernelCase["spec"];
+  const get = (n: string): GoldenTensor => {
+    const t = tensors.get(n);
+    if (!t) throw new Error(`golden kernels/${name}: no tensor "${n}"`);
+    return t;
+  };
+  return {
+    spec,
+    get,
+    copy: (n) => Float32Array.from(get(n).data),
+    ints: (n) => Int32Array.from(get(n).data),
+  };
 }
