@@ -4,7 +4,7 @@
  * public text files. Tolerance from docs/formats.md: forward |a − b| ≤ 1e-4 + 1e-4·|b|
  * elementwise; gradients the same after dividing both by the largest |b| of that tensor.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readSafetensorsFile } from "@loop/tensor/node";
 
@@ -15,6 +15,14 @@ export function testdataPath(...parts: string[]): string {
 
 export function goldenPath(...parts: string[]): string {
   return testdataPath("golden", ...parts);
+}
+
+/** The whole-model cases: the folders of `testdata/golden/` holding a `config.json`. */
+export function goldenModelCases(): string[] {
+  return readdirSync(goldenPath(), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(goldenPath(e.name, "config.json")))
+    .map((e) => e.name)
+    .sort();
 }
 
 export interface GoldenTensor {

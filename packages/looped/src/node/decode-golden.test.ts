@@ -8,22 +8,25 @@
  * entered). On the portable kernels and on the native ones (tensor, Mamba-2 step, SSD,
  * attention; the native case asserts the fused native decode step and SSD ran).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
 import type { Tensor } from "@loop/tensor";
 import { disableNativeTensorKernels, enableNativeTensorKernels } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectGolden, goldenPath, loadGolden } from "../../../../tools/test-support/golden.js";
+import {
+  expectGolden,
+  goldenModelCases,
+  goldenPath,
+  loadGolden,
+} from "../../../../tools/test-support/golden.js";
 import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { decodeStep, initDecodeState } from "../decode.js";
 import { prefill } from "../prefill.js";
 import { loadCheckpoint } from "./checkpoint-files.js";
 
-const cases = readdirSync(goldenPath()).filter(
-  (d) => d !== "kernels" && !d.includes(".") && readdirSync(goldenPath(d)).includes("inputs.json"),
-);
+const cases = goldenModelCases();
 
 /** Position t of golden logits [B,T,V] as [B,V]. */
 function at(logits: Float32Array, B: number, T: number, V: number, t: number): Float32Array {

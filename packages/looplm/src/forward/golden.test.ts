@@ -7,19 +7,24 @@
  * where the native kernels cannot be built, and the webgpu run where no WebGPU adapter exists
  * (Dawn + SwiftShader here); both fail instead under CI.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareGolden, goldenPath, loadGolden } from "../../../../tools/test-support/golden.js";
+import {
+  compareGolden,
+  goldenModelCases,
+  goldenPath,
+  loadGolden,
+} from "../../../../tools/test-support/golden.js";
 import { gpuSuiteRuns } from "../../../../tools/test-support/gpu-suite.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { activeBackend, BACKENDS, type Backend, gpuContext, startBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 
-const cases = readdirSync(goldenPath()).filter((d) => d !== "kernels");
+const cases = goldenModelCases();
 
 /** Whether `b` starts on this machine (then back to portable). */
 async function starts(b: Backend): Promise<{ ok: true } | { ok: false; error: string }> {
