@@ -51,7 +51,6 @@ export {
   PHopTask,
   pHop,
 } from "./phop/phop-task.js";
-export { deriveSeed, Prng, type PrngState } from "./prng.js";
 export {
   type Batch,
   checkTaskVocab,

@@ -43,7 +43,7 @@ export { AdamW, type AdamWOptions, type AdamWState } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
 export { randn, randu } from "./random-tensor.js";
-export { Rng, type RngState } from "./rng.js";
+export { deriveSeed, Rng, type RngState } from "./rng.js";
 export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
 export {
   full,

@@ -1,15 +1,27 @@
 /**
- * Seeded, portable random numbers: xoshiro128** (Blackman & Vigna) on 32-bit integer maths,
- * seeded through splitmix32, so every platform produces the same stream for the same seed.
- * `child(name)` derives an independent stream from the parent's seed and a name (FNV-1a hash),
- * without consuming the parent's stream: adding a new consumer never shifts the others.
+ * Seeded, portable random numbers: xoshiro128** 1.1 (Blackman & Vigna, 2018) on 32-bit integer
+ * maths, seeded through splitmix32, so every platform produces the same stream for the same seed.
+ * One generator serves the whole project: weight initialisation, dropout-free training order,
+ * sampling, and every synthetic task's examples.
+ * - `child(name)` derives an independent stream from the parent's seed and a name (FNV-1a hash),
+ *   without consuming the parent's stream: adding a new consumer never shifts the others.
+ * - `deriveSeed(seed, ...parts)` folds numbers and strings into a new 32-bit seed (FNV-1a over
+ *   the parts' bytes, then `fmix32`), giving independent streams such as "example i of seed s".
  */
+
+/** MurmurHash3's 32-bit finaliser: splitmix32's output function and `deriveSeed`'s last step. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 function splitmix32(state: { s: number }): number {
   state.s = (state.s + 0x9e3779b9) | 0;
-  let z = state.s;
-  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  return (z ^ (z >>> 16)) >>> 0;
+  return fmix32(state.s);
 }
 
 function fnv1a(str: string): number {
@@ -19,6 +31,42 @@ function fnv1a(str: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
+}
+
+/** A 32-bit seed derived from `seed` (an integer in [0, 2^32 − 1]) and a list of parts
+ * (non-negative integers or strings). */
+export function deriveSeed(seed: number, ...parts: (number | string)[]): number {
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error(`deriveSeed: seed must be an integer in [0, 2^32 - 1], got ${seed}`);
+  let h = 0x811c9dc5 ^ seed;
+  const byte = (b: number) => {
+    h ^= b & 0xff;
+    h = Math.imul(h, 0x01000193);
+  };
+  const word = (w: number) => {
+    byte(w);
+    byte(w >>> 8);
+    byte(w >>> 16);
+    byte(w >>> 24);
+  };
+  for (const p of parts) {
+    if (typeof p === "number") {
+      if (!Number.isSafeInteger(p) || p < 0)
+        throw new Error(`deriveSeed: numeric parts must be non-negative safe integers, got ${p}`);
+      byte(0x4e); // tag: number
+      word(p >>> 0);
+      word(Math.floor(p / 2 ** 32));
+    } else {
+      byte(0x53); // tag: string
+      word(p.length);
+      for (let i = 0; i < p.length; i++) {
+        const c = p.charCodeAt(i);
+        byte(c);
+        byte(c >>> 8);
+      }
+    }
+  }
+  return fmix32(h);
 }
 
 export interface RngState {
@@ -119,12 +167,12 @@ export class Rng {
     return a;
   }
 
-  /** In-place Fisher–Yates shuffle. */
-  shuffle<T>(a: T[]): T[] {
+  /** In-place Fisher–Yates shuffle (an array or a typed array). */
+  shuffle<A extends { length: number; [i: number]: unknown }>(a: A): A {
     for (let i = a.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      const t = a[i]!;
-      a[i] = a[j]!;
+      const t = a[i];
+      a[i] = a[j];
       a[j] = t;
     }
     return a;

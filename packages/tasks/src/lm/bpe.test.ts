@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
+import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { testdataPath } from "../../../../tools/test-support/golden.js";
-import { Prng } from "../prng.js";
 import { ByteLevelBpeTokenizer } from "./bpe-tokenizer.js";
 import { countPreTokens, trainBpe, trainBpeFromCounts } from "./bpe-trainer.js";
 import { BYTE_TO_CHAR } from "./byte-level.js";
@@ -70,7 +70,7 @@ const EDGE_CASES = [
 
 /** Seeded random strings of code points from every plane (no lone surrogates). */
 function randomStrings(n: number, seed: number): string[] {
-  const rng = new Prng(seed);
+  const rng = new Rng(seed);
   const pools = [
     [0x20, 0x7e],
     [0, 0x1f],

@@ -4,7 +4,7 @@
  * ⌈fraction·count⌉ of them, at least one, never all); a single document is cut at
  * ⌊(1 − fraction)·length⌋ code units (moved off a surrogate pair), its tail being validation.
  */
-import { deriveSeed, Prng } from "../prng.js";
+import { deriveSeed, Rng } from "@loop/tensor";
 
 export interface TextDocument {
   name: string;
@@ -41,7 +41,7 @@ export function splitCorpus(
       validation: [{ name: `${d.name}#validation`, text: d.text.slice(cut) }],
     };
   }
-  const order = new Prng(deriveSeed(options.seed ?? 0, "corpus/split")).shuffle(
+  const order = new Rng(deriveSeed(options.seed ?? 0, "corpus/split")).shuffle(
     docs.map((_, i) => i),
   );
   const nValid = Math.min(docs.length - 1, Math.max(1, Math.ceil(fraction * docs.length)));

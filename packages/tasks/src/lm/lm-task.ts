@@ -5,15 +5,16 @@
  * its first T, targets its last T (next-token prediction, every position scored).
  *
  * Training visits the windows epoch by epoch, each epoch in a fresh seeded order
- * (`Prng(deriveSeed(seed, "lm/epoch", e))` shuffles 0..W−1), so row p of a stream is window
+ * (`Rng(deriveSeed(seed, "lm/epoch", e))` shuffles 0..W−1), so row p of a stream is window
  * `order_e[p mod W]` with e = ⌊p / W⌋: a pure function of (seed, p). Evaluation uses the
  * validation windows in order.
  * A window that spans a document boundary packs several documents: `batch.seqIdx` numbers them
  * (a new document starts at each end-of-text token, which then acts as the next document's
  * first token), so a model resets its state there and never reads across documents.
  */
+
+import { deriveSeed, Rng } from "@loop/tensor";
 import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import { deriveSeed, Prng } from "../prng.js";
 import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import type { TextDocument } from "./corpus.js";
@@ -103,7 +104,7 @@ export class LanguageModelTask implements Task {
     const c = this.epochOrder;
     if (c && c.seed === seed && c.epoch === epoch) return c.order;
     const order = Int32Array.from({ length: this.trainWindows }, (_, i) => i);
-    new Prng(deriveSeed(seed, "lm/epoch", epoch)).shuffle(order);
+    new Rng(deriveSeed(seed, "lm/epoch", epoch)).shuffle(order);
     this.epochOrder = { seed, epoch, order };
     return order;
   }

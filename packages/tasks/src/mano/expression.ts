@@ -6,7 +6,7 @@
  * recursively. Draw order per internal node (fixed, part of the determinism contract):
  * operator (uniform over 3), then k; a leaf draws its value uniform over 0..22.
  */
-import type { Prng } from "../prng.js";
+import type { Rng } from "@loop/tensor";
 
 export const MANO_MODULUS = 23;
 export const MANO_OPERATORS = ["+", "-", "*"] as const;
@@ -26,7 +26,7 @@ function apply(op: string, a: number, b: number): number {
 }
 
 /** Append a random expression with `ops` operators to `out` (prefix order); returns its value. */
-export function sampleExpression(rng: Prng, ops: number, out: string[]): number {
+export function sampleExpression(rng: Rng, ops: number, out: string[]): number {
   if (ops === 0) {
     const v = rng.int(MANO_MODULUS);
     out.push(String(v));

@@ -1,6 +1,6 @@
+import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { argmaxLogits } from "../batch.js";
-import { Prng } from "../prng.js";
 import { IGNORE_INDEX } from "../task.js";
 import { chiSquareUniform } from "../testing/chi-square.js";
 import { mano } from "./mano-task.js";
@@ -99,7 +99,7 @@ describe("mano", () => {
   it("splits operators between subtrees uniformly (tree-shape rule)", () => {
     const t = mano({ maxOps: 8 });
     const counts = new Array(8).fill(0);
-    const rng = new Prng(5);
+    const rng = new Rng(5);
     for (let i = 0; i < 4000; i++) counts[leftOps(t.sample(rng, 8).input.slice(2, -1))]++;
     const { stat, critical } = chiSquareUniform(counts);
     expect(stat).toBeLessThan(critical);
@@ -177,7 +177,7 @@ describe("mano", () => {
     const t = mano({ maxOps: 3 });
     expect(() => t.trainBatch(t.startCursor(0), 0)).toThrow(/batchSize/);
     expect(() => t.trainBatch({ seed: -1, position: 0 }, 2)).toThrow(/cursor/);
-    expect(() => t.sample(new Prng(0), 4)).toThrow(/ops must be an integer in \[0, 3\]/);
+    expect(() => t.sample(new Rng(0), 4)).toThrow(/ops must be an integer in \[0, 3\]/);
     expect(() => t.score(t.evalSet({ count: 1, batchSize: 1 })[0]!, new Int32Array(3))).toThrow(
       /predicted/,
     );

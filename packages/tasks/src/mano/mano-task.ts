@@ -6,10 +6,11 @@
  * before it. Evaluation uses ℓ = L only (no padding).
  *
  * Row i of the training stream for seed s is a pure function of (L, s, i): it is drawn from
- * `Prng(deriveSeed(s, "mano/train", i))`, so batches and resumption do not depend on batch size.
+ * `Rng(deriveSeed(s, "mano/train", i))`, so batches and resumption do not depend on batch size.
  */
+
+import { deriveSeed, Rng } from "@loop/tensor";
 import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import { deriveSeed, Prng } from "../prng.js";
 import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
@@ -62,7 +63,7 @@ export class ManoTask implements Task {
   }
 
   /** A fresh example with `ops` operators (0..L) drawn from `rng`. */
-  sample(rng: Prng, ops: number): ManoExample {
+  sample(rng: Rng, ops: number): ManoExample {
     if (!Number.isInteger(ops) || ops < 0 || ops > this.maxOps)
       throw new Error(`ops must be an integer in [0, ${this.maxOps}], got ${ops}`);
     const input = ["<bos>", `<len_${ops}>`];
@@ -73,13 +74,13 @@ export class ManoTask implements Task {
 
   /** Training example `index` of the stream `seed` (ℓ uniform in 1..L). */
   trainExample(seed: number, index: number): ManoExample {
-    const rng = new Prng(deriveSeed(seed, "mano/train", index));
+    const rng = new Rng(deriveSeed(seed, "mano/train", index));
     return this.sample(rng, rng.intIn(1, this.maxOps));
   }
 
   /** Evaluation example `index` of the eval set `seed` (ℓ = L). */
   evalExample(seed: number, index: number): ManoExample {
-    return this.sample(new Prng(deriveSeed(seed, "mano/eval", index)), this.maxOps);
+    return this.sample(new Rng(deriveSeed(seed, "mano/eval", index)), this.maxOps);
   }
 
   startCursor(seed: number): TaskCursor {

@@ -6,10 +6,11 @@
  * Sampling: v_1 uniform over Σ, then each token uniform over Σ minus the previous token; the
  * whole sequence is redrawn (from the same stream) until the p-hop answer is defined, at most
  * `maxAttempts` times, after which the configuration is reported as unable to produce examples.
- * Row i of the training stream for seed s comes from `Prng(deriveSeed(s, "phop/train", i))`.
+ * Row i of the training stream for seed s comes from `Rng(deriveSeed(s, "phop/train", i))`.
  */
+
+import { deriveSeed, Rng } from "@loop/tensor";
 import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import { deriveSeed, Prng } from "../prng.js";
 import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./hops.js";
@@ -77,7 +78,7 @@ export class PHopTask implements Task {
   }
 
   /** Draw ids v_1..v_n (0-based array) and the answer id, redrawing until it is defined. */
-  sampleIds(rng: Prng): { ids: Int32Array; answer: number } {
+  sampleIds(rng: Rng): { ids: Int32Array; answer: number } {
     const A = this.alphabet;
     const ids = new Int32Array(this.length);
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
@@ -97,17 +98,17 @@ export class PHopTask implements Task {
     );
   }
 
-  sample(rng: Prng): PHopExample {
+  sample(rng: Rng): PHopExample {
     const { ids, answer } = this.sampleIds(rng);
     return { hops: this.hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
   }
 
   trainExample(seed: number, index: number): PHopExample {
-    return this.sample(new Prng(deriveSeed(seed, "phop/train", index)));
+    return this.sample(new Rng(deriveSeed(seed, "phop/train", index)));
   }
 
   evalExample(seed: number, index: number): PHopExample {
-    return this.sample(new Prng(deriveSeed(seed, "phop/eval", index)));
+    return this.sample(new Rng(deriveSeed(seed, "phop/eval", index)));
   }
 
   startCursor(seed: number): TaskCursor {
@@ -125,7 +126,7 @@ export class PHopTask implements Task {
     const T = this.length;
     const batch = allocBatch(count, T, 0);
     for (let b = 0; b < count; b++) {
-      const { ids, answer } = this.sampleIds(new Prng(streamSeed(start + b)));
+      const { ids, answer } = this.sampleIds(new Rng(streamSeed(start + b)));
       batch.tokens.set(ids, b * T);
       if (dense) {
         const pos = pHopPositionsAll(ids, this.hops, this.alphabet);
