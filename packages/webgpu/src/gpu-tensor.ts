@@ -5,9 +5,17 @@
  * state are persistent and are released only by `dispose`.
  */
 import type { GpuContext } from "./gpu-context.js";
-import type { GpuNode } from "./tape.js";
 
 export type Shape = readonly number[];
+
+/** One recorded op of the GPU tape (`tape.ts` records, `backward.ts` walks). */
+export interface GpuNode {
+  readonly name: string;
+  readonly inputs: readonly GpuTensor[];
+  /** Gradients of the inputs (null where an input needs none) from those of the outputs. */
+  backward(gradOutputs: readonly (GpuTensor | null)[]): (GpuTensor | null)[];
+  readonly outputs: GpuTensor[];
+}
 export type GpuDtype = "f32" | "i32";
 
 let nextId = 1;

@@ -4,6 +4,7 @@
  * In a browser pass `navigator.gpu` to `requestGpuContext`; in Node use `@loop/webgpu/node`.
  */
 export { isCpuEmulation } from "./adapter-kind.js";
+export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { GpuContext, type GpuContextOptions, requestGpuContext } from "./gpu-context.js";
 export {
   type GpuDtype,
@@ -62,7 +63,7 @@ export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
 export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
-export { backwardGpu, gpuNoGrad, zeroGpuGrads } from "./tape.js";
+export { gpuNoGrad } from "./tape.js";
 export { gpuStepEngine } from "./train/gpu-step-engine.js";
 export {
   type GpuBatch,

@@ -2,7 +2,7 @@
  * Test helper: run a GEMM implementation and gemmRef on the same random operands (with offsets
  * and padded leading dimensions) and return the largest absolute difference.
  */
-import type { GemmFn } from "./gemm.js";
+import type { GemmFn } from "./gemm-fn.js";
 import { gemmRef } from "./gemm-ref.js";
 
 export interface GemmCase {

@@ -4,6 +4,8 @@
  * Transposed operands are first packed into row-major panels so the inner loop always streams
  * contiguous rows of B (an axpy over j), which V8 compiles to tight scalar code.
  */
+import type { GemmFn } from "./gemm-fn.js";
+
 const KB = 256;
 
 function packTransposed(
@@ -22,24 +24,24 @@ function packTransposed(
   return out;
 }
 
-export function gemmJs(
-  transA: boolean,
-  transB: boolean,
-  M: number,
-  N: number,
-  K: number,
-  alpha: number,
-  A: Float32Array,
-  aOff: number,
-  lda: number,
-  B: Float32Array,
-  bOff: number,
-  ldb: number,
-  beta: number,
-  C: Float32Array,
-  cOff: number,
-  ldc: number,
-): void {
+export const gemmJs: GemmFn = (
+  transA,
+  transB,
+  M,
+  N,
+  K,
+  alpha,
+  A,
+  aOff,
+  lda,
+  B,
+  bOff,
+  ldb,
+  beta,
+  C,
+  cOff,
+  ldc,
+) => {
   if (transA) {
     A = packTransposed(A, aOff, lda, M, K);
     aOff = 0;
@@ -84,4 +86,4 @@ export function gemmJs(
       }
     }
   }
-}
+};

@@ -10,7 +10,7 @@
 
 import { parallelFor, threadCount } from "../threads/pool.js";
 import { defineKernel, type KernelArgs } from "../threads/registry.js";
-import type { GemmFn } from "./gemm.js";
+import type { GemmFn } from "./gemm-fn.js";
 import { gemmJs } from "./gemm-js.js";
 import { gemmWasm } from "./gemm-wasm.js";
 
@@ -115,84 +115,69 @@ function sharedScratch(slot: number, n: number): Float32Array {
 /** Elements spanned by `rows` rows of `width` floats at stride ld. */
 const span = (rows: number, width: number, ld: number): number => (rows - 1) * ld + width;
 
-function parallelGemm(
-  js: boolean,
-  transA: boolean,
-  transB: boolean,
-  M: number,
-  N: number,
-  K: number,
-  alpha: number,
-  A: Float32Array,
-  aOff: number,
-  lda: number,
-  B: Float32Array,
-  bOff: number,
-  ldb: number,
-  beta: number,
-  C: Float32Array,
-  cOff: number,
-  ldc: number,
-): void {
-  const threads = threadCount();
-  if (threads < 2 || M * N * K < minMacs || M <= 0 || N <= 0 || K <= 0) {
-    const base = js ? gemmJs : gemmWasm;
-    base(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc);
-    return;
-  }
-  const byCols = M < MIN_ROWS * threads && N > M;
-  let sA = A;
-  let sB = B;
-  let sC = C;
-  let sAOff = aOff;
-  let sBOff = bOff;
-  let sCOff = cOff;
-  if (!isShared(A)) {
-    const n = span(transA ? K : M, transA ? M : K, lda);
-    sA = sharedScratch(0, n);
-    sA.set(A.subarray(aOff, aOff + n));
-    sAOff = 0;
-  }
-  if (!isShared(B)) {
-    const n = span(transB ? N : K, transB ? K : N, ldb);
-    sB = sharedScratch(1, n);
-    sB.set(B.subarray(bOff, bOff + n));
-    sBOff = 0;
-  }
-  const cSpan = span(M, N, ldc);
-  if (!isShared(C)) {
-    sC = sharedScratch(2, cSpan);
-    // gaps between rows are copied too, so copying the span back leaves them unchanged
-    if (beta !== 0 || ldc !== N) sC.set(C.subarray(cOff, cOff + cSpan));
-    sCOff = 0;
-  }
-  const args: GemmArgs = {
-    tA: transA,
-    tB: transB,
-    M,
-    N,
-    K,
-    alpha,
-    A: sA,
-    aOff: sAOff,
-    lda,
-    B: sB,
-    bOff: sBOff,
-    ldb,
-    beta,
-    C: sC,
-    cOff: sCOff,
-    ldc,
-    byCols,
-    js,
+/** A GemmFn that splits big products over the pool and runs `base` on each part (or alone). */
+function parallelGemm(js: boolean): GemmFn {
+  const base = js ? gemmJs : gemmWasm;
+  return (transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc) => {
+    const threads = threadCount();
+    if (threads < 2 || M * N * K < minMacs || M <= 0 || N <= 0 || K <= 0) {
+      base(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc);
+      return;
+    }
+    const byCols = M < MIN_ROWS * threads && N > M;
+    let sA = A;
+    let sB = B;
+    let sC = C;
+    let sAOff = aOff;
+    let sBOff = bOff;
+    let sCOff = cOff;
+    if (!isShared(A)) {
+      const n = span(transA ? K : M, transA ? M : K, lda);
+      sA = sharedScratch(0, n);
+      sA.set(A.subarray(aOff, aOff + n));
+      sAOff = 0;
+    }
+    if (!isShared(B)) {
+      const n = span(transB ? N : K, transB ? K : N, ldb);
+      sB = sharedScratch(1, n);
+      sB.set(B.subarray(bOff, bOff + n));
+      sBOff = 0;
+    }
+    const cSpan = span(M, N, ldc);
+    if (!isShared(C)) {
+      sC = sharedScratch(2, cSpan);
+      // gaps between rows are copied too, so copying the span back leaves them unchanged
+      if (beta !== 0 || ldc !== N) sC.set(C.subarray(cOff, cOff + cSpan));
+      sCOff = 0;
+    }
+    const args: GemmArgs = {
+      tA: transA,
+      tB: transB,
+      M,
+      N,
+      K,
+      alpha,
+      A: sA,
+      aOff: sAOff,
+      lda,
+      B: sB,
+      bOff: sBOff,
+      ldb,
+      beta,
+      C: sC,
+      cOff: sCOff,
+      ldc,
+      byCols,
+      js,
+    };
+    if (byCols) parallelFor(gemmKernel, N, args, { grain: 8, minPerThread: 8 });
+    else parallelFor(gemmKernel, M, args, { grain: 4, minPerThread: MIN_ROWS });
+    if (sC !== C) C.set(sC.subarray(0, cSpan), cOff);
   };
-  if (byCols) parallelFor(gemmKernel, N, args, { grain: 8, minPerThread: 8 });
-  else parallelFor(gemmKernel, M, args, { grain: 4, minPerThread: MIN_ROWS });
-  if (sC !== C) C.set(sC.subarray(0, cSpan), cOff);
 }
 
 /** WebAssembly SIMD GEMM on every pool thread when the product is big enough. */
-export const gemmParallel: GemmFn = (...a) => parallelGemm(false, ...a);
+export const gemmParallel: GemmFn = parallelGemm(false);
 
 /** The portable JS kernel split the same way (for benchmarks and engines without wasm). */
-export const gemmParallelJs: GemmFn = (...a) => parallelGemm(true, ...a);
+export const gemmParallelJs: GemmFn = parallelGemm(true);

@@ -3,24 +3,25 @@
  *   C[i,j] = alpha · Σ_k op(A)[i,k] · op(B)[k,j] + beta · C[i,j]
  * op(A) is A [M,K] (row stride lda) or, transposed, A stored [K,M]; op(B) likewise [K,N] or [N,K].
  */
-export function gemmRef(
-  transA: boolean,
-  transB: boolean,
-  M: number,
-  N: number,
-  K: number,
-  alpha: number,
-  A: Float32Array,
-  aOff: number,
-  lda: number,
-  B: Float32Array,
-  bOff: number,
-  ldb: number,
-  beta: number,
-  C: Float32Array,
-  cOff: number,
-  ldc: number,
-): void {
+import type { GemmFn } from "./gemm-fn.js";
+export const gemmRef: GemmFn = (
+  transA,
+  transB,
+  M,
+  N,
+  K,
+  alpha,
+  A,
+  aOff,
+  lda,
+  B,
+  bOff,
+  ldb,
+  beta,
+  C,
+  cOff,
+  ldc,
+) => {
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
       let s = 0;
@@ -33,4 +34,4 @@ export function gemmRef(
       C[c] = alpha * s + (beta === 0 ? 0 : beta * C[c]!);
     }
   }
-}
+};

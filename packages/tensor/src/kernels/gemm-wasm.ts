@@ -10,6 +10,7 @@
  */
 
 import { gemmWasmBase64 } from "./gemm.wasm.js";
+import type { GemmFn } from "./gemm-fn.js";
 import { gemmJs } from "./gemm-js.js";
 
 interface GemmExports {
@@ -123,24 +124,24 @@ function copyOut(
     dst.set(heap.subarray(src + r * cols, src + (r + 1) * cols), off + r * ld);
 }
 
-export function gemmWasm(
-  transA: boolean,
-  transB: boolean,
-  M: number,
-  N: number,
-  K: number,
-  alpha: number,
-  A: Float32Array,
-  aOff: number,
-  lda: number,
-  B: Float32Array,
-  bOff: number,
-  ldb: number,
-  beta: number,
-  C: Float32Array,
-  cOff: number,
-  ldc: number,
-): void {
+export const gemmWasm: GemmFn = (
+  transA,
+  transB,
+  M,
+  N,
+  K,
+  alpha,
+  A,
+  aOff,
+  lda,
+  B,
+  bOff,
+  ldb,
+  beta,
+  C,
+  cOff,
+  ldc,
+) => {
   if (M <= 0 || N <= 0) return;
   const ex = load();
   if (ex === null || K <= 0) {
@@ -175,4 +176,4 @@ export function gemmWasm(
       copyOut(h, pC, C, cOff + i0 * ldc + j0, ldc, mc, nc);
     }
   }
-}
+};

@@ -6,27 +6,11 @@
  * is running and the product is big enough; gemm-js when the engine lacks WebAssembly SIMD.
  */
 import { threadCount } from "../threads/pool.js";
+import type { GemmFn } from "./gemm-fn.js";
 import { gemmParallel } from "./gemm-parallel.js";
 import { wasmSimdAvailable } from "./gemm-wasm.js";
 
-export type GemmFn = (
-  transA: boolean,
-  transB: boolean,
-  M: number,
-  N: number,
-  K: number,
-  alpha: number,
-  A: Float32Array,
-  aOff: number,
-  lda: number,
-  B: Float32Array,
-  bOff: number,
-  ldb: number,
-  beta: number,
-  C: Float32Array,
-  cOff: number,
-  ldc: number,
-) => void;
+export type { GemmFn } from "./gemm-fn.js";
 
 const AUTO = "auto";
 let impl: GemmFn = gemmParallel;

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { compareAttention } from "../../../../tools/test-support/attention-oracle.js";
 import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
+import { backwardGpu } from "../backward.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { backwardGpu } from "../tape.js";
 import { attention } from "./attention.js";
 
 const ctx = await gpuForTests("webgpu attention");

@@ -19,8 +19,8 @@ import {
   gpuTensors,
 } from "../../../../tools/test-support/gpu-golden.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
+import { backwardGpu } from "../backward.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { backwardGpu } from "../tape.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { linearSplit } from "./linear-split.js";

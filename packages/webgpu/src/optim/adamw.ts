@@ -7,11 +7,11 @@
  */
 import type { AdamWOptions, AdamWState } from "@loop/tensor";
 import { adamwHyperparameters } from "@loop/tensor/kernel";
+import { zeroGpuGrads } from "../backward.js";
 import { GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { adamwKernel, OPTIM_GROUP } from "../kernels/optim.js";
 import { fillInPlace } from "../ops/elementwise.js";
-import { zeroGpuGrads } from "../tape.js";
 
 /** A trainable GPU tensor with its name and whether weight decay applies (as NamedParameter). */
 export interface GpuNamedParameter {

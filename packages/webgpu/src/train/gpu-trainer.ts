@@ -8,6 +8,7 @@
  * The numerics are @loop/train's `Trainer` (same loss, same clipping, same AdamW).
  */
 import type { AdamWState } from "@loop/tensor";
+import { backwardGpu, zeroGpuGrads } from "../backward.js";
 import type { GpuContext } from "../gpu-context.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import type { GpuLoopedModel } from "../model/gpu-looped-model.js";
@@ -16,7 +17,6 @@ import { fillTensor } from "../ops/elementwise.js";
 import { stage1Loss, stage2Loss } from "../ops/stage-losses.js";
 import { GpuAdamW, type GpuNamedParameter } from "../optim/adamw.js";
 import { clipGradNorm, gradNorm } from "../optim/clip.js";
-import { backwardGpu, zeroGpuGrads } from "../tape.js";
 
 export type GpuStage = "pretrain" | "gate1" | "gate2";
 
