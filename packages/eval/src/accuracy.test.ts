@@ -1,7 +1,7 @@
 import { argmaxLogits, type Batch, mano, scoreTargets } from "@loop/tasks";
 import { IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { evaluateAccuracy, evaluateAccuracyFrom } from "./accuracy.js";
+import { evaluateAccuracy } from "./accuracy.js";
 import { stepOutputs } from "./eval-model.js";
 import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
@@ -46,16 +46,16 @@ const model = tableModel(
 );
 
 describe("evaluateAccuracy (hand-made model)", () => {
-  it("gives the accuracy of every loop step", () => {
-    const res = evaluateAccuracy(model, [rows(4, 0)]);
+  it("gives the accuracy of every loop step", async () => {
+    const res = await evaluateAccuracy(model, [rows(4, 0)]);
     expect(res.steps.map((s) => s.accuracy)).toEqual([0.25, 0.5, 0.75]);
     expect(res.steps.map((s) => s.total)).toEqual([4, 4, 4]);
     expect(res.examples).toBe(4);
     expect(res.gated).toEqual([]);
   });
 
-  it("selects each token's exit step with the gate, over a q sweep sorted by q", () => {
-    const res = evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5, 0, 1] });
+  it("selects each token's exit step with the gate, over a q sweep sorted by q", async () => {
+    const res = await evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5, 0, 1] });
     expect(res.gated.map((g) => g.q)).toEqual([0, 0.5, 1]);
     const [q0, qh, q1] = res.gated;
     // q = 0: every token exits at step 1
@@ -71,7 +71,7 @@ describe("evaluateAccuracy (hand-made model)", () => {
     expect(q1!.meanStep).toBe(3);
   });
 
-  it("evaluateAccuracyFrom (outputs computed elsewhere, asynchronously) gives the same result", async () => {
+  it("a source of outputs computed elsewhere, asynchronously, gives the same result as the model", async () => {
     const batches = [rows(1, 0), rows(3, 1)];
     const source = {
       config: model.config,
@@ -80,25 +80,25 @@ describe("evaluateAccuracy (hand-made model)", () => {
         stepOutputs(model, intTensor(b.tokens, [...b.shape]), gate, b.seqIdx),
     };
     const opts = { qs: [0.5, 1] };
-    expect(await evaluateAccuracyFrom(source, batches, opts)).toEqual(
-      evaluateAccuracy(model, batches, opts),
+    expect(await evaluateAccuracy(source, batches, opts)).toEqual(
+      await evaluateAccuracy(model, batches, opts),
     );
   });
 
-  it("does not depend on how the set is batched", () => {
-    const one = evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5] });
-    const two = evaluateAccuracy(model, [rows(1, 0), rows(3, 1)], { qs: [0.5] });
+  it("does not depend on how the set is batched", async () => {
+    const one = await evaluateAccuracy(model, [rows(4, 0)], { qs: [0.5] });
+    const two = await evaluateAccuracy(model, [rows(1, 0), rows(3, 1)], { qs: [0.5] });
     expect(two).toEqual(one);
   });
 
-  it("rejects bad input", () => {
-    expect(() => evaluateAccuracy(model, [])).toThrow(/batches is empty/);
-    expect(() => evaluateAccuracy(model, [rows(4, 0)], { qs: [1.5] })).toThrow(
+  it("rejects bad input", async () => {
+    await expect(evaluateAccuracy(model, [])).rejects.toThrow(/batches is empty/);
+    await expect(evaluateAccuracy(model, [rows(4, 0)], { qs: [1.5] })).rejects.toThrow(
       /qs\[0\] must be a threshold in \[0, 1\], got 1.5/,
     );
     const bad = rows(1, 0);
     bad.tokens[0] = 9;
-    expect(() => evaluateAccuracy(model, [bad])).toThrow(
+    await expect(evaluateAccuracy(model, [bad])).rejects.toThrow(
       /tokens\[0\] = 9 is outside the model's vocab \[0, 5\)/,
     );
   });
@@ -108,9 +108,9 @@ describe("evaluateAccuracy (tiny looped Mamba-2 on Mano)", () => {
   const task = mano({ maxOps: 2 });
   const m = tinyLoopedModel({ loops: 3, gate: true });
 
-  it("matches argmax of each step's logits scored by the task", () => {
+  it("matches argmax of each step's logits scored by the task", async () => {
     const batches = task.evalSet({ count: 12, batchSize: 5 });
-    const res = evaluateAccuracy(m, batches, { score: (b, p) => task.score(b, p) });
+    const res = await evaluateAccuracy(m, batches, { score: (b, p) => task.score(b, p) });
     const expected = [0, 1, 2].map((r) => {
       let c = 0;
       let n = 0;
@@ -127,9 +127,13 @@ describe("evaluateAccuracy (tiny looped Mamba-2 on Mano)", () => {
     expect(res.steps.every((s) => s.total === 12)).toBe(true);
   });
 
-  it("q = 0 reproduces step 1 and q = 1 step R; batching does not matter", () => {
-    const a = evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 12 }), { qs: [0, 0.5, 1] });
-    const b = evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 4 }), { qs: [0, 0.5, 1] });
+  it("q = 0 reproduces step 1 and q = 1 step R; batching does not matter", async () => {
+    const a = await evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 12 }), {
+      qs: [0, 0.5, 1],
+    });
+    const b = await evaluateAccuracy(m, task.evalSet({ count: 12, batchSize: 4 }), {
+      qs: [0, 0.5, 1],
+    });
     expect(b).toEqual(a);
     expect(a.gated[0]!.accuracy).toBe(a.steps[0]!.accuracy);
     expect(a.gated[0]!.meanStep).toBe(1);

@@ -9,9 +9,9 @@
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
 import {
   checkThresholds,
-  type EvalModel,
+  type Evaluated,
   foldBatches,
-  foldBatchesFrom,
+  outputSource,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -53,9 +53,9 @@ export interface AccuracyOptions {
   score?: (batch: Batch, predicted: Int32Array) => Score;
 }
 
-/** The per-batch fold of the accuracy evaluation, shared by the sync and the async entry. */
+/** The per-batch fold of the accuracy evaluation, . */
 function accuracyFold(
-  config: EvalModel["config"],
+  config: StepOutputSource["config"],
   hasGate: boolean,
   batches: readonly Batch[],
   opts: AccuracyOptions,
@@ -110,23 +110,14 @@ function accuracyFold(
   return { gate, V, add, result };
 }
 
-export function evaluateAccuracy(
-  model: EvalModel,
-  batches: readonly Batch[],
-  opts: AccuracyOptions = {},
-): AccuracyResult {
-  const f = accuracyFold(model.config, model.exitGate !== null, batches, opts);
-  foldBatches(model, batches, f);
-  return f.result();
-}
-
-/** `evaluateAccuracy` with each batch's step outputs computed elsewhere (a GPU). */
-export async function evaluateAccuracyFrom(
-  source: StepOutputSource,
+/** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
+export async function evaluateAccuracy(
+  model: Evaluated,
   batches: readonly Batch[],
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
+  const source = outputSource(model);
   const f = accuracyFold(source.config, source.hasGate, batches, opts);
-  await foldBatchesFrom(source, batches, f);
+  await foldBatches(source, batches, f);
   return f.result();
 }

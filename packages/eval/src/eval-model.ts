@@ -32,15 +32,29 @@ export interface StepOutputs {
 }
 
 /**
- * A model whose step outputs are computed elsewhere (a GPU) and arrive asynchronously: the
- * evaluators' `…From` entries take it in place of an `EvalModel`.
+ * Where the evaluators get each batch's step outputs: an `EvalModel` on this thread (computed
+ * synchronously) or a model elsewhere (a GPU) whose outputs arrive asynchronously.
  */
 export interface StepOutputSource {
   readonly config: EvalModel["config"];
   /** Whether the model has an exit gate. */
   readonly hasGate: boolean;
   /** `stepOutputs` of one batch (the exit pdf only when `gate`). */
-  outputs(batch: Batch, gate: boolean): Promise<StepOutputs>;
+  outputs(batch: Batch, gate: boolean): StepOutputs | Promise<StepOutputs>;
+}
+
+/** What the evaluators accept: a model, or a source of its step outputs. */
+export type Evaluated = EvalModel | StepOutputSource;
+
+/** `model` as a source of step outputs (a source is returned as it is). */
+export function outputSource(model: Evaluated): StepOutputSource {
+  if ("outputs" in model) return model;
+  return {
+    config: model.config,
+    hasGate: model.exitGate !== null,
+    outputs: (batch, gate) =>
+      stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate, batch.seqIdx),
+  };
 }
 
 /**
@@ -74,24 +88,21 @@ export interface BatchFold {
   add(batch: Batch, i: number, out: StepOutputs): void;
 }
 
-/** Feed every batch's step outputs, computed by `model`, to `fold` (batches checked first). */
-export function foldBatches(model: EvalModel, batches: readonly Batch[], fold: BatchFold): void {
-  batches.forEach((batch, i) => {
-    checkBatch(batch, i, fold.V);
-    const tokens = intTensor(batch.tokens, [...batch.shape]);
-    fold.add(batch, i, stepOutputs(model, tokens, fold.gate, batch.seqIdx));
-  });
-}
-
-/** `foldBatches` with the step outputs from an asynchronous source (a GPU). */
-export async function foldBatchesFrom(
-  source: StepOutputSource,
+/**
+ * Feed every batch's step outputs to `fold` (batches checked first). A source that answers
+ * synchronously (a model on this thread) is folded without awaiting, so the whole evaluation
+ * runs inside the caller's `noGrad`/`withScratch` scope, as one synchronous call would.
+ */
+export async function foldBatches(
+  model: Evaluated,
   batches: readonly Batch[],
   fold: BatchFold,
 ): Promise<void> {
+  const source = outputSource(model);
   for (const [i, batch] of batches.entries()) {
     checkBatch(batch, i, fold.V);
-    fold.add(batch, i, await source.outputs(batch, fold.gate));
+    const out = source.outputs(batch, fold.gate);
+    fold.add(batch, i, out instanceof Promise ? await out : out);
   }
 }
 

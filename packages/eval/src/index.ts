@@ -2,7 +2,6 @@ export {
   type AccuracyOptions,
   type AccuracyResult,
   evaluateAccuracy,
-  evaluateAccuracyFrom,
   type GatedScore,
   type StepScore,
 } from "./accuracy.js";
@@ -22,6 +21,8 @@ export {
   DEFAULT_Q_SWEEP,
   type EvalForwardResult,
   type EvalModel,
+  type Evaluated,
+  outputSource,
   type StepOutputSource,
   type StepOutputs,
   stepOutputs,
@@ -58,7 +59,6 @@ export {
 export { parsePiqa, piqaContext } from "./multiple-choice/piqa.js";
 export {
   evaluatePerplexity,
-  evaluatePerplexityFrom,
   type GatedPerplexity,
   type PerplexityOptions,
   type PerplexityResult,

@@ -2,7 +2,7 @@ import { type Batch, mano } from "@loop/tasks";
 import { crossEntropy, IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { stepOutputs } from "./eval-model.js";
-import { evaluatePerplexity, evaluatePerplexityFrom } from "./perplexity.js";
+import { evaluatePerplexity } from "./perplexity.js";
 import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
 const V = 6;
@@ -18,7 +18,7 @@ function lmBatch(B: number, T: number) {
 }
 
 describe("evaluatePerplexity (hand-made logits)", () => {
-  it("uniform logits give PPL = V; a step with the target at log-prob ℓ gives exp(−ℓ)", () => {
+  it("uniform logits give PPL = V; a step with the target at log-prob ℓ gives exp(−ℓ)", async () => {
     // step 1 uniform; step 2: target logit log(3), others 0 → p(target) = 3 / (3 + V − 1)
     const batch = lmBatch(2, 8);
     const m = tableModel(2, V, (r, _tokens, B, T) => {
@@ -30,14 +30,14 @@ describe("evaluatePerplexity (hand-made logits)", () => {
         }
       return out;
     });
-    const res = evaluatePerplexity(m, [batch]);
+    const res = await evaluatePerplexity(m, [batch]);
     expect(res.tokens).toBe(12);
     expect(res.steps[0]!.ppl).toBeCloseTo(V, 10);
     expect(res.steps[0]!.nll).toBeCloseTo(Math.log(V), 10);
     expect(res.steps[1]!.ppl).toBeCloseTo((3 + V - 1) / 3, 6);
   });
 
-  it("evaluatePerplexityFrom (outputs computed elsewhere, asynchronously) gives the same result", async () => {
+  it("a source of outputs computed elsewhere, asynchronously, gives the same result as the model", async () => {
     const m = tableModel(2, V, (r, tokens, B, T) =>
       Float32Array.from({ length: B * T * V }, (_v, i) => ((i * r + tokens[i % (B * T)]!) % 7) / 3),
     );
@@ -48,17 +48,19 @@ describe("evaluatePerplexity (hand-made logits)", () => {
       outputs: async (b: Batch, gate: boolean) =>
         stepOutputs(m, intTensor(b.tokens, [...b.shape]), gate, b.seqIdx),
     };
-    expect(await evaluatePerplexityFrom(source, batches)).toEqual(evaluatePerplexity(m, batches));
+    expect(await evaluatePerplexity(source, batches)).toEqual(await evaluatePerplexity(m, batches));
   });
 
-  it("rejects a batch without scored targets and out-of-vocab targets", () => {
+  it("rejects a batch without scored targets and out-of-vocab targets", async () => {
     const m = tableModel(1, V, (_r, _t, B, T) => new Float32Array(B * T * V));
     const b = lmBatch(1, 4);
     b.targets.fill(IGNORE_INDEX);
-    expect(() => evaluatePerplexity(m, [b])).toThrow(/no target ≠ −100/);
+    await expect(evaluatePerplexity(m, [b])).rejects.toThrow(/no target ≠ −100/);
     const c = lmBatch(1, 4);
     c.targets[1] = 6;
-    expect(() => evaluatePerplexity(m, [c])).toThrow(/targets\[1\] = 6 is outside \[0, 6\)/);
+    await expect(evaluatePerplexity(m, [c])).rejects.toThrow(
+      /targets\[1\] = 6 is outside \[0, 6\)/,
+    );
   });
 });
 
@@ -72,8 +74,8 @@ describe("evaluatePerplexity (tiny looped Mamba-2)", () => {
     for (let t = 0; t + 1 < T; t++) targets[b * T + t] = batch.tokens[b * T + t + 1]!;
   const lm = { ...batch, targets };
 
-  it("exp of crossEntropy of each step's logits", () => {
-    const res = evaluatePerplexity(m, [lm]);
+  it("exp of crossEntropy of each step's logits", async () => {
+    const res = await evaluatePerplexity(m, [lm]);
     const fwd = noGrad(() => m.forward(intTensor(lm.tokens, [B, T]), { steps: "all" }));
     fwd.logits.forEach((l, r) => {
       const ce = crossEntropy(l, intTensor(targets, [B, T])).item();
@@ -82,8 +84,8 @@ describe("evaluatePerplexity (tiny looped Mamba-2)", () => {
     });
   });
 
-  it("gated: q = 0 is step 1, q = 1 is step R", () => {
-    const res = evaluatePerplexity(m, [lm], { qs: [1, 0] });
+  it("gated: q = 0 is step 1, q = 1 is step R", async () => {
+    const res = await evaluatePerplexity(m, [lm], { qs: [1, 0] });
     expect(res.gated[0]!.q).toBe(0);
     expect(res.gated[0]!.nll).toBeCloseTo(res.steps[0]!.nll, 12);
     expect(res.gated[1]!.nll).toBeCloseTo(res.steps[1]!.nll, 12);

@@ -9,9 +9,9 @@ import type { Batch } from "@loop/tasks";
 import { IGNORE_INDEX } from "@loop/tensor";
 import {
   checkThresholds,
-  type EvalModel,
+  type Evaluated,
   foldBatches,
-  foldBatchesFrom,
+  outputSource,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -45,9 +45,9 @@ export interface PerplexityOptions {
   qs?: readonly number[];
 }
 
-/** The per-batch fold of the perplexity evaluation, shared by the sync and the async entry. */
+/** The per-batch fold of the perplexity evaluation, . */
 function perplexityFold(
-  config: EvalModel["config"],
+  config: StepOutputSource["config"],
   hasGate: boolean,
   batches: readonly Batch[],
   opts: PerplexityOptions,
@@ -108,23 +108,14 @@ function perplexityFold(
   return { gate, V, add, result };
 }
 
-export function evaluatePerplexity(
-  model: EvalModel,
-  batches: readonly Batch[],
-  opts: PerplexityOptions = {},
-): PerplexityResult {
-  const f = perplexityFold(model.config, model.exitGate !== null, batches, opts);
-  foldBatches(model, batches, f);
-  return f.result();
-}
-
-/** `evaluatePerplexity` with each batch's step outputs computed elsewhere (a GPU). */
-export async function evaluatePerplexityFrom(
-  source: StepOutputSource,
+/** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
+export async function evaluatePerplexity(
+  model: Evaluated,
   batches: readonly Batch[],
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
+  const source = outputSource(model);
   const f = perplexityFold(source.config, source.hasGate, batches, opts);
-  await foldBatchesFrom(source, batches, f);
+  await foldBatches(source, batches, f);
   return f.result();
 }

@@ -4,12 +4,7 @@
  * the device (gpuOutputSource) give the CPU evaluators' numbers, exit-gate thresholds included.
  * Dawn + SwiftShader here; skipped with one printed line where no WebGPU adapter exists.
  */
-import {
-  evaluateAccuracy,
-  evaluateAccuracyFrom,
-  evaluatePerplexity,
-  evaluatePerplexityFrom,
-} from "@loop/eval";
+import { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
 import { generate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
@@ -48,10 +43,10 @@ describe.runIf(ctx)("generate and eval on webgpu", () => {
     try {
       const source = gpuOutputSource(gm);
       const qs = [0.3, 0.9];
-      const acc = await evaluateAccuracyFrom(source, batches, { qs });
-      expect(acc).toEqual(evaluateAccuracy(model, batches, { qs }));
-      const ppl = await evaluatePerplexityFrom(source, batches, { qs });
-      const cpu = evaluatePerplexity(model, batches, { qs });
+      const acc = await evaluateAccuracy(source, batches, { qs });
+      expect(acc).toEqual(await evaluateAccuracy(model, batches, { qs }));
+      const ppl = await evaluatePerplexity(source, batches, { qs });
+      const cpu = await evaluatePerplexity(model, batches, { qs });
       ppl.steps.forEach((s, r) => {
         expect(s.nll).toBeCloseTo(cpu.steps[r]!.nll, 4);
       });

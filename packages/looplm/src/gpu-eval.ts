@@ -1,15 +1,14 @@
 /**
  * Evaluation on the webgpu backend: each batch's per-step logits (and the exit pdf) computed by
  * the GPU looped model without a tape, read back, and scored by @loop/eval's evaluators
- * (`evaluateAccuracyFrom`, `evaluatePerplexityFrom`) exactly as on the CPU.
+ * (`evaluateAccuracy`, `evaluatePerplexity` take the source in place of a model) exactly as on
+ * the CPU.
  */
 import {
   type AccuracyOptions,
   type AccuracyResult,
   evaluateAccuracy,
-  evaluateAccuracyFrom,
   evaluatePerplexity,
-  evaluatePerplexityFrom,
   type PerplexityOptions,
   type PerplexityResult,
   type StepOutputSource,
@@ -68,17 +67,13 @@ export async function evaluateOnBackend(
   opts: AccuracyOptions & PerplexityOptions = {},
 ): Promise<AccuracyResult | PerplexityResult> {
   const gpu = gpuContext();
-  if (!gpu)
-    return metric === "ppl"
-      ? evaluatePerplexity(model, batches, opts)
-      : evaluateAccuracy(model, batches, opts);
-  const gm = GpuLoopedModel.fromModel(gpu, model);
+  const gm = gpu ? GpuLoopedModel.fromModel(gpu, model) : null;
   try {
-    const source = gpuOutputSource(gm);
+    const source = gm ? gpuOutputSource(gm) : model;
     return metric === "ppl"
-      ? await evaluatePerplexityFrom(source, batches, opts)
-      : await evaluateAccuracyFrom(source, batches, opts);
+      ? await evaluatePerplexity(source, batches, opts)
+      : await evaluateAccuracy(source, batches, opts);
   } finally {
-    gm.dispose();
+    gm?.dispose();
   }
 }

@@ -8,9 +8,8 @@ import { join } from "node:path";
 import {
   evalRecord,
   evaluateAccuracy,
-  evaluateAccuracyFrom,
   evaluatePerplexity,
-  evaluatePerplexityFrom,
+  type StepOutputSource,
 } from "@loop/eval";
 import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
@@ -18,7 +17,7 @@ import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import { type GpuLoopedModel, gpuStepEngine } from "@loop/webgpu";
+import { gpuStepEngine } from "@loop/webgpu";
 import { activeBackend, gpuContext } from "../backend.js";
 import { gpuOutputSource } from "../gpu-eval.js";
 
@@ -44,33 +43,22 @@ export interface TrainJob {
   onStep?: (m: { step: number; loss: number }) => void;
 }
 
-/** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
+/**
+ * The evaluation used during training: per-step accuracy or perplexity on the fixed eval set, of
+ * the model being trained or, on webgpu, of the outputs of its device copy (`source`).
+ */
 export function taskEvaluator(
   task: Task,
   count: number,
   batchSize: number,
-): (m: LoopedModel) => EvalRecord {
+  source?: StepOutputSource,
+): (m: LoopedModel) => Promise<EvalRecord> {
   const batches = task.evalSet({ count, batchSize });
-  return (m) =>
-    evalRecord(
-      task.metric === "ppl" ? evaluatePerplexity(m, batches) : evaluateAccuracy(m, batches),
-    );
-}
-
-/** `taskEvaluator` on the device: the GPU model being trained, scored by the same evaluators. */
-function gpuTaskEvaluator(
-  task: Task,
-  count: number,
-  batchSize: number,
-  gm: GpuLoopedModel,
-): () => Promise<EvalRecord> {
-  const batches = task.evalSet({ count, batchSize });
-  const source = gpuOutputSource(gm);
-  return async () =>
+  return async (m) =>
     evalRecord(
       task.metric === "ppl"
-        ? await evaluatePerplexityFrom(source, batches)
-        : await evaluateAccuracyFrom(source, batches),
+        ? await evaluatePerplexity(source ?? m, batches)
+        : await evaluateAccuracy(source ?? m, batches),
     );
 }
 
@@ -98,9 +86,12 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
       signal: job.signal,
       // On webgpu the steps run on the device; evaluation and checkpoints read the weights back.
       engine,
-      evaluate: engine
-        ? gpuTaskEvaluator(job.task, job.evalCount, evalBatch, engine.gpuModel)
-        : taskEvaluator(job.task, job.evalCount, evalBatch),
+      evaluate: taskEvaluator(
+        job.task,
+        job.evalCount,
+        evalBatch,
+        engine ? gpuOutputSource(engine.gpuModel) : undefined,
+      ),
       onStep: (m) => {
         bar.update(m);
         job.onStep?.(m);

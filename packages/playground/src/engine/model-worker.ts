@@ -78,7 +78,7 @@ async function train(s: Settings): Promise<void> {
   stopRequested = false;
   training = true;
   try {
-    post({ type: "eval", step: 0, result: evaluate(m, evalTask, s.train.evalCount) });
+    post({ type: "eval", step: 0, result: await evaluate(m, evalTask, s.train.evalCount) });
     while (!trainer.done && !stopRequested) {
       const r = await trainer.nextStep();
       post({
@@ -90,7 +90,11 @@ async function train(s: Settings): Promise<void> {
       });
       if (r.step % s.train.evalEvery === 0 || trainer.done) {
         await trainer.sync();
-        post({ type: "eval", step: r.step, result: evaluate(m, evalTask, s.train.evalCount) });
+        post({
+          type: "eval",
+          step: r.step,
+          result: await evaluate(m, evalTask, s.train.evalCount),
+        });
       }
       await yieldToMessages();
     }
@@ -103,7 +107,7 @@ async function train(s: Settings): Promise<void> {
   post({ type: "done", step: trainer.step, stopped: stopRequested });
 }
 
-function load(req: Extract<PageRequest, { type: "load" }>): void {
+async function load(req: Extract<PageRequest, { type: "load" }>): Promise<void> {
   let raw: unknown;
   try {
     raw = JSON.parse(req.config);
@@ -127,7 +131,7 @@ function load(req: Extract<PageRequest, { type: "load" }>): void {
   model = m;
   task = t;
   announce(m, req.task, "checkpoint");
-  post({ type: "eval", step: 0, result: evaluate(m, t, req.evalCount) });
+  post({ type: "eval", step: 0, result: await evaluate(m, t, req.evalCount) });
 }
 
 async function handle(req: PageRequest): Promise<void> {
@@ -149,7 +153,7 @@ async function handle(req: PageRequest): Promise<void> {
       return;
     case "load":
       if (training) throw new Error("stop training before loading a checkpoint");
-      load(req);
+      await load(req);
       return;
     case "inspect": {
       if (model === null || task === null) throw new Error("train or load a model first");
