@@ -12,11 +12,11 @@
  */
 import {
   linear,
-  type Module,
   type NamedParameter,
   noGrad,
   Rng,
   reshape,
+  type SequenceMixer,
   shapeStr,
   type Tensor,
   tensor,
@@ -47,7 +47,9 @@ export function attentionProjDims(cfg: AttentionConfig): {
   return { headDim, qDim: cfg.nHeads * headDim, kvDim: cfg.nKvHeads * headDim };
 }
 
-export class AttentionMixer implements Module {
+export class AttentionMixer implements SequenceMixer<KvCache> {
+  /** Its decoding state, a KV cache, holds one entry per position. */
+  readonly positional = true;
   readonly cfg: Readonly<AttentionConfig>;
   readonly headDim: number;
   readonly qProj: Tensor;
@@ -133,6 +135,32 @@ export class AttentionMixer implements Module {
   /** An empty cache for `batch` sequences of up to `capacity` positions. */
   initCache(batch: number, capacity: number): KvCache {
     return new KvCache(batch, capacity, this.cfg.nKvHeads, this.headDim);
+  }
+
+  /** `forward` from position 0 (SequenceMixer). */
+  mix(u: Tensor, seqIdx: Int32Array | null): Tensor {
+    return this.forward(u, 0, seqIdx);
+  }
+
+  /** `initCache` (SequenceMixer). */
+  createState(batch: number, capacity: number): KvCache {
+    return this.initCache(batch, capacity);
+  }
+
+  /**
+   * `fn` on the cache of the rows `rows` alone (KvCache.gatherRows), then the entry it wrote at
+   * the current position copied back into those rows; the length moves on at `endPosition`.
+   */
+  withRows<R>(cache: KvCache, rows: readonly number[], fn: (sub: KvCache) => R): R {
+    const sub = cache.gatherRows(rows);
+    const out = fn(sub);
+    cache.copyPositionFrom(sub, rows, cache.length);
+    return out;
+  }
+
+  /** Every row has its entry at the current position: advance the cache's length. */
+  endPosition(cache: KvCache): void {
+    cache.advance();
   }
 
   /**

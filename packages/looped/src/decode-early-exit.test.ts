@@ -1,4 +1,4 @@
-import { KvCache, ropeInPlace } from "@loop/attention";
+import { type AttentionMixer, KvCache, ropeInPlace } from "@loop/attention";
 import { linear, noGrad, rmsnorm, tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DecodeState, decodeStep, initDecodeState } from "./decode.js";
@@ -16,16 +16,12 @@ const T = seqs[0]!.length;
 const column = (t: number, rows = seqs) => rows.map((s) => s[t]!);
 
 function cloneLayerState(s: LayerState): LayerState {
-  if (s.kind === "mamba")
-    return {
-      kind: "mamba",
-      state: { ...s.state, conv: s.state.conv.slice(), ssm: s.state.ssm.slice() },
-    };
-  const c = new KvCache(s.cache.batch, s.cache.capacity, s.cache.nKvHeads, s.cache.headDim);
-  c.k.set(s.cache.k);
-  c.v.set(s.cache.v);
-  c.length = s.cache.length;
-  return { kind: "attention", cache: c };
+  if (!(s instanceof KvCache)) return { ...s, conv: s.conv.slice(), ssm: s.ssm.slice() };
+  const c = new KvCache(s.batch, s.capacity, s.nKvHeads, s.headDim);
+  c.k.set(s.k);
+  c.v.set(s.v);
+  c.length = s.length;
+  return c;
 }
 
 function cloneState(st: DecodeState): DecodeState {
@@ -37,13 +33,13 @@ function expectSameStates(a: DecodeState, b: DecodeState): void {
   a.states.forEach((row, r) => {
     row.forEach((s, i) => {
       const o = b.states[r]![i]!;
-      if (s.kind === "mamba" && o.kind === "mamba") {
-        expect(s.state.conv).toEqual(o.state.conv);
-        expect(s.state.ssm).toEqual(o.state.ssm);
-      } else if (s.kind === "attention" && o.kind === "attention") {
-        expect(s.cache.length).toBe(o.cache.length);
-        expect(s.cache.k).toEqual(o.cache.k);
-        expect(s.cache.v).toEqual(o.cache.v);
+      if (!(s instanceof KvCache) && !(o instanceof KvCache)) {
+        expect(s.conv).toEqual(o.conv);
+        expect(s.ssm).toEqual(o.ssm);
+      } else if (s instanceof KvCache && o instanceof KvCache) {
+        expect(s.length).toBe(o.length);
+        expect(s.k).toEqual(o.k);
+        expect(s.v).toEqual(o.v);
       } else throw new Error(`state kinds differ at step ${r}, layer ${i}`);
     });
   });
@@ -51,13 +47,13 @@ function expectSameStates(a: DecodeState, b: DecodeState): void {
 
 /** Row b's slice of a layer state (every field), for row-wise comparisons. */
 function rowOf(s: LayerState, b: number): Float32Array[] {
-  if (s.kind === "mamba") {
-    const cs = s.state.conv.length / s.state.batch;
-    const ss = s.state.ssm.length / s.state.batch;
-    return [s.state.conv.slice(b * cs, (b + 1) * cs), s.state.ssm.slice(b * ss, (b + 1) * ss)];
+  if (!(s instanceof KvCache)) {
+    const cs = s.conv.length / s.batch;
+    const ss = s.ssm.length / s.batch;
+    return [s.conv.slice(b * cs, (b + 1) * cs), s.ssm.slice(b * ss, (b + 1) * ss)];
   }
-  const n = s.cache.k.length / s.cache.batch;
-  return [s.cache.k.slice(b * n, (b + 1) * n), s.cache.v.slice(b * n, (b + 1) * n)];
+  const n = s.k.length / s.batch;
+  return [s.k.slice(b * n, (b + 1) * n), s.v.slice(b * n, (b + 1) * n)];
 }
 
 /** The exit rule computed from the whole exit pdf: first n with Σ_{r≤n} p(r) ≥ q, else R. */
@@ -107,9 +103,9 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
     for (let r = 1; r < R; r++)
       st.states[r]!.forEach((s, i) => {
         const o = before.states[r]![i]!;
-        if (s.kind === "mamba")
+        if (!(s instanceof KvCache))
           expect(rowOf(s, 0).concat(rowOf(s, 1))).toEqual(rowOf(o, 0).concat(rowOf(o, 1)));
-        else expect(s.kind === "attention" && s.cache.length).toBe(T);
+        else expect(s.length).toBe(T);
       });
   });
 
@@ -187,24 +183,22 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
           m.layers.forEach((layer, i) => {
             const s = st.states[r]![i]!;
             const o = before.states[r]![i]!;
-            if (s.kind === "mamba") {
+            if (!(s instanceof KvCache)) {
               expect(rowOf(s, b)).toEqual(rowOf(o, b));
               return;
             }
-            if (s.kind !== "attention" || o.kind !== "attention") throw new Error("kinds differ");
-            const { nKvHeads: Hkv, headDim: hd, capacity: cap } = s.cache;
-            expect(s.cache.length).toBe(t + 1);
+            if (!(o instanceof KvCache)) throw new Error("kinds differ");
+            const { nKvHeads: Hkv, headDim: hd, capacity: cap } = s;
+            expect(s.length).toBe(t + 1);
             // Earlier positions untouched.
             for (let g = 0; g < Hkv; g++) {
               const o0 = (b * Hkv + g) * cap * hd;
-              expect(s.cache.k.subarray(o0, o0 + t * hd)).toEqual(
-                o.cache.k.subarray(o0, o0 + t * hd),
-              );
+              expect(s.k.subarray(o0, o0 + t * hd)).toEqual(o.k.subarray(o0, o0 + t * hd));
             }
             if (!cfg.loop_norm) return;
             // With loop_norm, h(z) is readout(z) of full decoding from the same state.
             const hz = tensor(full.readouts[z - 1]!.data.slice(b * 16, (b + 1) * 16), [1, 16]);
-            const mixer = layer.mixer as unknown as { kProj: never; vProj: never };
+            const mixer = layer.mixer as unknown as AttentionMixer;
             const u = noGrad(() => rmsnorm(hz, layer.norm, cfg.norm_eps));
             const k = noGrad(() => linear(u, mixer.kProj)).data;
             const v = noGrad(() => linear(u, mixer.vProj)).data;
@@ -212,8 +206,8 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
             for (let g = 0; g < Hkv; g++) {
               const at = ((b * Hkv + g) * cap + t) * hd;
               for (let e = 0; e < hd; e++) {
-                expect(s.cache.k[at + e]).toBeCloseTo(k[g * hd + e]!, 5);
-                expect(s.cache.v[at + e]).toBeCloseTo(v[g * hd + e]!, 5);
+                expect(s.k[at + e]).toBeCloseTo(k[g * hd + e]!, 5);
+                expect(s.v[at + e]).toBeCloseTo(v[g * hd + e]!, 5);
               }
             }
           });
@@ -242,7 +236,7 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
       for (let r = 0; r < R; r++)
         early.states[r]!.forEach((s, i) => {
           const o = (r < k ? full : untouched).states[r]![i]!;
-          if (s.kind === "mamba")
+          if (!(s instanceof KvCache))
             expect(rowOf(s, 0).concat(rowOf(s, 1))).toEqual(rowOf(o, 0).concat(rowOf(o, 1)));
         });
     }
@@ -268,15 +262,14 @@ describe.each(Object.entries(configs))("decodeStepEarlyExit (%s)", (_name, cfg) 
           m.layers.forEach((layer, i) => {
             const o = before.states[r]![i]!;
             const s = st.states[r]![i]!;
-            if (o.kind !== "mamba" || s.kind !== "mamba") return;
+            if (o instanceof KvCache || s instanceof KvCache) return;
             // Reference: the layer's own one-token step on a batch-1 copy of row b's state.
             const [conv, ssm] = rowOf(o, b);
-            const one = { kind: "mamba" as const, state: { conv: conv!, ssm: ssm!, batch: 1 } };
+            const one = { conv: conv!, ssm: ssm!, batch: 1 };
             noGrad(() => layer.step(one, hz));
             const [gotConv, gotSsm] = rowOf(s, b);
-            expect(gotConv).toEqual(one.state.conv);
-            for (let j = 0; j < gotSsm!.length; j++)
-              expect(gotSsm![j]).toBeCloseTo(one.state.ssm[j]!, 5);
+            expect(gotConv).toEqual(one.conv);
+            for (let j = 0; j < gotSsm!.length; j++) expect(gotSsm![j]).toBeCloseTo(one.ssm[j]!, 5);
             checked++;
           });
       }

@@ -18,12 +18,10 @@
  * states (decode-early-exit-rows.ts), so every row gets what batch-1 decoding would give it.
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
-import { AttentionMixer } from "@loop/attention";
 import { OnlineThresholdExit } from "@loop/exit-gate";
-import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
-import { stepLayerRows } from "./decode-early-exit-rows.js";
+import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 
 export interface EarlyExitOptions {
@@ -121,8 +119,9 @@ export function earlyExitSettings(
     throw new Error(
       `${op}: skipped must be "carry" or "propagate", got ${JSON.stringify(skipped)}`,
     );
-  const nAttn = model.layers.filter((l) => l.mixer instanceof AttentionMixer).length;
-  const nSsm = model.layers.filter((l) => l.mixer instanceof Mamba2Mixer).length;
+  // attention layers hold a positional state (a KV cache), Mamba-2 layers a recurrent one
+  const nAttn = model.layers.filter((l) => l.mixer.positional).length;
+  const nSsm = model.layers.length - nAttn;
   const skippedWork = nAttn > 0 || (skipped === "propagate" && nSsm > 0);
   return { rule, maxStep, skipped, nAttn, nSsm, skippedWork };
 }
@@ -164,49 +163,56 @@ export function decodeStepEarlyExit(
   const { n_loops: R, d_model: D } = model.config;
   const N = model.layers.length;
   return noGrad(() => {
-    let h: Tensor = embedding(intTensor(ids, [B]), model.embeddings);
-    const hAll = new Float32Array(h.data); // row b: current h, or h(z_b) once exited
+    const h0 = embedding(intTensor(ids, [B]), model.embeddings);
+    const hAll = new Float32Array(h0.data); // row b: current h, or h(z_b) once exited
     const exitReadout = new Float32Array(B * D);
     const exitSteps = new Int32Array(B);
     let active = [...Array(B).keys()];
-    for (let r = 0; r < R; r++) {
-      if (!active.length && !skippedWork) break;
-      const exited = [...Array(B).keys()].filter((b) => exitSteps[b] !== 0);
-      const hExited = exited.length
-        ? tensor(gatherRowData(hAll, D, exited), [exited.length, D])
-        : null;
-      const layerStates = st.states[r]!;
-      model.layers.forEach((layer, i) => {
-        const ls = layerStates[i]!;
+    let exited: number[] = [];
+    let hExited: Tensor | null = null;
+    runLoop(model, h0, {
+      begin: () => {
+        if (!active.length && !skippedWork) return false;
+        exited = [...Array(B).keys()].filter((b) => exitSteps[b] !== 0);
+        hExited = exited.length ? tensor(gatherRowData(hAll, D, exited), [exited.length, D]) : null;
+        return true;
+      },
+      reads: () => active.length > 0,
+      layer: (layer, h, i, r) => {
+        const ls = st.states[r]![i]!;
         // The exited rows first: their entry of this step (KV always, SSM state on "propagate").
-        if (hExited && (ls.kind === "attention" || skipped === "propagate"))
+        if (hExited && (layer.mixer.positional || skipped === "propagate"))
           layer.absorb(ls, hExited, exited);
-        if (active.length) h = stepLayerRows(layer, ls, h, active, B);
-        // A full-batch step advances its KV cache; otherwise every row now has its entry.
-        if (ls.kind === "attention" && active.length < B) ls.cache.advance();
-      });
-      if (!active.length) continue;
-      h = model.endOfStep(h);
-      const ro = model.readout(h).data;
-      const still: number[] = [];
-      const keep: number[] = [];
-      active.forEach((b, j) => {
-        hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-        const exit =
-          r === maxStep - 1 ||
-          (rule !== null && gate !== null && rule.step(b, gate.logitRow(ro, j)));
-        if (exit) {
-          exitSteps[b] = r + 1;
-          exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);
-        } else {
-          still.push(b);
-          keep.push(j);
-        }
-      });
-      if (still.length && still.length < active.length)
-        h = tensor(gatherRowData(h.data, D, keep), [still.length, D]);
-      active = still;
-    }
+        if (active.length) h = layer.stepRows(ls, h, active, B);
+        // A full-batch step moved its state on; otherwise every row now has its entry.
+        if (active.length < B) layer.mixer.endPosition(ls);
+        return h;
+      },
+      after: (h, r) => {
+        const ro = model.readout(h).data;
+        const still: number[] = [];
+        const keep: number[] = [];
+        active.forEach((b, j) => {
+          hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
+          const exit =
+            r === maxStep - 1 ||
+            (rule !== null && gate !== null && rule.step(b, gate.logitRow(ro, j)));
+          if (exit) {
+            exitSteps[b] = r + 1;
+            exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);
+          } else {
+            still.push(b);
+            keep.push(j);
+          }
+        });
+        const next =
+          still.length && still.length < active.length
+            ? tensor(gatherRowData(h.data, D, keep), [still.length, D])
+            : h;
+        active = still;
+        return next;
+      },
+    });
     st.position++;
     return {
       logits: model.head(tensor(exitReadout, [B, D])),

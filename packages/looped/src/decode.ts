@@ -6,6 +6,7 @@
 import { embedding, intTensor, noGrad, type Rng, Tensor } from "@loop/tensor";
 import { withTemporaries } from "@loop/tensor/kernel";
 import type { LayerState } from "./layer.js";
+import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 
 export interface DecodeState {
@@ -59,19 +60,17 @@ export function decodeStep(
     );
   const out = noGrad(() =>
     withTemporaries(() => {
-      let h = embedding(intTensor(ids, [st.batch]), model.embeddings);
       const res: DecodeStepResult = { readouts: [], logits: [] };
       const R = model.config.n_loops;
-      for (let r = 0; r < R; r++) {
-        const layerStates = st.states[r]!;
-        model.layers.forEach((l, i) => {
-          h = l.step(layerStates[i]!, h);
-        });
-        h = model.endOfStep(h);
-        const ro = model.readout(h);
-        res.readouts.push(kept(ro));
-        if (allSteps || r === R - 1) res.logits.push(kept(model.head(ro)));
-      }
+      runLoop(model, embedding(intTensor(ids, [st.batch]), model.embeddings), {
+        layer: (l, h, i, r) => l.step(st.states[r]![i]!, h),
+        after: (h, r) => {
+          const ro = model.readout(h);
+          res.readouts.push(kept(ro));
+          if (allSteps || r === R - 1) res.logits.push(kept(model.head(ro)));
+          return h;
+        },
+      });
       return res;
     }),
   );

@@ -12,14 +12,14 @@ import {
   prefixed,
   type Rng,
   rmsnorm,
+  type SequenceMixer,
   type Tensor,
 } from "@loop/tensor";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
-export type LayerState =
-  | { kind: "mamba"; state: Mamba2State }
-  | { kind: "attention"; cache: KvCache };
+/** A layer's decoding state: its mixer's own (a Mamba-2 state or a KV cache). */
+export type LayerState = Mamba2State | KvCache;
 
 function ones(n: number, name: string): Tensor {
   return parameter(new Float32Array(n).fill(1), [n], name);
@@ -27,7 +27,7 @@ function ones(n: number, name: string): Tensor {
 
 export class Layer implements Module {
   readonly norm: Tensor;
-  readonly mixer: Mamba2Mixer | AttentionMixer;
+  readonly mixer: SequenceMixer<LayerState>;
   readonly mlpNorm: Tensor | null;
   readonly mlp: SwiGluMlp | null;
   private readonly eps: number;
@@ -67,49 +67,28 @@ export class Layer implements Module {
   /** h [B,T,D] → h [B,T,D]. */
   /** `seqIdx`: packed documents ([B·T] document index per position; Mamba2Mixer.forward). */
   forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
-    const u = rmsnorm(h, this.norm, this.eps);
-    return this.residual(
-      h,
-      this.mixer instanceof AttentionMixer
-        ? this.mixer.forward(u, 0, seqIdx)
-        : this.mixer.forward(u, seqIdx),
-    );
+    return this.residual(h, this.mixer.mix(rmsnorm(h, this.norm, this.eps), seqIdx));
   }
 
   initState(batch: number, capacity: number): LayerState {
-    if (this.mixer instanceof AttentionMixer)
-      return { kind: "attention", cache: this.mixer.initCache(batch, capacity) };
-    return { kind: "mamba", state: this.mixer.initState(batch) };
+    return this.mixer.createState(batch, capacity);
   }
 
   /** One token: h [B,D] → h [B,D], advancing this layer's decode state. */
   step(st: LayerState, h: Tensor): Tensor {
-    if (st.kind === "mamba") {
-      // norm, mixer and residual add in one call where the native kernel is registered
-      const mixed = (this.mixer as Mamba2Mixer).stepResidual(st.state, h, this.norm, this.eps);
-      return this.mlpSublayer(mixed);
-    }
-    const u = rmsnorm(h, this.norm, this.eps);
-    return this.residual(h, (this.mixer as AttentionMixer).step(st.cache, u));
+    // norm, mixer and residual add in one call where the mixer fuses them (Mamba-2, native)
+    if (this.mixer.stepResidual)
+      return this.mlpSublayer(this.mixer.stepResidual(st, h, this.norm, this.eps));
+    return this.residual(h, this.mixer.step(st, rmsnorm(h, this.norm, this.eps)));
   }
 
   /**
    * The next T tokens of every sequence at once: h [B,T,D] → [B,T,D], advancing this layer's
-   * decode state as T `step` calls would — Mamba-2 through the chunked scan from the carried
-   * conv/SSM state (Mamba2Mixer.prefill, state copied back in place), attention by appending the
-   * T keys/values to the cache and attending causally (AttentionMixer.extend).
+   * decode state as T `step` calls would (SequenceMixer.extend: Mamba-2 through the chunked scan
+   * from the carried state, attention by appending the T keys/values to the cache).
    */
   prefill(st: LayerState, h: Tensor): Tensor {
-    const u = rmsnorm(h, this.norm, this.eps);
-    let y: Tensor;
-    if (st.kind === "attention") y = (this.mixer as AttentionMixer).extend(st.cache, u);
-    else {
-      const r = (this.mixer as Mamba2Mixer).prefill(u, st.state);
-      st.state.conv.set(r.state.conv);
-      st.state.ssm.set(r.state.ssm);
-      y = r.y;
-    }
-    return this.residual(h, y);
+    return this.residual(h, this.mixer.extend(st, rmsnorm(h, this.norm, this.eps)));
   }
 
   /** h + y, then the MLP sub-layer when there is one (the rest of the layer after its mixer). */
@@ -126,12 +105,21 @@ export class Layer implements Module {
 
   /**
    * A step that batch rows `rows` skip (early-exit decoding): the mixer takes their token into
-   * its state from h [rows.length, D] without producing output (Mamba2Mixer.absorb,
-   * AttentionMixer.absorb, which does not advance the cache's length).
+   * its state from h [rows.length, D] without producing output (SequenceMixer.absorb; a KV cache's
+   * length is not advanced).
    */
   absorb(st: LayerState, h: Tensor, rows: readonly number[]): void {
-    const u = rmsnorm(h, this.norm, this.eps);
-    if (st.kind === "attention") (this.mixer as AttentionMixer).absorb(st.cache, u, rows);
-    else (this.mixer as Mamba2Mixer).absorb(st.state, u, rows);
+    this.mixer.absorb(st, rmsnorm(h, this.norm, this.eps), rows);
+  }
+
+  /**
+   * One token for the batch rows `rows` (ascending) of a state of `batch` rows: h [rows.length,
+   * D] → [rows.length, D]. With every row active this is exactly `step`; for a strict subset the
+   * mixer steps those rows alone (SequenceMixer.withRows) and a positional state is not moved on
+   * (`endPosition`, once every row has its entry).
+   */
+  stepRows(st: LayerState, h: Tensor, rows: readonly number[], batch: number): Tensor {
+    if (rows.length === batch) return this.step(st, h);
+    return this.mixer.withRows(st, rows, (sub) => this.step(sub, h));
   }
 }

@@ -21,6 +21,7 @@ import {
 } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";
 import { Layer } from "./layer.js";
+import { runLoop } from "./loop.js";
 import { parameterSpecs } from "./shapes.js";
 
 export interface ForwardOptions {
@@ -125,12 +126,6 @@ export class LoopedModel implements Module {
     return this.lmHead ?? this.embeddings;
   }
 
-  /** One loop step: the N layers, then norm_f when loop_norm. h [B,T,D] → [B,T,D]. */
-  loopStep(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
-    for (const l of this.layers) h = l.forward(h, seqIdx);
-    return this.endOfStep(h);
-  }
-
   /** The state handed to the next loop step: norm_f(h) when loop_norm, else h. */
   endOfStep(h: Tensor): Tensor {
     return this.config.loop_norm ? rmsnorm(h, this.normF, this.config.norm_eps) : h;
@@ -158,21 +153,22 @@ export class LoopedModel implements Module {
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
     const all = (opts.steps ?? "all") === "all";
     const R = this.config.n_loops;
-    let h = this.embed(tokens);
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const out: ForwardResult = { readouts: [], logits: [], stepIndex: [] };
     const seqIdx = opts.seqIdx ?? null;
-    for (let r = 1; r <= R; r++) {
-      h = opts.checkpointing
-        ? checkpoint((x) => this.loopStep(x, seqIdx), h, blockParams)
-        : this.loopStep(h, seqIdx);
-      if (all || r === R) {
-        const ro = this.readout(h);
-        out.readouts.push(ro);
-        if (!opts.skipLogits) out.logits.push(this.head(ro));
-        out.stepIndex.push(r);
-      }
-    }
+    runLoop(this, this.embed(tokens), {
+      layer: (l, h) => l.forward(h, seqIdx),
+      wrapStep: opts.checkpointing ? (step, h) => checkpoint(step, h, blockParams) : undefined,
+      after: (h, r) => {
+        if (all || r === R - 1) {
+          const ro = this.readout(h);
+          out.readouts.push(ro);
+          if (!opts.skipLogits) out.logits.push(this.head(ro));
+          out.stepIndex.push(r + 1);
+        }
+        return h;
+      },
+    });
     return out;
   }
 

@@ -21,8 +21,8 @@ import {
   earlyExitCounts,
   earlyExitSettings,
 } from "./decode-early-exit.js";
-import { withMambaRows } from "./decode-early-exit-rows.js";
 import type { Layer, LayerState } from "./layer.js";
+import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 import { checkPromptIds } from "./prefill.js";
 
@@ -43,13 +43,13 @@ function mixRows(h: Tensor, hExit: Float32Array, exitSteps: Int32Array, D: numbe
 }
 
 /**
- * A Mamba-2 layer that exited tokens skip without a trace ("carry"): each row's running tokens
+ * A layer with a recurrent state (Mamba-2) that exited tokens skip without a trace ("carry"): each row's running tokens
  * alone, in order, through the layer from that row's state. h [B,T,D] → [B,T,D] (exited
  * positions keep their input).
  */
 function prefillRunning(
   layer: Layer,
-  ls: Extract<LayerState, { kind: "mamba" }>,
+  ls: LayerState,
   h: Tensor,
   exitSteps: Int32Array,
   B: number,
@@ -65,7 +65,7 @@ function prefillRunning(
     pos.forEach((p, j) => {
       x.set(h.data.subarray(p * D, (p + 1) * D), j * D);
     });
-    const y = withMambaRows(ls.state, [b], (sub) =>
+    const y = layer.mixer.withRows(ls, [b], (sub) =>
       layer.prefill(sub, tensor(x, [1, pos.length, D])),
     );
     pos.forEach((p, j) => {
@@ -91,37 +91,37 @@ export function prefillEarlyExit(
   const { n_loops: R, d_model: D } = model.config;
   const N = model.layers.length;
   return noGrad(() => {
-    let h: Tensor = embedding(tokens, model.embeddings);
     const hExit = new Float32Array(B * T * D); // h(z) of each exited token
     const lastReadout = new Float32Array(B * D); // readout(z) of each row's last token
     const exitSteps = new Int32Array(B * T);
     let running = B * T;
-    for (let r = 0; r < R; r++) {
-      if (!running && !skippedWork) break;
-      const layerStates = st.states[r]!;
-      model.layers.forEach((layer, i) => {
-        const ls = layerStates[i]!;
-        if (running === B * T) h = layer.prefill(ls, h);
-        else if (ls.kind === "mamba" && skipped === "carry")
-          h = prefillRunning(layer, ls, h, exitSteps, B, T, D);
-        else h = layer.prefill(ls, mixRows(h, hExit, exitSteps, D));
-      });
-      if (!running) continue;
-      h = model.endOfStep(h);
-      const ro = model.readout(h).data;
-      for (let p = 0; p < B * T; p++) {
-        if (exitSteps[p] !== 0) continue;
-        const exit =
-          r === maxStep - 1 ||
-          (rule !== null && gate !== null && rule.step(p, gate.logitRow(ro, p)));
-        if (!exit) continue;
-        exitSteps[p] = r + 1;
-        running--;
-        hExit.set(h.data.subarray(p * D, (p + 1) * D), p * D);
-        if (p % T === T - 1)
-          lastReadout.set(ro.subarray(p * D, (p + 1) * D), ((p + 1) / T - 1) * D);
-      }
-    }
+    runLoop(model, embedding(tokens, model.embeddings), {
+      begin: () => running > 0 || skippedWork,
+      reads: () => running > 0,
+      layer: (layer, h, i, r) => {
+        const ls = st.states[r]![i]!;
+        if (running === B * T) return layer.prefill(ls, h);
+        if (!layer.mixer.positional && skipped === "carry")
+          return prefillRunning(layer, ls, h, exitSteps, B, T, D);
+        return layer.prefill(ls, mixRows(h, hExit, exitSteps, D));
+      },
+      after: (h, r) => {
+        const ro = model.readout(h).data;
+        for (let p = 0; p < B * T; p++) {
+          if (exitSteps[p] !== 0) continue;
+          const exit =
+            r === maxStep - 1 ||
+            (rule !== null && gate !== null && rule.step(p, gate.logitRow(ro, p)));
+          if (!exit) continue;
+          exitSteps[p] = r + 1;
+          running--;
+          hExit.set(h.data.subarray(p * D, (p + 1) * D), p * D);
+          if (p % T === T - 1)
+            lastReadout.set(ro.subarray(p * D, (p + 1) * D), ((p + 1) / T - 1) * D);
+        }
+        return h;
+      },
+    });
     st.position += T;
     return {
       logits: model.head(tensor(lastReadout, [B, D])),

@@ -9,6 +9,7 @@
  */
 import { embedding, IntTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState, DecodeStepResult } from "./decode.js";
+import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 
 /** h [B,T,D] → its last position [B,D]. */
@@ -71,19 +72,17 @@ export function prefill(
   const B = st.batch;
   const { d_model: D, n_loops: R } = model.config;
   return noGrad(() => {
-    let h = embedding(tokens, model.embeddings);
     const out: DecodeStepResult = { readouts: [], logits: [] };
-    for (let r = 0; r < R; r++) {
-      const layerStates = st.states[r]!;
-      model.layers.forEach((l, i) => {
-        h = l.prefill(layerStates[i]!, h);
-      });
-      h = model.endOfStep(h);
-      // readout and head are per position: only the last one is needed
-      const ro = model.readout(lastPosition(h, B, T, D));
-      out.readouts.push(ro);
-      if (allSteps || r === R - 1) out.logits.push(model.head(ro));
-    }
+    runLoop(model, embedding(tokens, model.embeddings), {
+      layer: (l, h, i, r) => l.prefill(st.states[r]![i]!, h),
+      after: (h, r) => {
+        // readout and head are per position: only the last one is needed
+        const ro = model.readout(lastPosition(h, B, T, D));
+        out.readouts.push(ro);
+        if (allSteps || r === R - 1) out.logits.push(model.head(ro));
+        return h;
+      },
+    });
     st.position += T;
     return out;
   });

@@ -13,13 +13,13 @@ import {
   exp,
   linear,
   linearSplit,
-  type Module,
   type NamedParameter,
   neg,
   parameter,
   Rng,
   reshape,
   rmsnorm,
+  type SequenceMixer,
   shapeStr,
   Tensor,
 } from "@loop/tensor";
@@ -29,6 +29,7 @@ import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { type Mamba2Config, type Mamba2Weights, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
 import { softplusBias } from "./mamba2-ops.js";
+import { withStateRows } from "./mamba2-rows.js";
 import { mamba2AbsorbRaw, mamba2ResidualStepNative, mamba2StepRaw } from "./mamba2-step.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
@@ -46,7 +47,9 @@ export interface Mamba2Options {
   nLayers?: number;
 }
 
-export class Mamba2Mixer implements Module {
+export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
+  /** Its decoding state is recurrent: a token that skips a step may leave it as it is. */
+  readonly positional = false;
   readonly cfg: Mamba2Config;
   readonly dInner: number;
   readonly nHeads: number;
@@ -110,6 +113,32 @@ export class Mamba2Mixer implements Module {
     const r = this.run(u, state ?? null, true);
     return { y: r.y, state: r.state! };
   }
+
+  /** `forward` (SequenceMixer). */
+  mix(u: Tensor, seqIdx: Int32Array | null): Tensor {
+    return this.forward(u, seqIdx);
+  }
+
+  /** `initState` (SequenceMixer; a recurrent state has no capacity). */
+  createState(batch: number, _capacity: number): Mamba2State {
+    return this.initState(batch);
+  }
+
+  /** `prefill` from `state`, the state after copied back into it (SequenceMixer). */
+  extend(state: Mamba2State, u: Tensor): Tensor {
+    const r = this.prefill(u, state);
+    state.conv.set(r.state.conv);
+    state.ssm.set(r.state.ssm);
+    return r.y;
+  }
+
+  /** `fn` on the rows `rows` of the state alone (mamba2-rows.ts), what it changed kept. */
+  withRows<R>(state: Mamba2State, rows: readonly number[], fn: (sub: Mamba2State) => R): R {
+    return withStateRows(state, rows, fn);
+  }
+
+  /** Nothing to do: a recurrent state has no position (SequenceMixer). */
+  endPosition(_state: Mamba2State): void {}
 
   initState(batch: number): Mamba2State {
     if (!Number.isInteger(batch) || batch < 1) {

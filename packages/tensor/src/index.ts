@@ -45,6 +45,7 @@ export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
 export { randn, randu } from "./random-tensor.js";
 export { deriveSeed, Rng, type RngState } from "./rng.js";
 export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
+export type { SequenceMixer } from "./sequence-mixer.js";
 export {
   full,
   IntTensor,
