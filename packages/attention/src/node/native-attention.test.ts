@@ -483,13 +483,12 @@ describe.runIf(nativeSuiteRuns("native attention kernels", built))(
       const small = new Tensor(normal(2 * 5 * 8, 42), [2, 5, 8], true);
       const sw = [4, 2, 2].map((r, i) => new Tensor(normal(r * 8, 43 + i, 0.5), [r, 8], true));
       // finite differences of the fused op (gradcheck throws past its tolerance)
-      const check = gradcheck(
+      gradcheck(
         () =>
           projectedAttention(small, sw[0]!, sw[1]!, sw[2]!, { nHeads: 2, nKvHeads: 1, rope: opts }),
         [small, ...sw],
         { maxPerInput: 24 },
       );
-      expect(check.maxError).toBeLessThan(2e-2);
       disableNativeAttentionKernels();
       for (const key of ["y", "dq", "dk", "dv", "du"] as const) {
         expect(sameBits(native[key], portable[key]), `${key} differs: native ran`).toBe(false);
