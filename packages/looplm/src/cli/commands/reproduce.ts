@@ -12,6 +12,7 @@ import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
 import {
+  claimTables,
   frontierTable,
   gateStudyCharts,
   loadNow,
@@ -78,7 +79,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const verdicts = [
       {
         text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
-        line: r.verdict,
+        line: r.verdict.line,
       },
     ];
     files = await writeStudyOutput(outDir, {
@@ -89,7 +90,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
       },
       verdicts,
       charts: gateStudyCharts(r.frontier, metric),
-      data: { frontier: r.frontier, per_seed: r.perSeed },
+      data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
       commands: [`(pretrain → gate1 → gate2 per seed in ${join(outDir, "seed-<k>")})`],
     });
     printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
@@ -97,17 +98,19 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const def = sweepStudy(name, f.scale);
     const r = await runSweepStudy(def, opts);
     const table = sweepStudyTables(r.rows, def.arms);
+    const claims = claimTables(r.verdicts);
     files = await writeStudyOutput(outDir, {
       facts: facts(def.title, def.notes),
       table,
+      claims,
       verdicts: r.verdicts,
-      charts: sweepStudyCharts(r.rows),
+      charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
       commands: Array.from({ length: f.seeds }, (_, k) =>
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
     });
-    printed = `${table.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    printed = `${table.text}\n\n${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   }
   const minutes = ((performance.now() - t0) / 60000).toFixed(1);
   process.stdout.write(
@@ -126,7 +129,12 @@ export function registerReproduce(program: Command): void {
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )
     .argument("<study>", `study: ${CHOICES.join(" | ")}`)
-    .option("--seeds <K>", "seeds per model (1..K)", intOption("--seeds", 1), 3)
+    .option(
+      "--seeds <K>",
+      "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
+      intOption("--seeds", 1),
+      5,
+    )
     .option(
       "--scale <s>",
       `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
@@ -140,8 +148,8 @@ export function registerReproduce(program: Command): void {
       "after",
       `
 Examples:
-  looplm reproduce phop                    # 3 seeds at cpu scale into runs/reproduce/phop
-  looplm reproduce all --seeds 5 --out runs/repro
+  looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
+  looplm reproduce all --out runs/repro
   looplm reproduce mano --scale paper --resume`,
     )
     .action(runReproduce);
