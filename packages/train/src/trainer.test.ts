@@ -135,6 +135,47 @@ describe("Trainer", () => {
     expect(() => new Trainer(model, task, opts)).not.toThrow();
   });
 
+  it("blockLr per-loop trains the looped block at lr/R and everything else at lr", () => {
+    const cfg = parseConfig({ ...base, backbone: "mamba", n_loops: 4, loop_norm: true });
+    const firstStep = (blockLr: "full" | "per-loop") => {
+      const model = new LoopedModel(cfg, { seed: 3 });
+      const before = model.parameters().map((p) => Float32Array.from(p.tensor.data));
+      const t = new Trainer(
+        model,
+        task,
+        resolveTrainOptions({ steps: 5, batchSize: 8, lr: 1e-2, warmupSteps: 0, blockLr }),
+      );
+      t.trainStep();
+      return {
+        t,
+        delta: model.parameters().map((p, i) => p.tensor.data.map((x, j) => x - before[i]![j]!)),
+      };
+    };
+    const full = firstStep("full");
+    const per = firstStep("per-loop");
+    // the optimiser sees the scale on the block's parameters only (norm_f: loop_norm is on)
+    const scales = Object.fromEntries(per.t.optimizer.params.map((p) => [p.name, p.lrScale]));
+    expect(scales["backbone.layers.0.mixer.in_proj.weight"]).toBe(0.25);
+    expect(scales["backbone.norm_f.weight"]).toBe(0.25);
+    expect(scales["backbone.embeddings.weight"]).toBeUndefined();
+    expect(full.t.optimizer.params.every((p) => p.lrScale === undefined)).toBe(true);
+    // AdamW's update (decay included) is linear in lr at equal gradients: the block moves 1/R as far
+    per.t.optimizer.params.forEach((p, i) => {
+      const d = per.delta[i]!;
+      const f = full.delta[i]!;
+      const k = p.lrScale ?? 1;
+      let moved = 0;
+      for (let j = 0; j < d.length; j++) {
+        expect(d[j]).toBeCloseTo(k * f[j]!, 6); // (float32 weights: ~1e-7 rounding)
+        moved += Math.abs(f[j]!);
+      }
+      if (p.name === "backbone.layers.0.mixer.in_proj.weight") expect(moved).toBeGreaterThan(0);
+    });
+    expect(() => resolveTrainOptions({ blockLr: "half" as never })).toThrow(
+      /blockLr must be one of full, per-loop, got "half"/,
+    );
+  });
+
   it("validates options by name", () => {
     expect(() => resolveTrainOptions({ steps: 0 })).toThrow(/steps must be an integer ≥ 1, got 0/);
     expect(() => resolveTrainOptions({ lr: -1 })).toThrow(/lr must be > 0/);
