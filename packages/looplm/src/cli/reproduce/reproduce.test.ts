@@ -371,6 +371,37 @@ describe("study definitions", () => {
       }
     }
   });
+  it("ablations: 2⊗1 vs 2⊗4 at 1×, 2×, 4× the steps, and 2⊗4 with one recipe change each", () => {
+    const def = sweepStudy("ablations", "cpu");
+    const lm = sweepStudy("lm", "cpu").arms[0]!;
+    expect(def.arms.map((a) => [a.id, a.loops, a.train.steps])).toEqual([
+      ["budget-1x", [1, 4], lm.train.steps],
+      ["budget-2x", [1, 4], 2 * lm.train.steps!],
+      ["budget-4x", [1, 4], 4 * lm.train.steps!],
+      ["out-proj-depth", [4], lm.train.steps],
+      ["loop-norm", [4], lm.train.steps],
+      ["block-lr", [4], lm.train.steps],
+    ]);
+    const cmd = (id: string) =>
+      armCommand(def.arms.find((a) => a.id === id)!, 1, "runs/r/ablations");
+    expect(cmd("out-proj-depth")).toContain(
+      " --loops 4 --d-model 64 --d-state 16 --headdim 16 --chunk 64 --out-proj-scale depth ",
+    );
+    expect(cmd("loop-norm")).toContain(" --loop-norm ");
+    expect(cmd("block-lr")).toContain(" --block-lr per-loop ");
+    expect(cmd("budget-4x")).toContain(` --steps ${4 * lm.train.steps!} `);
+    // every claim compares perplexities on paired seeds: 3 budgets, 2 per recipe change
+    expect(def.claims).toHaveLength(9);
+    expect(def.claims.every((c) => c.kind === "better" && c.minGap === 0)).toBe(true);
+  });
+  it("lm judges the downstream claim on the cloze and only reports PIQA", () => {
+    const def = sweepStudy("lm", "cpu");
+    expect(def.arms[0]!.cloze).toEqual({ choices: 4, limit: 500 });
+    expect(def.arms[0]!.mc?.name).toBe("PIQA");
+    const on = def.claims.map((c) => c.on ?? "metric");
+    expect(on).not.toContain("mc");
+    expect(on.filter((o) => o === "cloze")).toHaveLength(3);
+  });
   it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops", () => {
     const def = sweepStudy("phop", "cpu");
     expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 4 });
@@ -482,9 +513,13 @@ describe("running a study (tiny settings)", () => {
           id: "lm",
           task: { task: "lm", corpus, vocab: 300, seqLen: 16 },
           mc: { ...PIQA_FILES, limit: 6 },
+          cloze: { choices: 4, limit: 5 },
         },
       ],
-      claims: [{ kind: "above", text: "above chance", member: "lm/1⊗2", threshold: 0.5, on: "mc" }],
+      claims: [
+        { kind: "above", text: "above chance", member: "lm/1⊗2", threshold: 0.5, on: "mc" },
+        { kind: "above", text: "cloze", member: "lm/1⊗2", threshold: 0.25, on: "cloze" },
+      ],
     };
     const r = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: false });
     const file = join(dir, "out", "lm", "seed-1", "downstream.json");
@@ -498,6 +533,12 @@ describe("running a study (tiny settings)", () => {
     expect(r.verdicts[0]!.line).toMatch(
       /^inconclusive \(1 seeds < 5\): 1⊗2 .* on PIQA, 95 % CI n\/a \(t, 1 seed\); needs > 50\.00 %$/,
     );
+    // the cloze of the corpus's held-out tail, scored like PIQA and kept beside it
+    const cloze = JSON.parse(readFileSync(join(dir, "out", "lm", "seed-1", "cloze.json"), "utf8"));
+    expect(cloze).toMatchObject({ source: "last-word cloze", items: 5 });
+    expect(cloze.acc["1⊗2"]).toHaveLength(2);
+    for (const row of r.rows) expect(row.cloze!.values).toEqual([cloze.acc[row.label].at(-1)]);
+    expect(r.verdicts[1]!.line).toMatch(/^inconclusive \(1 seeds < 5\): 1⊗2 .* on last-word cloze/);
     // resumed: the stored scores are read back (a changed score would show)
     saved.acc["1⊗1"] = [0.125];
     writeFileSync(file, JSON.stringify(saved));
@@ -553,7 +594,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, mano, lm, backbones, exit-gate, all, got "bogus"',
+      'study must be one of phop, mano, lm, backbones, ablations, exit-gate, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,

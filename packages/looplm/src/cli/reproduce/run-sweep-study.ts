@@ -16,7 +16,7 @@ import {
   trainFlags,
   trainOptions,
 } from "./arm-inputs.js";
-import { scoreDownstream } from "./downstream.js";
+import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -50,9 +50,11 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const tasks = new TaskCache();
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
+  const cloze: SeedDownstream[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     const files = new Map<string, SweepFile>();
     const scores: SeedDownstream = new Map();
+    const clozeScores: SeedDownstream = new Map();
     for (const arm of def.arms) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
       const flags = taskFlags(arm.task);
@@ -71,20 +73,26 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         log: o.log,
       });
       files.set(arm.id, res.sweep);
+      const labels = res.sweep.rows.map((r) => r.label);
+      const dir = seedDir(o.outDir, arm.id, seed);
       if (arm.mc) {
-        const labels = res.sweep.rows.map((r) => r.label);
-        const dir = seedDir(o.outDir, arm.id, seed);
         const acc = scoreDownstream(dir, labels, arm.mc, task, o.log);
         scores.set(arm.id, { name: arm.mc.name, acc });
+      }
+      if (arm.cloze) {
+        const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, o.log);
+        clozeScores.set(arm.id, { name: CLOZE_NAME, acc });
       }
     }
     perSeed.push(files);
     downstream.push(scores);
+    cloze.push(clozeScores);
   }
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
     perSeed,
     downstream,
+    cloze,
   );
   return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
 }
