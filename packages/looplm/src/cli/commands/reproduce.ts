@@ -29,6 +29,7 @@ interface Flags {
   out: string;
   resume: boolean;
   overwrite: boolean;
+  jobs: number;
   backend?: Backend;
 }
 
@@ -48,7 +49,8 @@ function scale(v: string): Scale {
 
 function commandLine(study: StudyName, f: Flags): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
-  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${backend}`;
+  const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${backend}`;
 }
 
 async function runOne(name: StudyName, f: Flags): Promise<void> {
@@ -58,7 +60,15 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
   const loadStart = loadNow();
   if (f.resume && f.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
-  const opts = { outDir, seeds: f.seeds, resume: f.resume, overwrite: f.overwrite, log };
+  const opts = {
+    outDir,
+    seeds: f.seeds,
+    resume: f.resume,
+    overwrite: f.overwrite,
+    jobs: f.jobs,
+    childArgs: f.backend ? ["--backend", f.backend] : [],
+    log,
+  };
   const facts = (title: string, notes: string): RunFacts => ({
     study: name,
     title,
@@ -144,12 +154,19 @@ export function registerReproduce(program: Command): void {
     .option("--out <dir>", "folder of the study folders", "runs/reproduce")
     .option("--resume", "keep what already finished (members, stages, evaluations)", false)
     .option("--overwrite", "replace the study's runs already in --out", false)
+    .option(
+      "--jobs <N>",
+      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job)",
+      intOption("--jobs", 1),
+      1,
+    )
     .addHelpText(
       "after",
       `
 Examples:
   looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
   looplm reproduce all --out runs/repro
+  looplm reproduce lm --jobs 2             # two sweeps at a time, one thread each on 2 cores
   looplm reproduce mano --scale paper --resume`,
     )
     .action(runReproduce);

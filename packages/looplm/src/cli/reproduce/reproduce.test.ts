@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SweepFile } from "@loop/eval";
@@ -25,6 +25,10 @@ import { claimVerdict } from "./verdict.js";
 afterEach(() => vi.restoreAllMocks());
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-reproduce-"));
+
+/** The CLI's entry, run from source by child processes (`--jobs`). */
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+const threadsEach = Math.max(1, Math.floor(availableParallelism() / 2));
 
 const TESTDATA = fileURLToPath(new URL("../../../../../testdata/data/", import.meta.url));
 const PIQA_FILES = {
@@ -497,6 +501,42 @@ describe("running a study (tiny settings)", () => {
     expect(md).toContain("| loops help | inconclusive | 1⊗2 − 1⊗1 accuracy points, needs > 0.00 |");
     expect(readFileSync(join(dir, "tiny-metric.svg"), "utf8")).toMatch(/^<svg/);
   }, 120_000);
+
+  it("--jobs 2 trains the sweeps in child processes and prints what one job prints", async () => {
+    const one = await runSweepStudy(TINY, { outDir: tmp(), seeds: 2, resume: false });
+    const dir = tmp();
+    const lines: string[] = [];
+    const two = await runSweepStudy(TINY, {
+      outDir: dir,
+      seeds: 2,
+      resume: false,
+      jobs: 2,
+      launcher: {
+        exec: process.execPath,
+        args: ["--import", "tsx", "--conditions=@loop/source", MAIN],
+      },
+      log: (l) => lines.push(l),
+    });
+    expect(lines[0]).toBe(`tiny: 2 sweeps, 2 at a time, ${threadsEach} thread(s) each`);
+    expect(lines.some((l) => l.startsWith("[iso-param seed 2] "))).toBe(true);
+    expect(two.rows).toEqual(one.rows);
+    expect(two.verdicts).toEqual(one.verdicts);
+    // a failing child names its sweep and says why
+    await expect(
+      runSweepStudy(TINY, {
+        outDir: dir,
+        seeds: 1,
+        resume: false,
+        jobs: 2,
+        launcher: {
+          exec: process.execPath,
+          args: ["--import", "tsx", "--conditions=@loop/source", MAIN],
+        },
+      }),
+    ).rejects.toThrow(
+      /\[iso-param seed 1\] looplm sweep .* exited with code 1:\n.*already holds a sweep/s,
+    );
+  }, 240_000);
 
   it("scores an LM arm's members downstream once, and resumes without rescoring", async () => {
     const dir = tmp();

@@ -8,16 +8,11 @@ import type { SweepFile } from "@loop/eval";
 import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
 import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
-import {
-  flagLine,
-  modelConfig,
-  TaskCache,
-  taskFlags,
-  trainFlags,
-  trainOptions,
-} from "./arm-inputs.js";
+import { seedDir } from "./arm-command.js";
+import { modelConfig, TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
 import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
-import type { ArmDef, StudyDef } from "./study-types.js";
+import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
+import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
 export interface StudyRunOptions {
@@ -27,6 +22,12 @@ export interface StudyRunOptions {
   resume: boolean;
   /** Replace the study's runs already in `outDir`. */
   overwrite?: boolean;
+  /** Sweeps trained at once, each in its own process (sweep studies; default 1: in this one). */
+  jobs?: number;
+  /** How `jobs` > 1 starts the CLI (default: this process's own). */
+  launcher?: CliLauncher;
+  /** Arguments every child sweep gets (e.g. --backend). */
+  childArgs?: string[];
   log?: (line: string) => void;
 }
 
@@ -37,16 +38,14 @@ export interface SweepStudyResult {
   perSeed: Map<string, SweepFile>[];
 }
 
-export function seedDir(outDir: string, arm: string, seed: number): string {
-  return join(outDir, arm, `seed-${seed}`);
-}
-
-/** The `looplm sweep` command that trains one arm for one seed (what the study runs). */
-export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
-  return `looplm sweep --protocol ${arm.protocol} ${flagLine({ ...arm.task })} --base ${arm.base} --loops ${arm.loops.join(",")} ${flagLine({ ...arm.model })} ${flagLine({ ...arm.train })} --seed ${seed} --out ${seedDir(outDir, arm.id, seed)}`;
-}
+export { armArgs, armCommand, seedDir } from "./arm-command.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
+  if ((o.jobs ?? 1) > 1) {
+    await trainArmsInParallel(def, { ...o, jobs: o.jobs! });
+    // every sweep has finished: read them back (and score downstream) here
+    o = { ...o, resume: true, overwrite: false };
+  }
   const tasks = new TaskCache();
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
