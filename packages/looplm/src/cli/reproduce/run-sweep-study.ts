@@ -1,9 +1,9 @@
 /**
  * Run a sweep study: every arm (one `runSweep`, the machinery behind `looplm sweep`) for every
  * seed, seeds outermost so that a partial run has whole seeds; then aggregate over seeds and
- * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder.
+ * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder. With
+ * `jobs` > 1 the sweeps train first in child processes (parallel-arms.ts) and are read back.
  */
-import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
 import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
