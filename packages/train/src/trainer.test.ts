@@ -6,6 +6,7 @@ import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { describe, expect, it } from "vitest";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
+import type { StepEngine } from "./step-engine.js";
 import { Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
@@ -171,6 +172,19 @@ describe("Trainer", () => {
       }
       if (p.name === "backbone.layers.0.mixer.in_proj.weight") expect(moved).toBeGreaterThan(0);
     });
+    // a device step engine has its own optimiser, without per-parameter rates: refused by name
+    const engine = { name: "webgpu: test device" } as unknown as StepEngine;
+    expect(
+      () =>
+        new Trainer(
+          new LoopedModel(cfg, { seed: 3 }),
+          task,
+          resolveTrainOptions({ steps: 5, batchSize: 8, blockLr: "per-loop" }),
+          engine,
+        ),
+    ).toThrow(
+      'train: blockLr "per-loop" is not supported on webgpu: test device (only on the CPU)',
+    );
     expect(() => resolveTrainOptions({ blockLr: "half" as never })).toThrow(
       /blockLr must be one of full, per-loop, got "half"/,
     );
