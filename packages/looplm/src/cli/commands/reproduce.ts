@@ -12,6 +12,7 @@ import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
 import {
+  claimTables,
   frontierTable,
   gateStudyCharts,
   loadNow,
@@ -28,6 +29,7 @@ interface Flags {
   out: string;
   resume: boolean;
   overwrite: boolean;
+  jobs: number;
   backend?: Backend;
 }
 
@@ -47,7 +49,8 @@ function scale(v: string): Scale {
 
 function commandLine(study: StudyName, f: Flags): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
-  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${backend}`;
+  const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${backend}`;
 }
 
 async function runOne(name: StudyName, f: Flags): Promise<void> {
@@ -57,7 +60,15 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
   const loadStart = loadNow();
   if (f.resume && f.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
-  const opts = { outDir, seeds: f.seeds, resume: f.resume, overwrite: f.overwrite, log };
+  const opts = {
+    outDir,
+    seeds: f.seeds,
+    resume: f.resume,
+    overwrite: f.overwrite,
+    jobs: f.jobs,
+    childArgs: f.backend ? ["--backend", f.backend] : [],
+    log,
+  };
   const facts = (title: string, notes: string): RunFacts => ({
     study: name,
     title,
@@ -78,7 +89,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const verdicts = [
       {
         text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
-        line: r.verdict,
+        line: r.verdict.line,
       },
     ];
     files = await writeStudyOutput(outDir, {
@@ -89,7 +100,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
       },
       verdicts,
       charts: gateStudyCharts(r.frontier, metric),
-      data: { frontier: r.frontier, per_seed: r.perSeed },
+      data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
       commands: [`(pretrain → gate1 → gate2 per seed in ${join(outDir, "seed-<k>")})`],
     });
     printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
@@ -97,17 +108,19 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const def = sweepStudy(name, f.scale);
     const r = await runSweepStudy(def, opts);
     const table = sweepStudyTables(r.rows, def.arms);
+    const claims = claimTables(r.verdicts);
     files = await writeStudyOutput(outDir, {
       facts: facts(def.title, def.notes),
       table,
+      claims,
       verdicts: r.verdicts,
-      charts: sweepStudyCharts(r.rows),
+      charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
       commands: Array.from({ length: f.seeds }, (_, k) =>
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
     });
-    printed = `${table.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    printed = `${table.text}\n\n${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   }
   const minutes = ((performance.now() - t0) / 60000).toFixed(1);
   process.stdout.write(
@@ -126,7 +139,12 @@ export function registerReproduce(program: Command): void {
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )
     .argument("<study>", `study: ${CHOICES.join(" | ")}`)
-    .option("--seeds <K>", "seeds per model (1..K)", intOption("--seeds", 1), 3)
+    .option(
+      "--seeds <K>",
+      "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
+      intOption("--seeds", 1),
+      5,
+    )
     .option(
       "--scale <s>",
       `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
@@ -136,12 +154,19 @@ export function registerReproduce(program: Command): void {
     .option("--out <dir>", "folder of the study folders", "runs/reproduce")
     .option("--resume", "keep what already finished (members, stages, evaluations)", false)
     .option("--overwrite", "replace the study's runs already in --out", false)
+    .option(
+      "--jobs <N>",
+      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job)",
+      intOption("--jobs", 1),
+      1,
+    )
     .addHelpText(
       "after",
       `
 Examples:
-  looplm reproduce phop                    # 3 seeds at cpu scale into runs/reproduce/phop
-  looplm reproduce all --seeds 5 --out runs/repro
+  looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
+  looplm reproduce all --out runs/repro
+  looplm reproduce lm --jobs 2             # two sweeps at a time, one thread each on 2 cores
   looplm reproduce mano --scale paper --resume`,
     )
     .action(runReproduce);
