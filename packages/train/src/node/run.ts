@@ -84,10 +84,29 @@ export class RunInterrupted extends Error {
   }
 }
 
+/**
+ * The last step log.jsonl holds intact when its last line is torn, else null. A checkpoint past
+ * it cannot be resumed from (its step's line is lost), so an older one is, and the steps between
+ * are trained again — the same numbers, the run being deterministic.
+ */
+function tornLogLimit(logPath: string): number | null {
+  const { records, torn } = readLog(logPath);
+  return torn ? (records.at(-1)?.step ?? 0) : null;
+}
+
 /** Load the newest checkpoint that passes every check, noting the damaged ones skipped. */
 function restore(o: RunOptions, trainer: Trainer): string {
   const problems: string[] = [];
+  const logPath = join(o.runDir, "log.jsonl");
+  const limit = tornLogLimit(logPath);
   for (const dir of checkpointCandidates(o.runDir)) {
+    const step = Number(/step-(\d+)$/.exec(dir)?.[1]);
+    if (limit !== null && step > limit) {
+      o.onNote?.(
+        `${logPath} lost the line of step ${step} (its last line was torn): ${dir} is passed over for an older checkpoint, and the steps after it are trained again`,
+      );
+      continue;
+    }
     try {
       trainer.setState(loadTrainingCheckpoint(dir, o.model));
       for (const p of problems) o.onNote?.(`${p}; resuming from ${dir} instead`);
