@@ -27,6 +27,8 @@ export interface StudyRunOptions {
   resume: boolean;
   /** Replace the study's runs already in `outDir`. */
   overwrite?: boolean;
+  /** Stops the member in training after its current step, with a checkpoint (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -68,6 +70,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         evalCount: trainFlags(arm.train, seed).evalCount,
         resume: o.resume,
         overwrite: o.overwrite,
+        signal: o.signal,
         log: o.log,
       });
       files.set(arm.id, res.sweep);
