@@ -15,6 +15,7 @@ import {
   type SweepJob,
   type SweepResult,
   sweepRow,
+  sweepSchedule,
   writeSweepFile,
 } from "../cli/sweep-runner.js";
 import type { QueueAddress } from "./connection.js";
@@ -40,6 +41,10 @@ export async function runQueuedSweep(
 ): Promise<SweepResult> {
   const outDir = resolve(job.outDir);
   const members = planSweep(job);
+  // A queued sweep always continues what its folder holds: a larger --steps extends every
+  // member on one schedule, as on one machine with --resume.
+  const schedule = sweepSchedule(outDir, members, job.train);
+  for (const n of schedule.notes) process.stderr.write(`looplm: ${n}\n`);
   const jobs: TrainingJobData[] = members.map((m) => ({
     v: 2,
     label: m.label,
@@ -47,7 +52,7 @@ export async function runQueuedSweep(
     task: portableTaskFlags(taskFlags),
     taskInfo: job.taskInfo,
     config: m.config,
-    train: job.train,
+    train: schedule.train,
     evalCount: job.evalCount,
     ...(backend ? { backend } : {}),
   }));
@@ -67,5 +72,5 @@ export async function runQueuedSweep(
     throw new CliError(
       `${failed.length} of ${members.length} members failed (sweep.json has the others): ${failed.join("; ")}`,
     );
-  return finishSweep(outDir, sweep);
+  return finishSweep(outDir, sweep, schedule.notes);
 }

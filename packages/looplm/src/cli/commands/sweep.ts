@@ -80,7 +80,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
           }),
         );
     process.stdout.write(
-      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n${res.notes.map((n) => `${n}\n`).join("")}\nreport: ${res.reportPath}\n`,
     );
   } finally {
     release();
@@ -106,7 +106,7 @@ export function registerSweep(program: Command): void {
     )
     .option(
       "--resume",
-      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match)",
+      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match; a larger --steps extends every member on the sweep's learning-rate schedule, as train --resume does)",
       false,
     )
     .option("--overwrite", "replace the sweep already in --out", false)
