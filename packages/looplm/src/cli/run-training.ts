@@ -48,7 +48,7 @@ export interface TrainJob {
   info?: Record<string, unknown>;
   label: string;
   /** Called after every step, beside the progress display (a queue worker's progress). */
-  onStep?: (m: { step: number; loss: number }) => void;
+  onStep?: (m: { step: number; loss: number }) => void | Promise<void>;
 }
 
 /** The evaluation used during training: per-step accuracy or perplexity on the fixed eval set. */
@@ -138,7 +138,7 @@ async function trainModel(
         : taskEvaluator(job.task, job.evalCount, evalBatch),
       onStep: (m) => {
         bar.update(m);
-        job.onStep?.(m);
+        return job.onStep?.(m);
       },
       onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
       info: {

@@ -38,6 +38,8 @@ export async function runQueuedSweep(
   address: QueueAddress,
   /** The backend the user chose (undefined: each worker's own, by default its best). */
   backend?: Backend,
+  /** Sign the jobs with this secret (job-signature.ts). */
+  secret?: string,
 ): Promise<SweepResult> {
   const outDir = resolve(job.outDir);
   const members = planSweep(job);
@@ -56,7 +58,7 @@ export async function runQueuedSweep(
     evalCount: job.evalCount,
     ...(backend ? { backend } : {}),
   }));
-  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr });
+  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
   let metric: SweepFile["metric"] = job.task.metric;

@@ -57,8 +57,11 @@ export interface RunOptions {
    * runs elsewhere (an engine's device).
    */
   evaluate?: (model: LoopedModel) => EvalRecord | Promise<EvalRecord>;
-  /** Called after every step (progress display). */
-  onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void;
+  /**
+   * Called after every step, its log line and any checkpoint written (progress display); a
+   * returned promise is awaited before the next step.
+   */
+  onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void | Promise<void>;
   /** Things the user should know (a damaged checkpoint skipped, a torn log line dropped). */
   onNote?: (line: string) => void;
   /** Extra fields for run.json (task options, etc.). */
@@ -204,7 +207,7 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
       saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
       saved = m.step;
     }
-    o.onStep?.(ev ? { ...m, eval: ev } : m);
+    await o.onStep?.(ev ? { ...m, eval: ev } : m);
     // Let signal handlers (and anything else waiting) run between steps.
     await nextTick();
   }
