@@ -196,6 +196,20 @@ describe("looplm train, generate, sweep", () => {
         `^--tokenizer ${tok} has \\d+ tokens but the model in ${join(runDir, "final")} has a vocabulary of 3 \\(vocab_size in config.json\\): use the tokenizer.json the model was trained with$`,
       ),
     );
+    // …and one with fewer: what it cannot spell is named when the model samples it
+    const wide = join(d, "wide");
+    await run("train", ...tiny, "--alphabet", "8", ...quick, "--out", wide);
+    const small = join(d, "small.json");
+    writeFileSync(corpus, "ab ab\n");
+    await run("tokenizer", "train", "--corpus", corpus, "--kind", "char", "--out", small);
+    const sample = ["--max-new", "30", "--temperature", "1", "--top-k", "0", "--seed", "1"];
+    await expect(
+      run("generate", "--model", wide, "--prompt", "ab", "--tokenizer", small, ...sample),
+    ).rejects.toThrow(
+      new RegExp(
+        `^the model sampled token [5-7], which --tokenizer ${small} \\(5 tokens\\) cannot decode: the model's vocabulary has 8 `,
+      ),
+    );
   });
   it("runs an iso-parameter sweep into a table, sweep.json and a report", async () => {
     const d = join(tmp(), "sweep");

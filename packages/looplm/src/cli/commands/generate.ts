@@ -64,7 +64,18 @@ export async function runGenerate(f: Flags): Promise<void> {
       );
     prompt = Array.from(tok.encode(f.prompt!));
     if (prompt.length === 0) throw new CliError("--prompt encodes to no tokens");
-    decode = (ids) => tok.decode(ids);
+    decode = (ids) => {
+      try {
+        return tok.decode(ids);
+      } catch (e) {
+        // A tokenizer smaller than the model's vocabulary cannot spell every token it samples.
+        const bad = ids.find((i) => i >= tok.vocabSize);
+        if (bad === undefined) throw e;
+        throw new CliError(
+          `the model sampled token ${bad}, which ${f.tokenizer ? `--tokenizer ${tokPath}` : tokPath} (${tok.vocabSize} tokens) cannot decode: the model's vocabulary has ${V} (vocab_size in ${join(checkpoint, "config.json")}); use the tokenizer.json the model was trained with`,
+        );
+      }
+    };
   }
   let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
