@@ -292,6 +292,36 @@ describe("run folders: resume continues the run that was started", () => {
     ).rejects.toThrow(/log.jsonl:2 is not valid JSON/);
   });
 
+  it("a torn line of a checkpointed step: an older checkpoint is resumed and the step re-run", async () => {
+    const full = tmp("rf-torn-full-");
+    const longer = resumeTrainOptions(train, { steps: 8 }).train;
+    await runTraining({ runDir: full, model: fresh(), task, train });
+    await runTraining({ runDir: full, model: fresh(), task, train: longer, resume: true });
+    const dir = tmp("rf-torn-ck-");
+    await runTraining({ runDir: dir, model: fresh(), task, train });
+    // the line of step 6, the step of the newest checkpoint (and of final/), cut short
+    const log = join(dir, "log.jsonl");
+    const text = readFileSync(log, "utf8");
+    writeFileSync(log, text.slice(0, text.lastIndexOf('{"step":6') + 15));
+    const notes: string[] = [];
+    await runTraining({
+      runDir: dir,
+      model: fresh(),
+      task,
+      train: longer,
+      resume: true,
+      onNote: (l) => notes.push(l),
+    });
+    expect(notes[0]).toMatch(
+      /log.jsonl lost the line of step 6 \(its last line was torn\): .*step-000006 is passed over for an older checkpoint/,
+    );
+    expect(notes[1]).toMatch(/dropped a torn last line/);
+    // steps 5–8 trained from the step-4 checkpoint: the log of an uninterrupted run, bit for bit
+    const strip = (rs: ReturnType<typeof logSteps>) =>
+      rs.map(({ step, lr, loss }) => ({ step, lr, loss }));
+    expect(strip(logSteps(dir))).toEqual(strip(logSteps(full)));
+  });
+
   it("an aborted run checkpoints the step it finished and resumes exactly", async () => {
     const full = tmp("rf-sig-full-");
     await runTraining({ runDir: full, model: fresh(), task, train });

@@ -3,11 +3,13 @@
  * sweep machinery, then print and write its results table (mean ± sd over seeds, the paper's
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
  */
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
@@ -47,19 +49,35 @@ function scale(v: string): Scale {
   return v as Scale;
 }
 
-function commandLine(study: StudyName, f: Flags): string {
+function commandLine(study: string, f: Flags): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
   const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
   return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${backend}`;
 }
 
-async function runOne(name: StudyName, f: Flags): Promise<void> {
+/**
+ * What a finished study wrote (results.json, results.md, report.html, its <study>-*.svg plots):
+ * `--overwrite` removes them before training, so a replaced study that is interrupted never
+ * shows the old study's results as its own.
+ */
+export function removeStudyResults(outDir: string, study: string): string[] {
+  if (!existsSync(outDir)) return [];
+  const plots = readdirSync(outDir).filter((f) => f.startsWith(`${study}-`) && f.endsWith(".svg"));
+  const gone = ["results.json", "results.md", "report.html", ...plots].filter((f) =>
+    existsSync(join(outDir, f)),
+  );
+  for (const f of gone) rmSync(join(outDir, f), { force: true });
+  return gone;
+}
+
+async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<void> {
   const outDir = join(f.out, name);
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const t0 = performance.now();
   const loadStart = loadNow();
   if (f.resume && f.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
+  if (f.overwrite) removeStudyResults(outDir, name);
   const opts = {
     outDir,
     seeds: f.seeds,
@@ -68,6 +86,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     jobs: f.jobs,
     childArgs: f.backend ? ["--backend", f.backend] : [],
     log,
+    signal,
   };
   const facts = (title: string, notes: string): RunFacts => ({
     study: name,
@@ -130,7 +149,12 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
 }
 
 export async function runReproduce(study: string, f: Flags): Promise<void> {
-  for (const name of studyList(study)) await runOne(name, f);
+  // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
+  // released, and the command says how to continue (exit 130/143), as `looplm train` does.
+  const hint = `${commandLine(study, f)} --resume`;
+  await withInterrupts(hint, async (signal) => {
+    for (const name of studyList(study)) await runOne(name, f, signal);
+  });
 }
 
 export function registerReproduce(program: Command): void {
@@ -153,7 +177,11 @@ export function registerReproduce(program: Command): void {
     )
     .option("--out <dir>", "folder of the study folders", "runs/reproduce")
     .option("--resume", "keep what already finished (members, stages, evaluations)", false)
-    .option("--overwrite", "replace the study's runs already in --out", false)
+    .option(
+      "--overwrite",
+      "replace the study's runs already in --out (its old results are removed first)",
+      false,
+    )
     .option(
       "--jobs <N>",
       "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job)",

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { ChildrenInterrupted } from "../interrupt.js";
 import { armArgs } from "./arm-command.js";
 import type { StudyDef } from "./study-types.js";
 
@@ -38,6 +39,11 @@ export interface ParallelOptions {
   launcher?: CliLauncher;
   /** Arguments every child sweep gets (e.g. --backend). */
   childArgs?: string[];
+  /**
+   * SIGINT/SIGTERM: passed on to every running child as SIGTERM (each finishes its step and
+   * checkpoints, as `looplm sweep` does); no further sweep starts.
+   */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -47,13 +53,22 @@ interface Unit {
   args: string[];
 }
 
-function runUnit(u: Unit, launcher: CliLauncher, threads: number, log: (l: string) => void) {
+function runUnit(
+  u: Unit,
+  launcher: CliLauncher,
+  threads: number,
+  log: (l: string) => void,
+  signal?: AbortSignal,
+) {
   const tag = `[${u.arm} seed ${u.seed}]`;
   const child = spawn(launcher.exec, [...launcher.args, ...u.args], {
     stdio: ["ignore", "pipe", "pipe"],
     cwd: launchDir,
     env: { ...process.env, LOOPLM_THREADS: String(threads) },
   });
+  const stop = () => child.kill("SIGTERM");
+  signal?.addEventListener("abort", stop, { once: true });
+  child.on("close", () => signal?.removeEventListener("abort", stop));
   const tail: string[] = [];
   for (const stream of [child.stdout, child.stderr])
     createInterface({ input: stream }).on("line", (l) => {
@@ -93,16 +108,19 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
   log(`${def.name}: ${units.length} sweeps, ${o.jobs} at a time, ${threads} thread(s) each`);
   let next = 0;
   let failed: Error | null = null;
+  let stopped = 0;
   const lane = async () => {
-    while (next < units.length && !failed) {
+    while (next < units.length && !failed && !o.signal?.aborted) {
       const u = units[next++]!;
       try {
-        await runUnit(u, launcher, threads, log);
+        await runUnit(u, launcher, threads, log, o.signal);
       } catch (e) {
-        failed ??= e as Error;
+        if (o.signal?.aborted) stopped++;
+        else failed ??= e as Error;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.jobs, units.length) }, lane));
   if (failed) throw failed;
+  if (o.signal?.aborted) throw new ChildrenInterrupted(stopped);
 }

@@ -73,6 +73,7 @@ export async function runGateStudy(
           resume,
           // with --resume, a stage that never reached a checkpoint starts again
           overwrite: o.overwrite === true || (o.resume && !resume),
+          signal: o.signal,
           label: `seed ${seed} ${stage}`,
         });
       }

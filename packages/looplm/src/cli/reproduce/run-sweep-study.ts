@@ -28,6 +28,8 @@ export interface StudyRunOptions {
   launcher?: CliLauncher;
   /** Arguments every child sweep gets (e.g. --backend). */
   childArgs?: string[];
+  /** Stops the member in training after its current step, with a checkpoint (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -69,6 +71,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         evalCount: trainFlags(arm.train, seed).evalCount,
         resume: o.resume,
         overwrite: o.overwrite,
+        signal: o.signal,
         log: o.log,
       });
       files.set(arm.id, res.sweep);
