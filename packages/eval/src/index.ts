@@ -5,6 +5,7 @@ export {
   type GatedScore,
   type StepScore,
 } from "./accuracy.js";
+export { type ClozeOptions, lastWordClozeItems } from "./cloze/last-word-cloze.js";
 export {
   EVAL_FORMAT,
   type EvalFile,

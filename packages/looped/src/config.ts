@@ -24,6 +24,14 @@ export interface MlpSettings {
   d_ff: number;
 }
 
+/**
+ * Initial scale of every residual output projection (Mamba-2 out_proj, attention o_proj, MLP
+ * down projection), on top of ±1/√fan_in: "layers" divides by √n_layers (the distinct layers);
+ * "depth" by √(n_layers·n_loops), the residual additions of the unrolled stack.
+ */
+export type OutProjScale = "layers" | "depth";
+export const OUT_PROJ_SCALES: readonly OutProjScale[] = ["layers", "depth"];
+
 export interface ModelConfig {
   backbone: Backbone;
   vocab_size: number;
@@ -38,6 +46,11 @@ export interface ModelConfig {
   attn_layers: number[];
   mlp: MlpSettings | null;
   exit_gate: boolean;
+  /**
+   * Initialisation only (docs/formats.md): absent means "layers", so a config that does not use
+   * the option reads and writes exactly as before it existed.
+   */
+  out_proj_scale?: "depth";
 }
 
 /** A config as a user may write it: everything but the required keys optional. */
@@ -45,7 +58,8 @@ export type ModelConfigInput = Pick<
   ModelConfig,
   "backbone" | "vocab_size" | "d_model" | "n_layers"
 > &
-  Partial<Omit<ModelConfig, "ssm" | "attention">> & {
+  Partial<Omit<ModelConfig, "ssm" | "attention" | "out_proj_scale">> & {
+    out_proj_scale?: OutProjScale;
     ssm?: Partial<SsmSettings>;
     attention?: Partial<AttentionSettings>;
   };
@@ -78,6 +92,7 @@ const TOP_KEYS = [
   "attn_layers",
   "mlp",
   "exit_gate",
+  "out_proj_scale",
 ];
 
 function fail(msg: string): never {
@@ -158,6 +173,14 @@ export function parseConfig(raw: unknown): ModelConfig {
     mlp: null,
     exit_gate: o.exit_gate === undefined ? false : bool(o.exit_gate, "exit_gate"),
   };
+  if (o.out_proj_scale !== undefined) {
+    if (!OUT_PROJ_SCALES.includes(o.out_proj_scale as OutProjScale))
+      fail(
+        `out_proj_scale must be one of ${OUT_PROJ_SCALES.map((s) => `"${s}"`).join(", ")}, got ${JSON.stringify(o.out_proj_scale)}`,
+      );
+    // the default is kept implicit (see ModelConfig.out_proj_scale)
+    if (o.out_proj_scale === "depth") cfg.out_proj_scale = "depth";
+  }
   if (o.attn_layers !== undefined) {
     if (!Array.isArray(o.attn_layers))
       fail(`attn_layers must be an array of layer indices, got ${JSON.stringify(o.attn_layers)}`);
@@ -220,6 +243,14 @@ export function validateConfig(cfg: ModelConfig): void {
 /** Build a complete config from a partial one (defaults filled, validated). */
 export function makeConfig(input: ModelConfigInput): ModelConfig {
   return parseConfig(input);
+}
+
+/**
+ * The layer count residual output projections are scaled for at initialisation (÷√ of it):
+ * n_layers, or n_layers·n_loops with out_proj_scale "depth".
+ */
+export function residualInitLayers(cfg: ModelConfig): number {
+  return cfg.out_proj_scale === "depth" ? cfg.n_layers * cfg.n_loops : cfg.n_layers;
 }
 
 /** Whether layer `i` has an attention mixer. */

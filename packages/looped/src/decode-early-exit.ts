@@ -15,7 +15,7 @@
  *   - its logits are logits(z) = head(readout(z)).
  * q = 1 never exits before R and computes exactly what `decodeStep` computes; q = 0 runs one
  * step per token. Rows exit independently; a strict subset of rows is stepped through gathered
- * states (decode-early-exit-rows.ts), so every row gets what batch-1 decoding would give it.
+ * states (SequenceMixer.withRows), so every row gets what batch-1 decoding would give it.
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
 import { OnlineThresholdExit } from "@loop/exit-gate";

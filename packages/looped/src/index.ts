@@ -18,7 +18,10 @@ export {
   type ModelConfig,
   type ModelConfigInput,
   makeConfig,
+  OUT_PROJ_SCALES,
+  type OutProjScale,
   parseConfig,
+  residualInitLayers,
   type SsmSettings,
   validateConfig,
 } from "./config.js";

@@ -15,7 +15,7 @@ import {
   type SequenceMixer,
   type Tensor,
 } from "@loop/tensor";
-import { isAttentionLayer, type ModelConfig } from "./config.js";
+import { isAttentionLayer, type ModelConfig, residualInitLayers } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
 /** A layer's decoding state: its mixer's own (a Mamba-2 state or a KV cache). */
@@ -36,7 +36,8 @@ export class Layer implements Module {
     const D = cfg.d_model;
     this.eps = cfg.norm_eps;
     this.norm = ones(D, "norm.weight");
-    const opts = { rng: rng.child("mixer"), nLayers: cfg.n_layers };
+    const nLayers = residualInitLayers(cfg);
+    const opts = { rng: rng.child("mixer"), nLayers };
     if (isAttentionLayer(cfg, index)) {
       this.mixer = new AttentionMixer(attentionConfig(cfg), opts);
     } else {
@@ -46,7 +47,7 @@ export class Layer implements Module {
       this.mlpNorm = ones(D, "mlp_norm.weight");
       this.mlp = new SwiGluMlp(
         { dModel: D, dFf: cfg.mlp.d_ff },
-        { rng: rng.child("mlp"), nLayers: cfg.n_layers },
+        { rng: rng.child("mlp"), nLayers },
       );
     } else {
       this.mlpNorm = null;

@@ -66,10 +66,14 @@ describe.each(Object.entries(configs))("LoopedModel (%s)", (_name, cfg) => {
   it("gradient of the final-loop loss matches finite differences (weights shared over R steps)", () => {
     const m = new LoopedModel(cfg, { seed: 5 });
     const ps = m.parameters().filter((p) => !p.name.startsWith("exit_gate"));
+    // atol 2e-3, not the default 1e-3: a whole looped model (2 layers × 3 loops of float32
+    // kernels), and the embedding (init std 0.02, carried by the residual stream) bends on its own
+    // small scale, so its entries need steps down to 2⁻¹⁰, where the loss's float32 rounding
+    // divided by the step reaches ~1e-3 (the spread of successive estimates measured there).
     gradcheck(
       () => m.finalLoss(tokens, targets),
       ps.map((p) => p.tensor),
-      { maxPerInput: 6, eps: 1e-3, tol: 3e-2 },
+      { maxPerInput: 6, atol: 2e-3 },
     );
   });
 

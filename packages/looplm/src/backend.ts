@@ -36,7 +36,12 @@ export function gpuContext(): GpuContext | null {
 type Started = { ok: true } | { ok: false; reason: string };
 
 /** How each backend switches on and off (switching one on switches the others off first). */
-const STARTERS: Record<Backend, { start(): Promise<Started>; stop(): void }> = {
+interface StartOptions {
+  /** Show what native libraries print while the backend starts (Dawn's adapter search). */
+  verbose?: boolean;
+}
+
+const STARTERS: Record<Backend, { start(o: StartOptions): Promise<Started>; stop(): void }> = {
   portable: { start: async () => ({ ok: true }), stop: () => {} },
   native: {
     async start() {
@@ -46,9 +51,11 @@ const STARTERS: Record<Backend, { start(): Promise<Started>; stop(): void }> = {
     stop: disableNativeKernels,
   },
   webgpu: {
-    async start() {
+    async start(o) {
       try {
-        gpu ??= await createNodeGpuContext();
+        gpu ??= await createNodeGpuContext({
+          onNativeOutput: o.verbose ? (text) => process.stderr.write(text) : undefined,
+        });
       } catch (e) {
         return { ok: false, reason: e instanceof Error ? e.message : String(e) };
       }
@@ -78,11 +85,11 @@ export function parseBackend(v: string): Backend {
   return v as Backend;
 }
 
-async function switchTo(b: Backend): Promise<Started> {
+async function switchTo(b: Backend, o: StartOptions = {}): Promise<Started> {
   // (started again even when active: enableNativeKernels may have been undone since)
   if (b !== active) STARTERS[active].stop();
   active = "portable";
-  const r = await STARTERS[b].start();
+  const r = await STARTERS[b].start(o);
   if (r.ok) active = b;
   return r;
 }
@@ -96,9 +103,10 @@ async function switchTo(b: Backend): Promise<Started> {
 export async function startBackend(
   choice: Backend | undefined,
   notice: (line: string) => void = () => {},
+  o: StartOptions = {},
 ): Promise<Backend> {
   if (choice !== undefined) {
-    const r = await switchTo(choice);
+    const r = await switchTo(choice, o);
     if (!r.ok) throw new CliError(`--backend ${choice} cannot start here: ${r.reason}`);
     return choice;
   }

@@ -181,8 +181,7 @@ describe("Mamba2Mixer gradients", () => {
     const m = mixer({ ...tiny, chunkSize: 2 }, 21);
     const u = randn([1, 5, 8], 22);
     const params = m.parameters().map((p) => p.tensor);
-    const r = gradcheck(() => m.forward(u), [u, ...params], { eps: 1e-2, maxPerInput: 24 });
-    expect(r.maxError).toBeLessThan(2e-2);
+    gradcheck(() => m.forward(u), [u, ...params], { maxPerInput: 24 });
   });
 
   it("prefill passes gradients to the parameters when starting from a state", () => {
@@ -190,8 +189,7 @@ describe("Mamba2Mixer gradients", () => {
     const u = randn([1, 6, 8], 32);
     const st = noGrad(() => m.prefill(randn([1, 3, 8], 33, { requiresGrad: false }))).state;
     const params = m.parameters().map((p) => p.tensor);
-    const r = gradcheck(() => m.prefill(u, { ...st }).y, [u, ...params], { maxPerInput: 16 });
-    expect(r.maxError).toBeLessThan(2e-2);
+    gradcheck(() => m.prefill(u, { ...st }).y, [u, ...params], { maxPerInput: 16 });
     const y = m.prefill(u, st).y;
     backward(y);
     for (const p of params) expect(p.grad!.some((v) => v !== 0)).toBe(true);

@@ -6,7 +6,12 @@ export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
-export { type GradcheckOptions, type GradcheckResult, gradcheck } from "./gradcheck.js";
+export {
+  type GradcheckEntry,
+  type GradcheckOptions,
+  type GradcheckResult,
+  gradcheck,
+} from "./gradcheck.js";
 export {
   decodeSafetensors,
   encodeSafetensors,

@@ -10,6 +10,8 @@ export interface NamedParameter {
   tensor: Tensor;
   /** False for dt_bias, A_log, D, norm weights and biases (docs/model.md §3). */
   decay: boolean;
+  /** Multiplies the optimizer's learning rate for this parameter (absent: 1). */
+  lrScale?: number;
 }
 
 export interface Module {

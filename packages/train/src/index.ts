@@ -1,5 +1,8 @@
+export { isBlockParameter, withBlockLr } from "./block-lr.js";
 export { freezeForStage, stageLoss, trainableParameters } from "./objective.js";
 export {
+  BLOCK_LRS,
+  type BlockLr,
   DEFAULT_TRAIN,
   resolveTrainOptions,
   STAGES,

@@ -4,6 +4,14 @@
 export type Stage = "pretrain" | "gate1" | "gate2";
 export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
 
+/**
+ * The learning rate of the shared (looped) block — its layers, and norm_f with loop_norm: "full"
+ * (the schedule's lr, like every other parameter) or "per-loop" (lr/R, R the model's loop count:
+ * the block's gradient sums R uses of each weight).
+ */
+export type BlockLr = "full" | "per-loop";
+export const BLOCK_LRS: readonly BlockLr[] = ["full", "per-loop"];
+
 export interface TrainOptions {
   stage: Stage;
   /** Optimizer steps. */
@@ -38,6 +46,8 @@ export interface TrainOptions {
   /** Stage-2 label sharpness k and threshold γ. */
   k: number;
   gamma: number;
+  /** The shared block's learning rate (BlockLr). */
+  blockLr: BlockLr;
 }
 
 export const DEFAULT_TRAIN: TrainOptions = {
@@ -59,6 +69,7 @@ export const DEFAULT_TRAIN: TrainOptions = {
   beta: 0.05,
   k: 50,
   gamma: 0.005,
+  blockLr: "full",
 };
 
 function check(cond: boolean, msg: string): void {
@@ -100,5 +111,9 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
   check(o.clip >= 0, `clip must be ≥ 0, got ${o.clip}`);
   check(o.beta >= 0, `beta must be ≥ 0, got ${o.beta}`);
   check(o.k > 0, `k must be > 0, got ${o.k}`);
+  check(
+    BLOCK_LRS.includes(o.blockLr),
+    `blockLr must be one of ${BLOCK_LRS.join(", ")}, got ${JSON.stringify(o.blockLr)}`,
+  );
   return o;
 }

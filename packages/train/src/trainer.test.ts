@@ -6,6 +6,7 @@ import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { describe, expect, it } from "vitest";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
+import type { StepEngine } from "./step-engine.js";
 import { Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
@@ -133,6 +134,60 @@ describe("Trainer", () => {
     for (const p of model.parameters())
       expect(p.tensor.requiresGrad, p.name).toBe(p.name.startsWith("exit_gate."));
     expect(() => new Trainer(model, task, opts)).not.toThrow();
+  });
+
+  it("blockLr per-loop trains the looped block at lr/R and everything else at lr", () => {
+    const cfg = parseConfig({ ...base, backbone: "mamba", n_loops: 4, loop_norm: true });
+    const firstStep = (blockLr: "full" | "per-loop") => {
+      const model = new LoopedModel(cfg, { seed: 3 });
+      const before = model.parameters().map((p) => Float32Array.from(p.tensor.data));
+      const t = new Trainer(
+        model,
+        task,
+        resolveTrainOptions({ steps: 5, batchSize: 8, lr: 1e-2, warmupSteps: 0, blockLr }),
+      );
+      t.trainStep();
+      return {
+        t,
+        delta: model.parameters().map((p, i) => p.tensor.data.map((x, j) => x - before[i]![j]!)),
+      };
+    };
+    const full = firstStep("full");
+    const per = firstStep("per-loop");
+    // the optimiser sees the scale on the block's parameters only (norm_f: loop_norm is on)
+    const scales = Object.fromEntries(per.t.optimizer.params.map((p) => [p.name, p.lrScale]));
+    expect(scales["backbone.layers.0.mixer.in_proj.weight"]).toBe(0.25);
+    expect(scales["backbone.norm_f.weight"]).toBe(0.25);
+    expect(scales["backbone.embeddings.weight"]).toBeUndefined();
+    expect(full.t.optimizer.params.every((p) => p.lrScale === undefined)).toBe(true);
+    // AdamW's update (decay included) is linear in lr at equal gradients: the block moves 1/R as far
+    per.t.optimizer.params.forEach((p, i) => {
+      const d = per.delta[i]!;
+      const f = full.delta[i]!;
+      const k = p.lrScale ?? 1;
+      let moved = 0;
+      for (let j = 0; j < d.length; j++) {
+        expect(d[j]).toBeCloseTo(k * f[j]!, 6); // (float32 weights: ~1e-7 rounding)
+        moved += Math.abs(f[j]!);
+      }
+      if (p.name === "backbone.layers.0.mixer.in_proj.weight") expect(moved).toBeGreaterThan(0);
+    });
+    // a device step engine has its own optimiser, without per-parameter rates: refused by name
+    const engine = { name: "webgpu: test device" } as unknown as StepEngine;
+    expect(
+      () =>
+        new Trainer(
+          new LoopedModel(cfg, { seed: 3 }),
+          task,
+          resolveTrainOptions({ steps: 5, batchSize: 8, blockLr: "per-loop" }),
+          engine,
+        ),
+    ).toThrow(
+      'train: blockLr "per-loop" is not supported on webgpu: test device (only on the CPU)',
+    );
+    expect(() => resolveTrainOptions({ blockLr: "half" as never })).toThrow(
+      /blockLr must be one of full, per-loop, got "half"/,
+    );
   });
 
   it("validates options by name", () => {

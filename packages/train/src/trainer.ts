@@ -21,6 +21,7 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
+import { withBlockLr } from "./block-lr.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import type { TrainOptions } from "./options.js";
 import type { StepEngine } from "./step-engine.js";
@@ -77,7 +78,11 @@ export class Trainer {
     this.task = task;
     this.opts = opts;
     checkFrozenForStage(model, opts.stage);
-    this.params = trainableParameters(model, opts.stage);
+    this.params = withBlockLr(model, trainableParameters(model, opts.stage), opts.blockLr);
+    if (engine && opts.blockLr !== "full")
+      throw new Error(
+        `train: blockLr "${opts.blockLr}" is not supported on ${engine.name} (only on the CPU)`,
+      );
     this.optimizer = new AdamW(this.params, {
       lr: opts.lr,
       beta1: opts.beta1,

@@ -11,7 +11,10 @@ import { backward, gradcheck, linear, Rng, reshape, Tensor } from "@loop/tensor"
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import {
+  nativeBuildExpected,
+  nativeSuiteRuns,
+} from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import { type FlashBwdNative, flashBackward } from "../attention-backward.js";
 import { type FlashFwdNative, flashForward } from "../attention-forward.js";
@@ -119,11 +122,14 @@ function bwdPacked(
 }
 
 describe("native attention addon build", () => {
-  it("builds on this machine, or says why not", () => {
-    // The CI machine has a C compiler: the comparisons below then run for real.
-    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
-    else expect(built.path).toMatch(/attention-[0-9a-f]{16}\.node$/);
-  });
+  // Wherever a C compiler is installed the build must work (the error is the failure message);
+  // elsewhere one printed line says why, a failure under CI (which installs gcc).
+  it.runIf(nativeBuildExpected("the native attention addon build"))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(/attention-[0-9a-f]{16}\.node$/);
+    },
+  );
 });
 
 describe.runIf(nativeSuiteRuns("native attention kernels", built))(
@@ -483,13 +489,12 @@ describe.runIf(nativeSuiteRuns("native attention kernels", built))(
       const small = new Tensor(normal(2 * 5 * 8, 42), [2, 5, 8], true);
       const sw = [4, 2, 2].map((r, i) => new Tensor(normal(r * 8, 43 + i, 0.5), [r, 8], true));
       // finite differences of the fused op (gradcheck throws past its tolerance)
-      const check = gradcheck(
+      gradcheck(
         () =>
           projectedAttention(small, sw[0]!, sw[1]!, sw[2]!, { nHeads: 2, nKvHeads: 1, rope: opts }),
         [small, ...sw],
         { maxPerInput: 24 },
       );
-      expect(check.maxError).toBeLessThan(2e-2);
       disableNativeAttentionKernels();
       for (const key of ["y", "dq", "dk", "dv", "du"] as const) {
         expect(sameBits(native[key], portable[key]), `${key} differs: native ran`).toBe(false);

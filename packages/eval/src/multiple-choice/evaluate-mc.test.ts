@@ -114,5 +114,9 @@ describe("item files", () => {
     expect(() => parsePiqa('{"goal": 1, "sol1": "a", "sol2": "b"}', "0")).toThrow(
       /"goal" must be a string/,
     );
+    // a missing field is named, even when the label count no longer matches either
+    expect(() =>
+      parsePiqa('{"goal": "g", "sol1": "a"}', "0\n1\n", { data: "p.jsonl", labels: "l.lst" }),
+    ).toThrow('p.jsonl:1: the item has no "sol2" (PIQA items are {goal, sol1, sol2})');
   });
 });

@@ -18,6 +18,21 @@ export function parsePiqa(
   const dataName = sources.data ?? "piqa.jsonl";
   const labelName = sources.labels ?? "labels.lst";
   const rows = parseJsonLines(jsonlText, dataName);
+  // Each item's fields first: a malformed item is named by its line and field, not reported as
+  // a label count that no longer matches.
+  const docs = rows.map(({ line, value }) => {
+    const where = `${dataName}:${line}`;
+    const o = value as Record<string, unknown> | null;
+    if (o === null || typeof o !== "object" || Array.isArray(o))
+      throw new Error(`${where}: expected an object {goal, sol1, sol2}`);
+    for (const k of ["goal", "sol1", "sol2"]) {
+      if (!(k in o))
+        throw new Error(`${where}: the item has no "${k}" (PIQA items are {goal, sol1, sol2})`);
+      if (typeof o[k] !== "string")
+        throw new Error(`${where}: "${k}" must be a string, got ${JSON.stringify(o[k])}`);
+    }
+    return { where, goal: o.goal as string, sol1: o.sol1 as string, sol2: o.sol2 as string };
+  });
   const labels = labelsText
     .split("\n")
     .map((l, i) => ({ text: l.trim(), line: i + 1 }))
@@ -26,23 +41,11 @@ export function parsePiqa(
     throw new Error(
       `${labelName}: has ${labels.length} labels but ${dataName} has ${rows.length} items (expected one label per item)`,
     );
-  return rows.map(({ line, value }, i) => {
-    const where = `${dataName}:${line}`;
-    const o = value as Record<string, unknown> | null;
-    if (o === null || typeof o !== "object" || Array.isArray(o))
-      throw new Error(`${where}: expected an object {goal, sol1, sol2}`);
-    for (const k of ["goal", "sol1", "sol2"]) {
-      if (typeof o[k] !== "string")
-        throw new Error(`${where}: "${k}" must be a string, got ${JSON.stringify(o[k])}`);
-    }
+  return docs.map((d, i) => {
     const l = labels[i]!;
     if (l.text !== "0" && l.text !== "1")
       throw new Error(`${labelName}:${l.line}: label must be 0 or 1, got "${l.text}"`);
-    const item = {
-      context: piqaContext(o.goal as string),
-      choices: [o.sol1 as string, o.sol2 as string],
-      label: Number(l.text),
-    };
-    return checkMcItem(item, where, (c) => `"sol${c + 1}"`);
+    const item = { context: piqaContext(d.goal), choices: [d.sol1, d.sol2], label: Number(l.text) };
+    return checkMcItem(item, d.where, (c) => `"sol${c + 1}"`);
   });
 }

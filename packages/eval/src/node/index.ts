@@ -1,3 +1,4 @@
+export { type CorpusClozeOptions, corpusClozeItems } from "./cloze-files.js";
 export { readMcFile, readPiqaFiles, writeEvalFile } from "./data-files.js";
 export { escapeHtml, htmlPage, type Section } from "./html-page.js";
 export {

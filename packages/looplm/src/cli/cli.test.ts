@@ -178,6 +178,38 @@ describe("looplm train, generate, sweep", () => {
         .split(" ")
         .every((s) => ["a", "b", "c"].includes(s)),
     ).toBe(true);
+    // the run folder stands for its final/ checkpoint (as with eval), vocab.json found there
+    const args = ["--tokens", "0,1,2", "--max-new", "4", "--temperature", "0"];
+    expect(await run("generate", "--model", runDir, ...args)).toBe(gen);
+    await expect(run("generate", "--model", runDir, "--tokens", "0,7")).rejects.toThrow(
+      `--tokens: token 7 is not an id of the model's vocabulary (0..2, vocab_size in ${join(runDir, "final", "config.json")})`,
+    );
+    // a tokenizer with more tokens than the model's vocabulary: named, with both sizes
+    const corpus = join(d, "corpus.txt");
+    writeFileSync(corpus, "abcdefgh abcdefgh\n");
+    const tok = join(d, "chars.json");
+    await run("tokenizer", "train", "--corpus", corpus, "--kind", "char", "--out", tok);
+    await expect(
+      run("generate", "--model", runDir, "--prompt", "abc", "--tokenizer", tok),
+    ).rejects.toThrow(
+      new RegExp(
+        `^--tokenizer ${tok} has \\d+ tokens but the model in ${join(runDir, "final")} has a vocabulary of 3 \\(vocab_size in config.json\\): use the tokenizer.json the model was trained with$`,
+      ),
+    );
+    // …and one with fewer: what it cannot spell is named when the model samples it
+    const wide = join(d, "wide");
+    await run("train", ...tiny, "--alphabet", "8", ...quick, "--out", wide);
+    const small = join(d, "small.json");
+    writeFileSync(corpus, "ab ab\n");
+    await run("tokenizer", "train", "--corpus", corpus, "--kind", "char", "--out", small);
+    const sample = ["--max-new", "30", "--temperature", "1", "--top-k", "0", "--seed", "1"];
+    await expect(
+      run("generate", "--model", wide, "--prompt", "ab", "--tokenizer", small, ...sample),
+    ).rejects.toThrow(
+      new RegExp(
+        `^the model sampled token [5-7], which --tokenizer ${small} \\(5 tokens\\) cannot decode: the model's vocabulary has 8 `,
+      ),
+    );
   });
   it("runs an iso-parameter sweep into a table, sweep.json and a report", async () => {
     const d = join(tmp(), "sweep");
@@ -228,6 +260,15 @@ describe("looplm train, generate, sweep", () => {
       run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", x),
     ).rejects.toThrow(/--loops must be a comma-separated list/);
     await expect(run("generate", "--model", "x")).rejects.toThrow(/exactly one of --prompt/);
+    // settings no machine holds: the memory they need, and the flag to lower, before any work
+    await expect(run("train", ...tiny, "--batch", "2147483647", "--out", x)).rejects.toThrow(
+      /^training this setting needs at least 2\.\d TiB of memory \(.* for one step's activations at --batch 2147483647 × 12 tokens\): lower --batch \(this machine has /,
+    );
+    await expect(
+      run("train", ...tiny, "--d-model", "1048576", "--headdim", "16", "--out", x),
+    ).rejects.toThrow(
+      /^training this setting needs at least .* TiB of memory .*: lower --d-model or --layers/,
+    );
     expect(existsSync(x)).toBe(false);
   });
 });

@@ -35,12 +35,17 @@ const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BAC
  */
 export function needsKernels(cmd: Command, needs: KernelNeeds = {}): Command {
   kernelCommands.set(cmd, { threads: true, ...needs });
-  return cmd.addOption(new Option("--backend <name>", BACKEND_OPTION_HELP).argParser(parseBackend));
+  return cmd
+    .addOption(new Option("--backend <name>", BACKEND_OPTION_HELP).argParser(parseBackend))
+    .option(
+      "--verbose",
+      "also print what native libraries say while the backend starts (Dawn's search for a GPU adapter)",
+    );
 }
 
 /** Start `choice` (undefined: the best CPU backend), saying in one line when native is missing. */
-export function useBackend(choice: Backend | undefined): Promise<Backend> {
-  return startBackend(choice, (line) => process.stderr.write(`looplm: ${line}\n`));
+export function useBackend(choice: Backend | undefined, verbose = false): Promise<Backend> {
+  return startBackend(choice, (line) => process.stderr.write(`looplm: ${line}\n`), { verbose });
 }
 
 /** Seconds between two logged thread switches (a loaded machine can switch often). */
@@ -73,7 +78,8 @@ async function setUp(cmd: Command): Promise<void> {
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${env}"`);
   if (threads > 1) await startThreadPool(threads);
   installThreadGovernor(!env && threads > 1 ? governor(threads) : null);
-  if (kernels) await useBackend((opts as { backend?: Backend }).backend);
+  const o = opts as { backend?: Backend; verbose?: boolean };
+  if (kernels) await useBackend(o.backend, o.verbose === true);
 }
 
 /** Install the hook on the program: it runs for whichever subcommand's action is about to run. */

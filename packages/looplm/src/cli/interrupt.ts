@@ -10,6 +10,17 @@ import { RunInterrupted } from "@loop/train/node";
 import { CliError } from "./errors.js";
 
 const CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Work that stopped on the signal without one run of its own to name: child processes (each a
+ * `looplm sweep` that checkpointed on the forwarded signal) ended on it.
+ */
+export class ChildrenInterrupted extends Error {
+  override name = "ChildrenInterrupted";
+  constructor(readonly stopped: number) {
+    super(`${stopped} child process(es) stopped with a checkpoint`);
+  }
+}
 type Sig = keyof typeof CODES;
 /** Signals closer together than this are one signal delivered twice. */
 const RELAY_MS = 1000;
@@ -57,6 +68,11 @@ export async function withInterrupts<T>(
     if (e instanceof RunInterrupted)
       throw new CliError(
         `stopped by ${got ?? "a signal"} after step ${e.step}; checkpoint saved in ${e.checkpoint}. Resume with: ${resumeHint}`,
+        CODES[got ?? "SIGINT"],
+      );
+    if (e instanceof ChildrenInterrupted)
+      throw new CliError(
+        `stopped by ${got ?? "a signal"}: ${e.stopped} sweep(s) in training saved a checkpoint. Resume with: ${resumeHint}`,
         CODES[got ?? "SIGINT"],
       );
     throw e;

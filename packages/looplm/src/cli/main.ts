@@ -4,6 +4,7 @@ import { errnoCode, fsErrorMessage } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import { setUpComputeBeforeActions } from "./compute.js";
 import { CliError } from "./errors.js";
+import { printable } from "./printable.js";
 import { buildProgram } from "./program.js";
 import { endQuietlyWhenStdoutCloses } from "./stdout.js";
 
@@ -12,7 +13,8 @@ function errorLine(e: unknown): string {
   const sys = e as NodeJS.ErrnoException;
   if (e instanceof Error && !(e instanceof CliError) && errnoCode(e) && sys.syscall)
     return fsErrorMessage(sys.syscall, sys.path ?? "a file", e);
-  return (e instanceof Error ? e.message : String(e)).split("\n")[0]!;
+  // (control characters escaped: a message may quote a queued job's label or a file's content)
+  return printable((e instanceof Error ? e.message : String(e)).split("\n")[0]!);
 }
 
 async function main(argv: string[]): Promise<number> {

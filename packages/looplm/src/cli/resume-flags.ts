@@ -20,8 +20,8 @@ export const RESUMABLE_FLAGS = [
   "checkpointing",
   "backend",
 ] as const;
-/** Flags that say what to do with the folder, not how the run trains. */
-const ACTION_FLAGS = new Set(["out", "resume", "overwrite"]);
+/** Flags that say what to do with the folder (or what to print), not how the run trains. */
+const ACTION_FLAGS = new Set(["out", "resume", "overwrite", "verbose"]);
 /** Flags naming files or folders: recorded as absolute paths, so resume works from anywhere. */
 const PATH_FLAGS = new Set(["from", "config", "corpus", "tokenizer"]);
 

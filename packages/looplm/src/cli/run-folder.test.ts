@@ -271,10 +271,14 @@ describe("the looplm binary and run folders", () => {
     const kids = r.stdout.split("\n").filter(Boolean).map(Number);
     return kids.flatMap((k) => [k, ...descendants(k)]);
   };
-  /** Wait until the run has logged a few steps. */
+  /** Wait until the run has logged a few steps (at most two minutes, then the test fails). */
   const logged = async (dir: string) => {
     const log = join(dir, "log.jsonl");
-    while (!existsSync(log) || lines(log).length < 3) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 2400; i++) {
+      if (existsSync(log) && lines(log).length >= 3) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${log} to hold 3 steps`);
   };
   // Long enough to be stopped, short enough that a failed test leaves no endless process.
   const long = [...tiny, ...quick, "--steps", "20000", "--ckpt-every", "0"];

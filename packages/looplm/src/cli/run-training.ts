@@ -20,6 +20,13 @@ import { type EvalRecord, progressReporter, type RunResult, runTraining } from "
 import { gpuStepEngine } from "@loop/webgpu";
 import { activeBackend, gpuContext } from "../backend.js";
 import { gpuOutputSource } from "../gpu-eval.js";
+import { CliError } from "./errors.js";
+import {
+  checkTrainingMemory,
+  isAllocationFailure,
+  memoryNeedLine,
+  trainingMemoryNeed,
+} from "./memory-need.js";
 
 export interface TrainJob {
   runDir: string;
@@ -40,7 +47,7 @@ export interface TrainJob {
   info?: Record<string, unknown>;
   label: string;
   /** Called after every step, beside the progress display (a queue worker's progress). */
-  onStep?: (m: { step: number; loss: number }) => void;
+  onStep?: (m: { step: number; loss: number }) => void | Promise<void>;
 }
 
 /**
@@ -69,7 +76,35 @@ function modelFor(job: TrainJob): LoopedModel {
 }
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
-  const model = modelFor(job);
+  const seqLen = job.task.seqLen;
+  // A setting no machine holds is refused before its model or its folder is made.
+  if (job.config) checkTrainingMemory(job.config, job.train, seqLen);
+  let model: LoopedModel;
+  try {
+    model = modelFor(job);
+  } catch (e) {
+    if (job.config && isAllocationFailure(e))
+      throw new CliError(
+        `out of memory making the model: ${memoryNeedLine(trainingMemoryNeed(job.config, job.train, seqLen), job.train.batchSize, seqLen)}`,
+      );
+    throw e;
+  }
+  if (!job.config) checkTrainingMemory(model.config, job.train, seqLen);
+  try {
+    return await trainModel(job, model);
+  } catch (e) {
+    if (!isAllocationFailure(e)) throw e;
+    const need = trainingMemoryNeed(model.config, job.train, seqLen);
+    throw new CliError(
+      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need, job.train.batchSize, seqLen)}`,
+    );
+  }
+}
+
+async function trainModel(
+  job: TrainJob,
+  model: LoopedModel,
+): Promise<RunResult & { model: LoopedModel }> {
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   const gpu = gpuContext();
@@ -94,7 +129,7 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
       ),
       onStep: (m) => {
         bar.update(m);
-        job.onStep?.(m);
+        return job.onStep?.(m);
       },
       onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
       info: {

@@ -14,7 +14,7 @@ import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
 import type { Task } from "@loop/tasks";
 import { makeDirectory } from "@loop/tensor/node";
-import type { TrainOptions } from "@loop/train";
+import { resolveTrainOptions, type TrainOptions } from "@loop/train";
 import {
   checkResumeMatches,
   type EvalRecord,
@@ -54,6 +54,8 @@ export interface SweepResult {
   sweep: SweepFile;
   table: string;
   reportPath: string;
+  /** What the table's numbers rest on beyond the command's flags (members extended, and how). */
+  notes: string[];
 }
 
 /** "2⊗4" → "2x4" for folder names. */
@@ -155,6 +157,49 @@ export function memberStart(
   return latestCheckpoint(runDir) ? { kind: "resume", train: resumed } : { kind: "fresh" };
 }
 
+/**
+ * The training options every member of a continued sweep trains with, and what to tell the
+ * reader. A larger `--steps` than the sweep was planned for extends it as `train --resume`
+ * extends a run: the members already started keep their warmup-cosine schedule and run the
+ * extra steps at its final learning rate, and members not started yet train on that same
+ * schedule — so that every row of the table follows one schedule. Members started on different
+ * schedules cannot be compared that way: an error naming --steps.
+ */
+export function sweepSchedule(
+  outDir: string,
+  plan: Plan,
+  train: TrainOptions,
+): { train: TrainOptions; notes: string[] } {
+  const started: { label: string; recorded: TrainOptions }[] = [];
+  const fresh: string[] = [];
+  for (const p of plan) {
+    const runDir = join(outDir, runFolderName(p.label));
+    if (holdsRun(runDir) && existsSync(join(runDir, "run.json")))
+      started.push({ label: p.label, recorded: readRunInfo(runDir).train });
+    else fresh.push(p.label);
+  }
+  const scheduleOf = (t: TrainOptions) => t.scheduleSteps ?? t.steps;
+  const schedules = [...new Set(started.map((m) => scheduleOf(m.recorded)))];
+  if (schedules.length > 1)
+    throw new CliError(
+      `--steps: the members of the sweep in ${outDir} follow different learning-rate schedules (${started.map((m) => `${m.label}: ${scheduleOf(m.recorded)} steps`).join(", ")}), so their table would compare unlike runs; resume each with train --resume, or start the sweep afresh (--overwrite)`,
+    );
+  const schedule = schedules[0];
+  if (schedule === undefined || train.steps <= schedule) return { train, notes: [] };
+  const extended = started.filter((m) => m.recorded.steps < train.steps);
+  const minLr = (started[0]?.recorded.minLr ?? train.minLr).toExponential(2);
+  const notes = [
+    `--steps ${train.steps} extends this sweep, planned for ${schedule} steps, as train --resume extends a run: every member's learning rate follows the ${schedule}-step warmup-cosine schedule and stays at its final value ${minLr} for steps ${schedule + 1}–${train.steps}`,
+  ];
+  if (extended.length > 0)
+    notes.push(
+      `extended: ${extended.map((m) => `${m.label} (from ${m.recorded.steps} steps)`).join(", ")}`,
+    );
+  if (fresh.length > 0)
+    notes.push(`trained from the start on the same schedule: ${fresh.join(", ")}`);
+  return { train: resolveTrainOptions({ ...train, scheduleSteps: schedule }), notes };
+}
+
 /** The members of a sweep, in table order (each loop count once, each run folder once). */
 export function planSweep(job: Pick<SweepJob, "protocol" | "task" | "base" | "loops">): Plan {
   checkDistinctLoops(job.loops);
@@ -188,9 +233,13 @@ export function writeSweepFile(outDir: string, sweep: SweepFile): void {
 }
 
 /** The comparison table and the HTML report of a written sweep.json. */
-export async function finishSweep(outDir: string, sweep: SweepFile): Promise<SweepResult> {
+export async function finishSweep(
+  outDir: string,
+  sweep: SweepFile,
+  notes: string[] = [],
+): Promise<SweepResult> {
   const reportPath = await renderSweepReport(outDir);
-  return { sweep, table: comparisonTable(sweep.rows, sweep.metric, "text"), reportPath };
+  return { sweep, table: comparisonTable(sweep.rows, sweep.metric, "text"), reportPath, notes };
 }
 
 export async function runSweep(job: SweepJob): Promise<SweepResult> {
@@ -206,22 +255,30 @@ export async function runSweep(job: SweepJob): Promise<SweepResult> {
 async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
   const rows: SweepRow[] = [];
   let metric: SweepFile["metric"] = "accuracy";
+  const schedule = job.resume
+    ? sweepSchedule(job.outDir, plan, job.train)
+    : { train: job.train, notes: [] };
+  for (const n of schedule.notes) job.log?.(`looplm: ${n}`);
   for (const [i, p] of plan.entries()) {
     const run = runFolderName(p.label);
     const runDir = join(job.outDir, run);
     const tag = `[${i + 1}/${plan.length}] ${p.label}`;
     let ev: EvalRecord | null = null;
-    let train = job.train;
+    let train = schedule.train;
     let resume = false;
     if (job.resume) {
-      const start = memberStart(runDir, p.label, p.config, job.train);
+      const start = memberStart(runDir, p.label, p.config, schedule.train);
       if (start.kind === "finished") {
         ev = start.ev;
         job.log?.(`${tag}: already trained, kept`);
       } else if (start.kind === "resume") {
         train = start.train;
         resume = true;
-        job.log?.(`${tag}: resuming from its last checkpoint`);
+        job.log?.(
+          start.train.steps > readRunInfo(runDir).train.steps
+            ? `${tag}: extending from ${readRunInfo(runDir).train.steps} to ${start.train.steps} steps, from its last checkpoint`
+            : `${tag}: resuming from its last checkpoint`,
+        );
       }
     }
     if (!ev) {
@@ -249,5 +306,9 @@ async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
     rows.push(sweepRow(p, ev));
     writeSweepFile(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
   }
-  return finishSweep(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
+  return finishSweep(
+    job.outDir,
+    { protocol: job.protocol, task: job.task.name, metric, rows },
+    schedule.notes,
+  );
 }

@@ -5,29 +5,48 @@
  */
 import { Redis, type RedisOptions } from "ioredis";
 import { CliError } from "../cli/errors.js";
+import { printable } from "../cli/printable.js";
 
 export interface QueueAddress {
   /** ioredis connection options (host, port, db, credentials, TLS). */
   options: RedisOptions;
-  /** The URL without its password, for messages. */
+  /** The URL without its password (displayQueueUrl), control characters escaped, for messages. */
   display: string;
 }
 
 const FORM = "redis://[user:password@]host:port[/db] or rediss://… (TLS)";
 
+/**
+ * A queue URL as every message shows it: its password (everything between the user name's ":"
+ * and the last "@", or the whole user part when it has no ":") replaced by ***. Works on any
+ * string, so a URL too malformed to parse is shown masked too.
+ */
+export function displayQueueUrl(url: string): string {
+  const at = url.lastIndexOf("@");
+  if (at < 0) return url;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0] ?? "";
+  const user = url.slice(scheme.length, at);
+  const colon = user.indexOf(":");
+  const shown = colon < 0 ? "***" : `${user.slice(0, colon)}:***`;
+  return `${scheme}${shown}${url.slice(at)}`;
+}
+
 export function parseQueueUrl(url: string): QueueAddress {
+  const quoted = `"${printable(displayQueueUrl(url))}"`;
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new CliError(`--queue must be ${FORM}, got "${url}"`);
+    throw new CliError(`--queue must be ${FORM}, got ${quoted}`);
   }
   if (u.protocol !== "redis:" && u.protocol !== "rediss:")
-    throw new CliError(`--queue must be ${FORM}, got "${url}"`);
-  if (!u.hostname) throw new CliError(`--queue needs a host: ${FORM}, got "${url}"`);
+    throw new CliError(`--queue must be ${FORM}, got ${quoted}`);
+  if (!u.hostname) throw new CliError(`--queue needs a host: ${FORM}, got ${quoted}`);
   const path = u.pathname.replace(/^\//, "");
   if (path !== "" && !/^\d+$/.test(path))
-    throw new CliError(`--queue database must be a number (redis://host:port/0), got "/${path}"`);
+    throw new CliError(
+      `--queue database must be a number (redis://host:port/0), got "/${printable(path)}"`,
+    );
   const options: RedisOptions = {
     host: u.hostname.replace(/^\[|\]$/g, ""),
     port: u.port ? Number(u.port) : 6379,
@@ -36,15 +55,16 @@ export function parseQueueUrl(url: string): QueueAddress {
   if (u.username) options.username = decodeURIComponent(u.username);
   if (u.password) options.password = decodeURIComponent(u.password);
   if (u.protocol === "rediss:") options.tls = { servername: options.host! };
-  const shown = new URL(u.href);
-  if (shown.password) shown.password = "***";
-  return { options, display: shown.href.replace(/\/$/, "") };
+  return { options, display: printable(displayQueueUrl(u.href.replace(/\/$/, ""))) };
 }
 
 /** One line for a failure to talk to Redis at `a`. */
 export function describeRedisError(a: QueueAddress, e: unknown): string {
   const err = e as { code?: string; message?: string };
-  const msg = err.message ?? String(e);
+  // (a client or server message never echoes the password; should one ever, it is masked here)
+  const pw = a.options.password;
+  const raw = (err.message ?? String(e)).split("\n")[0]!;
+  const msg = printable(pw ? raw.split(pw).join("***") : raw);
   const where = `Redis at ${a.display}`;
   if (err.code === "ECONNREFUSED" || /ECONNREFUSED/.test(msg))
     return `cannot reach ${where}: connection refused (is redis-server running there?)`;
@@ -60,16 +80,18 @@ export function describeRedisError(a: QueueAddress, e: unknown): string {
   if (/ECONNRESET/.test(msg) && !a.options.tls)
     return `${where}: connection reset (if the server speaks TLS, use rediss://)`;
   if (/certificate|CERT_|SSL/i.test(`${err.code ?? ""} ${msg}`))
-    return `${where}: TLS: ${msg.split("\n")[0]} (NODE_EXTRA_CA_CERTS=ca.pem trusts your own CA)`;
+    return `${where}: TLS: ${msg} (NODE_EXTRA_CA_CERTS=ca.pem trusts your own CA)`;
   if (/DB index is out of range/i.test(msg))
-    return `${where}: database ${a.options.db} does not exist`;
-  return `${where}: ${msg.split("\n")[0]}`;
+    return `${where}: the server has no database ${a.options.db} (the number after the port)`;
+  return `${where}: ${msg}`;
 }
 
 /** Connect once, without retrying, and PING: fail fast with one line when Redis is unusable. */
 export async function checkRedis(a: QueueAddress): Promise<void> {
   const r = new Redis({
     ...a.options,
+    // (database 0 to connect; the URL's database is selected below, where a failure is seen)
+    db: 0,
     lazyConnect: true,
     connectTimeout: 5000,
     maxRetriesPerRequest: 0,
@@ -85,6 +107,22 @@ export async function checkRedis(a: QueueAddress): Promise<void> {
     await r.ping();
   } catch (e) {
     throw new CliError(describeRedisError(a, lastError ?? e));
+  }
+  try {
+    // ioredis selects the URL's database itself, but a SELECT that fails leaves the connection
+    // on database 0 with only an "error" event: ask here, so that jobs never land in database 0.
+    await r.select(a.options.db ?? 0);
+  } catch {
+    let count = "";
+    try {
+      const [, n] = (await r.config("GET", "databases")) as [string, string];
+      count = ` (it has ${n}: 0–${Number(n) - 1})`;
+    } catch {
+      // CONFIG may be disabled (managed Redis): say it without the count
+    }
+    throw new CliError(
+      `Redis at ${a.display} has no database ${a.options.db}${count}: choose one it has with the number after the port, redis://host:port/<db>`,
+    );
   } finally {
     r.disconnect();
   }

@@ -7,7 +7,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue } from "bullmq";
 import { CliError } from "../cli/errors.js";
+import { printable } from "../cli/printable.js";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
+import { signJob } from "./job-signature.js";
 import { type MemberStatus, progressView } from "./progress-table.js";
 import {
   QUEUE_NAME,
@@ -29,6 +31,8 @@ export interface CoordinatorOptions {
   stream: NodeJS.WriteStream;
   /** Seconds between looks at the queue. */
   pollSeconds?: number;
+  /** Sign every job with this secret (the workers' --secret). */
+  secret?: string;
 }
 
 /** Attempts of a job whose training process crashed (not of one that failed deterministically). */
@@ -39,27 +43,32 @@ type TrainingQueue = Queue<TrainingJobData, TrainingJobResult>;
 async function enqueue(
   queue: TrainingQueue,
   id: string,
-  d: TrainingJobData,
+  job: TrainingJobData,
   note: (l: string) => void,
+  secret: string | undefined,
 ): Promise<void> {
+  const d: TrainingJobData = secret ? { ...job, sig: signJob(job, secret) } : job;
   const existing = (await queue.getJob(id)) as Job<TrainingJobData> | undefined;
   if (existing) {
     const state = await existing.getState();
-    const settled = state === "completed" || state === "failed";
-    if (sameSettings(existing.data, d)) {
-      if (state !== "failed") return;
-      note(`${d.label}: failed before (${existing.failedReason}); queued again`);
-      await existing.retry("failed");
-      return;
-    }
-    if (!settled)
+    const same = sameSettings(existing.data, d);
+    // A completed job's result stands, and a job in training was accepted by its worker, however
+    // they were signed; one still waiting, or failed, is queued again signed as now.
+    const signedAlike = existing.data.sig === d.sig || state === "completed" || state === "active";
+    if (same && signedAlike && state !== "failed") return;
+    const replaceable = state === "completed" || state === "failed" || (same && state !== "active");
+    if (!replaceable)
       throw new CliError(
         `the queue already has job ${d.label} for ${d.runDir} with other settings (${state}); wait for it to finish or use another --out`,
       );
-    // A finished job of an earlier sweep with other settings: this command replaces it, as a
-    // single-machine sweep retrains the folder.
+    if (same && state === "failed")
+      note(`${d.label}: failed before (${printable(existing.failedReason)}); queued again`);
+    // A failed job, or a finished one of an earlier sweep with other settings, is replaced by
+    // this command's own job (never re-run from what Redis holds, which anyone with access to
+    // it could have changed), as a single-machine sweep retrains the folder.
     await existing.remove();
   }
+  // (the record first: the worker that takes the job checks it against the record)
   writeJobMarker(d, id);
   await queue.add("train", d, {
     jobId: id,
@@ -80,6 +89,7 @@ async function status(
   id: string,
   d: TrainingJobData,
   note: (l: string) => void,
+  secret: string | undefined,
 ): Promise<{ view: MemberStatus; outcome?: TrainingOutcome }> {
   // The state first, then the job: read the other way round, a job that completes in between
   // would show "completed" without its result.
@@ -92,7 +102,7 @@ async function status(
     // Redis came back without its data (no persistence): queue the job again; the worker
     // resumes its folder from the last checkpoint.
     note(`${d.label}: not in the queue any more (Redis lost its data?); queued again`);
-    await enqueue(queue, id, d, note);
+    await enqueue(queue, id, d, note, secret);
     return { view: { label: d.label, state: "queued" } };
   }
   const p = (typeof job.progress === "object" ? job.progress : {}) as Partial<TrainingJobProgress>;
@@ -102,23 +112,32 @@ async function status(
     const view: MemberStatus = {
       ...base,
       state: "done",
-      worker: result.worker,
+      worker: printable(result.worker),
       step: result.steps,
       detail: metricText(result),
     };
     return { view, outcome: { state: "done", result } };
   }
   if (state === "failed") {
-    const reason = job.failedReason;
+    const reason = printable(job.failedReason);
     return {
-      view: { ...base, state: "failed", worker: p.worker, detail: reason },
+      view: {
+        ...base,
+        state: "failed",
+        worker: p.worker === undefined ? undefined : printable(p.worker),
+        detail: reason,
+      },
       outcome: { state: "failed", reason },
     };
   }
   if (state === "active")
-    return { view: { ...base, state: "running", worker: job.processedBy ?? p.worker } };
+    return {
+      view: { ...base, state: "running", worker: printable(job.processedBy ?? p.worker ?? "") },
+    };
   if (state === "delayed")
-    return { view: { ...base, state: "retrying", detail: job.failedReason || undefined } };
+    return {
+      view: { ...base, state: "retrying", detail: printable(job.failedReason ?? "") || undefined },
+    };
   return { view: { ...base, state: "queued" } };
 }
 
@@ -145,10 +164,11 @@ export async function trainOnQueue(
     seen.add(id);
   }
   try {
-    for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note);
+    for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note, o.secret);
     for (;;) {
       const now = [];
-      for (const [i, d] of jobs.entries()) now.push(await status(queue, ids[i]!, d, view.note));
+      for (const [i, d] of jobs.entries())
+        now.push(await status(queue, ids[i]!, d, view.note, o.secret));
       if (down) view.note(`Redis at ${o.address.display} is back`);
       down = false;
       view.update(now.map((s) => s.view));

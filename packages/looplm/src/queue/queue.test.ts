@@ -2,13 +2,21 @@
  * The job queue end to end: real redis-server, real `looplm sweep --queue` coordinators and
  * `looplm worker` processes, tiny members so each test takes seconds.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkRedis, parseQueueUrl } from "./connection.js";
-import { looplm, type RedisServer, redisServer, waitFor } from "./redis-server.test-util.js";
+import { checkRedis, describeRedisError, displayQueueUrl, parseQueueUrl } from "./connection.js";
+import {
+  looplm,
+  pausePoint,
+  type RedisServer,
+  redisServer,
+  waitFor,
+} from "./redis-server.test-util.js";
 import { QUEUE_NAME } from "./training-job.js";
 
 const tiny = [
@@ -46,16 +54,15 @@ const tiny = [
   "10",
 ];
 const FOUR = ["--loops", "1,2,3,4"];
-const worker = (url: string, lock = "2") =>
-  looplm(["worker", "--queue", url, "--threads", "1", "--lock-seconds", lock]);
+const worker = (url: string, lock = "2", env: NodeJS.ProcessEnv = {}) =>
+  looplm(["worker", "--queue", url, "--threads", "1", "--lock-seconds", lock], env);
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-queue-"));
 const sweepFile = (dir: string) => JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8"));
 /** Which member a worker started (its first "training X in DIR" line). */
 const startedRun = (err: string) => /training (\S+) in (\S+)/.exec(err);
-/** A checkpoint is written but not the final weights (polled every 10 ms: tiny runs are fast). */
-const mid = (runDir: string) =>
-  existsSync(join(runDir, "checkpoints", "latest.json")) && !existsSync(join(runDir, "final"));
+/** Members checkpoint every 10 steps: a training process pauses at this one (pausePoint). */
+const PAUSE_STEP = 10;
 
 let redis: RedisServer;
 let reference: { rows: unknown[] };
@@ -81,22 +88,24 @@ describe("looplm sweep --queue with looplm worker", () => {
     const coord = looplm(["sweep", ...tiny, ...FOUR, "--out", dir, "--queue", url]);
     const b = worker(url);
     await waitFor("worker B to start a job", () => startedRun(b.err()));
-    const a = worker(url);
-    const [, label, runDir] = await waitFor("worker A to start a job", () => startedRun(a.err()));
-    await waitFor(`a checkpoint of ${label} in ${runDir}`, () => mid(runDir!), 6000, 10);
+    // A's training process stops after its step-10 checkpoint until A is killed: no race.
+    const pause = pausePoint(PAUSE_STEP);
+    const a = worker(url, "2", pause.env);
+    const { label, runDir } = await pause.reached();
+    expect(startedRun(a.err())?.slice(1)).toEqual([label, runDir]);
     a.proc.kill("SIGKILL");
     expect((await a.exited).signal).toBe("SIGKILL");
-    expect(existsSync(join(runDir!, "final"))).toBe(false);
+    expect(existsSync(join(runDir, "final"))).toBe(false);
 
     const { code } = await coord.exited;
     expect(code, coord.err()).toBe(0);
     // B took the dead worker's job after its lock expired and resumed its checkpoint.
     expect(b.err()).toContain(`training ${label} in ${runDir}`);
-    expect(b.err()).toMatch(new RegExp(`${label}: resuming .*step-0*[1-9]`));
+    expect(b.err()).toMatch(new RegExp(`${label}: resuming .*step-0*${PAUSE_STEP}\\b`));
     expect(sweepFile(dir)).toEqual(reference);
     expect(coord.out()).toMatch(/1⊗4\s+looped/);
     expect(existsSync(join(dir, "report.html"))).toBe(true);
-    const steps = readFileSync(join(runDir!, "log.jsonl"), "utf8")
+    const steps = readFileSync(join(runDir, "log.jsonl"), "utf8")
       .trim()
       .split("\n")
       .map((l) => (JSON.parse(l) as { step: number }).step);
@@ -112,9 +121,9 @@ describe("looplm sweep --queue with looplm worker", () => {
     const args = ["sweep", ...tiny, "--loops", "2,4", "--out", dir, "--queue", url];
     const first = looplm(args);
     const second = looplm(args);
-    const c = worker(url);
-    const [, label, runDir] = await waitFor("worker C to start a job", () => startedRun(c.err()));
-    await waitFor(`a checkpoint of ${label}`, () => mid(runDir!), 6000, 10);
+    const pause = pausePoint(PAUSE_STEP);
+    const c = worker(url, "2", pause.env);
+    const { label } = await pause.reached();
     c.proc.kill("SIGTERM");
     expect((await c.exited).code).toBe(0);
     expect(c.err()).toContain(`${label} checkpointed and handed back to the queue`);
@@ -155,11 +164,12 @@ describe("looplm sweep --queue with looplm worker", () => {
       const loops = labels.map((l) => l.split("⊗")[1]).join(",");
       const args = ["sweep", ...tiny, "--loops", loops, "--out", dir, "--queue", server.url];
       const coord = looplm(args);
-      const w = worker(server.url, lockSeconds);
-      const [, label, runDir] = await waitFor("the worker to start", () => startedRun(w.err()));
-      await waitFor(`a checkpoint of ${label}`, () => mid(runDir!), 6000, 10);
+      const pause = pausePoint(PAUSE_STEP);
+      const w = worker(server.url, lockSeconds, pause.env);
+      const { label } = await pause.reached();
       await server.kill();
       await server.start();
+      pause.release();
       const { code } = await coord.exited;
       expect(code, coord.err()).toBe(0);
       const want = (reference.rows as { label: string }[]).filter((r) => labels.includes(r.label));
@@ -270,6 +280,194 @@ describe("the backend of a queued sweep", () => {
       await w.exited;
     }
   }, 300_000);
+});
+
+/** Every file under `dir`: its bytes' hash, size and modification time. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const p = join(dir, f);
+    const st = statSync(p);
+    if (!st.isFile()) continue;
+    const hash = createHash("sha256").update(readFileSync(p)).digest("hex");
+    out[f] = `${hash} ${st.size} ${st.mtimeMs}`;
+  }
+  return out;
+}
+
+describe("a worker trusts no job", () => {
+  it("refuses rewritten, unsigned and altered jobs in one line, never retrains a finished member, and writes nothing", async () => {
+    const url = `${redis.url}/6`;
+    const secret = { LOOPLM_QUEUE_SECRET: "a shared secret of 32 characters" };
+    const dir = tmp();
+    const runDir = join(dir, "1x1");
+    const short = ["--steps", "20", "--eval-every", "10"];
+    const args = ["sweep", ...tiny, ...short, "--loops", "1", "--out", dir, "--queue", url];
+    // a signed sweep, trained by a worker that accepts only signed jobs
+    const coord = looplm(args, secret);
+    let w = worker(url, "2", secret);
+    const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });
+    try {
+      expect((await coord.exited).code, coord.err()).toBe(0);
+      const [done] = await queue.getJobs(["completed"]);
+      const id = done!.id!;
+      const data = done!.data as Record<string, unknown> & { train: { steps: number } };
+      expect(data.sig).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.parse(readFileSync(join(runDir, "queue-job.json"), "utf8")).job.train.steps).toBe(
+        20,
+      );
+      const before = snapshot(runDir);
+      /** Put `d` on the queue under the finished job's id, as anyone with Redis access can. */
+      const replace = async (d: unknown) => {
+        await (await queue.getJob(id))!.remove();
+        const job = await queue.add("train", d as never, { jobId: id, attempts: 1 });
+        await waitFor("the job to settle", async () =>
+          ["completed", "failed"].includes(await job.getState()),
+        );
+        return (await queue.getJob(id))!;
+      };
+      const refused = async (d: unknown, reason: string) => {
+        const job = await replace(d);
+        expect(await job.getState()).toBe("failed");
+        expect(job.failedReason).toBe(reason);
+        expect(job.attemptsMade).toBe(1);
+        expect(w.err()).toContain(reason);
+        expect(snapshot(runDir)).toEqual(before);
+      };
+      const { sig: _sig, ...unsigned } = data;
+      await refused(
+        unsigned,
+        `job ${id}: it is not signed, and this worker trains only signed jobs (--secret / LOOPLM_QUEUE_SECRET); refused`,
+      );
+      await refused(
+        { ...data, train: { ...data.train, steps: 1e12 } },
+        `job ${id}: its signature does not match its content (altered, or signed with another secret); refused`,
+      );
+      w.proc.kill("SIGTERM");
+      await w.exited;
+
+      // A worker without a secret still trains only the job its sweep recorded.
+      w = worker(url);
+      await refused(
+        { ...unsigned, train: { ...data.train, steps: 1e12 } },
+        `job 1⊗1: not the job its sweep recorded in ${join(runDir, "queue-job.json")} (train.steps 1000000000000 (recorded 20)); refused`,
+      );
+      // escape codes and a forged line in a label reach neither the terminal nor the reason
+      const forged = "1⊗1\n\x1b[2Klooplm: FAKE all jobs done";
+      await refused(
+        { ...unsigned, label: forged },
+        `job 1⊗1\\n\\x1b[2Klooplm: FAKE all jobs done: not the job its sweep recorded in ${join(runDir, "queue-job.json")} (label "1⊗1\\n\\u001b[2Klooplm: FAKE all jobs done" (recorded "1⊗1")); refused`,
+      );
+      expect(w.err()).not.toMatch(/\nlooplm: FAKE/);
+      expect(w.err()).not.toContain("\x1b");
+      // the finished job replayed as it was: its numbers from its log, nothing trained
+      const replayed = await replace(data);
+      expect(await replayed.getState()).toBe("completed");
+      expect(replayed.returnvalue).toMatchObject({ steps: 20, eval: done!.returnvalue.eval });
+      expect(w.err()).toContain(
+        `1⊗1 in ${runDir} already finished its 20 steps (final/): not trained again; its numbers come from its log`,
+      );
+      expect(snapshot(runDir)).toEqual(before);
+    } finally {
+      await queue.close();
+      w.proc.kill("SIGTERM");
+      await w.exited;
+    }
+  }, 300_000);
+});
+
+describe("no output holds the Redis password", () => {
+  const pw = "hunter2-s3cret";
+  it("in any parse error of --queue", () => {
+    for (const url of [
+      `http://:${pw}@127.0.0.1:6392`,
+      `redis://:${pw}@:6392`,
+      `redis://user:${pw}@10.0.0.5:6379/x`,
+      `redis://:${pw}@10.0.0.5:99999`,
+      `redis://:${pw}@[::1`,
+      `:${pw}@10.0.0.5:6379`,
+      `redis://${pw}@/0`,
+    ]) {
+      let message = "";
+      try {
+        parseQueueUrl(url);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message, url).toMatch(/^--queue /);
+      expect(message, url).not.toContain(pw);
+      expect(message, url).not.toContain("hunter");
+    }
+    expect(displayQueueUrl(`http://:${pw}@127.0.0.1:6392`)).toBe("http://:***@127.0.0.1:6392");
+    expect(displayQueueUrl(`rediss://ops:${pw}@h:1/2`)).toBe("rediss://ops:***@h:1/2");
+    expect(displayQueueUrl(`redis://${pw}@h`)).toBe("redis://***@h");
+    expect(displayQueueUrl("redis://h:1/2")).toBe("redis://h:1/2");
+  });
+
+  it("in any connection error, and a database the server lacks is refused with nothing enqueued", async () => {
+    const a = parseQueueUrl(`redis://:${pw}@127.0.0.1:6399/3`);
+    for (const e of [
+      { code: "ECONNREFUSED", message: "connect ECONNREFUSED" },
+      { code: "ENOTFOUND", message: "getaddrinfo ENOTFOUND" },
+      { message: "connect ETIMEDOUT" },
+      { message: "NOAUTH Authentication required." },
+      { message: `WRONGPASS invalid username-password pair (${pw})` },
+      { message: "ERR AUTH <password> called without any password configured" },
+      { message: "read ECONNRESET" },
+      { code: "CERT_HAS_EXPIRED", message: "certificate has expired" },
+      { message: "ERR DB index is out of range" },
+      { message: `something else about ${pw}\nsecond line` },
+    ]) {
+      const line = describeRedisError(a, e);
+      expect(line).toContain("redis://:***@127.0.0.1:6399/3");
+      expect(line).not.toContain(pw);
+      expect(line).not.toContain("\n");
+    }
+    const locked = await redisServer({ password: pw });
+    try {
+      const base = `redis://:${pw}@127.0.0.1:${locked.port}`;
+      const shown = `redis://:***@127.0.0.1:${locked.port}`;
+      const out = tmp();
+      const runs = [
+        // the probe's malformed URLs, through the binary
+        looplm(["worker", "--queue", `http://:${pw}@127.0.0.1:${locked.port}`]),
+        looplm(["sweep", ...tiny, ...FOUR, "--out", tmp(), "--queue", `redis://:${pw}@:6392`]),
+        // a wrong password, and a database index the server does not have
+        looplm(["worker", "--queue", `redis://:not-${pw}@127.0.0.1:${locked.port}`]),
+        looplm(["worker", "--queue", `${base}/99`]),
+        looplm(["sweep", ...tiny, ...FOUR, "--out", out, "--queue", `${base}/99`]),
+      ];
+      const lines: string[] = [];
+      for (const r of runs) {
+        expect((await r.exited).code, r.err()).toBe(1);
+        expect(r.err()).not.toContain(pw);
+        expect(r.err().trim().split("\n")).toHaveLength(1);
+        lines.push(r.err().trim());
+      }
+      expect(lines[2]).toBe(
+        `looplm: Redis at redis://:***@127.0.0.1:${locked.port} rejected the user name or password`,
+      );
+      const noDb = `Redis at ${shown}/99 has no database 99 (it has 16: 0–15): choose one it has with the number after the port, redis://host:port/<db>`;
+      expect(lines[3]).toBe(`looplm: ${noDb}`);
+      expect(lines[4]).toBe(`looplm: ${noDb}`);
+      // nothing went to database 0 (or anywhere): no job, no record in the sweep folder
+      const r = new Redis({ port: locked.port, host: "127.0.0.1", password: pw });
+      try {
+        expect(await r.keys("*")).toEqual([]);
+      } finally {
+        r.disconnect();
+      }
+      expect(readdirSync(out)).toEqual([]);
+      await locked.stop();
+      const down = looplm(["worker", "--queue", base]);
+      expect((await down.exited).code).toBe(1);
+      expect(down.err().trim()).toBe(
+        `looplm: cannot reach Redis at ${shown}: connection refused (is redis-server running there?)`,
+      );
+    } finally {
+      await locked.stop();
+    }
+  }, 120_000);
 });
 
 describe("connection problems are one-line errors", () => {

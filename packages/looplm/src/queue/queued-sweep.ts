@@ -15,6 +15,7 @@ import {
   type SweepJob,
   type SweepResult,
   sweepRow,
+  sweepSchedule,
   writeSweepFile,
 } from "../cli/sweep-runner.js";
 import type { QueueAddress } from "./connection.js";
@@ -37,9 +38,15 @@ export async function runQueuedSweep(
   address: QueueAddress,
   /** The backend the user chose (undefined: each worker's own, by default its best). */
   backend?: Backend,
+  /** Sign the jobs with this secret (job-signature.ts). */
+  secret?: string,
 ): Promise<SweepResult> {
   const outDir = resolve(job.outDir);
   const members = planSweep(job);
+  // A queued sweep always continues what its folder holds: a larger --steps extends every
+  // member on one schedule, as on one machine with --resume.
+  const schedule = sweepSchedule(outDir, members, job.train);
+  for (const n of schedule.notes) process.stderr.write(`looplm: ${n}\n`);
   const jobs: TrainingJobData[] = members.map((m) => ({
     v: 2,
     label: m.label,
@@ -47,11 +54,11 @@ export async function runQueuedSweep(
     task: portableTaskFlags(taskFlags),
     taskInfo: job.taskInfo,
     config: m.config,
-    train: job.train,
+    train: schedule.train,
     evalCount: job.evalCount,
     ...(backend ? { backend } : {}),
   }));
-  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr });
+  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
   let metric: SweepFile["metric"] = job.task.metric;
@@ -67,5 +74,5 @@ export async function runQueuedSweep(
     throw new CliError(
       `${failed.length} of ${members.length} members failed (sweep.json has the others): ${failed.join("; ")}`,
     );
-  return finishSweep(outDir, sweep);
+  return finishSweep(outDir, sweep, schedule.notes);
 }

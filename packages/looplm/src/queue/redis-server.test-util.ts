@@ -4,7 +4,7 @@
  * Every wait is a bounded loop; a missing redis-server fails the test with what to install.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +109,28 @@ export async function redisServer(
   return server;
 }
 
+/**
+ * A pause point for a worker's training processes (train-child.ts, LOOPLM_PAUSE_AT_STEP): the
+ * env to start the worker with, a wait for the pause (which member, where), and its release.
+ */
+export function pausePoint(step: number) {
+  const file = join(mkdtempSync(join(tmpdir(), "looplm-pause-")), "paused.json");
+  return {
+    env: { LOOPLM_PAUSE_AT_STEP: `${step}:${file}` },
+    /** Resolves once a training process has logged and checkpointed `step` and waits there. */
+    reached: () =>
+      waitFor(`a training process to pause at step ${step}`, () =>
+        existsSync(file)
+          ? (JSON.parse(readFileSync(file, "utf8")) as { label: string; runDir: string })
+          : null,
+      ),
+    release: () => {
+      writeFileSync(`${file}.released`, "");
+      rmSync(file, { force: true });
+    },
+  };
+}
+
 const main = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
 
 export interface CliProcess {
@@ -118,12 +140,12 @@ export interface CliProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `looplm …` as a real process (from source), one compute thread. */
-export function looplm(args: string[]): CliProcess {
+/** `looplm …` as a real process (from source), one compute thread, `env` added. */
+export function looplm(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
   const proc = spawn(
     process.execPath,
     ["--import", "tsx", "--conditions=@loop/source", main, ...args],
-    { env: { ...process.env, LOOPLM_THREADS: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, LOOPLM_THREADS: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";
   let err = "";

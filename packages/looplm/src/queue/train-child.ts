@@ -8,12 +8,15 @@
  * itself vanishes (kill -9) this process notices its parent changed and exits without writing,
  * as a lost machine would, so another worker can resume the folder after the job's lock expires.
  */
-import { readFileSync, rmSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { writeFileAtomic } from "@loop/tensor/node";
 import type { EvalRecord } from "@loop/train/node";
 import { holdsRun, LOCK_FILE, latestCheckpoint, RunInterrupted } from "@loop/train/node";
 import { buildTask } from "../cli/options/task.js";
+import { printable } from "../cli/printable.js";
 import { trainJob } from "../cli/run-training.js";
 import { memberStart } from "../cli/sweep-runner.js";
 import type { TrainingJobData } from "./training-job.js";
@@ -58,24 +61,54 @@ function dropLockOfLostWorker(runDir: string): void {
   rmSync(path, { force: true });
 }
 
+/**
+ * For the queue's tests: `LOOPLM_PAUSE_AT_STEP=<step>:<file>` makes the training process, once
+ * step <step> is logged and checkpointed (when it is a checkpoint step), write <file> (JSON:
+ * label, runDir, step) and wait while that file exists, stopping as ever on SIGTERM or when its
+ * worker vanishes. A test so kills a worker, stops it or restarts Redis at a known step, with
+ * no race against a training too fast to catch.
+ */
+function pauseHook(d: TrainingJobData, signal: AbortSignal, parent: number) {
+  const spec = process.env.LOOPLM_PAUSE_AT_STEP;
+  const m = spec ? /^(\d+):(.+)$/.exec(spec) : null;
+  if (!m) return null;
+  const at = Number(m[1]);
+  const file = m[2]!;
+  return async (step: number) => {
+    // (once: a released pause point does not stop the next job of the same worker)
+    if (step !== at || existsSync(`${file}.released`)) return;
+    writeFileAtomic(file, JSON.stringify({ label: d.label, runDir: d.runDir, step }));
+    // (bounded by the test that removes the file, by a signal, or by the worker's end)
+    while (existsSync(file) && !signal.aborted) {
+      if (process.ppid !== parent) process.exit(CHILD_EXIT.orphaned);
+      await sleep(20);
+    }
+  };
+}
+
 export async function runTrainingChild(d: TrainingJobData): Promise<number> {
   const ac = new AbortController();
   // SIGTERM from the worker; SIGINT when Ctrl-C reaches the whole process group.
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => ac.abort());
   const parent = process.ppid;
+  const pause = pauseHook(d, ac.signal, parent);
   let lastSent = 0;
+  // (the job matched its sweep's record, but what it prints is escaped all the same)
+  const label = printable(d.label);
+  const runDir = printable(d.runDir);
   try {
     const start = memberStart(d.runDir, d.label, d.config, d.train);
     if (start.kind === "finished") {
       // Its worker vanished after training, before the queue heard the result.
       process.stderr.write(
-        `${d.label}: already trained in ${d.runDir}; its numbers come from its log\n`,
+        `${label}: already trained in ${runDir}; its numbers come from its log\n`,
       );
       send({ type: "result", steps: d.train.steps, eval: start.ev });
       return CHILD_EXIT.done;
     }
     const resume = start.kind === "resume";
-    if (resume) process.stderr.write(`${d.label}: resuming ${latestCheckpoint(d.runDir)}\n`);
+    if (resume)
+      process.stderr.write(`${label}: resuming ${printable(latestCheckpoint(d.runDir))}\n`);
     dropLockOfLostWorker(d.runDir);
     const task = await buildTask(d.task);
     const res = await trainJob({
@@ -89,16 +122,18 @@ export async function runTrainingChild(d: TrainingJobData): Promise<number> {
       // A folder with a run but no checkpoint yet (killed in its first steps) starts again.
       overwrite: !resume && holdsRun(d.runDir),
       signal: ac.signal,
-      label: d.label,
+      label,
       onStep: (m) => {
         if (process.ppid !== parent) process.exit(CHILD_EXIT.orphaned);
         const now = Date.now();
-        if (now - lastSent < 500 && m.step !== d.train.steps) return;
-        lastSent = now;
-        send({ type: "progress", step: m.step, total: d.train.steps, loss: m.loss });
+        if (now - lastSent >= 500 || m.step === d.train.steps) {
+          lastSent = now;
+          send({ type: "progress", step: m.step, total: d.train.steps, loss: m.loss });
+        }
+        return pause?.(m.step);
       },
     });
-    if (!res.lastEval) throw new Error(`${d.label}: the run produced no evaluation`);
+    if (!res.lastEval) throw new Error(`${label}: the run produced no evaluation`);
     send({ type: "result", steps: res.steps, eval: res.lastEval });
     return CHILD_EXIT.done;
   } catch (e) {

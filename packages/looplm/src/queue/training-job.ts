@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { ModelConfig } from "@loop/looped";
 import { makeDirectory } from "@loop/tensor/node";
@@ -13,6 +13,7 @@ import type { EvalRecord } from "@loop/train/node";
 import { writeJsonFile } from "@loop/train/node";
 import type { Backend } from "../backend.js";
 import type { TaskFlags } from "../cli/options/task.js";
+import { canonicalJson, jobContent } from "./job-signature.js";
 
 /** The BullMQ queue every looplm coordinator and worker uses (the Redis URL's /db separates sets). */
 export const QUEUE_NAME = "looplm-training";
@@ -34,6 +35,8 @@ export interface TrainingJobData {
   evalCount: number;
   /** The backend named by `--backend`; absent: the worker's own choice. */
   backend?: Backend;
+  /** HMAC-SHA256 of the rest, when the coordinator has a secret (job-signature.ts). */
+  sig?: string;
 }
 
 export interface TrainingJobResult {
@@ -50,7 +53,13 @@ export interface TrainingJobProgress {
   loss: number;
 }
 
-/** Written by the coordinator into the run folder; a worker that cannot read it cannot see the folder. */
+/**
+ * The job's record, written by the coordinator into the job's run folder (inside the sweep's
+ * folder) when it enqueues the job: `{id, label, job}` with the job's full content. A worker
+ * trains a job only if it is this record, so whoever can write to Redis cannot make a worker
+ * train other settings, more steps or another folder than the coordinator asked for; and a
+ * worker that cannot read it cannot see the folder.
+ */
 export const JOB_MARKER = "queue-job.json";
 
 /**
@@ -85,20 +94,70 @@ export function sameSettings(a: TrainingJobData, b: TrainingJobData): boolean {
 
 export function writeJobMarker(d: TrainingJobData, id: string): void {
   makeDirectory(d.runDir);
-  writeJsonFile(join(d.runDir, JOB_MARKER), { id, label: d.label });
+  writeJsonFile(join(d.runDir, JOB_MARKER), { id, label: d.label, job: jobContent(d) });
 }
 
-/** Null when this machine sees the job's run folder, else why not (one line). */
-export function runFolderProblem(d: TrainingJobData, id: string): string | null {
+/** The first place where `got` differs from `want`, as "train.steps 1000000000000 (recorded 300)". */
+function firstDifference(want: unknown, got: unknown, path = ""): string | null {
+  const isObj = (x: unknown): x is Record<string, unknown> =>
+    typeof x === "object" && x !== null && !Array.isArray(x);
+  if (isObj(want) && isObj(got)) {
+    for (const k of [...new Set([...Object.keys(want), ...Object.keys(got)])].sort()) {
+      const d = firstDifference(want[k], got[k], path ? `${path}.${k}` : k);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (canonicalJson(want) === canonicalJson(got)) return null;
+  const show = (x: unknown) => {
+    const t = x === undefined ? "absent" : canonicalJson(x);
+    return t.length > 60 ? `${t.slice(0, 57)}...` : t;
+  };
+  return `${path || "the job"} ${show(got)} (recorded ${show(want)})`;
+}
+
+export interface RecordProblem {
+  message: string;
+  /** Another worker (which may see the folder) may succeed. */
+  retry: boolean;
+}
+
+/**
+ * Null when the job is the one its sweep recorded in its run folder, else why not (one line;
+ * the caller escapes it for printing). Reads only.
+ */
+export function jobRecordProblem(d: TrainingJobData, id: string): RecordProblem | null {
+  const label = String(d.label);
+  if (typeof d.runDir !== "string" || !isAbsolute(d.runDir))
+    return {
+      message: `job ${label}: its run folder ${JSON.stringify(d.runDir)} is not an absolute path; refused`,
+      retry: false,
+    };
   const marker = join(d.runDir, JOB_MARKER);
   const shared = "run folders must be on a filesystem every worker mounts at the same path";
   if (!existsSync(marker))
-    return `job ${d.label}: this worker cannot see its run folder ${d.runDir} (${shared})`;
+    return {
+      message: `job ${label}: this worker cannot see its run folder ${d.runDir} (${shared})`,
+      retry: true,
+    };
+  let m: { id?: unknown; job?: unknown };
   try {
-    const m = JSON.parse(readFileSync(marker, "utf8")) as { id?: string };
-    if (m.id === id) return null;
+    m = JSON.parse(readFileSync(marker, "utf8")) as typeof m;
   } catch {
-    // unreadable marker: report below
+    return { message: `job ${label}: ${marker} is not a job record; refused`, retry: false };
   }
-  return `job ${d.label}: ${marker} belongs to another job (${shared})`;
+  if (m.id !== id)
+    return { message: `job ${label}: ${marker} belongs to another job (${shared})`, retry: true };
+  if (m.job === undefined)
+    return {
+      message: `job ${label}: ${marker} does not record the job's settings (an older looplm wrote it); run the sweep command again to record them`,
+      retry: false,
+    };
+  const diff = firstDifference(m.job, jobContent(d));
+  if (diff)
+    return {
+      message: `job ${label}: not the job its sweep recorded in ${marker} (${diff}); refused`,
+      retry: false,
+    };
+  return null;
 }

@@ -12,11 +12,14 @@ import { hostname } from "node:os";
 import { createInterface } from "node:readline";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { BACKENDS, type Backend } from "../backend.js";
+import { printable } from "../cli/printable.js";
+import { memberStart } from "../cli/sweep-runner.js";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
+import { jobContent, signatureProblem } from "./job-signature.js";
 import { CHILD_EXIT, type ChildMessage } from "./train-child.js";
 import {
+  jobRecordProblem,
   QUEUE_NAME,
-  runFolderProblem,
   type TrainingJobData,
   type TrainingJobProgress,
   type TrainingJobResult,
@@ -36,6 +39,8 @@ export interface WorkerOptions {
   lockSeconds: number;
   /** The backend of jobs that name none (undefined: the best CPU backend of this machine). */
   backend?: Backend;
+  /** Train only jobs signed with this secret (job-signature.ts). */
+  secret?: string;
   /** Aborted: checkpoint the jobs, hand them back, stop. */
   signal: AbortSignal;
   log: (line: string) => void;
@@ -52,14 +57,16 @@ interface Running {
   abandoned: boolean;
 }
 
-export async function runQueueWorker(o: WorkerOptions): Promise<void> {
+export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
+  // Every line may quote a job's label, folder or error: escaped, so a job cannot write to the
+  // terminal or forge log lines.
+  const o = { ...opts, log: (l: string) => opts.log(printable(l)) };
   await checkRedis(o.address);
   const name = `${hostname()}:${process.pid}`;
   const running = new Map<string, Running>();
   let stopping = false;
 
-  const train = (job: Job<TrainingJobData>): Promise<Outcome> => {
-    const d = job.data;
+  const train = (job: Job<TrainingJobData>, d: TrainingJobData): Promise<Outcome> => {
     const backend = d.backend ?? o.backend;
     const child = spawn(
       process.execPath,
@@ -126,19 +133,42 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    if (d.v !== 1 && d.v !== 2)
-      throw new UnrecoverableError(`job ${job.id}: unknown job format ${d.v}`);
+    // Refusals: one line on this worker's stderr and as the job's failure reason, escaped;
+    // nothing is written to any run folder before every check has passed.
+    const refuse = (message: string, retry = false): never => {
+      const line = printable(message);
+      o.log(`${name}: ${line}`);
+      throw retry ? new Error(line) : new UnrecoverableError(line);
+    };
+    if (typeof d !== "object" || d === null) return refuse(`job ${job.id}: no job data; refused`);
+    if (o.secret) {
+      const bad = signatureProblem(d, o.secret);
+      if (bad) refuse(`job ${job.id}: ${bad}; refused`);
+    }
+    if (d.v !== 1 && d.v !== 2) refuse(`job ${job.id}: unknown job format ${d.v}`);
     if (d.backend !== undefined && !(BACKENDS as readonly string[]).includes(d.backend))
-      throw new UnrecoverableError(
+      refuse(
         `job ${job.id}: backend ${JSON.stringify(d.backend)} is not one of ${BACKENDS.join(", ")}`,
       );
-    const problem = runFolderProblem(d, job.id!);
-    if (problem) {
-      o.log(problem);
-      throw new Error(problem);
+    const problem = jobRecordProblem(d, job.id!);
+    if (problem) refuse(problem.message, problem.retry);
+    // From here on the job is what its sweep recorded: its steps are the recorded steps.
+    const recorded = jobContent(d) as TrainingJobData;
+    let start: ReturnType<typeof memberStart>;
+    try {
+      start = memberStart(recorded.runDir, recorded.label, recorded.config, recorded.train);
+    } catch (e) {
+      return refuse(`job ${job.id}: ${(e as Error).message}`);
     }
-    o.log(`${name}: training ${d.label} in ${d.runDir}`);
-    const out = await train(job);
+    if (start.kind === "finished") {
+      // A replayed job of a finished member (or the queue lost its result): never trained again.
+      o.log(
+        `${name}: ${recorded.label} in ${recorded.runDir} already finished its ${recorded.train.steps} steps (final/): not trained again; its numbers come from its log`,
+      );
+      return { steps: recorded.train.steps, eval: start.ev, worker: name };
+    }
+    o.log(`${name}: training ${recorded.label} in ${recorded.runDir}`);
+    const out = await train(job, recorded);
     if (out.kind === "result") {
       const e = out.result.eval;
       const v = e.metric === "accuracy" ? `${(100 * e.final).toFixed(2)} %` : e.final.toFixed(3);
@@ -150,8 +180,9 @@ export async function runQueueWorker(o: WorkerOptions): Promise<void> {
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    o.log(`${name}: ${d.label} failed: ${out.message}`);
-    throw out.retry ? new Error(out.message) : new UnrecoverableError(out.message);
+    const reason = printable(out.message);
+    o.log(`${name}: ${d.label} failed: ${reason}`);
+    throw out.retry ? new Error(reason) : new UnrecoverableError(reason);
   };
 
   const lockDuration = o.lockSeconds * 1000;

@@ -11,7 +11,10 @@ import { Rng, Tensor } from "@loop/tensor";
 import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import {
+  nativeBuildExpected,
+  nativeSuiteRuns,
+} from "../../../../tools/test-support/native-suite.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer, type Mamba2State } from "../mamba2-mixer.js";
 import type { Mamba2StepNative } from "../mamba2-step.js";
@@ -106,17 +109,22 @@ function sameBits(a: Float32Array, b: Float32Array): boolean {
 }
 
 describe("mamba2Step native addon", () => {
-  it("builds on this machine, or says why not", () => {
-    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
-    else expect(built.path).toMatch(/mamba2Step-[0-9a-f]{16}\.node$/);
-  });
+  // Wherever a C compiler is installed the build must work (the error is the failure message);
+  // elsewhere one printed line says why, a failure under CI (which installs gcc).
+  it.runIf(nativeBuildExpected("the native Mamba-2 step addon build"))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(/mamba2Step-[0-9a-f]{16}\.node$/);
+    },
+  );
 });
 
 describe.runIf(nativeSuiteRuns("native Mamba-2 step", built))(
   "the native Mamba-2 step matches the portable one",
   () => {
     const addon = (built as { addon: StepAddon }).addon;
-    const fns: Mamba2StepKernelSet = { step: addon.step };
+    // (read when a test runs: vitest also collects a skipped suite, where there is no addon)
+    const fns: Mamba2StepKernelSet = { step: (...args) => addon.step(...args) };
     afterAll(() => {
       registerKernelSet("mamba2Step", null);
       addon.setThreads(1);

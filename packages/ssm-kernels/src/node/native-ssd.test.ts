@@ -2,7 +2,10 @@ import { backward, Rng, randu, releaseScratch, type Tensor, withScratch } from "
 import { allocF32Uninit, nativeKernelNames, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import {
+  nativeBuildExpected,
+  nativeSuiteRuns,
+} from "../../../../tools/test-support/native-suite.js";
 import type { SsdKernelSet } from "../native-kernel-sets.js";
 import type {
   SsdBackwardGroupsNative,
@@ -25,10 +28,14 @@ interface SsdAddon {
 const built = await buildNativeAddon<SsdAddon>("ssd", ssmNativeSource("ssd"));
 
 describe("native ssd addon build", () => {
-  it("builds on this machine, or says why not", () => {
-    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
-    else expect(built.path).toMatch(/ssd-[0-9a-f]{16}\.node$/);
-  });
+  // Wherever a C compiler is installed the build must work (the error is the failure message);
+  // elsewhere one printed line says why, a failure under CI (which installs gcc).
+  it.runIf(nativeBuildExpected("the native ssd addon build"))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(/ssd-[0-9a-f]{16}\.node$/);
+    },
+  );
 });
 
 type Dims = { batch: number; T: number; H: number; P: number; G: number; N: number };
@@ -135,8 +142,9 @@ describe.runIf(nativeSuiteRuns("native chunked SSD", built))(
     /** Calls of each native function, to be sure the native passes really ran. */
     const calls: Record<string, number> = {};
     // the raw functions (counted), so setThreads below is not overridden by the thread-pool sync
+    // (vitest also collects a skipped suite, where there is no addon: nothing to count then)
     const counted = Object.fromEntries(
-      Object.entries(addon).map(([name, f]) => [
+      Object.entries(addon ?? {}).map(([name, f]) => [
         name,
         (...args: unknown[]) => {
           calls[name] = (calls[name] ?? 0) + 1;
@@ -250,12 +258,12 @@ describe.runIf(nativeSuiteRuns("native chunked SSD", built))(
     });
 
     it("enableNativeSsmKernels registers the scan under ssd/", async () => {
+      // (also builds native/ssm.c: this suite runs only where ssd.c built, so that must too)
       const r = await enableNativeSsmKernels();
-      // (also builds native/ssm.c; without a working compiler both stay portable)
-      if (r.ok)
-        expect(nativeKernelNames()).toEqual(
-          expect.arrayContaining(["ssd/forward", "ssd/backwardHeads", "ssd/backwardGroups"]),
-        );
+      expect(r.ok ? "built" : r.error).toBe("built");
+      expect(nativeKernelNames()).toEqual(
+        expect.arrayContaining(["ssd/forward", "ssd/backwardHeads", "ssd/backwardGroups"]),
+      );
       disableNativeSsmKernels();
       expect(nativeKernelNames().filter((n) => n.startsWith("ssd/"))).toEqual([]);
     });

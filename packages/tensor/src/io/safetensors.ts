@@ -2,7 +2,8 @@
  * safetensors encode/decode (docs/formats.md "Checkpoint"): 8-byte little-endian header length N,
  * N bytes of JSON `{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {..}}`,
  * then the raw little-endian data. Writes F32; reads F32, F16 and BF16 (widened to float32).
- * Every malformed input raises an error that says what is wrong. Pure bytes: no file system.
+ * Every malformed input raises an error that says what is wrong, including data bytes that no
+ * tensor names (a hole, or bytes after the last tensor). Pure bytes: no file system.
  */
 import { allocF32, sizeOf } from "../tensor.js";
 
@@ -114,15 +115,27 @@ export function decodeSafetensors(bytes: Uint8Array, what = "safetensors"): Safe
     }
     tensors.set(name, { data, shape: shape as number[] });
   }
-  ranges.sort((x, y) => x[0] - y[0]);
-  for (let i = 1; i < ranges.length; i++) {
-    const prev = ranges[i - 1]!;
+  ranges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let end = 0;
+  for (let i = 0; i < ranges.length; i++) {
     const cur = ranges[i]!;
-    if (cur[0] < prev[1])
+    const prev = ranges[i - 1];
+    if (prev && cur[0] < prev[1])
       throw new Error(
         `${what}: tensors "${prev[2]}" and "${cur[2]}" have overlapping data_offsets`,
       );
+    // The format indexes every data byte (the reference reader refuses holes too): bytes no
+    // tensor names are damage or something appended, never weights.
+    if (cur[0] > end)
+      throw new Error(
+        `${what}: ${cur[0] - end} bytes before tensor "${cur[2]}" belong to no tensor; corrupt file`,
+      );
+    end = Math.max(end, cur[1]);
   }
+  if (dataLen > end)
+    throw new Error(
+      `${what}: ${dataLen - end} bytes after the last tensor's end (byte ${dataStart + end} of ${bytes.length}); the file is damaged or has something appended`,
+    );
   return { tensors, metadata };
 }
 

@@ -91,6 +91,12 @@ function compile(cc: string, args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(cc, args, { timeout: 180_000 }, (err, _out, stderr) => {
       if (!err) return resolve(null);
+      if ((err as NodeJS.ErrnoException).code === "ENOENT")
+        return resolve(
+          process.env.CC
+            ? `no C compiler: CC=${cc} is not a program on this machine (set CC to gcc or clang)`
+            : `no C compiler: "cc" is not on PATH (install gcc or clang, e.g. apt-get install gcc, or set CC)`,
+        );
       const first = stderr.trim().split("\n")[0];
       const code = (err as { code?: unknown }).code;
       resolve(`${cc} failed: ${first || (typeof code === "string" ? code : `exit code ${code}`)}`);

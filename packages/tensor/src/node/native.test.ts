@@ -2,7 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import {
+  nativeBuildExpected,
+  nativeSuiteRuns,
+} from "../../../../tools/test-support/native-suite.js";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { kernelSet, nativeKernelNames } from "../native-registry.js";
@@ -39,8 +42,7 @@ describe("native addon build", () => {
         "t",
         new URL("../../native/tensor.c", import.meta.url).pathname,
       );
-      expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toMatch(/^false failed/);
+      expect(r.ok ? r.path : r.error).toMatch(/^false failed/);
     } finally {
       if (prev === undefined) delete process.env.CC;
       else process.env.CC = prev;
@@ -48,22 +50,33 @@ describe("native addon build", () => {
     }
   });
 
-  it("builds concurrently without clashing, and reports an unusable cache folder", async () => {
+  it.runIf(nativeBuildExpected("concurrent native builds"))(
+    "builds concurrently without clashing",
+    async () => {
+      const source = new URL("../../native/tensor.c", import.meta.url).pathname;
+      process.env.LOOPLM_NATIVE_CACHE = `/tmp/looplm-native-concurrent-${process.pid}`;
+      try {
+        const [a, b] = await Promise.all([
+          buildNativeAddon("tensor", source),
+          buildNativeAddon("tensor", source),
+        ]);
+        const path = (r: typeof a) => (r.ok ? r.path : r.error);
+        expect(path(a)).toMatch(/tensor-[0-9a-f]{16}\.node$/);
+        expect(path(b)).toBe(path(a));
+      } finally {
+        delete process.env.LOOPLM_NATIVE_CACHE;
+      }
+    },
+  );
+
+  it("reports an unusable cache folder", async () => {
     const source = new URL("../../native/tensor.c", import.meta.url).pathname;
-    process.env.LOOPLM_NATIVE_CACHE = `/tmp/looplm-native-concurrent-${process.pid}`;
     try {
-      const [a, b] = await Promise.all([
-        buildNativeAddon("tensor", source),
-        buildNativeAddon("tensor", source),
-      ]);
-      expect(a.ok).toBe(b.ok);
-      if (a.ok && b.ok) expect(a.path).toBe(b.path);
       const notADir = `/tmp/looplm-native-file-${process.pid}`;
       writeFileSync(notADir, "");
       process.env.LOOPLM_NATIVE_CACHE = `${notADir}/cache`;
       const r = await buildNativeAddon("tensor", source);
-      expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toMatch(/^building .*\/cache\/tensor-.* failed: ENOTDIR/);
+      expect(r.ok ? r.path : r.error).toMatch(/^building .*\/cache\/tensor-.* failed: ENOTDIR/);
     } finally {
       delete process.env.LOOPLM_NATIVE_CACHE;
     }
@@ -80,11 +93,14 @@ describe("native addon build", () => {
     }
   });
 
-  it("builds on this machine, or says why not", () => {
-    // The CI machine has a C compiler: the kernel comparisons below then run for real.
-    if (!built.ok) expect(built.error.length).toBeGreaterThan(0);
-    else expect(built.path).toMatch(/tensor-[0-9a-f]{16}\.node$/);
-  });
+  // Wherever a C compiler is installed the build must work (the error is the failure message);
+  // elsewhere one printed line says why, a failure under CI (which installs gcc).
+  it.runIf(nativeBuildExpected("the native tensor addon build"))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(/tensor-[0-9a-f]{16}\.node$/);
+    },
+  );
 });
 
 describe.runIf(nativeSuiteRuns("native tensor kernels", built))(

@@ -4,7 +4,8 @@
  *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²
  *   p ← p − lr · (m / (1−β1^t)) / (sqrt(v / (1−β2^t)) + eps)
  * Parameters whose tensor does not require a gradient (frozen) or has no gradient are skipped and
- * their moments stay untouched. State (step, m, v) is serialisable for exact resume.
+ * their moments stay untouched. A parameter's `lrScale` multiplies lr for it (a param group's lr).
+ * State (step, m, v) is serialisable for exact resume.
  */
 import type { NamedParameter } from "../module.js";
 import { kernelSet } from "../native-registry.js";
@@ -122,8 +123,10 @@ export class AdamW {
         this.v.set(p.name, v);
       }
       const w = t.data;
-      const decay = p.decay ? 1 - lr * this.weightDecay : 1;
-      const stepSize = lr / c1;
+      // a parameter's own learning rate (PyTorch: its param group's), decay included
+      const plr = p.lrScale === undefined ? lr : lr * p.lrScale;
+      const decay = p.decay ? 1 - plr * this.weightDecay : 1;
+      const stepSize = plr / c1;
       const eps = this.eps;
       const sc2 = 1 / Math.sqrt(c2);
       const nat = kernelSet("tensor")?.adamw;

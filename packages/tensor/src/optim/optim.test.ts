@@ -26,6 +26,22 @@ describe("AdamW", () => {
     expect(w.data[0]).toBeCloseTo(1 * 0.95 - 0.1, 5);
     expect(w.data[1]).toBeCloseTo(-2 * 0.95 + 0.1, 5);
   });
+  it("a parameter's lrScale gives it its own learning rate, weight decay included", () => {
+    const w = tensor([1, -2], [2], true);
+    const v = tensor([1, -2], [2], true);
+    const params = [
+      { name: "w", tensor: w, decay: true, lrScale: 0.25 },
+      { name: "v", tensor: v, decay: true },
+    ];
+    const opt = new AdamW(params, { lr: 0.1, weightDecay: 0.5 });
+    quadratic([params[0]!], [0, 0]);
+    quadratic([params[1]!], [0, 0]);
+    opt.step();
+    // w at lr 0.025: decay 1 − 0.025·0.5, then a step of 0.025; v at lr 0.1 as above
+    expect(w.data[0]).toBeCloseTo(1 * (1 - 0.0125) - 0.025, 6);
+    expect(w.data[1]).toBeCloseTo(-2 * (1 - 0.0125) + 0.025, 6);
+    expect(v.data[0]).toBeCloseTo(1 * 0.95 - 0.1, 6);
+  });
   it("converges on a quadratic and skips frozen or gradient-less parameters", () => {
     const w = tensor([3, -1, 2], [3], true);
     const frozen = tensor([5], [1], false);

@@ -171,7 +171,10 @@ export function checkResumeMatches(
   train: TrainOptions,
 ): void {
   const where = join(dir, "run.json");
-  for (const k of Object.keys(info.model) as (keyof ModelConfig)[]) {
+  // the recorded keys, and the optional one a config leaves out at its default (so a run started
+  // with out_proj_scale "depth" cannot resume as "layers", nor the other way round)
+  const keys = new Set([...Object.keys(info.model), "out_proj_scale"]);
+  for (const k of keys as Set<keyof ModelConfig>) {
     if (canonical(info.model[k]) !== canonical(model[k]))
       throw new Error(
         `resume: the model's ${k} is ${canonical(model[k])} but ${where} has ${canonical(info.model[k])}`,

@@ -57,8 +57,11 @@ export interface RunOptions {
    * runs elsewhere (an engine's device).
    */
   evaluate?: (model: LoopedModel) => EvalRecord | Promise<EvalRecord>;
-  /** Called after every step (progress display). */
-  onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void;
+  /**
+   * Called after every step, its log line and any checkpoint written (progress display); a
+   * returned promise is awaited before the next step.
+   */
+  onStep?: (m: StepMetrics & { eval?: EvalRecord }) => void | Promise<void>;
   /** Things the user should know (a damaged checkpoint skipped, a torn log line dropped). */
   onNote?: (line: string) => void;
   /** Extra fields for run.json (task options, etc.). */
@@ -84,10 +87,29 @@ export class RunInterrupted extends Error {
   }
 }
 
+/**
+ * The last step log.jsonl holds intact when its last line is torn, else null. A checkpoint past
+ * it cannot be resumed from (its step's line is lost), so an older one is, and the steps between
+ * are trained again — the same numbers, the run being deterministic.
+ */
+function tornLogLimit(logPath: string): number | null {
+  const { records, torn } = readLog(logPath);
+  return torn ? (records.at(-1)?.step ?? 0) : null;
+}
+
 /** Load the newest checkpoint that passes every check, noting the damaged ones skipped. */
 function restore(o: RunOptions, trainer: Trainer): string {
   const problems: string[] = [];
+  const logPath = join(o.runDir, "log.jsonl");
+  const limit = tornLogLimit(logPath);
   for (const dir of checkpointCandidates(o.runDir)) {
+    const step = Number(/step-(\d+)$/.exec(dir)?.[1]);
+    if (limit !== null && step > limit) {
+      o.onNote?.(
+        `${logPath} lost the line of step ${step} (its last line was torn): ${dir} is passed over for an older checkpoint, and the steps after it are trained again`,
+      );
+      continue;
+    }
     try {
       trainer.setState(loadTrainingCheckpoint(dir, o.model));
       for (const p of problems) o.onNote?.(`${p}; resuming from ${dir} instead`);
@@ -185,7 +207,7 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
       saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
       saved = m.step;
     }
-    o.onStep?.(ev ? { ...m, eval: ev } : m);
+    await o.onStep?.(ev ? { ...m, eval: ev } : m);
     // Let signal handlers (and anything else waiting) run between steps.
     await nextTick();
   }

@@ -3,8 +3,18 @@
  * ships prebuilt binaries). Dawn needs a Vulkan driver (Linux), Metal (macOS) or D3D12 (Windows).
  * On a Linux machine without a GPU, Google's SwiftShader driver (shipped in Debian's `chromium`
  * package) works: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json — correct, slow.
+ *
+ * Dawn and the Vulkan loader write straight to the process's stderr while they look for an
+ * adapter (missing XDG_RUNTIME_DIR, "Found no drivers", a C++ source line), which no JavaScript
+ * can silence. So the search first runs in a child process whose output is captured: with no
+ * adapter the caller gets one clean sentence (and the captured text through `onNativeOutput`,
+ * which the CLI shows with --verbose); only when an adapter exists does Dawn start in this
+ * process.
  */
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { type GpuContext, requestGpuContext } from "../gpu-context.js";
 
 export const WEBGPU_PACKAGE = "webgpu";
@@ -40,11 +50,73 @@ export function adapterHint(): string {
   return "no Vulkan driver; install your GPU's Vulkan driver (or Debian's chromium package for SwiftShader)";
 }
 
-/** A context on Dawn's first adapter; one sentence naming what is missing when there is none. */
+/** Runs in the probe's process: argv[1] the webgpu module's file URL, argv[2] the power preference. */
+const PROBE_SCRIPT = `
+const [, url, powerPreference] = process.argv;
+const dawn = await import(url);
+const adapter = await dawn.create([]).requestAdapter({ powerPreference });
+process.stdout.write(JSON.stringify({ found: adapter != null }) + "\\n");
+process.exit(0);
+`;
+
+export interface AdapterProbe {
+  /** Whether Dawn found an adapter; null when the probe itself could not run or answer. */
+  found: boolean | null;
+  /** What Dawn and the drivers printed meanwhile (stdout's answer excluded). */
+  output: string;
+}
+
+/** Look for an adapter in a child process, capturing what the native libraries print. */
+export function probeNodeAdapter(
+  powerPreference: GPUPowerPreference = "high-performance",
+): Promise<AdapterProbe> {
+  let path: string;
+  try {
+    path = createRequire(import.meta.url).resolve(WEBGPU_PACKAGE);
+  } catch {
+    return Promise.resolve({ found: null, output: "" });
+  }
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ["--input-type=module", "-e", PROBE_SCRIPT, pathToFileURL(path).href, powerPreference],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString("utf8");
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString("utf8");
+    });
+    // A driver that hangs must not hang the command: after a minute the probe counts as failed.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", () => {
+      clearTimeout(timer);
+      resolve({ found: null, output: err });
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      const m = /\{"found":(true|false)\}/.exec(out);
+      resolve({ found: m ? m[1] === "true" : null, output: err });
+    });
+  });
+}
+
+/**
+ * A context on Dawn's first adapter; one sentence naming what is missing when there is none.
+ * `onNativeOutput` hears what Dawn printed while looking (nothing reaches stderr otherwise).
+ */
 export async function createNodeGpuContext(
-  opts: { powerPreference?: GPUPowerPreference } = {},
+  opts: { powerPreference?: GPUPowerPreference; onNativeOutput?: (text: string) => void } = {},
 ): Promise<GpuContext> {
   const dawn = await loadDawn();
+  const probe = await probeNodeAdapter(opts.powerPreference);
+  if (probe.output.trim() !== "") opts.onNativeOutput?.(probe.output);
+  const hint = adapterHint();
+  if (probe.found === false) throw new Error(`webgpu: no GPU adapter was found (${hint})`);
+  // (found, or the probe could not tell: ask here, as without it)
   const gpu = dawn.create([]);
-  return requestGpuContext(gpu, { ...opts, hint: adapterHint() });
+  return requestGpuContext(gpu, { powerPreference: opts.powerPreference, hint });
 }

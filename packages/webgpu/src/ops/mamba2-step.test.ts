@@ -1,7 +1,7 @@
 import { type Mamba2Config, Mamba2Mixer } from "@loop/ssm-kernels";
 import { Rng, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { maxScaledError, randomData } from "../../../../tools/test-support/gpu-oracle.js";
+import { expectClose, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
@@ -61,9 +61,9 @@ describe.runIf(ctx)("webgpu Mamba-2 decode step", () => {
       const { y, z } = mamba2StepState(cfg, zx, state, w);
       const normed = gatedRmsnorm(y, z, up(m.normWeight), cfg.nGroups, cfg.normEps);
       const got = matmulT(await normed.read(), m.outProj.data, batch, cfg.dModel, Di);
-      expect(maxScaledError(got, want), `output of step ${step}`).toBeLessThanOrEqual(1e-4);
-      expect(maxScaledError(await state.conv.read(), cpuState.conv)).toBeLessThanOrEqual(1e-6);
-      expect(maxScaledError(await state.ssm.read(), cpuState.ssm)).toBeLessThanOrEqual(1e-4);
+      await expectClose(got, want, `output of step ${step}`);
+      await expectClose(state.conv, cpuState.conv, "conv state", 1e-6);
+      await expectClose(state.ssm, cpuState.ssm, "ssm state");
       releaseTransients(ctx!);
     }
     state.conv.dispose();
@@ -102,8 +102,8 @@ describe.runIf(ctx)("webgpu Mamba-2 decode step", () => {
       d: up(m.d),
     };
     mamba2StepState(cfg, zx, state, w, uploadTensor(ctx!, Int32Array.from([2, 0]), [2]));
-    expect(maxScaledError(await state.conv.read(), cpuState.conv)).toBeLessThanOrEqual(1e-6);
-    expect(maxScaledError(await state.ssm.read(), cpuState.ssm)).toBeLessThanOrEqual(1e-4);
+    await expectClose(state.conv, cpuState.conv, "conv state", 1e-6);
+    await expectClose(state.ssm, cpuState.ssm, "ssm state");
     releaseTransients(ctx!);
   });
 

@@ -77,7 +77,7 @@ export async function runExperiment(f: Flags): Promise<void> {
       ? `${best.label} beats its iso-parameter baseline ${baseRow.label}: ${(100 * best.metric_value).toFixed(1)}% vs ${(100 * baseRow.metric_value).toFixed(1)}% with the same ${baseRow.params.toLocaleString("en-US")} parameters.`
       : `the looped models did not beat the baseline ${baseRow.label} in this run.`;
   process.stdout.write(
-    `\nIso-parameter p-hop sweep (${task.name}), accuracy on ${d.evalCount} held-out sequences:\n${res.table}\n\n` +
+    `\nIso-parameter p-hop sweep (${task.name}), accuracy on ${d.evalCount} held-out sequences:\n${res.table}\n${res.notes.map((n) => `${n}\n`).join("")}\n` +
       `Result: ${verdict}\nPer loop step accuracy of the looped model: ${best.per_step.map((v) => `${(100 * v).toFixed(1)}%`).join(" → ")}\n` +
       `Report: ${res.reportPath}\nTook ${minutes} min.\n`,
   );

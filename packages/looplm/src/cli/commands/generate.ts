@@ -10,6 +10,7 @@ import { generateGpu } from "../../gpu-generate.js";
 import { needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
+import { locateModel } from "./eval.js";
 
 interface Flags {
   model: string;
@@ -30,24 +31,51 @@ function findBeside(model: string, name: string): string | null {
 export async function runGenerate(f: Flags): Promise<void> {
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
-  const model = loadCheckpoint(f.model);
+  // (a run folder stands for its final/ checkpoint, as with eval)
+  const { checkpoint, runDir } = locateModel(f.model);
+  const model = loadCheckpoint(checkpoint);
+  const V = model.config.vocab_size;
+  const beside = (name: string) =>
+    findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
   let prompt: number[];
   let decode: (ids: number[]) => string;
   if (f.tokens !== undefined) {
     prompt = parseIntList("--tokens", f.tokens);
-    const vocabPath = findBeside(f.model, "vocab.json");
+    const bad = prompt.find((t) => t < 0 || t >= V);
+    if (bad !== undefined)
+      throw new CliError(
+        `--tokens: token ${bad} is not an id of the model's vocabulary (0..${V - 1}, vocab_size in ${join(checkpoint, "config.json")})`,
+      );
+    const vocabPath = beside("vocab.json");
     const symbols: string[] | null = vocabPath ? JSON.parse(readFileSync(vocabPath, "utf8")) : null;
     decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
   } else {
-    const tokPath = f.tokenizer ?? findBeside(f.model, "tokenizer.json");
+    const tokPath = f.tokenizer ?? beside("tokenizer.json");
     if (!tokPath)
       throw new CliError(
         `--prompt needs a tokenizer: pass --tokenizer <tokenizer.json> (none found beside ${f.model})`,
       );
     const tok = await readTokenizerFile(tokPath);
+    // A tokenizer with more tokens than the model has embeddings is not the one it learned
+    // (that one is tokenizer.json beside its weights): its ids would index nothing.
+    if (tok.vocabSize > V)
+      throw new CliError(
+        `${f.tokenizer ? `--tokenizer ${tokPath}` : tokPath} has ${tok.vocabSize} tokens but the model in ${checkpoint} has a vocabulary of ${V} (vocab_size in config.json): use the tokenizer.json the model was trained with`,
+      );
     prompt = Array.from(tok.encode(f.prompt!));
     if (prompt.length === 0) throw new CliError("--prompt encodes to no tokens");
-    decode = (ids) => tok.decode(ids);
+    decode = (ids) => {
+      try {
+        return tok.decode(ids);
+      } catch (e) {
+        // A tokenizer smaller than the model's vocabulary cannot spell every token it samples.
+        const bad = ids.find((i) => i >= tok.vocabSize);
+        if (bad === undefined) throw e;
+        throw new CliError(
+          `the model sampled token ${bad}, which ${f.tokenizer ? `--tokenizer ${tokPath}` : tokPath} (${tok.vocabSize} tokens) cannot decode: the model's vocabulary has ${V} (vocab_size in ${join(checkpoint, "config.json")}); use the tokenizer.json the model was trained with`,
+        );
+      }
+    };
   }
   let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
@@ -65,7 +93,7 @@ export function registerGenerate(program: Command): void {
     .description(
       "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
     )
-    .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final)")
+    .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final) or a run folder")
     .option(
       "--prompt <text>",
       "prompt text (language models; needs tokenizer.json beside the model or --tokenizer)",

@@ -3,15 +3,18 @@
  * sweep machinery, then print and write its results table (mean ± sd over seeds, the paper's
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
  */
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
+import { withInterrupts } from "../interrupt.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
 import {
+  claimTables,
   frontierTable,
   gateStudyCharts,
   loadNow,
@@ -28,6 +31,7 @@ interface Flags {
   out: string;
   resume: boolean;
   overwrite: boolean;
+  jobs: number;
   backend?: Backend;
 }
 
@@ -45,19 +49,45 @@ function scale(v: string): Scale {
   return v as Scale;
 }
 
-function commandLine(study: StudyName, f: Flags): string {
+function commandLine(study: string, f: Flags): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
-  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${backend}`;
+  const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${backend}`;
 }
 
-async function runOne(name: StudyName, f: Flags): Promise<void> {
+/**
+ * What a finished study wrote (results.json, results.md, report.html, its <study>-*.svg plots):
+ * `--overwrite` removes them before training, so a replaced study that is interrupted never
+ * shows the old study's results as its own.
+ */
+export function removeStudyResults(outDir: string, study: string): string[] {
+  if (!existsSync(outDir)) return [];
+  const plots = readdirSync(outDir).filter((f) => f.startsWith(`${study}-`) && f.endsWith(".svg"));
+  const gone = ["results.json", "results.md", "report.html", ...plots].filter((f) =>
+    existsSync(join(outDir, f)),
+  );
+  for (const f of gone) rmSync(join(outDir, f), { force: true });
+  return gone;
+}
+
+async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<void> {
   const outDir = join(f.out, name);
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const t0 = performance.now();
   const loadStart = loadNow();
   if (f.resume && f.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
-  const opts = { outDir, seeds: f.seeds, resume: f.resume, overwrite: f.overwrite, log };
+  if (f.overwrite) removeStudyResults(outDir, name);
+  const opts = {
+    outDir,
+    seeds: f.seeds,
+    resume: f.resume,
+    overwrite: f.overwrite,
+    jobs: f.jobs,
+    childArgs: f.backend ? ["--backend", f.backend] : [],
+    log,
+    signal,
+  };
   const facts = (title: string, notes: string): RunFacts => ({
     study: name,
     title,
@@ -78,7 +108,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const verdicts = [
       {
         text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
-        line: r.verdict,
+        line: r.verdict.line,
       },
     ];
     files = await writeStudyOutput(outDir, {
@@ -89,7 +119,7 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
       },
       verdicts,
       charts: gateStudyCharts(r.frontier, metric),
-      data: { frontier: r.frontier, per_seed: r.perSeed },
+      data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
       commands: [`(pretrain → gate1 → gate2 per seed in ${join(outDir, "seed-<k>")})`],
     });
     printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
@@ -97,17 +127,19 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
     const def = sweepStudy(name, f.scale);
     const r = await runSweepStudy(def, opts);
     const table = sweepStudyTables(r.rows, def.arms);
+    const claims = claimTables(r.verdicts);
     files = await writeStudyOutput(outDir, {
       facts: facts(def.title, def.notes),
       table,
+      claims,
       verdicts: r.verdicts,
-      charts: sweepStudyCharts(r.rows),
+      charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
       commands: Array.from({ length: f.seeds }, (_, k) =>
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
     });
-    printed = `${table.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    printed = `${table.text}\n\n${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   }
   const minutes = ((performance.now() - t0) / 60000).toFixed(1);
   process.stdout.write(
@@ -117,7 +149,12 @@ async function runOne(name: StudyName, f: Flags): Promise<void> {
 }
 
 export async function runReproduce(study: string, f: Flags): Promise<void> {
-  for (const name of studyList(study)) await runOne(name, f);
+  // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
+  // released, and the command says how to continue (exit 130/143), as `looplm train` does.
+  const hint = `${commandLine(study, f)} --resume`;
+  await withInterrupts(hint, async (signal) => {
+    for (const name of studyList(study)) await runOne(name, f, signal);
+  });
 }
 
 export function registerReproduce(program: Command): void {
@@ -126,7 +163,12 @@ export function registerReproduce(program: Command): void {
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )
     .argument("<study>", `study: ${CHOICES.join(" | ")}`)
-    .option("--seeds <K>", "seeds per model (1..K)", intOption("--seeds", 1), 3)
+    .option(
+      "--seeds <K>",
+      "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
+      intOption("--seeds", 1),
+      5,
+    )
     .option(
       "--scale <s>",
       `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
@@ -135,13 +177,24 @@ export function registerReproduce(program: Command): void {
     )
     .option("--out <dir>", "folder of the study folders", "runs/reproduce")
     .option("--resume", "keep what already finished (members, stages, evaluations)", false)
-    .option("--overwrite", "replace the study's runs already in --out", false)
+    .option(
+      "--overwrite",
+      "replace the study's runs already in --out (its old results are removed first)",
+      false,
+    )
+    .option(
+      "--jobs <N>",
+      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job)",
+      intOption("--jobs", 1),
+      1,
+    )
     .addHelpText(
       "after",
       `
 Examples:
-  looplm reproduce phop                    # 3 seeds at cpu scale into runs/reproduce/phop
-  looplm reproduce all --seeds 5 --out runs/repro
+  looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
+  looplm reproduce all --out runs/repro
+  looplm reproduce lm --jobs 2             # two sweeps at a time, one thread each on 2 cores
   looplm reproduce mano --scale paper --resume`,
     )
     .action(runReproduce);

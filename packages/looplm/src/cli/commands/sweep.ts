@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
+import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
@@ -32,6 +33,7 @@ type Flags = TaskFlags &
     resume: boolean;
     overwrite: boolean;
     queue?: string;
+    secret?: string;
     backend?: Backend;
   };
 
@@ -48,6 +50,9 @@ export async function runSweepCommand(f: Flags): Promise<void> {
   checkDistinctLoops(loops);
   const train = buildTrainOptions(f);
   const address = f.queue ? parseQueueUrl(f.queue) : null;
+  if (f.secret !== undefined && !address)
+    throw new CliError("--secret signs the jobs of --queue: give --queue redis://… too");
+  const secret = address ? queueSecret(f.secret) : undefined;
   if (address && f.overwrite)
     throw new CliError(
       "--overwrite does not combine with --queue: workers resume what a run folder holds; remove the sweep folder or choose another --out",
@@ -69,7 +74,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
       evalCount: f.evalCount,
     };
     const res = address
-      ? await runQueuedSweep(job, f, address, f.backend)
+      ? await runQueuedSweep(job, f, address, f.backend, secret)
       : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
           runSweep({
             ...job,
@@ -80,7 +85,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
           }),
         );
     process.stdout.write(
-      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n\nreport: ${res.reportPath}\n`,
+      `\n${f.protocol} sweep on ${task.name}\n${res.table}\n${res.notes.map((n) => `${n}\n`).join("")}\nreport: ${res.reportPath}\n`,
     );
   } finally {
     release();
@@ -106,13 +111,17 @@ export function registerSweep(program: Command): void {
     )
     .option(
       "--resume",
-      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match)",
+      "continue the sweep in --out: keep finished members, resume interrupted ones (settings must match; a larger --steps extends every member on the sweep's learning-rate schedule, as train --resume does)",
       false,
     )
     .option("--overwrite", "replace the sweep already in --out", false)
     .option(
       "--queue <url>",
       "train the members on `looplm worker`s through Redis, redis://host:port[/db]; a repeated command reuses finished members (docs/distributed.md)",
+    )
+    .option(
+      "--secret <s>",
+      `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`,
     )
     .addHelpText(
       "after",

@@ -20,6 +20,7 @@ type Flags = TaskFlags &
     overwrite: boolean;
     from?: string;
     backend?: Backend;
+    verbose?: boolean;
   };
 
 /** `--out` must not be (or contain) the run that `--from` reads: training would erase it. */
@@ -60,7 +61,7 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
     // A resumed run stays on the backend it was started with, unless --backend is typed again.
-    if (f.backend !== typed.backend) await useBackend(f.backend);
+    if (f.backend !== typed.backend) await useBackend(f.backend, typed.verbose === true);
     checkStageFrom(f);
     let train = fresh ?? buildTrainOptions(f);
     if (folder.info) {

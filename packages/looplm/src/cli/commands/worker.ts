@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
+import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
@@ -16,6 +17,7 @@ interface Flags {
   concurrency: number;
   threads?: number;
   lockSeconds: number;
+  secret?: string;
 }
 
 export function registerWorker(program: Command): void {
@@ -37,9 +39,16 @@ export function registerWorker(program: Command): void {
       intOption("--lock-seconds", 2),
       30,
     )
+    .option(
+      "--secret <s>",
+      `train only jobs signed with this shared secret (the coordinator's --secret); default: $${SECRET_ENV}`,
+    )
     .addHelpText(
       "after",
       `
+Every job must be the one its sweep recorded in its run folder (queue-job.json): other jobs are
+refused in one line, and a finished member is never trained again.
+
 Ctrl-C or SIGTERM checkpoints every job at its current step and hands it back to the queue;
 a second signal stops at once (the jobs resume from their last periodic checkpoint).
 
@@ -50,6 +59,7 @@ Examples:
     )
     .action((f: Flags) => {
       const address = parseQueueUrl(f.queue);
+      const secret = queueSecret(f.secret);
       return withInterrupts("looplm worker", (signal) =>
         runQueueWorker({
           address,
@@ -57,6 +67,7 @@ Examples:
           threads: f.threads ?? Math.max(1, Math.floor(availableParallelism() / f.concurrency)),
           lockSeconds: f.lockSeconds,
           backend: f.backend,
+          secret,
           signal,
           log: (l) => process.stderr.write(`${l}\n`),
         }),

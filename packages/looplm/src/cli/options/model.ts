@@ -1,6 +1,13 @@
 /** Model flags (or a config.json file) → a validated model config for a task's vocabulary. */
 import { readFileSync } from "node:fs";
-import { BACKBONES, type Backbone, type ModelConfig, parseConfig } from "@loop/looped";
+import {
+  BACKBONES,
+  type Backbone,
+  type ModelConfig,
+  OUT_PROJ_SCALES,
+  type OutProjScale,
+  parseConfig,
+} from "@loop/looped";
 import type { Command } from "commander";
 import { CliError, intOption } from "../errors.js";
 
@@ -21,6 +28,7 @@ export interface ModelFlags {
   attnLayers?: string;
   dFf?: number;
   loopNorm: boolean;
+  outProjScale: OutProjScale;
   untied: boolean;
   exitGate: boolean;
 }
@@ -39,9 +47,16 @@ export const MODEL_DEFAULTS: Omit<ModelFlags, "config" | "kvHeads" | "attnLayers
   chunk: 64,
   heads: 4,
   loopNorm: false,
+  outProjScale: "layers",
   untied: false,
   exitGate: false,
 };
+
+function outProjScale(v: string): OutProjScale {
+  if (!(OUT_PROJ_SCALES as readonly string[]).includes(v))
+    throw new CliError(`--out-proj-scale must be one of ${OUT_PROJ_SCALES.join(", ")}, got "${v}"`);
+  return v as OutProjScale;
+}
 
 function backbone(v: string): Backbone {
   if (!(BACKBONES as readonly string[]).includes(v))
@@ -98,6 +113,12 @@ export function addModelOptions(cmd: Command, depth = true): Command {
       intOption("--d-ff", 1),
     )
     .option("--loop-norm", "apply norm_f to the state handed to the next loop", false)
+    .option(
+      "--out-proj-scale <s>",
+      "initial scale of the residual output projections: layers (÷√N) | depth (÷√(N·R))",
+      outProjScale,
+      MODEL_DEFAULTS.outProjScale,
+    )
     .option("--untied", "separate LM head (default: tied to the embedding)", false)
     .option("--exit-gate", "add an exit gate", false);
 }
@@ -135,6 +156,8 @@ export function buildModelConfig(f: ModelFlags, vocabSize: number): ModelConfig 
       n_layers: f.layers,
       n_loops: f.loops,
       loop_norm: f.loopNorm,
+      // (absent from older flag records: the default)
+      out_proj_scale: f.outProjScale ?? "layers",
       tie_embeddings: !f.untied,
       ssm: {
         d_state: f.dState,

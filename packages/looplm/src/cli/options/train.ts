@@ -1,5 +1,12 @@
 /** Training flags → TrainOptions. */
-import { resolveTrainOptions, STAGES, type Stage, type TrainOptions } from "@loop/train";
+import {
+  BLOCK_LRS,
+  type BlockLr,
+  resolveTrainOptions,
+  STAGES,
+  type Stage,
+  type TrainOptions,
+} from "@loop/train";
 import type { Command } from "commander";
 import { CliError, floatOption, intOption } from "../errors.js";
 
@@ -21,6 +28,7 @@ export interface TrainFlags {
   beta: number;
   k: number;
   gamma: number;
+  blockLr: BlockLr;
 }
 
 /** The training flags' defaults (what `--help` shows), for callers that build options in code. */
@@ -41,7 +49,14 @@ export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr"> = {
   beta: 0.05,
   k: 50,
   gamma: 0.005,
+  blockLr: "full",
 };
+
+function blockLr(v: string): BlockLr {
+  if (!(BLOCK_LRS as readonly string[]).includes(v))
+    throw new CliError(`--block-lr must be one of ${BLOCK_LRS.join(", ")}, got "${v}"`);
+  return v as BlockLr;
+}
 
 function stage(v: string): Stage {
   if (!(STAGES as readonly string[]).includes(v))
@@ -61,6 +76,12 @@ export function addTrainOptions(cmd: Command): Command {
       TRAIN_DEFAULTS.accum,
     )
     .option("--lr <x>", "peak learning rate", floatOption("--lr"), TRAIN_DEFAULTS.lr)
+    .option(
+      "--block-lr <s>",
+      "learning rate of the looped block: full | per-loop (lr/R; CPU backend only)",
+      blockLr,
+      TRAIN_DEFAULTS.blockLr,
+    )
     .option(
       "--min-lr <x>",
       "final learning rate of the cosine (default lr/10)",
@@ -121,6 +142,7 @@ const FLAG_OF: Partial<Record<keyof TrainOptions, string>> = {
   beta: "--beta",
   k: "--k",
   gamma: "--gamma",
+  blockLr: "--block-lr",
 };
 
 /** "weightDecay must be ≥ 0" → "--wd must be ≥ 0"; "[0, lr]" → "[0, --lr]". */
@@ -149,6 +171,8 @@ export function buildTrainOptions(f: TrainFlags): TrainOptions {
       beta: f.beta,
       k: f.k,
       gamma: f.gamma,
+      // (absent from older flag records: the default)
+      blockLr: f.blockLr ?? "full",
     });
   } catch (e) {
     throw new CliError(withFlagNames((e as Error).message));

@@ -17,12 +17,14 @@ export interface MemberAggregate {
   stat: MeanSd;
   /** Mean ± sd of the metric at every loop step. */
   perStep: MeanSd[];
-  /** The downstream multiple-choice accuracy, when the arm has one. */
+  /** The downstream multiple-choice accuracy (PIQA), when the arm has one. */
   mc?: McAggregate;
+  /** The downstream last-word cloze accuracy, when the arm has one. */
+  cloze?: McAggregate;
 }
 
 export type McAggregate = Pick<MemberAggregate, "metric" | "values" | "stat" | "perStep"> & {
-  /** The multiple-choice set ("PIQA"). */
+  /** The downstream set ("PIQA", "last-word cloze"). */
   name: string;
 };
 
@@ -41,11 +43,44 @@ function overSeeds(values: number[], perStep: readonly (readonly number[])[]) {
   };
 }
 
-/** `seeds[k]` maps arm id → that seed's sweep file; every seed must hold the same members. */
+/**
+ * A member's downstream accuracy over seeds, when its arm has that evaluation (`what` names it in
+ * errors).
+ */
+function downstreamOf(
+  arm: string,
+  label: string,
+  perSeed: readonly SeedDownstream[] | undefined,
+  what: string,
+): McAggregate | undefined {
+  // (only arms with a downstream evaluation appear in `perSeed`)
+  const scored = perSeed?.some((d) => d.has(arm)) ? perSeed : undefined;
+  if (!scored) return undefined;
+  const acc = scored.map((d, k) => {
+    const a = d.get(arm)?.acc[label];
+    if (!a)
+      throw new Error(`aggregateSeeds: seed ${k + 1} has no ${what} score for ${arm}/${label}`);
+    return a;
+  });
+  return {
+    name: scored.find((d) => d.has(arm))!.get(arm)!.name,
+    metric: "accuracy",
+    ...overSeeds(
+      acc.map((a) => a[a.length - 1]!),
+      acc,
+    ),
+  };
+}
+
+/**
+ * `seeds[k]` maps arm id → that seed's sweep file; every seed must hold the same members.
+ * `downstream[k]` and `cloze[k]`: that seed's multiple-choice and cloze scores.
+ */
 export function aggregateSeeds(
   armIds: readonly string[],
   seeds: readonly Map<string, SweepFile>[],
   downstream?: readonly SeedDownstream[],
+  cloze?: readonly SeedDownstream[],
 ): MemberAggregate[] {
   if (seeds.length === 0) throw new Error("aggregateSeeds: no seeds");
   const out: MemberAggregate[] = [];
@@ -62,16 +97,8 @@ export function aggregateSeeds(
           throw new Error(`aggregateSeeds: seed ${k + 1} of arm "${arm}" has no ${row.label}`);
         return r;
       });
-      // (only arms with a downstream evaluation appear in `downstream`)
-      const scored = downstream?.some((d) => d.has(arm)) ? downstream : undefined;
-      const mc = scored?.map((d, k) => {
-        const acc = d.get(arm)?.acc[row.label];
-        if (!acc)
-          throw new Error(
-            `aggregateSeeds: seed ${k + 1} has no downstream score for ${arm}/${row.label}`,
-          );
-        return acc;
-      });
+      const mc = downstreamOf(arm, row.label, downstream, "downstream");
+      const cl = downstreamOf(arm, row.label, cloze, "cloze");
       out.push({
         arm,
         label: row.label,
@@ -83,18 +110,8 @@ export function aggregateSeeds(
           rows.map((r) => r.metric_value),
           rows.map((r) => r.per_step),
         ),
-        ...(mc
-          ? {
-              mc: {
-                name: scored![0]!.get(arm)!.name,
-                metric: "accuracy" as const,
-                ...overSeeds(
-                  mc.map((a) => a[a.length - 1]!),
-                  mc,
-                ),
-              },
-            }
-          : {}),
+        ...(mc ? { mc } : {}),
+        ...(cl ? { cloze: cl } : {}),
       });
     }
   }

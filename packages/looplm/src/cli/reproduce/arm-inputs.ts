@@ -45,13 +45,17 @@ export class TaskCache {
   }
 }
 
-/** The `looplm` flags that set a value, for the command line printed beside the results. */
-export function flagLine(values: Record<string, unknown>): string {
+/** The `looplm` flags that set a value, as arguments (a `true` flag stands alone). */
+export function flagArgs(values: Record<string, unknown>): string[] {
   return Object.entries(values)
     .filter(([, v]) => v !== undefined && v !== false)
-    .map(([k, v]) => {
+    .flatMap(([k, v]) => {
       const flag = `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      return v === true ? flag : `${flag} ${String(v)}`;
-    })
-    .join(" ");
+      return v === true ? [flag] : [flag, String(v)];
+    });
+}
+
+/** The same flags as text, for the command line printed beside the results. */
+export function flagLine(values: Record<string, unknown>): string {
+  return flagArgs(values).join(" ");
 }

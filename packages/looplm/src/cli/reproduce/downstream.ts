@@ -1,44 +1,98 @@
 /**
- * The downstream multiple-choice score of a study's language models (lm-evaluation-harness
- * protocol, `looplm eval --piqa`): each member's final checkpoint scores every item at every
- * loop step; accuracy (acc) per step is kept in <seed folder>/downstream.json, written atomically
- * once per member, so a resumed study scores only what is missing.
+ * The downstream scores of a study's language models, both multiple choice under the
+ * lm-evaluation-harness protocol (`looplm eval --piqa`): a multiple-choice set in PIQA's files,
+ * and the last-word cloze of the corpus's held-out documents (`@loop/eval`). Each member's final
+ * checkpoint scores every item at every loop step; accuracy (acc) per step is kept in
+ * <seed folder>/downstream.json (PIQA) or cloze.json, written atomically once per member, so a
+ * resumed study scores only what is missing.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { evaluateMultipleChoice, type McItem, modelLoglikelihoods } from "@loop/eval";
-import { readPiqaFiles } from "@loop/eval/node";
+import { corpusClozeItems, readPiqaFiles } from "@loop/eval/node";
 import { loadCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
 import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { runFolderName } from "../sweep-runner.js";
-import type { McDef } from "./study-types.js";
+import type { ClozeDef, McDef } from "./study-types.js";
 
 /** Per member label: the accuracy at every loop step (the last is the model's). */
 export type DownstreamScores = Record<string, number[]>;
 
-const FILE = "downstream.json";
+/** The cloze's name in tables and verdicts. */
+export const CLOZE_NAME = "last-word cloze";
 
-interface DownstreamFile {
+interface ScoreFile {
   source: string;
   items: number;
   acc: DownstreamScores;
 }
 
-const itemCache = new Map<string, McItem[]>();
+/** A scored set: its name, the file its scores go to, and its items. */
+interface ItemSet {
+  name: string;
+  file: string;
+  items: McItem[];
+}
 
-function items(def: McDef): McItem[] {
+const piqaCache = new Map<string, McItem[]>();
+
+function piqaItems(def: McDef): McItem[] {
   const key = `${def.items}\n${def.labels}\n${def.limit ?? ""}`;
-  let it = itemCache.get(key);
+  let it = piqaCache.get(key);
   if (!it) {
     it = readPiqaFiles(def.items, def.labels);
     if (def.limit !== undefined) it = it.slice(0, def.limit);
-    itemCache.set(key, it);
+    piqaCache.set(key, it);
   }
   return it;
 }
 
-/** Score every member of one seed's sweep (in `seedDir`) that has no score yet. */
+const clozeCache = new Map<string, Promise<McItem[]>>();
+
+/** The cloze of `corpus`'s validation split (the one its LM task holds out). */
+export function clozeItems(corpus: string, def: ClozeDef): Promise<McItem[]> {
+  const key = `${corpus}\n${def.choices}\n${def.limit}`;
+  let it = clozeCache.get(key);
+  if (!it) {
+    it = corpusClozeItems(corpus, { choices: def.choices, limit: def.limit });
+    clozeCache.set(key, it);
+  }
+  return it;
+}
+
+/** Score every member of one seed's sweep (in `seedDir`) on `set` that has no score yet. */
+function scoreMembers(
+  seedDir: string,
+  labels: readonly string[],
+  set: ItemSet,
+  task: Task,
+  log?: (line: string) => void,
+): DownstreamScores {
+  const tok = task.tokenizer;
+  if (!tok) throw new Error(`the ${set.name} evaluation needs a language-model task`);
+  const path = join(seedDir, set.file);
+  const file: ScoreFile = existsSync(path)
+    ? readJsonFile<ScoreFile>(path)
+    : { source: set.name, items: set.items.length, acc: {} };
+  if (file.source !== set.name || file.items !== set.items.length)
+    throw new Error(
+      `${path} holds ${file.source} scores on ${file.items} items, not ${set.name} on ${set.items.length}: remove it to rescore`,
+    );
+  for (const label of labels) {
+    if (file.acc[label]) continue;
+    const model = loadCheckpoint(join(seedDir, runFolderName(label), "final"));
+    const r = evaluateMultipleChoice(set.items, tok, (reqs) =>
+      modelLoglikelihoods(model, reqs, { batchSize: 16 }),
+    );
+    file.acc[label] = r.steps.map((s) => s.acc);
+    log?.(`${label} ${set.name} acc ${(100 * file.acc[label]!.at(-1)!).toFixed(2)} %`);
+    writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+  }
+  return Object.fromEntries(labels.map((l) => [l, file.acc[l]!]));
+}
+
+/** The multiple-choice set `def` (PIQA's files) for every member of one seed's sweep. */
 export function scoreDownstream(
   seedDir: string,
   labels: readonly string[],
@@ -46,26 +100,24 @@ export function scoreDownstream(
   task: Task,
   log?: (line: string) => void,
 ): DownstreamScores {
-  const tok = task.tokenizer;
-  if (!tok) throw new Error(`the ${def.name} evaluation needs a language-model task`);
-  const path = join(seedDir, FILE);
-  const list = items(def);
-  const file: DownstreamFile = existsSync(path)
-    ? readJsonFile<DownstreamFile>(path)
-    : { source: def.name, items: list.length, acc: {} };
-  if (file.source !== def.name || file.items !== list.length)
-    throw new Error(
-      `${path} holds ${file.source} scores on ${file.items} items, not ${def.name} on ${list.length}: remove it to rescore`,
-    );
-  for (const label of labels) {
-    if (file.acc[label]) continue;
-    const model = loadCheckpoint(join(seedDir, runFolderName(label), "final"));
-    const r = evaluateMultipleChoice(list, tok, (reqs) =>
-      modelLoglikelihoods(model, reqs, { batchSize: 16 }),
-    );
-    file.acc[label] = r.steps.map((s) => s.acc);
-    log?.(`${label} ${def.name} acc ${(100 * file.acc[label]!.at(-1)!).toFixed(2)} %`);
-    writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
-  }
-  return Object.fromEntries(labels.map((l) => [l, file.acc[l]!]));
+  return scoreMembers(
+    seedDir,
+    labels,
+    { name: def.name, file: "downstream.json", items: piqaItems(def) },
+    task,
+    log,
+  );
+}
+
+/** The last-word cloze of `corpus` for every member of one seed's sweep. */
+export async function scoreCloze(
+  seedDir: string,
+  labels: readonly string[],
+  def: ClozeDef,
+  corpus: string,
+  task: Task,
+  log?: (line: string) => void,
+): Promise<DownstreamScores> {
+  const items = await clozeItems(corpus, def);
+  return scoreMembers(seedDir, labels, { name: CLOZE_NAME, file: "cloze.json", items }, task, log);
 }

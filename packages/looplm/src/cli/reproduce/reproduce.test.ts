@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SweepFile } from "@loop/eval";
@@ -7,12 +7,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
-import { resultsTable } from "./results-table.js";
+import { resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armCommand, runSweepStudy } from "./run-sweep-study.js";
-import { formatMeanSd, meanSd } from "./stats.js";
 import { gateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
+  claimTables,
+  frontierTable,
   gateStudyCharts,
   sweepStudyCharts,
   sweepStudyTables,
@@ -24,6 +25,10 @@ import { claimVerdict } from "./verdict.js";
 afterEach(() => vi.restoreAllMocks());
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-reproduce-"));
+
+/** The CLI's entry, run from source by child processes (`--jobs`). */
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+const threadsEach = Math.max(1, Math.floor(availableParallelism() / 2));
 
 const TESTDATA = fileURLToPath(new URL("../../../../../testdata/data/", import.meta.url));
 const PIQA_FILES = {
@@ -49,21 +54,6 @@ function sweepFile(metric: SweepFile["metric"], values: Record<string, number[]>
   };
 }
 
-describe("meanSd", () => {
-  it("is the mean and the sample standard deviation", () => {
-    const m = meanSd([0.5, 0.7, 0.9]);
-    expect(m.mean).toBeCloseTo(0.7, 12);
-    expect(m.sd).toBeCloseTo(0.2, 12); // sqrt(((−0.2)² + 0² + 0.2²) / 2)
-    expect(meanSd([3])).toEqual({ mean: 3, sd: 0, n: 1 });
-    expect(formatMeanSd(m, "accuracy")).toBe("70.00 ± 20.00 %");
-    expect(formatMeanSd(meanSd([10, 12]), "ppl")).toBe("11.00 ± 1.41");
-  });
-  it("rejects no values and non-finite values", () => {
-    expect(() => meanSd([])).toThrow(/no values/);
-    expect(() => meanSd([1, Number.NaN])).toThrow(/finite/);
-  });
-});
-
 describe("aggregateSeeds", () => {
   const seeds = [
     new Map([["a", sweepFile("accuracy", { "1⊗1": [0.3], "1⊗2": [0.4, 0.8] })]]),
@@ -86,64 +76,139 @@ describe("aggregateSeeds", () => {
   });
 });
 
+/** Five seeds of an arm "a": per member label, its final value in each seed. */
+function fiveSeeds(metric: SweepFile["metric"], values: Record<string, number[]>) {
+  return Array.from(
+    { length: values[Object.keys(values)[0]!]!.length },
+    (_, k) =>
+      new Map([
+        [
+          "a",
+          sweepFile(
+            metric,
+            Object.fromEntries(Object.entries(values).map(([l, v]) => [l, [v[k]!]])),
+          ),
+        ],
+      ]),
+  );
+}
+
 describe("claimVerdict", () => {
+  // differences 1⊗4 − 1⊗1 per seed: .20 .19 .17 .22 .17 → mean .19, sd .021213, se .0094868;
+  // t_{0.975,4} = 2.776445 → 95 % CI [.16366, .21634]
   const acc = aggregateSeeds(
     ["a"],
-    [
-      new Map([["a", sweepFile("accuracy", { "1⊗1": [0.35], "1⊗4": [0.95] })]]),
-      new Map([["a", sweepFile("accuracy", { "1⊗1": [0.41], "1⊗4": [0.55] })]]),
-    ],
+    fiveSeeds("accuracy", {
+      "1⊗1": [0.4, 0.43, 0.41, 0.39, 0.42],
+      "1⊗4": [0.6, 0.62, 0.58, 0.61, 0.59],
+    }),
   );
-  it("'better' must hold by the gap in every seed, and prints both cells", () => {
-    const v = claimVerdict(
-      { kind: "better", text: "looping helps", a: "a/1⊗4", b: "a/1⊗1", minGap: 0.1 },
-      acc,
-    );
-    expect(v.holds).toBe(true);
+  const better = (minGap: number) =>
+    claimVerdict({ kind: "better", text: "looping helps", a: "a/1⊗4", b: "a/1⊗1", minGap }, acc);
+  it("holds when the paired difference's 95 % CI lies above the margin", () => {
+    const v = better(0.15);
+    expect(v.kind).toBe("holds");
+    expect(v.interval.lo).toBeCloseTo(0.16366, 5);
+    expect(v.interval.hi).toBeCloseTo(0.21634, 5);
     expect(v.line).toBe(
-      "holds: 1⊗4 75.00 ± 28.28 % vs 1⊗1 38.00 ± 4.24 % (10.00 points or more higher in 2/2 seeds)",
+      "holds: 1⊗4 60.00 ± 1.58 % vs 1⊗1 41.00 ± 1.58 %; 1⊗4 − 1⊗1 = +19.00 points, 95 % CI [+16.37, +21.63] points (paired t, 5 seeds); needs > +15.00 points",
     );
-    const w = claimVerdict(
-      { ...{ kind: "better", text: "t", a: "a/1⊗4", b: "a/1⊗1" }, minGap: 0.2 },
-      acc,
-    );
-    expect(w.holds).toBe(false);
-    expect(w.line).toMatch(/^does not hold at this scale: .* in 1\/2 seeds\)$/);
   });
-  it("'better' on perplexity means lower", () => {
+  it("is inconclusive when the CI contains the margin, contradicted when it lies below", () => {
+    expect(better(0.17).kind).toBe("inconclusive");
+    expect(better(0.17).line).toMatch(/^inconclusive: /);
+    expect(better(0.25).kind).toBe("contradicted");
+    // the other way round: 1⊗1 beats 1⊗4 is contradicted at margin 0
+    const rev = claimVerdict({ kind: "better", text: "t", a: "a/1⊗1", b: "a/1⊗4", minGap: 0 }, acc);
+    expect(rev.kind).toBe("contradicted");
+    expect(rev.line).toMatch(/1⊗1 − 1⊗4 = −19\.00 points, 95 % CI \[−21\.63, −16\.37\] points/);
+  });
+  it("pairs by seed: the same values unpaired would not decide", () => {
+    // a beats b by 1 point in every seed, while both swing by ±10 points between seeds
+    const swing = aggregateSeeds(
+      ["a"],
+      fiveSeeds("accuracy", {
+        "1⊗1": [0.3, 0.5, 0.4, 0.2, 0.45],
+        "1⊗4": [0.31, 0.51, 0.41, 0.21, 0.46],
+      }),
+    );
+    const v = claimVerdict({ kind: "better", text: "t", a: "a/1⊗4", b: "a/1⊗1", minGap: 0 }, swing);
+    expect(v.kind).toBe("holds");
+    expect(v.interval.sd).toBeCloseTo(0, 12);
+  });
+  it("on perplexity, better means lower", () => {
+    // 2⊗4 − 2⊗1 per seed: −2 −1 −3 −2 −2 → mean −2, sd .70711, CI −2 ± .87798
     const ppl = aggregateSeeds(
-      ["p"],
-      [new Map([["p", sweepFile("ppl", { "2⊗1": [30], "2⊗4": [20, 25] })]])],
+      ["a"],
+      fiveSeeds("ppl", { "2⊗1": [30, 31, 32, 30, 29], "2⊗4": [28, 30, 29, 28, 27] }),
     );
-    const v = claimVerdict({ kind: "better", text: "t", a: "p/2⊗4", b: "p/2⊗1", minGap: 0 }, ppl);
+    const v = claimVerdict({ kind: "better", text: "t", a: "a/2⊗4", b: "a/2⊗1", minGap: 0 }, ppl);
+    expect(v.kind).toBe("holds");
     expect(v.line).toBe(
-      "holds: 2⊗4 25.00 ± 0.00 vs 2⊗1 30.00 ± 0.00 (0.00 or more lower in 1/1 seeds)",
+      "holds: 2⊗4 28.40 ± 1.14 vs 2⊗1 30.40 ± 1.14; 2⊗4 − 2⊗1 = −2.00, 95 % CI [−2.88, −1.12] (paired t, 5 seeds); needs < 0.00",
     );
+    const w = claimVerdict({ kind: "better", text: "t", a: "a/2⊗1", b: "a/2⊗4", minGap: 0 }, ppl);
+    expect(w.kind).toBe("contradicted");
+    // "8⊗1 keeps an edge of at least 3" is contradicted, "of at least 1.5" inconclusive
+    const m3 = claimVerdict({ kind: "better", text: "t", a: "a/2⊗4", b: "a/2⊗1", minGap: 3 }, ppl);
+    expect(m3.kind).toBe("contradicted");
+    const m15 = claimVerdict(
+      { kind: "better", text: "t", a: "a/2⊗4", b: "a/2⊗1", minGap: 1.5 },
+      ppl,
+    );
+    expect(m15.kind).toBe("inconclusive");
   });
-  it("'below' and 'above' thresholds count seeds", () => {
-    const below = claimVerdict(
-      { kind: "below", text: "fails", member: "a/1⊗1", threshold: 0.4 },
-      acc,
+  it("'below' and 'above' read the member's CI against the threshold", () => {
+    // 1⊗1: mean .41, sd .015811, CI .41 ± .019632 = [.39037, .42963]
+    const below = (threshold: number) =>
+      claimVerdict({ kind: "below", text: "fails", member: "a/1⊗1", threshold }, acc);
+    expect(below(0.5).kind).toBe("holds");
+    expect(below(0.5).line).toBe(
+      "holds: 1⊗1 41.00 ± 1.58 %, 95 % CI [39.04, 42.96] % (t, 5 seeds); needs < 50.00 %",
     );
-    expect(below.line).toBe(
-      "does not hold at this scale: 1⊗1 38.00 ± 4.24 %, below 40.00 % in 1/2 seeds",
+    expect(below(0.42).kind).toBe("inconclusive");
+    expect(below(0.38).kind).toBe("contradicted");
+    const above = (threshold: number) =>
+      claimVerdict({ kind: "above", text: "solves", member: "a/1⊗4", threshold }, acc);
+    expect(above(0.5).kind).toBe("holds");
+    expect(above(0.7).kind).toBe("contradicted");
+  });
+  it("fewer than five seeds are inconclusive whatever the values, and say why", () => {
+    const three = aggregateSeeds(
+      ["a"],
+      fiveSeeds("accuracy", { "1⊗1": [0.1, 0.11, 0.12], "1⊗4": [0.9, 0.91, 0.92] }),
     );
-    const above = claimVerdict(
-      { kind: "above", text: "solves", member: "a/1⊗4", threshold: 0.5 },
-      acc,
+    const v = claimVerdict({ kind: "better", text: "t", a: "a/1⊗4", b: "a/1⊗1", minGap: 0 }, three);
+    expect(v.kind).toBe("inconclusive");
+    expect(v.line).toMatch(/^inconclusive \(3 seeds < 5\): .*\(paired t, 3 seeds\)/);
+    const one = aggregateSeeds(["a"], fiveSeeds("accuracy", { "1⊗1": [0.1], "1⊗4": [0.9] }));
+    expect(
+      claimVerdict({ kind: "better", text: "t", a: "a/1⊗4", b: "a/1⊗1", minGap: 0 }, one).line,
+    ).toMatch(/^inconclusive \(1 seeds < 5\): .*95 % CI n\/a \(paired t, 1 seed\)/);
+  });
+  it("the claims table shows each verdict and its interval", () => {
+    const t = verdictTable([better(0.15), better(0.25)], "markdown").split("\n");
+    expect(t[0]).toBe("| claim | verdict | judged on | mean | 95 % CI | seeds |");
+    expect(t[2]).toBe(
+      "| looping helps | holds | 1⊗4 − 1⊗1 accuracy points, needs > +15.00 | 19.00 | [16.37, 21.63] | 5 |",
     );
-    expect(above.holds).toBe(true);
+    expect(t[3]).toMatch(/^\| looping helps \| contradicted \|/);
   });
 });
 
-describe("downstream multiple-choice scores", () => {
+describe("downstream scores (multiple choice, cloze)", () => {
   const seeds = [
     new Map([["lm", sweepFile("ppl", { "2⊗1": [30], "2⊗4": [40, 28] })]]),
     new Map([["lm", sweepFile("ppl", { "2⊗1": [31], "2⊗4": [41, 27] })]]),
   ];
-  const mc = (a: number[], b: number[]) =>
-    new Map([["lm", { name: "PIQA", acc: { "2⊗1": a, "2⊗4": b } }]]);
-  const rows = aggregateSeeds(["lm"], seeds, [mc([0.52], [0.5, 0.55]), mc([0.5], [0.52, 0.51])]);
+  const mc = (name: string, a: number[], b: number[]) =>
+    new Map([["lm", { name, acc: { "2⊗1": a, "2⊗4": b } }]]);
+  const rows = aggregateSeeds(
+    ["lm"],
+    seeds,
+    [mc("PIQA", [0.52], [0.5, 0.55]), mc("PIQA", [0.5], [0.52, 0.51])],
+    [mc("last-word cloze", [0.4], [0.3, 0.45]), mc("last-word cloze", [0.42], [0.3, 0.47])],
+  );
   it("aggregate per member and loop step beside the metric", () => {
     const m = findMember(rows, "lm/2⊗4");
     expect(m.mc!.name).toBe("PIQA");
@@ -151,39 +216,57 @@ describe("downstream multiple-choice scores", () => {
     expect(m.mc!.perStep.map((s) => s.mean)).toEqual(
       [0.51, 0.53].map((v) => expect.closeTo(v, 12)),
     );
+    expect(m.cloze!.name).toBe("last-word cloze");
+    expect(m.cloze!.values).toEqual([0.45, 0.47]);
     expect(m.values).toEqual([28, 27]);
     expect(resultsTable(rows, [{ ...TINY.arms[0]!, id: "lm", mc: PIQA_FILES }], "text")).toMatch(
-      /PIQA acc \(mean ± sd\) +PIQA per loop step\n.*\n.*2⊗1 .* 51\.00 ± 1\.41 % +–\n.*2⊗4 .* 53\.00 ± 2\.83 % +51\.0 → 53\.0$/,
+      /PIQA acc \(mean ± sd\) +PIQA per loop step +last-word cloze acc \(mean ± sd\) +last-word cloze per loop step\n.*\n.*2⊗1 .* 51\.00 ± 1\.41 % +– +41\.00 ± 1\.41 % +–\n.*2⊗4 .* 53\.00 ± 2\.83 % +51\.0 → 53\.0 +46\.00 ± 1\.41 % +30\.0 → 46\.0$/,
     );
     // an arm without a downstream evaluation has none
-    expect(aggregateSeeds(["lm"], seeds, [new Map(), new Map()])[0]!.mc).toBeUndefined();
-    expect(() => aggregateSeeds(["lm"], seeds, [mc([0.5], [0.5, 0.5]), new Map()])).toThrow(
+    const bare = aggregateSeeds(["lm"], seeds, [new Map(), new Map()], [new Map(), new Map()]);
+    expect(bare[0]!.mc).toBeUndefined();
+    expect(bare[0]!.cloze).toBeUndefined();
+    expect(() => aggregateSeeds(["lm"], seeds, [mc("PIQA", [0.5], [0.5, 0.5]), new Map()])).toThrow(
       /seed 2 has no downstream score for lm\/2⊗1/,
     );
+    expect(() =>
+      aggregateSeeds(["lm"], seeds, undefined, [new Map(), mc("c", [0.5], [0.5, 0.5])]),
+    ).toThrow(/seed 1 has no cloze score for lm\/2⊗1/);
   });
-  it("claims can judge them: above chance, and 'within' a negative gap", () => {
+  it("claims can judge them", () => {
     const above = claimVerdict(
-      { kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.5, on: "mc" },
+      { kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.25, on: "cloze" },
       rows,
+      2,
     );
-    expect(above.line).toBe("holds: 2⊗4 53.00 ± 2.83 % on PIQA, above 50.00 % in 2/2 seeds");
+    // 2⊗4 cloze .45, .47: mean .46, sd .014142, t_{0.975,1} = 12.7062 → CI .46 ± .12706
+    expect(above.line).toBe(
+      "holds: 2⊗4 46.00 ± 1.41 % on last-word cloze, 95 % CI [33.29, 58.71] % (t, 2 seeds); needs > 25.00 %",
+    );
     const within = claimVerdict(
       { kind: "better", text: "t", a: "lm/2⊗4", b: "lm/2⊗1", minGap: -0.02, on: "mc" },
       rows,
     );
     expect(within.line).toBe(
-      "holds: 2⊗4 53.00 ± 2.83 % vs 2⊗1 51.00 ± 1.41 % on PIQA (at most 2.00 points lower in 2/2 seeds)",
+      // differences .03, .01: mean .02, se .01 → CI .02 ± .12706
+      "inconclusive (2 seeds < 5): 2⊗4 53.00 ± 2.83 % vs 2⊗1 51.00 ± 1.41 % on PIQA; 2⊗4 − 2⊗1 = +2.00 points, 95 % CI [−10.71, +14.71] points (paired t, 2 seeds); needs > −2.00 points",
     );
     // the metric itself is judged when `on` is absent
     const ppl = claimVerdict(
       { kind: "better", text: "t", a: "lm/2⊗4", b: "lm/2⊗1", minGap: 0 },
       rows,
     );
-    expect(ppl.holds).toBe(true);
+    expect(ppl.line).toMatch(/^inconclusive \(2 seeds < 5\): 2⊗4 27\.50 ± 0\.71 vs 2⊗1 30\.50/);
     const noMc = aggregateSeeds(["lm"], seeds);
     expect(() =>
       claimVerdict({ kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.5, on: "mc" }, noMc),
     ).toThrow(/lm\/2⊗4 has no downstream multiple-choice score/);
+    expect(() =>
+      claimVerdict(
+        { kind: "above", text: "t", member: "lm/2⊗4", threshold: 0.5, on: "cloze" },
+        noMc,
+      ),
+    ).toThrow(/lm\/2⊗4 has no downstream cloze score/);
   });
 });
 
@@ -201,7 +284,7 @@ describe("the gate frontier", () => {
     expect(fixedAt([0.2, 0.6, 1], 3)).toBe(1);
     expect(fixedAt([0.2, 0.6, 1], 0.5)).toBe(0.2);
   });
-  it("lists fixed exits then gate points with their gain at equal depth", () => {
+  it("lists fixed exits then gate points with their gain at equal depth, per seed", () => {
     const rows = gateFrontier([seed(1, 0.5), seed(0.8, 0.45)]);
     expect(rows.map((r) => r.label)).toEqual([
       "fixed exit 1",
@@ -211,11 +294,55 @@ describe("the gate frontier", () => {
       "gate q = 0.7",
     ]);
     expect(rows[2]!.value.mean).toBeCloseTo(0.9, 12);
+    expect(rows[2]!.valuePerSeed).toEqual([1, 0.8]);
     expect(rows[3]!.gain).toEqual([expect.closeTo(0.1, 12), expect.closeTo(0.05, 12)]);
-    // q = 0.7: fixed at 2.5 is 0.8 and 0.7; the gate's 0.5 loses in both seeds
-    expect(gateVerdict(rows, "accuracy")).toMatch(
-      /^does not hold at this scale: the gate beats fixed exit at its own mean depth at 1\/2 q values in every seed \(q=0\.3: depth 1\.50, \+7\.50 points; q=0\.7: depth 2\.50, −25\.00 points\)$/,
+    expect(rows[3]!.depthPerSeed).toEqual([1.5, 1.5]);
+    expect(frontierTable(rows, "accuracy", true).split("\n")[5]).toBe(
+      "| gate q = 0.3 | 1.50 ± 0.00 | 47.50 ± 3.54 % | 1.50: 50.0 %, 1.50: 45.0 % |",
     );
+  });
+  // five seeds, fixed exit 0.2 → 0.6 → 0.9; per q the gate's depth and value in each seed
+  const five = (points: { q: number; depth: number[]; value: number[] }[]) =>
+    gateFrontier(
+      [0, 1, 2, 3, 4].map((k) => ({
+        metric: "accuracy" as const,
+        perStep: [0.2, 0.6, 0.9],
+        gated: points.map((p) => ({
+          q: p.q,
+          mean_step: p.depth[k]!,
+          value: p.value[k]!,
+          histogram: [],
+        })),
+      })),
+    );
+  const wins = { q: 0.1, depth: [1.5, 1.5, 1.5, 1.5, 1.5], value: [0.5, 0.52, 0.49, 0.51, 0.5] };
+  const loses = { q: 0.3, depth: [2, 2, 2, 2, 2], value: [0.5, 0.52, 0.49, 0.51, 0.5] };
+  const mixed = { q: 0.5, depth: [2, 2, 2, 2, 2], value: [0.7, 0.5, 0.65, 0.55, 0.6] };
+  const atR = { q: 0.9, depth: [3, 3, 3, 3, 3], value: [0.9, 0.9, 0.9, 0.9, 0.9] };
+  it("judges each q on its paired gain's CI and leaves out points at depth R", () => {
+    const v = gateVerdict(five([wins, loses, mixed, atR]), "accuracy");
+    expect(v.points.map((p) => p.kind)).toEqual(["holds", "contradicted", "inconclusive", null]);
+    expect(v.kind).toBe("inconclusive");
+    expect(v.line).toMatch(
+      /^inconclusive: the gate beats fixed exit at its own mean depth at 1 of 3 judged q values, is beaten at 1 /,
+    );
+    // per-seed gains: q = 0.1 at depth 1.5, where fixed exit is 0.4
+    expect(v.line).toContain(
+      "q=0.1: depth 1.50, gain +10.40 points (per seed +10.00, +12.00, +9.00, +11.00, +10.00), 95 % CI [+8.98, +11.82] → holds",
+    );
+    expect(v.line).toContain("q=0.9: depth 3.00 = R in every seed, left out (it is fixed exit 3)");
+  });
+  it("holds when most judged points hold, is contradicted when most lose", () => {
+    expect(gateVerdict(five([wins, { ...wins, q: 0.2 }, loses, atR]), "accuracy").kind).toBe(
+      "holds",
+    );
+    expect(gateVerdict(five([loses, { ...loses, q: 0.4 }, mixed]), "accuracy").kind).toBe(
+      "contradicted",
+    );
+    // nothing to judge, or too few seeds: inconclusive
+    expect(gateVerdict(five([atR]), "accuracy").kind).toBe("inconclusive");
+    const two = gateFrontier([seed(1, 0.9), seed(1, 0.9)]);
+    expect(gateVerdict(two, "accuracy").line).toMatch(/^inconclusive \(2 seeds < 5\)/);
   });
 });
 
@@ -247,6 +374,37 @@ describe("study definitions", () => {
         }
       }
     }
+  });
+  it("ablations: 2⊗1 vs 2⊗4 at 1×, 2×, 4× the steps, and 2⊗4 with one recipe change each", () => {
+    const def = sweepStudy("ablations", "cpu");
+    const lm = sweepStudy("lm", "cpu").arms[0]!;
+    expect(def.arms.map((a) => [a.id, a.loops, a.train.steps])).toEqual([
+      ["budget-1x", [1, 4], lm.train.steps],
+      ["budget-2x", [1, 4], 2 * lm.train.steps!],
+      ["budget-4x", [1, 4], 4 * lm.train.steps!],
+      ["out-proj-depth", [4], lm.train.steps],
+      ["loop-norm", [4], lm.train.steps],
+      ["block-lr", [4], lm.train.steps],
+    ]);
+    const cmd = (id: string) =>
+      armCommand(def.arms.find((a) => a.id === id)!, 1, "runs/r/ablations");
+    expect(cmd("out-proj-depth")).toContain(
+      " --loops 4 --d-model 64 --d-state 16 --headdim 16 --chunk 64 --out-proj-scale depth ",
+    );
+    expect(cmd("loop-norm")).toContain(" --loop-norm ");
+    expect(cmd("block-lr")).toContain(" --block-lr per-loop ");
+    expect(cmd("budget-4x")).toContain(` --steps ${4 * lm.train.steps!} `);
+    // every claim compares perplexities on paired seeds: 3 budgets, 2 per recipe change
+    expect(def.claims).toHaveLength(9);
+    expect(def.claims.every((c) => c.kind === "better" && c.minGap === 0)).toBe(true);
+  });
+  it("lm judges the downstream claim on the cloze and only reports PIQA", () => {
+    const def = sweepStudy("lm", "cpu");
+    expect(def.arms[0]!.cloze).toEqual({ choices: 4, limit: 500 });
+    expect(def.arms[0]!.mc?.name).toBe("PIQA");
+    const on = def.claims.map((c) => c.on ?? "metric");
+    expect(on).not.toContain("mc");
+    expect(on.filter((o) => o === "cloze")).toHaveLength(3);
   });
   it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops", () => {
     const def = sweepStudy("phop", "cpu");
@@ -284,6 +442,11 @@ describe("running a study (tiny settings)", () => {
     const r = await runSweepStudy(TINY, { outDir: dir, seeds: 2, resume: false });
     expect(existsSync(join(dir, "iso-param", "seed-2", "sweep.json"))).toBe(true);
     expect(r.rows.map((x) => x.values.length)).toEqual([2, 2]);
+    // two seeds: the claim gets an interval but no verdict
+    expect(r.verdicts[0]!.kind).toBe("inconclusive");
+    expect(r.verdicts[0]!.line).toMatch(
+      /^inconclusive \(2 seeds < 5\): 1⊗2 .*\(paired t, 2 seeds\)/,
+    );
     // seed 2 trains different weights from seed 1
     expect(r.perSeed[0]!.get("iso-param")!.rows[1]!.per_step).not.toEqual(
       r.perSeed[1]!.get("iso-param")!.rows[1]!.per_step,
@@ -320,7 +483,8 @@ describe("running a study (tiny settings)", () => {
       },
       table,
       verdicts: r.verdicts,
-      charts: sweepStudyCharts(r.rows),
+      claims: claimTables(r.verdicts),
+      charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
       commands: ["x"],
     });
@@ -330,11 +494,49 @@ describe("running a study (tiny settings)", () => {
       "report.html",
       "tiny-metric.svg",
       "tiny-per-step.svg",
+      "tiny-claims-accuracy.svg",
     ]);
     const md = readFileSync(join(dir, "results.md"), "utf8");
     expect(md).toContain(`- loops help: **${r.verdicts[0]!.line}**`);
+    expect(md).toContain("| loops help | inconclusive | 1⊗2 − 1⊗1 accuracy points, needs > 0.00 |");
     expect(readFileSync(join(dir, "tiny-metric.svg"), "utf8")).toMatch(/^<svg/);
   }, 120_000);
+
+  it("--jobs 2 trains the sweeps in child processes and prints what one job prints", async () => {
+    const one = await runSweepStudy(TINY, { outDir: tmp(), seeds: 2, resume: false });
+    const dir = tmp();
+    const lines: string[] = [];
+    const two = await runSweepStudy(TINY, {
+      outDir: dir,
+      seeds: 2,
+      resume: false,
+      jobs: 2,
+      launcher: {
+        exec: process.execPath,
+        args: ["--import", "tsx", "--conditions=@loop/source", MAIN],
+      },
+      log: (l) => lines.push(l),
+    });
+    expect(lines[0]).toBe(`tiny: 2 sweeps, 2 at a time, ${threadsEach} thread(s) each`);
+    expect(lines.some((l) => l.startsWith("[iso-param seed 2] "))).toBe(true);
+    expect(two.rows).toEqual(one.rows);
+    expect(two.verdicts).toEqual(one.verdicts);
+    // a failing child names its sweep and says why
+    await expect(
+      runSweepStudy(TINY, {
+        outDir: dir,
+        seeds: 1,
+        resume: false,
+        jobs: 2,
+        launcher: {
+          exec: process.execPath,
+          args: ["--import", "tsx", "--conditions=@loop/source", MAIN],
+        },
+      }),
+    ).rejects.toThrow(
+      /\[iso-param seed 1\] looplm sweep .* exited with code 1:\n.*already holds a sweep/s,
+    );
+  }, 240_000);
 
   it("scores an LM arm's members downstream once, and resumes without rescoring", async () => {
     const dir = tmp();
@@ -351,9 +553,13 @@ describe("running a study (tiny settings)", () => {
           id: "lm",
           task: { task: "lm", corpus, vocab: 300, seqLen: 16 },
           mc: { ...PIQA_FILES, limit: 6 },
+          cloze: { choices: 4, limit: 5 },
         },
       ],
-      claims: [{ kind: "above", text: "above chance", member: "lm/1⊗2", threshold: 0.5, on: "mc" }],
+      claims: [
+        { kind: "above", text: "above chance", member: "lm/1⊗2", threshold: 0.5, on: "mc" },
+        { kind: "above", text: "cloze", member: "lm/1⊗2", threshold: 0.25, on: "cloze" },
+      ],
     };
     const r = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: false });
     const file = join(dir, "out", "lm", "seed-1", "downstream.json");
@@ -364,7 +570,15 @@ describe("running a study (tiny settings)", () => {
       expect(row.mc!.values[0]! * 6).toBeCloseTo(Math.round(row.mc!.values[0]! * 6), 12);
       expect(row.mc!.values).toEqual([saved.acc[row.label].at(-1)]);
     }
-    expect(r.verdicts[0]!.line).toMatch(/1⊗2 .* on PIQA, above 50\.00 % in [01]\/1 seeds$/);
+    expect(r.verdicts[0]!.line).toMatch(
+      /^inconclusive \(1 seeds < 5\): 1⊗2 .* on PIQA, 95 % CI n\/a \(t, 1 seed\); needs > 50\.00 %$/,
+    );
+    // the cloze of the corpus's held-out tail, scored like PIQA and kept beside it
+    const cloze = JSON.parse(readFileSync(join(dir, "out", "lm", "seed-1", "cloze.json"), "utf8"));
+    expect(cloze).toMatchObject({ source: "last-word cloze", items: 5 });
+    expect(cloze.acc["1⊗2"]).toHaveLength(2);
+    for (const row of r.rows) expect(row.cloze!.values).toEqual([cloze.acc[row.label].at(-1)]);
+    expect(r.verdicts[1]!.line).toMatch(/^inconclusive \(1 seeds < 5\): 1⊗2 .* on last-word cloze/);
     // resumed: the stored scores are read back (a changed score would show)
     saved.acc["1⊗1"] = [0.125];
     writeFileSync(file, JSON.stringify(saved));
@@ -399,7 +613,9 @@ describe("running a study (tiny settings)", () => {
       "gate q = 0.3",
       "gate q = 0.7",
     ]);
-    expect(r.verdict).toMatch(/^(holds|does not hold at this scale): the gate beats fixed exit/);
+    // one seed: no verdict
+    expect(r.verdict.kind).toBe("inconclusive");
+    expect(r.verdict.line).toMatch(/^inconclusive \(1 seeds < 5\): the gate beats fixed exit/);
     expect(gateStudyCharts(r.frontier, "accuracy").has("frontier")).toBe(true);
     const again = await runGateStudy(def, { outDir: dir, seeds: 1, resume: true });
     expect(again.frontier).toEqual(r.frontier);
@@ -418,7 +634,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, mano, lm, backbones, exit-gate, all, got "bogus"',
+      'study must be one of phop, mano, lm, backbones, ablations, exit-gate, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,

@@ -7,6 +7,7 @@ import { formatTable } from "@loop/eval";
 import type { MemberAggregate } from "./aggregate.js";
 import { formatMeanSd } from "./stats.js";
 import type { ArmDef } from "./study-types.js";
+import type { Verdict } from "./verdict.js";
 
 function perStepCell(m: Pick<MemberAggregate, "perStep" | "metric">): string {
   if (m.perStep.length <= 1) return "–";
@@ -32,9 +33,11 @@ export function resultsTable(
     "per loop step (mean)",
     "paper",
   ];
-  // arms with a downstream multiple-choice evaluation add its accuracy (and per step)
+  // arms with a downstream evaluation add its accuracy (and per step)
   const mcName = arms.find((a) => a.mc)?.mc?.name;
   if (mcName) head.push(`${mcName} acc (mean ± sd)`, `${mcName} per loop step`);
+  const clozeName = rows.find((r) => r.cloze)?.cloze?.name;
+  if (clozeName) head.push(`${clozeName} acc (mean ± sd)`, `${clozeName} per loop step`);
   const body = rows.map((r) => [
     r.arm,
     r.label,
@@ -49,6 +52,33 @@ export function resultsTable(
         ? [formatMeanSd(r.mc.stat, "accuracy"), perStepCell(r.mc)]
         : ["–", "–"]
       : []),
+    ...(clozeName
+      ? r.cloze
+        ? [formatMeanSd(r.cloze.stat, "accuracy"), perStepCell(r.cloze)]
+        : ["–", "–"]
+      : []),
   ]);
   return formatTable(head, body, (i) => i >= 3 && i <= 5, format);
+}
+
+/**
+ * The claims: each one's verdict and the interval it rests on (the paired difference a − b, or
+ * the member's mean against a threshold).
+ */
+export function verdictTable(verdicts: readonly Verdict[], format: "text" | "markdown"): string {
+  const head = ["claim", "verdict", "judged on", "mean", "95 % CI", "seeds"];
+  const body = verdicts.map((v) => {
+    const pct = v.metric === "accuracy";
+    const f = (x: number) =>
+      Number.isNaN(x) ? "n/a" : pct ? `${(100 * x).toFixed(2)}` : x.toFixed(2);
+    return [
+      v.text,
+      v.kind,
+      v.judgedOn,
+      f(v.interval.mean),
+      Number.isNaN(v.interval.lo) ? "n/a" : `[${f(v.interval.lo)}, ${f(v.interval.hi)}]`,
+      String(v.interval.n),
+    ];
+  });
+  return formatTable(head, body, (i) => i >= 3, format);
 }

@@ -19,6 +19,7 @@ import { trainJob } from "../run-training.js";
 import { modelConfig, TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
 import {
   type FrontierRow,
+  type GateVerdict,
   gateFrontier,
   gateVerdict,
   type SeedGateResult,
@@ -28,7 +29,7 @@ import type { StudyRunOptions } from "./run-sweep-study.js";
 
 export interface GateStudyResult {
   frontier: FrontierRow[];
-  verdict: string;
+  verdict: GateVerdict;
   perSeed: SeedGateResult[];
 }
 
@@ -72,6 +73,7 @@ export async function runGateStudy(
           resume,
           // with --resume, a stage that never reached a checkpoint starts again
           overwrite: o.overwrite === true || (o.resume && !resume),
+          signal: o.signal,
           label: `seed ${seed} ${stage}`,
         });
       }

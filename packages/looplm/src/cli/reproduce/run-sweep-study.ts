@@ -1,23 +1,18 @@
 /**
  * Run a sweep study: every arm (one `runSweep`, the machinery behind `looplm sweep`) for every
  * seed, seeds outermost so that a partial run has whole seeds; then aggregate over seeds and
- * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder.
+ * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder. With
+ * `jobs` > 1 the sweeps train first in child processes (parallel-arms.ts) and are read back.
  */
-import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
 import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
 import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
-import {
-  flagLine,
-  modelConfig,
-  TaskCache,
-  taskFlags,
-  trainFlags,
-  trainOptions,
-} from "./arm-inputs.js";
-import { scoreDownstream } from "./downstream.js";
-import type { ArmDef, StudyDef } from "./study-types.js";
+import { seedDir } from "./arm-command.js";
+import { modelConfig, TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
+import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
+import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
+import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
 export interface StudyRunOptions {
@@ -27,6 +22,14 @@ export interface StudyRunOptions {
   resume: boolean;
   /** Replace the study's runs already in `outDir`. */
   overwrite?: boolean;
+  /** Sweeps trained at once, each in its own process (sweep studies; default 1: in this one). */
+  jobs?: number;
+  /** How `jobs` > 1 starts the CLI (default: this process's own). */
+  launcher?: CliLauncher;
+  /** Arguments every child sweep gets (e.g. --backend). */
+  childArgs?: string[];
+  /** Stops the member in training after its current step, with a checkpoint (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -37,22 +40,22 @@ export interface SweepStudyResult {
   perSeed: Map<string, SweepFile>[];
 }
 
-export function seedDir(outDir: string, arm: string, seed: number): string {
-  return join(outDir, arm, `seed-${seed}`);
-}
-
-/** The `looplm sweep` command that trains one arm for one seed (what the study runs). */
-export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
-  return `looplm sweep --protocol ${arm.protocol} ${flagLine({ ...arm.task })} --base ${arm.base} --loops ${arm.loops.join(",")} ${flagLine({ ...arm.model })} ${flagLine({ ...arm.train })} --seed ${seed} --out ${seedDir(outDir, arm.id, seed)}`;
-}
+export { armArgs, armCommand, seedDir } from "./arm-command.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
+  if ((o.jobs ?? 1) > 1) {
+    await trainArmsInParallel(def, { ...o, jobs: o.jobs! });
+    // every sweep has finished: read them back (and score downstream) here
+    o = { ...o, resume: true, overwrite: false };
+  }
   const tasks = new TaskCache();
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
+  const cloze: SeedDownstream[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     const files = new Map<string, SweepFile>();
     const scores: SeedDownstream = new Map();
+    const clozeScores: SeedDownstream = new Map();
     for (const arm of def.arms) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
       const flags = taskFlags(arm.task);
@@ -68,23 +71,30 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         evalCount: trainFlags(arm.train, seed).evalCount,
         resume: o.resume,
         overwrite: o.overwrite,
+        signal: o.signal,
         log: o.log,
       });
       files.set(arm.id, res.sweep);
+      const labels = res.sweep.rows.map((r) => r.label);
+      const dir = seedDir(o.outDir, arm.id, seed);
       if (arm.mc) {
-        const labels = res.sweep.rows.map((r) => r.label);
-        const dir = seedDir(o.outDir, arm.id, seed);
         const acc = scoreDownstream(dir, labels, arm.mc, task, o.log);
         scores.set(arm.id, { name: arm.mc.name, acc });
+      }
+      if (arm.cloze) {
+        const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, o.log);
+        clozeScores.set(arm.id, { name: CLOZE_NAME, acc });
       }
     }
     perSeed.push(files);
     downstream.push(scores);
+    cloze.push(clozeScores);
   }
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
     perSeed,
     downstream,
+    cloze,
   );
   return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
 }

@@ -16,14 +16,16 @@ import { htmlPage, renderChartSvg, type Section } from "@loop/eval/node";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { writeJsonFile } from "@loop/train/node";
 import type { MemberAggregate } from "./aggregate.js";
+import { claimChart } from "./claim-chart.js";
 import type { FrontierRow } from "./gate-frontier.js";
-import { resultsTable } from "./results-table.js";
+import { resultsTable, verdictTable } from "./results-table.js";
 import { formatMeanSd } from "./stats.js";
 
 /** A Vega-Lite spec, as the eval package's chart builders return it. */
 type TopLevelSpec = ChartSpec;
 
 import type { ArmDef } from "./study-types.js";
+import type { Verdict } from "./verdict.js";
 
 export interface RunFacts {
   study: string;
@@ -53,8 +55,11 @@ function factRows(f: RunFacts): [string, string][] {
   ];
 }
 
-/** Plots: name (SVG file stem) → Vega-Lite spec. */
-export function sweepStudyCharts(rows: readonly MemberAggregate[]): Map<string, TopLevelSpec> {
+/** Plots: name (SVG file stem) → Vega-Lite spec (the claims' intervals when `verdicts` given). */
+export function sweepStudyCharts(
+  rows: readonly MemberAggregate[],
+  verdicts: readonly Verdict[] = [],
+): Map<string, TopLevelSpec> {
   const metric: Metric = rows[0]!.metric;
   const charts = new Map<string, TopLevelSpec>();
   charts.set(
@@ -70,6 +75,10 @@ export function sweepStudyCharts(rows: readonly MemberAggregate[]): Map<string, 
       r.perStep.map((s, i) => ({ series: `${r.arm}/${r.label}`, step: i + 1, value: s.mean })),
     );
   if (steps.length > 0) charts.set("per-step", stepMetricChart(steps, metric));
+  for (const m of ["ppl", "accuracy"] as const) {
+    const c = claimChart(verdicts, m);
+    if (c) charts.set(`claims-${m}`, c);
+  }
   return charts;
 }
 
@@ -89,11 +98,14 @@ export function frontierTable(rows: readonly FrontierRow[], metric: Metric, md: 
     "exit",
     "mean exit step (mean ± sd)",
     `${metric === "ppl" ? "perplexity" : "accuracy"} (mean ± sd)`,
+    "per seed (exit step: value)",
   ];
+  const v = (x: number) => (metric === "ppl" ? x.toFixed(2) : `${(100 * x).toFixed(1)} %`);
   const body = rows.map((r) => [
     r.label,
     `${r.depth.mean.toFixed(2)} ± ${r.depth.sd.toFixed(2)}`,
     formatMeanSd(r.value, metric),
+    r.depthPerSeed.map((d, k) => `${d.toFixed(2)}: ${v(r.valuePerSeed[k]!)}`).join(", "),
   ]);
   return formatTable(head, body, (i) => i > 0, md ? "markdown" : "text");
 }
@@ -103,6 +115,8 @@ export interface StudyOutput {
   /** The text table printed to the terminal and its Markdown twin. */
   table: { text: string; markdown: string };
   verdicts: { text: string; line: string }[];
+  /** The claims as a table (verdict, interval), when the study has one. */
+  claims?: { text: string; markdown: string };
   charts: Map<string, TopLevelSpec>;
   data: unknown;
   commands: string[];
@@ -110,6 +124,10 @@ export interface StudyOutput {
 
 export function sweepStudyTables(rows: readonly MemberAggregate[], arms: readonly ArmDef[]) {
   return { text: resultsTable(rows, arms, "text"), markdown: resultsTable(rows, arms, "markdown") };
+}
+
+export function claimTables(verdicts: readonly Verdict[]) {
+  return { text: verdictTable(verdicts, "text"), markdown: verdictTable(verdicts, "markdown") };
 }
 
 /** Write results.json, results.md, report.html and <study>-<chart>.svg into `dir`. */
@@ -145,6 +163,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     "",
     o.table.markdown,
     "",
+    ...(o.claims ? [o.claims.markdown, ""] : []),
     ...o.verdicts.map((v) => `- ${v.text}: **${v.line}**`),
     "",
     ...svgs.map((s) => `![${s}](${s})`),
@@ -160,6 +179,9 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
   const sections: Section[] = [
     { kind: "facts", title: "Run", rows: factRows(f) },
     { kind: "text", title: "Results", text: o.table.text },
+    ...(o.claims
+      ? [{ kind: "text" as const, title: "Claims (95 % CIs)", text: o.claims.text }]
+      : []),
     {
       kind: "text",
       title: "Claims",

@@ -27,6 +27,16 @@ export interface ArmDef {
   paper: Record<string, string>;
   /** A downstream multiple-choice evaluation of every member's final model (LM arms). */
   mc?: McDef;
+  /** A last-word cloze on the corpus's held-out documents for every member (LM arms). */
+  cloze?: ClozeDef;
+}
+
+/** The last-word cloze of `@loop/eval` on the validation split of the arm's corpus. */
+export interface ClozeDef {
+  /** Choices per item (the right word and choices − 1 distractors): chance is 1/choices. */
+  choices: number;
+  /** Items scored (the first ones of the held-out documents). */
+  limit: number;
 }
 
 /** A multiple-choice set in PIQA's files (items .jsonl, labels .lst), scored with the harness. */
@@ -49,7 +59,11 @@ export type ClaimDef =
       text: string;
       a: MemberRef;
       b: MemberRef;
-      /** a must beat b by at least this much in every seed (accuracy points or ppl). */
+      /**
+       * The margin: the 95 % interval of the per-seed difference (a better than b: accuracy
+       * a − b, perplexity b − a) must lie above it for "holds", below it for "contradicted"
+       * (0: a beats b; −0.02: a stays within 2 points of b).
+       */
       minGap: number;
       /** Judge the arm's metric (default) or its downstream multiple-choice accuracy. */
       on?: ClaimTarget;
@@ -58,12 +72,13 @@ export type ClaimDef =
       kind: "below" | "above";
       text: string;
       member: MemberRef;
-      /** Every seed's metric must lie below / above this value. */
+      /** The 95 % interval of the member's mean must lie below / above this value. */
       threshold: number;
       on?: ClaimTarget;
     };
 
-export type ClaimTarget = "metric" | "mc";
+/** The arm's metric, its multiple-choice accuracy (mc) or its last-word cloze accuracy. */
+export type ClaimTarget = "metric" | "mc" | "cloze";
 
 export interface StudyDef {
   name: string;

@@ -1,68 +1,145 @@
 /**
- * One line per claim: "holds" or "does not hold at this scale", with the numbers it rests on.
- * A claim must hold in every seed (paired by seed), so a lucky seed cannot carry it.
+ * One line per claim, read off a 95 % Student-t confidence interval over seeds: "holds" (the
+ * interval lies wholly on the claimed side of the claim's margin), "contradicted" (wholly on the
+ * other side) or "inconclusive" (it straddles the margin, or fewer than MIN_SEEDS seeds).
+ * "a beats b" is judged on the paired per-seed differences a_k − b_k (the members of seed k trained
+ * on the same data stream); "below/above x" on the member's per-seed values against x.
  */
 import type { MemberAggregate } from "./aggregate.js";
 import { findMember } from "./aggregate.js";
+import {
+  CONFIDENCE,
+  type Interval,
+  MIN_SEEDS,
+  pairedDifferences,
+  type Reading,
+  readInterval,
+  tInterval,
+  type VerdictKind,
+} from "./interval.js";
 import { formatMeanSd } from "./stats.js";
 import type { ClaimDef } from "./study-types.js";
 
 export interface Verdict {
   text: string;
-  holds: boolean;
+  kind: VerdictKind;
   line: string;
+  /** The interval the verdict reads: of a − b ("better") or of the member's value (thresholds). */
+  interval: Interval;
+  /** Its metric (accuracy intervals are shown in points / %). */
+  metric: M;
+  /** What the interval is of, with its unit and margin ("2⊗4 − 2⊗1 perplexity, needs < 0"). */
+  judgedOn: string;
+  /** "a − b" for a paired difference, else the member's label. */
+  subject: string;
+  /** True for a paired difference, false for a member against a threshold. */
+  difference: boolean;
+  /** The value the interval is read against, in the interval's own units. */
+  margin: number;
 }
 
-function amount(metric: MemberAggregate["metric"], v: number): string {
-  return metric === "accuracy" ? `${(100 * v).toFixed(2)} points` : v.toFixed(2);
+type M = MemberAggregate["metric"];
+
+/** A value in the metric's unit: accuracy as a percentage, perplexity as is. */
+function num(m: M, v: number, signed = false): string {
+  const x = m === "accuracy" ? 100 * v : v;
+  const s = Math.abs(x).toFixed(2);
+  if (!signed || x === 0) return x < 0 ? `−${s}` : s;
+  return x < 0 ? `−${s}` : `+${s}`;
 }
 
-function value(metric: MemberAggregate["metric"], v: number): string {
-  return metric === "accuracy" ? `${(100 * v).toFixed(2)} %` : v.toFixed(2);
+function unit(m: M, difference: boolean): string {
+  if (m !== "accuracy") return "";
+  return difference ? " points" : " %";
+}
+
+/** "95 % CI [+3.10, +8.40] points (paired t, 5 seeds)" */
+export function ciText(m: M, ci: Interval, difference: boolean): string {
+  const how = `${difference ? "paired t" : "t"}, ${ci.n} seed${ci.n === 1 ? "" : "s"}`;
+  if (ci.n < 2) return `${Math.round(CONFIDENCE * 100)} % CI n/a (${how})`;
+  return `${Math.round(CONFIDENCE * 100)} % CI [${num(m, ci.lo, difference)}, ${num(m, ci.hi, difference)}]${unit(m, difference)} (${how})`;
+}
+
+function negate(ci: Interval): Interval {
+  return { ...ci, mean: -ci.mean, lo: -ci.hi, hi: -ci.lo };
+}
+
+function head(r: Reading): string {
+  return r.reason ? `${r.kind} (${r.reason})` : r.kind;
 }
 
 /**
- * The member's metric, or its downstream multiple-choice accuracy (`on: "mc"`); `on` is what a
- * verdict line adds after the values (" on PIQA", or nothing).
+ * The member's metric, or its downstream score (`on: "mc"`, the multiple-choice set; `on:
+ * "cloze"`, the last-word cloze); `on` is what a verdict line adds after the values.
  */
 function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimDef["on"]) {
   const m = findMember(rows, ref);
-  if (on !== "mc") return { ...m, on: "" };
-  if (!m.mc) throw new Error(`${ref} has no downstream multiple-choice score`);
-  return { ...m, ...m.mc, on: ` on ${m.mc.name}` };
+  if (on === "mc" || on === "cloze") {
+    const d = m[on];
+    if (!d)
+      throw new Error(
+        `${ref} has no downstream ${on === "mc" ? "multiple-choice" : "cloze"} score`,
+      );
+    return { ...m, ...d, on: ` on ${d.name}` };
+  }
+  return { ...m, on: "" };
 }
 
-export function claimVerdict(claim: ClaimDef, rows: readonly MemberAggregate[]): Verdict {
-  const tag = (ok: boolean) => (ok ? "holds" : "does not hold at this scale");
+export function claimVerdict(
+  claim: ClaimDef,
+  rows: readonly MemberAggregate[],
+  minSeeds = MIN_SEEDS,
+): Verdict {
   if (claim.kind === "better") {
     const a = judged(rows, claim.a, claim.on);
     const b = judged(rows, claim.b, claim.on);
     if (a.values.length !== b.values.length)
       throw new Error(`claim "${claim.text}": ${claim.a} and ${claim.b} have different seeds`);
     const m = a.metric;
-    // accuracy: higher is better; perplexity: lower is better
-    const gaps = a.values.map((v, k) => (m === "accuracy" ? v - b.values[k]! : b.values[k]! - v));
-    const wins = gaps.filter((g) => g >= claim.minGap).length;
-    const ok = wins === gaps.length;
-    const [better, worse] = m === "accuracy" ? ["higher", "lower"] : ["lower", "higher"];
-    // a negative gap: "a stays within |gap| of b"
-    const rule =
-      claim.minGap >= 0
-        ? `${amount(m, claim.minGap)} or more ${better}`
-        : `at most ${amount(m, -claim.minGap)} ${worse}`;
+    const ci = tInterval(pairedDifferences(a.values, b.values));
+    // accuracy: higher is better; perplexity: lower is better. The margin is in "better" units.
+    const reading = readInterval(m === "accuracy" ? ci : negate(ci), claim.minGap, minSeeds);
+    const need =
+      m === "accuracy" ? `> ${num(m, claim.minGap, true)}` : `< ${num(m, -claim.minGap, true)}`;
     const line =
-      `${tag(ok)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${a.on}` +
-      ` (${rule} in ${wins}/${gaps.length} seeds)`;
-    return { text: claim.text, holds: ok, line };
+      `${head(reading)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${a.on};` +
+      ` ${a.label} − ${b.label} = ${num(m, ci.mean, true)}${unit(m, true)}, ${ciText(m, ci, true)}; needs ${need}${unit(m, true)}`;
+    const what = `${a.label} − ${b.label}${a.on} ${m === "accuracy" ? "accuracy points" : "perplexity"}`;
+    return {
+      text: claim.text,
+      kind: reading.kind,
+      line,
+      interval: ci,
+      metric: m,
+      judgedOn: `${what}, needs ${need}`,
+      subject: `${a.label} − ${b.label}${a.on}`,
+      difference: true,
+      margin: m === "accuracy" ? claim.minGap : -claim.minGap,
+    };
   }
   const x = judged(rows, claim.member, claim.on);
   const m = x.metric;
-  const inside = x.values.filter((v) =>
-    claim.kind === "below" ? v < claim.threshold : v > claim.threshold,
-  ).length;
-  const ok = inside === x.values.length;
+  const ci = tInterval(x.values);
+  const shifted = {
+    ...ci,
+    mean: ci.mean - claim.threshold,
+    lo: ci.lo - claim.threshold,
+    hi: ci.hi - claim.threshold,
+  };
+  const reading = readInterval(claim.kind === "above" ? shifted : negate(shifted), 0, minSeeds);
   const line =
-    `${tag(ok)}: ${x.label} ${formatMeanSd(x.stat, m)}${x.on}, ${claim.kind} ${value(m, claim.threshold)}` +
-    ` in ${inside}/${x.values.length} seeds`;
-  return { text: claim.text, holds: ok, line };
+    `${head(reading)}: ${x.label} ${formatMeanSd(x.stat, m)}${x.on}, ${ciText(m, ci, false)};` +
+    ` needs ${claim.kind === "above" ? ">" : "<"} ${num(m, claim.threshold)}${unit(m, false)}`;
+  const need = `${claim.kind === "above" ? ">" : "<"} ${num(m, claim.threshold)}`;
+  return {
+    text: claim.text,
+    kind: reading.kind,
+    line,
+    interval: ci,
+    metric: m,
+    judgedOn: `${x.label}${x.on} ${m === "accuracy" ? "accuracy %" : "perplexity"}, needs ${need}`,
+    subject: `${x.label}${x.on}`,
+    difference: false,
+    margin: claim.threshold,
+  };
 }

@@ -1,0 +1,126 @@
+/**
+ * `looplm reproduce --jobs N`: the (arm, seed) sweeps of a study trained N at a time, each in its
+ * own `looplm sweep` child process (the command docs/results.md prints for it) with the
+ * machine's threads split between them (LOOPLM_THREADS). A sweep's numbers do not depend on its
+ * thread count, so the study that then reads the finished folders back (`--resume`) prints what a
+ * one-job run prints.
+ */
+import { spawn } from "node:child_process";
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { ChildrenInterrupted } from "../interrupt.js";
+import { armArgs } from "./arm-command.js";
+import type { StudyDef } from "./study-types.js";
+
+// `pnpm looplm` moves the process to the user's folder (INIT_CWD) after this module loads; the
+// children must start where the launcher did, so `--import tsx` still resolves (as `worker`).
+const launchDir = process.cwd();
+
+/** How to start the CLI: a program and the arguments before the command's own. */
+export interface CliLauncher {
+  exec: string;
+  args: string[];
+}
+
+/** This process's own CLI: the same Node, loader flags and entry script. */
+export function selfLauncher(): CliLauncher {
+  return { exec: process.execPath, args: [...process.execArgv, process.argv[1]!] };
+}
+
+export interface ParallelOptions {
+  outDir: string;
+  seeds: number;
+  jobs: number;
+  resume: boolean;
+  overwrite?: boolean;
+  /** Threads in all (default: the machine's); each child gets ⌊threads / jobs⌋, at least 1. */
+  threads?: number;
+  launcher?: CliLauncher;
+  /** Arguments every child sweep gets (e.g. --backend). */
+  childArgs?: string[];
+  /**
+   * SIGINT/SIGTERM: passed on to every running child as SIGTERM (each finishes its step and
+   * checkpoints, as `looplm sweep` does); no further sweep starts.
+   */
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}
+
+interface Unit {
+  seed: number;
+  arm: string;
+  args: string[];
+}
+
+function runUnit(
+  u: Unit,
+  launcher: CliLauncher,
+  threads: number,
+  log: (l: string) => void,
+  signal?: AbortSignal,
+) {
+  const tag = `[${u.arm} seed ${u.seed}]`;
+  const child = spawn(launcher.exec, [...launcher.args, ...u.args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    cwd: launchDir,
+    env: { ...process.env, LOOPLM_THREADS: String(threads) },
+  });
+  const stop = () => child.kill("SIGTERM");
+  signal?.addEventListener("abort", stop, { once: true });
+  child.on("close", () => signal?.removeEventListener("abort", stop));
+  const tail: string[] = [];
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on("line", (l) => {
+      tail.push(l);
+      if (tail.length > 20) tail.shift();
+      log(`${tag} ${l}`);
+    });
+  return new Promise<void>((ok, fail) => {
+    child.on("error", fail);
+    child.on("close", (code, signal) => {
+      if (code === 0) ok();
+      else
+        fail(
+          new Error(
+            `${tag} looplm ${u.args.join(" ")} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}:\n${tail.join("\n")}`,
+          ),
+        );
+    });
+  });
+}
+
+/** Train every (arm, seed) sweep of `def`, `jobs` at a time; rejects with the first failure. */
+export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Promise<void> {
+  const launcher = o.launcher ?? selfLauncher();
+  const log = o.log ?? (() => {});
+  const threads = Math.max(1, Math.floor((o.threads ?? availableParallelism()) / o.jobs));
+  const outDir = resolve(o.outDir);
+  const flags = [
+    ...(o.resume ? ["--resume"] : []),
+    ...(o.overwrite ? ["--overwrite"] : []),
+    ...(o.childArgs ?? []),
+  ];
+  const units: Unit[] = [];
+  for (let seed = 1; seed <= o.seeds; seed++)
+    for (const arm of def.arms)
+      units.push({ seed, arm: arm.id, args: [...armArgs(arm, seed, outDir), ...flags] });
+  log(`${def.name}: ${units.length} sweeps, ${o.jobs} at a time, ${threads} thread(s) each`);
+  let next = 0;
+  let failed: Error | null = null;
+  let stopped = 0;
+  const lane = async () => {
+    while (next < units.length && !failed && !o.signal?.aborted) {
+      const u = units[next++]!;
+      try {
+        await runUnit(u, launcher, threads, log, o.signal);
+      } catch (e) {
+        if (o.signal?.aborted) stopped++;
+        else failed ??= e as Error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.jobs, units.length) }, lane));
+  if (failed) throw failed;
+  if (o.signal?.aborted) throw new ChildrenInterrupted(stopped);
+}

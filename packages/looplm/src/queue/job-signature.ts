@@ -1,0 +1,56 @@
+/**
+ * Signed jobs (optional, as Celery's signed messages): with a secret shared by the coordinator
+ * and the workers (`--secret` or LOOPLM_QUEUE_SECRET), every job carries an HMAC-SHA256 of its
+ * content, and a worker with the secret trains only jobs whose HMAC matches. Whoever can write
+ * to Redis without the secret can then neither forge a job nor alter one.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { CliError } from "../cli/errors.js";
+
+/** The environment variable that holds the secret when `--secret` is not given. */
+export const SECRET_ENV = "LOOPLM_QUEUE_SECRET";
+
+/** JSON with object keys sorted at every level: the same text for the same content. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+}
+
+/** A job's content: everything but its signature, as JSON carries it (undefined dropped). */
+export function jobContent<T extends object>(data: T): Omit<T, "sig"> {
+  const { sig: _sig, ...rest } = data as T & { sig?: unknown };
+  return JSON.parse(JSON.stringify(rest)) as Omit<T, "sig">;
+}
+
+export function signJob(data: object, secret: string): string {
+  return createHmac("sha256", secret)
+    .update(canonicalJson(jobContent(data)))
+    .digest("hex");
+}
+
+/** Null when `data` is signed with `secret`, else why not (for a one-line refusal). */
+export function signatureProblem(data: object, secret: string): string | null {
+  const sig = (data as { sig?: unknown }).sig;
+  if (sig === undefined)
+    return `it is not signed, and this worker trains only signed jobs (--secret / ${SECRET_ENV})`;
+  const want = Buffer.from(signJob(data, secret), "hex");
+  const got =
+    typeof sig === "string" && /^[0-9a-f]{64}$/.test(sig) ? Buffer.from(sig, "hex") : null;
+  if (!got || !timingSafeEqual(got, want))
+    return "its signature does not match its content (altered, or signed with another secret)";
+  return null;
+}
+
+/** The secret from `--secret` or the environment; an empty one is refused. */
+export function queueSecret(flag: string | undefined): string | undefined {
+  const s = flag ?? process.env[SECRET_ENV];
+  if (s === undefined) return undefined;
+  if (s.length < 16)
+    throw new CliError(
+      `${flag !== undefined ? "--secret" : SECRET_ENV} must be at least 16 characters (a long random string, e.g. openssl rand -hex 32)`,
+    );
+  return s;
+}
