@@ -1,10 +1,5 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tools/build/tsup-package.js";
 
-export default defineConfig({
-  entry: ["src/index.ts", "src/cli/main.ts"],
-  format: ["esm"],
+export default packageBuild(["src/index.ts", "src/cli/main.ts"], {
   dts: { entry: "src/index.ts" },
-  clean: true,
-  sourcemap: true,
-  target: "node20",
 });

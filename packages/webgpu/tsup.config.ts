@@ -1,11 +1,5 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tools/build/tsup-package.js";
 
-export default defineConfig({
-  entry: ["src/index.ts", "src/kernel.ts", "src/node/index.ts"],
-  format: ["esm"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "node20",
+export default packageBuild(["src/index.ts", "src/kernel.ts", "src/node/index.ts"], {
   external: ["webgpu"],
 });
