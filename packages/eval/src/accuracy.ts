@@ -10,8 +10,7 @@ import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks"
 import {
   checkThresholds,
   type Evaluated,
-  foldBatches,
-  outputSource,
+  evaluateWith,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -111,13 +110,12 @@ function accuracyFold(
 }
 
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
-export async function evaluateAccuracy(
+export function evaluateAccuracy(
   model: Evaluated,
   batches: readonly Batch[],
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
-  const source = outputSource(model);
-  const f = accuracyFold(source.config, source.hasGate, batches, opts);
-  await foldBatches(source, batches, f);
-  return f.result();
+  return evaluateWith(model, batches, (config, hasGate) =>
+    accuracyFold(config, hasGate, batches, opts),
+  );
 }

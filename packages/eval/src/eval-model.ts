@@ -106,6 +106,21 @@ export async function foldBatches(
   }
 }
 
+/**
+ * An evaluation: the fold `makeFold` builds for the model's config and gate, fed every batch,
+ * then its result (accuracy.ts, perplexity.ts). Bad options and batches reject the promise.
+ */
+export async function evaluateWith<R>(
+  model: Evaluated,
+  batches: readonly Batch[],
+  makeFold: (config: StepOutputSource["config"], hasGate: boolean) => BatchFold & { result(): R },
+): Promise<R> {
+  const source = outputSource(model);
+  const fold = makeFold(source.config, source.hasGate);
+  await foldBatches(source, batches, fold);
+  return fold.result();
+}
+
 /** Check a list of exit thresholds: each in [0, 1]. */
 export function checkThresholds(qs: readonly number[], name = "qs"): void {
   qs.forEach((q, i) => {

@@ -10,8 +10,7 @@ import { IGNORE_INDEX } from "@loop/tensor";
 import {
   checkThresholds,
   type Evaluated,
-  foldBatches,
-  outputSource,
+  evaluateWith,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -109,13 +108,12 @@ function perplexityFold(
 }
 
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
-export async function evaluatePerplexity(
+export function evaluatePerplexity(
   model: Evaluated,
   batches: readonly Batch[],
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
-  const source = outputSource(model);
-  const f = perplexityFold(source.config, source.hasGate, batches, opts);
-  await foldBatches(source, batches, f);
-  return f.result();
+  return evaluateWith(model, batches, (config, hasGate) =>
+    perplexityFold(config, hasGate, batches, opts),
+  );
 }
