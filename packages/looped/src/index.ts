@@ -48,6 +48,7 @@ export {
 } from "./generate.js";
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
+export { keepSteps, type LoopHooks, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
 export {
   type ForwardOptions,

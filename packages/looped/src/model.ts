@@ -21,7 +21,7 @@ import {
 } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";
 import { Layer } from "./layer.js";
-import { runLoop } from "./loop.js";
+import { keepSteps, runLoop } from "./loop.js";
 import { parameterSpecs } from "./shapes.js";
 
 export interface ForwardOptions {
@@ -151,23 +151,13 @@ export class LoopedModel implements Module {
   }
 
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
-    const all = (opts.steps ?? "all") === "all";
-    const R = this.config.n_loops;
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const out: ForwardResult = { readouts: [], logits: [], stepIndex: [] };
     const seqIdx = opts.seqIdx ?? null;
     runLoop(this, this.embed(tokens), {
       layer: (l, h) => l.forward(h, seqIdx),
       wrapStep: opts.checkpointing ? (step, h) => checkpoint(step, h, blockParams) : undefined,
-      after: (h, r) => {
-        if (all || r === R - 1) {
-          const ro = this.readout(h);
-          out.readouts.push(ro);
-          if (!opts.skipLogits) out.logits.push(this.head(ro));
-          out.stepIndex.push(r + 1);
-        }
-        return h;
-      },
+      after: keepSteps(this, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
     });
     return out;
   }

@@ -1,11 +1,11 @@
 /**
- * The looped model N⊗R (docs/model.md §1) on the device: a transcription of `LoopedModel.forward`
- * (@loop/looped) with the GPU ops of the same names. h(0) = embed(tokens); h(r) = the N layers
+ * The looped model N⊗R (docs/model.md §1) on the device: the CPU model's loop over R (`runLoop`
+ * of @loop/looped) over layers transcribed with the GPU ops of the same names. h(0) = embed(tokens); h(r) = the N layers
  * applied to h(r−1) (then norm_f when loop_norm); readout(r) = norm_f(h(r)) (h(r) itself with
  * loop_norm); logits(r) = readout(r)·Wᵀ, W the LM head or, tied, the embedding. Every parameter
  * is one persistent leaf used by all R steps, so the tape sums its R gradient contributions.
  */
-import type { LoopedModel, ModelConfig } from "@loop/looped";
+import { keepSteps, type LoopedModel, type ModelConfig, runLoop } from "@loop/looped";
 import type { GpuContext } from "../gpu-context.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import { embedding } from "../ops/embedding.js";
@@ -38,7 +38,7 @@ export class GpuLoopedModel {
   readonly ctx: GpuContext;
   readonly config: ModelConfig;
   private readonly params: GpuParameters;
-  private readonly layers: GpuLayer[];
+  readonly layers: GpuLayer[];
   private readonly embeddings: GpuTensor;
   private readonly normF: GpuTensor;
   private readonly headWeight: GpuTensor;
@@ -73,9 +73,8 @@ export class GpuLoopedModel {
     return this.gate !== null;
   }
 
-  /** One loop step: the N layers, then norm_f when loop_norm. */
-  loopStep(h: GpuTensor, seqIdx: GpuTensor | null = null): GpuTensor {
-    for (const l of this.layers) h = l.forward(h, seqIdx);
+  /** The state handed to the next loop step: norm_f(h) when loop_norm, else h. */
+  endOfStep(h: GpuTensor): GpuTensor {
     return this.config.loop_norm ? rmsnorm(h, this.normF, this.config.norm_eps) : h;
   }
 
@@ -100,24 +99,17 @@ export class GpuLoopedModel {
   }
 
   forward(tokens: GpuTensor, opts: GpuForwardOptions = {}): GpuForwardResult {
-    const all = (opts.steps ?? "all") === "all";
-    const R = this.config.n_loops;
     const seqIdx = opts.seqIdx ?? null;
     if (seqIdx && (seqIdx.dtype !== "i32" || seqIdx.size !== tokens.size))
       throw new Error(
         `webgpu forward: seqIdx must be an i32 tensor of B·T = ${tokens.size} entries, got ${seqIdx.dtype} [${seqIdx.shape.join(",")}]`,
       );
-    let h = this.embed(tokens);
     const out: GpuForwardResult = { readouts: [], logits: [], stepIndex: [] };
-    for (let r = 1; r <= R; r++) {
-      h = this.loopStep(h, seqIdx);
-      if (all || r === R) {
-        const ro = this.readout(h);
-        out.readouts.push(ro);
-        if (!opts.skipLogits) out.logits.push(this.head(ro));
-        out.stepIndex.push(r);
-      }
-    }
+    // the CPU model's loop over R (runLoop), on GPU tensors
+    runLoop(this, this.embed(tokens), {
+      layer: (l, h) => l.forward(h, seqIdx),
+      after: keepSteps(this, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
+    });
     return out;
   }
 
