@@ -2,8 +2,8 @@
  * The README's library snippet (its one ```ts block) is run as written, and what it prints must
  * be the untyped block that follows it, line for line.
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { type SpawnSyncReturns, spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Problem } from "./commands.js";
@@ -43,11 +43,16 @@ export function runSnippet(snippet: Snippet, timeoutMs = 180_000): Problem[] {
   const file = join(dir, `readme-snippet-${process.pid}.mts`);
   writeFileSync(file, `${snippet.code.lines.join("\n")}\n`);
   const tsx = fileURLToPath(import.meta.resolve("tsx"));
-  const r = spawnSync(process.execPath, ["--import", tsx, "--conditions=@loop/source", file], {
-    cwd: REPO,
-    encoding: "utf8",
-    timeout: timeoutMs,
-  });
+  let r: SpawnSyncReturns<string>;
+  try {
+    r = spawnSync(process.execPath, ["--import", tsx, "--conditions=@loop/source", file], {
+      cwd: REPO,
+      encoding: "utf8",
+      timeout: timeoutMs,
+    });
+  } finally {
+    rmSync(file, { force: true });
+  }
   const where = { file: "README.md", line: snippet.code.start };
   if (r.error || r.status !== 0)
     return [
