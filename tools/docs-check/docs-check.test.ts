@@ -110,6 +110,13 @@ describe("what counts as a figure", () => {
     expect(keys("15 steps of 8 sequences, 3 hops")).toEqual([]);
   });
 
+  it("skips a line marked as a definition, and only that line", () => {
+    const lines = mdLines(
+      "holds out 5 % of the documents <!-- docs-check: not a measurement -->\nand is 2.5× faster\n",
+    );
+    expect(docFigures(lines).map((f) => `${f.line}:${f.text}`)).toEqual(["2:2.5×"]);
+  });
+
   it("reads decimal and unit cells of tables, not counts", () => {
     const lines = mdLines("| a | b | c | d |\n|---|--:|--:|--:|\n| x | 12 | 4.55 | 31 ms |\n");
     expect(docFigures(lines).map((f) => `${f.line}:${f.key}${f.unit}`)).toEqual([
