@@ -37,7 +37,7 @@ export function findSnippet(readme: string): Snippet | Problem {
   return { code, output };
 }
 
-export function runSnippet(snippet: Snippet, timeoutMs = 180_000): Problem[] {
+export function runSnippet(snippet: Snippet, timeoutMs = 300_000): Problem[] {
   const dir = join(REPO, "node_modules", ".cache", "docs-check");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `readme-snippet-${process.pid}.mts`);
