@@ -21,6 +21,16 @@ export class ChildrenInterrupted extends Error {
     super(`${stopped} child process(es) stopped with a checkpoint`);
   }
 }
+/**
+ * A command that only watched work done elsewhere (jobs that queue workers train) stopped
+ * watching on the signal; `left` says what goes on without it.
+ */
+export class WatchInterrupted extends Error {
+  override name = "WatchInterrupted";
+  constructor(readonly left: string) {
+    super(left);
+  }
+}
 type Sig = keyof typeof CODES;
 /** Signals closer together than this are one signal delivered twice. */
 const RELAY_MS = 1000;
@@ -73,6 +83,11 @@ export async function withInterrupts<T>(
     if (e instanceof ChildrenInterrupted)
       throw new CliError(
         `stopped by ${got ?? "a signal"}: ${e.stopped} sweep(s) in training saved a checkpoint. Resume with: ${resumeHint}`,
+        CODES[got ?? "SIGINT"],
+      );
+    if (e instanceof WatchInterrupted)
+      throw new CliError(
+        `stopped by ${got ?? "a signal"}: ${e.left}. Resume with: ${resumeHint}`,
         CODES[got ?? "SIGINT"],
       );
     throw e;

@@ -32,6 +32,46 @@ export function portableTaskFlags(f: TaskFlags): TaskFlags {
   return out;
 }
 
+/** A sweep's members as queue jobs, on the schedule its folder already follows. */
+export interface QueuedSweepPlan {
+  outDir: string;
+  members: ReturnType<typeof planSweep>;
+  /** What the table's numbers rest on beyond the flags (members extended, and how). */
+  notes: string[];
+  jobs: TrainingJobData[];
+}
+
+/**
+ * The jobs that train a sweep's members on the queue (shared by `sweep --queue` and
+ * `reproduce --queue`). A queued sweep always continues what its folder holds: a larger
+ * --steps extends every member on one schedule, as on one machine with --resume. `label`
+ * names a member's job (the progress table, the workers' lines); `reproduce` qualifies it with
+ * the arm and seed, since it enqueues many sweeps at once.
+ */
+export function queuedSweepJobs(
+  job: Omit<SweepJob, "resume" | "log">,
+  taskFlags: TaskFlags,
+  /** The backend the user chose (undefined: each worker's own, by default its best). */
+  backend?: Backend,
+  label: (member: string) => string = (m) => m,
+): QueuedSweepPlan {
+  const outDir = resolve(job.outDir);
+  const members = planSweep(job);
+  const schedule = sweepSchedule(outDir, members, job.train);
+  const jobs: TrainingJobData[] = members.map((m) => ({
+    v: 2,
+    label: label(m.label),
+    runDir: join(outDir, runFolderName(m.label)),
+    task: portableTaskFlags(taskFlags),
+    taskInfo: job.taskInfo,
+    config: m.config,
+    train: schedule.train,
+    evalCount: job.evalCount,
+    ...(backend ? { backend } : {}),
+  }));
+  return { outDir, members, notes: schedule.notes, jobs };
+}
+
 export async function runQueuedSweep(
   job: Omit<SweepJob, "resume" | "log">,
   taskFlags: TaskFlags,
@@ -41,23 +81,8 @@ export async function runQueuedSweep(
   /** Sign the jobs with this secret (job-signature.ts). */
   secret?: string,
 ): Promise<SweepResult> {
-  const outDir = resolve(job.outDir);
-  const members = planSweep(job);
-  // A queued sweep always continues what its folder holds: a larger --steps extends every
-  // member on one schedule, as on one machine with --resume.
-  const schedule = sweepSchedule(outDir, members, job.train);
-  for (const n of schedule.notes) process.stderr.write(`looplm: ${n}\n`);
-  const jobs: TrainingJobData[] = members.map((m) => ({
-    v: 2,
-    label: m.label,
-    runDir: join(outDir, runFolderName(m.label)),
-    task: portableTaskFlags(taskFlags),
-    taskInfo: job.taskInfo,
-    config: m.config,
-    train: schedule.train,
-    evalCount: job.evalCount,
-    ...(backend ? { backend } : {}),
-  }));
+  const { outDir, members, notes, jobs } = queuedSweepJobs(job, taskFlags, backend);
+  for (const n of notes) process.stderr.write(`looplm: ${n}\n`);
   const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
@@ -74,5 +99,5 @@ export async function runQueuedSweep(
     throw new CliError(
       `${failed.length} of ${members.length} members failed (sweep.json has the others): ${failed.join("; ")}`,
     );
-  return finishSweep(outDir, sweep, schedule.notes);
+  return finishSweep(outDir, sweep, notes);
 }
