@@ -42,6 +42,8 @@ const RELAY_MS = 1000;
 export async function withInterrupts<T>(
   resumeHint: string,
   work: (signal: AbortSignal) => Promise<T>,
+  /** The work only watches jobs that others train (`sweep --queue`): nothing here checkpoints. */
+  opts: { watching?: boolean } = {},
 ): Promise<T> {
   const ac = new AbortController();
   let got: Sig | null = null;
@@ -54,7 +56,9 @@ export async function withInterrupts<T>(
     got = sig;
     at = performance.now();
     process.stderr.write(
-      `\nlooplm: ${sig} received: finishing the current step and saving a checkpoint (again to stop at once)\n`,
+      opts.watching
+        ? `\nlooplm: ${sig} received: no longer watching the queue; its jobs stay there for the workers\n`
+        : `\nlooplm: ${sig} received: finishing the current step and saving a checkpoint (again to stop at once)\n`,
     );
     ac.abort();
   };

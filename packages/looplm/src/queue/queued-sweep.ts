@@ -80,10 +80,12 @@ export async function runQueuedSweep(
   backend?: Backend,
   /** Sign the jobs with this secret (job-signature.ts). */
   secret?: string,
+  /** SIGINT/SIGTERM: stop watching; the jobs stay on the queue (WatchInterrupted). */
+  signal?: AbortSignal,
 ): Promise<SweepResult> {
   const { outDir, members, notes, jobs } = queuedSweepJobs(job, taskFlags, backend);
   for (const n of notes) process.stderr.write(`looplm: ${n}\n`);
-  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret });
+  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret, signal });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
   let metric: SweepFile["metric"] = job.task.metric;

@@ -195,4 +195,45 @@ describe("looplm reproduce --queue", () => {
       await locked.stop();
     }
   }, 120_000);
+  it("sweep --queue stops watching the same way: the jobs stay, the command that continues is printed", async () => {
+    const served = await redisServer();
+    try {
+      const out = join(tmp(), "sweep");
+      const args = [
+        "sweep",
+        "--protocol",
+        "iso-param",
+        "--task",
+        "phop",
+        "--alphabet",
+        "3",
+        "--length",
+        "8",
+        "--hops",
+        "2",
+      ];
+      const r = looplm([
+        ...args,
+        "--loops",
+        "1,2",
+        "--steps",
+        "3",
+        "--out",
+        out,
+        "--queue",
+        served.url,
+      ]);
+      await waitFor("the coordinator to show its queued jobs", () => /: queued\n/.test(r.err()));
+      r.proc.kill("SIGTERM");
+      expect((await r.exited).code).toBe(143);
+      expect(r.err()).toContain(
+        "no longer watching the queue; its jobs stay there for the workers",
+      );
+      expect(r.err().trim().split("\n").at(-1)).toMatch(
+        /^looplm: stopped by SIGTERM: 0 of 2 jobs finished; the others stay on the queue, where the workers go on training them\. Resume with: the same looplm sweep command$/,
+      );
+    } finally {
+      await served.stop();
+    }
+  }, 120_000);
 });
