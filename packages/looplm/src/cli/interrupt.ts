@@ -21,6 +21,16 @@ export class ChildrenInterrupted extends Error {
     super(`${stopped} child process(es) stopped with a checkpoint`);
   }
 }
+/**
+ * A command that only watched work done elsewhere (jobs that queue workers train) stopped
+ * watching on the signal; `left` says what goes on without it.
+ */
+export class WatchInterrupted extends Error {
+  override name = "WatchInterrupted";
+  constructor(readonly left: string) {
+    super(left);
+  }
+}
 type Sig = keyof typeof CODES;
 /** Signals closer together than this are one signal delivered twice. */
 const RELAY_MS = 1000;
@@ -32,6 +42,8 @@ const RELAY_MS = 1000;
 export async function withInterrupts<T>(
   resumeHint: string,
   work: (signal: AbortSignal) => Promise<T>,
+  /** The work only watches jobs that others train (`sweep --queue`): nothing here checkpoints. */
+  opts: { watching?: boolean } = {},
 ): Promise<T> {
   const ac = new AbortController();
   let got: Sig | null = null;
@@ -44,7 +56,9 @@ export async function withInterrupts<T>(
     got = sig;
     at = performance.now();
     process.stderr.write(
-      `\nlooplm: ${sig} received: finishing the current step and saving a checkpoint (again to stop at once)\n`,
+      opts.watching
+        ? `\nlooplm: ${sig} received: no longer watching the queue; its jobs stay there for the workers\n`
+        : `\nlooplm: ${sig} received: finishing the current step and saving a checkpoint (again to stop at once)\n`,
     );
     ac.abort();
   };
@@ -73,6 +87,11 @@ export async function withInterrupts<T>(
     if (e instanceof ChildrenInterrupted)
       throw new CliError(
         `stopped by ${got ?? "a signal"}: ${e.stopped} sweep(s) in training saved a checkpoint. Resume with: ${resumeHint}`,
+        CODES[got ?? "SIGINT"],
+      );
+    if (e instanceof WatchInterrupted)
+      throw new CliError(
+        `stopped by ${got ?? "a signal"}: ${e.left}. Resume with: ${resumeHint}`,
         CODES[got ?? "SIGINT"],
       );
     throw e;

@@ -1,12 +1,13 @@
 /**
  * The coordinator side of the queue, shared by every command that fans trainings out (`looplm
- * sweep --queue`, later `reproduce`): enqueue one job per run folder (idempotent: ids come from
+ * sweep --queue`, `looplm reproduce --queue`): enqueue one job per run folder (idempotent: ids come from
  * the folder, member and seed, so a repeated command adds nothing and reuses finished jobs),
  * watch them with a progress table, and return each job's result as the queue holds it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue } from "bullmq";
 import { CliError } from "../cli/errors.js";
+import { WatchInterrupted } from "../cli/interrupt.js";
 import { printable } from "../cli/printable.js";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
 import { signJob } from "./job-signature.js";
@@ -33,6 +34,11 @@ export interface CoordinatorOptions {
   pollSeconds?: number;
   /** Sign every job with this secret (the workers' --secret). */
   secret?: string;
+  /**
+   * Stop watching (SIGINT/SIGTERM): rejects with WatchInterrupted; the jobs stay on the queue
+   * and the workers go on training them.
+   */
+  signal?: AbortSignal;
 }
 
 /** Attempts of a job whose training process crashed (not of one that failed deterministically). */
@@ -164,6 +170,7 @@ export async function trainOnQueue(
     seen.add(id);
   }
   try {
+    if (o.signal?.aborted) throw new WatchInterrupted("nothing was put on the queue");
     for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note, o.secret);
     for (;;) {
       const now = [];
@@ -173,7 +180,14 @@ export async function trainOnQueue(
       down = false;
       view.update(now.map((s) => s.view));
       if (now.every((s) => s.outcome)) return now.map((s) => s.outcome!);
-      await sleep((o.pollSeconds ?? 1) * 1000);
+      if (o.signal?.aborted) {
+        const done = now.filter((s) => s.outcome).length;
+        throw new WatchInterrupted(
+          `${done} of ${jobs.length} jobs finished; the others stay on the queue, where the workers go on training them`,
+        );
+      }
+      // (an abort ends the wait at once)
+      await sleep((o.pollSeconds ?? 1) * 1000, undefined, { signal: o.signal }).catch(() => {});
     }
   } finally {
     view.stop();

@@ -32,24 +32,35 @@ export function portableTaskFlags(f: TaskFlags): TaskFlags {
   return out;
 }
 
-export async function runQueuedSweep(
+/** A sweep's members as queue jobs, on the schedule its folder already follows. */
+export interface QueuedSweepPlan {
+  outDir: string;
+  members: ReturnType<typeof planSweep>;
+  /** What the table's numbers rest on beyond the flags (members extended, and how). */
+  notes: string[];
+  jobs: TrainingJobData[];
+}
+
+/**
+ * The jobs that train a sweep's members on the queue (shared by `sweep --queue` and
+ * `reproduce --queue`). A queued sweep always continues what its folder holds: a larger
+ * --steps extends every member on one schedule, as on one machine with --resume. `label`
+ * names a member's job (the progress table, the workers' lines); `reproduce` qualifies it with
+ * the arm and seed, since it enqueues many sweeps at once.
+ */
+export function queuedSweepJobs(
   job: Omit<SweepJob, "resume" | "log">,
   taskFlags: TaskFlags,
-  address: QueueAddress,
   /** The backend the user chose (undefined: each worker's own, by default its best). */
   backend?: Backend,
-  /** Sign the jobs with this secret (job-signature.ts). */
-  secret?: string,
-): Promise<SweepResult> {
+  label: (member: string) => string = (m) => m,
+): QueuedSweepPlan {
   const outDir = resolve(job.outDir);
   const members = planSweep(job);
-  // A queued sweep always continues what its folder holds: a larger --steps extends every
-  // member on one schedule, as on one machine with --resume.
   const schedule = sweepSchedule(outDir, members, job.train);
-  for (const n of schedule.notes) process.stderr.write(`looplm: ${n}\n`);
   const jobs: TrainingJobData[] = members.map((m) => ({
     v: 2,
-    label: m.label,
+    label: label(m.label),
     runDir: join(outDir, runFolderName(m.label)),
     task: portableTaskFlags(taskFlags),
     taskInfo: job.taskInfo,
@@ -58,7 +69,23 @@ export async function runQueuedSweep(
     evalCount: job.evalCount,
     ...(backend ? { backend } : {}),
   }));
-  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret });
+  return { outDir, members, notes: schedule.notes, jobs };
+}
+
+export async function runQueuedSweep(
+  job: Omit<SweepJob, "resume" | "log">,
+  taskFlags: TaskFlags,
+  address: QueueAddress,
+  /** The backend the user chose (undefined: each worker's own, by default its best). */
+  backend?: Backend,
+  /** Sign the jobs with this secret (job-signature.ts). */
+  secret?: string,
+  /** SIGINT/SIGTERM: stop watching; the jobs stay on the queue (WatchInterrupted). */
+  signal?: AbortSignal,
+): Promise<SweepResult> {
+  const { outDir, members, notes, jobs } = queuedSweepJobs(job, taskFlags, backend);
+  for (const n of notes) process.stderr.write(`looplm: ${n}\n`);
+  const outcomes = await trainOnQueue(jobs, { address, stream: process.stderr, secret, signal });
   const rows: SweepRow[] = [];
   const failed: string[] = [];
   let metric: SweepFile["metric"] = job.task.metric;
@@ -74,5 +101,5 @@ export async function runQueuedSweep(
     throw new CliError(
       `${failed.length} of ${members.length} members failed (sweep.json has the others): ${failed.join("; ")}`,
     );
-  return finishSweep(outDir, sweep, schedule.notes);
+  return finishSweep(outDir, sweep, notes);
 }

@@ -2,14 +2,18 @@
  * `looplm reproduce <study>`: train a study of the paper's experiments for several seeds with the
  * sweep machinery, then print and write its results table (mean ± sd over seeds, the paper's
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
+ * With `--queue` the sweep studies' members train on `looplm worker`s (reproduce/queued-arms.ts).
  */
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
+import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
+import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
+import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
@@ -32,6 +36,8 @@ interface Flags {
   resume: boolean;
   overwrite: boolean;
   jobs: number;
+  queue?: string;
+  secret?: string;
   backend?: Backend;
 }
 
@@ -49,10 +55,33 @@ function scale(v: string): Scale {
   return v as Scale;
 }
 
-function commandLine(study: string, f: Flags): string {
+function commandLine(study: string, f: Flags, q?: StudyQueue): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
   const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
-  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${backend}`;
+  // (the URL as every message shows it: its password masked)
+  const queue = q ? ` --queue ${q.address.display}` : "";
+  return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${queue}${backend}`;
+}
+
+/** --queue and its companions, checked (and Redis reached) before anything is built or written. */
+async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
+  if (f.queue === undefined) {
+    if (f.secret !== undefined)
+      throw new CliError("--secret signs the jobs of --queue: give --queue redis://… too");
+    return undefined;
+  }
+  const address = parseQueueUrl(f.queue);
+  if (f.jobs > 1)
+    throw new CliError(
+      "--jobs does not combine with --queue: the workers (their number and --concurrency) decide how many members train at once",
+    );
+  if (f.overwrite)
+    throw new CliError(
+      "--overwrite does not combine with --queue: workers resume what a run folder holds; remove the study folder or choose another --out",
+    );
+  const secret = queueSecret(f.secret);
+  await checkRedis(address);
+  return { address, secret, backend: f.backend };
 }
 
 /**
@@ -70,7 +99,12 @@ export function removeStudyResults(outDir: string, study: string): string[] {
   return gone;
 }
 
-async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<void> {
+async function runOne(
+  name: StudyName,
+  f: Flags,
+  queue: StudyQueue | undefined,
+  signal: AbortSignal,
+): Promise<void> {
   const outDir = join(f.out, name);
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const t0 = performance.now();
@@ -84,6 +118,7 @@ async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<v
     resume: f.resume,
     overwrite: f.overwrite,
     jobs: f.jobs,
+    queue,
     childArgs: f.backend ? ["--backend", f.backend] : [],
     log,
     signal,
@@ -94,7 +129,7 @@ async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<v
     notes,
     scale: f.scale,
     seeds: f.seeds,
-    command: commandLine(name, f),
+    command: commandLine(name, f, queue),
     wallSeconds: Math.round((performance.now() - t0) / 1000),
     loadStart,
     loadEnd: loadNow(),
@@ -103,6 +138,10 @@ async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<v
   let files: string[];
   if (name === "exit-gate") {
     const def = gateStudy(f.scale);
+    if (queue)
+      log(
+        "exit-gate: its stages build on each other (pretrain → gate1 → gate2), so they train in this process, not on the queue",
+      );
     const r = await runGateStudy(def, opts);
     const metric = r.perSeed[0]!.metric;
     const verdicts = [
@@ -149,11 +188,15 @@ async function runOne(name: StudyName, f: Flags, signal: AbortSignal): Promise<v
 }
 
 export async function runReproduce(study: string, f: Flags): Promise<void> {
+  const names = studyList(study);
+  const queue = await studyQueue(f);
   // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
   // released, and the command says how to continue (exit 130/143), as `looplm train` does.
-  const hint = `${commandLine(study, f)} --resume`;
+  // With --queue this process stops watching; the workers go on training the jobs.
+  const secret = queue && f.secret !== undefined ? " --secret <the same secret>" : "";
+  const hint = `${commandLine(study, f, queue)} --resume${secret}`;
   await withInterrupts(hint, async (signal) => {
-    for (const name of studyList(study)) await runOne(name, f, signal);
+    for (const name of names) await runOne(name, f, queue, signal);
   });
 }
 
@@ -188,6 +231,14 @@ export function registerReproduce(program: Command): void {
       intOption("--jobs", 1),
       1,
     )
+    .option(
+      "--queue <url>",
+      "train the sweep studies' members on `looplm worker`s through Redis, redis://host:port[/db], as `sweep --queue` does (the same numbers; a repeated command continues; exit-gate trains here); --out must be on a filesystem every worker mounts at the same path (docs/distributed.md)",
+    )
+    .option(
+      "--secret <s>",
+      `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`,
+    )
     .addHelpText(
       "after",
       `
@@ -195,7 +246,14 @@ Examples:
   looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
   looplm reproduce all --out runs/repro
   looplm reproduce lm --jobs 2             # two sweeps at a time, one thread each on 2 cores
-  looplm reproduce mano --scale paper --resume`,
+  looplm reproduce mano --scale paper --resume
+  looplm reproduce phop --out /shared/runs/repro --queue redis://10.0.0.5:6379
+                                           # every member of every seed on the queue; on each
+                                           # machine: looplm worker --queue redis://10.0.0.5:6379
+
+--jobs N trains N sweeps at once on this machine; --queue spreads the members over any number of
+\`looplm worker\` processes on any machines (Ctrl-C stops watching; the workers go on, and the same
+command picks the jobs up where they are).`,
     )
     .action(runReproduce);
 }

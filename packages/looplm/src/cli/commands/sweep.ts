@@ -74,7 +74,11 @@ export async function runSweepCommand(f: Flags): Promise<void> {
       evalCount: f.evalCount,
     };
     const res = address
-      ? await runQueuedSweep(job, f, address, f.backend, secret)
+      ? await withInterrupts(
+          "the same looplm sweep command",
+          (signal) => runQueuedSweep(job, f, address, f.backend, secret, signal),
+          { watching: true },
+        )
       : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
           runSweep({
             ...job,

@@ -1,4 +1,4 @@
-/** `looplm worker`: train queued jobs (from `looplm sweep --queue`) until stopped. */
+/** `looplm worker`: train queued jobs (from `looplm sweep --queue` or `looplm reproduce --queue`) until stopped. */
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
@@ -24,7 +24,7 @@ export function registerWorker(program: Command): void {
   // (its jobs train in child processes; this one checks that --backend starts here)
   needsKernels(program.command("worker"), { threads: false })
     .description(
-      "Train jobs from a Redis queue (looplm sweep --queue) in run folders on a shared filesystem",
+      "Train jobs from a Redis queue (looplm sweep --queue, looplm reproduce --queue) in run folders on a shared filesystem",
     )
     .requiredOption("--queue <url>", "Redis holding the queue: redis://[:password@]host:port[/db]")
     .option("--concurrency <n>", "jobs trained at once", intOption("--concurrency", 1), 1)

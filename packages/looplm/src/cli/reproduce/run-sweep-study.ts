@@ -2,7 +2,8 @@
  * Run a sweep study: every arm (one `runSweep`, the machinery behind `looplm sweep`) for every
  * seed, seeds outermost so that a partial run has whole seeds; then aggregate over seeds and
  * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder. With
- * `jobs` > 1 the sweeps train first in child processes (parallel-arms.ts) and are read back.
+ * `jobs` > 1 the sweeps train first in child processes (parallel-arms.ts), with `queue` on
+ * `looplm worker`s (queued-arms.ts), and are read back.
  */
 import type { SweepFile } from "@loop/eval";
 import { taskInfo } from "../options/task.js";
@@ -12,6 +13,7 @@ import { seedDir } from "./arm-command.js";
 import { modelConfig, TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
 import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
+import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -28,6 +30,11 @@ export interface StudyRunOptions {
   launcher?: CliLauncher;
   /** Arguments every child sweep gets (e.g. --backend). */
   childArgs?: string[];
+  /**
+   * Train the sweep studies' members on this Redis queue's workers (a repeated run continues
+   * what the folders hold, as `sweep --queue` does; `overwrite` is refused by the command).
+   */
+  queue?: StudyQueue;
   /** Stops the member in training after its current step, with a checkpoint (SIGINT/SIGTERM). */
   signal?: AbortSignal;
   log?: (line: string) => void;
@@ -43,12 +50,14 @@ export interface SweepStudyResult {
 export { armArgs, armCommand, seedDir } from "./arm-command.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
-  if ((o.jobs ?? 1) > 1) {
-    await trainArmsInParallel(def, { ...o, jobs: o.jobs! });
-    // every sweep has finished: read them back (and score downstream) here
-    o = { ...o, resume: true, overwrite: false };
-  }
   const tasks = new TaskCache();
+  if (o.queue) {
+    if (o.overwrite)
+      throw new Error("runSweepStudy: a queued study continues its folders; overwrite is refused");
+    await trainArmsOnQueue(def, { ...o, queue: o.queue, tasks });
+  } else if ((o.jobs ?? 1) > 1) await trainArmsInParallel(def, { ...o, jobs: o.jobs! });
+  // every sweep has finished: read them back (and score downstream) here
+  if (o.queue || (o.jobs ?? 1) > 1) o = { ...o, resume: true, overwrite: false };
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
   const cloze: SeedDownstream[] = [];
