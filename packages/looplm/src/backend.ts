@@ -1,15 +1,16 @@
 /**
- * The compute backend of a run, chosen once per process: every kernel of every package runs on
- * it. `portable` is the TypeScript + WebAssembly kernels (what a browser without WebGPU runs),
- * `native` the C kernels compiled from source on this machine (native.ts), `webgpu` a GPU through
- * WebGPU (Dawn in Node, the optional `webgpu` package): the commands then run the model's steps
- * on the device (`gpuContext()`), and what stays on the CPU uses the native kernels when they
- * build. Without a choice the best available CPU backend runs: native when it builds, else
- * portable. A backend chosen explicitly either starts or fails with its reason — never a silent
- * fall-back.
+ * The compute backends. Starting one returns a value (ComputeBackend) that the commands pass to
+ * training, evaluation, generation and forward. `portable` is the TypeScript + WebAssembly
+ * kernels (what a browser without WebGPU runs), `native` the C kernels compiled from source on
+ * this machine (native.ts), `webgpu` a GPU through WebGPU (Dawn in Node, the optional `webgpu`
+ * package): the commands then run the model's steps on its device (`ComputeBackend.gpu`), and
+ * what stays on the CPU uses the native kernels when they build. Without a choice the best
+ * available CPU backend starts: native when it builds, else portable. A backend chosen
+ * explicitly either starts or fails with its reason — never a silent fall-back.
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
+import { nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
 import type { GpuContext } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
@@ -26,57 +27,74 @@ export const BACKEND_HELP: Record<Backend, string> = {
   webgpu: "a GPU through WebGPU (needs the webgpu package and a GPU driver)",
 };
 
-let gpu: GpuContext | null = null;
-
-/** The device of the webgpu backend while it is the active one, else null. */
-export function gpuContext(): GpuContext | null {
-  return active === "webgpu" ? gpu : null;
+/**
+ * A started backend: the value every command passes to training, evaluation, generation and
+ * forward (nothing reads a "current backend"). `gpu` is its device where it has one (webgpu).
+ *
+ * The CPU kernel sets are still one process-wide slot (`@loop/tensor`'s kernel-set registry, read
+ * by every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
+ * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties it
+ * again. So two backends live side by side in one process, but their CPU work runs on the kernels
+ * of the one started last.
+ */
+export interface ComputeBackend {
+  readonly name: Backend;
+  /** The device of the webgpu backend, else null. */
+  readonly gpu: GpuContext | null;
+  /** Release what it holds (its device; the native kernels). */
+  stop(): void;
 }
 
-type Started = { ok: true } | { ok: false; reason: string };
+type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: string };
 
-/** How each backend switches on and off (switching one on switches the others off first). */
 interface StartOptions {
   /** Show what native libraries print while the backend starts (Dawn's adapter search). */
   verbose?: boolean;
 }
 
-const STARTERS: Record<Backend, { start(o: StartOptions): Promise<Started>; stop(): void }> = {
-  portable: { start: async () => ({ ok: true }), stop: () => {} },
-  native: {
-    async start() {
-      const r = await enableNativeKernels();
-      return r.enabled ? { ok: true } : { ok: false, reason: r.reason ?? "unknown reason" };
-    },
-    stop: disableNativeKernels,
+const cpu = (name: Backend, stop: () => void): ComputeBackend => ({ name, gpu: null, stop });
+
+/**
+ * The CPU backend the kernel-set registry holds now, started by no one (a command run without
+ * the CLI's set-up, as the in-process tests build the program): native when native kernels are
+ * registered, else portable; its stop() leaves them as they are.
+ */
+export function cpuBackendAsIs(): ComputeBackend {
+  return cpu(nativeKernelNames().length > 0 ? "native" : "portable", () => {});
+}
+
+function startPortable(): ComputeBackend {
+  disableNativeKernels();
+  return cpu("portable", () => {});
+}
+
+/** How each backend starts. */
+const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
+  portable: async () => ({ ok: true, backend: startPortable() }),
+  async native() {
+    const r = await enableNativeKernels();
+    return r.enabled
+      ? { ok: true, backend: cpu("native", disableNativeKernels) }
+      : { ok: false, reason: r.reason ?? "unknown reason" };
   },
-  webgpu: {
-    async start(o) {
-      try {
-        gpu ??= await createNodeGpuContext({
-          onNativeOutput: o.verbose ? (text) => process.stderr.write(text) : undefined,
-        });
-      } catch (e) {
-        return { ok: false, reason: e instanceof Error ? e.message : String(e) };
-      }
-      // What stays on the CPU (evaluation, checkpoints) runs on the native kernels when they build.
-      await enableNativeKernels();
-      return { ok: true };
-    },
-    stop() {
+  async webgpu(o) {
+    let gpu: GpuContext;
+    try {
+      gpu = await createNodeGpuContext({
+        onNativeOutput: o.verbose ? (text) => process.stderr.write(text) : undefined,
+      });
+    } catch (e) {
+      return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+    }
+    // What stays on the CPU (evaluation, checkpoints) runs on the native kernels when they build.
+    await enableNativeKernels();
+    const stop = () => {
       disableNativeKernels();
-      gpu?.destroy();
-      gpu = null;
-    },
+      gpu.destroy();
+    };
+    return { ok: true, backend: { name: "webgpu", gpu, stop } };
   },
 };
-
-let active: Backend = "portable";
-
-/** The backend the kernels run on now, as startBackend last set it. */
-export function activeBackend(): Backend {
-  return active;
-}
 
 /** `v` as a backend name, or a one-line error listing the choices. */
 export function parseBackend(v: string): Backend {
@@ -85,35 +103,26 @@ export function parseBackend(v: string): Backend {
   return v as Backend;
 }
 
-async function switchTo(b: Backend, o: StartOptions = {}): Promise<Started> {
-  // (started again even when active: enableNativeKernels may have been undone since)
-  if (b !== active) STARTERS[active].stop();
-  active = "portable";
-  const r = await STARTERS[b].start(o);
-  if (r.ok) active = b;
-  return r;
-}
-
 /**
- * Run every kernel on `choice`, or (undefined) on the best CPU backend that starts; `notice`
- * hears one line when the default cannot use its first preference (unless the user switched the
- * native kernels off with LOOPLM_NATIVE=0). Resolves to the backend now in use; an explicit
- * choice that cannot start rejects with a CliError naming why.
+ * Start `choice`, or (undefined) the best CPU backend that starts; `notice` hears one line when
+ * the default cannot use its first preference (unless the user switched the native kernels off
+ * with LOOPLM_NATIVE=0). Resolves to the started backend; an explicit choice that cannot start
+ * rejects with a CliError naming why (and leaves the CPU kernel slot portable).
  */
 export async function startBackend(
   choice: Backend | undefined,
   notice: (line: string) => void = () => {},
   o: StartOptions = {},
-): Promise<Backend> {
+): Promise<ComputeBackend> {
   if (choice !== undefined) {
-    const r = await switchTo(choice, o);
-    if (!r.ok) throw new CliError(`--backend ${choice} cannot start here: ${r.reason}`);
-    return choice;
+    const r = await STARTERS[choice](o);
+    if (r.ok) return r.backend;
+    disableNativeKernels();
+    throw new CliError(`--backend ${choice} cannot start here: ${r.reason}`);
   }
   // the best CPU backend: native when it builds, else portable (which always starts)
-  const r = await switchTo("native");
-  if (r.ok) return "native";
+  const r = await STARTERS.native(o);
+  if (r.ok) return r.backend;
   if (!nativeDisabled()) notice(`portable kernels (native ones unavailable: ${r.reason})`);
-  await switchTo("portable");
-  return "portable";
+  return startPortable();
 }

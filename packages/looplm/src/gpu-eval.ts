@@ -25,7 +25,7 @@ import {
   releaseTransients,
   uploadTensor,
 } from "@loop/webgpu";
-import { gpuContext } from "./backend.js";
+import type { ComputeBackend } from "./backend.js";
 
 async function toCpu(t: GpuTensor) {
   return tensor(await t.read(), [...t.shape]);
@@ -57,16 +57,17 @@ export function gpuOutputSource(gm: GpuLoopedModel): StepOutputSource {
 }
 
 /**
- * Accuracy or perplexity of `model` on `batches` on the active backend: on the device when it is
- * webgpu, else the CPU evaluators.
+ * Accuracy or perplexity of `model` on `batches` on `backend`: on its device when it has one,
+ * else the CPU evaluators.
  */
 export async function evaluateOnBackend(
+  backend: ComputeBackend,
   model: LoopedModel,
   batches: readonly Batch[],
   metric: "ppl" | "accuracy",
   opts: AccuracyOptions & PerplexityOptions = {},
 ): Promise<AccuracyResult | PerplexityResult> {
-  const gpu = gpuContext();
+  const gpu = backend.gpu;
   const gm = gpu ? GpuLoopedModel.fromModel(gpu, model) : null;
   try {
     const source = gm ? gpuOutputSource(gm) : model;

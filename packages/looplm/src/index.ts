@@ -25,7 +25,7 @@ export * as tensor from "@loop/tensor";
 export { backward, intTensor, noGrad, Rng, type Tensor } from "@loop/tensor";
 export * as train from "@loop/train";
 export { resolveTrainOptions, Trainer } from "@loop/train";
-export { activeBackend, BACKENDS, type Backend, gpuContext, startBackend } from "./backend.js";
+export { BACKENDS, type Backend, type ComputeBackend, startBackend } from "./backend.js";
 export { CliError } from "./cli/errors.js";
 export { buildProgram } from "./cli/program.js";
 export { parseForwardInputs } from "./forward/inputs.js";

@@ -3,7 +3,8 @@
  * preAction hook before its action runs (so `--help` and parse errors start nothing).
  * Commands marked with `needsKernels` take `--backend` and run their kernels on it
  * (backend.ts: by default the native kernels, compiled from C on first use and then cached;
- * without a compiler they say so once and run on the portable ones). Those that train or
+ * without a compiler they say so once and run on the portable ones); the started backend is a
+ * value the action takes with `commandBackend(cmd)` and passes down. Those that train or
  * evaluate also split their large kernels over a worker-thread pool, one thread per core; every
  * other command stays single-threaded, where starting workers would cost more than it saves.
  * Those with a thread per core let a thread governor (@loop/tensor) move each training step to
@@ -14,7 +15,15 @@ import { availableParallelism } from "node:os";
 import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
 import { startThreadPool } from "@loop/tensor/node";
 import { type Command, Option } from "commander";
-import { BACKEND_HELP, BACKENDS, type Backend, parseBackend, startBackend } from "../backend.js";
+import {
+  BACKEND_HELP,
+  BACKENDS,
+  type Backend,
+  type ComputeBackend,
+  cpuBackendAsIs,
+  parseBackend,
+  startBackend,
+} from "../backend.js";
 
 interface KernelNeeds {
   /** A thread per core (training, evaluation); otherwise one thread. */
@@ -25,6 +34,18 @@ interface KernelNeeds {
 
 /** The commands that run kernels, and what they need. */
 const kernelCommands = new WeakMap<Command, KernelNeeds>();
+
+/** The backend the set-up started for each command about to run (handed to its action). */
+const started = new WeakMap<Command, ComputeBackend>();
+
+/**
+ * The backend the set-up started for `cmd` (a command marked with needsKernels, whose kernels run
+ * here): the action takes it from here and passes it down. A program built without the set-up
+ * (buildProgram alone, as the in-process tests run it) runs on the CPU kernels as they stand.
+ */
+export function commandBackend(cmd: Command): ComputeBackend {
+  return started.get(cmd) ?? cpuBackendAsIs();
+}
 
 /** How `--help` lists the backends. */
 const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: native when it builds, else portable`;
@@ -44,7 +65,7 @@ export function needsKernels(cmd: Command, needs: KernelNeeds = {}): Command {
 }
 
 /** Start `choice` (undefined: the best CPU backend), saying in one line when native is missing. */
-export function useBackend(choice: Backend | undefined, verbose = false): Promise<Backend> {
+export function useBackend(choice: Backend | undefined, verbose = false): Promise<ComputeBackend> {
   return startBackend(choice, (line) => process.stderr.write(`looplm: ${line}\n`), { verbose });
 }
 
@@ -79,7 +100,7 @@ async function setUp(cmd: Command): Promise<void> {
   if (threads > 1) await startThreadPool(threads);
   installThreadGovernor(!env && threads > 1 ? governor(threads) : null);
   const o = opts as { backend?: Backend; verbose?: boolean };
-  if (kernels) await useBackend(o.backend, o.verbose === true);
+  if (kernels) started.set(cmd, await useBackend(o.backend, o.verbose === true));
 }
 
 /** Install the hook on the program: it runs for whichever subcommand's action is about to run. */

@@ -18,7 +18,7 @@ import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import { gpuStepEngine } from "@loop/webgpu";
-import { activeBackend, gpuContext } from "../backend.js";
+import type { ComputeBackend } from "../backend.js";
 import { gpuOutputSource } from "../gpu-eval.js";
 import { CliError } from "./errors.js";
 import {
@@ -38,6 +38,8 @@ export interface TrainJob {
   from?: string;
   train: TrainOptions;
   evalCount: number;
+  /** Where the steps run (its device when it has one). */
+  backend: ComputeBackend;
   resume: boolean;
   /** Replace a run already in `runDir`. */
   overwrite?: boolean;
@@ -107,7 +109,7 @@ async function trainModel(
 ): Promise<RunResult & { model: LoopedModel }> {
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
-  const gpu = gpuContext();
+  const gpu = job.backend.gpu;
   const engine = gpu ? gpuStepEngine(gpu, model, job.train) : undefined;
   const evalBatch = Math.max(job.train.batchSize, 64);
   try {
@@ -137,7 +139,7 @@ async function trainModel(
         from: job.from ?? null,
         eval_count: job.evalCount,
         // what computed it (the latest session's, for a resumed run)
-        backend: activeBackend(),
+        backend: job.backend.name,
         ...job.info,
       },
     });

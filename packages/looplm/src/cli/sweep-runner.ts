@@ -26,6 +26,7 @@ import {
   resumeTrainOptions,
   writeJsonFile,
 } from "@loop/train/node";
+import type { ComputeBackend } from "../backend.js";
 import { CliError } from "./errors.js";
 import { trainJob } from "./run-training.js";
 
@@ -41,6 +42,8 @@ export interface SweepJob {
   loops: number[];
   train: TrainOptions;
   evalCount: number;
+  /** Where the members train (its device when it has one). */
+  backend: ComputeBackend;
   /** Continue the sweep in `outDir`: keep finished members, resume interrupted ones. */
   resume: boolean;
   /** Replace the sweep in `outDir`. */
@@ -293,6 +296,7 @@ async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
         config: p.config,
         train,
         evalCount: job.evalCount,
+        backend: job.backend,
         resume,
         // A member without a checkpoint yet restarts from scratch (with --resume or --overwrite).
         overwrite: !resume && (job.resume || job.overwrite),

@@ -1,7 +1,7 @@
 /**
  * Every whole-model golden case (testdata/golden/<case>) through `looplm forward --backend <b>`
- * for each CPU backend: the backend is started as the command's set-up starts it (startBackend),
- * then the command's action (runForward) loads the checkpoint folder, parses inputs.json and
+ * for each backend: the backend is started as the command's set-up starts it (startBackend), and
+ * the command's action (runForward) takes the started backend, loads the checkpoint folder, parses inputs.json and
  * writes outputs.safetensors, and every tensor of that file must match the golden file within the
  * docs/formats.md tolerance (exit steps exactly). The native run is skipped with one printed line
  * where the native kernels cannot be built, and the webgpu run where no WebGPU adapter exists
@@ -21,20 +21,18 @@ import {
 } from "../../../../tools/test-support/golden.js";
 import { gpuSuiteRuns } from "../../../../tools/test-support/gpu-suite.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
-import { activeBackend, BACKENDS, type Backend, gpuContext, startBackend } from "../backend.js";
+import { BACKENDS, type Backend, type ComputeBackend, startBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 
 const cases = goldenModelCases();
 
-/** Whether `b` starts on this machine (then back to portable). */
+/** Whether `b` starts on this machine (then stopped again). */
 async function starts(b: Backend): Promise<{ ok: true } | { ok: false; error: string }> {
   try {
-    await startBackend(b);
+    (await startBackend(b)).stop();
     return { ok: true };
   } catch (e) {
     return { ok: false, error: (e as Error).message };
-  } finally {
-    await startBackend("portable");
   }
 }
 
@@ -47,9 +45,12 @@ const runs: Record<Backend, boolean> = {
   webgpu: gpuSuiteRuns("golden cases on looplm forward --backend webgpu", await starts("webgpu")),
 };
 
-async function checkCase(name: string, dir: string): Promise<void> {
+async function checkCase(name: string, dir: string, backend: ComputeBackend): Promise<void> {
   const out = join(dir, `${name}.safetensors`);
-  await runForward({ model: goldenPath(name), input: goldenPath(name, "inputs.json"), out });
+  await runForward(
+    { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
+    backend,
+  );
   const got = readSafetensorsFile(out).tensors;
   const want = loadGolden(name, "outputs.safetensors");
   const failures: string[] = [];
@@ -76,20 +77,21 @@ async function checkCase(name: string, dir: string): Promise<void> {
 for (const backend of BACKENDS)
   describe.runIf(runs[backend])(`looplm forward --backend ${backend}: golden cases`, () => {
     let dir: string;
+    let started: ComputeBackend;
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), `looplm-golden-${backend}-`));
-      expect(await startBackend(backend)).toBe(backend);
+      started = await startBackend(backend);
     });
-    afterAll(async () => {
+    afterAll(() => {
       rmSync(dir, { recursive: true, force: true });
-      await startBackend("portable");
+      started.stop();
     });
     it("runs on that backend's kernels", () => {
       expect(cases.length).toBeGreaterThanOrEqual(6);
-      expect(activeBackend()).toBe(backend);
+      expect(started.name).toBe(backend);
       if (backend === "portable") expect(nativeKernelNames()).toEqual([]);
       if (backend === "native") expect(nativeKernelNames()).toContain("tensor/sgemm");
-      expect(gpuContext() !== null).toBe(backend === "webgpu");
+      expect(started.gpu !== null).toBe(backend === "webgpu");
     });
-    for (const name of cases) it(name, () => checkCase(name, dir));
+    for (const name of cases) it(name, () => checkCase(name, dir, started));
   });

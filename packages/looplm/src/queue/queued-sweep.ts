@@ -49,7 +49,7 @@ export interface QueuedSweepPlan {
  * the arm and seed, since it enqueues many sweeps at once.
  */
 export function queuedSweepJobs(
-  job: Omit<SweepJob, "resume" | "log">,
+  job: Omit<SweepJob, "resume" | "log" | "backend">,
   taskFlags: TaskFlags,
   /** The backend the user chose (undefined: each worker's own, by default its best). */
   backend?: Backend,
@@ -73,7 +73,7 @@ export function queuedSweepJobs(
 }
 
 export async function runQueuedSweep(
-  job: Omit<SweepJob, "resume" | "log">,
+  job: Omit<SweepJob, "resume" | "log" | "backend">,
   taskFlags: TaskFlags,
   address: QueueAddress,
   /** The backend the user chose (undefined: each worker's own, by default its best). */

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { EvalRecord } from "@loop/train/node";
 import { holdsRun, LOCK_FILE, latestCheckpoint, RunInterrupted } from "@loop/train/node";
+import type { ComputeBackend } from "../backend.js";
 import { buildTask } from "../cli/options/task.js";
 import { printable } from "../cli/printable.js";
 import { trainJob } from "../cli/run-training.js";
@@ -86,7 +87,10 @@ function pauseHook(d: TrainingJobData, signal: AbortSignal, parent: number) {
   };
 }
 
-export async function runTrainingChild(d: TrainingJobData): Promise<number> {
+export async function runTrainingChild(
+  d: TrainingJobData,
+  backend: ComputeBackend,
+): Promise<number> {
   const ac = new AbortController();
   // SIGTERM from the worker; SIGINT when Ctrl-C reaches the whole process group.
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => ac.abort());
@@ -118,6 +122,7 @@ export async function runTrainingChild(d: TrainingJobData): Promise<number> {
       config: d.config,
       train: resume ? start.train : d.train,
       evalCount: d.evalCount,
+      backend,
       resume,
       // A folder with a run but no checkpoint yet (killed in its first steps) starts again.
       overwrite: !resume && holdsRun(d.runDir),

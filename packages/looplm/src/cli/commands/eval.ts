@@ -22,9 +22,9 @@ import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
 import type { Command } from "commander";
-import { gpuContext } from "../../backend.js";
+import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../gpu-eval.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
@@ -167,7 +167,11 @@ function thresholds(f: EvalFlags, model: LoopedModel): number[] {
   return qs;
 }
 
-export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise<EvalFile> {
+export async function runEval(
+  f: EvalFlags,
+  backend: ComputeBackend,
+  cmd: Command | null = null,
+): Promise<EvalFile> {
   const { checkpoint, runDir } = locateModel(f.model);
   const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
   if (out) checkOutput(out);
@@ -188,11 +192,11 @@ export async function runEval(f: EvalFlags, cmd: Command | null = null): Promise
   const cfg = model.config;
   checkTaskVocab(task, cfg.vocab_size);
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
-  if (gpuContext() && mc)
+  if (backend.gpu && mc)
     throw new CliError(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
     );
-  const result = await evaluateOnBackend(model, batches, task.metric, {
+  const result = await evaluateOnBackend(backend, model, batches, task.metric, {
     qs,
     score: (b, p) => task.score(b, p),
   });
@@ -295,6 +299,6 @@ Examples:
   looplm eval --model runs/lm-2x4/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
     )
     .action(async (opts: EvalFlags, c: Command) => {
-      await runEval(opts, c);
+      await runEval(opts, commandBackend(c), c);
     });
 }

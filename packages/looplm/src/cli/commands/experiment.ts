@@ -7,7 +7,7 @@ import { parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { resolveTrainOptions } from "@loop/train";
 import type { Command } from "commander";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { openSweepFolder, runSweep } from "../sweep-runner.js";
@@ -28,7 +28,7 @@ interface Flags {
   overwrite: boolean;
 }
 
-export async function runExperiment(f: Flags): Promise<void> {
+export async function runExperiment(f: Flags, cmd: Command): Promise<void> {
   const d = DEFAULT_EXPERIMENT;
   const t0 = performance.now();
   const task = pHop(d.task);
@@ -62,6 +62,7 @@ export async function runExperiment(f: Flags): Promise<void> {
       loops: [...d.loops],
       train,
       evalCount: d.evalCount,
+      backend: commandBackend(cmd),
       resume: f.resume,
       overwrite: f.overwrite,
       signal,

@@ -3,11 +3,11 @@ import { readFileSync } from "node:fs";
 import { loadCheckpoint } from "@loop/looped/node";
 import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import { gpuContext } from "../../backend.js";
+import type { ComputeBackend } from "../../backend.js";
 import { forwardOutputsGpu } from "../../forward/gpu-outputs.js";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, checkOutput } from "../errors.js";
 
 export interface ForwardArgs {
@@ -16,8 +16,8 @@ export interface ForwardArgs {
   out: string;
 }
 
-/** Writes the outputs on the active backend (the device when it is webgpu); resolves to their count. */
-export async function runForward(args: ForwardArgs): Promise<number> {
+/** Writes the outputs on `backend` (on its device when it has one); resolves to their count. */
+export async function runForward(args: ForwardArgs, backend: ComputeBackend): Promise<number> {
   checkOutput(args.out);
   const model = loadCheckpoint(args.model);
   let raw: unknown;
@@ -35,7 +35,7 @@ export async function runForward(args: ForwardArgs): Promise<number> {
     throw new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
   }
   const inputs = parseForwardInputs(raw, model.config.vocab_size);
-  const gpu = gpuContext();
+  const gpu = backend.gpu;
   const outputs = gpu ? await forwardOutputsGpu(gpu, model, inputs) : forwardOutputs(model, inputs);
   writeSafetensorsFile(args.out, outputs);
   return outputs.size;
@@ -53,8 +53,8 @@ export function registerForward(program: Command): void {
       "after",
       "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors\n  looplm forward --backend portable --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",
     )
-    .action(async (opts: ForwardArgs) => {
-      const n = await runForward(opts);
+    .action(async (opts: ForwardArgs, cmd: Command) => {
+      const n = await runForward(opts, commandBackend(cmd));
       process.stderr.write(`wrote ${n} tensors to ${opts.out}\n`);
     });
 }

@@ -5,9 +5,9 @@ import { generate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { gpuContext } from "../../backend.js";
+import type { ComputeBackend } from "../../backend.js";
 import { generateGpu } from "../../gpu-generate.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
 import { locateModel } from "./eval.js";
@@ -28,7 +28,7 @@ function findBeside(model: string, name: string): string | null {
   return null;
 }
 
-export async function runGenerate(f: Flags): Promise<void> {
+export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<void> {
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   // (a run folder stands for its final/ checkpoint, as with eval)
@@ -79,7 +79,7 @@ export async function runGenerate(f: Flags): Promise<void> {
   }
   let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
-  const gpu = gpuContext();
+  const gpu = backend.gpu;
   try {
     out = gpu ? await generateGpu(gpu, model, prompt, opts) : generate(model, prompt, opts).tokens;
   } catch (e) {
@@ -121,5 +121,5 @@ Examples:
   looplm generate --model runs/lm/2x2/final --prompt "Fellow citizens" --max-new 80
   looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0`,
     )
-    .action(runGenerate);
+    .action((f: Flags, cmd: Command) => runGenerate(f, commandBackend(cmd)));
 }

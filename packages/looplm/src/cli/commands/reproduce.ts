@@ -7,10 +7,10 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import type { Backend } from "../../backend.js";
+import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
@@ -102,6 +102,7 @@ export function removeStudyResults(outDir: string, study: string): string[] {
 async function runOne(
   name: StudyName,
   f: Flags,
+  backend: ComputeBackend,
   queue: StudyQueue | undefined,
   signal: AbortSignal,
 ): Promise<void> {
@@ -115,6 +116,7 @@ async function runOne(
   const opts = {
     outDir,
     seeds: f.seeds,
+    backend,
     resume: f.resume,
     overwrite: f.overwrite,
     jobs: f.jobs,
@@ -187,7 +189,8 @@ async function runOne(
   );
 }
 
-export async function runReproduce(study: string, f: Flags): Promise<void> {
+export async function runReproduce(study: string, f: Flags, cmd: Command): Promise<void> {
+  const backend = commandBackend(cmd);
   const names = studyList(study);
   const queue = await studyQueue(f);
   // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
@@ -196,7 +199,7 @@ export async function runReproduce(study: string, f: Flags): Promise<void> {
   const secret = queue && f.secret !== undefined ? " --secret <the same secret>" : "";
   const hint = `${commandLine(study, f, queue)} --resume${secret}`;
   await withInterrupts(hint, async (signal) => {
-    for (const name of names) await runOne(name, f, queue, signal);
+    for (const name of names) await runOne(name, f, backend, queue, signal);
   });
 }
 

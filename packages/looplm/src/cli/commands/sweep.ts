@@ -4,7 +4,7 @@ import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import {
@@ -43,7 +43,7 @@ function protocol(v: string): Protocol {
   return v as Protocol;
 }
 
-export async function runSweepCommand(f: Flags): Promise<void> {
+export async function runSweepCommand(f: Flags, cmd: Command): Promise<void> {
   const loops = parseIntList("--loops", f.loopsList);
   if (loops.some((r) => r < 1))
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
@@ -82,6 +82,7 @@ export async function runSweepCommand(f: Flags): Promise<void> {
       : await withInterrupts("the same looplm sweep command with --resume", (signal) =>
           runSweep({
             ...job,
+            backend: commandBackend(cmd),
             resume: f.resume,
             overwrite: f.overwrite,
             signal,
@@ -136,7 +137,7 @@ Examples:
   looplm sweep --protocol iso-param --task lm --corpus sotu --seq-len 128 --base 2 --loops 1,2 --steps 2000 --out runs/lm
   looplm sweep --protocol iso-param --task phop --length 32 --hops 3 --base 1 --loops 1,2,4 --d-model 32 --steps 800 --out /shared/runs/phop --queue redis://10.0.0.5:6379`,
     )
-    .action((opts: Omit<Flags, "loopsList"> & { loops: string }) =>
-      runSweepCommand({ ...opts, loopsList: opts.loops } as Flags),
+    .action((opts: Omit<Flags, "loopsList"> & { loops: string }, cmd: Command) =>
+      runSweepCommand({ ...opts, loopsList: opts.loops } as Flags, cmd),
     );
 }

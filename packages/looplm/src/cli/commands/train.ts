@@ -3,7 +3,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
-import { needsKernels, useBackend } from "../compute.js";
+import { commandBackend, needsKernels, useBackend } from "../compute.js";
 import { CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
@@ -61,7 +61,11 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
     // A resumed run stays on the backend it was started with, unless --backend is typed again.
-    if (f.backend !== typed.backend) await useBackend(f.backend, typed.verbose === true);
+    let backend = commandBackend(cmd);
+    if (f.backend !== typed.backend) {
+      backend.stop();
+      backend = await useBackend(f.backend, typed.verbose === true);
+    }
     checkStageFrom(f);
     let train = fresh ?? buildTrainOptions(f);
     if (folder.info) {
@@ -85,6 +89,7 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
         from: f.from,
         train,
         evalCount: f.evalCount,
+        backend,
         resume: f.resume,
         signal,
         info: { flags: recordFlags(f) },

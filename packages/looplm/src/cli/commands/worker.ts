@@ -7,7 +7,7 @@ import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
-import { needsKernels } from "../compute.js";
+import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 
@@ -76,7 +76,7 @@ Examples:
   // The process a worker starts per job; not for people.
   needsKernels(program.command("worker-job", { hidden: true }))
     .requiredOption("--job <json>", "the job's data")
-    .action(async (f: { job: string }) => {
+    .action(async (f: { job: string }, cmd: Command) => {
       let d: TrainingJobData;
       try {
         d = JSON.parse(f.job) as TrainingJobData;
@@ -84,7 +84,7 @@ Examples:
         throw new CliError("worker-job: --job is not JSON");
       }
       // (main would turn a returned exit code into 0)
-      const code = await runTrainingChild(d);
+      const code = await runTrainingChild(d, commandBackend(cmd));
       if (code !== 0) process.exit(code);
     });
 }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBackend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import {
   looplm,
@@ -23,6 +24,8 @@ import { runSweepStudy, seedDir } from "./run-sweep-study.js";
 import type { StudyDef } from "./study-types.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-repro-queue-"));
+/** The studies run in this process train on the portable kernels. */
+const backend = await startBackend("portable");
 const train = { steps: 3, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 };
 const task = { task: "phop", alphabet: 3, length: 8, hops: 2 } as const;
 const model = { dModel: 8, dState: 4, headdim: 8, chunk: 8 };
@@ -76,7 +79,7 @@ describe("looplm reproduce --queue", () => {
 
   it("trains a study's members on two signed-only workers with the numbers of a local run; a repeated run reuses them", async () => {
     const local = tmp();
-    const one = await runSweepStudy(TINY, { outDir: local, seeds: SEEDS, resume: false });
+    const one = await runSweepStudy(TINY, { backend, outDir: local, seeds: SEEDS, resume: false });
 
     const url = `${redis.url}/1`;
     const env = { LOOPLM_QUEUE_SECRET: SECRET };
@@ -86,6 +89,7 @@ describe("looplm reproduce --queue", () => {
     const queue = { address: parseQueueUrl(url), secret: SECRET };
     try {
       const two = await runSweepStudy(TINY, {
+        backend,
         outDir: dir,
         seeds: SEEDS,
         resume: false,
@@ -123,7 +127,13 @@ describe("looplm reproduce --queue", () => {
       for (const w of workers) expect((await w.exited).code).toBe(0);
     }
     // again, with no worker running: every job is finished on the queue, nothing trains
-    const again = await runSweepStudy(TINY, { outDir: dir, seeds: SEEDS, resume: false, queue });
+    const again = await runSweepStudy(TINY, {
+      backend,
+      outDir: dir,
+      seeds: SEEDS,
+      resume: false,
+      queue,
+    });
     expect(again.rows).toEqual(one.rows);
   }, 300_000);
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SweepFile } from "@loop/eval";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startBackend } from "../../backend.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
@@ -25,6 +26,8 @@ import { claimVerdict } from "./verdict.js";
 afterEach(() => vi.restoreAllMocks());
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-reproduce-"));
+/** The studies run in this process train on the portable kernels. */
+const backend = await startBackend("portable");
 
 /** The CLI's entry, run from source by child processes (`--jobs`). */
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
@@ -439,7 +442,7 @@ const TINY: StudyDef = {
 describe("running a study (tiny settings)", () => {
   it("trains every seed with the sweep machinery, aggregates and writes its results", async () => {
     const dir = tmp();
-    const r = await runSweepStudy(TINY, { outDir: dir, seeds: 2, resume: false });
+    const r = await runSweepStudy(TINY, { backend, outDir: dir, seeds: 2, resume: false });
     expect(existsSync(join(dir, "iso-param", "seed-2", "sweep.json"))).toBe(true);
     expect(r.rows.map((x) => x.values.length)).toEqual([2, 2]);
     // two seeds: the claim gets an interval but no verdict
@@ -452,13 +455,14 @@ describe("running a study (tiny settings)", () => {
       r.perSeed[1]!.get("iso-param")!.rows[1]!.per_step,
     );
     // resuming keeps the finished members: the same numbers
-    const again = await runSweepStudy(TINY, { outDir: dir, seeds: 2, resume: true });
+    const again = await runSweepStudy(TINY, { backend, outDir: dir, seeds: 2, resume: true });
     expect(again.rows).toEqual(r.rows);
     // a second run into the same folder must say how to continue, or replace it
-    await expect(runSweepStudy(TINY, { outDir: dir, seeds: 1, resume: false })).rejects.toThrow(
-      /--resume.*--overwrite/,
-    );
+    await expect(
+      runSweepStudy(TINY, { backend, outDir: dir, seeds: 1, resume: false }),
+    ).rejects.toThrow(/--resume.*--overwrite/);
     const replaced = await runSweepStudy(TINY, {
+      backend,
       outDir: dir,
       seeds: 1,
       resume: false,
@@ -503,10 +507,11 @@ describe("running a study (tiny settings)", () => {
   }, 120_000);
 
   it("--jobs 2 trains the sweeps in child processes and prints what one job prints", async () => {
-    const one = await runSweepStudy(TINY, { outDir: tmp(), seeds: 2, resume: false });
+    const one = await runSweepStudy(TINY, { backend, outDir: tmp(), seeds: 2, resume: false });
     const dir = tmp();
     const lines: string[] = [];
     const two = await runSweepStudy(TINY, {
+      backend,
       outDir: dir,
       seeds: 2,
       resume: false,
@@ -524,6 +529,7 @@ describe("running a study (tiny settings)", () => {
     // a failing child names its sweep and says why
     await expect(
       runSweepStudy(TINY, {
+        backend,
         outDir: dir,
         seeds: 1,
         resume: false,
@@ -561,7 +567,12 @@ describe("running a study (tiny settings)", () => {
         { kind: "above", text: "cloze", member: "lm/1⊗2", threshold: 0.25, on: "cloze" },
       ],
     };
-    const r = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: false });
+    const r = await runSweepStudy(def, {
+      backend,
+      outDir: join(dir, "out"),
+      seeds: 1,
+      resume: false,
+    });
     const file = join(dir, "out", "lm", "seed-1", "downstream.json");
     const saved = JSON.parse(readFileSync(file, "utf8"));
     expect(saved).toMatchObject({ source: "PIQA", items: 6 });
@@ -582,12 +593,17 @@ describe("running a study (tiny settings)", () => {
     // resumed: the stored scores are read back (a changed score would show)
     saved.acc["1⊗1"] = [0.125];
     writeFileSync(file, JSON.stringify(saved));
-    const again = await runSweepStudy(def, { outDir: join(dir, "out"), seeds: 1, resume: true });
+    const again = await runSweepStudy(def, {
+      backend,
+      outDir: join(dir, "out"),
+      seeds: 1,
+      resume: true,
+    });
     expect(findMember(again.rows, "lm/1⊗1").mc!.values).toEqual([0.125]);
     // scores of another set are not mixed in
     const other = { ...def, arms: [{ ...def.arms[0]!, mc: { ...PIQA_FILES, limit: 5 } }] };
     await expect(
-      runSweepStudy(other, { outDir: join(dir, "out"), seeds: 1, resume: true }),
+      runSweepStudy(other, { backend, outDir: join(dir, "out"), seeds: 1, resume: true }),
     ).rejects.toThrow(/holds PIQA scores on 6 items, not PIQA on 5: remove it to rescore/);
   }, 120_000);
 
@@ -604,7 +620,7 @@ describe("running a study (tiny settings)", () => {
       qs: [0.3, 0.7],
     };
     const dir = tmp();
-    const r = await runGateStudy(def, { outDir: dir, seeds: 1, resume: false });
+    const r = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: false });
     for (const s of ["pretrain", "gate1", "gate2"])
       expect(existsSync(join(dir, "seed-1", s, "final", "model.safetensors"))).toBe(true);
     expect(r.frontier.map((x) => x.label)).toEqual([
@@ -617,7 +633,7 @@ describe("running a study (tiny settings)", () => {
     expect(r.verdict.kind).toBe("inconclusive");
     expect(r.verdict.line).toMatch(/^inconclusive \(1 seeds < 5\): the gate beats fixed exit/);
     expect(gateStudyCharts(r.frontier, "accuracy").has("frontier")).toBe(true);
-    const again = await runGateStudy(def, { outDir: dir, seeds: 1, resume: true });
+    const again = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: true });
     expect(again.frontier).toEqual(r.frontier);
   }, 120_000);
 });

@@ -70,6 +70,7 @@ export async function runGateStudy(
           from,
           train: trainOptions(stageFlags, seed),
           evalCount: trainFlags(stageFlags, seed).evalCount,
+          backend: o.backend,
           resume,
           // with --resume, a stage that never reached a checkpoint starts again
           overwrite: o.overwrite === true || (o.resume && !resume),
@@ -82,6 +83,7 @@ export async function runGateStudy(
     const model = loadCheckpoint(from!);
     const batches = task.evalSet({ count: def.evalCount, batchSize: 64 });
     const r = await evaluateOnBackend(
+      o.backend,
       model,
       batches,
       task.name.startsWith("lm") ? "ppl" : "accuracy",

@@ -6,6 +6,7 @@
  * `looplm worker`s (queued-arms.ts), and are read back.
  */
 import type { SweepFile } from "@loop/eval";
+import type { ComputeBackend } from "../../backend.js";
 import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
 import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
@@ -20,6 +21,8 @@ import { claimVerdict, type Verdict } from "./verdict.js";
 export interface StudyRunOptions {
   outDir: string;
   seeds: number;
+  /** Where this process trains and evaluates (its device when it has one). */
+  backend: ComputeBackend;
   /** Keep what finished (members, stages, evaluations) and continue what did not. */
   resume: boolean;
   /** Replace the study's runs already in `outDir`. */
@@ -78,6 +81,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         loops: arm.loops,
         train: trainOptions(arm.train, seed),
         evalCount: trainFlags(arm.train, seed).evalCount,
+        backend: o.backend,
         resume: o.resume,
         overwrite: o.overwrite,
         signal: o.signal,

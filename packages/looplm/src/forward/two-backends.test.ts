@@ -1,0 +1,90 @@
+/**
+ * Two backends side by side in one process: portable and webgpu are started once each and both
+ * stay alive, and every golden case goes through `looplm forward`'s library function (runForward)
+ * on each of them, passed as a value. The two outputs must agree within the docs/formats.md
+ * tolerance (exit steps exactly). The CPU kernel sets are one process-wide slot (backend.ts):
+ * portable is started second, so its outputs come from the portable kernels, as checked below.
+ * Skipped with one printed line where no WebGPU adapter exists (Dawn + SwiftShader here), a
+ * failure under CI.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { nativeKernelNames } from "@loop/tensor/kernel";
+import { readSafetensorsFile } from "@loop/tensor/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  compareGolden,
+  goldenModelCases,
+  goldenPath,
+} from "../../../../tools/test-support/golden.js";
+import { gpuSuiteRuns } from "../../../../tools/test-support/gpu-suite.js";
+import { type ComputeBackend, startBackend } from "../backend.js";
+import { runForward } from "../cli/commands/forward.js";
+
+let gpu: ComputeBackend | null = null;
+let startError = "";
+try {
+  gpu = await startBackend("webgpu");
+} catch (e) {
+  startError = (e as Error).message;
+}
+const runs = gpuSuiteRuns(
+  "portable and webgpu side by side",
+  gpu ? { ok: true } : { ok: false, error: startError },
+);
+
+describe.runIf(runs)("portable and webgpu in one process: looplm forward agrees", () => {
+  let dir: string;
+  let portable: ComputeBackend;
+  let webgpu: ComputeBackend;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "looplm-two-backends-"));
+    webgpu = gpu!;
+    portable = await startBackend("portable");
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    portable.stop();
+    webgpu.stop();
+  });
+
+  /** The case's outputs on `b`, as `looplm forward` writes them. */
+  async function outputs(name: string, b: ComputeBackend) {
+    const out = join(dir, `${name}-${b.name}.safetensors`);
+    await runForward({ model: goldenPath(name), input: goldenPath(name, "inputs.json"), out }, b);
+    return readSafetensorsFile(out).tensors;
+  }
+
+  it("holds two live backends: one with a device, one on the portable kernels", () => {
+    expect([portable.name, webgpu.name]).toEqual(["portable", "webgpu"]);
+    expect(portable.gpu).toBeNull();
+    expect(webgpu.gpu).not.toBeNull();
+    expect(nativeKernelNames()).toEqual([]);
+  });
+
+  for (const name of goldenModelCases())
+    it(name, async () => {
+      const cpu = await outputs(name, portable);
+      const dev = await outputs(name, webgpu);
+      expect([...dev.keys()].sort()).toEqual([...cpu.keys()].sort());
+      const failures: string[] = [];
+      for (const [key, want] of cpu) {
+        const got = dev.get(key)!;
+        expect(got.shape, key).toEqual(want.shape);
+        if (key.startsWith("exit.step.")) {
+          if (Array.from(got.data).join(",") !== Array.from(want.data).join(","))
+            failures.push(`${key}: exit steps differ`);
+          continue;
+        }
+        const r = compareGolden(
+          key,
+          got.data,
+          want.data,
+          key.startsWith("grad.") ? "grad" : "forward",
+        );
+        if (!r.ok) failures.push(r.message);
+      }
+      expect(failures).toEqual([]);
+    });
+});
