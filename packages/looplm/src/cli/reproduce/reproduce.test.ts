@@ -409,12 +409,16 @@ describe("study definitions", () => {
     expect(on).not.toContain("mc");
     expect(on.filter((o) => o === "cloze")).toHaveLength(3);
   });
-  it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops", () => {
+  it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops, the iso-FLOPs 4⊗1 beside them", () => {
     const def = sweepStudy("phop", "cpu");
     expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 4 });
     expect(armCommand(def.arms[0]!, 2, "runs/r/phop")).toBe(
-      "looplm sweep --protocol iso-param --task phop --alphabet 4 --length 32 --hops 4 --dense --base 1 --loops 1,4 --d-model 32 --d-state 16 --headdim 16 --chunk 16 --steps 800 --batch 32 --lr 0.006 --warmup 30 --eval-every 200 --eval-count 512 --seed 2 --out runs/r/phop/iso-param/seed-2",
+      "looplm sweep --protocol iso-flops --task phop --alphabet 4 --length 32 --hops 4 --dense --base 1 --loops 1,4 --d-model 128 --d-state 16 --headdim 16 --chunk 32 --loop-norm --steps 2000 --batch 64 --lr 0.003 --warmup 100 --eval-every 250 --eval-count 512 --seed 2 --out runs/r/phop/iso-flops/seed-2",
     );
+    expect(def.claims.map((c) => (c.kind === "better" ? `${c.a} > ${c.b}` : c.member))).toEqual([
+      "iso-flops/1⊗1",
+      "iso-flops/1⊗4 > iso-flops/1⊗1",
+    ]);
   });
 });
 

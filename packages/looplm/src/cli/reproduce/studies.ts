@@ -17,17 +17,21 @@ function phop(scale: Scale): StudyDef {
   const cpu = scale === "cpu";
   const R = cpu ? 4 : 12;
   const looped = `1⊗${R}`;
+  // cpu: the looped layer and the iso-FLOPs R distinct layers side by side (docs/results/pilots.md)
+  const id = cpu ? "iso-flops" : "iso-param";
   const arm: ArmDef = {
-    id: "iso-param",
-    protocol: "iso-param",
+    id,
+    protocol: cpu ? "iso-flops" : "iso-param",
     task: cpu
       ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
       : { task: "phop", alphabet: 4, length: 256, hops: 16 },
-    model: cpu ? SMALL_MAMBA : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+    model: cpu
+      ? { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true }
+      : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
     base: 1,
     loops: [1, R],
     train: cpu
-      ? { steps: 800, batch: 32, lr: 6e-3, warmup: 30, evalEvery: 200, evalCount: 512 }
+      ? { steps: 2000, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 250, evalCount: 512 }
       : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
     paper: { "1⊗1": "38–41 % (n=256, p=16/32)", [looped]: "99.89 % (1⊗12)" },
   };
@@ -35,14 +39,14 @@ function phop(scale: Scale): StudyDef {
     {
       kind: "below",
       text: "a shallow non-looped Mamba fails p-hop induction",
-      member: "iso-param/1⊗1",
+      member: `${id}/1⊗1`,
       threshold: 0.5,
     },
     {
       kind: "better",
       text: `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
-      a: `iso-param/${looped}`,
-      b: "iso-param/1⊗1",
+      a: `${id}/${looped}`,
+      b: `${id}/1⊗1`,
       minGap: 0.15,
     },
   ];
@@ -50,7 +54,7 @@ function phop(scale: Scale): StudyDef {
     name: "phop",
     title: "p-hop induction: recursive depth vs distinct parameters",
     notes: cpu
-      ? "|Σ| = 4, n = 32, p = 4 hops (the default experiment has p = 3, where 1⊗1 still reaches 66 %), one Mamba-2 layer of d_model 32; dense targets, evaluation on the single answer at position n (chance 25 %). Pilots (one seed, 800 steps): p = 4: 1⊗1 45.3 %, 1⊗4 69.9 %; p = 5: 1⊗5 59.2 %; p = 6: 1⊗1 34.4 %, 1⊗6 still at chance (25 %) after 400 steps — too deep to train in this budget."
+      ? `|Σ| = 4, n = 32, p = 4 hops, one Mamba-2 layer of d_model 128 with loop_norm applied once (1⊗1) or ${R} times (${looped}), beside the iso-FLOPs ${R}⊗1 (${R} distinct layers, no claim of the paper); 2,000 steps of 64, dense targets, evaluation on the single answer at position n (chance 25 %). The budget is the pilots' (docs/results/pilots.md, seed 1): 1⊗1 49.0 % flat from step 750, ${looped} 98.8 %, ${R}⊗1 99.6 %, each flat by step 2,000.`
       : "The paper's n = 256, p = 16.",
     arms: [arm],
     claims,
