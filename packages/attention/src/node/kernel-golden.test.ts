@@ -7,13 +7,13 @@
  * kernels ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
+import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import { AttentionMixer } from "../attention-mixer.js";
@@ -142,20 +142,9 @@ disableNativeAttentionKernels();
 
 describe.runIf(nativeSuiteRuns("golden kernels, native attention kernels", built))(
   "golden kernels, native (native/attention.c)",
-  () => {
-    beforeAll(async () => {
-      const r = await enableNativeAttentionKernels();
-      if (!r.ok) throw new Error(r.error);
-    });
-    afterAll(() => disableNativeAttentionKernels());
-    for (const [name, run, kernels] of cases) {
-      const how = kernels.length
-        ? `through ${kernels.join(", ")}`
-        : "(no native twin: the portable reference loop)";
-      it(`${name} matches the reference ${how}`, () => {
-        const { calls } = withNativeCalls(run);
-        expect(calls).toEqual(expect.arrayContaining(kernels));
-      });
-    }
-  },
+  () =>
+    nativeGoldenCases(
+      { enable: enableNativeAttentionKernels, disable: disableNativeAttentionKernels },
+      cases,
+    ),
 );

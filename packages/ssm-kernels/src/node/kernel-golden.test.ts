@@ -7,13 +7,13 @@
  * ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
+import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
@@ -183,20 +183,6 @@ disableNativeSsmKernels();
 
 describe.runIf(nativeSuiteRuns("golden kernels, native Mamba-2 kernels", built))(
   "golden kernels, native (native/ssm.c, ssd.c, mamba2-step.c)",
-  () => {
-    beforeAll(async () => {
-      const r = await enableNativeSsmKernels();
-      if (!r.ok) throw new Error(r.error);
-    });
-    afterAll(() => disableNativeSsmKernels());
-    for (const [name, run, kernels] of cases) {
-      const how = kernels.length
-        ? `through ${kernels.join(", ")}`
-        : "(no native twin: the portable reference loop)";
-      it(`${name} matches the reference ${how}`, () => {
-        const { calls } = withNativeCalls(run);
-        expect(calls).toEqual(expect.arrayContaining(kernels));
-      });
-    }
-  },
+  () =>
+    nativeGoldenCases({ enable: enableNativeSsmKernels, disable: disableNativeSsmKernels }, cases),
 );
