@@ -7,13 +7,14 @@
  * kernels ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
+import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
+import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import { AttentionMixer } from "../attention-mixer.js";
@@ -22,43 +23,33 @@ import { rope } from "../rope.js";
 import { swiglu } from "../swiglu.js";
 import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "./index.js";
 
-const leaves = (c: KernelCase, names: readonly string[]) =>
-  Object.fromEntries(
-    names.map((n) => [n, new Tensor(c.copy(n), [...c.get(n).shape], true)]),
-  ) as Record<string, Tensor>;
-
-function expectGrads(c: KernelCase, y: Tensor, t: Record<string, Tensor>, names: string[]) {
-  backward(y, [c.get("dy").data]);
-  for (const n of names) expectGolden(`grad.${n}`, t[n]!.grad!, c.get(`grad.${n}`).data, "grad");
-}
-
 function attentionCase(how: "reference" | { blockQ: number; blockK: number }): () => void {
   return () => {
     const c = loadKernelCase("attention");
     const names = ["q", "k", "v"];
-    const t = leaves(c, names);
+    const t = goldenLeaves(c, names);
     const y =
       how === "reference" ? attentionRef(t.q!, t.k!, t.v!) : attention(t.q!, t.k!, t.v!, how);
     expectGolden("y", y.data, c.get("y").data, "forward");
-    expectGrads(c, y, t, names);
+    expectGoldenGrads(c, y, t, names);
   };
 }
 
 function ropeCase(): void {
   const c = loadKernelCase("rope");
-  const t = leaves(c, ["x"]);
+  const t = goldenLeaves(c, ["x"]);
   const s = c.spec.settings as { theta: number; position_offset: number };
   const y = rope(t.x!, { theta: s.theta, offset: s.position_offset });
   expectGolden("y", y.data, c.get("y").data, "forward");
-  expectGrads(c, y, t, ["x"]);
+  expectGoldenGrads(c, y, t, ["x"]);
 }
 
 function swigluCase(): void {
   const c = loadKernelCase("swiglu");
-  const t = leaves(c, ["gate", "up"]);
+  const t = goldenLeaves(c, ["gate", "up"]);
   const y = swiglu(t.gate!, t.up!);
   expectGolden("y", y.data, c.get("y").data, "forward");
-  expectGrads(c, y, t, ["gate", "up"]);
+  expectGoldenGrads(c, y, t, ["gate", "up"]);
 }
 
 function mixerOf(c: KernelCase): AttentionMixer {
@@ -142,20 +133,9 @@ disableNativeAttentionKernels();
 
 describe.runIf(nativeSuiteRuns("golden kernels, native attention kernels", built))(
   "golden kernels, native (native/attention.c)",
-  () => {
-    beforeAll(async () => {
-      const r = await enableNativeAttentionKernels();
-      if (!r.ok) throw new Error(r.error);
-    });
-    afterAll(() => disableNativeAttentionKernels());
-    for (const [name, run, kernels] of cases) {
-      const how = kernels.length
-        ? `through ${kernels.join(", ")}`
-        : "(no native twin: the portable reference loop)";
-      it(`${name} matches the reference ${how}`, () => {
-        const { calls } = withNativeCalls(run);
-        expect(calls).toEqual(expect.arrayContaining(kernels));
-      });
-    }
-  },
+  () =>
+    nativeGoldenCases(
+      { enable: enableNativeAttentionKernels, disable: disableNativeAttentionKernels },
+      cases,
+    ),
 );

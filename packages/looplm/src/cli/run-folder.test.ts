@@ -8,25 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { buildProgram } from "./program.js";
-
-/** Run the program in-process; returns stdout and stderr, or rejects with the error. */
-async function run(...args: string[]): Promise<{ out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const grab = (sink: (s: string) => void) => (c: string | Uint8Array) => {
-    sink(typeof c === "string" ? c : Buffer.from(c).toString("utf8"));
-    return true;
-  };
-  vi.spyOn(process.stdout, "write").mockImplementation(grab((s) => (out += s)));
-  vi.spyOn(process.stderr, "write").mockImplementation(grab((s) => (err += s)));
-  try {
-    await buildProgram().parseAsync(["node", "looplm", ...args]);
-  } finally {
-    vi.restoreAllMocks();
-  }
-  return { out, err };
-}
+import { run } from "./run-in-process.test-util.js";
 
 afterEach(() => {
   vi.restoreAllMocks();

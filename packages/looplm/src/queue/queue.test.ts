@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkRedis, describeRedisError, displayQueueUrl, parseQueueUrl } from "./connection.js";
 import {
   looplm,
+  oneLineFailures,
   pausePoint,
   type RedisServer,
   redisServer,
@@ -437,13 +438,7 @@ describe("no output holds the Redis password", () => {
         looplm(["worker", "--queue", `${base}/99`]),
         looplm(["sweep", ...tiny, ...FOUR, "--out", out, "--queue", `${base}/99`]),
       ];
-      const lines: string[] = [];
-      for (const r of runs) {
-        expect((await r.exited).code, r.err()).toBe(1);
-        expect(r.err()).not.toContain(pw);
-        expect(r.err().trim().split("\n")).toHaveLength(1);
-        lines.push(r.err().trim());
-      }
+      const lines = await oneLineFailures(runs, pw);
       expect(lines[2]).toBe(
         `looplm: Redis at redis://:***@127.0.0.1:${locked.port} rejected the user name or password`,
       );

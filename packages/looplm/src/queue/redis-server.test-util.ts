@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
+import { expect } from "vitest";
 
 export async function waitFor<T>(
   what: string,
@@ -159,4 +160,19 @@ export function looplm(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess 
     proc.on("close", (code, signal) => r({ code, signal })),
   );
   return { proc, out: () => out, err: () => err, exited };
+}
+
+/**
+ * Each CLI process failed as bad input must: exit 1 with one line on stderr that never shows
+ * `secret` (a password in a --queue URL). Returns those lines, in order.
+ */
+export async function oneLineFailures(runs: CliProcess[], secret: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const r of runs) {
+    expect((await r.exited).code, r.err()).toBe(1);
+    expect(r.err()).not.toContain(secret);
+    expect(r.err().trim().split("\n")).toHaveLength(1);
+    lines.push(r.err().trim());
+  }
+  return lines;
 }

@@ -7,13 +7,14 @@
  * ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
+import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
+import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
@@ -24,36 +25,26 @@ import { ssdScanChunked } from "../ssd-scan-chunked.js";
 import { ssdScanRef } from "../ssd-scan-ref.js";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "./index.js";
 
-const leaves = (c: KernelCase, names: readonly string[]) =>
-  Object.fromEntries(
-    names.map((n) => [n, new Tensor(c.copy(n), [...c.get(n).shape], true)]),
-  ) as Record<string, Tensor>;
-
-function expectGrads(c: KernelCase, y: Tensor, t: Record<string, Tensor>, names: string[]) {
-  backward(y, [c.get("dy").data]);
-  for (const n of names) expectGolden(`grad.${n}`, t[n]!.grad!, c.get(`grad.${n}`).data, "grad");
-}
-
 function ssdCase(scan: "reference" | number): () => void {
   return () => {
     const c = loadKernelCase("ssd-scan");
     const names = ["x", "dt", "A", "B", "C"];
-    const t = leaves(c, names);
+    const t = goldenLeaves(c, names);
     const args = [t.x!, t.dt!, t.A!, t.B!, t.C!] as const;
     const { y } =
       scan === "reference" ? ssdScanRef(...args) : ssdScanChunked(...args, { chunkSize: scan });
     expectGolden("y", y.data, c.get("y").data, "forward");
-    expectGrads(c, y, t, names);
+    expectGoldenGrads(c, y, t, names);
   };
 }
 
 function convCase(): void {
   const c = loadKernelCase("causal-conv1d");
   const names = ["x", "weight", "bias"];
-  const t = leaves(c, names);
+  const t = goldenLeaves(c, names);
   const y = causalConv1d(t.x!, t.weight!, t.bias!);
   expectGolden("y", y.data, c.get("y").data, "forward");
-  expectGrads(c, y, t, names);
+  expectGoldenGrads(c, y, t, names);
 }
 
 /** The model's op: the pieces of `widths` channels, joined again along the channels. */
@@ -84,7 +75,7 @@ function convSiluCase(): void {
   const c = loadKernelCase("conv1d-silu");
   const widths = c.spec.settings.widths as number[];
   const names = ["x", "weight", "bias", "initial_state"];
-  const t = leaves(c, names);
+  const t = goldenLeaves(c, names);
   const pieces = causalConv1dSiluSplit(t.x!, t.weight!, t.bias!, t.initial_state!, widths);
   const [B, T] = c.get("x").shape as [number, number];
   expectGolden("y", joinPieces(pieces, B * T), c.get("y").data, "forward");
@@ -95,11 +86,11 @@ function convSiluCase(): void {
 function gatedCase(): void {
   const c = loadKernelCase("gated-rmsnorm");
   const names = ["x", "z", "weight"];
-  const t = leaves(c, names);
+  const t = goldenLeaves(c, names);
   const s = c.spec.settings as { n_groups: number; eps: number };
   const y = gatedRmsnorm(t.x!, t.z!, t.weight!, s.n_groups, s.eps);
   expectGolden("y", y.data, c.get("y").data, "forward");
-  expectGrads(c, y, t, names);
+  expectGoldenGrads(c, y, t, names);
 }
 
 /** A mixer holding the case's weights (model.md §6 names under mixer.). */
@@ -183,20 +174,6 @@ disableNativeSsmKernels();
 
 describe.runIf(nativeSuiteRuns("golden kernels, native Mamba-2 kernels", built))(
   "golden kernels, native (native/ssm.c, ssd.c, mamba2-step.c)",
-  () => {
-    beforeAll(async () => {
-      const r = await enableNativeSsmKernels();
-      if (!r.ok) throw new Error(r.error);
-    });
-    afterAll(() => disableNativeSsmKernels());
-    for (const [name, run, kernels] of cases) {
-      const how = kernels.length
-        ? `through ${kernels.join(", ")}`
-        : "(no native twin: the portable reference loop)";
-      it(`${name} matches the reference ${how}`, () => {
-        const { calls } = withNativeCalls(run);
-        expect(calls).toEqual(expect.arrayContaining(kernels));
-      });
-    }
-  },
+  () =>
+    nativeGoldenCases({ enable: enableNativeSsmKernels, disable: disableNativeSsmKernels }, cases),
 );

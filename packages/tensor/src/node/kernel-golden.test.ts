@@ -5,9 +5,9 @@
  * (native/tensor.c; each native case also asserts which native kernels ran). Tolerances:
  * docs/formats.md "Golden vectors".
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { expectGolden, loadKernelCase } from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
+import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
 import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { backward } from "../autograd/backward.js";
 import { embedding } from "../ops/embedding.js";
@@ -112,17 +112,9 @@ const built = await buildNativeAddon("tensor", tensorNativeSource);
 
 describe.runIf(nativeSuiteRuns("golden kernels, native tensor kernels", built))(
   "golden kernels, native (native/tensor.c)",
-  () => {
-    beforeAll(async () => {
-      const r = await enableNativeTensorKernels();
-      if (!r.ok) throw new Error(r.error);
-    });
-    afterAll(() => disableNativeTensorKernels());
-    for (const [name, run, kernels] of cases) {
-      it(`${name} matches the reference through ${kernels.join(", ")}`, () => {
-        const { calls } = withNativeCalls(run);
-        expect(calls).toEqual(expect.arrayContaining(kernels));
-      });
-    }
-  },
+  () =>
+    nativeGoldenCases(
+      { enable: enableNativeTensorKernels, disable: disableNativeTensorKernels },
+      cases,
+    ),
 );

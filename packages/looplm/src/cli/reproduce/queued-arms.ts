@@ -11,9 +11,8 @@ import { trainOnQueue } from "../../queue/coordinator.js";
 import { queuedSweepJobs } from "../../queue/queued-sweep.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { CliError } from "../errors.js";
-import { taskInfo } from "../options/task.js";
-import { seedDir } from "./arm-command.js";
-import { modelConfig, type TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
+import { type TaskCache, taskFlags } from "./arm-inputs.js";
+import { armSweepJob } from "./arm-sweep-job.js";
 import type { StudyDef } from "./study-types.js";
 
 /** Where a study's members train: the queue, its job secret, the backend every job names. */
@@ -50,16 +49,7 @@ export async function trainArmsOnQueue(def: StudyDef, o: QueuedArmsOptions): Pro
       const flags = taskFlags(arm.task);
       const task = await o.tasks.get(flags);
       const plan = queuedSweepJobs(
-        {
-          outDir: seedDir(o.outDir, arm.id, seed),
-          protocol: arm.protocol,
-          task,
-          taskInfo: taskInfo(flags),
-          base: modelConfig(arm.model, arm.base, 1, task.vocabSize),
-          loops: arm.loops,
-          train: trainOptions(arm.train, seed),
-          evalCount: trainFlags(arm.train, seed).evalCount,
-        },
+        armSweepJob(arm, seed, o.outDir, task),
         flags,
         o.queue.backend,
         (member) => queuedMemberLabel(arm.id, member, seed),

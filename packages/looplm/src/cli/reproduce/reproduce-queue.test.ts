@@ -14,6 +14,7 @@ import { startBackend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import {
   looplm,
+  oneLineFailures,
   type RedisServer,
   redisServer,
   waitFor,
@@ -21,37 +22,25 @@ import {
 import { QUEUE_NAME } from "../../queue/training-job.js";
 import { buildProgram } from "../program.js";
 import { runSweepStudy, seedDir } from "./run-sweep-study.js";
-import type { StudyDef } from "./study-types.js";
+import { TINY_MODEL, TINY_TASK, tinyStudy, tinyTrain } from "./tiny-study.test-util.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-repro-queue-"));
 /** The studies run in this process train on the portable kernels. */
 const backend = await startBackend("portable");
-const train = { steps: 3, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 };
-const task = { task: "phop", alphabet: 3, length: 8, hops: 2 } as const;
-const model = { dModel: 8, dState: 4, headdim: 8, chunk: 8 };
 
 /** Two arms, 4 members a seed (1⊗1, 1⊗2; 1⊗2, 2⊗1): several sweeps and seeds share the queue. */
-const TINY: StudyDef = {
-  name: "tiny",
-  title: "tiny",
-  notes: "tiny settings for tests",
-  arms: [
-    {
-      id: "iso-param",
-      protocol: "iso-param",
-      task,
-      model,
-      base: 1,
-      loops: [1, 2],
-      train,
-      paper: {},
-    },
-    { id: "iso-flops", protocol: "iso-flops", task, model, base: 1, loops: [2], train, paper: {} },
-  ],
-  claims: [
-    { kind: "better", text: "loops help", a: "iso-param/1⊗2", b: "iso-param/1⊗1", minGap: 0 },
-  ],
-};
+const TINY = tinyStudy(3, {}, [
+  {
+    id: "iso-flops",
+    protocol: "iso-flops",
+    task: TINY_TASK,
+    model: TINY_MODEL,
+    base: 1,
+    loops: [2],
+    train: tinyTrain(3),
+    paper: {},
+  },
+]);
 const SEEDS = 2;
 const SECRET = "a shared secret of 32 characters";
 const sweepJson = (dir: string, arm: string, seed: number) =>
@@ -150,13 +139,7 @@ describe("looplm reproduce --queue", () => {
       run(`redis://:${pw}@127.0.0.1:${port}`, ["--jobs", "2"]),
       run(`redis://:${pw}@127.0.0.1:${port}`, ["--overwrite"]),
     ];
-    const lines: string[] = [];
-    for (const r of runs) {
-      expect((await r.exited).code, r.err()).toBe(1);
-      expect(r.err()).not.toContain(pw);
-      expect(r.err().trim().split("\n")).toHaveLength(1);
-      lines.push(r.err().trim());
-    }
+    const lines = await oneLineFailures(runs, pw);
     expect(lines[0]).toBe(
       `looplm: --queue must be redis://[user:password@]host:port[/db] or rediss://… (TLS), got "http://:***@127.0.0.1:${port}"`,
     );

@@ -21,6 +21,7 @@ import {
   writeStudyOutput,
 } from "./study-report.js";
 import type { StudyDef } from "./study-types.js";
+import { tinyStudy } from "./tiny-study.test-util.js";
 import { claimVerdict } from "./verdict.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -422,26 +423,7 @@ describe("study definitions", () => {
   });
 });
 
-const TINY: StudyDef = {
-  name: "tiny",
-  title: "tiny",
-  notes: "tiny settings for tests",
-  arms: [
-    {
-      id: "iso-param",
-      protocol: "iso-param",
-      task: { task: "phop", alphabet: 3, length: 8, hops: 2 },
-      model: { dModel: 8, dState: 4, headdim: 8, chunk: 8 },
-      base: 1,
-      loops: [1, 2],
-      train: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
-      paper: { "1⊗2": "99 %" },
-    },
-  ],
-  claims: [
-    { kind: "better", text: "loops help", a: "iso-param/1⊗2", b: "iso-param/1⊗1", minGap: 0 },
-  ],
-};
+const TINY = tinyStudy(2, { "1⊗2": "99 %" });
 
 describe("running a study (tiny settings)", () => {
   it("trains every seed with the sweep machinery, aggregates and writes its results", async () => {

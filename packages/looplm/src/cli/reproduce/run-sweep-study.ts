@@ -7,11 +7,11 @@
  */
 import type { SweepFile } from "@loop/eval";
 import type { ComputeBackend } from "../../backend.js";
-import { taskInfo } from "../options/task.js";
 import { runSweep } from "../sweep-runner.js";
 import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
 import { seedDir } from "./arm-command.js";
-import { modelConfig, TaskCache, taskFlags, trainFlags, trainOptions } from "./arm-inputs.js";
+import { TaskCache, taskFlags } from "./arm-inputs.js";
+import { armSweepJob } from "./arm-sweep-job.js";
 import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
@@ -73,14 +73,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
       const flags = taskFlags(arm.task);
       const task = await tasks.get(flags);
       const res = await runSweep({
-        outDir: seedDir(o.outDir, arm.id, seed),
-        protocol: arm.protocol,
-        task,
-        taskInfo: taskInfo(flags),
-        base: modelConfig(arm.model, arm.base, 1, task.vocabSize),
-        loops: arm.loops,
-        train: trainOptions(arm.train, seed),
-        evalCount: trainFlags(arm.train, seed).evalCount,
+        ...armSweepJob(arm, seed, o.outDir, task),
         backend: o.backend,
         resume: o.resume,
         overwrite: o.overwrite,

@@ -85,6 +85,18 @@ function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimDef["on"
   return { ...m, on: "" };
 }
 
+/** The fields both kinds of claim fill alike, in the order a verdict is written out. */
+function verdict(
+  claim: ClaimDef,
+  reading: Reading,
+  line: string,
+  interval: Interval,
+  metric: M,
+  what: Pick<Verdict, "judgedOn" | "subject" | "difference" | "margin">,
+): Verdict {
+  return { text: claim.text, kind: reading.kind, line, interval, metric, ...what };
+}
+
 export function claimVerdict(
   claim: ClaimDef,
   rows: readonly MemberAggregate[],
@@ -105,17 +117,12 @@ export function claimVerdict(
       `${head(reading)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${a.on};` +
       ` ${a.label} − ${b.label} = ${num(m, ci.mean, true)}${unit(m, true)}, ${ciText(m, ci, true)}; needs ${need}${unit(m, true)}`;
     const what = `${a.label} − ${b.label}${a.on} ${m === "accuracy" ? "accuracy points" : "perplexity"}`;
-    return {
-      text: claim.text,
-      kind: reading.kind,
-      line,
-      interval: ci,
-      metric: m,
+    return verdict(claim, reading, line, ci, m, {
       judgedOn: `${what}, needs ${need}`,
       subject: `${a.label} − ${b.label}${a.on}`,
       difference: true,
       margin: m === "accuracy" ? claim.minGap : -claim.minGap,
-    };
+    });
   }
   const x = judged(rows, claim.member, claim.on);
   const m = x.metric;
@@ -131,15 +138,10 @@ export function claimVerdict(
     `${head(reading)}: ${x.label} ${formatMeanSd(x.stat, m)}${x.on}, ${ciText(m, ci, false)};` +
     ` needs ${claim.kind === "above" ? ">" : "<"} ${num(m, claim.threshold)}${unit(m, false)}`;
   const need = `${claim.kind === "above" ? ">" : "<"} ${num(m, claim.threshold)}`;
-  return {
-    text: claim.text,
-    kind: reading.kind,
-    line,
-    interval: ci,
-    metric: m,
+  return verdict(claim, reading, line, ci, m, {
     judgedOn: `${x.label}${x.on} ${m === "accuracy" ? "accuracy %" : "perplexity"}, needs ${need}`,
     subject: `${x.label}${x.on}`,
     difference: false,
     margin: claim.threshold,
-  };
+  });
 }

@@ -1,0 +1,34 @@
+/**
+ * The native half of a package's golden-kernel suite: the same cases as the portable half, with
+ * the package's native kernels enabled, each also asserting which native kernels it ran through
+ * (withNativeCalls), so that a native case cannot pass on the portable loops alone.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { withNativeCalls } from "./native-calls.js";
+
+/** A golden case: its name, the run that compares it, the native kernels it must call. */
+export type NativeGoldenCase = readonly [name: string, run: () => void, kernels: readonly string[]];
+
+/** Register the cases' native tests (call inside the suite's `describe`). */
+export function nativeGoldenCases(
+  native: {
+    enable: () => Promise<{ ok: true } | { ok: false; error: string }>;
+    disable: () => void;
+  },
+  cases: readonly NativeGoldenCase[],
+): void {
+  beforeAll(async () => {
+    const r = await native.enable();
+    if (!r.ok) throw new Error(r.error);
+  });
+  afterAll(() => native.disable());
+  for (const [name, run, kernels] of cases) {
+    const how = kernels.length
+      ? `through ${kernels.join(", ")}`
+      : "(no native twin: the portable reference loop)";
+    it(`${name} matches the reference ${how}`, () => {
+      const { calls } = withNativeCalls(run);
+      expect(calls).toEqual(expect.arrayContaining([...kernels]));
+    });
+  }
+}
