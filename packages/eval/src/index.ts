@@ -30,6 +30,15 @@ export {
 } from "./eval-model.js";
 export { isArgmax, logProbAt } from "./log-prob.js";
 export {
+  evaluateManoByLength,
+  type LengthAccuracy,
+  type LengthAccuracyOptions,
+  type LengthScore,
+  MANO_LENGTH_STREAM,
+  manoLengthBatches,
+  manoLengthExample,
+} from "./mano-length.js";
+export {
   evaluateMultipleChoice,
   groupByItem,
   type McResult,

@@ -22,6 +22,7 @@ import {
   frontierTable,
   gateStudyCharts,
   loadNow,
+  perLengthTables,
   type RunFacts,
   sweepStudyCharts,
   sweepStudyTables,
@@ -169,9 +170,11 @@ async function runOne(
     const r = await runSweepStudy(def, opts);
     const table = sweepStudyTables(r.rows, def.arms);
     const claims = claimTables(r.verdicts);
+    const perLength = perLengthTables(r.rows, def.arms);
     files = await writeStudyOutput(outDir, {
       facts: facts(def.title, def.notes),
       table,
+      perLength,
       claims,
       verdicts: r.verdicts,
       charts: sweepStudyCharts(r.rows, r.verdicts),
@@ -180,7 +183,7 @@ async function runOne(
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
     });
-    printed = `${table.text}\n\n${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    printed = `${table.text}\n\n${perLength ? `${perLength.text}\n\n` : ""}${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   }
   const minutes = ((performance.now() - t0) / 60000).toFixed(1);
   process.stdout.write(

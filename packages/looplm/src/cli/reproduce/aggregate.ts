@@ -21,7 +21,19 @@ export interface MemberAggregate {
   mc?: McAggregate;
   /** The downstream last-word cloze accuracy, when the arm has one. */
   cloze?: McAggregate;
+  /** Mano arms: the accuracy at each expression length ℓ = 1..L (last loop step). */
+  perLength?: LengthAggregate[];
 }
+
+/** The accuracy at expression length `ops` (last loop step): per seed and mean ± sd. */
+export interface LengthAggregate {
+  ops: number;
+  values: number[];
+  stat: MeanSd;
+}
+
+/** Per seed: arm id → per member label, acc[ℓ − 1][r − 1] (per-length.ts). */
+export type SeedPerLength = Map<string, Record<string, number[][]>>;
 
 export type McAggregate = Pick<MemberAggregate, "metric" | "values" | "stat" | "perStep"> & {
   /** The downstream set ("PIQA", "last-word cloze"). */
@@ -72,15 +84,36 @@ function downstreamOf(
   };
 }
 
+/** A member's accuracy per expression length over seeds, when its arm has that evaluation. */
+function perLengthOf(
+  arm: string,
+  label: string,
+  perSeed: readonly SeedPerLength[] | undefined,
+): LengthAggregate[] | undefined {
+  if (!perSeed?.some((d) => d.has(arm))) return undefined;
+  const acc = perSeed.map((d, k) => {
+    const a = d.get(arm)?.[label];
+    if (!a)
+      throw new Error(`aggregateSeeds: seed ${k + 1} has no per-length score for ${arm}/${label}`);
+    return a;
+  });
+  return acc[0]!.map((_, i) => {
+    const values = acc.map((a) => a[i]?.at(-1) ?? Number.NaN);
+    return { ops: i + 1, values, stat: meanSd(values) };
+  });
+}
+
 /**
  * `seeds[k]` maps arm id → that seed's sweep file; every seed must hold the same members.
- * `downstream[k]` and `cloze[k]`: that seed's multiple-choice and cloze scores.
+ * `downstream[k]` and `cloze[k]`: that seed's multiple-choice and cloze scores; `perLength[k]`:
+ * its accuracy per expression length.
  */
 export function aggregateSeeds(
   armIds: readonly string[],
   seeds: readonly Map<string, SweepFile>[],
   downstream?: readonly SeedDownstream[],
   cloze?: readonly SeedDownstream[],
+  perLength?: readonly SeedPerLength[],
 ): MemberAggregate[] {
   if (seeds.length === 0) throw new Error("aggregateSeeds: no seeds");
   const out: MemberAggregate[] = [];
@@ -99,6 +132,7 @@ export function aggregateSeeds(
       });
       const mc = downstreamOf(arm, row.label, downstream, "downstream");
       const cl = downstreamOf(arm, row.label, cloze, "cloze");
+      const pl = perLengthOf(arm, row.label, perLength);
       out.push({
         arm,
         label: row.label,
@@ -112,6 +146,7 @@ export function aggregateSeeds(
         ),
         ...(mc ? { mc } : {}),
         ...(cl ? { cloze: cl } : {}),
+        ...(pl ? { perLength: pl } : {}),
       });
     }
   }

@@ -2,13 +2,15 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SweepFile } from "@loop/eval";
+import { evaluateManoByLength, type SweepFile } from "@loop/eval";
+import { loadCheckpoint } from "@loop/looped/node";
+import { ManoTask } from "@loop/tasks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBackend } from "../../backend.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
-import { resultsTable, verdictTable } from "./results-table.js";
+import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armCommand, runSweepStudy } from "./run-sweep-study.js";
 import { gateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
@@ -16,6 +18,7 @@ import {
   claimTables,
   frontierTable,
   gateStudyCharts,
+  perLengthTables,
   sweepStudyCharts,
   sweepStudyTables,
   writeStudyOutput,
@@ -410,6 +413,9 @@ describe("study definitions", () => {
     expect(on).not.toContain("mc");
     expect(on.filter((o) => o === "cloze")).toHaveLength(3);
   });
+  it("mano scores every member at each expression length on the pilots' count", () => {
+    expect(sweepStudy("mano", "cpu").arms[0]!.perLength).toEqual({ count: 1024 });
+  });
   it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops, the iso-FLOPs 4⊗1 beside them", () => {
     const def = sweepStudy("phop", "cpu");
     expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 4 });
@@ -591,6 +597,97 @@ describe("running a study (tiny settings)", () => {
     await expect(
       runSweepStudy(other, { backend, outDir: join(dir, "out"), seeds: 1, resume: true }),
     ).rejects.toThrow(/holds PIQA scores on 6 items, not PIQA on 5: remove it to rescore/);
+  }, 120_000);
+
+  it("scores a Mano arm's members per expression length once, and resumes without rescoring", async () => {
+    const dir = tmp();
+    const def: StudyDef = {
+      ...TINY,
+      arms: [
+        {
+          ...TINY.arms[0]!,
+          id: "mano",
+          task: { task: "mano", maxOps: 2 },
+          perLength: { count: 6 },
+        },
+      ],
+      claims: [],
+    };
+    const out = join(dir, "out");
+    const r = await runSweepStudy(def, { backend, outDir: out, seeds: 2, resume: false });
+    const file = join(out, "mano", "seed-1", "per-length.json");
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    expect(saved).toMatchObject({
+      source: "mano/eval-len",
+      seed: 0x6d616e6f,
+      count: 6,
+      max_ops: 2,
+    });
+    // each member's accuracy at ℓ = 1, 2 and every loop step: the library's evaluation
+    const model = loadCheckpoint(join(out, "mano", "seed-1", "1x2", "final"));
+    const lib = await evaluateManoByLength(model, new ManoTask({ maxOps: 2 }), { count: 6 });
+    expect(saved.acc["1⊗2"]).toEqual(lib.lengths.map((l) => l.steps.map((s) => s.accuracy)));
+    const seed2 = JSON.parse(readFileSync(join(out, "mano", "seed-2", "per-length.json"), "utf8"));
+    for (const row of r.rows)
+      expect(row.perLength!.map((l) => [l.ops, l.values])).toEqual(
+        [1, 2].map((ops) => [
+          ops,
+          [saved.acc[row.label][ops - 1].at(-1), seed2.acc[row.label][ops - 1].at(-1)],
+        ]),
+      );
+    const md = perLengthTable(r.rows, def.arms, "markdown")!.split("\n");
+    expect(md[0]).toMatch(
+      /last loop step; 6 fresh expressions per ℓ, as `looplm eval --per-length`/,
+    );
+    expect(md[2]).toBe("| arm | model | ℓ = 1 (mean ± sd, 2 seeds) | ℓ = 2 (mean ± sd, 2 seeds) |");
+    expect(md[4]).toMatch(
+      /^\| mano \| 1⊗1 \| \d+\.\d\d ± \d+\.\d\d % \| \d+\.\d\d ± \d+\.\d\d % \|$/,
+    );
+    expect(perLengthTable(r.rows, TINY.arms, "text")).toBeDefined();
+    expect(
+      perLengthTables(
+        aggregateSeeds(
+          ["iso-param"],
+          [new Map([["iso-param", sweepFile("accuracy", { "1⊗1": [0.5] })]])],
+        ),
+        TINY.arms,
+      ),
+    ).toBeUndefined();
+    // the study's results carry them: results.json, results.md
+    await writeStudyOutput(dir, {
+      facts: {
+        study: "tiny",
+        title: "Tiny",
+        notes: "n",
+        scale: "cpu",
+        seeds: 2,
+        command: "looplm reproduce tiny",
+        wallSeconds: 1,
+        loadStart: [1, 2, 3],
+        loadEnd: [1, 2, 3],
+      },
+      table: sweepStudyTables(r.rows, def.arms),
+      perLength: perLengthTables(r.rows, def.arms),
+      verdicts: r.verdicts,
+      charts: new Map(),
+      data: r.rows,
+      commands: ["x"],
+    });
+    expect(readFileSync(join(dir, "results.md"), "utf8")).toContain(md.join("\n"));
+    const json = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
+    expect(json.results[0].perLength).toEqual(JSON.parse(JSON.stringify(r.rows[0]!.perLength)));
+    // resumed: the stored scores are read back, not recomputed (a changed score would show)
+    saved.acc["1⊗1"] = [[0.25], [0.125]];
+    writeFileSync(file, JSON.stringify(saved));
+    const again = await runSweepStudy(def, { backend, outDir: out, seeds: 2, resume: true });
+    expect(findMember(again.rows, "mano/1⊗1").perLength!.map((l) => l.values[0])).toEqual([
+      0.25, 0.125,
+    ]);
+    // scores of another count are not mixed in
+    const other = { ...def, arms: [{ ...def.arms[0]!, perLength: { count: 5 } }] };
+    await expect(
+      runSweepStudy(other, { backend, outDir: out, seeds: 1, resume: true }),
+    ).rejects.toThrow(/holds 6 expressions per length .* not 5 .*: remove it to rescore/);
   }, 120_000);
 
   it("runs the exit-gate pipeline and its frontier (tiny settings)", async () => {

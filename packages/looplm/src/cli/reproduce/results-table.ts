@@ -62,6 +62,40 @@ export function resultsTable(
 }
 
 /**
+ * The accuracy of every member at each expression length ℓ = 1..L (mean ± sd over seeds, last
+ * loop step), with a caption line saying what was scored; undefined when no arm has it.
+ */
+export function perLengthTable(
+  rows: readonly MemberAggregate[],
+  arms: readonly ArmDef[],
+  format: "text" | "markdown",
+): string | undefined {
+  const scored = rows.filter((r) => r.perLength);
+  if (scored.length === 0) return undefined;
+  const L = Math.max(...scored.map((r) => r.perLength!.length));
+  const seeds = scored[0]!.perLength![0]!.values.length;
+  const counts = [...new Set(arms.filter((a) => a.perLength).map((a) => a.perLength!.count))];
+  const head = [
+    "arm",
+    "model",
+    ...Array.from(
+      { length: L },
+      (_, i) => `ℓ = ${i + 1} (mean ± sd, ${seeds} seed${seeds === 1 ? "" : "s"})`,
+    ),
+  ];
+  const body = scored.map((r) => [
+    r.arm,
+    r.label,
+    ...Array.from({ length: L }, (_, i) => {
+      const at = r.perLength![i];
+      return at ? formatMeanSd(at.stat, "accuracy") : "–";
+    }),
+  ]);
+  const caption = `Accuracy per expression length ℓ (last loop step; ${counts.join(", ")} fresh expressions per ℓ, as \`looplm eval --per-length\` scores them):`;
+  return `${caption}\n\n${formatTable(head, body, (i) => i >= 2, format)}`;
+}
+
+/**
  * The claims: each one's verdict and the interval it rests on (the paired difference a − b, or
  * the member's mean against a threshold).
  */

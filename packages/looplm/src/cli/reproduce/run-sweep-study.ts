@@ -8,12 +8,18 @@
 import type { SweepFile } from "@loop/eval";
 import type { ComputeBackend } from "../../backend.js";
 import { runSweep } from "../sweep-runner.js";
-import { aggregateSeeds, type MemberAggregate, type SeedDownstream } from "./aggregate.js";
+import {
+  aggregateSeeds,
+  type MemberAggregate,
+  type SeedDownstream,
+  type SeedPerLength,
+} from "./aggregate.js";
 import { seedDir } from "./arm-command.js";
 import { TaskCache, taskFlags } from "./arm-inputs.js";
 import { armSweepJob } from "./arm-sweep-job.js";
 import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
+import { scorePerLength } from "./per-length.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
@@ -64,10 +70,12 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
   const cloze: SeedDownstream[] = [];
+  const perLength: SeedPerLength[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     const files = new Map<string, SweepFile>();
     const scores: SeedDownstream = new Map();
     const clozeScores: SeedDownstream = new Map();
+    const lengthScores: SeedPerLength = new Map();
     for (const arm of def.arms) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
       const flags = taskFlags(arm.task);
@@ -91,16 +99,20 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
         const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, o.log);
         clozeScores.set(arm.id, { name: CLOZE_NAME, acc });
       }
+      if (arm.perLength)
+        lengthScores.set(arm.id, await scorePerLength(dir, labels, arm.perLength, task, o.log));
     }
     perSeed.push(files);
     downstream.push(scores);
     cloze.push(clozeScores);
+    perLength.push(lengthScores);
   }
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
     perSeed,
     downstream,
     cloze,
+    perLength,
   );
   return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
 }

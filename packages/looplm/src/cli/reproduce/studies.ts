@@ -87,6 +87,8 @@ function mano(scale: Scale): StudyDef {
           ? { steps: 10000, batch: 64, lr: 3e-3, warmup: 500, evalEvery: 2500, evalCount: 512 }
           : { steps: 50000, batch: 64, lr: 1e-3, warmup: 1000, evalEvery: 2000, evalCount: 1000 },
         paper: { [shallow]: "7.50 % (4⊗1)", [looped]: "99.35 % (4⊗6)", [flat]: "37.45 % (24⊗1)" },
+        // accuracy at every ℓ = 1..L beside the one at ℓ = L (the pilots' count)
+        perLength: { count: 1024 },
       },
     ],
     claims: [

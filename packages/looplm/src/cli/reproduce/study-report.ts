@@ -18,7 +18,7 @@ import { writeJsonFile } from "@loop/train/node";
 import type { MemberAggregate } from "./aggregate.js";
 import { claimChart } from "./claim-chart.js";
 import type { FrontierRow } from "./gate-frontier.js";
-import { resultsTable, verdictTable } from "./results-table.js";
+import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { formatMeanSd } from "./stats.js";
 
 /** A Vega-Lite spec, as the eval package's chart builders return it. */
@@ -115,6 +115,8 @@ export interface StudyOutput {
   /** The text table printed to the terminal and its Markdown twin. */
   table: { text: string; markdown: string };
   verdicts: { text: string; line: string }[];
+  /** The accuracy per Mano expression length, when an arm has it. */
+  perLength?: { text: string; markdown: string };
   /** The claims as a table (verdict, interval), when the study has one. */
   claims?: { text: string; markdown: string };
   charts: Map<string, TopLevelSpec>;
@@ -124,6 +126,13 @@ export interface StudyOutput {
 
 export function sweepStudyTables(rows: readonly MemberAggregate[], arms: readonly ArmDef[]) {
   return { text: resultsTable(rows, arms, "text"), markdown: resultsTable(rows, arms, "markdown") };
+}
+
+/** The per-length table (text and Markdown), when an arm of the study has that evaluation. */
+export function perLengthTables(rows: readonly MemberAggregate[], arms: readonly ArmDef[]) {
+  const text = perLengthTable(rows, arms, "text");
+  const markdown = perLengthTable(rows, arms, "markdown");
+  return text && markdown ? { text, markdown } : undefined;
 }
 
 export function claimTables(verdicts: readonly Verdict[]) {
@@ -163,6 +172,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     "",
     o.table.markdown,
     "",
+    ...(o.perLength ? [o.perLength.markdown, ""] : []),
     ...(o.claims ? [o.claims.markdown, ""] : []),
     ...o.verdicts.map((v) => `- ${v.text}: **${v.line}**`),
     "",
@@ -179,6 +189,9 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
   const sections: Section[] = [
     { kind: "facts", title: "Run", rows: factRows(f) },
     { kind: "text", title: "Results", text: o.table.text },
+    ...(o.perLength
+      ? [{ kind: "text" as const, title: "Accuracy per expression length", text: o.perLength.text }]
+      : []),
     ...(o.claims
       ? [{ kind: "text" as const, title: "Claims (95 % CIs)", text: o.claims.text }]
       : []),

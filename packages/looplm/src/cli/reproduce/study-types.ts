@@ -29,6 +29,14 @@ export interface ArmDef {
   mc?: McDef;
   /** A last-word cloze on the corpus's held-out documents for every member (LM arms). */
   cloze?: ClozeDef;
+  /** Mano arms: accuracy at every expression length ℓ = 1..L for every member. */
+  perLength?: PerLengthDef;
+}
+
+/** `evaluateManoByLength` of `@loop/eval` on every member's final model. */
+export interface PerLengthDef {
+  /** Fresh expressions per ℓ (from the "mano/eval-len" stream at its default seed). */
+  count: number;
 }
 
 /** The last-word cloze of `@loop/eval` on the validation split of the arm's corpus. */
