@@ -1,7 +1,8 @@
 /**
  * `looplm eval --model <checkpoint> [--task …]`: accuracy (mano, p-hop) or perplexity (lm) at
  * every loop step on the task's fixed evaluation set, threshold-exit results for gated models
- * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer.
+ * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer;
+ * with --per-length, a Mano model's accuracy at every expression length (eval-per-length.ts).
  * Task settings default to the run.json beside the checkpoint; writes eval.json (@loop/eval).
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -20,7 +21,7 @@ import {
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
 import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { checkTaskVocab, type Task } from "@loop/tasks";
+import { checkTaskVocab, ManoTask, type Task } from "@loop/tasks";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../gpu-eval.js";
@@ -34,6 +35,7 @@ import {
   taskInfo,
   taskName,
 } from "../options/task.js";
+import { checkPerLengthFlags, evalPerLength, type PerLengthFile } from "./eval-per-length.js";
 
 export interface EvalFlags extends Partial<TaskFlags> {
   model: string;
@@ -46,6 +48,7 @@ export interface EvalFlags extends Partial<TaskFlags> {
   piqa?: string;
   labels?: string;
   mcLimit?: number;
+  perLength?: boolean;
   out?: string;
 }
 
@@ -171,11 +174,13 @@ export async function runEval(
   f: EvalFlags,
   backend: ComputeBackend,
   cmd: Command | null = null,
-): Promise<EvalFile> {
+): Promise<EvalFile | PerLengthFile> {
   const { checkpoint, runDir } = locateModel(f.model);
-  const out = f.out ?? (runDir ? join(runDir, "eval.json") : null);
+  const out =
+    f.out ?? (runDir ? join(runDir, f.perLength ? "eval-per-length.json" : "eval.json") : null);
   if (out) checkOutput(out);
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
+  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.gpu !== null);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
@@ -191,6 +196,17 @@ export async function runEval(
   const task: Task = await buildTask(taskFlags);
   const cfg = model.config;
   checkTaskVocab(task, cfg.vocab_size);
+  if (f.perLength && task instanceof ManoTask)
+    return evalPerLength({
+      model,
+      checkpoint,
+      task,
+      taskInfo: taskInfo(taskFlags),
+      count: f.count,
+      seed: f.seed,
+      batchSize: f.batchSize,
+      out,
+    });
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
   if (backend.gpu && mc)
     throw new CliError(
@@ -282,8 +298,12 @@ export function registerEval(program: Command): void {
     .option("--labels <file.lst>", "PIQA labels, one 0/1 a line")
     .option("--mc-limit <n>", "score only the first n MC items", intOption("--mc-limit", 1))
     .option(
+      "--per-length",
+      "mano only: accuracy at every expression length ℓ = 1..L on --count fresh expressions per ℓ (their own stream, mano/eval-len; --seed draws another) instead of the fixed set at ℓ = L; writes <run>/eval-per-length.json",
+    )
+    .option(
       "--out <file>",
-      "eval.json to write (default: <run>/eval.json when --model is in a run folder)",
+      "eval.json to write (default: <run>/eval.json when --model is in a run folder; eval-per-length.json with --per-length)",
     )
     .addHelpText(
       "after",
@@ -294,6 +314,7 @@ Examples:
   looplm eval --model runs/mano-4x6/final
   looplm eval --model runs/phop-1x4 --task phop --length 32 --hops 4 --count 1000
   looplm eval --model runs/mano-4x6-g2/final --q 0.5
+  looplm eval --model runs/mano-4x6 --per-length --count 1024
   looplm eval --model runs/mano-4x6-g2/final --q-sweep 0.1,0.3,0.5,0.7,0.9 --out sweep-eval.json
   looplm eval --model runs/lm-2x4/final --task lm --corpus testdata/data/wikitext2-valid.txt
   looplm eval --model runs/lm-2x4/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
