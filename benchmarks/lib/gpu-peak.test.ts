@@ -3,11 +3,13 @@
  * same chains run in f32 on the CPU (so no compiler dropped iterations), and a measurement
  * returns a positive figure.
  */
+
+import { gpuForTests } from "@loop/test-support";
+import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
-import { gpuForTests } from "../../tools/test-support/gpu-suite.js";
 import { fmaPeakReference, measureGpuPeak, runFmaPeak } from "./gpu-peak.js";
 
-const ctx = await gpuForTests("benchmarks gpu peak");
+const ctx = await gpuForTests("benchmarks gpu peak", createNodeGpuContext);
 
 describe.runIf(ctx)("GPU fp32 peak", () => {
   it("runs every iteration of every chain", async () => {

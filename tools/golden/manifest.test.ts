@@ -7,8 +7,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { goldenPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { goldenPath } from "../test-support/golden.js";
 
 interface Manifest {
   command: string;

@@ -6,7 +6,6 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readSafetensorsFile } from "@loop/tensor/node";
 
 /** Absolute path of a file or folder under the repository's `testdata/`. */
 export function testdataPath(...parts: string[]): string {
@@ -30,9 +29,31 @@ export interface GoldenTensor {
   shape: number[];
 }
 
-/** All tensors of a golden safetensors file. */
+/**
+ * All tensors of a golden safetensors file (docs/formats.md: an 8-byte little-endian header
+ * length, the JSON header, the data; the golden files hold F32 only). Read here, not by
+ * @loop/tensor: the reference goes through none of the code it checks, and this package stays
+ * below every package whose tests use it.
+ */
 export function loadGolden(...parts: string[]): Map<string, GoldenTensor> {
-  return readSafetensorsFile(goldenPath(...parts)).tensors;
+  const path = goldenPath(...parts);
+  const bytes = readFileSync(path);
+  const start = 8 + Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.toString("utf8", 8, start)) as Record<string, SafetensorsEntry>;
+  const tensors = new Map<string, GoldenTensor>();
+  for (const [name, e] of Object.entries(header)) {
+    if (name === "__metadata__") continue;
+    if (e.dtype !== "F32") throw new Error(`${path}: tensor "${name}" is ${e.dtype}, not F32`);
+    const [begin, end] = e.data_offsets.map((o) => bytes.byteOffset + start + o);
+    tensors.set(name, { data: new Float32Array(bytes.buffer.slice(begin, end)), shape: e.shape });
+  }
+  return tensors;
+}
+
+interface SafetensorsEntry {
+  dtype: string;
+  shape: number[];
+  data_offsets: [number, number];
 }
 
 export interface CloseReport {

@@ -3,13 +3,12 @@
  * be made. Under CI (which installs Chromium's SwiftShader Vulkan driver and the Vulkan loader) a
  * missing adapter is a failure, never a silent pass (suite-runs.ts). vitest.config.ts points
  * VK_ICD_FILENAMES at SwiftShader when it is installed, so the suites' results do not depend on
- * the machine's GPU.
+ * the machine's GPU. The test passes in `createNodeGpuContext` of `@loop/webgpu/node`: this
+ * package sits below @loop/webgpu (whose own tests use it).
  */
-import type { GpuContext } from "@loop/webgpu";
-import { createNodeGpuContext } from "@loop/webgpu/node";
 import { suiteRuns } from "./suite-runs.js";
 
-let shared: Promise<GpuContext | null> | null = null;
+let shared: Promise<unknown> | null = null;
 
 /**
  * Whether a suite that needs a WebGPU adapter runs, given how starting one went: otherwise one
@@ -23,9 +22,9 @@ export function gpuSuiteRuns(
   return suiteRuns(what, whyNot, "installs SwiftShader");
 }
 
-async function make(what: string): Promise<GpuContext | null> {
+async function make<C>(what: string, create: () => Promise<C>): Promise<C | null> {
   try {
-    return await createNodeGpuContext();
+    return await create();
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
     gpuSuiteRuns(what, { ok: false, error });
@@ -33,8 +32,11 @@ async function make(what: string): Promise<GpuContext | null> {
   }
 }
 
-/** One context per test file (device creation costs ~100 ms on SwiftShader). */
-export function gpuForTests(what: string): Promise<GpuContext | null> {
-  shared ??= make(what);
-  return shared;
+/**
+ * One context per test file (device creation costs ~100 ms on SwiftShader), made by `create`
+ * (`createNodeGpuContext`) the first time.
+ */
+export function gpuForTests<C>(what: string, create: () => Promise<C>): Promise<C | null> {
+  shared ??= make(what, create);
+  return shared as Promise<C | null>;
 }

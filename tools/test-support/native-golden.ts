@@ -4,17 +4,21 @@
  * (withNativeCalls), so that a native case cannot pass on the portable loops alone.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { withNativeCalls } from "./native-calls.js";
+import { type KernelProfile, withNativeCalls } from "./native-calls.js";
 
 /** A golden case: its name, the run that compares it, the native kernels it must call. */
 export type NativeGoldenCase = readonly [name: string, run: () => void, kernels: readonly string[]];
 
-/** Register the cases' native tests (call inside the suite's `describe`). */
+/**
+ * Register the cases' native tests (call inside the suite's `describe`): `native` switches the
+ * package's native kernels on and off, `profile` is @loop/tensor/node's kernel profile.
+ */
 export function nativeGoldenCases(
   native: {
     enable: () => Promise<{ ok: true } | { ok: false; error: string }>;
     disable: () => void;
   },
+  profile: KernelProfile,
   cases: readonly NativeGoldenCase[],
 ): void {
   beforeAll(async () => {
@@ -27,7 +31,7 @@ export function nativeGoldenCases(
       ? `through ${kernels.join(", ")}`
       : "(no native twin: the portable reference loop)";
     it(`${name} matches the reference ${how}`, () => {
-      const { calls } = withNativeCalls(run);
+      const { calls } = withNativeCalls(profile, run);
       expect(calls).toEqual(expect.arrayContaining([...kernels]));
     });
   }

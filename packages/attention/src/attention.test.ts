@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { backward, gradcheck, noGrad, randn, type Tensor } from "@loop/tensor";
+import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { attention } from "./attention.js";
 import { attentionRef } from "./attention-ref.js";
 

@@ -19,8 +19,8 @@ import {
   rmsnorm,
   type Tensor,
 } from "@loop/tensor";
+import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, it } from "vitest";
-import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { AttentionMixer } from "./attention-mixer.js";
 import { SwiGluMlp } from "./swiglu-mlp.js";
 

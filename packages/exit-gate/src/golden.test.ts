@@ -7,8 +7,8 @@
  */
 import { readFileSync } from "node:fs";
 import { backward, type IntTensor, intTensor, type Tensor, tensor } from "@loop/tensor";
+import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { exitPdf } from "./exit-pdf.js";
 import { exitStepName } from "./format-q.js";
 import { perStepCrossEntropyDetached } from "./per-step-ce.js";

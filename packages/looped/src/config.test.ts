@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
+import { goldenPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { goldenPath } from "../../../tools/test-support/golden.js";
 import { configToJson, makeConfig, parseConfig } from "./config.js";
 
 const base = { backbone: "mamba", vocab_size: 32, d_model: 64, n_layers: 2 } as const;

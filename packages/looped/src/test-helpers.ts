@@ -1,6 +1,6 @@
 /** Helpers shared by this package's decoding tests (not exported from the package). */
 import { KvCache } from "@loop/attention";
-import { relErr } from "../../../tools/test-support/rel-err.js";
+import { relErr } from "@loop/test-support";
 import { parseConfig } from "./config.js";
 import type { DecodeState } from "./decode.js";
 import { LoopedModel } from "./model.js";

@@ -8,14 +8,14 @@ import { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
 import { generate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
+import { goldenPath, gpuForTests } from "@loop/test-support";
 import { GpuLoopedModel } from "@loop/webgpu";
+import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
-import { goldenPath } from "../../../tools/test-support/golden.js";
-import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
 import { gpuOutputSource } from "./gpu-eval.js";
 import { generateGpu } from "./gpu-generate.js";
 
-const ctx = await gpuForTests("webgpu generate and eval");
+const ctx = await gpuForTests("webgpu generate and eval", createNodeGpuContext);
 const SLOW = { timeout: 600_000 };
 
 describe.runIf(ctx)("generate and eval on webgpu", () => {

@@ -1,6 +1,6 @@
 import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
+import { expectGolden, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
 import { relErr } from "./test-helpers.js";
 

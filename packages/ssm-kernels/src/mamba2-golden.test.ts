@@ -15,8 +15,8 @@ import {
   rmsnorm,
   Tensor,
 } from "@loop/tensor";
+import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, goldenPath, loadGolden } from "../../../tools/test-support/golden.js";
 import { Mamba2Mixer } from "./mamba2-mixer.js";
 
 describe("Mamba2Mixer inside golden model mamba-1x1", () => {

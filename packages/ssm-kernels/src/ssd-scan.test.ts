@@ -1,6 +1,6 @@
 import { backward, gradcheck, Rng, randu, Tensor } from "@loop/tensor";
+import { expectGolden, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
 import { addDSkip } from "./mamba2-ops.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 import { type SsdScanResult, ssdScanRef } from "./ssd-scan-ref.js";

@@ -1,7 +1,7 @@
 /** Helpers shared by this package's tests (not exported from the package). */
 import { randn, randu, type Tensor } from "@loop/tensor";
 
-export { relErr } from "../../../tools/test-support/rel-err.js";
+export { relErr } from "@loop/test-support";
 
 export interface ScanInputs {
   x: Tensor;

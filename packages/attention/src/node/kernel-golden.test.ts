@@ -7,21 +7,24 @@
  * kernels ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { describe, expect, it } from "vitest";
+import * as kernelProfile from "@loop/tensor/node";
 import {
   expectGolden,
+  goldenGrads,
   type KernelCase,
   loadKernelCase,
-} from "../../../../tools/test-support/golden.js";
-import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
-import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+  nativeGoldenCases,
+  nativeSuiteRuns,
+} from "@loop/test-support";
+import { describe, expect, it } from "vitest";
 import { attention } from "../attention.js";
 import { AttentionMixer } from "../attention-mixer.js";
 import { attentionRef } from "../attention-ref.js";
 import { rope } from "../rope.js";
 import { swiglu } from "../swiglu.js";
 import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "./index.js";
+
+const { expectGoldenGrads, goldenLeaves } = goldenGrads(Tensor, backward);
 
 function attentionCase(how: "reference" | { blockQ: number; blockK: number }): () => void {
   return () => {
@@ -136,6 +139,7 @@ describe.runIf(nativeSuiteRuns("golden kernels, native attention kernels", built
   () =>
     nativeGoldenCases(
       { enable: enableNativeAttentionKernels, disable: disableNativeAttentionKernels },
+      kernelProfile,
       cases,
     ),
 );

@@ -10,11 +10,8 @@
 import { backward, gradcheck, linear, Rng, reshape, Tensor } from "@loop/tensor";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeBuildExpected, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  nativeBuildExpected,
-  nativeSuiteRuns,
-} from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import { type FlashBwdNative, flashBackward } from "../attention-backward.js";
 import { type FlashFwdNative, flashForward } from "../attention-forward.js";

@@ -8,8 +8,8 @@
 import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
 import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeSuiteRuns } from "@loop/test-support";
 import { afterEach, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { attention } from "../attention.js";
 import type { AttentionKernelSet } from "../native-kernel-sets.js";
 import { projectedAttention } from "../projected-attention.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { testdataPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { testdataPath } from "../../../../tools/test-support/golden.js";
 import { tableModel } from "../test-helpers.js";
 import { evaluateMultipleChoice } from "./evaluate-mc.js";
 import { parseMcJsonl } from "./mc-items.js";

@@ -12,16 +12,17 @@ import { readFileSync } from "node:fs";
 import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
 import type { Tensor } from "@loop/tensor";
+import * as kernelProfile from "@loop/tensor/node";
 import { disableNativeTensorKernels, enableNativeTensorKernels } from "@loop/tensor/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   expectGolden,
   goldenModelCases,
   goldenPath,
   loadGolden,
-} from "../../../../tools/test-support/golden.js";
-import { withNativeCalls } from "../../../../tools/test-support/native-calls.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+  nativeSuiteRuns,
+  withNativeCalls,
+} from "@loop/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeStep, initDecodeState } from "../decode.js";
 import { prefill } from "../prefill.js";
 import { loadCheckpoint } from "./checkpoint-files.js";
@@ -131,7 +132,7 @@ describe.runIf(nativeSuiteRuns("golden decoding on native kernels", ...builds))(
     });
     for (const name of cases)
       it(`${name}: every loop step's logits match the reference`, () => {
-        const { calls } = withNativeCalls(() => decodeCase(name));
+        const { calls } = withNativeCalls(kernelProfile, () => decodeCase(name));
         const cfg = JSON.parse(readFileSync(goldenPath(name, "config.json"), "utf8")) as {
           backbone: string;
         };

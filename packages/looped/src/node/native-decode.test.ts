@@ -13,8 +13,8 @@ import {
   startThreadPool,
   stopThreadPool,
 } from "@loop/tensor/node";
+import { nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { decodeStep, initDecodeState } from "../decode.js";
 import { LoopedModel } from "../model.js";
 import { configs, relErr, TOL, tokens } from "../test-helpers.js";

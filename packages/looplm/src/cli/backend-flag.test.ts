@@ -8,9 +8,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { goldenPath, nativeSuiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { goldenPath } from "../../../../tools/test-support/golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { disableNativeKernels, enableNativeKernels } from "../native.js";
 import { buildProgram } from "./program.js";
 

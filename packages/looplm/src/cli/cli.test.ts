@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSafetensorsFile } from "@loop/tensor/node";
+import { goldenPath } from "@loop/test-support";
 import { CommanderError } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { goldenPath } from "../../../../tools/test-support/golden.js";
 import { buildProgram } from "./program.js";
 
 async function run(...args: string[]): Promise<string> {

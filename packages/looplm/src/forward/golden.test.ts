@@ -12,15 +12,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   compareGolden,
   goldenModelCases,
   goldenPath,
+  gpuSuiteRuns,
   loadGolden,
-} from "../../../../tools/test-support/golden.js";
-import { gpuSuiteRuns } from "../../../../tools/test-support/gpu-suite.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+  nativeSuiteRuns,
+} from "@loop/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, type Backend, type ComputeBackend, startBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 

@@ -12,13 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
+import { compareGolden, goldenModelCases, goldenPath, gpuSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  compareGolden,
-  goldenModelCases,
-  goldenPath,
-} from "../../../../tools/test-support/golden.js";
-import { gpuSuiteRuns } from "../../../../tools/test-support/gpu-suite.js";
 import { type ComputeBackend, startBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 

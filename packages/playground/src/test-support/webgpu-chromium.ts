@@ -1,10 +1,11 @@
 /**
  * Test support: headless Chromium with WebGPU, or null with one printed line naming why not (no
  * Chromium, or no WebGPU adapter in it). Under CI, which installs Chromium, a missing browser or
- * adapter is a failure, never a silent pass (tools/test-support/suite-runs.ts, the one rule).
+ * adapter is a failure, never a silent pass (@loop/test-support `suiteRuns`, the one rule).
  */
+
+import { suiteRuns } from "@loop/test-support";
 import type { Browser } from "playwright-core";
-import { suiteRuns } from "../../../../tools/test-support/suite-runs.js";
 import { launchChromium } from "./chromium.js";
 
 /** A secure origin (WebGPU needs one) served by the browser itself, no server needed. */

@@ -7,15 +7,16 @@
  * ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { describe, it } from "vitest";
+import * as kernelProfile from "@loop/tensor/node";
 import {
   expectGolden,
+  goldenGrads,
   type KernelCase,
   loadKernelCase,
-} from "../../../../tools/test-support/golden.js";
-import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
-import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+  nativeGoldenCases,
+  nativeSuiteRuns,
+} from "@loop/test-support";
+import { describe, it } from "vitest";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { gatedRmsnorm } from "../gated-rmsnorm.js";
@@ -24,6 +25,8 @@ import { Mamba2Mixer } from "../mamba2-mixer.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
 import { ssdScanRef } from "../ssd-scan-ref.js";
 import { disableNativeSsmKernels, enableNativeSsmKernels } from "./index.js";
+
+const { expectGoldenGrads, goldenLeaves } = goldenGrads(Tensor, backward);
 
 function ssdCase(scan: "reference" | number): () => void {
   return () => {
@@ -175,5 +178,9 @@ disableNativeSsmKernels();
 describe.runIf(nativeSuiteRuns("golden kernels, native Mamba-2 kernels", built))(
   "golden kernels, native (native/ssm.c, ssd.c, mamba2-step.c)",
   () =>
-    nativeGoldenCases({ enable: enableNativeSsmKernels, disable: disableNativeSsmKernels }, cases),
+    nativeGoldenCases(
+      { enable: enableNativeSsmKernels, disable: disableNativeSsmKernels },
+      kernelProfile,
+      cases,
+    ),
 );

@@ -10,11 +10,8 @@
 import { Rng, Tensor } from "@loop/tensor";
 import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeBuildExpected, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  nativeBuildExpected,
-  nativeSuiteRuns,
-} from "../../../../tools/test-support/native-suite.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer, type Mamba2State } from "../mamba2-mixer.js";
 import type { Mamba2StepNative } from "../mamba2-step.js";

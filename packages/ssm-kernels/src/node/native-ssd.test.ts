@@ -1,11 +1,8 @@
 import { backward, Rng, randu, releaseScratch, type Tensor, withScratch } from "@loop/tensor";
 import { allocF32Uninit, nativeKernelNames, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeBuildExpected, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  nativeBuildExpected,
-  nativeSuiteRuns,
-} from "../../../../tools/test-support/native-suite.js";
 import type { SsdKernelSet } from "../native-kernel-sets.js";
 import type {
   SsdBackwardGroupsNative,

@@ -8,11 +8,8 @@
 import { backward, gradcheck, Rng, Tensor, withScratch } from "@loop/tensor";
 import { allocF32Uninit, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeBuildExpected, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  nativeBuildExpected,
-  nativeSuiteRuns,
-} from "../../../../tools/test-support/native-suite.js";
 import {
   type ConvShape,
   causalConv1d,

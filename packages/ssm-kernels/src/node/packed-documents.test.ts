@@ -7,8 +7,8 @@
 import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@loop/tensor";
 import { documentResets, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
+import { nativeSuiteRuns } from "@loop/test-support";
 import { afterEach, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import type { SsdKernelSet, SsmKernelSet } from "../native-kernel-sets.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import { Rng } from "@loop/tensor";
+import { testdataPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { testdataPath } from "../../../../tools/test-support/golden.js";
 import { ByteLevelBpeTokenizer } from "./bpe-tokenizer.js";
 import { countPreTokens, trainBpe, trainBpeFromCounts } from "./bpe-trainer.js";
 import { BYTE_TO_CHAR } from "./byte-level.js";

@@ -1,5 +1,5 @@
+import { nativeBuildExpected } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { nativeBuildExpected } from "../../../../tools/test-support/native-suite.js";
 import { measureFmaPeak } from "./fma-peak.js";
 
 describe("measureFmaPeak", () => {

@@ -5,16 +5,21 @@
  * (native/tensor.c; each native case also asserts which native kernels ran). Tolerances:
  * docs/formats.md "Golden vectors".
  */
+
+import {
+  expectGolden,
+  loadKernelCase,
+  nativeGoldenCases,
+  nativeSuiteRuns,
+} from "@loop/test-support";
 import { describe, it } from "vitest";
-import { expectGolden, loadKernelCase } from "../../../../tools/test-support/golden.js";
-import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { backward } from "../autograd/backward.js";
 import { embedding } from "../ops/embedding.js";
 import { crossEntropy } from "../ops/loss.js";
 import { rmsnorm } from "../ops/rmsnorm.js";
 import { AdamW } from "../optim/adamw.js";
 import { IntTensor, Tensor } from "../tensor.js";
+import * as kernelProfile from "./kernel-profile.js";
 import {
   disableNativeTensorKernels,
   enableNativeTensorKernels,
@@ -115,6 +120,7 @@ describe.runIf(nativeSuiteRuns("golden kernels, native tensor kernels", built))(
   () =>
     nativeGoldenCases(
       { enable: enableNativeTensorKernels, disable: disableNativeTensorKernels },
+      kernelProfile,
       cases,
     ),
 );

@@ -1,5 +1,5 @@
+import { nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
 import { kernelSet } from "../native-registry.js";
 import { matmul } from "../ops/matmul.js";
 import { rmsnorm } from "../ops/rmsnorm.js";

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { suiteRuns } from "@loop/test-support";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { suiteRuns } from "../../../../tools/test-support/suite-runs.js";
 import { tensorNativeSource } from "./native.js";
 import { buildNativeAddon, nativeArchFlag, nativeIncludeDir } from "./native-addon.js";
 

@@ -1,11 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { nativeBuildExpected, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  nativeBuildExpected,
-  nativeSuiteRuns,
-} from "../../../../tools/test-support/native-suite.js";
 import { gemmName } from "../kernels/gemm.js";
 import { gemmMaxError } from "../kernels/gemm-check.test-util.js";
 import { kernelSet, nativeKernelNames } from "../native-registry.js";

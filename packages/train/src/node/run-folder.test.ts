@@ -12,8 +12,8 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoopedModel, parseConfig } from "@loop/looped";
+import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { suiteRuns } from "../../../../tools/test-support/suite-runs.js";
 import { resolveTrainOptions } from "../options.js";
 import { RunInterrupted, runTraining } from "./run.js";
 import { loadTrainingCheckpoint } from "./run-files.js";

@@ -9,11 +9,11 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { backward, crossEntropy, IGNORE_INDEX, IntTensor, Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu, zeroGpuGrads } from "../backward.js";
 import { releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
 import { crossEntropy as gpuCrossEntropy } from "../index.js";
+import { expectClose } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { GpuLoopedModel } from "./gpu-looped-model.js";
 
 const ctx = await gpuForTests("webgpu looped model");

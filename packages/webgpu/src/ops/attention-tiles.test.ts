@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { create } from "webgpu";
-import { compareAttention } from "../../../../tools/test-support/attention-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { GpuContext } from "../gpu-context.js";
 import { tileDepth } from "../kernels/attention.js";
+import { compareAttention } from "../test-support/attention-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 
 const shared = await gpuForTests("webgpu attention tiles");
 

@@ -1,11 +1,11 @@
 import { attention as cpuAttention } from "@loop/attention";
 import { backward, randn } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { compareAttention } from "../../../../tools/test-support/attention-oracle.js";
-import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { compareAttention } from "../test-support/attention-oracle.js";
+import { expectClose, toGpu } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { attention } from "./attention.js";
 
 const ctx = await gpuForTests("webgpu attention");

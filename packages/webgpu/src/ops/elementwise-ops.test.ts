@@ -14,10 +14,10 @@ import {
   type Tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { checkAgainstCpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { add, div, mul, sub } from "./binary.js";
 import { siluSplit } from "./silu-split.js";
 import { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./unary.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { gpuParameter, releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
 import { defineKernel } from "../kernel-def.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { add, axpby, fillTensor, scale } from "./elementwise.js";
 import { reshape } from "./shape.js";
 

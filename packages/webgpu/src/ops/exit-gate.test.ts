@@ -9,10 +9,10 @@ import {
 } from "@loop/exit-gate";
 import { backward, intTensor, parameter, randn, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose, toGpu, toGpuInt } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose, toGpu, toGpuInt } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { exitPdf } from "./exit-pdf.js";
 import { gateLogits } from "./gate-logits.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";

@@ -1,9 +1,9 @@
 import { gatedRmsnorm as gatedRmsnormCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { checkAgainstCpu, randomData } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 
 const ctx = await gpuForTests("webgpu gatedRmsnorm");

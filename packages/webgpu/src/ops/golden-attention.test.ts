@@ -7,17 +7,13 @@
  * is what its decoding must reproduce.
  */
 import type { ModelConfig } from "@loop/looped";
+import { loadKernelCase } from "@loop/test-support";
 import { describe, it } from "vitest";
-import { loadKernelCase } from "../../../../tools/test-support/golden.js";
-import {
-  expectGpuGolden,
-  expectGpuGrads,
-  gpuTensors,
-} from "../../../../tools/test-support/gpu-golden.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients } from "../gpu-tensor.js";
 import { GpuAttentionMixer } from "../model/gpu-attention-mixer.js";
 import { GpuParameters } from "../model/gpu-parameters.js";
+import { expectGpuGolden, expectGpuGrads, gpuTensors } from "../test-support/gpu-golden.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { attention } from "./attention.js";
 import { rope } from "./rope.js";
 import { swiglu } from "./swiglu.js";

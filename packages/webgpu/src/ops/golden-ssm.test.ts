@@ -11,16 +11,13 @@
  * SSM state, gated RMSNorm, out_proj). That path does not produce the final conv state (a copy
  * of the last K−1 inputs), so only y, the SSM state and the gradients are compared.
  */
+
+import { expectGolden, loadKernelCase } from "@loop/test-support";
 import { describe, it } from "vitest";
-import { expectGolden, loadKernelCase } from "../../../../tools/test-support/golden.js";
-import {
-  expectGpuGolden,
-  expectGpuGrads,
-  gpuTensors,
-} from "../../../../tools/test-support/gpu-golden.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectGpuGolden, expectGpuGrads, gpuTensors } from "../test-support/gpu-golden.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { linearSplit } from "./linear-split.js";

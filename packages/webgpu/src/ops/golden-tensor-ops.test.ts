@@ -3,17 +3,18 @@
  * (testdata/golden/kernels: rmsnorm, cross-entropy, embedding, adamw; made by tools/golden),
  * forward and every input gradient, within docs/formats.md's tolerance.
  */
+
+import { expectGolden, loadKernelCase } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadKernelCase } from "../../../../tools/test-support/golden.js";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { GpuAdamW } from "../optim/adamw.js";
 import {
   expectGpuGolden,
   expectGpuGrads,
   gpuInts,
   gpuTensors,
-} from "../../../../tools/test-support/gpu-golden.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { GpuAdamW } from "../optim/adamw.js";
+} from "../test-support/gpu-golden.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { crossEntropy } from "./cross-entropy.js";
 import { embedding } from "./embedding.js";
 import { rmsnorm } from "./rmsnorm.js";

@@ -1,9 +1,9 @@
 import { addDSkip as addDSkipCpu, softplusBias as softplusBiasCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { checkAgainstCpu, randomData } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { addDSkip, softplusBias } from "./mamba2-ops.js";
 
 const ctx = await gpuForTests("webgpu mamba2 ops");

@@ -1,9 +1,9 @@
 import { type Mamba2Config, Mamba2Mixer } from "@loop/ssm-kernels";
 import { Rng, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose, randomData } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose, randomData } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { mamba2StepState } from "./mamba2-step.js";
 

@@ -5,9 +5,9 @@ import {
   type Tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { checkAgainstCpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { linearSplit } from "./linear-split.js";
 import { linear, matmul } from "./matmul.js";
 

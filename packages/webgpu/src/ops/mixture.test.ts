@@ -5,10 +5,10 @@ import {
 } from "@loop/exit-gate";
 import { backward, noGrad, parameter, randn, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose, toGpu } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { mixtureLogits, mixtureLogProbs } from "./mixture.js";
 
 const ctx = await gpuForTests("webgpu mixture");

@@ -1,10 +1,10 @@
 import { rope as cpuRope } from "@loop/attention";
 import { backward, randn } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { backwardGpu } from "../backward.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose, toGpu } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { rope } from "./rope.js";
 
 const ctx = await gpuForTests("webgpu rope");

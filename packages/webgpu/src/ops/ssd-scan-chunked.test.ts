@@ -1,13 +1,9 @@
 import { ssdScanChunked as ssdCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import {
-  checkAgainstCpu,
-  type OracleInput,
-  randomData,
-} from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { checkAgainstCpu, type OracleInput, randomData } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 
 const ctx = await gpuForTests("webgpu ssdScanChunked");

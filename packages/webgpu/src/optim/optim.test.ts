@@ -7,9 +7,9 @@ import {
   tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectClose } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { expectClose } from "../test-support/gpu-oracle.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { GpuAdamW, type GpuNamedParameter } from "./adamw.js";
 import { clipGradNorm, gradNorm } from "./clip.js";
 

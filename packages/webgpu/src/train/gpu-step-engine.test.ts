@@ -15,7 +15,7 @@ import { pHop } from "@loop/tasks";
 import { freezeForStage, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
 import { runTraining } from "@loop/train/node";
 import { describe, expect, it } from "vitest";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
+import { gpuForTests } from "../test-support/gpu-suite.js";
 import { gpuStepEngine } from "./gpu-step-engine.js";
 
 const ctx = await gpuForTests("webgpu training");

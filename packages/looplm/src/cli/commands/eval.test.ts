@@ -5,9 +5,9 @@ import type { EvalFile } from "@loop/eval";
 import { LoopedModel, makeConfig } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import { buildCharTokenizer } from "@loop/tasks";
+import { testdataPath } from "@loop/test-support";
 import { CommanderError } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { testdataPath } from "../../../../../tools/test-support/golden.js";
 import { CliError } from "../errors.js";
 import { buildProgram } from "../program.js";
 

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testdataPath } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { testdataPath } from "../../../../../tools/test-support/golden.js";
 import { buildProgram } from "../program.js";
 
 async function run(...args: string[]): Promise<{ out: string; err: string }> {

@@ -10,7 +10,7 @@ import {
   type GpuContext,
   releaseTransients,
   uploadTensor,
-} from "@loop/webgpu";
+} from "../index.js";
 import { expectClose, toGpu } from "./gpu-oracle.js";
 
 export interface AttentionCase {

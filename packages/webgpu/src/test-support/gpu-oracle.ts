@@ -5,6 +5,7 @@
  * float32 check, |gpu − cpu| ≤ atol + rtol·|cpu|, naming the worst element.
  */
 import { backward, IntTensor, intTensor, Rng, type Shape, type Tensor, tensor } from "@loop/tensor";
+import { expect } from "vitest";
 import {
   backwardGpu,
   type GpuContext,
@@ -12,9 +13,8 @@ import {
   gpuParameter,
   releaseTransients,
   uploadTensor,
-} from "@loop/webgpu";
-import { emptyLike, fillTensor, recordGpu } from "@loop/webgpu/kernel";
-import { expect } from "vitest";
+} from "../index.js";
+import { emptyLike, fillTensor, recordGpu } from "../kernel.js";
 
 /** A CPU tensor's values as a GPU leaf (trainable unless `requiresGrad` is false). */
 export function toGpu(ctx: GpuContext, t: Tensor, requiresGrad = true): GpuTensor {

@@ -1,11 +1,11 @@
 /**
- * The golden kernel cases (golden.ts `loadKernelCase`) on the WebGPU backend: upload a case's
- * tensors, seed the backward with its `dy`, read results back and compare them with the
+ * The golden kernel cases (@loop/test-support `loadKernelCase`) on the WebGPU backend: upload a
+ * case's tensors, seed the backward with its `dy`, read results back and compare them with the
  * docs/formats.md tolerance.
  */
-import type { GpuContext, GpuTensor } from "@loop/webgpu";
-import { backwardGpu, gpuParameter, uploadTensor } from "@loop/webgpu";
-import { expectGolden, type KernelCase } from "./golden.js";
+import { expectGolden, type KernelCase } from "@loop/test-support";
+import type { GpuContext, GpuTensor } from "../index.js";
+import { backwardGpu, gpuParameter, uploadTensor } from "../index.js";
 
 /**
  * Tensors of the case on the device: those in `grad` as trainable leaves, the rest constant; all
