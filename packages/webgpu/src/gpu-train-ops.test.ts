@@ -27,25 +27,27 @@ const gradNorm = (params: GpuNamedParameter[]) => clipGradients(ops, params, 0);
 const clipGradNorm = (params: GpuNamedParameter[], maxNorm: number) =>
   clipGradients(ops, params, maxNorm);
 
-/** The same parameters on both sides: [name, shape-size, decay, requiresGrad]. */
+/** The same parameters on both sides: [name, shape-size, decay, requiresGrad, lrScale]. */
 const specs = [
-  ["w", 300, true, true],
-  ["norm", 7, false, true],
-  ["frozen", 5, true, false],
-  ["unused", 4, true, true],
+  ["w", 300, true, true, undefined],
+  ["norm", 7, false, true, undefined],
+  ["block", 9, true, true, 0.5],
+  ["frozen", 5, true, false, undefined],
+  ["unused", 4, true, true, undefined],
 ] as const;
 
 function twins(seed: number): { cpu: NamedParameter[]; gpu: GpuNamedParameter[] } {
   const rng = new Rng(seed);
   const cpu: NamedParameter[] = [];
   const gpu: GpuNamedParameter[] = [];
-  for (const [name, n, decay, req] of specs) {
+  for (const [name, n, decay, req, lrScale] of specs) {
     const v = rng.fillNormal(new Float32Array(n));
-    cpu.push({ name, tensor: tensor(v, [n], req), decay });
+    cpu.push({ name, tensor: tensor(v, [n], req), decay, lrScale });
     gpu.push({
       name,
       tensor: uploadTensor(ctx!, v, [n], { persistent: true, requiresGrad: req }),
       decay,
+      lrScale,
     });
   }
   return { cpu, gpu };
@@ -71,7 +73,7 @@ async function expectSameParams(cpu: NamedParameter[], gpu: GpuNamedParameter[],
 }
 
 describe.runIf(ctx)("AdamWCore on gpuTrainOps against @loop/tensor's AdamW", () => {
-  it("takes the same steps (decay per parameter, frozen and gradient-less parameters skipped)", async () => {
+  it("takes the same steps (decay and lr factor per parameter, frozen and gradient-less parameters skipped)", async () => {
     const { cpu, gpu } = twins(1);
     const opts = { lr: 0.01, weightDecay: 0.1, beta2: 0.99 };
     const a = new AdamW(cpu, opts);
@@ -124,9 +126,9 @@ describe.runIf(ctx)("clipGradients on the device against the CPU gradNorm and cl
       const got = (await clipGradNorm(gpu, maxNorm).read())[0]!;
       expect(Math.abs(got - want) / want).toBeLessThan(1e-5);
       for (let k = 0; k < cpu.length; k++) {
-        const g = gpu[k]!.tensor.grad;
-        if (g)
-          await expectClose(await g.read(), cpu[k]!.tensor.grad!, `grad ${cpu[k]!.name}`, 1e-5);
+        const g = await ops.readGrad(gpu[k]!.tensor);
+        expect(g === null, cpu[k]!.name).toBe(cpu[k]!.tensor.grad === null);
+        if (g) await expectClose(g, cpu[k]!.tensor.grad!, `grad ${cpu[k]!.name}`, 1e-5);
       }
       for (const p of gpu) p.tensor.dispose();
       releaseTransients(ctx!);
@@ -141,7 +143,7 @@ describe.runIf(ctx)("clipGradients on the device against the CPU gradNorm and cl
     bad[2] = Number.POSITIVE_INFINITY;
     g1.write(bad);
     expect((await clipGradNorm(gpu, 1).read())[0]).toBe(Number.POSITIVE_INFINITY);
-    expect(await gpu[0]!.tensor.grad!.read()).toEqual(before);
+    expect(await ops.readGrad(gpu[0]!.tensor)).toEqual(before);
     expect(() => clipGradNorm(gpu, -1)).toThrow(/maxNorm must be ≥ 0 \(0: no clipping\), got -1/);
     // no gradient at all: the norm is 0
     expect(await gradNorm([]).read()).toEqual(Float32Array.of(0));
