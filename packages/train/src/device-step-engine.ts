@@ -15,7 +15,7 @@ import {
   type TrainParameter,
 } from "@loop/tensor";
 import { stageParameters } from "./objective.js";
-import type { TrainOptions } from "./options.js";
+import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
 import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 
@@ -46,12 +46,7 @@ export function deviceStepEngine<T, I>(
   const params = stageParameters(dev.parameters, o.stage);
   const trained = new Set(params.map((p) => p.tensor));
   for (const p of dev.parameters) ops.setTrainable(p.tensor, trained.has(p.tensor));
-  const optimizer = new AdamWCore(ops, params, {
-    lr: o.lr,
-    beta1: o.beta1,
-    beta2: o.beta2,
-    weightDecay: o.weightDecay,
-  });
+  const optimizer = new AdamWCore(ops, params, adamwOptions(o));
   const tensors = params.map((p) => p.tensor);
 
   async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {

@@ -23,7 +23,7 @@ import {
 } from "@loop/tensor";
 import { withBlockLr } from "./block-lr.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
-import type { TrainOptions } from "./options.js";
+import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine } from "./step-engine.js";
 import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 
@@ -84,12 +84,7 @@ export class Trainer {
       throw new Error(
         `train: blockLr "${opts.blockLr}" is not supported on ${engine.name} (only on the CPU)`,
       );
-    this.optimizer = new AdamW(this.params, {
-      lr: opts.lr,
-      beta1: opts.beta1,
-      beta2: opts.beta2,
-      weightDecay: opts.weightDecay,
-    });
+    this.optimizer = new AdamW(this.params, adamwOptions(opts));
     this.schedule = warmupCosine({
       peakLr: opts.lr,
       warmupSteps: opts.warmupSteps,
