@@ -14,7 +14,8 @@
  */
 import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import { GpuLoopedModel, GpuTrainer } from "@loop/webgpu";
+import { deviceStepEngine, resolveTrainOptions } from "@loop/train";
+import { gpuTraining } from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";
@@ -167,12 +168,12 @@ export async function run(ctx: BenchContext): Promise<void> {
 /** On a CPU emulation (SwiftShader) only that the path runs counts: configuration 5, 2 rows. */
 const EMULATED = (): BenchConfig[] => [{ ...CONFIGS[4]!, batch: 2 }];
 
-/** One training step of the GPU model (@loop/webgpu GpuTrainer) on fixed random tokens. */
+/** One training step of the GPU model (the generic device step engine) on fixed random tokens. */
 function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
   const cfg = makeConfig({ tie_embeddings: true, ...c.model });
   // the same initial weights and tokens as makeStep's CPU model
-  const gm = GpuLoopedModel.fromModel(gpu.ctx, new LoopedModel(cfg, { seed: 0 }));
-  const trainer = new GpuTrainer(gpu.ctx, gm, { lr: 1e-3, clip: 0, weightDecay: 0 });
+  const o = resolveTrainOptions({ lr: 1e-3, clip: 0, weightDecay: 0 });
+  const engine = deviceStepEngine(gpuTraining(gpu.ctx, new LoopedModel(cfg, { seed: 0 }), o), o);
   const rng = new Rng(1);
   const n = c.batch * c.seq;
   const tokens = new Int32Array(n);
@@ -181,13 +182,13 @@ function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
     tokens[i] = rng.int(cfg.vocab_size);
     targets[i] = rng.int(cfg.vocab_size);
   }
-  const batch = { tokens, targets, shape: [c.batch, c.seq] as const };
-  return () => trainer.step(batch);
+  const batch = { tokens, targets, shape: [c.batch, c.seq] as [number, number] };
+  return async () => (await engine.step([batch], o.lr)).loss;
 }
 
 /**
  * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
- * AdamW; one read-back of the loss) of GpuLoopedModel + GpuTrainer beside the native CPU step of
+ * AdamW; one read-back of the loss) of GpuLoopedModel under the device step engine beside the native CPU step of
  * the same model in the same run: tokens/s, GFLOP/s (`flopsPerToken`), % of the GPU's fp32 peak
  * and the speed-up (the issue's target: ≥ 20× the 2-core native step on configurations 2–4).
  */

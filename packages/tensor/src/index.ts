@@ -6,6 +6,13 @@ export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
+export { cpuTrainOps } from "./backend/cpu-train-ops.js";
+export type {
+  AdamWStepConstants,
+  DeviceTransfers,
+  TrainOps,
+  TrainParameter,
+} from "./backend/train-ops.js";
 export {
   type GradcheckEntry,
   type GradcheckOptions,
@@ -45,7 +52,9 @@ export {
   softplus,
 } from "./ops/unary.js";
 export { AdamW, type AdamWOptions, type AdamWState } from "./optim/adamw.js";
+export { AdamWCore } from "./optim/adamw-core.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
+export { clipGradients } from "./optim/device-clip.js";
 export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
 export { randn, randu } from "./random-tensor.js";
 export { deriveSeed, Rng, type RngState } from "./rng.js";

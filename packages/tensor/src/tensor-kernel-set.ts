@@ -6,7 +6,7 @@ import type { NativeCopyRows, NativeSiluBwd, NativeSiluFwd } from "./ops/element
 import type { EmbeddingBwd } from "./ops/embedding.js";
 import type { RmsnormBwd, RmsnormFwd } from "./ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "./ops/silu-split.js";
-import type { NativeAdamw } from "./optim/adamw.js";
+import type { NativeAdamw } from "./optim/adamw-update.js";
 
 export interface TensorKernelSet {
   /** The GEMM (installed with setGemm; listed here so reports name it). */

@@ -1,5 +1,10 @@
 export { isBlockParameter, withBlockLr } from "./block-lr.js";
-export { freezeForStage, stageLoss, trainableParameters } from "./objective.js";
+export {
+  type DeviceStepEngine,
+  type DeviceTraining,
+  deviceStepEngine,
+} from "./device-step-engine.js";
+export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";
 export {
   BLOCK_LRS,
   type BlockLr,
@@ -10,4 +15,5 @@ export {
   type TrainOptions,
 } from "./options.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
+export { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -9,21 +9,31 @@ import type { LoopedModel } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 import type { TrainOptions } from "./options.js";
 
+const isGate = (p: { name: string }) => p.name.startsWith("exit_gate.");
+
+/**
+ * The parameters a stage trains, from every parameter of a model on any backend: pretrain all
+ * but the exit gate, gate2 the gate only, gate1 all. A gated stage needs a gate.
+ */
+export function stageParameters<P extends { name: string }>(
+  all: readonly P[],
+  stage: TrainOptions["stage"],
+): P[] {
+  if (stage !== "pretrain" && !all.some(isGate))
+    throw new Error(
+      `train: stage ${stage} needs a model with an exit gate (config exit_gate: true)`,
+    );
+  if (stage === "gate2") return all.filter(isGate);
+  if (stage === "pretrain") return all.filter((p) => !isGate(p));
+  return [...all];
+}
+
 /** The parameters a stage trains (the model is not changed). */
 export function trainableParameters(
   model: LoopedModel,
   stage: TrainOptions["stage"],
 ): NamedParameter[] {
-  const all = model.parameters();
-  if (stage !== "pretrain" && !model.exitGate) {
-    throw new Error(
-      `train: stage ${stage} needs a model with an exit gate (config exit_gate: true)`,
-    );
-  }
-  const isGate = (n: string) => n.startsWith("exit_gate.");
-  if (stage === "gate2") return all.filter((p) => isGate(p.name));
-  if (stage === "pretrain") return all.filter((p) => !isGate(p.name));
-  return all;
+  return stageParameters(model.parameters(), stage);
 }
 
 /**

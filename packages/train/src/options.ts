@@ -1,6 +1,8 @@
 /**
  * Training options with defaults and validation (each error names the option).
  */
+import type { AdamWOptions } from "@loop/tensor";
+
 export type Stage = "pretrain" | "gate1" | "gate2";
 export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
 
@@ -116,4 +118,9 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
     `blockLr must be one of ${BLOCK_LRS.join(", ")}, got ${JSON.stringify(o.blockLr)}`,
   );
   return o;
+}
+
+/** The optimizer's options of a run (every backend's AdamW takes these). */
+export function adamwOptions(o: TrainOptions): AdamWOptions {
+  return { lr: o.lr, beta1: o.beta1, beta2: o.beta2, weightDecay: o.weightDecay };
 }

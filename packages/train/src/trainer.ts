@@ -23,8 +23,9 @@ import {
 } from "@loop/tensor";
 import { withBlockLr } from "./block-lr.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
-import type { TrainOptions } from "./options.js";
+import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine } from "./step-engine.js";
+import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
@@ -83,12 +84,7 @@ export class Trainer {
       throw new Error(
         `train: blockLr "${opts.blockLr}" is not supported on ${engine.name} (only on the CPU)`,
       );
-    this.optimizer = new AdamW(this.params, {
-      lr: opts.lr,
-      beta1: opts.beta1,
-      beta2: opts.beta2,
-      weightDecay: opts.weightDecay,
-    });
+    this.optimizer = new AdamW(this.params, adamwOptions(opts));
     this.schedule = warmupCosine({
       peakLr: opts.lr,
       warmupSteps: opts.warmupSteps,
@@ -115,9 +111,8 @@ export class Trainer {
     }
     const lr = this.schedule(this.step);
     const r = await this.engine.step(batches, lr);
-    if (!Number.isFinite(r.loss)) throw new NonFiniteError(this.step + 1, `loss (${r.loss})`);
-    if (!Number.isFinite(r.gradNorm))
-      throw new NonFiniteError(this.step + 1, `gradient norm (${r.gradNorm})`);
+    const bad = nonFiniteWhat(r.loss, r.gradNorm);
+    if (bad) throw new NonFiniteError(this.step + 1, bad);
     return this.finish(
       t0,
       cursor,
@@ -153,7 +148,7 @@ export class Trainer {
     const { batchSize, gradAccum } = this.opts;
     releaseGrads(this.params); // last step's buffers are rewritten, not reallocated
     let cursor = this.cursor;
-    let lossSum = 0;
+    const losses: number[] = [];
     let tokens = 0;
     for (let m = 0; m < gradAccum; m++) {
       const next = this.task.trainBatch(cursor, batchSize);
@@ -167,17 +162,21 @@ export class Trainer {
         batch.seqIdx ?? null,
       );
       const v = loss.item();
-      if (!Number.isFinite(v)) throw new NonFiniteError(this.step + 1, `loss (${v})`);
-      lossSum += v;
+      const badLoss = nonFiniteWhat(v);
+      if (badLoss) throw new NonFiniteError(this.step + 1, badLoss);
+      losses.push(v);
       tokens += batch.tokens.length;
-      backward(loss, [Float32Array.of(1 / gradAccum)]);
+      backward(loss, [Float32Array.of(microBatchWeight(gradAccum))]);
     }
+    // The CPU's own clipping (the norm in double), not `clipGradients`: same rule, same bits.
     const norm =
       this.opts.clip > 0 ? clipGradNorm(this.params, this.opts.clip) : gradNorm(this.params);
-    if (!Number.isFinite(norm)) throw new NonFiniteError(this.step + 1, `gradient norm (${norm})`);
+    const stepLoss = meanLoss(losses);
+    const bad = nonFiniteWhat(stepLoss, norm);
+    if (bad) throw new NonFiniteError(this.step + 1, bad);
     const lr = this.schedule(this.step);
     this.optimizer.step(lr);
-    return this.finish(t0, cursor, lossSum / gradAccum, norm, lr, tokens);
+    return this.finish(t0, cursor, stepLoss, norm, lr, tokens);
   }
 
   private finish(

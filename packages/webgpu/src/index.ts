@@ -14,6 +14,8 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
+export { type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
+export { type GpuStageOptions, gpuTraining } from "./gpu-training.js";
 export {
   type GpuForwardOptions,
   type GpuForwardResult,
@@ -61,15 +63,4 @@ export {
 } from "./ops/stage-losses.js";
 export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
-export { GpuAdamW, type GpuNamedParameter } from "./optim/adamw.js";
-export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { gpuNoGrad } from "./tape.js";
-export { gpuStepEngine } from "./train/gpu-step-engine.js";
-export {
-  type GpuBatch,
-  type GpuStage,
-  type GpuStepResult,
-  GpuTrainer,
-  type GpuTrainerOptions,
-  stageParameters,
-} from "./train/gpu-trainer.js";

@@ -17,9 +17,9 @@ import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import { gpuStepEngine } from "@loop/webgpu";
 import type { ComputeBackend } from "../backend.js";
 import { gpuOutputSource } from "../gpu-eval.js";
+import { gpuStepEngine } from "../gpu-step-engine.js";
 import { CliError } from "./errors.js";
 import {
   checkTrainingMemory,

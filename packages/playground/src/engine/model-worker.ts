@@ -10,8 +10,8 @@ import { countParameters, LoopedModel, loadStateDict, parseConfig } from "@loop/
 import type { Task } from "@loop/tasks";
 import { decodeSafetensors } from "@loop/tensor";
 import { startWebWorkerPool, webPoolJobCount } from "@loop/tensor/web";
-import { resolveTrainOptions, Trainer } from "@loop/train";
-import { gpuStepEngine } from "@loop/webgpu";
+import { deviceStepEngine, resolveTrainOptions, Trainer } from "@loop/train";
+import { gpuTraining } from "@loop/webgpu";
 import type { PageRequest, WorkerReply } from "../protocol.js";
 import {
   buildConfig,
@@ -72,7 +72,10 @@ async function train(s: Settings): Promise<void> {
   });
   // On webgpu the steps run on the GPU model; the CPU model gets its weights back (`sync`)
   // before each evaluation and inspection.
-  const engine = s.train.backend === "webgpu" ? gpuStepEngine(await gpuContext(), m, opts) : null;
+  const engine =
+    s.train.backend === "webgpu"
+      ? deviceStepEngine(gpuTraining(await gpuContext(), m, opts), opts)
+      : null;
   announce(m, s.task, engine ? `trained here on ${engine.name}` : "trained here");
   const trainer = new Trainer(m, task, opts, engine);
   stopRequested = false;

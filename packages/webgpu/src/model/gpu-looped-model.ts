@@ -8,11 +8,11 @@
 import { keepSteps, type LoopedModel, type ModelConfig, runLoop } from "@loop/looped";
 import type { GpuContext } from "../gpu-context.js";
 import type { GpuTensor } from "../gpu-tensor.js";
+import type { GpuNamedParameter } from "../gpu-train-ops.js";
 import { embedding } from "../ops/embedding.js";
 import { gateLogits } from "../ops/gate-logits.js";
 import { linear } from "../ops/matmul.js";
 import { rmsnorm } from "../ops/rmsnorm.js";
-import type { GpuNamedParameter } from "../optim/adamw.js";
 import { GpuLayer } from "./gpu-layer.js";
 import { GpuParameters } from "./gpu-parameters.js";
 

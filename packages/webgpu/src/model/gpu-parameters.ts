@@ -6,7 +6,7 @@
 import type { LoopedModel } from "@loop/looped";
 import type { GpuContext } from "../gpu-context.js";
 import { type GpuTensor, gpuParameter } from "../gpu-tensor.js";
-import type { GpuNamedParameter } from "../optim/adamw.js";
+import type { GpuNamedParameter } from "../gpu-train-ops.js";
 
 export class GpuParameters {
   readonly list: readonly GpuNamedParameter[];

@@ -4,10 +4,11 @@
  * forward and every input gradient, within docs/formats.md's tolerance.
  */
 
+import { AdamWCore } from "@loop/tensor";
 import { expectGolden, loadKernelCase } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { GpuAdamW } from "../optim/adamw.js";
+import { gpuTrainOps } from "../gpu-train-ops.js";
 import {
   expectGpuGolden,
   expectGpuGrads,
@@ -49,7 +50,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
     releaseTransients(ctx!);
   });
 
-  it("GpuAdamW takes the reference's steps, parameters and moments", async () => {
+  it("AdamWCore on gpuTrainOps takes the reference's steps, parameters and moments", async () => {
     const c = loadKernelCase("adamw");
     const s = c.spec.settings as Record<string, number> & { decay: Record<string, boolean> };
     const names = Object.keys(s.decay);
@@ -61,7 +62,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
       }),
       decay: s.decay[name]!,
     }));
-    const opt = new GpuAdamW(params, {
+    const opt = new AdamWCore(gpuTrainOps(ctx!), params, {
       lr: s.lr,
       beta1: s.beta1,
       beta2: s.beta2,
@@ -84,7 +85,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
           "forward",
         );
     }
-    const state = await opt.getState();
+    const state = await opt.readState();
     expect(state.step).toBe(s.steps);
     for (const n of names) {
       expectGolden(`m.${n}`, state.m[n]!, c.get(`m.${n}`).data, "forward");

@@ -1,7 +1,8 @@
 /**
  * Training on webgpu follows the CPU: for each backbone a tiny looped model trains 50 steps with
  * @loop/train's Trainer on the portable CPU kernels and, from the same initial weights and the
- * same batches, on the GPU (gpuStepEngine), and the two loss curves agree within float32
+ * same batches, on the GPU (@loop/train's generic deviceStepEngine over @loop/webgpu's
+ * gpuTrainOps and gpuTraining), and the two loss curves agree within float32
  * tolerance. Also: a gated stage (gate1), gradient accumulation, and the state a checkpoint
  * needs (weights and AdamW moments) copied back to the CPU. Dawn + SwiftShader here (slow: tiny
  * shapes); skipped with one printed line where no WebGPU adapter exists, a failure under CI.
@@ -12,13 +13,14 @@ import { join } from "node:path";
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
+import { gpuForTests } from "@loop/test-support";
 import { freezeForStage, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
 import { runTraining } from "@loop/train/node";
+import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { gpuStepEngine } from "./gpu-step-engine.js";
 
-const ctx = await gpuForTests("webgpu training");
+const ctx = await gpuForTests("webgpu training", createNodeGpuContext);
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 
 const BACKBONES = {

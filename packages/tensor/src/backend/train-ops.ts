@@ -1,0 +1,89 @@
+/**
+ * What a backend provides so that one optimiser (`AdamWCore`), one clipping rule and one
+ * training step (@loop/train's `deviceStepEngine`) run on its tensors. `T` is the backend's
+ * float tensor, `I` its index tensor (token ids, targets; the same type where a tensor carries
+ * its dtype). The CPU implements it in `cpuTrainOps`, the GPU in `@loop/webgpu`'s `gpuTrainOps`;
+ * a new device backend implements these ops and the model's ops, nothing of the trainer.
+ *
+ * Nothing here reads back except `read`: an op only enqueues work on a device, so a whole step
+ * (forward, backward, norm, clip, update) runs without a round trip, and the losses and the
+ * gradient norm come back in one `read`.
+ */
+
+/** The transfers between the host and a backend's tensors (shared with the model's ops). */
+export interface DeviceTransfers<T, I> {
+  /** A float tensor holding `data` (transient unless `persistent`; a leaf when `requiresGrad`). */
+  upload(
+    data: Float32Array,
+    shape: readonly number[],
+    opts?: { persistent?: boolean; requiresGrad?: boolean },
+  ): T;
+  /** An index tensor holding `data` (transient). */
+  uploadInt(data: Int32Array, shape: readonly number[]): I;
+  /** The values of `t`, copied back to the host (waits for the work queued before). */
+  read(t: T): Promise<Float32Array>;
+  shapeOf(t: T): readonly number[];
+  /** Run `fn` without recording on the tape. */
+  noGrad<R>(fn: () => R): R;
+  /** End of a step (or a micro-batch): free every transient tensor made since, except `keep`. */
+  releaseTransients(keep?: readonly T[]): void;
+}
+
+/** A trainable tensor with its name, whether weight decay applies and its learning-rate factor. */
+export interface TrainParameter<T> {
+  name: string;
+  tensor: T;
+  decay: boolean;
+  /** Multiplies the learning rate of this parameter, weight decay included (absent: 1). */
+  lrScale?: number;
+}
+
+/**
+ * The per-parameter constants of one AdamW update, computed once on the host in double:
+ *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²,
+ *   w ← w·decay − stepSize·m / (sqrt(v)·sc2 + eps)
+ * with decay = 1 − lr·wd (or 1), stepSize = lr/(1−β1^t), sc2 = 1/sqrt(1−β2^t).
+ */
+export interface AdamWStepConstants {
+  decay: number;
+  stepSize: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  sc2: number;
+}
+
+export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
+  /** For messages and run.json ("webgpu (SwiftShader …)", "cpu"). */
+  readonly name: string;
+  /**
+   * Backpropagate from the one-element `loss`, its gradient seeded with `weight`; the gradients
+   * of the trainable leaves accumulate (a sum over calls until `zeroGrads`).
+   */
+  backward(loss: T, weight: number): void;
+  /** Train `t` or freeze it (a frozen leaf gets no gradient and no update). */
+  setTrainable(t: T, on: boolean): void;
+  /** Whether `t` trains and holds a gradient now. */
+  hasGrad(t: T): boolean;
+  /** Drop the gradients of `params`. */
+  zeroGrads(params: readonly T[]): void;
+  /** The gradient of `t` on the host (null when it has none). */
+  readGrad(t: T): Promise<Float32Array | null>;
+  /** sqrt(Σ g²) over the gradients of `params` (all holding one), as a one-element tensor. */
+  gradNorm(params: readonly T[]): T;
+  /**
+   * Scale the gradients of `params` by maxNorm/(norm + 1e-6) when `norm` (from `gradNorm`) is
+   * finite and above `maxNorm`; otherwise leave them.
+   */
+  clipGrads(params: readonly T[], norm: T, maxNorm: number): void;
+  /** A persistent tensor of zeros (an optimiser moment). */
+  zeros(shape: readonly number[]): T;
+  /** A transient tensor of `n` zeros (the slots of a step's report). */
+  scalars(n: number): T;
+  /** Copy element 0 of the one-element `src` into element `index` of `dst`. */
+  copyScalar(src: T, dst: T, index: number): void;
+  /** One AdamW update of `param` from its gradient, moments `m` and `v` updated in place. */
+  adamw(param: T, m: T, v: T, c: AdamWStepConstants): void;
+  /** Free a persistent tensor now (no-op where memory is garbage-collected). */
+  dispose(t: T): void;
+}

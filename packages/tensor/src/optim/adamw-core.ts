@@ -1,0 +1,185 @@
+/**
+ * AdamW (Loshchilov & Hutter), decoupled weight decay as in PyTorch's torch.optim.AdamW, written
+ * once over a backend's `TrainOps`: the hyper-parameters, the moments, the step count, the bias
+ * correction, the per-parameter decay and learning-rate factor, and the state for checkpoints.
+ * The element update itself is the backend's op (`ops.adamw`: a C or TypeScript loop on the CPU,
+ * a WGSL kernel on the GPU):
+ *   p ← p − lr·wd·p                          (only for parameters with decay = true)
+ *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²
+ *   p ← p − lr · (m / (1−β1^t)) / (sqrt(v / (1−β2^t)) + eps)
+ * Parameters that are frozen or hold no gradient are skipped and their moments stay untouched.
+ */
+import type { TrainOps, TrainParameter } from "../backend/train-ops.js";
+
+export interface AdamWOptions {
+  lr?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+}
+
+export interface AdamWState {
+  step: number;
+  m: Record<string, Float32Array>;
+  v: Record<string, Float32Array>;
+}
+
+/**
+ * The options of an AdamW over parameters named `names`, defaulted and checked (one message per
+ * problem, prefixed with `who`).
+ */
+export function adamwHyperparameters(
+  names: readonly string[],
+  opts: AdamWOptions,
+  who = "AdamW",
+): Required<AdamWOptions> {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new Error(`${who}: parameter name "${name}" appears twice`);
+    seen.add(name);
+  }
+  const hp = {
+    lr: opts.lr ?? 1e-3,
+    beta1: opts.beta1 ?? 0.9,
+    beta2: opts.beta2 ?? 0.999,
+    eps: opts.eps ?? 1e-8,
+    weightDecay: opts.weightDecay ?? 0.01,
+  };
+  for (const k of ["lr", "eps", "weightDecay"] as const) {
+    const v = hp[k];
+    if (!(Number.isFinite(v) && v >= 0))
+      throw new Error(`${who}: ${k} must be a finite number ≥ 0, got ${v}`);
+  }
+  for (const k of ["beta1", "beta2"] as const) {
+    const v = hp[k];
+    if (!(v >= 0 && v < 1)) throw new Error(`${who}: ${k} must be in [0, 1), got ${v}`);
+  }
+  return hp;
+}
+
+function sizeOfShape(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+export class AdamWCore<T> {
+  readonly ops: TrainOps<T, unknown>;
+  readonly params: readonly TrainParameter<T>[];
+  lr: number;
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  readonly weightDecay: number;
+  private readonly who: string;
+  private t = 0;
+  private readonly m = new Map<string, T>();
+  private readonly v = new Map<string, T>();
+
+  constructor(
+    ops: TrainOps<T, unknown>,
+    params: readonly TrainParameter<T>[],
+    opts: AdamWOptions = {},
+    who = "AdamW",
+  ) {
+    const hp = adamwHyperparameters(
+      params.map((p) => p.name),
+      opts,
+      who,
+    );
+    this.ops = ops;
+    this.who = who;
+    this.params = params;
+    this.lr = hp.lr;
+    this.beta1 = hp.beta1;
+    this.beta2 = hp.beta2;
+    this.eps = hp.eps;
+    this.weightDecay = hp.weightDecay;
+  }
+
+  get stepCount(): number {
+    return this.t;
+  }
+
+  /** Apply (enqueue, on a device) one update from the parameters' accumulated gradients. */
+  step(lr = this.lr): void {
+    if (!(Number.isFinite(lr) && lr >= 0))
+      throw new Error(`${this.who}: lr must be a finite number ≥ 0, got ${lr}`);
+    const ops = this.ops;
+    this.t++;
+    const c1 = 1 - this.beta1 ** this.t;
+    const c2 = 1 - this.beta2 ** this.t;
+    for (const p of this.params) {
+      if (!ops.hasGrad(p.tensor)) continue;
+      let m = this.m.get(p.name);
+      let v = this.v.get(p.name);
+      if (m === undefined || v === undefined) {
+        const shape = ops.shapeOf(p.tensor);
+        m = ops.zeros(shape);
+        v = ops.zeros(shape);
+        this.m.set(p.name, m);
+        this.v.set(p.name, v);
+      }
+      // a parameter's own learning rate (PyTorch: its param group's), decay included
+      const plr = p.lrScale === undefined ? lr : lr * p.lrScale;
+      ops.adamw(p.tensor, m, v, {
+        decay: p.decay ? 1 - plr * this.weightDecay : 1,
+        stepSize: plr / c1,
+        beta1: this.beta1,
+        beta2: this.beta2,
+        eps: this.eps,
+        sc2: 1 / Math.sqrt(c2),
+      });
+    }
+  }
+
+  /** Drop every parameter's gradient. */
+  zeroGrad(): void {
+    this.ops.zeroGrads(this.params.map((p) => p.tensor));
+  }
+
+  /** The step count and each moment passed through `read` (in the order they were made). */
+  protected collect<R>(read: (t: T) => R): { step: number; m: [string, R][]; v: [string, R][] } {
+    const each = (map: Map<string, T>) => [...map].map(([k, t]) => [k, read(t)] as [string, R]);
+    return { step: this.t, m: each(this.m), v: each(this.v) };
+  }
+
+  /** The step count and the moments, copied to the host (for checkpoints). */
+  async readState(): Promise<AdamWState> {
+    const s = this.collect((t) => this.ops.read(t));
+    const all = async (e: [string, Promise<Float32Array>][]) =>
+      Object.fromEntries(await Promise.all(e.map(async ([k, p]) => [k, await p] as const)));
+    return { step: s.step, m: await all(s.m), v: await all(s.v) };
+  }
+
+  /** Restore the step count and moments (checked against the parameters first). */
+  setState(st: AdamWState): void {
+    const byName = new Map(this.params.map((p) => [p.name, p]));
+    for (const key of ["m", "v"] as const)
+      for (const [name, a] of Object.entries(st[key])) {
+        const p = byName.get(name);
+        if (!p) throw new Error(`${this.who}.setState: state for unknown parameter "${name}"`);
+        const n = sizeOfShape(this.ops.shapeOf(p.tensor));
+        if (n !== a.length)
+          throw new Error(
+            `${this.who}.setState: "${name}" ${key} has ${a.length} values, parameter has ${n}`,
+          );
+      }
+    this.dispose();
+    this.t = st.step;
+    for (const key of ["m", "v"] as const)
+      for (const [name, a] of Object.entries(st[key])) {
+        const shape = this.ops.shapeOf(byName.get(name)!.tensor);
+        this[key].set(name, this.ops.upload(a, shape, { persistent: true }));
+      }
+  }
+
+  /** Free the moments (the optimiser restarts from zero moments at the same step count). */
+  dispose(): void {
+    for (const map of [this.m, this.v]) {
+      for (const t of map.values()) this.ops.dispose(t);
+      map.clear();
+    }
+  }
+}
