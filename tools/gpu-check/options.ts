@@ -1,0 +1,116 @@
+/** The command line of `pnpm gpu-check`, parsed with commander (as the looplm CLI is). */
+import { Command, InvalidArgumentError, Option } from "commander";
+import { SUITE_NAMES, type SuiteName } from "./suites.js";
+
+export const BENCH_NAMES = ["matmul", "ssd", "attention", "model"] as const;
+
+export interface Options {
+  out: string;
+  allowEmulation: boolean;
+  quick: boolean;
+  suites: SuiteName[];
+  bench: string[];
+  threads: number;
+  gpuPeakGflops?: number;
+  timeoutMinutes: number;
+}
+
+const list =
+  (flag: string, allowed: readonly string[]) =>
+  (value: string): string[] => {
+    if (value === "none") return [];
+    const names = value.split(",").map((s) => s.trim());
+    const bad = names.filter((n) => !allowed.includes(n));
+    if (bad.length > 0 || names.length === 0)
+      throw new InvalidArgumentError(
+        `${flag}: unknown ${bad.join(", ")}; expected a comma-separated list of ${allowed.join(", ")}, or none`,
+      );
+    return names;
+  };
+
+const positive =
+  (flag: string, integer: boolean) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!(n > 0) || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(
+        `${flag}: expected a positive ${integer ? "integer" : "number"}, got ${value}`,
+      );
+    return n;
+  };
+
+/** A folder name for this moment: runs/gpu-check/2026-12-01T17-30-05Z. */
+export function defaultOut(now: Date): string {
+  return `runs/gpu-check/${now
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replaceAll(":", "-")}`;
+}
+
+export function parseOptions(argv: readonly string[], now: Date): Options {
+  const program = new Command("pnpm gpu-check")
+    .description(
+      "Prove the WebGPU backend on this machine: list the adapters (a CPU emulation is refused unless " +
+        "--allow-emulation; with none, one line for each missing piece), run the GPU correctness " +
+        "suites, run the GPU benchmarks, and write one report (report.md, report.json).",
+    )
+    .option("--out <dir>", "the report's folder", defaultOut(now))
+    .option(
+      "--allow-emulation",
+      "check on a CPU emulation (SwiftShader) too: correctness, small shapes",
+      false,
+    )
+    .option("--quick", "fewer benchmark repeats (always on an emulation)", false)
+    .addOption(
+      new Option("--suites <names>", `the suites to run: ${SUITE_NAMES.join(",")} or none`)
+        .argParser(list("--suites", SUITE_NAMES))
+        .default([...SUITE_NAMES], "all"),
+    )
+    .addOption(
+      new Option("--bench <names>", `the benchmarks to run: ${BENCH_NAMES.join(",")} or none`)
+        .argParser(list("--bench", BENCH_NAMES))
+        .default([...BENCH_NAMES], "all four"),
+    )
+    .addOption(
+      new Option(
+        "--threads <n>",
+        "CPU threads of the benchmarks' native figures (the issue's targets compare with the 2-core step)",
+      )
+        .argParser(positive("--threads", true))
+        .default(2),
+    )
+    .addOption(
+      new Option(
+        "--gpu-peak-gflops <n>",
+        "the GPU's fp32 peak (data sheet) instead of the measured one",
+      ).argParser(positive("--gpu-peak-gflops", false)),
+    )
+    .addOption(
+      new Option("--timeout <minutes>", "the longest a phase (suites, benchmarks) may run")
+        .argParser(positive("--timeout", false))
+        .default(30),
+    )
+    .showHelpAfterError(false)
+    .exitOverride();
+  program.parse(argv, { from: "user" });
+  const o = program.opts<{
+    out: string;
+    allowEmulation: boolean;
+    quick: boolean;
+    suites: SuiteName[];
+    bench: string[];
+    threads: number;
+    gpuPeakGflops?: number;
+    timeout: number;
+  }>();
+  return {
+    out: o.out,
+    allowEmulation: o.allowEmulation,
+    quick: o.quick,
+    suites: o.suites,
+    bench: o.bench,
+    threads: o.threads,
+    gpuPeakGflops: o.gpuPeakGflops,
+    timeoutMinutes: o.timeout,
+  };
+}
