@@ -76,10 +76,11 @@ export function runChild(
   });
 }
 
-/** The environment for the phases' children: this one, less what a parent vitest set. */
+/** The environment for the phases' children: this one, less what a parent vitest set, no colours. */
 export function childEnv(base: NodeJS.ProcessEnv, set: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  // a nested vitest reads its parent's worker variables as its own
-  for (const [k, v] of Object.entries(base)) if (!/^(__)?VITEST/.test(k)) env[k] = v;
-  return { ...env, ...set };
+  // a nested vitest reads its parent's worker variables as its own; colours would litter the logs
+  for (const [k, v] of Object.entries(base))
+    if (!/^(__)?VITEST/.test(k) && k !== "FORCE_COLOR") env[k] = v;
+  return { ...env, NO_COLOR: "1", ...set };
 }

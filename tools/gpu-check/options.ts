@@ -15,26 +15,27 @@ export interface Options {
   timeoutMinutes: number;
 }
 
+// (commander names the option and the value before each message)
 const list =
-  (flag: string, allowed: readonly string[]) =>
+  (allowed: readonly string[]) =>
   (value: string): string[] => {
     if (value === "none") return [];
     const names = value.split(",").map((s) => s.trim());
     const bad = names.filter((n) => !allowed.includes(n));
     if (bad.length > 0 || names.length === 0)
       throw new InvalidArgumentError(
-        `${flag}: unknown ${bad.join(", ")}; expected a comma-separated list of ${allowed.join(", ")}, or none`,
+        `unknown ${bad.join(", ")}; expected a comma-separated list of ${allowed.join(", ")}, or none`,
       );
     return names;
   };
 
 const positive =
-  (flag: string, integer: boolean) =>
+  (integer: boolean) =>
   (value: string): number => {
     const n = Number(value);
     if (!(n > 0) || (integer && !Number.isInteger(n)))
       throw new InvalidArgumentError(
-        `${flag}: expected a positive ${integer ? "integer" : "number"}, got ${value}`,
+        `expected a positive ${integer ? "integer" : "number"}, got ${value}`,
       );
     return n;
   };
@@ -63,12 +64,12 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
     .option("--quick", "fewer benchmark repeats (always on an emulation)", false)
     .addOption(
       new Option("--suites <names>", `the suites to run: ${SUITE_NAMES.join(",")} or none`)
-        .argParser(list("--suites", SUITE_NAMES))
+        .argParser(list(SUITE_NAMES))
         .default([...SUITE_NAMES], "all"),
     )
     .addOption(
       new Option("--bench <names>", `the benchmarks to run: ${BENCH_NAMES.join(",")} or none`)
-        .argParser(list("--bench", BENCH_NAMES))
+        .argParser(list(BENCH_NAMES))
         .default([...BENCH_NAMES], "all four"),
     )
     .addOption(
@@ -76,18 +77,18 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
         "--threads <n>",
         "CPU threads of the benchmarks' native figures (the issue's targets compare with the 2-core step)",
       )
-        .argParser(positive("--threads", true))
+        .argParser(positive(true))
         .default(2),
     )
     .addOption(
       new Option(
         "--gpu-peak-gflops <n>",
         "the GPU's fp32 peak (data sheet) instead of the measured one",
-      ).argParser(positive("--gpu-peak-gflops", false)),
+      ).argParser(positive(false)),
     )
     .addOption(
       new Option("--timeout <minutes>", "the longest a phase (suites, benchmarks) may run")
-        .argParser(positive("--timeout", false))
+        .argParser(positive(false))
         .default(30),
     )
     .showHelpAfterError(false)
