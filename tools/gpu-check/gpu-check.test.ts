@@ -2,18 +2,19 @@
  * `pnpm gpu-check` end to end on SwiftShader, as CI runs it: with --allow-emulation it finds the
  * adapter, runs one suite (vitest as a child) and one benchmark, and writes report.md and
  * report.json that say so; without it, the emulation is refused in one line and the report says
- * why. One suite and one benchmark keep it to about a minute on 2 cores (the whole check on
+ * why. One test file of one suite and one benchmark keep it to about a minute on 2 cores (the whole check on
  * SwiftShader takes tens of minutes there; every GPU suite already runs in `pnpm test`).
  * Skipped with one printed line where SwiftShader is not installed (a failure under CI).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { suiteRuns } from "../test-support/suite-runs.js";
 import type { Report } from "./report.js";
+import { findSuites } from "./suites.js";
 import { SWIFTSHADER_ICD } from "./system-probe.js";
 
 const ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "../..");
@@ -25,8 +26,16 @@ const runs = suiteRuns(
   "installs chromium",
 );
 
-/** The suite and benchmark the end-to-end run takes: the shortest on SwiftShader. */
-const SUITE = "golden";
+/**
+ * The end-to-end run takes the ops suite cut down to its smallest test file that opens a device
+ * (found, so that renamed files do not break it), and the attention benchmark (one small shape on
+ * an emulation).
+ */
+const SUITE = "ops";
+const FILE = findSuites(ROOT)
+  .find((s) => s.name === SUITE)!
+  .files.filter((f) => readFileSync(join(ROOT, f), "utf8").includes("gpuForTests("))
+  .sort((a, b) => statSync(join(ROOT, a)).size - statSync(join(ROOT, b)).size)[0]!;
 const BENCH = "attention";
 
 function gpuCheck(args: string[]): { status: number | null; output: string } {
@@ -124,6 +133,11 @@ describe.runIf(runs)("pnpm gpu-check on SwiftShader", () => {
     expect(r.status).toBe(1);
     expect(r.output.trim()).toBe(
       "error: option '--bench <names>' argument 'matmul,gemm' is invalid. unknown gemm; expected a comma-separated list of matmul, ssd, attention, model, or none",
+    );
+    const f = gpuCheck(["--suites", "golden", "--files", "nowhere.test.ts"]);
+    expect(f.status).toBe(1);
+    expect(f.output.trim()).toBe(
+      "gpu-check: --files: nowhere.test.ts is not a test file of the suites chosen (golden)",
     );
   });
 });

@@ -21,7 +21,7 @@ import type { Probe } from "./probe.js";
 import { BUDGET_S, benchSection, describeAdapter, type Report, renderMarkdown } from "./report.js";
 import { type BenchRun, runBench } from "./run-bench.js";
 import { runSuites, type SuiteResult } from "./run-suites.js";
-import { findSuites } from "./suites.js";
+import { chooseSuites, findSuites } from "./suites.js";
 import { probeSystem, SWIFTSHADER_ICD } from "./system-probe.js";
 
 const ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "../..");
@@ -83,6 +83,8 @@ async function main(): Promise<number> {
     process.argv.slice(2).filter((a) => a !== "--"),
     now,
   );
+  // (a bad --files is found before anything runs)
+  const chosen = chooseSuites(findSuites(ROOT), opts.suites, opts.files);
   const outDir = resolve(opts.out);
   try {
     mkdirSync(outDir, { recursive: true });
@@ -121,7 +123,6 @@ async function main(): Promise<number> {
   let suites: SuiteResult[] = [];
   let bench: BenchRun | null = null;
   if (diagnosis.proceed && diagnosis.adapter) {
-    const chosen = findSuites(ROOT).filter((s) => opts.suites.includes(s.name));
     if (chosen.length > 0)
       suites = await phase("correctness suites", async () => {
         const r = await runSuites(ROOT, chosen, { env: children, outDir, timeoutMs });

@@ -9,6 +9,8 @@ export interface Options {
   allowEmulation: boolean;
   quick: boolean;
   suites: SuiteName[];
+  /** Only these test files of the chosen suites (relative to the repository root). */
+  files: string[] | null;
   bench: string[];
   threads: number;
   gpuPeakGflops?: number;
@@ -68,6 +70,12 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
         .default([...SUITE_NAMES], "all"),
     )
     .addOption(
+      new Option(
+        "--files <paths>",
+        "only these test files of the chosen suites (comma-separated, relative to the repository root)",
+      ).argParser((v: string) => v.split(",").map((f) => f.trim())),
+    )
+    .addOption(
       new Option("--bench <names>", `the benchmarks to run: ${BENCH_NAMES.join(",")} or none`)
         .argParser(list(BENCH_NAMES))
         .default([...BENCH_NAMES], "all four"),
@@ -99,6 +107,7 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
     allowEmulation: boolean;
     quick: boolean;
     suites: SuiteName[];
+    files?: string[];
     bench: string[];
     threads: number;
     gpuPeakGflops?: number;
@@ -109,6 +118,7 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
     allowEmulation: o.allowEmulation,
     quick: o.quick,
     suites: o.suites,
+    files: o.files ?? null,
     bench: o.bench,
     threads: o.threads,
     gpuPeakGflops: o.gpuPeakGflops,

@@ -95,3 +95,25 @@ export function findSuites(root: string): Suite[] {
       : []),
   ];
 }
+
+/**
+ * The chosen suites, each cut down to `files` when given (a suite left with none is dropped);
+ * a file in none of them is an error naming it.
+ */
+export function chooseSuites(
+  all: readonly Suite[],
+  names: readonly SuiteName[],
+  files: readonly string[] | null,
+): Suite[] {
+  const chosen = all.filter((s) => names.includes(s.name));
+  if (files === null) return chosen;
+  const known = new Set(chosen.flatMap((s) => s.files));
+  const unknown = files.filter((f) => !known.has(f));
+  if (unknown.length > 0)
+    throw new Error(
+      `--files: ${unknown.join(", ")} is not a test file of the suites chosen (${chosen.map((s) => s.name).join(", ") || "none"})`,
+    );
+  return chosen
+    .map((s) => ({ ...s, files: s.files.filter((f) => files.includes(f)) }))
+    .filter((s) => s.files.length > 0);
+}
