@@ -71,6 +71,8 @@ describe.runIf(runs)("pnpm gpu-check on SwiftShader", () => {
       "--quick",
       "--suites",
       SUITE,
+      "--files",
+      FILE,
       "--bench",
       BENCH,
       "--out",
@@ -89,8 +91,8 @@ describe.runIf(runs)("pnpm gpu-check on SwiftShader", () => {
     expect(report.adapter?.name).toMatch(/swiftshader/i);
     expect(report.adapter?.emulated).toBe(true);
     expect(report.adapter?.limits.maxComputeWorkgroupStorageSize).toBeGreaterThan(0);
-    expect(report.suites.map((s) => [s.name, s.ok, s.failed, s.skipped])).toEqual([
-      [SUITE, true, 0, 0],
+    expect(report.suites.map((s) => [s.name, s.files, s.ok, s.failed, s.skipped])).toEqual([
+      [SUITE, 1, true, 0, 0],
     ]);
     expect(report.suites[0]!.passed).toBeGreaterThan(0);
     const bench = report.bench!;
