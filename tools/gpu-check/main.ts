@@ -92,6 +92,8 @@ async function main(): Promise<number> {
     throw new Error(`--out ${opts.out}: cannot create the folder (${(e as Error).message})`);
   }
   const cpu = readCpuInfo();
+  // the commit checked is the one at the start (the tree may move while the check runs)
+  const head = commit();
   const phases: { name: string; seconds: number }[] = [];
   const phase = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
     const t = performance.now();
@@ -164,7 +166,7 @@ async function main(): Promise<number> {
     ok,
     startedAt: now.toISOString(),
     command: `pnpm gpu-check ${process.argv.slice(2).join(" ")}`.trim(),
-    commit: commit(),
+    commit: head,
     verdict: diagnosis.verdict,
     problems: diagnosis.problems,
     warnings: diagnosis.warnings,

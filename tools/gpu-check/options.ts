@@ -97,7 +97,7 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
     .addOption(
       new Option("--timeout <minutes>", "the longest a phase (suites, benchmarks) may run")
         .argParser(positive(false))
-        .default(30),
+        .default(90),
     )
     .showHelpAfterError(false)
     .exitOverride();
