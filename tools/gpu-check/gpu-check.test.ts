@@ -38,6 +38,7 @@ const FILE = findSuites(ROOT)
   .sort((a, b) => statSync(join(ROOT, a)).size - statSync(join(ROOT, b)).size)[0]!;
 const BENCH = "attention";
 
+/** What the command printed, less pnpm's own "[ELIFECYCLE] Command failed" line. */
 function gpuCheck(args: string[]): { status: number | null; output: string } {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^(__)?VITEST/.test(k)) env[k] = v;
@@ -48,7 +49,11 @@ function gpuCheck(args: string[]): { status: number | null; output: string } {
     encoding: "utf8",
     timeout: 600_000,
   });
-  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+  const output = `${r.stdout}${r.stderr}`
+    .split("\n")
+    .filter((l) => !l.startsWith("[ELIFECYCLE]"))
+    .join("\n");
+  return { status: r.status, output };
 }
 
 const dirs: string[] = [];
@@ -97,7 +102,9 @@ describe.runIf(runs)("pnpm gpu-check on SwiftShader", () => {
     expect(report.suites[0]!.passed).toBeGreaterThan(0);
     const bench = report.bench!;
     expect(bench.ok).toBe(true);
-    expect(bench.gpuPeak!.gflops).toBeGreaterThan(0);
+    // (the emulator's FMA-loop figure, printed to whole GFLOP/s, may read 0 on a loaded machine)
+    expect(bench.gpuPeak?.source).toMatch(/^measured: WGSL FMA loop/);
+    expect(Number.isFinite(bench.gpuPeak?.gflops)).toBe(true);
     const table = bench.tables.find((t) => t.bench === BENCH)!;
     expect(table.rows.length).toBeGreaterThan(0);
     expect(table.columns).toContain("webgpu ms");

@@ -12,7 +12,12 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { CommanderError } from "commander";
-import { adapterName, distinctAdapters, isEmulation } from "./adapter-info.js";
+import {
+  adapterName,
+  distinctAdapters,
+  FEATURES_OF_INTEREST,
+  isEmulation,
+} from "./adapter-info.js";
 import { childEnv, stopChildren } from "./child.js";
 import { readCpuInfo } from "./cpu-info.js";
 import { type Diagnosis, diagnose } from "./diagnose.js";
@@ -111,7 +116,9 @@ async function main(): Promise<number> {
     for (const a of distinctAdapters(r.probe.listing.adapters))
       say(
         `  adapter (${a.requestedAs}): ${adapterName(a)}${isEmulation(a) ? " [CPU emulation]" : ""}; ` +
-          `features: ${a.features.filter((f) => ["shader-f16", "subgroups", "timestamp-query"].includes(f)).join(", ") || "none of shader-f16, subgroups, timestamp-query"}`,
+          FEATURES_OF_INTEREST.map((f) => `${f} ${a.features.includes(f) ? "yes" : "no"}`).join(
+            ", ",
+          ),
       );
     for (const e of r.probe.listing.enumerated) say(`  Dawn enumerates ${e}`);
     for (const w of r.diagnosis.warnings) say(`  warning: ${w}`);
