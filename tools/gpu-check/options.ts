@@ -57,7 +57,12 @@ export function parseOptions(argv: readonly string[], now: Date): Options {
         "--allow-emulation; with none, one line for each missing piece), run the GPU correctness " +
         "suites, run the GPU benchmarks, and write one report (report.md, report.json).",
     )
-    .option("--out <dir>", "the report's folder", defaultOut(now))
+    .addOption(
+      new Option("--out <dir>", "the report's folder").default(
+        defaultOut(now),
+        "runs/gpu-check/<UTC time>",
+      ),
+    )
     .option(
       "--allow-emulation",
       "check on a CPU emulation (SwiftShader) too: correctness, small shapes",
