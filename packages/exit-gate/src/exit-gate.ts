@@ -16,7 +16,8 @@ import {
   sigmoid,
   type Tensor,
 } from "@loop/tensor";
-import { gateLogits } from "./gate-logits.js";
+import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
+import { exitGateLogits } from "./gate-mix.js";
 
 export interface ExitGateConfig {
   dModel: number;
@@ -47,6 +48,13 @@ export class ExitGate implements Module {
     this.bias = parameter(new Float32Array(1), [1], `${prefix}bias`);
   }
 
+  /** The tensor named `name` ("weight", "bias"; docs/model.md §6 relative to the gate). */
+  readonly weightNamed = (name: string): Tensor => {
+    if (name === "weight") return this.weight;
+    if (name === "bias") return this.bias;
+    throw new Error(`ExitGate: no weight named ${name}`);
+  };
+
   parameters(): NamedParameter[] {
     return [
       { name: "weight", tensor: this.weight, decay: true },
@@ -56,7 +64,7 @@ export class ExitGate implements Module {
 
   /** Gate logits a [R, ...S] from readouts R × [...S, D]. */
   logits(readouts: readonly Tensor[]): Tensor {
-    return gateLogits(readouts, this.weight, this.bias);
+    return exitGateLogits(cpuExitGateOps, this.weightNamed, readouts);
   }
 
   /**

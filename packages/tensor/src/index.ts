@@ -6,6 +6,28 @@ export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
+export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
+export type {
+  AttentionOps,
+  ExitGateOps,
+  Mamba2Ops,
+  ModelOps,
+  TensorOps,
+  TransferOps,
+  UploadOptions,
+} from "./backend/model-ops.js";
+export {
+  DEFAULT_BETA,
+  DEFAULT_GAMMA,
+  DEFAULT_K,
+  type GateLike,
+  type ProjectedAttentionOptions,
+  type SsdOptions,
+  type SsdResult,
+  type Stage1Options,
+  type Stage2Options,
+} from "./backend/op-options.js";
+export { checkHeadDim, type RopeOptions, ropeTables } from "./backend/rope-tables.js";
 export {
   type GradcheckEntry,
   type GradcheckOptions,
