@@ -12,9 +12,9 @@
  * The step is the trainer's (packages/train Trainer.trainStep): one withScratch scope holding
  * forward, backward of the final-loop cross-entropy, and the AdamW update.
  */
-import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
+import { flopsPerToken, LoopedModel, makeConfig, toDevice } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import { GpuLoopedModel, GpuTrainer } from "@loop/webgpu";
+import { GpuTrainer, gpuModelOps } from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";
@@ -171,7 +171,7 @@ const EMULATED = (): BenchConfig[] => [{ ...CONFIGS[4]!, batch: 2 }];
 function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
   const cfg = makeConfig({ tie_embeddings: true, ...c.model });
   // the same initial weights and tokens as makeStep's CPU model
-  const gm = GpuLoopedModel.fromModel(gpu.ctx, new LoopedModel(cfg, { seed: 0 }));
+  const gm = toDevice(new LoopedModel(cfg, { seed: 0 }), gpuModelOps(gpu.ctx));
   const trainer = new GpuTrainer(gpu.ctx, gm, { lr: 1e-3, clip: 0, weightDecay: 0 });
   const rng = new Rng(1);
   const n = c.batch * c.seq;
@@ -187,7 +187,7 @@ function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
 
 /**
  * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
- * AdamW; one read-back of the loss) of GpuLoopedModel + GpuTrainer beside the native CPU step of
+ * AdamW; one read-back of the loss) of the device model (toDevice on gpuModelOps) + GpuTrainer beside the native CPU step of
  * the same model in the same run: tokens/s, GFLOP/s (`flopsPerToken`), % of the GPU's fp32 peak
  * and the speed-up (the issue's target: ≥ 20× the 2-core native step on configurations 2–4).
  */

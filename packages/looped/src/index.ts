@@ -42,6 +42,12 @@ export {
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
 export {
+  type DeviceForwardOptions,
+  DeviceModel,
+  type DeviceParameter,
+  toDevice,
+} from "./device-model.js";
+export {
   type GenerateOptions,
   type GenerateResult,
   generate,

@@ -14,11 +14,7 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
-export {
-  type GpuForwardOptions,
-  type GpuForwardResult,
-  GpuLoopedModel,
-} from "./model/gpu-looped-model.js";
+export { gpuModelOps } from "./model-ops.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
@@ -51,9 +47,6 @@ export {
 } from "./ops/ssd-scan-chunked.js";
 export {
   detach,
-  type GpuGateLike,
-  type Stage1Options,
-  type Stage2Options,
   stage1Loss,
   stage1Objective,
   stage2Loss,

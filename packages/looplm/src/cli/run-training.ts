@@ -19,7 +19,7 @@ import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import { gpuStepEngine } from "@loop/webgpu";
 import type { ComputeBackend } from "../backend.js";
-import { gpuOutputSource } from "../gpu-eval.js";
+import { deviceOutputSource } from "../gpu-eval.js";
 import { CliError } from "./errors.js";
 import {
   checkTrainingMemory,
@@ -127,7 +127,7 @@ async function trainModel(
         job.task,
         job.evalCount,
         evalBatch,
-        engine ? gpuOutputSource(engine.gpuModel) : undefined,
+        engine ? deviceOutputSource(engine.gpuModel) : undefined,
       ),
       onStep: (m) => {
         bar.update(m);

@@ -3,12 +3,13 @@
  * CLI (`looplm train --backend webgpu`) and the browser (the playground's model worker) alike. The GPU model is uploaded from the CPU model once; the weights and the AdamW
  * moments come back to the CPU only when a checkpoint is written or the model is evaluated.
  */
-import type { LoopedModel } from "@loop/looped";
+import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
 import type { AdamWState } from "@loop/tensor";
 import type { StepEngine, StepResult, TrainOptions } from "@loop/train";
 import type { GpuContext } from "../gpu-context.js";
-import { GpuLoopedModel } from "../model/gpu-looped-model.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import { gpuModelOps } from "../model-ops.js";
 import { GpuTrainer } from "./gpu-trainer.js";
 
 /**
@@ -19,12 +20,12 @@ export function gpuStepEngine(
   ctx: GpuContext,
   model: LoopedModel,
   o: TrainOptions,
-): StepEngine & { gpuModel: GpuLoopedModel; dispose(): void } {
+): StepEngine & { gpuModel: DeviceModel<GpuTensor, GpuTensor>; dispose(): void } {
   if (o.checkpointing)
     throw new Error(
       "webgpu: activation checkpointing (--checkpointing) is not implemented on the GPU; train without it or on a CPU backend",
     );
-  const gm = GpuLoopedModel.fromModel(ctx, model);
+  const gm = toDevice(model, gpuModelOps(ctx));
   const trainer = new GpuTrainer(ctx, gm, {
     stage: o.stage,
     lr: o.lr,

@@ -7,11 +7,11 @@
  * the step stays on the device; its transients go back to the pool at the end of the step.
  * The numerics are @loop/train's `Trainer` (same loss, same clipping, same AdamW).
  */
+import type { DeviceModel } from "@loop/looped";
 import type { AdamWState } from "@loop/tensor";
 import { backwardGpu, zeroGpuGrads } from "../backward.js";
 import type { GpuContext } from "../gpu-context.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import type { GpuLoopedModel } from "../model/gpu-looped-model.js";
 import { crossEntropy } from "../ops/cross-entropy.js";
 import { fillTensor } from "../ops/elementwise.js";
 import { stage1Loss, stage2Loss } from "../ops/stage-losses.js";
@@ -63,7 +63,7 @@ export function stageParameters(
 
 export class GpuTrainer {
   readonly ctx: GpuContext;
-  readonly model: GpuLoopedModel;
+  readonly model: DeviceModel<GpuTensor, GpuTensor>;
   readonly stage: GpuStage;
   /** The parameters this stage trains (the others are frozen: requiresGrad false). */
   readonly params: GpuNamedParameter[];
@@ -72,7 +72,11 @@ export class GpuTrainer {
   /** Gradient norm of the last step (before clipping). */
   lastGradNorm = Number.NaN;
 
-  constructor(ctx: GpuContext, model: GpuLoopedModel, opts: GpuTrainerOptions = {}) {
+  constructor(
+    ctx: GpuContext,
+    model: DeviceModel<GpuTensor, GpuTensor>,
+    opts: GpuTrainerOptions = {},
+  ) {
     this.ctx = ctx;
     this.model = model;
     this.stage = opts.stage ?? "pretrain";

@@ -1,20 +1,26 @@
 /**
- * GpuLoopedModel against LoopedModel (the CPU oracle, itself checked against the golden files):
+ * The device model on the WebGPU ops (toDevice(model, gpuModelOps(ctx)): @loop/looped's forward
+ * written once, run on the GPU) against LoopedModel (the CPU oracle, itself checked against the golden files):
  * the same weights and tokens give the same readouts and logits of every loop step and the same
  * gradient of the final-loop cross-entropy for every parameter (summed over the R uses of the
  * shared weights), on each backbone — with packed documents (seqIdx), an untied head, loop_norm,
  * several SSM groups and grouped-query attention. The golden cases run through
  * `looplm forward --backend webgpu` (packages/looplm/src/forward/golden.test.ts).
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
 import { backward, crossEntropy, IGNORE_INDEX, IntTensor, Rng } from "@loop/tensor";
+import {
+  backwardGpu,
+  crossEntropy as gpuCrossEntropy,
+  gpuModelOps,
+  releaseTransients,
+  transientCount,
+  uploadTensor,
+  zeroGpuGrads,
+} from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
-import { expectClose } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu, zeroGpuGrads } from "../backward.js";
-import { releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
-import { crossEntropy as gpuCrossEntropy } from "../index.js";
-import { GpuLoopedModel } from "./gpu-looped-model.js";
+import { expectClose } from "../../../tools/test-support/gpu-oracle.js";
+import { gpuForTests } from "../../../tools/test-support/gpu-suite.js";
 
 const ctx = await gpuForTests("webgpu looped model");
 
@@ -56,7 +62,7 @@ function data(B: number, T: number, seed: number) {
   return { tokens, targets, seqIdx };
 }
 
-describe.runIf(ctx)("GpuLoopedModel matches LoopedModel", () => {
+describe.runIf(ctx)("the device model on webgpu matches LoopedModel", () => {
   for (const [name, extra] of Object.entries(CASES))
     it(name, async () => {
       const B = 2;
@@ -64,7 +70,7 @@ describe.runIf(ctx)("GpuLoopedModel matches LoopedModel", () => {
       const cpu = new LoopedModel(parseConfig({ vocab_size: V, d_model: 16, ...extra }), {
         seed: 5,
       });
-      const gm = GpuLoopedModel.fromModel(ctx!, cpu);
+      const gm = toDevice(cpu, gpuModelOps(ctx!));
       expect(gm.parameters().map((p) => p.name)).toEqual(cpu.parameters().map((p) => p.name));
       const { tokens, targets, seqIdx } = data(B, T, 7);
       const want = cpu.forward(new IntTensor(tokens, [B, T]), { steps: "all", seqIdx });
@@ -106,7 +112,7 @@ describe.runIf(ctx)("GpuLoopedModel matches LoopedModel", () => {
     const cfg = parseConfig({ vocab_size: V, d_model: 16, ...CASES.transformer });
     const a = new LoopedModel(cfg, { seed: 1 });
     const b = new LoopedModel(cfg, { seed: 2 });
-    const gm = GpuLoopedModel.fromModel(ctx!, a);
+    const gm = toDevice(a, gpuModelOps(ctx!));
     const tok = uploadTensor(ctx!, data(1, 5, 3).tokens, [1, 5]);
     const last = gm.forward(tok, { steps: "last", skipLogits: true });
     expect(last.stepIndex).toEqual([2]);
@@ -119,8 +125,8 @@ describe.runIf(ctx)("GpuLoopedModel matches LoopedModel", () => {
     gm.copyFrom(c);
     await gm.copyTo(b);
     expect(b.parameters()[0]!.tensor.data).toEqual(c.parameters()[0]!.tensor.data);
-    expect(() => gm.forward(uploadTensor(ctx!, new Float32Array(5), [1, 5]))).toThrow(
-      /tokens must be an i32 tensor \[B, T\]/,
+    expect(() => gm.forward(uploadTensor(ctx!, new Int32Array(5), [5]))).toThrow(
+      /tokens must be \[B, T\], got \[5\]/,
     );
     releaseTransients(ctx!);
     gm.dispose();
