@@ -68,4 +68,13 @@ describe("package metadata", () => {
         Object.keys(manifest(dir).dependencies ?? {}).filter((d) => !d.startsWith("@loop/")),
       ).toEqual([]);
   });
+
+  it("@loop/webgpu, a backend below the model, names none of the model's packages", () => {
+    // the model is written once against ModelOps (@loop/tensor) and runs on gpuModelOps; the
+    // CPU oracles of the WGSL ops test them from the packages above (src/webgpu/*.test.ts)
+    const m = manifest("webgpu") as Manifest & { devDependencies?: Record<string, string> };
+    const named = [...Object.keys(m.dependencies ?? {}), ...Object.keys(m.devDependencies ?? {})];
+    for (const above of ["@loop/attention", "@loop/exit-gate", "@loop/ssm-kernels"])
+      expect(named).not.toContain(above);
+  });
 });

@@ -1,3 +1,20 @@
+import { backward, intTensor, parameter, randn, type Tensor } from "@loop/tensor";
+import {
+  backwardGpu,
+  exitPdf,
+  type GpuTensor,
+  gateLogits,
+  perStepCrossEntropy,
+  releaseTransients,
+  stage1Loss,
+  stage1Objective,
+  stage2Loss,
+  stage2Objective,
+  uploadTensor,
+} from "@loop/webgpu";
+import { describe, expect, it } from "vitest";
+import { expectClose, toGpu, toGpuInt } from "../../../../tools/test-support/gpu-oracle.js";
+import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import {
   exitPdf as cpuExitPdf,
   gateLogits as cpuGateLogits,
@@ -6,17 +23,7 @@ import {
   stage1Loss as cpuStage1Loss,
   stage2Objective as cpuStage2,
   stage2Loss as cpuStage2Loss,
-} from "@loop/exit-gate";
-import { backward, intTensor, parameter, randn, type Tensor } from "@loop/tensor";
-import { describe, expect, it } from "vitest";
-import { expectClose, toGpu, toGpuInt } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu } from "../backward.js";
-import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { exitPdf } from "./exit-pdf.js";
-import { gateLogits } from "./gate-logits.js";
-import { perStepCrossEntropy } from "./per-step-ce.js";
-import { stage1Loss, stage1Objective, stage2Loss, stage2Objective } from "./stage-losses.js";
+} from "../index.js";
 
 const ctx = await gpuForTests("webgpu exit-gate ops");
 

@@ -1,15 +1,20 @@
+import { backward, noGrad, parameter, randn, type Tensor } from "@loop/tensor";
+import {
+  backwardGpu,
+  type GpuTensor,
+  mixtureLogits,
+  mixtureLogProbs,
+  releaseTransients,
+  uploadTensor,
+} from "@loop/webgpu";
+import { describe, expect, it } from "vitest";
+import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
+import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
 import {
   exitPdf as cpuExitPdf,
   mixtureLogits as cpuMixtureLogits,
   mixtureLogProbs as cpuMixtureLogProbs,
-} from "@loop/exit-gate";
-import { backward, noGrad, parameter, randn, type Tensor } from "@loop/tensor";
-import { describe, expect, it } from "vitest";
-import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
-import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu } from "../backward.js";
-import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { mixtureLogits, mixtureLogProbs } from "./mixture.js";
+} from "../index.js";
 
 const ctx = await gpuForTests("webgpu mixture");
 

@@ -1,5 +1,5 @@
-import { causalConv1dSiluSplit as convCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
+import { causalConv1dSiluSplit, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import {
   checkAgainstCpu,
@@ -7,8 +7,7 @@ import {
   randomData,
 } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { causalConv1dSiluSplit } from "./conv-silu-split.js";
+import { causalConv1dSiluSplit as convCpu } from "../index.js";
 
 const ctx = await gpuForTests("webgpu causalConv1dSiluSplit");
 

@@ -1,11 +1,9 @@
-import { type Mamba2Config, Mamba2Mixer } from "@loop/ssm-kernels";
 import { Rng, Tensor } from "@loop/tensor";
+import { gatedRmsnorm, mamba2StepState, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { expectClose, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { gatedRmsnorm } from "./gated-rmsnorm.js";
-import { mamba2StepState } from "./mamba2-step.js";
+import { type Mamba2Config, Mamba2Mixer } from "../index.js";
 
 const ctx = await gpuForTests("webgpu mamba2 step");
 

@@ -1,5 +1,5 @@
-import { ssdScanChunked as ssdCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
+import { releaseTransients, ssdScanChunked, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import {
   checkAgainstCpu,
@@ -7,8 +7,7 @@ import {
   randomData,
 } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { ssdScanChunked } from "./ssd-scan-chunked.js";
+import { ssdScanChunked as ssdCpu } from "../index.js";
 
 const ctx = await gpuForTests("webgpu ssdScanChunked");
 

@@ -1,10 +1,9 @@
-import { addDSkip as addDSkipCpu, softplusBias as softplusBiasCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
+import { addDSkip, releaseTransients, softplusBias, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { addDSkip, softplusBias } from "./mamba2-ops.js";
+import { addDSkip as addDSkipCpu, softplusBias as softplusBiasCpu } from "../index.js";
 
 const ctx = await gpuForTests("webgpu mamba2 ops");
 

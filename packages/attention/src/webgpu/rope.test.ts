@@ -1,11 +1,9 @@
-import { rope as cpuRope } from "@loop/attention";
 import { backward, randn } from "@loop/tensor";
+import { backwardGpu, releaseTransients, rope, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu } from "../backward.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { rope } from "./rope.js";
+import { rope as cpuRope } from "../index.js";
 
 const ctx = await gpuForTests("webgpu rope");
 

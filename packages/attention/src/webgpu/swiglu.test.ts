@@ -1,11 +1,9 @@
-import { swiglu as cpuSwiglu } from "@loop/attention";
 import { backward, randn } from "@loop/tensor";
+import { backwardGpu, releaseTransients, swiglu, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu } from "../backward.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { swiglu } from "./swiglu.js";
+import { swiglu as cpuSwiglu } from "../index.js";
 
 const ctx = await gpuForTests("webgpu swiglu");
 

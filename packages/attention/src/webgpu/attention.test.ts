@@ -1,12 +1,10 @@
-import { attention as cpuAttention } from "@loop/attention";
 import { backward, randn } from "@loop/tensor";
+import { attention, backwardGpu, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { compareAttention } from "../../../../tools/test-support/attention-oracle.js";
 import { expectClose, toGpu } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { backwardGpu } from "../backward.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { attention } from "./attention.js";
+import { attention as cpuAttention } from "../index.js";
 
 const ctx = await gpuForTests("webgpu attention");
 

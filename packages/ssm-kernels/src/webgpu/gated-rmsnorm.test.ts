@@ -1,10 +1,9 @@
-import { gatedRmsnorm as gatedRmsnormCpu } from "@loop/ssm-kernels";
 import type { Tensor } from "@loop/tensor";
+import { gatedRmsnorm, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { checkAgainstCpu, randomData } from "../../../../tools/test-support/gpu-oracle.js";
 import { gpuForTests } from "../../../../tools/test-support/gpu-suite.js";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { gatedRmsnorm } from "./gated-rmsnorm.js";
+import { gatedRmsnorm as gatedRmsnormCpu } from "../index.js";
 
 const ctx = await gpuForTests("webgpu gatedRmsnorm");
 
