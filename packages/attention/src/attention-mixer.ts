@@ -22,6 +22,7 @@ import {
   shapeStr,
   type Tensor,
   tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { allocF32 } from "@loop/tensor/kernel";
 import { attention } from "./attention.js";
@@ -95,11 +96,7 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
   }
 
   /** The weight named `name` (docs/model.md §6, relative to the mixer), for attention-mix.ts. */
-  readonly weight = (name: string): Tensor => {
-    const p = this.parameters().find((q) => q.name === name);
-    if (!p) throw new Error(`AttentionMixer: no weight named ${name}`);
-    return p.tensor;
-  };
+  readonly weight = weightLookup(this, "AttentionMixer");
 
   parameters(): NamedParameter[] {
     return [

@@ -10,6 +10,7 @@ import {
   Rng,
   shapeStr,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { swigluMix } from "./attention-mix.js";
 import { cpuAttentionOps } from "./cpu-attention-ops.js";
@@ -48,11 +49,7 @@ export class SwiGluMlp implements Module {
   }
 
   /** The weight named `name` (docs/model.md §6, relative to the MLP), for attention-mix.ts. */
-  readonly weight = (name: string): Tensor => {
-    const p = this.parameters().find((q) => q.name === name);
-    if (!p) throw new Error(`SwiGluMlp: no weight named ${name}`);
-    return p.tensor;
-  };
+  readonly weight = weightLookup(this, "SwiGluMlp");
 
   parameters(): NamedParameter[] {
     return [

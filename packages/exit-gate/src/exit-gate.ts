@@ -15,6 +15,7 @@ import {
   type Rng,
   sigmoid,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 import { exitGateLogits } from "./gate-mix.js";
@@ -49,11 +50,7 @@ export class ExitGate implements Module {
   }
 
   /** The tensor named `name` ("weight", "bias"; docs/model.md §6 relative to the gate). */
-  readonly weightNamed = (name: string): Tensor => {
-    if (name === "weight") return this.weight;
-    if (name === "bias") return this.bias;
-    throw new Error(`ExitGate: no weight named ${name}`);
-  };
+  readonly weightNamed = weightLookup(this, "ExitGate");
 
   parameters(): NamedParameter[] {
     return [

@@ -15,6 +15,7 @@ import {
   rmsnorm,
   type SequenceMixer,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { isAttentionLayer, type ModelConfig, residualInitLayers } from "./config.js";
 import { cpuModelOps } from "./cpu-model-ops.js";
@@ -82,11 +83,7 @@ export class Layer implements Module {
   }
 
   /** The parameter named `name` (docs/model.md §6, relative to the layer). */
-  readonly weight = (name: string): Tensor => {
-    const p = this.parameters().find((q) => q.name === name);
-    if (!p) throw new Error(`Layer: no parameter named ${name}`);
-    return p.tensor;
-  };
+  readonly weight = weightLookup(this, "Layer");
 
   initState(batch: number, capacity: number): LayerState {
     return this.mixer.createState(batch, capacity);

@@ -15,6 +15,7 @@ import {
   Rng,
   shapeStr,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";
 import { cpuModelOps } from "./cpu-model-ops.js";
@@ -60,7 +61,6 @@ export class LoopedModel implements Module {
   readonly exitGate: ExitGate | null;
   /** The maps around the loop on the CPU ops (looped-forward.ts). */
   private readonly core: LoopedCore<Tensor, IntTensor>;
-  private readonly byName: Map<string, Tensor>;
 
   constructor(config: ModelConfig, opts: ModelOptions = {}) {
     this.config = config;
@@ -88,17 +88,11 @@ export class LoopedModel implements Module {
       ? new ExitGate({ dModel: D }, { rng: rng.child("exit_gate"), namePrefix: "exit_gate." })
       : null;
     this.checkSpecs();
-    // loading copies into these tensors (assignParameter), so the map stays valid
-    this.byName = new Map(this.parameters().map((p) => [p.name, p.tensor]));
     this.core = loopedCore(cpuModelOps, config, this.weight);
   }
 
   /** The parameter named `name` (docs/model.md §6). */
-  readonly weight = (name: string): Tensor => {
-    const t = this.byName.get(name);
-    if (!t) throw new Error(`LoopedModel: no parameter named ${name}`);
-    return t;
-  };
+  readonly weight = weightLookup(this, "LoopedModel");
 
   private checkSpecs(): void {
     const specs = parameterSpecs(this.config);

@@ -20,6 +20,7 @@ import {
   type SequenceMixer,
   shapeStr,
   Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { causalConv1dState } from "./causal-conv1d.js";
 import { cpuMamba2Ops } from "./cpu-mamba2-ops.js";
@@ -87,11 +88,7 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   }
 
   /** The weight named `name` (docs/model.md §6, relative to the mixer), for mamba2-mix.ts. */
-  readonly weight = (name: string): Tensor => {
-    const p = this.parameters().find((q) => q.name === name);
-    if (!p) throw new Error(`Mamba2Mixer: no weight named ${name}`);
-    return p.tensor;
-  };
+  readonly weight = weightLookup(this, "Mamba2Mixer");
 
   parameters(): NamedParameter[] {
     return [

@@ -40,7 +40,13 @@ export {
   type NamedArray,
   type SafetensorsFile,
 } from "./io/safetensors.js";
-export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
+export {
+  assignParameter,
+  type Module,
+  type NamedParameter,
+  prefixed,
+  weightLookup,
+} from "./module.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
