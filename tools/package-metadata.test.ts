@@ -71,7 +71,9 @@ describe("package metadata", () => {
 
   it("@loop/webgpu, a backend below the model, names none of the model's packages", () => {
     // the model is written once against ModelOps (@loop/tensor) and runs on gpuModelOps; the
-    // CPU oracles of the WGSL ops test them from the packages above (src/webgpu/*.test.ts)
+    // CPU oracles of the WGSL ops test them from the packages above (src/webgpu/*.test.ts, which
+    // reach @loop/webgpu through the workspace root while its trainer still depends on
+    // @loop/looped: a devDependency would close a package cycle that `pnpm -r run` refuses)
     const m = manifest("webgpu") as Manifest & { devDependencies?: Record<string, string> };
     const named = [...Object.keys(m.dependencies ?? {}), ...Object.keys(m.devDependencies ?? {})];
     for (const above of ["@loop/attention", "@loop/exit-gate", "@loop/ssm-kernels"])
