@@ -14,8 +14,8 @@
  */
 import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import { deviceStepEngine, resolveTrainOptions } from "@loop/train";
-import { gpuTraining } from "@loop/webgpu";
+import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
+import { gpuBackendOps } from "@loop/webgpu";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";
@@ -173,7 +173,8 @@ function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
   const cfg = makeConfig({ tie_embeddings: true, ...c.model });
   // the same initial weights and tokens as makeStep's CPU model
   const o = resolveTrainOptions({ lr: 1e-3, clip: 0, weightDecay: 0 });
-  const engine = deviceStepEngine(gpuTraining(gpu.ctx, new LoopedModel(cfg, { seed: 0 }), o), o);
+  const model = new LoopedModel(cfg, { seed: 0 });
+  const engine = deviceStepEngine(deviceTraining(model, gpuBackendOps(gpu.ctx), o), o);
   const rng = new Rng(1);
   const n = c.batch * c.seq;
   const tokens = new Int32Array(n);
@@ -188,7 +189,8 @@ function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
 
 /**
  * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
- * AdamW; one read-back of the loss) of GpuLoopedModel under the device step engine beside the native CPU step of
+ * AdamW; one read-back of the loss) of the model on the device (@loop/train's deviceTraining
+ * over gpuBackendOps, under the generic device step engine) beside the native CPU step of
  * the same model in the same run: tokens/s, GFLOP/s (`flopsPerToken`), % of the GPU's fp32 peak
  * and the speed-up (the issue's target: ≥ 20× the 2-core native step on configurations 2–4).
  */

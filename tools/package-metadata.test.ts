@@ -68,4 +68,22 @@ describe("package metadata", () => {
         Object.keys(manifest(dir).dependencies ?? {}).filter((d) => !d.startsWith("@loop/")),
       ).toEqual([]);
   });
+
+  it("@loop/webgpu, a backend below the model, names no workspace package above @loop/tensor", () => {
+    // the model is written once against ModelOps and trained once against TrainOps (both in
+    // @loop/tensor); the CPU oracles of the WGSL ops test them from the packages that own them
+    // (src/webgpu/*.test.ts); only the private test helpers may be named besides
+    const m = manifest("webgpu") as Manifest & {
+      devDependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    const named = [m.dependencies, m.devDependencies, m.peerDependencies, m.optionalDependencies]
+      .flatMap((field) => Object.keys(field ?? {}))
+      .filter((n) => n.startsWith("@loop/") || n === "looplm");
+    expect(named).toContain("@loop/tensor");
+    expect(
+      named.filter((n) => n !== "@loop/tensor" && !n.startsWith("@loop/test-support")),
+    ).toEqual([]);
+  });
 });

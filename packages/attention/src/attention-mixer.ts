@@ -11,6 +11,8 @@
  * `forward` computes at the same positions.
  */
 import {
+  cpuTensorOps,
+  IntTensor,
   linear,
   type NamedParameter,
   noGrad,
@@ -20,12 +22,14 @@ import {
   shapeStr,
   type Tensor,
   tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { allocF32 } from "@loop/tensor/kernel";
 import { attention } from "./attention.js";
+import { attentionMix } from "./attention-mix.js";
+import { cpuAttentionOps } from "./cpu-attention-ops.js";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 import { appendAndAttend, appendKv, KvCache } from "./kv-cache.js";
-import { projectedAttention } from "./projected-attention.js";
 import { ropeInPlace } from "./rope.js";
 
 export interface AttentionConfig {
@@ -46,6 +50,9 @@ export function attentionProjDims(cfg: AttentionConfig): {
   const headDim = cfg.dModel / cfg.nHeads;
   return { headDim, qDim: cfg.nHeads * headDim, kvDim: cfg.nKvHeads * headDim };
 }
+
+/** The CPU ops the differentiable forward (attention-mix.ts) runs on. */
+const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
 
 export class AttentionMixer implements SequenceMixer<KvCache> {
   /** Its decoding state, a KV cache, holds one entry per position. */
@@ -88,6 +95,9 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
     this.oProj = uniformWeight(rng, "o_proj.weight", D, qDim, oBound);
   }
 
+  /** The weight named `name` (docs/model.md §6, relative to the mixer), for attention-mix.ts. */
+  readonly weight = weightLookup(this, "AttentionMixer");
+
   parameters(): NamedParameter[] {
     return [
       { name: "q_proj.weight", tensor: this.qProj, decay: true },
@@ -117,19 +127,13 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
    * RoPE scores depend only on relative positions, so no position reset is needed.
    */
   forward(u: Tensor, positionOffset = 0, seqIdx: Int32Array | null = null): Tensor {
-    const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
+    const D = this.cfg.dModel;
     if (u.rank !== 3 || u.shape[2] !== D) {
       throw new Error(`AttentionMixer.forward: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
     }
     this.checkPositions(positionOffset, u.shape[1]!);
-    // q, k, v as one projection, RoPE and attention in one op (projected-attention.ts)
-    const y = projectedAttention(u, this.qProj, this.kProj, this.vProj, {
-      nHeads: Hq,
-      nKvHeads: Hkv,
-      rope: { theta, offset: positionOffset },
-      seqIdx,
-    });
-    return linear(y, this.oProj);
+    const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
+    return attentionMix(CPU_OPS, this.cfg, this.weight, u, { positionOffset, seqIdx: seq });
   }
 
   /** An empty cache for `batch` sequences of up to `capacity` positions. */

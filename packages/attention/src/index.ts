@@ -1,9 +1,17 @@
 export { type AttentionOptions, attention } from "./attention.js";
 export { type FlashBackwardArgs, flashBackward } from "./attention-backward.js";
 export { type FlashForwardArgs, flashForward } from "./attention-forward.js";
+export {
+  type AttentionMixOps,
+  type AttentionMixOptions,
+  attentionMix,
+  type SwiGluMixOps,
+  swigluMix,
+} from "./attention-mix.js";
 export { type AttentionConfig, AttentionMixer, attentionProjDims } from "./attention-mixer.js";
 export { attentionRef } from "./attention-ref.js";
 export { type AttentionDims, attentionDims } from "./attention-shapes.js";
+export { cpuAttentionOps } from "./cpu-attention-ops.js";
 export type { ModuleInit } from "./init.js";
 export { KvCache } from "./kv-cache.js";
 export type { AttentionKernelSet } from "./native-kernel-sets.js";

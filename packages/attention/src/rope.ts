@@ -12,7 +12,7 @@
  * A registered native kernel (native/attention.c `rope`) takes over the rotation loop; the loop
  * below stays as fallback and reference.
  */
-import { shapeStr, type Tensor } from "@loop/tensor";
+import { checkHeadDim, type RopeOptions, ropeTables, shapeStr, type Tensor } from "@loop/tensor";
 import { allocF32Uninit, kernelSet, record1 } from "@loop/tensor/kernel";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign, ld): positions ld floats apart (0: H·hd). */
@@ -29,40 +29,7 @@ export type RopeNative = (
   ld: number,
 ) => void;
 
-export interface RopeOptions {
-  /** Base `rope_theta` (default 10000). */
-  theta?: number;
-  /** Position of the first token (default 0): decoding continues from the cache length. */
-  offset?: number;
-}
-
-/** cos and sin of p·θ_i for p = offset..offset+T-1, i < hd/2, laid out [T, hd/2]. */
-export function ropeTables(
-  headDim: number,
-  T: number,
-  theta: number,
-  offset: number,
-): { cos: Float64Array; sin: Float64Array } {
-  checkHeadDim(headDim);
-  if (!(theta > 0) || !Number.isFinite(theta)) {
-    throw new Error(`rope: theta must be a positive finite number, got ${theta}`);
-  }
-  if (!Number.isInteger(offset) || offset < 0) {
-    throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
-  }
-  const half = headDim / 2;
-  const cos = new Float64Array(T * half);
-  const sin = new Float64Array(T * half);
-  for (let i = 0; i < half; i++) {
-    const freq = theta ** ((-2 * i) / headDim);
-    for (let t = 0; t < T; t++) {
-      const a = (offset + t) * freq;
-      cos[t * half + i] = Math.cos(a);
-      sin[t * half + i] = Math.sin(a);
-    }
-  }
-  return { cos, sin };
-}
+export { type RopeOptions, ropeTables };
 
 /** The last few tables (every layer and loop step asks for the same ones); never mutated. */
 const tableCache: { key: string; tables: { cos: Float64Array; sin: Float64Array } }[] = [];
@@ -82,12 +49,6 @@ export function cachedTables(
   tableCache.unshift({ key, tables });
   if (tableCache.length > TABLE_CACHE_SIZE) tableCache.pop();
   return tables;
-}
-
-function checkHeadDim(headDim: number): void {
-  if (!Number.isInteger(headDim) || headDim <= 0 || headDim % 2 !== 0) {
-    throw new Error(`rope: head_dim must be a positive even integer, got ${headDim}`);
-  }
 }
 
 /**

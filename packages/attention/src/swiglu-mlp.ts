@@ -3,14 +3,26 @@
  * gate_proj, up_proj [dFf, D]; down_proj [D, dFf]; no biases. Initialisation: uniform
  * ±1/sqrt(fan_in); down_proj additionally divided by sqrt(nLayers) (residual scaling).
  */
-import { linear, type Module, type NamedParameter, Rng, shapeStr, type Tensor } from "@loop/tensor";
+import {
+  cpuTensorOps,
+  type Module,
+  type NamedParameter,
+  Rng,
+  shapeStr,
+  type Tensor,
+  weightLookup,
+} from "@loop/tensor";
+import { swigluMix } from "./attention-mix.js";
+import { cpuAttentionOps } from "./cpu-attention-ops.js";
 import { type ModuleInit, residualScale, uniformWeight } from "./init.js";
-import { swiglu } from "./swiglu.js";
 
 export interface SwiGluConfig {
   dModel: number;
   dFf: number;
 }
+
+/** The CPU ops the differentiable forward (attention-mix.ts) runs on. */
+const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
 
 export class SwiGluMlp implements Module {
   readonly cfg: Readonly<SwiGluConfig>;
@@ -36,6 +48,9 @@ export class SwiGluMlp implements Module {
     this.downProj = uniformWeight(rng, "down_proj.weight", D, F, downBound);
   }
 
+  /** The weight named `name` (docs/model.md §6, relative to the MLP), for attention-mix.ts. */
+  readonly weight = weightLookup(this, "SwiGluMlp");
+
   parameters(): NamedParameter[] {
     return [
       { name: "gate_proj.weight", tensor: this.gateProj, decay: true },
@@ -51,7 +66,6 @@ export class SwiGluMlp implements Module {
         `SwiGluMlp.forward: x must be [..., ${this.cfg.dModel}], got ${shapeStr(x.shape)}`,
       );
     }
-    const h = swiglu(linear(x, this.gateProj), linear(x, this.upProj));
-    return linear(h, this.downProj);
+    return swigluMix(CPU_OPS, this.weight, x);
   }
 }

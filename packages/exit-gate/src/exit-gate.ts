@@ -15,8 +15,10 @@ import {
   type Rng,
   sigmoid,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
-import { gateLogits } from "./gate-logits.js";
+import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
+import { exitGateLogits } from "./gate-mix.js";
 
 export interface ExitGateConfig {
   dModel: number;
@@ -47,6 +49,9 @@ export class ExitGate implements Module {
     this.bias = parameter(new Float32Array(1), [1], `${prefix}bias`);
   }
 
+  /** The tensor named `name` ("weight", "bias"; docs/model.md §6 relative to the gate). */
+  readonly weightNamed = weightLookup(this, "ExitGate");
+
   parameters(): NamedParameter[] {
     return [
       { name: "weight", tensor: this.weight, decay: true },
@@ -56,7 +61,7 @@ export class ExitGate implements Module {
 
   /** Gate logits a [R, ...S] from readouts R × [...S, D]. */
   logits(readouts: readonly Tensor[]): Tensor {
-    return gateLogits(readouts, this.weight, this.bias);
+    return exitGateLogits(cpuExitGateOps, this.weightNamed, readouts);
   }
 
   /**

@@ -1,9 +1,11 @@
+export { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 export { detach, freeze, unfreeze } from "./detach.js";
 export { ExitGate, type ExitGateConfig, type ExitGateOptions } from "./exit-gate.js";
 export { exitPdf } from "./exit-pdf.js";
 export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-stats.js";
 export { exitStepName, formatQ } from "./format-q.js";
 export { gateLogits } from "./gate-logits.js";
+export { exitGateLogits } from "./gate-mix.js";
 export {
   type GateOutputOptions,
   type GateOutputs,

@@ -7,13 +7,20 @@
  * Shapes: gate logits a [R, ...S], per-step CE ℓ [R, ...S], targets int [...S] → L1 [1].
  * NaN (zero gradients) when every target is ignored, like `crossEntropy`.
  */
-import { countTargets, IGNORE_INDEX, type IntTensor, type Tensor } from "@loop/tensor";
+import {
+  countTargets,
+  DEFAULT_BETA,
+  IGNORE_INDEX,
+  type IntTensor,
+  type Stage1Options,
+  type Tensor,
+} from "@loop/tensor";
 import { record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";
 import { checkFinite, checkShape, checkStepMajor, checkTargets } from "./shapes.js";
 
-export const DEFAULT_BETA = 0.05;
+export { DEFAULT_BETA, type Stage1Options };
 
 export function stage1Objective(
   gateLogits: Tensor,
@@ -59,11 +66,6 @@ export function stage1Objective(
     if (ga) logPdfBackward(c, lam, R, M, ga);
     return [ga, gce];
   });
-}
-
-export interface Stage1Options {
-  /** Entropy weight β (default 0.05, Ouro's setting for 4 steps). */
-  beta?: number;
 }
 
 /**

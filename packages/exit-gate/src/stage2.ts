@@ -9,14 +9,23 @@
  * Shapes: gate logits a [R, ...S], ℓ [R, ...S] (read as constants), targets int [...S] → L2 [1].
  * NaN (zero gradient) when every target is ignored.
  */
-import { countTargets, IGNORE_INDEX, type IntTensor, type Shape, type Tensor } from "@loop/tensor";
+import {
+  countTargets,
+  DEFAULT_GAMMA,
+  DEFAULT_K,
+  type GateLike as GenericGateLike,
+  IGNORE_INDEX,
+  type IntTensor,
+  type Shape,
+  type Stage2Options,
+  type Tensor,
+} from "@loop/tensor";
 import { record1, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import { detach } from "./detach.js";
 import { perStepCrossEntropyDetached } from "./per-step-ce.js";
 import { checkFinite, checkShape, checkStepMajor, checkTargets } from "./shapes.js";
 
-export const DEFAULT_K = 50;
-export const DEFAULT_GAMMA = 0.005;
+export { DEFAULT_GAMMA, DEFAULT_K, type Stage2Options };
 
 /** Continuation labels w [R, M] (float64; row r = 0 unused) from per-step losses ℓ [R, M]. */
 export function continuationLabels(
@@ -79,17 +88,8 @@ export function stage2Objective(
   });
 }
 
-export interface Stage2Options {
-  /** Label sharpness k (default 50). */
-  k?: number;
-  /** Improvement threshold γ (default 0.005). */
-  gamma?: number;
-}
-
 /** Anything that maps readouts R × [...S, D] to gate logits [R, ...S] (an ExitGate). */
-export interface GateLike {
-  logits(readouts: readonly Tensor[]): Tensor;
-}
+export type GateLike = GenericGateLike<Tensor>;
 
 /**
  * L2 for a gate on a looped model's per-step outputs. The readouts are detached before they

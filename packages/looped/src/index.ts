@@ -25,6 +25,7 @@ export {
   type SsmSettings,
   validateConfig,
 } from "./config.js";
+export { cpuModelOps } from "./cpu-model-ops.js";
 export {
   type DecodeState,
   type DecodeStepResult,
@@ -41,6 +42,12 @@ export {
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
 export {
+  type DeviceForwardOptions,
+  DeviceModel,
+  type DeviceParameter,
+  toDevice,
+} from "./device-model.js";
+export {
   type GenerateOptions,
   type GenerateResult,
   generate,
@@ -49,6 +56,14 @@ export {
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
 export { keepSteps, type LoopHooks, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
+export {
+  type LoopedCore,
+  type LoopedForwardOptions,
+  layerForward,
+  loopedCore,
+  loopedForward,
+  type WeightLookup,
+} from "./looped-forward.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
 export {
   type ForwardOptions,

@@ -6,6 +6,7 @@ import { AttentionMixer, type KvCache, SwiGluMlp } from "@loop/attention";
 import { Mamba2Mixer, type Mamba2State } from "@loop/ssm-kernels";
 import {
   add,
+  IntTensor,
   type Module,
   type NamedParameter,
   parameter,
@@ -14,8 +15,11 @@ import {
   rmsnorm,
   type SequenceMixer,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { isAttentionLayer, type ModelConfig, residualInitLayers } from "./config.js";
+import { cpuModelOps } from "./cpu-model-ops.js";
+import { layerForward } from "./looped-forward.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
 /** A layer's decoding state: its mixer's own (a Mamba-2 state or a KV cache). */
@@ -32,7 +36,11 @@ export class Layer implements Module {
   readonly mlp: SwiGluMlp | null;
   private readonly eps: number;
 
-  constructor(cfg: ModelConfig, index: number, rng: Rng) {
+  constructor(
+    private readonly cfg: ModelConfig,
+    private readonly index: number,
+    rng: Rng,
+  ) {
     const D = cfg.d_model;
     this.eps = cfg.norm_eps;
     this.norm = ones(D, "norm.weight");
@@ -65,11 +73,17 @@ export class Layer implements Module {
     return ps;
   }
 
-  /** h [B,T,D] → h [B,T,D]. */
-  /** `seqIdx`: packed documents ([B·T] document index per position; Mamba2Mixer.forward). */
+  /**
+   * h [B,T,D] → h [B,T,D] (looped-forward.ts on the CPU ops). `seqIdx`: packed documents ([B·T]
+   * document index per position; Mamba2Mixer.forward).
+   */
   forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
-    return this.residual(h, this.mixer.mix(rmsnorm(h, this.norm, this.eps), seqIdx));
+    const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
+    return layerForward(cpuModelOps, this.cfg, this.index, this.weight, h, seq);
   }
+
+  /** The parameter named `name` (docs/model.md §6, relative to the layer). */
+  readonly weight = weightLookup(this, "Layer");
 
   initState(batch: number, capacity: number): LayerState {
     return this.mixer.createState(batch, capacity);

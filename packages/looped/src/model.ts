@@ -8,20 +8,19 @@ import { ExitGate } from "@loop/exit-gate";
 import {
   checkpoint,
   crossEntropy,
-  embedding,
-  type IntTensor,
-  linear,
+  IntTensor,
   type Module,
   type NamedParameter,
   parameter,
   Rng,
-  rmsnorm,
   shapeStr,
   type Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";
+import { cpuModelOps } from "./cpu-model-ops.js";
 import { Layer } from "./layer.js";
-import { keepSteps, runLoop } from "./loop.js";
+import { type LoopedCore, loopedCore, loopedForward } from "./looped-forward.js";
 import { parameterSpecs } from "./shapes.js";
 
 export interface ForwardOptions {
@@ -60,6 +59,8 @@ export class LoopedModel implements Module {
   readonly normF: Tensor;
   readonly lmHead: Tensor | null;
   readonly exitGate: ExitGate | null;
+  /** The maps around the loop on the CPU ops (looped-forward.ts). */
+  private readonly core: LoopedCore<Tensor, IntTensor>;
 
   constructor(config: ModelConfig, opts: ModelOptions = {}) {
     this.config = config;
@@ -87,7 +88,11 @@ export class LoopedModel implements Module {
       ? new ExitGate({ dModel: D }, { rng: rng.child("exit_gate"), namePrefix: "exit_gate." })
       : null;
     this.checkSpecs();
+    this.core = loopedCore(cpuModelOps, config, this.weight);
   }
+
+  /** The parameter named `name` (docs/model.md §6). */
+  readonly weight = weightLookup(this, "LoopedModel");
 
   private checkSpecs(): void {
     const specs = parameterSpecs(this.config);
@@ -128,38 +133,32 @@ export class LoopedModel implements Module {
 
   /** The state handed to the next loop step: norm_f(h) when loop_norm, else h. */
   endOfStep(h: Tensor): Tensor {
-    return this.config.loop_norm ? rmsnorm(h, this.normF, this.config.norm_eps) : h;
+    return this.core.endOfStep(h);
   }
 
   /** readout(r) from h(r). */
   readout(h: Tensor): Tensor {
-    return this.config.loop_norm ? h : rmsnorm(h, this.normF, this.config.norm_eps);
+    return this.core.readout(h);
   }
 
   /** logits = readout · Wᵀ. */
   head(readout: Tensor): Tensor {
-    return linear(readout, this.headWeight);
+    return this.core.head(readout);
   }
 
   embed(tokens: IntTensor): Tensor {
-    if (tokens.shape.length !== 2)
-      throw new Error(`forward: tokens must be [B, T], got ${shapeStr(tokens.shape)}`);
-    const [B, T] = tokens.shape as [number, number];
-    if (B === 0 || T === 0)
-      throw new Error(`forward: tokens must be non-empty, got ${shapeStr(tokens.shape)}`);
-    return embedding(tokens, this.embeddings);
+    return this.core.embed(tokens);
   }
 
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
-    const out: ForwardResult = { readouts: [], logits: [], stepIndex: [] };
-    const seqIdx = opts.seqIdx ?? null;
-    runLoop(this, this.embed(tokens), {
-      layer: (l, h) => l.forward(h, seqIdx),
+    const seqIdx = opts.seqIdx ? new IntTensor(opts.seqIdx, [opts.seqIdx.length]) : null;
+    return loopedForward(cpuModelOps, this.core, this.weight, tokens, {
+      steps: opts.steps,
+      skipLogits: opts.skipLogits,
+      seqIdx,
       wrapStep: opts.checkpointing ? (step, h) => checkpoint(step, h, blockParams) : undefined,
-      after: keepSteps(this, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
     });
-    return out;
   }
 
   /** Final-loop objective: mean CE of logits(R) over targets ≠ −100 (docs/model.md §1). */

@@ -1,21 +1,21 @@
 /**
  * The webgpu paths of `generate` and `eval` against their CPU twins on the same checkpoint:
  * generateGpu gives generate's tokens (greedy and seeded sampling), and the evaluators fed by
- * the device (gpuOutputSource) give the CPU evaluators' numbers, exit-gate thresholds included.
+ * the device (deviceOutputSource over the device model) give the CPU evaluators' numbers, exit-gate thresholds included.
  * Dawn + SwiftShader here; skipped with one printed line where no WebGPU adapter exists.
  */
 import { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
-import { generate } from "@loop/looped";
+import { generate, toDevice } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
-import { goldenPath, gpuForTests } from "@loop/test-support";
-import { GpuLoopedModel } from "@loop/webgpu";
-import { createNodeGpuContext } from "@loop/webgpu/node";
+import { goldenPath } from "@loop/test-support";
+import { gpuForTests } from "@loop/test-support-gpu";
+import { gpuModelOps } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
-import { gpuOutputSource } from "./gpu-eval.js";
+import { deviceOutputSource } from "./gpu-eval.js";
 import { generateGpu } from "./gpu-generate.js";
 
-const ctx = await gpuForTests("webgpu generate and eval", createNodeGpuContext);
+const ctx = await gpuForTests("webgpu generate and eval");
 const SLOW = { timeout: 600_000 };
 
 describe.runIf(ctx)("generate and eval on webgpu", () => {
@@ -39,9 +39,9 @@ describe.runIf(ctx)("generate and eval on webgpu", () => {
     const task = pHop({ alphabet: 4, length: 8, hops: 1 });
     expect(task.vocabSize).toBeLessThanOrEqual(model.config.vocab_size);
     const batches = task.evalSet({ count: 6, batchSize: 3 });
-    const gm = GpuLoopedModel.fromModel(ctx!, model);
+    const gm = toDevice(model, gpuModelOps(ctx!));
     try {
-      const source = gpuOutputSource(gm);
+      const source = deviceOutputSource(gm);
       const qs = [0.3, 0.9];
       const acc = await evaluateAccuracy(source, batches, { qs });
       expect(acc).toEqual(await evaluateAccuracy(model, batches, { qs }));

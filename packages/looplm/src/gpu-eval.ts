@@ -1,8 +1,8 @@
 /**
- * Evaluation on the webgpu backend: each batch's per-step logits (and the exit pdf) computed by
- * the GPU looped model without a tape, read back, and scored by @loop/eval's evaluators
- * (`evaluateAccuracy`, `evaluatePerplexity` take the source in place of a model) exactly as on
- * the CPU.
+ * Evaluation on a device backend: each batch's per-step logits (and the exit pdf) computed by
+ * the device model (@loop/looped's `DeviceModel`, on any backend's ops) without a tape, read
+ * back, and scored by @loop/eval's evaluators (`evaluateAccuracy`, `evaluatePerplexity` take the
+ * source in place of a model) exactly as on the CPU.
  */
 import {
   type AccuracyOptions,
@@ -14,43 +14,34 @@ import {
   type StepOutputSource,
   type StepOutputs,
 } from "@loop/eval";
-import type { LoopedModel } from "@loop/looped";
+import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
 import { tensor } from "@loop/tensor";
-import {
-  exitPdf,
-  GpuLoopedModel,
-  type GpuTensor,
-  gpuNoGrad,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { gpuModelOps } from "@loop/webgpu";
 import type { ComputeBackend } from "./backend.js";
 
-async function toCpu(t: GpuTensor) {
-  return tensor(await t.read(), [...t.shape]);
-}
-
-export function gpuOutputSource(gm: GpuLoopedModel): StepOutputSource {
-  const ctx = gm.ctx;
+/** The step outputs of `dm`, read back to the CPU, for the evaluators. */
+export function deviceOutputSource<T, I>(dm: DeviceModel<T, I>): StepOutputSource {
+  const ops = dm.ops;
+  const toCpu = async (t: T) => tensor(await ops.read(t), [...ops.shapeOf(t)]);
   return {
-    config: gm.config,
-    hasGate: gm.hasExitGate,
+    config: dm.config,
+    hasGate: dm.hasExitGate,
     async outputs(batch: Batch, gate: boolean): Promise<StepOutputs> {
       const [B, T] = batch.shape;
       try {
-        const { logits, pdf } = gpuNoGrad(() => {
-          const tokens = uploadTensor(ctx, batch.tokens, [B, T]);
-          const seqIdx = batch.seqIdx ? uploadTensor(ctx, batch.seqIdx, [B * T]) : null;
-          const fwd = gm.forward(tokens, { steps: "all", seqIdx });
-          const pdf = gate && gm.hasExitGate ? exitPdf(gm.gateLogits(fwd.readouts)) : null;
+        const { logits, pdf } = ops.noGrad(() => {
+          const tokens = ops.uploadInt(batch.tokens, [B, T]);
+          const seqIdx = batch.seqIdx ? ops.uploadInt(batch.seqIdx, [B * T]) : null;
+          const fwd = dm.forward(tokens, { steps: "all", seqIdx });
+          const pdf = gate && dm.hasExitGate ? ops.exitPdf(dm.gateLogits(fwd.readouts)) : null;
           return { logits: fwd.logits, pdf };
         });
         const cpuLogits = [];
         for (const l of logits) cpuLogits.push(await toCpu(l));
         return { logits: cpuLogits, pdf: pdf ? await toCpu(pdf) : null };
       } finally {
-        releaseTransients(ctx);
+        ops.releaseTransients();
       }
     },
   };
@@ -68,9 +59,9 @@ export async function evaluateOnBackend(
   opts: AccuracyOptions & PerplexityOptions = {},
 ): Promise<AccuracyResult | PerplexityResult> {
   const gpu = backend.gpu;
-  const gm = gpu ? GpuLoopedModel.fromModel(gpu, model) : null;
+  const gm = gpu ? toDevice(model, gpuModelOps(gpu)) : null;
   try {
-    const source = gm ? gpuOutputSource(gm) : model;
+    const source = gm ? deviceOutputSource(gm) : model;
     return metric === "ppl"
       ? await evaluatePerplexity(source, batches, opts)
       : await evaluateAccuracy(source, batches, opts);

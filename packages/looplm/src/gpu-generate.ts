@@ -6,15 +6,9 @@
  * (`sampleToken` with the same seeded stream), so the tokens match `generate` on the CPU up to
  * float32 ties.
  */
-import { type GenerateOptions, type LoopedModel, sampleToken } from "@loop/looped";
+import { type GenerateOptions, type LoopedModel, sampleToken, toDevice } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import {
-  type GpuContext,
-  GpuLoopedModel,
-  gpuNoGrad,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { type GpuContext, gpuModelOps } from "@loop/webgpu";
 
 export async function generateGpu(
   ctx: GpuContext,
@@ -36,25 +30,27 @@ export async function generateGpu(
   const temperature = opts.temperature ?? 1;
   const topK = opts.topK ?? 0;
   const rng = new Rng(opts.seed ?? 0);
-  const gm = GpuLoopedModel.fromModel(ctx, model);
+  const ops = gpuModelOps(ctx);
+  const gm = toDevice(model, ops);
   const seq = [...prompt];
   const out: number[] = [];
   try {
     for (let i = 0; i < opts.maxNewTokens; i++) {
       const L = seq.length;
-      const logits = gpuNoGrad(() => {
-        const tokens = uploadTensor(ctx, Int32Array.from(seq), [1, L]);
+      const logits = ops.noGrad(() => {
+        const tokens = ops.uploadInt(Int32Array.from(seq), [1, L]);
         return gm.forward(tokens, { steps: "last" }).logits[0]!;
       });
+      // the last position's row only (the device reads a range; ops.read would read all L rows)
       const row = new Float32Array(await ctx.read(logits.buffer, V, (L - 1) * V * 4));
-      releaseTransients(ctx);
+      ops.releaseTransients();
       const next = sampleToken(row, temperature, topK, rng);
       out.push(next);
       if (next === opts.stopToken) break;
       seq.push(next);
     }
   } finally {
-    releaseTransients(ctx);
+    ops.releaseTransients();
     gm.dispose();
   }
   return out;

@@ -2,7 +2,7 @@
  * Training on webgpu follows the CPU: for each backbone a tiny looped model trains 50 steps with
  * @loop/train's Trainer on the portable CPU kernels and, from the same initial weights and the
  * same batches, on the GPU (@loop/train's generic deviceStepEngine over @loop/webgpu's
- * gpuTrainOps and gpuTraining), and the two loss curves agree within float32
+ * gpuBackendOps through deviceTraining), and the two loss curves agree within float32
  * tolerance. Also: a gated stage (gate1), gradient accumulation, and the state a checkpoint
  * needs (weights and AdamW moments) copied back to the CPU. Dawn + SwiftShader here (slow: tiny
  * shapes); skipped with one printed line where no WebGPU adapter exists, a failure under CI.

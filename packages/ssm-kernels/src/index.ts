@@ -7,6 +7,7 @@ export {
   causalConv1dState,
 } from "./causal-conv1d.js";
 export { causalConv1dSiluSplit } from "./conv-silu-split.js";
+export { cpuMamba2Ops } from "./cpu-mamba2-ops.js";
 export { gatedRmsnorm, gatedRmsnormBackward, gatedRmsnormForward } from "./gated-rmsnorm.js";
 export {
   type Mamba2Config,
@@ -15,6 +16,12 @@ export {
   mamba2Dims,
 } from "./mamba2-config.js";
 export { initMamba2 } from "./mamba2-init.js";
+export {
+  type Mamba2MixOps,
+  type Mamba2MixOptions,
+  type Mamba2MixResult,
+  mamba2Mix,
+} from "./mamba2-mix.js";
 export { Mamba2Mixer, type Mamba2Options, type Mamba2State } from "./mamba2-mixer.js";
 export { addDSkip, softplusBias } from "./mamba2-ops.js";
 export { mamba2StepRaw } from "./mamba2-step.js";

@@ -10,28 +10,28 @@
  */
 import {
   add,
-  exp,
-  linear,
-  linearSplit,
+  cpuTensorOps,
+  cpuTransferOps,
+  IntTensor,
   type NamedParameter,
-  neg,
   parameter,
   Rng,
-  reshape,
   rmsnorm,
   type SequenceMixer,
   shapeStr,
   Tensor,
+  weightLookup,
 } from "@loop/tensor";
 import { causalConv1dState } from "./causal-conv1d.js";
-import { causalConv1dSiluSplit } from "./conv-silu-split.js";
-import { gatedRmsnorm } from "./gated-rmsnorm.js";
+import { cpuMamba2Ops } from "./cpu-mamba2-ops.js";
 import { type Mamba2Config, type Mamba2Weights, mamba2Dims } from "./mamba2-config.js";
 import { initMamba2 } from "./mamba2-init.js";
-import { softplusBias } from "./mamba2-ops.js";
+import { mamba2Mix } from "./mamba2-mix.js";
 import { withStateRows } from "./mamba2-rows.js";
 import { mamba2AbsorbRaw, mamba2ResidualStepNative, mamba2StepRaw } from "./mamba2-step.js";
-import { ssdScanChunked } from "./ssd-scan-chunked.js";
+
+/** The CPU ops the differentiable forward (mamba2-mix.ts) runs on. */
+const CPU_OPS = { ...cpuTransferOps, ...cpuTensorOps, ...cpuMamba2Ops };
 
 /** Decode state of one mixer: conv [B, C, K−1] (oldest first) and ssm [B, H, P, N]. */
 export interface Mamba2State {
@@ -86,6 +86,9 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
     this.normWeight = parameter(w.normWeight, [dims.dInner], "norm.weight");
     this.outProj = parameter(w.outProj, [D, dims.dInner], "out_proj.weight");
   }
+
+  /** The weight named `name` (docs/model.md §6, relative to the mixer), for mamba2-mix.ts. */
+  readonly weight = weightLookup(this, "Mamba2Mixer");
 
   parameters(): NamedParameter[] {
     return [
@@ -265,50 +268,24 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
     wantState: boolean,
     seqIdx: Int32Array | null = null,
   ): { y: Tensor; state: Mamba2State | null } {
-    const { dModel: D, dState: N, headdim: P, nGroups: G, dConv: K } = this.cfg;
-    const { dInner: Di, nHeads: H, convDim: C } = this;
+    const { dModel: D, dState: N, headdim: P, dConv: K } = this.cfg;
+    const { nHeads: H, convDim: C } = this;
     if (u.rank !== 3 || u.shape[2] !== D) {
       throw new Error(`Mamba2Mixer: input u must be [B,T,${D}], got ${shapeStr(u.shape)}`);
     }
     const [batch, T] = u.shape as [number, number, number];
     if (state) this.checkState("prefill", state, batch);
-    // in_proj straight into its three pieces (no split copy)
-    const [z, xbc, dtRaw] = linearSplit(u, this.inProj, [Di, C, H]) as [Tensor, Tensor, Tensor];
     const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
-    // conv, silu and the x | B | C split in one op (no pre-activation, no split copies)
-    const [xs, bs, cs] = causalConv1dSiluSplit(
-      xbc,
-      this.convWeight,
-      this.convBias,
-      convInit,
-      [Di, G * N, G * N],
-      seqIdx,
-    ) as [Tensor, Tensor, Tensor];
-    const x = reshape(xs, [batch, T, H, P]);
-    const dt = softplusBias(dtRaw, this.dtBias);
-    const A = neg(exp(this.aLog));
-    const scan = ssdScanChunked(
-      x,
-      dt,
-      A,
-      reshape(bs, [batch, T, G, N]),
-      reshape(cs, [batch, T, G, N]),
-      {
-        chunkSize: this.cfg.chunkSize,
-        initialState: state ? new Tensor(state.ssm, [batch, H, P, N]) : null,
-        D: this.d, // the D skip inside the scan (no pass of its own)
-        seqIdx,
-      },
-    );
-    const y = reshape(scan.y, [batch, T, Di]);
-    const normed = gatedRmsnorm(y, z, this.normWeight, G, this.cfg.normEps);
-    const out = linear(normed, this.outProj);
+    const ssmInit = state ? new Tensor(state.ssm, [batch, H, P, N]) : null;
+    const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
+    const r = mamba2Mix(CPU_OPS, this.cfg, this.weight, u, { seqIdx: seq, convInit, ssmInit });
+    const { y: out, xbc } = r;
     if (!wantState) return { y: out, state: null };
     const conv = causalConv1dState(
       { batch, seqLen: T, channels: C, width: K },
       xbc.data,
       state ? state.conv : null,
     );
-    return { y: out, state: { conv, ssm: scan.state.data.slice(), batch } };
+    return { y: out, state: { conv, ssm: r.state.data.slice(), batch } };
   }
 }

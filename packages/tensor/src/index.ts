@@ -6,7 +6,30 @@ export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
+export type { BackendOps } from "./backend/backend-ops.js";
+export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
 export { cpuTrainOps } from "./backend/cpu-train-ops.js";
+export type {
+  AttentionOps,
+  ExitGateOps,
+  Mamba2Ops,
+  ModelOps,
+  TensorOps,
+  TransferOps,
+  UploadOptions,
+} from "./backend/model-ops.js";
+export {
+  DEFAULT_BETA,
+  DEFAULT_GAMMA,
+  DEFAULT_K,
+  type GateLike,
+  type ProjectedAttentionOptions,
+  type SsdOptions,
+  type SsdResult,
+  type Stage1Options,
+  type Stage2Options,
+} from "./backend/op-options.js";
+export { checkHeadDim, type RopeOptions, ropeTables } from "./backend/rope-tables.js";
 export type {
   AdamWStepConstants,
   DeviceTransfers,
@@ -25,7 +48,13 @@ export {
   type NamedArray,
   type SafetensorsFile,
 } from "./io/safetensors.js";
-export { assignParameter, type Module, type NamedParameter, prefixed } from "./module.js";
+export {
+  assignParameter,
+  type Module,
+  type NamedParameter,
+  prefixed,
+  weightLookup,
+} from "./module.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";

@@ -23,6 +23,21 @@ export function prefixed(prefix: string, params: readonly NamedParameter[]): Nam
   return params.map((p) => ({ ...p, name: `${prefix}.${p.name}` }));
 }
 
+/**
+ * `module`'s parameters by name (docs/model.md §6, relative to the module), for the forwards
+ * written against `ModelOps`. The map is built on the first call: loading copies into the same
+ * tensors (assignParameter), so it stays valid.
+ */
+export function weightLookup(module: Module, owner: string): (name: string) => Tensor {
+  let byName: Map<string, Tensor> | null = null;
+  return (name) => {
+    byName ??= new Map(module.parameters().map((p) => [p.name, p.tensor]));
+    const t = byName.get(name);
+    if (!t) throw new Error(`${owner}: no parameter named ${name}`);
+    return t;
+  };
+}
+
 /** Copy `data` into `t`, checking the shape. */
 export function assignParameter(
   t: Tensor,

@@ -4,6 +4,7 @@ export {
   type DeviceTraining,
   deviceStepEngine,
 } from "./device-step-engine.js";
+export { deviceStageLoss, deviceTraining } from "./device-training.js";
 export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";
 export {
   BLOCK_LRS,

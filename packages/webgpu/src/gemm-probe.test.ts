@@ -1,11 +1,10 @@
 import { matmul as cpuMatmul, Rng, tensor } from "@loop/tensor";
+import { expectClose, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { gemmThroughput } from "./gemm-probe.js";
 import { emptyLike, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { GEMM_TILE_LARGE } from "./kernels/gemm.js";
 import { gemm, splitKFor } from "./ops/gemm.js";
-import { expectClose } from "./test-support/gpu-oracle.js";
-import { gpuForTests } from "./test-support/gpu-suite.js";
 
 const ctx = await gpuForTests("webgpu GEMM probe");
 

@@ -13,11 +13,10 @@ import {
   Rng,
   tensor,
 } from "@loop/tensor";
+import { expectClose, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
-import { expectClose } from "./test-support/gpu-oracle.js";
-import { gpuForTests } from "./test-support/gpu-suite.js";
 
 const ctx = await gpuForTests("webgpu optimiser");
 const ops = ctx ? gpuTrainOps(ctx) : null!;

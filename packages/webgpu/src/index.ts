@@ -5,6 +5,7 @@
  */
 export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
+export { gpuBackendOps } from "./gpu-backend-ops.js";
 export { GpuContext, type GpuContextOptions, requestGpuContext } from "./gpu-context.js";
 export {
   type GpuDtype,
@@ -15,12 +16,7 @@ export {
   uploadTensor,
 } from "./gpu-tensor.js";
 export { type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
-export { type GpuStageOptions, gpuTraining } from "./gpu-training.js";
-export {
-  type GpuForwardOptions,
-  type GpuForwardResult,
-  GpuLoopedModel,
-} from "./model/gpu-looped-model.js";
+export { gpuModelOps } from "./model-ops.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
@@ -53,9 +49,6 @@ export {
 } from "./ops/ssd-scan-chunked.js";
 export {
   detach,
-  type GpuGateLike,
-  type Stage1Options,
-  type Stage2Options,
   stage1Loss,
   stage1Objective,
   stage2Loss,

@@ -13,6 +13,7 @@ export {
   type Kernel,
   type KernelSpec,
 } from "./kernel-def.js";
+export { tileDepth } from "./kernels/attention.js";
 export { GEMM_TILE, GEMM_TILE_LARGE, type GemmTile } from "./kernels/gemm.js";
 export {
   addInto,

@@ -18,7 +18,7 @@ import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import type { ComputeBackend } from "../backend.js";
-import { gpuOutputSource } from "../gpu-eval.js";
+import { deviceOutputSource } from "../gpu-eval.js";
 import { gpuStepEngine } from "../gpu-step-engine.js";
 import { CliError } from "./errors.js";
 import {
@@ -127,7 +127,7 @@ async function trainModel(
         job.task,
         job.evalCount,
         evalBatch,
-        engine ? gpuOutputSource(engine.gpuModel) : undefined,
+        engine ? deviceOutputSource(engine.gpuModel) : undefined,
       ),
       onStep: (m) => {
         bar.update(m);

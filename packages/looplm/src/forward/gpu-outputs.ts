@@ -1,24 +1,17 @@
 /**
  * `forwardOutputs` on the webgpu backend: the same tensors under the same names (docs/formats.md
- * "Golden vectors"), computed by the GPU looped model and the GPU losses, read back at the end.
+ * "Golden vectors"), computed by the device model (@loop/looped's DeviceModel on the GPU ops)
+ * and the ops' losses, read back at the end; the gradients through the GPU tape.
  * The exit steps are the threshold rule on the device's exit pdf (exit-gate's thresholdExit).
  */
 import { exitStepName, thresholdExit } from "@loop/exit-gate";
-import type { LoopedModel } from "@loop/looped";
+import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { NamedArray } from "@loop/tensor";
 import {
   backwardGpu,
-  crossEntropy,
-  exitPdf,
   type GpuContext,
-  GpuLoopedModel,
   type GpuTensor,
-  gpuNoGrad,
-  releaseTransients,
-  sigmoid,
-  stage1Loss,
-  stage2Loss,
-  uploadTensor,
+  gpuModelOps,
   zeroGpuGrads,
 } from "@loop/webgpu";
 import type { ForwardInputs } from "./inputs.js";
@@ -31,7 +24,7 @@ async function named(t: GpuTensor): Promise<NamedArray> {
 async function collectGrads(
   out: Map<string, NamedArray>,
   prefix: string,
-  gm: GpuLoopedModel,
+  gm: DeviceModel<GpuTensor, GpuTensor>,
   only?: (name: string) => boolean,
 ): Promise<void> {
   for (const p of gm.parameters()) {
@@ -49,24 +42,25 @@ export async function forwardOutputsGpu(
   model: LoopedModel,
   inputs: ForwardInputs,
 ): Promise<Map<string, NamedArray>> {
-  const gm = GpuLoopedModel.fromModel(ctx, model);
+  const ops = gpuModelOps(ctx);
+  const gm = toDevice(model, ops);
   try {
     const out = new Map<string, NamedArray>();
-    const tokens = uploadTensor(ctx, inputs.tokens.data, inputs.tokens.shape);
-    const targets = uploadTensor(ctx, inputs.targets.data, inputs.targets.shape);
+    const tokens = ops.uploadInt(inputs.tokens.data, inputs.tokens.shape);
+    const targets = ops.uploadInt(inputs.targets.data, inputs.targets.shape);
     const fwd = gm.forward(tokens, { steps: "all" });
     for (let i = 0; i < fwd.logits.length; i++)
       out.set(`logits.step${fwd.stepIndex[i]}`, await named(fwd.logits[i]!));
-    const loss = crossEntropy(fwd.logits[fwd.logits.length - 1]!, targets);
+    const loss = ops.crossEntropy(fwd.logits[fwd.logits.length - 1]!, targets);
     out.set("loss.final", await named(loss));
     if (loss.requiresGrad) backwardGpu(loss);
     await collectGrads(out, "grad.final", gm);
     if (gm.hasExitGate) {
       const a = gm.gateLogits(fwd.readouts);
-      const { lambda, pdf } = gpuNoGrad(() => ({ lambda: sigmoid(a), pdf: exitPdf(a) }));
+      const { lambda, pdf } = ops.noGrad(() => ({ lambda: ops.sigmoid(a), pdf: ops.exitPdf(a) }));
       const gate = { logits: (r: readonly GpuTensor[]) => gm.gateLogits(r) };
-      const stage1 = stage1Loss(a, fwd.logits, targets, { beta: inputs.beta });
-      const stage2 = stage2Loss(gate, fwd.readouts, fwd.logits, targets, {
+      const stage1 = ops.stage1Loss(a, fwd.logits, targets, { beta: inputs.beta });
+      const stage2 = ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, {
         k: inputs.k,
         gamma: inputs.gamma,
       });
@@ -86,7 +80,7 @@ export async function forwardOutputsGpu(
     }
     return out;
   } finally {
-    releaseTransients(ctx);
+    ops.releaseTransients();
     gm.dispose();
   }
 }

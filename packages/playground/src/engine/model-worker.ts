@@ -10,8 +10,8 @@ import { countParameters, LoopedModel, loadStateDict, parseConfig } from "@loop/
 import type { Task } from "@loop/tasks";
 import { decodeSafetensors } from "@loop/tensor";
 import { startWebWorkerPool, webPoolJobCount } from "@loop/tensor/web";
-import { deviceStepEngine, resolveTrainOptions, Trainer } from "@loop/train";
-import { gpuTraining } from "@loop/webgpu";
+import { deviceStepEngine, deviceTraining, resolveTrainOptions, Trainer } from "@loop/train";
+import { gpuBackendOps } from "@loop/webgpu";
 import type { PageRequest, WorkerReply } from "../protocol.js";
 import {
   buildConfig,
@@ -74,7 +74,7 @@ async function train(s: Settings): Promise<void> {
   // before each evaluation and inspection.
   const engine =
     s.train.backend === "webgpu"
-      ? deviceStepEngine(gpuTraining(await gpuContext(), m, opts), opts)
+      ? deviceStepEngine(deviceTraining(m, gpuBackendOps(await gpuContext()), opts), opts)
       : null;
   announce(m, s.task, engine ? `trained here on ${engine.name}` : "trained here");
   const trainer = new Trainer(m, task, opts, engine);

@@ -1,6 +1,6 @@
+import { gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import type { Kernel } from "../kernel-def.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import * as columnSum from "./column-sum.js";
 import * as conv from "./conv-silu-split.js";
 import * as rms from "./gated-rmsnorm.js";

@@ -6,10 +6,9 @@ import {
   type IntTensor,
   type Tensor,
 } from "@loop/tensor";
+import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { crossEntropy, crossEntropyPerToken, logSoftmax } from "./cross-entropy.js";
 
 const ctx = await gpuForTests("webgpu cross-entropy");

@@ -13,11 +13,10 @@ import {
   sub as cpuSub,
   type Tensor,
 } from "@loop/tensor";
+import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import type { GpuTensor } from "../gpu-tensor.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { add, div, mul, sub } from "./binary.js";
 import { siluSplit } from "./silu-split.js";
 import { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./unary.js";

@@ -1,8 +1,8 @@
+import { gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { backwardGpu } from "../backward.js";
 import { gpuParameter, releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
 import { defineKernel } from "../kernel-def.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { add, axpby, fillTensor, scale } from "./elementwise.js";
 import { reshape } from "./shape.js";
 

@@ -1,19 +1,18 @@
 /**
  * The WebGPU attention kernels against the independent PyTorch reference
  * (testdata/golden/kernels, made by tools/golden): causal GQA attention, RoPE, the SwiGLU gate,
- * and the attention mixer (GpuAttentionMixer) — forward and every input gradient, within
+ * and the attention mixer's composition (gpuModelOps' projectedAttention, then o_proj; what
+ * @loop/attention's attentionMix runs on this backend) — forward and every input gradient, within
  * docs/formats.md's tolerance. WebGPU has no KV cache (it does not decode attention token by
  * token), so the attention-decode case is checked through the mixer's full causal forward, which
  * is what its decoding must reproduce.
  */
-import type { ModelConfig } from "@loop/looped";
+
 import { loadKernelCase } from "@loop/test-support";
+import { expectGpuGolden, expectGpuGrads, gpuForTests, gpuTensors } from "@loop/test-support-gpu";
 import { describe, it } from "vitest";
 import { releaseTransients } from "../gpu-tensor.js";
-import { GpuAttentionMixer } from "../model/gpu-attention-mixer.js";
-import { GpuParameters } from "../model/gpu-parameters.js";
-import { expectGpuGolden, expectGpuGrads, gpuTensors } from "../test-support/gpu-golden.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
+import { gpuModelOps } from "../model-ops.js";
 import { attention } from "./attention.js";
 import { rope } from "./rope.js";
 import { swiglu } from "./swiglu.js";
@@ -50,19 +49,21 @@ describe.runIf(ctx)("golden kernels, webgpu: attention, RoPE, SwiGLU, attention 
     releaseTransients(ctx!);
   });
 
-  it("attention-decode (no KV cache on webgpu: through GpuAttentionMixer's causal forward) matches the reference", async () => {
+  it("attention-decode (no KV cache on webgpu: through the mixer's causal forward) matches the reference", async () => {
     const c = loadKernelCase("attention-decode");
     const s = c.spec.settings as Record<string, number>;
     const weights = ["q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"];
     const t = gpuTensors(ctx!, c, ["u", ...weights], ["u", ...weights]);
-    const params = new GpuParameters(
-      weights.map((name) => ({ name, tensor: t[name]!, decay: true })),
+    const ops = gpuModelOps(ctx!);
+    const opts = { nHeads: s.n_heads!, nKvHeads: s.n_kv_heads!, rope: { theta: s.rope_theta } };
+    const attn = ops.projectedAttention(
+      t.u!,
+      t["q_proj.weight"]!,
+      t["k_proj.weight"]!,
+      t["v_proj.weight"]!,
+      opts,
     );
-    // The mixer reads only the attention block of the model config.
-    const cfg = {
-      attention: { n_heads: s.n_heads, n_kv_heads: s.n_kv_heads, rope_theta: s.rope_theta },
-    } as unknown as ModelConfig;
-    const y = new GpuAttentionMixer(cfg, params, "").forward(t.u!, null);
+    const y = ops.linear(attn, t["o_proj.weight"]!);
     await expectGpuGolden("y", y, c, "y", "forward");
     await expectGpuGrads(ctx!, c, y, t, ["u", ...weights]);
     releaseTransients(ctx!);

@@ -13,11 +13,10 @@
  */
 
 import { expectGolden, loadKernelCase } from "@loop/test-support";
+import { expectGpuGolden, expectGpuGrads, gpuForTests, gpuTensors } from "@loop/test-support-gpu";
 import { describe, it } from "vitest";
 import { backwardGpu } from "../backward.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { expectGpuGolden, expectGpuGrads, gpuTensors } from "../test-support/gpu-golden.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { linearSplit } from "./linear-split.js";

@@ -6,16 +6,16 @@
 
 import { AdamWCore } from "@loop/tensor";
 import { expectGolden, loadKernelCase } from "@loop/test-support";
-import { describe, expect, it } from "vitest";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { gpuTrainOps } from "../gpu-train-ops.js";
 import {
   expectGpuGolden,
   expectGpuGrads,
+  gpuForTests,
   gpuInts,
   gpuTensors,
-} from "../test-support/gpu-golden.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
+} from "@loop/test-support-gpu";
+import { describe, expect, it } from "vitest";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { gpuTrainOps } from "../gpu-train-ops.js";
 import { crossEntropy } from "./cross-entropy.js";
 import { embedding } from "./embedding.js";
 import { rmsnorm } from "./rmsnorm.js";

@@ -4,10 +4,9 @@ import {
   matmul as cpuMatmul,
   type Tensor,
 } from "@loop/tensor";
+import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { linearSplit } from "./linear-split.js";
 import { linear, matmul } from "./matmul.js";
 

@@ -1,8 +1,7 @@
 import { rmsnorm as cpuRmsnorm, type Tensor } from "@loop/tensor";
+import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { rmsnorm } from "./rmsnorm.js";
 
 const ctx = await gpuForTests("webgpu rmsnorm");

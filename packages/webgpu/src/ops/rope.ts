@@ -4,7 +4,7 @@
  * each (hd, T, theta, offset) is computed on the CPU in float64 by `ropeTables` and kept on the
  * device (the last few per context: every layer and loop step asks for the same one).
  */
-import { type RopeOptions, ropeTables } from "@loop/attention";
+import { type RopeOptions, ropeTables } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";

@@ -9,10 +9,9 @@ import {
   sumLast as cpuSumLast,
   type Tensor,
 } from "@loop/tensor";
+import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { checkAgainstCpu } from "../test-support/gpu-oracle.js";
-import { gpuForTests } from "../test-support/gpu-suite.js";
 import { mean, meanLast, sum, sumLast } from "./reduce.js";
 import { concat, sliceRows, split, stack } from "./shape.js";
 

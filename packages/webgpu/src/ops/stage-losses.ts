@@ -6,7 +6,14 @@
  *   stage2Objective(a, ℓ, targets, k, γ) = (1/(N·R)) Σ_m Σ_{r≥2} BCE(λ(r), w(r))  (into a only)
  * Formulas and gradients: kernels/stage-losses.ts.
  */
-import { DEFAULT_BETA, DEFAULT_GAMMA, DEFAULT_K } from "@loop/exit-gate";
+import {
+  DEFAULT_BETA,
+  DEFAULT_GAMMA,
+  DEFAULT_K,
+  type GateLike,
+  type Stage1Options,
+  type Stage2Options,
+} from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, GpuTensor } from "../gpu-tensor.js";
 import type { Kernel } from "../kernel-def.js";
@@ -106,11 +113,6 @@ export function stage2Objective(
   return loss;
 }
 
-export interface Stage1Options {
-  /** Entropy weight β (default 0.05). */
-  beta?: number;
-}
-
 /** L1 from gate logits a [R, ...S] and per-step logits R × [...S, V] (differentiable in both). */
 export function stage1Loss(
   gateLogits: GpuTensor,
@@ -126,18 +128,6 @@ export function stage1Loss(
   return stage1Objective(gateLogits, ce, targets, opts.beta ?? DEFAULT_BETA);
 }
 
-export interface Stage2Options {
-  /** Label sharpness k (default 50). */
-  k?: number;
-  /** Improvement threshold γ (default 0.005). */
-  gamma?: number;
-}
-
-/** Anything that maps readouts R × [...S, D] to gate logits [R, ...S] (the GPU model's gate). */
-export interface GpuGateLike {
-  logits(readouts: readonly GpuTensor[]): GpuTensor;
-}
-
 /** A view of `x` with no gradient path back (as @loop/exit-gate's detach). */
 export function detach(x: GpuTensor): GpuTensor {
   const t = new GpuTensor(x.ctx, x.shape, { viewOf: x });
@@ -150,7 +140,7 @@ export function detach(x: GpuTensor): GpuTensor {
  * the per-step losses are constants, so only the gate's parameters get a gradient.
  */
 export function stage2Loss(
-  gate: GpuGateLike,
+  gate: GateLike<GpuTensor>,
   readouts: readonly GpuTensor[],
   logitsPerStep: readonly GpuTensor[],
   targets: GpuTensor,

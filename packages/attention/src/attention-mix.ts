@@ -1,0 +1,46 @@
+/**
+ * The attention mixer's and the SwiGLU MLP's differentiable forwards (docs/model.md §4, §5),
+ * written once against the backend ops (`ModelOps` of @loop/tensor) and their weights by their
+ * §6 names (relative to the mixer or the MLP). The CPU's `AttentionMixer` and `SwiGluMlp` and
+ * every device model run these:
+ *   attention: out = attention(RoPE(u·q_projᵀ), RoPE(u·k_projᵀ), u·v_projᵀ)·o_projᵀ
+ *   MLP:       out = down_proj(silu(gate_proj(x)) ⊙ up_proj(x))
+ */
+import type { AttentionOps, TensorOps } from "@loop/tensor";
+
+export type AttentionMixOps<T, I> = Pick<TensorOps<T, I>, "linear"> &
+  Pick<AttentionOps<T, I>, "projectedAttention">;
+
+export interface AttentionMixOptions<I> {
+  /** Position of the first token (default 0). */
+  positionOffset?: number;
+  /** Packed documents: [B·T] document index per position (a query sees its own document only). */
+  seqIdx?: I | null;
+}
+
+/** u [B,T,D] → [B,T,D]; `w(name)` the weight named `name` (§6, relative to the mixer). */
+export function attentionMix<T, I>(
+  ops: AttentionMixOps<T, I>,
+  cfg: { readonly nHeads: number; readonly nKvHeads: number; readonly ropeTheta: number },
+  w: (name: string) => T,
+  u: T,
+  opts: AttentionMixOptions<I> = {},
+): T {
+  // q, k, v as one projection, RoPE and attention in one op (projected-attention.ts on the CPU)
+  const y = ops.projectedAttention(u, w("q_proj.weight"), w("k_proj.weight"), w("v_proj.weight"), {
+    nHeads: cfg.nHeads,
+    nKvHeads: cfg.nKvHeads,
+    rope: { theta: cfg.ropeTheta, offset: opts.positionOffset ?? 0 },
+    seqIdx: opts.seqIdx ?? null,
+  });
+  return ops.linear(y, w("o_proj.weight"));
+}
+
+export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear"> &
+  Pick<AttentionOps<T, I>, "swiglu">;
+
+/** x [..., D] → [..., D]; `w(name)` the weight named `name` (§6, relative to the MLP). */
+export function swigluMix<T, I>(ops: SwiGluMixOps<T, I>, w: (name: string) => T, x: T): T {
+  const h = ops.swiglu(ops.linear(x, w("gate_proj.weight")), ops.linear(x, w("up_proj.weight")));
+  return ops.linear(h, w("down_proj.weight"));
+}

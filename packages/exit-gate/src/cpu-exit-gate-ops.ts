@@ -1,0 +1,13 @@
+/** The CPU's exit-gate ops as a `ModelOps` slice (@loop/tensor): this package's ops as they are. */
+import type { ExitGateOps, IntTensor, Tensor } from "@loop/tensor";
+import { exitPdf } from "./exit-pdf.js";
+import { gateLogits } from "./gate-logits.js";
+import { stage1Loss } from "./stage1.js";
+import { stage2Loss } from "./stage2.js";
+
+export const cpuExitGateOps: ExitGateOps<Tensor, IntTensor> = {
+  gateLogits,
+  exitPdf,
+  stage1Loss,
+  stage2Loss,
+};

@@ -1,0 +1,112 @@
+/**
+ * A looped model on a backend (docs/architecture.md): every parameter of a CPU `LoopedModel`
+ * uploaded once by its docs/model.md §6 name (persistent, trainable leaves), and the forward of
+ * looped-forward.ts on the backend's ops. The trained values go back into a `LoopedModel` for
+ * checkpoints and CPU evaluation (`copyTo`), and come from one after a CPU-side change such as a
+ * resume (`copyFrom`). Generic in the backend's tensor types: `toDevice(model, gpuModelOps(ctx))`
+ * is the WebGPU model, `toDevice(model, cpuModelOps)` a copy on the CPU.
+ */
+import type { ModelOps } from "@loop/tensor";
+import type { ModelConfig } from "./config.js";
+import type { StepOutputsOf } from "./loop.js";
+import {
+  type LoopedCore,
+  type LoopedForwardOptions,
+  loopedCore,
+  loopedForward,
+} from "./looped-forward.js";
+import type { LoopedModel } from "./model.js";
+
+/** A parameter on the backend, with its §6 name and weight-decay flag. */
+export interface DeviceParameter<T> {
+  readonly name: string;
+  readonly tensor: T;
+  readonly decay: boolean;
+}
+
+export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep">;
+
+export class DeviceModel<T, I> {
+  readonly ops: ModelOps<T, I>;
+  readonly config: ModelConfig;
+  private readonly params: readonly DeviceParameter<T>[];
+  private readonly byName: Map<string, T>;
+  private readonly core: LoopedCore<T, I>;
+
+  constructor(ops: ModelOps<T, I>, config: ModelConfig, params: readonly DeviceParameter<T>[]) {
+    this.ops = ops;
+    this.config = config;
+    this.params = params;
+    this.byName = new Map(params.map((p) => [p.name, p.tensor]));
+    this.core = loopedCore(ops, config, this.weight);
+  }
+
+  /** The parameter named `name` (a programming error when absent: names come from the config). */
+  readonly weight = (name: string): T => {
+    const t = this.byName.get(name);
+    if (t === undefined) throw new Error(`device model: no parameter named ${name}`);
+    return t;
+  };
+
+  /** Every parameter with its §6 name and weight-decay flag, in the CPU model's order. */
+  parameters(): DeviceParameter<T>[] {
+    return [...this.params];
+  }
+
+  /** Whether the model has an exit gate (config exit_gate). */
+  get hasExitGate(): boolean {
+    return this.config.exit_gate;
+  }
+
+  /** tokens [B,T] → readout(r) and logits(r) of the kept loop steps (looped-forward.ts). */
+  forward(tokens: I, opts: DeviceForwardOptions<I> = {}): StepOutputsOf<T> {
+    return loopedForward(this.ops, this.core, this.weight, tokens, opts);
+  }
+
+  /** Gate logits a [R, B, T] from readouts R × [B, T, D] (ExitGate.logits). */
+  gateLogits(readouts: readonly T[]): T {
+    return this.core.gateLogits(readouts);
+  }
+
+  /** Check that `model` has exactly these parameters (names and shapes). */
+  private checkMatches(model: LoopedModel, op: string): void {
+    const key = (name: string, shape: readonly number[]) => `${name}[${shape.join(",")}]`;
+    const cpu = model.parameters().map((p) => key(p.name, p.tensor.shape));
+    const mine = this.params.map((p) => key(p.name, this.ops.shapeOf(p.tensor)));
+    if (cpu.join(" ") !== mine.join(" "))
+      throw new Error(
+        `device model ${op}: the CPU model's parameters differ from the device model's`,
+      );
+  }
+
+  /** Every value back into `model`'s parameters (same config; waits for the backend). */
+  async copyTo(model: LoopedModel): Promise<void> {
+    this.checkMatches(model, "copyTo");
+    const cpu = model.parameters();
+    for (let i = 0; i < cpu.length; i++)
+      cpu[i]!.tensor.data.set(await this.ops.read(this.params[i]!.tensor));
+  }
+
+  /** Overwrite the values on the backend with `model`'s, in place. */
+  copyFrom(model: LoopedModel): void {
+    this.checkMatches(model, "copyFrom");
+    model.parameters().forEach((p, i) => {
+      this.ops.write(this.params[i]!.tensor, p.tensor.data);
+    });
+  }
+
+  /** Release every parameter (and its gradient) on the backend. */
+  dispose(): void {
+    for (const p of this.params) this.ops.dispose(p.tensor);
+  }
+}
+
+/** Upload every parameter of `model` through `ops` (persistent, requiring gradients). */
+export function toDevice<T, I>(model: LoopedModel, ops: ModelOps<T, I>): DeviceModel<T, I> {
+  const params = model.parameters().map((p) => ({
+    name: p.name,
+    tensor: ops.upload(p.tensor.data, p.tensor.shape, { persistent: true, requiresGrad: true }),
+    decay: p.decay,
+  }));
+  return new DeviceModel(ops, model.config, params);
+}

@@ -1,0 +1,111 @@
+/**
+ * The looped model's differentiable forward (docs/model.md §1–§2), written once against the
+ * backend ops (`ModelOps` of @loop/tensor) and the weights by their §6 names. `LoopedModel` runs
+ * it on the CPU ops, `DeviceModel` on any backend's:
+ *   h(0) = embed(tokens); h(r) = the N layers applied to h(r−1) (then norm_f when loop_norm);
+ *   readout(r) = norm_f(h(r)) (h(r) itself with loop_norm); logits(r) = readout(r)·Wᵀ, W the LM
+ *   head or, tied, the embedding; a layer is x ← x + mixer(rmsnorm(x)), then with an MLP
+ *   x ← x + mlp(rmsnorm(x)).
+ * Every weight is one leaf used by all R steps, so the tape sums its R gradient contributions.
+ */
+import { attentionMix, swigluMix } from "@loop/attention";
+import { exitGateLogits } from "@loop/exit-gate";
+import { mamba2Mix } from "@loop/ssm-kernels";
+import { type ModelOps, shapeStr } from "@loop/tensor";
+import { isAttentionLayer, type ModelConfig } from "./config.js";
+import { keepSteps, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
+import { attentionConfig, mamba2Config } from "./mixer-configs.js";
+
+/** The weight named `name` (docs/model.md §6, e.g. "backbone.layers.0.mixer.in_proj.weight"). */
+export type WeightLookup<T> = (name: string) => T;
+
+export interface LoopedForwardOptions<T, I> {
+  /** "all": readout and logits of every loop step; "last": of step R only (pre-training). */
+  steps?: "all" | "last";
+  /** Skip the LM head (readouts only). */
+  skipLogits?: boolean;
+  /** Packed documents: [B·T] document index per position (every layer resets at a start). */
+  seqIdx?: I | null;
+  /** Run each whole loop step through this (the CPU's activation checkpointing). */
+  wrapStep?: (step: (h: T) => T, h: T) => T;
+}
+
+/** Layer `index` on h [B,T,D] → h [B,T,D]. */
+export function layerForward<T, I>(
+  ops: ModelOps<T, I>,
+  cfg: ModelConfig,
+  index: number,
+  w: WeightLookup<T>,
+  h: T,
+  seqIdx: I | null,
+): T {
+  const at = (prefix: string) => (name: string) => w(`${prefix}${name}`);
+  const u = ops.rmsnorm(h, w("norm.weight"), cfg.norm_eps);
+  const y = isAttentionLayer(cfg, index)
+    ? attentionMix(ops, attentionConfig(cfg), at("mixer."), u, { seqIdx })
+    : mamba2Mix(ops, mamba2Config(cfg), at("mixer."), u, { seqIdx }).y;
+  const x = ops.add(h, y);
+  if (!cfg.mlp) return x;
+  const m = swigluMix(ops, at("mlp."), ops.rmsnorm(x, w("mlp_norm.weight"), cfg.norm_eps));
+  return ops.add(x, m);
+}
+
+/** The model's maps around the loop (embedding, end of step, readout, head, gate) on `ops`. */
+export interface LoopedCore<T, I> extends LoopModel<T, number> {
+  readonly config: ModelConfig;
+  embed(tokens: I): T;
+  endOfStep(h: T): T;
+  readout(h: T): T;
+  head(readout: T): T;
+  /** Gate logits a [R, B, T] from readouts R × [B, T, D] (the model must have an exit gate). */
+  gateLogits(readouts: readonly T[]): T;
+}
+
+export function loopedCore<T, I>(
+  ops: ModelOps<T, I>,
+  config: ModelConfig,
+  w: WeightLookup<T>,
+): LoopedCore<T, I> {
+  const eps = config.norm_eps;
+  const normF = () => w("backbone.norm_f.weight");
+  return {
+    config,
+    layers: Array.from({ length: config.n_layers }, (_v, i) => i),
+    embed(tokens) {
+      const shape = ops.shapeOf(tokens);
+      if (shape.length !== 2)
+        throw new Error(`forward: tokens must be [B, T], got ${shapeStr(shape)}`);
+      if (shape[0] === 0 || shape[1] === 0)
+        throw new Error(`forward: tokens must be non-empty, got ${shapeStr(shape)}`);
+      return ops.embedding(tokens, w("backbone.embeddings.weight"));
+    },
+    endOfStep: (h) => (config.loop_norm ? ops.rmsnorm(h, normF(), eps) : h),
+    readout: (h) => (config.loop_norm ? h : ops.rmsnorm(h, normF(), eps)),
+    head: (ro) =>
+      ops.linear(ro, w(config.tie_embeddings ? "backbone.embeddings.weight" : "lm_head.weight")),
+    gateLogits(readouts) {
+      if (!config.exit_gate)
+        throw new Error("gateLogits: the model has no exit gate (config exit_gate is false)");
+      return exitGateLogits(ops, (n) => w(`exit_gate.${n}`), readouts);
+    },
+  };
+}
+
+/** tokens [B,T] → readout(r) and (unless skipLogits) logits(r) of the kept loop steps. */
+export function loopedForward<T, I>(
+  ops: ModelOps<T, I>,
+  core: LoopedCore<T, I>,
+  w: WeightLookup<T>,
+  tokens: I,
+  opts: LoopedForwardOptions<T, I> = {},
+): StepOutputsOf<T> {
+  const seqIdx = opts.seqIdx ?? null;
+  const out: StepOutputsOf<T> = { readouts: [], logits: [], stepIndex: [] };
+  const layerWeights = core.layers.map((i) => (name: string) => w(`backbone.layers.${i}.${name}`));
+  runLoop(core, core.embed(tokens), {
+    layer: (i, h) => layerForward(ops, core.config, i, layerWeights[i]!, h, seqIdx),
+    wrapStep: opts.wrapStep,
+    after: keepSteps(core, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
+  });
+  return out;
+}

@@ -1,0 +1,72 @@
+/**
+ * `ModelOps` (@loop/tensor) on a WebGPU device: the model's ops as this package's WGSL ops, for
+ * the model written once in @loop/looped (`toDevice(model, gpuModelOps(ctx))`). Float and index
+ * tensors are both `GpuTensor` (f32 and i32). The attention op is composed here from the linear,
+ * RoPE and tiled attention kernels (the CPU fuses it differently; the values agree to float32
+ * rounding). Every op records its backward on the GPU tape (backward.ts).
+ */
+import type { ModelOps } from "@loop/tensor";
+import type { GpuContext } from "./gpu-context.js";
+import { type GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
+import { attention } from "./ops/attention.js";
+import { add } from "./ops/binary.js";
+import { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
+import { crossEntropy } from "./ops/cross-entropy.js";
+import { embedding } from "./ops/embedding.js";
+import { exitPdf } from "./ops/exit-pdf.js";
+import { gateLogits } from "./ops/gate-logits.js";
+import { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+import { linearSplit } from "./ops/linear-split.js";
+import { softplusBias } from "./ops/mamba2-ops.js";
+import { linear } from "./ops/matmul.js";
+import { rmsnorm } from "./ops/rmsnorm.js";
+import { rope } from "./ops/rope.js";
+import { reshape } from "./ops/shape.js";
+import { ssdScanChunked } from "./ops/ssd-scan-chunked.js";
+import { stage1Loss, stage2Loss } from "./ops/stage-losses.js";
+import { swiglu } from "./ops/swiglu.js";
+import { exp, neg, sigmoid } from "./ops/unary.js";
+import { gpuNoGrad } from "./tape.js";
+
+/** The model's ops on `ctx`'s device. */
+export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
+  return {
+    upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
+    uploadInt: (data, shape) => uploadTensor(ctx, data, shape),
+    read: (t) => t.read(),
+    write: (t, data) => t.write(data),
+    dispose: (t) => t.dispose(),
+    shapeOf: (t) => t.shape,
+    noGrad: gpuNoGrad,
+    releaseTransients: (keep) => releaseTransients(ctx, keep),
+    embedding,
+    rmsnorm,
+    add,
+    linear: (x, w) => linear(x, w),
+    linearSplit,
+    reshape: (x, shape) => reshape(x, [...shape]),
+    exp,
+    neg,
+    sigmoid,
+    crossEntropy,
+    causalConv1dSiluSplit,
+    softplusBias,
+    ssdScanChunked,
+    gatedRmsnorm,
+    projectedAttention(u, wq, wk, wv, opts) {
+      const { nHeads: Hq, nKvHeads: Hkv } = opts;
+      const [B, T] = u.shape as [number, number, number];
+      const hd = wq.shape[0]! / Hq;
+      const ropeOpts = opts.rope ?? {};
+      const q = rope(reshape(linear(u, wq), [B, T, Hq, hd]), ropeOpts);
+      const k = rope(reshape(linear(u, wk), [B, T, Hkv, hd]), ropeOpts);
+      const v = reshape(linear(u, wv), [B, T, Hkv, hd]);
+      return reshape(attention(q, k, v, { seqIdx: opts.seqIdx ?? null }), [B, T, Hq * hd]);
+    },
+    swiglu,
+    gateLogits,
+    exitPdf,
+    stage1Loss,
+    stage2Loss,
+  };
+}
