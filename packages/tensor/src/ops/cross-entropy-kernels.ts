@@ -10,7 +10,7 @@
 import { kernelSet } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
-import { fastExp } from "./fast-exp.js";
+import { fastExp, rowLogSumExp } from "./fast-exp.js";
 
 interface CeFwdArgs extends Record<string, unknown> {
   x: Float32Array;
@@ -27,11 +27,7 @@ const ceFwd = defineKernel<CeFwdArgs>("tensor/ce-fwd", import.meta.url, (a, lo, 
     const tr = t[r]!;
     if (tr === ignore) continue;
     const o = r * V;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < V; j++) if (x[o + j]! > m) m = x[o + j]!;
-    let s = 0;
-    for (let j = 0; j < V; j++) s += fastExp(x[o + j]! - m);
-    const l = m + Math.log(s);
+    const l = rowLogSumExp(x, o, V);
     lse[r] = l;
     y[r] = l - x[o + tr]!;
   }

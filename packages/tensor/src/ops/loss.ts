@@ -11,7 +11,7 @@ import { record1 } from "../autograd/node.js";
 import { allocShared64, shareable } from "../shareable.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 import { ceBackward, ceForward } from "./cross-entropy-kernels.js";
-import { fastExp } from "./fast-exp.js";
+import { fastExp, rowLogSumExp } from "./fast-exp.js";
 
 export const IGNORE_INDEX = -100;
 
@@ -22,11 +22,7 @@ export function logSoftmax(x: Tensor): Tensor {
   const y = allocF32(x.size);
   for (let r = 0; r < rows; r++) {
     const o = r * V;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < V; j++) if (xd[o + j]! > m) m = xd[o + j]!;
-    let s = 0;
-    for (let j = 0; j < V; j++) s += fastExp(xd[o + j]! - m);
-    const lse = m + Math.log(s);
+    const lse = rowLogSumExp(xd, o, V);
     for (let j = 0; j < V; j++) y[o + j] = xd[o + j]! - lse;
   }
   return record1("logSoftmax", [x], y, x.shape, ([g]) => {
