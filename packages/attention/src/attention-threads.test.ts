@@ -1,7 +1,7 @@
 import { backward, randn } from "@loop/tensor";
 import { threadCount } from "@loop/tensor/kernel";
-import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useThreadPool } from "../../../tools/test-support/thread-pool.js";
 import { attention } from "./attention.js";
 
 /** Output and gradients of Σ attention(q, k, v) ⊙ dy, as plain arrays. */
@@ -23,12 +23,7 @@ describe("attention on a thread pool", () => {
   // Computed while collecting the tests, before the pool starts.
   const serial = shapes.map((s) => run(...s));
 
-  beforeAll(async () => {
-    expect(await startThreadPool(3)).toBe(3);
-  });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool(3);
 
   it("gives bit-identical results to the serial run, (batch, KV head) units split across threads", () => {
     expect(threadCount()).toBe(3);

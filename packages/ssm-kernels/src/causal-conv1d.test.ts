@@ -1,6 +1,7 @@
-import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
+import { gradcheck, randn, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
+import { expectGolden, loadKernelCase } from "../../../tools/test-support/golden.js";
+import { expectGoldenGrads, goldenLeaves } from "../../../tools/test-support/golden-grads.js";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
 import { relErr } from "./test-helpers.js";
 
@@ -82,17 +83,12 @@ describe("causalConv1d", () => {
   });
 
   it("matches golden kernels/causal-conv1d", () => {
-    const g = loadGolden("kernels", "causal-conv1d.safetensors");
-    const t = (n: string) => new Tensor(Float32Array.from(g.get(n)!.data), g.get(n)!.shape, true);
-    const x = t("x");
-    const w = t("weight");
-    const bias = t("bias");
-    const y = causalConv1d(x, w, bias);
-    expectGolden("y", y.data, g.get("y")!.data, "forward");
-    backward(y, [g.get("dy")!.data]);
-    expectGolden("grad.x", x.grad!, g.get("grad.x")!.data, "grad");
-    expectGolden("grad.weight", w.grad!, g.get("grad.weight")!.data, "grad");
-    expectGolden("grad.bias", bias.grad!, g.get("grad.bias")!.data, "grad");
+    const c = loadKernelCase("causal-conv1d");
+    const names = ["x", "weight", "bias"];
+    const t = goldenLeaves(c, names);
+    const y = causalConv1d(t.x!, t.weight!, t.bias!);
+    expectGolden("y", y.data, c.get("y").data, "forward");
+    expectGoldenGrads(c, y, t, names);
   });
 
   it("rejects bad shapes with the expected shape in the message", () => {

@@ -1,6 +1,7 @@
-import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
+import { gradcheck, randn } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadGolden } from "../../../tools/test-support/golden.js";
+import { expectGolden, loadKernelCase } from "../../../tools/test-support/golden.js";
+import { expectGoldenGrads, goldenLeaves } from "../../../tools/test-support/golden-grads.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { relErr } from "./test-helpers.js";
 
@@ -37,17 +38,12 @@ describe("gatedRmsnorm", () => {
   }
 
   it("matches golden kernels/gated-rmsnorm", () => {
-    const g = loadGolden("kernels", "gated-rmsnorm.safetensors");
-    const t = (n: string) => new Tensor(Float32Array.from(g.get(n)!.data), g.get(n)!.shape, true);
-    const x = t("x");
-    const z = t("z");
-    const w = t("weight");
-    const y = gatedRmsnorm(x, z, w, 2, 1e-5);
-    expectGolden("y", y.data, g.get("y")!.data, "forward");
-    backward(y, [g.get("dy")!.data]);
-    expectGolden("grad.x", x.grad!, g.get("grad.x")!.data, "grad");
-    expectGolden("grad.z", z.grad!, g.get("grad.z")!.data, "grad");
-    expectGolden("grad.weight", w.grad!, g.get("grad.weight")!.data, "grad");
+    const c = loadKernelCase("gated-rmsnorm");
+    const names = ["x", "z", "weight"];
+    const t = goldenLeaves(c, names);
+    const y = gatedRmsnorm(t.x!, t.z!, t.weight!, 2, 1e-5);
+    expectGolden("y", y.data, c.get("y").data, "forward");
+    expectGoldenGrads(c, y, t, names);
   });
 
   it("rejects a group count that does not divide the channels", () => {

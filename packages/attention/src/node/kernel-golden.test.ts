@@ -7,15 +7,14 @@
  * kernels ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
 import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
-import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import { goldenKernelSuites } from "../../../../tools/test-support/native-golden.js";
 import { attention } from "../attention.js";
 import { AttentionMixer } from "../attention-mixer.js";
 import { attentionRef } from "../attention-ref.js";
@@ -124,18 +123,9 @@ const cases: [string, () => void, string[]][] = [
   ],
 ];
 
-describe("golden kernels, portable: attention, RoPE, SwiGLU, KV-cache decoding", () => {
-  for (const [name, run] of cases) it(`${name} matches the reference`, run);
+await goldenKernelSuites("attention, RoPE, SwiGLU, KV-cache decoding", cases, {
+  what: "attention kernels",
+  source: "native/attention.c",
+  enable: enableNativeAttentionKernels,
+  disable: disableNativeAttentionKernels,
 });
-
-const built = await enableNativeAttentionKernels();
-disableNativeAttentionKernels();
-
-describe.runIf(nativeSuiteRuns("golden kernels, native attention kernels", built))(
-  "golden kernels, native (native/attention.c)",
-  () =>
-    nativeGoldenCases(
-      { enable: enableNativeAttentionKernels, disable: disableNativeAttentionKernels },
-      cases,
-    ),
-);

@@ -7,15 +7,13 @@
  * ran). Tolerances: docs/formats.md "Golden vectors".
  */
 import { backward, Tensor } from "@loop/tensor";
-import { describe, it } from "vitest";
 import {
   expectGolden,
   type KernelCase,
   loadKernelCase,
 } from "../../../../tools/test-support/golden.js";
 import { expectGoldenGrads, goldenLeaves } from "../../../../tools/test-support/golden-grads.js";
-import { nativeGoldenCases } from "../../../../tools/test-support/native-golden.js";
-import { nativeSuiteRuns } from "../../../../tools/test-support/native-suite.js";
+import { goldenKernelSuites } from "../../../../tools/test-support/native-golden.js";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { gatedRmsnorm } from "../gated-rmsnorm.js";
@@ -165,15 +163,9 @@ const cases: [string, () => void, string[]][] = [
   ],
 ];
 
-describe("golden kernels, portable: SSD scan, conv1d, gated RMSNorm, decode step, prefill", () => {
-  for (const [name, run] of cases) it(`${name} matches the reference`, run);
+await goldenKernelSuites("SSD scan, conv1d, gated RMSNorm, decode step, prefill", cases, {
+  what: "Mamba-2 kernels",
+  source: "native/ssm.c, ssd.c, mamba2-step.c",
+  enable: enableNativeSsmKernels,
+  disable: disableNativeSsmKernels,
 });
-
-const built = await enableNativeSsmKernels();
-disableNativeSsmKernels();
-
-describe.runIf(nativeSuiteRuns("golden kernels, native Mamba-2 kernels", built))(
-  "golden kernels, native (native/ssm.c, ssd.c, mamba2-step.c)",
-  () =>
-    nativeGoldenCases({ enable: enableNativeSsmKernels, disable: disableNativeSsmKernels }, cases),
-);

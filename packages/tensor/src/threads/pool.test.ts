@@ -1,5 +1,6 @@
 import { threadId } from "node:worker_threads";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useThreadPool } from "../../../../tools/test-support/thread-pool.js";
 import { gemmMaxError, gemmTolerance } from "../kernels/gemm-check.test-util.js";
 import {
   gemmParallel,
@@ -40,13 +41,7 @@ describe("parallelFor without a pool", () => {
 });
 
 describe("thread pool", () => {
-  beforeAll(async () => {
-    // three threads (two workers) even on a two-core machine, to exercise several workers
-    expect(await startThreadPool(3)).toBe(3);
-  });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool(3);
 
   it("splits the range across all threads, each index once", () => {
     expect(threadCount()).toBe(3);
