@@ -1,7 +1,5 @@
 import { gradcheck, randn, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { expectGolden, loadKernelCase } from "../../../tools/test-support/golden.js";
-import { expectGoldenGrads, goldenLeaves } from "../../../tools/test-support/golden-grads.js";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
 import { relErr } from "./test-helpers.js";
 
@@ -31,6 +29,8 @@ function naive(
   return y;
 }
 
+// The golden case (testdata/golden/kernels) runs in node/kernel-golden.test.ts, on the portable
+// and on the native kernels.
 describe("causalConv1d", () => {
   it("matches the formula, with and without an initial state", () => {
     const x = randn([2, 6, 5], 1);
@@ -80,15 +80,6 @@ describe("causalConv1d", () => {
     const bias = randn([3], 13);
     const init = randn([2, 3, 2], 14);
     gradcheck(() => causalConv1d(x, w, bias, init), [x, w, bias, init]);
-  });
-
-  it("matches golden kernels/causal-conv1d", () => {
-    const c = loadKernelCase("causal-conv1d");
-    const names = ["x", "weight", "bias"];
-    const t = goldenLeaves(c, names);
-    const y = causalConv1d(t.x!, t.weight!, t.bias!);
-    expectGolden("y", y.data, c.get("y").data, "forward");
-    expectGoldenGrads(c, y, t, names);
   });
 
   it("rejects bad shapes with the expected shape in the message", () => {
