@@ -67,10 +67,10 @@ export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor
   const t = shareable(targets.data);
   const lse = allocShared64(t.length);
   const y = allocF32(t.length);
-  ceForward(xd, t, lse, y, V, IGNORE_INDEX);
+  ceForward({ x: xd, t, lse, y, V, ignore: IGNORE_INDEX });
   return record1("crossEntropyPerToken", [logits], y, targets.shape, ([g]) => {
     const gx = allocF32(logits.size);
-    ceBackward(xd, t, lse, g!, gx, V, IGNORE_INDEX);
+    ceBackward({ x: xd, t, lse, g: g!, gx, V, ignore: IGNORE_INDEX });
     return [gx];
   });
 }
