@@ -30,8 +30,24 @@ export function gemmName(): string {
   return `${wasmSimdAvailable() ? "wasm-simd" : "js"}×${threadCount()}`;
 }
 
-export const gemm: GemmFn = (...args) => {
-  const [, , M, N] = args;
+export const gemm: GemmFn = (
+  transA,
+  transB,
+  M,
+  N,
+  K,
+  alpha,
+  A,
+  aOff,
+  lda,
+  B,
+  bOff,
+  ldb,
+  beta,
+  C,
+  cOff,
+  ldc,
+) => {
   if (M === 0 || N === 0) return;
-  impl(...args);
+  impl(transA, transB, M, N, K, alpha, A, aOff, lda, B, bOff, ldb, beta, C, cOff, ldc);
 };
