@@ -38,6 +38,21 @@ function taskShaped(
   };
 }
 
+/** Configuration 3 (Mamba-2 layers); configuration 4 is the same model with an attention layer. */
+const D256: BenchConfig = {
+  name: "3: mamba D256 2⊗4",
+  model: {
+    backbone: "mamba",
+    vocab_size: 256,
+    d_model: 256,
+    n_layers: 2,
+    n_loops: 4,
+    ssm: ssm(64, 64),
+  },
+  batch: 16,
+  seq: 256,
+};
+
 export const CONFIGS: BenchConfig[] = [
   {
     name: "1: mamba D64 1⊗12",
@@ -65,33 +80,16 @@ export const CONFIGS: BenchConfig[] = [
     batch: 32,
     seq: 128,
   },
+  D256,
   {
-    name: "3: mamba D256 2⊗4",
-    model: {
-      backbone: "mamba",
-      vocab_size: 256,
-      d_model: 256,
-      n_layers: 2,
-      n_loops: 4,
-      ssm: ssm(64, 64),
-    },
-    batch: 16,
-    seq: 256,
-  },
-  {
+    ...D256,
     name: "4: hybrid D256 2⊗4",
     model: {
+      ...D256.model,
       backbone: "hybrid",
       attn_layers: [1],
       attention: { n_heads: 4, n_kv_heads: 4 },
-      vocab_size: 256,
-      d_model: 256,
-      n_layers: 2,
-      n_loops: 4,
-      ssm: ssm(64, 64),
     },
-    batch: 16,
-    seq: 256,
   },
   // the paper's synthetic experiments (docs/experiments.md): short sequences, small models, where
   // per-op costs (tape, N-API calls, thread hand-offs, small GEMMs) weigh; vocabulary and T are

@@ -10,9 +10,9 @@ import json
 import math
 import statistics
 import sys
-import time
 
 import torch
+from timing import wall_and_cpu
 
 
 def attention(q, k, v):
@@ -46,12 +46,7 @@ def step(q, k, v, dy):
 def time_case(shape, reps):
     q, k, v, dy = inputs(*shape)
     step(q, k, v, dy)  # warm-up
-    walls, cpus = [], []
-    for _ in range(reps):
-        w0, c0 = time.perf_counter(), time.process_time()
-        step(q, k, v, dy)
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
+    walls, cpus = wall_and_cpu(lambda: step(q, k, v, dy), reps)
     return {
         "shape": list(shape),
         "wall_ms": statistics.median(walls) * 1e3,

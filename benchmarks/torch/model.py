@@ -19,13 +19,13 @@ import json
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ssd import ssd_chunked  # noqa: E402
+from timing import wall_and_cpu  # noqa: E402
 
 EPS = 1e-5
 
@@ -181,14 +181,7 @@ def bench(c, chunk, threads, warmup, reps):
 
     for _ in range(warmup):
         step()
-    wall, cpu = [], []
-    for _ in range(reps):
-        w0, c0 = time.perf_counter(), time.process_time()
-        step()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
-    wall.sort()
-    cpu.sort()
+    wall, cpu = wall_and_cpu(step, reps)
     sec = wall[len(wall) // 2]
     return {
         "name": c["name"],

@@ -8,9 +8,9 @@ Prints one JSON line: {"seconds": [...], "cpu_seconds": [...], "threads": n, "to
 """
 import json
 import sys
-import time
 
 import torch
+from timing import wall_and_cpu
 
 
 def segsum(x):
@@ -64,14 +64,7 @@ def run(shape, chunk, reps):
         (y * dy).sum().backward()
 
     once()
-    wall, cpu = [], []
-    for _ in range(reps):
-        w0, c0 = time.perf_counter(), time.process_time()
-        once()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
-    wall.sort()
-    cpu.sort()
+    wall, cpu = wall_and_cpu(once, reps)
     return wall[len(wall) // 2], cpu[len(cpu) // 2]
 
 

@@ -128,13 +128,13 @@ describe("what counts as a figure", () => {
 
 describe("where a figure may come from", () => {
   const figure = proseFigures("4.55×", 1)[0]!;
+  /** Whether a section of the markdown `text` backs the figure. */
+  const backed = (text: string) => sourceSections("R.md", text).some((s) => holds(s, figure));
 
   it("a section naming its command and its commit, itself or through its heading", () => {
-    const ok = sourceSections(
-      "R.md",
-      "## Run (commit abc1234)\n\n### Ratios (`pnpm bench model`)\n\nours/torch 4.55×\n",
-    );
-    expect(ok.some((s) => holds(s, figure))).toBe(true);
+    expect(
+      backed("## Run (commit abc1234)\n\n### Ratios (`pnpm bench model`)\n\nours/torch 4.55×\n"),
+    ).toBe(true);
   });
 
   it("not a section without a commit, nor one without a command", () => {
@@ -142,15 +142,13 @@ describe("where a figure may come from", () => {
       "## Run (`pnpm bench model`)\n\nours/torch 4.55×\n",
       "## Run (commit abc1234)\n\nours/torch 4.55×\n",
     ])
-      expect(sourceSections("R.md", text).some((s) => holds(s, figure))).toBe(false);
+      expect(backed(text)).toBe(false);
   });
 
   it("not a longer number that contains it, nor a bare table cell for a ratio", () => {
-    const s = sourceSections(
-      "R.md",
-      "## Run (`pnpm bench model`, commit abc1234)\n\n14.55× and 4.551×\n\n```\nratio 4.55\n```\n",
-    );
-    expect(s.some((x) => holds(x, figure))).toBe(false);
+    const text =
+      "## Run (`pnpm bench model`, commit abc1234)\n\n14.55× and 4.551×\n\n```\nratio 4.55\n```\n";
+    expect(backed(text)).toBe(false);
   });
 });
 

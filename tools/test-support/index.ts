@@ -19,7 +19,14 @@ export {
 export { type GradLeaf, goldenGrads } from "./golden-grads.js";
 export { gpuForTests, gpuSuiteRuns } from "./gpu-suite.js";
 export { type KernelProfile, withNativeCalls } from "./native-calls.js";
-export { type NativeGoldenCase, nativeGoldenCases } from "./native-golden.js";
-export { nativeBuildExpected, nativeSuiteRuns } from "./native-suite.js";
+export {
+  goldenKernelSuites,
+  type NativeGoldenCase,
+  type NativeKernels,
+  nativeGoldenCases,
+} from "./native-golden.js";
+export { itBuildsNativeAddon, nativeBuildExpected, nativeSuiteRuns } from "./native-suite.js";
+export { documentSlice } from "./packed-documents.js";
 export { relErr } from "./rel-err.js";
 export { suiteRuns } from "./suite-runs.js";
+export { type PoolControls, spyOnWorkers, useThreadPool } from "./thread-pool.js";

@@ -3,21 +3,25 @@
  * the package's native kernels enabled, each also asserting which native kernels it ran through
  * (withNativeCalls), so that a native case cannot pass on the portable loops alone.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type KernelProfile, withNativeCalls } from "./native-calls.js";
+import { nativeSuiteRuns } from "./native-suite.js";
 
 /** A golden case: its name, the run that compares it, the native kernels it must call. */
 export type NativeGoldenCase = readonly [name: string, run: () => void, kernels: readonly string[]];
+
+/** Switching a package's native kernels on (building them first) and off. */
+export interface NativeKernels {
+  enable: () => Promise<{ ok: true } | { ok: false; error: string }>;
+  disable: () => void;
+}
 
 /**
  * Register the cases' native tests (call inside the suite's `describe`): `native` switches the
  * package's native kernels on and off, `profile` is @loop/tensor/node's kernel profile.
  */
 export function nativeGoldenCases(
-  native: {
-    enable: () => Promise<{ ok: true } | { ok: false; error: string }>;
-    disable: () => void;
-  },
+  native: NativeKernels,
   profile: KernelProfile,
   cases: readonly NativeGoldenCase[],
 ): void {
@@ -35,4 +39,26 @@ export function nativeGoldenCases(
       expect(calls).toEqual(expect.arrayContaining([...kernels]));
     });
   }
+}
+
+/**
+ * A package's golden-kernel suites: every case on the portable kernels, then on the native ones
+ * (`what` names them, `source` their C files) wherever they build, a failure under CI;
+ * `profile` is @loop/tensor/node's kernel profile.
+ */
+export async function goldenKernelSuites(
+  covers: string,
+  cases: readonly NativeGoldenCase[],
+  native: NativeKernels & { what: string; source: string },
+  profile: KernelProfile,
+): Promise<void> {
+  describe(`golden kernels, portable: ${covers}`, () => {
+    for (const [name, run] of cases) it(`${name} matches the reference`, run);
+  });
+  const built = await native.enable();
+  native.disable();
+  describe.runIf(nativeSuiteRuns(`golden kernels, native ${native.what}`, built))(
+    `golden kernels, native (${native.source})`,
+    () => nativeGoldenCases(native, profile, cases),
+  );
 }

@@ -5,6 +5,7 @@
  * portable kernels alone (suite-runs.ts).
  */
 import { execFileSync } from "node:child_process";
+import { expect, it } from "vitest";
 import { suiteRuns } from "./suite-runs.js";
 
 const CI_HAS = "installs a C compiler";
@@ -41,4 +42,24 @@ function noCompiler(): string | null {
  */
 export function nativeBuildExpected(what: string): boolean {
   return suiteRuns(what, noCompiler(), CI_HAS);
+}
+
+/**
+ * The test that the addon `name` (buildNativeAddon's first argument, `what` in messages) builds:
+ * wherever a C compiler is installed the build must work (the error is the failure message);
+ * elsewhere one printed line says why, a failure under CI (which installs gcc).
+ */
+export function itBuildsNativeAddon(
+  name: string,
+  built: { ok: true; path: string } | { ok: false; error: string },
+  what = name,
+): void {
+  it.runIf(nativeBuildExpected(`the native ${what} addon build`))(
+    "builds with this machine's C compiler",
+    () => {
+      expect(built.ok ? built.path : built.error).toMatch(
+        new RegExp(`${name}-[0-9a-f]{16}\\.node$`),
+      );
+    },
+  );
 }

@@ -1,7 +1,9 @@
 import { backward, randn } from "@loop/tensor";
+import * as poolKernel from "@loop/tensor/kernel";
 import { threadCount } from "@loop/tensor/kernel";
-import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as poolNode from "@loop/tensor/node";
+import { useThreadPool } from "@loop/test-support";
+import { describe, expect, it } from "vitest";
 import { attention } from "./attention.js";
 
 /** Output and gradients of Σ attention(q, k, v) ⊙ dy, as plain arrays. */
@@ -23,12 +25,7 @@ describe("attention on a thread pool", () => {
   // Computed while collecting the tests, before the pool starts.
   const serial = shapes.map((s) => run(...s));
 
-  beforeAll(async () => {
-    expect(await startThreadPool(3)).toBe(3);
-  });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool({ ...poolKernel, ...poolNode }, 3);
 
   it("gives bit-identical results to the serial run, (batch, KV head) units split across threads", () => {
     expect(threadCount()).toBe(3);

@@ -16,18 +16,7 @@ import { checkHeadDim, type RopeOptions, ropeTables, shapeStr, type Tensor } fro
 import { allocF32Uninit, kernelSet, record1 } from "@loop/tensor/kernel";
 
 /** native/attention.c rope(src, dst, B, T, H, hd, cos, sin, sign, ld): positions ld floats apart (0: H·hd). */
-export type RopeNative = (
-  src: Float32Array,
-  dst: Float32Array,
-  B: number,
-  T: number,
-  H: number,
-  hd: number,
-  cos: Float64Array,
-  sin: Float64Array,
-  sign: number,
-  ld: number,
-) => void;
+export type RopeNative = (...args: Required<Parameters<typeof rotate>>) => void;
 
 export { type RopeOptions, ropeTables };
 

@@ -6,10 +6,16 @@
  *   → y [B,T,H,P], final state [B,H,P,N].
  */
 import { isGradEnabled, shapeStr, type Tensor } from "@loop/tensor";
-import { documentResets, record } from "@loop/tensor/kernel";
+import { documentResets } from "@loop/tensor/kernel";
 import { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 import { ssdChunkedForward } from "./ssd-chunked-forward.js";
-import type { SsdScanOptions, SsdScanResult } from "./ssd-scan-ref.js";
+import {
+  recordScan,
+  type SsdScanOptions,
+  type SsdScanResult,
+  scanArrays,
+  tapeInputs,
+} from "./ssd-scan-ref.js";
 import { type SsdArrays, ssdShape } from "./ssd-shape.js";
 
 export interface SsdChunkedOptions extends SsdScanOptions {
@@ -46,33 +52,14 @@ export function ssdScanChunked(
   if (D && (D.rank !== 1 || D.size !== s.nHeads)) {
     throw new Error(`ssdScanChunked: D must be [${s.nHeads}], got ${shapeStr(D.shape)}`);
   }
+  const t = { x, dt, A, B, C, s0, D };
   const arrays: SsdArrays = {
-    x: x.data,
-    dt: dt.data,
-    A: A.data,
-    B: B.data,
-    C: C.data,
-    s0: s0 ? s0.data : null,
-    D: D ? D.data : null,
+    ...scanArrays(t),
     resets: opts.seqIdx ? documentResets(opts.seqIdx, s.batch, s.seqLen) : null,
   };
-  const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
-  if (D) inputs.push(D);
-  const track = isGradEnabled() && inputs.some((t) => t.requiresGrad);
+  const track = isGradEnabled() && tapeInputs(t).some((u) => u.requiresGrad);
   const { y, state, saved } = ssdChunkedForward(s, arrays, chunkSize, track);
-  const [yt, st] = record(
-    "ssdScanChunked",
-    inputs,
-    [
-      { data: y, shape: x.shape },
-      { data: state, shape: [s.batch, s.nHeads, s.headdim, s.dState] },
-    ],
-    ([gy, gs]) => {
-      const g = ssdChunkedBackward(s, arrays, saved!, gy ?? null, gs ?? null);
-      const out = s0 ? [g.x, g.dt, g.A, g.B, g.C, g.s0] : [g.x, g.dt, g.A, g.B, g.C];
-      if (D) out.push(g.D ?? null);
-      return out;
-    },
+  return recordScan("ssdScanChunked", s, t, y, state, (gy, gs) =>
+    ssdChunkedBackward(s, arrays, saved!, gy, gs),
   );
-  return { y: yt!, state: st! };
 }

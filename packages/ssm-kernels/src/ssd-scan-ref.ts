@@ -144,6 +144,68 @@ export interface SsdScanResult {
   state: Tensor;
 }
 
+/** The tensors of a scan: the inputs, the optional initial state and the optional D skip. */
+export interface ScanTensors {
+  x: Tensor;
+  dt: Tensor;
+  A: Tensor;
+  B: Tensor;
+  C: Tensor;
+  s0: Tensor | null;
+  D?: Tensor | null;
+}
+
+/** The raw arrays of a scan's tensors (no document resets). */
+export function scanArrays(t: ScanTensors): SsdArrays {
+  return {
+    x: t.x.data,
+    dt: t.dt.data,
+    A: t.A.data,
+    B: t.B.data,
+    C: t.C.data,
+    s0: t.s0 ? t.s0.data : null,
+    D: t.D ? t.D.data : null,
+  };
+}
+
+/** The tensors of a scan in tape order: x, dt, A, B, C, then s0 and D when present. */
+export function tapeInputs(t: ScanTensors): Tensor[] {
+  const inputs = [t.x, t.dt, t.A, t.B, t.C];
+  if (t.s0) inputs.push(t.s0);
+  if (t.D) inputs.push(t.D);
+  return inputs;
+}
+
+/**
+ * Record a scan on the tape: its outputs y (shaped like x) and final state [B,H,P,N] as tensors;
+ * `grads` runs its backward, whose gradients go to the tensors in tapeInputs order.
+ */
+export function recordScan(
+  op: string,
+  s: SsdShape,
+  t: ScanTensors,
+  y: Float32Array,
+  state: Float32Array,
+  grads: (gy: Float32Array | null, gs: Float32Array | null) => SsdGrads,
+): SsdScanResult {
+  const [yt, st] = record(
+    op,
+    tapeInputs(t),
+    [
+      { data: y, shape: t.x.shape },
+      { data: state, shape: [s.batch, s.nHeads, s.headdim, s.dState] },
+    ],
+    ([gy, gs]) => {
+      const g = grads(gy ?? null, gs ?? null);
+      const out: (Float32Array | null)[] = [g.x, g.dt, g.A, g.B, g.C];
+      if (t.s0) out.push(g.s0);
+      if (t.D) out.push(g.D ?? null);
+      return out;
+    },
+  );
+  return { y: yt!, state: st! };
+}
+
 /** Differentiable sequential SSD scan (the reference the chunked scan is tested against). */
 export function ssdScanRef(
   x: Tensor,
@@ -155,27 +217,10 @@ export function ssdScanRef(
 ): SsdScanResult {
   const s0 = opts.initialState ?? null;
   const s = ssdShape("ssdScanRef", x, dt, A, B, C, s0);
-  const arrays: SsdArrays = {
-    x: x.data,
-    dt: dt.data,
-    A: A.data,
-    B: B.data,
-    C: C.data,
-    s0: s0 ? s0.data : null,
-  };
+  const t = { x, dt, A, B, C, s0 };
+  const arrays = scanArrays(t);
   const { y, state } = ssdScanRefForward(s, arrays);
-  const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
-  const [yt, st] = record(
-    "ssdScanRef",
-    inputs,
-    [
-      { data: y, shape: x.shape },
-      { data: state, shape: [s.batch, s.nHeads, s.headdim, s.dState] },
-    ],
-    ([gy, gs]) => {
-      const g = ssdScanRefBackward(s, arrays, gy ?? null, gs ?? null);
-      return s0 ? [g.x, g.dt, g.A, g.B, g.C, g.s0] : [g.x, g.dt, g.A, g.B, g.C];
-    },
+  return recordScan("ssdScanRef", s, t, y, state, (gy, gs) =>
+    ssdScanRefBackward(s, arrays, gy, gs),
   );
-  return { y: yt!, state: st! };
 }

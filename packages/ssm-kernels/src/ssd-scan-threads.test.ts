@@ -1,7 +1,9 @@
 import { backward, Rng, withScratch } from "@loop/tensor";
-import { currentPool, installPool, threadCount } from "@loop/tensor/kernel";
-import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as poolKernel from "@loop/tensor/kernel";
+import { threadCount } from "@loop/tensor/kernel";
+import * as poolNode from "@loop/tensor/node";
+import { useThreadPool } from "@loop/test-support";
+import { describe, expect, it } from "vitest";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 import { ssdScanRef } from "./ssd-scan-ref.js";
 import { relErr, type ScanInputs, scanInputs } from "./test-helpers.js";
@@ -24,25 +26,7 @@ function run(chunked: boolean, inp: ScanInputs, withStateGrad: boolean) {
 describe("chunked scan on a thread pool", () => {
   /** Kernel names of the jobs posted to workers (the real workers still run them). */
   const posted = new Set<string>();
-  beforeAll(async () => {
-    // three threads even on a two-core machine, so several workers take part
-    expect(await startThreadPool(3)).toBe(3);
-    const pool = currentPool()!;
-    installPool({
-      ...pool,
-      control: pool.control,
-      threads: pool.threads,
-      workers: pool.workers.map((w) => ({
-        postMessage(msg) {
-          posted.add(msg.kernel);
-          w.postMessage(msg);
-        },
-      })),
-    });
-  });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool({ ...poolKernel, ...poolNode }, 3, posted);
 
   for (const G of [1, 2]) {
     for (const withState of [false, true]) {

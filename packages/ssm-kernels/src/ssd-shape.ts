@@ -31,17 +31,11 @@ export interface SsdArrays {
   resets?: Float32Array | null;
 }
 
-/** Gradients of a scan with respect to each input (`s0` null when there was no initial state). */
-export interface SsdGrads {
-  x: Float32Array;
-  dt: Float32Array;
-  A: Float32Array;
-  B: Float32Array;
-  C: Float32Array;
-  s0: Float32Array | null;
-  /** ∂D [H] when the arrays had a D skip. */
-  D?: Float32Array | null;
-}
+/**
+ * Gradients of a scan with respect to each input, shaped like it (`s0` null when there was no
+ * initial state, `D` present when the arrays had a D skip).
+ */
+export type SsdGrads = Omit<SsdArrays, "resets">;
 
 function expectShape(op: string, name: string, t: Tensor, want: readonly number[]): void {
   if (t.rank !== want.length || t.shape.some((d, i) => d !== want[i])) {

@@ -1,16 +1,11 @@
 /** Helpers shared by this package's tests (not exported from the package). */
-import { randn, randu, type Tensor } from "@loop/tensor";
+import { randn, randu } from "@loop/tensor";
+import type { ScanTensors } from "./ssd-scan-ref.js";
 
 export { relErr } from "@loop/test-support";
 
-export interface ScanInputs {
-  x: Tensor;
-  dt: Tensor;
-  A: Tensor;
-  B: Tensor;
-  C: Tensor;
-  s0: Tensor | null;
-}
+/** Inputs of a scan test. */
+export type ScanInputs = ScanTensors;
 
 /** Random scan inputs: dt ∈ [0.01, 0.5], A ∈ [−3, −0.2], others N(0, 1). */
 export function scanInputs(

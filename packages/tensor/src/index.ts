@@ -66,7 +66,13 @@ export {
   IGNORE_INDEX,
   logSoftmax,
 } from "./ops/loss.js";
-export { linear, type MatmulOptions, matmul } from "./ops/matmul.js";
+export {
+  linear,
+  type MatmulOptions,
+  type MatmulShape,
+  matmul,
+  matmulShape,
+} from "./ops/matmul.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";

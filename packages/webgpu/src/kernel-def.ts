@@ -84,3 +84,15 @@ export function grid(n: number, size: number): [number, number, number] {
 export function flatIndex(size: number): string {
   return `(gid.x + gid.y * ng.x * ${size}u)`;
 }
+
+/**
+ * WGSL: the opening of a `grid` dispatch's `fn main` with one thread per item: binds the flat
+ * item index (`flatIndex`) to `name` and returns from threads past `bound` (a WGSL expression,
+ * e.g. "p.rows * p.w"). The kernel writes the rest of the body and the closing brace.
+ */
+export function flatEntry(size: number, bound = "p.n", name = "i"): string {
+  return `@compute @workgroup_size(${size})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
+  let ${name} = ${flatIndex(size)};
+  if (${name} >= ${bound}) { return; }`;
+}

@@ -11,12 +11,11 @@ import * as kernelProfile from "@loop/tensor/node";
 import {
   expectGolden,
   goldenGrads,
+  goldenKernelSuites,
   type KernelCase,
   loadKernelCase,
-  nativeGoldenCases,
-  nativeSuiteRuns,
 } from "@loop/test-support";
-import { describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { attention } from "../attention.js";
 import { AttentionMixer } from "../attention-mixer.js";
 import { attentionRef } from "../attention-ref.js";
@@ -127,19 +126,14 @@ const cases: [string, () => void, string[]][] = [
   ],
 ];
 
-describe("golden kernels, portable: attention, RoPE, SwiGLU, KV-cache decoding", () => {
-  for (const [name, run] of cases) it(`${name} matches the reference`, run);
-});
-
-const built = await enableNativeAttentionKernels();
-disableNativeAttentionKernels();
-
-describe.runIf(nativeSuiteRuns("golden kernels, native attention kernels", built))(
-  "golden kernels, native (native/attention.c)",
-  () =>
-    nativeGoldenCases(
-      { enable: enableNativeAttentionKernels, disable: disableNativeAttentionKernels },
-      kernelProfile,
-      cases,
-    ),
+await goldenKernelSuites(
+  "attention, RoPE, SwiGLU, KV-cache decoding",
+  cases,
+  {
+    what: "attention kernels",
+    source: "native/attention.c",
+    enable: enableNativeAttentionKernels,
+    disable: disableNativeAttentionKernels,
+  },
+  kernelProfile,
 );

@@ -8,7 +8,7 @@
 import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
 import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
-import { nativeSuiteRuns } from "@loop/test-support";
+import { documentSlice, nativeSuiteRuns } from "@loop/test-support";
 import { afterEach, describe, expect, it } from "vitest";
 import { attention } from "../attention.js";
 import type { AttentionKernelSet } from "../native-kernel-sets.js";
@@ -29,16 +29,6 @@ const segments = STARTS.flatMap((s, b) =>
   s.map((t0, i) => ({ b, t0, t1: i + 1 < s.length ? s[i + 1]! : T })),
 );
 const opts = { blockQ: 8, blockK: 8 };
-
-function slice(x: Tensor, b: number, t0: number, t1: number): Tensor {
-  const inner = x.size / (x.shape[0]! * x.shape[1]!);
-  const off = (b * x.shape[1]! + t0) * inner;
-  return new Tensor(
-    x.data.slice(off, off + (t1 - t0) * inner),
-    [1, t1 - t0, ...x.shape.slice(2)],
-    true,
-  );
-}
 
 function relErr(a: Float32Array, b: Float32Array): number {
   let num = 0;
@@ -63,7 +53,7 @@ function tiled(): Float32Array[][] {
   const packed = [y.data.slice(), q.grad!.slice(), k.grad!.slice(), v.grad!.slice()];
   const sep = [q, q, k, v].map((t) => new Float32Array(t.size)); // y, dq, dk, dv
   for (const s of segments) {
-    const [qs, ks, vs] = [q, k, v].map((t) => slice(t, s.b, s.t0, s.t1)) as [
+    const [qs, ks, vs] = [q, k, v].map((t) => documentSlice(t, s.b, s.t0, s.t1)) as [
       Tensor,
       Tensor,
       Tensor,
@@ -96,7 +86,7 @@ function projected(): Float32Array[][] {
     new Float32Array(wk.size),
   ];
   for (const s of segments) {
-    const us = slice(u, s.b, s.t0, s.t1);
+    const us = documentSlice(u, s.b, s.t0, s.t1);
     const ws = [wq, wk, wv].map((w) => new Tensor(w.data.slice(), w.shape, true)) as [
       Tensor,
       Tensor,

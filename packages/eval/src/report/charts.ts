@@ -29,6 +29,17 @@ function yAxis(metric: Metric) {
   return metric === "accuracy" ? { format: ".0%" } : {};
 }
 
+/** The y encoding of a metric held in `field`: log scale for perplexity, 0–100 % for accuracy. */
+function metricY(field: string, metric: Metric) {
+  return {
+    field,
+    type: "quantitative" as const,
+    title: metricName(metric),
+    scale: yScale(metric),
+    axis: yAxis(metric),
+  };
+}
+
 /** Training loss against optimizer step, one line per run. */
 export function lossChart(
   points: readonly { run: string; step: number; loss: number }[],
@@ -59,24 +70,13 @@ export function stepMetricChart(
   metric: Metric,
   title = `${metricName(metric)} by loop step`,
 ): ChartSpec {
-  return {
-    $schema: SCHEMA,
-    title,
-    ...SIZE,
-    data: { values: points.map((p) => ({ ...p })) },
-    mark: { type: "line", point: true },
-    encoding: {
-      x: { field: "step", type: "ordinal", title: "loop step r", axis: { labelAngle: 0 } },
-      y: {
-        field: "value",
-        type: "quantitative",
-        title: metricName(metric),
-        scale: yScale(metric),
-        axis: yAxis(metric),
-      },
-      color: { field: "series", type: "nominal", title: "" },
-    },
-  } satisfies TopLevelSpec;
+  const x = {
+    field: "step",
+    type: "ordinal",
+    title: "loop step r",
+    axis: { labelAngle: 0 },
+  } as const;
+  return seriesChart(title, x, points, metric);
 }
 
 /** The eval metric of step R at each evaluation during training. */
@@ -84,21 +84,31 @@ export function evalHistoryChart(
   points: readonly { step: number; value: number; series: string }[],
   metric: Metric,
 ): ChartSpec {
+  const x = { field: "step", type: "quantitative", title: "training step" } as const;
+  return seriesChart(`${metricName(metric)} during training`, x, points, metric);
+}
+
+/** One line with points per series of `value` against the step, on the metric's y axis. */
+function seriesChart(
+  title: string,
+  x: {
+    field: "step";
+    type: "ordinal" | "quantitative";
+    title: string;
+    axis?: { labelAngle: number };
+  },
+  points: readonly { series: string; step: number; value: number }[],
+  metric: Metric,
+): ChartSpec {
   return {
     $schema: SCHEMA,
-    title: `${metricName(metric)} during training`,
+    title,
     ...SIZE,
     data: { values: points.map((p) => ({ ...p })) },
     mark: { type: "line", point: true },
     encoding: {
-      x: { field: "step", type: "quantitative", title: "training step" },
-      y: {
-        field: "value",
-        type: "quantitative",
-        title: metricName(metric),
-        scale: yScale(metric),
-        axis: yAxis(metric),
-      },
+      x,
+      y: metricY("value", metric),
       color: { field: "series", type: "nominal", title: "" },
     },
   } satisfies TopLevelSpec;
@@ -126,13 +136,7 @@ export function sweepChart(
       scale: { zero: false },
       axis: { format: "~s" },
     },
-    y: {
-      field: "metric_value",
-      type: "quantitative" as const,
-      title: metricName(metric),
-      scale: yScale(metric),
-      axis: yAxis(metric),
-    },
+    y: metricY("metric_value", metric),
   };
   return {
     $schema: SCHEMA,
@@ -203,13 +207,7 @@ export function frontierChart(
       title: "mean exit step",
       scale: { zero: false },
     },
-    y: {
-      field: "value",
-      type: "quantitative" as const,
-      title: metricName(metric),
-      scale: yScale(metric),
-      axis: yAxis(metric),
-    },
+    y: metricY("value", metric),
   };
   return {
     $schema: SCHEMA,

@@ -8,6 +8,7 @@ import { goldenPath } from "@loop/test-support";
 import { CommanderError } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "./program.js";
+import { ISO_SWEEP, tinyPhop } from "./tiny-args.test-util.js";
 
 async function run(...args: string[]): Promise<string> {
   let out = "";
@@ -30,24 +31,7 @@ afterEach(() => {
 });
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-cli-"));
-const tiny = [
-  "--task",
-  "phop",
-  "--alphabet",
-  "3",
-  "--length",
-  "12",
-  "--hops",
-  "2",
-  "--d-model",
-  "16",
-  "--d-state",
-  "4",
-  "--headdim",
-  "8",
-  "--chunk",
-  "8",
-];
+const tiny = tinyPhop(12);
 const quick = [
   "--steps",
   "3",
@@ -117,35 +101,13 @@ describe("looplm train, generate, sweep", () => {
   it("trains, resumes, continues into a gate stage and generates", async () => {
     const d = tmp();
     const runDir = join(d, "run");
-    const out = await run(
-      "train",
-      ...tiny,
-      "--layers",
-      "1",
-      "--loops",
-      "2",
-      ...quick,
-      "--out",
-      runDir,
-    );
+    const train = ["train", ...tiny, "--layers", "1", "--loops", "2", ...quick, "--out", runDir];
+    const out = await run(...train);
     expect(out).toMatch(/trained 3 steps/);
     expect(existsSync(join(runDir, "final", "model.safetensors"))).toBe(true);
     expect(JSON.parse(readFileSync(join(runDir, "vocab.json"), "utf8"))).toEqual(["a", "b", "c"]);
     expect(readFileSync(join(runDir, "log.jsonl"), "utf8").trim().split("\n")).toHaveLength(3);
-    await run(
-      "train",
-      ...tiny,
-      "--layers",
-      "1",
-      "--loops",
-      "2",
-      ...quick,
-      "--steps",
-      "5",
-      "--out",
-      runDir,
-      "--resume",
-    );
+    await run(...train, "--steps", "5", "--resume");
     expect(readFileSync(join(runDir, "log.jsonl"), "utf8").trim().split("\n")).toHaveLength(5);
     const g1 = join(d, "g1");
     await run(
@@ -213,19 +175,7 @@ describe("looplm train, generate, sweep", () => {
   });
   it("runs an iso-parameter sweep into a table, sweep.json and a report", async () => {
     const d = join(tmp(), "sweep");
-    const out = await run(
-      "sweep",
-      "--protocol",
-      "iso-param",
-      ...tiny,
-      "--base",
-      "1",
-      "--loops",
-      "1,2",
-      ...quick,
-      "--out",
-      d,
-    );
+    const out = await run(...ISO_SWEEP, ...tiny, ...quick, "--out", d);
     expect(out).toMatch(/1⊗1\s+baseline/);
     expect(out).toMatch(/1⊗2\s+looped/);
     const sweep = JSON.parse(readFileSync(join(d, "sweep.json"), "utf8"));

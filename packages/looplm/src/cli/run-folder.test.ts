@@ -9,16 +9,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { run } from "./run-in-process.test-util.js";
+import { ISO_SWEEP, tinyPhop } from "./tiny-args.test-util.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-rf-"));
-const tiny = [
-  ...["--task", "phop", "--alphabet", "3", "--length", "12", "--hops", "2"],
-  ...["--d-model", "16", "--d-state", "4", "--headdim", "8", "--chunk", "8"],
-];
+const tiny = tinyPhop(12);
 const quick = ["--batch", "4", "--eval-every", "0", "--eval-count", "8", "--warmup", "1"];
 const lines = (p: string) => readFileSync(p, "utf8").trim().split("\n");
 const runJson = (dir: string) => JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
@@ -105,22 +103,7 @@ describe("nothing overwrites a run", () => {
   it("sweep --resume keeps finished members (every time) and duplicates are an error", async () => {
     const d = join(tmp(), "sweep");
     const sweep = (...extra: string[]) =>
-      run(
-        "sweep",
-        "--protocol",
-        "iso-param",
-        ...tiny,
-        "--base",
-        "1",
-        "--loops",
-        "1,2",
-        ...quick,
-        "--steps",
-        "2",
-        "--out",
-        d,
-        ...extra,
-      );
+      run(...ISO_SWEEP, ...tiny, ...quick, "--steps", "2", "--out", d, ...extra);
     const first = await sweep();
     const logs = ["1x1", "1x2"].map((m) => statSync(join(d, m, "log.jsonl")).mtimeMs);
     for (let i = 0; i < 2; i++) {

@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { comparisonTable, type SweepFile, type SweepRow } from "@loop/eval";
 import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
-import type { Task } from "@loop/tasks";
 import { makeDirectory } from "@loop/tensor/node";
 import { resolveTrainOptions, type TrainOptions } from "@loop/train";
 import {
@@ -26,30 +25,23 @@ import {
   resumeTrainOptions,
   writeJsonFile,
 } from "@loop/train/node";
-import type { ComputeBackend } from "../backend.js";
 import { CliError } from "./errors.js";
-import { trainJob } from "./run-training.js";
+import { type TrainJob, trainJob } from "./run-training.js";
 
 export const PROTOCOLS = ["iso-param", "iso-flops"] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
 
-export interface SweepJob {
+/** A sweep; its members train as TrainJobs with the fields taken from here. */
+export interface SweepJob
+  extends Pick<TrainJob, "task" | "taskInfo" | "train" | "evalCount" | "backend" | "signal"> {
   outDir: string;
   protocol: Protocol;
-  task: Task;
-  taskInfo: Record<string, unknown>;
   base: ModelConfig;
   loops: number[];
-  train: TrainOptions;
-  evalCount: number;
-  /** Where the members train (its device when it has one). */
-  backend: ComputeBackend;
   /** Continue the sweep in `outDir`: keep finished members, resume interrupted ones. */
   resume: boolean;
   /** Replace the sweep in `outDir`. */
   overwrite?: boolean;
-  /** Stops the member in training after its current step, with a checkpoint. */
-  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 

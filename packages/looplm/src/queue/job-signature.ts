@@ -10,6 +10,9 @@ import { CliError } from "../cli/errors.js";
 /** The environment variable that holds the secret when `--secret` is not given. */
 export const SECRET_ENV = "LOOPLM_QUEUE_SECRET";
 
+/** Help of the coordinators' `--secret` option (sweep and reproduce with --queue). */
+export const SIGN_HELP = `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`;
+
 /** JSON with object keys sorted at every level: the same text for the same content. */
 export function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>

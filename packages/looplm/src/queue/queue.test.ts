@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tinyPhop } from "../cli/tiny-args.test-util.js";
 import { checkRedis, describeRedisError, displayQueueUrl, parseQueueUrl } from "./connection.js";
 import {
   looplm,
@@ -23,24 +24,9 @@ import { QUEUE_NAME } from "./training-job.js";
 const tiny = [
   "--protocol",
   "iso-param",
-  "--task",
-  "phop",
-  "--alphabet",
-  "3",
-  "--length",
-  "16",
-  "--hops",
-  "2",
+  ...tinyPhop(16),
   "--base",
   "1",
-  "--d-model",
-  "16",
-  "--d-state",
-  "4",
-  "--headdim",
-  "8",
-  "--chunk",
-  "8",
   "--batch",
   "16",
   "--steps",

@@ -11,12 +11,10 @@ import * as kernelProfile from "@loop/tensor/node";
 import {
   expectGolden,
   goldenGrads,
+  goldenKernelSuites,
   type KernelCase,
   loadKernelCase,
-  nativeGoldenCases,
-  nativeSuiteRuns,
 } from "@loop/test-support";
-import { describe, it } from "vitest";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { gatedRmsnorm } from "../gated-rmsnorm.js";
@@ -168,19 +166,14 @@ const cases: [string, () => void, string[]][] = [
   ],
 ];
 
-describe("golden kernels, portable: SSD scan, conv1d, gated RMSNorm, decode step, prefill", () => {
-  for (const [name, run] of cases) it(`${name} matches the reference`, run);
-});
-
-const built = await enableNativeSsmKernels();
-disableNativeSsmKernels();
-
-describe.runIf(nativeSuiteRuns("golden kernels, native Mamba-2 kernels", built))(
-  "golden kernels, native (native/ssm.c, ssd.c, mamba2-step.c)",
-  () =>
-    nativeGoldenCases(
-      { enable: enableNativeSsmKernels, disable: disableNativeSsmKernels },
-      kernelProfile,
-      cases,
-    ),
+await goldenKernelSuites(
+  "SSD scan, conv1d, gated RMSNorm, decode step, prefill",
+  cases,
+  {
+    what: "Mamba-2 kernels",
+    source: "native/ssm.c, ssd.c, mamba2-step.c",
+    enable: enableNativeSsmKernels,
+    disable: disableNativeSsmKernels,
+  },
+  kernelProfile,
 );

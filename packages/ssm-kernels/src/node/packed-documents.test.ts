@@ -7,7 +7,7 @@
 import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@loop/tensor";
 import { documentResets, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
-import { nativeSuiteRuns } from "@loop/test-support";
+import { documentSlice, nativeSuiteRuns } from "@loop/test-support";
 import { afterEach, describe, expect, it } from "vitest";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
@@ -33,17 +33,6 @@ const BATCH = STARTS.length;
 const segments = STARTS.flatMap((s, b) =>
   s.map((t0, i) => ({ b, t0, t1: i + 1 < s.length ? s[i + 1]! : T, first: i === 0 })),
 );
-
-/** Rows t0..t1 of row b of a [B,T,...] tensor as a fresh [1,len,...] leaf. */
-function slice(x: Tensor, b: number, t0: number, t1: number): Tensor {
-  const inner = x.size / (x.shape[0]! * x.shape[1]!);
-  const off = (b * x.shape[1]! + t0) * inner;
-  return new Tensor(
-    x.data.slice(off, off + (t1 - t0) * inner),
-    [1, t1 - t0, ...x.shape.slice(2)],
-    true,
-  );
-}
 
 /** Write a [1,len,...] slice's values back into a [B,T,...] array. */
 function place(dst: Float32Array, src: Float32Array, b: number, t0: number, inner: number): void {
@@ -99,7 +88,7 @@ function convSeparate(
   const gi = new Float32Array(init.size);
   const K = w.shape[w.rank - 1]!;
   for (const s of segments) {
-    const xs = slice(x, s.b, s.t0, s.t1);
+    const xs = documentSlice(x, s.b, s.t0, s.t1);
     const ws = new Tensor(w.data.slice(), w.shape, true);
     const bs = new Tensor(bias.data.slice(), bias.shape, true);
     const is = s.first
@@ -156,10 +145,10 @@ function scanSeparate(inp: Tensor[], s0: Tensor, gy: Float32Array, gs: Float32Ar
   const gA = new Float64Array(H);
   const PN = P * N;
   for (const s of segments) {
-    const parts = [slice(x, s.b, s.t0, s.t1), slice(dt, s.b, s.t0, s.t1)];
+    const parts = [documentSlice(x, s.b, s.t0, s.t1), documentSlice(dt, s.b, s.t0, s.t1)];
     const As = new Tensor(A.data.slice(), A.shape, true);
-    const Bs = slice(B, s.b, s.t0, s.t1);
-    const Cs = slice(C, s.b, s.t0, s.t1);
+    const Bs = documentSlice(B, s.b, s.t0, s.t1);
+    const Cs = documentSlice(C, s.b, s.t0, s.t1);
     const init = s.first
       ? new Tensor(s0.data.slice(s.b * H * PN, (s.b + 1) * H * PN), [1, H, P, N], true)
       : null;

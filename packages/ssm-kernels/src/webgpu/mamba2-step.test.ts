@@ -18,45 +18,60 @@ function matmulT(a: Float32Array, b: Float32Array, rows: number, cols: number, k
   return out;
 }
 
+const CFG: Mamba2Config = {
+  dModel: 8,
+  dState: 5,
+  headdim: 4,
+  expand: 2,
+  nGroups: 2,
+  dConv: 4,
+  chunkSize: 8,
+  normEps: 1e-5,
+};
+
+/**
+ * A mixer of `cfg` (weights from `seed`) with a random non-zero state of `batch` rows, as after
+ * a prefill, on the CPU and uploaded.
+ */
+function mixerWithState(cfg: Mamba2Config, seed: number, batch: number, persistent: boolean) {
+  const m = new Mamba2Mixer(cfg, { rng: new Rng(seed) });
+  const cpuState = m.initState(batch);
+  new Rng(seed + 1).fillNormal(cpuState.conv, 0, 1);
+  new Rng(seed + 2).fillNormal(cpuState.ssm, 0, 1);
+  const state = {
+    conv: uploadTensor(ctx!, cpuState.conv, [batch, m.convDim, cfg.dConv - 1], { persistent }),
+    ssm: uploadTensor(ctx!, cpuState.ssm, [batch, m.nHeads, cfg.headdim, cfg.dState], {
+      persistent,
+    }),
+  };
+  return { m, cpuState, state };
+}
+
+/** The step's weights of `m`, uploaded (transients: upload again after releaseTransients). */
+function stepWeights(m: Mamba2Mixer) {
+  const up = (t: Tensor) => uploadTensor(ctx!, t.data, t.shape);
+  return {
+    convWeight: up(m.convWeight),
+    convBias: up(m.convBias),
+    dtBias: up(m.dtBias),
+    aLog: up(m.aLog),
+    d: up(m.d),
+  };
+}
+
 describe.runIf(ctx)("webgpu Mamba-2 decode step", () => {
   it("advances the state and gives the outputs of the CPU step, token after token", async () => {
-    const cfg: Mamba2Config = {
-      dModel: 8,
-      dState: 5,
-      headdim: 4,
-      expand: 2,
-      nGroups: 2,
-      dConv: 4,
-      chunkSize: 8,
-      normEps: 1e-5,
-    };
-    const m = new Mamba2Mixer(cfg, { rng: new Rng(7) });
+    const cfg = CFG;
     const batch = 2;
-    const cpuState = m.initState(batch);
-    // a non-zero starting state, as after a prefill
-    new Rng(8).fillNormal(cpuState.conv, 0, 1);
-    new Rng(9).fillNormal(cpuState.ssm, 0, 1);
-    const { convDim: C, nHeads: H, dInner: Di, inProjDim: E } = m;
-    const up = (t: Tensor) => uploadTensor(ctx!, t.data, t.shape);
-    const state = {
-      conv: uploadTensor(ctx!, cpuState.conv, [batch, C, cfg.dConv - 1], { persistent: true }),
-      ssm: uploadTensor(ctx!, cpuState.ssm, [batch, H, cfg.headdim, cfg.dState], {
-        persistent: true,
-      }),
-    };
+    const { m, cpuState, state } = mixerWithState(cfg, 7, batch, true);
+    const { inProjDim: E, dInner: Di } = m;
     for (let step = 0; step < 3; step++) {
       const u = randomData([batch, cfg.dModel], 100 + step);
       const want = m.step(cpuState, new Tensor(u, [batch, cfg.dModel])).data;
       const zx = uploadTensor(ctx!, matmulT(u, m.inProj.data, batch, E, cfg.dModel), [batch, E]);
-      const w = {
-        convWeight: up(m.convWeight),
-        convBias: up(m.convBias),
-        dtBias: up(m.dtBias),
-        aLog: up(m.aLog),
-        d: up(m.d),
-      };
-      const { y, z } = mamba2StepState(cfg, zx, state, w);
-      const normed = gatedRmsnorm(y, z, up(m.normWeight), cfg.nGroups, cfg.normEps);
+      const { y, z } = mamba2StepState(cfg, zx, state, stepWeights(m));
+      const norm = uploadTensor(ctx!, m.normWeight.data, m.normWeight.shape);
+      const normed = gatedRmsnorm(y, z, norm, cfg.nGroups, cfg.normEps);
       const got = matmulT(await normed.read(), m.outProj.data, batch, cfg.dModel, Di);
       await expectClose(got, want, `output of step ${step}`);
       await expectClose(state.conv, cpuState.conv, "conv state", 1e-6);
@@ -68,37 +83,19 @@ describe.runIf(ctx)("webgpu Mamba-2 decode step", () => {
   });
 
   it("takes tokens into chosen state rows only, as Mamba2Mixer.absorb", async () => {
-    const cfg: Mamba2Config = {
-      dModel: 6,
-      dState: 3,
-      headdim: 3,
-      expand: 2,
-      nGroups: 1,
-      dConv: 3,
-      chunkSize: 8,
-      normEps: 1e-5,
-    };
-    const m = new Mamba2Mixer(cfg, { rng: new Rng(17) });
-    const cpuState = m.initState(3);
-    new Rng(18).fillNormal(cpuState.conv, 0, 1);
-    new Rng(19).fillNormal(cpuState.ssm, 0, 1);
-    const { convDim: C, nHeads: H, inProjDim: E } = m;
-    const up = (t: Tensor) => uploadTensor(ctx!, t.data, t.shape);
-    const state = {
-      conv: uploadTensor(ctx!, cpuState.conv, [3, C, cfg.dConv - 1]),
-      ssm: uploadTensor(ctx!, cpuState.ssm, [3, H, cfg.headdim, cfg.dState]),
-    };
+    const cfg = { ...CFG, dModel: 6, dState: 3, headdim: 3, nGroups: 1, dConv: 3 };
+    const { m, cpuState, state } = mixerWithState(cfg, 17, 3, false);
+    const E = m.inProjDim;
     const u = randomData([2, cfg.dModel], 200);
     m.absorb(cpuState, new Tensor(u, [2, cfg.dModel]), [2, 0]);
     const zx = uploadTensor(ctx!, matmulT(u, m.inProj.data, 2, E, cfg.dModel), [2, E]);
-    const w = {
-      convWeight: up(m.convWeight),
-      convBias: up(m.convBias),
-      dtBias: up(m.dtBias),
-      aLog: up(m.aLog),
-      d: up(m.d),
-    };
-    mamba2StepState(cfg, zx, state, w, uploadTensor(ctx!, Int32Array.from([2, 0]), [2]));
+    mamba2StepState(
+      cfg,
+      zx,
+      state,
+      stepWeights(m),
+      uploadTensor(ctx!, Int32Array.from([2, 0]), [2]),
+    );
     await expectClose(state.conv, cpuState.conv, "conv state", 1e-6);
     await expectClose(state.ssm, cpuState.ssm, "ssm state");
     releaseTransients(ctx!);

@@ -11,8 +11,7 @@ import { BYTE_TO_CHAR, CHAR_TO_BYTE, utf8 } from "./byte-level.js";
 import { forEachPreToken, GPT2_SPLIT_PATTERN } from "./pretokenize.js";
 import { TokenTable } from "./token-table.js";
 import {
-  type AddedTokenJson,
-  addedToken,
+  bpeTokenizerJson,
   IdBuffer,
   splitSpecials,
   type TextTokenizer,
@@ -20,6 +19,18 @@ import {
 } from "./tokenizer.js";
 
 const PAIR = 2 ** 21; // pair key = a·2^21 + b (vocabularies up to 2M entries)
+
+/** `sym` with every adjacent (a, b), taken left to right, replaced by `merged`. */
+export function mergePair(sym: readonly number[], a: number, b: number, merged: number): number[] {
+  const next: number[] = [];
+  for (let i = 0; i < sym.length; i++) {
+    if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) {
+      next.push(merged);
+      i++;
+    } else next.push(sym[i]!);
+  }
+  return next;
+}
 
 export interface BpeDefinition {
   /** Token strings by id (byte-level characters; special tokens as their text). */
@@ -97,14 +108,7 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
       const rank = (best - merged) / PAIR;
       const a = this.mergeIds[2 * rank]!;
       const b = this.mergeIds[2 * rank + 1]!;
-      const next: number[] = [];
-      for (let i = 0; i < sym.length; i++) {
-        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) {
-          next.push(merged);
-          i++;
-        } else next.push(sym[i]!);
-      }
-      sym = next;
+      sym = mergePair(sym, a, b, merged);
     }
     const out = Int32Array.from(sym);
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
@@ -151,34 +155,13 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
 
   toJSON(): TokenizerJson {
     const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true };
-    const vocab: Record<string, number> = {};
-    this.tokens.forEach((t, i) => {
-      vocab[t] = i;
-    });
-    const added: AddedTokenJson[] = this.specialIds.map((id) => addedToken(id, this.tokens[id]!));
-    return {
-      version: "1.0",
-      truncation: null,
-      padding: null,
-      added_tokens: added,
-      normalizer: null,
+    return bpeTokenizerJson(this.tokens, this.specialIds, {
       pre_tokenizer: { ...byteLevel, use_regex: true },
-      post_processor: null,
       decoder: { ...byteLevel, use_regex: true },
-      model: {
-        type: "BPE",
-        dropout: null,
-        unk_token: null,
-        continuing_subword_prefix: null,
-        end_of_word_suffix: null,
-        fuse_unk: false,
-        byte_fallback: false,
-        ignore_merges: false,
-        vocab,
-        // Byte-level tokens never contain a space, so the classic "a b" form is unambiguous.
-        merges: this.merges.map(([a, b]) => `${a} ${b}`),
-      },
-    };
+      unk_token: null,
+      // Byte-level tokens never contain a space, so the classic "a b" form is unambiguous.
+      merges: this.merges.map(([a, b]) => `${a} ${b}`),
+    });
   }
 }
 

@@ -11,7 +11,7 @@
  * fewer than `minFrequency` times (so a small corpus can give a smaller vocabulary).
  */
 
-import { ByteLevelBpeTokenizer } from "./bpe-tokenizer.js";
+import { ByteLevelBpeTokenizer, mergePair } from "./bpe-tokenizer.js";
 import { BYTE_TO_CHAR, utf8 } from "./byte-level.js";
 import { PairHeap } from "./pair-heap.js";
 import { forEachPreToken } from "./pretokenize.js";
@@ -122,13 +122,7 @@ export function trainBpeFromCounts(
       for (let i = 0; i + 1 < sym.length && !has; i++) has = sym[i] === a && sym[i + 1] === b;
       if (!has) continue; // stale index entry
       addPairs(w, -1);
-      const next: number[] = [];
-      for (let i = 0; i < sym.length; i++) {
-        if (i + 1 < sym.length && sym[i] === a && sym[i + 1] === b) {
-          next.push(id);
-          i++;
-        } else next.push(sym[i]!);
-      }
+      const next = mergePair(sym, a, b, id);
       words[w] = next;
       addPairs(w, 1);
       for (let i = 0; i + 1 < next.length; i++)

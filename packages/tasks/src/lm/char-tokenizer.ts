@@ -9,7 +9,7 @@
  */
 import { TokenTable } from "./token-table.js";
 import {
-  addedToken,
+  bpeTokenizerJson,
   END_OF_TEXT,
   IdBuffer,
   splitSpecials,
@@ -54,32 +54,12 @@ export class CharTokenizer extends TokenTable implements TextTokenizer {
   }
 
   toJSON(): TokenizerJson {
-    const vocab: Record<string, number> = {};
-    this.tokens.forEach((t, i) => {
-      vocab[t] = i;
-    });
-    return {
-      version: "1.0",
-      truncation: null,
-      padding: null,
-      added_tokens: this.specialIds.map((id) => addedToken(id, this.tokens[id]!)),
-      normalizer: null,
+    return bpeTokenizerJson(this.tokens, this.specialIds, {
       pre_tokenizer: null,
-      post_processor: null,
       decoder: { type: "Fuse" },
-      model: {
-        type: "BPE",
-        dropout: null,
-        unk_token: UNK,
-        continuing_subword_prefix: null,
-        end_of_word_suffix: null,
-        fuse_unk: false,
-        byte_fallback: false,
-        ignore_merges: false,
-        vocab,
-        merges: [],
-      },
-    };
+      unk_token: UNK,
+      merges: [],
+    });
   }
 }
 

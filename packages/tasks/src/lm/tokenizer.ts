@@ -64,6 +64,46 @@ export function addedToken(id: number, content: string): AddedTokenJson {
   };
 }
 
+/**
+ * The `tokenizer.json` of a BPE model over `tokens` (id = index) with `specialIds` as added
+ * tokens: the fields every looplm tokenizer writes alike, around the ones it chooses.
+ */
+export function bpeTokenizerJson(
+  tokens: readonly string[],
+  specialIds: readonly number[],
+  own: Pick<TokenizerJson, "pre_tokenizer" | "decoder"> & {
+    unk_token: string | null;
+    merges: string[];
+  },
+): TokenizerJson {
+  const vocab: Record<string, number> = {};
+  tokens.forEach((t, i) => {
+    vocab[t] = i;
+  });
+  return {
+    version: "1.0",
+    truncation: null,
+    padding: null,
+    added_tokens: specialIds.map((id) => addedToken(id, tokens[id]!)),
+    normalizer: null,
+    pre_tokenizer: own.pre_tokenizer,
+    post_processor: null,
+    decoder: own.decoder,
+    model: {
+      type: "BPE",
+      dropout: null,
+      unk_token: own.unk_token,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: own.merges,
+    },
+  };
+}
+
 /** A growable Int32Array. */
 export class IdBuffer {
   private buf: Int32Array;

@@ -31,10 +31,10 @@ export function isGradEnabled(): boolean {
   return gradEnabled;
 }
 
-/** Run `fn` without recording: inference mode, nothing is kept for a backward pass. */
-export function noGrad<T>(fn: () => T): T {
+/** Run `fn` with recording switched to `on`, restoring the previous mode afterwards. */
+function withGrad<T>(on: boolean, fn: () => T): T {
   const prev = gradEnabled;
-  gradEnabled = false;
+  gradEnabled = on;
   try {
     return fn();
   } finally {
@@ -42,15 +42,14 @@ export function noGrad<T>(fn: () => T): T {
   }
 }
 
+/** Run `fn` without recording: inference mode, nothing is kept for a backward pass. */
+export function noGrad<T>(fn: () => T): T {
+  return withGrad(false, fn);
+}
+
 /** Run `fn` with recording on (e.g. inside an outer noGrad). */
 export function enableGrad<T>(fn: () => T): T {
-  const prev = gradEnabled;
-  gradEnabled = true;
-  try {
-    return fn();
-  } finally {
-    gradEnabled = prev;
-  }
+  return withGrad(true, fn);
 }
 
 /**

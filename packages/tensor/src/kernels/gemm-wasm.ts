@@ -88,40 +88,26 @@ function ensure(ex: GemmExports, bytes: number): Float32Array {
 /** Round a float count up to whole 16-byte vectors. */
 const vec = (n: number): number => (n + 3) & ~3;
 
-/** Copy a rows×cols rectangle (row stride ld) of src into heap at float index dst, packed. */
-function copyIn(
-  heap: Float32Array,
-  dst: number,
-  src: Float32Array,
-  off: number,
-  ld: number,
-  rows: number,
-  cols: number,
-): void {
-  if (ld === cols || rows === 1) {
-    heap.set(src.subarray(off, off + rows * cols), dst);
-    return;
-  }
-  for (let r = 0; r < rows; r++)
-    heap.set(src.subarray(off + r * ld, off + r * ld + cols), dst + r * cols);
-}
-
-/** Copy a packed rows×cols block of heap at float index src out to dst (row stride ld). */
-function copyOut(
-  heap: Float32Array,
-  src: number,
+/**
+ * Copy a rows×cols rectangle of src (row stride sLd) to dst (row stride dLd); into and out of
+ * the heap, where blocks are packed (stride cols).
+ */
+function copyRect(
   dst: Float32Array,
-  off: number,
-  ld: number,
+  dOff: number,
+  dLd: number,
+  src: Float32Array,
+  sOff: number,
+  sLd: number,
   rows: number,
   cols: number,
 ): void {
-  if (ld === cols || rows === 1) {
-    dst.set(heap.subarray(src, src + rows * cols), off);
+  if ((dLd === cols && sLd === cols) || rows === 1) {
+    dst.set(src.subarray(sOff, sOff + rows * cols), dOff);
     return;
   }
   for (let r = 0; r < rows; r++)
-    dst.set(heap.subarray(src + r * cols, src + (r + 1) * cols), off + r * ld);
+    dst.set(src.subarray(sOff + r * sLd, sOff + r * sLd + cols), dOff + r * dLd);
 }
 
 export const gemmWasm: GemmFn = (
@@ -159,21 +145,21 @@ export const gemmWasm: GemmFn = (
     const need = work + Math.max(K * nc, vec(chunk * K) + chunk * nc);
     let h = ensure(ex, need * 4);
     // op(B) columns j0..j0+nc, copied as stored, then packed into 8-column panels
-    if (!transB) copyIn(h, work, B, bOff + j0, ldb, K, nc);
-    else copyIn(h, work, B, bOff + j0 * ldb, ldb, nc, K);
+    if (!transB) copyRect(h, work, nc, B, bOff + j0, ldb, K, nc);
+    else copyRect(h, work, K, B, bOff + j0 * ldb, ldb, nc, K);
     ex.pack_b(work * 4, transB ? K : nc, transB ? 1 : 0, K, nc, pB * 4);
     for (let i0 = 0; i0 < M; i0 += mStep) {
       const mc = Math.min(mStep, M - i0);
       const pA = work;
       const pC = work + vec(mc * K);
       h = heap;
-      if (!transA) copyIn(h, pA, A, aOff + i0 * lda, lda, mc, K);
-      else copyIn(h, pA, A, aOff + i0, lda, K, mc);
-      if (beta !== 0) copyIn(h, pC, C, cOff + i0 * ldc + j0, ldc, mc, nc);
+      if (!transA) copyRect(h, pA, K, A, aOff + i0 * lda, lda, mc, K);
+      else copyRect(h, pA, mc, A, aOff + i0, lda, K, mc);
+      if (beta !== 0) copyRect(h, pC, nc, C, cOff + i0 * ldc + j0, ldc, mc, nc);
       const rsA = transA ? 1 : K;
       const csA = transA ? mc : 1;
       ex.gemm(mc, nc, K, pA * 4, rsA, csA, pB * 4, pC * 4, nc, alpha, beta, KC, MC, NC);
-      copyOut(h, pC, C, cOff + i0 * ldc + j0, ldc, mc, nc);
+      copyRect(C, cOff + i0 * ldc + j0, ldc, h, pC, nc, mc, nc);
     }
   }
 };

@@ -20,7 +20,7 @@ import {
   type NamedArray,
   type SafetensorsFile,
 } from "../io/safetensors.js";
-import { errnoCode, fsError } from "./fs-errors.js";
+import { errnoCode, fsError, orFsError } from "./fs-errors.js";
 
 /**
  * Write `data` to `path` atomically: a crash leaves either the old file or the new one. The
@@ -29,12 +29,7 @@ import { errnoCode, fsError } from "./fs-errors.js";
  */
 export function writeFileAtomic(path: string, data: Uint8Array | string): void {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
-  let fd: number;
-  try {
-    fd = openSync(tmp, "wx");
-  } catch (e) {
-    throw fsError("write", path, e);
-  }
+  const fd = orFsError("write", path, () => openSync(tmp, "wx"));
   try {
     try {
       const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
@@ -74,13 +69,10 @@ export function checkWritableFile(path: string): void {
 }
 
 export function readSafetensorsFile(path: string): SafetensorsFile {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw fsError("read", path, e);
-  }
-  return decodeSafetensors(bytes, path);
+  return decodeSafetensors(
+    orFsError("read", path, () => readFileSync(path)),
+    path,
+  );
 }
 
 export function writeSafetensorsFile(
@@ -93,12 +85,7 @@ export function writeSafetensorsFile(
 
 /** Parse a JSON file; errors name the file and whether it was missing or malformed. */
 export function readJsonFile<T = unknown>(path: string): T {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw fsError("read", path, e);
-  }
+  const text = orFsError("read", path, () => readFileSync(path, "utf8"));
   try {
     return JSON.parse(text) as T;
   } catch (e) {

@@ -39,6 +39,15 @@ export function fsError(action: string, path: string, e: unknown): Error {
   return new Error(fsErrorMessage(action, path, e), { cause: e });
 }
 
+/** The result of the file-system call `fn`, its failure thrown as fsError(action, path, …). */
+export function orFsError<T>(action: string, path: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw fsError(action, path, e);
+  }
+}
+
 /**
  * Create `dir` and its missing parents. Unlike `mkdirSync(…, { recursive: true })`, which spins
  * forever on paths such as /proc/x in Node 20, each missing level is created on its own, so an

@@ -6,58 +6,43 @@
  * docs/formats.md "Golden vectors".
  */
 
-import {
-  expectGolden,
-  loadKernelCase,
-  nativeGoldenCases,
-  nativeSuiteRuns,
-} from "@loop/test-support";
-import { describe, it } from "vitest";
-import { backward } from "../autograd/backward.js";
+import { expectGolden, goldenGrads, goldenKernelSuites, loadKernelCase } from "@loop/test-support";
 import { embedding } from "../ops/embedding.js";
 import { crossEntropy } from "../ops/loss.js";
 import { rmsnorm } from "../ops/rmsnorm.js";
 import { AdamW } from "../optim/adamw.js";
 import { IntTensor, Tensor } from "../tensor.js";
 import * as kernelProfile from "./kernel-profile.js";
-import {
-  disableNativeTensorKernels,
-  enableNativeTensorKernels,
-  tensorNativeSource,
-} from "./native.js";
-import { buildNativeAddon } from "./native-addon.js";
+import { disableNativeTensorKernels, enableNativeTensorKernels } from "./native.js";
+
+const { expectGoldenGrads, goldenLeaves } = goldenGrads(Tensor, backward);
 
 const leaf = (data: Float32Array, shape: readonly number[]) => new Tensor(data, [...shape], true);
 
 function rmsnormCase(): void {
   const c = loadKernelCase("rmsnorm");
-  const x = leaf(c.copy("x"), c.get("x").shape);
-  const w = leaf(c.copy("weight"), c.get("weight").shape);
-  const y = rmsnorm(x, w, c.spec.settings.eps as number);
+  const t = goldenLeaves(c, ["x", "weight"]);
+  const y = rmsnorm(t.x!, t.weight!, c.spec.settings.eps as number);
   expectGolden("y", y.data, c.get("y").data, "forward");
-  backward(y, [c.get("dy").data]);
-  expectGolden("grad.x", x.grad!, c.get("grad.x").data, "grad");
-  expectGolden("grad.weight", w.grad!, c.get("grad.weight").data, "grad");
+  expectGoldenGrads(c, y, t, ["x", "weight"]);
 }
 
 function crossEntropyCase(): void {
   const c = loadKernelCase("cross-entropy");
-  const logits = leaf(c.copy("logits"), c.get("logits").shape);
+  const t = goldenLeaves(c, ["logits"]);
   const targets = new IntTensor(c.ints("targets"), c.get("targets").shape);
-  const loss = crossEntropy(logits, targets);
+  const loss = crossEntropy(t.logits!, targets);
   expectGolden("y", loss.data, c.get("y").data, "forward");
-  backward(loss, [c.get("dy").data]);
-  expectGolden("grad.logits", logits.grad!, c.get("grad.logits").data, "grad");
+  expectGoldenGrads(c, loss, t, ["logits"]);
 }
 
 function embeddingCase(): void {
   const c = loadKernelCase("embedding");
   const ids = new IntTensor(c.ints("ids"), c.get("ids").shape);
-  const w = leaf(c.copy("weight"), c.get("weight").shape);
-  const y = embedding(ids, w);
+  const t = goldenLeaves(c, ["weight"]);
+  const y = embedding(ids, t.weight!);
   expectGolden("y", y.data, c.get("y").data, "forward");
-  backward(y, [c.get("dy").data]);
-  expectGolden("grad.weight", w.grad!, c.get("grad.weight").data, "grad");
+  expectGoldenGrads(c, y, t, ["weight"]);
 }
 
 function adamwCase(): void {
@@ -109,18 +94,14 @@ const cases: [string, () => void, string[]][] = [
   ["adamw", adamwCase, ["tensor/adamw"]],
 ];
 
-describe("golden kernels, portable: rmsnorm, cross-entropy, embedding, adamw", () => {
-  for (const [name, run] of cases) it(`${name} matches the reference, forward and gradients`, run);
-});
-
-const built = await buildNativeAddon("tensor", tensorNativeSource);
-
-describe.runIf(nativeSuiteRuns("golden kernels, native tensor kernels", built))(
-  "golden kernels, native (native/tensor.c)",
-  () =>
-    nativeGoldenCases(
-      { enable: enableNativeTensorKernels, disable: disableNativeTensorKernels },
-      kernelProfile,
-      cases,
-    ),
+await goldenKernelSuites(
+  "rmsnorm, cross-entropy, embedding, adamw",
+  cases,
+  {
+    what: "tensor kernels",
+    source: "native/tensor.c",
+    enable: enableNativeTensorKernels,
+    disable: disableNativeTensorKernels,
+  },
+  kernelProfile,
 );

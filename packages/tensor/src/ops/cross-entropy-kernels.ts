@@ -10,9 +10,9 @@
 import { kernelSet } from "../native-registry.js";
 import { parallelFor } from "../threads/pool.js";
 import { defineKernel } from "../threads/registry.js";
-import { fastExp } from "./fast-exp.js";
+import { fastExp, rowLogSumExp } from "./fast-exp.js";
 
-interface CeFwdArgs extends Record<string, unknown> {
+export interface CeFwdArgs extends Record<string, unknown> {
   x: Float32Array;
   t: Int32Array;
   lse: Float64Array;
@@ -27,17 +27,13 @@ const ceFwd = defineKernel<CeFwdArgs>("tensor/ce-fwd", import.meta.url, (a, lo, 
     const tr = t[r]!;
     if (tr === ignore) continue;
     const o = r * V;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < V; j++) if (x[o + j]! > m) m = x[o + j]!;
-    let s = 0;
-    for (let j = 0; j < V; j++) s += fastExp(x[o + j]! - m);
-    const l = m + Math.log(s);
+    const l = rowLogSumExp(x, o, V);
     lse[r] = l;
     y[r] = l - x[o + tr]!;
   }
 });
 
-interface CeBwdArgs extends Record<string, unknown> {
+export interface CeBwdArgs extends Record<string, unknown> {
   x: Float32Array;
   t: Int32Array;
   lse: Float64Array;
@@ -84,35 +80,22 @@ export type NativeCeBwd = (
   ignore: number,
 ) => void;
 
-export function ceForward(
-  x: Float32Array,
-  t: Int32Array,
-  lse: Float64Array,
-  y: Float32Array,
-  V: number,
-  ignore: number,
-): void {
+/** Forward over every row of `a.t` (a.lse and a.y written at rows whose target is kept). */
+export function ceForward(a: CeFwdArgs): void {
   const nat = kernelSet("tensor")?.ceFwd;
   if (nat) {
-    nat(x, t, lse, y, t.length, V, ignore);
+    nat(a.x, a.t, a.lse, a.y, a.t.length, a.V, a.ignore);
     return;
   }
-  parallelFor(ceFwd, t.length, { x, t, lse, y, V, ignore }, { minPerThread: minRows(V) });
+  parallelFor(ceFwd, a.t.length, a, { minPerThread: minRows(a.V) });
 }
 
-export function ceBackward(
-  x: Float32Array,
-  t: Int32Array,
-  lse: Float64Array,
-  g: Float32Array,
-  gx: Float32Array,
-  V: number,
-  ignore: number,
-): void {
+/** Backward over every row of `a.t` (a.gx rows of kept, non-zero-gradient targets written). */
+export function ceBackward(a: CeBwdArgs): void {
   const nat = kernelSet("tensor")?.ceBwd;
   if (nat) {
-    nat(x, t, lse, g, gx, t.length, V, ignore);
+    nat(a.x, a.t, a.lse, a.g, a.gx, a.t.length, a.V, a.ignore);
     return;
   }
-  parallelFor(ceBwd, t.length, { x, t, lse, g, gx, V, ignore }, { minPerThread: minRows(V) });
+  parallelFor(ceBwd, a.t.length, a, { minPerThread: minRows(a.V) });
 }

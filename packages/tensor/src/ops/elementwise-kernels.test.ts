@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useThreadPool } from "@loop/test-support";
+import { beforeAll, describe, expect, it } from "vitest";
 import { backward } from "../autograd/backward.js";
 import { startThreadPool, stopThreadPool } from "../node/threads.js";
 import { randn } from "../random-tensor.js";
@@ -42,23 +43,10 @@ describe("elementwise and cross-entropy kernels on a thread pool", () => {
   const gz = rng.fillUniform(allocF32(z.size), -1, 1);
   let serial: Float32Array[] = [];
 
-  beforeAll(async () => {
-    serial = runOps(x, z, g, gz);
-    expect(await startThreadPool(3)).toBe(3);
-    const pool = currentPool()!;
-    installPool({
-      ...pool,
-      workers: pool.workers.map((w) => ({
-        postMessage(msg) {
-          posted.add(msg.kernel);
-          w.postMessage(msg);
-        },
-      })),
-    });
+  beforeAll(() => {
+    serial = runOps(x, z, g, gz); // before the pool starts
   });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool({ currentPool, installPool, startThreadPool, stopThreadPool }, 3, posted);
 
   it("match the single-thread results exactly, and workers take part", () => {
     const par = runOps(x, z, g, gz);

@@ -29,3 +29,12 @@ export function fastExp(x: number): number {
         r * (1 / 2 + r * (1 / 6 + r * (1 / 24 + r * (1 / 120 + r * (1 / 720 + r * (1 / 5040)))))));
   return p * POW2[(n | 0) - MIN_N]!;
 }
+
+/** ln Σ_{j<V} e^{x[o + j]}, shifted by the row max m (every exponent ≤ 0, so fastExp applies). */
+export function rowLogSumExp(x: Float32Array, o: number, V: number): number {
+  let m = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < V; j++) if (x[o + j]! > m) m = x[o + j]!;
+  let s = 0;
+  for (let j = 0; j < V; j++) s += fastExp(x[o + j]! - m);
+  return m + Math.log(s);
+}

@@ -11,7 +11,7 @@ import { record1 } from "../autograd/node.js";
 import { allocShared64, shareable } from "../shareable.js";
 import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 import { ceBackward, ceForward } from "./cross-entropy-kernels.js";
-import { fastExp } from "./fast-exp.js";
+import { fastExp, rowLogSumExp } from "./fast-exp.js";
 
 export const IGNORE_INDEX = -100;
 
@@ -22,11 +22,7 @@ export function logSoftmax(x: Tensor): Tensor {
   const y = allocF32(x.size);
   for (let r = 0; r < rows; r++) {
     const o = r * V;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < V; j++) if (xd[o + j]! > m) m = xd[o + j]!;
-    let s = 0;
-    for (let j = 0; j < V; j++) s += fastExp(xd[o + j]! - m);
-    const lse = m + Math.log(s);
+    const lse = rowLogSumExp(xd, o, V);
     for (let j = 0; j < V; j++) y[o + j] = xd[o + j]! - lse;
   }
   return record1("logSoftmax", [x], y, x.shape, ([g]) => {
@@ -71,10 +67,10 @@ export function crossEntropyPerToken(logits: Tensor, targets: IntTensor): Tensor
   const t = shareable(targets.data);
   const lse = allocShared64(t.length);
   const y = allocF32(t.length);
-  ceForward(xd, t, lse, y, V, IGNORE_INDEX);
+  ceForward({ x: xd, t, lse, y, V, ignore: IGNORE_INDEX });
   return record1("crossEntropyPerToken", [logits], y, targets.shape, ([g]) => {
     const gx = allocF32(logits.size);
-    ceBackward(xd, t, lse, g!, gx, V, IGNORE_INDEX);
+    ceBackward({ x: xd, t, lse, g: g!, gx, V, ignore: IGNORE_INDEX });
     return [gx];
   });
 }

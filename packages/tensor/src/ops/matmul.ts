@@ -8,48 +8,73 @@
  */
 import { record1 } from "../autograd/node.js";
 import { gemm } from "../kernels/gemm.js";
-import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
+import { allocF32, allocF32Uninit, type Shape, shapeStr, type Tensor } from "../tensor.js";
 
 export interface MatmulOptions {
   transA?: boolean;
   transB?: boolean;
 }
 
-export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
+/** Sizes of op(A)·op(B) on the last two axes, from matmulShape. */
+export interface MatmulShape {
+  tA: boolean;
+  tB: boolean;
+  M: number;
+  N: number;
+  K: number;
+  /** Leading dimensions (columns as stored) of A and B. */
+  ac: number;
+  bc: number;
+  /** Floats per matrix of A and of B (0 when B is shared). */
+  sa: number;
+  sb: number;
+  /** The batch axes of A (and of the product). */
+  batch: number[];
+  /** B is one matrix (rank 2) shared by every batch entry. */
+  shared: boolean;
+}
+
+/**
+ * Check the operands of a matrix product (rank ≥ 2, equal inner sizes, matching batch axes or a
+ * shared B) and return its sizes; `op` names the caller in the errors.
+ */
+export function matmulShape(op: string, a: Shape, b: Shape, opts: MatmulOptions): MatmulShape {
   const tA = opts.transA ?? false;
   const tB = opts.transB ?? false;
-  if (a.rank < 2 || b.rank < 2) {
-    throw new Error(
-      `matmul: operands need rank ≥ 2, got ${shapeStr(a.shape)} and ${shapeStr(b.shape)}`,
-    );
+  if (a.length < 2 || b.length < 2) {
+    throw new Error(`${op}: operands need rank ≥ 2, got ${shapeStr(a)} and ${shapeStr(b)}`);
   }
-  const ar = a.shape[a.rank - 2]!;
-  const ac = a.shape[a.rank - 1]!;
-  const br = b.shape[b.rank - 2]!;
-  const bc = b.shape[b.rank - 1]!;
+  const ar = a[a.length - 2]!;
+  const ac = a[a.length - 1]!;
+  const br = b[b.length - 2]!;
+  const bc = b[b.length - 1]!;
   const M = tA ? ac : ar;
   const K = tA ? ar : ac;
   const Kb = tB ? bc : br;
   const N = tB ? br : bc;
   if (K !== Kb) {
     throw new Error(
-      `matmul: inner sizes differ (${K} vs ${Kb}) for ${shapeStr(a.shape)} · ${shapeStr(b.shape)}`,
+      `${op}: inner sizes differ (${K} vs ${Kb}) for ${shapeStr(a)} · ${shapeStr(b)}`,
     );
   }
-  const batchA = a.shape.slice(0, -2);
-  const batchB = b.shape.slice(0, -2);
-  const shared = b.rank === 2;
-  if (!shared && batchA.join(",") !== batchB.join(",")) {
-    throw new Error(`matmul: batch shapes differ: ${shapeStr(a.shape)} vs ${shapeStr(b.shape)}`);
+  const batch = a.slice(0, -2);
+  const shared = b.length === 2;
+  if (!shared && batch.join(",") !== b.slice(0, -2).join(",")) {
+    throw new Error(`${op}: batch shapes differ: ${shapeStr(a)} vs ${shapeStr(b)}`);
   }
-  const nb = a.size / (ar * ac || 1);
+  return { tA, tB, M, N, K, ac, bc, sa: ar * ac, sb: shared ? 0 : br * bc, batch, shared };
+}
+
+export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
+  const s = matmulShape("matmul", a.shape, b.shape, opts);
+  const { tA, tB, M, N, K, shared } = s;
+  const { ac, bc, sa, sb } = s;
+  const nb = a.size / (sa || 1);
   const y = allocF32Uninit(nb * M * N); // every block written with beta = 0
-  const sa = ar * ac;
-  const sb = shared ? 0 : br * bc;
   for (let i = 0; i < nb; i++) {
     gemm(tA, tB, M, N, K, 1, a.data, i * sa, ac, b.data, i * sb, bc, 0, y, i * M * N, N);
   }
-  return record1("matmul", [a, b], y, [...batchA, M, N], ([g], needs) => {
+  return record1("matmul", [a, b], y, [...s.batch, M, N], ([g], needs) => {
     const gy = g!;
     let ga: Float32Array | null = null;
     let gb: Float32Array | null = null;

@@ -8,7 +8,10 @@ import { record1 } from "../autograd/node.js";
 import { kernelSet } from "../native-registry.js";
 import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
-/** Native twins (native/tensor.c), used when registered. */
+/**
+ * Signatures of the native twins (native/tensor.c, used when registered), which the portable
+ * loops below share.
+ */
 export type RmsnormFwd = (
   x: Float32Array,
   w: Float32Array,
@@ -41,30 +44,20 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const wd = w.data;
   const y = allocF32Uninit(x.size);
   const rinv = allocF32Uninit(rows);
-  const natFwd = kernelSet("tensor")?.rmsnormFwd;
-  if (natFwd) natFwd(xd, wd, rows, D, eps, rinv, y);
-  else rmsnormRows(xd, wd, rows, D, eps, rinv, y);
+  const fwd = kernelSet("tensor")?.rmsnormFwd ?? rmsnormRows;
+  fwd(xd, wd, rows, D, eps, rinv, y);
   return record1("rmsnorm", [x, w], y, x.shape, ([g], needs) => {
     const gy = g!;
     const gx = needs[0] ? allocF32Uninit(x.size) : null;
     const gw = needs[1] ? allocF32(D) : null;
-    const natBwd = kernelSet("tensor")?.rmsnormBwd;
-    if (natBwd) natBwd(xd, wd, rows, D, rinv, gy, gx, gw);
-    else rmsnormRowsBackward(xd, wd, rows, D, rinv, gy, gx, gw);
+    const bwd = kernelSet("tensor")?.rmsnormBwd ?? rmsnormRowsBackward;
+    bwd(xd, wd, rows, D, rinv, gy, gx, gw);
     return [gx, gw];
   });
 }
 
 /** Portable forward loops (the reference for the native twin). */
-export function rmsnormRows(
-  xd: Float32Array,
-  wd: Float32Array,
-  rows: number,
-  D: number,
-  eps: number,
-  rinv: Float32Array,
-  y: Float32Array,
-): void {
+export const rmsnormRows: RmsnormFwd = (xd, wd, rows, D, eps, rinv, y) => {
   for (let r = 0; r < rows; r++) {
     const o = r * D;
     let ss = 0;
@@ -73,19 +66,10 @@ export function rmsnormRows(
     rinv[r] = ri;
     for (let j = 0; j < D; j++) y[o + j] = xd[o + j]! * ri * wd[j]!;
   }
-}
+};
 
 /** Portable backward loops; gw (zeroed by the caller) accumulates. */
-export function rmsnormRowsBackward(
-  xd: Float32Array,
-  wd: Float32Array,
-  rows: number,
-  D: number,
-  rinv: Float32Array,
-  gy: Float32Array,
-  gx: Float32Array | null,
-  gw: Float32Array | null,
-): void {
+export const rmsnormRowsBackward: RmsnormBwd = (xd, wd, rows, D, rinv, gy, gx, gw) => {
   for (let r = 0; r < rows; r++) {
     const o = r * D;
     const ri = rinv[r]!;
@@ -103,4 +87,4 @@ export function rmsnormRowsBackward(
       }
     }
   }
-}
+};

@@ -56,15 +56,24 @@ export function concat(xs: readonly Tensor[]): Tensor {
   });
 }
 
-/** Split the last axis into pieces of the given widths (must sum to the axis size). */
-export function split(x: Tensor, widths: readonly number[]): Tensor[] {
+/**
+ * The last-axis size of x, checked against the widths of a split into pieces (non-negative
+ * integers summing to it); `op` names the caller in the error.
+ */
+export function checkWidths(op: string, x: Tensor, widths: readonly number[]): number {
   const W = x.lastDim;
   const total = widths.reduce((a, b) => a + b, 0);
   if (total !== W || widths.some((w) => !Number.isInteger(w) || w < 0)) {
     throw new Error(
-      `split: widths [${widths.join(",")}] do not sum to last axis ${W} of ${shapeStr(x.shape)}`,
+      `${op}: widths [${widths.join(",")}] do not sum to last axis ${W} of ${shapeStr(x.shape)}`,
     );
   }
+  return W;
+}
+
+/** Split the last axis into pieces of the given widths (must sum to the axis size). */
+export function split(x: Tensor, widths: readonly number[]): Tensor[] {
+  const W = checkWidths("split", x, widths);
   const lead = x.shape.slice(0, -1);
   const rows = x.rows;
   let off = 0;

@@ -9,7 +9,8 @@
  */
 import { record } from "../autograd/node.js";
 import { kernelSet } from "../native-registry.js";
-import { allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
+import { allocF32Uninit, type Tensor } from "../tensor.js";
+import { checkWidths } from "./shape.js";
 import { sigmoidScalar } from "./unary.js";
 
 /** Native twins (native/tensor.c). */
@@ -59,13 +60,7 @@ export const siluRowsBwd: SiluRowsBwd = (x, off, ldx, g, gx, rows, w) => {
 };
 
 export function siluSplit(x: Tensor, widths: readonly number[]): Tensor[] {
-  const W = x.lastDim;
-  const total = widths.reduce((a, b) => a + b, 0);
-  if (total !== W || widths.some((w) => !Number.isInteger(w) || w < 0)) {
-    throw new Error(
-      `siluSplit: widths [${widths.join(",")}] do not sum to last axis ${W} of ${shapeStr(x.shape)}`,
-    );
-  }
+  const W = checkWidths("siluSplit", x, widths);
   const rows = x.rows;
   const lead = x.shape.slice(0, -1);
   const fwd = kernelSet("tensor")?.siluRowsFwd ?? siluRowsFwd;

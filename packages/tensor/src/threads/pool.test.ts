@@ -1,5 +1,6 @@
 import { threadId } from "node:worker_threads";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useThreadPool } from "@loop/test-support";
+import { describe, expect, it } from "vitest";
 import { gemmMaxError, gemmTolerance } from "../kernels/gemm-check.test-util.js";
 import {
   gemmParallel,
@@ -8,7 +9,7 @@ import {
 } from "../kernels/gemm-parallel.js";
 import { startThreadPool, stopThreadPool } from "../node/threads.js";
 import { failKernel, fillKernel } from "../node/threads-fixture.test-util.js";
-import { argsShareable, parallelFor, threadCount } from "./pool.js";
+import { argsShareable, currentPool, installPool, parallelFor, threadCount } from "./pool.js";
 import { defineKernel, findKernel } from "./registry.js";
 
 const sharedI32 = (n: number) => new Int32Array(new SharedArrayBuffer(n * 4));
@@ -40,13 +41,7 @@ describe("parallelFor without a pool", () => {
 });
 
 describe("thread pool", () => {
-  beforeAll(async () => {
-    // three threads (two workers) even on a two-core machine, to exercise several workers
-    expect(await startThreadPool(3)).toBe(3);
-  });
-  afterAll(async () => {
-    await stopThreadPool();
-  });
+  useThreadPool({ currentPool, installPool, startThreadPool, stopThreadPool }, 3);
 
   it("splits the range across all threads, each index once", () => {
     expect(threadCount()).toBe(3);

@@ -18,7 +18,7 @@
  * every run. hd and the tile depth are compiled in (kernels are made per head_dim, and the depth
  * of a staged tile is what fits the device's workgroup memory, at most 64 rows).
  */
-import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
+import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 
 /** Threads per workgroup = query (or key) rows per workgroup. */
 export const ATTN_ROWS = 64;
@@ -70,8 +70,12 @@ const STAGE_KV = `
     if (p.docs != 0u) { for (var i = lid; i < bc; i += ROWS) { tdoc[i] = seq[b * p.T + c0 + i]; } }
     workgroupBarrier();`;
 
-/** WGSL prologue of the per-query kernels: b, j, g, the query row t (clamped: tq) and its doc. */
-const QUERY_ROW = `
+/**
+ * WGSL entry of the per-query kernels, one thread per query row: b, j, g, the query row t
+ * (clamped: tq) and its doc.
+ */
+const QUERY_ENTRY = `@compute @workgroup_size(${ATTN_ROWS})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let b = wid.y / p.Hq;
   let j = wid.y % p.Hq;
   let g = j / p.G;
@@ -93,9 +97,7 @@ function forward(hd: number, bk: number): Kernel {
     params: PARAMS,
     buffers: { q: "read", k: "read", v: "read", seq: "read:i32", y: "rw", lse: "rw" },
     body: `${stage(hd, bk)}
-@compute @workgroup_size(${ATTN_ROWS})
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  ${QUERY_ROW}
+${QUERY_ENTRY}
   var qr: array<f32, HD>;
   var o: array<f32, HD>;
   for (var e = 0u; e < HD; e++) { qr[e] = q[qo + e] * p.c; o[e] = 0.0; }
@@ -148,9 +150,7 @@ function backwardQ(hd: number, bk: number): Kernel {
     params: BACKWARD_PARAMS,
     buffers: { ...BACKWARD_INPUTS, dq: "rw" },
     body: `${stage(hd, bk)}
-@compute @workgroup_size(${ATTN_ROWS})
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  ${QUERY_ROW}
+${QUERY_ENTRY}
   var qr: array<f32, HD>;
   var gr: array<f32, HD>;
   var acc: array<f32, HD>;
@@ -260,10 +260,8 @@ export const dvecKernel = defineKernel({
   params: { n: "u32", T: "u32", Hq: "u32", hd: "u32" },
   buffers: { y: "read", gy: "read", lse: "read", ld: "rw" },
   body: `
-@compute @workgroup_size(${DVEC_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let row = ${flatIndex(DVEC_GROUP)};   // (b·T + t)·Hq + j
-  if (row >= p.n) { return; }
+${flatEntry(DVEC_GROUP, "p.n", "row")}
+  // row = (b·T + t)·Hq + j
   let j = row % p.Hq;
   let bt = row / p.Hq;
   var acc = 0.0;

@@ -10,7 +10,7 @@
  *            REDUCE_CHUNK terms written as partials [chunks, n] and summed again, so the order is
  *            fixed (deterministic) and every thread's loop is short.
  */
-import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
+import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 
 export const MAX_DIMS = 6;
 export const BCAST_GROUP = 256;
@@ -46,10 +46,7 @@ export function binaryKernel(fn: BinaryFn): Kernel {
     params: { n: "u32", alpha: "f32", ...dimParams("d"), ...dimParams("as"), ...dimParams("bs") },
     buffers: { a: "read", b: "read", out: "rw" },
     body: `
-@compute @workgroup_size(${BCAST_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(BCAST_GROUP)};
-  if (i >= p.n) { return; }
+${flatEntry(BCAST_GROUP)}
   var rest = i;
   var ia = 0u;
   var ib = 0u;
@@ -98,10 +95,7 @@ fn termIndex(e0: u32, t0: u32) -> u32 {
   return idx;
 }
 
-@compute @workgroup_size(${BCAST_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let f = ${flatIndex(BCAST_GROUP)};
-  if (f >= p.n * p.chunks) { return; }
+${flatEntry(BCAST_GROUP, "p.n * p.chunks", "f")}
   let e = f % p.n;
   let c = f / p.n;
   let t0 = c * ${REDUCE_CHUNK}u;

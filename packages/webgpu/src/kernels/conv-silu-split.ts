@@ -12,7 +12,7 @@
  * One thread per output element, channels innermost (coalesced). Absent bias, init and seqIdx
  * are bound to a 1-element placeholder and switched off by the has* flags.
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { columnSumKernel } from "./column-sum.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
@@ -53,9 +53,7 @@ fn preAct(r: u32, c: u32) -> f32 {
   return s;
 }`;
 
-const entry = `@compute @workgroup_size(${CONV_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(CONV_GROUP)};`;
+const entry = flatEntry(CONV_GROUP);
 
 /** Piece [off, off + w) of the channels: y[r, j] = silu(pre[r, off + j]) for n = B·T·w items. */
 export const convSiluPieceKernel = defineKernel({
@@ -64,7 +62,6 @@ export const convSiluPieceKernel = defineKernel({
   buffers: { x: "read", weight: "read", bias: "read", init: "read", seq: "read:i32", y: "rw" },
   body: `${WGSL_MATH}${preActivation}
 ${entry}
-  if (i >= p.n) { return; }
   y[i] = silu(preAct(i / p.w, p.off + i % p.w));
 }`,
 });
@@ -84,7 +81,6 @@ export const convSiluGradPreKernel = defineKernel({
   },
   body: `${WGSL_MATH}${preActivation}
 ${entry}
-  if (i >= p.n) { return; }
   let r = i / p.w;
   let c = p.off + i % p.w;
   var v = 0.0;
@@ -114,7 +110,6 @@ export const convGradXKernel = defineKernel({
   buffers: { weight: "read", gpre: "read", seq: "read:i32", gx: "rw" },
   body: `${gradTaps}
 ${entry}
-  if (i >= p.n) { return; }
   let c = i % p.C;
   let r = i / p.C;
   gx[i] = tapGrad(r / p.T, i32(r % p.T), c);
@@ -128,7 +123,6 @@ export const convGradInitKernel = defineKernel({
   buffers: { weight: "read", gpre: "read", seq: "read:i32", ginit: "rw" },
   body: `${gradTaps}
 ${entry}
-  if (i >= p.n) { return; }
   let j = i % (p.K - 1u);
   let bc = i / (p.K - 1u);
   ginit[i] = tapGrad(bc / p.C, i32(j) - i32(p.K) + 1, bc % p.C);

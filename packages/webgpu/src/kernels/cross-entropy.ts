@@ -8,30 +8,28 @@
  * does not read targets back).
  * Shapes: logits [rows, V], targets i32 [rows], lse/ℓ [rows].
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
+import { defineRowKernel, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
 import { QUIET_NAN_WGSL } from "./wgsl-nan.js";
 
 /** m + ln Σ e^{x − m} of the row at offset o (every thread gets it). */
-export const logSoftmaxForwardKernel = defineKernel({
+export const logSoftmaxForwardKernel = defineRowKernel({
   name: "log_softmax_forward",
   params: { rows: "u32", V: "u32" },
   buffers: { x: "read", y: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_LSE_WGSL}
-${ROW_ENTRY}
+  helpers: [ROW_LSE_WGSL],
+  main: `
   let o = row * p.V;
   let lse = rowLse(o, li);
   for (var j = li; j < p.V; j += ${ROW_GROUP}u) { y[o + j] = x[o + j] - lse; }
 }`,
 });
 
-export const logSoftmaxBackwardKernel = defineKernel({
+export const logSoftmaxBackwardKernel = defineRowKernel({
   name: "log_softmax_backward",
   params: { rows: "u32", V: "u32" },
   buffers: { y: "read", g: "read", gx: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_ENTRY}
+  main: `
   let o = row * p.V;
   var s = 0.0;
   for (var j = li; j < p.V; j += ${ROW_GROUP}u) { s += g[o + j]; }
@@ -40,14 +38,12 @@ ${ROW_ENTRY}
 }`,
 });
 
-export const ceForwardKernel = defineKernel({
+export const ceForwardKernel = defineRowKernel({
   name: "cross_entropy_forward",
   params: { rows: "u32", V: "u32", ignore: "i32" },
   buffers: { x: "read", t: "read:i32", lse: "rw", loss: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${QUIET_NAN_WGSL}
-${ROW_LSE_WGSL}
-${ROW_ENTRY}
+  helpers: [QUIET_NAN_WGSL, ROW_LSE_WGSL],
+  main: `
   let o = row * p.V;
   let l = rowLse(o, li);
   if (li != 0u) { return; }
@@ -65,10 +61,7 @@ export const ceBackwardKernel = defineKernel({
   params: { rows: "u32", V: "u32", ignore: "i32" },
   buffers: { x: "read", t: "read:i32", lse: "read", g: "read", gx: "rw" },
   body: `${QUIET_NAN_WGSL}
-@compute @workgroup_size(${CE_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let f = ${flatIndex(CE_GROUP)};
-  if (f >= p.rows * p.V) { return; }
+${flatEntry(CE_GROUP, "p.rows * p.V", "f")}
   let row = f / p.V;
   let j = f % p.V;
   let tr = t[row];
@@ -107,10 +100,7 @@ export const ceMeanBackwardKernel = defineKernel({
   name: "cross_entropy_mean_backward",
   params: { rows: "u32", ignore: "i32" },
   buffers: { t: "read:i32", count: "read", g: "read", gl: "rw" },
-  body: `@compute @workgroup_size(${CE_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let r = ${flatIndex(CE_GROUP)};
-  if (r >= p.rows) { return; }
+  body: `${flatEntry(CE_GROUP, "p.rows", "r")}
   if (t[r] == p.ignore || count[0] == 0.0) { gl[r] = 0.0; } else { gl[r] = g[0] / count[0]; }
 }`,
 });

@@ -7,13 +7,10 @@
  *   axpby: out[i] = alpha·a[i] + beta·b[i]
  *   scale: out[i] = alpha·a[i]
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 
 export const EW_GROUP = 256;
-const head = `@compute @workgroup_size(${EW_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(EW_GROUP)};
-  if (i >= p.n) { return; }`;
+const head = flatEntry(EW_GROUP);
 
 export const fillKernel = defineKernel({
   name: "fill",

@@ -12,14 +12,11 @@
  *     rank   o[s[v] + #{i' in bucket v : i' < i}] = i  (… made increasing here)
  *     sum    ∂W[v, j] = Σ_k g[o[s[v] + k], j]
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { QUIET_NAN_WGSL } from "./wgsl-nan.js";
 
 export const EMB_GROUP = 256;
-const head = (bound: string) => `@compute @workgroup_size(${EMB_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let f = ${flatIndex(EMB_GROUP)};
-  if (f >= ${bound}) { return; }`;
+const head = (bound: string) => flatEntry(EMB_GROUP, bound, "f");
 
 export const embeddingGatherKernel = defineKernel({
   name: "embedding_gather",

@@ -6,20 +6,19 @@
  * partial sums over chunks of CHUNK rows (gateWeightPartial, part[(r·chunks + c)·D + d]) summed
  * in a fixed order (ops/column-sum.ts);  ∂bias = Σ g (likewise). All sums in a fixed order.
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
+import { defineRowKernel, ROW_GROUP } from "./row-reduce.js";
 
 export const GATE_CHUNK = 256;
 export const GATE_COLS = 64;
 export const GATE_EW = 256;
 
 /** One workgroup per row (grid folded over x and y for M > 65535). */
-export const gateDotKernel = defineKernel({
+export const gateDotKernel = defineRowKernel({
   name: "gate/dot",
   params: { rows: "u32", D: "u32", off: "u32" },
   buffers: { x: "read", w: "read", bias: "read", a: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_ENTRY}
+  main: `
   var acc = 0.0;
   for (var d = li; d < p.D; d += ${ROW_GROUP}u) { acc += w[d] * x[row * p.D + d]; }
   let total = rowSum(acc, li);
@@ -32,10 +31,7 @@ export const gateInputKernel = defineKernel({
   params: { n: "u32", D: "u32", off: "u32" },
   buffers: { g: "read", w: "read", gx: "rw" },
   body: `
-@compute @workgroup_size(${GATE_EW})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(GATE_EW)};
-  if (i >= p.n) { return; }
+${flatEntry(GATE_EW)}
   gx[i] = g[p.off + i / p.D] * w[i % p.D];
 }`,
 });

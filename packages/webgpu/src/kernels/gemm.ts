@@ -17,7 +17,7 @@
  * axis (which axis that is depends on the transpose, fixed per kernel variant), so global loads
  * coalesce for every layout. Edge tiles are padded with zeros; every sum runs in k order.
  */
-import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
+import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 
 export interface GemmTile {
   bm: number;
@@ -167,10 +167,7 @@ export const splitKSumKernel = defineKernel({
   name: "gemm_splitk_sum",
   params: { M: "u32", N: "u32", S: "u32", ldc: "u32", offC: "u32", beta: "f32", hasBias: "u32" },
   buffers: { P: "read", bias: "read", C: "rw" },
-  body: `@compute @workgroup_size(${SPLITK_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(SPLITK_GROUP)};
-  if (i >= p.M * p.N) { return; }
+  body: `${flatEntry(SPLITK_GROUP, "p.M * p.N")}
   let n = i % p.N;
   var v = 0.0;
   for (var s = 0u; s < p.S; s++) { v += P[s * p.M * p.N + i]; }

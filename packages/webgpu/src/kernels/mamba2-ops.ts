@@ -5,15 +5,12 @@
  *   addDSkip:     out[r, h, p] = y + D[h]·x                       y, x [rows, H, P], D [H]
  *       backward  ∂y = g;  ∂x = D[h]·g;  ∂D[h] = Σ_r Σ_p g ⊙ x  (column sum of per-(r, h) dots)
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { columnSumKernel } from "./column-sum.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 const GROUP = 256;
-const head = `@compute @workgroup_size(${GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(GROUP)};
-  if (i >= p.n) { return; }`;
+const head = flatEntry(GROUP);
 export const MAMBA2_EW_GROUP = GROUP;
 
 export const softplusBiasKernel = defineKernel({

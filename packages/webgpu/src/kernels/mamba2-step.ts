@@ -12,7 +12,7 @@
  * The conv pass is one thread per (b, channel); the ssm pass one workgroup per (b, h), one
  * thread per row p of S_h (each walks its N contiguous state values).
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const STEP_CONV_GROUP = 256;
@@ -37,11 +37,8 @@ export const mamba2StepConvKernel = defineKernel({
     z: "rw",
   },
   body: `${WGSL_MATH}${stateRow}
-@compute @workgroup_size(${STEP_CONV_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(STEP_CONV_GROUP)};
+${flatEntry(STEP_CONV_GROUP, "p.B * (p.Di + p.C)")}
   let W = p.Di + p.C;
-  if (i >= p.B * W) { return; }
   let b = i / W;
   let j = i % W;
   if (j < p.Di) {

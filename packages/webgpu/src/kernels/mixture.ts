@@ -10,16 +10,13 @@
  *     ∂x_r = g·p·e^{x − lse − y} − e^{x − lse}·p·∂p(r)_m (mixLogProbsInput)
  * Every sum runs in a fixed order (rows tree-reduced, steps in order).
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
+import { defineRowKernel, ROW_GROUP, ROW_LSE_WGSL } from "./row-reduce.js";
 
 export const MIX_EW = 256;
 const NEG = "-3.0e38";
 const EW = `
-@compute @workgroup_size(${MIX_EW})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(MIX_EW)};
-  if (i >= p.n) { return; }
+${flatEntry(MIX_EW)}
   let pr = pdf[p.off + i / p.V];`;
 
 export const mixAccumulateKernel = defineKernel({
@@ -46,12 +43,11 @@ export const mixScaleRowsKernel = defineKernel({
  * out[off + m] = Σ_v g[m, v]·x[m, v] (posterior = 0), or Σ_v g·e^{x − lse[off + m] − y} (1).
  * One workgroup per row.
  */
-export const mixRowDotKernel = defineKernel({
+export const mixRowDotKernel = defineRowKernel({
   name: "mixture/row-dot",
   params: { rows: "u32", V: "u32", off: "u32", posterior: "u32" },
   buffers: { x: "read", g: "read", lse: "read", y: "read", out: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_ENTRY}
+  main: `
   let o = row * p.V;
   var acc = 0.0;
   if (p.posterior == 0u) {
@@ -65,13 +61,12 @@ ${ROW_ENTRY}
 }`,
 });
 
-export const mixRowLseKernel = defineKernel({
+export const mixRowLseKernel = defineRowKernel({
   name: "mixture/row-lse",
   params: { rows: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", lse: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_LSE_WGSL}
-${ROW_ENTRY}
+  helpers: [ROW_LSE_WGSL],
+  main: `
   let l = rowLse(row * p.V, li);
   if (li == 0u) { lse[p.off + row] = l; }
 }`,
@@ -109,10 +104,7 @@ export const mixLogFinishKernel = defineKernel({
   params: { n: "u32" },
   buffers: { mx: "read", y: "rw" },
   body: `
-@compute @workgroup_size(${MIX_EW})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(MIX_EW)};
-  if (i >= p.n) { return; }
+${flatEntry(MIX_EW)}
   y[i] = mx[i] + log(y[i]);
 }`,
 });

@@ -7,13 +7,10 @@
  *   normFinish:  norm[0] = sqrt(Σ_k parts[k]), k in order (parts: each gradient's Σ g²)
  *   clipScale:   g ← g·maxNorm/(norm + 1e-6) when norm is finite and > maxNorm, else unchanged
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 
 export const OPTIM_GROUP = 256;
-const head = `@compute @workgroup_size(${OPTIM_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(OPTIM_GROUP)};
-  if (i >= p.n) { return; }`;
+const head = flatEntry(OPTIM_GROUP);
 
 export const adamwKernel = defineKernel({
   name: "adamw",

@@ -7,19 +7,18 @@
  * Targets outside [0, V) are the caller's to rule out (the CPU op checks them; the device cannot
  * without a read-back).
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
+import { defineRowKernel, ROW_LSE_WGSL } from "./row-reduce.js";
 
 export const CE_EW = 256;
 const IGNORE = -100;
 
-export const ceRowKernel = defineKernel({
+export const ceRowKernel = defineRowKernel({
   name: "perStepCE/forward",
   params: { rows: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", targets: "read:i32", ce: "rw", lse: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_LSE_WGSL}
-${ROW_ENTRY}
+  helpers: [ROW_LSE_WGSL],
+  main: `
   let o = row * p.V;
   let l = rowLse(o, li);
   if (li == 0u) {
@@ -35,10 +34,7 @@ export const ceBackwardKernel = defineKernel({
   params: { n: "u32", V: "u32", off: "u32" },
   buffers: { x: "read", targets: "read:i32", lse: "read", g: "read", gx: "rw" },
   body: `
-@compute @workgroup_size(${CE_EW})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(CE_EW)};
-  if (i >= p.n) { return; }
+${flatEntry(CE_EW)}
   let m = i / p.V;
   let t = targets[m];
   if (t == ${IGNORE}) { gx[i] = 0.0; return; }

@@ -5,15 +5,14 @@
  *             gwRows[row, j] = g ⊙ x̂  (∂w = Σ_rows gwRows, summed by the broadcast reduction)
  * Shapes: x [rows, D], w [D], r [rows].
  */
-import { defineKernel } from "../kernel-def.js";
-import { ROW_ENTRY, ROW_GROUP, ROW_REDUCE_WGSL } from "./row-reduce.js";
 
-export const rmsnormForwardKernel = defineKernel({
+import { defineRowKernel, ROW_GROUP } from "./row-reduce.js";
+
+export const rmsnormForwardKernel = defineRowKernel({
   name: "rmsnorm_forward",
   params: { rows: "u32", D: "u32", eps: "f32" },
   buffers: { x: "read", w: "read", rinv: "rw", y: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_ENTRY}
+  main: `
   let o = row * p.D;
   var ss = 0.0;
   for (var j = li; j < p.D; j += ${ROW_GROUP}u) { ss += x[o + j] * x[o + j]; }
@@ -23,12 +22,11 @@ ${ROW_ENTRY}
 }`,
 });
 
-export const rmsnormBackwardKernel = defineKernel({
+export const rmsnormBackwardKernel = defineRowKernel({
   name: "rmsnorm_backward",
   params: { rows: "u32", D: "u32", wantX: "u32", wantW: "u32" },
   buffers: { x: "read", w: "read", rinv: "read", g: "read", gx: "rw", gwRows: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${ROW_ENTRY}
+  main: `
   let o = row * p.D;
   let r = rinv[row];
   var dot = 0.0;

@@ -8,7 +8,7 @@
  * (ropeTables) and uploaded once per shape: p·θ_i in float32 would lose the angle at large p.
  * n = B·T·H·half pairs.
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 
 export const ROPE_GROUP = 256;
 
@@ -17,10 +17,7 @@ export const ropeKernel = defineKernel({
   params: { n: "u32", T: "u32", H: "u32", half: "u32", sign: "f32" },
   buffers: { x: "read", tab: "read", y: "rw" },
   body: `
-@compute @workgroup_size(${ROPE_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(ROPE_GROUP)};
-  if (i >= p.n) { return; }
+${flatEntry(ROPE_GROUP)}
   let e = i % p.half;
   let row = i / p.half;          // (b·T + t)·H + h
   let t = (row / p.H) % p.T;

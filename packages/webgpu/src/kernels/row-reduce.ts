@@ -5,6 +5,7 @@
  * strided share of the row (j = li, li + ROW_GROUP, …) in increasing j.
  * Call the reductions from uniform control flow (every thread of the workgroup).
  */
+import { defineKernel, type Kernel, type KernelSpec } from "../kernel-def.js";
 import { groupSumWgsl } from "./wgsl-group-sum.js";
 
 export const ROW_GROUP = 256;
@@ -46,3 +47,18 @@ export const ROW_ENTRY = `@compute @workgroup_size(${ROW_GROUP})
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u) {
   let row = wg.x + wg.y * ng.x;
   if (row >= p.rows) { return; }`;
+
+/**
+ * A kernel that gives one workgroup to each row: the row reductions, then `helpers` (WGSL
+ * functions such as ROW_LSE_WGSL), then ROW_ENTRY, which binds `row` and `li`, and `main`, the
+ * rest of the entry's body with its closing brace.
+ */
+export function defineRowKernel(
+  spec: Omit<KernelSpec, "body"> & { helpers?: readonly string[]; main: string },
+): Kernel {
+  const { helpers = [], main, ...rest } = spec;
+  return defineKernel({
+    ...rest,
+    body: `${[ROW_REDUCE_WGSL, ...helpers, ROW_ENTRY].join("\n")}${main}`,
+  });
+}

@@ -4,14 +4,11 @@
  *   backward: ∂x[r, o_k + j] = g_k[r, j] · σ(1 + x(1 − σ)), σ = σ(x[r, o_k + j]); zeros for a piece
  *             without gradient
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const SILU_SPLIT_GROUP = 256;
-const head = `@compute @workgroup_size(${SILU_SPLIT_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let f = ${flatIndex(SILU_SPLIT_GROUP)};
-  if (f >= p.rows * p.w) { return; }
+const head = `${flatEntry(SILU_SPLIT_GROUP, "p.rows * p.w", "f")}
   let r = f / p.w;
   let xi = r * p.ldx + p.off + f % p.w;`;
 

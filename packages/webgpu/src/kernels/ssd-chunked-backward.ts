@@ -15,7 +15,7 @@
  *   dtGrad       ∂dt = ddt + A_h·da;  ∂A_h = Σ dt·da and ∂D_h = Σ gY ⊙ X are column sums.
  * Reductions run in a fixed order in workgroup memory (no atomics): deterministic.
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { columnSumKernel } from "./column-sum.js";
 import {
   cbHelpers,
@@ -382,10 +382,7 @@ export const ssdDtGradKernel = defineKernel({
   name: "ssdDtGrad",
   params: { T: "u32", H: "u32", n: "u32" },
   buffers: { sums: "read", A: "read", gdt: "rw" },
-  body: `@compute @workgroup_size(${SSD_LINEAR_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(SSD_LINEAR_GROUP)};
-  if (i >= p.n) { return; }
+  body: `${flatEntry(SSD_LINEAR_GROUP)}
   let h = i % p.H;
   let bt = i / p.H;
   let o = (((bt / p.T) * p.H + h) * p.T + bt % p.T) * 2u;

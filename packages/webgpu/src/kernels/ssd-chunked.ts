@@ -20,7 +20,7 @@
  * a fixed order (deterministic). States are [P,N] row-major, as the final state.
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], s0 [B,H,P,N], D [H] → y, state.
  */
-import { defineKernel, flatIndex, type ParamType } from "../kernel-def.js";
+import { defineKernel, flatEntry, type ParamType } from "../kernel-def.js";
 
 export const TILE = 16;
 /** Longest chunk the kernels take (workgroup arrays of the backward are sized by it). */
@@ -100,10 +100,7 @@ export const ssdPrepKernel = defineKernel({
   name: "ssdPrep",
   params: { ...ssdDims, n: "u32" },
   buffers: { dt: "read", A: "read", dl: "rw" },
-  body: `@compute @workgroup_size(${SSD_LINEAR_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let item = ${flatIndex(SSD_LINEAR_GROUP)};
-  if (item >= p.n) { return; }
+  body: `${flatEntry(SSD_LINEAR_GROUP, "p.n", "item")}
   let bh = item / p.nc;
   let b = bh / p.H;
   let h = bh % p.H;
@@ -194,10 +191,7 @@ export const ssdStatePassKernel = defineKernel({
   name: "ssdStatePass",
   params: { nc: "u32", PN: "u32", n: "u32", hasS0: "u32" },
   buffers: { sloc: "read", cdecay: "read", s0: "read", states: "rw", last: "rw" },
-  body: `@compute @workgroup_size(${SSD_LINEAR_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(SSD_LINEAR_GROUP)};
-  if (i >= p.n) { return; }
+  body: `${flatEntry(SSD_LINEAR_GROUP)}
   let bh = i / p.PN;
   let e = i % p.PN;
   var s = 0.0;

@@ -4,15 +4,12 @@
  *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ gate·σ(gate)
  * gate, up, y, G, ∂gate, ∂up are flat [n]; σ is recomputed in the backward (nothing is saved).
  */
-import { defineKernel, flatIndex } from "../kernel-def.js";
+import { defineKernel, flatEntry } from "../kernel-def.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const SWIGLU_GROUP = 256;
 const head = `${WGSL_MATH}
-@compute @workgroup_size(${SWIGLU_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(SWIGLU_GROUP)};
-  if (i >= p.n) { return; }
+${flatEntry(SWIGLU_GROUP)}
   let x = gate[i];
   let s = sigmoid(x);`;
 

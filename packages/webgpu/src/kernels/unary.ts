@@ -9,7 +9,7 @@
  * n elements; backward kernels read x, the forward output y and g (all three, whether the
  * formula needs them or not: an automatic bind-group layout drops bindings a shader never uses).
  */
-import { defineKernel, flatIndex, type Kernel } from "../kernel-def.js";
+import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const UNARY_GROUP = 256;
@@ -27,10 +27,7 @@ const FORMULAS: Record<UnaryName, [string, string]> = {
   softplus: ["softplus(x)", "g * sigmoid(x)"],
 };
 
-const head = `@compute @workgroup_size(${UNARY_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u) {
-  let i = ${flatIndex(UNARY_GROUP)};
-  if (i >= p.n) { return; }`;
+const head = flatEntry(UNARY_GROUP);
 
 const kernels = new Map<string, Kernel>();
 

@@ -4,7 +4,7 @@ import {
   matmul as cpuMatmul,
   type Tensor,
 } from "@loop/tensor";
-import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
+import { checkAgainstCpu, gpuForTests, type OracleInput } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { linearSplit } from "./linear-split.js";
@@ -60,41 +60,38 @@ describe.runIf(ctx)("webgpu matmul against the CPU op", () => {
 });
 
 describe.runIf(ctx)("webgpu linear and linearSplit against the CPU ops", () => {
-  it("linear without bias, x [2,5,24], W [40,24]", async () => {
-    await checkAgainstCpu(ctx!, {
+  const linearCases: { name: string; seed: number; inputs: OracleInput[] }[] = [
+    {
+      name: "linear without bias, x [2,5,24], W [40,24]",
       seed: 1,
       inputs: [{ shape: [2, 5, 24] }, { shape: [40, 24] }],
-      cpu: ([x, w]) => cpuLinear(x as Tensor, w as Tensor),
-      gpu: ([x, w]) => linear(x!, w!),
-    });
-  });
-
-  it("linear with bias over more rows than one reduction chunk (x [130,7], W [3,7])", async () => {
-    await checkAgainstCpu(ctx!, {
+    },
+    {
+      name: "linear with bias over more rows than one reduction chunk (x [130,7], W [3,7])",
       seed: 2,
       inputs: [{ shape: [130, 7] }, { shape: [3, 7] }, { shape: [3] }],
-      cpu: ([x, w, b]) => cpuLinear(x as Tensor, w as Tensor, b as Tensor),
-      gpu: ([x, w, b]) => linear(x!, w!, b!),
-    });
-  });
-
-  it("linear whose weight gradient splits its long K (600 tokens) into chunks", async () => {
-    await checkAgainstCpu(ctx!, {
+    },
+    {
+      name: "linear whose weight gradient splits its long K (600 tokens) into chunks",
       seed: 6,
       inputs: [{ shape: [600, 5] }, { shape: [3, 5] }, { shape: [3] }],
-      cpu: ([x, w, b]) => cpuLinear(x as Tensor, w as Tensor, b as Tensor),
-      gpu: ([x, w, b]) => linear(x!, w!, b!),
-    });
-  });
-
-  it("linear with T = 1 and an input that needs no gradient", async () => {
-    await checkAgainstCpu(ctx!, {
+    },
+    {
+      name: "linear with T = 1 and an input that needs no gradient",
       seed: 3,
       inputs: [{ shape: [1, 1, 66], grad: false }, { shape: [5, 66] }],
-      cpu: ([x, w]) => cpuLinear(x as Tensor, w as Tensor),
-      gpu: ([x, w]) => linear(x!, w!),
+    },
+  ];
+  for (const { name, seed, inputs } of linearCases) {
+    it(name, async () => {
+      await checkAgainstCpu(ctx!, {
+        seed,
+        inputs,
+        cpu: ([x, w, b]) => cpuLinear(x as Tensor, w as Tensor, b as Tensor | undefined),
+        gpu: ([x, w, b]) => linear(x!, w!, b),
+      });
     });
-  });
+  }
 
   it("linearSplit into z | xBC | dt (and an empty piece)", async () => {
     const widths = [16, 0, 40, 3];

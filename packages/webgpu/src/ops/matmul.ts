@@ -8,40 +8,19 @@
  *     ∂x = g · W,  ∂W = gᵀ · x,  ∂bias = Σ_rows g
  * Every product is one tiled GEMM dispatch (kernels/gemm.ts).
  */
-import { type MatmulOptions, shapeStr } from "@loop/tensor";
+import { type MatmulOptions, matmulShape, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { gemm } from "./gemm.js";
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
-  const tA = opts.transA ?? false;
-  const tB = opts.transB ?? false;
-  if (a.rank < 2 || b.rank < 2)
-    throw new Error(
-      `webgpu matmul: operands need rank ≥ 2, got ${shapeStr(a.shape)} and ${shapeStr(b.shape)}`,
-    );
-  const ar = a.shape[a.rank - 2]!;
-  const ac = a.shape[a.rank - 1]!;
-  const br = b.shape[b.rank - 2]!;
-  const bc = b.shape[b.rank - 1]!;
-  const M = tA ? ac : ar;
-  const K = tA ? ar : ac;
-  const N = tB ? br : bc;
-  if (K !== (tB ? bc : br))
-    throw new Error(
-      `webgpu matmul: inner sizes differ (${K} vs ${tB ? bc : br}) for ${shapeStr(a.shape)} · ${shapeStr(b.shape)}`,
-    );
-  const batchShape = a.shape.slice(0, -2);
-  const shared = b.rank === 2;
-  if (!shared && batchShape.join() !== b.shape.slice(0, -2).join())
-    throw new Error(
-      `webgpu matmul: batch shapes differ: ${shapeStr(a.shape)} vs ${shapeStr(b.shape)}`,
-    );
+  const s = matmulShape("webgpu matmul", a.shape, b.shape, opts);
+  const { tA, tB, M, N, K, shared } = s;
+  const { ac, bc, sa, sb } = s;
   const ctx = a.ctx;
+  const batchShape = s.batch;
   const nb = batchShape.reduce((p, d) => p * d, 1);
-  const sa = ar * ac;
-  const sb = shared ? 0 : br * bc;
   const y = emptyLike(ctx, [...batchShape, M, N]);
   gemm(ctx, {
     transA: tA,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
-import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
+import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
@@ -241,10 +241,7 @@ export function registerReproduce(program: Command): void {
       "--queue <url>",
       "train the sweep studies' members on `looplm worker`s through Redis, redis://host:port[/db], as `sweep --queue` does (the same numbers; a repeated command continues; exit-gate trains here); --out must be on a filesystem every worker mounts at the same path (docs/distributed.md)",
     )
-    .option(
-      "--secret <s>",
-      `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`,
-    )
+    .option("--secret <s>", SIGN_HELP)
     .addHelpText(
       "after",
       `

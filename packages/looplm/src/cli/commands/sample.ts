@@ -91,33 +91,46 @@ export function registerSample(program: Command): void {
       "\nExamples:\n  looplm sample mano --max-ops 10 --count 5 --seed 1\n  looplm sample phop --alphabet 4 --length 256 --hops 16 --count 5 --seed 1",
     );
 
-  sample
-    .command("mano")
-    .description(
-      'Mano expressions mod 23, ℓ uniform in 1..L: {"input": ["<bos>", "<len_ℓ>", expr…, "<ans>"], "answer": s, "ops": ℓ}',
-    )
-    .option("--max-ops <L>", "largest number of operators L (≥ 1)", intOption("--max-ops", 1), 10)
-    .option("--count <n>", "number of examples (≥ 1)", intOption("--count", 1), 10)
-    .option("--seed <s>", "seed, an integer in [0, 2^32 − 1]", seedOption, 0)
-    .addHelpText(
-      "after",
-      "\nExamples:\n  looplm sample mano --max-ops 24 --count 1000 --seed 7 > mano.jsonl\n  looplm sample mano --max-ops 3 --count 2",
-    )
-    .action((opts: SampleManoArgs) => runSampleMano(opts, writeStdout));
+  addSampler(
+    sample,
+    "mano",
+    'Mano expressions mod 23, ℓ uniform in 1..L: {"input": ["<bos>", "<len_ℓ>", expr…, "<ans>"], "answer": s, "ops": ℓ}',
+    (c) =>
+      c.option(
+        "--max-ops <L>",
+        "largest number of operators L (≥ 1)",
+        intOption("--max-ops", 1),
+        10,
+      ),
+    "looplm sample mano --max-ops 24 --count 1000 --seed 7 > mano.jsonl\n  looplm sample mano --max-ops 3 --count 2",
+  ).action((opts: SampleManoArgs) => runSampleMano(opts, writeStdout));
 
-  sample
-    .command("phop")
-    .description(
-      'p-hop induction sequences: {"input": [v_1…v_n], "answer": v_find_p(n), "hops": p}',
-    )
-    .option("--alphabet <A>", "alphabet size |Σ| (≥ 2)", intOption("--alphabet", 2), 4)
-    .option("--length <n>", "sequence length n (≥ hops + 2)", intOption("--length", 1), 256)
-    .option("--hops <p>", "number of hops p (≥ 1)", intOption("--hops", 1), 16)
+  addSampler(
+    sample,
+    "phop",
+    'p-hop induction sequences: {"input": [v_1…v_n], "answer": v_find_p(n), "hops": p}',
+    (c) =>
+      c
+        .option("--alphabet <A>", "alphabet size |Σ| (≥ 2)", intOption("--alphabet", 2), 4)
+        .option("--length <n>", "sequence length n (≥ hops + 2)", intOption("--length", 1), 256)
+        .option("--hops <p>", "number of hops p (≥ 1)", intOption("--hops", 1), 16),
+    "looplm sample phop --alphabet 4 --length 256 --hops 32 --count 100 --seed 3 > phop.jsonl\n  looplm sample phop --length 12 --hops 2 --count 3",
+  ).action((opts: SamplePhopArgs) => runSamplePhop(opts, writeStdout));
+}
+
+/**
+ * A `sample` subcommand: its own options (added by `own`), then the --count and --seed every
+ * sampler takes, and its examples.
+ */
+function addSampler(
+  parent: Command,
+  name: string,
+  description: string,
+  own: (c: Command) => Command,
+  examples: string,
+): Command {
+  return own(parent.command(name).description(description))
     .option("--count <n>", "number of examples (≥ 1)", intOption("--count", 1), 10)
     .option("--seed <s>", "seed, an integer in [0, 2^32 − 1]", seedOption, 0)
-    .addHelpText(
-      "after",
-      "\nExamples:\n  looplm sample phop --alphabet 4 --length 256 --hops 32 --count 100 --seed 3 > phop.jsonl\n  looplm sample phop --length 12 --hops 2 --count 3",
-    )
-    .action((opts: SamplePhopArgs) => runSamplePhop(opts, writeStdout));
+    .addHelpText("after", `\nExamples:\n  ${examples}`);
 }

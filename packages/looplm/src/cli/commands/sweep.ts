@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
-import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
+import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
@@ -124,10 +124,7 @@ export function registerSweep(program: Command): void {
       "--queue <url>",
       "train the members on `looplm worker`s through Redis, redis://host:port[/db]; a repeated command reuses finished members (docs/distributed.md)",
     )
-    .option(
-      "--secret <s>",
-      `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`,
-    )
+    .option("--secret <s>", SIGN_HELP)
     .addHelpText(
       "after",
       `
