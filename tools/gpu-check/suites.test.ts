@@ -22,9 +22,12 @@ describe("gpu-check suites", () => {
     expect(suites.find((s) => s.name === "ops")!.files).toContain(
       "packages/webgpu/src/ops/matmul.test.ts",
     );
-    expect(
-      suites.find((s) => s.name === "training")!.files.every((f) => f.includes("/train/")),
-    ).toBe(true);
+    expect(suites.find((s) => s.name === "ops")!.files).toContain(
+      "packages/ssm-kernels/src/webgpu/ssd-scan-chunked.test.ts",
+    );
+    expect(suites.find((s) => s.name === "training")!.files).toEqual([
+      "packages/looplm/src/gpu-training.test.ts",
+    ]);
     expect(all.some((f) => f.startsWith("tools/gpu-check/"))).toBe(false);
     expect(suites.find((s) => s.name === "golden")!.testNamePattern).toBe("webgpu");
   });

@@ -5,7 +5,7 @@
  * `looplm forward --backend webgpu`, and every other test file that opens a WebGPU device
  * through Dawn (the playground's browser test uses Chromium's WebGPU, not Dawn, and is not one).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 export const SUITE_NAMES = ["ops", "model", "training", "golden", "other"] as const;
@@ -49,21 +49,37 @@ function testFiles(root: string, dir: string): string[] {
 /** A test file that opens a Dawn device: it imports @loop/webgpu or the suites' GPU helper. */
 function usesDawn(root: string, file: string): boolean {
   const text = readFileSync(join(root, file), "utf8");
-  return /from "@loop\/webgpu(\/node)?"|test-support\/gpu-suite\.js"/.test(text);
+  return /from "@loop\/(webgpu(\/node)?|test-support-gpu)"/.test(text);
 }
+
+/** The device model (the model written once, on the GPU's ops) against the CPU model. */
+const MODEL_FILES = ["packages/looplm/src/gpu-device-model.test.ts"];
+/** Training on the GPU (the one trainer step and AdamW on gpuBackendOps) against the CPU. */
+const TRAINING_FILES = ["packages/looplm/src/gpu-training.test.ts"];
 
 /** The suites of this checkout. */
 export function findSuites(root: string): Suite[] {
-  const webgpu = testFiles(root, "packages/webgpu/src");
-  const under = (dir: string) => webgpu.filter((f) => f.startsWith(`packages/webgpu/src/${dir}/`));
-  const model = under("model");
-  const training = under("train");
-  const ops = webgpu.filter((f) => !model.includes(f) && !training.includes(f));
+  const model = MODEL_FILES.filter((f) => existsSync(join(root, f)));
+  const training = TRAINING_FILES.filter((f) => existsSync(join(root, f)));
+  // every WGSL op's test: @loop/webgpu's own, and those beside their CPU oracles in the
+  // packages that own them (src/webgpu/*.test.ts)
+  const ops = ["packages", "tools/test-support-gpu"]
+    .flatMap((d) => testFiles(root, d))
+    .filter(
+      (f) =>
+        (f.startsWith("packages/webgpu/src/") ||
+          /^packages\/[^/]+\/src\/webgpu\//.test(f) ||
+          f.startsWith("tools/test-support-gpu/")) &&
+        !model.includes(f) &&
+        !training.includes(f),
+    );
   const others = ["packages", "tools", "benchmarks"]
     .flatMap((d) => testFiles(root, d))
     .filter(
       (f) =>
-        !f.startsWith("packages/webgpu/") &&
+        !ops.includes(f) &&
+        !model.includes(f) &&
+        !training.includes(f) &&
         !f.startsWith("packages/playground/") &&
         !f.startsWith("tools/gpu-check/") &&
         !GOLDEN_FILES.includes(f) &&

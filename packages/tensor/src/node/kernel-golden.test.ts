@@ -7,6 +7,7 @@
  */
 
 import { expectGolden, goldenGrads, goldenKernelSuites, loadKernelCase } from "@loop/test-support";
+import { backward } from "../autograd/backward.js";
 import { embedding } from "../ops/embedding.js";
 import { crossEntropy } from "../ops/loss.js";
 import { rmsnorm } from "../ops/rmsnorm.js";
