@@ -200,6 +200,7 @@ function ssdBackward(
   const BH = batch * H;
   const PN = P * N;
   const { dl, cb, cdecay, states } = saved;
+  const seg = segmentOf(Lc);
   const q = emptyLike(ctx, states.shape);
   ctx.run(
     ssdChunkOuterKernel,
@@ -291,8 +292,8 @@ function ssdBackward(
       dCh: dCh.buffer,
       sums: sums.buffer,
     },
-    dims,
-    [1, nc, BH],
+    { ...dims, n: BH * nc, seg },
+    grid(BH * nc * seg, SSD_LINEAR_GROUP),
   );
   const gB = emptyLike(ctx, inp.B.shape);
   const gC = emptyLike(ctx, inp.C.shape);
