@@ -13,6 +13,9 @@ describe.runIf(ctx)("webgpu attention matches @loop/attention's tiled attention"
     { B: 2, T: 17, Hq: 4, Hkv: 2, hd: 8 },
     { B: 1, T: 70, Hq: 2, Hkv: 1, hd: 6 }, // T crosses the 64-row tiles
     { B: 2, T: 20, Hq: 4, Hkv: 1, hd: 8, doc: [[5, 6, 13], [1]] },
+    // dK dV: head_dim below its 4 threads per key (some own no element), 3 query heads per KV
+    // head, keys in three 64-key workgroups, query rows not a multiple of its 8-row blocks
+    { B: 1, T: 131, Hq: 3, Hkv: 1, hd: 3 },
   ];
   for (const c of cases) {
     const { B, T, Hq, Hkv, hd, doc } = c;
