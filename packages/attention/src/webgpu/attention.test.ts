@@ -40,6 +40,24 @@ describe.runIf(ctx)("webgpu attention matches @loop/attention's tiled attention"
     releaseTransients(ctx!);
   });
 
+  it("gives the same ∂k and ∂v bits on every run (each element summed by one thread)", async () => {
+    const q = randn([1, 70, 4, 6], 11);
+    const k = randn([1, 70, 2, 6], 12);
+    const v = randn([1, 70, 2, 6], 13);
+    const dy = randn([1, 70, 4, 6], 14, { requiresGrad: false });
+    const run = async () => {
+      const gk = toGpu(ctx!, k);
+      const gv = toGpu(ctx!, v);
+      backwardGpu(attention(toGpu(ctx!, q, false), gk, gv), toGpu(ctx!, dy, false));
+      const out = [...(await gk.grad!.read()), ...(await gv.grad!.read())];
+      gk.dispose();
+      gv.dispose();
+      releaseTransients(ctx!);
+      return out;
+    };
+    expect(await run()).toEqual(await run());
+  });
+
   it("names the problem on bad input", () => {
     const q = uploadTensor(ctx!, new Float32Array(24), [1, 2, 3, 4]);
     const k = uploadTensor(ctx!, new Float32Array(16), [1, 2, 2, 4]);
