@@ -10,7 +10,8 @@ const shared = await gpuForTests("webgpu attention tiles");
 /**
  * A device with WebGPU's default 16 KiB of workgroup memory (the shared test context asks for
  * the adapter's maximum): there head_dim 32 gets staged tiles of 61 rows, key tiles that do not
- * line up with the 64-query tiles.
+ * line up with the 64-query tiles, and the dK dV kernel stages 45 query rows (what fits beside
+ * its blocks of P and dS): five 8-row blocks and a partial one.
  */
 async function smallDevice(): Promise<GpuContext> {
   const gpu = create([]);

@@ -43,6 +43,11 @@ const cases: Case[] = [
   { batch: 1, T: 1, H: 3, P: 2, G: 3, N: 4, chunk: 64, s0: true, D: true, starts: null },
   // chunks of several 16-row tiles; P and N over one tile
   { batch: 1, T: 45, H: 2, P: 18, G: 1, N: 17, chunk: 20, s0: true, D: true, starts: [[7, 33]] },
+  // the prefix sums: chunks of 3 (segments of 4 threads) spread over several workgroups of 256
+  // threads, the last chunk one position long
+  { batch: 2, T: 100, H: 4, P: 2, G: 2, N: 3, chunk: 3, s0: false, D: false, starts: [[50], [2]] },
+  // a chunk of 200 positions: one segment fills a whole workgroup; the last chunk is 100 long
+  { batch: 1, T: 300, H: 2, P: 2, G: 1, N: 2, chunk: 200, s0: true, D: false, starts: null },
 ];
 
 function seqIdxOf(c: Case): Int32Array | null {

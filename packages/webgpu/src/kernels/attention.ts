@@ -9,14 +9,18 @@
  * tiles of BK keys are staged in workgroup memory and every thread keeps its running max m, sum l
  * and output row O (online softmax); y = O / l, lse = m + ln l.
  * Backward with Dvec[t] = Σ_e ∂y[t,e]·y[t,e] (dvec kernel, stored beside lse) and P = e^{c·q·kᵀ − lse}:
- *   dK, dV: one workgroup per (b, g, tile of 64 keys), one thread per key, looping over the G
- *     query heads of g and the query tiles (staged in workgroup memory) at or after the key:
- *     dv += P·∂y, dk += c·P·(∂y·v − Dvec)·q;
+ *   dK, dV: one workgroup per (b, g, tile of 64 keys), 4 threads per key (256 a workgroup),
+ *     looping over the G query heads of g and the query tiles (staged in workgroup memory) at or
+ *     after the keys, 8 query rows at a time: the 64·8 pairs' P and dS = P·(∂y·v − Dvec) are
+ *     computed by the 256 threads (each pair's dot products by one thread, e in order) into
+ *     workgroup memory, then each thread adds the 8 rows in order to its quarter of its key's row
+ *     (elements e ≡ part mod 4): dv += P·∂y, dk += c·dS·q;
  *   dQ: one workgroup per (b, j, tile of 64 queries), one thread per query, looping over the
  *     key tiles (staged): dq += c·P·(∂y·v − Dvec)·k.
  * Each output element is summed by one thread in a fixed order: no atomics, the same numbers
- * every run. hd and the tile depth are compiled in (kernels are made per head_dim, and the depth
- * of a staged tile is what fits the device's workgroup memory, at most 64 rows).
+ * every run (the dK dV order is the one-thread-per-key order: heads, then query rows). hd and
+ * the tile depth are compiled in (kernels are made per head_dim, and the depth of a staged tile
+ * is what fits the device's workgroup memory, at most 64 rows).
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 
@@ -182,25 +186,55 @@ ${QUERY_ENTRY}
   });
 }
 
+/** Threads per key in the dK dV kernel, each owning the elements e ≡ part (mod KV_PARTS) of its rows. */
+export const KV_PARTS = 4;
+/** Query rows whose (key, query) pairs the dK dV kernel computes at once, between two barriers. */
+export const KV_SUB = 8;
+
+/**
+ * Query rows of the dK dV kernel's staged tile: what fits beside its two [KV_SUB, 64] blocks of
+ * P and dS (at most 64 rows).
+ */
+export function kvTileDepth(hd: number, workgroupBytes: number): number {
+  return tileDepth(hd, workgroupBytes - 4 * 2 * KV_SUB * ATTN_ROWS);
+}
+
 function backwardKV(hd: number, bq: number): Kernel {
+  const ept = Math.ceil(hd / KV_PARTS);
+  const threads = ATTN_ROWS * KV_PARTS;
   return defineKernel({
     name: `attention/backward-dkdv(hd=${hd})`,
     params: BACKWARD_PARAMS,
     buffers: { ...BACKWARD_INPUTS, dk: "rw", dv: "rw" },
-    body: `${stage(hd, bq, `var<workgroup> tl: array<f32, ${bq}>;\nvar<workgroup> td: array<f32, ${bq}>;`)}
-@compute @workgroup_size(${ATTN_ROWS})
+    body: `${stage(
+      hd,
+      bq,
+      `var<workgroup> tl: array<f32, ${bq}>;
+var<workgroup> td: array<f32, ${bq}>;
+const PARTS: u32 = ${KV_PARTS}u;
+const SUB: u32 = ${KV_SUB}u;
+const EPT: u32 = ${ept}u;
+const WG: u32 = ${threads}u;
+var<workgroup> pP: array<f32, ${KV_SUB * ATTN_ROWS}>;
+var<workgroup> pS: array<f32, ${KV_SUB * ATTN_ROWS}>;`,
+    )}
+@compute @workgroup_size(${threads})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let key = lid % ROWS;
+  let part = lid / ROWS;
   let b = wid.y / p.Hkv;
   let g = wid.y % p.Hkv;
   let c0 = wid.x * ROWS;
-  let s = c0 + lid;
+  let s = c0 + key;
   let sk = min(s, p.T - 1u);
   let ko = ((b * p.T + sk) * p.Hkv + g) * HD;
   var kr: array<f32, HD>;
   var vr: array<f32, HD>;
-  var dka: array<f32, HD>;
-  var dva: array<f32, HD>;
-  for (var e = 0u; e < HD; e++) { kr[e] = k[ko + e] * p.c; vr[e] = v[ko + e]; dka[e] = 0.0; dva[e] = 0.0; }
+  // this thread's share of the key's dK and dV rows: elements e = part + i·PARTS
+  var dka: array<f32, EPT>;
+  var dva: array<f32, EPT>;
+  for (var e = 0u; e < HD; e++) { kr[e] = k[ko + e] * p.c; vr[e] = v[ko + e]; }
+  for (var i = 0u; i < EPT; i++) { dka[i] = 0.0; dva[i] = 0.0; }
   var myDoc = 0;
   if (p.docs != 0u) { myDoc = seq[b * p.T + sk]; }
   for (var jj = 0u; jj < p.G; jj++) {
@@ -209,42 +243,65 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     for (var r0 = c0; r0 < p.T; r0 += BK) {
       let br = min(BK, p.T - r0);
       workgroupBarrier();
-      for (var i = lid; i < br * HD; i += ROWS) {
+      for (var i = lid; i < br * HD; i += WG) {
         let qo = ((b * p.T + r0 + i / HD) * p.Hq + j) * HD + i % HD;
         ta[i] = q[qo];
         tb[i] = gy[qo];
       }
-      for (var i = lid; i < br; i += ROWS) {
+      for (var i = lid; i < br; i += WG) {
         let li = (b * p.Hq + j) * p.T + r0 + i;
         tl[i] = ld[li];
         td[i] = ld[p.nl + li];
         if (p.docs != 0u) { tdoc[i] = seq[b * p.T + r0 + i]; }
       }
       workgroupBarrier();
-      var first = 0u;
-      if (sk > r0) { first = sk - r0; }
-      for (var row = first; row < br; row++) {
-        if (p.docs == 0u || tdoc[row] == myDoc) {
-          var sc = 0.0;
-          var dp = 0.0;
-          for (var e = 0u; e < HD; e++) {
-            sc += kr[e] * ta[row * HD + e];
-            dp += vr[e] * tb[row * HD + e];
+      for (var r1 = 0u; r1 < br; r1 += SUB) {
+        let nr = min(SUB, br - r1);
+        // P and dS of the pairs (key, rows r1 + m): the key's PARTS threads take every PARTS-th m
+        for (var m = part; m < SUB; m += PARTS) {
+          let row = r1 + m;
+          var pr = 0.0;
+          var ds = 0.0;
+          if (m < nr && r0 + row >= sk && (p.docs == 0u || tdoc[row] == myDoc)) {
+            var sc = 0.0;
+            var dp = 0.0;
+            for (var e = 0u; e < HD; e++) {
+              sc += kr[e] * ta[row * HD + e];
+              dp += vr[e] * tb[row * HD + e];
+            }
+            pr = exp(sc - tl[row]);
+            ds = pr * (dp - td[row]);
           }
-          let pr = exp(sc - tl[row]);
-          let ds = pr * (dp - td[row]);
-          for (var e = 0u; e < HD; e++) {
-            dva[e] += pr * tb[row * HD + e];
-            dka[e] += ds * ta[row * HD + e];
+          pP[m * ROWS + key] = pr;
+          pS[m * ROWS + key] = ds;
+        }
+        workgroupBarrier();
+        // every thread adds the rows in order to its elements: one thread, one order per element
+        for (var m = 0u; m < nr; m++) {
+          let row = r1 + m;
+          if (r0 + row >= sk && (p.docs == 0u || tdoc[row] == myDoc)) {
+            let pr = pP[m * ROWS + key];
+            let ds = pS[m * ROWS + key];
+            for (var i = 0u; i < EPT; i++) {
+              let e = part + i * PARTS;
+              if (e < HD) {
+                dva[i] += pr * tb[row * HD + e];
+                dka[i] += ds * ta[row * HD + e];
+              }
+            }
           }
         }
+        workgroupBarrier();
       }
     }
   }
   if (s < p.T) {
-    for (var e = 0u; e < HD; e++) {
-      dk[ko + e] = p.c * dka[e];
-      dv[ko + e] = dva[e];
+    for (var i = 0u; i < EPT; i++) {
+      let e = part + i * PARTS;
+      if (e < HD) {
+        dk[ko + e] = p.c * dka[i];
+        dv[ko + e] = dva[i];
+      }
     }
   }
 }`,
@@ -276,8 +333,10 @@ export interface AttentionKernels {
   forward: Kernel;
   backwardQ: Kernel;
   backwardKV: Kernel;
-  /** Keys (forward, dQ) or queries (dK dV) per staged tile. */
+  /** Keys per staged tile of the forward and dQ kernels. */
   depth: number;
+  /** Queries per staged tile of the dK dV kernel. */
+  kvDepth: number;
 }
 
 const made = new Map<string, AttentionKernels>();
@@ -285,14 +344,16 @@ const made = new Map<string, AttentionKernels>();
 /** The kernels for head_dim `hd` on a device with `workgroupBytes` of workgroup memory. */
 export function attentionKernels(hd: number, workgroupBytes: number): AttentionKernels {
   const depth = tileDepth(hd, workgroupBytes);
-  const key = `${hd},${depth}`;
+  const kvDepth = kvTileDepth(hd, workgroupBytes);
+  const key = `${hd},${depth},${kvDepth}`;
   let ks = made.get(key);
   if (!ks) {
     ks = {
       forward: forward(hd, depth),
       backwardQ: backwardQ(hd, depth),
-      backwardKV: backwardKV(hd, depth),
+      backwardKV: backwardKV(hd, kvDepth),
       depth,
+      kvDepth,
     };
     made.set(key, ks);
   }

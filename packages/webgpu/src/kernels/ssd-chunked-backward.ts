@@ -9,13 +9,14 @@
  *                sends ∂f to Λ_i and −∂f to Λ_j)
  *   gradX        ∂X = Mᵀ·gY + diag(w)·B·R_cᵀ (+ D_h·gY)
  *   rowsByState  vB = X·R_c, uC = gY·S_prev  (per head, [B,T,H,N]; scaled by w, E next)
- *   finish       per (b, c, h): ∂B_h = w ⊙ vB, ∂C_h = E ⊙ uC, their Λ and dt terms, then the
- *                reverse cumulative sum da_k = Σ_{i ≥ k} ∂Λ_i (one thread, L steps)
+ *   finish       per (b, c, h) a thread per position: ∂B_h = w ⊙ vB, ∂C_h = E ⊙ uC, their Λ and
+ *                dt terms, then the reverse cumulative sum da_k = Σ_{i ≥ k} ∂Λ_i (a parallel
+ *                suffix sum in workgroup memory)
  *   groupGrad    per (b, c, g): ∂B = Σ_h ∂B_h + d(CBᵀ)ᵀ·C,  ∂C = Σ_h ∂C_h + d(CBᵀ)·B (summed heads)
  *   dtGrad       ∂dt = ddt + A_h·da;  ∂A_h = Σ dt·da and ∂D_h = Σ gY ⊙ X are column sums.
  * Reductions run in a fixed order in workgroup memory (no atomics): deterministic.
  */
-import { defineKernel, flatEntry } from "../kernel-def.js";
+import { defineKernel, flatEntry, flatIndex } from "../kernel-def.js";
 import { columnSumKernel } from "./column-sum.js";
 import {
   cbHelpers,
@@ -28,6 +29,7 @@ import {
   tileEntry,
 } from "./ssd-chunked.js";
 import { groupSumWgsl } from "./wgsl-group-sum.js";
+import { segScanWgsl } from "./wgsl-seg-scan.js";
 
 const WG = 256;
 
@@ -242,12 +244,16 @@ ${tileEntry}
 });
 
 /**
- * Per (b, c, h) = (wg.y, wg.z), one thread per chunk position: scales vB → ∂B_h and uC → ∂C_h in
- * place, adds their Λ and dt terms to sums, and leaves sums = (da, ddt) per position.
+ * Per chunk (b, c, h), one thread per chunk position in a segment of `seg` = the chunk length
+ * rounded up to a power of two consecutive threads (256/seg chunks per workgroup; grid
+ * grid(B·H·nc·seg, 256), chunks in (b, h, c) order): scales vB → ∂B_h and uC → ∂C_h in place, adds
+ * their Λ and dt terms to sums, and leaves sums = (da, ddt) per position. The reverse cumulative
+ * sum of ∂Λ and the chunk's total of the w·∂w terms (which all reach Λ_{L−1}) are one parallel
+ * suffix sum (segScan) of the pairs.
  */
 export const ssdFinishKernel = defineKernel({
   name: "ssdFinish",
-  params: ssdDims,
+  params: { ...ssdDims, n: "u32", seg: "u32" },
   buffers: {
     dl: "read",
     Bm: "read",
@@ -257,16 +263,19 @@ export const ssdFinishKernel = defineKernel({
     dCh: "rw",
     sums: "rw",
   },
-  body: `${chunkHelpers}
-var<workgroup> dlam: array<f32, ${MAX_CHUNK}>;
-var<workgroup> wdw: array<f32, ${MAX_CHUNK}>;
-@compute @workgroup_size(${MAX_CHUNK})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3u) {
-  let k = chunkOf(wg.y, wg.z);
-  let l = li.x;
+  body: `${chunkHelpers}${segScanWgsl(SSD_LINEAR_GROUP, "vec2f", true)}
+@compute @workgroup_size(${SSD_LINEAR_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u,
+        @builtin(local_invocation_index) lid: u32) {
+  let flat = ${flatIndex(SSD_LINEAR_GROUP)};
+  let item = min(flat / p.seg, p.n - 1u);
+  let k = chunkOf(item % p.nc, item / p.nc);
+  let l = flat % p.seg;
+  // Threads past the last chunk or the chunk's end add 0; none returns before the barriers.
+  let valid = flat / p.seg < p.n && l < k.L;
   var dL = 0.0;
   var qw = 0.0;
-  if (l < k.L) {
+  if (valid) {
     let row = ((k.b * p.T + k.t0 + l) * p.H + k.h) * p.N;
     let brow = bcRow(k, l);
     let ef = toEnd(k, l);
@@ -287,21 +296,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3
     dL = sums[so] + E * qC - qw;
     sums[so + 1u] = sums[so + 1u] + qB * ef;
   }
-  dlam[l] = dL;
-  wdw[l] = qw;
-  workgroupBarrier();
-  if (l == 0u) {
-    var total = 0.0;
-    for (var j = 0u; j < k.L; j++) { total += wdw[j]; }
-    dlam[k.L - 1u] += total;
-    var acc = 0.0;
-    for (var j = k.L; j > 0u; j--) {
-      acc += dlam[j - 1u];
-      dlam[j - 1u] = acc;
-    }
-  }
-  workgroupBarrier();
-  if (l < k.L) { sums[(k.bh * p.T + k.t0 + l) * 2u] = dlam[l]; }
+  let suffix = segScan(lid, p.seg, vec2f(dL, qw));
+  // scanBuf at the segment's first thread: the chunk's total of qw
+  let total = scanBuf[lid - l].y;
+  if (valid) { sums[(k.bh * p.T + k.t0 + l) * 2u] = suffix.x + total; }
 }`,
 });
 

@@ -10,7 +10,8 @@
  * document start is exactly 0 (mamba_ssm's seq_idx); positions u ≤ v are in one document iff
  * seq[u] = seq[v], and the state before chunk c belongs to position max(t0 − 1, 0).
  * Passes (Mamba-2's Triton layout, one dispatch each):
- *   prep        per (b, h, c) thread:   dl[b,h,t] = (dt, Λ)                      [B,H,T,2]
+ *   prep        per (b, h, c) a segment of threads, one per position: dl[b,h,t] = (dt, Λ), Λ a
+ *               parallel prefix sum                                         [B,H,T,2]
  *   cb          per (b, c, g) 16×16 tiles: cb = C·Bᵀ (lower triangle), shared by the group's heads
  *   chunkOuter  per (b, c, h) tiles of [P,N]: Sloc = Xᵀ·diag(w)·B and Ec       [B,H,nc,P,N]
  *   statePass   one thread per (b, h, state element), sequential over chunks (the only serial
@@ -20,7 +21,8 @@
  * a fixed order (deterministic). States are [P,N] row-major, as the final state.
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], s0 [B,H,P,N], D [H] → y, state.
  */
-import { defineKernel, flatEntry, type ParamType } from "../kernel-def.js";
+import { defineKernel, flatEntry, flatIndex, type ParamType } from "../kernel-def.js";
+import { segScanWgsl } from "./wgsl-seg-scan.js";
 
 export const TILE = 16;
 /** Longest chunk the kernels take (workgroup arrays of the backward are sized by it). */
@@ -95,21 +97,38 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3
   let ly = li.y;
   let lx = li.x;`;
 
-/** dl[b,h,t] = (dt[b,t,h], Λ) with Λ the in-chunk cumulative sum of dt·A_h; n = B·H·nc items. */
+/**
+ * dl[b,h,t] = (dt[b,t,h], Λ) with Λ the in-chunk cumulative sum of dt·A_h; n = B·H·nc chunks.
+ * A segment of `seg` = the chunk length rounded up to a power of two consecutive threads per
+ * chunk, one thread per position; workgroups of 256 threads hold 256/seg chunks; Λ is a parallel
+ * prefix sum (segScan). Grid: grid(n·seg, 256).
+ */
 export const ssdPrepKernel = defineKernel({
   name: "ssdPrep",
-  params: { ...ssdDims, n: "u32" },
+  params: { ...ssdDims, n: "u32", seg: "u32" },
   buffers: { dt: "read", A: "read", dl: "rw" },
-  body: `${flatEntry(SSD_LINEAR_GROUP, "p.n", "item")}
+  body: `${segScanWgsl(SSD_LINEAR_GROUP, "f32", false)}
+@compute @workgroup_size(${SSD_LINEAR_GROUP})
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u,
+        @builtin(local_invocation_index) lid: u32) {
+  let flat = ${flatIndex(SSD_LINEAR_GROUP)};
+  let item = min(flat / p.seg, p.n - 1u);
+  let i = flat % p.seg;
   let bh = item / p.nc;
   let b = bh / p.H;
   let h = bh % p.H;
   let t0 = (item % p.nc) * p.Lc;
   let L = min(p.Lc, p.T - t0);
-  var lam = 0.0;
-  for (var i = 0u; i < L; i++) {
-    let d = dt[(b * p.T + t0 + i) * p.H + h];
-    lam += d * A[h];
+  // Threads past the last chunk or the chunk's end add 0; none returns before the barriers.
+  let valid = flat / p.seg < p.n && i < L;
+  var d = 0.0;
+  var da = 0.0;
+  if (valid) {
+    d = dt[(b * p.T + t0 + i) * p.H + h];
+    da = d * A[h];
+  }
+  let lam = segScan(lid, p.seg, da);
+  if (valid) {
     dl[(bh * p.T + t0 + i) * 2u] = d;
     dl[(bh * p.T + t0 + i) * 2u + 1u] = lam;
   }

@@ -30,6 +30,7 @@ import {
   ssdReversePassKernel,
   ssdRowsByStateKernel,
 } from "../kernels/ssd-chunked-backward.js";
+import { segmentOf } from "../kernels/wgsl-seg-scan.js";
 import { recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { fillTensor } from "./elementwise.js";
@@ -96,6 +97,7 @@ export function ssdScanChunked(
   if (Lc > MAX_CHUNK)
     throw new Error(`${op}: chunkSize ${chunkSize} exceeds the ${MAX_CHUNK} the WGSL kernels take`);
   const nc = Math.ceil(T / Lc);
+  const seg = segmentOf(Lc); // threads per chunk in the prefix-sum kernels
   const ctx = x.ctx;
   const BH = batch * H;
   const PN = P * N;
@@ -109,8 +111,8 @@ export function ssdScanChunked(
   ctx.run(
     ssdPrepKernel,
     { dt: dt.buffer, A: A.buffer, dl: dl.buffer },
-    { ...dims, n: BH * nc },
-    grid(BH * nc, SSD_LINEAR_GROUP),
+    { ...dims, n: BH * nc, seg },
+    grid(BH * nc * seg, SSD_LINEAR_GROUP),
   );
   const cb = emptyLike(ctx, [batch, nc, G, Lc, Lc]);
   ctx.run(ssdCbKernel, { Bm: B.buffer, Cm: C.buffer, cb: cb.buffer }, dims, [
@@ -198,6 +200,7 @@ function ssdBackward(
   const BH = batch * H;
   const PN = P * N;
   const { dl, cb, cdecay, states } = saved;
+  const seg = segmentOf(Lc);
   const q = emptyLike(ctx, states.shape);
   ctx.run(
     ssdChunkOuterKernel,
@@ -289,8 +292,8 @@ function ssdBackward(
       dCh: dCh.buffer,
       sums: sums.buffer,
     },
-    dims,
-    [1, nc, BH],
+    { ...dims, n: BH * nc, seg },
+    grid(BH * nc * seg, SSD_LINEAR_GROUP),
   );
   const gB = emptyLike(ctx, inp.B.shape);
   const gC = emptyLike(ctx, inp.C.shape);
