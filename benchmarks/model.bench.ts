@@ -219,7 +219,14 @@ async function formulaOf(
   backbone: "mamba" | "transformer",
 ): Promise<DispatchFormula | null> {
   const { attn_layers: _, ...model } = c.model as ModelConfigInput & { attn_layers?: unknown };
-  const config = { tie_embeddings: true, ...model, backbone };
+  // a Mamba-2 configuration's attention variant needs an MLP (its width changes no count)
+  const mlp = model.mlp ?? { d_ff: 4 * model.d_model };
+  const config = {
+    tie_embeddings: true,
+    ...model,
+    backbone,
+    ...(backbone === "transformer" ? { mlp } : {}),
+  };
   try {
     makeConfig(config);
   } catch {
