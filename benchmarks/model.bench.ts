@@ -304,7 +304,7 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
     rows,
     `training step = forward + backward + AdamW on ${gpu.adapter} and on the CPU kernels; ` +
       "medians; GFLOP/s from the model's FLOP count (docs/model.md §7); webgpu/cpu > 1: the GPU is faster; " +
-      "dispatches/step, bind groups/step (created) and µs encode/dispatch (CPU time in GpuContext.run) " +
+      "dispatches/step, bind groups/step (created) and µs encode/dispatch (wall-clock time in GpuContext.run) " +
       "counted on the last timed step; X disp/layer-app = (dispatches(L, R) − fixed)/(L·R) from the " +
       "formula fixed + a·L·R + b·L of the configuration's model with X layers only (solved from " +
       "steps at (L, R) = (1, 1), (1, 2), (2, 1); = a + b/R: forward + backward of a layer at one " +

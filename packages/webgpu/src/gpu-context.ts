@@ -25,9 +25,9 @@ export interface GpuCounters {
   /** Compute dispatches recorded. */
   dispatches: number;
   /**
-   * Milliseconds of CPU time spent in `run` (pipeline look-up, the parameters' uniform slot, the
-   * bind group, the pass commands): the JavaScript cost of encoding the dispatches, not the op
-   * code around them.
+   * Milliseconds spent in `run` (pipeline look-up, the parameters' uniform slot, the bind group,
+   * the pass commands; `performance.now()`, so wall-clock: the CPU cost of encoding the
+   * dispatches when the thread is not descheduled), not the op code around them.
    */
   encodeMs: number;
   /** Bind groups created (a dispatch whose pipeline and buffers were bound before creates none). */
