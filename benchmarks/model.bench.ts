@@ -12,11 +12,17 @@
  * The step is the trainer's (packages/train Trainer.trainStep): one withScratch scope holding
  * forward, backward of the final-loop cross-entropy, and the AdamW update.
  */
-import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
+import { flopsPerToken, LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
-import { gpuBackendOps } from "@loop/webgpu";
-import { disableNativeKernels, enableNativeKernels } from "looplm";
+import { type GpuCounters, gpuBackendOps } from "@loop/webgpu";
+import {
+  type DispatchFormula,
+  disableNativeKernels,
+  dispatchesAt,
+  dispatchFormula,
+  enableNativeKernels,
+} from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";
 import { compareWithNative } from "./lib/gpu-compare.js";
@@ -168,11 +174,21 @@ export async function run(ctx: BenchContext): Promise<void> {
 /** On a CPU emulation (SwiftShader) only that the path runs counts: configuration 5, 2 rows. */
 const EMULATED = (): BenchConfig[] => [{ ...CONFIGS[4]!, batch: 2 }];
 
-/** One training step of the GPU model (the generic device step engine) on fixed random tokens. */
-function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
+/** The step's options: those of makeStep's CPU step. */
+const gpuOptions = () => resolveTrainOptions({ lr: 1e-3, clip: 0, weightDecay: 0 });
+
+/**
+ * One training step of the GPU model (the generic device step engine) on fixed random tokens;
+ * `counted` receives the context's counters of each call (the last timed step's are kept).
+ */
+function gpuStep(
+  gpu: GpuBench,
+  c: BenchConfig,
+  counted: (n: GpuCounters) => void,
+): () => Promise<number> {
   const cfg = makeConfig({ tie_embeddings: true, ...c.model });
   // the same initial weights and tokens as makeStep's CPU model
-  const o = resolveTrainOptions({ lr: 1e-3, clip: 0, weightDecay: 0 });
+  const o = gpuOptions();
   const model = new LoopedModel(cfg, { seed: 0 });
   const engine = deviceStepEngine(deviceTraining(model, gpuBackendOps(gpu.ctx), o), o);
   const rng = new Rng(1);
@@ -184,8 +200,47 @@ function gpuStep(gpu: GpuBench, c: BenchConfig): () => Promise<number> {
     targets[i] = rng.int(cfg.vocab_size);
   }
   const batch = { tokens, targets, shape: [c.batch, c.seq] as [number, number] };
-  return async () => (await engine.step([batch], o.lr)).loss;
+  return async () => {
+    gpu.ctx.resetCounters();
+    const loss = (await engine.step([batch], o.lr)).loss;
+    counted(gpu.ctx.counters());
+    return loss;
+  };
 }
+
+/**
+ * The dispatch formula of a configuration's model with one mixer kind throughout (its Mamba-2 or
+ * its attention layers), from tiny steps of it at (L, R) = (1, 1), (1, 2), (2, 1) (looplm's
+ * `dispatchFormula`; the count does not depend on B or T); null where that model is not valid.
+ */
+async function formulaOf(
+  gpu: GpuBench,
+  c: BenchConfig,
+  backbone: "mamba" | "transformer",
+): Promise<DispatchFormula | null> {
+  const { attn_layers: _, ...model } = c.model as ModelConfigInput & { attn_layers?: unknown };
+  // a Mamba-2 configuration's attention variant needs an MLP (its width changes no count)
+  const mlp = model.mlp ?? { d_ff: 4 * model.d_model };
+  const config = {
+    tie_embeddings: true,
+    ...model,
+    backbone,
+    ...(backbone === "transformer" ? { mlp } : {}),
+  };
+  try {
+    makeConfig(config);
+  } catch {
+    return null;
+  }
+  return dispatchFormula(gpu.ctx, config, { batch: 1, seq: Math.min(c.seq, 16) }, gpuOptions());
+}
+
+const formulaText = (f: DispatchFormula) =>
+  `${f.fixed} + ${f.perLayerApplication}·L·R + ${f.perLayer}·L`;
+
+/** Dispatches per layer application at the configuration's (L, R): (formula(L, R) − fixed)/(L·R). */
+const perApplication = (f: DispatchFormula | null, L: number, R: number) =>
+  f === null ? "" : Number(((dispatchesAt(f, L, R) - f.fixed) / (L * R)).toFixed(1));
 
 /**
  * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
@@ -201,22 +256,58 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
         "LOOP_BENCH_MODEL_CONFIGS",
         CONFIGS.map((_, i) => i + 1),
       );
+  const counters: GpuCounters[] = configs.map(() => ({
+    dispatches: 0,
+    encodeMs: 0,
+    bindGroupsCreated: 0,
+    pipelinesCreated: 0,
+    submits: 0,
+  }));
   const rows = await compareWithNative(
     ctx,
     gpu,
     "config",
-    configs.map((c) => ({
+    configs.map((c, i) => ({
       label: `${c.name} ${c.batch}×${c.seq}`,
       tokens: c.batch * c.seq,
       flops: flopsPerToken(makeConfig(c.model), { seqLen: c.seq }).trainPerToken * c.batch * c.seq,
-      gpu: gpuStep(gpu, c),
+      gpu: gpuStep(gpu, c, (n) => {
+        counters[i] = n;
+      }),
       cpu: makeStep(c),
     })),
     ctx.quick ? { warmup: 1, repeats: 1 } : { warmup: 1, repeats: 5 },
   );
+  // The command encoding of each step (the last timed one: a steady step) and the dispatches
+  // of a layer application, from each mixer kind's formula in L and R.
+  for (const [i, c] of configs.entries()) {
+    const n = counters[i]!;
+    const cfg = makeConfig(c.model);
+    const mamba = await formulaOf(gpu, c, "mamba");
+    const attn = await formulaOf(gpu, c, "transformer");
+    for (const [kind, f] of [
+      ["Mamba-2", mamba],
+      ["Transformer", attn],
+    ] as const)
+      if (f) ctx.log(`  ${c.name}: dispatches per step of its ${kind} model = ${formulaText(f)}`);
+    Object.assign(rows[i]!, {
+      "dispatches/step": n.dispatches,
+      "Mamba-2 disp/layer-app": perApplication(mamba, cfg.n_layers, cfg.n_loops),
+      "attn disp/layer-app": perApplication(attn, cfg.n_layers, cfg.n_loops),
+      "bind groups/step": n.bindGroupsCreated,
+      "µs encode/dispatch": n.dispatches
+        ? Number(((1000 * n.encodeMs) / n.dispatches).toFixed(2))
+        : "",
+    });
+  }
   ctx.table(
     rows,
     `training step = forward + backward + AdamW on ${gpu.adapter} and on the CPU kernels; ` +
-      "medians; GFLOP/s from the model's FLOP count (docs/model.md §7); webgpu/cpu > 1: the GPU is faster",
+      "medians; GFLOP/s from the model's FLOP count (docs/model.md §7); webgpu/cpu > 1: the GPU is faster; " +
+      "dispatches/step, bind groups/step (created) and µs encode/dispatch (wall-clock time in GpuContext.run) " +
+      "counted on the last timed step; X disp/layer-app = (dispatches(L, R) − fixed)/(L·R) from the " +
+      "formula fixed + a·L·R + b·L of the configuration's model with X layers only (solved from " +
+      "steps at (L, R) = (1, 1), (1, 2), (2, 1); = a + b/R: forward + backward of a layer at one " +
+      "application, its weights' update shared among the R)",
   );
 }

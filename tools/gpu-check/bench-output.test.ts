@@ -1,6 +1,6 @@
 /** The bench's printed lines read back: header lines, tables cut at the rule, failures. */
 import { describe, expect, it } from "vitest";
-import { bestGemm, isRatioColumn, parseBenchOutput } from "./bench-output.js";
+import { bestGemm, dispatchFigures, isRatioColumn, parseBenchOutput } from "./bench-output.js";
 
 // What `pnpm bench matmul attention --backend webgpu --quick` printed on SwiftShader (cut down).
 const PRINTED = `node v20.20.2 · AMD EPYC (AuthenticAMD family 25 model 1; avx2 fma) · 2 cores · load average 9.34
@@ -115,4 +115,31 @@ describe("gpu-check: the bench's output", () => {
       pctPeak: 1.59,
     });
   });
+
+  it("reads the model table's dispatch columns", () => {
+    const model = parseBenchOutput(MODEL_PRINTED);
+    expect(dispatchFigures(model.tables)).toEqual([
+      {
+        config: "5: p-hop 1⊗4 D64 (phop-a4-n32-p4) 2×32",
+        dispatchesPerStep: 311,
+        mamba2PerLayerApplication: 70.8,
+        attentionPerLayerApplication: 63.8,
+        bindGroupsPerStep: 0,
+        encodeUsPerDispatch: 6.52,
+      },
+    ]);
+    // tables without the columns give none
+    expect(dispatchFigures(out.tables)).toEqual([]);
+  });
 });
+
+// The model table of `pnpm bench model --backend webgpu --quick` (cut down to some columns).
+const MODEL_PRINTED = `=== model (webgpu): whole-model training step
+
+training step = forward + backward + AdamW on SwiftShader and on the CPU kernels; medians
+config                                  webgpu ms  webgpu tok/s  webgpu/native  dispatches/step  Mamba-2 disp/layer-app  attn disp/layer-app  bind groups/step  µs encode/dispatch
+--------------------------------------  ---------  ------------  -------------  ---------------  ----------------------  -------------------  ----------------  ------------------
+5: p-hop 1⊗4 D64 (phop-a4-n32-p4) 2×32      28900          2.21         0.0121              311                    70.8                 63.8                 0                6.52
+(CPU: AMD EPYC (AuthenticAMD family 25 model 1; avx2 fma); native builds -march=native)
+(model took 120.5 s)
+`;

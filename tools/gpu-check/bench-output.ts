@@ -119,3 +119,37 @@ export function bestGemm(
   }
   return best;
 }
+
+/** The command encoding of a training step, per model configuration (bench model's columns). */
+export interface DispatchFigures {
+  config: string;
+  dispatchesPerStep: number;
+  /** Forward + backward dispatches of one Mamba-2 layer application (null: not printed). */
+  mamba2PerLayerApplication: number | null;
+  /** The same of one attention layer application. */
+  attentionPerLayerApplication: number | null;
+  bindGroupsPerStep: number | null;
+  encodeUsPerDispatch: number | null;
+}
+
+/** Every row of the model benchmark's tables that counts dispatches. */
+export function dispatchFigures(tables: readonly BenchTable[]): DispatchFigures[] {
+  const num = (v: Cell | undefined) => (typeof v === "number" ? v : null);
+  const out: DispatchFigures[] = [];
+  for (const t of tables) {
+    if (t.bench !== "model" || !t.columns.includes("dispatches/step")) continue;
+    for (const r of t.rows) {
+      const d = num(r["dispatches/step"]);
+      if (d === null) continue;
+      out.push({
+        config: String(r[t.columns[0]!] ?? ""),
+        dispatchesPerStep: d,
+        mamba2PerLayerApplication: num(r["Mamba-2 disp/layer-app"]),
+        attentionPerLayerApplication: num(r["attn disp/layer-app"]),
+        bindGroupsPerStep: num(r["bind groups/step"]),
+        encodeUsPerDispatch: num(r["µs encode/dispatch"]),
+      });
+    }
+  }
+  return out;
+}

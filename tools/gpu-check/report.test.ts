@@ -1,6 +1,6 @@
 /** The report's GPU/CPU ratios and its Markdown: what a reader looks for is there. */
 import { describe, expect, it } from "vitest";
-import type { BenchTable } from "./bench-output.js";
+import { type BenchTable, dispatchFigures } from "./bench-output.js";
 import { type Report, ratios, renderMarkdown } from "./report.js";
 
 const matmul: BenchTable = {
@@ -27,8 +27,28 @@ const matmul: BenchTable = {
 const model: BenchTable = {
   bench: "model",
   title: "training step",
-  columns: ["config", "webgpu ms", "webgpu/native"],
-  rows: [{ config: "2: mamba 4⊗6 D128 32×128", "webgpu ms": 12.5, "webgpu/native": 23.1 }],
+  columns: [
+    "config",
+    "webgpu ms",
+    "webgpu/native",
+    "dispatches/step",
+    "Mamba-2 disp/layer-app",
+    "attn disp/layer-app",
+    "bind groups/step",
+    "µs encode/dispatch",
+  ],
+  rows: [
+    {
+      config: "2: mamba 4⊗6 D128 32×128",
+      "webgpu ms": 12.5,
+      "webgpu/native": 23.1,
+      "dispatches/step": 1653,
+      "Mamba-2 disp/layer-app": 67.5,
+      "attn disp/layer-app": 60.2,
+      "bind groups/step": 0,
+      "µs encode/dispatch": 4.1,
+    },
+  ],
 };
 
 function report(over: Partial<Report> = {}): Report {
@@ -129,6 +149,7 @@ describe("gpu-check report", () => {
           machine: "AMD EPYC 9654; 16 cores",
           tables: [matmul, model],
           ratios: ratios([matmul, model]),
+          dispatches: dispatchFigures([matmul, model]),
         },
       }),
     );
@@ -138,6 +159,7 @@ describe("gpu-check report", () => {
       "- fastest GEMM: 4096×4096×4096 A·B, 21000 GFLOP/s (31.3 % of the GPU peak)",
     );
     expect(md).toContain("| model | 2: mamba 4⊗6 D128 32×128 | webgpu/native | 23.1 |");
+    expect(md).toContain("| 2: mamba 4⊗6 D128 32×128 | 1653 | 67.5 | 60.2 | 0 | 4.1 |");
     expect(md).toContain("### model: training step");
     expect(md).toContain("| 1024×1024×1024 | A·Bᵀ | 9000 | 13.4 | 47.5 |");
   });

@@ -10,7 +10,14 @@ import {
   isEmulation,
   LIMITS_OF_INTEREST,
 } from "./adapter-info.js";
-import { type BenchTable, bestGemm, type Cell, isRatioColumn } from "./bench-output.js";
+import {
+  type BenchTable,
+  bestGemm,
+  type Cell,
+  type DispatchFigures,
+  dispatchFigures,
+  isRatioColumn,
+} from "./bench-output.js";
 import { type CpuInfo, SIMD_FLAGS } from "./cpu-info.js";
 import type { Diagnosis } from "./diagnose.js";
 import type { Probe } from "./probe.js";
@@ -55,6 +62,8 @@ export interface Report {
         machine: string | null;
         tables: BenchTable[];
         ratios: Ratio[];
+        /** Dispatches, bind groups and encoding time of a training step, per configuration. */
+        dispatches: DispatchFigures[];
       })
     | null;
   phases: { name: string; seconds: number }[];
@@ -93,6 +102,7 @@ export function benchSection(run: BenchRun): NonNullable<Report["bench"]> {
     machine: output.machine,
     tables: output.tables,
     ratios: ratios(output.tables),
+    dispatches: dispatchFigures(output.tables),
   };
 }
 
@@ -231,6 +241,34 @@ export function renderMarkdown(r: Report): string {
         ...mdTable(
           ["bench", "case", "ratio", "GPU/CPU"],
           b.ratios.map((x) => [x.bench, x.case, x.column, x.value]),
+        ),
+      );
+    }
+    if (b.dispatches.length > 0) {
+      out.push(
+        "",
+        "Command encoding of a training step (per layer application: forward + backward):",
+        "",
+      );
+      const opt = (v: number | null) => v ?? "";
+      out.push(
+        ...mdTable(
+          [
+            "config",
+            "dispatches/step",
+            "Mamba-2 layer",
+            "attention layer",
+            "bind groups/step",
+            "µs encode/dispatch",
+          ],
+          b.dispatches.map((d) => [
+            d.config,
+            d.dispatchesPerStep,
+            opt(d.mamba2PerLayerApplication),
+            opt(d.attentionPerLayerApplication),
+            opt(d.bindGroupsPerStep),
+            opt(d.encodeUsPerDispatch),
+          ]),
         ),
       );
     }

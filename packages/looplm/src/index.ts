@@ -30,4 +30,10 @@ export { CliError } from "./cli/errors.js";
 export { buildProgram } from "./cli/program.js";
 export { parseForwardInputs } from "./forward/inputs.js";
 export { forwardOutputs } from "./forward/outputs.js";
+export {
+  type DispatchFormula,
+  dispatchesAt,
+  dispatchFormula,
+  stepCounters,
+} from "./gpu-dispatches.js";
 export { disableNativeKernels, enableNativeKernels, type NativeReport } from "./native.js";

@@ -8,13 +8,50 @@
  * Nothing here waits for the GPU except `read`: a step enqueues all of its work and reads the
  * loss back once.
  */
+import { BindGroupCache } from "./bind-group-cache.js";
 import type { Kernel } from "./kernel-def.js";
-import { BufferUsage, MapMode } from "./usage.js";
+import { BufferUsage, MapMode, ShaderStage } from "./usage.js";
 
 /** Uniform offsets must be multiples of this (WebGPU's minUniformBufferOffsetAlignment). */
 const UNIFORM_ALIGN = 256;
 const ARENA_BYTES = 256 * UNIFORM_ALIGN;
 const STORAGE_USAGE = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+
+/**
+ * What the context has done since it was made or `resetCounters` was called: always counted (a
+ * few additions and one `performance.now()` pair per dispatch), read with `counters()`.
+ */
+export interface GpuCounters {
+  /** Compute dispatches recorded. */
+  dispatches: number;
+  /**
+   * Milliseconds spent in `run` (pipeline look-up, the parameters' uniform slot, the bind group,
+   * the pass commands; `performance.now()`, so wall-clock: the CPU cost of encoding the
+   * dispatches when the thread is not descheduled), not the op code around them.
+   */
+  encodeMs: number;
+  /** Bind groups created (a dispatch whose pipeline and buffers were bound before creates none). */
+  bindGroupsCreated: number;
+  /** Compute pipelines created (each kernel's first use). */
+  pipelinesCreated: number;
+  /** Command buffers submitted. */
+  submits: number;
+}
+
+const zeroCounters = (): GpuCounters => ({
+  dispatches: 0,
+  encodeMs: 0,
+  bindGroupsCreated: 0,
+  pipelinesCreated: 0,
+  submits: 0,
+});
+
+/** A kernel's compiled pipeline with its explicit bind-group layout. */
+interface Compiled {
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+  uniformBytes: number;
+}
 
 interface Arena {
   gpu: GPUBuffer;
@@ -46,19 +83,28 @@ export class GpuContext {
   readonly device: GPUDevice;
   readonly adapterName: string;
   private readonly keepAlive: unknown[];
-  private readonly pipelines = new Map<Kernel, GPUComputePipeline>();
+  private readonly pipelines = new Map<Kernel, Compiled>();
+  private readonly bindGroups = new BindGroupCache();
   private readonly free = new Map<number, GPUBuffer[]>();
   private readonly sizes = new WeakMap<GPUBuffer, number>();
+  /** Creation order of the pool's buffers: each free list is kept sorted by it. */
+  private readonly serials = new WeakMap<GPUBuffer, number>();
+  private nextSerial = 0;
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
-  private arenas: Arena[] = [];
-  private spareArenas: Arena[] = [];
+  /**
+   * Uniform arenas, filled in order from the first after each submit: a step that records the
+   * same dispatches as the previous one puts each in the same arena, so its bind group (keyed by
+   * the arena, the slot being a dynamic offset) is the one made then.
+   */
+  private readonly arenas: Arena[] = [];
+  /** Arenas in use by the commands being recorded (a prefix of `arenas`). */
+  private arenasUsed = 0;
   private lost: string | null = null;
   /** The first kernel that failed to compile (reported by the next read or sync). */
   private failure: string | null = null;
   private pending: Promise<void>[] = [];
-  /** Dispatches enqueued since the context was made (for tests and reports). */
-  dispatches = 0;
+  private tally: GpuCounters = zeroCounters();
   /** Bytes currently allocated on the device by the pool (live + free). */
   poolBytes = 0;
 
@@ -69,6 +115,23 @@ export class GpuContext {
     device.lost.then((info) => {
       this.lost = info.message || info.reason || "device lost";
     });
+  }
+
+  // --- Counters ---------------------------------------------------------------------------------
+
+  /** A copy of the counters (dispatches, encoding time, bind groups, pipelines, submits). */
+  counters(): GpuCounters {
+    return { ...this.tally };
+  }
+
+  /** Start the counters again from zero. */
+  resetCounters(): void {
+    this.tally = zeroCounters();
+  }
+
+  /** Bind groups the cache holds now. */
+  get cachedBindGroups(): number {
+    return this.bindGroups.size;
   }
 
   // --- Buffers ----------------------------------------------------------------------------------
@@ -87,6 +150,7 @@ export class GpuContext {
       );
     const buf = this.device.createBuffer({ size, usage: STORAGE_USAGE });
     this.sizes.set(buf, size);
+    this.serials.set(buf, this.nextSerial++);
     this.poolBytes += size;
     return buf;
   }
@@ -100,7 +164,19 @@ export class GpuContext {
       list = [];
       this.free.set(size, list);
     }
-    list.push(buf);
+    // Sorted newest first, so that `allocBytes` pops the oldest free buffer of the size: which
+    // buffer an allocation gets depends only on which are free, not on the order they were
+    // released in. A step that starts with the same buffers free as the previous one then gets
+    // the same buffers in the same places, and finds its bind groups cached.
+    const serial = this.serials.get(buf)!;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.serials.get(list[mid]!)! > serial) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, buf);
   }
 
   /** Destroy the pool's free buffers (live ones stay). */
@@ -108,6 +184,8 @@ export class GpuContext {
     for (const list of this.free.values())
       for (const b of list) {
         this.poolBytes -= this.sizes.get(b) ?? 0;
+        // no cached bind group may outlive the buffer it binds
+        this.bindGroups.evict(b);
         b.destroy();
       }
     this.free.clear();
@@ -135,7 +213,7 @@ export class GpuContext {
 
   // --- Dispatch ---------------------------------------------------------------------------------
 
-  private pipeline(kernel: Kernel): GPUComputePipeline {
+  private pipeline(kernel: Kernel): Compiled {
     let p = this.pipelines.get(kernel);
     if (!p) {
       // A WGSL error does not throw here: the pipeline is invalid and its dispatches are dropped,
@@ -143,11 +221,32 @@ export class GpuContext {
       // read or sync fail with the kernel's name and the compiler's message.
       this.device.pushErrorScope("validation");
       const module = this.device.createShaderModule({ code: kernel.code, label: kernel.name });
-      p = this.device.createComputePipeline({
-        layout: "auto",
+      // An explicit layout (not "auto"): the parameters' uniform takes a dynamic offset, so one
+      // bind group serves the dispatch whatever slot its parameters land in.
+      const layout = this.device.createBindGroupLayout({
+        label: kernel.name,
+        entries: [
+          {
+            binding: 0,
+            visibility: ShaderStage.COMPUTE,
+            buffer: { type: "uniform", hasDynamicOffset: true },
+          },
+          ...kernel.bufferWritable.map(
+            (rw, i): GPUBindGroupLayoutEntry => ({
+              binding: i + 1,
+              visibility: ShaderStage.COMPUTE,
+              buffer: { type: rw ? "storage" : "read-only-storage" },
+            }),
+          ),
+        ],
+      });
+      const pipeline = this.device.createComputePipeline({
+        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
         label: kernel.name,
         compute: { module, entryPoint: kernel.entry },
       });
+      p = { pipeline, layout, uniformBytes: uniformBytes(kernel) };
+      this.tally.pipelinesCreated++;
       this.pending.push(
         this.device.popErrorScope().then((err) => {
           // Forget the invalid pipeline: its next use compiles again and is reported again.
@@ -161,20 +260,28 @@ export class GpuContext {
     return p;
   }
 
-  private uniformSlot(kernel: Kernel, params: Record<string, number>): GPUBufferBinding {
-    const bytes = Math.max(16, Math.ceil((kernel.paramNames.length * 4) / 16) * 16);
-    let arena = this.arenas[this.arenas.length - 1];
+  /** The arena and offset of a new slot holding `params`. */
+  private uniformSlot(
+    kernel: Kernel,
+    bytes: number,
+    params: Record<string, number>,
+  ): { arena: Arena; offset: number } {
+    let arena = this.arenas[this.arenasUsed - 1];
     if (!arena || arena.used + bytes > ARENA_BYTES) {
-      arena = this.spareArenas.pop() ?? {
-        gpu: this.device.createBuffer({
-          size: ARENA_BYTES,
-          usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
-        }),
-        cpu: new ArrayBuffer(ARENA_BYTES),
-        used: 0,
-      };
+      arena = this.arenas[this.arenasUsed];
+      if (!arena) {
+        arena = {
+          gpu: this.device.createBuffer({
+            size: ARENA_BYTES,
+            usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+          }),
+          cpu: new ArrayBuffer(ARENA_BYTES),
+          used: 0,
+        };
+        this.arenas.push(arena);
+      }
       arena.used = 0;
-      this.arenas.push(arena);
+      this.arenasUsed++;
     }
     const offset = arena.used;
     const view = new DataView(arena.cpu, offset, bytes);
@@ -188,7 +295,7 @@ export class GpuContext {
       else view.setUint32(i * 4, v, true);
     });
     arena.used += Math.ceil(bytes / UNIFORM_ALIGN) * UNIFORM_ALIGN;
-    return { buffer: arena.gpu, offset, size: bytes };
+    return { arena, offset };
   }
 
   /**
@@ -201,26 +308,32 @@ export class GpuContext {
     params: Record<string, number>,
     workgroups: readonly [number, number, number] | readonly [number, number] | readonly [number],
   ): void {
+    const start = performance.now();
     this.checkAlive();
-    const pipeline = this.pipeline(kernel);
-    const entries: GPUBindGroupEntry[] = [
-      { binding: 0, resource: this.uniformSlot(kernel, params) },
-    ];
-    kernel.bufferNames.forEach((name, i) => {
+    const compiled = this.pipeline(kernel);
+    const bound = kernel.bufferNames.map((name) => {
       const b = buffers[name];
       if (!b) throw new Error(`webgpu: kernel ${kernel.name} needs buffer "${name}"`);
-      entries.push({ binding: i + 1, resource: { buffer: b } });
+      return b;
     });
-    const bindGroup = this.device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries,
-    });
+    const slot = this.uniformSlot(kernel, compiled.uniformBytes, params);
+    const { group, created } = this.bindGroups.get(
+      this.device,
+      compiled.pipeline,
+      compiled.layout,
+      slot.arena.gpu,
+      compiled.uniformBytes,
+      bound,
+    );
     const pass = this.computePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
+    pass.setPipeline(compiled.pipeline);
+    pass.setBindGroup(0, group, [slot.offset]);
     const [x, y = 1, z = 1] = workgroups;
     if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
-    this.dispatches++;
+    const t = this.tally;
+    t.dispatches++;
+    if (created) t.bindGroupsCreated++;
+    t.encodeMs += performance.now() - start;
   }
 
   private computePass(): GPUComputePassEncoder {
@@ -250,13 +363,17 @@ export class GpuContext {
   flush(): void {
     if (!this.encoder) return;
     const enc = this.commandEncoder();
-    for (const a of this.arenas) this.device.queue.writeBuffer(a.gpu, 0, a.cpu, 0, a.used);
+    for (let i = 0; i < this.arenasUsed; i++) {
+      const a = this.arenas[i]!;
+      this.device.queue.writeBuffer(a.gpu, 0, a.cpu, 0, a.used);
+      a.used = 0;
+    }
     this.device.queue.submit([enc.finish()]);
+    this.tally.submits++;
     this.encoder = null;
     // The queue orders the next step's arena writes after this submit's commands, so the arenas
-    // can be refilled at once.
-    this.spareArenas.push(...this.arenas);
-    this.arenas = [];
+    // can be refilled at once, from the first.
+    this.arenasUsed = 0;
   }
 
   /** Read `count` 4-byte elements of `buf` back to the CPU (flushes; waits for the GPU). */
@@ -310,9 +427,15 @@ export class GpuContext {
   /** Release the device. The context cannot be used afterwards. */
   destroy(): void {
     this.trimPool();
+    this.bindGroups.clear();
     this.device.destroy();
     this.lost = "destroyed";
   }
+}
+
+/** Bytes of a kernel's parameter block (a uniform struct of 4-byte scalars, 16-byte aligned). */
+function uniformBytes(kernel: Kernel): number {
+  return Math.max(16, Math.ceil((kernel.paramNames.length * 4) / 16) * 16);
 }
 
 /** The device limits a looped model's kernels ask for: as much as the adapter offers. */

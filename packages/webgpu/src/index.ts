@@ -6,7 +6,12 @@
 export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
-export { GpuContext, type GpuContextOptions, requestGpuContext } from "./gpu-context.js";
+export {
+  GpuContext,
+  type GpuContextOptions,
+  type GpuCounters,
+  requestGpuContext,
+} from "./gpu-context.js";
 export {
   type GpuDtype,
   GpuTensor,

@@ -31,6 +31,8 @@ export interface Kernel {
   readonly paramNames: readonly string[];
   readonly paramTypes: readonly ParamType[];
   readonly bufferNames: readonly string[];
+  /** Per buffer, whether the kernel writes it (its bind-group layout's storage type). */
+  readonly bufferWritable: readonly boolean[];
 }
 
 export function defineKernel(spec: KernelSpec): Kernel {
@@ -55,6 +57,7 @@ export function defineKernel(spec: KernelSpec): Kernel {
     paramNames,
     paramTypes,
     bufferNames,
+    bufferWritable: bufferNames.map((n) => spec.buffers[n]!.startsWith("rw")),
   };
 }
 

@@ -10,4 +10,7 @@ export const BufferUsage = {
   STORAGE: 0x0080,
 } as const;
 
+/** GPUShaderStage.COMPUTE. */
+export const ShaderStage = { COMPUTE: 0x4 } as const;
+
 export const MapMode = { READ: 0x0001 } as const;

@@ -1,0 +1,65 @@
+/**
+ * The command encoding of a training step on webgpu, counted by the context: the dispatches of
+ * one step of a tiny Mamba-2 and a tiny Transformer model as a formula in the layers L and loops
+ * R (solved from three models, then checked at a fourth), and the bind-group cache (a step that
+ * binds the same buffers as the previous one creates no bind group). The formula's coefficients
+ * are pinned: a change that adds dispatches fails here (update docs/gpu.md, "Dispatches per
+ * step", with the new figures). Dawn + SwiftShader; skipped with one printed line where no
+ * WebGPU adapter exists, a failure under CI.
+ */
+import { gpuForTests } from "@loop/test-support-gpu";
+import { resolveTrainOptions } from "@loop/train";
+import { describe, expect, it } from "vitest";
+import { dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
+
+const ctx = await gpuForTests("webgpu dispatch counts");
+
+const BASE = {
+  vocab_size: 11,
+  d_model: 16,
+  n_layers: 1,
+  n_loops: 1,
+  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
+  attention: { n_heads: 2, n_kv_heads: 1 },
+};
+const MAMBA = { ...BASE, backbone: "mamba" } as const;
+const TRANSFORMER = { ...BASE, backbone: "transformer", mlp: { d_ff: 32 } } as const;
+const SHAPE = { batch: 2, seq: 8 };
+// the CLI's defaults: clipping and weight decay on
+const o = resolveTrainOptions({});
+
+describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", () => {
+  for (const [name, config, pinned] of [
+    ["Mamba-2", MAMBA, { fixed: 33, perLayerApplication: 61, perLayer: 39 }],
+    ["Transformer", TRANSFORMER, { fixed: 33, perLayerApplication: 53, perLayer: 43 }],
+  ] as const)
+    it(`${name}: fixed + a·L·R + b·L dispatches per step`, async () => {
+      const f = await dispatchFormula(ctx!, config, SHAPE, o);
+      console.log(`${name}: ${JSON.stringify(f)}`);
+      const [, steady] = await stepCounters(ctx!, { ...config, n_layers: 2, n_loops: 3 }, SHAPE, o);
+      expect(steady!.dispatches).toBe(dispatchesAt(f, 2, 3));
+      expect(f).toEqual(pinned);
+    }, 600_000);
+
+  it("a step binding the buffers of the previous one creates no bind group", async () => {
+    const counts = await stepCounters(ctx!, { ...MAMBA, n_layers: 2, n_loops: 2 }, SHAPE, o, 4);
+    console.log(`bind groups created per step: ${counts.map((c) => c.bindGroupsCreated)}`);
+    // The first step makes the gradients and the optimiser's moments (persistent buffers taken
+    // from the pool), so the second starts with other buffers free than the first did; from the
+    // third on every step starts like the one before and binds the very same buffers.
+    expect(counts[0]!.bindGroupsCreated).toBeGreaterThan(0);
+    expect(counts[1]!.bindGroupsCreated).toBeLessThan(counts[0]!.dispatches);
+    for (const c of counts.slice(2)) {
+      expect(c.dispatches).toBe(counts[1]!.dispatches);
+      expect(c.bindGroupsCreated).toBe(0);
+    }
+  }, 600_000);
+
+  it("a destroyed buffer takes its cached bind groups with it", async () => {
+    await stepCounters(ctx!, { ...MAMBA, n_layers: 1, n_loops: 1 }, SHAPE, o, 1);
+    const before = ctx!.cachedBindGroups;
+    expect(before).toBeGreaterThan(0);
+    ctx!.trimPool(); // every pooled buffer is free after the engine's dispose: all destroyed
+    expect(ctx!.cachedBindGroups).toBeLessThan(before);
+  }, 600_000);
+});

@@ -1,0 +1,80 @@
+/**
+ * What one training step costs the GPU's command encoding, counted by the context
+ * (`GpuContext.counters()`): dispatches, bind groups created and the CPU time spent encoding,
+ * for one step of the webgpu backend's training (@loop/train's `deviceStepEngine` over
+ * `gpuBackendOps`, as `looplm train --backend webgpu` runs it) on fixed random tokens.
+ *
+ * The dispatch count of a step is a fact of the code, linear in the layers L and loops R of a
+ * single-mixer backbone: fixed + perLayerApplication·L·R + perLayer·L (the embedding, head and
+ * loss once; each layer's forward and backward at each of the L·R applications; each layer's
+ * weights' gradients, clipping and AdamW once). `dispatchFormula` solves it from three models.
+ */
+import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
+import { Rng } from "@loop/tensor";
+import { deviceStepEngine, deviceTraining, type TrainOptions } from "@loop/train";
+import { type GpuContext, type GpuCounters, gpuBackendOps } from "@loop/webgpu";
+
+/** The counters of each of `steps` consecutive training steps of `config` on `batch`×`seq`. */
+export async function stepCounters(
+  ctx: GpuContext,
+  config: ModelConfigInput,
+  shape: { batch: number; seq: number },
+  o: TrainOptions,
+  steps = 2,
+): Promise<GpuCounters[]> {
+  const cfg = parseConfig(config);
+  const model = new LoopedModel(cfg, { seed: 0 });
+  const engine = deviceStepEngine(deviceTraining(model, gpuBackendOps(ctx), o), o);
+  const rng = new Rng(1);
+  const n = shape.batch * shape.seq;
+  const tokens = new Int32Array(n);
+  const targets = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    tokens[i] = rng.int(cfg.vocab_size);
+    targets[i] = rng.int(cfg.vocab_size);
+  }
+  const batch = { tokens, targets, shape: [shape.batch, shape.seq] as [number, number] };
+  const out: GpuCounters[] = [];
+  try {
+    for (let s = 0; s < steps; s++) {
+      ctx.resetCounters();
+      await engine.step([batch], o.lr);
+      out.push(ctx.counters());
+    }
+  } finally {
+    engine.dispose();
+  }
+  return out;
+}
+
+/** Dispatches of a training step of a model with L layers applied R times (one mixer kind). */
+export interface DispatchFormula {
+  fixed: number;
+  /** Forward + backward of one layer at one of its L·R applications. */
+  perLayerApplication: number;
+  /** Once per layer whatever R: its weights' gradients, clipping and optimiser update. */
+  perLayer: number;
+}
+
+export const dispatchesAt = (f: DispatchFormula, L: number, R: number): number =>
+  f.fixed + f.perLayerApplication * L * R + f.perLayer * L;
+
+/**
+ * The formula of `config` (a single-mixer backbone) from the steady-state step (the second: the
+ * first also makes the gradients and the optimiser's moments) at (L, R) = (1, 1), (1, 2), (2, 1).
+ */
+export async function dispatchFormula(
+  ctx: GpuContext,
+  config: ModelConfigInput,
+  shape: { batch: number; seq: number },
+  o: TrainOptions,
+): Promise<DispatchFormula> {
+  const at = async (L: number, R: number) =>
+    (await stepCounters(ctx, { ...config, n_layers: L, n_loops: R }, shape, o, 2))[1]!.dispatches;
+  const d11 = await at(1, 1);
+  const d12 = await at(1, 2);
+  const d21 = await at(2, 1);
+  const perLayerApplication = d12 - d11;
+  const perLayer = d21 - d11 - perLayerApplication;
+  return { fixed: d11 - perLayerApplication - perLayer, perLayerApplication, perLayer };
+}
