@@ -11,7 +11,8 @@ import type { ArmDef, ClaimDef, Scale, StudyDef } from "./study-types.js";
 export const STUDY_NAMES = ["phop", "mano", "lm", "backbones", "ablations", "exit-gate"] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
 
-const SMALL_MAMBA = { dModel: 32, dState: 16, headdim: 16, chunk: 16 };
+/** The p-hop studies' layer at cpu scale (the pilots' budget, docs/results/pilots.md). */
+const PHOP_MAMBA = { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true };
 
 function phop(scale: Scale): StudyDef {
   const cpu = scale === "cpu";
@@ -25,9 +26,7 @@ function phop(scale: Scale): StudyDef {
     task: cpu
       ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
       : { task: "phop", alphabet: 4, length: 256, hops: 16 },
-    model: cpu
-      ? { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true }
-      : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+    model: cpu ? PHOP_MAMBA : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
     base: 1,
     loops: [1, R],
     train: cpu
@@ -332,22 +331,22 @@ function exitGate(scale: Scale): GateStudyDef {
     name: "exit-gate",
     title: "Exit gate (pretrain → gate1 → gate2): depth/accuracy frontier",
     notes: cpu
-      ? "p-hop as in the phop study, 1⊗4 with an exit gate; the gate's mean exit step and accuracy at each q against fixed exit at every step."
+      ? "p-hop as in the phop study (|Σ| = 4, n = 32, p = 4, one Mamba-2 layer of d_model 128 with loop_norm, 2,000 pretraining steps of 64: the budget at which its 1⊗4 learns the task), 1⊗4 with an exit gate; the gate's mean exit step and accuracy at each q against fixed exit at every step."
       : "Mano L = 10, 4⊗4 (docs/experiments.md).",
     task: cpu
       ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
       : { task: "mano", maxOps: 10 },
-    model: cpu ? SMALL_MAMBA : { dModel: 128, dState: 32, headdim: 32, chunk: 64 },
+    model: cpu ? PHOP_MAMBA : { dModel: 128, dState: 32, headdim: 32, chunk: 64 },
     layers: cpu ? 1 : 4,
     loops: 4,
     pretrain: cpu
-      ? { steps: 800, batch: 32, lr: 6e-3, warmup: 30, evalEvery: 200 }
+      ? { steps: 2000, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 250 }
       : { steps: 20000, batch: 64, lr: 1e-3, evalEvery: 1000 },
     gate1: cpu
-      ? { steps: 200, batch: 32, lr: 1e-3, warmup: 10, beta: 0.05, evalEvery: 100 }
+      ? { steps: 200, batch: 64, lr: 1e-3, warmup: 10, beta: 0.05, evalEvery: 100 }
       : { steps: 2000, batch: 64, lr: 3e-4, beta: 0.05, evalEvery: 500 },
     gate2: cpu
-      ? { steps: 200, batch: 32, lr: 1e-3, warmup: 10, k: 50, gamma: 0.005, evalEvery: 100 }
+      ? { steps: 200, batch: 64, lr: 1e-3, warmup: 10, k: 50, gamma: 0.005, evalEvery: 100 }
       : { steps: 1000, batch: 64, lr: 1e-3, k: 50, gamma: 0.005, evalEvery: 500 },
     evalCount: cpu ? 512 : 1000,
     qs: [0.1, 0.3, 0.5, 0.7, 0.9],
