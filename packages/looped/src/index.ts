@@ -25,7 +25,7 @@ export {
   type SsmSettings,
   validateConfig,
 } from "./config.js";
-export { cpuModelOps } from "./cpu-model-ops.js";
+export { cpuBackendOps } from "./cpu-backend-ops.js";
 export {
   type DecodeState,
   type DecodeStepResult,

@@ -10,9 +10,11 @@
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
+import { cpuBackendOps } from "@loop/looped";
+import type { BackendOps } from "@loop/tensor";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
-import type { GpuContext } from "@loop/webgpu";
+import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { CliError } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
@@ -41,6 +43,8 @@ export interface ComputeBackend {
   readonly name: Backend;
   /** The device of the webgpu backend, else null. */
   readonly gpu: GpuContext | null;
+  /** Its ops: the model's, the tape's and the optimiser's, on its own tensors. */
+  readonly ops: BackendOps<unknown, unknown>;
   /** Release what it holds (its device; the native kernels). */
   stop(): void;
 }
@@ -52,7 +56,12 @@ interface StartOptions {
   verbose?: boolean;
 }
 
-const cpu = (name: Backend, stop: () => void): ComputeBackend => ({ name, gpu: null, stop });
+const cpu = (name: Backend, stop: () => void): ComputeBackend => ({
+  name,
+  gpu: null,
+  ops: cpuBackendOps,
+  stop,
+});
 
 /**
  * The CPU backend the kernel-set registry holds now, started by no one (a command run without
@@ -92,7 +101,7 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       disableNativeKernels();
       gpu.destroy();
     };
-    return { ok: true, backend: { name: "webgpu", gpu, stop } };
+    return { ok: true, backend: { name: "webgpu", gpu, ops: gpuBackendOps(gpu), stop } };
   },
 };
 

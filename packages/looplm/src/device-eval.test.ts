@@ -4,7 +4,7 @@
  * path that the webgpu backend takes (gpu-commands.test.ts) is the CPU's, bit for bit.
  */
 import { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
-import { cpuModelOps, toDevice } from "@loop/looped";
+import { cpuBackendOps, toDevice } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
 import { goldenPath } from "@loop/test-support";
@@ -16,7 +16,7 @@ describe("deviceOutputSource on the CPU ops", () => {
     const model = loadCheckpoint(goldenPath("mamba-2x2-gate"));
     const task = pHop({ alphabet: 4, length: 8, hops: 1 });
     const batches = task.evalSet({ count: 6, batchSize: 3 });
-    const source = deviceOutputSource(toDevice(model, cpuModelOps));
+    const source = deviceOutputSource(toDevice(model, cpuBackendOps));
     const qs = [0.3, 0.9];
     expect(await evaluateAccuracy(source, batches, { qs })).toEqual(
       await evaluateAccuracy(model, batches, { qs }),
