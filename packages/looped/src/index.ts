@@ -48,6 +48,7 @@ export {
   toDevice,
 } from "./device-model.js";
 export {
+  checkGenerateOptions,
   type GenerateOptions,
   type GenerateResult,
   generate,

@@ -10,9 +10,9 @@ import type { BackendOps, ModelOps } from "@loop/tensor";
 import type { DeviceTraining } from "./device-step-engine.js";
 import type { TrainOptions } from "./options.js";
 
-/** A model's forward and gate on a backend's ops, as `deviceStageLoss` reads them. */
-export interface StageModel<T, I> {
-  forward(tokens: I, steps: "all" | "last"): StepOutputsOf<T>;
+/** A model's forward on one micro-batch's tokens, and its gate, on a backend's ops. */
+export interface StageModel<T> {
+  forward(steps: "all" | "last"): StepOutputsOf<T>;
   gateLogits(readouts: readonly T[]): T;
 }
 
@@ -22,14 +22,12 @@ export interface StageModel<T, I> {
  */
 export function deviceStageLoss<T, I>(
   ops: ModelOps<T, I>,
-  m: StageModel<T, I>,
+  m: StageModel<T>,
   o: Pick<TrainOptions, "stage" | "beta" | "k" | "gamma">,
-  tokens: I,
   targets: I,
 ): T {
-  if (o.stage === "pretrain")
-    return ops.crossEntropy(m.forward(tokens, "last").logits[0]!, targets);
-  const fwd = m.forward(tokens, "all");
+  if (o.stage === "pretrain") return ops.crossEntropy(m.forward("last").logits[0]!, targets);
+  const fwd = m.forward("all");
   if (o.stage === "gate1")
     return ops.stage1Loss(m.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
   const gate = { logits: (r: readonly T[]) => m.gateLogits(r) };
@@ -51,17 +49,10 @@ export function deviceTraining<T, I>(
     name: ops.name,
     ops,
     parameters: dm.parameters(),
-    stageLoss: (tokens, targets, seqIdx) =>
-      deviceStageLoss(
-        ops,
-        {
-          forward: (t, steps) => dm.forward(t, { steps, seqIdx }),
-          gateLogits: (r) => dm.gateLogits(r),
-        },
-        o,
-        tokens,
-        targets,
-      ),
+    stageLoss: (tokens, targets, seqIdx) => {
+      const forward = (steps: "all" | "last") => dm.forward(tokens, { steps, seqIdx });
+      return deviceStageLoss(ops, { forward, gateLogits: (r) => dm.gateLogits(r) }, o, targets);
+    },
     pullWeights: () => dm.copyTo(model),
     pushWeights: () => dm.copyFrom(model),
     dispose: () => dm.dispose(),

@@ -68,10 +68,8 @@ export function stageLoss(
   seqIdx: Int32Array | null = null,
 ): Tensor {
   const { checkpointing } = opts;
-  const m = {
-    forward: (t: IntTensor, steps: "all" | "last") =>
-      model.forward(t, { steps, checkpointing, seqIdx }),
-    gateLogits: (r: readonly Tensor[]) => model.exitGate!.logits(r),
-  };
-  return deviceStageLoss(cpuBackendOps, m, opts, tokens, targets);
+  const forward = (steps: "all" | "last") =>
+    model.forward(tokens, { steps, checkpointing, seqIdx });
+  const gateLogits = (r: readonly Tensor[]) => model.exitGate!.logits(r);
+  return deviceStageLoss(cpuBackendOps, { forward, gateLogits }, opts, targets);
 }
