@@ -127,10 +127,6 @@ export class LoopedModel implements Module {
     return ts;
   }
 
-  get headWeight(): Tensor {
-    return this.lmHead ?? this.embeddings;
-  }
-
   /** The state handed to the next loop step: norm_f(h) when loop_norm, else h. */
   endOfStep(h: Tensor): Tensor {
     return this.core.endOfStep(h);
@@ -144,10 +140,6 @@ export class LoopedModel implements Module {
   /** logits = readout · Wᵀ. */
   head(readout: Tensor): Tensor {
     return this.core.head(readout);
-  }
-
-  embed(tokens: IntTensor): Tensor {
-    return this.core.embed(tokens);
   }
 
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {

@@ -24,7 +24,6 @@ export {
 } from "./native-registry.js";
 export { fastExp } from "./ops/fast-exp.js";
 export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
-export { adamwHyperparameters } from "./optim/adamw.js";
 export { documentResets, documentStarts, optionalArg } from "./packed-documents.js";
 export { withTemporaries } from "./scratch.js";
 export { allocShared, allocShared64, shareable } from "./shareable.js";

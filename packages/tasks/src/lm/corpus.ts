@@ -52,7 +52,3 @@ export function splitCorpus(
   };
 }
 
-/** Total characters (UTF-16 code units) of `docs`. */
-export function corpusLength(docs: readonly TextDocument[]): number {
-  return docs.reduce((n, d) => n + d.text.length, 0);
-}
