@@ -51,4 +51,3 @@ export function splitCorpus(
     validation: docs.filter((_, i) => valid.has(i)),
   };
 }
-
