@@ -25,7 +25,7 @@ export {
   type SsmSettings,
   validateConfig,
 } from "./config.js";
-export { cpuBackendOps } from "./cpu-backend-ops.js";
+export { cpuBackendOps, cpuBackendOpsOn } from "./cpu-backend-ops.js";
 export {
   type DecodeState,
   type DecodeStepResult,

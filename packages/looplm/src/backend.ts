@@ -10,9 +10,9 @@
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
-import { cpuBackendOps } from "@loop/looped";
+import { cpuBackendOpsOn } from "@loop/looped";
 import type { BackendOps } from "@loop/tensor";
-import { nativeKernelNames } from "@loop/tensor/kernel";
+import { currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
 import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
@@ -33,11 +33,12 @@ export const BACKEND_HELP: Record<Backend, string> = {
  * A started backend: the value every command passes to training, evaluation, generation and
  * forward (nothing reads a "current backend"). `gpu` is its device where it has one (webgpu).
  *
- * The CPU kernel sets are still one process-wide slot (`@loop/tensor`'s kernel-set registry, read
- * by every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
- * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties it
- * again. So two backends live side by side in one process, but their CPU work runs on the kernels
- * of the one started last.
+ * The CPU kernel sets are one process-wide slot (`@loop/tensor`'s kernel-set registry, read by
+ * every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
+ * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties
+ * it again. A CPU backend's `ops` carry the kernels it started with (`cpuBackendOpsOn`), so work
+ * through them (`looplm forward`) runs on its own kernels beside another CPU backend; the CPU
+ * classes (training, evaluation, decoding) run on the slot's, the kernels of the one started last.
  */
 export interface ComputeBackend {
   readonly name: Backend;
@@ -56,10 +57,11 @@ interface StartOptions {
   verbose?: boolean;
 }
 
+/** A CPU backend on the kernels the slot holds now: its ops keep them whatever starts later. */
 const cpu = (name: Backend, stop: () => void): ComputeBackend => ({
   name,
   gpu: null,
-  ops: cpuBackendOps,
+  ops: cpuBackendOpsOn(currentKernels()),
   stop,
 });
 

@@ -16,11 +16,14 @@ export {
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export {
+  type CpuKernels,
+  currentKernels,
   type KernelGroup,
   kernelSet,
   type NativeKernelSets,
   nativeKernelNames,
   registerKernelSet,
+  withKernels,
 } from "./native-registry.js";
 export { fastExp } from "./ops/fast-exp.js";
 export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
