@@ -6,12 +6,6 @@ export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-sta
 export { exitStepName, formatQ } from "./format-q.js";
 export { gateLogits } from "./gate-logits.js";
 export { exitGateLogits } from "./gate-mix.js";
-export {
-  type GateOutputOptions,
-  type GateOutputs,
-  gateOutputs,
-  type NamedOutput,
-} from "./gate-outputs.js";
 export { mixtureLogits, mixtureLogProbs } from "./mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./per-step-ce.js";
 export { exitAtStep, selectLogits } from "./select-logits.js";

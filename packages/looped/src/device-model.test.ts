@@ -15,7 +15,7 @@ import {
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
-import { cpuModelOps } from "./cpu-model-ops.js";
+import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { toDevice } from "./device-model.js";
 import { LoopedModel } from "./model.js";
 
@@ -55,13 +55,13 @@ const seqIdx = Int32Array.from({ length: B * T }, (_v, i) => (i < T && i >= 3 ? 
 
 const grads = (ts: Tensor[]) => ts.map((t) => Array.from(t.grad ?? []));
 
-describe("DeviceModel on cpuModelOps matches LoopedModel exactly", () => {
+describe("DeviceModel on cpuBackendOps matches LoopedModel exactly", () => {
   for (const [name, extra] of Object.entries(CASES))
     it(name, () => {
       const model = new LoopedModel(parseConfig({ vocab_size: V, d_model: 16, ...extra }), {
         seed: 4,
       });
-      const dm = toDevice(model, cpuModelOps);
+      const dm = toDevice(model, cpuBackendOps);
       expect(dm.parameters().map((p) => [p.name, p.decay])).toEqual(
         model.parameters().map((p) => [p.name, p.decay]),
       );
@@ -89,7 +89,7 @@ describe("DeviceModel on cpuModelOps matches LoopedModel exactly", () => {
     const cfg = parseConfig({ vocab_size: V, d_model: 16, ...CASES.transformer });
     const a = new LoopedModel(cfg, { seed: 1 });
     const b = new LoopedModel(cfg, { seed: 2 });
-    const dm = toDevice(a, cpuModelOps);
+    const dm = toDevice(a, cpuBackendOps);
     await dm.copyTo(b);
     b.parameters().forEach((p, i) => {
       expect(p.tensor.data).toEqual(a.parameters()[i]!.tensor.data);

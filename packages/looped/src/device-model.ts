@@ -4,7 +4,7 @@
  * looped-forward.ts on the backend's ops. The trained values go back into a `LoopedModel` for
  * checkpoints and CPU evaluation (`copyTo`), and come from one after a CPU-side change such as a
  * resume (`copyFrom`). Generic in the backend's tensor types: `toDevice(model, gpuModelOps(ctx))`
- * is the WebGPU model, `toDevice(model, cpuModelOps)` a copy on the CPU.
+ * is the WebGPU model, `toDevice(model, cpuBackendOps)` a copy on the CPU.
  */
 import type { ModelOps } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";

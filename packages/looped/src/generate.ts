@@ -56,7 +56,12 @@ export interface GenerateResult {
   counts: EarlyExitCounts;
 }
 
-function checkOptions(model: LoopedModel, prompt: readonly number[], opts: GenerateOptions) {
+/** The checked policy, temperature and top-k of `opts` for `model` and `prompt` (else an error). */
+export function checkGenerateOptions(
+  model: LoopedModel,
+  prompt: readonly number[],
+  opts: GenerateOptions,
+) {
   const op = "generate";
   const policy = opts.policy ?? { kind: "full" };
   if (policy.kind === "threshold") {
@@ -99,7 +104,7 @@ export function generate(
   prompt: readonly number[],
   opts: GenerateOptions,
 ): GenerateResult {
-  const { policy, temperature, topK } = checkOptions(model, prompt, opts);
+  const { policy, temperature, topK } = checkGenerateOptions(model, prompt, opts);
   const R = model.config.n_loops;
   const N = model.layers.length;
   const rng = new Rng(opts.seed ?? 0);

@@ -25,7 +25,7 @@ export {
   type SsmSettings,
   validateConfig,
 } from "./config.js";
-export { cpuModelOps } from "./cpu-model-ops.js";
+export { cpuBackendOps, cpuBackendOpsOn } from "./cpu-backend-ops.js";
 export {
   type DecodeState,
   type DecodeStepResult,
@@ -48,6 +48,7 @@ export {
   toDevice,
 } from "./device-model.js";
 export {
+  checkGenerateOptions,
   type GenerateOptions,
   type GenerateResult,
   generate,

@@ -18,7 +18,7 @@ import {
   weightLookup,
 } from "@loop/tensor";
 import { isAttentionLayer, type ModelConfig, residualInitLayers } from "./config.js";
-import { cpuModelOps } from "./cpu-model-ops.js";
+import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { layerForward } from "./looped-forward.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
@@ -79,7 +79,7 @@ export class Layer implements Module {
    */
   forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
     const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
-    return layerForward(cpuModelOps, this.cfg, this.index, this.weight, h, seq);
+    return layerForward(cpuBackendOps, this.cfg, this.index, this.weight, h, seq);
   }
 
   /** The parameter named `name` (docs/model.md §6, relative to the layer). */

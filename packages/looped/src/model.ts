@@ -18,7 +18,7 @@ import {
   weightLookup,
 } from "@loop/tensor";
 import type { ModelConfig } from "./config.js";
-import { cpuModelOps } from "./cpu-model-ops.js";
+import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { Layer } from "./layer.js";
 import { type LoopedCore, loopedCore, loopedForward } from "./looped-forward.js";
 import { parameterSpecs } from "./shapes.js";
@@ -88,7 +88,7 @@ export class LoopedModel implements Module {
       ? new ExitGate({ dModel: D }, { rng: rng.child("exit_gate"), namePrefix: "exit_gate." })
       : null;
     this.checkSpecs();
-    this.core = loopedCore(cpuModelOps, config, this.weight);
+    this.core = loopedCore(cpuBackendOps, config, this.weight);
   }
 
   /** The parameter named `name` (docs/model.md §6). */
@@ -127,10 +127,6 @@ export class LoopedModel implements Module {
     return ts;
   }
 
-  get headWeight(): Tensor {
-    return this.lmHead ?? this.embeddings;
-  }
-
   /** The state handed to the next loop step: norm_f(h) when loop_norm, else h. */
   endOfStep(h: Tensor): Tensor {
     return this.core.endOfStep(h);
@@ -146,14 +142,10 @@ export class LoopedModel implements Module {
     return this.core.head(readout);
   }
 
-  embed(tokens: IntTensor): Tensor {
-    return this.core.embed(tokens);
-  }
-
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const seqIdx = opts.seqIdx ? new IntTensor(opts.seqIdx, [opts.seqIdx.length]) : null;
-    return loopedForward(cpuModelOps, this.core, this.weight, tokens, {
+    return loopedForward(cpuBackendOps, this.core, this.weight, tokens, {
       steps: opts.steps,
       skipLogits: opts.skipLogits,
       seqIdx,

@@ -10,9 +10,11 @@
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
-import { nativeKernelNames } from "@loop/tensor/kernel";
+import { cpuBackendOpsOn } from "@loop/looped";
+import type { BackendOps } from "@loop/tensor";
+import { currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
-import type { GpuContext } from "@loop/webgpu";
+import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { CliError } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
@@ -31,16 +33,19 @@ export const BACKEND_HELP: Record<Backend, string> = {
  * A started backend: the value every command passes to training, evaluation, generation and
  * forward (nothing reads a "current backend"). `gpu` is its device where it has one (webgpu).
  *
- * The CPU kernel sets are still one process-wide slot (`@loop/tensor`'s kernel-set registry, read
- * by every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
- * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties it
- * again. So two backends live side by side in one process, but their CPU work runs on the kernels
- * of the one started last.
+ * The CPU kernel sets are one process-wide slot (`@loop/tensor`'s kernel-set registry, read by
+ * every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
+ * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties
+ * it again. A CPU backend's `ops` carry the kernels it started with (`cpuBackendOpsOn`), so work
+ * through them (`looplm forward`) runs on its own kernels beside another CPU backend; the CPU
+ * classes (training, evaluation, decoding) run on the slot's, the kernels of the one started last.
  */
 export interface ComputeBackend {
   readonly name: Backend;
   /** The device of the webgpu backend, else null. */
   readonly gpu: GpuContext | null;
+  /** Its ops: the model's, the tape's and the optimiser's, on its own tensors. */
+  readonly ops: BackendOps<unknown, unknown>;
   /** Release what it holds (its device; the native kernels). */
   stop(): void;
 }
@@ -52,7 +57,13 @@ interface StartOptions {
   verbose?: boolean;
 }
 
-const cpu = (name: Backend, stop: () => void): ComputeBackend => ({ name, gpu: null, stop });
+/** A CPU backend on the kernels the slot holds now: its ops keep them whatever starts later. */
+const cpu = (name: Backend, stop: () => void): ComputeBackend => ({
+  name,
+  gpu: null,
+  ops: cpuBackendOpsOn(currentKernels()),
+  stop,
+});
 
 /**
  * The CPU backend the kernel-set registry holds now, started by no one (a command run without
@@ -92,7 +103,7 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       disableNativeKernels();
       gpu.destroy();
     };
-    return { ok: true, backend: { name: "webgpu", gpu, stop } };
+    return { ok: true, backend: { name: "webgpu", gpu, ops: gpuBackendOps(gpu), stop } };
   },
 };
 

@@ -1,6 +1,6 @@
 /**
  * The webgpu paths of `generate` and `eval` against their CPU twins on the same checkpoint:
- * generateGpu gives generate's tokens (greedy and seeded sampling), and the evaluators fed by
+ * generateOnDevice gives generate's tokens (greedy and seeded sampling), and the evaluators fed by
  * the device (deviceOutputSource over the device model) give the CPU evaluators' numbers, exit-gate thresholds included.
  * Dawn + SwiftShader here; skipped with one printed line where no WebGPU adapter exists.
  */
@@ -12,14 +12,14 @@ import { goldenPath } from "@loop/test-support";
 import { gpuForTests } from "@loop/test-support-gpu";
 import { gpuModelOps } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
-import { deviceOutputSource } from "./gpu-eval.js";
-import { generateGpu } from "./gpu-generate.js";
+import { deviceOutputSource } from "./device-eval.js";
+import { generateOnDevice } from "./device-generate.js";
 
 const ctx = await gpuForTests("webgpu generate and eval");
 const SLOW = { timeout: 600_000 };
 
 describe.runIf(ctx)("generate and eval on webgpu", () => {
-  it("generateGpu samples generate's tokens", SLOW, async () => {
+  it("generateOnDevice samples generate's tokens", SLOW, async () => {
     const model = loadCheckpoint(goldenPath("mamba-2x2-gate"));
     const prompt = [3, 1, 4, 1, 5];
     for (const opts of [
@@ -27,10 +27,13 @@ describe.runIf(ctx)("generate and eval on webgpu", () => {
       { maxNewTokens: 4, temperature: 1, topK: 5, seed: 3 },
     ]) {
       const want = generate(model, prompt, opts).tokens;
-      expect(await generateGpu(ctx!, model, prompt, opts)).toEqual(want);
+      expect(await generateOnDevice(gpuModelOps(ctx!), model, prompt, opts)).toEqual(want);
     }
     await expect(
-      generateGpu(ctx!, model, prompt, { maxNewTokens: 1, policy: { kind: "fixed", step: 1 } }),
+      generateOnDevice(gpuModelOps(ctx!), model, prompt, {
+        maxNewTokens: 1,
+        policy: { kind: "fixed", step: 1 },
+      }),
     ).rejects.toThrow(/policy "fixed" needs --backend native or portable/);
   });
 

@@ -6,7 +6,6 @@ export * as attention from "@loop/attention";
 export * as evaluation from "@loop/eval";
 export { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
 export * as exitGate from "@loop/exit-gate";
-export { gateOutputs } from "@loop/exit-gate";
 export * as looped from "@loop/looped";
 export {
   countParameters,

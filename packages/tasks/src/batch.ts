@@ -59,17 +59,6 @@ export function scoreTargets(batch: Batch, predicted: Int32Array): Score {
   return { correct, total, accuracy: total === 0 ? 0 : correct / total };
 }
 
-/** Sum scores over batches. */
-export function sumScores(scores: readonly Score[]): Score {
-  let correct = 0;
-  let total = 0;
-  for (const s of scores) {
-    correct += s.correct;
-    total += s.total;
-  }
-  return { correct, total, accuracy: total === 0 ? 0 : correct / total };
-}
-
 export function checkCursor(cursor: TaskCursor): void {
   if (
     cursor === null ||

@@ -1,4 +1,4 @@
-export { allocBatch, argmaxLogits, scoreTargets, sumScores } from "./batch.js";
+export { allocBatch, argmaxLogits, scoreTargets } from "./batch.js";
 export { type BpeDefinition, ByteLevelBpeTokenizer } from "./lm/bpe-tokenizer.js";
 export {
   type BpeTrainOptions,
@@ -10,7 +10,6 @@ export { BYTE_TO_CHAR, CHAR_TO_BYTE, toByteLevel } from "./lm/byte-level.js";
 export { buildCharTokenizer, CharTokenizer, UNK } from "./lm/char-tokenizer.js";
 export {
   type CorpusSplit,
-  corpusLength,
   type SplitOptions,
   splitCorpus,
   type TextDocument,

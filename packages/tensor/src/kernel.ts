@@ -16,15 +16,17 @@ export {
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
 export {
+  type CpuKernels,
+  currentKernels,
   type KernelGroup,
   kernelSet,
   type NativeKernelSets,
   nativeKernelNames,
   registerKernelSet,
+  withKernels,
 } from "./native-registry.js";
 export { fastExp } from "./ops/fast-exp.js";
 export { sigmoidScalar, softplusScalar } from "./ops/unary.js";
-export { adamwHyperparameters } from "./optim/adamw.js";
 export { documentResets, documentStarts, optionalArg } from "./packed-documents.js";
 export { withTemporaries } from "./scratch.js";
 export { allocShared, allocShared64, shareable } from "./shareable.js";

@@ -14,6 +14,7 @@
  *     interface NativeKernelSets { ssd: SsdKernelSet }
  *   }
  */
+import { currentGemm, type GemmFn, setGemm } from "./kernels/gemm.js";
 import type { TensorKernelSet } from "./tensor-kernel-set.js";
 
 /** Group name → the functions its native addon provides (packages add their groups). */
@@ -23,7 +24,8 @@ export interface NativeKernelSets {
 
 export type KernelGroup = keyof NativeKernelSets;
 
-const sets = new Map<KernelGroup, NativeKernelSets[KernelGroup]>();
+type Sets = Map<KernelGroup, NativeKernelSets[KernelGroup]>;
+let sets: Sets = new Map();
 
 /** Register the native kernels of `group`, or with `null` go back to its portable kernels. */
 export function registerKernelSet<G extends KernelGroup>(
@@ -46,4 +48,31 @@ export function nativeKernelNames(): string[] {
     for (const [name, fn] of Object.entries(set))
       if (typeof fn === "function") names.push(`${group}/${name}`);
   return names.sort();
+}
+
+/** The CPU kernels of a backend as a value: the registered sets and the GEMM, as they were. */
+export interface CpuKernels {
+  readonly sets: ReadonlyMap<KernelGroup, NativeKernelSets[KernelGroup]>;
+  readonly gemm: { readonly fn: GemmFn; readonly name: string };
+}
+
+/** The CPU kernels in use now (what `withKernels` installs again later). */
+export function currentKernels(): CpuKernels {
+  return { sets: new Map(sets), gemm: currentGemm() };
+}
+
+/**
+ * `fn()` on `kernels`, whatever this process-wide slot holds: they are installed for the
+ * synchronous call and the slot's own are put back after it (calls nest).
+ */
+export function withKernels<R>(kernels: CpuKernels, fn: () => R): R {
+  const before = sets;
+  sets = kernels.sets as Sets;
+  const gemm = setGemm(kernels.gemm.fn, kernels.gemm.name);
+  try {
+    return fn();
+  } finally {
+    sets = before;
+    setGemm(gemm.fn, gemm.name);
+  }
 }

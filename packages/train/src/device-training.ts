@@ -5,28 +5,32 @@
  * CPU model — what `deviceStepEngine` needs, for any backend that implements `ModelOps` and
  * `TrainOps` (`gpuBackendOps(ctx)` on WebGPU).
  */
-import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
-import type { BackendOps } from "@loop/tensor";
+import { type DeviceModel, type LoopedModel, type StepOutputsOf, toDevice } from "@loop/looped";
+import type { BackendOps, ModelOps } from "@loop/tensor";
 import type { DeviceTraining } from "./device-step-engine.js";
 import type { TrainOptions } from "./options.js";
 
-/** The stage's loss of one micro-batch on `dm` (a one-element tensor, recorded). */
+/** A model's forward on one micro-batch's tokens, and its gate, on a backend's ops. */
+export interface StageModel<T> {
+  forward(steps: "all" | "last"): StepOutputsOf<T>;
+  gateLogits(readouts: readonly T[]): T;
+}
+
+/**
+ * The stage's loss of one micro-batch (a one-element tensor, recorded), written once for every
+ * backend: the CPU trainer's `stageLoss` runs it on the CPU ops.
+ */
 export function deviceStageLoss<T, I>(
-  dm: DeviceModel<T, I>,
+  ops: ModelOps<T, I>,
+  m: StageModel<T>,
   o: Pick<TrainOptions, "stage" | "beta" | "k" | "gamma">,
-  tokens: I,
   targets: I,
-  seqIdx: I | null,
 ): T {
-  const ops = dm.ops;
-  if (o.stage === "pretrain") {
-    const { logits } = dm.forward(tokens, { steps: "last", seqIdx });
-    return ops.crossEntropy(logits[0]!, targets);
-  }
-  const fwd = dm.forward(tokens, { steps: "all", seqIdx });
+  if (o.stage === "pretrain") return ops.crossEntropy(m.forward("last").logits[0]!, targets);
+  const fwd = m.forward("all");
   if (o.stage === "gate1")
-    return ops.stage1Loss(dm.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
-  const gate = { logits: (r: readonly T[]) => dm.gateLogits(r) };
+    return ops.stage1Loss(m.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
+  const gate = { logits: (r: readonly T[]) => m.gateLogits(r) };
   return ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: o.k, gamma: o.gamma });
 }
 
@@ -45,7 +49,10 @@ export function deviceTraining<T, I>(
     name: ops.name,
     ops,
     parameters: dm.parameters(),
-    stageLoss: (tokens, targets, seqIdx) => deviceStageLoss(dm, o, tokens, targets, seqIdx),
+    stageLoss: (tokens, targets, seqIdx) => {
+      const forward = (steps: "all" | "last") => dm.forward(tokens, { steps, seqIdx });
+      return deviceStageLoss(ops, { forward, gateLogits: (r) => dm.gateLogits(r) }, o, targets);
+    },
     pullWeights: () => dm.copyTo(model),
     pushWeights: () => dm.copyFrom(model),
     dispose: () => dm.dispose(),

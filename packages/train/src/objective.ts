@@ -4,9 +4,9 @@
  *  - gate1: L1 = Σ_r p(r)·ℓ(r) − β·H(p), backbone, head and gate jointly;
  *  - gate2: L2 (BCE against the ideal continuation label), only exit_gate.* trains.
  */
-import { stage1Loss, stage2Loss } from "@loop/exit-gate";
-import type { LoopedModel } from "@loop/looped";
+import { cpuBackendOps, type LoopedModel } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
+import { deviceStageLoss } from "./device-training.js";
 import type { TrainOptions } from "./options.js";
 
 const isGate = (p: { name: string }) => p.name.startsWith("exit_gate.");
@@ -59,6 +59,7 @@ export function checkFrozenForStage(model: LoopedModel, stage: TrainOptions["sta
   }
 }
 
+/** The stage's loss of one micro-batch on the CPU model (`deviceStageLoss` on the CPU ops). */
 export function stageLoss(
   model: LoopedModel,
   tokens: IntTensor,
@@ -66,11 +67,9 @@ export function stageLoss(
   opts: TrainOptions,
   seqIdx: Int32Array | null = null,
 ): Tensor {
-  if (opts.stage === "pretrain")
-    return model.finalLoss(tokens, targets, { checkpointing: opts.checkpointing, seqIdx });
-  const gate = model.exitGate!;
-  const fwd = model.forward(tokens, { steps: "all", checkpointing: opts.checkpointing, seqIdx });
-  if (opts.stage === "gate1")
-    return stage1Loss(gate.logits(fwd.readouts), fwd.logits, targets, { beta: opts.beta });
-  return stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: opts.k, gamma: opts.gamma });
+  const { checkpointing } = opts;
+  const forward = (steps: "all" | "last") =>
+    model.forward(tokens, { steps, checkpointing, seqIdx });
+  const gateLogits = (r: readonly Tensor[]) => model.exitGate!.logits(r);
+  return deviceStageLoss(cpuBackendOps, { forward, gateLogits }, opts, targets);
 }

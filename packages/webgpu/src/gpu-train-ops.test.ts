@@ -21,7 +21,7 @@ import { type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
 const ctx = await gpuForTests("webgpu optimiser");
 const ops = ctx ? gpuTrainOps(ctx) : null!;
 const gpuAdamW = (params: GpuNamedParameter[], opts: ConstructorParameters<typeof AdamW>[1]) =>
-  new AdamWCore(ops, params, opts, "GpuAdamW");
+  new AdamWCore(ops, params, opts);
 const gradNorm = (params: GpuNamedParameter[]) => clipGradients(ops, params, 0);
 const clipGradNorm = (params: GpuNamedParameter[], maxNorm: number) =>
   clipGradients(ops, params, maxNorm);

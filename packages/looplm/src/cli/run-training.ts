@@ -18,7 +18,7 @@ import { writeFileAtomic } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import type { ComputeBackend } from "../backend.js";
-import { deviceOutputSource } from "../gpu-eval.js";
+import { deviceOutputSource } from "../device-eval.js";
 import { gpuStepEngine } from "../gpu-step-engine.js";
 import { CliError } from "./errors.js";
 import {

@@ -51,8 +51,3 @@ export function splitCorpus(
     validation: docs.filter((_, i) => valid.has(i)),
   };
 }
-
-/** Total characters (UTF-16 code units) of `docs`. */
-export function corpusLength(docs: readonly TextDocument[]): number {
-  return docs.reduce((n, d) => n + d.text.length, 0);
-}

@@ -6,10 +6,10 @@
  */
 import { backward } from "../autograd/backward.js";
 import { releaseGrads } from "../autograd/leaf-grad.js";
-import { noGrad } from "../autograd/node.js";
 import { adamwUpdate } from "../optim/adamw-update.js";
 import { normOfGrads, scaleGradsToNorm } from "../optim/clip.js";
-import { IntTensor, Tensor } from "../tensor.js";
+import { type IntTensor, Tensor } from "../tensor.js";
+import { cpuTransferOps } from "./cpu-tensor-ops.js";
 import type { TrainOps } from "./train-ops.js";
 
 function gradOf(t: Tensor): Float32Array {
@@ -18,14 +18,8 @@ function gradOf(t: Tensor): Float32Array {
 }
 
 export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
+  ...cpuTransferOps,
   name: "cpu",
-  upload: (data, shape, opts = {}) =>
-    new Tensor(Float32Array.from(data), shape, opts.requiresGrad ?? false),
-  uploadInt: (data, shape) => new IntTensor(Int32Array.from(data), shape),
-  read: async (t) => Float32Array.from(t.data),
-  shapeOf: (t) => t.shape,
-  noGrad,
-  releaseTransients: () => {},
   backward: (loss, weight) => backward(loss, [Float32Array.of(weight)]),
   setTrainable: (t, on) => {
     t.requiresGrad = on;
@@ -42,5 +36,4 @@ export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
     dst.data[index] = src.data[0]!;
   },
   adamw: (param, m, v, c) => adamwUpdate(param.data, gradOf(param), m.data, v.data, c),
-  dispose: () => {},
 };

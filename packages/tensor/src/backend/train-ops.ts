@@ -9,25 +9,13 @@
  * (forward, backward, norm, clip, update) runs without a round trip, and the losses and the
  * gradient norm come back in one `read`.
  */
+import type { TransferOps } from "./model-ops.js";
 
-/** The transfers between the host and a backend's tensors (shared with the model's ops). */
-export interface DeviceTransfers<T, I> {
-  /** A float tensor holding `data` (transient unless `persistent`; a leaf when `requiresGrad`). */
-  upload(
-    data: Float32Array,
-    shape: readonly number[],
-    opts?: { persistent?: boolean; requiresGrad?: boolean },
-  ): T;
-  /** An index tensor holding `data` (transient). */
-  uploadInt(data: Int32Array, shape: readonly number[]): I;
-  /** The values of `t`, copied back to the host (waits for the work queued before). */
-  read(t: T): Promise<Float32Array>;
-  shapeOf(t: T): readonly number[];
-  /** Run `fn` without recording on the tape. */
-  noGrad<R>(fn: () => R): R;
-  /** End of a step (or a micro-batch): free every transient tensor made since, except `keep`. */
-  releaseTransients(keep?: readonly T[]): void;
-}
+/** The transfers between the host and a backend's tensors (those of the model's ops). */
+export type DeviceTransfers<T, I> = Pick<
+  TransferOps<T, I>,
+  "upload" | "uploadInt" | "read" | "shapeOf" | "noGrad" | "releaseTransients" | "dispose"
+>;
 
 /** A trainable tensor with its name, whether weight decay applies and its learning-rate factor. */
 export interface TrainParameter<T> {
@@ -84,6 +72,4 @@ export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   copyScalar(src: T, dst: T, index: number): void;
   /** One AdamW update of `param` from its gradient, moments `m` and `v` updated in place. */
   adamw(param: T, m: T, v: T, c: AdamWStepConstants): void;
-  /** Free a persistent tensor now (no-op where memory is garbage-collected). */
-  dispose(t: T): void;
 }

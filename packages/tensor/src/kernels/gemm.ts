@@ -16,9 +16,14 @@ const AUTO = "auto";
 let impl: GemmFn = gemmParallel;
 let implName = AUTO;
 
+/** The installed GEMM implementation (pass it to `setGemm` to install it again). */
+export function currentGemm(): { fn: GemmFn; name: string } {
+  return { fn: impl, name: implName };
+}
+
 /** Install a GEMM implementation (returns the previous one; pass it back to restore). */
 export function setGemm(fn: GemmFn, name: string): { fn: GemmFn; name: string } {
-  const prev = { fn: impl, name: implName };
+  const prev = currentGemm();
   impl = fn;
   implName = name;
   return prev;

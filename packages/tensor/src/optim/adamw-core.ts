@@ -25,45 +25,6 @@ export interface AdamWState {
   v: Record<string, Float32Array>;
 }
 
-/**
- * The options of an AdamW over parameters named `names`, defaulted and checked (one message per
- * problem, prefixed with `who`).
- */
-export function adamwHyperparameters(
-  names: readonly string[],
-  opts: AdamWOptions,
-  who = "AdamW",
-): Required<AdamWOptions> {
-  const seen = new Set<string>();
-  for (const name of names) {
-    if (seen.has(name)) throw new Error(`${who}: parameter name "${name}" appears twice`);
-    seen.add(name);
-  }
-  const hp = {
-    lr: opts.lr ?? 1e-3,
-    beta1: opts.beta1 ?? 0.9,
-    beta2: opts.beta2 ?? 0.999,
-    eps: opts.eps ?? 1e-8,
-    weightDecay: opts.weightDecay ?? 0.01,
-  };
-  for (const k of ["lr", "eps", "weightDecay"] as const) {
-    const v = hp[k];
-    if (!(Number.isFinite(v) && v >= 0))
-      throw new Error(`${who}: ${k} must be a finite number ≥ 0, got ${v}`);
-  }
-  for (const k of ["beta1", "beta2"] as const) {
-    const v = hp[k];
-    if (!(v >= 0 && v < 1)) throw new Error(`${who}: ${k} must be in [0, 1), got ${v}`);
-  }
-  return hp;
-}
-
-function sizeOfShape(shape: readonly number[]): number {
-  let n = 1;
-  for (const d of shape) n *= d;
-  return n;
-}
-
 export class AdamWCore<T> {
   readonly ops: TrainOps<T, unknown>;
   readonly params: readonly TrainParameter<T>[];
@@ -72,30 +33,34 @@ export class AdamWCore<T> {
   readonly beta2: number;
   readonly eps: number;
   readonly weightDecay: number;
-  private readonly who: string;
   private t = 0;
   private readonly m = new Map<string, T>();
   private readonly v = new Map<string, T>();
 
+  /** Defaults as PyTorch's; every option checked, and the names unique (one message each). */
   constructor(
     ops: TrainOps<T, unknown>,
     params: readonly TrainParameter<T>[],
-    opts: AdamWOptions = {},
-    who = "AdamW",
+    o: AdamWOptions = {},
   ) {
-    const hp = adamwHyperparameters(
-      params.map((p) => p.name),
-      opts,
-      who,
-    );
+    const seen = new Set<string>();
+    for (const { name } of params) {
+      if (seen.has(name)) throw new Error(`AdamW: parameter name "${name}" appears twice`);
+      seen.add(name);
+    }
     this.ops = ops;
-    this.who = who;
     this.params = params;
-    this.lr = hp.lr;
-    this.beta1 = hp.beta1;
-    this.beta2 = hp.beta2;
-    this.eps = hp.eps;
-    this.weightDecay = hp.weightDecay;
+    this.lr = o.lr ?? 1e-3;
+    this.beta1 = o.beta1 ?? 0.9;
+    this.beta2 = o.beta2 ?? 0.999;
+    this.eps = o.eps ?? 1e-8;
+    this.weightDecay = o.weightDecay ?? 0.01;
+    for (const k of ["lr", "eps", "weightDecay"] as const)
+      if (!(Number.isFinite(this[k]) && this[k] >= 0))
+        throw new Error(`AdamW: ${k} must be a finite number ≥ 0, got ${this[k]}`);
+    for (const k of ["beta1", "beta2"] as const)
+      if (!(this[k] >= 0 && this[k] < 1))
+        throw new Error(`AdamW: ${k} must be in [0, 1), got ${this[k]}`);
   }
 
   get stepCount(): number {
@@ -105,7 +70,7 @@ export class AdamWCore<T> {
   /** Apply (enqueue, on a device) one update from the parameters' accumulated gradients. */
   step(lr = this.lr): void {
     if (!(Number.isFinite(lr) && lr >= 0))
-      throw new Error(`${this.who}: lr must be a finite number ≥ 0, got ${lr}`);
+      throw new Error(`AdamW: lr must be a finite number ≥ 0, got ${lr}`);
     const ops = this.ops;
     this.t++;
     const c1 = 1 - this.beta1 ** this.t;
@@ -159,11 +124,11 @@ export class AdamWCore<T> {
     for (const key of ["m", "v"] as const)
       for (const [name, a] of Object.entries(st[key])) {
         const p = byName.get(name);
-        if (!p) throw new Error(`${this.who}.setState: state for unknown parameter "${name}"`);
-        const n = sizeOfShape(this.ops.shapeOf(p.tensor));
+        if (!p) throw new Error(`AdamW.setState: state for unknown parameter "${name}"`);
+        const n = this.ops.shapeOf(p.tensor).reduce((x, y) => x * y, 1);
         if (n !== a.length)
           throw new Error(
-            `${this.who}.setState: "${name}" ${key} has ${a.length} values, parameter has ${n}`,
+            `AdamW.setState: "${name}" ${key} has ${a.length} values, parameter has ${n}`,
           );
       }
     this.dispose();

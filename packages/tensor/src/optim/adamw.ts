@@ -8,7 +8,7 @@ import type { NamedParameter } from "../module.js";
 import type { Tensor } from "../tensor.js";
 import { AdamWCore, type AdamWOptions, type AdamWState } from "./adamw-core.js";
 
-export { type AdamWOptions, type AdamWState, adamwHyperparameters } from "./adamw-core.js";
+export type { AdamWOptions, AdamWState } from "./adamw-core.js";
 export type { NativeAdamw } from "./adamw-update.js";
 
 export class AdamW extends AdamWCore<Tensor> {

@@ -24,7 +24,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, ManoTask, type Task } from "@loop/tasks";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
-import { evaluateOnBackend } from "../../gpu-eval.js";
+import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {

@@ -4,7 +4,6 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
-import { forwardOutputsGpu } from "../../forward/gpu-outputs.js";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
 import { commandBackend, needsKernels } from "../compute.js";
@@ -35,8 +34,7 @@ export async function runForward(args: ForwardArgs, backend: ComputeBackend): Pr
     throw new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
   }
   const inputs = parseForwardInputs(raw, model.config.vocab_size);
-  const gpu = backend.gpu;
-  const outputs = gpu ? await forwardOutputsGpu(gpu, model, inputs) : forwardOutputs(model, inputs);
+  const outputs = await forwardOutputs(backend.ops, model, inputs);
   writeSafetensorsFile(args.out, outputs);
   return outputs.size;
 }

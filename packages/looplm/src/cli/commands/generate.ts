@@ -6,7 +6,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
-import { generateGpu } from "../../gpu-generate.js";
+import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
@@ -79,9 +79,11 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   }
   let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
-  const gpu = backend.gpu;
   try {
-    out = gpu ? await generateGpu(gpu, model, prompt, opts) : generate(model, prompt, opts).tokens;
+    // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy)
+    out = backend.gpu
+      ? await generateOnDevice(backend.ops, model, prompt, opts)
+      : generate(model, prompt, opts).tokens;
   } catch (e) {
     throw new CliError((e as Error).message);
   }

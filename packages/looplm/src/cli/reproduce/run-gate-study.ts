@@ -12,7 +12,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { readJsonFile } from "@loop/tensor/node";
 import type { Stage } from "@loop/train";
 import { writeJsonFile } from "@loop/train/node";
-import { evaluateOnBackend } from "../../gpu-eval.js";
+import { evaluateOnBackend } from "../../device-eval.js";
 import { taskInfo } from "../options/task.js";
 import type { TrainFlags } from "../options/train.js";
 import { trainJob } from "../run-training.js";

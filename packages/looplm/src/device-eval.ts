@@ -17,7 +17,6 @@ import {
 import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
 import { tensor } from "@loop/tensor";
-import { gpuModelOps } from "@loop/webgpu";
 import type { ComputeBackend } from "./backend.js";
 
 /** The step outputs of `dm`, read back to the CPU, for the evaluators. */
@@ -58,8 +57,8 @@ export async function evaluateOnBackend(
   metric: "ppl" | "accuracy",
   opts: AccuracyOptions & PerplexityOptions = {},
 ): Promise<AccuracyResult | PerplexityResult> {
-  const gpu = backend.gpu;
-  const gm = gpu ? toDevice(model, gpuModelOps(gpu)) : null;
+  // the CPU backends score the model itself (no weight copy; the numbers are the same)
+  const gm = backend.gpu ? toDevice(model, backend.ops) : null;
   try {
     const source = gm ? deviceOutputSource(gm) : model;
     return metric === "ppl"

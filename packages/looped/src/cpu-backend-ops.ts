@@ -1,0 +1,45 @@
+/**
+ * The CPU backend's ops (`BackendOps` of @loop/tensor): the engine's general and training ops and
+ * the fused ops of the mixers and the exit gate, each package's slice as it exports it. The CPU
+ * classes (`LoopedModel`, `Layer`, the mixers, `ExitGate`) run the generic forward on these, so
+ * their numbers are the ops' own, bit for bit; `toDevice(model, cpuBackendOps)` is a device
+ * model on the CPU. These run on the kernels the process-wide slot holds when they are called;
+ * `cpuBackendOpsOn(kernels)` on a backend's own (two CPU backends side by side).
+ */
+import { cpuAttentionOps } from "@loop/attention";
+import { cpuExitGateOps } from "@loop/exit-gate";
+import { cpuMamba2Ops } from "@loop/ssm-kernels";
+import {
+  type BackendOps,
+  cpuTensorOps,
+  cpuTrainOps,
+  cpuTransferOps,
+  type IntTensor,
+  type Tensor,
+} from "@loop/tensor";
+import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+
+export const cpuBackendOps: BackendOps<Tensor, IntTensor> = {
+  ...cpuTransferOps,
+  ...cpuTrainOps,
+  ...cpuTensorOps,
+  ...cpuMamba2Ops,
+  ...cpuAttentionOps,
+  ...cpuExitGateOps,
+};
+
+/**
+ * `cpuBackendOps` on `kernels` (`currentKernels()` when a backend started): every op, and the
+ * backward through `ops.backward`, runs with them installed (`withKernels`).
+ */
+export function cpuBackendOpsOn(kernels: CpuKernels): BackendOps<Tensor, IntTensor> {
+  const on =
+    (f: (...a: unknown[]) => unknown) =>
+    (...a: unknown[]) =>
+      withKernels(kernels, () => f(...a));
+  const entries = Object.entries(cpuBackendOps).map(([k, v]) => [
+    k,
+    typeof v === "function" ? on(v as (...a: unknown[]) => unknown) : v,
+  ]);
+  return Object.fromEntries(entries) as BackendOps<Tensor, IntTensor>;
+}
