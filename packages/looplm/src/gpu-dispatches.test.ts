@@ -10,7 +10,7 @@
 import { gpuForTests } from "@loop/test-support-gpu";
 import { resolveTrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
-import { dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
+import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
 
 const ctx = await gpuForTests("webgpu dispatch counts");
 
@@ -34,10 +34,15 @@ describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", (
     ["Transformer", TRANSFORMER, { fixed: 33, perLayerApplication: 53, perLayer: 43 }],
   ] as const)
     it(`${name}: fixed + a·L·R + b·L dispatches per step`, async () => {
-      const f = await dispatchFormula(ctx!, config, SHAPE, o);
+      const { byKernel, ...f } = await dispatchFormula(ctx!, config, SHAPE, o);
       console.log(`${name}: ${JSON.stringify(f)}`);
+      for (const key of ["perLayerApplication", "perLayer", "fixed"] as const)
+        console.log(`  ${key} by kernel: ${breakdownText({ ...f, byKernel }, key)}`);
       const [, steady] = await stepCounters(ctx!, { ...config, n_layers: 2, n_loops: 3 }, SHAPE, o);
       expect(steady!.dispatches).toBe(dispatchesAt(f, 2, 3));
+      // the kernels' shares add up to the formula
+      for (const key of ["fixed", "perLayerApplication", "perLayer"] as const)
+        expect(Object.values(byKernel).reduce((s, k) => s + k[key], 0)).toBe(f[key]);
       expect(f).toEqual(pinned);
     }, 600_000);
 
