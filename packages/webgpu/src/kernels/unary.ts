@@ -46,9 +46,10 @@ export function unaryKernel(op: UnaryName, pass: "forward" | "backward"): Kernel
         })
       : defineKernel({
           name: key,
-          params: { n: "u32" },
+          params: { n: "u32", acc: "u32" },
           buffers: { a: "read", yb: "read", gb: "read", out: "rw" },
-          body: `${WGSL_MATH}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gb[i];\n  out[i] = ${bwd};\n}`,
+          // acc: add into out (a gradient's running sum) instead of storing
+          body: `${WGSL_MATH}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gb[i];\n  let v = ${bwd};\n  if (p.acc != 0u) { out[i] = out[i] + v; } else { out[i] = v; }\n}`,
         });
   kernels.set(key, k);
   return k;

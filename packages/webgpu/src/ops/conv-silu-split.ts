@@ -15,7 +15,7 @@ import {
   convSiluGradPreKernel,
   convSiluPieceKernel,
 } from "../kernels/conv-silu-split.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
@@ -111,12 +111,15 @@ export function causalConv1dSiluSplit(
           rows,
           C * K,
           weight.shape,
+          gradTarget(weight),
         )
       : null;
     const out: (GpuTensor | null)[] = [gx, gw];
     if (bias)
       out.push(
-        bias.requiresGrad ? columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C) : null,
+        bias.requiresGrad
+          ? columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C, [C], gradTarget(bias))
+          : null,
       );
     if (init) {
       let gi: GpuTensor | null = null;

@@ -13,7 +13,7 @@ import {
   softplusBiasGradBias,
   softplusBiasKernel,
 } from "../kernels/mamba2-ops.js";
-import { recordGpu } from "../tape.js";
+import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { shapeStr } from "./shape-str.js";
 
@@ -38,7 +38,16 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
       grid(n, MAMBA2_EW_GROUP),
     );
     const gbias = bias.requiresGrad
-      ? columnSum(ctx, softplusBiasGradBias, { graw: graw.buffer }, {}, n / Math.max(H, 1), H)
+      ? columnSum(
+          ctx,
+          softplusBiasGradBias,
+          { graw: graw.buffer },
+          {},
+          n / Math.max(H, 1),
+          H,
+          [H],
+          gradTarget(bias),
+        )
       : null;
     return [graw, gbias];
   });
@@ -75,14 +84,20 @@ export function addDSkip(y: GpuTensor, x: GpuTensor, d: GpuTensor): GpuTensor {
         grid(n, MAMBA2_EW_GROUP),
       );
     }
-    const gd = d.requiresGrad ? dSkipGrad(g!, x, H, P) : null;
+    const gd = d.requiresGrad ? dSkipGrad(g!, x, H, P, gradTarget(d)) : null;
     return [g!, gx, gd];
   });
   return out;
 }
 
-/** ∂D[h] = Σ g ⊙ x over every axis but h, for g, x [..., H, P]. */
-export function dSkipGrad(g: GpuTensor, x: GpuTensor, H: number, P: number): GpuTensor {
+/** ∂D[h] = Σ g ⊙ x over every axis but h, for g, x [..., H, P] (written or added `into`). */
+export function dSkipGrad(
+  g: GpuTensor,
+  x: GpuTensor,
+  H: number,
+  P: number,
+  into?: GradTarget,
+): GpuTensor {
   const rows = H * P === 0 ? 0 : x.size / (H * P);
-  return columnSum(x.ctx, dSkipGradD, { g: g.buffer, x: x.buffer }, { P }, rows, H);
+  return columnSum(x.ctx, dSkipGradD, { g: g.buffer, x: x.buffer }, { P }, rows, H, [H], into);
 }
