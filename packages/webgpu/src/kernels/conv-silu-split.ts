@@ -66,6 +66,69 @@ ${entry}
 }`,
 });
 
+/**
+ * All three pieces in one dispatch (the Mamba-2 x | B | C split): thread i of n = B·T·C writes
+ * channel c of row r into the piece holding c (pieces [0, o1), [o1, o2), [o2, C)).
+ */
+export const convSilu3Kernel = defineKernel({
+  name: "causalConv1dSilu3",
+  params: { ...dims, o1: "u32", o2: "u32", n: "u32" },
+  buffers: {
+    x: "read",
+    weight: "read",
+    bias: "read",
+    init: "read",
+    seq: "read:i32",
+    y0: "rw",
+    y1: "rw",
+    y2: "rw",
+  },
+  body: `${WGSL_MATH}${preActivation}
+${entry}
+  let r = i / p.C;
+  let c = i % p.C;
+  let v = silu(preAct(r, c));
+  if (c < p.o1) { y0[r * p.o1 + c] = v; }
+  else if (c < p.o2) { y1[r * (p.o2 - p.o1) + c - p.o1] = v; }
+  else { y2[r * (p.C - p.o2) + c - p.o2] = v; }
+}`,
+});
+
+/**
+ * ∂pre of all three pieces in one dispatch: gpre[r, c] = g_p[r, c − o_p]·silu'(pre) for the
+ * piece p holding c (zeros where that piece has no gradient: hasG bit p clear).
+ */
+export const convSilu3GradPreKernel = defineKernel({
+  name: "causalConv1dSilu3GradPre",
+  params: { ...dims, o1: "u32", o2: "u32", n: "u32", hasG: "u32" },
+  buffers: {
+    x: "read",
+    weight: "read",
+    bias: "read",
+    init: "read",
+    seq: "read:i32",
+    g0: "read",
+    g1: "read",
+    g2: "read",
+    gpre: "rw",
+  },
+  body: `${WGSL_MATH}${preActivation}
+${entry}
+  let r = i / p.C;
+  let c = i % p.C;
+  var g = 0.0;
+  var has = false;
+  if (c < p.o1) { has = (p.hasG & 1u) != 0u; if (has) { g = g0[r * p.o1 + c]; } }
+  else if (c < p.o2) {
+    has = (p.hasG & 2u) != 0u;
+    if (has) { g = g1[r * (p.o2 - p.o1) + c - p.o1]; }
+  } else { has = (p.hasG & 4u) != 0u; if (has) { g = g2[r * (p.C - p.o2) + c - p.o2]; } }
+  var v = 0.0;
+  if (has) { v = g * siluGrad(preAct(r, c)); }
+  gpre[i] = v;
+}`,
+});
+
 /** ∂pre of one piece (zeros where hasG = 0): gpre[r, off + j] = g[r, j]·silu'(pre). */
 export const convSiluGradPreKernel = defineKernel({
   name: "causalConv1dSiluSplitGradPre",
