@@ -20,7 +20,7 @@ import { linearSplit } from "./ops/linear-split.js";
 import { softplusBias } from "./ops/mamba2-ops.js";
 import { linear } from "./ops/matmul.js";
 import { rmsnorm } from "./ops/rmsnorm.js";
-import { rope } from "./ops/rope.js";
+import { ropePair } from "./ops/rope.js";
 import { reshape } from "./ops/shape.js";
 import { ssdScanChunked } from "./ops/ssd-scan-chunked.js";
 import { stage1Loss, stage2Loss } from "./ops/stage-losses.js";
@@ -58,8 +58,12 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
       const [B, T] = u.shape as [number, number, number];
       const hd = wq.shape[0]! / Hq;
       const ropeOpts = opts.rope ?? {};
-      const q = rope(reshape(linear(u, wq), [B, T, Hq, hd]), ropeOpts);
-      const k = rope(reshape(linear(u, wk), [B, T, Hkv, hd]), ropeOpts);
+      // q and k rotated by one dispatch each way
+      const [q, k] = ropePair(
+        reshape(linear(u, wq), [B, T, Hq, hd]),
+        reshape(linear(u, wk), [B, T, Hkv, hd]),
+        ropeOpts,
+      );
       const v = reshape(linear(u, wv), [B, T, Hkv, hd]);
       return reshape(attention(q, k, v, { seqIdx: opts.seqIdx ?? null }), [B, T, Hq * hd]);
     },
