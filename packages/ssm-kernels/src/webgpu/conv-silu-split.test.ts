@@ -35,6 +35,8 @@ const cases: Case[] = [
   // three pieces (one dispatch each way) where the middle one has no gradient, and an empty one
   { B: 2, T: 5, widths: [4, 3, 2], K: 3, bias: true, init: false, seq: null, used: [0, 2] },
   { B: 1, T: 6, widths: [3, 0, 2], K: 2, bias: true, init: true, seq: null },
+  // three pieces over more rows than one column-sum block (∂pre written by its first stage)
+  { B: 2, T: 150, widths: [4, 3, 3], K: 4, bias: true, init: false, seq: null },
   { B: 1, T: 300, widths: [3], K: 2, bias: true, init: false, seq: null },
 ];
 

@@ -12,6 +12,7 @@ import {
   convGradInitKernel,
   convGradWeight,
   convGradXKernel,
+  convSilu3GradPreBias,
   convSilu3GradPreKernel,
   convSilu3Kernel,
   convSiluGradPreKernel,
@@ -93,16 +94,25 @@ export function causalConv1dSiluSplit(
   if (init) inputs.push(init);
   recordGpu("causalConv1dSiluSplit", inputs, ys, (gys) => {
     const gpre = emptyLike(ctx, [B, T, C]);
+    // With three pieces and a bias to train, ∂bias comes from the pass that writes ∂pre.
+    let gbias: GpuTensor | null = null;
     if (three) {
       const n = rows * C;
       const gb = (p: number) => gys[p]?.buffer ?? placeholder(ctx);
       const hasG = gys.reduce((m, g, p) => (g ? m | (1 << p) : m), 0);
-      ctx.run(
-        convSilu3GradPreKernel,
-        { ...bufs, g0: gb(0), g1: gb(1), g2: gb(2), gpre: gpre.buffer },
-        { ...dims, ...o3, n, hasG },
-        grid(n, CONV_GROUP),
-      );
+      const b3 = { ...bufs, g0: gb(0), g1: gb(1), g2: gb(2), gpre: gpre.buffer };
+      if (bias?.requiresGrad)
+        gbias = columnSum(
+          ctx,
+          convSilu3GradPreBias,
+          b3,
+          { ...dims, ...o3, hasG },
+          rows,
+          C,
+          [C],
+          gradTarget(bias),
+        );
+      else ctx.run(convSilu3GradPreKernel, b3, { ...dims, ...o3, n, hasG }, grid(n, CONV_GROUP));
     } else
       widths.forEach((w, p) => {
         const n = rows * w;
@@ -142,7 +152,8 @@ export function causalConv1dSiluSplit(
     if (bias)
       out.push(
         bias.requiresGrad
-          ? columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C, [C], gradTarget(bias))
+          ? (gbias ??
+              columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C, [C], gradTarget(bias)))
           : null,
       );
     if (init) {

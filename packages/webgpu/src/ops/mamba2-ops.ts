@@ -9,8 +9,8 @@ import {
   addDSkipKernel,
   dSkipGradD,
   MAMBA2_EW_GROUP,
+  softplusBiasBackwardGradBias,
   softplusBiasBackwardKernel,
-  softplusBiasGradBias,
   softplusBiasKernel,
 } from "../kernels/mamba2-ops.js";
 import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
@@ -31,25 +31,27 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
   ctx.run(softplusBiasKernel, { ...bufs, y: y.buffer }, { n, H }, grid(n, MAMBA2_EW_GROUP));
   recordGpu("softplusBias", [raw, bias], [y], ([g]) => {
     const graw = emptyLike(ctx, raw.shape);
+    if (bias.requiresGrad) {
+      // ∂raw written by the column sum that makes ∂bias: one dispatch (more only past 256 rows)
+      const gbias = columnSum(
+        ctx,
+        softplusBiasBackwardGradBias,
+        { ...bufs, g: g!.buffer, graw: graw.buffer },
+        {},
+        n / Math.max(H, 1),
+        H,
+        [H],
+        gradTarget(bias),
+      );
+      return [graw, gbias];
+    }
     ctx.run(
       softplusBiasBackwardKernel,
       { ...bufs, g: g!.buffer, graw: graw.buffer },
       { n, H },
       grid(n, MAMBA2_EW_GROUP),
     );
-    const gbias = bias.requiresGrad
-      ? columnSum(
-          ctx,
-          softplusBiasGradBias,
-          { graw: graw.buffer },
-          {},
-          n / Math.max(H, 1),
-          H,
-          [H],
-          gradTarget(bias),
-        )
-      : null;
-    return [graw, gbias];
+    return [graw, null];
   });
   return y;
 }
