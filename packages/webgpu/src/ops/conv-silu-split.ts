@@ -153,7 +153,16 @@ export function causalConv1dSiluSplit(
       out.push(
         bias.requiresGrad
           ? (gbias ??
-              columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C, [C], gradTarget(bias)))
+              columnSum(
+                ctx,
+                convGradBias,
+                { gpre: gpre.buffer },
+                {},
+                rows,
+                C,
+                [C],
+                gradTarget(bias),
+              ))
           : null,
       );
     if (init) {
