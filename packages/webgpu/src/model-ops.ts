@@ -25,7 +25,7 @@ import { reshape } from "./ops/shape.js";
 import { ssdScanChunked } from "./ops/ssd-scan-chunked.js";
 import { stage1Loss, stage2Loss } from "./ops/stage-losses.js";
 import { swiglu } from "./ops/swiglu.js";
-import { exp, neg, sigmoid } from "./ops/unary.js";
+import { exp, neg, negExp, sigmoid } from "./ops/unary.js";
 import { gpuNoGrad } from "./tape.js";
 
 /** The model's ops on `ctx`'s device. */
@@ -51,6 +51,7 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
     crossEntropy,
     causalConv1dSiluSplit,
     softplusBias,
+    negExp,
     ssdScanChunked,
     gatedRmsnorm,
     projectedAttention(u, wq, wk, wv, opts) {

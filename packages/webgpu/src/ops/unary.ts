@@ -28,6 +28,7 @@ function unary(op: UnaryName, x: GpuTensor): GpuTensor {
 
 export const exp = (x: GpuTensor): GpuTensor => unary("exp", x);
 export const neg = (x: GpuTensor): GpuTensor => unary("neg", x);
+export const negExp = (x: GpuTensor): GpuTensor => unary("negExp", x);
 export const log = (x: GpuTensor): GpuTensor => unary("log", x);
 export const sigmoid = (x: GpuTensor): GpuTensor => unary("sigmoid", x);
 export const logsigmoid = (x: GpuTensor): GpuTensor => unary("logsigmoid", x);
