@@ -10,10 +10,7 @@ import type { Mamba2Ops, TensorOps, TransferOps } from "@loop/tensor";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 
 /** The ops the mixer's forward uses. */
-export type Mamba2MixOps<T, I> = Pick<
-  TensorOps<T, I>,
-  "linear" | "linearSplit" | "reshape"
-> &
+export type Mamba2MixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linearSplit" | "reshape"> &
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
 
