@@ -84,15 +84,18 @@ export const dispatchesAt = (f: DispatchFormula, L: number, R: number): number =
 /**
  * The formula of `config` (a single-mixer backbone) from the steady-state step (the second: the
  * first also makes the gradients and the optimiser's moments) at (L, R) = (1, 1), (1, 2), (2, 1).
+ * `config` may be a function of (L, R) (a hybrid whose `attn_layers` name every layer).
  */
 export async function dispatchFormula(
   ctx: GpuContext,
-  config: ModelConfigInput,
+  config: ModelConfigInput | ((L: number, R: number) => ModelConfigInput),
   shape: { batch: number; seq: number },
   o: TrainOptions,
 ): Promise<DispatchBreakdown> {
+  const configAt = (L: number, R: number) =>
+    typeof config === "function" ? config(L, R) : { ...config, n_layers: L, n_loops: R };
   const at = async (L: number, R: number) =>
-    (await stepCounters(ctx, { ...config, n_layers: L, n_loops: R }, shape, o, 2))[1]!;
+    (await stepCounters(ctx, configAt(L, R), shape, o, 2))[1]!;
   const c11 = await at(1, 1);
   const c12 = await at(1, 2);
   const c21 = await at(2, 1);
