@@ -17,6 +17,8 @@ import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import { type GpuCounters, gpuBackendOps } from "@loop/webgpu";
 import {
+  breakdownText,
+  type DispatchBreakdown,
   type DispatchFormula,
   disableNativeKernels,
   dispatchesAt,
@@ -217,7 +219,7 @@ async function formulaOf(
   gpu: GpuBench,
   c: BenchConfig,
   backbone: "mamba" | "transformer",
-): Promise<DispatchFormula | null> {
+): Promise<DispatchBreakdown | null> {
   const { attn_layers: _, ...model } = c.model as ModelConfigInput & { attn_layers?: unknown };
   // a Mamba-2 configuration's attention variant needs an MLP (its width changes no count)
   const mlp = model.mlp ?? { d_ff: 4 * model.d_model };
@@ -262,6 +264,7 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
     bindGroupsCreated: 0,
     pipelinesCreated: 0,
     submits: 0,
+    byKernel: {},
   }));
   const rows = await compareWithNative(
     ctx,
@@ -289,7 +292,10 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
       ["Mamba-2", mamba],
       ["Transformer", attn],
     ] as const)
-      if (f) ctx.log(`  ${c.name}: dispatches per step of its ${kind} model = ${formulaText(f)}`);
+      if (f) {
+        ctx.log(`  ${c.name}: dispatches per step of its ${kind} model = ${formulaText(f)}`);
+        ctx.log(`    per layer application, by kernel: ${breakdownText(f, "perLayerApplication")}`);
+      }
     Object.assign(rows[i]!, {
       "dispatches/step": n.dispatches,
       "Mamba-2 disp/layer-app": perApplication(mamba, cfg.n_layers, cfg.n_loops),

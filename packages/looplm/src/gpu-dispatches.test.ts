@@ -1,16 +1,18 @@
 /**
  * The command encoding of a training step on webgpu, counted by the context: the dispatches of
  * one step of a tiny Mamba-2 and a tiny Transformer model as a formula in the layers L and loops
- * R (solved from three models, then checked at a fourth), and the bind-group cache (a step that
- * binds the same buffers as the previous one creates no bind group). The formula's coefficients
- * are pinned: a change that adds dispatches fails here (update docs/gpu.md, "Dispatches per
- * step", with the new figures). Dawn + SwiftShader; skipped with one printed line where no
+ * R (solved from three models, then checked at a fourth), each kernel's share of it, and the
+ * bind-group cache (a step that binds the same buffers as the previous one creates no bind
+ * group). The formula's coefficients are pinned: a change that adds dispatches fails here
+ * (update docs/gpu.md, "Dispatches per step", with the new figures). The attention mixer's own
+ * share (a hybrid whose every layer is attention: no MLP) is held to issue 31's target of at
+ * most 25 per layer application. Dawn + SwiftShader; skipped with one printed line where no
  * WebGPU adapter exists, a failure under CI.
  */
 import { gpuForTests } from "@loop/test-support-gpu";
 import { resolveTrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
-import { dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
+import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
 
 const ctx = await gpuForTests("webgpu dispatch counts");
 
@@ -30,16 +32,38 @@ const o = resolveTrainOptions({});
 
 describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", () => {
   for (const [name, config, pinned] of [
-    ["Mamba-2", MAMBA, { fixed: 33, perLayerApplication: 61, perLayer: 39 }],
-    ["Transformer", TRANSFORMER, { fixed: 33, perLayerApplication: 53, perLayer: 43 }],
+    ["Mamba-2", MAMBA, { fixed: 26, perLayerApplication: 43, perLayer: 18 }],
+    ["Transformer", TRANSFORMER, { fixed: 26, perLayerApplication: 37, perLayer: 18 }],
   ] as const)
     it(`${name}: fixed + a·L·R + b·L dispatches per step`, async () => {
-      const f = await dispatchFormula(ctx!, config, SHAPE, o);
+      const { byKernel, ...f } = await dispatchFormula(ctx!, config, SHAPE, o);
       console.log(`${name}: ${JSON.stringify(f)}`);
+      for (const key of ["perLayerApplication", "perLayer", "fixed"] as const)
+        console.log(`  ${key} by kernel: ${breakdownText({ ...f, byKernel }, key)}`);
       const [, steady] = await stepCounters(ctx!, { ...config, n_layers: 2, n_loops: 3 }, SHAPE, o);
       expect(steady!.dispatches).toBe(dispatchesAt(f, 2, 3));
+      // the kernels' shares add up to the formula
+      for (const key of ["fixed", "perLayerApplication", "perLayer"] as const)
+        expect(Object.values(byKernel).reduce((s, k) => s + k[key], 0)).toBe(f[key]);
       expect(f).toEqual(pinned);
     }, 600_000);
+
+  it("an attention mixer's layer application: at most 25 dispatches forward + backward", async () => {
+    // a hybrid whose every layer is attention: the norm, q/k/v projections, RoPE, attention,
+    // o_proj and the residual add, no MLP
+    const attn = (L: number, R: number) => ({
+      ...BASE,
+      backbone: "hybrid" as const,
+      n_layers: L,
+      n_loops: R,
+      attn_layers: Array.from({ length: L }, (_, i) => i),
+    });
+    const { byKernel, ...f } = await dispatchFormula(ctx!, attn, SHAPE, o);
+    console.log(`attention mixer: ${JSON.stringify(f)}`);
+    console.log(`  by kernel: ${breakdownText({ ...f, byKernel }, "perLayerApplication")}`);
+    expect(f.perLayerApplication).toBeLessThanOrEqual(25);
+    expect(f).toEqual({ fixed: 26, perLayerApplication: 22, perLayer: 10 });
+  }, 600_000);
 
   it("a step binding the buffers of the previous one creates no bind group", async () => {
     const counts = await stepCounters(ctx!, { ...MAMBA, n_layers: 2, n_loops: 2 }, SHAPE, o, 4);

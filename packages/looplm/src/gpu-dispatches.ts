@@ -7,7 +7,8 @@
  * The dispatch count of a step is a fact of the code, linear in the layers L and loops R of a
  * single-mixer backbone: fixed + perLayerApplication·L·R + perLayer·L (the embedding, head and
  * loss once; each layer's forward and backward at each of the L·R applications; each layer's
- * weights' gradients, clipping and AdamW once). `dispatchFormula` solves it from three models.
+ * weights' gradients, clipping and AdamW once). `dispatchFormula` solves it from three models,
+ * in total and per kernel (the context counts each kernel's dispatches).
  */
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
@@ -56,25 +57,53 @@ export interface DispatchFormula {
   perLayer: number;
 }
 
+/** The formula with each kernel's share of it (by kernel name; the shares sum to the formula). */
+export interface DispatchBreakdown extends DispatchFormula {
+  byKernel: Record<string, DispatchFormula>;
+}
+
+/** The same three equations solved from the steps' counters, in total and per kernel. */
+function solve(d11: number, d12: number, d21: number): DispatchFormula {
+  const perLayerApplication = d12 - d11;
+  const perLayer = d21 - d11 - perLayerApplication;
+  return { fixed: d11 - perLayerApplication - perLayer, perLayerApplication, perLayer };
+}
+
+/** "name a" pieces of a breakdown's per-application shares, largest first (for logs). */
+export function breakdownText(b: DispatchBreakdown, key: keyof DispatchFormula): string {
+  return Object.entries(b.byKernel)
+    .filter(([, f]) => f[key] !== 0)
+    .sort(([na, a], [nb, c]) => c[key] - a[key] || (na < nb ? -1 : 1))
+    .map(([name, f]) => `${name} ${f[key]}`)
+    .join(", ");
+}
+
 export const dispatchesAt = (f: DispatchFormula, L: number, R: number): number =>
   f.fixed + f.perLayerApplication * L * R + f.perLayer * L;
 
 /**
  * The formula of `config` (a single-mixer backbone) from the steady-state step (the second: the
  * first also makes the gradients and the optimiser's moments) at (L, R) = (1, 1), (1, 2), (2, 1).
+ * `config` may be a function of (L, R) (a hybrid whose `attn_layers` name every layer).
  */
 export async function dispatchFormula(
   ctx: GpuContext,
-  config: ModelConfigInput,
+  config: ModelConfigInput | ((L: number, R: number) => ModelConfigInput),
   shape: { batch: number; seq: number },
   o: TrainOptions,
-): Promise<DispatchFormula> {
+): Promise<DispatchBreakdown> {
+  const configAt = (L: number, R: number) =>
+    typeof config === "function" ? config(L, R) : { ...config, n_layers: L, n_loops: R };
   const at = async (L: number, R: number) =>
-    (await stepCounters(ctx, { ...config, n_layers: L, n_loops: R }, shape, o, 2))[1]!.dispatches;
-  const d11 = await at(1, 1);
-  const d12 = await at(1, 2);
-  const d21 = await at(2, 1);
-  const perLayerApplication = d12 - d11;
-  const perLayer = d21 - d11 - perLayerApplication;
-  return { fixed: d11 - perLayerApplication - perLayer, perLayerApplication, perLayer };
+    (await stepCounters(ctx, configAt(L, R), shape, o, 2))[1]!;
+  const c11 = await at(1, 1);
+  const c12 = await at(1, 2);
+  const c21 = await at(2, 1);
+  const byKernel: Record<string, DispatchFormula> = {};
+  const names = new Set([c11, c12, c21].flatMap((c) => Object.keys(c.byKernel)));
+  for (const k of [...names].sort()) {
+    const n = (c: GpuCounters) => c.byKernel[k] ?? 0;
+    byKernel[k] = solve(n(c11), n(c12), n(c21));
+  }
+  return { ...solve(c11.dispatches, c12.dispatches, c21.dispatches), byKernel };
 }

@@ -30,6 +30,8 @@ export { buildProgram } from "./cli/program.js";
 export { parseForwardInputs } from "./forward/inputs.js";
 export { forwardOutputs } from "./forward/outputs.js";
 export {
+  breakdownText,
+  type DispatchBreakdown,
   type DispatchFormula,
   dispatchesAt,
   dispatchFormula,

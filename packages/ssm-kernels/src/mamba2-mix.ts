@@ -3,17 +3,14 @@
  * backend ops (`ModelOps` of @loop/tensor) and its weights by their §6 names (relative to the
  * mixer: "in_proj.weight", …). The CPU's `Mamba2Mixer` and every device model run this:
  *   z, xBC, dt ← u·in_projᵀ;  x, B, C ← silu(causal_conv1d(xBC));  dt ← softplus(dt + dt_bias)
- *   A = −exp(A_log);  y = SSD(x, dt, A, B, C) + D ⊙ x;  out = (gatedRmsnorm(y, z)·norm.weight)·out_projᵀ
+ *   A = −exp(A_log) (negExp);  y = SSD(x, dt, A, B, C) + D ⊙ x;  out = (gatedRmsnorm(y, z)·norm.weight)·out_projᵀ
  * From a zero state, or (prefill) from a carried conv history and SSM state.
  */
 import type { Mamba2Ops, TensorOps, TransferOps } from "@loop/tensor";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 
 /** The ops the mixer's forward uses. */
-export type Mamba2MixOps<T, I> = Pick<
-  TensorOps<T, I>,
-  "linear" | "linearSplit" | "reshape" | "exp" | "neg"
-> &
+export type Mamba2MixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linearSplit" | "reshape"> &
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
 
@@ -62,7 +59,7 @@ export function mamba2Mix<T, I>(
   ) as [T, T, T];
   const x = ops.reshape(xs, [batch, T, H, P]);
   const dt = ops.softplusBias(dtRaw, w("dt_bias"));
-  const A = ops.neg(ops.exp(w("A_log")));
+  const A = ops.negExp(w("A_log"));
   const scan = ops.ssdScanChunked(
     x,
     dt,

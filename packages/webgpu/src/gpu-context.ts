@@ -36,6 +36,8 @@ export interface GpuCounters {
   pipelinesCreated: number;
   /** Command buffers submitted. */
   submits: number;
+  /** Dispatches per kernel name (where the dispatches of a step go). */
+  byKernel: Record<string, number>;
 }
 
 const zeroCounters = (): GpuCounters => ({
@@ -44,6 +46,7 @@ const zeroCounters = (): GpuCounters => ({
   bindGroupsCreated: 0,
   pipelinesCreated: 0,
   submits: 0,
+  byKernel: {},
 });
 
 /** A kernel's compiled pipeline with its explicit bind-group layout. */
@@ -121,7 +124,7 @@ export class GpuContext {
 
   /** A copy of the counters (dispatches, encoding time, bind groups, pipelines, submits). */
   counters(): GpuCounters {
-    return { ...this.tally };
+    return { ...this.tally, byKernel: { ...this.tally.byKernel } };
   }
 
   /** Start the counters again from zero. */
@@ -332,6 +335,7 @@ export class GpuContext {
     if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
     const t = this.tally;
     t.dispatches++;
+    t.byKernel[kernel.name] = (t.byKernel[kernel.name] ?? 0) + 1;
     if (created) t.bindGroupsCreated++;
     t.encodeMs += performance.now() - start;
   }

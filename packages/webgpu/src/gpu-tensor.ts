@@ -19,6 +19,11 @@ export interface GpuNode {
 export type GpuDtype = "f32" | "i32";
 
 let nextId = 1;
+
+/** The id the next tensor made will have (ids increase: every tensor made later has one ≥ it). */
+export function nextTensorId(): number {
+  return nextId;
+}
 const transients = new WeakMap<GpuContext, Set<GpuTensor>>();
 
 function sizeOf(shape: Shape): number {

@@ -29,6 +29,7 @@ const clipGradNorm = (params: GpuNamedParameter[], maxNorm: number) =>
 /** The same parameters on both sides: [name, shape-size, decay, requiresGrad, lrScale]. */
 const specs = [
   ["w", 300, true, true, undefined],
+  ["big", 9000, true, true, undefined], // more than one sum-of-squares block (SQ_BLOCK)
   ["norm", 7, false, true, undefined],
   ["block", 9, true, true, 0.5],
   ["frozen", 5, true, false, undefined],
@@ -132,6 +133,22 @@ describe.runIf(ctx)("clipGradients on the device against the CPU gradNorm and cl
       for (const p of gpu) p.tensor.dispose();
       releaseTransients(ctx!);
     });
+
+  it("AdamW after a clipping steps with the clipped gradients (the clipping applied as it reads them)", async () => {
+    const { cpu, gpu } = twins(7);
+    const opts = { lr: 0.01, weightDecay: 0.1 };
+    const a = new AdamW(cpu, opts);
+    const b = gpuAdamW(gpu, opts);
+    setGrads(cpu, gpu, new Rng(8), 3);
+    cpuClipGradNorm(cpu, 1);
+    clipGradNorm(gpu, 1);
+    a.step();
+    b.step();
+    await expectSameParams(cpu, gpu, 2e-6);
+    b.dispose();
+    for (const p of gpu) p.tensor.dispose();
+    releaseTransients(ctx!);
+  });
 
   it("reports a non-finite norm and scales nothing then; rejects bad input", async () => {
     const { cpu, gpu } = twins(5);

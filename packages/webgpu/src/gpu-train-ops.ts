@@ -10,10 +10,16 @@ import { backwardGpu, zeroGpuGrads } from "./backward.js";
 import type { GpuContext } from "./gpu-context.js";
 import { emptyLike, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { grid } from "./kernel-def.js";
-import { adamwKernel, clipScaleKernel, normFinishKernel, OPTIM_GROUP } from "./kernels/optim.js";
-import { reduceToShape } from "./ops/broadcast.js";
+import {
+  adamwKernel,
+  clipScaleKernel,
+  normFinishKernel,
+  OPTIM_GROUP,
+  SQ_BLOCK,
+  sumSquaresKernel,
+} from "./kernels/optim.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise.js";
-import { copyBlock } from "./ops/shape.js";
+import { placeholder } from "./ops/optional-inputs.js";
 import { gpuNoGrad } from "./tape.js";
 
 /** A trainable GPU tensor with its name and whether weight decay applies. */
@@ -25,26 +31,80 @@ function gradOf(t: GpuTensor): GpuTensor {
 }
 
 /**
- * sqrt(Σ_p Σ_i g²): each gradient's Σ g² by the fixed-order chunked reduction, the parts added
- * in parameter order by one thread (no float atomics: the same bits every run).
+ * sqrt(Σ_p Σ_i g²): one dispatch per gradient writes the Σ g² of each of its blocks into one
+ * list, one more sums the list (fixed orders throughout, no float atomics: the same bits every
+ * run).
  */
 function normOf(ctx: GpuContext, grads: readonly GpuTensor[]): GpuTensor {
-  const parts = emptyLike(ctx, [Math.max(1, grads.length)]);
+  const blocks = grads.map((g) => Math.ceil(g.size / SQ_BLOCK));
+  const count = blocks.reduce((a, b) => a + b, 0);
+  const parts = emptyLike(ctx, [Math.max(1, count)]);
+  let off = 0;
   grads.forEach((g, k) => {
-    const sq = reduceToShape(g, [1], { square: true, fresh: true });
-    copyBlock({ t: sq, ld: 1 }, { t: parts, ld: 1, off: k }, 1, 1);
+    const n = blocks[k]!;
+    if (n > 0)
+      ctx.run(
+        sumSquaresKernel,
+        { g: g.buffer, parts: parts.buffer },
+        { n: g.size, blocks: n, off },
+        grid(n, 1),
+      );
+    off += n;
   });
   const norm = emptyLike(ctx, [1]);
-  ctx.run(
-    normFinishKernel,
-    { parts: parts.buffer, norm: norm.buffer },
-    { count: grads.length },
-    [1],
-  );
+  ctx.run(normFinishKernel, { parts: parts.buffer, norm: norm.buffer }, { count }, [1]);
   return norm;
 }
 
+/**
+ * Clipping deferred to the update: `clipGrads` only notes each gradient's clipping (the norm
+ * copied into a buffer of its own, so that releasing the step's tensors cannot take it), and
+ * AdamW applies the factor as it reads the gradient (no pass over the gradients of its own).
+ * Anything else that reads or extends a noted gradient first applies the note (`settle`).
+ */
+class DeferredClip {
+  private readonly notes = new Map<GpuTensor, number>();
+  private normCopy: GpuTensor | null = null;
+  constructor(private readonly ctx: GpuContext) {}
+
+  note(grads: readonly GpuTensor[], norm: GpuTensor, maxNorm: number): void {
+    this.settleAll(); // the copy below replaces the norm earlier notes read
+    this.normCopy ??= new GpuTensor(this.ctx, [1], { persistent: true });
+    this.ctx.copy(norm.buffer, 0, this.normCopy.buffer, 0, 4);
+    for (const g of grads) this.notes.set(g, maxNorm);
+  }
+
+  /** The clipping noted for `g` (and forget it: the caller applies it), or null. */
+  take(g: GpuTensor): { norm: GpuTensor; maxNorm: number } | null {
+    const maxNorm = this.notes.get(g);
+    if (maxNorm === undefined) return null;
+    this.notes.delete(g);
+    return g.released ? null : { norm: this.normCopy!, maxNorm };
+  }
+
+  /** Scale `g` now if a clipping is noted for it. */
+  settle(g: GpuTensor): void {
+    const c = this.take(g);
+    if (c)
+      this.ctx.run(
+        clipScaleKernel,
+        { norm: c.norm.buffer, g: g.buffer },
+        { n: g.size, maxNorm: c.maxNorm },
+        grid(g.size, OPTIM_GROUP),
+      );
+  }
+
+  settleAll(): void {
+    for (const g of [...this.notes.keys()]) this.settle(g);
+  }
+
+  forget(g: GpuTensor | null): void {
+    if (g) this.notes.delete(g);
+  }
+}
+
 export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
+  const clip = new DeferredClip(ctx);
   return {
     name: `webgpu (${ctx.adapterName})`,
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
@@ -53,23 +113,31 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
     shapeOf: (t) => t.shape,
     noGrad: gpuNoGrad,
     releaseTransients: (keep) => releaseTransients(ctx, keep),
-    backward: (loss, weight) => backwardGpu(loss, fillTensor(ctx, [1], weight)),
+    backward: (loss, weight) => {
+      clip.settleAll(); // gradients added to after a clipping hold the clipped values
+      backwardGpu(loss, fillTensor(ctx, [1], weight));
+    },
     setTrainable: (t, on) => {
       t.requiresGrad = on;
     },
     hasGrad: (t) => t.requiresGrad && t.grad !== null,
-    zeroGrads: zeroGpuGrads,
-    readGrad: async (t) => (t.grad ? t.grad.read() : null),
-    gradNorm: (params) => normOf(ctx, params.map(gradOf)),
+    zeroGrads: (params) => {
+      for (const p of params) clip.forget(p.grad);
+      zeroGpuGrads(params);
+    },
+    readGrad: async (t) => {
+      if (!t.grad) return null;
+      clip.settle(t.grad);
+      return t.grad.read();
+    },
+    gradNorm: (params) => {
+      const grads = params.map(gradOf);
+      for (const g of grads) clip.settle(g);
+      return normOf(ctx, grads);
+    },
     clipGrads: (params, norm, maxNorm) => {
       if (!(maxNorm > 0)) throw new Error(`webgpu clipGrads: maxNorm must be > 0, got ${maxNorm}`);
-      for (const g of params.map(gradOf))
-        ctx.run(
-          clipScaleKernel,
-          { norm: norm.buffer, g: g.buffer },
-          { n: g.size, maxNorm },
-          grid(g.size, OPTIM_GROUP),
-        );
+      clip.note(params.map(gradOf), norm, maxNorm);
     },
     zeros: (shape) => {
       const t = new GpuTensor(ctx, shape, { persistent: true });
@@ -82,10 +150,18 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
         throw new Error(`webgpu copyScalar: slot ${index} outside [0, ${dst.size})`);
       ctx.copy(src.buffer, 0, dst.buffer, index * 4, 4);
     },
-    adamw: (param, m, v, c) =>
+    adamw: (param, m, v, c) => {
+      const g = gradOf(param);
+      const clipped = clip.take(g);
       ctx.run(
         adamwKernel,
-        { w: param.buffer, g: gradOf(param).buffer, m: m.buffer, v: v.buffer },
+        {
+          w: param.buffer,
+          g: g.buffer,
+          m: m.buffer,
+          v: v.buffer,
+          norm: clipped?.norm.buffer ?? placeholder(ctx),
+        },
         {
           n: param.size,
           decay: c.decay,
@@ -94,9 +170,12 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
           b2: c.beta2,
           eps: c.eps,
           sc2: c.sc2,
+          clip: clipped ? 1 : 0,
+          maxNorm: clipped?.maxNorm ?? 0,
         },
         grid(param.size, OPTIM_GROUP),
-      ),
+      );
+    },
     dispose: (t) => t.dispose(),
   };
 }

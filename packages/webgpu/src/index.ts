@@ -44,7 +44,7 @@ export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
-export { rope } from "./ops/rope.js";
+export { rope, ropePair } from "./ops/rope.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export {

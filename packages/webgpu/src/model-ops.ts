@@ -20,12 +20,12 @@ import { linearSplit } from "./ops/linear-split.js";
 import { softplusBias } from "./ops/mamba2-ops.js";
 import { linear } from "./ops/matmul.js";
 import { rmsnorm } from "./ops/rmsnorm.js";
-import { rope } from "./ops/rope.js";
+import { ropePair } from "./ops/rope.js";
 import { reshape } from "./ops/shape.js";
 import { ssdScanChunked } from "./ops/ssd-scan-chunked.js";
 import { stage1Loss, stage2Loss } from "./ops/stage-losses.js";
 import { swiglu } from "./ops/swiglu.js";
-import { exp, neg, sigmoid } from "./ops/unary.js";
+import { exp, neg, negExp, sigmoid } from "./ops/unary.js";
 import { gpuNoGrad } from "./tape.js";
 
 /** The model's ops on `ctx`'s device. */
@@ -51,6 +51,7 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
     crossEntropy,
     causalConv1dSiluSplit,
     softplusBias,
+    negExp,
     ssdScanChunked,
     gatedRmsnorm,
     projectedAttention(u, wq, wk, wv, opts) {
@@ -58,8 +59,12 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
       const [B, T] = u.shape as [number, number, number];
       const hd = wq.shape[0]! / Hq;
       const ropeOpts = opts.rope ?? {};
-      const q = rope(reshape(linear(u, wq), [B, T, Hq, hd]), ropeOpts);
-      const k = rope(reshape(linear(u, wk), [B, T, Hkv, hd]), ropeOpts);
+      // q and k rotated by one dispatch each way
+      const [q, k] = ropePair(
+        reshape(linear(u, wq), [B, T, Hq, hd]),
+        reshape(linear(u, wk), [B, T, Hkv, hd]),
+        ropeOpts,
+      );
       const v = reshape(linear(u, wv), [B, T, Hkv, hd]);
       return reshape(attention(q, k, v, { seqIdx: opts.seqIdx ?? null }), [B, T, Hq * hd]);
     },

@@ -3,7 +3,7 @@
  * their gradient; nothing is read back. The walk back over the nodes is `backward.ts` (it needs
  * the elementwise ops, which themselves record here: kept apart so neither imports the other).
  */
-import type { GpuNode, GpuTensor } from "./gpu-tensor.js";
+import { type GpuNode, GpuTensor } from "./gpu-tensor.js";
 
 let recording = true;
 
@@ -37,5 +37,39 @@ export function recordGpu(
   for (const o of outputs) {
     o.requiresGrad = true;
     o.node = node;
+  }
+}
+
+/**
+ * Where an op's backward writes the gradient of one of its inputs: `out`, overwritten
+ * (`accumulate` false) or added to (`accumulate` true: GEMM beta 1, a kernel's `acc` flag).
+ */
+export interface GradTarget {
+  out: GpuTensor;
+  accumulate: boolean;
+}
+
+let activeSink: ((t: GpuTensor) => GradTarget) | null = null;
+
+/**
+ * The gradient target of input `t` of the op whose backward is running: during `backwardGpu`,
+ * a leaf's persistent gradient (added to once it exists) or the partial sum of an intermediate
+ * the tape holds and no one else reads (added to in place); otherwise a fresh tensor. An op that
+ * asks for a target must write the whole gradient there and return `out` as `t`'s gradient: the
+ * tape then has nothing left to add (no separate accumulation dispatch).
+ */
+export function gradTarget(t: GpuTensor): GradTarget {
+  if (activeSink) return activeSink(t);
+  return { out: new GpuTensor(t.ctx, t.shape), accumulate: false };
+}
+
+/** Run `fn` (one backward walk) with `sink` answering `gradTarget`. */
+export function withGradSink<T>(sink: (t: GpuTensor) => GradTarget, fn: () => T): T {
+  const was = activeSink;
+  activeSink = sink;
+  try {
+    return fn();
+  } finally {
+    activeSink = was;
   }
 }

@@ -1,6 +1,6 @@
-import { backward, randn } from "@loop/tensor";
-import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
-import { backwardGpu, releaseTransients, rope, uploadTensor } from "@loop/webgpu";
+import { backward, randn, type Tensor } from "@loop/tensor";
+import { checkAgainstCpu, expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
+import { backwardGpu, releaseTransients, rope, ropePair, uploadTensor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { rope as cpuRope } from "../index.js";
 
@@ -27,6 +27,23 @@ describe.runIf(ctx)("webgpu rope matches @loop/attention's rope", () => {
       releaseTransients(ctx!);
     });
   }
+
+  // q and k rotated by one dispatch each way (the attention op's): the values and gradients of
+  // two rope calls; Hq ≠ Hk (grouped queries), and more pairs than one workgroup holds
+  for (const [Hq, Hk, T] of [
+    [4, 2, 5],
+    [2, 1, 70],
+  ] as const)
+    it(`ropePair q [2,${T},${Hq},8], k [2,${T},${Hk},8]: forward and both gradients`, async () => {
+      const opts = { theta: 500, offset: 3 };
+      await checkAgainstCpu(ctx!, {
+        seed: T,
+        inputs: [{ shape: [2, T, Hq, 8] }, { shape: [2, T, Hk, 8] }],
+        cpu: ([q, k]) => [cpuRope(q as Tensor, opts), cpuRope(k as Tensor, opts)],
+        gpu: ([q, k]) => ropePair(q!, k!, opts),
+        tol: 1e-5,
+      });
+    });
 
   it("names the problem on bad shapes", () => {
     const x = uploadTensor(ctx!, new Float32Array(12), [2, 2, 3]);

@@ -79,6 +79,8 @@ export interface Mamba2Ops<T, I> {
   ): T[];
   /** softplus(raw + bias). */
   softplusBias(raw: T, bias: T): T;
+  /** −exp(x): the SSM's decay rates A from their logs (one fused op where a device has it). */
+  negExp(x: T): T;
   /** The chunked SSD scan, D skip fused. */
   ssdScanChunked(x: T, dt: T, A: T, B: T, C: T, opts: SsdOptions<T, I>): SsdResult<T>;
   /** rmsnorm over `groups` groups of y ⊙ silu(z), times w. */

@@ -5,7 +5,8 @@
  * Stage 1 evaluates `term` and sums blocks of ROWS_PER_GROUP rows into partial[rowBlock, cols];
  * further stages sum the partials the same way until one row is left. Each group covers 64
  * columns (coalesced reads along a row) × 4 lanes of rows; the lanes and the blocks are added in
- * a fixed order, so the result is the same on every run (no atomics).
+ * a fixed order, so the result is the same on every run (no atomics). With `acc` set (the last
+ * stage writing a gradient's running sum) the sums are added to `partial` instead of stored.
  */
 import { type BufferSpec, defineKernel, type Kernel, type ParamType } from "../kernel-def.js";
 
@@ -17,7 +18,7 @@ export const ROWS_PER_GROUP = 256;
 /**
  * A stage-1 kernel: `term` is a WGSL expression in `r` and `c` (u32) over the declared buffers
  * and `p.<param>`; `helpers` is WGSL placed before it (functions it calls). The kernel also has
- * params rows, cols and a buffer `partial` (declared last).
+ * params rows, cols, acc and a buffer `partial` (declared last).
  */
 export function columnSumKernel(spec: {
   name: string;
@@ -28,7 +29,7 @@ export function columnSumKernel(spec: {
 }): Kernel {
   return defineKernel({
     name: spec.name,
-    params: { rows: "u32", cols: "u32", ...spec.params },
+    params: { rows: "u32", cols: "u32", acc: "u32", ...spec.params },
     buffers: { ...spec.buffers, partial: "rw" },
     body: `${spec.helpers ?? ""}
 fn term(r: u32, c: u32) -> f32 { return ${spec.term}; }
@@ -47,7 +48,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   if (lid.y == 0u && c < p.cols) {
     var t = lanes[lid.x];
     for (var l = 1u; l < ${LANES}u; l++) { t += lanes[l * ${COLS_PER_GROUP}u + lid.x]; }
-    partial[wg.y * p.cols + c] = t;
+    let o = wg.y * p.cols + c;
+    if (p.acc != 0u) { partial[o] = partial[o] + t; } else { partial[o] = t; }
   }
 }`,
   });

@@ -66,6 +66,92 @@ ${entry}
 }`,
 });
 
+/**
+ * All three pieces in one dispatch (the Mamba-2 x | B | C split): thread i of n = B·T·C writes
+ * channel c of row r into the piece holding c (pieces [0, o1), [o1, o2), [o2, C)).
+ */
+export const convSilu3Kernel = defineKernel({
+  name: "causalConv1dSilu3",
+  params: { ...dims, o1: "u32", o2: "u32", n: "u32" },
+  buffers: {
+    x: "read",
+    weight: "read",
+    bias: "read",
+    init: "read",
+    seq: "read:i32",
+    y0: "rw",
+    y1: "rw",
+    y2: "rw",
+  },
+  body: `${WGSL_MATH}${preActivation}
+${entry}
+  let r = i / p.C;
+  let c = i % p.C;
+  let v = silu(preAct(r, c));
+  if (c < p.o1) { y0[r * p.o1 + c] = v; }
+  else if (c < p.o2) { y1[r * (p.o2 - p.o1) + c - p.o1] = v; }
+  else { y2[r * (p.C - p.o2) + c - p.o2] = v; }
+}`,
+});
+
+/**
+ * ∂pre of all three pieces in one dispatch: gpre[r, c] = g_p[r, c − o_p]·silu'(pre) for the
+ * piece p holding c (zeros where that piece has no gradient: hasG bit p clear).
+ */
+const threeBuffers = {
+  x: "read",
+  weight: "read",
+  bias: "read",
+  init: "read",
+  seq: "read:i32",
+  g0: "read",
+  g1: "read",
+  g2: "read",
+  gpre: "rw",
+} as const;
+
+/** WGSL: ∂pre[r, c] of the three pieces (0 where c's piece has no gradient: hasG bit clear). */
+const gradPre3 = `
+fn gradPre3(r: u32, c: u32) -> f32 {
+  var g = 0.0;
+  var has = false;
+  if (c < p.o1) { has = (p.hasG & 1u) != 0u; if (has) { g = g0[r * p.o1 + c]; } }
+  else if (c < p.o2) {
+    has = (p.hasG & 2u) != 0u;
+    if (has) { g = g1[r * (p.o2 - p.o1) + c - p.o1]; }
+  } else { has = (p.hasG & 4u) != 0u; if (has) { g = g2[r * (p.C - p.o2) + c - p.o2]; } }
+  if (!has) { return 0.0; }
+  return g * siluGrad(preAct(r, c));
+}`;
+
+/** ∂pre of all three pieces in one dispatch: gpre[r, c] = g_p[r, c − o_p]·silu'(pre). */
+export const convSilu3GradPreKernel = defineKernel({
+  name: "causalConv1dSilu3GradPre",
+  params: { ...dims, o1: "u32", o2: "u32", n: "u32", hasG: "u32" },
+  buffers: threeBuffers,
+  body: `${WGSL_MATH}${preActivation}${gradPre3}
+${entry}
+  gpre[i] = gradPre3(i / p.C, i % p.C);
+}`,
+});
+
+/**
+ * ∂pre of the three pieces and ∂bias = Σ_r ∂pre by one dispatch: the column sum's stage 1
+ * evaluates each (r, c) once and writes gpre[r, c] as it returns it.
+ */
+export const convSilu3GradPreBias = columnSumKernel({
+  name: "causalConv1dSilu3GradPreBias",
+  params: { ...dims, o1: "u32", o2: "u32", hasG: "u32" },
+  buffers: threeBuffers,
+  helpers: `${WGSL_MATH}${preActivation}${gradPre3}
+fn gradPreStored(r: u32, c: u32) -> f32 {
+  let v = gradPre3(r, c);
+  gpre[r * p.C + c] = v;
+  return v;
+}`,
+  term: "gradPreStored(r, c)",
+});
+
 /** ∂pre of one piece (zeros where hasG = 0): gpre[r, off + j] = g[r, j]·silu'(pre). */
 export const convSiluGradPreKernel = defineKernel({
   name: "causalConv1dSiluSplitGradPre",

@@ -1,7 +1,8 @@
 /**
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5), elementwise over n values:
  *   softplusBias: dt[r, h] = softplus(raw[r, h] + bias[h])       raw [rows, H], bias [H]
- *       backward  ∂raw = g·σ(raw + bias);  ∂bias = Σ_r ∂raw  (column sum, ops/column-sum.ts)
+ *       backward  ∂raw = g·σ(raw + bias);  ∂bias = Σ_r ∂raw  (column sum, ops/column-sum.ts,
+ *                 whose stage 1 also writes ∂raw)
  *   addDSkip:     out[r, h, p] = y + D[h]·x                       y, x [rows, H, P], D [H]
  *       backward  ∂y = g;  ∂x = D[h]·g;  ∂D[h] = Σ_r Σ_p g ⊙ x  (column sum of per-(r, h) dots)
  */
@@ -27,11 +28,21 @@ export const softplusBiasBackwardKernel = defineKernel({
   body: `${WGSL_MATH}\n${head}\n  graw[i] = g[i] * sigmoid(raw[i] + bias[i % p.H]);\n}`,
 });
 
-/** ∂bias[h] = Σ_r graw[r, h]. */
-export const softplusBiasGradBias = columnSumKernel({
-  name: "softplusBiasGradBias",
-  buffers: { graw: "read" },
-  term: "graw[r * p.cols + c]",
+/**
+ * ∂raw and ∂bias by one dispatch: the column sum's stage 1 evaluates each (r, h) once, so its
+ * term writes ∂raw[r, h] as it returns it (∂bias[h] = Σ_r ∂raw[r, h]).
+ */
+export const softplusBiasBackwardGradBias = columnSumKernel({
+  name: "softplusBiasBackwardGradBias",
+  buffers: { raw: "read", bias: "read", g: "read", graw: "rw" },
+  helpers: `${WGSL_MATH}
+fn gradRaw(r: u32, c: u32) -> f32 {
+  let i = r * p.cols + c;
+  let v = g[i] * sigmoid(raw[i] + bias[c]);
+  graw[i] = v;
+  return v;
+}`,
+  term: "gradRaw(r, c)",
 });
 
 export const addDSkipKernel = defineKernel({

@@ -24,7 +24,7 @@ export const rmsnormForwardKernel = defineRowKernel({
 
 export const rmsnormBackwardKernel = defineRowKernel({
   name: "rmsnorm_backward",
-  params: { rows: "u32", D: "u32", wantX: "u32", wantW: "u32" },
+  params: { rows: "u32", D: "u32", wantX: "u32", wantW: "u32", accX: "u32" },
   buffers: { x: "read", w: "read", rinv: "read", g: "read", gx: "rw", gwRows: "rw" },
   main: `
   let o = row * p.D;
@@ -38,7 +38,9 @@ export const rmsnormBackwardKernel = defineRowKernel({
   let m = rowSum(dot, li) / f32(p.D);
   if (p.wantX == 0u) { return; }
   for (var j = li; j < p.D; j += ${ROW_GROUP}u) {
-    gx[o + j] = r * (g[o + j] * w[j] - x[o + j] * r * m);
+    let v = r * (g[o + j] * w[j] - x[o + j] * r * m);
+    // accX: ∂x added to the running sum of x's gradient (the residual stream's)
+    if (p.accX != 0u) { gx[o + j] = gx[o + j] + v; } else { gx[o + j] = v; }
   }
 }`,
 });

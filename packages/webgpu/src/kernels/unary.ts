@@ -1,6 +1,7 @@
 /**
  * Elementwise unary kernels with the CPU ops' stable forms (@loop/tensor ops/unary.ts):
  *   exp: y = e^x, ∂ = g·y            neg: y = −x, ∂ = −g           log: y = ln x, ∂ = g/x
+ *   negExp: y = −e^x, ∂ = g·y
  *   sigmoid: y = σ(x), ∂ = g·y(1 − y)
  *   logsigmoid: y = −softplus(−x), ∂ = g·σ(−x)
  *   silu: y = x·σ(x), ∂ = g·σ(1 + x(1 − σ))
@@ -14,12 +15,22 @@ import { WGSL_MATH } from "./wgsl-math.js";
 
 export const UNARY_GROUP = 256;
 
-export type UnaryName = "exp" | "neg" | "log" | "sigmoid" | "logsigmoid" | "silu" | "softplus";
+export type UnaryName =
+  | "exp"
+  | "neg"
+  | "negExp"
+  | "log"
+  | "sigmoid"
+  | "logsigmoid"
+  | "silu"
+  | "softplus";
 
 /** Forward y(x) and backward gx(x, y, g) expressions. */
 const FORMULAS: Record<UnaryName, [string, string]> = {
   exp: ["exp(x)", "g * y"],
   neg: ["-x", "-g"],
+  // −exp(x) in one op: the bits of neg(exp(x)) both ways (−(g·e) = g·(−e) exactly)
+  negExp: ["-exp(x)", "g * y"],
   log: ["log(x)", "g / x"],
   sigmoid: ["sigmoid(x)", "g * y * (1.0 - y)"],
   logsigmoid: ["-softplus(-x)", "g * sigmoid(-x)"],
@@ -46,9 +57,10 @@ export function unaryKernel(op: UnaryName, pass: "forward" | "backward"): Kernel
         })
       : defineKernel({
           name: key,
-          params: { n: "u32" },
+          params: { n: "u32", acc: "u32" },
           buffers: { a: "read", yb: "read", gb: "read", out: "rw" },
-          body: `${WGSL_MATH}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gb[i];\n  out[i] = ${bwd};\n}`,
+          // acc: add into out (a gradient's running sum) instead of storing
+          body: `${WGSL_MATH}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gb[i];\n  let v = ${bwd};\n  if (p.acc != 0u) { out[i] = out[i] + v; } else { out[i] = v; }\n}`,
         });
   kernels.set(key, k);
   return k;

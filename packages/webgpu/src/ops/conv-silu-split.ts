@@ -12,10 +12,13 @@ import {
   convGradInitKernel,
   convGradWeight,
   convGradXKernel,
+  convSilu3GradPreBias,
+  convSilu3GradPreKernel,
+  convSilu3Kernel,
   convSiluGradPreKernel,
   convSiluPieceKernel,
 } from "../kernels/conv-silu-split.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
@@ -64,32 +67,63 @@ export function causalConv1dSiluSplit(
   const dims = { B, T, C, K, hasBias: bias ? 1 : 0, hasInit: init ? 1 : 0, hasSeq: seqIdx ? 1 : 0 };
   const rows = B * T;
   const offsets = widths.map((_, p) => widths.slice(0, p).reduce((a, b) => a + b, 0));
-  const ys = widths.map((w, p) => {
-    const y = emptyLike(ctx, [B, T, w]);
-    const n = rows * w;
+  // Three pieces (Mamba-2's x | B | C) in one dispatch each way; otherwise one per piece.
+  const three = widths.length === 3;
+  const o3 = { o1: offsets[1] ?? 0, o2: offsets[2] ?? 0 };
+  const ys = widths.map((w) => emptyLike(ctx, [B, T, w]));
+  if (three) {
+    const n = rows * C;
     ctx.run(
-      convSiluPieceKernel,
-      { ...bufs, y: y.buffer },
-      { ...dims, off: offsets[p]!, w, n },
+      convSilu3Kernel,
+      { ...bufs, y0: ys[0]!.buffer, y1: ys[1]!.buffer, y2: ys[2]!.buffer },
+      { ...dims, ...o3, n },
       grid(n, CONV_GROUP),
     );
-    return y;
-  });
+  } else
+    widths.forEach((w, p) => {
+      const n = rows * w;
+      ctx.run(
+        convSiluPieceKernel,
+        { ...bufs, y: ys[p]!.buffer },
+        { ...dims, off: offsets[p]!, w, n },
+        grid(n, CONV_GROUP),
+      );
+    });
   const inputs: GpuTensor[] = [x, weight];
   if (bias) inputs.push(bias);
   if (init) inputs.push(init);
   recordGpu("causalConv1dSiluSplit", inputs, ys, (gys) => {
     const gpre = emptyLike(ctx, [B, T, C]);
-    widths.forEach((w, p) => {
-      const n = rows * w;
-      const g = gys[p];
-      ctx.run(
-        convSiluGradPreKernel,
-        { ...bufs, g: g?.buffer ?? placeholder(ctx), gpre: gpre.buffer },
-        { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
-        grid(n, CONV_GROUP),
-      );
-    });
+    // With three pieces and a bias to train, ∂bias comes from the pass that writes ∂pre.
+    let gbias: GpuTensor | null = null;
+    if (three) {
+      const n = rows * C;
+      const gb = (p: number) => gys[p]?.buffer ?? placeholder(ctx);
+      const hasG = gys.reduce((m, g, p) => (g ? m | (1 << p) : m), 0);
+      const b3 = { ...bufs, g0: gb(0), g1: gb(1), g2: gb(2), gpre: gpre.buffer };
+      if (bias?.requiresGrad)
+        gbias = columnSum(
+          ctx,
+          convSilu3GradPreBias,
+          b3,
+          { ...dims, ...o3, hasG },
+          rows,
+          C,
+          [C],
+          gradTarget(bias),
+        );
+      else ctx.run(convSilu3GradPreKernel, b3, { ...dims, ...o3, n, hasG }, grid(n, CONV_GROUP));
+    } else
+      widths.forEach((w, p) => {
+        const n = rows * w;
+        const g = gys[p];
+        ctx.run(
+          convSiluGradPreKernel,
+          { ...bufs, g: g?.buffer ?? placeholder(ctx), gpre: gpre.buffer },
+          { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
+          grid(n, CONV_GROUP),
+        );
+      });
     const taps = { weight: weight.buffer, gpre: gpre.buffer, seq: bufs.seq };
     const tapDims = { B, T, C, K, hasSeq: dims.hasSeq };
     let gx: GpuTensor | null = null;
@@ -111,12 +145,25 @@ export function causalConv1dSiluSplit(
           rows,
           C * K,
           weight.shape,
+          gradTarget(weight),
         )
       : null;
     const out: (GpuTensor | null)[] = [gx, gw];
     if (bias)
       out.push(
-        bias.requiresGrad ? columnSum(ctx, convGradBias, { gpre: gpre.buffer }, {}, rows, C) : null,
+        bias.requiresGrad
+          ? (gbias ??
+              columnSum(
+                ctx,
+                convGradBias,
+                { gpre: gpre.buffer },
+                {},
+                rows,
+                C,
+                [C],
+                gradTarget(bias),
+              ))
+          : null,
       );
     if (init) {
       let gi: GpuTensor | null = null;

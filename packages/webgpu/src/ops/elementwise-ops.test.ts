@@ -19,7 +19,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { add, div, mul, sub } from "./binary.js";
 import { siluSplit } from "./silu-split.js";
-import { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./unary.js";
+import { exp, log, logsigmoid, neg, negExp, sigmoid, silu, softplus } from "./unary.js";
 
 const ctx = await gpuForTests("webgpu unary and binary ops");
 
@@ -27,6 +27,8 @@ type Pair = [(x: Tensor) => Tensor, (x: GpuTensor) => GpuTensor];
 const unaries: Record<string, Pair> = {
   exp: [cpuExp, exp],
   neg: [cpuNeg, neg],
+  // the fused −exp (the SSM's A from A_log) against the two CPU ops it replaces
+  negExp: [(x) => cpuNeg(cpuExp(x)), negExp],
   sigmoid: [cpuSigmoid, sigmoid],
   logsigmoid: [cpuLogsigmoid, logsigmoid],
   silu: [cpuSilu, silu],

@@ -9,7 +9,7 @@ import {
   gatedRmsnormGradWeight,
   gatedRmsnormKernel,
 } from "../kernels/gated-rmsnorm.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { shapeStr } from "./shape-str.js";
 
@@ -61,6 +61,8 @@ export function gatedRmsnorm(
           { G },
           rows,
           Di,
+          [Di],
+          gradTarget(weight),
         )
       : null;
     return [gx, gz, gw];

@@ -8,7 +8,7 @@
  * Shapes: x [..., in], W [out, in], widths summing to out → y_k [..., w_k].
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 import { gemm } from "./gemm.js";
 
@@ -46,11 +46,14 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
     return y;
   });
   recordGpu("linearSplit", [x, w], outs, (gys) => {
+    // Both straight into their destinations (a leaf's gradient, a running sum): beta 1 adds.
     let gx: GpuTensor | null = null;
     let gw: GpuTensor | null = null;
     if (x.requiresGrad) {
-      gx = emptyLike(ctx, x.shape);
-      let beta: 0 | 1 = 0;
+      const tx = gradTarget(x);
+      gx = tx.out;
+      let beta: 0 | 1 = tx.accumulate ? 1 : 0;
+      let wrote = false;
       gys.forEach((g, k) => {
         const wk = widths[k]!;
         if (!g || wk === 0) return;
@@ -67,13 +70,15 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
           beta,
         });
         beta = 1;
+        wrote = true;
       });
-      if (beta === 0) fillInPlace(gx, 0);
+      if (!wrote && !tx.accumulate) fillInPlace(gx, 0);
     }
     if (w.requiresGrad) {
-      gw = emptyLike(ctx, w.shape);
+      const tw = gradTarget(w);
+      gw = tw.out;
       const missing = gys.some((g, k) => !g && widths[k]! > 0);
-      if (missing) fillInPlace(gw, 0);
+      if (missing && !tw.accumulate) fillInPlace(gw, 0);
       gys.forEach((g, k) => {
         const wk = widths[k]!;
         if (!g || wk === 0) return;
@@ -86,6 +91,7 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
           a: { buf: g.buffer, ld: wk },
           b: X,
           c: { buf: gw!.buffer, off: offsets[k]! * nIn, ld: nIn },
+          beta: tw.accumulate ? 1 : 0,
         });
       });
     }

@@ -9,11 +9,11 @@ import {
   addDSkipKernel,
   dSkipGradD,
   MAMBA2_EW_GROUP,
+  softplusBiasBackwardGradBias,
   softplusBiasBackwardKernel,
-  softplusBiasGradBias,
   softplusBiasKernel,
 } from "../kernels/mamba2-ops.js";
-import { recordGpu } from "../tape.js";
+import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { shapeStr } from "./shape-str.js";
 
@@ -31,16 +31,27 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
   ctx.run(softplusBiasKernel, { ...bufs, y: y.buffer }, { n, H }, grid(n, MAMBA2_EW_GROUP));
   recordGpu("softplusBias", [raw, bias], [y], ([g]) => {
     const graw = emptyLike(ctx, raw.shape);
+    if (bias.requiresGrad) {
+      // ∂raw written by the column sum that makes ∂bias: one dispatch (more only past 256 rows)
+      const gbias = columnSum(
+        ctx,
+        softplusBiasBackwardGradBias,
+        { ...bufs, g: g!.buffer, graw: graw.buffer },
+        {},
+        n / Math.max(H, 1),
+        H,
+        [H],
+        gradTarget(bias),
+      );
+      return [graw, gbias];
+    }
     ctx.run(
       softplusBiasBackwardKernel,
       { ...bufs, g: g!.buffer, graw: graw.buffer },
       { n, H },
       grid(n, MAMBA2_EW_GROUP),
     );
-    const gbias = bias.requiresGrad
-      ? columnSum(ctx, softplusBiasGradBias, { graw: graw.buffer }, {}, n / Math.max(H, 1), H)
-      : null;
-    return [graw, gbias];
+    return [graw, null];
   });
   return y;
 }
@@ -75,14 +86,20 @@ export function addDSkip(y: GpuTensor, x: GpuTensor, d: GpuTensor): GpuTensor {
         grid(n, MAMBA2_EW_GROUP),
       );
     }
-    const gd = d.requiresGrad ? dSkipGrad(g!, x, H, P) : null;
+    const gd = d.requiresGrad ? dSkipGrad(g!, x, H, P, gradTarget(d)) : null;
     return [g!, gx, gd];
   });
   return out;
 }
 
-/** ∂D[h] = Σ g ⊙ x over every axis but h, for g, x [..., H, P]. */
-export function dSkipGrad(g: GpuTensor, x: GpuTensor, H: number, P: number): GpuTensor {
+/** ∂D[h] = Σ g ⊙ x over every axis but h, for g, x [..., H, P] (written or added `into`). */
+export function dSkipGrad(
+  g: GpuTensor,
+  x: GpuTensor,
+  H: number,
+  P: number,
+  into?: GradTarget,
+): GpuTensor {
   const rows = H * P === 0 ? 0 : x.size / (H * P);
-  return columnSum(x.ctx, dSkipGradD, { g: g.buffer, x: x.buffer }, { P }, rows, H);
+  return columnSum(x.ctx, dSkipGradD, { g: g.buffer, x: x.buffer }, { P }, rows, H, [H], into);
 }

@@ -10,7 +10,7 @@
  */
 import { type MatmulOptions, matmulShape, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { gemm } from "./gemm.js";
 
@@ -133,8 +133,10 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
     const G = { buf: g!.buffer, ld: nOut };
     let gx: GpuTensor | null = null;
     let gw: GpuTensor | null = null;
+    // Both straight into their destinations (a leaf's gradient, a running sum): beta 1 adds.
     if (x.requiresGrad) {
-      gx = emptyLike(ctx, x.shape);
+      const tx = gradTarget(x);
+      gx = tx.out;
       gemm(ctx, {
         transA: false,
         transB: false,
@@ -144,10 +146,12 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
         a: G,
         b: W,
         c: { buf: gx.buffer, ld: nIn },
+        beta: tx.accumulate ? 1 : 0,
       });
     }
     if (w.requiresGrad) {
-      gw = emptyLike(ctx, w.shape);
+      const tw = gradTarget(w);
+      gw = tw.out;
       gemm(ctx, {
         transA: true,
         transB: false,
@@ -157,6 +161,7 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
         a: G,
         b: X,
         c: { buf: gw.buffer, ld: nIn },
+        beta: tw.accumulate ? 1 : 0,
       });
     }
     const gbias = bias?.requiresGrad ? sumColumns(g!, nOut) : null;

@@ -5,7 +5,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { placeholder } from "./optional-inputs.js";
 
@@ -27,7 +27,9 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
     grid(rows, 1),
   );
   recordGpu("rmsnorm", [x, w], [y], ([g]) => {
-    const gx = x.requiresGrad ? emptyLike(ctx, x.shape) : null;
+    // ∂x straight into its destination (added to the residual stream's running sum)
+    const tx = x.requiresGrad ? gradTarget(x) : null;
+    const gx = tx?.out ?? null;
     const gwRows = w.requiresGrad ? emptyLike(ctx, x.shape) : null;
     ctx.run(
       rmsnormBackwardKernel,
@@ -39,10 +41,10 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
         gx: gx?.buffer ?? placeholder(ctx),
         gwRows: gwRows?.buffer ?? placeholder(ctx),
       },
-      { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0 },
+      { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0, accX: tx?.accumulate ? 1 : 0 },
       grid(rows, 1),
     );
-    return [gx, gwRows ? sumColumns(gwRows, D) : null];
+    return [gx, gwRows ? sumColumns(gwRows, D, [D], gradTarget(w)) : null];
   });
   return y;
 }

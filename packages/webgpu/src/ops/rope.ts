@@ -8,7 +8,7 @@ import { type RopeOptions, ropeTables } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
-import { ROPE_GROUP, ropeKernel } from "../kernels/rope.js";
+import { ROPE_GROUP, ropeKernel, ropePairKernel } from "../kernels/rope.js";
 import { recordGpu } from "../tape.js";
 
 const TABLES_KEPT = 4;
@@ -60,4 +60,51 @@ export function rope(x: GpuTensor, opts: RopeOptions = {}): GpuTensor {
   const y = rotate(x, tab, 1);
   recordGpu("rope", [x], [y], ([g]) => [rotate(g!, tab, -1)]);
   return y;
+}
+
+/** Rotate a [B,T,Ha,hd] and b [B,T,Hb,hd] (same B, T, hd) by one dispatch. */
+function rotatePair(a: GpuTensor, b: GpuTensor, tab: GpuTensor, sign: 1 | -1): GpuTensor[] {
+  const [, T, Ha, hd] = a.shape as [number, number, number, number];
+  const Hb = b.shape[2]!;
+  const ya = emptyLike(a.ctx, a.shape);
+  const yb = emptyLike(a.ctx, b.shape);
+  const nA = a.size / 2;
+  const n = nA + b.size / 2;
+  a.ctx.run(
+    ropePairKernel,
+    { xa: a.buffer, xb: b.buffer, tab: tab.buffer, ya: ya.buffer, yb: yb.buffer },
+    { nA, n, T, Ha, Hb, half: hd / 2, sign },
+    grid(n, ROPE_GROUP),
+  );
+  return [ya, yb];
+}
+
+/**
+ * RoPE of attention's queries q [B, T, Hq, hd] and keys k [B, T, Hk, hd] together: the values
+ * of `rope(q)` and `rope(k)`, one dispatch forward and one backward (differentiable).
+ */
+export function ropePair(
+  q: GpuTensor,
+  k: GpuTensor,
+  opts: RopeOptions = {},
+): [GpuTensor, GpuTensor] {
+  const bad = (t: GpuTensor) => t.rank !== 4;
+  if (
+    bad(q) ||
+    bad(k) ||
+    q.shape[0] !== k.shape[0] ||
+    q.shape[1] !== k.shape[1] ||
+    q.shape[3] !== k.shape[3]
+  )
+    throw new Error(
+      `webgpu ropePair: q and k must be [B, T, H, head_dim] with the same B, T and head_dim, got [${q.shape.join(",")}] and [${k.shape.join(",")}]`,
+    );
+  const [, T, , hd] = q.shape as [number, number, number, number];
+  const tab = ropeTable(q.ctx, hd, T, opts.theta ?? 10000, opts.offset ?? 0);
+  const [qr, kr] = rotatePair(q, k, tab, 1) as [GpuTensor, GpuTensor];
+  recordGpu("ropePair", [q, k], [qr, kr], ([gq, gk]) => {
+    if (gq && gk) return rotatePair(gq, gk, tab, -1);
+    return [gq ? rotate(gq, tab, -1) : null, gk ? rotate(gk, tab, -1) : null];
+  });
+  return [qr, kr];
 }

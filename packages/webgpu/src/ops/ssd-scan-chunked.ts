@@ -31,7 +31,7 @@ import {
   ssdRowsByStateKernel,
 } from "../kernels/ssd-chunked-backward.js";
 import { segmentOf } from "../kernels/wgsl-seg-scan.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { fillTensor } from "./elementwise.js";
 import { dSkipGrad } from "./mamba2-ops.js";
@@ -173,10 +173,10 @@ export function ssdScanChunked(
     const gy = gyIn ?? fillTensor(ctx, x.shape, 0);
     const saved = { dl, cb, cdecay, states };
     const grads = ssdBackward(ctx, dims, { x, A, B, C }, saved, gy, gsIn ?? null, seq, dBuf, hasD);
-    const out = [grads.x, grads.dt, grads.A, grads.B, grads.C];
+    const out: (GpuTensor | null)[] = [grads.x, grads.dt, grads.A, grads.B, grads.C];
     if (s0) out.push(grads.s0);
     else grads.s0.dispose();
-    if (D) out.push(dSkipGrad(gy, x, H, P));
+    if (D) out.push(D.requiresGrad ? dSkipGrad(gy, x, H, P, gradTarget(D)) : null);
     return out;
   });
   return { y, state };

@@ -5,7 +5,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { UNARY_GROUP, type UnaryName, unaryKernel } from "../kernels/unary.js";
-import { recordGpu } from "../tape.js";
+import { gradTarget, recordGpu } from "../tape.js";
 
 function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   const ctx = x.ctx;
@@ -14,20 +14,21 @@ function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   const g0 = grid(n, UNARY_GROUP);
   ctx.run(unaryKernel(op, "forward"), { a: x.buffer, out: y.buffer }, { n }, g0);
   recordGpu(op, [x], [y], ([g]) => {
-    const gx = emptyLike(ctx, x.shape);
+    const t = gradTarget(x);
     ctx.run(
       unaryKernel(op, "backward"),
-      { a: x.buffer, yb: y.buffer, gb: g!.buffer, out: gx.buffer },
-      { n },
+      { a: x.buffer, yb: y.buffer, gb: g!.buffer, out: t.out.buffer },
+      { n, acc: t.accumulate ? 1 : 0 },
       g0,
     );
-    return [gx];
+    return [t.out];
   });
   return y;
 }
 
 export const exp = (x: GpuTensor): GpuTensor => unary("exp", x);
 export const neg = (x: GpuTensor): GpuTensor => unary("neg", x);
+export const negExp = (x: GpuTensor): GpuTensor => unary("negExp", x);
 export const log = (x: GpuTensor): GpuTensor => unary("log", x);
 export const sigmoid = (x: GpuTensor): GpuTensor => unary("sigmoid", x);
 export const logsigmoid = (x: GpuTensor): GpuTensor => unary("logsigmoid", x);
