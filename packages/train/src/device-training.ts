@@ -13,17 +13,18 @@ import type { TrainOptions } from "./options.js";
 /** The stage's loss of one micro-batch on `dm` (a one-element tensor, recorded). */
 export function deviceStageLoss<T, I>(
   dm: DeviceModel<T, I>,
-  o: Pick<TrainOptions, "stage" | "beta" | "k" | "gamma">,
+  o: Pick<TrainOptions, "stage" | "beta" | "k" | "gamma"> & { checkpointing?: boolean },
   tokens: I,
   targets: I,
   seqIdx: I | null,
 ): T {
   const ops = dm.ops;
+  const checkpointing = o.checkpointing ?? false;
   if (o.stage === "pretrain") {
-    const { logits } = dm.forward(tokens, { steps: "last", seqIdx });
+    const { logits } = dm.forward(tokens, { steps: "last", seqIdx, checkpointing });
     return ops.crossEntropy(logits[0]!, targets);
   }
-  const fwd = dm.forward(tokens, { steps: "all", seqIdx });
+  const fwd = dm.forward(tokens, { steps: "all", seqIdx, checkpointing });
   if (o.stage === "gate1")
     return ops.stage1Loss(dm.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
   const gate = { logits: (r: readonly T[]) => dm.gateLogits(r) };
@@ -36,7 +37,7 @@ export function deviceTraining<T, I>(
   ops: BackendOps<T, I>,
   o: TrainOptions,
 ): DeviceTraining<T, I> & { deviceModel: DeviceModel<T, I>; dispose(): void } {
-  if (o.checkpointing)
+  if (o.checkpointing && !ops.checkpoint)
     throw new Error(
       `${ops.name}: activation checkpointing (--checkpointing) is not implemented on this backend; train without it or on a CPU backend`,
     );

@@ -3,9 +3,15 @@
  * in reverse topological order and sums each tensor's incoming gradients on the device; leaves
  * that require a gradient accumulate it into their persistent `grad` (summed over every use, so
  * weights shared by R loop steps get the sum of their R contributions).
+ *
+ * With `release`, memory goes back to the context's pool as the walk consumes it: a node's
+ * outputs once its own backward is queued (every consumer of them comes later in the forward,
+ * so its backward was queued before), and each intermediate gradient once nothing refers to it.
+ * The GPU runs queued work in order, so a buffer reused by a later kernel is only overwritten
+ * after the kernels queued before have read it.
  */
 import type { GpuContext } from "./gpu-context.js";
-import { type GpuNode, GpuTensor } from "./gpu-tensor.js";
+import { type GpuNode, GpuTensor, nextTensorId } from "./gpu-tensor.js";
 import { addInto, addTensors, copyTensor, fillTensor } from "./ops/elementwise.js";
 import { gpuNoGrad } from "./tape.js";
 
@@ -35,22 +41,76 @@ function topoOrder(root: GpuTensor): GpuNode[] {
   return order;
 }
 
+export interface BackwardOptions {
+  /** Free activations and intermediate gradients as the walk consumes them (see above). */
+  release?: boolean;
+  /**
+   * Leaves (without a node) whose gradient is returned, as a transient tensor, instead of
+   * accumulated into a persistent `grad` (activation checkpointing's recomputed input).
+   */
+  wrt?: readonly GpuTensor[];
+}
+
+/**
+ * Counts the references to the gradients made during one walk (by the tensor owning the buffer,
+ * a view counting for its base) and frees one when its count drops to zero. Tensors from before
+ * the walk (activations, the seed, parameters) are never touched here.
+ */
+class GradRefs {
+  private readonly counts = new Map<GpuTensor, number>();
+  constructor(
+    private readonly firstId: number,
+    private readonly on: boolean,
+  ) {}
+  private owner(g: GpuTensor): GpuTensor | null {
+    const o = g.base ?? g;
+    return this.on && !o.persistent && o.id >= this.firstId ? o : null;
+  }
+  hold(g: GpuTensor): void {
+    const o = this.owner(g);
+    if (o) this.counts.set(o, (this.counts.get(o) ?? 0) + 1);
+  }
+  drop(g: GpuTensor): void {
+    const o = this.owner(g);
+    if (!o) return;
+    const n = (this.counts.get(o) ?? 0) - 1;
+    if (n > 0) this.counts.set(o, n);
+    else {
+      this.counts.delete(o);
+      o.dispose();
+    }
+  }
+}
+
 /**
  * Backpropagate from `loss` (one element, or `seed` as its gradient). Leaf gradients accumulate
- * into `leaf.grad`; intermediate gradients are transient.
+ * into `leaf.grad`; intermediate gradients are transient. Returns the gradients of `opts.wrt`.
  */
-export function backwardGpu(loss: GpuTensor, seed?: GpuTensor): void {
+export function backwardGpu(
+  loss: GpuTensor,
+  seed?: GpuTensor,
+  opts: BackwardOptions = {},
+): (GpuTensor | null)[] {
   const ctx: GpuContext = loss.ctx;
   if (!loss.requiresGrad) throw new Error("webgpu: backward of a tensor that needs no gradient");
   if (!seed && loss.size !== 1)
     throw new Error(
       `webgpu: backward needs a one-element loss or a seed, got ${loss.size} elements`,
     );
+  const release = opts.release ?? false;
+  const wrt = new Set(opts.wrt ?? []);
+  const refs = new GradRefs(nextTensorId(), release);
   const grads = new Map<GpuTensor, GpuTensor>();
-  grads.set(loss, seed ?? fillTensor(ctx, loss.shape, 1));
+  const setGrad = (t: GpuTensor, g: GpuTensor) => {
+    const prev = grads.get(t);
+    grads.set(t, g);
+    refs.hold(g);
+    if (prev) refs.drop(prev);
+  };
+  setGrad(loss, seed ?? fillTensor(ctx, loss.shape, 1));
   const accumulate = (t: GpuTensor, g: GpuTensor) => {
     if (!t.requiresGrad) return;
-    if (!t.node) {
+    if (!t.node && !wrt.has(t)) {
       // A leaf: its persistent gradient buffer sums every use.
       if (t.grad) addInto(t.grad, g);
       else {
@@ -62,11 +122,11 @@ export function backwardGpu(loss: GpuTensor, seed?: GpuTensor): void {
     }
     // Never add in place: an op's backward may hand the same tensor to several inputs.
     const prev = grads.get(t);
-    grads.set(t, prev ? addTensors(prev, g) : g);
+    setGrad(t, prev ? addTensors(prev, g) : g);
   };
   if (!loss.node) {
     accumulate(loss, grads.get(loss)!);
-    return;
+    return (opts.wrt ?? []).map((t) => grads.get(t) ?? null);
   }
   const order = topoOrder(loss);
   for (let k = order.length - 1; k >= 0; k--) {
@@ -74,11 +134,24 @@ export function backwardGpu(loss: GpuTensor, seed?: GpuTensor): void {
     const gOut = node.outputs.map((o) => grads.get(o) ?? null);
     if (gOut.every((g) => g === null)) continue;
     const gIn = gpuNoGrad(() => node.backward(gOut));
+    // Held while they are accumulated, so that one handed to several inputs lives until the last.
+    for (const g of gIn) if (g) refs.hold(g);
     node.inputs.forEach((t, i) => {
       const g = gIn[i];
       if (g) accumulate(t, g);
     });
+    for (const o of node.outputs) {
+      const g = grads.get(o);
+      if (g) {
+        grads.delete(o);
+        refs.drop(g);
+      }
+    }
+    for (const g of gIn) if (g) refs.drop(g);
+    // Every consumer of the outputs has had its backward queued: they are dead now.
+    if (release) for (const o of node.outputs) if (!o.persistent) o.dispose();
   }
+  return (opts.wrt ?? []).map((t) => grads.get(t) ?? null);
 }
 
 /** Zero (drop) the gradients of `params` before the next step. */

@@ -7,10 +7,12 @@
  */
 import type { TrainOps, TrainParameter } from "@loop/tensor";
 import { backwardGpu, zeroGpuGrads } from "./backward.js";
+import { withCheckpointRelease } from "./checkpoint.js";
 import type { GpuContext } from "./gpu-context.js";
 import { emptyLike, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { grid } from "./kernel-def.js";
 import { adamwKernel, clipScaleKernel, normFinishKernel, OPTIM_GROUP } from "./kernels/optim.js";
+import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
 import { reduceToShape } from "./ops/broadcast.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise.js";
 import { copyBlock } from "./ops/shape.js";
@@ -44,7 +46,17 @@ function normOf(ctx: GpuContext, grads: readonly GpuTensor[]): GpuTensor {
   return norm;
 }
 
-export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
+export interface GpuTrainOptions {
+  /**
+   * Free activations and intermediate gradients during the backward as soon as their last use
+   * has been queued (default true; false keeps them to the end of the micro-batch, as a
+   * reference for the memory saving).
+   */
+  releaseInBackward?: boolean;
+}
+
+export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainOps<GpuTensor> {
+  const release = opts.releaseInBackward ?? true;
   return {
     name: `webgpu (${ctx.adapterName})`,
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
@@ -53,7 +65,10 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
     shapeOf: (t) => t.shape,
     noGrad: gpuNoGrad,
     releaseTransients: (keep) => releaseTransients(ctx, keep),
-    backward: (loss, weight) => backwardGpu(loss, fillTensor(ctx, [1], weight)),
+    backward: (loss, weight) => {
+      const seed = fillTensor(ctx, [1], weight);
+      withCheckpointRelease(release, () => backwardGpu(loss, seed, { release }));
+    },
     setTrainable: (t, on) => {
       t.requiresGrad = on;
     },
@@ -82,10 +97,16 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
         throw new Error(`webgpu copyScalar: slot ${index} outside [0, ${dst.size})`);
       ctx.copy(src.buffer, 0, dst.buffer, index * 4, 4);
     },
-    adamw: (param, m, v, c) =>
+    adamw: (param, m, v, c, guard) =>
       ctx.run(
-        adamwKernel,
-        { w: param.buffer, g: gradOf(param).buffer, m: m.buffer, v: v.buffer },
+        guard ? guardedAdamwKernel : adamwKernel,
+        {
+          w: param.buffer,
+          g: gradOf(param).buffer,
+          m: m.buffer,
+          v: v.buffer,
+          ...(guard ? { guard: guard.buffer } : {}),
+        },
         {
           n: param.size,
           decay: c.decay,
@@ -97,6 +118,14 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
         },
         grid(param.size, OPTIM_GROUP),
       ),
+    guardFinite: (values, guard) =>
+      ctx.run(
+        guardFiniteKernel,
+        { values: values.buffer, guard: guard.buffer },
+        { n: values.size },
+        [1],
+      ),
+    flush: () => ctx.flush(),
     dispose: (t) => t.dispose(),
   };
 }
