@@ -6,7 +6,8 @@
  *
  * With `release`, memory goes back to the context's pool as the walk consumes it: a node's
  * outputs once its own backward is queued (every consumer of them comes later in the forward,
- * so its backward was queued before), and each intermediate gradient once nothing refers to it.
+ * so its backward was queued before; not one seen through a detached view, whose consumers are
+ * not ordered after it), and each intermediate gradient once nothing refers to it.
  * The GPU runs queued work in order, so a buffer reused by a later kernel is only overwritten
  * after the kernels queued before have read it.
  */
@@ -129,6 +130,12 @@ export function backwardGpu(
     return (opts.wrt ?? []).map((t) => grads.get(t) ?? null);
   }
   const order = topoOrder(loss);
+  // A view with no node of its own (a detached tensor) reaches its consumers outside the tape's
+  // order: the tensor it views stays until the end of the micro-batch.
+  const pinned = new Set<GpuTensor>();
+  if (release)
+    for (const node of order)
+      for (const t of node.inputs) if (!t.node) for (let b = t.base; b; b = b.base) pinned.add(b);
   for (let k = order.length - 1; k >= 0; k--) {
     const node = order[k]!;
     const gOut = node.outputs.map((o) => grads.get(o) ?? null);
@@ -149,7 +156,7 @@ export function backwardGpu(
     }
     for (const g of gIn) if (g) refs.drop(g);
     // Every consumer of the outputs has had its backward queued: they are dead now.
-    if (release) for (const o of node.outputs) if (!o.persistent) o.dispose();
+    if (release) for (const o of node.outputs) if (!o.persistent && !pinned.has(o)) o.dispose();
   }
   return (opts.wrt ?? []).map((t) => grads.get(t) ?? null);
 }
