@@ -186,7 +186,7 @@ const gpuOptions = () => resolveTrainOptions({ lr: 1e-3, clip: 0, weightDecay: 0
 function gpuStep(
   gpu: GpuBench,
   c: BenchConfig,
-  counted: (n: GpuCounters) => void,
+  counted: (n: GpuCounters, peakBytes: number) => void,
 ): () => Promise<number> {
   const cfg = makeConfig({ tie_embeddings: true, ...c.model });
   // the same initial weights and tokens as makeStep's CPU model
@@ -204,8 +204,9 @@ function gpuStep(
   const batch = { tokens, targets, shape: [c.batch, c.seq] as [number, number] };
   return async () => {
     gpu.ctx.resetCounters();
+    gpu.ctx.resetPeak();
     const loss = (await engine.step([batch], o.lr)).loss;
-    counted(gpu.ctx.counters());
+    counted(gpu.ctx.counters(), gpu.ctx.memory().peakBytes);
     return loss;
   };
 }
@@ -266,6 +267,7 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
     submits: 0,
     byKernel: {},
   }));
+  const peaks = configs.map(() => 0);
   const rows = await compareWithNative(
     ctx,
     gpu,
@@ -274,8 +276,9 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
       label: `${c.name} ${c.batch}×${c.seq}`,
       tokens: c.batch * c.seq,
       flops: flopsPerToken(makeConfig(c.model), { seqLen: c.seq }).trainPerToken * c.batch * c.seq,
-      gpu: gpuStep(gpu, c, (n) => {
+      gpu: gpuStep(gpu, c, (n, peak) => {
         counters[i] = n;
+        peaks[i] = peak;
       }),
       cpu: makeStep(c),
     })),
@@ -304,6 +307,7 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
       "µs encode/dispatch": n.dispatches
         ? Number(((1000 * n.encodeMs) / n.dispatches).toFixed(2))
         : "",
+      "peak MiB/step": Number((peaks[i]! / 2 ** 20).toFixed(2)),
     });
   }
   ctx.table(
@@ -311,7 +315,9 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
     `training step = forward + backward + AdamW on ${gpu.adapter} and on the CPU kernels; ` +
       "medians; GFLOP/s from the model's FLOP count (docs/model.md §7); webgpu/cpu > 1: the GPU is faster; " +
       "dispatches/step, bind groups/step (created) and µs encode/dispatch (wall-clock time in GpuContext.run) " +
-      "counted on the last timed step; X disp/layer-app = (dispatches(L, R) − fixed)/(L·R) from the " +
+      "counted on the last timed step; peak MiB/step: the most device memory the step held at once " +
+      "(GpuContext.memory(): weights, gradients, moments and live activations, in the pool's size " +
+      "classes; activations freed as the backward consumes them); X disp/layer-app = (dispatches(L, R) − fixed)/(L·R) from the " +
       "formula fixed + a·L·R + b·L of the configuration's model with X layers only (solved from " +
       "steps at (L, R) = (1, 1), (1, 2), (2, 1); = a + b/R: forward + backward of a layer at one " +
       "application, its weights' update shared among the R)",

@@ -134,6 +134,8 @@ export interface OracleCase {
   forwardOnly?: boolean;
   /** Run the GPU op on a NaN-filled pool (poisonPool). Default true. */
   poison?: boolean;
+  /** Free activations and gradients during the backward (`BackwardOptions.release`). */
+  release?: boolean;
 }
 
 /** A one-element root whose backward hands `seeds` to `outs` (seeds several outputs at once). */
@@ -184,7 +186,9 @@ export async function checkAgainstCpu(ctx: GpuContext, c: OracleCase): Promise<v
     const seeds = cpuOut.map((o) => rng.fillNormal(new Float32Array(o.size)));
     backward(cpuOut, seeds);
     const gpuSeeds = seeds.map((s, k) => uploadTensor(ctx, s, gpuOut[k]!.shape));
-    backwardGpu(seedRoot(ctx, gpuOut, gpuSeeds), fillTensor(ctx, [1], 1));
+    backwardGpu(seedRoot(ctx, gpuOut, gpuSeeds), fillTensor(ctx, [1], 1), {
+      release: c.release ?? false,
+    });
     for (let i = 0; i < cpuIn.length; i++) {
       const t = cpuIn[i]!;
       if (t instanceof IntTensor || !t.requiresGrad) continue;

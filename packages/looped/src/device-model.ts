@@ -24,7 +24,13 @@ export interface DeviceParameter<T> {
   readonly decay: boolean;
 }
 
-export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep">;
+export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep"> & {
+  /**
+   * Activation checkpointing: each loop step keeps only its output and is recomputed in the
+   * backward (the backend's `checkpoint` op; an error where it has none).
+   */
+  checkpointing?: boolean;
+};
 
 export class DeviceModel<T, I> {
   readonly ops: ModelOps<T, I>;
@@ -60,7 +66,25 @@ export class DeviceModel<T, I> {
 
   /** tokens [B,T] → readout(r) and logits(r) of the kept loop steps (looped-forward.ts). */
   forward(tokens: I, opts: DeviceForwardOptions<I> = {}): StepOutputsOf<T> {
-    return loopedForward(this.ops, this.core, this.weight, tokens, opts);
+    const { checkpointing, ...rest } = opts;
+    if (!checkpointing) return loopedForward(this.ops, this.core, this.weight, tokens, rest);
+    const checkpoint = this.ops.checkpoint;
+    if (!checkpoint)
+      throw new Error(
+        "device model: activation checkpointing is not implemented on this backend (its ops have no checkpoint)",
+      );
+    // What a loop step reads besides its input: every layer's weights, and norm_f with loop_norm.
+    const blockParams = this.params
+      .filter(
+        (p) =>
+          p.name.startsWith("backbone.layers.") ||
+          (this.config.loop_norm && p.name === "backbone.norm_f.weight"),
+      )
+      .map((p) => p.tensor);
+    return loopedForward(this.ops, this.core, this.weight, tokens, {
+      ...rest,
+      wrapStep: (step, h) => checkpoint.call(this.ops, step, h, blockParams),
+    });
   }
 
   /** Gate logits a [R, B, T] from readouts R × [B, T, D] (ExitGate.logits). */

@@ -1,10 +1,14 @@
 /**
  * The training step on a backend's own tensors (a GPU), written once over `TrainOps`: the
  * `StepEngine` the Trainer drives. One step = zero the gradients; per micro-batch upload the
- * batch, the stage's loss, backward seeded with 1/micro-batches, free the micro-batch's
- * activations; the global gradient norm and clipping; ONE read-back of the losses and the norm
- * together; the AdamW update (`AdamWCore`) only when both are finite. Nothing else is read back,
- * so on a device the step's work is queued without a round trip.
+ * batch, the stage's loss, start it on the device (`flush`), backward seeded with 1/micro-batches,
+ * free the micro-batch's activations; the global gradient norm and clipping; ONE read-back of the
+ * losses and the norm together; the AdamW update (`AdamWCore`) only when both are finite.
+ *
+ * Where the ops have a device guard (`guardFinite`: WebGPU) that condition is checked on the
+ * device: the update is queued before the read, `step` queues the whole step at once and only
+ * its result waits, and the engine is `pipelined` — the Trainer queues step k+1 before awaiting
+ * step k's result (one step in flight). Without one (the CPU) the read comes first.
  */
 import type { Batch } from "@loop/tasks";
 import {
@@ -49,7 +53,17 @@ export function deviceStepEngine<T, I>(
   const optimizer = new AdamWCore(ops, params, adamwOptions(o));
   const tensors = params.map((p) => p.tensor);
 
-  async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
+  // With a device guard (`guardFinite`) the update is conditioned on the device, so a step is
+  // queued whole without waiting for its read: the next one can be queued at once.
+  const guarded = ops.guardFinite !== undefined;
+  const newGuard = () =>
+    guarded ? ops.upload(Float32Array.of(1), [1], { persistent: true }) : null;
+  let guard = newGuard();
+  /** Optimizer steps counted before the first non-finite step (null: none seen). */
+  let goodSteps: number | null = null;
+
+  /** Queue the micro-batches' forward and backward and the clipping; the report tensor. */
+  function encode(batches: readonly Batch[]) {
     const n = batches.length;
     if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
     ops.zeroGrads(tensors);
@@ -67,32 +81,63 @@ export function deviceStepEngine<T, I>(
         b.seqIdx ? ops.uploadInt(b.seqIdx, [B * T]) : null,
       );
       ops.copyScalar(loss, report, i);
+      // The forward runs on the device while the backward is encoded.
+      ops.flush?.();
       ops.backward(loss, microBatchWeight(n));
       // This micro-batch's activations are no longer needed.
       ops.releaseTransients([report]);
     });
     ops.copyScalar(clipGradients(ops, params, o.clip), report, n);
-    const values = await ops.read(report);
-    const loss = meanLoss(values.subarray(0, n));
-    const gradNorm = values[n]!;
-    if (nonFiniteWhat(loss, gradNorm) === null) optimizer.step(lr);
+    return report;
+  }
+
+  function result(values: Float32Array, n: number): StepResult {
+    return { loss: meanLoss(values.subarray(0, n)), gradNorm: values[n]! };
+  }
+
+  async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
+    const report = encode(batches);
+    const n = batches.length;
+    if (guard === null) {
+      const r = result(await ops.read(report), n);
+      if (nonFiniteWhat(r.loss, r.gradNorm) === null) optimizer.step(lr);
+      ops.releaseTransients();
+      return r;
+    }
+    // Queued whole: the guard drops to 0 (for good) when a loss or the norm is not finite, and
+    // the update does nothing then; the read is started now and awaited by the caller only.
+    ops.guardFinite!(report, guard);
+    const before = optimizer.stepCount;
+    optimizer.step(lr, guard);
+    const pending = ops.read(report);
     ops.releaseTransients();
-    return { loss, gradNorm };
+    const r = result(await pending, n);
+    if (goodSteps === null && nonFiniteWhat(r.loss, r.gradNorm) !== null) goodSteps = before;
+    return r;
   }
 
   return {
     name: dev.name,
     step,
+    pipelined: guarded,
     async pull(): Promise<AdamWState> {
       await dev.pullWeights();
+      // The guarded updates after a non-finite step did nothing: count only those before it.
+      if (goodSteps !== null) optimizer.setStepCount(goodSteps);
       return optimizer.readState();
     },
     push(state: AdamWState | null): void {
       dev.pushWeights();
       optimizer.setState(state ?? { step: 0, m: {}, v: {} });
+      if (guard) {
+        ops.dispose(guard);
+        guard = newGuard();
+      }
+      goodSteps = null;
     },
     dispose(): void {
       optimizer.dispose();
+      if (guard) ops.dispose(guard);
       ops.zeroGrads(tensors);
       dev.dispose?.();
     },

@@ -40,7 +40,7 @@ export function deviceTraining<T, I>(
   ops: BackendOps<T, I>,
   o: TrainOptions,
 ): DeviceTraining<T, I> & { deviceModel: DeviceModel<T, I>; dispose(): void } {
-  if (o.checkpointing)
+  if (o.checkpointing && !ops.checkpoint)
     throw new Error(
       `${ops.name}: activation checkpointing (--checkpointing) is not implemented on this backend; train without it or on a CPU backend`,
     );
@@ -50,7 +50,9 @@ export function deviceTraining<T, I>(
     ops,
     parameters: dm.parameters(),
     stageLoss: (tokens, targets, seqIdx) => {
-      const forward = (steps: "all" | "last") => dm.forward(tokens, { steps, seqIdx });
+      const checkpointing = o.checkpointing ?? false;
+      const forward = (steps: "all" | "last") =>
+        dm.forward(tokens, { steps, seqIdx, checkpointing });
       return deviceStageLoss(ops, { forward, gateLogits: (r) => dm.gateLogits(r) }, o, targets);
     },
     pullWeights: () => dm.copyTo(model),

@@ -22,9 +22,16 @@ export interface StepEngine {
   /**
    * One optimizer step: each micro-batch's gradient weighted by 1/batches.length, clipping,
    * AdamW at `lr`. When the loss or the gradient norm is not finite it resolves with it and
-   * leaves the weights and moments untouched (the Trainer then stops).
+   * leaves the weights and moments untouched (the Trainer then stops); a pipelined engine
+   * leaves them untouched by every step queued after it too.
    */
   step(batches: readonly Batch[], lr: number): Promise<StepResult>;
+  /**
+   * True when `step` queues the whole step before it returns (its promise only waits for the
+   * result): the next step may then be started before the previous one's promise resolves, and
+   * the results come in order (one step in flight).
+   */
+  readonly pipelined?: boolean;
   /** Copy the engine's weights into the CPU model and return its optimizer state. */
   pull(): Promise<AdamWState>;
   /** Load the CPU model's weights and `state` (null: fresh moments) into the engine. */

@@ -4,7 +4,8 @@
  * non-finite loss or gradient norm raises `NonFiniteError` before any weight changes, so the last
  * good state (and checkpoint) stays intact. State (weights are the model's own; optimizer moments,
  * step, data cursor) is exported for exact resume. With a `StepEngine` (a GPU) the engine computes
- * each step (`nextStep`) and `sync` brings its weights and moments back before a checkpoint.
+ * each step (`nextStep`) and `sync` brings its weights and moments back before a checkpoint; a
+ * pipelined engine keeps one step in flight when asked (`nextStep({ ahead })`, `drain`).
  */
 import type { LoopedModel } from "@loop/looped";
 import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
@@ -24,7 +25,7 @@ import {
 import { withBlockLr } from "./block-lr.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
-import type { StepEngine } from "./step-engine.js";
+import type { StepEngine, StepResult } from "./step-engine.js";
 import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 
 export class NonFiniteError extends Error {
@@ -53,6 +54,15 @@ export interface TrainerState {
   elapsed_s: number;
 }
 
+/** A step queued on the engine: its result to come and what its report needs. */
+interface InFlight {
+  result: Promise<StepResult>;
+  t0: number;
+  cursor: TaskCursor;
+  lr: number;
+  tokens: number;
+}
+
 export class Trainer {
   readonly model: LoopedModel;
   readonly task: Task;
@@ -66,6 +76,9 @@ export class Trainer {
   elapsed = 0;
   /** Where the steps run when not on the CPU kernels (null: here). */
   readonly engine: StepEngine | null;
+  /** Steps queued on the engine, not yet reported, in order. */
+  private readonly inflight: InFlight[] = [];
+  private reportedAt = 0;
 
   constructor(
     model: LoopedModel,
@@ -98,33 +111,91 @@ export class Trainer {
     return this.step >= this.opts.steps;
   }
 
-  /** One optimizer step on the engine when there is one, else `trainStep`. */
-  async nextStep(): Promise<StepMetrics> {
+  /**
+   * One optimizer step on the engine when there is one, else `trainStep`. With `ahead` and a
+   * pipelined engine the step after it is queued before this one's result is awaited (one step
+   * in flight, reported by the next `nextStep` or `drain`): pass it only when nothing needs the
+   * weights as they are after this step (no checkpoint, evaluation or exit follows it).
+   */
+  async nextStep(opts: { ahead?: boolean } = {}): Promise<StepMetrics> {
     if (!this.engine) return this.trainStep();
-    const t0 = performance.now();
-    let cursor = this.cursor;
+    if (this.inflight.length === 0) this.enqueue();
+    if (opts.ahead && this.engine.pipelined && this.inflight.length < 2) this.enqueue();
+    const f = this.inflight.shift()!;
+    let r: StepResult;
+    try {
+      r = await f.result;
+    } catch (e) {
+      await this.abandon();
+      throw e;
+    }
+    const bad = nonFiniteWhat(r.loss, r.gradNorm);
+    if (bad) {
+      await this.abandon();
+      throw new NonFiniteError(this.step + 1, bad);
+    }
+    // With a step in flight the steps overlap: each is timed from the later of its start and
+    // the previous report, so that the elapsed time is the wall-clock time.
+    const t0 = Math.max(f.t0, this.reportedAt);
+    const m = this.finish(t0, f.cursor, r.loss, r.gradNorm, f.lr, f.tokens);
+    this.reportedAt = performance.now();
+    return m;
+  }
+
+  /** Steps queued on the engine and not yet reported (0 or 1). */
+  get inFlight(): number {
+    return this.inflight.length;
+  }
+
+  /** Report the steps in flight (in order): before a checkpoint, an evaluation or an exit. */
+  async drain(): Promise<StepMetrics[]> {
+    const out: StepMetrics[] = [];
+    while (this.inflight.length) out.push(await this.nextStep());
+    return out;
+  }
+
+  /** Queue the next unqueued step on the engine (none past the last step). */
+  private enqueue(): void {
+    const engine = this.engine!;
+    const k = this.step + this.inflight.length;
+    if (k >= this.opts.steps && this.inflight.length > 0) return;
+    let cursor = this.inflight.at(-1)?.cursor ?? this.cursor;
     const batches = [];
     for (let m = 0; m < this.opts.gradAccum; m++) {
       const next = this.task.trainBatch(cursor, this.opts.batchSize);
       cursor = next.cursor;
       batches.push(next.batch);
     }
-    const lr = this.schedule(this.step);
-    const r = await this.engine.step(batches, lr);
-    const bad = nonFiniteWhat(r.loss, r.gradNorm);
-    if (bad) throw new NonFiniteError(this.step + 1, bad);
-    return this.finish(
+    const t0 = performance.now();
+    const lr = this.schedule(k);
+    const result = engine.step(batches, lr);
+    // Awaited by `nextStep`; a failure of a step that is abandoned must not go unhandled.
+    result.catch(() => {});
+    this.inflight.push({
+      result,
       t0,
       cursor,
-      r.loss,
-      r.gradNorm,
       lr,
-      batches.length * batches[0]!.tokens.length,
-    );
+      tokens: batches.length * batches[0]!.tokens.length,
+    });
+  }
+
+  /** Wait for (and forget) the steps in flight after a failed one: the Trainer stops. */
+  private async abandon(): Promise<void> {
+    const left = this.inflight.splice(0);
+    for (const f of left) await f.result.catch(() => {});
+  }
+
+  private assertIdle(what: string): void {
+    if (this.inflight.length)
+      throw new Error(
+        `train: ${what} with ${this.inflight.length} step(s) in flight; drain() them first`,
+      );
   }
 
   /** Bring the engine's weights (into the model) and moments (into `optimizer`) back; no-op without one. */
   async sync(): Promise<void> {
+    this.assertIdle("sync");
     if (this.engine) this.optimizer.setState(await this.engine.pull());
   }
 
@@ -215,6 +286,7 @@ export class Trainer {
    * moments too. With an engine call `sync` first when the state is for a checkpoint.
    */
   setState(st: TrainerState): void {
+    this.assertIdle("setState");
     this.step = st.step;
     this.cursor = { ...st.cursor };
     this.optimizer.setState(st.optimizer);

@@ -1,10 +1,17 @@
-/** The WebGPU backend's whole op set on one device: the model's ops and the training step's. */
+/**
+ * The WebGPU backend's whole op set on one device: the model's ops, the training step's and
+ * activation checkpointing.
+ */
 import type { BackendOps } from "@loop/tensor";
+import { gpuCheckpoint } from "./checkpoint.js";
 import type { GpuContext } from "./gpu-context.js";
 import type { GpuTensor } from "./gpu-tensor.js";
-import { gpuTrainOps } from "./gpu-train-ops.js";
+import { type GpuTrainOptions, gpuTrainOps } from "./gpu-train-ops.js";
 import { gpuModelOps } from "./model-ops.js";
 
-export function gpuBackendOps(ctx: GpuContext): BackendOps<GpuTensor, GpuTensor> {
-  return { ...gpuModelOps(ctx), ...gpuTrainOps(ctx) };
+export function gpuBackendOps(
+  ctx: GpuContext,
+  opts: GpuTrainOptions = {},
+): BackendOps<GpuTensor, GpuTensor> {
+  return { ...gpuModelOps(ctx), ...gpuTrainOps(ctx, opts), checkpoint: gpuCheckpoint };
 }

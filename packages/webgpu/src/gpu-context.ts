@@ -49,6 +49,16 @@ const zeroCounters = (): GpuCounters => ({
   byKernel: {},
 });
 
+/** What `GpuContext.onEvent` reports: a command buffer submitted, a read's data arrived. */
+export type GpuEvent = "submit" | "read-done";
+
+/** The pool's device memory (`GpuContext.memory()`). */
+export interface GpuMemory {
+  liveBytes: number;
+  peakBytes: number;
+  poolBytes: number;
+}
+
 /** A kernel's compiled pipeline with its explicit bind-group layout. */
 interface Compiled {
   pipeline: GPUComputePipeline;
@@ -110,6 +120,14 @@ export class GpuContext {
   private tally: GpuCounters = zeroCounters();
   /** Bytes currently allocated on the device by the pool (live + free). */
   poolBytes = 0;
+  /** Bytes of the pool's buffers handed out and not released (in size classes). */
+  private live = 0;
+  private peak = 0;
+  /**
+   * Called at each submit and when each read's data has arrived (in that order of events): what
+   * a test needs to see that a step is queued while the previous one's read is pending.
+   */
+  onEvent: ((event: GpuEvent) => void) | null = null;
 
   constructor(device: GPUDevice, opts: GpuContextOptions = {}) {
     this.device = device;
@@ -137,6 +155,28 @@ export class GpuContext {
     return this.bindGroups.size;
   }
 
+  // --- Memory -----------------------------------------------------------------------------------
+
+  /**
+   * Device memory of the pool: `liveBytes` handed out now, `peakBytes` the most live at once since
+   * the context was made or `resetPeak` was called (a step's peak: reset before it, read after),
+   * `poolBytes` allocated in all (live + free). Counted in the pool's size classes, so the same
+   * work gives the same figures on every adapter.
+   */
+  memory(): GpuMemory {
+    return { liveBytes: this.live, peakBytes: this.peak, poolBytes: this.poolBytes };
+  }
+
+  /** Start the high-water mark again from the bytes live now. */
+  resetPeak(): void {
+    this.peak = this.live;
+  }
+
+  private track(bytes: number): void {
+    this.live += bytes;
+    if (this.live > this.peak) this.peak = this.live;
+  }
+
   // --- Buffers ----------------------------------------------------------------------------------
 
   /** A storage buffer of at least `bytes` bytes from the pool (contents unspecified). */
@@ -145,7 +185,10 @@ export class GpuContext {
     const size = sizeClass(Math.max(4, bytes));
     const list = this.free.get(size);
     const reused = list?.pop();
-    if (reused) return reused;
+    if (reused) {
+      this.track(size);
+      return reused;
+    }
     const max = this.device.limits.maxStorageBufferBindingSize;
     if (size > max)
       throw new Error(
@@ -155,6 +198,7 @@ export class GpuContext {
     this.sizes.set(buf, size);
     this.serials.set(buf, this.nextSerial++);
     this.poolBytes += size;
+    this.track(size);
     return buf;
   }
 
@@ -162,6 +206,7 @@ export class GpuContext {
   release(buf: GPUBuffer): void {
     const size = this.sizes.get(buf);
     if (size === undefined) throw new Error("webgpu: release of a buffer the pool did not make");
+    this.live -= size;
     let list = this.free.get(size);
     if (!list) {
       list = [];
@@ -374,6 +419,7 @@ export class GpuContext {
     }
     this.device.queue.submit([enc.finish()]);
     this.tally.submits++;
+    this.onEvent?.("submit");
     this.encoder = null;
     // The queue orders the next step's arena writes after this submit's commands, so the arenas
     // can be refilled at once, from the first.
@@ -398,6 +444,7 @@ export class GpuContext {
     const out = staging.getMappedRange().slice(0, bytes);
     staging.unmap();
     staging.destroy();
+    this.onEvent?.("read-done");
     await this.checkCompiled();
     return out;
   }

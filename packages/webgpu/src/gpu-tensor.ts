@@ -186,6 +186,25 @@ export function releaseTransients(ctx: GpuContext, keep: readonly GpuTensor[] = 
   for (const t of [...set]) if (!kept.has(t)) t.dispose();
 }
 
+/**
+ * Free the transient tensors made since `firstId` (`nextTensorId()` earlier) except `keep` and
+ * the tensors they view (activation checkpointing drops a step's forward at once).
+ */
+export function releaseTransientsSince(
+  ctx: GpuContext,
+  firstId: number,
+  keep: readonly GpuTensor[],
+): void {
+  const set = transients.get(ctx);
+  if (!set) return;
+  const kept = new Set<GpuTensor>();
+  for (const t of keep) {
+    kept.add(t);
+    if (t.base) kept.add(t.base);
+  }
+  for (const t of [...set]) if (t.id >= firstId && !kept.has(t)) t.dispose();
+}
+
 /** Number of live transient tensors (tests check that a step leaks none). */
 export function transientCount(ctx: GpuContext): number {
   return transients.get(ctx)?.size ?? 0;

@@ -7,6 +7,7 @@
  */
 import type { TrainOps, TrainParameter } from "@loop/tensor";
 import { backwardGpu, zeroGpuGrads } from "./backward.js";
+import { withCheckpointRelease } from "./checkpoint.js";
 import type { GpuContext } from "./gpu-context.js";
 import { emptyLike, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { grid } from "./kernel-def.js";
@@ -18,6 +19,7 @@ import {
   SQ_BLOCK,
   sumSquaresKernel,
 } from "./kernels/optim.js";
+import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise.js";
 import { placeholder } from "./ops/optional-inputs.js";
 import { gpuNoGrad } from "./tape.js";
@@ -103,7 +105,17 @@ class DeferredClip {
   }
 }
 
-export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
+export interface GpuTrainOptions {
+  /**
+   * Free activations and intermediate gradients during the backward as soon as their last use
+   * has been queued (default true; false keeps them to the end of the micro-batch, as a
+   * reference for the memory saving).
+   */
+  releaseInBackward?: boolean;
+}
+
+export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainOps<GpuTensor> {
+  const release = opts.releaseInBackward ?? true;
   const clip = new DeferredClip(ctx);
   return {
     name: `webgpu (${ctx.adapterName})`,
@@ -115,7 +127,8 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
     releaseTransients: (keep) => releaseTransients(ctx, keep),
     backward: (loss, weight) => {
       clip.settleAll(); // gradients added to after a clipping hold the clipped values
-      backwardGpu(loss, fillTensor(ctx, [1], weight));
+      const seed = fillTensor(ctx, [1], weight);
+      withCheckpointRelease(release, () => backwardGpu(loss, seed, { release }));
     },
     setTrainable: (t, on) => {
       t.requiresGrad = on;
@@ -150,17 +163,18 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
         throw new Error(`webgpu copyScalar: slot ${index} outside [0, ${dst.size})`);
       ctx.copy(src.buffer, 0, dst.buffer, index * 4, 4);
     },
-    adamw: (param, m, v, c) => {
+    adamw: (param, m, v, c, guard) => {
       const g = gradOf(param);
       const clipped = clip.take(g);
       ctx.run(
-        adamwKernel,
+        guard ? guardedAdamwKernel : adamwKernel,
         {
           w: param.buffer,
           g: g.buffer,
           m: m.buffer,
           v: v.buffer,
           norm: clipped?.norm.buffer ?? placeholder(ctx),
+          ...(guard ? { guard: guard.buffer } : {}),
         },
         {
           n: param.size,
@@ -176,6 +190,14 @@ export function gpuTrainOps(ctx: GpuContext): TrainOps<GpuTensor> {
         grid(param.size, OPTIM_GROUP),
       );
     },
+    guardFinite: (values, guard) =>
+      ctx.run(
+        guardFiniteKernel,
+        { values: values.buffer, guard: guard.buffer },
+        { n: values.size },
+        [1],
+      ),
+    flush: () => ctx.flush(),
     dispose: (t) => t.dispose(),
   };
 }

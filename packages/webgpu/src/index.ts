@@ -5,11 +5,14 @@
  */
 export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
+export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
 export {
   GpuContext,
   type GpuContextOptions,
   type GpuCounters,
+  type GpuEvent,
+  type GpuMemory,
   requestGpuContext,
 } from "./gpu-context.js";
 export {
@@ -20,7 +23,7 @@ export {
   transientCount,
   uploadTensor,
 } from "./gpu-tensor.js";
-export { type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
+export { type GpuNamedParameter, type GpuTrainOptions, gpuTrainOps } from "./gpu-train-ops.js";
 export { gpuModelOps } from "./model-ops.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { add, div, mul, sub } from "./ops/binary.js";

@@ -22,6 +22,17 @@ export function gpuNoGrad<T>(fn: () => T): T {
   }
 }
 
+/** Run `fn` recording (activation checkpointing's recompute, inside a backward). */
+export function gpuWithGrad<T>(fn: () => T): T {
+  const was = recording;
+  recording = true;
+  try {
+    return fn();
+  } finally {
+    recording = was;
+  }
+}
+
 /**
  * Record `outputs` as produced from `inputs` by an op whose gradient `backward` enqueues. Does
  * nothing (and the outputs need no gradient) when no input requires one or recording is off.

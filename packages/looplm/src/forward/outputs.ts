@@ -3,9 +3,10 @@
  * logits.step{r}, loss.final, grad.final.{param}, and with an exit gate gate.lambda, exit.pdf,
  * loss.stage1, grad.stage1.{param} (every parameter), loss.stage2, grad.stage2.exit_gate.* and
  * exit.step.q{q} for each q of the inputs. Written once for every backend: the model uploaded
- * through `ops` (toDevice), the ops' losses and backward, the values read back. The gate's
- * objectives take a second forward because a backward frees the CPU's graph; the exit steps are
- * the threshold rule on the exit pdf read back (exit-gate's thresholdExit).
+ * through `ops` (toDevice), the ops' losses and backward, the values read back. Each backward
+ * gets a forward of its own, because a backward frees what it walks (the CPU's graph, the GPU's
+ * activations as they are consumed); the exit steps are the threshold rule on the exit pdf read
+ * back (exit-gate's thresholdExit).
  */
 import { exitStepName, thresholdExit } from "@loop/exit-gate";
 import { type LoopedModel, toDevice } from "@loop/looped";
@@ -52,22 +53,23 @@ export async function forwardOutputs<T, I>(
     fwd = dm.forward(tokens, { steps: "all" });
     const a = dm.gateLogits(fwd.readouts);
     const { lambda, pdf } = ops.noGrad(() => ({ lambda: ops.sigmoid(a), pdf: ops.exitPdf(a) }));
-    const gate = { logits: (r: readonly T[]) => dm.gateLogits(r) };
     const stage1 = ops.stage1Loss(a, fwd.logits, targets, { beta: inputs.beta });
-    const stage2 = ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, {
-      k: inputs.k,
-      gamma: inputs.gamma,
-    });
     await put("gate.lambda", lambda);
     const p = await put("exit.pdf", pdf);
     await put("loss.stage1", stage1);
-    await put("loss.stage2", stage2);
     for (const q of inputs.q) {
       const steps = thresholdExit(p, q);
       out.set(exitStepName(q), { data: Float32Array.from(steps.data), shape: [...steps.shape] });
     }
     ops.backward(stage1, 1);
     await grads("grad.stage1");
+    fwd = dm.forward(tokens, { steps: "all" });
+    const gate = { logits: (r: readonly T[]) => dm.gateLogits(r) };
+    const stage2 = ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, {
+      k: inputs.k,
+      gamma: inputs.gamma,
+    });
+    await put("loss.stage2", stage2);
     ops.backward(stage2, 1);
     await grads("grad.stage2", (n) => n.startsWith("exit_gate."));
     return out;

@@ -119,4 +119,11 @@ export interface ModelOps<T, I>
     TensorOps<T, I>,
     Mamba2Ops<T, I>,
     AttentionOps<T, I>,
-    ExitGateOps<T, I> {}
+    ExitGateOps<T, I> {
+  /**
+   * Activation checkpointing: `fn(x)` run without keeping its intermediate activations, which
+   * the backward recomputes; `params` are the trainable leaves `fn` reads besides `x`. Absent
+   * where the backend does not offer it (the CPU model has its own, `LoopedModel.forward`).
+   */
+  checkpoint?(fn: (x: T) => T, x: T, params: readonly T[]): T;
+}

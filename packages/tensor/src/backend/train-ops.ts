@@ -70,6 +70,22 @@ export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   scalars(n: number): T;
   /** Copy element 0 of the one-element `src` into element `index` of `dst`. */
   copyScalar(src: T, dst: T, index: number): void;
-  /** One AdamW update of `param` from its gradient, moments `m` and `v` updated in place. */
-  adamw(param: T, m: T, v: T, c: AdamWStepConstants): void;
+  /**
+   * One AdamW update of `param` from its gradient, moments `m` and `v` updated in place; with a
+   * `guard` (from `guardFinite`), only while guard[0] ≠ 0 (else nothing changes).
+   */
+  adamw(param: T, m: T, v: T, c: AdamWStepConstants, guard?: T): void;
+  /**
+   * Set guard[0] (a persistent one-element tensor, 1 at the start) to 0 when an element of
+   * `values` is not finite; once 0 it stays 0. A device that implements it lets the step engine
+   * condition the update on the step's losses and norm without reading them back first, so the
+   * next step is queued while this one runs (one step in flight). Absent on the CPU, whose step
+   * has nothing in flight.
+   */
+  guardFinite?(values: T, guard: T): void;
+  /**
+   * Start the work queued so far (a device submits it, so it runs while the host queues more:
+   * the forward while the backward is encoded). Absent where work runs as it is queued.
+   */
+  flush?(): void;
 }

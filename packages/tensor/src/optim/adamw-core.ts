@@ -67,8 +67,12 @@ export class AdamWCore<T> {
     return this.t;
   }
 
-  /** Apply (enqueue, on a device) one update from the parameters' accumulated gradients. */
-  step(lr = this.lr): void {
+  /**
+   * Apply (enqueue, on a device) one update from the parameters' accumulated gradients; with a
+   * `guard` (`TrainOps.guardFinite`) the device skips it when guard[0] is 0 (the step count
+   * still advances here: the caller that learns of the skip corrects it with `setStepCount`).
+   */
+  step(lr = this.lr, guard?: T): void {
     if (!(Number.isFinite(lr) && lr >= 0))
       throw new Error(`AdamW: lr must be a finite number ≥ 0, got ${lr}`);
     const ops = this.ops;
@@ -88,15 +92,24 @@ export class AdamWCore<T> {
       }
       // a parameter's own learning rate (PyTorch: its param group's), decay included
       const plr = p.lrScale === undefined ? lr : lr * p.lrScale;
-      ops.adamw(p.tensor, m, v, {
+      const c = {
         decay: p.decay ? 1 - plr * this.weightDecay : 1,
         stepSize: plr / c1,
         beta1: this.beta1,
         beta2: this.beta2,
         eps: this.eps,
         sc2: 1 / Math.sqrt(c2),
-      });
+      };
+      if (guard === undefined) ops.adamw(p.tensor, m, v, c);
+      else ops.adamw(p.tensor, m, v, c, guard);
     }
+  }
+
+  /** Set the step count (the updates a device really applied, after guarded skips). */
+  setStepCount(t: number): void {
+    if (!(Number.isInteger(t) && t >= 0))
+      throw new Error(`AdamW: a step count must be an integer ≥ 0, got ${t}`);
+    this.t = t;
   }
 
   /** Drop every parameter's gradient. */

@@ -177,20 +177,14 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   }
   let saved = trainer.step;
   const every = (k: number, s: number) => k > 0 && s % k === 0;
-  while (!trainer.done) {
-    if (o.signal?.aborted) {
-      if (saved !== trainer.step) await trainer.sync();
-      const ck =
-        saved === trainer.step
-          ? join(o.runDir, "checkpoints", stepDirName(saved))
-          : saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
-      throw new RunInterrupted(o.runDir, trainer.step, ck);
-    }
-    const m = await trainer.nextStep();
+  const evaluateAt = (s: number) =>
+    o.evaluate !== undefined && (every(o.train.evalEvery, s) || s === o.train.steps);
+  const checkpointAt = (s: number) => every(o.train.checkpointEvery, s) || s === o.train.steps;
+  /** Log step `m` (evaluating and checkpointing where due): every step, in order. */
+  const report = async (m: StepMetrics) => {
     last = m;
-    const isLast = trainer.done;
-    const evaluateNow = o.evaluate && (every(o.train.evalEvery, m.step) || isLast);
-    const checkpointNow = every(o.train.checkpointEvery, m.step) || isLast;
+    const evaluateNow = evaluateAt(m.step);
+    const checkpointNow = checkpointAt(m.step);
     if (evaluateNow || checkpointNow) await trainer.sync();
     let ev: EvalRecord | undefined;
     if (evaluateNow && o.evaluate) {
@@ -208,9 +202,26 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
       saved = m.step;
     }
     await o.onStep?.(ev ? { ...m, eval: ev } : m);
+  };
+  while (!trainer.done) {
+    if (o.signal?.aborted) {
+      // The step in flight (a pipelined engine's) is finished and logged first.
+      for (const m of await trainer.drain()) await report(m);
+      if (saved !== trainer.step) await trainer.sync();
+      const ck =
+        saved === trainer.step
+          ? join(o.runDir, "checkpoints", stepDirName(saved))
+          : saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
+      throw new RunInterrupted(o.runDir, trainer.step, ck);
+    }
+    // The next step may be queued while this one runs unless this one's weights are needed
+    // (a checkpoint or an evaluation after it; the last step is always one).
+    const s = trainer.step + 1;
+    await report(await trainer.nextStep({ ahead: !evaluateAt(s) && !checkpointAt(s) }));
     // Let signal handlers (and anything else waiting) run between steps.
     await nextTick();
   }
+  // A step can be in flight only before a step that is not the last: never here.
   saveCheckpoint(finalDir, o.model, { stage: o.train.stage, steps: String(trainer.step) });
   return { steps: trainer.step, lastLoss: last?.loss ?? Number.NaN, lastEval, finalDir };
 }

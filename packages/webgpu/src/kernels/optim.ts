@@ -12,7 +12,13 @@
  *                a fixed-order tree)
  *   clipScale:   g ← g·maxNorm/(norm + 1e-6) when norm is finite and > maxNorm, else unchanged
  */
-import { defineKernel, flatEntry, flatIndex } from "../kernel-def.js";
+import {
+  type BufferSpec,
+  defineKernel,
+  flatEntry,
+  flatIndex,
+  type ParamType,
+} from "../kernel-def.js";
 
 export const OPTIM_GROUP = 256;
 const head = flatEntry(OPTIM_GROUP);
@@ -26,22 +32,33 @@ fn clipFactor(nrm: f32, maxNorm: f32) -> f32 {
   return 1.0;
 }`;
 
-export const adamwKernel = defineKernel({
-  name: "adamw",
-  params: {
-    n: "u32",
-    decay: "f32",
-    stepSize: "f32",
-    b1: "f32",
-    b2: "f32",
-    eps: "f32",
-    sc2: "f32",
-    clip: "u32",
-    maxNorm: "f32",
-  },
-  buffers: { w: "rw", g: "read", m: "rw", v: "rw", norm: "read" },
-  body: `${CLIP_FACTOR}
-${head}
+/** The adamw kernel's parameters and buffers (step-guard.ts's guarded adamw adds a guard). */
+export const ADAMW_PARAMS = {
+  n: "u32",
+  decay: "f32",
+  stepSize: "f32",
+  b1: "f32",
+  b2: "f32",
+  eps: "f32",
+  sc2: "f32",
+  clip: "u32",
+  maxNorm: "f32",
+} satisfies Record<string, ParamType>;
+export const ADAMW_BUFFERS = {
+  w: "rw",
+  g: "read",
+  m: "rw",
+  v: "rw",
+  norm: "read",
+} satisfies Record<string, BufferSpec>;
+
+/**
+ * WGSL of the adamw kernel, `gate` (WGSL, may return early) run first for each element: the
+ * guarded kernel shares the arithmetic, so a guarded step gives the bits of an unguarded one.
+ */
+export function adamwBody(gate = ""): string {
+  return `${CLIP_FACTOR}
+${head}${gate ? `\n  ${gate}` : ""}
   var gi = g[i];
   if (p.clip != 0u) {
     let f = clipFactor(norm[0], p.maxNorm);
@@ -52,7 +69,14 @@ ${head}
   m[i] = mi;
   v[i] = vi;
   w[i] = w[i] * p.decay - (p.stepSize * mi) / (sqrt(vi) * p.sc2 + p.eps);
-}`,
+}`;
+}
+
+export const adamwKernel = defineKernel({
+  name: "adamw",
+  params: ADAMW_PARAMS,
+  buffers: ADAMW_BUFFERS,
+  body: adamwBody(),
 });
 
 /** Threads of the sum-of-squares and finishing workgroups. */
