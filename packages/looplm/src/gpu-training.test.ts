@@ -130,14 +130,14 @@ describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint sta
   );
 
   it("activation checkpointing follows the CPU's checkpointed curve", SLOW, async () => {
-    const { cpu, gpu } = await curves(
-      { backbone: "hybrid", n_layers: 2, attn_layers: [1] },
-      {
-        steps: 6,
-        checkpointing: true,
-      },
-    );
-    expectSameCurve(cpu, gpu);
+    const { cpu, gpu } = await curves(BACKBONES.hybrid, { steps: 6, checkpointing: true });
+    // (too few steps to require learning: the curves' agreement is the point)
+    expect(gpu.length).toBe(cpu.length);
+    cpu.forEach((c, i) => {
+      expect(Math.abs(gpu[i]! - c), `step ${i + 1}: gpu ${gpu[i]} cpu ${c}`).toBeLessThan(
+        2e-3 * (1 + Math.abs(c)),
+      );
+    });
   });
 
   it("gate2 moves only the gate", SLOW, async () => {

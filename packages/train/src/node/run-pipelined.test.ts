@@ -27,7 +27,7 @@ const guardedOps: TrainOps<Tensor, IntTensor> = {
     if (values.data.some((v) => !Number.isFinite(v))) guard.data[0] = 0;
   },
   adamw: (p, m, v, c, guard) => {
-    if (!guard || guard.data[0] !== 0) cpuTrainOps.adamw(p, m, v, c);
+    if (guard?.data[0] !== 0) cpuTrainOps.adamw(p, m, v, c);
   },
 };
 
