@@ -20,32 +20,26 @@ import {
 import type { ModelConfig } from "./config.js";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { Layer } from "./layer.js";
-import { type LoopedCore, loopedCore, loopedForward } from "./looped-forward.js";
+import type { StepOutputsOf } from "./loop.js";
+import {
+  type LoopedCore,
+  type LoopedForwardOptions,
+  loopedCore,
+  loopedForward,
+} from "./looped-forward.js";
 import { parameterSpecs } from "./shapes.js";
 
-export interface ForwardOptions {
-  /** "all": readout and logits of every loop step; "last": of step R only (pre-training). */
-  steps?: "all" | "last";
+/** The forward's options (looped-forward.ts), with the CPU's checkpointing and host seqIdx. */
+export interface ForwardOptions
+  extends Pick<LoopedForwardOptions<Tensor, IntTensor>, "steps" | "skipLogits"> {
   /** Recompute each loop step's activations in the backward pass instead of storing them. */
   checkpointing?: boolean;
-  /** Skip the LM head (readouts only). */
-  skipLogits?: boolean;
-  /**
-   * Packed documents: [B·T] document index per position (mamba_ssm's seq_idx, non-decreasing
-   * along a row). Every layer of every loop step resets at a document start: SSM state and conv
-   * history are dropped, attention sees only the query's own document.
-   */
+  /** Packed documents: [B·T] document index per position (every layer resets at a start). */
   seqIdx?: Int32Array | null;
 }
 
-export interface ForwardResult {
-  /** readout(r) [B,T,D] for each returned step (all R, or only R). */
-  readouts: Tensor[];
-  /** logits(r) [B,T,V] for each returned step (empty with skipLogits). */
-  logits: Tensor[];
-  /** The 1-based loop step of each returned entry. */
-  stepIndex: number[];
-}
+/** readout(r) [B,T,D] and logits(r) [B,T,V] of each returned step, and its 1-based index. */
+export type ForwardResult = StepOutputsOf<Tensor>;
 
 export interface ModelOptions {
   /** Seed for the §3 initialisation (default 0). */

@@ -14,13 +14,23 @@ import { LoopedModel, parseConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
 import { gpuForTests } from "@loop/test-support";
-import { freezeForStage, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
+import {
+  deviceStepEngine,
+  deviceTraining,
+  freezeForStage,
+  resolveTrainOptions,
+  Trainer,
+  type TrainOptions,
+} from "@loop/train";
 import { runTraining } from "@loop/train/node";
+import { gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
-import { gpuStepEngine } from "./gpu-step-engine.js";
 
 const ctx = await gpuForTests("webgpu training", createNodeGpuContext);
+/** The webgpu backend's training step, as `looplm train --backend webgpu` builds it. */
+const gpuStepEngine = (model: LoopedModel, o: TrainOptions) =>
+  deviceStepEngine(deviceTraining(model, gpuBackendOps(ctx!), o), o);
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 
 const BACKBONES = {
@@ -61,7 +71,7 @@ async function curves(
   freezeForStage(cpuModel, opts.stage);
   freezeForStage(gpuModel, opts.stage);
   const cpuTrainer = new Trainer(cpuModel, task, opts);
-  const engine = gpuStepEngine(ctx!, gpuModel, opts);
+  const engine = gpuStepEngine(gpuModel, opts);
   const gpuTrainer = new Trainer(gpuModel, task, opts, engine);
   const cpu: number[] = [];
   const gpu: number[] = [];
@@ -175,7 +185,7 @@ describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint sta
         extra: { resume?: boolean; crashAt?: number },
       ) => {
         const model = tinyModel({ backbone: "mamba" }, seed);
-        const engine = gpuStepEngine(ctx!, model, train);
+        const engine = gpuStepEngine(model, train);
         try {
           await runTraining({
             runDir,

@@ -15,11 +15,10 @@ import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
-import type { TrainOptions } from "@loop/train";
+import { deviceStepEngine, deviceTraining, type TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import type { ComputeBackend } from "../backend.js";
 import { deviceOutputSource } from "../device-eval.js";
-import { gpuStepEngine } from "../gpu-step-engine.js";
 import { CliError } from "./errors.js";
 import {
   checkTrainingMemory,
@@ -109,8 +108,9 @@ async function trainModel(
 ): Promise<RunResult & { model: LoopedModel }> {
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
-  const gpu = job.backend.gpu;
-  const engine = gpu ? gpuStepEngine(gpu, model, job.train) : undefined;
+  // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
+  const dev = job.backend.gpu ? deviceTraining(model, job.backend.ops, job.train) : undefined;
+  const engine = dev ? deviceStepEngine(dev, job.train) : undefined;
   const evalBatch = Math.max(job.train.batchSize, 64);
   try {
     const res = await runTraining({
@@ -127,7 +127,7 @@ async function trainModel(
         job.task,
         job.evalCount,
         evalBatch,
-        engine ? deviceOutputSource(engine.gpuModel) : undefined,
+        dev ? deviceOutputSource(dev.deviceModel) : undefined,
       ),
       onStep: (m) => {
         bar.update(m);

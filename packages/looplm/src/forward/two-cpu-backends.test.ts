@@ -17,16 +17,11 @@ import { type ComputeBackend, startBackend } from "../backend.js";
 import { parseForwardInputs } from "./inputs.js";
 import { forwardOutputs } from "./outputs.js";
 
-let native: ComputeBackend | null = null;
-let error = "";
-try {
-  native = await startBackend("native");
-} catch (e) {
-  error = (e as Error).message;
-}
+const started = await startBackend("native").catch((e: Error) => e);
+const native = started instanceof Error ? null : started;
 const runs = nativeSuiteRuns(
   "portable and native side by side",
-  native ? { ok: true } : { ok: false, error },
+  started instanceof Error ? { ok: false, error: started.message } : { ok: true },
 );
 
 const bytes = (a: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength);
