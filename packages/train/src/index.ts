@@ -10,11 +10,19 @@ export {
   BLOCK_LRS,
   type BlockLr,
   DEFAULT_TRAIN,
+  PRECISIONS,
+  type Precision,
   resolveTrainOptions,
   STAGES,
   type Stage,
   type TrainOptions,
 } from "./options.js";
+export {
+  DEFAULT_LOSS_SCALE,
+  DynamicLossScale,
+  type LossScaleOptions,
+} from "./loss-scale.js";
+export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
 export { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -449,6 +449,9 @@ const WANTED_LIMITS = [
   "maxComputeWorkgroupSizeY",
 ] as const;
 
+/** Features requested whenever the adapter has them: f16 storage (mixed precision), subgroups. */
+const OPTIONAL_FEATURES = ["shader-f16", "subgroups"] as GPUFeatureName[];
+
 /**
  * A context on the first adapter of `gpu` (`navigator.gpu` in a browser; the Dawn binding's
  * object in Node, see `@loop/webgpu/node`). Throws one sentence when there is no adapter.
@@ -466,7 +469,9 @@ export async function requestGpuContext(
     throw new Error(`webgpu: no GPU adapter was found${opts.hint ? ` (${opts.hint})` : ""}`);
   const requiredLimits: Record<string, number> = {};
   for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
-  const device = await adapter.requestDevice({ requiredLimits });
+  // Optional features the kernels use where present (precision.ts, the subgroup reductions).
+  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description]
     .filter((s) => s)

@@ -62,3 +62,13 @@ export {
 export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
 export { gpuNoGrad } from "./tape.js";
+export {
+  type F16Storage,
+  GPU_PRECISIONS,
+  type GpuPrecision,
+  gpuPrecision,
+  hasFeature,
+  type PrecisionSetting,
+  setGpuPrecision,
+} from "./precision.js";
+export { scaleGradients } from "./ops/scale-grads.js";

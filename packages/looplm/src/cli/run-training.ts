@@ -79,6 +79,10 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
+  if ((job.train.precision ?? "fp32") !== "fp32" && !job.backend.gpu)
+    throw new CliError(
+      `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
+    );
   // A setting no machine holds is refused before its model or its folder is made.
   if (job.config) checkTrainingMemory(job.config, job.train, seqLen);
   let model: LoopedModel;
