@@ -31,8 +31,6 @@ export function gpuStepEngine(
   const dev = deviceTraining(model, gpuBackendOps(ctx), o);
   setGpuPrecision(ctx, precision);
   const engine =
-    precision === "mixed"
-      ? lossScaledStepEngine(dev, o, scaleGradients)
-      : deviceStepEngine(dev, o);
+    precision === "mixed" ? lossScaledStepEngine(dev, o, scaleGradients) : deviceStepEngine(dev, o);
   return Object.assign(engine, { gpuModel: dev.deviceModel });
 }

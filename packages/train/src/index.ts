@@ -5,6 +5,12 @@ export {
   deviceStepEngine,
 } from "./device-step-engine.js";
 export { deviceStageLoss, deviceTraining } from "./device-training.js";
+export {
+  DEFAULT_LOSS_SCALE,
+  DynamicLossScale,
+  type LossScaleOptions,
+} from "./loss-scale.js";
+export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";
 export {
   BLOCK_LRS,
@@ -17,12 +23,6 @@ export {
   type Stage,
   type TrainOptions,
 } from "./options.js";
-export {
-  DEFAULT_LOSS_SCALE,
-  DynamicLossScale,
-  type LossScaleOptions,
-} from "./loss-scale.js";
-export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
 export { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

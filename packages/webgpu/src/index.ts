@@ -45,6 +45,7 @@ export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { rope } from "./ops/rope.js";
+export { scaleGradients } from "./ops/scale-grads.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export {
@@ -61,7 +62,6 @@ export {
 } from "./ops/stage-losses.js";
 export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
-export { gpuNoGrad } from "./tape.js";
 export {
   type F16Storage,
   GPU_PRECISIONS,
@@ -71,4 +71,4 @@ export {
   type PrecisionSetting,
   setGpuPrecision,
 } from "./precision.js";
-export { scaleGradients } from "./ops/scale-grads.js";
+export { gpuNoGrad } from "./tape.js";

@@ -50,7 +50,8 @@ export function defineKernel(spec: KernelSpec): Kernel {
     : "  _unused: u32,";
   const lines = [
     ...(spec.enable ?? []).map((e) => `enable ${e};`),
-    `struct Params {\n${members}\n}`,     "@group(0) @binding(0) var<uniform> p: Params;",
+    `struct Params {\n${members}\n}`,
+    "@group(0) @binding(0) var<uniform> p: Params;",
   ];
   bufferNames.forEach((name, i) => {
     const [access, type = "f32"] = spec.buffers[name]!.split(":");

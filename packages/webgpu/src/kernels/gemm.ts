@@ -78,7 +78,7 @@ function tileLoad(
       ? `let kk = (e % ${t.bk / 4}u) * 4u; let oo = e / ${t.bk / 4}u;`
       : `let oo = (e % ${outer / 4}u) * 4u; let kk = e / ${outer / 4}u;`;
     // components past the matrix's edge along the contiguous axis read as 0
-    const inside = contiguousK ? "gk + c < kEnd" : "go + c < " + limit;
+    const inside = contiguousK ? "gk + c < kEnd" : `go + c < ${limit}`;
     const store = contiguousK ? `${dst}[(kk + c) * ${sd}u + oo]` : `${dst}[kk * ${sd}u + oo + c]`;
     return `
     for (var l = 0u; l < ${per}u; l++) {
@@ -130,7 +130,8 @@ function gemmKernelCode(
   const v = loadA === "vec4" || loadB === "vec4" ? 4 : 1;
   if (
     threads !== 256 ||
-    (t.bm * t.bk) % (threads * v) || (t.bn * t.bk) % (threads * v) ||
+    (t.bm * t.bk) % (threads * v) ||
+    (t.bn * t.bk) % (threads * v) ||
     (v === 4 && (t.bk % 4 || t.bm % 4 || t.bn % 4))
   )
     throw new Error(`webgpu gemm: tile ${JSON.stringify(t)} does not map onto 256 threads`);

@@ -125,10 +125,33 @@ function castOperands(
 const MAX_Z = 65535;
 
 export function gemm(ctx: GpuContext, call: GemmCall): void {
-  const { M, N, K, a, b, c } = call;
+  const { M, N } = call;
   const batch = call.batch ?? 1;
   if (M === 0 || N === 0 || batch === 0) return;
-  const tile = call.tile ?? gemmTileFor(M, N, batch);
+  const plan = gemmPlan(ctx, call);
+  if (plan.f16) {
+    // The f16 copies live until the dispatches that read them are done (released after).
+    const [a16, b16] = castOperands(ctx, call, plan.f16, batch);
+    run(ctx, { ...call, a: a16, b: b16 }, plan);
+    ctx.release(a16.buf);
+    ctx.release(b16.buf);
+    return;
+  }
+  run(ctx, call, plan);
+}
+
+/** How `gemm` runs a call: the tile, each operand's loads, and the f16 storage if mixed. */
+export interface GemmPlan {
+  tile: GemmTile;
+  loadA: GemmLoad;
+  loadB: GemmLoad;
+  /** Set when the operands are rounded to f16 first. */
+  f16: F16Storage | null;
+}
+
+export function gemmPlan(ctx: GpuContext, call: GemmCall): GemmPlan {
+  const batch = call.batch ?? 1;
+  const tile = call.tile ?? gemmTileFor(call.M, call.N, batch);
   const operands =
     call.operands ??
     (() => {
@@ -136,25 +159,21 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
       return s.precision === "mixed" ? { f16: s.storage } : "f32";
     })();
   if (operands !== "f32") {
-    // The f16 copies live until the dispatches that read them are done (released after).
-    const [a16, b16] = castOperands(ctx, call, operands.f16, batch);
     const load: GemmLoad = operands.f16 === "native" ? "f16" : "f16packed";
-    run(ctx, { ...call, a: a16, b: b16, operands: "f32" }, tile, load, load);
-    ctx.release(a16.buf);
-    ctx.release(b16.buf);
-    return;
+    return { tile, loadA: load, loadB: load, f16: operands.f16 };
   }
   // vec4 loads where the operand's layout allows them (the same sums as scalar loads)
   const vec = call.vec4 ?? true;
   const loadOf = (o: GemmOperand): GemmLoad =>
     vec && vec4Ok(o.off ?? 0, o.ld, batch > 1 ? (o.stride ?? 0) : 0) ? "vec4" : "f32";
-  run(ctx, call, tile, loadOf(a), loadOf(b));
+  return { tile, loadA: loadOf(call.a), loadB: loadOf(call.b), f16: null };
 }
 
-function run(ctx: GpuContext, call: GemmCall, tile: GemmTile, loadA: GemmLoad, loadB: GemmLoad) {
+function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
   const { M, N, K, a, b, c } = call;
   const batch = call.batch ?? 1;
-  const kernel = gemmKernel(call.transA, call.transB, tile, loadA, loadB);
+  const tile = plan.tile;
+  const kernel = gemmKernel(call.transA, call.transB, tile, plan.loadA, plan.loadB);
   const split = batch === 1 ? (call.splitK ?? splitKFor(M, N, K, tile)) : 1;
   const base = {
     M,
