@@ -28,7 +28,7 @@ export const DEFAULT_LOSS_SCALE: LossScaleOptions = {
   max: 2 ** 24,
 };
 
-const isPowerOfTwo = (x: number) => x > 0 && Number.isFinite(x) && 2 ** Math.log2(x) === x;
+const isPowerOfTwo = (x: number) => x > 0 && Number.isInteger(Math.log2(x));
 
 export class DynamicLossScale {
   readonly opts: LossScaleOptions;
