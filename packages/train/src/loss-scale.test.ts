@@ -14,7 +14,7 @@ import { cpuTrainOps, type IntTensor, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DeviceTraining, deviceStepEngine } from "./device-step-engine.js";
 import { DynamicLossScale } from "./loss-scale.js";
-import { lossScaledStepEngine } from "./loss-scaled-engine.js";
+import { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 import { freezeForStage, stageLoss } from "./objective.js";
 import { resolveTrainOptions, type TrainOptions } from "./options.js";
 import { NonFiniteError, Trainer } from "./trainer.js";
@@ -113,7 +113,7 @@ async function run(scaled: { init: number; overflowAbove?: number; min?: number 
   const steps = [];
   while (!t.done) steps.push(await t.nextStep());
   const weights = model.parameters().map((p) => Array.from(p.tensor.data));
-  const scale = "lossScale" in engine ? engine.lossScale : null;
+  const scale = (engine as Partial<LossScaledEngine>).lossScale ?? null;
   return { losses: steps.map((s) => [s.loss, s.grad_norm]), weights, seeds, scale };
 }
 

@@ -27,6 +27,12 @@ export interface KernelSpec {
   entry?: string;
   /** WGSL extensions the kernel enables ("f16", "subgroups"): the device must have the features. */
   enable?: readonly string[];
+  /**
+   * The body of a variant for devices with the `subgroups` feature, given the adapter's smallest
+   * subgroup size; it must compute the same bits as `body` (the context picks it, see
+   * GpuContext.subgroupReductions).
+   */
+  subgroupBody?: (minSubgroupSize: number) => string;
 }
 
 export interface Kernel {
@@ -38,6 +44,8 @@ export interface Kernel {
   readonly bufferNames: readonly string[];
   /** Per buffer, whether the kernel writes it (its bind-group layout's storage type). */
   readonly bufferWritable: readonly boolean[];
+  /** The code of the subgroup variant (KernelSpec.subgroupBody), for a smallest subgroup size. */
+  readonly subgroupCode?: (minSubgroupSize: number) => string;
 }
 
 export function defineKernel(spec: KernelSpec): Kernel {
@@ -48,20 +56,31 @@ export function defineKernel(spec: KernelSpec): Kernel {
   const members = paramNames.length
     ? paramNames.map((k, i) => `  ${k}: ${paramTypes[i]},`).join("\n")
     : "  _unused: u32,";
-  const lines = [
-    ...(spec.enable ?? []).map((e) => `enable ${e};`),
-    `struct Params {\n${members}\n}`,
-    "@group(0) @binding(0) var<uniform> p: Params;",
-  ];
-  bufferNames.forEach((name, i) => {
-    const [access, type = "f32"] = spec.buffers[name]!.split(":");
-    const elem = type === "atomic" ? "atomic<u32>" : type;
-    const mode = access === "rw" ? "read_write" : "read";
-    lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
-  });
+  const header = (enable: readonly string[]) => {
+    const lines = [
+      ...enable.map((e) => `enable ${e};`),
+      `struct Params {\n${members}\n}`,
+      "@group(0) @binding(0) var<uniform> p: Params;",
+    ];
+    bufferNames.forEach((name, i) => {
+      const [access, type = "f32"] = spec.buffers[name]!.split(":");
+      const elem = type === "atomic" ? "atomic<u32>" : type;
+      const mode = access === "rw" ? "read_write" : "read";
+      lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
+    });
+    return lines.join("\n");
+  };
+  const enable = spec.enable ?? [];
+  const sub = spec.subgroupBody;
   return {
     name: spec.name,
-    code: `${lines.join("\n")}\n${spec.body}`,
+    code: `${header(enable)}\n${spec.body}`,
+    ...(sub
+      ? {
+          subgroupCode: (min: number) =>
+            `${header([...new Set([...enable, "subgroups"])])}\n${sub(min)}`,
+        }
+      : {}),
     entry: spec.entry ?? "main",
     paramNames,
     paramTypes,
