@@ -5,11 +5,19 @@ export {
   deviceStepEngine,
 } from "./device-step-engine.js";
 export { deviceStageLoss, deviceTraining } from "./device-training.js";
+export {
+  DEFAULT_LOSS_SCALE,
+  DynamicLossScale,
+  type LossScaleOptions,
+} from "./loss-scale.js";
+export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";
 export {
   BLOCK_LRS,
   type BlockLr,
   DEFAULT_TRAIN,
+  PRECISIONS,
+  type Precision,
   resolveTrainOptions,
   STAGES,
   type Stage,

@@ -14,6 +14,14 @@ export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
 export type BlockLr = "full" | "per-loop";
 export const BLOCK_LRS: readonly BlockLr[] = ["full", "per-loop"];
 
+/**
+ * The arithmetic of a device run's matrix products: "fp32", or "mixed" (f16 storage of the GEMM
+ * operands, f32 accumulation, f32 master weights and optimiser state, dynamic loss scaling; the
+ * webgpu backend only, see @loop/webgpu's precision.ts and loss-scale.ts).
+ */
+export type Precision = "fp32" | "mixed";
+export const PRECISIONS: readonly Precision[] = ["fp32", "mixed"];
+
 export interface TrainOptions {
   stage: Stage;
   /** Optimizer steps. */
@@ -50,6 +58,11 @@ export interface TrainOptions {
   gamma: number;
   /** The shared block's learning rate (BlockLr). */
   blockLr: BlockLr;
+  /**
+   * Precision of the matrix products (Precision). Absent means "fp32" (the default, so fp32 runs
+   * record nothing new and older run records read the same).
+   */
+  precision?: Precision;
 }
 
 export const DEFAULT_TRAIN: TrainOptions = {
@@ -116,6 +129,10 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
   check(
     BLOCK_LRS.includes(o.blockLr),
     `blockLr must be one of ${BLOCK_LRS.join(", ")}, got ${JSON.stringify(o.blockLr)}`,
+  );
+  check(
+    o.precision === undefined || PRECISIONS.includes(o.precision),
+    `precision must be one of ${PRECISIONS.join(", ")}, got ${JSON.stringify(o.precision)}`,
   );
   return o;
 }

@@ -97,6 +97,10 @@ export class Trainer {
       throw new Error(
         `train: blockLr "${opts.blockLr}" is not supported on ${engine.name} (only on the CPU)`,
       );
+    if (!engine && (opts.precision ?? "fp32") !== "fp32")
+      throw new Error(
+        `train: precision "${opts.precision}" needs a device backend (webgpu); the CPU trains in fp32`,
+      );
     this.optimizer = new AdamW(this.params, adamwOptions(opts));
     this.schedule = warmupCosine({
       peakLr: opts.lr,

@@ -9,6 +9,7 @@ import { emptyLike } from "./gpu-tensor.js";
 import type { GemmTile } from "./kernels/gemm.js";
 import { fillInPlace } from "./ops/elementwise.js";
 import { gemm } from "./ops/gemm.js";
+import { type GpuPrecision, hasFeature } from "./precision.js";
 
 export interface GemmProbeOptions {
   /** The transposes of the model's products: x·Wᵀ (transB), g·W (neither), gᵀ·x (transA). */
@@ -16,7 +17,12 @@ export interface GemmProbeOptions {
   transB?: boolean;
   /** Timed dispatches (default 10). */
   iters?: number;
+  /** Default: the tile `gemmTileFor` picks for the shape. */
   tile?: GemmTile;
+  /** false: scalar operand loads (default: vec4 where the layout allows). */
+  vec4?: boolean;
+  /** "mixed": f16 operands (native where the device has shader-f16, else packed), the cast timed too. */
+  precision?: GpuPrecision;
 }
 
 export interface GemmProbeResult {
@@ -59,6 +65,11 @@ export async function gemmThroughput(
     b: { buf: b.buffer, ld: transB ? K : N },
     c: { buf: c.buffer, ld: N },
     tile: opts.tile,
+    vec4: opts.vec4,
+    operands:
+      opts.precision === "mixed"
+        ? { f16: hasFeature(ctx, "shader-f16") ? ("native" as const) : ("packed" as const) }
+        : ("f32" as const),
   };
   try {
     gemm(ctx, call);

@@ -90,6 +90,11 @@ export interface GpuContextOptions {
    * instance, and every device made from it, when the `GPU` object is garbage-collected).
    */
   keepAlive?: unknown[];
+  /**
+   * The adapter's smallest subgroup size when the device has the `subgroups` feature: kernels
+   * with a subgroup variant (Kernel.subgroupCode) then use it (see `subgroupReductions`).
+   */
+  subgroupMinSize?: number;
 }
 
 export class GpuContext {
@@ -128,14 +133,39 @@ export class GpuContext {
    * a test needs to see that a step is queued while the previous one's read is pending.
    */
   onEvent: ((event: GpuEvent) => void) | null = null;
+  /** The adapter's smallest subgroup size, when the device has subgroups (else null). */
+  readonly subgroupMinSize: number | null;
+  private subgroups: boolean;
 
   constructor(device: GPUDevice, opts: GpuContextOptions = {}) {
     this.device = device;
     this.adapterName = opts.adapterName ?? "WebGPU adapter";
     this.keepAlive = opts.keepAlive ?? [];
+    const min = opts.subgroupMinSize;
+    this.subgroupMinSize =
+      min !== undefined && min >= 2 && Number.isInteger(Math.log2(min)) ? min : null;
+    this.subgroups = this.subgroupMinSize !== null;
     device.lost.then((info) => {
       this.lost = info.message || info.reason || "device lost";
     });
+  }
+
+  /**
+   * Whether kernels with a subgroup variant run it (default: where the device has subgroups).
+   * The variants give the same bits; turning them off (tests of the plain path on a device that
+   * has subgroups) recompiles the kernels on their next use.
+   */
+  get subgroupReductions(): boolean {
+    return this.subgroups;
+  }
+
+  set subgroupReductions(on: boolean) {
+    if (on && this.subgroupMinSize === null)
+      throw new Error(`webgpu: ${this.adapterName} has no subgroups`);
+    if (on === this.subgroups) return;
+    this.subgroups = on;
+    this.pipelines.clear();
+    this.bindGroups.clear();
   }
 
   // --- Counters ---------------------------------------------------------------------------------
@@ -268,7 +298,11 @@ export class GpuContext {
       // leaving stale pool contents in the outputs. Catch it in an error scope and make the next
       // read or sync fail with the kernel's name and the compiler's message.
       this.device.pushErrorScope("validation");
-      const module = this.device.createShaderModule({ code: kernel.code, label: kernel.name });
+      const code =
+        this.subgroups && kernel.subgroupCode
+          ? kernel.subgroupCode(this.subgroupMinSize!)
+          : kernel.code;
+      const module = this.device.createShaderModule({ code, label: kernel.name });
       // An explicit layout (not "auto"): the parameters' uniform takes a dynamic offset, so one
       // bind group serves the dispatch whatever slot its parameters land in.
       const layout = this.device.createBindGroupLayout({
@@ -500,6 +534,9 @@ const WANTED_LIMITS = [
   "maxComputeWorkgroupSizeY",
 ] as const;
 
+/** Features requested whenever the adapter has them: f16 storage (mixed precision), subgroups. */
+const OPTIONAL_FEATURES = ["shader-f16", "subgroups"] as GPUFeatureName[];
+
 /**
  * A context on the first adapter of `gpu` (`navigator.gpu` in a browser; the Dawn binding's
  * object in Node, see `@loop/webgpu/node`). Throws one sentence when there is no adapter.
@@ -517,13 +554,19 @@ export async function requestGpuContext(
     throw new Error(`webgpu: no GPU adapter was found${opts.hint ? ` (${opts.hint})` : ""}`);
   const requiredLimits: Record<string, number> = {};
   for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
-  const device = await adapter.requestDevice({ requiredLimits });
+  // Optional features the kernels use where present (precision.ts, the subgroup reductions).
+  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description]
     .filter((s) => s)
     .join(" ");
+  const subgroupMinSize = device.features.has("subgroups")
+    ? (info as { subgroupMinSize?: number } | undefined)?.subgroupMinSize
+    : undefined;
   return new GpuContext(device, {
     adapterName: name || "WebGPU adapter",
     keepAlive: [gpu, adapter],
+    subgroupMinSize,
   });
 }

@@ -48,6 +48,7 @@ export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
 export { rope, ropePair } from "./ops/rope.js";
+export { scaleGradients } from "./ops/scale-grads.js";
 export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export {
@@ -64,4 +65,13 @@ export {
 } from "./ops/stage-losses.js";
 export { swiglu } from "./ops/swiglu.js";
 export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
+export {
+  type F16Storage,
+  GPU_PRECISIONS,
+  type GpuPrecision,
+  gpuPrecision,
+  hasFeature,
+  type PrecisionSetting,
+  setGpuPrecision,
+} from "./precision.js";
 export { gpuNoGrad } from "./tape.js";

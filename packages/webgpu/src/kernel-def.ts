@@ -9,9 +9,12 @@
 export type ParamType = "u32" | "i32" | "f32";
 /**
  * Access and element type of a storage buffer: "read" (f32), "rw" (f32), "read:i32", "rw:u32"…;
- * "rw:atomic" is array<atomic<u32>> (integer counters; float atomics would not be deterministic).
+ * "rw:atomic" is array<atomic<u32>> (integer counters; float atomics would not be deterministic);
+ * ":vec4f" reads f32 data four at a time; ":f16" needs `enable: ["f16"]` (the device's shader-f16).
  */
-export type BufferSpec = `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32"}` | "rw:atomic";
+export type BufferSpec =
+  | `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32" | ":vec4f" | ":f16"}`
+  | "rw:atomic";
 
 export interface KernelSpec {
   /** For error messages and pipeline labels. */
@@ -22,6 +25,14 @@ export interface KernelSpec {
   body: string;
   /** Entry point (default "main"). */
   entry?: string;
+  /** WGSL extensions the kernel enables ("f16", "subgroups"): the device must have the features. */
+  enable?: readonly string[];
+  /**
+   * The body of a variant for devices with the `subgroups` feature, given the adapter's smallest
+   * subgroup size; it must compute the same bits as `body` (the context picks it, see
+   * GpuContext.subgroupReductions).
+   */
+  subgroupBody?: (minSubgroupSize: number) => string;
 }
 
 export interface Kernel {
@@ -33,6 +44,8 @@ export interface Kernel {
   readonly bufferNames: readonly string[];
   /** Per buffer, whether the kernel writes it (its bind-group layout's storage type). */
   readonly bufferWritable: readonly boolean[];
+  /** The code of the subgroup variant (KernelSpec.subgroupBody), for a smallest subgroup size. */
+  readonly subgroupCode?: (minSubgroupSize: number) => string;
 }
 
 export function defineKernel(spec: KernelSpec): Kernel {
@@ -43,16 +56,31 @@ export function defineKernel(spec: KernelSpec): Kernel {
   const members = paramNames.length
     ? paramNames.map((k, i) => `  ${k}: ${paramTypes[i]},`).join("\n")
     : "  _unused: u32,";
-  const lines = [`struct Params {\n${members}\n}`, "@group(0) @binding(0) var<uniform> p: Params;"];
-  bufferNames.forEach((name, i) => {
-    const [access, type = "f32"] = spec.buffers[name]!.split(":");
-    const elem = type === "atomic" ? "atomic<u32>" : type;
-    const mode = access === "rw" ? "read_write" : "read";
-    lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
-  });
+  const header = (enable: readonly string[]) => {
+    const lines = [
+      ...enable.map((e) => `enable ${e};`),
+      `struct Params {\n${members}\n}`,
+      "@group(0) @binding(0) var<uniform> p: Params;",
+    ];
+    bufferNames.forEach((name, i) => {
+      const [access, type = "f32"] = spec.buffers[name]!.split(":");
+      const elem = type === "atomic" ? "atomic<u32>" : type;
+      const mode = access === "rw" ? "read_write" : "read";
+      lines.push(`@group(0) @binding(${i + 1}) var<storage, ${mode}> ${name}: array<${elem}>;`);
+    });
+    return lines.join("\n");
+  };
+  const enable = spec.enable ?? [];
+  const sub = spec.subgroupBody;
   return {
     name: spec.name,
-    code: `${lines.join("\n")}\n${spec.body}`,
+    code: `${header(enable)}\n${spec.body}`,
+    ...(sub
+      ? {
+          subgroupCode: (min: number) =>
+            `${header([...new Set([...enable, "subgroups"])])}\n${sub(min)}`,
+        }
+      : {}),
     entry: spec.entry ?? "main",
     paramNames,
     paramTypes,

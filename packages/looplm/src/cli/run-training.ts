@@ -15,9 +15,10 @@ import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
 import { writeFileAtomic } from "@loop/tensor/node";
-import { deviceStepEngine, deviceTraining, type TrainOptions } from "@loop/train";
+import { deviceTraining, type TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
 import type { ComputeBackend } from "../backend.js";
+import { deviceEngine } from "../device-engine.js";
 import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
 import {
@@ -78,6 +79,10 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
+  if ((job.train.precision ?? "fp32") !== "fp32" && !job.backend.gpu)
+    throw new CliError(
+      `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
+    );
   // A setting no machine holds is refused before its model or its folder is made.
   if (job.config) checkTrainingMemory(job.config, job.train, seqLen);
   let model: LoopedModel;
@@ -110,7 +115,7 @@ async function trainModel(
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
   const dev = job.backend.gpu ? deviceTraining(model, job.backend.ops, job.train) : undefined;
-  const engine = dev ? deviceStepEngine(dev, job.train) : undefined;
+  const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
   const evalBatch = Math.max(job.train.batchSize, 64);
   try {
     const res = await runTraining({

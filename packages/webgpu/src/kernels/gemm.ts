@@ -31,30 +31,114 @@ export interface GemmTile {
 export const GEMM_TILE: GemmTile = { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 };
 
 /**
- * 128×128 blocks, 8×8 per thread, K in steps of 8: more reuse per load on large products (a
- * candidate for big GPUs, measured by the throughput probe; the ops use GEMM_TILE).
+ * 128×128 blocks, 8×8 per thread, K in steps of 8: twice the reuse per workgroup-memory load,
+ * for products large enough to keep the GPU busy with a quarter as many workgroups (the pick
+ * rule is `gemmTileFor` in ops/gemm.ts).
  */
 export const GEMM_TILE_LARGE: GemmTile = { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
 
-function gemmKernelCode(transA: boolean, transB: boolean, t: GemmTile): string {
+/**
+ * How a kernel variant reads one operand: "f32" one element per load; "vec4" four consecutive
+ * elements of the operand's contiguous axis per load (needs the operand's offset, leading
+ * dimension and batch stride to be multiples of 4, see `vec4Ok`); "f16" native f16 storage;
+ * "f16packed" two f16 per u32 word. Every form feeds the same f32 tile, so the sums are the same.
+ */
+export type GemmLoad = "f32" | "vec4" | "f16" | "f16packed";
+
+/** Whether an operand's layout allows vec4 loads: 16-byte aligned rows and batch entries. */
+export function vec4Ok(off: number, ld: number, stride: number): boolean {
+  return off % 4 === 0 && ld % 4 === 0 && stride % 4 === 0;
+}
+
+/**
+ * WGSL that loads operand X's tile (X = A or B) into workgroup memory `dst` (k-major, row
+ * stride `sd`). `outer` is the tile's non-K side (bm or bn), `gOuter`/`limit` the global index
+ * and bound along it; `contiguousK` says whether X's rows run along K (A untransposed, B
+ * transposed) or along the outer axis.
+ */
+function tileLoad(
+  X: "A" | "B",
+  load: GemmLoad,
+  contiguousK: boolean,
+  t: GemmTile,
+  outer: number,
+  threads: number,
+): string {
+  const dst = X === "A" ? "As" : "Bs";
+  const sd = outer + 1;
+  const base = X === "A" ? "aBase" : "bBase";
+  const ld = X === "A" ? "p.lda" : "p.ldb";
+  const o0 = X === "A" ? "m0" : "n0";
+  const limit = X === "A" ? "p.M" : "p.N";
+  const idx = contiguousK ? `go * ${ld} + gk` : `gk * ${ld} + go`;
+  if (load === "vec4") {
+    const per = (outer * t.bk) / 4 / threads;
+    // e-th vec4 of the tile, consecutive e along the contiguous axis
+    const coord = contiguousK
+      ? `let kk = (e % ${t.bk / 4}u) * 4u; let oo = e / ${t.bk / 4}u;`
+      : `let oo = (e % ${outer / 4}u) * 4u; let kk = e / ${outer / 4}u;`;
+    // components past the matrix's edge along the contiguous axis read as 0
+    const inside = contiguousK ? "gk + c < kEnd" : `go + c < ${limit}`;
+    const store = contiguousK ? `${dst}[(kk + c) * ${sd}u + oo]` : `${dst}[kk * ${sd}u + oo + c]`;
+    return `
+    for (var l = 0u; l < ${per}u; l++) {
+      let e = li + l * ${threads}u;
+      ${coord}
+      let go = ${o0} + oo;
+      let gk = k0 + kk;
+      var v = vec4f(0.0);
+      if (go < ${limit} && gk < kEnd) { v = ${X}[(${base} + ${idx}) / 4u]; }
+      for (var c = 0u; c < 4u; c++) {
+        var x = 0.0;
+        if (${inside}) { x = v[c]; }
+        ${store} = x;
+      }
+    }`;
+  }
+  const coord = contiguousK
+    ? `let kk = e % ${t.bk}u; let oo = e / ${t.bk}u;`
+    : `let oo = e % ${outer}u; let kk = e / ${outer}u;`;
+  const read =
+    load === "f32"
+      ? `${X}[g]`
+      : load === "f16"
+        ? `f32(${X}[g])`
+        : `unpack2x16float(${X}[g >> 1u])[g & 1u]`;
+  return `
+    for (var l = 0u; l < ${(outer * t.bk) / threads}u; l++) {
+      let e = li + l * ${threads}u;
+      ${coord}
+      let go = ${o0} + oo;
+      let gk = k0 + kk;
+      var v = 0.0;
+      if (go < ${limit} && gk < kEnd) { let g = ${base} + ${idx}; v = ${read}; }
+      ${dst}[kk * ${sd}u + oo] = v;
+    }`;
+}
+
+function gemmKernelCode(
+  transA: boolean,
+  transB: boolean,
+  t: GemmTile,
+  loadA: GemmLoad,
+  loadB: GemmLoad,
+): string {
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
-  if (threads !== 256 || (t.bm * t.bk) % threads || (t.bn * t.bk) % threads)
+  // vec4 loads: each thread loads whole vectors of the tile
+  const v = loadA === "vec4" || loadB === "vec4" ? 4 : 1;
+  if (
+    threads !== 256 ||
+    (t.bm * t.bk) % (threads * v) ||
+    (t.bn * t.bk) % (threads * v) ||
+    (v === 4 && (t.bk % 4 || t.bm % 4 || t.bn % 4))
+  )
     throw new Error(`webgpu gemm: tile ${JSON.stringify(t)} does not map onto 256 threads`);
   // Workgroup tiles stored k-major (As[k][m], Bs[k][n]) and padded by one word per row so that
   // the transposing stores of the row-major loads hit distinct banks.
   const sa = t.bm + 1;
   const sb = t.bn + 1;
-  // (m, k) of the e-th element of the A tile, consecutive e along A's contiguous axis.
-  const aCoord = transA
-    ? `let mm = e % ${t.bm}u; let kk = e / ${t.bm}u;`
-    : `let kk = e % ${t.bk}u; let mm = e / ${t.bk}u;`;
-  const aIndex = transA ? "gk * p.lda + gm" : "gm * p.lda + gk";
-  const bCoord = transB
-    ? `let kk = e % ${t.bk}u; let nn = e / ${t.bk}u;`
-    : `let nn = e % ${t.bn}u; let kk = e / ${t.bn}u;`;
-  const bIndex = transB ? "gn * p.ldb + gk" : "gk * p.ldb + gn";
   return `
 var<workgroup> As: array<f32, ${t.bk * sa}>;
 var<workgroup> Bs: array<f32, ${t.bk * sb}>;
@@ -77,25 +161,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
   }
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var i = 0u; i < ${t.tm * t.tn}u; i++) { acc[i] = 0.0; }
-  for (var k0 = kBegin; k0 < kEnd; k0 += ${t.bk}u) {
-    for (var l = 0u; l < ${(t.bm * t.bk) / threads}u; l++) {
-      let e = li + l * ${threads}u;
-      ${aCoord}
-      let gm = m0 + mm;
-      let gk = k0 + kk;
-      var v = 0.0;
-      if (gm < p.M && gk < kEnd) { v = A[aBase + ${aIndex}]; }
-      As[kk * ${sa}u + mm] = v;
-    }
-    for (var l = 0u; l < ${(t.bn * t.bk) / threads}u; l++) {
-      let e = li + l * ${threads}u;
-      ${bCoord}
-      let gn = n0 + nn;
-      let gk = k0 + kk;
-      var v = 0.0;
-      if (gn < p.N && gk < kEnd) { v = B[bBase + ${bIndex}]; }
-      Bs[kk * ${sb}u + nn] = v;
-    }
+  for (var k0 = kBegin; k0 < kEnd; k0 += ${t.bk}u) {${tileLoad("A", loadA, !transA, t, t.bm, threads)}${tileLoad("B", loadB, transB, t, t.bn, threads)}
     workgroupBarrier();
     for (var kk = 0u; kk < ${t.bk}u; kk++) {
       var a: array<f32, ${t.tm}>;
@@ -128,9 +194,25 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
 
 const variants = new Map<string, Kernel>();
 
-/** The GEMM kernel for one transpose combination and tile (compiled once per context). */
-export function gemmKernel(transA: boolean, transB: boolean, tile: GemmTile = GEMM_TILE): Kernel {
-  const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}`;
+const LOAD_SPEC: Record<GemmLoad, "read" | "read:vec4f" | "read:f16" | "read:u32"> = {
+  f32: "read",
+  vec4: "read:vec4f",
+  f16: "read:f16",
+  f16packed: "read:u32",
+};
+
+/**
+ * The GEMM kernel for one transpose combination, tile and operand loads (compiled once per
+ * context).
+ */
+export function gemmKernel(
+  transA: boolean,
+  transB: boolean,
+  tile: GemmTile = GEMM_TILE,
+  loadA: GemmLoad = "f32",
+  loadB: GemmLoad = "f32",
+): Kernel {
+  const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}:${loadA},${loadB}`;
   let k = variants.get(key);
   if (!k) {
     k = defineKernel({
@@ -152,8 +234,9 @@ export function gemmKernel(transA: boolean, transB: boolean, tile: GemmTile = GE
         hasBias: "u32",
         splitK: "u32",
       },
-      buffers: { A: "read", B: "read", bias: "read", C: "rw" },
-      body: gemmKernelCode(transA, transB, tile),
+      buffers: { A: LOAD_SPEC[loadA], B: LOAD_SPEC[loadB], bias: "read", C: "rw" },
+      body: gemmKernelCode(transA, transB, tile, loadA, loadB),
+      enable: loadA === "f16" || loadB === "f16" ? ["f16"] : [],
     });
     variants.set(key, k);
   }

@@ -7,6 +7,7 @@
  */
 import { defineKernel, type Kernel, type KernelSpec } from "../kernel-def.js";
 import { groupSumWgsl } from "./wgsl-group-sum.js";
+import { rowReduceSubgroupWgsl } from "./wgsl-subgroup-reduce.js";
 
 export const ROW_GROUP = 256;
 
@@ -48,6 +49,13 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
   let row = wg.x + wg.y * ng.x;
   if (row >= p.rows) { return; }`;
 
+/** ROW_ENTRY for the subgroup reductions: also binds the lane id (into `sgLane`). */
+const ROW_ENTRY_SUBGROUP = `@compute @workgroup_size(${ROW_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
+  sgLane = lane;
+  let row = wg.x + wg.y * ng.x;
+  if (row >= p.rows) { return; }`;
+
 /**
  * A kernel that gives one workgroup to each row: the row reductions, then `helpers` (WGSL
  * functions such as ROW_LSE_WGSL), then ROW_ENTRY, which binds `row` and `li`, and `main`, the
@@ -60,5 +68,8 @@ export function defineRowKernel(
   return defineKernel({
     ...rest,
     body: `${[ROW_REDUCE_WGSL, ...helpers, ROW_ENTRY].join("\n")}${main}`,
+    // where the device has subgroups: the same reductions, the same bits, fewer barriers
+    subgroupBody: (min) =>
+      `${[rowReduceSubgroupWgsl(ROW_GROUP, min), ...helpers, ROW_ENTRY_SUBGROUP].join("\n")}${main}`,
   });
 }

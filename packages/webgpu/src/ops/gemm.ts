@@ -4,13 +4,18 @@
  */
 import type { GpuContext } from "../gpu-context.js";
 import { grid, groups } from "../kernel-def.js";
+import { F16_CAST_GROUP, f16CastKernel } from "../kernels/f16-cast.js";
 import {
   GEMM_TILE,
+  GEMM_TILE_LARGE,
+  type GemmLoad,
   type GemmTile,
   gemmKernel,
   SPLITK_GROUP,
   splitKSumKernel,
+  vec4Ok,
 } from "../kernels/gemm.js";
+import { type F16Storage, gpuPrecision } from "../precision.js";
 import { placeholder } from "./optional-inputs.js";
 
 /** A matrix operand: a buffer, an element offset, a leading dimension and a batch stride. */
@@ -37,7 +42,15 @@ export interface GemmCall {
   beta?: 0 | 1;
   /** A [N] vector added to every row of C. */
   bias?: GPUBuffer;
+  /** The tile (default: `gemmTileFor` the shape). */
   tile?: GemmTile;
+  /** false: scalar loads even where the layout allows vec4 (tests compare the two). */
+  vec4?: boolean;
+  /**
+   * Operand precision (default: the context's, see precision.ts): "f16" rounds A and B to f16
+   * storage first (one extra dispatch), "f32" reads them as they are.
+   */
+  operands?: "f32" | { f16: F16Storage };
   /** Batch entries per dispatch (default and at most 65535, WebGPU's limit along z). */
   zLimit?: number;
   /** K chunks (default: chosen by `splitKFor`; 1 turns split-K off). */
@@ -59,15 +72,108 @@ export function splitKFor(M: number, N: number, K: number, tile: GemmTile = GEMM
   return Math.max(1, Math.min(Math.ceil(BUSY_GROUPS / tiles), Math.floor(K / MIN_CHUNK), 64));
 }
 
+/**
+ * The tile for a product: the 128×128 one (GEMM_TILE_LARGE) when M and N are both at least 128
+ * and its grid alone, batch included, still has BUSY_GROUPS/2 workgroups (so neither the GPU
+ * idles nor split-K would start); else 64×64 (GEMM_TILE). Each output's sum runs over k in the
+ * same order with either tile, so the pick never changes a number.
+ */
+export function gemmTileFor(M: number, N: number, batch = 1): GemmTile {
+  const L = GEMM_TILE_LARGE;
+  if (M < L.bm || N < L.bn) return GEMM_TILE;
+  return groups(M, L.bm) * groups(N, L.bn) * batch >= BUSY_GROUPS / 2 ? L : GEMM_TILE;
+}
+
+/** Elements an operand spans from its offset: `rows` rows of `cols` at stride ld, `batch` times. */
+function extent(o: GemmOperand, rows: number, cols: number, batch: number): number {
+  return (batch - 1) * (o.stride ?? 0) + (rows - 1) * o.ld + cols;
+}
+
+/**
+ * Round the spans of A and B to f16 buffers (one dispatch): the GEMM then reads them from
+ * offset 0 with the same leading dimensions and strides. Returns the new operands.
+ */
+function castOperands(
+  ctx: GpuContext,
+  call: GemmCall,
+  storage: F16Storage,
+  batch: number,
+): [GemmOperand, GemmOperand] {
+  const { M, N, K, a, b } = call;
+  // stored shapes: A [M, K] or [K, M] (transA); B [K, N] or [N, K] (transB)
+  const nA = call.transA ? extent(a, K, M, batch) : extent(a, M, K, batch);
+  const nB = call.transB ? extent(b, N, K, batch) : extent(b, K, N, batch);
+  const wordsA = Math.ceil(nA / 2);
+  const wordsB = Math.ceil(nB / 2);
+  const bytes = (n: number) => (storage === "packed" ? Math.ceil(n / 2) * 4 : n * 2);
+  const outA = ctx.allocBytes(bytes(nA));
+  const outB = ctx.allocBytes(bytes(nB));
+  const items = storage === "packed" ? wordsA + wordsB : nA + nB;
+  ctx.run(
+    f16CastKernel(storage),
+    { srcA: a.buf, srcB: b.buf, outA, outB },
+    { offA: a.off ?? 0, nA, offB: b.off ?? 0, nB, wordsA, wordsB },
+    grid(items, F16_CAST_GROUP),
+  );
+  return [
+    { buf: outA, ld: a.ld, stride: a.stride ?? 0 },
+    { buf: outB, ld: b.ld, stride: b.stride ?? 0 },
+  ];
+}
+
 /** WebGPU's guaranteed limit on workgroups per dimension (the batch runs along z). */
 const MAX_Z = 65535;
 
 export function gemm(ctx: GpuContext, call: GemmCall): void {
-  const { M, N, K, a, b, c } = call;
+  const { M, N } = call;
   const batch = call.batch ?? 1;
   if (M === 0 || N === 0 || batch === 0) return;
-  const tile = call.tile ?? GEMM_TILE;
-  const kernel = gemmKernel(call.transA, call.transB, tile);
+  const plan = gemmPlan(ctx, call);
+  if (plan.f16) {
+    // The f16 copies live until the dispatches that read them are done (released after).
+    const [a16, b16] = castOperands(ctx, call, plan.f16, batch);
+    run(ctx, { ...call, a: a16, b: b16 }, plan);
+    ctx.release(a16.buf);
+    ctx.release(b16.buf);
+    return;
+  }
+  run(ctx, call, plan);
+}
+
+/** How `gemm` runs a call: the tile, each operand's loads, and the f16 storage if mixed. */
+export interface GemmPlan {
+  tile: GemmTile;
+  loadA: GemmLoad;
+  loadB: GemmLoad;
+  /** Set when the operands are rounded to f16 first. */
+  f16: F16Storage | null;
+}
+
+export function gemmPlan(ctx: GpuContext, call: GemmCall): GemmPlan {
+  const batch = call.batch ?? 1;
+  const tile = call.tile ?? gemmTileFor(call.M, call.N, batch);
+  const operands =
+    call.operands ??
+    (() => {
+      const s = gpuPrecision(ctx);
+      return s.precision === "mixed" ? { f16: s.storage } : "f32";
+    })();
+  if (operands !== "f32") {
+    const load: GemmLoad = operands.f16 === "native" ? "f16" : "f16packed";
+    return { tile, loadA: load, loadB: load, f16: operands.f16 };
+  }
+  // vec4 loads where the operand's layout allows them (the same sums as scalar loads)
+  const vec = call.vec4 ?? true;
+  const loadOf = (o: GemmOperand): GemmLoad =>
+    vec && vec4Ok(o.off ?? 0, o.ld, batch > 1 ? (o.stride ?? 0) : 0) ? "vec4" : "f32";
+  return { tile, loadA: loadOf(call.a), loadB: loadOf(call.b), f16: null };
+}
+
+function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
+  const { M, N, K, a, b, c } = call;
+  const batch = call.batch ?? 1;
+  const tile = plan.tile;
+  const kernel = gemmKernel(call.transA, call.transB, tile, plan.loadA, plan.loadB);
   const split = batch === 1 ? (call.splitK ?? splitKFor(M, N, K, tile)) : 1;
   const base = {
     M,

@@ -2,6 +2,8 @@
 import {
   BLOCK_LRS,
   type BlockLr,
+  PRECISIONS,
+  type Precision,
   resolveTrainOptions,
   STAGES,
   type Stage,
@@ -29,10 +31,12 @@ export interface TrainFlags {
   k: number;
   gamma: number;
   blockLr: BlockLr;
+  /** Absent: fp32 (no default value, so fp32 runs record no new flag). */
+  precision?: Precision;
 }
 
 /** The training flags' defaults (what `--help` shows), for callers that build options in code. */
-export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr"> = {
+export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr" | "precision"> = {
   stage: "pretrain",
   steps: 1000,
   batch: 32,
@@ -56,6 +60,12 @@ function blockLr(v: string): BlockLr {
   if (!(BLOCK_LRS as readonly string[]).includes(v))
     throw new CliError(`--block-lr must be one of ${BLOCK_LRS.join(", ")}, got "${v}"`);
   return v as BlockLr;
+}
+
+function precision(v: string): Precision {
+  if (!(PRECISIONS as readonly string[]).includes(v))
+    throw new CliError(`--precision must be one of ${PRECISIONS.join(", ")}, got "${v}"`);
+  return v as Precision;
 }
 
 function stage(v: string): Stage {
@@ -114,6 +124,11 @@ export function addTrainOptions(cmd: Command): Command {
       TRAIN_DEFAULTS.ckptEvery,
     )
     .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), TRAIN_DEFAULTS.seed)
+    .option(
+      "--precision <p>",
+      "matrix products: fp32 | mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu only) (default: fp32)",
+      precision,
+    )
     .option("--checkpointing", "recompute loop steps in the backward pass (less memory)", false)
     .option("--beta <x>", "gate1: entropy weight β", floatOption("--beta"), TRAIN_DEFAULTS.beta)
     .option("--k <x>", "gate2: label sharpness k", floatOption("--k"), TRAIN_DEFAULTS.k)
@@ -143,6 +158,7 @@ const FLAG_OF: Partial<Record<keyof TrainOptions, string>> = {
   k: "--k",
   gamma: "--gamma",
   blockLr: "--block-lr",
+  precision: "--precision",
 };
 
 /** "weightDecay must be ≥ 0" → "--wd must be ≥ 0"; "[0, lr]" → "[0, --lr]". */
@@ -173,6 +189,8 @@ export function buildTrainOptions(f: TrainFlags): TrainOptions {
       gamma: f.gamma,
       // (absent from older flag records: the default)
       blockLr: f.blockLr ?? "full",
+      // fp32 stays absent from the options (and so from run.json), as before the flag existed
+      ...(f.precision && f.precision !== "fp32" ? { precision: f.precision } : {}),
     });
   } catch (e) {
     throw new CliError(withFlagNames((e as Error).message));
