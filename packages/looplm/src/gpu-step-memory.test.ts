@@ -6,40 +6,22 @@
  * gradients within float32 rounding. Dawn + SwiftShader, tiny shapes; skipped with one printed
  * line where no WebGPU adapter exists, a failure under CI.
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
-import { pHop } from "@loop/tasks";
 import { gpuForTests } from "@loop/test-support";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import { gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
+import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
 
 const ctx = await gpuForTests("webgpu step memory", createNodeGpuContext);
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 const SLOW = { timeout: 600_000 };
-
-const BACKBONES = {
-  mamba: { backbone: "mamba" },
-  transformer: { backbone: "transformer", mlp: { d_ff: 32 }, tie_embeddings: false },
-} as const;
 
 /** Two steps on the same batch: each step's losses, norm, peak bytes, and the last gradients. */
 async function twoSteps(
   extra: Record<string, unknown>,
   opts: { release: boolean; checkpointing: boolean },
 ) {
-  const model = new LoopedModel(
-    parseConfig({
-      vocab_size: task.vocabSize,
-      d_model: 16,
-      n_layers: 1,
-      n_loops: 4,
-      ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-      attention: { n_heads: 2, n_kv_heads: 1 },
-      ...extra,
-    }),
-    { seed: 3 },
-  );
+  const model = tinyModel({ n_loops: 4, ...extra });
   const o = resolveTrainOptions({
     steps: 2,
     batchSize: 4,
@@ -80,7 +62,10 @@ function expectClose(a: number[][], b: number[][], what: string): void {
 }
 
 describe.runIf(ctx)("webgpu training step memory", () => {
-  for (const [name, extra] of Object.entries(BACKBONES)) {
+  for (const [name, extra] of Object.entries({
+    mamba: BACKBONES.mamba,
+    transformer: BACKBONES.transformer,
+  })) {
     it(`${name}: freeing during the backward lowers the peak, same bits`, SLOW, async () => {
       const kept = await twoSteps(extra, { release: false, checkpointing: false });
       const freed = await twoSteps(extra, { release: true, checkpointing: false });

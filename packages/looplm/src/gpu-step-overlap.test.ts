@@ -6,8 +6,7 @@
  * step after it was already queued. Dawn + SwiftShader, tiny shapes; skipped with one printed
  * line where no WebGPU adapter exists, a failure under CI.
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
-import { pHop } from "@loop/tasks";
+import type { LoopedModel } from "@loop/looped";
 import { gpuForTests } from "@loop/test-support";
 import {
   deviceStepEngine,
@@ -21,28 +20,14 @@ import {
 import { gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
+import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
 
 const ctx = await gpuForTests("webgpu step overlap", createNodeGpuContext);
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 const SLOW = { timeout: 600_000 };
-
-function tinyModel(): LoopedModel {
-  return new LoopedModel(
-    parseConfig({
-      vocab_size: task.vocabSize,
-      d_model: 16,
-      n_layers: 1,
-      n_loops: 2,
-      backbone: "mamba",
-      ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-    }),
-    { seed: 3 },
-  );
-}
 
 /** A Trainer on the webgpu engine; `poisonStep` (1-based) gets a NaN loss. */
 function setup(o: TrainOptions, poisonStep = 0) {
-  const model = tinyModel();
+  const model = tinyModel(BACKBONES.mamba);
   freezeForStage(model, o.stage);
   const ops = gpuBackendOps(ctx!);
   const events: string[] = [];

@@ -10,9 +10,8 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LoopedModel, parseConfig } from "@loop/looped";
+import type { LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { pHop } from "@loop/tasks";
 import { gpuForTests } from "@loop/test-support";
 import {
   deviceStepEngine,
@@ -26,33 +25,12 @@ import { runTraining } from "@loop/train/node";
 import { gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
+import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
 
 const ctx = await gpuForTests("webgpu training", createNodeGpuContext);
 /** The webgpu backend's training step, as `looplm train --backend webgpu` builds it. */
 const gpuStepEngine = (model: LoopedModel, o: TrainOptions) =>
   deviceStepEngine(deviceTraining(model, gpuBackendOps(ctx!), o), o);
-const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-
-const BACKBONES = {
-  mamba: { backbone: "mamba" },
-  hybrid: { backbone: "hybrid", n_layers: 2, attn_layers: [1] },
-  transformer: { backbone: "transformer", mlp: { d_ff: 32 }, tie_embeddings: false },
-} as const;
-
-function tinyModel(extra: Record<string, unknown>, seed: number): LoopedModel {
-  return new LoopedModel(
-    parseConfig({
-      vocab_size: task.vocabSize,
-      d_model: 16,
-      n_layers: 1,
-      n_loops: 2,
-      ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-      attention: { n_heads: 2, n_kv_heads: 1 },
-      ...extra,
-    }),
-    { seed },
-  );
-}
 
 /** Loss per step on the CPU and on the GPU from the same model and data. */
 async function curves(

@@ -9,26 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "./program.js";
+import { runQuiet, TINY_TRAIN } from "./tiny-args.test-util.js";
 
 afterEach(() => vi.restoreAllMocks());
 
-async function run(...args: string[]): Promise<void> {
-  vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  try {
-    await buildProgram()
-      .exitOverride()
-      .parseAsync(["node", "looplm", ...args]);
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
-
-const tiny = [
-  ...["--task", "phop", "--alphabet", "3", "--length", "12", "--hops", "2"],
-  ...["--d-model", "16", "--d-state", "4", "--headdim", "8", "--chunk", "8", "--loops", "2"],
-  ...["--batch", "4", "--eval-every", "0", "--eval-count", "8", "--warmup", "0", "--steps", "1"],
-];
+const run = (...args: string[]) => runQuiet(buildProgram, ...args);
+const tiny = TINY_TRAIN;
 
 describe("--precision", () => {
   it("names a bad value", async () => {

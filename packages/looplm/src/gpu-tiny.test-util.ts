@@ -1,0 +1,27 @@
+/** The tiny task and models the webgpu training tests share (small enough for SwiftShader). */
+import { LoopedModel, parseConfig } from "@loop/looped";
+import { pHop } from "@loop/tasks";
+
+export const task = pHop({ alphabet: 3, length: 10, hops: 1 });
+
+export const BACKBONES = {
+  mamba: { backbone: "mamba" },
+  hybrid: { backbone: "hybrid", n_layers: 2, attn_layers: [1] },
+  transformer: { backbone: "transformer", mlp: { d_ff: 32 }, tie_embeddings: false },
+} as const;
+
+/** d_model 16, one layer looped twice, unless `extra` says otherwise. */
+export function tinyModel(extra: Record<string, unknown> = {}, seed = 3): LoopedModel {
+  return new LoopedModel(
+    parseConfig({
+      vocab_size: task.vocabSize,
+      d_model: 16,
+      n_layers: 1,
+      n_loops: 2,
+      ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
+      attention: { n_heads: 2, n_kv_heads: 1 },
+      ...extra,
+    }),
+    { seed },
+  );
+}
