@@ -9,55 +9,14 @@
  * loss back once.
  */
 import { BindGroupCache } from "./bind-group-cache.js";
+import { BufferPool } from "./buffer-pool.js";
+import { type GpuCounters, type GpuEvent, type GpuMemory, zeroCounters } from "./gpu-counters.js";
 import type { Kernel } from "./kernel-def.js";
 import { BufferUsage, MapMode, ShaderStage } from "./usage.js";
 
 /** Uniform offsets must be multiples of this (WebGPU's minUniformBufferOffsetAlignment). */
 const UNIFORM_ALIGN = 256;
 const ARENA_BYTES = 256 * UNIFORM_ALIGN;
-const STORAGE_USAGE = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-
-/**
- * What the context has done since it was made or `resetCounters` was called: always counted (a
- * few additions and one `performance.now()` pair per dispatch), read with `counters()`.
- */
-export interface GpuCounters {
-  /** Compute dispatches recorded. */
-  dispatches: number;
-  /**
-   * Milliseconds spent in `run` (pipeline look-up, the parameters' uniform slot, the bind group,
-   * the pass commands; `performance.now()`, so wall-clock: the CPU cost of encoding the
-   * dispatches when the thread is not descheduled), not the op code around them.
-   */
-  encodeMs: number;
-  /** Bind groups created (a dispatch whose pipeline and buffers were bound before creates none). */
-  bindGroupsCreated: number;
-  /** Compute pipelines created (each kernel's first use). */
-  pipelinesCreated: number;
-  /** Command buffers submitted. */
-  submits: number;
-  /** Dispatches per kernel name (where the dispatches of a step go). */
-  byKernel: Record<string, number>;
-}
-
-const zeroCounters = (): GpuCounters => ({
-  dispatches: 0,
-  encodeMs: 0,
-  bindGroupsCreated: 0,
-  pipelinesCreated: 0,
-  submits: 0,
-  byKernel: {},
-});
-
-/** What `GpuContext.onEvent` reports: a command buffer submitted, a read's data arrived. */
-export type GpuEvent = "submit" | "read-done";
-
-/** The pool's device memory (`GpuContext.memory()`). */
-export interface GpuMemory {
-  liveBytes: number;
-  peakBytes: number;
-  poolBytes: number;
-}
 
 /** A kernel's compiled pipeline with its explicit bind-group layout. */
 interface Compiled {
@@ -70,16 +29,6 @@ interface Arena {
   gpu: GPUBuffer;
   cpu: ArrayBuffer;
   used: number;
-}
-
-/** Buffer sizes are rounded up to a size class so that freed buffers fit later requests. */
-function sizeClass(bytes: number): number {
-  const min = 256;
-  if (bytes <= min) return min;
-  // Powers of two up to 1 MiB, then multiples of 1 MiB: at most 2× waste for small buffers and
-  // little for large ones.
-  if (bytes <= 1 << 20) return 2 ** Math.ceil(Math.log2(bytes));
-  return Math.ceil(bytes / (1 << 20)) * (1 << 20);
 }
 
 export interface GpuContextOptions {
@@ -103,11 +52,6 @@ export class GpuContext {
   private readonly keepAlive: unknown[];
   private readonly pipelines = new Map<Kernel, Compiled>();
   private readonly bindGroups = new BindGroupCache();
-  private readonly free = new Map<number, GPUBuffer[]>();
-  private readonly sizes = new WeakMap<GPUBuffer, number>();
-  /** Creation order of the pool's buffers: each free list is kept sorted by it. */
-  private readonly serials = new WeakMap<GPUBuffer, number>();
-  private nextSerial = 0;
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   /**
@@ -123,11 +67,7 @@ export class GpuContext {
   private failure: string | null = null;
   private pending: Promise<void>[] = [];
   private tally: GpuCounters = zeroCounters();
-  /** Bytes currently allocated on the device by the pool (live + free). */
-  poolBytes = 0;
-  /** Bytes of the pool's buffers handed out and not released (in size classes). */
-  private live = 0;
-  private peak = 0;
+  private readonly pool: BufferPool;
   /**
    * Called at each submit and when each read's data has arrived (in that order of events): what
    * a test needs to see that a step is queued while the previous one's read is pending.
@@ -141,6 +81,7 @@ export class GpuContext {
     this.device = device;
     this.adapterName = opts.adapterName ?? "WebGPU adapter";
     this.keepAlive = opts.keepAlive ?? [];
+    this.pool = new BufferPool(device);
     const min = opts.subgroupMinSize;
     this.subgroupMinSize =
       min !== undefined && min >= 2 && Number.isInteger(Math.log2(min)) ? min : null;
@@ -187,6 +128,11 @@ export class GpuContext {
 
   // --- Memory -----------------------------------------------------------------------------------
 
+  /** Bytes currently allocated on the device by the pool (live + free). */
+  get poolBytes(): number {
+    return this.pool.bytes;
+  }
+
   /**
    * Device memory of the pool: `liveBytes` handed out now, `peakBytes` the most live at once since
    * the context was made or `resetPeak` was called (a step's peak: reset before it, read after),
@@ -194,17 +140,12 @@ export class GpuContext {
    * work gives the same figures on every adapter.
    */
   memory(): GpuMemory {
-    return { liveBytes: this.live, peakBytes: this.peak, poolBytes: this.poolBytes };
+    return this.pool.memory();
   }
 
   /** Start the high-water mark again from the bytes live now. */
   resetPeak(): void {
-    this.peak = this.live;
-  }
-
-  private track(bytes: number): void {
-    this.live += bytes;
-    if (this.live > this.peak) this.peak = this.live;
+    this.pool.resetPeak();
   }
 
   // --- Buffers ----------------------------------------------------------------------------------
@@ -212,61 +153,18 @@ export class GpuContext {
   /** A storage buffer of at least `bytes` bytes from the pool (contents unspecified). */
   allocBytes(bytes: number): GPUBuffer {
     this.checkAlive();
-    const size = sizeClass(Math.max(4, bytes));
-    const list = this.free.get(size);
-    const reused = list?.pop();
-    if (reused) {
-      this.track(size);
-      return reused;
-    }
-    const max = this.device.limits.maxStorageBufferBindingSize;
-    if (size > max)
-      throw new Error(
-        `webgpu: a buffer of ${bytes} bytes exceeds this device's largest binding (${max} bytes)`,
-      );
-    const buf = this.device.createBuffer({ size, usage: STORAGE_USAGE });
-    this.sizes.set(buf, size);
-    this.serials.set(buf, this.nextSerial++);
-    this.poolBytes += size;
-    this.track(size);
-    return buf;
+    return this.pool.alloc(bytes);
   }
 
   /** Return a buffer from `allocBytes` to the pool. The caller must not use it afterwards. */
   release(buf: GPUBuffer): void {
-    const size = this.sizes.get(buf);
-    if (size === undefined) throw new Error("webgpu: release of a buffer the pool did not make");
-    this.live -= size;
-    let list = this.free.get(size);
-    if (!list) {
-      list = [];
-      this.free.set(size, list);
-    }
-    // Sorted newest first, so that `allocBytes` pops the oldest free buffer of the size: which
-    // buffer an allocation gets depends only on which are free, not on the order they were
-    // released in. A step that starts with the same buffers free as the previous one then gets
-    // the same buffers in the same places, and finds its bind groups cached.
-    const serial = this.serials.get(buf)!;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.serials.get(list[mid]!)! > serial) lo = mid + 1;
-      else hi = mid;
-    }
-    list.splice(lo, 0, buf);
+    this.pool.release(buf);
   }
 
   /** Destroy the pool's free buffers (live ones stay). */
   trimPool(): void {
-    for (const list of this.free.values())
-      for (const b of list) {
-        this.poolBytes -= this.sizes.get(b) ?? 0;
-        // no cached bind group may outlive the buffer it binds
-        this.bindGroups.evict(b);
-        b.destroy();
-      }
-    this.free.clear();
+    // no cached bind group may outlive the buffer it binds
+    this.pool.trim((b) => this.bindGroups.evict(b));
   }
 
   /** Copy `data` into `buf` at `byteOffset` (queued before the next submit's commands). */
@@ -521,52 +419,4 @@ export class GpuContext {
 /** Bytes of a kernel's parameter block (a uniform struct of 4-byte scalars, 16-byte aligned). */
 function uniformBytes(kernel: Kernel): number {
   return Math.max(16, Math.ceil((kernel.paramNames.length * 4) / 16) * 16);
-}
-
-/** The device limits a looped model's kernels ask for: as much as the adapter offers. */
-const WANTED_LIMITS = [
-  "maxStorageBuffersPerShaderStage",
-  "maxStorageBufferBindingSize",
-  "maxBufferSize",
-  "maxComputeWorkgroupStorageSize",
-  "maxComputeInvocationsPerWorkgroup",
-  "maxComputeWorkgroupSizeX",
-  "maxComputeWorkgroupSizeY",
-] as const;
-
-/** Features requested whenever the adapter has them: f16 storage (mixed precision), subgroups. */
-const OPTIONAL_FEATURES = ["shader-f16", "subgroups"] as GPUFeatureName[];
-
-/**
- * A context on the first adapter of `gpu` (`navigator.gpu` in a browser; the Dawn binding's
- * object in Node, see `@loop/webgpu/node`). Throws one sentence when there is no adapter.
- */
-export async function requestGpuContext(
-  gpu: GPU | undefined,
-  opts: { powerPreference?: GPUPowerPreference; hint?: string } = {},
-): Promise<GpuContext> {
-  if (!gpu)
-    throw new Error(`webgpu: this environment has no WebGPU${opts.hint ? ` (${opts.hint})` : ""}`);
-  const adapter = await gpu.requestAdapter({
-    powerPreference: opts.powerPreference ?? "high-performance",
-  });
-  if (!adapter)
-    throw new Error(`webgpu: no GPU adapter was found${opts.hint ? ` (${opts.hint})` : ""}`);
-  const requiredLimits: Record<string, number> = {};
-  for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
-  // Optional features the kernels use where present (precision.ts, the subgroup reductions).
-  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
-  const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
-  const info = adapter.info;
-  const name = [info?.vendor, info?.architecture, info?.device, info?.description]
-    .filter((s) => s)
-    .join(" ");
-  const subgroupMinSize = device.features.has("subgroups")
-    ? (info as { subgroupMinSize?: number } | undefined)?.subgroupMinSize
-    : undefined;
-  return new GpuContext(device, {
-    adapterName: name || "WebGPU adapter",
-    keepAlive: [gpu, adapter],
-    subgroupMinSize,
-  });
 }

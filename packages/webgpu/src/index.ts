@@ -7,14 +7,8 @@ export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
-export {
-  GpuContext,
-  type GpuContextOptions,
-  type GpuCounters,
-  type GpuEvent,
-  type GpuMemory,
-  requestGpuContext,
-} from "./gpu-context.js";
+export { GpuContext, type GpuContextOptions } from "./gpu-context.js";
+export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
 export {
   type GpuDtype,
   GpuTensor,
@@ -74,4 +68,5 @@ export {
   type PrecisionSetting,
   setGpuPrecision,
 } from "./precision.js";
+export { requestGpuContext } from "./request-gpu-context.js";
 export { gpuNoGrad } from "./tape.js";

@@ -11,10 +11,10 @@ export function isGpuGradEnabled(): boolean {
   return recording;
 }
 
-/** Run `fn` without recording (inference). */
-export function gpuNoGrad<T>(fn: () => T): T {
+/** Run `fn` with recording set to `on`, restoring the previous setting afterwards. */
+function withRecording<T>(on: boolean, fn: () => T): T {
   const was = recording;
-  recording = false;
+  recording = on;
   try {
     return fn();
   } finally {
@@ -22,15 +22,14 @@ export function gpuNoGrad<T>(fn: () => T): T {
   }
 }
 
+/** Run `fn` without recording (inference). */
+export function gpuNoGrad<T>(fn: () => T): T {
+  return withRecording(false, fn);
+}
+
 /** Run `fn` recording (activation checkpointing's recompute, inside a backward). */
 export function gpuWithGrad<T>(fn: () => T): T {
-  const was = recording;
-  recording = true;
-  try {
-    return fn();
-  } finally {
-    recording = was;
-  }
+  return withRecording(true, fn);
 }
 
 /**

@@ -55,11 +55,20 @@ fn preAct(r: u32, c: u32) -> f32 {
 
 const entry = flatEntry(CONV_GROUP);
 
+/** The forward's inputs, bound first (in this order) by every kernel that recomputes pre. */
+const convInputs = {
+  x: "read",
+  weight: "read",
+  bias: "read",
+  init: "read",
+  seq: "read:i32",
+} as const;
+
 /** Piece [off, off + w) of the channels: y[r, j] = silu(pre[r, off + j]) for n = B·T·w items. */
 export const convSiluPieceKernel = defineKernel({
   name: "causalConv1dSiluSplit",
   params: { ...dims, off: "u32", w: "u32", n: "u32" },
-  buffers: { x: "read", weight: "read", bias: "read", init: "read", seq: "read:i32", y: "rw" },
+  buffers: { ...convInputs, y: "rw" },
   body: `${WGSL_MATH}${preActivation}
 ${entry}
   y[i] = silu(preAct(i / p.w, p.off + i % p.w));
@@ -73,16 +82,7 @@ ${entry}
 export const convSilu3Kernel = defineKernel({
   name: "causalConv1dSilu3",
   params: { ...dims, o1: "u32", o2: "u32", n: "u32" },
-  buffers: {
-    x: "read",
-    weight: "read",
-    bias: "read",
-    init: "read",
-    seq: "read:i32",
-    y0: "rw",
-    y1: "rw",
-    y2: "rw",
-  },
+  buffers: { ...convInputs, y0: "rw", y1: "rw", y2: "rw" },
   body: `${WGSL_MATH}${preActivation}
 ${entry}
   let r = i / p.C;
@@ -98,17 +98,7 @@ ${entry}
  * ∂pre of all three pieces in one dispatch: gpre[r, c] = g_p[r, c − o_p]·silu'(pre) for the
  * piece p holding c (zeros where that piece has no gradient: hasG bit p clear).
  */
-const threeBuffers = {
-  x: "read",
-  weight: "read",
-  bias: "read",
-  init: "read",
-  seq: "read:i32",
-  g0: "read",
-  g1: "read",
-  g2: "read",
-  gpre: "rw",
-} as const;
+const threeBuffers = { ...convInputs, g0: "read", g1: "read", g2: "read", gpre: "rw" } as const;
 
 /** WGSL: ∂pre[r, c] of the three pieces (0 where c's piece has no gradient: hasG bit clear). */
 const gradPre3 = `
@@ -156,15 +146,7 @@ fn gradPreStored(r: u32, c: u32) -> f32 {
 export const convSiluGradPreKernel = defineKernel({
   name: "causalConv1dSiluSplitGradPre",
   params: { ...dims, off: "u32", w: "u32", n: "u32", hasG: "u32" },
-  buffers: {
-    x: "read",
-    weight: "read",
-    bias: "read",
-    init: "read",
-    seq: "read:i32",
-    g: "read",
-    gpre: "rw",
-  },
+  buffers: { ...convInputs, g: "read", gpre: "rw" },
   body: `${WGSL_MATH}${preActivation}
 ${entry}
   let r = i / p.w;

@@ -15,7 +15,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { type GpuContext, requestGpuContext } from "../gpu-context.js";
+import type { GpuContext } from "../gpu-context.js";
+import { requestGpuContext } from "../request-gpu-context.js";
 
 export const WEBGPU_PACKAGE = "webgpu";
 const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";

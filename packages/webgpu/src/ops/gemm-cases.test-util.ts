@@ -8,6 +8,14 @@ import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { type GemmCall, gemm, gemmPlan } from "./gemm.js";
 
+/** Every (transA, transB) pair, transA outer: the order the GEMM tests name their cases in. */
+export const TRANSPOSES = [
+  [false, false],
+  [false, true],
+  [true, false],
+  [true, true],
+] as const;
+
 export interface Layout {
   /** Element offset of the first entry. */
   off: number;

@@ -17,6 +17,7 @@ import {
   type Product,
   reference,
   runOnDevice,
+  TRANSPOSES,
   worstRatio,
 } from "./gemm-cases.test-util.js";
 
@@ -43,37 +44,36 @@ describe.runIf(ctx)("webgpu GEMM variants against the CPU oracle and each other"
     [129, 131, 22],
   ];
   for (const [M, N, K] of shapes)
-    for (const transA of [false, true])
-      for (const transB of [false, true]) {
-        const name = `M=${M} N=${N} K=${K} transA=${transA} transB=${transB}`;
-        it(`${name}: vec4 and the large tile give the scalar 64×64 bits`, async () => {
-          const aCols = transA ? M : K;
-          const bCols = transB ? K : N;
-          for (const [lay, vecExpected] of [
-            [{ a: padded(aCols), b: padded(bCols) }, true],
-            [{ a: TIGHT, b: TIGHT }, false],
-          ] as const) {
-            const p: Product = { M, N, K, transA, transB, batch: 1, ...lay };
-            const o = operands(p, M * 31 + N + K);
-            const want = reference(p, o);
-            const mag = magnitudes(p, o);
-            const base = await runOnDevice(ctx!, p, o, { tile: GEMM_TILE, vec4: false });
-            expect(base.plan.loadA).toBe("f32");
-            const { ratio, at } = worstRatio(base.out, want, mag, 1e-6);
-            expect(ratio, `element ${at}: ${base.out[at]} vs ${want[at]}`).toBeLessThanOrEqual(1);
-            for (const tile of [GEMM_TILE, GEMM_TILE_LARGE]) {
-              const v = await runOnDevice(ctx!, p, o, { tile });
-              // vec4 exactly where the layout allows it: 4-aligned offset and rows
-              const expectLoad = vecExpected || (lay.a.pad === 0 && aCols % 4 === 0);
-              expect(v.plan.loadA).toBe(expectLoad ? "vec4" : "f32");
-              expect(
-                Array.from(v.out),
-                `tile ${tile.bm}, loads ${v.plan.loadA}/${v.plan.loadB}`,
-              ).toEqual(Array.from(base.out));
-            }
+    for (const [transA, transB] of TRANSPOSES) {
+      const name = `M=${M} N=${N} K=${K} transA=${transA} transB=${transB}`;
+      it(`${name}: vec4 and the large tile give the scalar 64×64 bits`, async () => {
+        const aCols = transA ? M : K;
+        const bCols = transB ? K : N;
+        for (const [lay, vecExpected] of [
+          [{ a: padded(aCols), b: padded(bCols) }, true],
+          [{ a: TIGHT, b: TIGHT }, false],
+        ] as const) {
+          const p: Product = { M, N, K, transA, transB, batch: 1, ...lay };
+          const o = operands(p, M * 31 + N + K);
+          const want = reference(p, o);
+          const mag = magnitudes(p, o);
+          const base = await runOnDevice(ctx!, p, o, { tile: GEMM_TILE, vec4: false });
+          expect(base.plan.loadA).toBe("f32");
+          const { ratio, at } = worstRatio(base.out, want, mag, 1e-6);
+          expect(ratio, `element ${at}: ${base.out[at]} vs ${want[at]}`).toBeLessThanOrEqual(1);
+          for (const tile of [GEMM_TILE, GEMM_TILE_LARGE]) {
+            const v = await runOnDevice(ctx!, p, o, { tile });
+            // vec4 exactly where the layout allows it: 4-aligned offset and rows
+            const expectLoad = vecExpected || (lay.a.pad === 0 && aCols % 4 === 0);
+            expect(v.plan.loadA).toBe(expectLoad ? "vec4" : "f32");
+            expect(
+              Array.from(v.out),
+              `tile ${tile.bm}, loads ${v.plan.loadA}/${v.plan.loadB}`,
+            ).toEqual(Array.from(base.out));
           }
-        });
-      }
+        }
+      });
+    }
 
   it("batched (3 entries with padded strides) and split along K (M=5, N=7, K=600)", async () => {
     for (const p of [

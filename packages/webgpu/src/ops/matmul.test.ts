@@ -7,6 +7,7 @@ import {
 import { checkAgainstCpu, gpuForTests, type OracleInput } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { TRANSPOSES } from "./gemm-cases.test-util.js";
 import { linearSplit } from "./linear-split.js";
 import { linear, matmul } from "./matmul.js";
 
@@ -20,33 +21,31 @@ describe.runIf(ctx)("webgpu matmul against the CPU op", () => {
     [1, 65, 1],
   ];
   for (const [M, N, K] of shapes)
-    for (const transA of [false, true])
-      for (const transB of [false, true])
-        it(`M=${M} N=${N} K=${K} transA=${transA} transB=${transB}, batched [2,…]`, async () => {
-          const aShape = [2, transA ? K : M, transA ? M : K];
-          const bShape = [2, transB ? N : K, transB ? K : N];
-          await checkAgainstCpu(ctx!, {
-            seed: M * 100 + N + K,
-            inputs: [{ shape: aShape }, { shape: bShape }],
-            cpu: ([a, b]) => cpuMatmul(a as Tensor, b as Tensor, { transA, transB }),
-            gpu: ([a, b]) => matmul(a!, b!, { transA, transB }),
-          });
-        });
-
-  for (const transA of [false, true])
-    for (const transB of [false, true])
-      it(`a rank-2 B shared by a batch [3,2,…] (transA=${transA} transB=${transB}) sums its gradient`, async () => {
-        const [M, N, K] = [9, 6, 20];
+    for (const [transA, transB] of TRANSPOSES)
+      it(`M=${M} N=${N} K=${K} transA=${transA} transB=${transB}, batched [2,…]`, async () => {
+        const aShape = [2, transA ? K : M, transA ? M : K];
+        const bShape = [2, transB ? N : K, transB ? K : N];
         await checkAgainstCpu(ctx!, {
-          seed: 7,
-          inputs: [
-            { shape: [3, 2, transA ? K : M, transA ? M : K] },
-            { shape: [transB ? N : K, transB ? K : N] },
-          ],
+          seed: M * 100 + N + K,
+          inputs: [{ shape: aShape }, { shape: bShape }],
           cpu: ([a, b]) => cpuMatmul(a as Tensor, b as Tensor, { transA, transB }),
           gpu: ([a, b]) => matmul(a!, b!, { transA, transB }),
         });
       });
+
+  for (const [transA, transB] of TRANSPOSES)
+    it(`a rank-2 B shared by a batch [3,2,…] (transA=${transA} transB=${transB}) sums its gradient`, async () => {
+      const [M, N, K] = [9, 6, 20];
+      await checkAgainstCpu(ctx!, {
+        seed: 7,
+        inputs: [
+          { shape: [3, 2, transA ? K : M, transA ? M : K] },
+          { shape: [transB ? N : K, transB ? K : N] },
+        ],
+        cpu: ([a, b]) => cpuMatmul(a as Tensor, b as Tensor, { transA, transB }),
+        gpu: ([a, b]) => matmul(a!, b!, { transA, transB }),
+      });
+    });
 
   it("names the shapes on bad input", () => {
     const a = uploadTensor(ctx!, new Float32Array(6), [2, 3]);
