@@ -9,13 +9,14 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";
-import { gpuStepPeak, type MemoryConfig, STEP_MODES } from "./lib/gpu-step-memory.js";
+import { gpuStepPeak, STEP_MODES } from "./lib/gpu-step-memory.js";
+import type { MemoryConfig } from "./lib/memory-config.js";
 
 export const name = "memory";
 export const description =
   "training-step memory: stored activations vs per-loop-step recomputation";
 
-const CONFIGS: MemoryConfig[] = [
+const CONFIGS: (MemoryConfig & { label: string })[] = [
   { label: "mamba D64 1⊗12, 32×256", d: 64, N: 1, R: 12, ds: 16, hd: 16, V: 32, B: 32, T: 256 },
   { label: "mamba D128 4⊗6, 32×128", d: 128, N: 4, R: 6, ds: 32, hd: 32, V: 32, B: 32, T: 128 },
   { label: "mamba D256 2⊗4, 16×256", d: 256, N: 2, R: 4, ds: 64, hd: 64, V: 256, B: 16, T: 256 },

@@ -3,22 +3,11 @@
  * during the step, in the pool's size classes): activations kept to the end of the micro-batch,
  * freed as the backward consumes them (the default), and with activation checkpointing.
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { LoopedModel } from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
-
-export interface MemoryConfig {
-  label: string;
-  d: number;
-  N: number;
-  R: number;
-  ds: number;
-  hd: number;
-  V: number;
-  B: number;
-  T: number;
-}
+import { type MemoryConfig, memoryModelConfig } from "./memory-config.js";
 
 export const STEP_MODES = [
   { mode: "kept", release: false, checkpointing: false },
@@ -32,16 +21,8 @@ export async function gpuStepPeak(
   c: MemoryConfig,
   mode: (typeof STEP_MODES)[number],
 ): Promise<{ peakBytes: number; loss: number }> {
-  const cfg = parseConfig({
-    backbone: "mamba",
-    vocab_size: c.V,
-    d_model: c.d,
-    n_layers: c.N,
-    n_loops: c.R,
-    ssm: { d_state: c.ds, headdim: c.hd, chunk_size: 64 },
-  });
   const o = resolveTrainOptions({ lr: 1e-3, checkpointing: mode.checkpointing });
-  const model = new LoopedModel(cfg, { seed: 1 });
+  const model = new LoopedModel(memoryModelConfig(c), { seed: 1 });
   const ops = gpuBackendOps(ctx, { releaseInBackward: mode.release });
   const engine = deviceStepEngine(deviceTraining(model, ops, o), o);
   const rng = new Rng(2);

@@ -4,19 +4,11 @@
  * array-buffer memory the recorded graph keeps for the backward pass; then time the backward.
  * Usage: node --expose-gc --import tsx --conditions=@loop/source memory-probe.ts '<json>' stored|recompute
  */
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { LoopedModel } from "@loop/looped";
 import { backward, intTensor, Rng } from "@loop/tensor";
+import { type MemoryConfig, memoryModelConfig } from "./memory-config.js";
 
-const c = JSON.parse(process.argv[2]!) as {
-  d: number;
-  N: number;
-  R: number;
-  ds: number;
-  hd: number;
-  V: number;
-  B: number;
-  T: number;
-};
+const c = JSON.parse(process.argv[2]!) as MemoryConfig;
 const checkpointing = process.argv[3] === "recompute";
 const gcOnce = (globalThis as { gc?: () => void }).gc!;
 /** Collect until the array-buffer figure stops falling: one gc() can leave freed backing stores
@@ -30,15 +22,7 @@ const gc = () => {
     last = now;
   }
 };
-const cfg = parseConfig({
-  backbone: "mamba",
-  vocab_size: c.V,
-  d_model: c.d,
-  n_layers: c.N,
-  n_loops: c.R,
-  ssm: { d_state: c.ds, headdim: c.hd, chunk_size: 64 },
-});
-const model = new LoopedModel(cfg, { seed: 1 });
+const model = new LoopedModel(memoryModelConfig(c), { seed: 1 });
 const rng = new Rng(2);
 const ids = Array.from({ length: c.B * c.T }, () => rng.int(c.V));
 const tokens = intTensor(ids, [c.B, c.T]);

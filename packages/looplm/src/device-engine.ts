@@ -11,7 +11,7 @@ import {
   lossScaledStepEngine,
   type TrainOptions,
 } from "@loop/train";
-import { type GpuContext, type GpuTensor, scaleGradients, setGpuPrecision } from "@loop/webgpu";
+import { type GpuContext, setGpuPrecision } from "@loop/webgpu";
 
 export function deviceEngine<T, I>(
   gpu: GpuContext | null,
@@ -22,7 +22,5 @@ export function deviceEngine<T, I>(
   if (gpu) setGpuPrecision(gpu, precision);
   if (precision === "fp32") return deviceStepEngine(dev, o);
   if (!gpu) throw new Error(`--precision ${precision} needs --backend webgpu`);
-  // on webgpu the device tensors are GpuTensors
-  const gpuDev = dev as unknown as DeviceTraining<GpuTensor, GpuTensor>;
-  return lossScaledStepEngine(gpuDev, o, scaleGradients);
+  return lossScaledStepEngine(dev, o);
 }

@@ -70,6 +70,11 @@ function cpuTraining(model: LoopedModel, o: TrainOptions, overflowAbove = Infini
     name: "cpu (loss-scaled engine)",
     ops: {
       ...cpuTrainOps,
+      // the unscaling a mixed-precision backend does on its device
+      scaleGrads: (params, factor) => {
+        for (const p of params)
+          if (p.grad) for (let i = 0; i < p.grad.length; i++) p.grad[i]! *= factor;
+      },
       backward: (loss, weight) => {
         seeds.push(weight);
         cpuTrainOps.backward(loss, weight);
@@ -86,10 +91,6 @@ function cpuTraining(model: LoopedModel, o: TrainOptions, overflowAbove = Infini
   return { dev, seeds };
 }
 
-const unscale = (params: readonly Tensor[], factor: number) => {
-  for (const p of params) if (p.grad) for (let i = 0; i < p.grad.length; i++) p.grad[i]! *= factor;
-};
-
 async function run(scaled: { init: number; overflowAbove?: number; min?: number } | null) {
   const o = resolveTrainOptions({
     steps: 5,
@@ -103,7 +104,7 @@ async function run(scaled: { init: number; overflowAbove?: number; min?: number 
   freezeForStage(model, o.stage);
   const { dev, seeds } = cpuTraining(model, o, scaled?.overflowAbove);
   const engine = scaled
-    ? lossScaledStepEngine(dev, o, unscale, {
+    ? lossScaledStepEngine(dev, o, {
         init: scaled.init,
         interval: 2,
         min: scaled.min ?? 1,

@@ -1,7 +1,7 @@
 /**
  * `deviceStepEngine` with dynamic loss scaling (loss-scale.ts), for mixed-precision training:
  * the same engine over the device's ops with two of them wrapped — `backward` seeds the scaled
- * weight, `gradNorm` first divides the gradients by the scale (`unscale`, a backend op: 1/scale,
+ * weight, `gradNorm` first divides the gradients by the scale (the backend's `scaleGrads` op: 1/scale,
  * exact) — and a step whose gradients overflow is redone with half the scale.
  */
 import type { TrainOps } from "@loop/tensor";
@@ -19,11 +19,15 @@ export type LossScaledEngine = DeviceStepEngine & { readonly lossScale: DynamicL
 export function lossScaledStepEngine<T, I>(
   dev: DeviceTraining<T, I>,
   o: TrainOptions,
-  unscale: (params: readonly T[], factor: number) => void,
   scaleOpts: Partial<LossScaleOptions> = {},
 ): LossScaledEngine {
-  const scaler = new DynamicLossScale(scaleOpts);
   const inner = dev.ops;
+  const unscale = inner.scaleGrads;
+  if (!unscale)
+    throw new Error(
+      `${dev.name}: loss scaling needs the backend's scaleGrads op (mixed precision)`,
+    );
+  const scaler = new DynamicLossScale(scaleOpts);
   const ops: TrainOps<T, I> = {
     ...inner,
     backward: (loss, weight) => inner.backward(loss, weight * scaler.scale),

@@ -22,6 +22,7 @@ import {
 import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise.js";
 import { placeholder } from "./ops/optional-inputs.js";
+import { scaleGradients } from "./ops/scale-grads.js";
 import { gpuNoGrad } from "./tape.js";
 
 /** A trainable GPU tensor with its name and whether weight decay applies. */
@@ -198,6 +199,7 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
         [1],
       ),
     flush: () => ctx.flush(),
+    scaleGrads: scaleGradients,
     dispose: (t) => t.dispose(),
   };
 }

@@ -88,4 +88,10 @@ export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
    * the forward while the backward is encoded). Absent where work runs as it is queued.
    */
   flush?(): void;
+  /**
+   * g ← g·factor for every parameter's gradient, in place: the unscaling of loss-scaled
+   * gradients under mixed precision (factor 1/scale, a power of two, so exact). Absent on a
+   * backend that trains in fp32 only (the CPU).
+   */
+  scaleGrads?(params: readonly T[], factor: number): void;
 }

@@ -18,7 +18,7 @@ import { freezeForStage, stageLoss } from "../objective.js";
 import { resolveTrainOptions, type TrainOptions } from "../options.js";
 import type { StepEngine } from "../step-engine.js";
 import { Trainer } from "../trainer.js";
-import { RunInterrupted, runTraining } from "./run.js";
+import { RunInterrupted, type RunOptions, runTraining } from "./run.js";
 import { fresh, task } from "./run-fixture.test-util.js";
 
 const guardedOps: TrainOps<Tensor, IntTensor> = {
@@ -71,6 +71,19 @@ const o = resolveTrainOptions({
   lr: 1e-2,
   seed: 7,
 });
+
+/** `runTraining` in `dir` of a fresh model (seed `seed`) on `engineOn`, logging into `log`. */
+function trainIn(
+  dir: string,
+  seed: number,
+  pipelined: boolean,
+  extra: Partial<RunOptions> & { log?: string[] } = {},
+) {
+  const { log = [], ...rest } = extra;
+  const model = fresh(seed);
+  const engine = engineOn(model, o, pipelined, log);
+  return runTraining({ runDir: dir, model, task, train: o, engine, ...rest });
+}
 
 const logged = (dir: string) =>
   readFileSync(join(dir, "log.jsonl"), "utf8")
@@ -125,14 +138,9 @@ describe("a pipelined engine under the Trainer and runTraining", () => {
 
   it("runTraining logs every step, checkpoints with nothing in flight, drains on interrupt", async () => {
     const full = mkdtempSync(join(tmpdir(), "run-piped-full-"));
-    const fullModel = fresh(1);
     const fullLog: string[] = [];
-    await runTraining({
-      runDir: full,
-      model: fullModel,
-      task,
-      train: o,
-      engine: engineOn(fullModel, o, true, fullLog),
+    await trainIn(full, 1, true, {
+      log: fullLog,
       onStep: (m) => {
         fullLog.push(`report ${m.step}`);
       },
@@ -142,27 +150,14 @@ describe("a pipelined engine under the Trainer and runTraining", () => {
     expect(fullLog.indexOf("q 3")).toBeLessThan(fullLog.indexOf("report 2"));
     expect(fullLog.indexOf("q 6")).toBeLessThan(fullLog.indexOf("report 5"));
     const plainDir = mkdtempSync(join(tmpdir(), "run-plain-"));
-    const plainModel = fresh(1);
-    await runTraining({
-      runDir: plainDir,
-      model: plainModel,
-      task,
-      train: o,
-      engine: engineOn(plainModel, o, false, []),
-    });
+    await trainIn(plainDir, 1, false);
     expect(logged(full)).toEqual(logged(plainDir));
 
     // Interrupted while step 5 is in flight (asked during step 4's report): 5 is finished,
     // logged and checkpointed.
     const cut = mkdtempSync(join(tmpdir(), "run-piped-cut-"));
     const stop = new AbortController();
-    const cutModel = fresh(1);
-    const err = await runTraining({
-      runDir: cut,
-      model: cutModel,
-      task,
-      train: o,
-      engine: engineOn(cutModel, o, true, []),
+    const err = await trainIn(cut, 1, true, {
       signal: stop.signal,
       onStep: (m) => {
         if (m.step === 4) stop.abort();
@@ -172,15 +167,7 @@ describe("a pipelined engine under the Trainer and runTraining", () => {
     expect((err as RunInterrupted).step).toBe(5);
     expect((err as RunInterrupted).checkpoint).toMatch(/step-000005$/);
     expect(logged(cut).map((r) => r.step)).toEqual([1, 2, 3, 4, 5]);
-    const resumedModel = fresh(99);
-    await runTraining({
-      runDir: cut,
-      model: resumedModel,
-      task,
-      train: o,
-      engine: engineOn(resumedModel, o, true, []),
-      resume: true,
-    });
+    await trainIn(cut, 99, true, { resume: true });
     expect(logged(cut)).toEqual(logged(full));
   });
 });
