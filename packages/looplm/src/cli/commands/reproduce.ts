@@ -5,6 +5,7 @@
  * With `--queue` the sweep studies' members train on `looplm worker`s (reproduce/queued-arms.ts).
  */
 import { existsSync, readdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import type { Backend, ComputeBackend } from "../../backend.js";
@@ -36,7 +37,8 @@ interface Flags {
   out: string;
   resume: boolean;
   overwrite: boolean;
-  jobs: number;
+  /** As given; absent: `defaultJobs`. */
+  jobs?: number;
   queue?: string;
   secret?: string;
   backend?: Backend;
@@ -58,7 +60,7 @@ function scale(v: string): Scale {
 
 function commandLine(study: string, f: Flags, q?: StudyQueue): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";
-  const jobs = f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
+  const jobs = f.jobs !== undefined && f.jobs > 1 ? ` --jobs ${f.jobs}` : "";
   // (the URL as every message shows it: its password masked)
   const queue = q ? ` --queue ${q.address.display}` : "";
   return `looplm reproduce ${study} --seeds ${f.seeds} --scale ${f.scale} --out ${f.out}${jobs}${queue}${backend}`;
@@ -72,7 +74,7 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
     return undefined;
   }
   const address = parseQueueUrl(f.queue);
-  if (f.jobs > 1)
+  if (f.jobs !== undefined && f.jobs > 1)
     throw new CliError(
       "--jobs does not combine with --queue: the workers (their number and --concurrency) decide how many members train at once",
     );
@@ -100,6 +102,15 @@ export function removeStudyResults(outDir: string, study: string): string[] {
   return gone;
 }
 
+/**
+ * `--jobs` when it is not given: two sweeps at a time where the machine has two cores or more and
+ * the study two sweeps or more, else one. On 2 cores two one-thread sweeps beat one two-thread
+ * job at a time (benchmarks/RESULTS.md, "reproduce --jobs"); the numbers are the same either way.
+ */
+export function defaultJobs(sweeps: number, cores = availableParallelism()): number {
+  return sweeps >= 2 && cores >= 2 ? 2 : 1;
+}
+
 async function runOne(
   name: StudyName,
   f: Flags,
@@ -120,7 +131,11 @@ async function runOne(
     backend,
     resume: f.resume,
     overwrite: f.overwrite,
-    jobs: f.jobs,
+    jobs:
+      f.jobs ??
+      (queue || name === "exit-gate"
+        ? 1
+        : defaultJobs(sweepStudy(name, f.scale).arms.length * f.seeds)),
     queue,
     childArgs: f.backend ? ["--backend", f.backend] : [],
     log,
@@ -233,9 +248,8 @@ export function registerReproduce(program: Command): void {
     )
     .option(
       "--jobs <N>",
-      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job)",
+      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job; default: 2 where the machine has 2 cores or more and the study 2 sweeps or more, else 1; not with --queue)",
       intOption("--jobs", 1),
-      1,
     )
     .option(
       "--queue <url>",
@@ -248,7 +262,7 @@ export function registerReproduce(program: Command): void {
 Examples:
   looplm reproduce phop                    # 5 seeds at cpu scale into runs/reproduce/phop
   looplm reproduce all --out runs/repro
-  looplm reproduce lm --jobs 2             # two sweeps at a time, one thread each on 2 cores
+  looplm reproduce lm --jobs 1             # one sweep at a time, with all the machine's threads
   looplm reproduce mano --scale paper --resume
   looplm reproduce phop --out /shared/runs/repro --queue redis://10.0.0.5:6379
                                            # every member of every seed on the queue; on each

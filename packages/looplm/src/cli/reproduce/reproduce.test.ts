@@ -7,6 +7,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { ManoTask } from "@loop/tasks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBackend } from "../../backend.js";
+import { defaultJobs } from "../commands/reproduce.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
@@ -722,6 +723,13 @@ describe("running a study (tiny settings)", () => {
 });
 
 describe("looplm reproduce", () => {
+  it("trains two sweeps at a time without --jobs where there are two cores and two sweeps", () => {
+    expect(defaultJobs(10, 2)).toBe(2);
+    expect(defaultJobs(10, 16)).toBe(2);
+    expect(defaultJobs(1, 2)).toBe(1); // one sweep: in this process, with every thread
+    expect(defaultJobs(10, 1)).toBe(1); // one core: a second process would only share it
+  });
+
   it("names an unknown study or scale", async () => {
     const errs: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => {
