@@ -15,7 +15,7 @@
 import { flopsPerToken, LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
-import { type GpuCounters, gpuBackendOps } from "@loop/webgpu";
+import { type GpuCounters, gpuBackendOps, zeroCounters } from "@loop/webgpu";
 import {
   breakdownText,
   type DispatchBreakdown,
@@ -259,14 +259,7 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
         "LOOP_BENCH_MODEL_CONFIGS",
         CONFIGS.map((_, i) => i + 1),
       );
-  const counters: GpuCounters[] = configs.map(() => ({
-    dispatches: 0,
-    encodeMs: 0,
-    bindGroupsCreated: 0,
-    pipelinesCreated: 0,
-    submits: 0,
-    byKernel: {},
-  }));
+  const counters: GpuCounters[] = configs.map(zeroCounters);
   const peaks = configs.map(() => 0);
   const rows = await compareWithNative(
     ctx,

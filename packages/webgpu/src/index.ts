@@ -9,6 +9,7 @@ export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
 export { GpuContext, type GpuContextOptions } from "./gpu-context.js";
 export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
+export { zeroCounters } from "./gpu-counters.js";
 export {
   type GpuDtype,
   GpuTensor,
