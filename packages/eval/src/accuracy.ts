@@ -14,7 +14,7 @@ import {
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
-import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
+import { type ExitTally, exitSummary, newTallies, tallyExits } from "./exit-tally.js";
 
 export interface StepScore {
   /** 1-based loop step. */
@@ -95,9 +95,7 @@ function accuracyFold(
       gated: tallies.map((t, k) => {
         const c = gatedCounts[k]!;
         return {
-          q: t.q,
-          meanStep: meanStepOf(t.histogram),
-          histogram: t.histogram,
+          ...exitSummary(t),
           correct: c.correct,
           total: c.total,
           accuracy: acc(c.correct, c.total),

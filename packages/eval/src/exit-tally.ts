@@ -42,6 +42,11 @@ export function meanStepOf(histogram: readonly number[]): number {
   return n === 0 ? Number.NaN : s / n;
 }
 
+/** A tally as results report it: its q, mean exit step and histogram (in that key order). */
+export function exitSummary(t: ExitTally): { q: number; meanStep: number; histogram: number[] } {
+  return { q: t.q, meanStep: meanStepOf(t.histogram), histogram: t.histogram };
+}
+
 /** Number of scored positions (target ≠ −100). */
 export function countScored(targets: Int32Array): number {
   let n = 0;

@@ -14,7 +14,7 @@ import {
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
-import { type ExitTally, meanStepOf, newTallies, tallyExits } from "./exit-tally.js";
+import { type ExitTally, exitSummary, newTallies, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
 export interface StepPerplexity {
@@ -95,12 +95,7 @@ function perplexityFold(
     return {
       metric: "ppl",
       steps: Array.from(nllSum, (s, r) => ({ step: r + 1, ...entry(s) })),
-      gated: tallies.map((t, k) => ({
-        q: t.q,
-        meanStep: meanStepOf(t.histogram),
-        histogram: t.histogram,
-        ...entry(gatedSum[k]!),
-      })),
+      gated: tallies.map((t, k) => ({ ...exitSummary(t), ...entry(gatedSum[k]!) })),
       tokens,
     };
   };
