@@ -14,6 +14,7 @@ import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
+import { gateCommands } from "../reproduce/gate-commands.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
@@ -177,7 +178,7 @@ async function runOne(
       verdicts,
       charts: gateStudyCharts(r.frontier, metric),
       data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
-      commands: [`(pretrain → gate1 → gate2 per seed in ${join(outDir, "seed-<k>")})`],
+      commands: Array.from({ length: f.seeds }, (_, k) => gateCommands(def, k + 1, outDir)).flat(),
     });
     printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   } else {

@@ -10,6 +10,7 @@ import { startBackend } from "../../backend.js";
 import { defaultJobs } from "../commands/reproduce.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
+import { gateArgs, gateCommands } from "./gate-commands.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
@@ -691,18 +692,21 @@ describe("running a study (tiny settings)", () => {
     ).rejects.toThrow(/holds 6 expressions per length .* not 5 .*: remove it to rescore/);
   }, 120_000);
 
+  /** The exit-gate study at tiny settings. */
+  const tinyGate = {
+    ...gateStudy("cpu"),
+    task: { task: "phop" as const, alphabet: 3, length: 8, hops: 2 },
+    model: { dModel: 8, dState: 4, headdim: 8, chunk: 8 },
+    loops: 2,
+    pretrain: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
+    gate1: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
+    gate2: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
+    evalCount: 8,
+    qs: [0.3, 0.7],
+  };
+
   it("runs the exit-gate pipeline and its frontier (tiny settings)", async () => {
-    const def = {
-      ...gateStudy("cpu"),
-      task: { task: "phop" as const, alphabet: 3, length: 8, hops: 2 },
-      model: { dModel: 8, dState: 4, headdim: 8, chunk: 8 },
-      loops: 2,
-      pretrain: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
-      gate1: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
-      gate2: { steps: 2, batch: 4, warmup: 0, evalEvery: 0, evalCount: 8, ckptEvery: 0 },
-      evalCount: 8,
-      qs: [0.3, 0.7],
-    };
+    const def = tinyGate;
     const dir = tmp();
     const r = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: false });
     for (const s of ["pretrain", "gate1", "gate2"])
@@ -719,6 +723,36 @@ describe("running a study (tiny settings)", () => {
     expect(gateStudyCharts(r.frontier, "accuracy").has("frontier")).toBe(true);
     const again = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: true });
     expect(again.frontier).toEqual(r.frontier);
+  }, 120_000);
+
+  it("prints for each seed the train and eval commands that give the study's models and numbers", async () => {
+    const dir = tmp();
+    await runGateStudy(tinyGate, { backend, outDir: dir, seeds: 1, resume: false });
+    const byHand = tmp();
+    const commands = gateCommands(tinyGate, 1, byHand);
+    expect(commands[0]).toBe(
+      `looplm train --task phop --alphabet 3 --length 8 --hops 2 --layers 1 --loops 2 --d-model 8 --d-state 4 --headdim 8 --chunk 8 --steps 2 --batch 4 --warmup 0 --eval-every 0 --eval-count 8 --ckpt-every 0 --stage pretrain --seed 1 --out ${join(byHand, "seed-1", "pretrain")}`,
+    );
+    expect(commands[3]).toBe(
+      `looplm eval --model ${join(byHand, "seed-1", "gate2", "final")} --count 8 --batch-size 64 --q-sweep 0.3,0.7`,
+    );
+    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    for (const args of gateArgs(tinyGate, 1, byHand))
+      await buildProgram()
+        .exitOverride()
+        .parseAsync(["node", "looplm", ...args, "--backend", "portable"]);
+    vi.restoreAllMocks();
+    for (const s of ["pretrain", "gate1", "gate2"]) {
+      const f = (d: string) => readFileSync(join(d, "seed-1", s, "final", "model.safetensors"));
+      expect(f(byHand).equals(f(dir)), `${s}: the same weights`).toBe(true);
+    }
+    const study = JSON.parse(readFileSync(join(dir, "seed-1", "eval.json"), "utf8"));
+    const cli = JSON.parse(readFileSync(join(byHand, "seed-1", "gate2", "eval.json"), "utf8"));
+    expect(study.perStep).toHaveLength(2);
+    expect(study.gated.map((g: { q: number }) => g.q)).toEqual([0.3, 0.7]);
+    expect(cli.per_step).toEqual(study.perStep);
+    expect(cli.gated).toEqual(study.gated);
   }, 120_000);
 });
 

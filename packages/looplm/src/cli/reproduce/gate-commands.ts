@@ -1,0 +1,44 @@
+/**
+ * The `looplm train` and `looplm eval` commands behind one seed of the exit-gate study: printed
+ * beside its results, so that a reader can rerun (or extend) one seed stage by stage. They give
+ * the numbers the study gives (reproduce.test.ts runs them and compares the model bytes).
+ */
+import { join } from "node:path";
+import type { Stage } from "@loop/train";
+import { flagArgs } from "./arm-inputs.js";
+import type { GateStudyDef } from "./gate-study-types.js";
+
+/** Each command's arguments after `looplm`: pretrain, gate1, gate2, then the evaluation. */
+export function gateArgs(def: GateStudyDef, seed: number, outDir: string): string[][] {
+  const dir = join(outDir, `seed-${seed}`);
+  const task = flagArgs({ ...def.task });
+  const stage = (s: Stage, from: Stage | null, model: string[]) => [
+    "train",
+    ...task,
+    ...model,
+    ...flagArgs({ ...def[s] }),
+    ...["--stage", s, "--seed", String(seed)],
+    ...(from ? ["--from", join(dir, from, "final")] : []),
+    ...["--out", join(dir, s)],
+  ];
+  const model = [
+    ...["--layers", String(def.layers), "--loops", String(def.loops)],
+    ...flagArgs({ ...def.model }),
+  ];
+  return [
+    stage("pretrain", null, model),
+    stage("gate1", "pretrain", []),
+    stage("gate2", "gate1", []),
+    [
+      "eval",
+      ...["--model", join(dir, "gate2", "final")],
+      ...["--count", String(def.evalCount), "--batch-size", "64"],
+      ...["--q-sweep", def.qs.join(",")],
+    ],
+  ];
+}
+
+/** The same commands as lines. */
+export function gateCommands(def: GateStudyDef, seed: number, outDir: string): string[] {
+  return gateArgs(def, seed, outDir).map((a) => `looplm ${a.join(" ")}`);
+}
