@@ -14,9 +14,17 @@
  * Which f16 storage runs: native on an adapter with shader-f16, else two f16 per u32 word —
  * SwiftShader lacks shader-f16, so there the packed form is what this test exercises (the test's
  * name says which ran).
+ *
+ * And a mixed-precision run interrupted after its step-2 checkpoint and resumed logs the
+ * uninterrupted run's losses, with the loss scale's count of clean steps carried through
+ * trainer.json.
  */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { gpuForTests } from "@loop/test-support";
 import { deviceTraining, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
+import { runTraining } from "@loop/train/node";
 import { gpuBackendOps, hasFeature } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
@@ -75,5 +83,63 @@ describe.runIf(ctx)(
         expect(mixed.losses).not.toEqual(fp32.losses);
         expect(mixed.scale).toBe(2 ** 14);
       });
+
+    it(
+      "a resumed mixed-precision run keeps its loss scale and reproduces the uninterrupted run",
+      SLOW,
+      async () => {
+        const train = resolveTrainOptions({
+          steps: 4,
+          batchSize: 2,
+          warmupSteps: 1,
+          checkpointEvery: 2,
+          evalEvery: 0,
+          seed: 7,
+          precision: "mixed",
+        });
+        const run = async (runDir: string, extra: { resume?: boolean; crashAt?: number }) => {
+          const model = tinyModel(BACKBONES.mamba);
+          const engine = deviceEngine(
+            ctx!,
+            deviceTraining(model, gpuBackendOps(ctx!), train),
+            train,
+          );
+          try {
+            await runTraining({
+              runDir,
+              model,
+              task,
+              train,
+              engine,
+              resume: extra.resume,
+              onStep: (m) => {
+                if (m.step === extra.crashAt) throw new Error("simulated crash");
+              },
+            });
+          } finally {
+            engine.dispose();
+          }
+        };
+        const trainerJson = (dir: string, step: number) =>
+          JSON.parse(
+            readFileSync(join(dir, "checkpoints", `step-00000${step}`, "trainer.json"), "utf8"),
+          );
+        const losses = (dir: string) =>
+          readFileSync(join(dir, "log.jsonl"), "utf8")
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l).loss);
+        const full = mkdtempSync(join(tmpdir(), "gpu-mixed-full-"));
+        await run(full, {});
+        const cut = mkdtempSync(join(tmpdir(), "gpu-mixed-cut-"));
+        await expect(run(cut, { crashAt: 3 })).rejects.toThrow(/simulated crash/);
+        expect(trainerJson(cut, 2).loss_scale).toEqual({ scale: 2 ** 14, good: 2 });
+        await run(cut, { resume: true });
+        expect(losses(cut)).toEqual(losses(full));
+        // the clean steps counted on from the checkpoint's 2, as in the uninterrupted run
+        expect(trainerJson(cut, 4).loss_scale).toEqual({ scale: 2 ** 14, good: 4 });
+        expect(trainerJson(full, 4).loss_scale).toEqual({ scale: 2 ** 14, good: 4 });
+      },
+    );
   },
 );

@@ -9,6 +9,7 @@ export {
   DEFAULT_LOSS_SCALE,
   DynamicLossScale,
   type LossScaleOptions,
+  type LossScaleState,
 } from "./loss-scale.js";
 export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";

@@ -17,7 +17,7 @@ import { DynamicLossScale } from "./loss-scale.js";
 import { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
 import { freezeForStage, stageLoss } from "./objective.js";
 import { resolveTrainOptions, type TrainOptions } from "./options.js";
-import { NonFiniteError, Trainer } from "./trainer.js";
+import { NonFiniteError, Trainer, type TrainerState } from "./trainer.js";
 
 describe("DynamicLossScale", () => {
   it("halves on overflow, doubles after `interval` clean steps, stays within [min, max]", () => {
@@ -137,6 +137,56 @@ describe("lossScaledStepEngine on the CPU's TrainOps", () => {
     // overflows again (steps 3 and 5) and those steps are redone at 2^8
     expect(scaled.seeds).toEqual([1024, 512, 256, 256, 512, 256, 256, 512, 256]);
     expect(scaled.scale!.overflows).toBe(4);
+  });
+
+  it("a run resumed from a checkpoint's state goes on with its loss scale, as if uninterrupted", async () => {
+    const whole = await run({ init: 2 ** 10 });
+    const o = resolveTrainOptions({
+      steps: 5,
+      batchSize: 4,
+      lr: 1e-2,
+      warmupSteps: 2,
+      seed: 1,
+      clip: 0.5,
+    });
+    const scaleOpts = { init: 2 ** 10, interval: 2, min: 1 };
+    const start = (state: TrainerState | null, weights?: LoopedModel) => {
+      const model = new LoopedModel(config, { seed: 3 });
+      if (weights)
+        model.parameters().forEach((p, i) => {
+          p.tensor.data.set(weights.parameters()[i]!.tensor.data);
+        });
+      freezeForStage(model, o.stage);
+      const { dev, seeds } = cpuTraining(model, o);
+      const t = new Trainer(model, task, o, lossScaledStepEngine(dev, o, scaleOpts));
+      if (state) t.setState(state);
+      return { model, t, seeds };
+    };
+    const a = start(null);
+    for (let i = 0; i < 3; i++) await a.t.nextStep();
+    await a.t.sync();
+    const state = a.t.getState();
+    // 3 clean steps at interval 2: doubled once, one clean step toward the next doubling
+    expect(state.lossScale).toEqual({ scale: 2 ** 11, good: 1 });
+    const b = start(state, a.model);
+    while (!b.t.done) await b.t.nextStep();
+    expect([...a.seeds, ...b.seeds]).toEqual(whole.seeds);
+    expect(b.model.parameters().map((p) => Array.from(p.tensor.data))).toEqual(whole.weights);
+    // a fresh engine on the same state without its loss scale would restart from init
+    expect(start({ ...state, lossScale: undefined }, a.model).t.getState().lossScale).toEqual({
+      scale: 2 ** 10,
+      good: 0,
+    });
+  });
+
+  it("refuses a loss-scale state outside its bounds", () => {
+    const s = new DynamicLossScale({ init: 8, interval: 3, min: 2, max: 16 });
+    expect(() => s.restore({ scale: 32, good: 0 })).toThrow(/power of two in \[2, 16\]/);
+    expect(() => s.restore({ scale: 6, good: 0 })).toThrow(/power of two/);
+    expect(() => s.restore({ scale: 4, good: 3 })).toThrow(/integer in \[0, 3\)/);
+    s.restore({ scale: 4, good: 2 });
+    s.finite();
+    expect(s.scale).toBe(8);
   });
 
   it("at the minimum scale an overflow is reported and the Trainer stops", async () => {

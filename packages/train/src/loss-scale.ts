@@ -30,6 +30,13 @@ export const DEFAULT_LOSS_SCALE: LossScaleOptions = {
 
 const isPowerOfTwo = (x: number) => x > 0 && Number.isInteger(Math.log2(x));
 
+/** What a checkpoint keeps of a loss scale (trainer.json "loss_scale"). */
+export interface LossScaleState {
+  scale: number;
+  /** Clean steps counted toward the next doubling. */
+  good: number;
+}
+
 export class DynamicLossScale {
   readonly opts: LossScaleOptions;
   scale: number;
@@ -61,6 +68,24 @@ export class DynamicLossScale {
       this.good = 0;
       this.scale = Math.min(this.opts.max, this.scale * 2);
     }
+  }
+
+  /** The scale and its count of clean steps, for a checkpoint. */
+  state(): LossScaleState {
+    return { scale: this.scale, good: this.good };
+  }
+
+  /** Continue from a checkpoint's state: a resumed run goes on as an uninterrupted one would. */
+  restore(s: LossScaleState): void {
+    const { min, max, interval } = this.opts;
+    if (!(isPowerOfTwo(s.scale) && min <= s.scale && s.scale <= max))
+      throw new Error(`loss scale: a power of two in [${min}, ${max}] expected, got ${s.scale}`);
+    if (!(Number.isInteger(s.good) && s.good >= 0 && s.good < interval))
+      throw new Error(
+        `loss scale: clean steps must be an integer in [0, ${interval}), got ${s.good}`,
+      );
+    this.scale = s.scale;
+    this.good = s.good;
   }
 
   /** A step's gradients overflowed: halve the scale; false when already at `min` (give up). */

@@ -51,6 +51,8 @@ export function lossScaledStepEngine<T, I>(
   return {
     ...engine,
     lossScale: scaler,
+    lossScaleState: () => scaler.state(),
+    setLossScaleState: (s) => scaler.restore(s),
     async step(batches, lr): Promise<StepResult> {
       for (;;) {
         const r = await engine.step(batches, lr);

@@ -8,6 +8,7 @@
  */
 import type { Batch } from "@loop/tasks";
 import type { AdamWState } from "@loop/tensor";
+import type { LossScaleState } from "./loss-scale.js";
 
 export interface StepResult {
   /** Mean loss over the step's micro-batches. */
@@ -36,4 +37,8 @@ export interface StepEngine {
   pull(): Promise<AdamWState>;
   /** Load the CPU model's weights and `state` (null: fresh moments) into the engine. */
   push(state: AdamWState | null): void;
+  /** Mixed precision (loss-scaled-engine.ts): the loss scale's state, which checkpoints keep. */
+  lossScaleState?(): LossScaleState;
+  /** Continue with a checkpoint's loss scale. */
+  setLossScaleState?(state: LossScaleState): void;
 }

@@ -23,6 +23,7 @@ import {
   withScratch,
 } from "@loop/tensor";
 import { withBlockLr } from "./block-lr.js";
+import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
@@ -52,6 +53,8 @@ export interface TrainerState {
   cursor: TaskCursor;
   optimizer: AdamWState;
   elapsed_s: number;
+  /** The engine's loss scale, under mixed precision. */
+  lossScale?: LossScaleState;
 }
 
 /** A step queued on the engine: its result to come and what its report needs. */
@@ -282,6 +285,7 @@ export class Trainer {
       cursor: { ...this.cursor },
       optimizer: this.optimizer.getState(),
       elapsed_s: this.elapsed,
+      ...(this.engine?.lossScaleState ? { lossScale: this.engine.lossScaleState() } : {}),
     };
   }
 
@@ -296,5 +300,7 @@ export class Trainer {
     this.optimizer.setState(st.optimizer);
     this.elapsed = st.elapsed_s;
     this.engine?.push(st.optimizer);
+    // a checkpoint of an fp32 run has none: a mixed-precision engine then starts from its init
+    if (st.lossScale) this.engine?.setLossScaleState?.(st.lossScale);
   }
 }

@@ -20,6 +20,7 @@ import {
   writeFileAtomic,
   writeSafetensorsFile,
 } from "@loop/tensor/node";
+import type { LossScaleState } from "../loss-scale.js";
 import type { TrainerState } from "../trainer.js";
 
 const KEEP = 2;
@@ -55,6 +56,7 @@ export function saveTrainingCheckpoint(
     step: state.step,
     cursor: state.cursor,
     elapsed_s: state.elapsed_s,
+    ...(state.lossScale ? { loss_scale: state.lossScale } : {}),
   });
   writeJsonFile(join(root, "latest.json"), { step: state.step, dir: name });
   // Keep the newest KEEP folders up to this step; folders past it are stale (a crash before
@@ -122,7 +124,12 @@ function finiteMoments(dir: string, name: string, data: Float32Array): void {
  */
 export function loadTrainingCheckpoint(dir: string, model: LoopedModel): TrainerState {
   const trainerPath = join(dir, "trainer.json");
-  const st = readJsonFile<{ step: unknown; cursor: unknown; elapsed_s: unknown }>(trainerPath);
+  const st = readJsonFile<{
+    step: unknown;
+    cursor: unknown;
+    elapsed_s: unknown;
+    loss_scale?: unknown;
+  }>(trainerPath);
   const opt = readSafetensorsFile(join(dir, "optimizer.safetensors"));
   const folderStep = stepOfDir(basename(dir));
   const optStep = Number(opt.metadata.step);
@@ -142,6 +149,17 @@ export function loadTrainingCheckpoint(dir: string, model: LoopedModel): Trainer
     throw bad(`"cursor" must be an object of numbers, got ${JSON.stringify(st.cursor)}`);
   if (typeof st.elapsed_s !== "number" || !(st.elapsed_s >= 0))
     throw bad(`"elapsed_s" must be a number ≥ 0, got ${JSON.stringify(st.elapsed_s)}`);
+  const ls = st.loss_scale as Partial<LossScaleState> | undefined;
+  if (
+    ls !== undefined &&
+    (typeof ls !== "object" ||
+      ls === null ||
+      !(typeof ls.scale === "number" && ls.scale > 0) ||
+      !(Number.isInteger(ls.good) && (ls.good as number) >= 0))
+  )
+    throw bad(
+      `"loss_scale" must be {"scale": a number > 0, "good": an integer ≥ 0}, got ${JSON.stringify(ls)}`,
+    );
   loadStateDict(
     model,
     readSafetensorsFile(join(dir, "model.safetensors")).tensors,
@@ -154,7 +172,13 @@ export function loadTrainingCheckpoint(dir: string, model: LoopedModel): Trainer
     else if (k.startsWith("v.")) optimizer.v[k.slice(2)] = t.data;
     else throw new Error(`${dir}/optimizer.safetensors: unexpected tensor "${k}"`);
   }
-  return { step, cursor: st.cursor as TrainerState["cursor"], elapsed_s: st.elapsed_s, optimizer };
+  return {
+    step,
+    cursor: st.cursor as TrainerState["cursor"],
+    elapsed_s: st.elapsed_s,
+    optimizer,
+    ...(ls ? { lossScale: { scale: ls.scale!, good: ls.good! } } : {}),
+  };
 }
 
 export function ensureDir(dir: string): void {

@@ -16,7 +16,7 @@ import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
 import { RunInterrupted, runTraining } from "./run.js";
-import { loadTrainingCheckpoint } from "./run-files.js";
+import { loadTrainingCheckpoint, saveTrainingCheckpoint } from "./run-files.js";
 import { cfg, fresh, task } from "./run-fixture.test-util.js";
 import { openRunFolder, readRunInfo, resumeTrainOptions } from "./run-folder.js";
 import { LOCK_FILE, lockRunFolder } from "./run-lock.js";
@@ -249,6 +249,20 @@ describe("run folders: resume continues the run that was started", () => {
     }
     writeFileSync(tj, JSON.stringify({ ...good, elapsed_s: "x" }));
     expect(() => loadTrainingCheckpoint(ck, fresh())).toThrow(/"elapsed_s" must be a number/);
+    // a mixed-precision run's loss scale (absent in fp32 runs) is read back, and checked
+    writeFileSync(tj, JSON.stringify(good));
+    expect(good.loss_scale).toBeUndefined();
+    expect(loadTrainingCheckpoint(ck, fresh()).lossScale).toBeUndefined();
+    const model = fresh();
+    const mixed = { ...loadTrainingCheckpoint(ck, model), lossScale: { scale: 2048, good: 7 } };
+    const again = saveTrainingCheckpoint(tmp("rf-scale-"), model, mixed);
+    expect(JSON.parse(readFileSync(join(again, "trainer.json"), "utf8")).loss_scale).toEqual({
+      scale: 2048,
+      good: 7,
+    });
+    expect(loadTrainingCheckpoint(again, fresh())).toEqual(mixed);
+    writeFileSync(tj, JSON.stringify({ ...good, loss_scale: { scale: 2048 } }));
+    expect(() => loadTrainingCheckpoint(ck, fresh())).toThrow(/"loss_scale" must be \{"scale"/);
     // Both kept checkpoints damaged: resume stops, naming each, and the log is untouched.
     writeFileSync(join(dir, "checkpoints", "step-000004", "trainer.json"), "{");
     const extend = resumeTrainOptions(train, { steps: 8 }).train;
