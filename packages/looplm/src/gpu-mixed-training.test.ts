@@ -24,12 +24,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gpuForTests } from "@loop/test-support";
 import { deviceTraining, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
-import { runTraining } from "@loop/train/node";
 import { gpuBackendOps, hasFeature } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
 import { deviceEngine } from "./device-engine.js";
-import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
+import { BACKBONES, CHECKPOINTED, task, tinyModel, trainOnEngine } from "./gpu-tiny.test-util.js";
 
 const ctx = await gpuForTests("webgpu mixed-precision training", createNodeGpuContext);
 const storage = ctx && hasFeature(ctx, "shader-f16") ? "native f16" : "packed f16 (no shader-f16)";
@@ -88,37 +87,11 @@ describe.runIf(ctx)(
       "a resumed mixed-precision run keeps its loss scale and reproduces the uninterrupted run",
       SLOW,
       async () => {
-        const train = resolveTrainOptions({
-          steps: 4,
-          batchSize: 2,
-          warmupSteps: 1,
-          checkpointEvery: 2,
-          evalEvery: 0,
-          seed: 7,
-          precision: "mixed",
-        });
-        const run = async (runDir: string, extra: { resume?: boolean; crashAt?: number }) => {
+        const train = resolveTrainOptions({ ...CHECKPOINTED, precision: "mixed" });
+        const run = (runDir: string, extra: { resume?: boolean; crashAt?: number }) => {
           const model = tinyModel(BACKBONES.mamba);
-          const engine = deviceEngine(
-            ctx!,
-            deviceTraining(model, gpuBackendOps(ctx!), train),
-            train,
-          );
-          try {
-            await runTraining({
-              runDir,
-              model,
-              task,
-              train,
-              engine,
-              resume: extra.resume,
-              onStep: (m) => {
-                if (m.step === extra.crashAt) throw new Error("simulated crash");
-              },
-            });
-          } finally {
-            engine.dispose();
-          }
+          const dev = deviceTraining(model, gpuBackendOps(ctx!), train);
+          return trainOnEngine(runDir, model, deviceEngine(ctx!, dev, train), train, extra);
         };
         const trainerJson = (dir: string, step: number) =>
           JSON.parse(

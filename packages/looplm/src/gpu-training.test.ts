@@ -21,11 +21,10 @@ import {
   Trainer,
   type TrainOptions,
 } from "@loop/train";
-import { runTraining } from "@loop/train/node";
 import { gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
-import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
+import { BACKBONES, CHECKPOINTED, task, tinyModel, trainOnEngine } from "./gpu-tiny.test-util.js";
 
 const ctx = await gpuForTests("webgpu training", createNodeGpuContext);
 /** The webgpu backend's training step, as `looplm train --backend webgpu` builds it. */
@@ -149,36 +148,14 @@ describe.runIf(ctx)("training on webgpu: stages, accumulation and checkpoint sta
     "a webgpu run resumed from its checkpoint reproduces the uninterrupted run exactly",
     SLOW,
     async () => {
-      const train = resolveTrainOptions({
-        steps: 4,
-        batchSize: 2,
-        warmupSteps: 1,
-        checkpointEvery: 2,
-        evalEvery: 0,
-        seed: 7,
-      });
+      const train = resolveTrainOptions(CHECKPOINTED);
       const run = async (
         runDir: string,
         seed: number,
         extra: { resume?: boolean; crashAt?: number },
       ) => {
         const model = tinyModel({ backbone: "mamba" }, seed);
-        const engine = gpuStepEngine(model, train);
-        try {
-          await runTraining({
-            runDir,
-            model,
-            task,
-            train,
-            engine,
-            resume: extra.resume,
-            onStep: (m) => {
-              if (m.step === extra.crashAt) throw new Error("simulated crash");
-            },
-          });
-        } finally {
-          engine.dispose();
-        }
+        await trainOnEngine(runDir, model, gpuStepEngine(model, train), train, extra);
       };
       const log = (dir: string) =>
         readFileSync(join(dir, "log.jsonl"), "utf8")

@@ -91,15 +91,18 @@ function cpuTraining(model: LoopedModel, o: TrainOptions, overflowAbove = Infini
   return { dev, seeds };
 }
 
+/** Five steps of one micro-batch, clipped (so the norm matters). */
+const OPTS = resolveTrainOptions({
+  steps: 5,
+  batchSize: 4,
+  lr: 1e-2,
+  warmupSteps: 2,
+  seed: 1,
+  clip: 0.5,
+});
+
 async function run(scaled: { init: number; overflowAbove?: number; min?: number } | null) {
-  const o = resolveTrainOptions({
-    steps: 5,
-    batchSize: 4,
-    lr: 1e-2,
-    warmupSteps: 2,
-    seed: 1,
-    clip: 0.5,
-  });
+  const o = OPTS;
   const model = new LoopedModel(config, { seed: 3 });
   freezeForStage(model, o.stage);
   const { dev, seeds } = cpuTraining(model, o, scaled?.overflowAbove);
@@ -141,14 +144,7 @@ describe("lossScaledStepEngine on the CPU's TrainOps", () => {
 
   it("a run resumed from a checkpoint's state goes on with its loss scale, as if uninterrupted", async () => {
     const whole = await run({ init: 2 ** 10 });
-    const o = resolveTrainOptions({
-      steps: 5,
-      batchSize: 4,
-      lr: 1e-2,
-      warmupSteps: 2,
-      seed: 1,
-      clip: 0.5,
-    });
+    const o = OPTS;
     const scaleOpts = { init: 2 ** 10, interval: 2, min: 1 };
     const start = (state: TrainerState | null, weights?: LoopedModel) => {
       const model = new LoopedModel(config, { seed: 3 });
