@@ -14,6 +14,10 @@ import { DynamicLossScale, type LossScaleOptions } from "./loss-scale.js";
 import type { TrainOptions } from "./options.js";
 import type { StepResult } from "./step-engine.js";
 
+/**
+ * `lossScale` is the live scaler, for reports (its overflow count); `lossScaleState` /
+ * `setLossScaleState` (the StepEngine hooks) are the part a checkpoint keeps.
+ */
 export type LossScaledEngine = DeviceStepEngine & { readonly lossScale: DynamicLossScale };
 
 export function lossScaledStepEngine<T, I>(

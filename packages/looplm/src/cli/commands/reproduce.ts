@@ -132,11 +132,6 @@ async function runOne(
     backend,
     resume: f.resume,
     overwrite: f.overwrite,
-    jobs:
-      f.jobs ??
-      (queue || name === "exit-gate"
-        ? 1
-        : defaultJobs(sweepStudy(name, f.scale).arms.length * f.seeds)),
     queue,
     childArgs: f.backend ? ["--backend", f.backend] : [],
     log,
@@ -157,9 +152,9 @@ async function runOne(
   let files: string[];
   if (name === "exit-gate") {
     const def = gateStudy(f.scale);
-    if (queue)
+    if (queue || (f.jobs ?? 1) > 1)
       log(
-        "exit-gate: its stages build on each other (pretrain → gate1 → gate2), so they train in this process, not on the queue",
+        `exit-gate: its stages build on each other (pretrain → gate1 → gate2), so they train in this process, one seed at a time (${queue ? "not on the queue" : "--jobs is ignored"})`,
       );
     const r = await runGateStudy(def, opts);
     const metric = r.perSeed[0]!.metric;
@@ -183,7 +178,8 @@ async function runOne(
     printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   } else {
     const def = sweepStudy(name, f.scale);
-    const r = await runSweepStudy(def, opts);
+    const jobs = f.jobs ?? (queue ? 1 : defaultJobs(def.arms.length * f.seeds));
+    const r = await runSweepStudy(def, { ...opts, jobs });
     const table = sweepStudyTables(r.rows, def.arms);
     const claims = claimTables(r.verdicts);
     const perLength = perLengthTables(r.rows, def.arms);

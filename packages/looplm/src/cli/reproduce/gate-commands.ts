@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { Stage } from "@loop/train";
 import { flagArgs } from "./arm-inputs.js";
-import type { GateStudyDef } from "./gate-study-types.js";
+import { GATE_EVAL_BATCH, type GateStudyDef } from "./gate-study-types.js";
 
 /** Each command's arguments after `looplm`: pretrain, gate1, gate2, then the evaluation. */
 export function gateArgs(def: GateStudyDef, seed: number, outDir: string): string[][] {
@@ -32,7 +32,7 @@ export function gateArgs(def: GateStudyDef, seed: number, outDir: string): strin
     [
       "eval",
       ...["--model", join(dir, "gate2", "final")],
-      ...["--count", String(def.evalCount), "--batch-size", "64"],
+      ...["--count", String(def.evalCount), "--batch-size", String(GATE_EVAL_BATCH)],
       ...["--q-sweep", def.qs.join(",")],
     ],
   ];

@@ -20,3 +20,9 @@ export interface GateStudyDef {
   /** The paper's comparison, as printed. */
   paper: string;
 }
+
+/**
+ * Batch size of the frontier's evaluation, in the study and in its printed `looplm eval` command
+ * (the scores do not depend on it: each sequence is scored on its own).
+ */
+export const GATE_EVAL_BATCH = 64;

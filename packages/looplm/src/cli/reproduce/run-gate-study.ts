@@ -24,7 +24,7 @@ import {
   gateVerdict,
   type SeedGateResult,
 } from "./gate-frontier.js";
-import type { GateStudyDef } from "./gate-study-types.js";
+import { GATE_EVAL_BATCH, type GateStudyDef } from "./gate-study-types.js";
 import type { StudyRunOptions } from "./run-sweep-study.js";
 
 export interface GateStudyResult {
@@ -81,7 +81,7 @@ export async function runGateStudy(
       from = join(runDir, "final");
     }
     const model = loadCheckpoint(from!);
-    const batches = task.evalSet({ count: def.evalCount, batchSize: 64 });
+    const batches = task.evalSet({ count: def.evalCount, batchSize: GATE_EVAL_BATCH });
     const r = await evaluateOnBackend(
       o.backend,
       model,
