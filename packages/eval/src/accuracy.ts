@@ -11,6 +11,7 @@ import {
   checkThresholds,
   type Evaluated,
   evaluateWith,
+  type OnKernels,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -45,7 +46,7 @@ export interface AccuracyResult {
   examples: number;
 }
 
-export interface AccuracyOptions {
+export interface AccuracyOptions extends OnKernels {
   /** Exit thresholds to evaluate with the gate (ignored for a model without one). */
   qs?: readonly number[];
   /** Scorer of predicted ids against a batch (default: exact match at scored positions). */
@@ -113,7 +114,10 @@ export function evaluateAccuracy(
   batches: readonly Batch[],
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
-  return evaluateWith(model, batches, (config, hasGate) =>
-    accuracyFold(config, hasGate, batches, opts),
+  return evaluateWith(
+    model,
+    batches,
+    (config, hasGate) => accuracyFold(config, hasGate, batches, opts),
+    opts.kernels,
   );
 }

@@ -1,11 +1,28 @@
 /**
  * What the evaluators need from a model: per-loop-step logits (and readouts for the exit gate),
  * the LM head for scoring a few positions, and the exit gate. `LoopedModel` satisfies it;
- * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded).
+ * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded), and
+ * on the CPU kernels an evaluator is given (`OnKernels`: a backend's), else on those the
+ * kernel-set registry holds.
  */
 import { exitPdf, type GateLike } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { type IntTensor, intTensor, noGrad, type Tensor } from "@loop/tensor";
+import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+
+/** Where an evaluation's CPU work runs. */
+export interface OnKernels {
+  /**
+   * The CPU kernels of the backend evaluating (every batch runs inside them, whatever another
+   * backend in the process runs on between two batches); absent: the registry's.
+   */
+  kernels?: CpuKernels;
+}
+
+/** `fn()` on `kernels` when given, else on the kernels the registry holds. */
+export function onKernels<R>(kernels: CpuKernels | undefined, fn: () => R): R {
+  return kernels ? withKernels(kernels, fn) : fn();
+}
 
 export interface EvalForwardResult {
   readouts: Tensor[];
@@ -89,35 +106,40 @@ export interface BatchFold {
 }
 
 /**
- * Feed every batch's step outputs to `fold` (batches checked first). A source that answers
- * synchronously (a model on this thread) is folded without awaiting, so the whole evaluation
- * runs inside the caller's `noGrad`/`withScratch` scope, as one synchronous call would.
+ * Feed every batch's step outputs to `fold` (batches checked first), each batch's computing and
+ * folding on `kernels`. A source that answers synchronously (a model on this thread) is folded
+ * without awaiting, so the whole evaluation runs inside the caller's `noGrad`/`withScratch`
+ * scope, as one synchronous call would.
  */
 export async function foldBatches(
   model: Evaluated,
   batches: readonly Batch[],
   fold: BatchFold,
+  kernels?: CpuKernels,
 ): Promise<void> {
   const source = outputSource(model);
   for (const [i, batch] of batches.entries()) {
     checkBatch(batch, i, fold.V);
-    const out = source.outputs(batch, fold.gate);
-    fold.add(batch, i, out instanceof Promise ? await out : out);
+    const pending = onKernels(kernels, () => source.outputs(batch, fold.gate));
+    const out = pending instanceof Promise ? await pending : pending;
+    onKernels(kernels, () => fold.add(batch, i, out));
   }
 }
 
 /**
  * An evaluation: the fold `makeFold` builds for the model's config and gate, fed every batch,
- * then its result (accuracy.ts, perplexity.ts). Bad options and batches reject the promise.
+ * then its result (accuracy.ts, perplexity.ts), on `kernels`. Bad options and batches reject
+ * the promise.
  */
 export async function evaluateWith<R>(
   model: Evaluated,
   batches: readonly Batch[],
   makeFold: (config: StepOutputSource["config"], hasGate: boolean) => BatchFold & { result(): R },
+  kernels?: CpuKernels,
 ): Promise<R> {
   const source = outputSource(model);
   const fold = makeFold(source.config, source.hasGate);
-  await foldBatches(source, batches, fold);
+  await foldBatches(source, batches, fold, kernels);
   return fold.result();
 }
 

@@ -23,6 +23,7 @@ export {
   type EvalForwardResult,
   type EvalModel,
   type Evaluated,
+  type OnKernels,
   outputSource,
   type StepOutputSource,
   type StepOutputs,

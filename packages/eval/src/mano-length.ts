@@ -11,14 +11,14 @@
 import { type Batch, MANO_DEFAULT_EVAL_SEED, type ManoExample, type ManoTask } from "@loop/tasks";
 import { deriveSeed, Rng } from "@loop/tensor";
 import { evaluateAccuracy, type StepScore } from "./accuracy.js";
-import type { Evaluated } from "./eval-model.js";
+import type { Evaluated, OnKernels } from "./eval-model.js";
 
 /** The stream label of the per-length expressions. */
 export const MANO_LENGTH_STREAM = "mano/eval-len";
 /** Expressions per ℓ are indexed below this (ℓ·STRIDE + i keeps the lengths' streams apart). */
 const STRIDE = 1_000_000;
 
-export interface LengthAccuracyOptions {
+export interface LengthAccuracyOptions extends OnKernels {
   /** Expressions scored at each ℓ (1 ≤ count ≤ 1,000,000). */
   count: number;
   /** Seed of the stream (default: the task's fixed evaluation seed, 0x6d616e6f). */
@@ -89,6 +89,7 @@ export async function evaluateManoByLength(
   for (let ops = 1; ops <= task.maxOps; ops++) {
     const r = await evaluateAccuracy(model, manoLengthBatches(task, ops, opts), {
       score: (b, p) => task.score(b, p),
+      kernels: opts.kernels,
     });
     lengths.push({ ops, steps: r.steps });
   }

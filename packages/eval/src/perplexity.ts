@@ -11,6 +11,7 @@ import {
   checkThresholds,
   type Evaluated,
   evaluateWith,
+  type OnKernels,
   type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
@@ -40,7 +41,7 @@ export interface PerplexityResult {
   tokens: number;
 }
 
-export interface PerplexityOptions {
+export interface PerplexityOptions extends OnKernels {
   qs?: readonly number[];
 }
 
@@ -108,7 +109,10 @@ export function evaluatePerplexity(
   batches: readonly Batch[],
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
-  return evaluateWith(model, batches, (config, hasGate) =>
-    perplexityFold(config, hasGate, batches, opts),
+  return evaluateWith(
+    model,
+    batches,
+    (config, hasGate) => perplexityFold(config, hasGate, batches, opts),
+    opts.kernels,
   );
 }

@@ -3,7 +3,7 @@
  * the fused ops of the mixers and the exit gate, each package's slice as it exports it. The CPU
  * classes (`LoopedModel`, `Layer`, the mixers, `ExitGate`) run the generic forward on these, so
  * their numbers are the ops' own, bit for bit; `toDevice(model, cpuBackendOps)` is a device
- * model on the CPU. These run on the kernels the process-wide slot holds when they are called;
+ * model on the CPU. These run on the kernels the kernel-set registry holds when they are called;
  * `cpuBackendOpsOn(kernels)` on a backend's own (two CPU backends side by side).
  */
 import { cpuAttentionOps } from "@loop/attention";

@@ -6,10 +6,12 @@
  *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps; an
  *     early-exiting prompt goes in as one early-exit prefill (prefill-early-exit.ts);
  *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed).
- * Sampling: temperature (0 = greedy), top-k, seeded.
+ * Sampling: temperature (0 = greedy), top-k, seeded. The prefill and every decode step run on the
+ * CPU kernels given (`kernels`, a backend's), else on those the kernel-set registry holds.
  */
 import { checkThreshold } from "@loop/exit-gate";
 import { Rng, type Tensor } from "@loop/tensor";
+import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
 import {
   addEarlyExitCounts,
@@ -45,6 +47,8 @@ export interface GenerateOptions {
   stopToken?: number;
   /** Loop steps per token (default full depth). */
   policy?: StepPolicy;
+  /** The CPU kernels to decode on (a backend's; default: the registry's). */
+  kernels?: CpuKernels;
 }
 
 export interface GenerateResult {
@@ -98,8 +102,17 @@ function fullDepthCounts(tokens: number, layers: number): EarlyExitCounts {
   };
 }
 
-/** Generate up to `maxNewTokens` tokens after `prompt` under `opts.policy`. */
+/** Generate up to `maxNewTokens` tokens after `prompt` under `opts.policy`, on `opts.kernels`. */
 export function generate(
+  model: LoopedModel,
+  prompt: readonly number[],
+  opts: GenerateOptions,
+): GenerateResult {
+  const k = opts.kernels;
+  return k ? withKernels(k, () => decodeAll(model, prompt, opts)) : decodeAll(model, prompt, opts);
+}
+
+function decodeAll(
   model: LoopedModel,
   prompt: readonly number[],
   opts: GenerateOptions,

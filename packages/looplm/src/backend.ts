@@ -12,7 +12,7 @@
  */
 import { cpuBackendOpsOn } from "@loop/looped";
 import type { BackendOps } from "@loop/tensor";
-import { currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
+import { type CpuKernels, currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
 import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
@@ -33,12 +33,12 @@ export const BACKEND_HELP: Record<Backend, string> = {
  * A started backend: the value every command passes to training, evaluation, generation and
  * forward (nothing reads a "current backend"). `gpu` is its device where it has one (webgpu).
  *
- * The CPU kernel sets are one process-wide slot (`@loop/tensor`'s kernel-set registry, read by
- * every CPU kernel): starting portable empties it, starting native or webgpu fills it with the
- * native kernels (webgpu's CPU side: evaluation, checkpoints), and `stop()` of those two empties
- * it again. A CPU backend's `ops` carry the kernels it started with (`cpuBackendOpsOn`), so work
- * through them (`looplm forward`) runs on its own kernels beside another CPU backend; the CPU
- * classes (training, evaluation, decoding) run on the slot's, the kernels of the one started last.
+ * Its CPU kernels are a value too (`kernels`): the kernel sets and the GEMM that the kernel-set
+ * registry held when it started (starting portable empties the registry, starting native or
+ * webgpu fills it with the native kernels; `stop()` of those two empties it again). Everything a
+ * command computes on the CPU runs inside them (`withKernels`): `ops` (`cpuBackendOpsOn`), each
+ * training step (`Trainer`), each evaluation batch, each generation, so two CPU backends work
+ * side by side in one process, each on its own kernels, whichever started last.
  */
 export interface ComputeBackend {
   readonly name: Backend;
@@ -46,6 +46,8 @@ export interface ComputeBackend {
   readonly gpu: GpuContext | null;
   /** Its ops: the model's, the tape's and the optimiser's, on its own tensors. */
   readonly ops: BackendOps<unknown, unknown>;
+  /** The CPU kernels its CPU work runs on (webgpu: what stays on the CPU). */
+  readonly kernels: CpuKernels;
   /** Release what it holds (its device; the native kernels). */
   stop(): void;
 }
@@ -57,13 +59,11 @@ interface StartOptions {
   verbose?: boolean;
 }
 
-/** A CPU backend on the kernels the slot holds now: its ops keep them whatever starts later. */
-const cpu = (name: Backend, stop: () => void): ComputeBackend => ({
-  name,
-  gpu: null,
-  ops: cpuBackendOpsOn(currentKernels()),
-  stop,
-});
+/** A CPU backend on the kernels the registry holds now: it keeps them whatever starts later. */
+function cpu(name: Backend, stop: () => void): ComputeBackend {
+  const kernels = currentKernels();
+  return { name, gpu: null, ops: cpuBackendOpsOn(kernels), kernels, stop };
+}
 
 /**
  * The CPU backend the kernel-set registry holds now, started by no one (a command run without
@@ -97,13 +97,14 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
     } catch (e) {
       return { ok: false, reason: e instanceof Error ? e.message : String(e) };
     }
-    // What stays on the CPU (evaluation, checkpoints) runs on the native kernels when they build.
+    // What stays on the CPU runs on the native kernels when they build.
     await enableNativeKernels();
     const stop = () => {
       disableNativeKernels();
       gpu.destroy();
     };
-    return { ok: true, backend: { name: "webgpu", gpu, ops: gpuBackendOps(gpu), stop } };
+    const ops = gpuBackendOps(gpu);
+    return { ok: true, backend: { name: "webgpu", gpu, ops, kernels: currentKernels(), stop } };
   },
 };
 
@@ -118,7 +119,7 @@ export function parseBackend(v: string): Backend {
  * Start `choice`, or (undefined) the best CPU backend that starts; `notice` hears one line when
  * the default cannot use its first preference (unless the user switched the native kernels off
  * with LOOPLM_NATIVE=0). Resolves to the started backend; an explicit choice that cannot start
- * rejects with a CliError naming why (and leaves the CPU kernel slot portable).
+ * rejects with a CliError naming why (and leaves the kernel-set registry portable).
  */
 export async function startBackend(
   choice: Backend | undefined,

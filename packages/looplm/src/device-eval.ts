@@ -48,22 +48,23 @@ export function deviceOutputSource<T, I>(dm: DeviceModel<T, I>): StepOutputSourc
 
 /**
  * Accuracy or perplexity of `model` on `batches` on `backend`: on its device when it has one,
- * else the CPU evaluators.
+ * else the CPU evaluators on its kernels.
  */
 export async function evaluateOnBackend(
   backend: ComputeBackend,
   model: LoopedModel,
   batches: readonly Batch[],
   metric: "ppl" | "accuracy",
-  opts: AccuracyOptions & PerplexityOptions = {},
+  opts: Omit<AccuracyOptions & PerplexityOptions, "kernels"> = {},
 ): Promise<AccuracyResult | PerplexityResult> {
   // the CPU backends score the model itself (no weight copy; the numbers are the same)
   const gm = backend.gpu ? toDevice(model, backend.ops) : null;
   try {
     const source = gm ? deviceOutputSource(gm) : model;
+    const o = { ...opts, kernels: backend.kernels };
     return metric === "ppl"
-      ? await evaluatePerplexity(source, batches, opts)
-      : await evaluateAccuracy(source, batches, opts);
+      ? await evaluatePerplexity(source, batches, o)
+      : await evaluateAccuracy(source, batches, o);
   } finally {
     gm?.dispose();
   }

@@ -62,8 +62,9 @@ export function currentKernels(): CpuKernels {
 }
 
 /**
- * `fn()` on `kernels`, whatever this process-wide slot holds: they are installed for the
- * synchronous call and the slot's own are put back after it (calls nest).
+ * `fn()` on `kernels`, whatever the registry holds: they are installed for the synchronous call
+ * and the registry's own are put back after it (calls nest). What `fn` leaves to run later (a
+ * promise's continuation) runs on the registry's: an async path wraps each synchronous stretch.
  */
 export function withKernels<R>(kernels: CpuKernels, fn: () => R): R {
   const before = sets;

@@ -5,7 +5,10 @@
  * good state (and checkpoint) stays intact. State (weights are the model's own; optimizer moments,
  * step, data cursor) is exported for exact resume. With a `StepEngine` (a GPU) the engine computes
  * each step (`nextStep`) and `sync` brings its weights and moments back before a checkpoint; a
- * pipelined engine keeps one step in flight when asked (`nextStep({ ahead })`, `drain`).
+ * pipelined engine keeps one step in flight when asked (`nextStep({ ahead })`, `drain`). Without
+ * one the steps run on the CPU kernels the Trainer was given (a backend's, `CpuKernels`): each
+ * step, its backward and its optimiser update, inside them, whatever another backend in the
+ * process runs on between two steps.
  */
 import type { LoopedModel } from "@loop/looped";
 import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
@@ -22,6 +25,7 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
+import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 import { withBlockLr } from "./block-lr.js";
 import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
@@ -79,6 +83,8 @@ export class Trainer {
   elapsed = 0;
   /** Where the steps run when not on the CPU kernels (null: here). */
   readonly engine: StepEngine | null;
+  /** The CPU kernels the steps run on (null: those the kernel-set registry holds at each step). */
+  readonly kernels: CpuKernels | null;
   /** Steps queued on the engine, not yet reported, in order. */
   private readonly inflight: InFlight[] = [];
   private reportedAt = 0;
@@ -88,8 +94,10 @@ export class Trainer {
     task: Task,
     opts: TrainOptions,
     engine: StepEngine | null = null,
+    kernels: CpuKernels | null = null,
   ) {
     this.engine = engine;
+    this.kernels = kernels;
     checkTaskVocab(task, model.config.vocab_size);
     this.model = model;
     this.task = task;
@@ -207,18 +215,22 @@ export class Trainer {
   }
 
   /**
-   * Run one optimizer step and return its metrics. Activations live in pooled scratch memory,
-   * except with activation checkpointing: the pool only reclaims at the end of a step, which
-   * would keep every recomputed activation alive and undo the memory saving.
+   * Run one optimizer step and return its metrics, on the Trainer's kernels when it has its own.
+   * Activations live in pooled scratch memory, except with activation checkpointing: the pool
+   * only reclaims at the end of a step, which would keep every recomputed activation alive and
+   * undo the memory saving.
    */
   trainStep(): StepMetrics {
-    // an installed thread governor picks this step's thread count from the steps' times
-    const gov = threadGovernor();
-    gov?.beforeStep();
-    const t0 = performance.now();
-    const m = this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
-    gov?.afterStep(performance.now() - t0);
-    return m;
+    const step = () => {
+      // an installed thread governor picks this step's thread count from the steps' times
+      const gov = threadGovernor();
+      gov?.beforeStep();
+      const t0 = performance.now();
+      const m = this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
+      gov?.afterStep(performance.now() - t0);
+      return m;
+    };
+    return this.kernels ? withKernels(this.kernels, step) : step();
   }
 
   private step1(): StepMetrics {

@@ -7,14 +7,14 @@
  * readouts go through it, so memory is B·T·D per step instead of B·T·V.
  */
 import { intTensor, noGrad, tensor } from "@loop/tensor";
-import type { EvalModel } from "../eval-model.js";
+import { type EvalModel, type OnKernels, onKernels } from "../eval-model.js";
 import { logProbAt } from "../log-prob.js";
 import type { LoglikRequest } from "./harness-encode.js";
 
 /** Log-likelihoods `[step][request]` for requests, one array per loop step. */
 export type LoglikelihoodFn = (requests: readonly LoglikRequest[]) => Float64Array[];
 
-export interface ModelLoglikOptions {
+export interface ModelLoglikOptions extends OnKernels {
   /** Requests per forward pass (default 8). */
   batchSize?: number;
   /** Token used to right-pad shorter inputs (default 0). */
@@ -65,21 +65,23 @@ export function modelLoglikelihoods(
         owner.push(ri);
       });
     });
-    noGrad(() => {
-      const fwd = model.forward(intTensor(ids, [B, T]), { steps: "all", skipLogits: true });
-      fwd.readouts.forEach((ro, r) => {
-        const D = ro.shape[ro.shape.length - 1]!;
-        const g = new Float32Array(rows.length * D);
-        rows.forEach((row, k) => {
-          g.set(ro.data.subarray(row * D, row * D + D), k * D);
+    onKernels(opts.kernels, () =>
+      noGrad(() => {
+        const fwd = model.forward(intTensor(ids, [B, T]), { steps: "all", skipLogits: true });
+        fwd.readouts.forEach((ro, r) => {
+          const D = ro.shape[ro.shape.length - 1]!;
+          const g = new Float32Array(rows.length * D);
+          rows.forEach((row, k) => {
+            g.set(ro.data.subarray(row * D, row * D + D), k * D);
+          });
+          const logits = model.head(tensor(g, [rows.length, D])).data;
+          const acc = out[r]!;
+          targets.forEach((t, k) => {
+            acc[owner[k]!]! += logProbAt(logits, k, V, t);
+          });
         });
-        const logits = model.head(tensor(g, [rows.length, D])).data;
-        const acc = out[r]!;
-        targets.forEach((t, k) => {
-          acc[owner[k]!]! += logProbAt(logits, k, V, t);
-        });
-      });
-    });
+      }),
+    );
   }
   return out;
 }

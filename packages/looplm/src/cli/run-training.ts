@@ -14,6 +14,7 @@ import {
 import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, type Task } from "@loop/tasks";
+import type { CpuKernels } from "@loop/tensor/kernel";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { deviceTraining, type TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
@@ -54,20 +55,22 @@ export interface TrainJob {
 
 /**
  * The evaluation used during training: per-step accuracy or perplexity on the fixed eval set, of
- * the model being trained or, on webgpu, of the outputs of its device copy (`source`).
+ * the model being trained on `kernels` (its backend's) or, on webgpu, of the outputs of its
+ * device copy (`source`).
  */
 export function taskEvaluator(
   task: Task,
   count: number,
   batchSize: number,
+  kernels: CpuKernels,
   source?: StepOutputSource,
 ): (m: LoopedModel) => Promise<EvalRecord> {
   const batches = task.evalSet({ count, batchSize });
   return async (m) =>
     evalRecord(
       task.metric === "ppl"
-        ? await evaluatePerplexity(source ?? m, batches)
-        : await evaluateAccuracy(source ?? m, batches),
+        ? await evaluatePerplexity(source ?? m, batches, { kernels })
+        : await evaluateAccuracy(source ?? m, batches, { kernels }),
     );
 }
 
@@ -127,11 +130,14 @@ async function trainModel(
       overwrite: job.overwrite,
       signal: job.signal,
       // On webgpu the steps run on the device; evaluation and checkpoints read the weights back.
+      // On a CPU backend they run on its kernels, whatever else this process runs on.
       engine,
+      kernels: job.backend.kernels,
       evaluate: taskEvaluator(
         job.task,
         job.evalCount,
         evalBatch,
+        job.backend.kernels,
         dev ? deviceOutputSource(dev.deviceModel) : undefined,
       ),
       onStep: (m) => {

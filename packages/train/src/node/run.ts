@@ -12,6 +12,7 @@ import type { LoopedModel } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
 import { noGrad, withScratch } from "@loop/tensor";
+import type { CpuKernels } from "@loop/tensor/kernel";
 import { fsError, writeFileAtomic } from "@loop/tensor/node";
 import { freezeForStage } from "../objective.js";
 import type { TrainOptions } from "../options.js";
@@ -52,6 +53,11 @@ export interface RunOptions {
    * its weights are copied back into `model` before each evaluation and checkpoint.
    */
   engine?: StepEngine;
+  /**
+   * The CPU kernels the steps run on without an engine (a backend's); absent: those the
+   * kernel-set registry holds at each step. `evaluate` chooses its own.
+   */
+  kernels?: CpuKernels;
   /**
    * Evaluate the model (called without gradient recording); may resolve later when the work
    * runs elsewhere (an engine's device).
@@ -140,7 +146,7 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   const logPath = join(o.runDir, "log.jsonl");
   const finalDir = join(o.runDir, "final");
   freezeForStage(o.model, o.train.stage);
-  const trainer = new Trainer(o.model, o.task, o.train, o.engine ?? null);
+  const trainer = new Trainer(o.model, o.task, o.train, o.engine ?? null, o.kernels ?? null);
   if (recorded) {
     checkResumeMatches(o.runDir, recorded, o.model.config, o.train);
     restore(o, trainer);

@@ -7,6 +7,7 @@
 import { evaluateManoByLength, formatTable, MANO_LENGTH_STREAM } from "@loop/eval";
 import type { LoopedModel } from "@loop/looped";
 import type { ManoTask } from "@loop/tasks";
+import type { CpuKernels } from "@loop/tensor/kernel";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { CliError } from "../errors.js";
 
@@ -63,6 +64,8 @@ export async function evalPerLength(o: {
   count: number;
   seed?: number;
   batchSize: number;
+  /** The CPU kernels of the backend scoring. */
+  kernels: CpuKernels;
   out: string | null;
 }): Promise<PerLengthFile> {
   const cfg = o.model.config;
@@ -70,6 +73,7 @@ export async function evalPerLength(o: {
     count: o.count,
     seed: o.seed,
     batchSize: o.batchSize,
+    kernels: o.kernels,
   });
   const label = `${cfg.n_layers}⊗${cfg.n_loops}`;
   const file: PerLengthFile = {

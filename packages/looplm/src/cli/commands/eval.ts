@@ -205,6 +205,7 @@ export async function runEval(
       count: f.count,
       seed: f.seed,
       batchSize: f.batchSize,
+      kernels: backend.kernels,
       out,
     });
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
@@ -221,7 +222,7 @@ export async function runEval(
     const tok = task.tokenizer;
     if (!tok) throw new CliError("--mc/--piqa need --task lm");
     const r = evaluateMultipleChoice(mc.items, tok, (reqs) =>
-      modelLoglikelihoods(model, reqs, { batchSize: f.batchSize }),
+      modelLoglikelihoods(model, reqs, { batchSize: f.batchSize, kernels: backend.kernels }),
     );
     mcPart = mcSection(r, mc.source);
   }

@@ -80,10 +80,11 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
   try {
-    // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy)
+    // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy),
+    // on their own kernels
     out = backend.gpu
       ? await generateOnDevice(backend.ops, model, prompt, opts)
-      : generate(model, prompt, opts).tokens;
+      : generate(model, prompt, { ...opts, kernels: backend.kernels }).tokens;
   } catch (e) {
     throw new CliError((e as Error).message);
   }

@@ -4,7 +4,8 @@
  * and the last-word cloze of the corpus's held-out documents (`@loop/eval`). Each member's final
  * checkpoint scores every item at every loop step; accuracy (acc) per step is kept in
  * <seed folder>/downstream.json (PIQA) or cloze.json, written atomically once per member, so a
- * resumed study scores only what is missing.
+ * resumed study scores only what is missing. The scoring runs on the CPU kernels given (the
+ * study's backend's).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { evaluateMultipleChoice, type McItem, modelLoglikelihoods } from "@loop/
 import { corpusClozeItems, readPiqaFiles } from "@loop/eval/node";
 import { loadCheckpoint } from "@loop/looped/node";
 import type { Task } from "@loop/tasks";
+import type { CpuKernels } from "@loop/tensor/kernel";
 import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { runFolderName } from "../sweep-runner.js";
 import type { ClozeDef, McDef } from "./study-types.js";
@@ -67,6 +69,7 @@ function scoreMembers(
   labels: readonly string[],
   set: ItemSet,
   task: Task,
+  kernels: CpuKernels,
   log?: (line: string) => void,
 ): DownstreamScores {
   const tok = task.tokenizer;
@@ -83,7 +86,7 @@ function scoreMembers(
     if (file.acc[label]) continue;
     const model = loadCheckpoint(join(seedDir, runFolderName(label), "final"));
     const r = evaluateMultipleChoice(set.items, tok, (reqs) =>
-      modelLoglikelihoods(model, reqs, { batchSize: 16 }),
+      modelLoglikelihoods(model, reqs, { batchSize: 16, kernels }),
     );
     file.acc[label] = r.steps.map((s) => s.acc);
     log?.(`${label} ${set.name} acc ${(100 * file.acc[label]!.at(-1)!).toFixed(2)} %`);
@@ -98,6 +101,7 @@ export function scoreDownstream(
   labels: readonly string[],
   def: McDef,
   task: Task,
+  kernels: CpuKernels,
   log?: (line: string) => void,
 ): DownstreamScores {
   return scoreMembers(
@@ -105,6 +109,7 @@ export function scoreDownstream(
     labels,
     { name: def.name, file: "downstream.json", items: piqaItems(def) },
     task,
+    kernels,
     log,
   );
 }
@@ -116,8 +121,10 @@ export async function scoreCloze(
   def: ClozeDef,
   corpus: string,
   task: Task,
+  kernels: CpuKernels,
   log?: (line: string) => void,
 ): Promise<DownstreamScores> {
   const items = await clozeItems(corpus, def);
-  return scoreMembers(seedDir, labels, { name: CLOZE_NAME, file: "cloze.json", items }, task, log);
+  const set = { name: CLOZE_NAME, file: "cloze.json", items };
+  return scoreMembers(seedDir, labels, set, task, kernels, log);
 }

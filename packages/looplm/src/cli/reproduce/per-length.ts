@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { evaluateManoByLength, MANO_LENGTH_STREAM } from "@loop/eval";
 import { loadCheckpoint } from "@loop/looped/node";
 import { MANO_DEFAULT_EVAL_SEED, ManoTask, type Task } from "@loop/tasks";
+import type { CpuKernels } from "@loop/tensor/kernel";
 import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { runFolderName } from "../sweep-runner.js";
 import type { PerLengthDef } from "./study-types.js";
@@ -25,12 +26,16 @@ interface LengthFile {
   acc: LengthScores;
 }
 
-/** Score every member of one seed's sweep (in `seedDir`) that has no per-length score yet. */
+/**
+ * Score every member of one seed's sweep (in `seedDir`) that has no per-length score yet, on
+ * `kernels` (the study's backend's).
+ */
 export async function scorePerLength(
   seedDir: string,
   labels: readonly string[],
   def: PerLengthDef,
   task: Task,
+  kernels: CpuKernels,
   log?: (line: string) => void,
 ): Promise<LengthScores> {
   if (!(task instanceof ManoTask))
@@ -51,7 +56,7 @@ export async function scorePerLength(
   for (const label of labels) {
     if (file.acc[label]) continue;
     const model = loadCheckpoint(join(seedDir, runFolderName(label), "final"));
-    const r = await evaluateManoByLength(model, task, { count: def.count });
+    const r = await evaluateManoByLength(model, task, { count: def.count, kernels });
     file.acc[label] = r.lengths.map((l) => l.steps.map((s) => s.accuracy));
     const last = file.acc[label]!.map((a, i) => `ℓ=${i + 1} ${(100 * a.at(-1)!).toFixed(1)} %`);
     log?.(`${label} per length: ${last.join(", ")}`);

@@ -71,6 +71,8 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const downstream: SeedDownstream[] = [];
   const cloze: SeedDownstream[] = [];
   const perLength: SeedPerLength[] = [];
+  // the scoring below runs on this process's backend's CPU kernels
+  const { kernels } = o.backend;
   for (let seed = 1; seed <= o.seeds; seed++) {
     const files = new Map<string, SweepFile>();
     const scores: SeedDownstream = new Map();
@@ -92,15 +94,18 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
       const labels = res.sweep.rows.map((r) => r.label);
       const dir = seedDir(o.outDir, arm.id, seed);
       if (arm.mc) {
-        const acc = scoreDownstream(dir, labels, arm.mc, task, o.log);
+        const acc = scoreDownstream(dir, labels, arm.mc, task, kernels, o.log);
         scores.set(arm.id, { name: arm.mc.name, acc });
       }
       if (arm.cloze) {
-        const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, o.log);
+        const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, kernels, o.log);
         clozeScores.set(arm.id, { name: CLOZE_NAME, acc });
       }
       if (arm.perLength)
-        lengthScores.set(arm.id, await scorePerLength(dir, labels, arm.perLength, task, o.log));
+        lengthScores.set(
+          arm.id,
+          await scorePerLength(dir, labels, arm.perLength, task, kernels, o.log),
+        );
     }
     perSeed.push(files);
     downstream.push(scores);
