@@ -1,7 +1,7 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
-import { threadCount } from "@loop/tensor/kernel";
+import { currentKernels, type GemmFn, threadCount } from "@loop/tensor/kernel";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { describe, expect, it } from "vitest";
 import { freezeForStage } from "./objective.js";
@@ -75,6 +75,31 @@ describe("Trainer", () => {
       await stopThreadPool();
     }
   }, 60_000);
+
+  it("steps on the kernels it is given (a backend's), not the registry's, with the same numbers", () => {
+    const now = currentKernels();
+    let calls = 0;
+    const fn = ((...a: Parameters<GemmFn>) => {
+      calls++;
+      return now.gemm.fn(...a);
+    }) as GemmFn;
+    const run = (kernels: typeof now | null) => {
+      const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+      const opts = resolveTrainOptions({ steps: 3, batchSize: 8, lr: 1e-2, warmupSteps: 0 });
+      const t = new Trainer(model, task, opts, null, kernels);
+      const losses: number[] = [];
+      while (!t.done) losses.push(t.trainStep().loss);
+      return { losses, weights: model.parameters().map((p) => Array.from(p.tensor.data)) };
+    };
+    const on = run({ sets: now.sets, gemm: { fn, name: "counting" } });
+    // every step's GEMMs ran on them (0 without trainStep's withKernels, checked once), and the
+    // registry's came back after
+    expect(calls).toBeGreaterThan(0);
+    expect(currentKernels().gemm.fn).toBe(now.gemm.fn);
+    const counted = calls;
+    expect(run(null)).toEqual(on);
+    expect(calls).toBe(counted);
+  });
 
   it("gate2 trains only the gate: the backbone gets no gradient and does not move", () => {
     const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba", exit_gate: true }), {

@@ -2,8 +2,8 @@
  * Two backends side by side in one process: portable and webgpu are started once each and both
  * stay alive, and every golden case goes through `looplm forward`'s library function (runForward)
  * on each of them, passed as a value. The two outputs must agree within the docs/formats.md
- * tolerance (exit steps exactly). The CPU kernel sets are one process-wide slot (backend.ts):
- * portable is started second, so its outputs come from the portable kernels, as checked below.
+ * tolerance (exit steps exactly). Each backend computes on its own CPU kernels (backend.ts):
+ * portable's are the portable ones, and starting it second leaves the registry holding them too.
  * Skipped with one printed line where no WebGPU adapter exists (Dawn + SwiftShader here), a
  * failure under CI.
  */
