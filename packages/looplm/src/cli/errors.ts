@@ -40,3 +40,15 @@ export function floatOption(flag: string): (v: string) => number {
     return n;
   };
 }
+
+/** Parse an option that takes one of `values`, failing with a message naming the flag. */
+export function choiceOption<T extends string>(
+  flag: string,
+  values: readonly T[],
+): (v: string) => T {
+  return (v: string) => {
+    if (!(values as readonly string[]).includes(v))
+      throw new CliError(`${flag} must be one of ${values.join(", ")}, got "${v}"`);
+    return v as T;
+  };
+}

@@ -12,7 +12,7 @@ import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, intOption } from "../errors.js";
+import { CliError, choiceOption, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { gateCommands } from "../reproduce/gate-commands.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
@@ -48,16 +48,11 @@ interface Flags {
 const CHOICES = [...STUDY_NAMES, "all"] as const;
 
 function studyList(v: string): StudyName[] {
-  if (!(CHOICES as readonly string[]).includes(v))
-    throw new CliError(`study must be one of ${CHOICES.join(", ")}, got "${v}"`);
-  return v === "all" ? [...STUDY_NAMES] : [v as StudyName];
+  const study = choiceOption("study", CHOICES)(v);
+  return study === "all" ? [...STUDY_NAMES] : [study];
 }
 
-function scale(v: string): Scale {
-  if (!(SCALES as readonly string[]).includes(v))
-    throw new CliError(`--scale must be one of ${SCALES.join(", ")}, got "${v}"`);
-  return v as Scale;
-}
+const scale = choiceOption<Scale>("--scale", SCALES);
 
 function commandLine(study: string, f: Flags, q?: StudyQueue): string {
   const backend = f.backend ? ` --backend ${f.backend}` : "";

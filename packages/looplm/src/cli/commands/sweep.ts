@@ -5,7 +5,7 @@ import { parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, intOption } from "../errors.js";
+import { CliError, choiceOption, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import {
   addModelOptions,
@@ -37,11 +37,7 @@ type Flags = TaskFlags &
     backend?: Backend;
   };
 
-function protocol(v: string): Protocol {
-  if (!(PROTOCOLS as readonly string[]).includes(v))
-    throw new CliError(`--protocol must be one of ${PROTOCOLS.join(", ")}, got "${v}"`);
-  return v as Protocol;
-}
+const protocol = choiceOption<Protocol>("--protocol", PROTOCOLS);
 
 export async function runSweepCommand(f: Flags, cmd: Command): Promise<void> {
   const loops = parseIntList("--loops", f.loopsList);

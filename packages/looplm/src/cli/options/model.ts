@@ -9,7 +9,7 @@ import {
   parseConfig,
 } from "@loop/looped";
 import type { Command } from "commander";
-import { CliError, intOption } from "../errors.js";
+import { CliError, choiceOption, intOption } from "../errors.js";
 
 export interface ModelFlags {
   config?: string;
@@ -52,17 +52,8 @@ export const MODEL_DEFAULTS: Omit<ModelFlags, "config" | "kvHeads" | "attnLayers
   exitGate: false,
 };
 
-function outProjScale(v: string): OutProjScale {
-  if (!(OUT_PROJ_SCALES as readonly string[]).includes(v))
-    throw new CliError(`--out-proj-scale must be one of ${OUT_PROJ_SCALES.join(", ")}, got "${v}"`);
-  return v as OutProjScale;
-}
-
-function backbone(v: string): Backbone {
-  if (!(BACKBONES as readonly string[]).includes(v))
-    throw new CliError(`--backbone must be one of ${BACKBONES.join(", ")}, got "${v}"`);
-  return v as Backbone;
-}
+const outProjScale = choiceOption<OutProjScale>("--out-proj-scale", OUT_PROJ_SCALES);
+const backbone = choiceOption<Backbone>("--backbone", BACKBONES);
 
 /** Model flags; `depth: false` leaves out --layers/--loops (a sweep sets them). */
 export function addModelOptions(cmd: Command, depth = true): Command {

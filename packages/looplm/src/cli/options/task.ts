@@ -5,7 +5,7 @@
 import { mano, pHop, type Task } from "@loop/tasks";
 import { loadTextTask } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { CliError, intOption } from "../errors.js";
+import { CliError, choiceOption, intOption } from "../errors.js";
 
 export const TASKS = ["mano", "phop", "lm"] as const;
 export type TaskName = (typeof TASKS)[number];
@@ -35,11 +35,7 @@ export const TASK_DEFAULTS: Omit<TaskFlags, "task"> = {
   seqLen: 256,
 };
 
-export function taskName(v: string): TaskName {
-  if (!(TASKS as readonly string[]).includes(v))
-    throw new CliError(`--task must be one of ${TASKS.join(", ")}, got "${v}"`);
-  return v as TaskName;
-}
+export const taskName = choiceOption<TaskName>("--task", TASKS);
 
 export function addTaskOptions(cmd: Command, required = true): Command {
   const t = "--task <name>";

@@ -10,7 +10,7 @@ import {
   type TrainOptions,
 } from "@loop/train";
 import type { Command } from "commander";
-import { CliError, floatOption, intOption } from "../errors.js";
+import { CliError, choiceOption, floatOption, intOption } from "../errors.js";
 
 export interface TrainFlags {
   stage: Stage;
@@ -56,23 +56,9 @@ export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr" | "precision"> = {
   blockLr: "full",
 };
 
-function blockLr(v: string): BlockLr {
-  if (!(BLOCK_LRS as readonly string[]).includes(v))
-    throw new CliError(`--block-lr must be one of ${BLOCK_LRS.join(", ")}, got "${v}"`);
-  return v as BlockLr;
-}
-
-function precision(v: string): Precision {
-  if (!(PRECISIONS as readonly string[]).includes(v))
-    throw new CliError(`--precision must be one of ${PRECISIONS.join(", ")}, got "${v}"`);
-  return v as Precision;
-}
-
-function stage(v: string): Stage {
-  if (!(STAGES as readonly string[]).includes(v))
-    throw new CliError(`--stage must be one of ${STAGES.join(", ")}, got "${v}"`);
-  return v as Stage;
-}
+const blockLr = choiceOption<BlockLr>("--block-lr", BLOCK_LRS);
+const precision = choiceOption<Precision>("--precision", PRECISIONS);
+const stage = choiceOption<Stage>("--stage", STAGES);
 
 export function addTrainOptions(cmd: Command): Command {
   return cmd
