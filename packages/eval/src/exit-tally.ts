@@ -4,7 +4,7 @@
  * from which the mean selected step Σ r·count(r) / Σ count(r) follows.
  */
 import { exitHistogram, thresholdExit } from "@loop/exit-gate";
-import { IGNORE_INDEX, type IntTensor, intTensor, type Tensor } from "@loop/tensor";
+import { type IntTensor, intTensor, type Tensor } from "@loop/tensor";
 
 export interface ExitTally {
   q: number;
@@ -45,11 +45,4 @@ export function meanStepOf(histogram: readonly number[]): number {
 /** A tally as results report it: its q, mean exit step and histogram (in that key order). */
 export function exitSummary(t: ExitTally): { q: number; meanStep: number; histogram: number[] } {
   return { q: t.q, meanStep: meanStepOf(t.histogram), histogram: t.histogram };
-}
-
-/** Number of scored positions (target ≠ −100). */
-export function countScored(targets: Int32Array): number {
-  let n = 0;
-  for (let i = 0; i < targets.length; i++) if (targets[i] !== IGNORE_INDEX) n++;
-  return n;
 }

@@ -25,5 +25,4 @@ export {
   type TrainOptions,
 } from "./options.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
-export { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -8,7 +8,7 @@
  * scalar values; UTF-8 cannot hold them and they come back as U+FFFD, as `TextEncoder` does).
  */
 import { BYTE_TO_CHAR, CHAR_TO_BYTE, utf8 } from "./byte-level.js";
-import { forEachPreToken, GPT2_SPLIT_PATTERN } from "./pretokenize.js";
+import { forEachPreToken } from "./pretokenize.js";
 import { TokenTable } from "./token-table.js";
 import {
   bpeTokenizerJson,
@@ -164,6 +164,3 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
     });
   }
 }
-
-/** The regex this tokenizer pre-tokenises with (for documentation and checks). */
-export const BPE_SPLIT_PATTERN = GPT2_SPLIT_PATTERN;
