@@ -8,14 +8,13 @@
  */
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
 import {
-  checkThresholds,
   type Evaluated,
   evaluateWith,
+  type FoldSetup,
   type OnKernels,
-  type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
-import { type ExitTally, exitSummary, newTallies, tallyExits } from "./exit-tally.js";
+import { exitSummary, tallyExits } from "./exit-tally.js";
 
 export interface StepScore {
   /** 1-based loop step. */
@@ -53,22 +52,10 @@ export interface AccuracyOptions extends OnKernels {
   score?: (batch: Batch, predicted: Int32Array) => Score;
 }
 
-/** The per-batch fold of the accuracy evaluation, . */
-function accuracyFold(
-  config: StepOutputSource["config"],
-  hasGate: boolean,
-  batches: readonly Batch[],
-  opts: AccuracyOptions,
-) {
-  if (batches.length === 0) throw new Error("evaluateAccuracy: batches is empty (expected ≥ 1)");
-  const qs = opts.qs ?? [];
-  checkThresholds(qs);
+/** The per-batch fold of the accuracy evaluation. */
+function accuracyFold({ R, V, tallies }: FoldSetup, opts: AccuracyOptions) {
   const score = opts.score ?? scoreTargets;
-  const R = config.n_loops;
-  const V = config.vocab_size;
-  const gate = hasGate && qs.length > 0;
   const steps = Array.from({ length: R }, (_v, r) => ({ step: r + 1, correct: 0, total: 0 }));
-  const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
   const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
   let examples = 0;
   const add = (batch: Batch, _i: number, out: StepOutputs) => {
@@ -105,7 +92,7 @@ function accuracyFold(
       examples,
     };
   };
-  return { gate, V, add, result };
+  return { add, result };
 }
 
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
@@ -114,10 +101,5 @@ export function evaluateAccuracy(
   batches: readonly Batch[],
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
-  return evaluateWith(
-    model,
-    batches,
-    (config, hasGate) => accuracyFold(config, hasGate, batches, opts),
-    opts.kernels,
-  );
+  return evaluateWith("evaluateAccuracy", model, batches, opts, (s) => accuracyFold(s, opts));
 }

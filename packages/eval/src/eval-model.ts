@@ -9,6 +9,7 @@ import { exitPdf, type GateLike } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { type IntTensor, intTensor, noGrad, type Tensor } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+import { type ExitTally, newTallies } from "./exit-tally.js";
 
 /** Where an evaluation's CPU work runs. */
 export interface OnKernels {
@@ -97,8 +98,16 @@ export function stepOutputs(
   });
 }
 
+/** What an evaluator's fold starts from: the model's sizes and one exit tally per threshold. */
+export interface FoldSetup {
+  R: number;
+  V: number;
+  /** Sorted by q; empty without a gate or thresholds. */
+  tallies: ExitTally[];
+}
+
 /** An evaluator's per-batch accumulation (accuracy.ts, perplexity.ts). */
-export interface BatchFold {
+interface BatchFold {
   /** Whether the exit pdf is needed. */
   readonly gate: boolean;
   readonly V: number;
@@ -127,19 +136,26 @@ export async function foldBatches(
 }
 
 /**
- * An evaluation: the fold `makeFold` builds for the model's config and gate, fed every batch,
- * then its result (accuracy.ts, perplexity.ts), on `kernels`. Bad options and batches reject
- * the promise.
+ * The evaluation `name` (accuracy.ts, perplexity.ts): the fold `makeFold` builds for the
+ * model's sizes and thresholds `opts.qs`, fed every batch, then its result, on `opts.kernels`.
+ * Bad options and batches reject the promise.
  */
 export async function evaluateWith<R>(
+  name: string,
   model: Evaluated,
   batches: readonly Batch[],
-  makeFold: (config: StepOutputSource["config"], hasGate: boolean) => BatchFold & { result(): R },
-  kernels?: CpuKernels,
+  opts: OnKernels & { qs?: readonly number[] },
+  makeFold: (setup: FoldSetup) => Pick<BatchFold, "add"> & { result(): R },
 ): Promise<R> {
+  if (batches.length === 0) throw new Error(`${name}: batches is empty (expected ≥ 1)`);
+  const qs = opts.qs ?? [];
+  checkThresholds(qs);
   const source = outputSource(model);
-  const fold = makeFold(source.config, source.hasGate);
-  await foldBatches(source, batches, fold, kernels);
+  const R = source.config.n_loops;
+  const V = source.config.vocab_size;
+  const gate = source.hasGate && qs.length > 0;
+  const fold = makeFold({ R, V, tallies: gate ? newTallies(qs, R) : [] });
+  await foldBatches(source, batches, { gate, V, add: fold.add }, opts.kernels);
   return fold.result();
 }
 

@@ -8,14 +8,13 @@
 import type { Batch } from "@loop/tasks";
 import { IGNORE_INDEX } from "@loop/tensor";
 import {
-  checkThresholds,
   type Evaluated,
   evaluateWith,
+  type FoldSetup,
   type OnKernels,
-  type StepOutputSource,
   type StepOutputs,
 } from "./eval-model.js";
-import { type ExitTally, exitSummary, newTallies, tallyExits } from "./exit-tally.js";
+import { exitSummary, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
 export interface StepPerplexity {
@@ -45,21 +44,9 @@ export interface PerplexityOptions extends OnKernels {
   qs?: readonly number[];
 }
 
-/** The per-batch fold of the perplexity evaluation, . */
-function perplexityFold(
-  config: StepOutputSource["config"],
-  hasGate: boolean,
-  batches: readonly Batch[],
-  opts: PerplexityOptions,
-) {
-  if (batches.length === 0) throw new Error("evaluatePerplexity: batches is empty (expected ≥ 1)");
-  const qs = opts.qs ?? [];
-  checkThresholds(qs);
-  const R = config.n_loops;
-  const V = config.vocab_size;
-  const gate = hasGate && qs.length > 0;
+/** The per-batch fold of the perplexity evaluation. */
+function perplexityFold({ R, V, tallies }: FoldSetup) {
   const nllSum = new Float64Array(R);
-  const tallies: ExitTally[] = gate ? newTallies(qs, R) : [];
   const gatedSum = new Float64Array(tallies.length);
   let tokens = 0;
   const add = (batch: Batch, i: number, out: StepOutputs) => {
@@ -100,7 +87,7 @@ function perplexityFold(
       tokens,
     };
   };
-  return { gate, V, add, result };
+  return { add, result };
 }
 
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
@@ -109,10 +96,5 @@ export function evaluatePerplexity(
   batches: readonly Batch[],
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
-  return evaluateWith(
-    model,
-    batches,
-    (config, hasGate) => perplexityFold(config, hasGate, batches, opts),
-    opts.kernels,
-  );
+  return evaluateWith("evaluatePerplexity", model, batches, opts, perplexityFold);
 }
