@@ -2,10 +2,19 @@ import { checkWritableFile } from "@loop/tensor/node";
 
 /** Fail now, before any long work, if the output file `path` cannot be written. */
 export function checkOutput(path: string): void {
+  asCliError(() => checkWritableFile(path));
+}
+
+/** `fn()` (awaited when it returns a promise), a library's error turned into a CliError. */
+export function asCliError<T>(fn: () => T): T {
+  const fail = (e: unknown): never => {
+    throw e instanceof CliError ? e : new CliError((e as Error).message);
+  };
   try {
-    checkWritableFile(path);
+    const r = fn();
+    return (r instanceof Promise ? r.catch(fail) : r) as T;
   } catch (e) {
-    throw new CliError((e as Error).message);
+    return fail(e);
   }
 }
 

@@ -25,7 +25,7 @@ import {
   resumeTrainOptions,
   writeJsonFile,
 } from "@loop/train/node";
-import { CliError } from "./errors.js";
+import { asCliError, CliError } from "./errors.js";
 import { type TrainJob, trainJob } from "./run-training.js";
 
 export const PROTOCOLS = ["iso-param", "iso-flops"] as const;
@@ -84,11 +84,7 @@ export function openSweepFolder(
 ): () => void {
   if (mode.resume && mode.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
-  try {
-    makeDirectory(outDir);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  asCliError(() => makeDirectory(outDir));
   const release = lockRunFolder(outDir);
   try {
     const existing =

@@ -26,7 +26,7 @@ import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, checkOutput, floatOption, intOption } from "../errors.js";
+import { asCliError, CliError, checkOutput, floatOption, intOption } from "../errors.js";
 import {
   addTaskOptions,
   buildTask,
@@ -140,21 +140,12 @@ function mcItems(f: EvalFlags): { items: McItem[]; source: string } | null {
   if (f.labels && !f.piqa) throw new CliError("--labels goes with --piqa <file.jsonl>");
   if (f.mcLimit !== undefined && !f.mc && !f.piqa)
     throw new CliError("--mc-limit needs --mc or --piqa");
-  let items: McItem[];
-  let source: string;
-  try {
-    if (f.piqa) {
-      if (!f.labels) throw new CliError("--piqa needs --labels <file.lst> (one label 0/1 a line)");
-      items = readPiqaFiles(f.piqa, f.labels);
-      source = "piqa";
-    } else if (f.mc) {
-      items = readMcFile(f.mc);
-      source = basename(f.mc).replace(/\.jsonl$/, "");
-    } else return null;
-  } catch (e) {
-    if (e instanceof CliError) throw e;
-    throw new CliError((e as Error).message);
-  }
+  const { mc, piqa, labels } = f;
+  if (!mc && !piqa) return null;
+  if (piqa && !labels)
+    throw new CliError("--piqa needs --labels <file.lst> (one label 0/1 a line)");
+  const items = asCliError(() => (piqa ? readPiqaFiles(piqa, labels!) : readMcFile(mc!)));
+  const source = piqa ? "piqa" : basename(mc!).replace(/\.jsonl$/, "");
   return { items: f.mcLimit ? items.slice(0, f.mcLimit) : items, source };
 }
 
@@ -186,12 +177,7 @@ export async function runEval(
     throw new CliError(
       `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
     );
-  let model: LoopedModel;
-  try {
-    model = loadCheckpoint(checkpoint);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  const model = asCliError(() => loadCheckpoint(checkpoint));
   const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
   const cfg = model.config;

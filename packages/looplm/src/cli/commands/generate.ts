@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, floatOption, intOption } from "../errors.js";
+import { asCliError, CliError, floatOption, intOption } from "../errors.js";
 import { parseIntList } from "../options/model.js";
 import { locateModel } from "./eval.js";
 
@@ -77,17 +77,14 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       }
     };
   }
-  let out: number[];
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
-  try {
-    // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy),
-    // on their own kernels
-    out = backend.gpu
-      ? await generateOnDevice(backend.ops, model, prompt, opts)
-      : generate(model, prompt, { ...opts, kernels: backend.kernels }).tokens;
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy),
+  // on their own kernels
+  const out = await asCliError(async () =>
+    backend.gpu
+      ? generateOnDevice(backend.ops, model, prompt, opts)
+      : generate(model, prompt, { ...opts, kernels: backend.kernels }).tokens,
+  );
   process.stdout.write(`${decode(out)}\n`);
 }
 

@@ -1,20 +1,12 @@
 /** `looplm report <run-or-sweep dir>`: write the folder's self-contained report.html. */
 import { folderKind, renderRunReport, renderSweepReport } from "@loop/eval/node";
 import type { Command } from "commander";
-import { CliError } from "../errors.js";
+import { asCliError } from "../errors.js";
 
-export async function runReport(dir: string): Promise<string> {
-  let kind: "run" | "sweep";
-  try {
-    kind = folderKind(dir);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  try {
-    return kind === "run" ? await renderRunReport(dir) : await renderSweepReport(dir);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+export function runReport(dir: string): Promise<string> {
+  return asCliError(() =>
+    folderKind(dir) === "run" ? renderRunReport(dir) : renderSweepReport(dir),
+  );
 }
 
 export function registerReport(program: Command): void {

@@ -4,7 +4,7 @@ import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { commandBackend, needsKernels, useBackend } from "../compute.js";
-import { CliError } from "../errors.js";
+import { asCliError, CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
@@ -51,12 +51,9 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   const fresh = typed.resume ? null : buildTrainOptions(typed);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
   // fails now, not after building the task.
-  let folder: ReturnType<typeof openRunFolder>;
-  try {
-    folder = openRunFolder(typed.out, { resume: typed.resume, overwrite: typed.overwrite });
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  const folder = asCliError(() =>
+    openRunFolder(typed.out, { resume: typed.resume, overwrite: typed.overwrite }),
+  );
   try {
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;

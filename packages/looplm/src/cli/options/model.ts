@@ -9,7 +9,7 @@ import {
   parseConfig,
 } from "@loop/looped";
 import type { Command } from "commander";
-import { CliError, choiceOption, intOption } from "../errors.js";
+import { asCliError, CliError, choiceOption, intOption } from "../errors.js";
 
 export interface ModelFlags {
   config?: string;
@@ -122,7 +122,7 @@ export function parseIntList(flag: string, v: string): number[] {
 }
 
 export function buildModelConfig(f: ModelFlags, vocabSize: number): ModelConfig {
-  try {
+  return asCliError(() => {
     if (f.config) {
       let raw: unknown;
       try {
@@ -163,8 +163,5 @@ export function buildModelConfig(f: ModelFlags, vocabSize: number): ModelConfig 
       mlp: f.backbone === "transformer" ? { d_ff: dFf } : null,
       exit_gate: f.exitGate,
     });
-  } catch (e) {
-    if (e instanceof CliError) throw e;
-    throw new CliError((e as Error).message);
-  }
+  });
 }

@@ -5,7 +5,7 @@
 import { mano, pHop, type Task } from "@loop/tasks";
 import { loadTextTask } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { CliError, choiceOption, intOption } from "../errors.js";
+import { asCliError, choiceOption, intOption } from "../errors.js";
 
 export const TASKS = ["mano", "phop", "lm"] as const;
 export type TaskName = (typeof TASKS)[number];
@@ -104,18 +104,16 @@ export function taskInfo(f: TaskFlags): Record<string, unknown> {
   };
 }
 
-export async function buildTask(f: TaskFlags): Promise<Task> {
-  try {
+export function buildTask(f: TaskFlags): Promise<Task> {
+  return asCliError(async () => {
     if (f.task === "mano") return mano({ maxOps: f.maxOps });
     if (f.task === "phop")
       return pHop({ alphabet: f.alphabet, length: f.length, hops: f.hops, dense: f.dense });
-    return await loadTextTask({
+    return loadTextTask({
       corpus: f.corpus,
       tokenizer: f.tokenizer,
       vocabSize: f.vocab,
       seqLen: f.seqLen,
     });
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  });
 }
