@@ -11,31 +11,9 @@ import {
 import type { Command } from "commander";
 import { asCliError, CliError, choiceOption, intOption } from "../errors.js";
 
-export interface ModelFlags {
-  config?: string;
-  backbone: Backbone;
-  dModel: number;
-  layers: number;
-  loops: number;
-  dState: number;
-  headdim: number;
-  expand: number;
-  groups: number;
-  dConv: number;
-  chunk: number;
-  heads: number;
-  kvHeads?: number;
-  attnLayers?: string;
-  dFf?: number;
-  loopNorm: boolean;
-  outProjScale: OutProjScale;
-  untied: boolean;
-  exitGate: boolean;
-}
-
 /** The model flags' defaults (what `--help` shows), for callers that build configs in code. */
-export const MODEL_DEFAULTS: Omit<ModelFlags, "config" | "kvHeads" | "attnLayers" | "dFf"> = {
-  backbone: "mamba",
+export const MODEL_DEFAULTS = {
+  backbone: "mamba" as Backbone,
   dModel: 64,
   layers: 1,
   loops: 1,
@@ -47,9 +25,17 @@ export const MODEL_DEFAULTS: Omit<ModelFlags, "config" | "kvHeads" | "attnLayers
   chunk: 64,
   heads: 4,
   loopNorm: false,
-  outProjScale: "layers",
+  outProjScale: "layers" as OutProjScale,
   untied: false,
   exitGate: false,
+};
+
+/** The model flags: those with a default, and those without. */
+export type ModelFlags = typeof MODEL_DEFAULTS & {
+  config?: string;
+  kvHeads?: number;
+  attnLayers?: string;
+  dFf?: number;
 };
 
 const outProjScale = choiceOption<OutProjScale>("--out-proj-scale", OUT_PROJ_SCALES);

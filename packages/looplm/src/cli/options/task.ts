@@ -10,20 +10,7 @@ import { asCliError, choiceOption, intOption } from "../errors.js";
 export const TASKS = ["mano", "phop", "lm"] as const;
 export type TaskName = (typeof TASKS)[number];
 
-export interface TaskFlags {
-  task: TaskName;
-  maxOps: number;
-  alphabet: number;
-  length: number;
-  hops: number;
-  dense: boolean;
-  corpus: string;
-  tokenizer: string;
-  vocab: number;
-  seqLen: number;
-}
-
-export const TASK_DEFAULTS: Omit<TaskFlags, "task"> = {
+export const TASK_DEFAULTS = {
   maxOps: 10,
   alphabet: 4,
   length: 256,
@@ -34,6 +21,8 @@ export const TASK_DEFAULTS: Omit<TaskFlags, "task"> = {
   vocab: 4096,
   seqLen: 256,
 };
+
+export type TaskFlags = typeof TASK_DEFAULTS & { task: TaskName };
 
 export const taskName = choiceOption<TaskName>("--task", TASKS);
 

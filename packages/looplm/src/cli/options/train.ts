@@ -12,32 +12,9 @@ import {
 import type { Command } from "commander";
 import { CliError, choiceOption, floatOption, intOption } from "../errors.js";
 
-export interface TrainFlags {
-  stage: Stage;
-  steps: number;
-  batch: number;
-  accum: number;
-  lr: number;
-  minLr?: number;
-  warmup: number;
-  wd: number;
-  clip: number;
-  evalEvery: number;
-  evalCount: number;
-  ckptEvery: number;
-  seed: number;
-  checkpointing: boolean;
-  beta: number;
-  k: number;
-  gamma: number;
-  blockLr: BlockLr;
-  /** Absent: fp32 (no default value, so fp32 runs record no new flag). */
-  precision?: Precision;
-}
-
 /** The training flags' defaults (what `--help` shows), for callers that build options in code. */
-export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr" | "precision"> = {
-  stage: "pretrain",
+export const TRAIN_DEFAULTS = {
+  stage: "pretrain" as Stage,
   steps: 1000,
   batch: 32,
   accum: 1,
@@ -53,7 +30,13 @@ export const TRAIN_DEFAULTS: Omit<TrainFlags, "minLr" | "precision"> = {
   beta: 0.05,
   k: 50,
   gamma: 0.005,
-  blockLr: "full",
+  blockLr: "full" as BlockLr,
+};
+
+export type TrainFlags = typeof TRAIN_DEFAULTS & {
+  minLr?: number;
+  /** Absent: fp32 (no default value, so fp32 runs record no new flag). */
+  precision?: Precision;
 };
 
 const blockLr = choiceOption<BlockLr>("--block-lr", BLOCK_LRS);
