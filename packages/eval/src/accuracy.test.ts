@@ -3,7 +3,7 @@ import { IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { stepOutputs } from "./eval-model.js";
-import { tableModel, tinyLoopedModel } from "./test-helpers.js";
+import { tableModel, tinyLoopedModel } from "./helpers.test-util.js";
 
 /*
  * Hand-made case: 4 rows, T = 2, answer of row b is class b+1 at position 1 (V = 5).

@@ -2,8 +2,8 @@ import { evaluatePrefix, MANO_DEFAULT_EVAL_SEED, ManoTask } from "@loop/tasks";
 import { deriveSeed, IGNORE_INDEX, Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
+import { tableModel, tinyLoopedModel } from "./helpers.test-util.js";
 import { evaluateManoByLength, manoLengthBatches } from "./mano-length.js";
-import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
 const task = new ManoTask({ maxOps: 2 }); // 32 symbols
 const V = task.vocabSize;

@@ -9,9 +9,9 @@ import { pHop } from "@loop/tasks";
 import { type CpuKernels, currentKernels, type GemmFn } from "@loop/tensor/kernel";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
+import { tinyLoopedModel } from "./helpers.test-util.js";
 import { modelLoglikelihoods } from "./multiple-choice/model-loglik.js";
 import { evaluatePerplexity } from "./perplexity.js";
-import { tinyLoopedModel } from "./test-helpers.js";
 
 /** The registry's kernels with a GEMM that counts its calls. */
 function countingKernels(): { kernels: CpuKernels; calls: () => number } {

@@ -2,8 +2,8 @@ import { type Batch, mano } from "@loop/tasks";
 import { crossEntropy, IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { stepOutputs } from "./eval-model.js";
+import { tableModel, tinyLoopedModel } from "./helpers.test-util.js";
 import { evaluatePerplexity } from "./perplexity.js";
-import { tableModel, tinyLoopedModel } from "./test-helpers.js";
 
 const V = 6;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { detach, freeze, unfreeze } from "./detach.js";
 import { ExitGate } from "./exit-gate.js";
 import { stage1Loss } from "./stage1.js";
-import { ToyLooped } from "./testing/toy-looped.js";
+import { ToyLooped } from "./testing/toy-looped.test-util.js";
 
 describe("detach", () => {
   it("shares storage, drops the graph and the gradient flag", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ExitGate } from "./exit-gate.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";
 import { continuationLabels, stage2Loss, stage2Objective } from "./stage2.js";
-import { ToyLooped } from "./testing/toy-looped.js";
+import { ToyLooped } from "./testing/toy-looped.test-util.js";
 
 /** Plain float64 re-implementation of docs/exit-gate.md stage 2 from the formulas. */
 function stage2Ref(

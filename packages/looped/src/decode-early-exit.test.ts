@@ -3,9 +3,9 @@ import { linear, noGrad, rmsnorm, tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DecodeState, decodeStep, initDecodeState } from "./decode.js";
 import { decodeStepEarlyExit } from "./decode-early-exit.js";
+import { configs, gatedModel, R } from "./helpers.test-util.js";
 import type { LayerState } from "./layer.js";
 import { LoopedModel } from "./model.js";
-import { configs, gatedModel, R } from "./test-helpers.js";
 
 const seqs = [
   [1, 4, 2, 9, 0, 3, 3, 7],

@@ -7,9 +7,9 @@ import {
   type EarlyExitOptions,
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
+import { configs, gatedModel, relErr, stateDiff, TOL, tokens } from "./helpers.test-util.js";
 import { LoopedModel } from "./model.js";
 import { prefillEarlyExit } from "./prefill-early-exit.js";
-import { configs, gatedModel, relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
 
 /** T decodeStepEarlyExit calls: exit steps [B·T] (row-major), last logits, summed counts. */
 function stepAll(m: LoopedModel, st: DecodeState, ids: number[][], opts: EarlyExitOptions) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type DecodeState, type DecodeStepResult, decodeStep, initDecodeState } from "./decode.js";
+import { configs, R, relErr, stateDiff, TOL, tokens } from "./helpers.test-util.js";
 import { LoopedModel } from "./model.js";
 import { prefill } from "./prefill.js";
-import { configs, R, relErr, stateDiff, TOL, tokens } from "./test-helpers.js";
 
 /** T decodeStep calls, one column of `ids` each; the last call's result. */
 function stepAll(model: LoopedModel, st: DecodeState, ids: number[][]): DecodeStepResult {

@@ -1,7 +1,7 @@
 import { gradcheck, randn, Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
-import { relErr } from "./test-helpers.js";
+import { relErr } from "./helpers.test-util.js";
 
 /** Direct transcription of docs/model.md §3.2 with an optional initial state. */
 function naive(

@@ -1,7 +1,7 @@
 import { gradcheck, randn } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
-import { relErr } from "./test-helpers.js";
+import { relErr } from "./helpers.test-util.js";
 
 // The golden case (testdata/golden/kernels) runs in node/kernel-golden.test.ts, on the portable
 // and on the native kernels.

@@ -1,9 +1,9 @@
 import { backward, gradcheck, noGrad, Rng, randn, Tensor, withScratch, zeros } from "@loop/tensor";
 import { softplusScalar } from "@loop/tensor/kernel";
 import { describe, expect, it } from "vitest";
+import { relErr } from "./helpers.test-util.js";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 import { Mamba2Mixer } from "./mamba2-mixer.js";
-import { relErr } from "./test-helpers.js";
 
 const tiny: Mamba2Config = {
   dModel: 8,

@@ -4,9 +4,9 @@ import { threadCount } from "@loop/tensor/kernel";
 import * as poolNode from "@loop/tensor/node";
 import { useThreadPool } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
+import { relErr, type ScanInputs, scanInputs } from "./helpers.test-util.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 import { ssdScanRef } from "./ssd-scan-ref.js";
-import { relErr, type ScanInputs, scanInputs } from "./test-helpers.js";
 
 function run(chunked: boolean, inp: ScanInputs, withStateGrad: boolean) {
   const leaves = [inp.x, inp.dt, inp.A, inp.B, inp.C, ...(inp.s0 ? [inp.s0] : [])];

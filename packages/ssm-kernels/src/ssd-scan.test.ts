@@ -1,10 +1,10 @@
 import { backward, gradcheck, Rng, randu, Tensor } from "@loop/tensor";
 import { expectGolden, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
+import { relErr, type ScanInputs, scanInputs } from "./helpers.test-util.js";
 import { addDSkip } from "./mamba2-ops.js";
 import { ssdScanChunked } from "./ssd-scan-chunked.js";
 import { type SsdScanResult, ssdScanRef } from "./ssd-scan-ref.js";
-import { relErr, type ScanInputs, scanInputs } from "./test-helpers.js";
 
 type ScanFn = (inp: ScanInputs) => SsdScanResult;
 const ref: ScanFn = (i) => ssdScanRef(i.x, i.dt, i.A, i.B, i.C, { initialState: i.s0 });

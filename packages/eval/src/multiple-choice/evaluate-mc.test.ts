@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { testdataPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { tableModel } from "../test-helpers.js";
+import { tableModel } from "../helpers.test-util.js";
 import { evaluateMultipleChoice } from "./evaluate-mc.js";
 import { parseMcJsonl } from "./mc-items.js";
 import { modelLoglikelihoods } from "./model-loglik.js";

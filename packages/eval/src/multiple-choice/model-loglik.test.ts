@@ -1,7 +1,7 @@
 import { intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
+import { tableModel, tinyLoopedModel } from "../helpers.test-util.js";
 import { logProbAt } from "../log-prob.js";
-import { tableModel, tinyLoopedModel } from "../test-helpers.js";
 import type { LoglikRequest } from "./harness-encode.js";
 import { modelLoglikelihoods } from "./model-loglik.js";
 

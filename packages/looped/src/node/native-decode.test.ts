@@ -16,8 +16,8 @@ import {
 import { nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeStep, initDecodeState } from "../decode.js";
+import { configs, relErr, TOL, tokens } from "../helpers.test-util.js";
 import { LoopedModel } from "../model.js";
-import { configs, relErr, TOL, tokens } from "../test-helpers.js";
 
 const builds = [
   await enableNativeTensorKernels(),

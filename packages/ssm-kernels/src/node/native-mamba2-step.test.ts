@@ -12,11 +12,11 @@ import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { itBuildsNativeAddon, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
+import { relErr } from "../helpers.test-util.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer, type Mamba2State } from "../mamba2-mixer.js";
 import type { Mamba2StepNative } from "../mamba2-step.js";
 import type { Mamba2StepKernelSet } from "../native-kernel-sets.js";
-import { relErr } from "../test-helpers.js";
 import { ssmNativeSource } from "./index.js";
 
 interface StepAddon {

@@ -3,6 +3,7 @@ import { allocF32Uninit, nativeKernelNames, registerKernelSet } from "@loop/tens
 import { buildNativeAddon } from "@loop/tensor/node";
 import { itBuildsNativeAddon, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { relErr, type ScanInputs, scanInputs } from "../helpers.test-util.js";
 import type { SsdKernelSet } from "../native-kernel-sets.js";
 import type {
   SsdBackwardGroupsNative,
@@ -11,7 +12,6 @@ import type {
 import type { SsdForwardNative } from "../ssd-chunked-forward.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
 import { ssdScanRef } from "../ssd-scan-ref.js";
-import { relErr, type ScanInputs, scanInputs } from "../test-helpers.js";
 import { disableNativeSsmKernels, enableNativeSsmKernels, ssmNativeSource } from "./index.js";
 
 /** What native/ssd.c exports. */

@@ -18,11 +18,11 @@ import {
 } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
 import { gatedRmsnormBackward, gatedRmsnormForward } from "../gated-rmsnorm.js";
+import { relErr } from "../helpers.test-util.js";
 import type { Mamba2Config } from "../mamba2-config.js";
 import { Mamba2Mixer } from "../mamba2-mixer.js";
 import { addDSkip, softplusBias } from "../mamba2-ops.js";
 import type { SsmKernelSet } from "../native-kernel-sets.js";
-import { relErr } from "../test-helpers.js";
 import { ssmNativeSource } from "./index.js";
 
 type F = Float32Array;

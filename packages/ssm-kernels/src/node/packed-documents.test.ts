@@ -11,9 +11,9 @@ import { documentSlice, nativeSuiteRuns } from "@loop/test-support";
 import { afterEach, describe, expect, it } from "vitest";
 import { causalConv1d } from "../causal-conv1d.js";
 import { causalConv1dSiluSplit } from "../conv-silu-split.js";
+import { relErr } from "../helpers.test-util.js";
 import type { SsdKernelSet, SsmKernelSet } from "../native-kernel-sets.js";
 import { ssdScanChunked } from "../ssd-scan-chunked.js";
-import { relErr } from "../test-helpers.js";
 import { ssmNativeSource } from "./index.js";
 
 type Threaded = { setThreads: (n: number) => void };

@@ -2,7 +2,7 @@ import { Rng } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { argmaxLogits } from "../batch.js";
 import { IGNORE_INDEX } from "../task.js";
-import { chiSquareUniform } from "../testing/chi-square.js";
+import { chiSquareUniform } from "../testing/chi-square.test-util.js";
 import { mano } from "./mano-task.js";
 
 /** Independent evaluator: scan the prefix expression right to left with a value stack. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { IGNORE_INDEX } from "../task.js";
-import { chiSquareUniform } from "../testing/chi-square.js";
+import { chiSquareUniform } from "../testing/chi-square.test-util.js";
 import { alphabetSymbols } from "./hops.js";
 import { pHop } from "./phop-task.js";
 
