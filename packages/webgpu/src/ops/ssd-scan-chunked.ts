@@ -1,8 +1,9 @@
 /**
  * `ssdScanChunked` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, options,
  * shapes and gradients; the kernels and their maths: kernels/ssd-chunked.ts and
- * kernels/ssd-chunked-backward.ts). Four dispatches forward, nine backward (the D skip's gradient included); nothing is read
- * back. Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initialState [B,H,P,N], D [H],
+ * kernels/ssd-chunked-backward.ts). Four dispatches forward, eight backward (the D skip's
+ * gradient included; a column sum over more than 256 rows adds a stage); nothing is read back.
+ * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initialState [B,H,P,N], D [H],
  * seqIdx an i32 [B·T] tensor (non-decreasing along a row; not checked on the device, which
  * would need a read-back) → y [B,T,H,P], state [B,H,P,N].
  */
