@@ -36,11 +36,17 @@ export function attentionMix<T, I>(
   return ops.linear(y, w("o_proj.weight"));
 }
 
-export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear"> &
+export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linears"> &
   Pick<AttentionOps<T, I>, "swiglu">;
 
 /** x [..., D] → [..., D]; `w(name)` the weight named `name` (§6, relative to the MLP). */
 export function swigluMix<T, I>(ops: SwiGluMixOps<T, I>, w: (name: string) => T, x: T): T {
-  const h = ops.swiglu(ops.linear(x, w("gate_proj.weight")), ops.linear(x, w("up_proj.weight")));
+  const wg = w("gate_proj.weight");
+  const wu = w("up_proj.weight");
+  // gate and up as one product where the backend offers it (the same values)
+  const [gate, up] = ops.linears
+    ? ops.linears(x, [wg, wu])
+    : [ops.linear(x, wg), ops.linear(x, wu)];
+  const h = ops.swiglu(gate!, up!);
   return ops.linear(h, w("down_proj.weight"));
 }

@@ -1,9 +1,10 @@
 /**
  * `ModelOps` (@loop/tensor) on a WebGPU device: the model's ops as this package's WGSL ops, for
  * the model written once in @loop/looped (`toDevice(model, gpuModelOps(ctx))`). Float and index
- * tensors are both `GpuTensor` (f32 and i32). The attention op is composed here from the linear,
- * RoPE and tiled attention kernels (the CPU fuses it differently; the values agree to float32
- * rounding). Every op records its backward on the GPU tape (backward.ts).
+ * tensors are both `GpuTensor` (f32 and i32). The attention op is composed here from the linear
+ * (q/k/v as one GEMM each way, linearMulti), RoPE and tiled attention kernels (the CPU fuses it
+ * differently; the values agree to float32 rounding). Every op records its backward on the GPU
+ * tape (backward.ts).
  */
 import type { ModelOps } from "@loop/tensor";
 import type { GpuContext } from "./gpu-context.js";
@@ -16,6 +17,7 @@ import { embedding } from "./ops/embedding.js";
 import { exitPdf } from "./ops/exit-pdf.js";
 import { gateLogits } from "./ops/gate-logits.js";
 import { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+import { linearMulti } from "./ops/linear-multi.js";
 import { linearSplit } from "./ops/linear-split.js";
 import { softplusBias } from "./ops/mamba2-ops.js";
 import { linear } from "./ops/matmul.js";
@@ -44,6 +46,7 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
     add,
     linear: (x, w) => linear(x, w),
     linearSplit,
+    linears: linearMulti,
     reshape: (x, shape) => reshape(x, [...shape]),
     exp,
     neg,
@@ -59,13 +62,10 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
       const [B, T] = u.shape as [number, number, number];
       const hd = wq.shape[0]! / Hq;
       const ropeOpts = opts.rope ?? {};
-      // q and k rotated by one dispatch each way
-      const [q, k] = ropePair(
-        reshape(linear(u, wq), [B, T, Hq, hd]),
-        reshape(linear(u, wk), [B, T, Hkv, hd]),
-        ropeOpts,
-      );
-      const v = reshape(linear(u, wv), [B, T, Hkv, hd]);
+      // q, k and v as one GEMM each way, q and k rotated by one dispatch each way
+      const [uq, uk, uv] = linearMulti(u, [wq, wk, wv]) as [GpuTensor, GpuTensor, GpuTensor];
+      const [q, k] = ropePair(reshape(uq, [B, T, Hq, hd]), reshape(uk, [B, T, Hkv, hd]), ropeOpts);
+      const v = reshape(uv, [B, T, Hkv, hd]);
       return reshape(attention(q, k, v, { seqIdx: opts.seqIdx ?? null }), [B, T, Hq * hd]);
     },
     swiglu,

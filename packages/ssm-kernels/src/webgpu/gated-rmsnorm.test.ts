@@ -28,6 +28,30 @@ describe.runIf(ctx)("webgpu gatedRmsnorm", () => {
     releaseTransients(ctx!);
   });
 
+  // the backward's dispatch holds the (row, group) items and ∂weight's column sum: each alone
+  it.each([
+    { grads: [false, false, true], seed: 5 },
+    { grads: [true, true, false], seed: 6 },
+  ])("with gradients only for $grads (x, z, weight)", async ({ grads, seed }) => {
+    const shape = [300, 24];
+    await checkAgainstCpu(ctx!, {
+      inputs: [
+        { name: "x", values: randomData(shape, seed), shape, grad: grads[0] },
+        { name: "z", values: randomData(shape, seed + 1), shape, grad: grads[1] },
+        {
+          name: "weight",
+          values: randomData([24], seed + 2, 0.5, 1.5),
+          shape: [24],
+          grad: grads[2],
+        },
+      ],
+      cpu: ([x, z, w]: Tensor[]) => [gatedRmsnormCpu(x!, z!, w!, 2, 1e-5)],
+      gpu: ([x, z, w]) => [gatedRmsnorm(x!, z!, w!, 2, 1e-5)],
+      seed: seed + 20,
+    });
+    releaseTransients(ctx!);
+  });
+
   it("names the problem on bad input", () => {
     const x = uploadTensor(ctx!, new Float32Array(12), [2, 6]);
     const w = uploadTensor(ctx!, new Float32Array(6), [6]);

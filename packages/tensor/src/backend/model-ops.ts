@@ -58,6 +58,11 @@ export interface TensorOps<T, I> {
   linear(x: T, w: T): T;
   /** linear(x, w) cut along the last axis into pieces of `widths`. */
   linearSplit(x: T, w: T, widths: readonly number[]): T[];
+  /**
+   * linear(x, w) for each of `ws` (one input, several weights: a backend may run them as one
+   * product). Optional: callers fall back to one `linear` per weight, as the CPU does.
+   */
+  linears?(x: T, ws: readonly T[]): T[];
   reshape(x: T, shape: readonly number[]): T;
   exp(x: T): T;
   neg(x: T): T;

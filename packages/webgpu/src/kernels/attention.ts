@@ -8,15 +8,17 @@
  * Forward, one workgroup per (b, j, tile of 64 queries), one thread per query row: the K and V
  * tiles of BK keys are staged in workgroup memory and every thread keeps its running max m, sum l
  * and output row O (online softmax); y = O / l, lse = m + ln l.
- * Backward with Dvec[t] = Σ_e ∂y[t,e]·y[t,e] (dvec kernel, stored beside lse) and P = e^{c·q·kᵀ − lse}:
+ * Backward with Dvec[t] = Σ_e ∂y[t,e]·y[t,e] (stored beside lse, which the forward writes into
+ * the first half of ld = [lse | Dvec]: the dQ kernel computes and stores each query row's Dvec
+ * as it starts, the dvec kernel only where dQ is not wanted) and P = e^{c·q·kᵀ − lse}:
  *   dK, dV: one workgroup per (b, g, tile of 64 keys), 4 threads per key (256 a workgroup),
  *     looping over the G query heads of g and the query tiles (staged in workgroup memory) at or
  *     after the keys, 8 query rows at a time: the 64·8 pairs' P and dS = P·(∂y·v − Dvec) are
  *     computed by the 256 threads (each pair's dot products by one thread, e in order) into
  *     workgroup memory, then each thread adds the 8 rows in order to its quarter of its key's row
  *     (elements e ≡ part mod 4): dv += P·∂y, dk += c·dS·q;
- *   dQ: one workgroup per (b, j, tile of 64 queries), one thread per query, looping over the
- *     key tiles (staged): dq += c·P·(∂y·v − Dvec)·k.
+ *   dQ (runs first): one workgroup per (b, j, tile of 64 queries), one thread per query, looping
+ *     over the key tiles (staged): dq += c·P·(∂y·v − Dvec)·k.
  * Each output element is summed by one thread in a fixed order: no atomics, the same numbers
  * every run (the dK dV order is the one-thread-per-key order: heads, then query rows). hd and
  * the tile depth are compiled in (kernels are made per head_dim, and the depth of a staged tile
@@ -152,7 +154,8 @@ function backwardQ(hd: number, bk: number): Kernel {
   return defineKernel({
     name: `attention/backward-dq(hd=${hd})`,
     params: BACKWARD_PARAMS,
-    buffers: { ...BACKWARD_INPUTS, dq: "rw" },
+    // writes Dvec into ld's second half (read by the dK dV kernel after it)
+    buffers: { ...BACKWARD_INPUTS, ld: "rw", y: "read", dq: "rw" },
     body: `${stage(hd, bk)}
 ${QUERY_ENTRY}
   var qr: array<f32, HD>;
@@ -161,7 +164,9 @@ ${QUERY_ENTRY}
   for (var e = 0u; e < HD; e++) { qr[e] = q[qo + e] * p.c; gr[e] = gy[qo + e]; acc[e] = 0.0; }
   let li = (b * p.Hq + j) * p.T + tq;
   let lrow = ld[li];
-  let drow = ld[p.nl + li];
+  var drow = 0.0;
+  for (var e = 0u; e < HD; e++) { drow += gr[e] * y[qo + e]; }
+  if (t < p.T) { ld[p.nl + li] = drow; }
   for (var c0 = 0u; c0 < kEnd; c0 += BK) {
     let bc = min(BK, p.T - c0);
     ${STAGE_KV}
@@ -309,13 +314,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
 }
 
 /**
- * ld = [lse | Dvec], each [B, Hq, T] (one buffer keeps the dK dV kernel at 8 bindings), with
- * Dvec[b, j, t] = Σ_e ∂y[b, t, j, e]·y[b, t, j, e], one thread per row of n = B·T·Hq.
+ * The second half of ld = [lse | Dvec], each [B, Hq, T] (one buffer keeps the dK dV kernel at 8
+ * bindings), with Dvec[b, j, t] = Σ_e ∂y[b, t, j, e]·y[b, t, j, e], one thread per row of
+ * n = B·T·Hq: where q needs no gradient (else the dQ kernel writes it).
  */
 export const dvecKernel = defineKernel({
   name: "attention/dvec",
   params: { n: "u32", T: "u32", Hq: "u32", hd: "u32" },
-  buffers: { y: "read", gy: "read", lse: "read", ld: "rw" },
+  buffers: { y: "read", gy: "read", ld: "rw" },
   body: `
 ${flatEntry(DVEC_GROUP, "p.n", "row")}
   // row = (b·T + t)·Hq + j
@@ -324,7 +330,6 @@ ${flatEntry(DVEC_GROUP, "p.n", "row")}
   var acc = 0.0;
   for (var e = 0u; e < p.hd; e++) { acc += gy[row * p.hd + e] * y[row * p.hd + e]; }
   let li = ((bt / p.T) * p.Hq + j) * p.T + bt % p.T;
-  ld[li] = lse[li];
   ld[p.n + li] = acc;
 }`,
 });

@@ -61,3 +61,58 @@ export const columnSumStage = columnSumKernel({
   buffers: { src: "read" },
   term: "src[r * p.cols + c]",
 });
+
+/**
+ * WGSL for a kernel that runs a column sum's stage 1 beside its own work in the same dispatch
+ * (a norm's backward and its weight gradient: one dispatch instead of two). Defines
+ * `<pre>columnRole(j, li)`: workgroup j of the column sum (column group j % colGroups, row block
+ * j / colGroups) with `threads` threads (a multiple of 64: threads/64 lanes of rows, summed in
+ * the same fixed order as `columnSumKernel`'s) over `term` (a WGSL expression in r and c). Needs
+ * the params <pre>colRows (the rows summed), <pre>cols, <pre>colGroups, <pre>acc and a buffer
+ * `<pre>partial` (`columnRoleDecl`); a prefix lets one kernel hold several column sums. Call it
+ * from uniform control flow (a branch on the workgroup id).
+ */
+export function columnRoleWgsl(threads: number, term: string, pre = ""): string {
+  const lanes = threads / COLS_PER_GROUP;
+  if (!Number.isInteger(lanes) || lanes < 1)
+    throw new Error(`webgpu columnRoleWgsl: ${threads} threads is not a multiple of 64`);
+  return `
+fn ${pre}colTerm(r: u32, c: u32) -> f32 { return ${term}; }
+var<workgroup> ${pre}colLanes: array<f32, ${threads}>;
+fn ${pre}columnRole(j: u32, li: u32) {
+  let lx = li % ${COLS_PER_GROUP}u;
+  let ly = li / ${COLS_PER_GROUP}u;
+  let c = (j % p.${pre}colGroups) * ${COLS_PER_GROUP}u + lx;
+  let blk = j / p.${pre}colGroups;
+  let r0 = blk * ${ROWS_PER_GROUP}u;
+  let r1 = min(r0 + ${ROWS_PER_GROUP}u, p.${pre}colRows);
+  var s = 0.0;
+  if (c < p.${pre}cols) {
+    for (var r = r0 + ly; r < r1; r += ${lanes}u) { s += ${pre}colTerm(r, c); }
+  }
+  ${pre}colLanes[ly * ${COLS_PER_GROUP}u + lx] = s;
+  workgroupBarrier();
+  if (ly == 0u && c < p.${pre}cols) {
+    var t = ${pre}colLanes[lx];
+    for (var l = 1u; l < ${lanes}u; l++) { t += ${pre}colLanes[l * ${COLS_PER_GROUP}u + lx]; }
+    let o = blk * p.${pre}cols + c;
+    if (p.${pre}acc != 0u) { ${pre}partial[o] = ${pre}partial[o] + t; } else { ${pre}partial[o] = t; }
+  }
+}`;
+}
+
+/** The params and buffer `columnRoleWgsl(…, pre)` needs (add colJobs-like counts yourself). */
+export function columnRoleDecl(pre = ""): {
+  params: Record<string, ParamType>;
+  buffers: Record<string, BufferSpec>;
+} {
+  return {
+    params: {
+      [`${pre}colRows`]: "u32",
+      [`${pre}cols`]: "u32",
+      [`${pre}colGroups`]: "u32",
+      [`${pre}acc`]: "u32",
+    },
+    buffers: { [`${pre}partial`]: "rw" },
+  };
+}

@@ -13,7 +13,7 @@
  * are bound to a 1-element placeholder and switched off by the has* flags.
  */
 import { defineKernel, flatEntry } from "../kernel-def.js";
-import { columnSumKernel } from "./column-sum.js";
+import { columnRoleDecl, columnRoleWgsl, columnSumKernel } from "./column-sum.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
 export const CONV_GROUP = 256;
@@ -171,13 +171,47 @@ fn tapGrad(b: u32, tau: i32, c: u32) -> f32 {
   return s;
 }`;
 
-/** ∂x[b, τ, c] for n = B·T·C items. */
-export const convGradXKernel = defineKernel({
-  name: "causalConv1dGradX",
-  params: { B: "u32", T: "u32", C: "u32", K: "u32", hasSeq: "u32", n: "u32" },
-  buffers: { weight: "read", gpre: "read", seq: "read:i32", gx: "rw" },
-  body: `${gradTaps}
-${entry}
+/**
+ * ∂x (n = B·T·C items, the first p.xGroups workgroups; none when x needs no gradient) and the
+ * first stage of ∂w's column sum (`columnRoleWgsl`, prefix "w": rows B·T, columns C·K, the
+ * p.wJobs workgroups after them) in one dispatch: both read only ∂pre and the forward's inputs.
+ */
+export const convGradXWeightKernel = defineKernel({
+  name: "causalConv1dGradXWeight",
+  params: {
+    ...dims,
+    n: "u32",
+    xGroups: "u32",
+    wJobs: "u32",
+    ...columnRoleDecl("w").params,
+  },
+  buffers: {
+    weight: "read",
+    gpre: "read",
+    seq: "read:i32",
+    x: "read",
+    init: "read",
+    gx: "rw",
+    ...columnRoleDecl("w").buffers,
+  },
+  body: `${gradTaps}${tapRule}
+fn wTerm(r: u32, col: u32) -> f32 {
+  let c = col / p.K;
+  let k = col % p.K;
+  let t = r % p.T;
+  return gpre[r * p.C + c] * tapValue(r / p.T, t, i32(t) + i32(k) - i32(p.K) + 1, c);
+}
+${columnRoleWgsl(CONV_GROUP, "wTerm(r, c)", "w")}
+@compute @workgroup_size(${CONV_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u,
+        @builtin(num_workgroups) ng: vec3u) {
+  let g = wg.x + wg.y * ng.x;
+  if (g >= p.xGroups) {
+    if (g - p.xGroups < p.wJobs) { wcolumnRole(g - p.xGroups, li); }
+    return;
+  }
+  let i = g * ${CONV_GROUP}u + li;
+  if (i >= p.n) { return; }
   let c = i % p.C;
   let r = i / p.C;
   gx[i] = tapGrad(r / p.T, i32(r % p.T), c);
@@ -195,21 +229,6 @@ ${entry}
   let bc = i / (p.K - 1u);
   ginit[i] = tapGrad(bc / p.C, i32(j) - i32(p.K) + 1, bc % p.C);
 }`,
-});
-
-/** ∂w[c, k] = Σ_r ∂pre[r, c]·in[r's tap k, c]: rows B·T, columns C·K. */
-export const convGradWeight = columnSumKernel({
-  name: "causalConv1dGradWeight",
-  params: dims,
-  buffers: { x: "read", init: "read", seq: "read:i32", gpre: "read" },
-  helpers: `${tapRule}
-fn wTerm(r: u32, col: u32) -> f32 {
-  let c = col / p.K;
-  let k = col % p.K;
-  let t = r % p.T;
-  return gpre[r * p.C + c] * tapValue(r / p.T, t, i32(t) + i32(k) - i32(p.K) + 1, c);
-}`,
-  term: "wTerm(r, c)",
 });
 
 /** ∂bias[c] = Σ_r ∂pre[r, c]. */

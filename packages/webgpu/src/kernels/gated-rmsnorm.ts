@@ -4,11 +4,12 @@
  *   y = v·r ⊙ weight                                   x, z [rows, Di], weight [Di] → y, rinv [rows·G]
  * Backward (same grid), with ĝ = gy ⊙ weight and v̂ = v·r:
  *   ∂v = r·(ĝ − v̂·mean(ĝ ⊙ v̂)),  ∂x = ∂v ⊙ silu(z),  ∂z = ∂v ⊙ x ⊙ silu'(z)
- *   ∂weight = Σ_rows gy ⊙ v̂                               (a column sum, ops/column-sum.ts)
+ *   ∂weight = Σ_rows gy ⊙ v̂   (a column sum, ops/column-sum.ts, whose first stage runs in the
+ *                              backward's dispatch: the workgroups past the (row, group) ones)
  * The group's sums are tree reductions in workgroup memory (fixed order: deterministic).
  */
 import { defineKernel } from "../kernel-def.js";
-import { columnSumKernel } from "./column-sum.js";
+import { columnRoleWgsl } from "./column-sum.js";
 import { groupSumWgsl } from "./wgsl-group-sum.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 
@@ -16,12 +17,14 @@ export const RMS_GROUP = 128;
 
 const reduce = groupSumWgsl(RMS_GROUP);
 
-const entry = `@compute @workgroup_size(${RMS_GROUP})
+const entry = (withColumnSum: boolean) => `@compute @workgroup_size(${RMS_GROUP})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u,
         @builtin(local_invocation_id) li: vec3u) {
   let item = wg.x + wg.y * ng.x;
-  if (item >= p.rows * p.G) { return; }
   let lid = li.x;
+  if (item >= p.rows * p.G) {${withColumnSum ? "\n    if (item - p.rows * p.G < p.colJobs) { columnRole(item - p.rows * p.G, lid); }" : ""}
+    return;
+  }
   let gs = p.Di / p.G;
   let o = (item / p.G) * p.Di + (item % p.G) * gs;
   let wo = (item % p.G) * gs;`;
@@ -31,7 +34,7 @@ export const gatedRmsnormKernel = defineKernel({
   params: { rows: "u32", Di: "u32", G: "u32", eps: "f32" },
   buffers: { x: "read", z: "read", weight: "read", y: "rw", rinv: "rw" },
   body: `${WGSL_MATH}${reduce}
-${entry}
+${entry(false)}
   var ss = 0.0;
   for (var j = lid; j < gs; j += ${RMS_GROUP}u) {
     let v = x[o + j] * silu(z[o + j]);
@@ -45,9 +48,26 @@ ${entry}
 }`,
 });
 
+/** ∂weight[c] = Σ_r gy[r, c]·x·silu(z)·rinv[r, group of c] (c over p.cols = Di). */
+const GRAD_WEIGHT_TERM =
+  "gy[r * p.cols + c] * x[r * p.cols + c] * silu(z[r * p.cols + c]) * rinv[r * p.G + c / (p.cols / p.G)]";
+
+/**
+ * The backward over (row, group) items with ∂weight's column sum (stage 1) in the same
+ * dispatch; p.rows = 0 leaves only the column sum (x and z need no gradient).
+ */
 export const gatedRmsnormBackwardKernel = defineKernel({
   name: "gatedRmsnormBackward",
-  params: { rows: "u32", Di: "u32", G: "u32" },
+  params: {
+    rows: "u32",
+    Di: "u32",
+    G: "u32",
+    colRows: "u32",
+    cols: "u32",
+    colGroups: "u32",
+    acc: "u32",
+    colJobs: "u32",
+  },
   buffers: {
     x: "read",
     z: "read",
@@ -56,9 +76,10 @@ export const gatedRmsnormBackwardKernel = defineKernel({
     gy: "read",
     gx: "rw",
     gz: "rw",
+    partial: "rw",
   },
-  body: `${WGSL_MATH}${reduce}
-${entry}
+  body: `${WGSL_MATH}${reduce}${columnRoleWgsl(RMS_GROUP, GRAD_WEIGHT_TERM)}
+${entry(true)}
   let r = rinv[item];
   var dot = 0.0;
   for (var j = lid; j < gs; j += ${RMS_GROUP}u) {
@@ -74,13 +95,4 @@ ${entry}
     gz[o + j] = gv * xv * siluGrad(zv);
   }
 }`,
-});
-
-/** ∂weight[c] = Σ_r gy[r, c]·x·silu(z)·rinv[r, group of c]. */
-export const gatedRmsnormGradWeight = columnSumKernel({
-  name: "gatedRmsnormGradWeight",
-  params: { G: "u32" },
-  buffers: { x: "read", z: "read", rinv: "read", gy: "read" },
-  helpers: WGSL_MATH,
-  term: "gy[r * p.cols + c] * x[r * p.cols + c] * silu(z[r * p.cols + c]) * rinv[r * p.G + c / (p.cols / p.G)]",
 });

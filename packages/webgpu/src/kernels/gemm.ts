@@ -17,7 +17,7 @@
  * axis (which axis that is depends on the transpose, fixed per kernel variant), so global loads
  * coalesce for every layout. Edge tiles are padded with zeros; every sum runs in k order.
  */
-import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
+import { type BufferSpec, defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 
 export interface GemmTile {
   bm: number;
@@ -63,6 +63,7 @@ function tileLoad(
   t: GemmTile,
   outer: number,
   threads: number,
+  segmented = false,
 ): string {
   const dst = X === "A" ? "As" : "Bs";
   const sd = outer + 1;
@@ -104,6 +105,10 @@ function tileLoad(
       : load === "f16"
         ? `f32(${X}[g])`
         : `unpack2x16float(${X}[g >> 1u])[g & 1u]`;
+  // a segmented operand: its reader picks the piece from the stored (row, column)
+  const fetch = segmented
+    ? `v = seg${X}(${contiguousK ? "go, gk" : "gk, go"});`
+    : `let g = ${base} + ${idx}; v = ${read};`;
   return `
     for (var l = 0u; l < ${(outer * t.bk) / threads}u; l++) {
       let e = li + l * ${threads}u;
@@ -111,9 +116,78 @@ function tileLoad(
       let go = ${o0} + oo;
       let gk = k0 + kk;
       var v = 0.0;
-      if (go < ${limit} && gk < kEnd) { let g = ${base} + ${idx}; v = ${read}; }
+      if (go < ${limit} && gk < kEnd) { ${fetch} }
       ${dst}[kk * ${sd}u + oo] = v;
     }`;
+}
+
+/**
+ * An operand stored as up to three pieces, each in its own buffer, laid end to end along one of
+ * its stored axes ("rows" or "cols"): piece s covers [b_s, b_{s+1}) of that axis (b_0 = 0,
+ * bounds b_1, b_2 in the params `<X>b1`, `<X>b2`) at element offset `<X>o<s>`, leading dimension
+ * `<X>l<s>`. It lets one GEMM read or write the three blocks of a split linear layer (in_proj's
+ * z | xBC | dt, attention's q | k | v) where they live, with no copy and no dispatch per block.
+ */
+export type GemmSegAxis = "rows" | "cols";
+export interface GemmSegments {
+  A?: GemmSegAxis;
+  B?: GemmSegAxis;
+  C?: GemmSegAxis;
+}
+const PIECES = ["", "1", "2"] as const;
+
+/** The buffer names and params of a segmented operand X. */
+function segDecl(X: "A" | "B" | "C"): {
+  params: Record<string, "u32" | "f32">;
+  buffers: string[];
+} {
+  const params: Record<string, "u32" | "f32"> = { [`${X}b1`]: "u32", [`${X}b2`]: "u32" };
+  for (let s = 0; s < 3; s++) {
+    params[`${X}o${s}`] = "u32";
+    params[`${X}l${s}`] = "u32";
+    // C: each piece is overwritten or added to on its own (a weight gradient may exist or not)
+    if (X === "C") params[`${X}beta${s}`] = "f32";
+  }
+  return { params, buffers: PIECES.map((k) => `${X}${k}`) };
+}
+
+/** WGSL: the element index of stored (r, c) in piece s of X, and the piece's buffer name. */
+function segIndex(X: string, axis: GemmSegAxis, s: number): string {
+  const lo = s === 0 ? "0u" : `p.${X}b${s}`;
+  const [r, c] = axis === "rows" ? [`(r - ${lo})`, "c"] : ["r", `(c - ${lo})`];
+  return `p.${X}o${s} + ${r} * p.${X}l${s} + ${c}`;
+}
+
+/** WGSL: `segX(r, c)`, the value at stored (r, c) of segmented operand X (A or B). */
+function segReader(X: "A" | "B", axis: GemmSegAxis): string {
+  const at = axis === "rows" ? "r" : "c";
+  return `
+fn seg${X}(r: u32, c: u32) -> f32 {
+  if (${at} < p.${X}b1) { return ${X}[${segIndex(X, axis, 0)}]; }
+  if (${at} < p.${X}b2) { return ${X}1[${segIndex(X, axis, 1)}]; }
+  return ${X}2[${segIndex(X, axis, 2)}];
+}`;
+}
+
+/** WGSL: `segC(r, c, v)` stores v (+ the piece's beta times its old value) at C's (r, c). */
+function segWriter(axis: GemmSegAxis): string {
+  const at = axis === "rows" ? "r" : "c";
+  const piece = (s: number) => {
+    const name = `C${PIECES[s]}`;
+    return `{
+    let i = ${segIndex("C", axis, s)};
+    var w = v;
+    if (p.Cbeta${s} != 0.0) { w += p.Cbeta${s} * ${name}[i]; }
+    ${name}[i] = w;
+    return;
+  }`;
+  };
+  return `
+fn segC(r: u32, c: u32, v: f32) {
+  if (${at} < p.Cb1) ${piece(0)}
+  if (${at} < p.Cb2) ${piece(1)}
+  ${piece(2)}
+}`;
 }
 
 function gemmKernelCode(
@@ -122,6 +196,7 @@ function gemmKernelCode(
   t: GemmTile,
   loadA: GemmLoad,
   loadB: GemmLoad,
+  seg: GemmSegments = {},
 ): string {
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
@@ -139,7 +214,20 @@ function gemmKernelCode(
   // the transposing stores of the row-major loads hit distinct banks.
   const sa = t.bm + 1;
   const sb = t.bn + 1;
-  return `
+  const helpers = [
+    seg.A ? segReader("A", seg.A) : "",
+    seg.B ? segReader("B", seg.B) : "",
+    seg.C ? segWriter(seg.C) : "",
+  ].join("");
+  // a segmented C: each piece with its own beta (bias is not offered with pieces)
+  const store = seg.C
+    ? `segC(gm, gn, acc[i * ${t.tn}u + j]);`
+    : `let c = cBase + gm * p.ldc + gn;
+      var v = acc[i * ${t.tn}u + j];
+      if (p.hasBias != 0u) { v += bias[gn]; }
+      if (p.beta != 0.0) { v += p.beta * C[c]; }
+      C[c] = v;`;
+  return `${helpers}
 var<workgroup> As: array<f32, ${t.bk * sa}>;
 var<workgroup> Bs: array<f32, ${t.bk * sb}>;
 
@@ -161,7 +249,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
   }
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var i = 0u; i < ${t.tm * t.tn}u; i++) { acc[i] = 0.0; }
-  for (var k0 = kBegin; k0 < kEnd; k0 += ${t.bk}u) {${tileLoad("A", loadA, !transA, t, t.bm, threads)}${tileLoad("B", loadB, transB, t, t.bn, threads)}
+  for (var k0 = kBegin; k0 < kEnd; k0 += ${t.bk}u) {${tileLoad("A", loadA, !transA, t, t.bm, threads, !!seg.A)}${tileLoad("B", loadB, transB, t, t.bn, threads, !!seg.B)}
     workgroupBarrier();
     for (var kk = 0u; kk < ${t.bk}u; kk++) {
       var a: array<f32, ${t.tm}>;
@@ -182,11 +270,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     for (var j = 0u; j < ${t.tn}u; j++) {
       let gn = n0 + tx + j * ${wx}u;
       if (gn >= p.N) { continue; }
-      let c = cBase + gm * p.ldc + gn;
-      var v = acc[i * ${t.tn}u + j];
-      if (p.hasBias != 0u) { v += bias[gn]; }
-      if (p.beta != 0.0) { v += p.beta * C[c]; }
-      C[c] = v;
+      ${store}
     }
   }
 }`;
@@ -211,31 +295,56 @@ export function gemmKernel(
   tile: GemmTile = GEMM_TILE,
   loadA: GemmLoad = "f32",
   loadB: GemmLoad = "f32",
+  seg: GemmSegments = {},
 ): Kernel {
-  const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}:${loadA},${loadB}`;
+  const segKey = (["A", "B", "C"] as const)
+    .filter((X) => seg[X])
+    .map((X) => `${X}${seg[X] === "rows" ? "r" : "c"}`)
+    .join("");
+  const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}:${loadA},${loadB}${segKey ? `:seg${segKey}` : ""}`;
   let k = variants.get(key);
   if (!k) {
+    if ((seg.A && loadA !== "f32") || (seg.B && loadB !== "f32"))
+      throw new Error(`webgpu gemm ${key}: a segmented operand takes scalar f32 loads`);
+    const params: Record<string, "u32" | "f32"> = {
+      M: "u32",
+      N: "u32",
+      K: "u32",
+      lda: "u32",
+      ldb: "u32",
+      ldc: "u32",
+      offA: "u32",
+      offB: "u32",
+      offC: "u32",
+      strideA: "u32",
+      strideB: "u32",
+      strideC: "u32",
+      beta: "f32",
+      hasBias: "u32",
+      splitK: "u32",
+    };
+    const buffers: Record<string, BufferSpec> = {};
+    for (const X of ["A", "B"] as const) {
+      const spec = LOAD_SPEC[X === "A" ? loadA : loadB];
+      if (!seg[X]) buffers[X] = spec;
+      else {
+        const d = segDecl(X);
+        Object.assign(params, d.params);
+        for (const name of d.buffers) buffers[name] = spec;
+      }
+    }
+    buffers.bias = "read";
+    if (!seg.C) buffers.C = "rw";
+    else {
+      const d = segDecl("C");
+      Object.assign(params, d.params);
+      for (const name of d.buffers) buffers[name] = "rw";
+    }
     k = defineKernel({
       name: `gemm_${key}`,
-      params: {
-        M: "u32",
-        N: "u32",
-        K: "u32",
-        lda: "u32",
-        ldb: "u32",
-        ldc: "u32",
-        offA: "u32",
-        offB: "u32",
-        offC: "u32",
-        strideA: "u32",
-        strideB: "u32",
-        strideC: "u32",
-        beta: "f32",
-        hasBias: "u32",
-        splitK: "u32",
-      },
-      buffers: { A: LOAD_SPEC[loadA], B: LOAD_SPEC[loadB], bias: "read", C: "rw" },
-      body: gemmKernelCode(transA, transB, tile, loadA, loadB),
+      params,
+      buffers,
+      body: gemmKernelCode(transA, transB, tile, loadA, loadB, seg),
       enable: loadA === "f16" || loadB === "f16" ? ["f16"] : [],
     });
     variants.set(key, k);

@@ -2,11 +2,12 @@
  * RMSNorm over the last axis (docs/model.md §2), one workgroup per row:
  *   forward:  r = 1/sqrt(mean(x²) + eps),  y = x · r ⊙ w           (r kept per row)
  *   backward: x̂ = x·r, ĝ = g ⊙ w,  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)),
- *             gwRows[row, j] = g ⊙ x̂  (∂w = Σ_rows gwRows, summed by the broadcast reduction)
+ *             ∂w = Σ_rows g ⊙ x̂  (a column sum whose first stage runs in the same dispatch:
+ *             the workgroups past the rows', `defineRowKernelWithColumnSum`)
  * Shapes: x [rows, D], w [D], r [rows].
  */
 
-import { defineRowKernel, ROW_GROUP } from "./row-reduce.js";
+import { defineRowKernel, defineRowKernelWithColumnSum, ROW_GROUP } from "./row-reduce.js";
 
 export const rmsnormForwardKernel = defineRowKernel({
   name: "rmsnorm_forward",
@@ -22,21 +23,21 @@ export const rmsnormForwardKernel = defineRowKernel({
 }`,
 });
 
-export const rmsnormBackwardKernel = defineRowKernel({
+export const rmsnormBackwardKernel = defineRowKernelWithColumnSum({
   name: "rmsnorm_backward",
-  params: { rows: "u32", D: "u32", wantX: "u32", wantW: "u32", accX: "u32" },
-  buffers: { x: "read", w: "read", rinv: "read", g: "read", gx: "rw", gwRows: "rw" },
+  params: { rows: "u32", D: "u32", wantX: "u32", accX: "u32" },
+  buffers: { x: "read", w: "read", rinv: "read", g: "read", gx: "rw" },
+  colTerm: "g[r * p.cols + c] * (x[r * p.cols + c] * rinv[r])",
   main: `
+  if (p.wantX == 0u) { return; }
   let o = row * p.D;
   let r = rinv[row];
   var dot = 0.0;
   for (var j = li; j < p.D; j += ${ROW_GROUP}u) {
     let xh = x[o + j] * r;
     dot += g[o + j] * w[j] * xh;
-    if (p.wantW != 0u) { gwRows[o + j] = g[o + j] * xh; }
   }
   let m = rowSum(dot, li) / f32(p.D);
-  if (p.wantX == 0u) { return; }
   for (var j = li; j < p.D; j += ${ROW_GROUP}u) {
     let v = r * (g[o + j] * w[j] - x[o + j] * r * m);
     // accX: ∂x added to the running sum of x's gradient (the residual stream's)

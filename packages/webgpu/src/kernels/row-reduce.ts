@@ -6,6 +6,7 @@
  * Call the reductions from uniform control flow (every thread of the workgroup).
  */
 import { defineKernel, type Kernel, type KernelSpec } from "../kernel-def.js";
+import { columnRoleWgsl } from "./column-sum.js";
 import { groupSumWgsl } from "./wgsl-group-sum.js";
 import { rowReduceSubgroupWgsl } from "./wgsl-subgroup-reduce.js";
 
@@ -71,5 +72,40 @@ export function defineRowKernel(
     // where the device has subgroups: the same reductions, the same bits, fewer barriers
     subgroupBody: (min) =>
       `${[rowReduceSubgroupWgsl(ROW_GROUP, min), ...helpers, ROW_ENTRY_SUBGROUP].join("\n")}${main}`,
+  });
+}
+
+/**
+ * A row kernel (as `defineRowKernel`) whose dispatch also runs a column sum's stage 1
+ * (`columnRoleWgsl`, column-sum.ts): workgroups past p.rows are column-sum workgroups (p.colJobs
+ * of them), so a norm's backward and its weight gradient take one dispatch. Adds the params
+ * colRows, cols, colGroups, acc, colJobs and the buffer `partial` (declared last).
+ */
+export function defineRowKernelWithColumnSum(
+  spec: Omit<KernelSpec, "body"> & { helpers?: readonly string[]; main: string; colTerm: string },
+): Kernel {
+  const { helpers = [], main, colTerm, ...rest } = spec;
+  const role = columnRoleWgsl(ROW_GROUP, colTerm);
+  const entry = (sub: boolean) => `@compute @workgroup_size(${ROW_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u${sub ? ", @builtin(subgroup_invocation_id) lane: u32" : ""}) {${sub ? "\n  sgLane = lane;" : ""}
+  let row = wg.x + wg.y * ng.x;
+  if (row >= p.rows) {
+    if (row - p.rows < p.colJobs) { columnRole(row - p.rows, li); }
+    return;
+  }`;
+  return defineKernel({
+    ...rest,
+    params: {
+      ...rest.params,
+      colRows: "u32",
+      cols: "u32",
+      colGroups: "u32",
+      acc: "u32",
+      colJobs: "u32",
+    },
+    buffers: { ...rest.buffers, partial: "rw" },
+    body: `${[ROW_REDUCE_WGSL, role, ...helpers, entry(false)].join("\n")}${main}`,
+    subgroupBody: (min) =>
+      `${[rowReduceSubgroupWgsl(ROW_GROUP, min), role, ...helpers, entry(true)].join("\n")}${main}`,
   });
 }

@@ -14,13 +14,17 @@
  *                suffix sum in workgroup memory)
  *   groupGrad    per (b, c, g): ∂B = Σ_h ∂B_h + d(CBᵀ)ᵀ·C,  ∂C = Σ_h ∂C_h + d(CBᵀ)·B (summed heads)
  *   dtGrad       ∂dt = ddt + A_h·da;  ∂A_h = Σ dt·da and ∂D_h = Σ gY ⊙ X are column sums.
+ * Independent passes share a dispatch, their workgroups told apart by index: chunkOuter (mode 1)
+ * with rowsByState's uC (ssdOuterRows), dtGrad with the first stages of the ∂A and ∂D sums.
  * Reductions run in a fixed order in workgroup memory (no atomics): deterministic.
  */
-import { defineKernel, flatEntry, flatIndex } from "../kernel-def.js";
-import { columnSumKernel } from "./column-sum.js";
+import { defineKernel, flatIndex } from "../kernel-def.js";
+import { columnRoleDecl, columnRoleWgsl } from "./column-sum.js";
 import {
   cbHelpers,
   chunkHelpers,
+  chunkOuterCoef,
+  chunkOuterMain,
   MAX_CHUNK,
   SSD_LINEAR_GROUP,
   ssdDims,
@@ -213,33 +217,81 @@ ${tileEntry}
 }`,
 });
 
+/**
+ * WGSL after a tile entry (`wg`, `ly`, `lx` bound): out[b,t,h,n] = Σ_p U[b,t,h,p]·S_c[p,n] (S per
+ * (b,h,chunk)) for the tile of grid (L/16·N/16, nc, B·H) at `wg`, with the buffers named `u`,
+ * `s` and `out`; closes the function.
+ */
+function rowsByStateMain(u: string, s: string, out: string): string {
+  return `
+  let t0 = wg.y * p.Lc;
+  let kb = wg.z / p.H;
+  let kh = wg.z % p.H;
+  let kL = min(p.Lc, p.T - t0);
+  let nN = (p.N + ${TILE - 1}u) / ${TILE}u;
+  let tl = wg.x / nN;
+  let n = (wg.x % nN) * ${TILE}u + lx;
+  if (tl * ${TILE}u >= kL) { return; }
+  let l = tl * ${TILE}u + ly;
+  let lc = min(l, kL - 1u);
+  let so = (wg.z * p.nc + wg.y) * p.P * p.N;
+  var acc = 0.0;
+  for (var p0 = 0u; p0 < p.P; p0 += ${TILE}u) {
+    ta[ly * ${TILE}u + lx] = select(0.0, ${u}[((kb * p.T + t0 + lc) * p.H + kh) * p.P + min(p0 + lx, p.P - 1u)], l < kL && p0 + lx < p.P);
+    tb[ly * ${TILE}u + lx] = select(0.0, ${s}[so + min(p0 + ly, p.P - 1u) * p.N + min(n, p.N - 1u)], p0 + ly < p.P && n < p.N);
+    workgroupBarrier();
+    acc += tileDot(ly, lx);
+    workgroupBarrier();
+  }
+  if (l < kL && n < p.N) { ${out}[((kb * p.T + t0 + l) * p.H + kh) * p.N + n] = acc; }
+}`;
+}
+
 /** out[b,t,h,n] = Σ_p U[b,t,h,p]·S_c[p,n] (S per (b,h,chunk)); grid (L/16·N/16, nc, B·H). */
 export const ssdRowsByStateKernel = defineKernel({
   name: "ssdRowsByState",
   params: ssdDims,
   buffers: { u: "read", s: "read", out: "rw" },
-  body: `
-struct Chunk { b: u32, h: u32, bh: u32, c: u32, t0: u32, L: u32 }
-${tileDecl}
-${tileEntry}
-  let t0 = wg.y * p.Lc;
-  let k = Chunk(wg.z / p.H, wg.z % p.H, wg.z, wg.y, t0, min(p.Lc, p.T - t0));
-  let nN = (p.N + ${TILE - 1}u) / ${TILE}u;
-  let tl = wg.x / nN;
-  let n = (wg.x % nN) * ${TILE}u + lx;
-  if (tl * ${TILE}u >= k.L) { return; }
-  let l = tl * ${TILE}u + ly;
-  let lc = min(l, k.L - 1u);
-  let so = (k.bh * p.nc + k.c) * p.P * p.N;
-  var acc = 0.0;
-  for (var p0 = 0u; p0 < p.P; p0 += ${TILE}u) {
-    ta[ly * ${TILE}u + lx] = select(0.0, u[((k.b * p.T + k.t0 + lc) * p.H + k.h) * p.P + min(p0 + lx, p.P - 1u)], l < k.L && p0 + lx < p.P);
-    tb[ly * ${TILE}u + lx] = select(0.0, s[so + min(p0 + ly, p.P - 1u) * p.N + min(n, p.N - 1u)], p0 + ly < p.P && n < p.N);
-    workgroupBarrier();
-    acc += tileDot(ly, lx);
-    workgroupBarrier();
+  body: `${tileDecl}
+${tileEntry}${rowsByStateMain("u", "s", "out")}`,
+});
+
+/**
+ * The backward's two independent first passes in one dispatch of 16×16-thread tiles: the state
+ * gradient from the outputs q (ssdChunkOuter's mode 1: U = gy, V = C, coef = E_j; grid
+ * (P/16·N/16 = p.t1, nc, B·H), the first workgroups) and ∂C's state term dCh = gy·S_c
+ * (`rowsByStateMain` over the forward's chunk states; grid (L/16·N/16 = p.t2, nc, B·H) after
+ * them), each tile read from the flat workgroup index in x, y, z order.
+ */
+export const ssdOuterRowsKernel = defineKernel({
+  name: "ssdOuterRows",
+  params: { ...ssdDims, mode: "u32", t1: "u32", t2: "u32" },
+  buffers: {
+    u: "read",
+    dl: "read",
+    v: "read",
+    seq: "read:i32",
+    out: "rw",
+    cdecay: "rw",
+    states: "read",
+    dCh: "rw",
+  },
+  body: `${chunkHelpers}${tileDecl}${chunkOuterCoef}
+fn outerTile(wg: vec3u, ly: u32, lx: u32) {${chunkOuterMain}
+fn rowsTile(wg: vec3u, ly: u32, lx: u32) {${rowsByStateMain("u", "states", "dCh")}
+@compute @workgroup_size(${TILE}, ${TILE})
+fn main(@builtin(workgroup_id) wgid: vec3u, @builtin(num_workgroups) ng: vec3u,
+        @builtin(local_invocation_id) li: vec3u) {
+  let w = wgid.x + wgid.y * ng.x;
+  let BH = p.B * p.H;
+  let n1 = p.t1 * p.nc * BH;
+  if (w < n1) {
+    outerTile(vec3u(w % p.t1, (w / p.t1) % p.nc, w / (p.t1 * p.nc)), li.y, li.x);
+    return;
   }
-  if (l < k.L && n < p.N) { out[((k.b * p.T + k.t0 + l) * p.H + k.h) * p.N + n] = acc; }
+  let j = w - n1;
+  if (j >= p.t2 * p.nc * BH) { return; }
+  rowsTile(vec3u(j % p.t2, (j / p.t2) % p.nc, j / (p.t2 * p.nc)), li.y, li.x);
 }`,
 });
 
@@ -375,27 +427,63 @@ ${tileEntry}
 }`,
 });
 
-/** ∂dt[b,t,h] = ddt + A_h·da from sums [B,H,T,2] = (da, ddt); n = B·T·H items. */
+/**
+ * ∂dt[b,t,h] = ddt + A_h·da from sums [B,H,T,2] = (da, ddt); n = B·T·H items, in the first
+ * p.dtGroups workgroups. The same dispatch runs the first stage of two column sums in the
+ * workgroups after them (`columnRoleWgsl`): ∂A[h] = Σ_{b,t} dt·da (rows B·T, columns H; prefix
+ * "a", p.aJobs workgroups) and the D skip's ∂D[h] = Σ gy ⊙ x over (b, t, p) (prefix "d",
+ * p.dJobs workgroups; none without D).
+ */
 export const ssdDtGradKernel = defineKernel({
   name: "ssdDtGrad",
-  params: { T: "u32", H: "u32", n: "u32" },
-  buffers: { sums: "read", A: "read", gdt: "rw" },
-  body: `${flatEntry(SSD_LINEAR_GROUP)}
+  params: {
+    T: "u32",
+    H: "u32",
+    P: "u32",
+    n: "u32",
+    dtGroups: "u32",
+    aJobs: "u32",
+    dJobs: "u32",
+    ...columnRoleDecl("a").params,
+    ...columnRoleDecl("d").params,
+  },
+  buffers: {
+    sums: "read",
+    A: "read",
+    dl: "read",
+    gy: "read",
+    x: "read",
+    gdt: "rw",
+    ...columnRoleDecl("a").buffers,
+    ...columnRoleDecl("d").buffers,
+  },
+  body: `
+fn aTerm(r: u32, h: u32) -> f32 {
+  let o = (((r / p.T) * p.acols + h) * p.T + r % p.T) * 2u;
+  return dl[o] * sums[o];
+}
+fn dTerm(r: u32, c: u32) -> f32 {
+  let o = (r * p.dcols + c) * p.P;
+  var s = 0.0;
+  for (var k = 0u; k < p.P; k++) { s += gy[o + k] * x[o + k]; }
+  return s;
+}
+${columnRoleWgsl(SSD_LINEAR_GROUP, "aTerm(r, c)", "a")}
+${columnRoleWgsl(SSD_LINEAR_GROUP, "dTerm(r, c)", "d")}
+@compute @workgroup_size(${SSD_LINEAR_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u,
+        @builtin(num_workgroups) ng: vec3u) {
+  let w = wg.x + wg.y * ng.x;
+  if (w >= p.dtGroups) {
+    let j = w - p.dtGroups;
+    if (j < p.aJobs) { acolumnRole(j, li); } else if (j - p.aJobs < p.dJobs) { dcolumnRole(j - p.aJobs, li); }
+    return;
+  }
+  let i = w * ${SSD_LINEAR_GROUP}u + li;
+  if (i >= p.n) { return; }
   let h = i % p.H;
   let bt = i / p.H;
   let o = (((bt / p.T) * p.H + h) * p.T + bt % p.T) * 2u;
   gdt[i] = sums[o + 1u] + A[h] * sums[o];
 }`,
-});
-
-/** ∂A[h] = Σ_{b,t} dt·da: rows B·T, columns H. */
-export const ssdGradA = columnSumKernel({
-  name: "ssdGradA",
-  params: { T: "u32" },
-  buffers: { dl: "read", sums: "read" },
-  helpers: `fn aTerm(r: u32, h: u32) -> f32 {
-  let o = (((r / p.T) * p.cols + h) * p.T + r % p.T) * 2u;
-  return dl[o] * sums[o];
-}`,
-  term: "aTerm(r, c)",
 });

@@ -9,7 +9,7 @@
  * Packed documents (seqIdx [B·T], non-decreasing along a row): a decay factor that spans a
  * document start is exactly 0 (mamba_ssm's seq_idx); positions u ≤ v are in one document iff
  * seq[u] = seq[v], and the state before chunk c belongs to position max(t0 − 1, 0).
- * Passes (Mamba-2's Triton layout, one dispatch each):
+ * Passes (Mamba-2's Triton layout; prep and cb, independent, share one dispatch: ssdPrepCb):
  *   prep        per (b, h, c) a segment of threads, one per position: dl[b,h,t] = (dt, Λ), Λ a
  *               parallel prefix sum                                         [B,H,T,2]
  *   cb          per (b, c, g) 16×16 tiles: cb = C·Bᵀ (lower triangle), shared by the group's heads
@@ -21,7 +21,7 @@
  * a fixed order (deterministic). States are [P,N] row-major, as the final state.
  * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], s0 [B,H,P,N], D [H] → y, state.
  */
-import { defineKernel, flatEntry, flatIndex, type ParamType } from "../kernel-def.js";
+import { defineKernel, flatEntry, type ParamType } from "../kernel-def.js";
 import { segScanWgsl } from "./wgsl-seg-scan.js";
 
 export const TILE = 16;
@@ -98,20 +98,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) li: vec3
   let lx = li.x;`;
 
 /**
- * dl[b,h,t] = (dt[b,t,h], Λ) with Λ the in-chunk cumulative sum of dt·A_h; n = B·H·nc chunks.
- * A segment of `seg` = the chunk length rounded up to a power of two consecutive threads per
- * chunk, one thread per position; workgroups of 256 threads hold 256/seg chunks; Λ is a parallel
- * prefix sum (segScan). Grid: grid(n·seg, 256).
+ * The scan's two independent first passes in one dispatch:
+ * - prep (the first p.prepGroups workgroups): dl[b,h,t] = (dt[b,t,h], Λ) with Λ the in-chunk
+ *   cumulative sum of dt·A_h; n = B·H·nc chunks. A segment of `seg` = the chunk length rounded up
+ *   to a power of two consecutive threads per chunk, one thread per position; workgroups of 256
+ *   threads hold 256/seg chunks; Λ is a parallel prefix sum (segScan).
+ * - C·Bᵀ (the workgroups after them, one per tile of the grid (tiles², nc, B·G) read in x, y, z
+ *   order, 16×16 threads): cb[b,c,g,i,j] = C_i·B_j for j ≤ i.
+ * Grid: grid((prepGroups + tiles²·nc·B·G)·256, 256).
  */
-export const ssdPrepKernel = defineKernel({
-  name: "ssdPrep",
-  params: { ...ssdDims, n: "u32", seg: "u32" },
-  buffers: { dt: "read", A: "read", dl: "rw" },
+export const ssdPrepCbKernel = defineKernel({
+  name: "ssdPrepCb",
+  params: { ...ssdDims, n: "u32", seg: "u32", prepGroups: "u32", cbTiles: "u32" },
+  buffers: { dt: "read", A: "read", dl: "rw", Bm: "read", Cm: "read", cb: "rw" },
   body: `${segScanWgsl(SSD_LINEAR_GROUP, "f32", false)}
-@compute @workgroup_size(${SSD_LINEAR_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: vec3u,
-        @builtin(local_invocation_index) lid: u32) {
-  let flat = ${flatIndex(SSD_LINEAR_GROUP)};
+${tileDecl}
+fn prep(flat: u32, lid: u32) {
   let item = min(flat / p.seg, p.n - 1u);
   let i = flat % p.seg;
   let bh = item / p.nc;
@@ -132,16 +134,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) ng: 
     dl[(bh * p.T + t0 + i) * 2u] = d;
     dl[(bh * p.T + t0 + i) * 2u + 1u] = lam;
   }
-}`,
-});
-
-/** cb[b,c,g,i,j] = C_i·B_j for j ≤ i; grid (tiles², nc, B·G). */
-export const ssdCbKernel = defineKernel({
-  name: "ssdCb",
-  params: ssdDims,
-  buffers: { Bm: "read", Cm: "read", cb: "rw" },
-  body: `${tileDecl}
-${tileEntry}
+}
+fn cbTile(wg: vec3u, ly: u32, lx: u32) {
   let nT = (p.Lc + ${TILE - 1}u) / ${TILE}u;
   let ti = wg.x / nT;
   let tj = wg.x % nT;
@@ -164,6 +158,19 @@ ${tileEntry}
     workgroupBarrier();
   }
   if (i < L && j < L) { cb[((b * p.nc + wg.y) * p.G + g) * p.Lc * p.Lc + i * p.Lc + j] = acc; }
+}
+@compute @workgroup_size(${SSD_LINEAR_GROUP})
+fn main(@builtin(workgroup_id) wgid: vec3u, @builtin(num_workgroups) ng: vec3u,
+        @builtin(local_invocation_index) lid: u32) {
+  let w = wgid.x + wgid.y * ng.x;
+  if (w < p.prepGroups) {
+    prep(w * ${SSD_LINEAR_GROUP}u + lid, lid);
+    return;
+  }
+  let j = w - p.prepGroups;
+  let perZ = p.cbTiles * p.nc;
+  if (j >= perZ * p.B * p.G) { return; }
+  cbTile(vec3u(j % p.cbTiles, (j / p.cbTiles) % p.nc, j / perZ), lid / ${TILE}u, lid % ${TILE}u);
 }`,
 });
 
@@ -172,16 +179,16 @@ ${tileEntry}
  *   mode 0 (forward chunk state): U = x, V = B, coef = w_j; also writes Ec to cdecay[b,h,c]
  *   mode 1 (backward):            U = gy, V = C, coef = E_j (the state gradient from outputs)
  */
-export const ssdChunkOuterKernel = defineKernel({
-  name: "ssdChunkOuter",
-  params: { ...ssdDims, mode: "u32" },
-  buffers: { u: "read", dl: "read", v: "read", seq: "read:i32", out: "rw", cdecay: "rw" },
-  body: `${chunkHelpers}${tileDecl}
+/** WGSL: ssdChunkOuter's per-position coefficient (mode 0 forward, 1 backward). */
+export const chunkOuterCoef = `
 fn coef(k: Chunk, j: u32) -> f32 {
   if (p.mode == 0u) { return toEnd(k, j) * dtAt(k, j); }
   return fromStart(k, j);
 }
-${tileEntry}
+`;
+
+/** WGSL after a tile entry (`wg`, `ly`, `lx` bound): ssdChunkOuter's tile; closes the function. */
+export const chunkOuterMain = `
   let k = chunkOf(wg.y, wg.z);
   let nN = (p.N + ${TILE - 1}u) / ${TILE}u;
   let pp = (wg.x / nN) * ${TILE}u + ly;
@@ -202,7 +209,14 @@ ${tileEntry}
   if (p.mode == 0u && wg.x == 0u && ly == 0u && lx == 0u) {
     cdecay[k.bh * p.nc + k.c] = fromStart(k, k.L - 1u);
   }
-}`,
+}`;
+
+export const ssdChunkOuterKernel = defineKernel({
+  name: "ssdChunkOuter",
+  params: { ...ssdDims, mode: "u32" },
+  buffers: { u: "read", dl: "read", v: "read", seq: "read:i32", out: "rw", cdecay: "rw" },
+  body: `${chunkHelpers}${tileDecl}${chunkOuterCoef}
+${tileEntry}${chunkOuterMain}`,
 });
 
 /** Inter-chunk recurrence, one thread per (b, h, e < P·N); n = B·H·P·N items. */

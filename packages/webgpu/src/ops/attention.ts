@@ -76,23 +76,17 @@ export function attention(
   const seq = seqBuffer(ctx, opts.seqIdx, B, T);
   const params = { T, Hq, Hkv, G, c: 1 / Math.sqrt(hd), docs: opts.seqIdx ? 1 : 0 };
   const y = emptyLike(ctx, q.shape);
-  const lse = emptyLike(ctx, [B, Hq, T]);
+  // [lse | Dvec]: the forward writes lse, the backward Dvec
+  const ld = emptyLike(ctx, [2, B, Hq, T]);
   const tiles = groups(T, ATTN_ROWS);
   ctx.run(
     ks.forward,
-    { q: q.buffer, k: k.buffer, v: v.buffer, seq: seq.buffer, y: y.buffer, lse: lse.buffer },
+    { q: q.buffer, k: k.buffer, v: v.buffer, seq: seq.buffer, y: y.buffer, lse: ld.buffer },
     params,
     [tiles, B * Hq, 1],
   );
   recordGpu("attention", [q, k, v], [y], ([gy]) => {
     const nl = B * Hq * T;
-    const ld = emptyLike(ctx, [2, B, Hq, T]);
-    ctx.run(
-      dvecKernel,
-      { y: y.buffer, gy: gy!.buffer, lse: lse.buffer, ld: ld.buffer },
-      { n: nl, T, Hq, hd },
-      grid(nl, DVEC_GROUP),
-    );
     const common = {
       q: q.buffer,
       k: k.buffer,
@@ -101,11 +95,22 @@ export function attention(
       ld: ld.buffer,
       gy: gy!.buffer,
     };
+    // dQ first: it writes Dvec beside lse for the dK dV kernel (the dvec pass only without it)
     let dq: GpuTensor | null = null;
     if (q.requiresGrad) {
       dq = emptyLike(ctx, q.shape);
-      ctx.run(ks.backwardQ, { ...common, dq: dq.buffer }, { ...params, nl }, [tiles, B * Hq, 1]);
-    }
+      ctx.run(ks.backwardQ, { ...common, y: y.buffer, dq: dq.buffer }, { ...params, nl }, [
+        tiles,
+        B * Hq,
+        1,
+      ]);
+    } else if (k.requiresGrad || v.requiresGrad)
+      ctx.run(
+        dvecKernel,
+        { y: y.buffer, gy: gy!.buffer, ld: ld.buffer },
+        { n: nl, T, Hq, hd },
+        grid(nl, DVEC_GROUP),
+      );
     let dk: GpuTensor | null = null;
     let dv: GpuTensor | null = null;
     if (k.requiresGrad || v.requiresGrad) {

@@ -10,8 +10,7 @@ import {
   CONV_GROUP,
   convGradBias,
   convGradInitKernel,
-  convGradWeight,
-  convGradXKernel,
+  convGradXWeightKernel,
   convSilu3GradPreBias,
   convSilu3GradPreKernel,
   convSilu3Kernel,
@@ -19,7 +18,7 @@ import {
   convSiluPieceKernel,
 } from "../kernels/conv-silu-split.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { columnSum } from "./column-sum.js";
+import { columnRoleParams, columnSum, columnSumFinish, columnSumStart } from "./column-sum.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
@@ -126,28 +125,33 @@ export function causalConv1dSiluSplit(
       });
     const taps = { weight: weight.buffer, gpre: gpre.buffer, seq: bufs.seq };
     const tapDims = { B, T, C, K, hasSeq: dims.hasSeq };
-    let gx: GpuTensor | null = null;
-    if (x.requiresGrad) {
-      gx = emptyLike(ctx, x.shape);
-      ctx.run(
-        convGradXKernel,
-        { ...taps, gx: gx.buffer },
-        { ...tapDims, n: x.size },
-        grid(x.size, CONV_GROUP),
-      );
-    }
-    const gw = weight.requiresGrad
-      ? columnSum(
-          ctx,
-          convGradWeight,
-          { x: bufs.x, init: bufs.init, seq: bufs.seq, gpre: gpre.buffer },
-          dims,
-          rows,
-          C * K,
-          weight.shape,
-          gradTarget(weight),
-        )
+    // ∂x and the first stage of ∂w's column sum in one dispatch
+    const gx = x.requiresGrad ? emptyLike(ctx, x.shape) : null;
+    const wSum = weight.requiresGrad
+      ? columnSumStart(ctx, rows, C * K, weight.shape, gradTarget(weight))
       : null;
+    const xGroups = gx ? Math.ceil(x.size / CONV_GROUP) : 0;
+    if (gx || wSum)
+      ctx.run(
+        convGradXWeightKernel,
+        {
+          ...taps,
+          x: bufs.x,
+          init: bufs.init,
+          // unused writable slots get a buffer of their own (placeholder may be bound read-only)
+          gx: (gx ?? emptyLike(ctx, [1])).buffer,
+          wpartial: (wSum?.partial ?? emptyLike(ctx, [1])).buffer,
+        },
+        {
+          ...dims,
+          n: x.size,
+          xGroups,
+          wJobs: wSum?.jobs ?? 0,
+          ...columnRoleParams(wSum, "w", C * K),
+        },
+        grid((xGroups + (wSum?.jobs ?? 0)) * CONV_GROUP, CONV_GROUP),
+      );
+    const gw = wSum ? columnSumFinish(wSum) : null;
     const out: (GpuTensor | null)[] = [gx, gw];
     if (bias)
       out.push(

@@ -4,13 +4,10 @@
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
-import {
-  gatedRmsnormBackwardKernel,
-  gatedRmsnormGradWeight,
-  gatedRmsnormKernel,
-} from "../kernels/gated-rmsnorm.js";
+import { gatedRmsnormBackwardKernel, gatedRmsnormKernel } from "../kernels/gated-rmsnorm.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { columnSum } from "./column-sum.js";
+import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.js";
+import { placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
 /** y = rmsnorm_grouped(x ⊙ silu(z)) ⊙ weight, for x, z [..., Di], weight [Di], G | Di. */
@@ -45,27 +42,38 @@ export function gatedRmsnorm(
     grid(rows * G, 1),
   );
   recordGpu("gatedRmsnorm", [x, z, weight], [y], ([g]) => {
-    const gx = emptyLike(ctx, x.shape);
-    const gz = emptyLike(ctx, x.shape);
+    // x and z: both or neither need a gradient in the model; the kernel writes both
+    const wantXZ = x.requiresGrad || z.requiresGrad;
+    const gx = wantXZ ? emptyLike(ctx, x.shape) : null;
+    const gz = wantXZ ? emptyLike(ctx, x.shape) : null;
+    // ∂weight's column sum starts in the backward's dispatch, into weight's gradient
+    const cs = weight.requiresGrad ? columnSumStart(ctx, rows, Di, [Di], gradTarget(weight)) : null;
+    const items = wantXZ ? rows * G : 0;
+    const spare = placeholder(ctx);
     ctx.run(
       gatedRmsnormBackwardKernel,
-      { ...inputs, rinv: rinv.buffer, gy: g!.buffer, gx: gx.buffer, gz: gz.buffer },
-      { rows, Di, G },
-      grid(rows * G, 1),
+      {
+        ...inputs,
+        rinv: rinv.buffer,
+        gy: g!.buffer,
+        gx: gx?.buffer ?? spare,
+        gz: gz?.buffer ?? emptyLike(ctx, [1]).buffer,
+        partial: cs?.partial.buffer ?? spare,
+      },
+      {
+        rows: wantXZ ? rows : 0,
+        Di,
+        G,
+        ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: Di, colGroups: 1, acc: 0 }),
+        colJobs: cs?.jobs ?? 0,
+      },
+      grid(items + (cs?.jobs ?? 0), 1),
     );
-    const gw = weight.requiresGrad
-      ? columnSum(
-          ctx,
-          gatedRmsnormGradWeight,
-          { x: x.buffer, z: z.buffer, rinv: rinv.buffer, gy: g!.buffer },
-          { G },
-          rows,
-          Di,
-          [Di],
-          gradTarget(weight),
-        )
-      : null;
-    return [gx, gz, gw];
+    return [
+      x.requiresGrad ? gx : null,
+      z.requiresGrad ? gz : null,
+      cs ? columnSumFinish(cs) : null,
+    ];
   });
   return y;
 }

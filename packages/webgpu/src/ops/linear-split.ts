@@ -2,15 +2,18 @@
  * A linear layer whose output features come as separate tensors, mirroring @loop/tensor's
  * linearSplit (the Mamba-2 in_proj output z | xBC | dt):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j
- * Each piece is one GEMM on a row block of W (contiguous in W), so no output copy runs.
- * Backward: ∂x = Σ_k g_k · W_k (added in piece order), ∂W_k = g_kᵀ · x (zeros where a piece has
- * no gradient).
+ * With fp32 operands and up to three pieces, each of the forward, ∂x and ∂W is one GEMM whose
+ * pieces live in their own buffers (gemm-segmented.ts): y_k written where it lives, ∂x = [g_k]·W
+ * and ∂W = [g_k]ᵀ·x read from the pieces. Otherwise (mixed precision, a piece without gradient)
+ * one GEMM per piece on a row block of W (contiguous in W): ∂x = Σ_k g_k · W_k (added in piece
+ * order), ∂W_k = g_kᵀ · x (zeros where a piece has no gradient). No output copy runs either way.
  * Shapes: x [..., in], W [out, in], widths summing to out → y_k [..., w_k].
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 import { gemm } from "./gemm.js";
+import { gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
 
 export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
   if (w.rank !== 2)
@@ -30,6 +33,60 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
   const lead = x.shape.slice(0, -1);
   const offsets = widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
   const X = { buf: x.buffer, ld: nIn };
+  const fused = widths.length <= 3 && segmentedGemmOk(ctx);
+  const pieces = (ts: readonly GpuTensor[]) =>
+    ts.map((t, k) => ({ buf: t.buffer, ld: Math.max(1, widths[k]!), len: widths[k]! }));
+  if (fused) {
+    const outs = widths.map((wk) => emptyLike(ctx, [...lead, wk]));
+    gemmSegmented(ctx, {
+      transA: false,
+      transB: true,
+      M,
+      N: nOut,
+      K: nIn,
+      a: X,
+      b: { buf: w.buffer, ld: nIn },
+      c: { axis: "cols", pieces: pieces(outs) },
+    });
+    recordGpu("linearSplit", [x, w], outs, (gys) => {
+      if (gys.some((g, k) => !g && widths[k]! > 0)) return perPieceBackward(gys);
+      const G = { axis: "cols" as const, pieces: pieces(gys as GpuTensor[]) };
+      let gx: GpuTensor | null = null;
+      let gw: GpuTensor | null = null;
+      if (x.requiresGrad) {
+        const tx = gradTarget(x);
+        gx = tx.out;
+        gemmSegmented(ctx, {
+          transA: false,
+          transB: false,
+          M,
+          N: nIn,
+          K: nOut,
+          a: G,
+          b: { buf: w.buffer, ld: nIn },
+          c: { buf: gx.buffer, ld: nIn },
+          beta: tx.accumulate ? 1 : 0,
+        });
+      }
+      if (w.requiresGrad) {
+        const tw = gradTarget(w);
+        gw = tw.out;
+        gemmSegmented(ctx, {
+          transA: true,
+          transB: false,
+          M: nOut,
+          N: nIn,
+          K: M,
+          a: G,
+          b: X,
+          c: { buf: gw.buffer, ld: nIn },
+          beta: tw.accumulate ? 1 : 0,
+        });
+      }
+      return [gx, gw];
+    });
+    return outs;
+  }
   const outs = widths.map((wk, k) => {
     const y = emptyLike(ctx, [...lead, wk]);
     const Wk = { buf: w.buffer, off: offsets[k]! * nIn, ld: nIn };
@@ -45,7 +102,10 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
     });
     return y;
   });
-  recordGpu("linearSplit", [x, w], outs, (gys) => {
+  recordGpu("linearSplit", [x, w], outs, (gys) => perPieceBackward(gys));
+  return outs;
+
+  function perPieceBackward(gys: readonly (GpuTensor | null)[]): (GpuTensor | null)[] {
     // Both straight into their destinations (a leaf's gradient, a running sum): beta 1 adds.
     let gx: GpuTensor | null = null;
     let gw: GpuTensor | null = null;
@@ -96,6 +156,5 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
       });
     }
     return [gx, gw];
-  });
-  return outs;
+  }
 }

@@ -6,8 +6,9 @@ import {
 } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests, type OracleInput } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { TRANSPOSES } from "./gemm-cases.test-util.js";
+import { linearMulti } from "./linear-multi.js";
 import { linearSplit } from "./linear-split.js";
 import { linear, matmul } from "./matmul.js";
 
@@ -92,13 +93,37 @@ describe.runIf(ctx)("webgpu linear and linearSplit against the CPU ops", () => {
     });
   }
 
-  it("linearSplit into z | xBC | dt (and an empty piece)", async () => {
-    const widths = [16, 0, 40, 3];
-    await checkAgainstCpu(ctx!, {
-      seed: 4,
-      inputs: [{ shape: [2, 9, 12] }, { shape: [59, 12] }],
-      cpu: ([x, w]) => cpuLinearSplit(x as Tensor, w as Tensor, widths),
-      gpu: ([x, w]) => linearSplit(x!, w!, widths),
+  // up to three pieces: one GEMM each way over the pieces where they live; four: one per piece
+  for (const [name, seed, x, widths] of [
+    ["z | xBC | dt (one GEMM each way)", 5, [2, 9, 12], [16, 40, 3]],
+    ["three pieces, one empty, over 600 tokens (∂W split along K)", 7, [600, 5], [6, 0, 7]],
+    ["four pieces and an empty one (one GEMM per piece)", 4, [2, 9, 12], [16, 0, 40, 3]],
+  ] as const)
+    it(`linearSplit into ${name}`, async () => {
+      const out = widths.reduce((a: number, b: number) => a + b, 0);
+      await checkAgainstCpu(ctx!, {
+        seed,
+        inputs: [{ shape: [...x] }, { shape: [out, x[x.length - 1]!] }],
+        cpu: ([x, w]) => cpuLinearSplit(x as Tensor, w as Tensor, [...widths]),
+        gpu: ([x, w]) => linearSplit(x!, w!, [...widths]),
+      });
     });
-  });
+
+  // q | k | v of attention: one GEMM each way over three weights
+  for (const [name, seed, x, grads] of [
+    ["x [2,9,12], W [16|8|8, 12]", 8, [2, 9, 12], [true, true, true]],
+    ["600 tokens, the middle weight without gradient", 9, [600, 5], [true, false, true]],
+  ] as const)
+    it(`linearMulti: ${name}`, async () => {
+      const nIn = x[x.length - 1]!;
+      await checkAgainstCpu(ctx!, {
+        seed,
+        inputs: [
+          { shape: [...x] },
+          ...[16, 8, 8].map((n, k) => ({ shape: [n, nIn], grad: grads[k] })),
+        ],
+        cpu: ([x, ...ws]) => ws.map((w) => cpuLinear(x as Tensor, w as Tensor)),
+        gpu: ([x, ...ws]) => linearMulti(x!, ws as GpuTensor[]),
+      });
+    });
 });

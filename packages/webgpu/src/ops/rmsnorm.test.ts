@@ -10,7 +10,8 @@ describe.runIf(ctx)("webgpu rmsnorm against the CPU op", () => {
   for (const [shape, eps] of [
     [[2, 3, 40], 1e-5],
     [[1, 1, 300], 1e-6], // D > one workgroup's 256 threads, T = 1
-    [[130, 5], 1e-5], // more rows than one reduction chunk for ∂w
+    [[130, 5], 1e-5],
+    [[600, 70], 1e-5], // ∂w over three row blocks: its column sum takes a second stage
   ] as const)
     it(`x [${shape.join(",")}], eps ${eps}`, async () => {
       await checkAgainstCpu(ctx!, {
@@ -25,6 +26,15 @@ describe.runIf(ctx)("webgpu rmsnorm against the CPU op", () => {
     await checkAgainstCpu(ctx!, {
       seed: 5,
       inputs: [{ shape: [4, 8] }, { shape: [8], grad: false }],
+      cpu: ([x, w]) => cpuRmsnorm(x as Tensor, w as Tensor),
+      gpu: ([x, w]) => rmsnorm(x!, w!),
+    });
+  });
+
+  it("an input that needs no gradient (the weight's column sum alone in the dispatch)", async () => {
+    await checkAgainstCpu(ctx!, {
+      seed: 6,
+      inputs: [{ shape: [300, 8], grad: false }, { shape: [8] }],
       cpu: ([x, w]) => cpuRmsnorm(x as Tensor, w as Tensor),
       gpu: ([x, w]) => rmsnorm(x!, w!),
     });

@@ -6,7 +6,7 @@ import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { sumColumns } from "./column-sum.js";
+import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.js";
 import { placeholder } from "./optional-inputs.js";
 
 export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
@@ -27,10 +27,12 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
     grid(rows, 1),
   );
   recordGpu("rmsnorm", [x, w], [y], ([g]) => {
-    // ∂x straight into its destination (added to the residual stream's running sum)
+    // ∂x straight into its destination (added to the residual stream's running sum); ∂w's
+    // column sum starts in the same dispatch, into w's gradient
     const tx = x.requiresGrad ? gradTarget(x) : null;
     const gx = tx?.out ?? null;
-    const gwRows = w.requiresGrad ? emptyLike(ctx, x.shape) : null;
+    const cs = w.requiresGrad ? columnSumStart(ctx, rows, D, [D], gradTarget(w)) : null;
+    const rowJobs = gx ? rows : 0;
     ctx.run(
       rmsnormBackwardKernel,
       {
@@ -39,12 +41,19 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
         rinv: rinv.buffer,
         g: g!.buffer,
         gx: gx?.buffer ?? placeholder(ctx),
-        gwRows: gwRows?.buffer ?? placeholder(ctx),
+        partial: cs?.partial.buffer ?? placeholder(ctx),
       },
-      { rows, D, wantX: gx ? 1 : 0, wantW: gwRows ? 1 : 0, accX: tx?.accumulate ? 1 : 0 },
-      grid(rows, 1),
+      {
+        rows: rowJobs,
+        D,
+        wantX: gx ? 1 : 0,
+        accX: tx?.accumulate ? 1 : 0,
+        ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
+        colJobs: cs?.jobs ?? 0,
+      },
+      grid(rowJobs + (cs?.jobs ?? 0), 1),
     );
-    return [gx, gwRows ? sumColumns(gwRows, D, [D], gradTarget(w)) : null];
+    return [gx, cs ? columnSumFinish(cs) : null];
   });
   return y;
 }

@@ -1,8 +1,9 @@
 /**
  * `ssdScanChunked` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, options,
  * shapes and gradients; the kernels and their maths: kernels/ssd-chunked.ts and
- * kernels/ssd-chunked-backward.ts). Five dispatches forward, eleven backward; nothing is read
- * back. Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initialState [B,H,P,N], D [H],
+ * kernels/ssd-chunked-backward.ts). Four dispatches forward, eight backward (the D skip's
+ * gradient included; a column sum over more than 256 rows adds a stage); nothing is read back.
+ * Shapes: x [B,T,H,P], dt [B,T,H], A [H], B/C [B,T,G,N], initialState [B,H,P,N], D [H],
  * seqIdx an i32 [B·T] tensor (non-decreasing along a row; not checked on the device, which
  * would need a read-back) → y [B,T,H,P], state [B,H,P,N].
  */
@@ -12,29 +13,27 @@ import { grid } from "../kernel-def.js";
 import {
   MAX_CHUNK,
   SSD_LINEAR_GROUP,
-  ssdCbKernel,
   ssdChunkOuterKernel,
   ssdChunkOutKernel,
   type ssdDims,
-  ssdPrepKernel,
+  ssdPrepCbKernel,
   ssdStatePassKernel,
   TILE,
 } from "../kernels/ssd-chunked.js";
 import {
   ssdDtGradKernel,
   ssdFinishKernel,
-  ssdGradA,
   ssdGradXKernel,
   ssdGroupGradKernel,
   ssdIntraGradKernel,
+  ssdOuterRowsKernel,
   ssdReversePassKernel,
   ssdRowsByStateKernel,
 } from "../kernels/ssd-chunked-backward.js";
 import { segmentOf } from "../kernels/wgsl-seg-scan.js";
-import { gradTarget, recordGpu } from "../tape.js";
-import { columnSum } from "./column-sum.js";
+import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
+import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.js";
 import { fillTensor } from "./elementwise.js";
-import { dSkipGrad } from "./mamba2-ops.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
@@ -107,19 +106,17 @@ export function ssdScanChunked(
   const hasD = D ? 1 : 0;
   const stateTiles = tiles(P) * tiles(N);
 
+  // prep (dt, A → dl) and C·Bᵀ (→ cb) in one dispatch
   const dl = emptyLike(ctx, [batch, H, T, 2]);
-  ctx.run(
-    ssdPrepKernel,
-    { dt: dt.buffer, A: A.buffer, dl: dl.buffer },
-    { ...dims, n: BH * nc, seg },
-    grid(BH * nc * seg, SSD_LINEAR_GROUP),
-  );
   const cb = emptyLike(ctx, [batch, nc, G, Lc, Lc]);
-  ctx.run(ssdCbKernel, { Bm: B.buffer, Cm: C.buffer, cb: cb.buffer }, dims, [
-    tiles(Lc) ** 2,
-    nc,
-    batch * G,
-  ]);
+  const prepGroups = Math.ceil((BH * nc * seg) / SSD_LINEAR_GROUP);
+  const cbTiles = tiles(Lc) ** 2;
+  ctx.run(
+    ssdPrepCbKernel,
+    { dt: dt.buffer, A: A.buffer, dl: dl.buffer, Bm: B.buffer, Cm: C.buffer, cb: cb.buffer },
+    { ...dims, n: BH * nc, seg, prepGroups, cbTiles },
+    grid((prepGroups + cbTiles * nc * batch * G) * SSD_LINEAR_GROUP, SSD_LINEAR_GROUP),
+  );
   const sloc = emptyLike(ctx, [batch, H, nc, P, N]);
   const cdecay = emptyLike(ctx, [batch, H, nc]);
   ctx.run(
@@ -172,11 +169,24 @@ export function ssdScanChunked(
   recordGpu("ssdScanChunked", inputs, [y, state], ([gyIn, gsIn]) => {
     const gy = gyIn ?? fillTensor(ctx, x.shape, 0);
     const saved = { dl, cb, cdecay, states };
-    const grads = ssdBackward(ctx, dims, { x, A, B, C }, saved, gy, gsIn ?? null, seq, dBuf, hasD);
+    // ∂D (the D skip's) is summed in the dispatch of ∂dt and ∂A
+    const dInto = D?.requiresGrad ? gradTarget(D) : null;
+    const grads = ssdBackward(
+      ctx,
+      dims,
+      { x, A, B, C },
+      saved,
+      gy,
+      gsIn ?? null,
+      seq,
+      dBuf,
+      hasD,
+      dInto,
+    );
     const out: (GpuTensor | null)[] = [grads.x, grads.dt, grads.A, grads.B, grads.C];
     if (s0) out.push(grads.s0);
     else grads.s0.dispose();
-    if (D) out.push(D.requiresGrad ? dSkipGrad(gy, x, H, P, gradTarget(D)) : null);
+    if (D) out.push(grads.D);
     return out;
   });
   return { y, state };
@@ -195,15 +205,20 @@ function ssdBackward(
   seq: GPUBuffer,
   dBuf: GPUBuffer,
   hasD: number,
+  dInto: GradTarget | null,
 ) {
   const { B: batch, T, H, P, G, N, Lc, nc } = dims;
   const BH = batch * H;
   const PN = P * N;
   const { dl, cb, cdecay, states } = saved;
   const seg = segmentOf(Lc);
+  // q (the state gradient from the outputs) and dCh = gy·S_c: one dispatch
   const q = emptyLike(ctx, states.shape);
+  const dCh = emptyLike(ctx, [batch, T, H, N]);
+  const t1 = tiles(P) * tiles(N);
+  const t2 = tiles(Lc) * tiles(N);
   ctx.run(
-    ssdChunkOuterKernel,
+    ssdOuterRowsKernel,
     {
       u: gy.buffer,
       dl: dl.buffer,
@@ -211,9 +226,11 @@ function ssdBackward(
       seq,
       out: q.buffer,
       cdecay: emptyLike(ctx, [1]).buffer, // mode 1 leaves it unwritten
+      states: states.buffer,
+      dCh: dCh.buffer,
     },
-    { ...dims, mode: 1 },
-    [tiles(P) * tiles(N), nc, BH],
+    { ...dims, mode: 1, t1, t2 },
+    grid((t1 + t2) * nc * BH, 1),
   );
   const rstore = emptyLike(ctx, states.shape);
   const dotRS = emptyLike(ctx, [batch, H, nc]);
@@ -268,16 +285,9 @@ function ssdBackward(
   );
   const rowTiles: [number, number, number] = [tiles(Lc) * tiles(N), nc, BH];
   const dBh = emptyLike(ctx, [batch, T, H, N]);
-  const dCh = emptyLike(ctx, [batch, T, H, N]);
   ctx.run(
     ssdRowsByStateKernel,
     { u: inp.x.buffer, s: rstore.buffer, out: dBh.buffer },
-    dims,
-    rowTiles,
-  );
-  ctx.run(
-    ssdRowsByStateKernel,
-    { u: gy.buffer, s: states.buffer, out: dCh.buffer },
     dims,
     rowTiles,
   );
@@ -313,13 +323,37 @@ function ssdBackward(
   );
   const gdt = emptyLike(ctx, [batch, T, H]);
   const n = batch * T * H;
+  // ∂dt, then the first stages of ∂A's and ∂D's column sums, in one dispatch
+  const dtGroups = Math.ceil(n / SSD_LINEAR_GROUP);
+  const aSum = columnSumStart(ctx, batch * T, H);
+  const dSum = dInto ? columnSumStart(ctx, batch * T, H, [H], dInto) : null;
   ctx.run(
     ssdDtGradKernel,
-    { sums: sums.buffer, A: inp.A.buffer, gdt: gdt.buffer },
-    { T, H, n },
-    grid(n, SSD_LINEAR_GROUP),
+    {
+      sums: sums.buffer,
+      A: inp.A.buffer,
+      dl: dl.buffer,
+      gy: gy.buffer,
+      x: inp.x.buffer,
+      gdt: gdt.buffer,
+      apartial: aSum.partial.buffer,
+      dpartial: dSum?.partial.buffer ?? placeholder(ctx),
+    },
+    {
+      T,
+      H,
+      P,
+      n,
+      dtGroups,
+      aJobs: aSum.jobs,
+      dJobs: dSum?.jobs ?? 0,
+      ...columnRoleParams(aSum, "a"),
+      ...columnRoleParams(dSum, "d", H),
+    },
+    grid((dtGroups + aSum.jobs + (dSum?.jobs ?? 0)) * SSD_LINEAR_GROUP, SSD_LINEAR_GROUP),
   );
-  const gA = columnSum(ctx, ssdGradA, { dl: dl.buffer, sums: sums.buffer }, { T }, batch * T, H);
+  const gA = columnSumFinish(aSum);
+  const gD = dSum ? columnSumFinish(dSum) : null;
   for (const t of [rstore, dotRS, dcbh, sums, dBh, dCh]) t.dispose();
-  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
+  return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };
 }
