@@ -21,7 +21,6 @@ import {
   type DispatchBreakdown,
   type DispatchFormula,
   disableNativeKernels,
-  dispatchesAt,
   dispatchFormula,
   enableNativeKernels,
 } from "looplm";
@@ -241,9 +240,11 @@ async function formulaOf(
 const formulaText = (f: DispatchFormula) =>
   `${f.fixed} + ${f.perLayerApplication}·L·R + ${f.perLayer}·L`;
 
-/** Dispatches per layer application at the configuration's (L, R): (formula(L, R) − fixed)/(L·R). */
-const perApplication = (f: DispatchFormula | null, L: number, R: number) =>
-  f === null ? "" : Number(((dispatchesAt(f, L, R) - f.fixed) / (L * R)).toFixed(1));
+/**
+ * Dispatches of one layer application, forward + backward: the formula's a (the weights' update,
+ * b, runs once per layer whatever R, and is in the log's formula). Issue 31's targets are on a.
+ */
+const perApplication = (f: DispatchFormula | null) => (f === null ? "" : f.perLayerApplication);
 
 /**
  * `--backend webgpu`: the whole training step (forward, final-loop cross-entropy, backward,
@@ -281,7 +282,6 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
   // of a layer application, from each mixer kind's formula in L and R.
   for (const [i, c] of configs.entries()) {
     const n = counters[i]!;
-    const cfg = makeConfig(c.model);
     const mamba = await formulaOf(gpu, c, "mamba");
     const attn = await formulaOf(gpu, c, "transformer");
     for (const [kind, f] of [
@@ -294,8 +294,8 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
       }
     Object.assign(rows[i]!, {
       "dispatches/step": n.dispatches,
-      "Mamba-2 disp/layer-app": perApplication(mamba, cfg.n_layers, cfg.n_loops),
-      "attn disp/layer-app": perApplication(attn, cfg.n_layers, cfg.n_loops),
+      "Mamba-2 disp/layer-app": perApplication(mamba),
+      "attn disp/layer-app": perApplication(attn),
       "bind groups/step": n.bindGroupsCreated,
       "µs encode/dispatch": n.dispatches
         ? Number(((1000 * n.encodeMs) / n.dispatches).toFixed(2))
@@ -310,9 +310,9 @@ export async function runWebgpu(ctx: BenchContext, gpu: GpuBench): Promise<void>
       "dispatches/step, bind groups/step (created) and µs encode/dispatch (wall-clock time in GpuContext.run) " +
       "counted on the last timed step; peak MiB/step: the most device memory the step held at once " +
       "(GpuContext.memory(): weights, gradients, moments and live activations, in the pool's size " +
-      "classes; activations freed as the backward consumes them); X disp/layer-app = (dispatches(L, R) − fixed)/(L·R) from the " +
+      "classes; activations freed as the backward consumes them); X disp/layer-app = a of the " +
       "formula fixed + a·L·R + b·L of the configuration's model with X layers only (solved from " +
-      "steps at (L, R) = (1, 1), (1, 2), (2, 1); = a + b/R: forward + backward of a layer at one " +
-      "application, its weights' update shared among the R)",
+      "steps at (L, R) = (1, 1), (1, 2), (2, 1)): forward + backward of one layer at one " +
+      "application (b, the weights' update once per layer, is in the log)",
   );
 }
