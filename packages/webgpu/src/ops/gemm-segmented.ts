@@ -57,7 +57,7 @@ export function segmentedGemmOk(ctx: GpuContext): boolean {
   return gpuPrecision(ctx).precision !== "mixed";
 }
 
-const isSeg = (o: GemmAnyOperand): o is GemmSegmented => "pieces" in o;
+export const isSeg = (o: GemmAnyOperand): o is GemmSegmented => "pieces" in o;
 
 /** No bound: a piece index past the last piece is never selected. */
 const NONE = 0xffffffff;

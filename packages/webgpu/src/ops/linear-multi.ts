@@ -13,6 +13,7 @@ import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 import { gemm } from "./gemm.js";
 import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
+import { linearGradInput } from "./linear-grads.js";
 import { linear } from "./matmul.js";
 
 export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[] {
@@ -49,22 +50,7 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
     // a missing output gradient reads as zeros (a fresh zero tensor for its piece)
     const gs = gys.map((g, k) => g ?? zeros(ys[k]!));
     const G = { axis: "cols" as const, pieces: piecesOf(gs, (k) => Math.max(1, widths[k]!)) };
-    let gx: GpuTensor | null = null;
-    if (x.requiresGrad) {
-      const tx = gradTarget(x);
-      gx = tx.out;
-      gemmSegmented(ctx, {
-        transA: false,
-        transB: false,
-        M,
-        N: nIn,
-        K: nOut,
-        a: G,
-        b: W,
-        c: { buf: gx.buffer, ld: nIn },
-        beta: tx.accumulate ? 1 : 0,
-      });
-    }
+    const gx = x.requiresGrad ? linearGradInput(x, { M, nIn, nOut }, G, W) : null;
     const gws: (GpuTensor | null)[] = ws.map(() => null);
     const need = ws.map((w) => w.requiresGrad);
     if (need.every(Boolean)) {

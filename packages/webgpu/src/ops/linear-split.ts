@@ -14,6 +14,7 @@ import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 import { gemm } from "./gemm.js";
 import { gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
+import { linearGradInput, linearGradWeight } from "./linear-grads.js";
 
 export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
   if (w.rank !== 2)
@@ -51,39 +52,12 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
     recordGpu("linearSplit", [x, w], outs, (gys) => {
       if (gys.some((g, k) => !g && widths[k]! > 0)) return perPieceBackward(gys);
       const G = { axis: "cols" as const, pieces: pieces(gys as GpuTensor[]) };
-      let gx: GpuTensor | null = null;
-      let gw: GpuTensor | null = null;
-      if (x.requiresGrad) {
-        const tx = gradTarget(x);
-        gx = tx.out;
-        gemmSegmented(ctx, {
-          transA: false,
-          transB: false,
-          M,
-          N: nIn,
-          K: nOut,
-          a: G,
-          b: { buf: w.buffer, ld: nIn },
-          c: { buf: gx.buffer, ld: nIn },
-          beta: tx.accumulate ? 1 : 0,
-        });
-      }
-      if (w.requiresGrad) {
-        const tw = gradTarget(w);
-        gw = tw.out;
-        gemmSegmented(ctx, {
-          transA: true,
-          transB: false,
-          M: nOut,
-          N: nIn,
-          K: M,
-          a: G,
-          b: X,
-          c: { buf: gw.buffer, ld: nIn },
-          beta: tw.accumulate ? 1 : 0,
-        });
-      }
-      return [gx, gw];
+      const shape = { M, nIn, nOut };
+      const W = { buf: w.buffer, ld: nIn };
+      return [
+        x.requiresGrad ? linearGradInput(x, shape, G, W) : null,
+        w.requiresGrad ? linearGradWeight(w, shape, G, X) : null,
+      ];
     });
     return outs;
   }

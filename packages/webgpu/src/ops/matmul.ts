@@ -10,9 +10,10 @@
  */
 import { type MatmulOptions, matmulShape, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { gradTarget, recordGpu } from "../tape.js";
+import { recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { gemm } from "./gemm.js";
+import { linearGradInput, linearGradWeight } from "./linear-grads.js";
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
   const s = matmulShape("webgpu matmul", a.shape, b.shape, opts);
@@ -131,39 +132,9 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
   const inputs = bias ? [x, w, bias] : [x, w];
   recordGpu("linear", inputs, [y], ([g]) => {
     const G = { buf: g!.buffer, ld: nOut };
-    let gx: GpuTensor | null = null;
-    let gw: GpuTensor | null = null;
-    // Both straight into their destinations (a leaf's gradient, a running sum): beta 1 adds.
-    if (x.requiresGrad) {
-      const tx = gradTarget(x);
-      gx = tx.out;
-      gemm(ctx, {
-        transA: false,
-        transB: false,
-        M,
-        N: nIn,
-        K: nOut,
-        a: G,
-        b: W,
-        c: { buf: gx.buffer, ld: nIn },
-        beta: tx.accumulate ? 1 : 0,
-      });
-    }
-    if (w.requiresGrad) {
-      const tw = gradTarget(w);
-      gw = tw.out;
-      gemm(ctx, {
-        transA: true,
-        transB: false,
-        M: nOut,
-        N: nIn,
-        K: M,
-        a: G,
-        b: X,
-        c: { buf: gw.buffer, ld: nIn },
-        beta: tw.accumulate ? 1 : 0,
-      });
-    }
+    const shape = { M, nIn, nOut };
+    const gx = x.requiresGrad ? linearGradInput(x, shape, G, W) : null;
+    const gw = w.requiresGrad ? linearGradWeight(w, shape, G, X) : null;
     const gbias = bias?.requiresGrad ? sumColumns(g!, nOut) : null;
     return bias ? [gx, gw, gbias] : [gx, gw];
   });
