@@ -6,10 +6,9 @@
  * WGSL leaves a conversion of a value outside f16's finite range indeterminate, and overflow must
  * show (the loss scale halves on it), so the edge cases are written by hand with IEEE semantics
  * under round-to-nearest: |x| ≥ 65520 → ±inf, 65504 < |x| < 65520 → ±65504, NaN → NaN. Every other
- * value is converted by the hardware (f16(x), or pack2x16float when f16 is stored two per u32).
+ * value is converted by the hardware (pack2x16float).
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
-import type { F16Storage } from "../precision.js";
 
 export const F16_CAST_GROUP = 256;
 
@@ -25,9 +24,7 @@ fn halfBits(x: f32) -> u32 {
   return pack2x16float(vec2f(x, 0.0)) & 0xffffu;
 }`;
 
-function castCode(storage: F16Storage): string {
-  if (storage === "packed")
-    return `${HALF_BITS_WGSL}
+const CAST_WGSL = `${HALF_BITS_WGSL}
 fn packWord(src: u32, off: u32, n: u32, w: u32) -> u32 {
   let i = 2u * w;
   var hi = 0u;
@@ -42,35 +39,17 @@ ${flatEntry(F16_CAST_GROUP, "p.wordsA + p.wordsB")}
   if (i < p.wordsA) { outA[i] = packWord(0u, p.offA, p.nA, i); }
   else { outB[i - p.wordsA] = packWord(1u, p.offB, p.nB, i - p.wordsA); }
 }`;
-  return `${HALF_BITS_WGSL}
-fn toHalf(x: f32) -> f16 {
-  let h = halfBits(x);
-  return bitcast<vec2<f16>>(h).x;
-}
-${flatEntry(F16_CAST_GROUP, "p.nA + p.nB")}
-  if (i < p.nA) { outA[i] = toHalf(srcA[p.offA + i]); }
-  else { outB[i - p.nA] = toHalf(srcB[p.offB + i - p.nA]); }
-}`;
-}
-
-const kernels = new Map<F16Storage, Kernel>();
 
 /**
- * outA[0..nA) = f16(srcA[offA..offA+nA)), likewise B. Packed: params wordsA = ⌈nA/2⌉ (the high
- * half of a last odd word is 0). Native: outputs are array<f16>.
+ * outA[0..nA) = f16(srcA[offA..offA+nA)), likewise B, written as u32 words of two f16 each
+ * (params wordsA = ⌈nA/2⌉; the high half of a last odd word is 0). Those are the bytes of an
+ * array<f16> as well (element 2w in the low half, little-endian), so one kernel serves both
+ * storages: the packed GEMM reads the words, the native one (shader-f16) reads the same buffer as
+ * array<f16>, and the cast itself needs no shader-f16.
  */
-export function f16CastKernel(storage: F16Storage): Kernel {
-  let k = kernels.get(storage);
-  if (!k) {
-    const out = storage === "packed" ? "rw:u32" : "rw:f16";
-    k = defineKernel({
-      name: `f16_cast_${storage}`,
-      params: { offA: "u32", nA: "u32", offB: "u32", nB: "u32", wordsA: "u32", wordsB: "u32" },
-      buffers: { srcA: "read", srcB: "read", outA: out, outB: out },
-      body: castCode(storage),
-      enable: storage === "native" ? ["f16"] : [],
-    });
-    kernels.set(storage, k);
-  }
-  return k;
-}
+export const f16CastKernel: Kernel = defineKernel({
+  name: "f16_cast",
+  params: { offA: "u32", nA: "u32", offB: "u32", nB: "u32", wordsA: "u32", wordsB: "u32" },
+  buffers: { srcA: "read", srcB: "read", outA: "rw:u32", outB: "rw:u32" },
+  body: CAST_WGSL,
+});

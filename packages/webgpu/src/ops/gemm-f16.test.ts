@@ -76,32 +76,30 @@ describe.runIf(ctx)("webgpu f16 operand rounding against the CPU oracle", () => 
     ...edge,
     ...Array.from({ length: 101 }, () => rng.normal(0, 30)),
   ]);
-  for (const storage of storages)
-    it(`${storage} storage${storage === adapterStorage ? " (the adapter's)" : " (forced)"}: both operand ranges, from odd offsets`, async () => {
-      const src = uploadTensor(ctx!, values, [values.length]);
-      // A from element 3, B from element 0 with an odd count: the last packed word's high half is 0
-      const nA = values.length - 3;
-      const nB = 7;
-      const words = (n: number) => Math.ceil(n / 2);
-      const outA = emptyLike(ctx!, [words(nA)]);
-      const outB = emptyLike(ctx!, [words(nB)]);
-      ctx!.run(
-        f16CastKernel(storage),
-        { srcA: src.buffer, srcB: src.buffer, outA: outA.buffer, outB: outB.buffer },
-        { offA: 3, nA, offB: 0, nB, wordsA: words(nA), wordsB: words(nB) },
-        grid(storage === "packed" ? words(nA) + words(nB) : nA + nB, F16_CAST_GROUP),
-      );
-      // native array<f16> has the packed layout in memory (little-endian halves)
-      const a = unpackHalves(new Uint32Array((await outA.read()).buffer), nA);
-      const b = unpackHalves(new Uint32Array((await outB.read()).buffer), nB);
-      const want = (from: number, n: number) =>
-        Array.from(values.subarray(from, from + n), (v) => f16Round(v));
-      expect(a).toEqual(want(3, nA));
-      expect(b).toEqual(want(0, nB));
-      if (storage === "packed")
-        expect((new Uint32Array((await outB.read()).buffer)[3]! >>> 16) & 0xffff).toBe(0);
-      releaseTransients(ctx!);
-    });
+  // One kernel serves both storages: u32 words of two f16 are also the bytes of an array<f16>
+  it("both operand ranges, from odd offsets", async () => {
+    const src = uploadTensor(ctx!, values, [values.length]);
+    // A from element 3, B from element 0 with an odd count: the last word's high half is 0
+    const nA = values.length - 3;
+    const nB = 7;
+    const words = (n: number) => Math.ceil(n / 2);
+    const outA = emptyLike(ctx!, [words(nA)]);
+    const outB = emptyLike(ctx!, [words(nB)]);
+    ctx!.run(
+      f16CastKernel,
+      { srcA: src.buffer, srcB: src.buffer, outA: outA.buffer, outB: outB.buffer },
+      { offA: 3, nA, offB: 0, nB, wordsA: words(nA), wordsB: words(nB) },
+      grid(words(nA) + words(nB), F16_CAST_GROUP),
+    );
+    const a = unpackHalves(new Uint32Array((await outA.read()).buffer), nA);
+    const b = unpackHalves(new Uint32Array((await outB.read()).buffer), nB);
+    const want = (from: number, n: number) =>
+      Array.from(values.subarray(from, from + n), (v) => f16Round(v));
+    expect(a).toEqual(want(3, nA));
+    expect(b).toEqual(want(0, nB));
+    expect((new Uint32Array((await outB.read()).buffer)[3]! >>> 16) & 0xffff).toBe(0);
+    releaseTransients(ctx!);
+  });
 });
 
 describe.runIf(ctx)("webgpu GEMM on f16 operands against the CPU oracle", () => {

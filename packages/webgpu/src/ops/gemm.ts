@@ -93,27 +93,20 @@ function extent(o: GemmOperand, rows: number, cols: number, batch: number): numb
  * Round the spans of A and B to f16 buffers (one dispatch): the GEMM then reads them from
  * offset 0 with the same leading dimensions and strides. Returns the new operands.
  */
-function castOperands(
-  ctx: GpuContext,
-  call: GemmCall,
-  storage: F16Storage,
-  batch: number,
-): [GemmOperand, GemmOperand] {
+function castOperands(ctx: GpuContext, call: GemmCall, batch: number): [GemmOperand, GemmOperand] {
   const { M, N, K, a, b } = call;
   // stored shapes: A [M, K] or [K, M] (transA); B [K, N] or [N, K] (transB)
   const nA = call.transA ? extent(a, K, M, batch) : extent(a, M, K, batch);
   const nB = call.transB ? extent(b, N, K, batch) : extent(b, K, N, batch);
   const wordsA = Math.ceil(nA / 2);
   const wordsB = Math.ceil(nB / 2);
-  const bytes = (n: number) => (storage === "packed" ? Math.ceil(n / 2) * 4 : n * 2);
-  const outA = ctx.allocBytes(bytes(nA));
-  const outB = ctx.allocBytes(bytes(nB));
-  const items = storage === "packed" ? wordsA + wordsB : nA + nB;
+  const outA = ctx.allocBytes(wordsA * 4);
+  const outB = ctx.allocBytes(wordsB * 4);
   ctx.run(
-    f16CastKernel(storage),
+    f16CastKernel,
     { srcA: a.buf, srcB: b.buf, outA, outB },
     { offA: a.off ?? 0, nA, offB: b.off ?? 0, nB, wordsA, wordsB },
-    grid(items, F16_CAST_GROUP),
+    grid(wordsA + wordsB, F16_CAST_GROUP),
   );
   return [
     { buf: outA, ld: a.ld, stride: a.stride ?? 0 },
@@ -131,7 +124,7 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
   const plan = gemmPlan(ctx, call);
   if (plan.f16) {
     // The f16 copies live until the dispatches that read them are done (released after).
-    const [a16, b16] = castOperands(ctx, call, plan.f16, batch);
+    const [a16, b16] = castOperands(ctx, call, batch);
     run(ctx, { ...call, a: a16, b: b16 }, plan);
     ctx.release(a16.buf);
     ctx.release(b16.buf);
