@@ -20,11 +20,6 @@ export interface OnKernels {
   kernels?: CpuKernels;
 }
 
-/** `fn()` on `kernels` when given, else on the kernels the registry holds. */
-export function onKernels<R>(kernels: CpuKernels | undefined, fn: () => R): R {
-  return kernels ? withKernels(kernels, fn) : fn();
-}
-
 export interface EvalForwardResult {
   readouts: Tensor[];
   logits: Tensor[];
@@ -129,9 +124,9 @@ export async function foldBatches(
   const source = outputSource(model);
   for (const [i, batch] of batches.entries()) {
     checkBatch(batch, i, fold.V);
-    const pending = onKernels(kernels, () => source.outputs(batch, fold.gate));
+    const pending = withKernels(kernels, () => source.outputs(batch, fold.gate));
     const out = pending instanceof Promise ? await pending : pending;
-    onKernels(kernels, () => fold.add(batch, i, out));
+    withKernels(kernels, () => fold.add(batch, i, out));
   }
 }
 
