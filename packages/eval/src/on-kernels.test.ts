@@ -6,7 +6,8 @@
  * side by side: looplm's two-cpu-backends.test.ts.
  */
 import { pHop } from "@loop/tasks";
-import { type CpuKernels, currentKernels, type GemmFn } from "@loop/tensor/kernel";
+import { currentKernels } from "@loop/tensor/kernel";
+import { countingGemm } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { tinyLoopedModel } from "./helpers.test-util.js";
@@ -14,15 +15,7 @@ import { modelLoglikelihoods } from "./multiple-choice/model-loglik.js";
 import { evaluatePerplexity } from "./perplexity.js";
 
 /** The registry's kernels with a GEMM that counts its calls. */
-function countingKernels(): { kernels: CpuKernels; calls: () => number } {
-  const now = currentKernels();
-  let n = 0;
-  const fn = ((...a: Parameters<GemmFn>) => {
-    n++;
-    return now.gemm.fn(...a);
-  }) as GemmFn;
-  return { kernels: { sets: now.sets, gemm: { fn, name: "counting" } }, calls: () => n };
-}
+const countingKernels = () => countingGemm(currentKernels());
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 const batches = task.evalSet({ count: 8, batchSize: 4 });
