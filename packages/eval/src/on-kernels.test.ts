@@ -2,7 +2,7 @@
  * The evaluators compute on the CPU kernels they are given (`kernels`, a backend's), not on the
  * registry's: given kernels whose GEMM counts its calls, every batch's forward calls it, and the
  * numbers are those of the same kernels installed in the registry. Without the `withKernels` of
- * `foldBatches` or of `modelLoglikelihoods` the count stays 0 (checked once). Two real backends
+ * `evaluateWith` or of `modelLoglikelihoods` the count stays 0 (checked once). Two real backends
  * side by side: looplm's two-cpu-backends.test.ts.
  */
 import { pHop } from "@loop/tasks";

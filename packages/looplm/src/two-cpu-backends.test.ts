@@ -8,7 +8,7 @@
  * native kernels again; and the two backends' numbers must differ, so the kernels each ran were
  * really its own. Generation's tokens cannot show that (greedy tokens rarely differ), so
  * `runGenerate` is also run on a backend whose GEMM counts its calls, with the registry holding
- * another. Turning the wrapping off (the `withKernels` of `Trainer.trainStep`, of `foldBatches`,
+ * another. Turning the wrapping off (the `withKernels` of `Trainer.trainStep`, of `evaluateWith`,
  * of `generate`) fails this test, as was checked once for each. Skipped with one printed line
  * where the native kernels cannot be built, a failure under CI.
  */
