@@ -10,11 +10,11 @@ import type { ModelConfig } from "@loop/looped";
 import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
-import { writeJsonFile } from "@loop/train/node";
+import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import type { Backend } from "../backend.js";
 import type { TaskFlags } from "../cli/options/task.js";
 import { printable } from "../cli/printable.js";
-import { canonicalJson, jobContent } from "./job-signature.js";
+import { jobContent } from "./job-signature.js";
 
 /** The BullMQ queue every looplm coordinator and worker uses (the Redis URL's /db separates sets). */
 export const QUEUE_NAME = "looplm-training";
