@@ -4,6 +4,7 @@
  * Private and source-only (README.md says why it depends on no package of the workspace).
  */
 
+export { countingGemm } from "./counting-gemm.js";
 export {
   type CloseReport,
   compareGolden,
@@ -30,3 +31,4 @@ export { documentSlice } from "./packed-documents.js";
 export { relErr } from "./rel-err.js";
 export { suiteRuns } from "./suite-runs.js";
 export { type PoolControls, spyOnWorkers, useThreadPool } from "./thread-pool.js";
+export { tinyModelConfig } from "./tiny-model.js";

@@ -20,11 +20,6 @@ export interface OnKernels {
   kernels?: CpuKernels;
 }
 
-/** `fn()` on `kernels` when given, else on the kernels the registry holds. */
-export function onKernels<R>(kernels: CpuKernels | undefined, fn: () => R): R {
-  return kernels ? withKernels(kernels, fn) : fn();
-}
-
 export interface EvalForwardResult {
   readouts: Tensor[];
   logits: Tensor[];
@@ -106,46 +101,23 @@ export interface FoldSetup {
   tallies: ExitTally[];
 }
 
-/** An evaluator's per-batch accumulation (accuracy.ts, perplexity.ts). */
-interface BatchFold {
-  /** Whether the exit pdf is needed. */
-  readonly gate: boolean;
-  readonly V: number;
-  add(batch: Batch, i: number, out: StepOutputs): void;
-}
-
-/**
- * Feed every batch's step outputs to `fold` (batches checked first), each batch's computing and
- * folding on `kernels`. A source that answers synchronously (a model on this thread) is folded
- * without awaiting, so the whole evaluation runs inside the caller's `noGrad`/`withScratch`
- * scope, as one synchronous call would.
- */
-export async function foldBatches(
-  model: Evaluated,
-  batches: readonly Batch[],
-  fold: BatchFold,
-  kernels?: CpuKernels,
-): Promise<void> {
-  const source = outputSource(model);
-  for (const [i, batch] of batches.entries()) {
-    checkBatch(batch, i, fold.V);
-    const pending = onKernels(kernels, () => source.outputs(batch, fold.gate));
-    const out = pending instanceof Promise ? await pending : pending;
-    onKernels(kernels, () => fold.add(batch, i, out));
-  }
-}
-
 /**
  * The evaluation `name` (accuracy.ts, perplexity.ts): the fold `makeFold` builds for the
- * model's sizes and thresholds `opts.qs`, fed every batch, then its result, on `opts.kernels`.
- * Bad options and batches reject the promise.
+ * model's sizes and thresholds `opts.qs`, fed every batch's step outputs (batches checked
+ * first), then its result. Each batch's computing and folding runs on `opts.kernels`. A source
+ * that answers synchronously (a model on this thread) is folded without awaiting, so the whole
+ * evaluation runs inside the caller's `noGrad`/`withScratch` scope, as one synchronous call
+ * would. Bad options and batches reject the promise.
  */
 export async function evaluateWith<R>(
   name: string,
   model: Evaluated,
   batches: readonly Batch[],
   opts: OnKernels & { qs?: readonly number[] },
-  makeFold: (setup: FoldSetup) => Pick<BatchFold, "add"> & { result(): R },
+  makeFold: (setup: FoldSetup) => {
+    add(batch: Batch, i: number, out: StepOutputs): void;
+    result(): R;
+  },
 ): Promise<R> {
   if (batches.length === 0) throw new Error(`${name}: batches is empty (expected ≥ 1)`);
   const qs = opts.qs ?? [];
@@ -155,7 +127,12 @@ export async function evaluateWith<R>(
   const V = source.config.vocab_size;
   const gate = source.hasGate && qs.length > 0;
   const fold = makeFold({ R, V, tallies: gate ? newTallies(qs, R) : [] });
-  await foldBatches(source, batches, { gate, V, add: fold.add }, opts.kernels);
+  for (const [i, batch] of batches.entries()) {
+    checkBatch(batch, i, V);
+    const pending = withKernels(opts.kernels, () => source.outputs(batch, gate));
+    const out = pending instanceof Promise ? await pending : pending;
+    withKernels(opts.kernels, () => fold.add(batch, i, out));
+  }
   return fold.result();
 }
 

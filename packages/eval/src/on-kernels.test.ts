@@ -2,11 +2,12 @@
  * The evaluators compute on the CPU kernels they are given (`kernels`, a backend's), not on the
  * registry's: given kernels whose GEMM counts its calls, every batch's forward calls it, and the
  * numbers are those of the same kernels installed in the registry. Without the `withKernels` of
- * `foldBatches` or of `modelLoglikelihoods` the count stays 0 (checked once). Two real backends
+ * `evaluateWith` or of `modelLoglikelihoods` the count stays 0 (checked once). Two real backends
  * side by side: looplm's two-cpu-backends.test.ts.
  */
 import { pHop } from "@loop/tasks";
-import { type CpuKernels, currentKernels, type GemmFn } from "@loop/tensor/kernel";
+import { currentKernels } from "@loop/tensor/kernel";
+import { countingGemm } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { tinyLoopedModel } from "./helpers.test-util.js";
@@ -14,15 +15,7 @@ import { modelLoglikelihoods } from "./multiple-choice/model-loglik.js";
 import { evaluatePerplexity } from "./perplexity.js";
 
 /** The registry's kernels with a GEMM that counts its calls. */
-function countingKernels(): { kernels: CpuKernels; calls: () => number } {
-  const now = currentKernels();
-  let n = 0;
-  const fn = ((...a: Parameters<GemmFn>) => {
-    n++;
-    return now.gemm.fn(...a);
-  }) as GemmFn;
-  return { kernels: { sets: now.sets, gemm: { fn, name: "counting" } }, calls: () => n };
-}
+const countingKernels = () => countingGemm(currentKernels());
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 const batches = task.evalSet({ count: 8, batchSize: 4 });

@@ -108,8 +108,7 @@ export function generate(
   prompt: readonly number[],
   opts: GenerateOptions,
 ): GenerateResult {
-  const k = opts.kernels;
-  return k ? withKernels(k, () => decodeAll(model, prompt, opts)) : decodeAll(model, prompt, opts);
+  return withKernels(opts.kernels, () => decodeAll(model, prompt, opts));
 }
 
 function decodeAll(

@@ -8,7 +8,7 @@
  * native kernels again; and the two backends' numbers must differ, so the kernels each ran were
  * really its own. Generation's tokens cannot show that (greedy tokens rarely differ), so
  * `runGenerate` is also run on a backend whose GEMM counts its calls, with the registry holding
- * another. Turning the wrapping off (the `withKernels` of `Trainer.trainStep`, of `foldBatches`,
+ * another. Turning the wrapping off (the `withKernels` of `Trainer.trainStep`, of `evaluateWith`,
  * of `generate`) fails this test, as was checked once for each. Skipped with one printed line
  * where the native kernels cannot be built, a failure under CI.
  */
@@ -18,8 +18,8 @@ import { join } from "node:path";
 import { generate, LoopedModel, parseConfig } from "@loop/looped";
 import { loadCheckpoint, saveCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
-import { type CpuKernels, type GemmFn, nativeKernelNames } from "@loop/tensor/kernel";
-import { nativeSuiteRuns } from "@loop/test-support";
+import { nativeKernelNames } from "@loop/tensor/kernel";
+import { countingGemm, nativeSuiteRuns, tinyModelConfig } from "@loop/test-support";
 import { resolveTrainOptions } from "@loop/train";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { type ComputeBackend, startBackend } from "./backend.js";
@@ -36,15 +36,9 @@ const runs = nativeSuiteRuns(
 
 const task = pHop({ alphabet: 3, length: 12, hops: 2 });
 // a Mamba-2 layer and an attention layer: the ssd, ssm, attention and tensor kernel groups
-const config = parseConfig({
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: 2,
-  backbone: "hybrid",
-  attn_layers: [1],
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-});
+const config = parseConfig(
+  tinyModelConfig(task.vocabSize, { n_layers: 2, backbone: "hybrid", attn_layers: [1] }),
+);
 const train = resolveTrainOptions({
   steps: 4,
   batchSize: 4,
@@ -123,14 +117,8 @@ function expectSame(got: Outcome, want: Outcome, what: string): void {
 
 /** A backend whose GEMM (that of `b`) counts its calls. */
 function counting(b: ComputeBackend): { backend: ComputeBackend; calls: () => number } {
-  let n = 0;
-  const fn = b.kernels.gemm.fn;
-  const gemm = ((...a: Parameters<GemmFn>) => {
-    n++;
-    return fn(...a);
-  }) as GemmFn;
-  const kernels: CpuKernels = { sets: b.kernels.sets, gemm: { fn: gemm, name: "counting" } };
-  return { backend: { ...b, kernels }, calls: () => n };
+  const { kernels, calls } = countingGemm(b.kernels);
+  return { backend: { ...b, kernels }, calls };
 }
 
 describe.runIf(runs)("portable and native in one process: training, evaluation, generation", () => {

@@ -65,8 +65,10 @@ export function currentKernels(): CpuKernels {
  * `fn()` on `kernels`, whatever the registry holds: they are installed for the synchronous call
  * and the registry's own are put back after it (calls nest). What `fn` leaves to run later (a
  * promise's continuation) runs on the registry's: an async path wraps each synchronous stretch.
+ * Without `kernels`, `fn()` runs on what the registry holds.
  */
-export function withKernels<R>(kernels: CpuKernels, fn: () => R): R {
+export function withKernels<R>(kernels: CpuKernels | null | undefined, fn: () => R): R {
+  if (!kernels) return fn();
   const before = sets;
   sets = kernels.sets as Sets;
   const gemm = setGemm(kernels.gemm.fn, kernels.gemm.name);

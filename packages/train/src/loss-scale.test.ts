@@ -11,6 +11,7 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { cpuTrainOps, type IntTensor, type Tensor } from "@loop/tensor";
+import { tinyModelConfig } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { type DeviceTraining, deviceStepEngine } from "./device-step-engine.js";
 import { DynamicLossScale } from "./loss-scale.js";
@@ -54,14 +55,7 @@ describe("DynamicLossScale", () => {
 });
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-const config = parseConfig({
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 2,
-  backbone: "mamba",
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-});
+const config = parseConfig(tinyModelConfig(task.vocabSize));
 
 /** The CPU model as a "device" copy of itself; `overflowAbove` makes backward overflow. */
 function cpuTraining(model: LoopedModel, o: TrainOptions, overflowAbove = Infinity) {

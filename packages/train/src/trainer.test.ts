@@ -1,8 +1,9 @@
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
-import { currentKernels, type GemmFn, threadCount } from "@loop/tensor/kernel";
+import { currentKernels, threadCount } from "@loop/tensor/kernel";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
+import { countingGemm, tinyModelConfig } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
@@ -10,13 +11,7 @@ import type { StepEngine } from "./step-engine.js";
 import { Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
-const base = {
-  vocab_size: task.vocabSize,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 2,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-};
+const base = tinyModelConfig(task.vocabSize);
 
 describe("Trainer", () => {
   it("lowers the loss on a fixed task and is deterministic", () => {
@@ -78,11 +73,7 @@ describe("Trainer", () => {
 
   it("steps on the kernels it is given (a backend's), not the registry's, with the same numbers", () => {
     const now = currentKernels();
-    let calls = 0;
-    const fn = ((...a: Parameters<GemmFn>) => {
-      calls++;
-      return now.gemm.fn(...a);
-    }) as GemmFn;
+    const counting = countingGemm(now);
     const run = (kernels: typeof now | null) => {
       const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
       const opts = resolveTrainOptions({ steps: 3, batchSize: 8, lr: 1e-2, warmupSteps: 0 });
@@ -91,14 +82,14 @@ describe("Trainer", () => {
       while (!t.done) losses.push(t.trainStep().loss);
       return { losses, weights: model.parameters().map((p) => Array.from(p.tensor.data)) };
     };
-    const on = run({ sets: now.sets, gemm: { fn, name: "counting" } });
+    const on = run(counting.kernels);
     // every step's GEMMs ran on them (0 without trainStep's withKernels, checked once), and the
     // registry's came back after
-    expect(calls).toBeGreaterThan(0);
+    expect(counting.calls()).toBeGreaterThan(0);
     expect(currentKernels().gemm.fn).toBe(now.gemm.fn);
-    const counted = calls;
+    const counted = counting.calls();
     expect(run(null)).toEqual(on);
-    expect(calls).toBe(counted);
+    expect(counting.calls()).toBe(counted);
   });
 
   it("gate2 trains only the gate: the backbone gets no gradient and does not move", () => {

@@ -221,7 +221,7 @@ export class Trainer {
    * undo the memory saving.
    */
   trainStep(): StepMetrics {
-    const step = () => {
+    return withKernels(this.kernels, () => {
       // an installed thread governor picks this step's thread count from the steps' times
       const gov = threadGovernor();
       gov?.beforeStep();
@@ -229,8 +229,7 @@ export class Trainer {
       const m = this.opts.checkpointing ? this.step1() : withScratch(() => this.step1());
       gov?.afterStep(performance.now() - t0);
       return m;
-    };
-    return this.kernels ? withKernels(this.kernels, step) : step();
+    });
   }
 
   private step1(): StepMetrics {

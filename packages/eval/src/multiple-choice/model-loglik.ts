@@ -7,7 +7,8 @@
  * readouts go through it, so memory is B·T·D per step instead of B·T·V.
  */
 import { intTensor, noGrad, tensor } from "@loop/tensor";
-import { type EvalModel, type OnKernels, onKernels } from "../eval-model.js";
+import { withKernels } from "@loop/tensor/kernel";
+import type { EvalModel, OnKernels } from "../eval-model.js";
 import { logProbAt } from "../log-prob.js";
 import type { LoglikRequest } from "./harness-encode.js";
 
@@ -65,7 +66,7 @@ export function modelLoglikelihoods(
         owner.push(ri);
       });
     });
-    onKernels(opts.kernels, () =>
+    withKernels(opts.kernels, () =>
       noGrad(() => {
         const fwd = model.forward(intTensor(ids, [B, T]), { steps: "all", skipLogits: true });
         fwd.readouts.forEach((ro, r) => {

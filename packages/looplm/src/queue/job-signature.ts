@@ -5,6 +5,7 @@
  * to Redis without the secret can then neither forge a job nor alter one.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { canonicalJson } from "@loop/train/node";
 import { CliError } from "../cli/errors.js";
 
 /** The environment variable that holds the secret when `--secret` is not given. */
@@ -12,15 +13,6 @@ export const SECRET_ENV = "LOOPLM_QUEUE_SECRET";
 
 /** Help of the coordinators' `--secret` option (sweep and reproduce with --queue). */
 export const SIGN_HELP = `with --queue: sign every job with this shared secret (HMAC-SHA256; workers given the same secret train only signed jobs); default: $${SECRET_ENV}`;
-
-/** JSON with object keys sorted at every level: the same text for the same content. */
-export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : x,
-  );
-}
 
 /** A job's content: everything but its signature, as JSON carries it (undefined dropped). */
 export function jobContent<T extends object>(data: T): Omit<T, "sig"> {

@@ -20,7 +20,7 @@ import { buildTask } from "../cli/options/task.js";
 import { printable } from "../cli/printable.js";
 import { trainJob } from "../cli/run-training.js";
 import { memberStart } from "../cli/sweep-runner.js";
-import type { TrainingJobData } from "./training-job.js";
+import { alreadyFinished, type TrainingJobData } from "./training-job.js";
 
 /** Exit codes the worker reads. */
 export const CHILD_EXIT = { done: 0, failed: 1, stopped: 3, orphaned: 4 } as const;
@@ -99,14 +99,11 @@ export async function runTrainingChild(
   let lastSent = 0;
   // (the job matched its sweep's record, but what it prints is escaped all the same)
   const label = printable(d.label);
-  const runDir = printable(d.runDir);
   try {
     const start = memberStart(d.runDir, d.label, d.config, d.train);
     if (start.kind === "finished") {
       // Its worker vanished after training, before the queue heard the result.
-      process.stderr.write(
-        `${label}: already trained in ${runDir}; its numbers come from its log\n`,
-      );
+      process.stderr.write(`${alreadyFinished(d)}\n`);
       send({ type: "result", steps: d.train.steps, eval: start.ev });
       return CHILD_EXIT.done;
     }

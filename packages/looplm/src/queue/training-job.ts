@@ -10,10 +10,11 @@ import type { ModelConfig } from "@loop/looped";
 import { makeDirectory } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
-import { writeJsonFile } from "@loop/train/node";
+import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import type { Backend } from "../backend.js";
 import type { TaskFlags } from "../cli/options/task.js";
-import { canonicalJson, jobContent } from "./job-signature.js";
+import { printable } from "../cli/printable.js";
+import { jobContent } from "./job-signature.js";
 
 /** The BullMQ queue every looplm coordinator and worker uses (the Redis URL's /db separates sets). */
 export const QUEUE_NAME = "looplm-training";
@@ -60,6 +61,14 @@ export interface TrainingJobProgress {
  * train other settings, more steps or another folder than the coordinator asked for; and a
  * worker that cannot read it cannot see the folder.
  */
+/**
+ * What a worker, or its training child, says of a job whose member already finished (a replayed
+ * job, or one whose result the queue never heard): it is not trained again.
+ */
+export function alreadyFinished(d: Pick<TrainingJobData, "runDir" | "label" | "train">): string {
+  return `${printable(d.label)} in ${printable(d.runDir)} already finished its ${d.train.steps} steps (final/): not trained again; its numbers come from its log`;
+}
+
 export const JOB_MARKER = "queue-job.json";
 
 /**

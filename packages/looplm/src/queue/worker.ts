@@ -18,6 +18,7 @@ import { bullConnection, checkRedis, describeRedisError, type QueueAddress } fro
 import { jobContent, signatureProblem } from "./job-signature.js";
 import { CHILD_EXIT, type ChildMessage } from "./train-child.js";
 import {
+  alreadyFinished,
   jobRecordProblem,
   QUEUE_NAME,
   type TrainingJobData,
@@ -162,9 +163,7 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
     }
     if (start.kind === "finished") {
       // A replayed job of a finished member (or the queue lost its result): never trained again.
-      o.log(
-        `${name}: ${recorded.label} in ${recorded.runDir} already finished its ${recorded.train.steps} steps (final/): not trained again; its numbers come from its log`,
-      );
+      o.log(`${name}: ${alreadyFinished(recorded)}`);
       return { steps: recorded.train.steps, eval: start.ev, worker: name };
     }
     o.log(`${name}: training ${recorded.label} in ${recorded.runDir}`);

@@ -14,6 +14,7 @@ export {
   writeJsonFile,
 } from "./run-files.js";
 export {
+  canonicalJson,
   checkResumeMatches,
   holdsRun,
   openRunFolder,

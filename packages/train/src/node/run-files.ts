@@ -14,7 +14,6 @@ import { type LoopedModel, loadStateDict } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { AdamWState, NamedArray } from "@loop/tensor";
 import {
-  makeDirectory,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
@@ -179,8 +178,4 @@ export function loadTrainingCheckpoint(dir: string, model: LoopedModel): Trainer
     optimizer,
     ...(ls ? { lossScale: { scale: ls.scale!, good: ls.good! } } : {}),
   };
-}
-
-export function ensureDir(dir: string): void {
-  makeDirectory(dir);
 }

@@ -10,9 +10,8 @@
 import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelConfig } from "@loop/looped";
-import { readJsonFile } from "@loop/tensor/node";
+import { makeDirectory, readJsonFile } from "@loop/tensor/node";
 import { resolveTrainOptions, type TrainOptions } from "../options.js";
-import { ensureDir } from "./run-files.js";
 import { lockRunFolder, processAlive } from "./run-lock.js";
 
 /** run.json: the settings a run was started with (plus whatever the caller recorded). */
@@ -84,7 +83,7 @@ export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder 
   // A folder this call creates is removed again if it is still empty when released: a run
   // refused before it wrote anything leaves no trace.
   const existed = existsSync(dir);
-  ensureDir(dir);
+  makeDirectory(dir);
   const unlock = lockRunFolder(dir);
   const release = () => {
     unlock();
@@ -151,11 +150,14 @@ export function resumeTrainOptions(
   return { train, notes };
 }
 
-/** Stable JSON (sorted keys) for comparing recorded and current settings. */
-function canonical(v: unknown): string {
+/**
+ * JSON with object keys sorted at every level: the same text for the same content (recorded and
+ * current settings compared; a queue job's signed content).
+ */
+export function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
     x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : x,
   );
 }
@@ -175,9 +177,9 @@ export function checkResumeMatches(
   // with out_proj_scale "depth" cannot resume as "layers", nor the other way round)
   const keys = new Set([...Object.keys(info.model), "out_proj_scale"]);
   for (const k of keys as Set<keyof ModelConfig>) {
-    if (canonical(info.model[k]) !== canonical(model[k]))
+    if (canonicalJson(info.model[k]) !== canonicalJson(model[k]))
       throw new Error(
-        `resume: the model's ${k} is ${canonical(model[k])} but ${where} has ${canonical(info.model[k])}`,
+        `resume: the model's ${k} is ${canonicalJson(model[k])} but ${where} has ${canonicalJson(info.model[k])}`,
       );
   }
   if (train.steps < info.train.steps)
@@ -186,9 +188,9 @@ export function checkResumeMatches(
   const now = { ...train, scheduleSteps: scheduleOf(train) };
   for (const k of Object.keys(recorded) as (keyof TrainOptions)[]) {
     if ((RESUME_CHANGES as readonly string[]).includes(k)) continue;
-    if (canonical(recorded[k]) !== canonical(now[k]))
+    if (canonicalJson(recorded[k]) !== canonicalJson(now[k]))
       throw new Error(
-        `resume: ${k} is ${canonical(now[k])} but ${where} has ${canonical(recorded[k])}; only ${RESUME_CHANGES.join(", ")} may change`,
+        `resume: ${k} is ${canonicalJson(now[k])} but ${where} has ${canonicalJson(recorded[k])}; only ${RESUME_CHANGES.join(", ")} may change`,
       );
   }
 }

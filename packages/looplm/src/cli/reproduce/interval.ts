@@ -4,8 +4,8 @@
  * claim names. Paired: a claim "a beats b" is judged on the per-seed differences a_k − b_k, where
  * both models of seed k saw the same data, so seed-to-seed variation common to both cancels.
  */
+import studentTQuantile from "@stdlib/stats-base-dists-t-quantile";
 import { meanSd } from "./stats.js";
-import { studentTQuantile } from "./student-t.js";
 
 /** Fewer seeds than this give no verdict: with 2–4 seeds a t-interval is too wide to decide. */
 export const MIN_SEEDS = 5;
