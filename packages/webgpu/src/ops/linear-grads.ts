@@ -6,7 +6,9 @@
  * each written straight into its destination (`gradTarget`: a leaf's gradient, or the running
  * sum the tape holds; beta 1 adds), so no copy or add pass follows. An operand stored as pieces
  * (the blocks of a split or multi-weight linear) runs the segmented GEMM, plain operands the
- * plain one with its vec4 and split-K variants.
+ * plain one with its vec4 and split-K variants. A fresh destination (nothing to add to) keeps a
+ * split-K GEMM's partials unsummed (`sumInto`): the consumer reading the gradient next — the
+ * norm whose output fed the projection — adds them up in its own dispatch.
  */
 import type { GpuTensor } from "../gpu-tensor.js";
 import { gradTarget } from "../tape.js";
@@ -26,7 +28,9 @@ function run(
   const t = gradTarget(x);
   const c = { buf: t.out.buffer, ld: call.N };
   const beta = t.accumulate ? 1 : 0;
-  if (isSeg(call.a) || isSeg(call.b)) gemmSegmented(x.ctx, { ...call, transB: false, c, beta });
+  const sumInto = t.accumulate ? undefined : t.out;
+  if (isSeg(call.a) || isSeg(call.b))
+    gemmSegmented(x.ctx, { ...call, transB: false, c, beta, sumInto });
   else
     gemm(x.ctx, {
       ...call,
@@ -35,6 +39,7 @@ function run(
       b: call.b as GemmOperand,
       c,
       beta,
+      sumInto,
     });
   return t.out;
 }

@@ -128,6 +128,8 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
     b: W,
     c: { buf: y.buffer, ld: nOut },
     bias: bias?.buffer,
+    // split-K partials left for y's consumer (the residual add after an output projection)
+    sumInto: y,
   });
   const inputs = bias ? [x, w, bias] : [x, w];
   recordGpu("linear", inputs, [y], ([g]) => {
