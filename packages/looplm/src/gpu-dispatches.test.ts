@@ -12,6 +12,7 @@
  */
 import { gpuForTests } from "@loop/test-support-gpu";
 import { resolveTrainOptions } from "@loop/train";
+import { splitKFor } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
 
@@ -50,6 +51,22 @@ describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", (
       if (target !== null) expect(f.perLayerApplication).toBeLessThanOrEqual(target);
       expect(f).toEqual(pinned);
     }, 600_000);
+
+  it("a Transformer layer whose MLP takes split-K: still 25 (the partials summed by their consumers)", async () => {
+    // d_ff 512 at 16 rows: gate|up's ∂x sums K = 1024 and down_proj's forward K = 512 over one
+    // tile each, so both split K; the norm's backward and the residual add sum the partials
+    const rows = SHAPE.batch * SHAPE.seq;
+    const D = TRANSFORMER.d_model;
+    expect(splitKFor(rows, D, 2 * 512)).toBeGreaterThan(1);
+    expect(splitKFor(rows, D, 512)).toBeGreaterThan(1);
+    const wide = { ...TRANSFORMER, mlp: { d_ff: 512 } };
+    const { byKernel, ...f } = await dispatchFormula(ctx!, wide, SHAPE, o);
+    console.log(`Transformer, d_ff 512: ${JSON.stringify(f)}`);
+    console.log(`  by kernel: ${breakdownText({ ...f, byKernel }, "perLayerApplication")}`);
+    expect(f.perLayerApplication).toBeLessThanOrEqual(25);
+    expect(byKernel.gemm_splitk_sum?.perLayerApplication ?? 0).toBe(0);
+    expect(f).toEqual({ fixed: 26, perLayerApplication: 25, perLayer: 18 });
+  }, 600_000);
 
   it("an attention mixer's layer application: at most 25 dispatches forward + backward", async () => {
     // a hybrid whose every layer is attention: the norm, q/k/v projections, RoPE, attention,

@@ -18,6 +18,23 @@ export interface GpuNode {
 }
 export type GpuDtype = "f32" | "i32";
 
+/**
+ * A tensor's value left as the S partial products of a split-K GEMM (kernels/gemm.ts): element i
+ * is Σ_{s<S} buf[s·stride + i], summed in s order from 0.0 (what the split-K sum writes).
+ */
+export interface PartialSums {
+  buf: GPUBuffer;
+  S: number;
+  stride: number;
+}
+
+/** Partial sums not yet written into their tensor, and the dispatch that writes them. */
+interface PendingSum {
+  sums: PartialSums;
+  /** Enqueue the sum into `into` (the tensor's buffer) and release the partials. */
+  settle(into: GPUBuffer): void;
+}
+
 let nextId = 1;
 
 /** The id the next tensor made will have (ids increase: every tensor made later has one ≥ it). */
@@ -44,6 +61,7 @@ export class GpuTensor {
   readonly dtype: GpuDtype;
   readonly persistent: boolean;
   private buf: GPUBuffer | null;
+  private pending: PendingSum | null = null;
   /** True for trainable leaves and for every tensor computed from one while recording. */
   requiresGrad = false;
   /** Accumulated gradient of a persistent leaf after `backwardGpu` (persistent, same shape). */
@@ -87,11 +105,35 @@ export class GpuTensor {
     }
   }
 
-  /** The storage buffer (throws once released). */
+  /**
+   * The storage buffer (throws once released). A tensor left as partial sums has them summed
+   * into it first (one dispatch, enqueued before whatever the caller enqueues with the buffer).
+   */
   get buffer(): GPUBuffer {
     if (this.base?.released) this.buf = null;
     if (!this.buf) throw new Error(`webgpu: tensor ${this.name ?? this.id} was already released`);
+    if (this.pending) {
+      const p = this.pending;
+      this.pending = null;
+      p.settle(this.buf);
+    }
     return this.buf;
+  }
+
+  /**
+   * Leave this tensor's value as partial sums (a split-K GEMM's, ops/gemm.ts) until it is read:
+   * a consumer that sums them itself (`partialSums`) saves the sum's dispatch; any other read
+   * (`buffer`) runs `settle` first, the same dispatch the GEMM would have run, so the same bits.
+   */
+  deferSum(sums: PartialSums, settle: (into: GPUBuffer) => void): void {
+    if (this.base || this.pending || !this.buf)
+      throw new Error("webgpu: deferSum on a view, a released or an already pending tensor");
+    this.pending = { sums, settle };
+  }
+
+  /** The partial sums this tensor's value is still left as, or null once it is written. */
+  get partialSums(): PartialSums | null {
+    return this.pending?.sums ?? null;
   }
 
   get released(): boolean {
@@ -132,6 +174,8 @@ export class GpuTensor {
   /** Return the buffer to the pool now (also drops the gradient of a leaf). */
   dispose(): void {
     if (!this.buf) return;
+    if (this.pending) this.ctx.release(this.pending.sums.buf);
+    this.pending = null;
     if (!this.base) this.ctx.release(this.buf);
     this.buf = null;
     this.node = null;

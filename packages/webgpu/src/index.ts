@@ -29,6 +29,7 @@ export { embedding } from "./ops/embedding.js";
 export { exitPdf } from "./ops/exit-pdf.js";
 export { gateLogits } from "./ops/gate-logits.js";
 export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
+export { splitKFor } from "./ops/gemm.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
 export {

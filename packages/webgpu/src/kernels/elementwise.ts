@@ -2,12 +2,14 @@
  * Elementwise kernels over flat f32 arrays of n elements (grid dispatch, 256 threads a group):
  *   fill:  out[i] = value
  *   copy:  out[i] = a[i]
- *   add:   out[i] = a[i] + b[i]
+ *   add:   out[i] = a[i] + b[i]   (a or b may be split-K partial sums, wgsl-partial-sum.ts:
+ *          the residual add reads the output projection's GEMM that way)
  *   addInto: acc[i] += a[i]
  *   axpby: out[i] = alpha·a[i] + beta·b[i]
  *   scale: out[i] = alpha·a[i]
  */
 import { defineKernel, flatEntry } from "../kernel-def.js";
+import { partialSumParams, partialSumWgsl } from "./wgsl-partial-sum.js";
 
 export const EW_GROUP = 256;
 const head = flatEntry(EW_GROUP);
@@ -28,9 +30,9 @@ export const copyKernel = defineKernel({
 
 export const addKernel = defineKernel({
   name: "add",
-  params: { n: "u32" },
+  params: { n: "u32", ...partialSumParams("a"), ...partialSumParams("b") },
   buffers: { a: "read", b: "read", out: "rw" },
-  body: `${head}\n  out[i] = a[i] + b[i];\n}`,
+  body: `${partialSumWgsl("aAt", "a")}\n${partialSumWgsl("bAt", "b")}\n${head}\n  out[i] = aAt(i) + bAt(i);\n}`,
 });
 
 export const addIntoKernel = defineKernel({

@@ -16,6 +16,7 @@ import {
   scaleKernel,
 } from "../kernels/elementwise.js";
 import { recordGpu } from "../tape.js";
+import { partialSumInput } from "./partial-sums.js";
 
 function sameSize(op: string, a: GpuTensor, b: GpuTensor): void {
   if (a.size !== b.size || a.shape.join(",") !== b.shape.join(","))
@@ -56,10 +57,13 @@ export function addInto(acc: GpuTensor, a: GpuTensor): void {
 export function addTensors(a: GpuTensor, b: GpuTensor): GpuTensor {
   sameSize("add", a, b);
   const out = emptyLike(a.ctx, a.shape);
+  // either may still be a GEMM's split-K partials (the residual add after an output projection)
+  const ai = partialSumInput(a, "a");
+  const bi = partialSumInput(b, "b");
   a.ctx.run(
     addKernel,
-    { a: a.buffer, b: b.buffer, out: out.buffer },
-    { n: a.size },
+    { a: ai.buffer, b: bi.buffer, out: out.buffer },
+    { n: a.size, ...ai.params, ...bi.params },
     grid(a.size, EW_GROUP),
   );
   return out;

@@ -7,18 +7,17 @@
  * fp32 only (`segmentedGemmOk`): under mixed precision the callers run one GEMM per block.
  */
 import type { GpuContext } from "../gpu-context.js";
-import { grid, groups } from "../kernel-def.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import { groups } from "../kernel-def.js";
 import {
   type GemmLoad,
   type GemmSegAxis,
   type GemmSegments,
   gemmKernel,
-  SPLITK_GROUP,
-  splitKSumKernel,
   vec4Ok,
 } from "../kernels/gemm.js";
 import { gpuPrecision } from "../precision.js";
-import { type GemmOperand, gemmTileFor, splitKFor } from "./gemm.js";
+import { finishSplitK, type GemmOperand, gemmTileFor, splitKFor } from "./gemm.js";
 import { placeholder } from "./optional-inputs.js";
 
 /** One piece of a segmented operand: `len` rows or columns (along the split axis) at off, ld. */
@@ -50,6 +49,8 @@ export interface SegmentedGemmCall {
   c: GemmAnyOperand;
   /** An unsegmented C: 1 adds the product into it. */
   beta?: 0 | 1;
+  /** An unsegmented C's tensor, to keep split-K partials in (GemmCall.sumInto). */
+  sumInto?: GpuTensor;
 }
 
 /** Whether the segmented GEMM applies on `ctx` (its operands read as fp32). */
@@ -170,13 +171,7 @@ export function gemmSegmented(ctx: GpuContext, call: SegmentedGemmCall): void {
       { ...base, ldc: N, offC: 0, strideC: M * N, beta: 0, splitK: chunk },
       [groups(N, tile.bn), groups(M, tile.bm), S],
     );
-    ctx.run(
-      splitKSumKernel,
-      { P: partials, bias, C: c.buf },
-      { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: call.beta ?? 0, hasBias: 0 },
-      grid(M * N, SPLITK_GROUP),
-    );
-    ctx.release(partials);
+    finishSplitK(ctx, { partials, S, M, N, c, beta: call.beta ?? 0 }, call.sumInto);
     return;
   }
   ctx.run(gemmKernel(transA, transB, tile, loadA, loadB, seg), { ...buffers, bias }, base, [

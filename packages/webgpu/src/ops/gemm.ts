@@ -3,6 +3,7 @@
  * linear and linearSplit and their gradients. Shapes and layouts as in kernels/gemm.ts.
  */
 import type { GpuContext } from "../gpu-context.js";
+import type { GpuTensor } from "../gpu-tensor.js";
 import { grid, groups } from "../kernel-def.js";
 import { F16_CAST_GROUP, f16CastKernel } from "../kernels/f16-cast.js";
 import {
@@ -55,6 +56,11 @@ export interface GemmCall {
   zLimit?: number;
   /** K chunks (default: chosen by `splitKFor`; 1 turns split-K off). */
   splitK?: number;
+  /**
+   * The tensor C is (its whole buffer, ld N): where split-K runs with beta 0 and no bias, its
+   * partials are left in it as pending sums (`GpuTensor.deferSum`) for a consumer to add up.
+   */
+  sumInto?: GpuTensor;
 }
 
 /** Workgroups a GPU wants busy at once (an H200 has 132 SMs; more groups hide latency). */
@@ -201,14 +207,11 @@ function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
       },
       [groups(N, tile.bn), groups(M, tile.bm), S],
     );
-    ctx.run(
-      splitKSumKernel,
-      { P: partials, bias: call.bias ?? placeholder(ctx), C: c.buf },
-      { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: call.beta ?? 0, hasBias: call.bias ? 1 : 0 },
-      grid(M * N, SPLITK_GROUP),
+    finishSplitK(
+      ctx,
+      { partials, S, M, N, c, beta: call.beta ?? 0, bias: call.bias },
+      call.sumInto,
     );
-    // Dispatches run in order, so a later use of this buffer comes after the sum has read it.
-    ctx.release(partials);
     return;
   }
   // Batches beyond the z limit run as several dispatches over consecutive entries.
@@ -231,4 +234,47 @@ function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
       [groups(N, tile.bn), groups(M, tile.bm), Math.min(zLimit, batch - first)],
     );
   }
+}
+
+/**
+ * After a split-K GEMM into `partials` [S, M, N]: sum them in s order into C (+ bias, + beta·C)
+ * — or, when `into` is C's whole tensor and there is no bias nor beta, leave them there as
+ * pending sums: the consumer that reads the tensor next adds them up itself (no dispatch of
+ * their own), any other reader gets this very sum first (gpu-tensor.ts).
+ */
+export function finishSplitK(
+  ctx: GpuContext,
+  s: {
+    partials: GPUBuffer;
+    S: number;
+    M: number;
+    N: number;
+    c: GemmOperand;
+    beta: 0 | 1;
+    bias?: GPUBuffer;
+  },
+  into?: GpuTensor,
+): void {
+  const { partials, S, M, N, c } = s;
+  const sum = (C: GPUBuffer) => {
+    ctx.run(
+      splitKSumKernel,
+      { P: partials, bias: s.bias ?? placeholder(ctx), C },
+      { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: s.beta, hasBias: s.bias ? 1 : 0 },
+      grid(M * N, SPLITK_GROUP),
+    );
+    // Dispatches run in order, so a later use of this buffer comes after the sum has read it.
+    ctx.release(partials);
+  };
+  const whole =
+    into !== undefined &&
+    s.beta === 0 &&
+    !s.bias &&
+    (c.off ?? 0) === 0 &&
+    c.ld === N &&
+    into.size === M * N &&
+    !into.released &&
+    into.buffer === c.buf;
+  if (whole) into.deferSum({ buf: partials, S, stride: M * N }, sum);
+  else sum(c.buf);
 }

@@ -5,15 +5,15 @@
  *   [y_k] = x · [W_k]ᵀ,  ∂x = [g_k] · [W_k],  [∂W_k] = [g_k]ᵀ · x
  * — the same values as one `linear` per weight up to float32 reassociation of ∂x (one sum over
  * every output feature instead of per-weight products added). Under mixed precision, with a
- * weight passed twice or more than three, it is one `linear` per weight.
+ * weight passed twice or more than three, it is one `linear` per weight. The forward and ∂x GEMMs
+ * are linear-gemms.ts's.
  */
 import { shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
-import { gemm } from "./gemm.js";
 import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
-import { linearGradInput } from "./linear-grads.js";
+import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 import { linear } from "./matmul.js";
 
 export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[] {
@@ -36,15 +36,9 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
   // the weights stacked along their rows: [out, in] as pieces
   const W = { axis: "rows" as const, pieces: piecesOf(ws, () => nIn) };
   const ys = widths.map((n) => emptyLike(ctx, [...lead, n]));
-  gemmSegmented(ctx, {
-    transA: false,
-    transB: true,
-    M,
-    N: nOut,
-    K: nIn,
-    a: X,
-    b: W,
-    c: { axis: "cols", pieces: piecesOf(ys, (k) => Math.max(1, widths[k]!)) },
+  linearForward(ctx, { M, nIn, nOut }, X, W, {
+    axis: "cols",
+    pieces: piecesOf(ys, (k) => Math.max(1, widths[k]!)),
   });
   recordGpu("linearMulti", [x, ...ws], ys, (gys) => {
     // a missing output gradient reads as zeros (a fresh zero tensor for its piece)
@@ -79,19 +73,8 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
     } else
       ws.forEach((w, k) => {
         if (!need[k]) return;
-        const t = gradTarget(w);
-        gws[k] = t.out;
-        gemm(ctx, {
-          transA: true,
-          transB: false,
-          M: widths[k]!,
-          N: nIn,
-          K: M,
-          a: { buf: gs[k]!.buffer, ld: Math.max(1, widths[k]!) },
-          b: X,
-          c: { buf: t.out.buffer, ld: nIn },
-          beta: t.accumulate ? 1 : 0,
-        });
+        const Gk = { buf: gs[k]!.buffer, ld: Math.max(1, widths[k]!) };
+        gws[k] = linearGradWeight(w, { M, nIn, nOut: widths[k]! }, Gk, X);
       });
     return [gx, ...gws];
   });

@@ -7,14 +7,14 @@
  * and ∂W = [g_k]ᵀ·x read from the pieces. Otherwise (mixed precision, a piece without gradient)
  * one GEMM per piece on a row block of W (contiguous in W): ∂x = Σ_k g_k · W_k (added in piece
  * order), ∂W_k = g_kᵀ · x (zeros where a piece has no gradient). No output copy runs either way.
- * Shapes: x [..., in], W [out, in], widths summing to out → y_k [..., w_k].
+ * The GEMMs are linear-gemms.ts's. Shapes: x [..., in], W [out, in], widths summing to out →
+ * y_k [..., w_k].
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
-import { gemm } from "./gemm.js";
-import { gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
-import { linearGradInput, linearGradWeight } from "./linear-grads.js";
+import { segmentedGemmOk } from "./gemm-segmented.js";
+import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
 export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
   if (w.rank !== 2)
@@ -37,18 +37,12 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
   const fused = widths.length <= 3 && segmentedGemmOk(ctx);
   const pieces = (ts: readonly GpuTensor[]) =>
     ts.map((t, k) => ({ buf: t.buffer, ld: Math.max(1, widths[k]!), len: widths[k]! }));
+  /** Row block k of W: the weight of piece k. */
+  const rowBlock = (k: number) => ({ buf: w.buffer, off: offsets[k]! * nIn, ld: nIn });
   if (fused) {
     const outs = widths.map((wk) => emptyLike(ctx, [...lead, wk]));
-    gemmSegmented(ctx, {
-      transA: false,
-      transB: true,
-      M,
-      N: nOut,
-      K: nIn,
-      a: X,
-      b: { buf: w.buffer, ld: nIn },
-      c: { axis: "cols", pieces: pieces(outs) },
-    });
+    const Y = { axis: "cols" as const, pieces: pieces(outs) };
+    linearForward(ctx, { M, nIn, nOut }, X, { buf: w.buffer, ld: nIn }, Y);
     recordGpu("linearSplit", [x, w], outs, (gys) => {
       if (gys.some((g, k) => !g && widths[k]! > 0)) return perPieceBackward(gys);
       const G = { axis: "cols" as const, pieces: pieces(gys as GpuTensor[]) };
@@ -63,17 +57,7 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
   }
   const outs = widths.map((wk, k) => {
     const y = emptyLike(ctx, [...lead, wk]);
-    const Wk = { buf: w.buffer, off: offsets[k]! * nIn, ld: nIn };
-    gemm(ctx, {
-      transA: false,
-      transB: true,
-      M,
-      N: wk,
-      K: nIn,
-      a: X,
-      b: Wk,
-      c: { buf: y.buffer, ld: wk },
-    });
+    linearForward(ctx, { M, nIn, nOut: wk }, X, rowBlock(k), { buf: y.buffer, ld: wk });
     return y;
   });
   recordGpu("linearSplit", [x, w], outs, (gys) => perPieceBackward(gys));
@@ -86,27 +70,15 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
     if (x.requiresGrad) {
       const tx = gradTarget(x);
       gx = tx.out;
-      let beta: 0 | 1 = tx.accumulate ? 1 : 0;
-      let wrote = false;
+      let accumulate = tx.accumulate;
       gys.forEach((g, k) => {
         const wk = widths[k]!;
         if (!g || wk === 0) return;
-        const Wk = { buf: w.buffer, off: offsets[k]! * nIn, ld: nIn };
-        gemm(ctx, {
-          transA: false,
-          transB: false,
-          M,
-          N: nIn,
-          K: wk,
-          a: { buf: g.buffer, ld: wk },
-          b: Wk,
-          c: { buf: gx!.buffer, ld: nIn },
-          beta,
-        });
-        beta = 1;
-        wrote = true;
+        const G = { buf: g.buffer, ld: wk };
+        linearGradInput(x, { M, nIn, nOut: wk }, G, rowBlock(k), { out: gx!, accumulate });
+        accumulate = true;
       });
-      if (!wrote && !tx.accumulate) fillInPlace(gx, 0);
+      if (!accumulate) fillInPlace(gx, 0);
     }
     if (w.requiresGrad) {
       const tw = gradTarget(w);
@@ -116,17 +88,9 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
       gys.forEach((g, k) => {
         const wk = widths[k]!;
         if (!g || wk === 0) return;
-        gemm(ctx, {
-          transA: true,
-          transB: false,
-          M: wk,
-          N: nIn,
-          K: M,
-          a: { buf: g.buffer, ld: wk },
-          b: X,
-          c: { buf: gw!.buffer, off: offsets[k]! * nIn, ld: nIn },
-          beta: tw.accumulate ? 1 : 0,
-        });
+        const G = { buf: g.buffer, ld: wk };
+        const into = { out: gw!, accumulate: tw.accumulate, off: offsets[k]! * nIn };
+        linearGradWeight(w, { M, nIn, nOut: wk }, G, X, into);
       });
     }
     return [gx, gw];

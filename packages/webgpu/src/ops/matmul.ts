@@ -13,7 +13,7 @@ import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { gemm } from "./gemm.js";
-import { linearGradInput, linearGradWeight } from "./linear-grads.js";
+import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
   const s = matmulShape("webgpu matmul", a.shape, b.shape, opts);
@@ -118,17 +118,18 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
   const y = emptyLike(ctx, [...x.shape.slice(0, -1), nOut]);
   const X = { buf: x.buffer, ld: nIn };
   const W = { buf: w.buffer, ld: nIn };
-  gemm(ctx, {
-    transA: false,
-    transB: true,
-    M,
-    N: nOut,
-    K: nIn,
-    a: X,
-    b: W,
-    c: { buf: y.buffer, ld: nOut },
-    bias: bias?.buffer,
-  });
+  // split-K partials left for y's consumer (the residual add after an output projection)
+  linearForward(
+    ctx,
+    { M, nIn, nOut },
+    X,
+    W,
+    { buf: y.buffer, ld: nOut },
+    {
+      bias: bias?.buffer,
+      sumInto: y,
+    },
+  );
   const inputs = bias ? [x, w, bias] : [x, w];
   recordGpu("linear", inputs, [y], ([g]) => {
     const G = { buf: g!.buffer, ld: nOut };

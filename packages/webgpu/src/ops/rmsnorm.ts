@@ -8,6 +8,7 @@ import { rmsnormBackwardKernel, rmsnormForwardKernel } from "../kernels/rmsnorm.
 import { gradTarget, recordGpu } from "../tape.js";
 import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.js";
 import { placeholder } from "./optional-inputs.js";
+import { partialSumInput } from "./partial-sums.js";
 
 export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
   const D = x.lastDim;
@@ -33,13 +34,15 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
     const gx = tx?.out ?? null;
     const cs = w.requiresGrad ? columnSumStart(ctx, rows, D, [D], gradTarget(w)) : null;
     const rowJobs = gx ? rows : 0;
+    // g may still be the ∂x GEMM's split-K partials: the kernel adds them up as it reads
+    const gIn = partialSumInput(g!, "g");
     ctx.run(
       rmsnormBackwardKernel,
       {
         x: x.buffer,
         w: w.buffer,
         rinv: rinv.buffer,
-        g: g!.buffer,
+        g: gIn.buffer,
         gx: gx?.buffer ?? placeholder(ctx),
         partial: cs?.partial.buffer ?? placeholder(ctx),
       },
@@ -48,6 +51,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
         D,
         wantX: gx ? 1 : 0,
         accX: tx?.accumulate ? 1 : 0,
+        ...gIn.params,
         ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
         colJobs: cs?.jobs ?? 0,
       },
