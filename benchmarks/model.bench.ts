@@ -212,8 +212,9 @@ function gpuStep(
 
 /**
  * The dispatch formula of a configuration's model with one mixer kind throughout (its Mamba-2 or
- * its attention layers), from tiny steps of it at (L, R) = (1, 1), (1, 2), (2, 1) (looplm's
- * `dispatchFormula`; the count does not depend on B or T); null where that model is not valid.
+ * its attention layers), from steps of it at (L, R) = (1, 1), (1, 2), (2, 1) on the
+ * configuration's own batch × sequence (looplm's `dispatchFormula`: how many row blocks a column
+ * sum has and whether a GEMM splits K follow B·T); null where that model is not valid.
  */
 async function formulaOf(
   gpu: GpuBench,
@@ -234,7 +235,7 @@ async function formulaOf(
   } catch {
     return null;
   }
-  return dispatchFormula(gpu.ctx, config, { batch: 1, seq: Math.min(c.seq, 16) }, gpuOptions());
+  return dispatchFormula(gpu.ctx, config, { batch: c.batch, seq: c.seq }, gpuOptions());
 }
 
 const formulaText = (f: DispatchFormula) =>

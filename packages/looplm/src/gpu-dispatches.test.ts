@@ -68,6 +68,25 @@ describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", (
     expect(f).toEqual({ fixed: 26, perLayerApplication: 25, perLayer: 18 });
   }, 600_000);
 
+  it("at 512 rows (column sums over two row blocks, weight gradients by split-K): still 30 and 25", async () => {
+    // B·T = 512: every column sum (norm weights, conv, A, D, dt bias) sums 2 blocks of 256 rows
+    // and the weight gradients' GEMMs (K = 512) split K. Their partials are summed by their
+    // reader: a weight's gradient once per step, whatever R (in b, not a), ∂A by −exp's backward.
+    const rows = { batch: 16, seq: 32 };
+    expect(splitKFor(2 * BASE.d_model, BASE.d_model, rows.batch * rows.seq)).toBeGreaterThan(1);
+    for (const [name, config, target] of [
+      ["Mamba-2", MAMBA, 30],
+      ["Transformer", TRANSFORMER, 25],
+    ] as const) {
+      const { byKernel, ...f } = await dispatchFormula(ctx!, config, rows, o);
+      console.log(`${name} at ${rows.batch}×${rows.seq}: ${JSON.stringify(f)}`);
+      console.log(`  by kernel: ${breakdownText({ ...f, byKernel }, "perLayerApplication")}`);
+      expect(f.perLayerApplication).toBeLessThanOrEqual(target);
+      expect(byKernel.gemm_splitk_sum?.perLayerApplication ?? 0).toBe(0);
+      expect(byKernel.gemm_splitk_sum?.perLayer ?? 0).toBeGreaterThan(0);
+    }
+  }, 600_000);
+
   it("an attention mixer's layer application: at most 25 dispatches forward + backward", async () => {
     // a hybrid whose every layer is attention: the norm, q/k/v projections, RoPE, attention,
     // o_proj and the residual add, no MLP

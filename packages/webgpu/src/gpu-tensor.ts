@@ -19,8 +19,9 @@ export interface GpuNode {
 export type GpuDtype = "f32" | "i32";
 
 /**
- * A tensor's value left as the S partial products of a split-K GEMM (kernels/gemm.ts): element i
- * is Σ_{s<S} buf[s·stride + i], summed in s order from 0.0 (what the split-K sum writes).
+ * A tensor's value left as S partial sums (a split-K GEMM's products, kernels/gemm.ts; a column
+ * sum's row blocks, ops/column-sum.ts): element i is Σ_{s<S} buf[s·stride + i], summed in s order
+ * from 0.0 (what the split-K sum kernel writes).
  */
 export interface PartialSums {
   buf: GPUBuffer;
@@ -31,6 +32,8 @@ export interface PartialSums {
 /** Partial sums not yet written into their tensor, and the dispatch that writes them. */
 interface PendingSum {
   sums: PartialSums;
+  /** The sum is added to the value already in the buffer (false: the partials alone are it). */
+  ontoValue: boolean;
   /** Enqueue the sum into `into` (the tensor's buffer) and release the partials. */
   settle(into: GPUBuffer): void;
 }
@@ -110,30 +113,59 @@ export class GpuTensor {
    * into it first (one dispatch, enqueued before whatever the caller enqueues with the buffer).
    */
   get buffer(): GPUBuffer {
-    if (this.base?.released) this.buf = null;
-    if (!this.buf) throw new Error(`webgpu: tensor ${this.name ?? this.id} was already released`);
-    if (this.pending) {
-      const p = this.pending;
-      this.pending = null;
-      p.settle(this.buf);
-    }
-    return this.buf;
+    const buf = this.storage;
+    this.settle();
+    return buf;
   }
 
   /**
-   * Leave this tensor's value as partial sums (a split-K GEMM's, ops/gemm.ts) until it is read:
-   * a consumer that sums them itself (`partialSums`) saves the sum's dispatch; any other read
-   * (`buffer`) runs `settle` first, the same dispatch the GEMM would have run, so the same bits.
+   * The storage buffer as it is: pending partial sums are not added in. For a producer given
+   * the tensor as its destination (GemmCall.sumInto), which adds its own partials to them or
+   * settles them before it writes.
    */
-  deferSum(sums: PartialSums, settle: (into: GPUBuffer) => void): void {
-    if (this.base || this.pending || !this.buf)
-      throw new Error("webgpu: deferSum on a view, a released or an already pending tensor");
-    this.pending = { sums, settle };
+  get storage(): GPUBuffer {
+    if (this.base?.released) this.buf = null;
+    if (!this.buf) throw new Error(`webgpu: tensor ${this.name ?? this.id} was already released`);
+    return this.buf;
   }
 
-  /** The partial sums this tensor's value is still left as, or null once it is written. */
+  /** Enqueue the pending sum into the buffer now, if there is one. */
+  settle(): void {
+    const p = this.pending;
+    if (!p || !this.buf) return;
+    this.pending = null;
+    p.settle(this.buf);
+  }
+
+  /**
+   * Leave this tensor's value as partial sums (ops/partial-sums.ts) until it is read: a consumer
+   * that sums them itself (`partialSums`) saves the sum's dispatch; a later producer of the same
+   * layout adds its own partials to them (`accumulator`: a weight's gradient over its R
+   * applications is summed once); any other read (`buffer`) runs `settle` first, the dispatch
+   * the producer would have run, so the same bits. With `ontoValue` the sum is added to the
+   * value already held. A sum still pending is settled first.
+   */
+  deferSum(sums: PartialSums, settle: (into: GPUBuffer) => void, ontoValue = false): void {
+    if (this.base || !this.buf) throw new Error("webgpu: deferSum on a view or a released tensor");
+    this.settle();
+    this.pending = { sums, settle, ontoValue };
+  }
+
+  /**
+   * The partial sums this tensor's value is still left as (null once it is written, or when
+   * they are to be added to the value it holds: a consumer summing them would miss that value).
+   */
   get partialSums(): PartialSums | null {
-    return this.pending?.sums ?? null;
+    return this.pending && !this.pending.ontoValue ? this.pending.sums : null;
+  }
+
+  /**
+   * The buffer of pending partials laid out as S × stride, into which a producer may add its own
+   * partials element by element (the value stays their sum), or null; nothing is settled.
+   */
+  accumulator(S: number, stride: number): GPUBuffer | null {
+    const p = this.pending?.sums;
+    return p && p.S === S && p.stride === stride ? p.buf : null;
   }
 
   get released(): boolean {

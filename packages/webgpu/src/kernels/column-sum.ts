@@ -3,10 +3,11 @@
  *   out[c] = Σ_{r < rows} term(r, c)
  * (the reductions behind bias, D, A and norm-weight gradients: many rows, few columns).
  * Stage 1 evaluates `term` and sums blocks of ROWS_PER_GROUP rows into partial[rowBlock, cols];
- * further stages sum the partials the same way until one row is left. Each group covers 64
- * columns (coalesced reads along a row) × 4 lanes of rows; the lanes and the blocks are added in
- * a fixed order, so the result is the same on every run (no atomics). With `acc` set (the last
- * stage writing a gradient's running sum) the sums are added to `partial` instead of stored.
+ * their reader, or the split-K sum kernel before any other read, adds the blocks up in order
+ * (ops/column-sum.ts). Each group covers 64 columns (coalesced reads along a row) × 4 lanes of
+ * rows; the lanes and the blocks are added in a fixed order, so the result is the same on every
+ * run (no atomics). With `acc` set (a gradient's running sums, or partials pending there) the
+ * sums are added to `partial` instead of stored.
  */
 import { type BufferSpec, defineKernel, type Kernel, type ParamType } from "../kernel-def.js";
 
@@ -55,7 +56,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   });
 }
 
-/** The later stages: plain column sums of a [rows, cols] buffer `src`. */
+/** Plain column sums of a [rows, cols] buffer `src`. */
 export const columnSumStage = columnSumKernel({
   name: "columnSum",
   buffers: { src: "read" },

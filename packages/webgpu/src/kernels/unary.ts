@@ -8,10 +8,12 @@
  *   softplus: y = max(x, 0) + log1p(e^{−|x|}), ∂ = g·σ(x)
  * σ(x) = (x ≥ 0 ? 1 : e)/(1 + e), e = e^{−|x|}: the exponent is never positive (wgsl-math.ts). Flat grids of
  * n elements; backward kernels read x, the forward output y and g (all three, whether the
- * formula needs them or not: an automatic bind-group layout drops bindings a shader never uses).
+ * formula needs them or not: an automatic bind-group layout drops bindings a shader never uses),
+ * g possibly as partial sums (kernels/wgsl-partial-sum.ts).
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 import { WGSL_MATH } from "./wgsl-math.js";
+import { partialSumParams, partialSumWgsl } from "./wgsl-partial-sum.js";
 
 export const UNARY_GROUP = 256;
 
@@ -57,10 +59,11 @@ export function unaryKernel(op: UnaryName, pass: "forward" | "backward"): Kernel
         })
       : defineKernel({
           name: key,
-          params: { n: "u32", acc: "u32" },
+          params: { n: "u32", acc: "u32", ...partialSumParams("gb") },
           buffers: { a: "read", yb: "read", gb: "read", out: "rw" },
-          // acc: add into out (a gradient's running sum) instead of storing
-          body: `${WGSL_MATH}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gb[i];\n  let v = ${bwd};\n  if (p.acc != 0u) { out[i] = out[i] + v; } else { out[i] = v; }\n}`,
+          // acc: add into out (a gradient's running sum) instead of storing; g may still be
+          // partial sums (a column sum's row blocks: ∂A of the SSD scan before −exp's backward)
+          body: `${WGSL_MATH}\n${partialSumWgsl("gAt", "gb")}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gAt(i);\n  let v = ${bwd};\n  if (p.acc != 0u) { out[i] = out[i] + v; } else { out[i] = v; }\n}`,
         });
   kernels.set(key, k);
   return k;

@@ -1,6 +1,7 @@
 /**
- * WGSL for a kernel that reads an input which may still be a split-K GEMM's partial sums
- * (`GpuTensor.partialSums`): `fn <fnName>(i) -> f32` gives element i of buffer `buf`,
+ * WGSL for a kernel that reads an input which may still be partial sums (`GpuTensor.partialSums`:
+ * a split-K GEMM's products, a column sum's row blocks): `fn <fnName>(i) -> f32` gives element i
+ * of buffer `buf`,
  *   buf[i]                                  when p.<buf>S = 0 (a plain tensor),
  *   Σ_{s<S} buf[s·p.<buf>Stride + i]        otherwise (S partials, summed in s order from 0.0),
  * the latter the very sum the split-K sum kernel would have written (kernels/gemm.ts), so a
@@ -18,7 +19,11 @@ export function partialSumWgsl(fnName: string, buf: string): string {
 }`;
 }
 
-/** The two params `partialSumWgsl(_, buf)` reads: the partial count and their stride. */
+/** The names of the two params `partialSumWgsl(_, buf)` reads: the partial count and stride. */
+export const partialSumNames = (buf: string) => ({ S: `${buf}S`, stride: `${buf}Stride` });
+
+/** Those two params' declarations. */
 export function partialSumParams(buf: string): Record<string, ParamType> {
-  return { [`${buf}S`]: "u32", [`${buf}Stride`]: "u32" };
+  const n = partialSumNames(buf);
+  return { [n.S]: "u32", [n.stride]: "u32" };
 }

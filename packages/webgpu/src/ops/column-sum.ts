@@ -1,14 +1,21 @@
-/** Deterministic column sums on the device (kernels/column-sum.ts), not recorded. */
+/**
+ * Deterministic column sums on the device (kernels/column-sum.ts), not recorded. Stage 1 sums
+ * blocks of ROWS_PER_GROUP rows; with more than one block their partials [blocks, cols] stay in
+ * the result unsummed (`partialsTarget`, ops/gemm.ts): the consumer reading it next may add them
+ * up itself, a weight's gradient gathers those of all its applications and is summed once when
+ * read, and any other reader gets the sum (in block order) first.
+ */
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import type { Kernel } from "../kernel-def.js";
 import { COLS_PER_GROUP, columnSumStage, ROWS_PER_GROUP } from "../kernels/column-sum.js";
 import type { GradTarget } from "../tape.js";
+import { partialsTarget } from "./gemm.js";
 
 /**
  * out[c] = Σ_r term(r, c) for a stage-1 `kernel` made by `columnSumKernel`, with its buffers and
  * extra params; returns a [cols] tensor (or `shape` when given). With `into` (a gradient target,
- * tape.ts) the last stage writes, or adds, the sums there and returns its tensor.
+ * tape.ts) the sums are written, or added, there and its tensor is returned.
  */
 export function columnSum(
   ctx: GpuContext,
@@ -21,32 +28,30 @@ export function columnSum(
   into?: GradTarget,
 ): GpuTensor {
   const plan = columnSumStart(ctx, rows, cols, shape, into);
-  ctx.run(
-    kernel,
-    { ...buffers, partial: plan.partial.buffer },
-    { ...params, rows, cols, acc: plan.acc },
-    [plan.colGroups, plan.blocks],
-  );
+  ctx.run(kernel, { ...buffers, partial: plan.partial }, { ...params, rows, cols, acc: plan.acc }, [
+    plan.colGroups,
+    plan.blocks,
+  ]);
   return columnSumFinish(plan);
 }
 
 /**
  * A column sum whose stage 1 runs inside another kernel's dispatch (kernels/column-sum.ts,
  * `columnRoleWgsl`): that dispatch adds `jobs` workgroups with params { colRows: rows, cols,
- * colGroups, acc } and binds `partial`; then `columnSumFinish` runs the later stages, if any.
+ * colGroups, acc } and binds `partial`; then `columnSumFinish` returns the sums' tensor.
  */
 export interface ColumnSumPlan {
-  ctx: GpuContext;
   rows: number;
   cols: number;
   colGroups: number;
   blocks: number;
   /** Workgroups of stage 1. */
   jobs: number;
-  partial: GpuTensor;
+  /** Where stage 1 writes (acc 0) or adds (acc 1) its [blocks, cols] sums. */
+  partial: GPUBuffer;
   acc: 0 | 1;
-  last: () => GpuTensor;
-  into?: GradTarget;
+  out: GpuTensor;
+  finish: () => void;
 }
 
 export function columnSumStart(
@@ -58,10 +63,16 @@ export function columnSumStart(
 ): ColumnSumPlan {
   const colGroups = Math.max(1, Math.ceil(cols / COLS_PER_GROUP));
   const blocks = Math.max(1, Math.ceil(rows / ROWS_PER_GROUP));
-  const last = () => into?.out ?? emptyLike(ctx, shape);
-  const acc = blocks === 1 && into?.accumulate ? 1 : 0;
-  const partial = blocks === 1 ? last() : emptyLike(ctx, [blocks, cols]);
-  return { ctx, rows, cols, colGroups, blocks, jobs: colGroups * blocks, partial, acc, last, into };
+  const out = into?.out ?? emptyLike(ctx, shape);
+  const add = into?.accumulate ? 1 : 0;
+  const plan = { rows, cols, colGroups, blocks, jobs: colGroups * blocks, out };
+  if (blocks === 1) return { ...plan, partial: out.buffer, acc: add, finish: () => {} };
+  const to = partialsTarget(
+    ctx,
+    { S: blocks, M: 1, N: cols, c: { buf: out.storage, ld: cols }, beta: add },
+    out,
+  );
+  return { ...plan, partial: to.buf, acc: to.beta, finish: to.finish };
 }
 
 /**
@@ -81,25 +92,10 @@ export function columnRoleParams(
   };
 }
 
-/** After stage 1: the later stages until one row is left; returns the sums' tensor. */
+/** After stage 1: the sums' tensor (its value possibly still the blocks' partials). */
 export function columnSumFinish(plan: ColumnSumPlan): GpuTensor {
-  const { ctx, cols, colGroups, into } = plan;
-  let blocks = plan.blocks;
-  let partial = plan.partial;
-  while (blocks > 1) {
-    const n = blocks;
-    blocks = Math.ceil(n / ROWS_PER_GROUP);
-    const next = blocks === 1 ? plan.last() : emptyLike(ctx, [blocks, cols]);
-    ctx.run(
-      columnSumStage,
-      { src: partial.buffer, partial: next.buffer },
-      { rows: n, cols, acc: blocks === 1 && into?.accumulate ? 1 : 0 },
-      [colGroups, blocks],
-    );
-    partial.dispose();
-    partial = next;
-  }
-  return partial;
+  plan.finish();
+  return plan.out;
 }
 
 /** Σ over the rows of `x` read as [rows, cols] (a plain column sum; cols = 1: the sum of all). */

@@ -140,7 +140,7 @@ export function causalConv1dSiluSplit(
           init: bufs.init,
           // unused writable slots get a buffer of their own (placeholder may be bound read-only)
           gx: (gx ?? emptyLike(ctx, [1])).buffer,
-          wpartial: (wSum?.partial ?? emptyLike(ctx, [1])).buffer,
+          wpartial: wSum?.partial ?? emptyLike(ctx, [1]).buffer,
         },
         {
           ...dims,

@@ -58,7 +58,7 @@ export function gatedRmsnorm(
         gy: g!.buffer,
         gx: gx?.buffer ?? spare,
         gz: gz?.buffer ?? emptyLike(ctx, [1]).buffer,
-        partial: cs?.partial.buffer ?? spare,
+        partial: cs?.partial ?? spare,
       },
       {
         rows: wantXZ ? rows : 0,

@@ -17,7 +17,7 @@ import {
   vec4Ok,
 } from "../kernels/gemm.js";
 import { gpuPrecision } from "../precision.js";
-import { finishSplitK, type GemmOperand, gemmTileFor, splitKFor } from "./gemm.js";
+import { type GemmOperand, gemmTileFor, partialsTarget, splitKFor } from "./gemm.js";
 import { placeholder } from "./optional-inputs.js";
 
 /** One piece of a segmented operand: `len` rows or columns (along the split axis) at off, ld. */
@@ -163,17 +163,18 @@ export function gemmSegmented(ctx: GpuContext, call: SegmentedGemmCall): void {
   if (split > 1 && !isSeg(c)) {
     const chunk = Math.ceil(K / split / tile.bk) * tile.bk;
     const S = Math.ceil(K / chunk);
-    const partials = ctx.allocBytes(S * M * N * 4);
+    const to = partialsTarget(ctx, { S, M, N, c, beta: call.beta ?? 0 }, call.sumInto);
     const kernel = gemmKernel(transA, transB, tile, loadA, loadB, { A: seg.A, B: seg.B });
     ctx.run(
       kernel,
-      { ...buffers, bias, C: partials },
-      { ...base, ldc: N, offC: 0, strideC: M * N, beta: 0, splitK: chunk },
+      { ...buffers, bias, C: to.buf },
+      { ...base, ldc: N, offC: 0, strideC: M * N, beta: to.beta, splitK: chunk },
       [groups(N, tile.bn), groups(M, tile.bm), S],
     );
-    finishSplitK(ctx, { partials, S, M, N, c, beta: call.beta ?? 0 }, call.sumInto);
+    to.finish();
     return;
   }
+  call.sumInto?.settle();
   ctx.run(gemmKernel(transA, transB, tile, loadA, loadB, seg), { ...buffers, bias }, base, [
     groups(N, tile.bn),
     groups(M, tile.bm),

@@ -57,8 +57,9 @@ export interface GemmCall {
   /** K chunks (default: chosen by `splitKFor`; 1 turns split-K off). */
   splitK?: number;
   /**
-   * The tensor C is (its whole buffer, ld N): where split-K runs with beta 0 and no bias, its
-   * partials are left in it as pending sums (`GpuTensor.deferSum`) for a consumer to add up.
+   * The tensor whose buffer C is: where split-K runs without a bias on its whole buffer, the
+   * partials stay in it as pending sums (`partialsTarget`); a value it still holds as partials
+   * is summed before C is written otherwise. C may then be its `storage` (not summed yet).
    */
   sumInto?: GpuTensor;
 }
@@ -188,10 +189,14 @@ function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
     // Chunks of whole BK steps; the S partials [S, M, N] are then summed in order into C.
     const chunk = Math.ceil(K / split / tile.bk) * tile.bk;
     const S = Math.ceil(K / chunk);
-    const partials = ctx.allocBytes(S * M * N * 4);
+    const to = partialsTarget(
+      ctx,
+      { S, M, N, c, beta: call.beta ?? 0, bias: call.bias },
+      call.sumInto,
+    );
     ctx.run(
       kernel,
-      { A: a.buf, B: b.buf, bias: placeholder(ctx), C: partials },
+      { A: a.buf, B: b.buf, bias: placeholder(ctx), C: to.buf },
       {
         ...base,
         ldc: N,
@@ -201,19 +206,17 @@ function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
         strideA: 0,
         strideB: 0,
         strideC: M * N,
-        beta: 0,
+        beta: to.beta,
         hasBias: 0,
         splitK: chunk,
       },
       [groups(N, tile.bn), groups(M, tile.bm), S],
     );
-    finishSplitK(
-      ctx,
-      { partials, S, M, N, c, beta: call.beta ?? 0, bias: call.bias },
-      call.sumInto,
-    );
+    to.finish();
     return;
   }
+  // C is written (or added to) whole here: a value it still holds as partials is summed first
+  call.sumInto?.settle();
   // Batches beyond the z limit run as several dispatches over consecutive entries.
   const zLimit = Math.min(MAX_Z, call.zLimit ?? MAX_Z);
   for (let first = 0; first < batch; first += zLimit) {
@@ -236,45 +239,61 @@ function run(ctx: GpuContext, call: GemmCall, plan: GemmPlan): void {
   }
 }
 
+/** A product's S partials [S, M, N] and how they join C (+ bias, + beta·C). */
+export interface Partials {
+  S: number;
+  M: number;
+  N: number;
+  c: GemmOperand;
+  beta: 0 | 1;
+  bias?: GPUBuffer;
+}
+
+/** C = Σ_s partials[s] in s order (+ bias, + beta·C), then the partials' buffer is released. */
+function sumPartials(ctx: GpuContext, s: Partials, partials: GPUBuffer, C: GPUBuffer): void {
+  const { M, N, S, c } = s;
+  ctx.run(
+    splitKSumKernel,
+    { P: partials, bias: s.bias ?? placeholder(ctx), C },
+    { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: s.beta, hasBias: s.bias ? 1 : 0 },
+    grid(M * N, SPLITK_GROUP),
+  );
+  // Dispatches run in order, so a later use of this buffer comes after the sum has read it.
+  ctx.release(partials);
+}
+
 /**
- * After a split-K GEMM into `partials` [S, M, N]: sum them in s order into C (+ bias, + beta·C)
- * — or, when `into` is C's whole tensor and there is no bias nor beta, leave them there as
- * pending sums: the consumer that reads the tensor next adds them up itself (no dispatch of
- * their own), any other reader gets this very sum first (gpu-tensor.ts).
+ * Where a product's S partials go and how they end up in C. When C is the whole buffer of
+ * tensor `into` (ld N, no offset, no bias), they stay there unsummed (`GpuTensor.deferSum`):
+ * written into pending partials of the same layout with beta 1 when the product adds to C (a
+ * weight's gradient at its next application: summed once, when read), else into a buffer of
+ * their own left pending, summed by the consumer that reads the tensor next or by the sum
+ * dispatch before any other read. Otherwise they are summed into C at `finish`.
  */
-export function finishSplitK(
+export function partialsTarget(
   ctx: GpuContext,
-  s: {
-    partials: GPUBuffer;
-    S: number;
-    M: number;
-    N: number;
-    c: GemmOperand;
-    beta: 0 | 1;
-    bias?: GPUBuffer;
-  },
+  s: Partials,
   into?: GpuTensor,
-): void {
-  const { partials, S, M, N, c } = s;
-  const sum = (C: GPUBuffer) => {
-    ctx.run(
-      splitKSumKernel,
-      { P: partials, bias: s.bias ?? placeholder(ctx), C },
-      { M, N, S, ldc: c.ld, offC: c.off ?? 0, beta: s.beta, hasBias: s.bias ? 1 : 0 },
-      grid(M * N, SPLITK_GROUP),
-    );
-    // Dispatches run in order, so a later use of this buffer comes after the sum has read it.
-    ctx.release(partials);
-  };
+): { buf: GPUBuffer; beta: 0 | 1; finish: () => void } {
+  const { S, M, N, c } = s;
   const whole =
     into !== undefined &&
-    s.beta === 0 &&
     !s.bias &&
     (c.off ?? 0) === 0 &&
     c.ld === N &&
     into.size === M * N &&
     !into.released &&
-    into.buffer === c.buf;
-  if (whole) into.deferSum({ buf: partials, S, stride: M * N }, sum);
-  else sum(c.buf);
+    into.storage === c.buf;
+  const acc = whole && s.beta === 1 ? into.accumulator(S, M * N) : null;
+  if (acc) return { buf: acc, beta: 1, finish: () => {} };
+  const partials = ctx.allocBytes(S * M * N * 4);
+  const finish = () => {
+    const sum = (C: GPUBuffer) => sumPartials(ctx, s, partials, C);
+    if (whole) into.deferSum({ buf: partials, S, stride: M * N }, sum, s.beta === 1);
+    else {
+      into?.settle();
+      sum(c.buf);
+    }
+  };
+  return { buf: partials, beta: 0, finish };
 }

@@ -9,10 +9,11 @@
  * block of a larger weight (an operand offset: linearSplit's per-piece path).
  *
  * The gradients are written straight into their destination (`gradTarget`: a leaf's gradient,
- * or the running sum the tape holds; beta 1 adds), so no copy or add pass follows. A fresh
- * transient destination (nothing to add to) keeps a split-K GEMM's partials unsummed (`sumInto`): the
- * consumer reading the tensor next — the norm whose output fed the projection, the residual add
- * after an output projection — adds them up in its own dispatch.
+ * or the running sum the tape holds; beta 1 adds), so no copy or add pass follows. A split-K
+ * GEMM's partials stay unsummed in their destination (`sumInto`, `partialsTarget` in gemm.ts):
+ * the consumer reading a fresh tensor next — the norm whose output fed the projection, the
+ * residual add after an output projection — adds them up in its own dispatch, and a weight's
+ * gradient gathers the partials of all its applications, summed once when the optimiser reads it.
  */
 import type { GpuContext } from "../gpu-context.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -97,11 +98,11 @@ function intoGrad(
   product(ctx, {
     ...call,
     transB: false,
-    c: { buf: into.out.buffer, off, ld: call.N },
+    // its storage as it is: a split-K product adds its partials to ones still pending there (a
+    // weight's gradient over its applications, summed once when read); gemm settles otherwise
+    c: { buf: into.out.storage, off, ld: call.N },
     beta: into.accumulate ? 1 : 0,
-    // not a leaf's persistent gradient: nothing reads it in a way that sums partials, and they
-    // would be held until its next use
-    sumInto: into.accumulate || off !== 0 || into.out.persistent ? undefined : into.out,
+    sumInto: into.out,
   });
   return into.out;
 }

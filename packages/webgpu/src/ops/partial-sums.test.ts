@@ -1,17 +1,19 @@
 /**
- * Split-K partial sums left in their tensor (GpuTensor.deferSum, ops/gemm.ts finishSplitK) and
+ * Partial sums left in their tensor (GpuTensor.deferSum, `partialsTarget` in ops/gemm.ts) and
  * summed by their consumer: the residual add (elementwise add) and the norm's backward (rmsnorm's
- * ∂y) read the partials and compute the very bits the split-K sum would have written, without
- * its dispatch; any other reader gets the sum written first. Checked against the settled path
- * (the same op on a tensor whose sum was forced by reading its buffer) and the CPU oracle.
+ * ∂y) read a split-K GEMM's partials and compute the very bits the split-K sum would have
+ * written, without its dispatch; any other reader gets the sum written first. Checked against
+ * the settled path (the same op on a tensor whose sum was forced by reading its buffer) and the
+ * CPU oracle. A weight used several times gathers the partials of every use (split-K ∂W, a
+ * column sum over several row blocks) and is summed once, when read.
  */
-import { linear as cpuLinear, Tensor } from "@loop/tensor";
-import { expectClose, gpuForTests, randomData } from "@loop/test-support-gpu";
+import { add as cpuAdd, linear as cpuLinear, rmsnorm as cpuRmsnorm, Tensor } from "@loop/tensor";
+import { checkAgainstCpu, expectClose, gpuForTests, randomData } from "@loop/test-support-gpu";
 import { afterEach, describe, expect, it } from "vitest";
 import { backwardGpu } from "../backward.js";
-import { gpuParameter, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { type GpuTensor, gpuParameter, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { gpuNoGrad } from "../tape.js";
-import { addTensors, scale } from "./elementwise.js";
+import { add, addTensors, scale } from "./elementwise.js";
 import { splitKFor } from "./gemm.js";
 import { linear } from "./matmul.js";
 import { rmsnorm } from "./rmsnorm.js";
@@ -85,5 +87,43 @@ describe.runIf(ctx)("webgpu: split-K partials summed by their consumer", () => {
     expect(settled.sums).toBe(1);
     expect(bits(fused.gx)).toEqual(bits(settled.gx));
     expect(bits(fused.gg)).toEqual(bits(settled.gg));
+  });
+
+  it("a weight used twice gathers both uses' partials and is summed once, when read", async () => {
+    // z = rmsnorm(x₁, g)·Wᵀ + rmsnorm(x₂, g)·Wᵀ over R = 1024 rows: each ∂W = ∂zᵀ·u sums K = R
+    // rows (split-K in 4), each ∂g a column sum of 4 row blocks of 256
+    const R = 1024;
+    const twice = (x1: GpuTensor, x2: GpuTensor, g: GpuTensor, w: GpuTensor) =>
+      add(linear(rmsnorm(x1, g), w), linear(rmsnorm(x2, g), w));
+    const inputs = [{ shape: [R, N] }, { shape: [R, N] }, { shape: [N] }, { shape: [M, N] }];
+    expect(splitKFor(M, N, R)).toBe(4);
+    await checkAgainstCpu(ctx!, {
+      seed: 8,
+      inputs,
+      cpu: ([x1, x2, g, w]) =>
+        cpuAdd(
+          cpuLinear(cpuRmsnorm(x1 as Tensor, g as Tensor), w as Tensor),
+          cpuLinear(cpuRmsnorm(x2 as Tensor, g as Tensor), w as Tensor),
+        ),
+      gpu: ([x1, x2, g, w]) => twice(x1!, x2!, g!, w!),
+      tol: { atol: 2e-3, rtol: 1e-4 },
+    });
+    // the dispatches: no sum during the backward; one per weight when its gradient is read
+    const x1 = uploadTensor(ctx!, randomData([R, N], 9), [R, N]);
+    const x2 = uploadTensor(ctx!, randomData([R, N], 10), [R, N]);
+    const g = gpuParameter(ctx!, randomData([N], 11, 0.5, 1.5), [N]);
+    const w = gpuParameter(ctx!, randomData([M, N], 12), [M, N]);
+    const z = twice(x1, x2, g, w);
+    ctx!.resetCounters();
+    backwardGpu(z, uploadTensor(ctx!, randomData([R, M], 13), [R, M]));
+    expect(ctx!.counters().byKernel[SUM]).toBeUndefined();
+    expect(w.grad!.partialSums?.S).toBe(4);
+    expect(g.grad!.partialSums?.S).toBe(4);
+    await w.grad!.read();
+    await g.grad!.read();
+    expect(ctx!.counters().byKernel[SUM]).toBe(2);
+    expect(w.grad!.partialSums).toBeNull();
+    g.dispose();
+    w.dispose();
   });
 });

@@ -11,7 +11,7 @@ describe.runIf(ctx)("webgpu rmsnorm against the CPU op", () => {
     [[2, 3, 40], 1e-5],
     [[1, 1, 300], 1e-6], // D > one workgroup's 256 threads, T = 1
     [[130, 5], 1e-5],
-    [[600, 70], 1e-5], // ∂w over three row blocks: its column sum takes a second stage
+    [[600, 70], 1e-5], // ∂w over three row blocks: their partials summed when read
   ] as const)
     it(`x [${shape.join(",")}], eps ${eps}`, async () => {
       await checkAgainstCpu(ctx!, {

@@ -44,7 +44,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
         rinv: rinv.buffer,
         g: gIn.buffer,
         gx: gx?.buffer ?? placeholder(ctx),
-        partial: cs?.partial.buffer ?? placeholder(ctx),
+        partial: cs?.partial ?? placeholder(ctx),
       },
       {
         rows: rowJobs,

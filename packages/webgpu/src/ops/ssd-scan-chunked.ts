@@ -336,8 +336,8 @@ function ssdBackward(
       gy: gy.buffer,
       x: inp.x.buffer,
       gdt: gdt.buffer,
-      apartial: aSum.partial.buffer,
-      dpartial: dSum?.partial.buffer ?? placeholder(ctx),
+      apartial: aSum.partial,
+      dpartial: dSum?.partial ?? placeholder(ctx),
     },
     {
       T,

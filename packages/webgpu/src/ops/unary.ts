@@ -6,6 +6,7 @@ import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { UNARY_GROUP, type UnaryName, unaryKernel } from "../kernels/unary.js";
 import { gradTarget, recordGpu } from "../tape.js";
+import { partialSumInput } from "./partial-sums.js";
 
 function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   const ctx = x.ctx;
@@ -15,10 +16,11 @@ function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   ctx.run(unaryKernel(op, "forward"), { a: x.buffer, out: y.buffer }, { n }, g0);
   recordGpu(op, [x], [y], ([g]) => {
     const t = gradTarget(x);
+    const gIn = partialSumInput(g!, "gb");
     ctx.run(
       unaryKernel(op, "backward"),
-      { a: x.buffer, yb: y.buffer, gb: g!.buffer, out: t.out.buffer },
-      { n, acc: t.accumulate ? 1 : 0 },
+      { a: x.buffer, yb: y.buffer, gb: gIn.buffer, out: t.out.buffer },
+      { n, acc: t.accumulate ? 1 : 0, ...gIn.params },
       g0,
     );
     return [t.out];
