@@ -7,7 +7,8 @@
  * (update docs/gpu.md, "Dispatches per step", with the new figures). The attention mixer's own
  * share (a hybrid whose every layer is attention: no MLP) is held to issue 31's target of at
  * most 25 per layer application, as is a whole Transformer layer (with its MLP), and a Mamba-2
- * layer's to its target of at most 30. Dawn + SwiftShader; skipped with one printed line where
+ * layer's to its target of at most 30 — also at 512 tokens, where the column sums have two row
+ * blocks and the weight gradients split K. Dawn + SwiftShader; skipped with one printed line where
  * no WebGPU adapter exists, a failure under CI.
  */
 import { gpuForTests } from "@loop/test-support-gpu";
