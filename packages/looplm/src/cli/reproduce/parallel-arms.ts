@@ -30,7 +30,8 @@ export function selfLauncher(): CliLauncher {
 
 export interface ParallelOptions {
   outDir: string;
-  seeds: number;
+  /** The seeds to train (those without a finished seed's record). */
+  seeds: readonly number[];
   jobs: number;
   resume: boolean;
   overwrite?: boolean;
@@ -102,7 +103,7 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
     ...(o.childArgs ?? []),
   ];
   const units: Unit[] = [];
-  for (let seed = 1; seed <= o.seeds; seed++)
+  for (const seed of o.seeds)
     for (const arm of def.arms)
       units.push({ seed, arm: arm.id, args: [...armArgs(arm, seed, outDir), ...flags] });
   log(`${def.name}: ${units.length} sweeps, ${o.jobs} at a time, ${threads} thread(s) each`);

@@ -26,7 +26,8 @@ export interface StudyQueue {
 
 export interface QueuedArmsOptions {
   outDir: string;
-  seeds: number;
+  /** The seeds to train (those without a finished seed's record). */
+  seeds: readonly number[];
   queue: StudyQueue;
   tasks: TaskCache;
   /** SIGINT/SIGTERM: stop watching; the jobs stay on the queue (WatchInterrupted). */
@@ -44,7 +45,7 @@ export function queuedMemberLabel(arm: string, member: string, seed: number): st
 /** Train every (arm, seed) sweep of `def` on the queue; rejects naming every failed member. */
 export async function trainArmsOnQueue(def: StudyDef, o: QueuedArmsOptions): Promise<void> {
   const jobs: TrainingJobData[] = [];
-  for (let seed = 1; seed <= o.seeds; seed++)
+  for (const seed of o.seeds)
     for (const arm of def.arms) {
       const flags = taskFlags(arm.task);
       const task = await o.tasks.get(flags);
@@ -58,7 +59,7 @@ export async function trainArmsOnQueue(def: StudyDef, o: QueuedArmsOptions): Pro
       jobs.push(...plan.jobs);
     }
   o.log?.(
-    `${def.name}: ${jobs.length} members on the queue at ${o.queue.address.display} (${def.arms.length} arm(s) × ${o.seeds} seed(s)); start \`looplm worker --queue …\` processes to train them`,
+    `${def.name}: ${jobs.length} members on the queue at ${o.queue.address.display} (${def.arms.length} arm(s) × ${o.seeds.length} seed(s)); start \`looplm worker --queue …\` processes to train them`,
   );
   const outcomes = await trainOnQueue(jobs, {
     address: o.queue.address,

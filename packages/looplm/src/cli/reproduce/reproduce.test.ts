@@ -1,4 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +22,7 @@ import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armCommand, runSweepStudy } from "./run-sweep-study.js";
+import { seedsToTrain } from "./seed-record.js";
 import { gateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
   claimTables,
@@ -538,6 +546,37 @@ describe("running a study (tiny settings)", () => {
     );
   }, 240_000);
 
+  it("a finished seed's record stands for its folders: a study continues elsewhere from it", async () => {
+    const dir = tmp();
+    const r = await runSweepStudy(TINY, { backend, outDir: dir, seeds: 2, resume: false });
+    // a second machine has only seed 1's record; with --resume it trains seed 2 alone
+    const elsewhere = tmp();
+    copyFileSync(join(dir, "seed-1.json"), join(elsewhere, "seed-1.json"));
+    // what --jobs and --queue hand to their processes and workers
+    expect(seedsToTrain(TINY, { outDir: elsewhere, seeds: 2, resume: true })).toEqual([2]);
+    expect(seedsToTrain(TINY, { outDir: elsewhere, seeds: 2, resume: false })).toEqual([1, 2]);
+    const log: string[] = [];
+    const again = await runSweepStudy(TINY, {
+      backend,
+      outDir: elsewhere,
+      seeds: 2,
+      resume: true,
+      log: (l) => log.push(l),
+    });
+    expect(again.rows).toEqual(r.rows);
+    expect(log.some((l) => l.includes("seed 1/2"))).toBe(false);
+    expect(log.some((l) => l.includes("seed 2/2"))).toBe(true);
+    expect(existsSync(join(elsewhere, "iso-param", "seed-1"))).toBe(false);
+    expect(readFileSync(join(elsewhere, "seed-2.json"), "utf8")).toBe(
+      readFileSync(join(dir, "seed-2.json"), "utf8"),
+    );
+    // a record of other settings is refused, naming the file
+    const other = tinyStudy(3, { "1⊗2": "99 %" });
+    await expect(
+      runSweepStudy(other, { backend, outDir: elsewhere, seeds: 1, resume: true }),
+    ).rejects.toThrow(/seed-1\.json holds seed 1 of study "tiny" trained with other settings/);
+  }, 120_000);
+
   it("scores an LM arm's members downstream once, and resumes without rescoring", async () => {
     const dir = tmp();
     const corpus = join(dir, "corpus.txt");
@@ -584,7 +623,10 @@ describe("running a study (tiny settings)", () => {
     expect(cloze.acc["1⊗2"]).toHaveLength(2);
     for (const row of r.rows) expect(row.cloze!.values).toEqual([cloze.acc[row.label].at(-1)]);
     expect(r.verdicts[1]!.line).toMatch(/^inconclusive \(1 seeds < 5\): 1⊗2 .* on last-word cloze/);
-    // resumed: the stored scores are read back (a changed score would show)
+    // resumed without the seed's record (seed-record.ts): the stored scores are read back (a
+    // changed score would show)
+    const dropRecords = () => rmSync(join(dir, "out", "seed-1.json"));
+    dropRecords();
     saved.acc["1⊗1"] = [0.125];
     writeFileSync(file, JSON.stringify(saved));
     const again = await runSweepStudy(def, {
@@ -595,6 +637,7 @@ describe("running a study (tiny settings)", () => {
     });
     expect(findMember(again.rows, "lm/1⊗1").mc!.values).toEqual([0.125]);
     // scores of another set are not mixed in
+    dropRecords();
     const other = { ...def, arms: [{ ...def.arms[0]!, mc: { ...PIQA_FILES, limit: 5 } }] };
     await expect(
       runSweepStudy(other, { backend, outDir: join(dir, "out"), seeds: 1, resume: true }),
@@ -678,7 +721,12 @@ describe("running a study (tiny settings)", () => {
     expect(readFileSync(join(dir, "results.md"), "utf8")).toContain(md.join("\n"));
     const json = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
     expect(json.results[0].perLength).toEqual(JSON.parse(JSON.stringify(r.rows[0]!.perLength)));
-    // resumed: the stored scores are read back, not recomputed (a changed score would show)
+    // resumed without the seeds' records: the stored scores are read back, not recomputed (a
+    // changed score would show)
+    const dropRecords = () => {
+      for (const k of [1, 2]) rmSync(join(out, `seed-${k}.json`));
+    };
+    dropRecords();
     saved.acc["1⊗1"] = [[0.25], [0.125]];
     writeFileSync(file, JSON.stringify(saved));
     const again = await runSweepStudy(def, { backend, outDir: out, seeds: 2, resume: true });
@@ -686,6 +734,7 @@ describe("running a study (tiny settings)", () => {
       0.25, 0.125,
     ]);
     // scores of another count are not mixed in
+    dropRecords();
     const other = { ...def, arms: [{ ...def.arms[0]!, perLength: { count: 5 } }] };
     await expect(
       runSweepStudy(other, { backend, outDir: out, seeds: 1, resume: true }),

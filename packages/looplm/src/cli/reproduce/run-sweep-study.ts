@@ -3,7 +3,8 @@
  * seed, seeds outermost so that a partial run has whole seeds; then aggregate over seeds and
  * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder. With
  * `jobs` > 1 the sweeps train first in child processes (parallel-arms.ts), with `queue` on
- * `looplm worker`s (queued-arms.ts), and are read back.
+ * `looplm worker`s (queued-arms.ts), and are read back. Each finished seed is kept in
+ * <out>/seed-<k>.json (seed-record.ts), which a resumed run reads instead of the seed's folders.
  */
 import type { SweepFile } from "@loop/eval";
 import type { ComputeBackend } from "../../backend.js";
@@ -21,6 +22,7 @@ import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { scorePerLength } from "./per-length.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
+import { type ArmRecord, readSeedRecord, seedsToTrain, writeSeedRecord } from "./seed-record.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -60,57 +62,38 @@ export { armArgs, armCommand, seedDir } from "./arm-command.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
   const tasks = new TaskCache();
+  // finished seeds' records are read only when resuming (the queue always continues)
+  const useRecords = o.resume || o.queue !== undefined;
   if (o.queue) {
     if (o.overwrite)
       throw new Error("runSweepStudy: a queued study continues its folders; overwrite is refused");
-    await trainArmsOnQueue(def, { ...o, queue: o.queue, tasks });
-  } else if ((o.jobs ?? 1) > 1) await trainArmsInParallel(def, { ...o, jobs: o.jobs! });
+    const seeds = seedsToTrain(def, { ...o, resume: true });
+    await trainArmsOnQueue(def, { ...o, seeds, queue: o.queue, tasks });
+  } else if ((o.jobs ?? 1) > 1)
+    await trainArmsInParallel(def, { ...o, seeds: seedsToTrain(def, o), jobs: o.jobs! });
   // every sweep has finished: read them back (and score downstream) here
   if (o.queue || (o.jobs ?? 1) > 1) o = { ...o, resume: true, overwrite: false };
   const perSeed: Map<string, SweepFile>[] = [];
   const downstream: SeedDownstream[] = [];
   const cloze: SeedDownstream[] = [];
   const perLength: SeedPerLength[] = [];
-  // the scoring below runs on this process's backend's CPU kernels
-  const { kernels } = o.backend;
   for (let seed = 1; seed <= o.seeds; seed++) {
-    const files = new Map<string, SweepFile>();
-    const scores: SeedDownstream = new Map();
-    const clozeScores: SeedDownstream = new Map();
-    const lengthScores: SeedPerLength = new Map();
-    for (const arm of def.arms) {
-      o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
-      const flags = taskFlags(arm.task);
-      const task = await tasks.get(flags);
-      const res = await runSweep({
-        ...armSweepJob(arm, seed, o.outDir, task),
-        backend: o.backend,
-        resume: o.resume,
-        overwrite: o.overwrite,
-        signal: o.signal,
-        log: o.log,
-      });
-      files.set(arm.id, res.sweep);
-      const labels = res.sweep.rows.map((r) => r.label);
-      const dir = seedDir(o.outDir, arm.id, seed);
-      if (arm.mc) {
-        const acc = scoreDownstream(dir, labels, arm.mc, task, kernels, o.log);
-        scores.set(arm.id, { name: arm.mc.name, acc });
+    // a finished seed's record (seed-record.ts) stands for its folders, which may be elsewhere
+    const record = useRecords ? readSeedRecord(def, o.outDir, seed) : null;
+    const arms = record?.arms ?? (await trainSeed(def, seed, o, tasks));
+    if (!record) writeSeedRecord(def, o.outDir, seed, arms);
+    const pick = <K extends keyof ArmRecord>(k: K) => {
+      const m = new Map<string, NonNullable<ArmRecord[K]>>();
+      for (const a of def.arms) {
+        const v = arms[a.id]![k];
+        if (v) m.set(a.id, v);
       }
-      if (arm.cloze) {
-        const acc = await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, kernels, o.log);
-        clozeScores.set(arm.id, { name: CLOZE_NAME, acc });
-      }
-      if (arm.perLength)
-        lengthScores.set(
-          arm.id,
-          await scorePerLength(dir, labels, arm.perLength, task, kernels, o.log),
-        );
-    }
-    perSeed.push(files);
-    downstream.push(scores);
-    cloze.push(clozeScores);
-    perLength.push(lengthScores);
+      return m;
+    };
+    perSeed.push(pick("sweep"));
+    downstream.push(pick("downstream"));
+    cloze.push(pick("cloze"));
+    perLength.push(pick("perLength"));
   }
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
@@ -120,4 +103,46 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
     perLength,
   );
   return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
+}
+
+/** Train (or continue) and score every arm of one seed; what its record keeps. */
+async function trainSeed(
+  def: StudyDef,
+  seed: number,
+  o: StudyRunOptions,
+  tasks: TaskCache,
+): Promise<Record<string, ArmRecord>> {
+  // the scoring runs on this process's backend's CPU kernels
+  const { kernels } = o.backend;
+  const arms: Record<string, ArmRecord> = {};
+  for (const arm of def.arms) {
+    o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
+    const flags = taskFlags(arm.task);
+    const task = await tasks.get(flags);
+    const res = await runSweep({
+      ...armSweepJob(arm, seed, o.outDir, task),
+      backend: o.backend,
+      resume: o.resume,
+      overwrite: o.overwrite,
+      signal: o.signal,
+      log: o.log,
+    });
+    const labels = res.sweep.rows.map((r) => r.label);
+    const dir = seedDir(o.outDir, arm.id, seed);
+    const rec: ArmRecord = { sweep: res.sweep };
+    if (arm.mc)
+      rec.downstream = {
+        name: arm.mc.name,
+        acc: scoreDownstream(dir, labels, arm.mc, task, kernels, o.log),
+      };
+    if (arm.cloze)
+      rec.cloze = {
+        name: CLOZE_NAME,
+        acc: await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, kernels, o.log),
+      };
+    if (arm.perLength)
+      rec.perLength = await scorePerLength(dir, labels, arm.perLength, task, kernels, o.log);
+    arms[arm.id] = rec;
+  }
+  return arms;
 }
