@@ -10,26 +10,11 @@
  */
 import { BindGroupCache } from "./bind-group-cache.js";
 import { BufferPool } from "./buffer-pool.js";
+import { type Compiled, compileKernel } from "./compile-kernel.js";
 import { type GpuCounters, type GpuEvent, type GpuMemory, zeroCounters } from "./gpu-counters.js";
 import type { Kernel } from "./kernel-def.js";
-import { BufferUsage, MapMode, ShaderStage } from "./usage.js";
-
-/** Uniform offsets must be multiples of this (WebGPU's minUniformBufferOffsetAlignment). */
-const UNIFORM_ALIGN = 256;
-const ARENA_BYTES = 256 * UNIFORM_ALIGN;
-
-/** A kernel's compiled pipeline with its explicit bind-group layout. */
-interface Compiled {
-  pipeline: GPUComputePipeline;
-  layout: GPUBindGroupLayout;
-  uniformBytes: number;
-}
-
-interface Arena {
-  gpu: GPUBuffer;
-  cpu: ArrayBuffer;
-  used: number;
-}
+import { UniformArenas } from "./uniform-arenas.js";
+import { BufferUsage, MapMode } from "./usage.js";
 
 export interface GpuContextOptions {
   /** Label for error messages ("SwiftShader", the adapter's description). */
@@ -54,14 +39,8 @@ export class GpuContext {
   private readonly bindGroups = new BindGroupCache();
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
-  /**
-   * Uniform arenas, filled in order from the first after each submit: a step that records the
-   * same dispatches as the previous one puts each in the same arena, so its bind group (keyed by
-   * the arena, the slot being a dynamic offset) is the one made then.
-   */
-  private readonly arenas: Arena[] = [];
-  /** Arenas in use by the commands being recorded (a prefix of `arenas`). */
-  private arenasUsed = 0;
+  /** Each dispatch's parameters, uploaded at the submit (uniform-arenas.ts). */
+  private readonly uniforms: UniformArenas;
   private lost: string | null = null;
   /** The first kernel that failed to compile (reported by the next read or sync). */
   private failure: string | null = null;
@@ -82,6 +61,7 @@ export class GpuContext {
     this.adapterName = opts.adapterName ?? "WebGPU adapter";
     this.keepAlive = opts.keepAlive ?? [];
     this.pool = new BufferPool(device);
+    this.uniforms = new UniformArenas(device);
     const min = opts.subgroupMinSize;
     this.subgroupMinSize =
       min !== undefined && min >= 2 && Number.isInteger(Math.log2(min)) ? min : null;
@@ -192,90 +172,23 @@ export class GpuContext {
   private pipeline(kernel: Kernel): Compiled {
     let p = this.pipelines.get(kernel);
     if (!p) {
-      // A WGSL error does not throw here: the pipeline is invalid and its dispatches are dropped,
-      // leaving stale pool contents in the outputs. Catch it in an error scope and make the next
-      // read or sync fail with the kernel's name and the compiler's message.
-      this.device.pushErrorScope("validation");
-      const code =
-        this.subgroups && kernel.subgroupCode
-          ? kernel.subgroupCode(this.subgroupMinSize!)
-          : kernel.code;
-      const module = this.device.createShaderModule({ code, label: kernel.name });
-      // An explicit layout (not "auto"): the parameters' uniform takes a dynamic offset, so one
-      // bind group serves the dispatch whatever slot its parameters land in.
-      const layout = this.device.createBindGroupLayout({
-        label: kernel.name,
-        entries: [
-          {
-            binding: 0,
-            visibility: ShaderStage.COMPUTE,
-            buffer: { type: "uniform", hasDynamicOffset: true },
-          },
-          ...kernel.bufferWritable.map(
-            (rw, i): GPUBindGroupLayoutEntry => ({
-              binding: i + 1,
-              visibility: ShaderStage.COMPUTE,
-              buffer: { type: rw ? "storage" : "read-only-storage" },
-            }),
-          ),
-        ],
-      });
-      const pipeline = this.device.createComputePipeline({
-        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-        label: kernel.name,
-        compute: { module, entryPoint: kernel.entry },
-      });
-      p = { pipeline, layout, uniformBytes: uniformBytes(kernel) };
+      const { compiled, checked } = compileKernel(
+        this.device,
+        kernel,
+        this.subgroups ? this.subgroupMinSize : null,
+      );
+      p = compiled;
       this.tally.pipelinesCreated++;
       this.pending.push(
-        this.device.popErrorScope().then((err) => {
+        checked.then((failure) => {
           // Forget the invalid pipeline: its next use compiles again and is reported again.
-          if (err) this.pipelines.delete(kernel);
-          if (err && this.failure === null)
-            this.failure = `kernel ${kernel.name} does not compile: ${err.message.split("\n").slice(0, 6).join(" ")}`;
+          if (failure) this.pipelines.delete(kernel);
+          if (failure && this.failure === null) this.failure = failure;
         }),
       );
       this.pipelines.set(kernel, p);
     }
     return p;
-  }
-
-  /** The arena and offset of a new slot holding `params`. */
-  private uniformSlot(
-    kernel: Kernel,
-    bytes: number,
-    params: Record<string, number>,
-  ): { arena: Arena; offset: number } {
-    let arena = this.arenas[this.arenasUsed - 1];
-    if (!arena || arena.used + bytes > ARENA_BYTES) {
-      arena = this.arenas[this.arenasUsed];
-      if (!arena) {
-        arena = {
-          gpu: this.device.createBuffer({
-            size: ARENA_BYTES,
-            usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
-          }),
-          cpu: new ArrayBuffer(ARENA_BYTES),
-          used: 0,
-        };
-        this.arenas.push(arena);
-      }
-      arena.used = 0;
-      this.arenasUsed++;
-    }
-    const offset = arena.used;
-    const view = new DataView(arena.cpu, offset, bytes);
-    kernel.paramNames.forEach((name, i) => {
-      const v = params[name];
-      if (v === undefined || !Number.isFinite(v))
-        throw new Error(`webgpu: kernel ${kernel.name} needs a finite parameter "${name}"`);
-      const t = kernel.paramTypes[i];
-      if (t === "f32") view.setFloat32(i * 4, v, true);
-      else if (t === "i32") view.setInt32(i * 4, v, true);
-      else view.setUint32(i * 4, v, true);
-    });
-    arena.used += Math.ceil(bytes / UNIFORM_ALIGN) * UNIFORM_ALIGN;
-    return { arena, offset };
   }
 
   /**
@@ -296,7 +209,7 @@ export class GpuContext {
       if (!b) throw new Error(`webgpu: kernel ${kernel.name} needs buffer "${name}"`);
       return b;
     });
-    const slot = this.uniformSlot(kernel, compiled.uniformBytes, params);
+    const slot = this.uniforms.slot(kernel, compiled.uniformBytes, params);
     const { group, created } = this.bindGroups.get(
       this.device,
       compiled.pipeline,
@@ -344,18 +257,11 @@ export class GpuContext {
   flush(): void {
     if (!this.encoder) return;
     const enc = this.commandEncoder();
-    for (let i = 0; i < this.arenasUsed; i++) {
-      const a = this.arenas[i]!;
-      this.device.queue.writeBuffer(a.gpu, 0, a.cpu, 0, a.used);
-      a.used = 0;
-    }
+    this.uniforms.upload();
     this.device.queue.submit([enc.finish()]);
     this.tally.submits++;
     this.onEvent?.("submit");
     this.encoder = null;
-    // The queue orders the next step's arena writes after this submit's commands, so the arenas
-    // can be refilled at once, from the first.
-    this.arenasUsed = 0;
   }
 
   /** Read `count` 4-byte elements of `buf` back to the CPU (flushes; waits for the GPU). */
@@ -414,9 +320,4 @@ export class GpuContext {
     this.device.destroy();
     this.lost = "destroyed";
   }
-}
-
-/** Bytes of a kernel's parameter block (a uniform struct of 4-byte scalars, 16-byte aligned). */
-function uniformBytes(kernel: Kernel): number {
-  return Math.max(16, Math.ceil((kernel.paramNames.length * 4) / 16) * 16);
 }
