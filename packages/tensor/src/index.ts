@@ -8,7 +8,7 @@ export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
 export type { BackendOps } from "./backend/backend-ops.js";
 export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
-export { cpuTrainOps } from "./backend/cpu-train-ops.js";
+export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {
   AttentionOps,
   ExitGateOps,

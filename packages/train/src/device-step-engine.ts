@@ -62,44 +62,11 @@ export function deviceStepEngine<T, I>(
   /** Optimizer steps counted before the first non-finite step (null: none seen). */
   let goodSteps: number | null = null;
 
-  /** Queue the micro-batches' forward and backward and the clipping; the report tensor. */
-  function encode(batches: readonly Batch[]) {
-    const n = batches.length;
-    if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
-    ops.zeroGrads(tensors);
-    // Slots 0..n−1: the micro-batch losses; slot n: the gradient norm. Read back once.
-    const report = ops.scalars(n + 1);
-    batches.forEach((b, i) => {
-      const [B, T] = b.shape;
-      if (b.tokens.length !== B * T || b.targets.length !== B * T)
-        throw new Error(
-          `${dev.name}: batch ${i} must hold B·T = ${B * T} tokens and targets, got ${b.tokens.length}/${b.targets.length}`,
-        );
-      const loss = dev.stageLoss(
-        ops.uploadInt(b.tokens, [B, T]),
-        ops.uploadInt(b.targets, [B, T]),
-        b.seqIdx ? ops.uploadInt(b.seqIdx, [B * T]) : null,
-      );
-      ops.copyScalar(loss, report, i);
-      // The forward runs on the device while the backward is encoded.
-      ops.flush?.();
-      ops.backward(loss, microBatchWeight(n));
-      // This micro-batch's activations are no longer needed.
-      ops.releaseTransients([report]);
-    });
-    ops.copyScalar(clipGradients(ops, params, o.clip), report, n);
-    return report;
-  }
-
-  function result(values: Float32Array, n: number): StepResult {
-    return { loss: meanLoss(values.subarray(0, n)), gradNorm: values[n]! };
-  }
-
   async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
-    const report = encode(batches);
+    const { report } = encodeStep(dev, params, o.clip, batches);
     const n = batches.length;
     if (guard === null) {
-      const r = result(await ops.read(report), n);
+      const r = stepResult(await ops.read(report), n);
       if (nonFiniteWhat(r.loss, r.gradNorm) === null) optimizer.step(lr);
       ops.releaseTransients();
       return r;
@@ -111,7 +78,7 @@ export function deviceStepEngine<T, I>(
     optimizer.step(lr, guard);
     const pending = ops.read(report);
     ops.releaseTransients();
-    const r = result(await pending, n);
+    const r = stepResult(await pending, n);
     if (goodSteps === null && nonFiniteWhat(r.loss, r.gradNorm) !== null) goodSteps = before;
     return r;
   }
@@ -142,4 +109,51 @@ export function deviceStepEngine<T, I>(
       dev.dispose?.();
     },
   };
+}
+
+/**
+ * One step's work on `dev`'s ops, written once (the device engine's and the CPU Trainer's): zero
+ * the gradients; per micro-batch upload the batch, the stage's loss, start it on the device
+ * (`flush`), backward seeded with 1/micro-batches, free the micro-batch's activations; the global
+ * gradient norm and clipping. `report` holds the micro-batch losses and, last, the norm (one
+ * read-back); `norm` is the norm's own tensor. The update is the caller's, once both are finite.
+ */
+export function encodeStep<T, I>(
+  dev: DeviceTraining<T, I>,
+  params: readonly TrainParameter<T>[],
+  clip: number,
+  batches: readonly Batch[],
+): { report: T; norm: T } {
+  const ops = dev.ops;
+  const n = batches.length;
+  if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
+  ops.zeroGrads(params.map((p) => p.tensor));
+  // Slots 0..n−1: the micro-batch losses; slot n: the gradient norm. Read back once.
+  const report = ops.scalars(n + 1);
+  batches.forEach((b, i) => {
+    const [B, T] = b.shape;
+    if (b.tokens.length !== B * T || b.targets.length !== B * T)
+      throw new Error(
+        `${dev.name}: batch ${i} must hold B·T = ${B * T} tokens and targets, got ${b.tokens.length}/${b.targets.length}`,
+      );
+    const loss = dev.stageLoss(
+      ops.uploadInt(b.tokens, [B, T]),
+      ops.uploadInt(b.targets, [B, T]),
+      b.seqIdx ? ops.uploadInt(b.seqIdx, [B * T]) : null,
+    );
+    ops.copyScalar(loss, report, i);
+    // The forward runs on the device while the backward is encoded.
+    ops.flush?.();
+    ops.backward(loss, microBatchWeight(n));
+    // This micro-batch's activations are no longer needed.
+    ops.releaseTransients([report]);
+  });
+  const norm = clipGradients(ops, params, clip);
+  ops.copyScalar(norm, report, n);
+  return { report, norm };
+}
+
+/** The step's mean loss and gradient norm from its report's values. */
+export function stepResult(values: Float32Array, n: number): StepResult {
+  return { loss: meanLoss(values.subarray(0, n)), gradNorm: values[n]! };
 }

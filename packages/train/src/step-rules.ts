@@ -1,7 +1,7 @@
 /**
- * The rules of one optimizer step that every backend's step follows (the CPU Trainer's own step
- * and the device step engine): how micro-batches are weighted and averaged, and when a step may
- * update the weights.
+ * The rules of one optimizer step that every backend's step follows (`encodeStep`, run by the
+ * device step engine and by the CPU Trainer): how micro-batches are weighted and averaged, and
+ * when a step may update the weights.
  */
 
 /** The seed of each micro-batch's backward: the step's gradient is the micro-batches' mean. */

@@ -8,30 +8,31 @@
  * pipelined engine keeps one step in flight when asked (`nextStep({ ahead })`, `drain`). Without
  * one the steps run on the CPU kernels the Trainer was given (a backend's, `CpuKernels`): each
  * step, its backward and its optimiser update, inside them, whatever another backend in the
- * process runs on between two steps.
+ * process runs on between two steps. Either way the step is `encodeStep` (device-step-engine.ts)
+ * on the backend's `TrainOps`; the CPU runs it synchronously on the model's own tensors.
  */
 import type { LoopedModel } from "@loop/looped";
-import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
+import { type Batch, checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
 import {
   AdamW,
   type AdamWState,
-  backward,
-  clipGradNorm,
-  gradNorm,
-  IntTensor,
+  cpuTrainOps,
+  exactNorm,
+  type IntTensor,
   type NamedParameter,
-  releaseGrads,
+  type Tensor,
   threadGovernor,
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 import { withBlockLr } from "./block-lr.js";
+import { type DeviceTraining, encodeStep, stepResult } from "./device-step-engine.js";
 import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
-import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
+import { nonFiniteWhat } from "./step-rules.js";
 
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
@@ -77,6 +78,7 @@ export class Trainer {
   readonly params: NamedParameter[];
   readonly optimizer: AdamW;
   private readonly schedule: (s: number) => number;
+  private readonly cpu: DeviceTraining<Tensor, IntTensor>;
   /** Optimizer steps completed. */
   step = 0;
   cursor: TaskCursor;
@@ -113,6 +115,16 @@ export class Trainer {
         `train: precision "${opts.precision}" needs a device backend (webgpu); the CPU trains in fp32`,
       );
     this.optimizer = new AdamW(this.params, adamwOptions(opts));
+    // the model's own tensors as the step's "device": the step written once (encodeStep)
+    this.cpu = {
+      name: "cpu",
+      ops: cpuTrainOps,
+      parameters: this.params,
+      stageLoss: (tokens, targets, seqIdx) =>
+        stageLoss(model, tokens, targets, opts, seqIdx ? seqIdx.data : null),
+      pullWeights: async () => {},
+      pushWeights: () => {},
+    };
     this.schedule = warmupCosine({
       peakLr: opts.lr,
       warmupSteps: opts.warmupSteps,
@@ -174,13 +186,9 @@ export class Trainer {
     const engine = this.engine!;
     const k = this.step + this.inflight.length;
     if (k >= this.opts.steps && this.inflight.length > 0) return;
-    let cursor = this.inflight.at(-1)?.cursor ?? this.cursor;
-    const batches = [];
-    for (let m = 0; m < this.opts.gradAccum; m++) {
-      const next = this.task.trainBatch(cursor, this.opts.batchSize);
-      cursor = next.cursor;
-      batches.push(next.batch);
-    }
+    const { batches, cursor, tokens } = this.takeBatches(
+      this.inflight.at(-1)?.cursor ?? this.cursor,
+    );
     const t0 = performance.now();
     const lr = this.schedule(k);
     const result = engine.step(batches, lr);
@@ -191,7 +199,7 @@ export class Trainer {
       t0,
       cursor,
       lr,
-      tokens: batches.length * batches[0]!.tokens.length,
+      tokens,
     });
   }
 
@@ -234,38 +242,33 @@ export class Trainer {
 
   private step1(): StepMetrics {
     const t0 = performance.now();
-    const { batchSize, gradAccum } = this.opts;
-    releaseGrads(this.params); // last step's buffers are rewritten, not reallocated
-    let cursor = this.cursor;
-    const losses: number[] = [];
-    let tokens = 0;
-    for (let m = 0; m < gradAccum; m++) {
-      const next = this.task.trainBatch(cursor, batchSize);
-      cursor = next.cursor;
-      const { batch } = next;
-      const loss = stageLoss(
-        this.model,
-        new IntTensor(batch.tokens, batch.shape),
-        new IntTensor(batch.targets, batch.shape),
-        this.opts,
-        batch.seqIdx ?? null,
-      );
-      const v = loss.item();
-      const badLoss = nonFiniteWhat(v);
-      if (badLoss) throw new NonFiniteError(this.step + 1, badLoss);
-      losses.push(v);
-      tokens += batch.tokens.length;
-      backward(loss, [Float32Array.of(microBatchWeight(gradAccum))]);
-    }
-    // The CPU's own clipping (the norm in double), not `clipGradients`: same rule, same bits.
-    const norm =
-      this.opts.clip > 0 ? clipGradNorm(this.params, this.opts.clip) : gradNorm(this.params);
-    const stepLoss = meanLoss(losses);
-    const bad = nonFiniteWhat(stepLoss, norm);
+    const { batches, cursor, tokens } = this.takeBatches(this.cursor);
+    const { report, norm } = encodeStep(this.cpu, this.params, this.opts.clip, batches);
+    // the losses as computed (float32), the norm in double (cpuTrainOps)
+    const { loss } = stepResult(report.data, batches.length);
+    const gradNorm = exactNorm(norm);
+    const bad = nonFiniteWhat(loss, gradNorm);
     if (bad) throw new NonFiniteError(this.step + 1, bad);
     const lr = this.schedule(this.step);
     this.optimizer.step(lr);
-    return this.finish(t0, cursor, stepLoss, norm, lr, tokens);
+    return this.finish(t0, cursor, loss, gradNorm, lr, tokens);
+  }
+
+  /** The micro-batches of the step that starts at `cursor`, and the cursor after them. */
+  private takeBatches(cursor: TaskCursor): {
+    batches: Batch[];
+    cursor: TaskCursor;
+    tokens: number;
+  } {
+    const batches: Batch[] = [];
+    let tokens = 0;
+    for (let m = 0; m < this.opts.gradAccum; m++) {
+      const next = this.task.trainBatch(cursor, this.opts.batchSize);
+      cursor = next.cursor;
+      batches.push(next.batch);
+      tokens += next.batch.tokens.length;
+    }
+    return { batches, cursor, tokens };
   }
 
   private finish(

@@ -1,8 +1,9 @@
 /**
  * `TrainOps` of the CPU: tensors are `Tensor` (gradients in `Tensor.grad`), index tensors
- * `IntTensor`; every op runs at once and `read` resolves with a copy. The CPU `AdamW` runs on
- * these ops; the CPU `Trainer` keeps its own synchronous step (its gradient norm stays in double),
- * which the generic step engine reproduces on these ops (packages/train device-step-engine.test).
+ * `IntTensor`; every op runs at once and `read` resolves with a copy. The CPU `AdamW` and the CPU
+ * `Trainer`'s step (@loop/train's `encodeStep`) run on these ops. The gradient norm is summed in
+ * double; its tensor holds it rounded to float32, and clipping scales by the double
+ * (`exactNorm`), so that the CPU's clipping keeps its bits.
  */
 import { backward } from "../autograd/backward.js";
 import { releaseGrads } from "../autograd/leaf-grad.js";
@@ -17,6 +18,12 @@ function gradOf(t: Tensor): Float32Array {
   return t.grad;
 }
 
+/** The double behind each norm tensor `gradNorm` made (a tensor holds float32). */
+const doubles = new WeakMap<Tensor, number>();
+
+/** The gradient norm a tensor from `cpuTrainOps.gradNorm` holds, in double. */
+export const exactNorm = (t: Tensor): number => doubles.get(t) ?? t.data[0]!;
+
 export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   name: "cpu",
@@ -27,9 +34,14 @@ export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
   hasGrad: (t) => t.requiresGrad && t.grad !== null,
   zeroGrads: (params) => releaseGrads(params),
   readGrad: async (t) => (t.grad ? Float32Array.from(t.grad) : null),
-  gradNorm: (params) => new Tensor(Float32Array.of(normOfGrads(params.map(gradOf))), [1]),
+  gradNorm: (params) => {
+    const n = normOfGrads(params.map(gradOf));
+    const t = new Tensor(Float32Array.of(n), [1]);
+    doubles.set(t, n);
+    return t;
+  },
   clipGrads: (params, norm, maxNorm) =>
-    scaleGradsToNorm(params.map(gradOf), norm.data[0]!, maxNorm),
+    scaleGradsToNorm(params.map(gradOf), exactNorm(norm), maxNorm),
   zeros: (shape) => new Tensor(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape),
   scalars: (n) => new Tensor(new Float32Array(n), [n]),
   copyScalar: (src, dst, index) => {
