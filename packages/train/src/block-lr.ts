@@ -1,10 +1,10 @@
 /**
  * The shared block's learning rate (TrainOptions.blockLr): with "per-loop" every parameter of the
  * looped block — the N layers, and norm_f when loop_norm applies it at every step — trains at
- * lr/R. Embeddings, head and exit gate keep the schedule's lr.
+ * lr/R. Embeddings, head and exit gate keep the schedule's lr. On every backend: the CPU Trainer
+ * and `deviceTraining` set it on their parameters, which the optimiser (`AdamWCore`) reads.
  */
 import type { LoopedModel } from "@loop/looped";
-import type { NamedParameter } from "@loop/tensor";
 import type { BlockLr } from "./options.js";
 
 /** Whether `name` is a parameter of the looped block of `model`. */
@@ -15,11 +15,12 @@ export function isBlockParameter(model: LoopedModel, name: string): boolean {
   );
 }
 
-export function withBlockLr(
+/** `params` (the CPU model's or a device copy's, by §6 name) with the block's lrScale set. */
+export function withBlockLr<P extends { name: string; lrScale?: number }>(
   model: LoopedModel,
-  params: NamedParameter[],
+  params: P[],
   blockLr: BlockLr,
-): NamedParameter[] {
+): P[] {
   if (blockLr === "full") return params;
   const scale = 1 / model.config.n_loops;
   return params.map((p) => (isBlockParameter(model, p.name) ? { ...p, lrScale: scale } : p));

@@ -7,6 +7,7 @@
  */
 import { type DeviceModel, type LoopedModel, type StepOutputsOf, toDevice } from "@loop/looped";
 import type { BackendOps, ModelOps } from "@loop/tensor";
+import { withBlockLr } from "./block-lr.js";
 import type { DeviceTraining } from "./device-step-engine.js";
 import type { TrainOptions } from "./options.js";
 
@@ -48,7 +49,7 @@ export function deviceTraining<T, I>(
   return {
     name: ops.name,
     ops,
-    parameters: dm.parameters(),
+    parameters: withBlockLr(model, dm.parameters(), o.blockLr),
     stageLoss: (tokens, targets, seqIdx) => {
       const checkpointing = o.checkpointing ?? false;
       const forward = (steps: "all" | "last") =>

@@ -1,13 +1,14 @@
-import { LoopedModel, parseConfig } from "@loop/looped";
+import { cpuBackendOps, LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
 import { currentKernels, threadCount } from "@loop/tensor/kernel";
 import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { countingGemm, tinyModelConfig } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
+import { deviceStepEngine } from "./device-step-engine.js";
+import { deviceTraining } from "./device-training.js";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
-import type { StepEngine } from "./step-engine.js";
 import { Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
@@ -152,7 +153,7 @@ describe("Trainer", () => {
     expect(() => new Trainer(model, task, opts)).not.toThrow();
   });
 
-  it("blockLr per-loop trains the looped block at lr/R and everything else at lr", () => {
+  it("blockLr per-loop trains the looped block at lr/R and everything else at lr, on every backend", async () => {
     const cfg = parseConfig({ ...base, backbone: "mamba", n_loops: 4, loop_norm: true });
     const firstStep = (blockLr: "full" | "per-loop") => {
       const model = new LoopedModel(cfg, { seed: 3 });
@@ -188,19 +189,27 @@ describe("Trainer", () => {
       }
       if (p.name === "backbone.layers.0.mixer.in_proj.weight") expect(moved).toBeGreaterThan(0);
     });
-    // a device step engine has its own optimiser, without per-parameter rates: refused by name
-    const engine = { name: "webgpu: test device" } as unknown as StepEngine;
-    expect(
-      () =>
-        new Trainer(
-          new LoopedModel(cfg, { seed: 3 }),
-          task,
-          resolveTrainOptions({ steps: 5, batchSize: 8, blockLr: "per-loop" }),
-          engine,
-        ),
-    ).toThrow(
-      'train: blockLr "per-loop" is not supported on webgpu: test device (only on the CPU)',
+    // on a device copy (the generic engine over cpuBackendOps): the same per-parameter rates
+    const o = resolveTrainOptions({ steps: 5, batchSize: 8, blockLr: "per-loop" });
+    const onDevice = new LoopedModel(cfg, { seed: 3 });
+    const dev = new Trainer(
+      onDevice,
+      task,
+      o,
+      deviceStepEngine(deviceTraining(onDevice, cpuBackendOps, o), o),
     );
+    while (!dev.done) await dev.nextStep();
+    await dev.sync();
+    const onCpu = new LoopedModel(cfg, { seed: 3 });
+    const cpu = new Trainer(onCpu, task, o);
+    while (!cpu.done) cpu.trainStep();
+    const atLr = new LoopedModel(cfg, { seed: 3 });
+    const f = new Trainer(atLr, task, resolveTrainOptions({ steps: 5, batchSize: 8 }));
+    while (!f.done) f.trainStep();
+    const w = (m: LoopedModel) => m.parameters().flatMap((p) => Array.from(p.tensor.data));
+    const gap = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
+    expect(gap(w(onDevice), w(onCpu))).toBeLessThan(1e-5);
+    expect(gap(w(onCpu), w(atLr))).toBeGreaterThan(2e-4);
     expect(() => resolveTrainOptions({ blockLr: "half" as never })).toThrow(
       /blockLr must be one of full, per-loop, got "half"/,
     );

@@ -106,10 +106,6 @@ export class Trainer {
     this.opts = opts;
     checkFrozenForStage(model, opts.stage);
     this.params = withBlockLr(model, trainableParameters(model, opts.stage), opts.blockLr);
-    if (engine && opts.blockLr !== "full")
-      throw new Error(
-        `train: blockLr "${opts.blockLr}" is not supported on ${engine.name} (only on the CPU)`,
-      );
     if (!engine && (opts.precision ?? "fp32") !== "fp32")
       throw new Error(
         `train: precision "${opts.precision}" needs a device backend (webgpu); the CPU trains in fp32`,

@@ -57,7 +57,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option("--lr <x>", "peak learning rate", floatOption("--lr"), TRAIN_DEFAULTS.lr)
     .option(
       "--block-lr <s>",
-      "learning rate of the looped block: full | per-loop (lr/R; CPU backend only)",
+      "learning rate of the looped block: full | per-loop (lr/R)",
       blockLr,
       TRAIN_DEFAULTS.blockLr,
     )
