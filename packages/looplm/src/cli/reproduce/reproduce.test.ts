@@ -140,6 +140,18 @@ describe("claimVerdict", () => {
     expect(rev.kind).toBe("contradicted");
     expect(rev.line).toMatch(/1⊗1 − 1⊗4 = −19\.00 points, 95 % CI \[−21\.63, −16\.37\] points/);
   });
+  it("names the arms where both sides are the same model (an ablation against its baseline)", () => {
+    const seeds = fiveSeeds("ppl", { "2⊗4": [28, 30, 29, 28, 27] }).map((m, k) => {
+      const other = sweepFile("ppl", { "2⊗4": [[30, 31, 32, 30, 29][k]!] });
+      return new Map([...m, ["b", other]]);
+    });
+    const rows = aggregateSeeds(["a", "b"], seeds);
+    const v = claimVerdict({ kind: "better", text: "t", a: "a/2⊗4", b: "b/2⊗4", minGap: 0 }, rows);
+    expect(v.line).toMatch(
+      /^holds: a\/2⊗4 28\.40 ± 1\.14 vs b\/2⊗4 30\.40 ± 1\.14; a\/2⊗4 − b\/2⊗4 = −2\.00/,
+    );
+    expect(v.judgedOn).toBe("a/2⊗4 − b/2⊗4 perplexity, needs < 0.00");
+  });
   it("pairs by seed: the same values unpaired would not decide", () => {
     // a beats b by 1 point in every seed, while both swing by ±10 points between seeds
     const swing = aggregateSeeds(

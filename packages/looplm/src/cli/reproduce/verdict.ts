@@ -113,13 +113,15 @@ export function claimVerdict(
     const reading = readInterval(m === "accuracy" ? ci : negate(ci), claim.minGap, minSeeds);
     const need =
       m === "accuracy" ? `> ${num(m, claim.minGap, true)}` : `< ${num(m, -claim.minGap, true)}`;
+    // the same model in two arms (an ablation against its baseline) is named with its arm
+    const [la, lb] = a.label === b.label ? [claim.a, claim.b] : [a.label, b.label];
     const line =
-      `${head(reading)}: ${a.label} ${formatMeanSd(a.stat, m)} vs ${b.label} ${formatMeanSd(b.stat, m)}${a.on};` +
-      ` ${a.label} − ${b.label} = ${num(m, ci.mean, true)}${unit(m, true)}, ${ciText(m, ci, true)}; needs ${need}${unit(m, true)}`;
-    const what = `${a.label} − ${b.label}${a.on} ${m === "accuracy" ? "accuracy points" : "perplexity"}`;
+      `${head(reading)}: ${la} ${formatMeanSd(a.stat, m)} vs ${lb} ${formatMeanSd(b.stat, m)}${a.on};` +
+      ` ${la} − ${lb} = ${num(m, ci.mean, true)}${unit(m, true)}, ${ciText(m, ci, true)}; needs ${need}${unit(m, true)}`;
+    const what = `${la} − ${lb}${a.on} ${m === "accuracy" ? "accuracy points" : "perplexity"}`;
     return verdict(claim, reading, line, ci, m, {
       judgedOn: `${what}, needs ${need}`,
-      subject: `${a.label} − ${b.label}${a.on}`,
+      subject: `${la} − ${lb}${a.on}`,
       difference: true,
       margin: m === "accuracy" ? claim.minGap : -claim.minGap,
     });
