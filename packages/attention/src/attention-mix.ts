@@ -36,7 +36,7 @@ export function attentionMix<T, I>(
   return ops.linear(y, w("o_proj.weight"));
 }
 
-export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linears"> &
+export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linears" | "done"> &
   Pick<AttentionOps<T, I>, "swiglu">;
 
 /** x [..., D] → [..., D]; `w(name)` the weight named `name` (§6, relative to the MLP). */
@@ -48,5 +48,7 @@ export function swigluMix<T, I>(ops: SwiGluMixOps<T, I>, w: (name: string) => T,
     ? ops.linears(x, [wg, wu])
     : [ops.linear(x, wg), ops.linear(x, wu)];
   const h = ops.swiglu(gate!, up!);
-  return ops.linear(h, w("down_proj.weight"));
+  const out = ops.linear(h, w("down_proj.weight"));
+  ops.done?.(h);
+  return out;
 }

@@ -44,9 +44,13 @@ export function layerForward<T, I>(
   const y = isAttentionLayer(cfg, index)
     ? attentionMix(ops, attentionConfig(cfg), at("mixer."), u, { seqIdx })
     : mamba2Mix(ops, mamba2Config(cfg), at("mixer."), u, { seqIdx }).y;
+  // the norms' outputs are read by projections only (a backend may keep those in f16)
+  ops.done?.(u);
   const x = ops.add(h, y);
   if (!cfg.mlp) return x;
-  const m = swigluMix(ops, at("mlp."), ops.rmsnorm(x, w("mlp_norm.weight"), cfg.norm_eps));
+  const v = ops.rmsnorm(x, w("mlp_norm.weight"), cfg.norm_eps);
+  const m = swigluMix(ops, at("mlp."), v);
+  ops.done?.(v);
   return ops.add(x, m);
 }
 

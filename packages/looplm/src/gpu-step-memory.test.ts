@@ -8,7 +8,7 @@
  */
 import { gpuForTests } from "@loop/test-support";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
-import { gpuBackendOps } from "@loop/webgpu";
+import { gpuBackendOps, setGpuPrecision } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
 import { BACKBONES, task, tinyModel } from "./gpu-tiny.test-util.js";
@@ -19,7 +19,7 @@ const SLOW = { timeout: 600_000 };
 /** Two steps on the same batch: each step's losses, norm, peak bytes, and the last gradients. */
 async function twoSteps(
   extra: Record<string, unknown>,
-  opts: { release: boolean; checkpointing: boolean },
+  opts: { release: boolean; checkpointing: boolean; hints?: boolean },
 ) {
   const model = tinyModel({ n_loops: 4, ...extra });
   const o = resolveTrainOptions({
@@ -29,7 +29,9 @@ async function twoSteps(
     seed: 1,
     checkpointing: opts.checkpointing,
   });
-  const ops = gpuBackendOps(ctx!, { releaseInBackward: opts.release });
+  const all = gpuBackendOps(ctx!, { releaseInBackward: opts.release });
+  // without the forward's "done" hints every activation stays until the backward
+  const ops = opts.hints === false ? { ...all, done: undefined } : all;
   const dev = deviceTraining(model, ops, o);
   const engine = deviceStepEngine(dev, o);
   const { batch } = task.trainBatch(task.startCursor(1), o.batchSize);
@@ -66,6 +68,34 @@ describe.runIf(ctx)("webgpu training step memory", () => {
     mamba: BACKBONES.mamba,
     transformer: BACKBONES.transformer,
   })) {
+    it(
+      `${name}: mixed precision keeps the projections' inputs in f16 only: lower peak, same bits`,
+      SLOW,
+      async () => {
+        // the norms' (and SwiGLU's) outputs, read by projections only, are freed once the forward
+        // is done with them: the backward reads the f16 copies the projections made anyway
+        setGpuPrecision(ctx!, "mixed");
+        try {
+          const f32Kept = await twoSteps(extra, {
+            release: true,
+            checkpointing: false,
+            hints: false,
+          });
+          const f16Only = await twoSteps(extra, { release: true, checkpointing: false });
+          expect(f16Only.steps.map((s) => [s.loss, s.gradNorm])).toEqual(
+            f32Kept.steps.map((s) => [s.loss, s.gradNorm]),
+          );
+          expect(f16Only.grads).toEqual(f32Kept.grads);
+          console.log(
+            `${name} mixed: peak ${f32Kept.steps[1]!.peak} → ${f16Only.steps[1]!.peak} bytes`,
+          );
+          expect(f16Only.steps[1]!.peak).toBeLessThan(f32Kept.steps[1]!.peak);
+        } finally {
+          setGpuPrecision(ctx!, "fp32");
+        }
+      },
+    );
+
     it(`${name}: freeing during the backward lowers the peak, same bits`, SLOW, async () => {
       const kept = await twoSteps(extra, { release: false, checkpointing: false });
       const freed = await twoSteps(extra, { release: true, checkpointing: false });

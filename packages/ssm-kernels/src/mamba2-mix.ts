@@ -10,7 +10,10 @@ import type { Mamba2Ops, TensorOps, TransferOps } from "@loop/tensor";
 import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
 
 /** The ops the mixer's forward uses. */
-export type Mamba2MixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linearSplit" | "reshape"> &
+export type Mamba2MixOps<T, I> = Pick<
+  TensorOps<T, I>,
+  "linear" | "linearSplit" | "reshape" | "done"
+> &
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
 
@@ -75,5 +78,7 @@ export function mamba2Mix<T, I>(
   );
   const y = ops.reshape(scan.y, [batch, T, Di]);
   const normed = ops.gatedRmsnorm(y, z, w("norm.weight"), G, normEps);
-  return { y: ops.linear(normed, w("out_proj.weight")), xbc, state: scan.state };
+  const out = ops.linear(normed, w("out_proj.weight"));
+  ops.done?.(normed);
+  return { y: out, xbc, state: scan.state };
 }

@@ -79,7 +79,7 @@ export class GpuTensor {
   constructor(
     ctx: GpuContext,
     shape: Shape,
-    opts: { dtype?: GpuDtype; persistent?: boolean; viewOf?: GpuTensor } = {},
+    opts: { dtype?: GpuDtype; persistent?: boolean; viewOf?: GpuTensor; adopt?: GPUBuffer } = {},
   ) {
     this.ctx = ctx;
     this.shape = Object.freeze([...shape]);
@@ -97,7 +97,7 @@ export class GpuTensor {
       return;
     }
     this.persistent = opts.persistent ?? false;
-    this.buf = ctx.allocBytes(this.size * 4);
+    this.buf = opts.adopt ?? ctx.allocBytes(this.size * 4);
     if (!this.persistent) {
       let set = transients.get(ctx);
       if (!set) {
@@ -203,6 +203,19 @@ export class GpuTensor {
     this.ctx.write(this.buffer, values);
   }
 
+  /**
+   * Return the buffer to the pool now but keep the tensor's place on the tape (its node): for a
+   * value the forward is done with that no recorded backward reads (tape.ts `releaseUnkept`).
+   */
+  freeStorage(): void {
+    if (!this.buf || this.base) return;
+    if (this.pending) this.ctx.release(this.pending.sums.buf);
+    this.pending = null;
+    this.ctx.release(this.buf);
+    this.buf = null;
+    transients.get(this.ctx)?.delete(this);
+  }
+
   /** Return the buffer to the pool now (also drops the gradient of a leaf). */
   dispose(): void {
     if (!this.buf) return;
@@ -244,6 +257,14 @@ export function gpuParameter(
   name?: string,
 ): GpuTensor {
   return uploadTensor(ctx, values, shape, { persistent: true, requiresGrad: true, name });
+}
+
+/**
+ * A transient tensor of `words` 32-bit words owning `buf` (from `ctx.allocBytes`): raw storage,
+ * such as f16 values two per word, released with the step's other transients.
+ */
+export function wrapBuffer(ctx: GpuContext, buf: GPUBuffer, words: number): GpuTensor {
+  return new GpuTensor(ctx, [words], { dtype: "i32", adopt: buf });
 }
 
 /** An output tensor of an op (transient, contents to be written by the op's kernel). */

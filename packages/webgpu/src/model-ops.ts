@@ -28,7 +28,7 @@ import { ssdScanChunked } from "./ops/ssd-scan-chunked.js";
 import { stage1Loss, stage2Loss } from "./ops/stage-losses.js";
 import { swiglu } from "./ops/swiglu.js";
 import { exp, neg, negExp, sigmoid } from "./ops/unary.js";
-import { gpuNoGrad } from "./tape.js";
+import { gpuNoGrad, releaseUnkept } from "./tape.js";
 
 /** The model's ops on `ctx`'s device. */
 export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
@@ -48,6 +48,7 @@ export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
     linearSplit,
     linears: linearMulti,
     reshape: (x, shape) => reshape(x, [...shape]),
+    done: releaseUnkept,
     exp,
     neg,
     sigmoid,

@@ -32,22 +32,42 @@ export function gpuWithGrad<T>(fn: () => T): T {
   return withRecording(true, fn);
 }
 
+/** Tensors (by the tensor owning the buffer) whose values a recorded backward reads. */
+const kept = new WeakSet<GpuTensor>();
+const owner = (t: GpuTensor): GpuTensor => t.base ?? t;
+
 /**
  * Record `outputs` as produced from `inputs` by an op whose gradient `backward` enqueues. Does
- * nothing (and the outputs need no gradient) when no input requires one or recording is off.
+ * nothing (and the outputs need no gradient) when no input requires one or recording is off;
+ * returns whether it recorded. `keeps`: the inputs and outputs whose values the backward reads
+ * (default all of them); a tensor no recorded backward reads may be freed once the forward is
+ * done with it (`releaseUnkept`).
  */
 export function recordGpu(
   name: string,
   inputs: readonly GpuTensor[],
   outputs: GpuTensor[],
   backward: GpuNode["backward"],
-): void {
-  if (!recording || !inputs.some((t) => t.requiresGrad)) return;
+  keeps: readonly GpuTensor[] = [...inputs, ...outputs],
+): boolean {
+  if (!recording || !inputs.some((t) => t.requiresGrad)) return false;
   const node: GpuNode = { name, inputs, outputs, backward };
   for (const o of outputs) {
     o.requiresGrad = true;
     o.node = node;
   }
+  for (const t of keeps) kept.add(owner(t));
+  return true;
+}
+
+/**
+ * The forward will not read `t` again: free its buffer now when no recorded backward reads it
+ * (a norm's output that only a mixed-precision projection read, which kept its own f16 copy).
+ * The tape still routes gradients through `t` (a tensor is a key, not its buffer).
+ */
+export function releaseUnkept(t: GpuTensor): void {
+  if (!recording || t.persistent || t.base || kept.has(t) || !t.node) return;
+  t.freeStorage();
 }
 
 /**

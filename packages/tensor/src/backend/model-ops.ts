@@ -64,6 +64,12 @@ export interface TensorOps<T, I> {
    */
   linears?(x: T, ws: readonly T[]): T[];
   reshape(x: T, shape: readonly number[]): T;
+  /**
+   * The forward reads `x` no more: a backend may free what no backward needs of it (WebGPU
+   * under mixed precision: a norm's output that only projections read, which keep f16 copies).
+   * A hint that changes no number; optional.
+   */
+  done?(x: T): void;
   exp(x: T): T;
   neg(x: T): T;
   sigmoid(x: T): T;

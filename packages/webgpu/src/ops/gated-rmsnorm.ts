@@ -41,39 +41,48 @@ export function gatedRmsnorm(
     { rows, Di, G, eps },
     grid(rows * G, 1),
   );
-  recordGpu("gatedRmsnorm", [x, z, weight], [y], ([g]) => {
-    // x and z: both or neither need a gradient in the model; the kernel writes both
-    const wantXZ = x.requiresGrad || z.requiresGrad;
-    const gx = wantXZ ? emptyLike(ctx, x.shape) : null;
-    const gz = wantXZ ? emptyLike(ctx, x.shape) : null;
-    // ∂weight's column sum starts in the backward's dispatch, into weight's gradient
-    const cs = weight.requiresGrad ? columnSumStart(ctx, rows, Di, [Di], gradTarget(weight)) : null;
-    const items = wantXZ ? rows * G : 0;
-    const spare = placeholder(ctx);
-    ctx.run(
-      gatedRmsnormBackwardKernel,
-      {
-        ...inputs,
-        rinv: rinv.buffer,
-        gy: g!.buffer,
-        gx: gx?.buffer ?? spare,
-        gz: gz?.buffer ?? emptyLike(ctx, [1]).buffer,
-        partial: cs?.partial ?? spare,
-      },
-      {
-        rows: wantXZ ? rows : 0,
-        Di,
-        G,
-        ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: Di, colGroups: 1, acc: 0 }),
-        colJobs: cs?.jobs ?? 0,
-      },
-      grid(items + (cs?.jobs ?? 0), 1),
-    );
-    return [
-      x.requiresGrad ? gx : null,
-      z.requiresGrad ? gz : null,
-      cs ? columnSumFinish(cs) : null,
-    ];
-  });
+  recordGpu(
+    "gatedRmsnorm",
+    [x, z, weight],
+    [y],
+    ([g]) => {
+      // x and z: both or neither need a gradient in the model; the kernel writes both
+      const wantXZ = x.requiresGrad || z.requiresGrad;
+      const gx = wantXZ ? emptyLike(ctx, x.shape) : null;
+      const gz = wantXZ ? emptyLike(ctx, x.shape) : null;
+      // ∂weight's column sum starts in the backward's dispatch, into weight's gradient
+      const cs = weight.requiresGrad
+        ? columnSumStart(ctx, rows, Di, [Di], gradTarget(weight))
+        : null;
+      const items = wantXZ ? rows * G : 0;
+      const spare = placeholder(ctx);
+      ctx.run(
+        gatedRmsnormBackwardKernel,
+        {
+          ...inputs,
+          rinv: rinv.buffer,
+          gy: g!.buffer,
+          gx: gx?.buffer ?? spare,
+          gz: gz?.buffer ?? emptyLike(ctx, [1]).buffer,
+          partial: cs?.partial ?? spare,
+        },
+        {
+          rows: wantXZ ? rows : 0,
+          Di,
+          G,
+          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: Di, colGroups: 1, acc: 0 }),
+          colJobs: cs?.jobs ?? 0,
+        },
+        grid(items + (cs?.jobs ?? 0), 1),
+      );
+      return [
+        x.requiresGrad ? gx : null,
+        z.requiresGrad ? gz : null,
+        cs ? columnSumFinish(cs) : null,
+      ];
+      // its output is not read (a projection under mixed precision may let it go: tape.ts)
+    },
+    [x, z, weight],
+  );
   return y;
 }

@@ -26,6 +26,8 @@ export interface GemmOperand {
   ld: number;
   /** Elements between batch entries (0: the same matrix for every entry). */
   stride?: number;
+  /** Already rounded to f16 (ops/f16-input.ts): read as it is under mixed precision, not cast. */
+  f16?: boolean;
 }
 
 export interface GemmCall {
@@ -97,28 +99,58 @@ function extent(o: GemmOperand, rows: number, cols: number, batch: number): numb
 }
 
 /**
- * Round the spans of A and B to f16 buffers (one dispatch): the GEMM then reads them from
- * offset 0 with the same leading dimensions and strides. Returns the new operands.
+ * Round spans of f32 buffers to f16 (two per u32 word: also the bytes of an `array<f16>`, so
+ * both storages read them) in one dispatch; at most two spans. Returns the new buffers.
+ */
+export function castToF16(
+  ctx: GpuContext,
+  spans: { buf: GPUBuffer; off: number; n: number }[],
+): GPUBuffer[] {
+  const words = spans.map((s) => Math.ceil(s.n / 2));
+  const outs = words.map((w) => ctx.allocBytes(w * 4));
+  const [a, b] = spans;
+  // a lone span leaves B's slot empty (a scratch word to write nothing into)
+  const spare = b ? null : ctx.allocBytes(4);
+  ctx.run(
+    f16CastKernel,
+    { srcA: a!.buf, srcB: (b ?? a)!.buf, outA: outs[0]!, outB: outs[1] ?? spare! },
+    {
+      offA: a!.off,
+      nA: a!.n,
+      offB: b?.off ?? 0,
+      nB: b?.n ?? 0,
+      wordsA: words[0]!,
+      wordsB: words[1] ?? 0,
+    },
+    grid(words[0]! + (words[1] ?? 0), F16_CAST_GROUP),
+  );
+  if (spare) ctx.release(spare);
+  return outs;
+}
+
+/**
+ * Round the spans of A and B not rounded yet to f16 buffers (one dispatch): the GEMM then reads
+ * them from offset 0 with the same leading dimensions and strides. Returns the operands, the
+ * cast ones new (the caller releases them after the product).
  */
 function castOperands(ctx: GpuContext, call: GemmCall, batch: number): [GemmOperand, GemmOperand] {
   const { M, N, K, a, b } = call;
   // stored shapes: A [M, K] or [K, M] (transA); B [K, N] or [N, K] (transB)
   const nA = call.transA ? extent(a, K, M, batch) : extent(a, M, K, batch);
   const nB = call.transB ? extent(b, N, K, batch) : extent(b, K, N, batch);
-  const wordsA = Math.ceil(nA / 2);
-  const wordsB = Math.ceil(nB / 2);
-  const outA = ctx.allocBytes(wordsA * 4);
-  const outB = ctx.allocBytes(wordsB * 4);
-  ctx.run(
-    f16CastKernel,
-    { srcA: a.buf, srcB: b.buf, outA, outB },
-    { offA: a.off ?? 0, nA, offB: b.off ?? 0, nB, wordsA, wordsB },
-    grid(wordsA + wordsB, F16_CAST_GROUP),
+  const todo = [
+    { o: a, n: nA },
+    { o: b, n: nB },
+  ].filter((x) => !x.o.f16);
+  if (todo.length === 0) return [a, b];
+  const outs = castToF16(
+    ctx,
+    todo.map((x) => ({ buf: x.o.buf, off: x.o.off ?? 0, n: x.n })),
   );
-  return [
-    { buf: outA, ld: a.ld, stride: a.stride ?? 0 },
-    { buf: outB, ld: b.ld, stride: b.stride ?? 0 },
-  ];
+  const cast = new Map(
+    todo.map((x, i) => [x.o, { buf: outs[i]!, ld: x.o.ld, stride: x.o.stride ?? 0, f16: true }]),
+  );
+  return [cast.get(a) ?? a, cast.get(b) ?? b];
 }
 
 /** WebGPU's guaranteed limit on workgroups per dimension (the batch runs along z). */
@@ -133,8 +165,8 @@ export function gemm(ctx: GpuContext, call: GemmCall): void {
     // The f16 copies live until the dispatches that read them are done (released after).
     const [a16, b16] = castOperands(ctx, call, batch);
     run(ctx, { ...call, a: a16, b: b16 }, plan);
-    ctx.release(a16.buf);
-    ctx.release(b16.buf);
+    if (a16 !== call.a) ctx.release(a16.buf);
+    if (b16 !== call.b) ctx.release(b16.buf);
     return;
   }
   run(ctx, call, plan);
@@ -158,6 +190,8 @@ export function gemmPlan(ctx: GpuContext, call: GemmCall): GemmPlan {
       const s = gpuPrecision(ctx);
       return s.precision === "mixed" ? { f16: s.storage } : "f32";
     })();
+  if (operands === "f32" && (call.a.f16 || call.b.f16))
+    throw new Error("webgpu gemm: an operand rounded to f16 in a product with f32 operands");
   if (operands !== "f32") {
     const load: GemmLoad = operands.f16 === "native" ? "f16" : "f16packed";
     return { tile, loadA: load, loadB: load, f16: operands.f16 };

@@ -12,6 +12,7 @@ import { shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
+import { f16Input } from "./f16-input.js";
 import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 import { linear } from "./matmul.js";
@@ -24,8 +25,11 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
         `webgpu linearMulti: weight ${shapeStr(w.shape)} does not take an input ${shapeStr(x.shape)}`,
       );
   const ctx = x.ctx;
-  if (ws.length > 3 || new Set(ws).size !== ws.length || !segmentedGemmOk(ctx))
-    return ws.map((w) => linear(x, w));
+  if (ws.length > 3 || new Set(ws).size !== ws.length || !segmentedGemmOk(ctx)) {
+    // under mixed precision x is rounded to f16 once for every weight (ops/f16-input.ts)
+    const inp = f16Input(x, nIn);
+    return ws.map((w) => linear(x, w, undefined, inp));
+  }
   const M = x.rows;
   const widths = ws.map((w) => w.shape[0]!);
   const nOut = widths.reduce((a, b) => a + b, 0);

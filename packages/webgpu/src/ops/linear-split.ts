@@ -13,6 +13,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
+import { castWithInput, f16Input } from "./f16-input.js";
 import { segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
@@ -39,6 +40,9 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
     ts.map((t, k) => ({ buf: t.buffer, ld: Math.max(1, widths[k]!), len: widths[k]! }));
   /** Row block k of W: the weight of piece k. */
   const rowBlock = (k: number) => ({ buf: w.buffer, off: offsets[k]! * nIn, ld: nIn });
+  // under mixed precision (never fused) x is rounded to f16 once, with the first block, and
+  // that copy is kept for ∂W (ops/f16-input.ts)
+  const inp = f16Input(x, nIn);
   if (fused) {
     const outs = widths.map((wk) => emptyLike(ctx, [...lead, wk]));
     const Y = { axis: "cols" as const, pieces: pieces(outs) };
@@ -57,10 +61,26 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
   }
   const outs = widths.map((wk, k) => {
     const y = emptyLike(ctx, [...lead, wk]);
-    linearForward(ctx, { M, nIn, nOut: wk }, X, rowBlock(k), { buf: y.buffer, ld: wk });
+    const Y = { buf: y.buffer, ld: wk };
+    if (inp && wk > 0) {
+      const [x16, w16] = castWithInput(inp, rowBlock(k), wk * nIn);
+      linearForward(ctx, { M, nIn, nOut: wk }, x16, w16, Y);
+      ctx.release(w16.buf);
+    } else if (!inp) linearForward(ctx, { M, nIn, nOut: wk }, X, rowBlock(k), Y);
     return y;
   });
-  recordGpu("linearSplit", [x, w], outs, (gys) => perPieceBackward(gys));
+  const recorded = recordGpu(
+    "linearSplit",
+    [x, w],
+    outs,
+    (gys) => {
+      const grads = perPieceBackward(gys);
+      inp?.tensor?.dispose();
+      return grads;
+    },
+    inp ? [w] : undefined,
+  );
+  if (!recorded) inp?.tensor?.dispose();
   return outs;
 
   function perPieceBackward(gys: readonly (GpuTensor | null)[]): (GpuTensor | null)[] {
@@ -90,7 +110,7 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
         if (!g || wk === 0) return;
         const G = { buf: g.buffer, ld: wk };
         const into = { out: gw!, accumulate: tw.accumulate, off: offsets[k]! * nIn };
-        linearGradWeight(w, { M, nIn, nOut: wk }, G, X, into);
+        linearGradWeight(w, { M, nIn, nOut: wk }, G, inp?.operand ?? X, into);
       });
     }
     return [gx, gw];

@@ -12,7 +12,8 @@ import { type MatmulOptions, matmulShape, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
-import { gemm } from "./gemm.js";
+import { castWithInput, type F16Input, f16Input } from "./f16-input.js";
+import { type GemmOperand, gemm } from "./gemm.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
@@ -102,8 +103,16 @@ export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): Gp
   return y;
 }
 
-/** y = x · Wᵀ (+ bias): x [..., in], W [out, in], bias [out]. */
-export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor {
+/**
+ * y = x · Wᵀ (+ bias): x [..., in], W [out, in], bias [out]. Under mixed precision x's f16 copy
+ * (ops/f16-input.ts; `shared` when several weights read the same x) is what the backward keeps.
+ */
+export function linear(
+  x: GpuTensor,
+  w: GpuTensor,
+  bias?: GpuTensor,
+  shared?: F16Input | null,
+): GpuTensor {
   if (w.rank !== 2)
     throw new Error(`webgpu linear: weight must be [out, in], got ${shapeStr(w.shape)}`);
   const [nOut, nIn] = w.shape as [number, number];
@@ -115,29 +124,36 @@ export function linear(x: GpuTensor, w: GpuTensor, bias?: GpuTensor): GpuTensor 
     throw new Error(`webgpu linear: bias must be [${nOut}], got ${shapeStr(bias.shape)}`);
   const ctx = x.ctx;
   const M = x.rows;
+  const shape = { M, nIn, nOut };
   const y = emptyLike(ctx, [...x.shape.slice(0, -1), nOut]);
-  const X = { buf: x.buffer, ld: nIn };
   const W = { buf: w.buffer, ld: nIn };
+  const Y = { buf: y.buffer, ld: nOut };
   // split-K partials left for y's consumer (the residual add after an output projection)
-  linearForward(
-    ctx,
-    { M, nIn, nOut },
-    X,
-    W,
-    { buf: y.buffer, ld: nOut },
-    {
-      bias: bias?.buffer,
-      sumInto: y,
-    },
-  );
+  const opts = { bias: bias?.buffer, sumInto: y };
+  const inp = shared ?? f16Input(x, nIn);
+  let X: GemmOperand = { buf: x.buffer, ld: nIn };
+  if (inp) {
+    const [x16, w16] = castWithInput(inp, W, nOut * nIn);
+    linearForward(ctx, shape, x16, w16, Y, opts);
+    ctx.release(w16.buf);
+    X = x16;
+  } else linearForward(ctx, shape, X, W, Y, opts);
   const inputs = bias ? [x, w, bias] : [x, w];
-  recordGpu("linear", inputs, [y], ([g]) => {
-    const G = { buf: g!.buffer, ld: nOut };
-    const shape = { M, nIn, nOut };
-    const gx = x.requiresGrad ? linearGradInput(x, shape, G, W) : null;
-    const gw = w.requiresGrad ? linearGradWeight(w, shape, G, X) : null;
-    const gbias = bias?.requiresGrad ? sumColumns(g!, nOut) : null;
-    return bias ? [gx, gw, gbias] : [gx, gw];
-  });
+  const recorded = recordGpu(
+    "linear",
+    inputs,
+    [y],
+    ([g]) => {
+      const G = { buf: g!.buffer, ld: nOut };
+      const gx = x.requiresGrad ? linearGradInput(x, shape, G, W) : null;
+      const gw = w.requiresGrad ? linearGradWeight(w, shape, G, X) : null;
+      const gbias = bias?.requiresGrad ? sumColumns(g!, nOut) : null;
+      if (!shared) inp?.tensor?.dispose();
+      return bias ? [gx, gw, gbias] : [gx, gw];
+    },
+    // under mixed precision the backward reads x's f16 copy, not x
+    inp ? inputs.slice(1) : inputs,
+  );
+  if (!recorded && !shared) inp?.tensor?.dispose();
   return y;
 }

@@ -27,37 +27,44 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
     { rows, D, eps },
     grid(rows, 1),
   );
-  recordGpu("rmsnorm", [x, w], [y], ([g]) => {
-    // ∂x straight into its destination (added to the residual stream's running sum); ∂w's
-    // column sum starts in the same dispatch, into w's gradient
-    const tx = x.requiresGrad ? gradTarget(x) : null;
-    const gx = tx?.out ?? null;
-    const cs = w.requiresGrad ? columnSumStart(ctx, rows, D, [D], gradTarget(w)) : null;
-    const rowJobs = gx ? rows : 0;
-    // g may still be the ∂x GEMM's split-K partials: the kernel adds them up as it reads
-    const gIn = partialSumInput(g!, "g");
-    ctx.run(
-      rmsnormBackwardKernel,
-      {
-        x: x.buffer,
-        w: w.buffer,
-        rinv: rinv.buffer,
-        g: gIn.buffer,
-        gx: gx?.buffer ?? placeholder(ctx),
-        partial: cs?.partial ?? placeholder(ctx),
-      },
-      {
-        rows: rowJobs,
-        D,
-        wantX: gx ? 1 : 0,
-        accX: tx?.accumulate ? 1 : 0,
-        ...gIn.params,
-        ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
-        colJobs: cs?.jobs ?? 0,
-      },
-      grid(rowJobs + (cs?.jobs ?? 0), 1),
-    );
-    return [gx, cs ? columnSumFinish(cs) : null];
-  });
+  recordGpu(
+    "rmsnorm",
+    [x, w],
+    [y],
+    ([g]) => {
+      // ∂x straight into its destination (added to the residual stream's running sum); ∂w's
+      // column sum starts in the same dispatch, into w's gradient
+      const tx = x.requiresGrad ? gradTarget(x) : null;
+      const gx = tx?.out ?? null;
+      const cs = w.requiresGrad ? columnSumStart(ctx, rows, D, [D], gradTarget(w)) : null;
+      const rowJobs = gx ? rows : 0;
+      // g may still be the ∂x GEMM's split-K partials: the kernel adds them up as it reads
+      const gIn = partialSumInput(g!, "g");
+      ctx.run(
+        rmsnormBackwardKernel,
+        {
+          x: x.buffer,
+          w: w.buffer,
+          rinv: rinv.buffer,
+          g: gIn.buffer,
+          gx: gx?.buffer ?? placeholder(ctx),
+          partial: cs?.partial ?? placeholder(ctx),
+        },
+        {
+          rows: rowJobs,
+          D,
+          wantX: gx ? 1 : 0,
+          accX: tx?.accumulate ? 1 : 0,
+          ...gIn.params,
+          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
+          colJobs: cs?.jobs ?? 0,
+        },
+        grid(rowJobs + (cs?.jobs ?? 0), 1),
+      );
+      return [gx, cs ? columnSumFinish(cs) : null];
+      // its output is not read (a projection under mixed precision may let it go: tape.ts)
+    },
+    [x, w],
+  );
   return y;
 }
