@@ -8,6 +8,8 @@
 import { type GpuTensor, wrapBuffer } from "../gpu-tensor.js";
 import { gpuPrecision } from "../precision.js";
 import { castToF16, type GemmOperand } from "./gemm.js";
+import type { GemmAnyOperand } from "./gemm-segmented.js";
+import { type LinearShape, linearForward } from "./linear-gemms.js";
 
 export interface F16Input {
   readonly x: GpuTensor;
@@ -24,23 +26,29 @@ export function f16Input(x: GpuTensor, ld: number): F16Input | null {
 }
 
 /**
- * The span of `n` elements of weight operand `w` rounded to f16 for one product (x too, in the
- * same dispatch, the first time): returns [x's operand, W's]; the caller releases W's buffer
- * after the product.
+ * y = x · Wᵀ into Y for weight operand `w` (`shape.nOut` rows of `shape.nIn`) under mixed
+ * precision: W rounded to f16 for this product, x too (in the same dispatch) the first time.
+ * Returns x's f16 operand, which the linear's backward reads for ∂W.
  */
-export function castWithInput(
+export function linearForwardF16(
   inp: F16Input,
+  shape: LinearShape,
   w: GemmOperand,
-  n: number,
-): [GemmOperand, GemmOperand] {
+  Y: GemmAnyOperand,
+  opts: { bias?: GPUBuffer; sumInto?: GpuTensor } = {},
+): GemmOperand {
   const ctx = inp.x.ctx;
-  const wSpan = { buf: w.buf, off: w.off ?? 0, n };
-  if (inp.operand) {
-    const [wb] = castToF16(ctx, [wSpan]);
-    return [inp.operand, { buf: wb!, ld: w.ld, f16: true }];
+  const wSpan = { buf: w.buf, off: w.off ?? 0, n: shape.nOut * shape.nIn };
+  let wb: GPUBuffer;
+  if (inp.operand) [wb] = castToF16(ctx, [wSpan]) as [GPUBuffer];
+  else {
+    const [xb, b] = castToF16(ctx, [{ buf: inp.x.buffer, off: 0, n: inp.x.size }, wSpan]);
+    inp.tensor = wrapBuffer(ctx, xb!, Math.ceil(inp.x.size / 2));
+    inp.operand = { buf: xb!, ld: inp.ld, f16: true };
+    wb = b!;
   }
-  const [xb, wb] = castToF16(ctx, [{ buf: inp.x.buffer, off: 0, n: inp.x.size }, wSpan]);
-  inp.tensor = wrapBuffer(ctx, xb!, Math.ceil(inp.x.size / 2));
-  inp.operand = { buf: xb!, ld: inp.ld, f16: true };
-  return [inp.operand, { buf: wb!, ld: w.ld, f16: true }];
+  linearForward(ctx, shape, inp.operand, { buf: wb, ld: w.ld, f16: true }, Y, opts);
+  // the product is enqueued: W's copy goes back to the pool after it has run
+  ctx.release(wb);
+  return inp.operand;
 }

@@ -13,7 +13,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
-import { castWithInput, f16Input } from "./f16-input.js";
+import { f16Input, linearForwardF16 } from "./f16-input.js";
 import { segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
@@ -62,11 +62,9 @@ export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[
   const outs = widths.map((wk, k) => {
     const y = emptyLike(ctx, [...lead, wk]);
     const Y = { buf: y.buffer, ld: wk };
-    if (inp && wk > 0) {
-      const [x16, w16] = castWithInput(inp, rowBlock(k), wk * nIn);
-      linearForward(ctx, { M, nIn, nOut: wk }, x16, w16, Y);
-      ctx.release(w16.buf);
-    } else if (!inp) linearForward(ctx, { M, nIn, nOut: wk }, X, rowBlock(k), Y);
+    const shape = { M, nIn, nOut: wk };
+    if (!inp) linearForward(ctx, shape, X, rowBlock(k), Y);
+    else if (wk > 0) linearForwardF16(inp, shape, rowBlock(k), Y);
     return y;
   });
   const recorded = recordGpu(

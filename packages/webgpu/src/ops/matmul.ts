@@ -12,7 +12,7 @@ import { type MatmulOptions, matmulShape, shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
-import { castWithInput, type F16Input, f16Input } from "./f16-input.js";
+import { type F16Input, f16Input, linearForwardF16 } from "./f16-input.js";
 import { type GemmOperand, gemm } from "./gemm.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
@@ -132,12 +132,8 @@ export function linear(
   const opts = { bias: bias?.buffer, sumInto: y };
   const inp = shared ?? f16Input(x, nIn);
   let X: GemmOperand = { buf: x.buffer, ld: nIn };
-  if (inp) {
-    const [x16, w16] = castWithInput(inp, W, nOut * nIn);
-    linearForward(ctx, shape, x16, w16, Y, opts);
-    ctx.release(w16.buf);
-    X = x16;
-  } else linearForward(ctx, shape, X, W, Y, opts);
+  if (inp) X = linearForwardF16(inp, shape, W, Y, opts);
+  else linearForward(ctx, shape, X, W, Y, opts);
   const inputs = bias ? [x, w, bias] : [x, w];
   const recorded = recordGpu(
     "linear",
