@@ -1,6 +1,6 @@
 import { nativeBuildExpected } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { measureFmaPeak } from "./fma-peak.js";
+import { measureFmaPeak, nativeVectorIsa } from "./fma-peak.js";
 
 describe("measureFmaPeak", () => {
   // It measures the native build: wherever a C compiler is installed that build must work (its
@@ -14,6 +14,8 @@ describe("measureFmaPeak", () => {
         expect(p.threads).toBe(threads);
         expect(Number.isFinite(p.gflops) && p.gflops > 0).toBe(true);
         expect(["avx512f", "avx2+fma", "neon", "generic"]).toContain(p.isa);
+        // the build's instructions, as a study's seed record names them
+        expect(await nativeVectorIsa()).toBe(p.isa);
       }
     },
   );

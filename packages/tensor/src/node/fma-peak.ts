@@ -42,3 +42,12 @@ export async function measureFmaPeak(threads: number, opts: FmaPeakOptions = {})
   for (let i = 0; i < (opts.repeats ?? 5); i++) gflops = Math.max(gflops, fmaPeak(threads, iters));
   return { ok: true, gflops, threads, isa: vectorIsa() };
 }
+
+/**
+ * The vector instructions of this machine's native build (avx512f, avx2+fma, neon, generic), or
+ * null where it does not build: what the native backend's last digits depend on.
+ */
+export async function nativeVectorIsa(): Promise<string | null> {
+  const built = await buildNativeAddon<TensorAddon>("tensor", tensorNativeSource);
+  return built.ok ? built.addon.vectorIsa() : null;
+}

@@ -5,7 +5,12 @@ export {
   writeFileAtomic,
   writeSafetensorsFile,
 } from "./files.js";
-export { type FmaPeak, type FmaPeakOptions, measureFmaPeak } from "./fma-peak.js";
+export {
+  type FmaPeak,
+  type FmaPeakOptions,
+  measureFmaPeak,
+  nativeVectorIsa,
+} from "./fma-peak.js";
 export { errnoCode, fsError, fsErrorMessage, makeDirectory } from "./fs-errors.js";
 export {
   type KernelProfileEntry,

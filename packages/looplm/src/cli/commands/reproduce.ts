@@ -189,6 +189,7 @@ async function runOne(
       commands: Array.from({ length: f.seeds }, (_, k) =>
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
+      seedMachines: r.machines,
     });
     printed = `${table.text}\n\n${perLength ? `${perLength.text}\n\n` : ""}${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
   }
@@ -227,7 +228,7 @@ export function registerReproduce(program: Command): void {
     )
     .option(
       "--scale <s>",
-      `settings: ${SCALES.join(" | ")} (cpu: sized for about an hour per study on 2 cores; paper: the paper's sizes)`,
+      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores, from about 40 minutes (phop) to about 4 hours (mano) per study of 5 seeds, docs/results.md; paper: the paper's sizes)`,
       scale,
       "cpu" as Scale,
     )

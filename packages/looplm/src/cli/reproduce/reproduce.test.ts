@@ -22,7 +22,7 @@ import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armCommand, runSweepStudy } from "./run-sweep-study.js";
-import { seedsToTrain } from "./seed-record.js";
+import { type SeedRecord, seedsToTrain } from "./seed-record.js";
 import { gateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
   claimTables,
@@ -505,6 +505,7 @@ describe("running a study (tiny settings)", () => {
       charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
       commands: ["x"],
+      seedMachines: r.machines,
     });
     expect(files.map((f) => f.slice(dir.length + 1))).toEqual([
       "results.json",
@@ -517,6 +518,11 @@ describe("running a study (tiny settings)", () => {
     const md = readFileSync(join(dir, "results.md"), "utf8");
     expect(md).toContain(`- loops help: **${r.verdicts[0]!.line}**`);
     expect(md).toContain("| loops help | inconclusive | 1⊗2 − 1⊗1 accuracy points, needs > 0.00 |");
+    // where each seed was trained, from its record
+    expect(r.machines).toHaveLength(2);
+    expect(md).toContain(`- seed 2: ${r.machines[1]!.cpu}`);
+    const json = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
+    expect(json.seed_machines).toEqual(r.machines);
     expect(readFileSync(join(dir, "tiny-metric.svg"), "utf8")).toMatch(/^<svg/);
   }, 120_000);
 
@@ -579,9 +585,14 @@ describe("running a study (tiny settings)", () => {
     expect(log.some((l) => l.includes("seed 1/2"))).toBe(false);
     expect(log.some((l) => l.includes("seed 2/2"))).toBe(true);
     expect(existsSync(join(elsewhere, "iso-param", "seed-1"))).toBe(false);
-    expect(readFileSync(join(elsewhere, "seed-2.json"), "utf8")).toBe(
-      readFileSync(join(dir, "seed-2.json"), "utf8"),
-    );
+    const record = (d: string, k: number) =>
+      JSON.parse(readFileSync(join(d, `seed-${k}.json`), "utf8")) as SeedRecord;
+    expect(record(elsewhere, 2).arms).toEqual(record(dir, 2).arms);
+    // each record names where its seed was trained; seed 1's machine is the copied record's
+    const here = record(elsewhere, 2).machine!;
+    expect(here).toMatchObject({ trained: "here", backend: backend.name, node: process.version });
+    expect(here.cpu!.length).toBeGreaterThan(0);
+    expect(again.machines).toEqual([record(dir, 1).machine, here]);
     // a record of other settings is refused, naming the file
     const other = tinyStudy(3, { "1⊗2": "99 %" });
     await expect(

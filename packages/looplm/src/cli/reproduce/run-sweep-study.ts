@@ -22,6 +22,7 @@ import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { scorePerLength } from "./per-length.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
+import { type SeedMachine, seedMachine } from "./seed-machine.js";
 import { type ArmRecord, readSeedRecord, seedsToTrain, writeSeedRecord } from "./seed-record.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
@@ -56,6 +57,8 @@ export interface SweepStudyResult {
   verdicts: Verdict[];
   /** Per seed (index k → seed k + 1): arm id → sweep.json content. */
   perSeed: Map<string, SweepFile>[];
+  /** Per seed: where it was trained (undefined: a record from before records named it). */
+  machines: (SeedMachine | undefined)[];
 }
 
 export { armArgs, armCommand, seedDir } from "./arm-command.js";
@@ -77,11 +80,17 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const downstream: SeedDownstream[] = [];
   const cloze: SeedDownstream[] = [];
   const perLength: SeedPerLength[] = [];
+  const machines: (SeedMachine | undefined)[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     // a finished seed's record (seed-record.ts) stands for its folders, which may be elsewhere
     const record = useRecords ? readSeedRecord(def, o.outDir, seed) : null;
     const arms = record?.arms ?? (await trainSeed(def, seed, o, tasks));
-    if (!record) writeSeedRecord(def, o.outDir, seed, arms);
+    if (record) machines.push(record.machine);
+    else {
+      const machine = await seedMachine(o.backend, o.queue ? "queue" : "here");
+      writeSeedRecord(def, o.outDir, seed, arms, machine);
+      machines.push(machine);
+    }
     const pick = <K extends keyof ArmRecord>(k: K) => {
       const m = new Map<string, NonNullable<ArmRecord[K]>>();
       for (const a of def.arms) {
@@ -102,7 +111,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
     cloze,
     perLength,
   );
-  return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed };
+  return { rows, verdicts: def.claims.map((c) => claimVerdict(c, rows)), perSeed, machines };
 }
 
 /** Train (or continue) and score every arm of one seed; what its record keeps. */

@@ -7,7 +7,8 @@
  * that do not keep each other's folders: copy the seed files into the next machine's --out.
  *
  * The file names the settings it was made with (a hash of the study's arms: tasks, models,
- * training); a file from other settings is refused, never silently mixed in.
+ * training), refusing a file from other settings instead of mixing it in silently, and the
+ * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -16,6 +17,7 @@ import type { SweepFile } from "@loop/eval";
 import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { canonicalJson } from "@loop/train/node";
 import { CliError } from "../errors.js";
+import type { SeedMachine } from "./seed-machine.js";
 import type { StudyDef } from "./study-types.js";
 
 /** What one arm of one seed contributes to the study's tables. */
@@ -32,6 +34,8 @@ export interface SeedRecord {
   /** sha256 of the study's arms (canonical JSON): the settings the seed was trained with. */
   settings: string;
   arms: Record<string, ArmRecord>;
+  /** Where the seed was trained (absent in records written before records named it). */
+  machine?: SeedMachine;
 }
 
 export const seedRecordPath = (outDir: string, seed: number) => join(outDir, `seed-${seed}.json`);
@@ -65,8 +69,15 @@ export function writeSeedRecord(
   outDir: string,
   seed: number,
   arms: Record<string, ArmRecord>,
+  machine: SeedMachine,
 ): void {
-  const record: SeedRecord = { study: def.name, seed, settings: studySettings(def), arms };
+  const record: SeedRecord = {
+    study: def.name,
+    seed,
+    settings: studySettings(def),
+    arms,
+    machine,
+  };
   writeFileAtomic(seedRecordPath(outDir, seed), `${JSON.stringify(record, null, 2)}\n`);
 }
 

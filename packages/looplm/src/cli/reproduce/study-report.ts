@@ -19,6 +19,7 @@ import type { MemberAggregate } from "./aggregate.js";
 import { claimChart } from "./claim-chart.js";
 import type { FrontierRow } from "./gate-frontier.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
+import { type SeedMachine, seedMachineLines } from "./seed-machine.js";
 import { formatMeanSd } from "./stats.js";
 
 /** A Vega-Lite spec, as the eval package's chart builders return it. */
@@ -122,6 +123,8 @@ export interface StudyOutput {
   charts: Map<string, TopLevelSpec>;
   data: unknown;
   commands: string[];
+  /** Where each seed was trained, when the study keeps seed records. */
+  seedMachines?: (SeedMachine | undefined)[];
 }
 
 export function sweepStudyTables(rows: readonly MemberAggregate[], arms: readonly ArmDef[]) {
@@ -156,6 +159,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     wall_seconds: f.wallSeconds,
     load_start: f.loadStart,
     load_end: f.loadEnd,
+    ...(o.seedMachines ? { seed_machines: o.seedMachines.map((m) => m ?? null) } : {}),
     verdicts: o.verdicts,
     results: o.data,
   });
@@ -170,6 +174,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     "",
     `Wall-clock ${(f.wallSeconds / 60).toFixed(1)} min; load average (1/5/15 min) ${f.loadStart.join(" / ")} at the start, ${f.loadEnd.join(" / ")} at the end.`,
     "",
+    ...(o.seedMachines ? [...seedMachineLines(o.seedMachines).map((l) => `- ${l}`), ""] : []),
     o.table.markdown,
     "",
     ...(o.perLength ? [o.perLength.markdown, ""] : []),
@@ -188,6 +193,15 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
   writeFileAtomic(join(dir, "results.md"), md);
   const sections: Section[] = [
     { kind: "facts", title: "Run", rows: factRows(f) },
+    ...(o.seedMachines
+      ? [
+          {
+            kind: "text" as const,
+            title: "Seeds",
+            text: seedMachineLines(o.seedMachines).join("\n"),
+          },
+        ]
+      : []),
     { kind: "text", title: "Results", text: o.table.text },
     ...(o.perLength
       ? [{ kind: "text" as const, title: "Accuracy per expression length", text: o.perLength.text }]

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { cpuFromCpuinfo, seedMachineLines } from "./seed-machine.js";
+
+describe("seed machine", () => {
+  it("names the CPU with its family and model from /proc/cpuinfo", () => {
+    const info = [
+      "processor\t: 0",
+      "vendor_id\t: AuthenticAMD",
+      "cpu family\t: 25",
+      "model\t\t: 17",
+      "model name\t: AMD EPYC 9B14",
+      "flags\t\t: fpu avx2 avx512f",
+      "",
+      "processor\t: 1",
+      "model name\t: AMD EPYC 9B14",
+    ].join("\n");
+    expect(cpuFromCpuinfo(info)).toBe("AMD EPYC 9B14 (family 25 model 17)");
+    // an ARM cpuinfo has no model name: the caller falls back to the OS's name
+    expect(cpuFromCpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\n")).toBeNull();
+    expect(cpuFromCpuinfo("model name\t: Some CPU\n")).toBe("Some CPU");
+  });
+
+  it("prints one line per seed, saying when a record does not name its machine", () => {
+    const lines = seedMachineLines([
+      undefined,
+      {
+        recorded: "2026-12-02T17:00:00.000Z",
+        trained: "here",
+        backend: "native",
+        cpu: "AMD EPYC (family 25 model 17)",
+        vector_isa: "avx512f",
+        node: "v20.20.2",
+      },
+      { recorded: "2026-12-03T09:00:00.000Z", trained: "queue", backend: "native" },
+    ]);
+    expect(lines).toEqual([
+      "seed 1: its record does not name the machine",
+      "seed 2: AMD EPYC (family 25 model 17), avx512f, native backend, Node v20.20.2, recorded 2026-12-02T17:00:00.000Z",
+      "seed 3: native backend on queue workers, recorded 2026-12-03T09:00:00.000Z",
+    ]);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Where a study's seed was trained, kept in its record (seed-record.ts). The native backend's
+ * numbers depend in their last digits on the CPU's vector instructions, and training amplifies
+ * them, so a study run in parts on several machines must say which machine each seed is from.
+ */
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { nativeVectorIsa } from "@loop/tensor/node";
+import type { ComputeBackend } from "../../backend.js";
+
+export interface SeedMachine {
+  /** When the record was written (ISO 8601, UTC). */
+  recorded: string;
+  /** "here": this process or its --jobs children; "queue": `looplm worker`s, machines unknown here. */
+  trained: "here" | "queue";
+  backend: string;
+  /** The CPU, with /proc/cpuinfo's family and model where the system has them (trained here). */
+  cpu?: string;
+  /** The native build's vector instructions (trained here on a native or webgpu backend). */
+  vector_isa?: string;
+  node?: string;
+}
+
+/** "AMD EPYC (family 25 model 17)" from /proc/cpuinfo's text; null when it names no CPU. */
+export function cpuFromCpuinfo(text: string): string | null {
+  const field = (key: string) =>
+    new RegExp(`^${key}\\s*:\\s*(.+)$`, "m").exec(text)?.[1]?.trim() ?? null;
+  const name = field("model name");
+  if (!name) return null;
+  const family = field("cpu family");
+  const model = field("model");
+  return family && model ? `${name} (family ${family} model ${model})` : name;
+}
+
+function cpuName(): string {
+  try {
+    const c = cpuFromCpuinfo(readFileSync("/proc/cpuinfo", "utf8"));
+    if (c) return c;
+  } catch {
+    // not Linux: the OS's own CPU name below
+  }
+  return cpus()[0]?.model ?? "unknown CPU";
+}
+
+export async function seedMachine(
+  backend: ComputeBackend,
+  trained: SeedMachine["trained"],
+): Promise<SeedMachine> {
+  const m: SeedMachine = { recorded: new Date().toISOString(), trained, backend: backend.name };
+  if (trained === "queue") return m;
+  m.cpu = cpuName();
+  const isa = backend.name === "portable" ? null : await nativeVectorIsa();
+  if (isa) m.vector_isa = isa;
+  m.node = process.version;
+  return m;
+}
+
+/** One line per seed for a study's results.md: where it was trained, or that its record does not say. */
+export function seedMachineLines(machines: readonly (SeedMachine | undefined)[]): string[] {
+  return machines.map((m, k) => {
+    if (!m) return `seed ${k + 1}: its record does not name the machine`;
+    if (m.trained === "queue")
+      return `seed ${k + 1}: ${m.backend} backend on queue workers, recorded ${m.recorded}`;
+    const isa = m.vector_isa ? `, ${m.vector_isa}` : "";
+    return `seed ${k + 1}: ${m.cpu}${isa}, ${m.backend} backend, Node ${m.node}, recorded ${m.recorded}`;
+  });
+}
