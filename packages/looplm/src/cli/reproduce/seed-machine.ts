@@ -2,6 +2,8 @@
  * Where a study's seed was trained, kept in its record (seed-record.ts). The native backend's
  * numbers depend in their last digits on the CPU's vector instructions, and training amplifies
  * them, so a study run in parts on several machines must say which machine each seed is from.
+ * The record is written by the machine whose folders hold the seed's finished members: the one
+ * that trained them, unless the folders were copied from another (a record cannot tell).
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
