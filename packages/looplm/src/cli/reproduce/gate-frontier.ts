@@ -8,7 +8,7 @@
  */
 import type { GatedPoint, Metric } from "@loop/eval";
 import { type Interval, MIN_SEEDS, readInterval, tInterval, type VerdictKind } from "./interval.js";
-import { type MeanSd, meanSd } from "./stats.js";
+import { type MeanSd, meanSd, seedCount } from "./stats.js";
 
 export interface SeedGateResult {
   metric: Metric;
@@ -154,7 +154,7 @@ export function gateVerdict(
     })
     .join("; ");
   const n = rows[0]?.value.n ?? 0;
-  const few = n < minSeeds ? ` (${n} seeds < ${minSeeds})` : "";
+  const few = n < minSeeds ? ` (${seedCount(n)} < ${minSeeds})` : "";
   const line = `${kind}${few}: the gate beats fixed exit at its own mean depth at ${count("holds")} of ${judged.length} judged q values, is beaten at ${count("contradicted")} (gain = gate − fixed exit interpolated at the gate's depth, paired per seed; points at depth R are left out): ${detail}`;
   return { kind, line, points };
 }

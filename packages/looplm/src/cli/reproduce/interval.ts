@@ -5,7 +5,7 @@
  * both models of seed k saw the same data, so seed-to-seed variation common to both cancels.
  */
 import studentTQuantile from "@stdlib/stats-base-dists-t-quantile";
-import { meanSd } from "./stats.js";
+import { meanSd, seedCount } from "./stats.js";
 
 /** Fewer seeds than this give no verdict: with 2–4 seeds a t-interval is too wide to decide. */
 export const MIN_SEEDS = 5;
@@ -52,7 +52,7 @@ export interface Reading {
  * inconclusive when it straddles the margin or there are fewer than MIN_SEEDS seeds.
  */
 export function readInterval(ci: Interval, margin: number, minSeeds = MIN_SEEDS): Reading {
-  if (ci.n < minSeeds) return { kind: "inconclusive", reason: `${ci.n} seeds < ${minSeeds}` };
+  if (ci.n < minSeeds) return { kind: "inconclusive", reason: `${seedCount(ci.n)} < ${minSeeds}` };
   if (ci.lo > margin) return { kind: "holds" };
   if (ci.hi < margin) return { kind: "contradicted" };
   return { kind: "inconclusive" };

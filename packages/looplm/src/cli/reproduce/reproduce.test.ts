@@ -213,7 +213,7 @@ describe("claimVerdict", () => {
     const one = aggregateSeeds(["a"], fiveSeeds("accuracy", { "1⊗1": [0.1], "1⊗4": [0.9] }));
     expect(
       claimVerdict({ kind: "better", text: "t", a: "a/1⊗4", b: "a/1⊗1", minGap: 0 }, one).line,
-    ).toMatch(/^inconclusive \(1 seeds < 5\): .*95 % CI n\/a \(paired t, 1 seed\)/);
+    ).toMatch(/^inconclusive \(1 seed < 5\): .*95 % CI n\/a \(paired t, 1 seed\)/);
   });
   it("the claims table shows each verdict and its interval", () => {
     const t = verdictTable([better(0.15), better(0.25)], "markdown").split("\n");
@@ -638,14 +638,14 @@ describe("running a study (tiny settings)", () => {
       expect(row.mc!.values).toEqual([saved.acc[row.label].at(-1)]);
     }
     expect(r.verdicts[0]!.line).toMatch(
-      /^inconclusive \(1 seeds < 5\): 1⊗2 .* on PIQA, 95 % CI n\/a \(t, 1 seed\); needs > 50\.00 %$/,
+      /^inconclusive \(1 seed < 5\): 1⊗2 .* on PIQA, 95 % CI n\/a \(t, 1 seed\); needs > 50\.00 %$/,
     );
     // the cloze of the corpus's held-out tail, scored like PIQA and kept beside it
     const cloze = JSON.parse(readFileSync(join(dir, "out", "lm", "seed-1", "cloze.json"), "utf8"));
     expect(cloze).toMatchObject({ source: "last-word cloze", items: 5 });
     expect(cloze.acc["1⊗2"]).toHaveLength(2);
     for (const row of r.rows) expect(row.cloze!.values).toEqual([cloze.acc[row.label].at(-1)]);
-    expect(r.verdicts[1]!.line).toMatch(/^inconclusive \(1 seeds < 5\): 1⊗2 .* on last-word cloze/);
+    expect(r.verdicts[1]!.line).toMatch(/^inconclusive \(1 seed < 5\): 1⊗2 .* on last-word cloze/);
     // resumed without the seed's record (seed-record.ts): the stored scores are read back (a
     // changed score would show)
     const dropRecords = () => rmSync(join(dir, "out", "seed-1.json"));
@@ -791,7 +791,7 @@ describe("running a study (tiny settings)", () => {
     ]);
     // one seed: no verdict
     expect(r.verdict.kind).toBe("inconclusive");
-    expect(r.verdict.line).toMatch(/^inconclusive \(1 seeds < 5\): the gate beats fixed exit/);
+    expect(r.verdict.line).toMatch(/^inconclusive \(1 seed < 5\): the gate beats fixed exit/);
     expect(gateStudyCharts(r.frontier, "accuracy").has("frontier")).toBe(true);
     const again = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: true });
     expect(again.frontier).toEqual(r.frontier);

@@ -5,7 +5,7 @@
  */
 import { formatTable } from "@loop/eval";
 import type { MemberAggregate } from "./aggregate.js";
-import { formatMeanSd } from "./stats.js";
+import { formatMeanSd, seedCount } from "./stats.js";
 import type { ArmDef } from "./study-types.js";
 import type { Verdict } from "./verdict.js";
 
@@ -29,7 +29,7 @@ export function resultsTable(
     "role",
     "params",
     "FLOPs/token",
-    `${metricName} (mean ± sd, ${seeds} seed${seeds === 1 ? "" : "s"})`,
+    `${metricName} (mean ± sd, ${seedCount(seeds)})`,
     "per loop step (mean)",
     "paper",
   ];
@@ -78,10 +78,7 @@ export function perLengthTable(
   const head = [
     "arm",
     "model",
-    ...Array.from(
-      { length: L },
-      (_, i) => `ℓ = ${i + 1} (mean ± sd, ${seeds} seed${seeds === 1 ? "" : "s"})`,
-    ),
+    ...Array.from({ length: L }, (_, i) => `ℓ = ${i + 1} (mean ± sd, ${seedCount(seeds)})`),
   ];
   const body = scored.map((r) => [
     r.arm,

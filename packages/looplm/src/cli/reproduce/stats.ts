@@ -7,6 +7,9 @@ export interface MeanSd {
   n: number;
 }
 
+/** "1 seed", "5 seeds". */
+export const seedCount = (n: number): string => `${n} seed${n === 1 ? "" : "s"}`;
+
 export function meanSd(values: readonly number[]): MeanSd {
   const n = values.length;
   if (n === 0) throw new Error("meanSd: no values");

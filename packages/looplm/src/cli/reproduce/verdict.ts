@@ -17,7 +17,7 @@ import {
   tInterval,
   type VerdictKind,
 } from "./interval.js";
-import { formatMeanSd } from "./stats.js";
+import { formatMeanSd, seedCount } from "./stats.js";
 import type { ClaimDef } from "./study-types.js";
 
 export interface Verdict {
@@ -55,7 +55,7 @@ function unit(m: M, difference: boolean): string {
 
 /** "95 % CI [+3.10, +8.40] points (paired t, 5 seeds)" */
 export function ciText(m: M, ci: Interval, difference: boolean): string {
-  const how = `${difference ? "paired t" : "t"}, ${ci.n} seed${ci.n === 1 ? "" : "s"}`;
+  const how = `${difference ? "paired t" : "t"}, ${seedCount(ci.n)}`;
   if (ci.n < 2) return `${Math.round(CONFIDENCE * 100)} % CI n/a (${how})`;
   return `${Math.round(CONFIDENCE * 100)} % CI [${num(m, ci.lo, difference)}, ${num(m, ci.hi, difference)}]${unit(m, difference)} (${how})`;
 }
