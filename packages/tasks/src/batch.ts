@@ -73,3 +73,42 @@ export function checkCursor(cursor: TaskCursor): void {
       `cursor: expected {seed: uint32, position: integer ≥ 0}, got ${JSON.stringify(cursor)}`,
     );
 }
+
+/** What the tasks share: streams that start at position 0, exact-match scoring. */
+export abstract class StreamTask {
+  startCursor(seed: number): TaskCursor {
+    const c = { seed, position: 0 };
+    checkCursor(c);
+    return c;
+  }
+
+  /** Exact match at every scored position (scoreTargets). */
+  score(batch: Batch, predicted: Int32Array): Score {
+    return scoreTargets(batch, predicted);
+  }
+}
+
+/** The training batch `rows(position, batchSize)` at `cursor`, and the cursor after it. */
+export function trainRows(
+  cursor: TaskCursor,
+  batchSize: number,
+  rows: (position: number, n: number) => Batch,
+): { batch: Batch; cursor: TaskCursor } {
+  checkCursor(cursor);
+  positiveInt("batchSize", batchSize);
+  const batch = rows(cursor.position, batchSize);
+  return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
+}
+
+/** Rows 0..count−1 in batches of `batchSize`: `rows(start, n)` makes rows start..start+n−1. */
+export function evalRows(
+  count: number,
+  batchSize: number,
+  rows: (start: number, n: number) => Batch,
+): Batch[] {
+  const bs = positiveInt("batchSize", batchSize);
+  const out: Batch[] = [];
+  for (let start = 0; start < count; start += bs)
+    out.push(rows(start, Math.min(bs, count - start)));
+  return out;
+}

@@ -14,8 +14,8 @@
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
-import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { allocBatch, evalRows, positiveInt, StreamTask, trainRows } from "../batch.js";
+import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import type { TextDocument } from "./corpus.js";
 import { IdBuffer, type TextTokenizer } from "./tokenizer.js";
@@ -44,7 +44,7 @@ export interface LanguageModelTaskOptions {
   name?: string;
 }
 
-export class LanguageModelTask implements Task {
+export class LanguageModelTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "ppl";
   readonly tokenizer: TextTokenizer;
@@ -56,6 +56,7 @@ export class LanguageModelTask implements Task {
   private epochOrder: { seed: number; epoch: number; order: Int32Array } | null = null;
 
   constructor(options: LanguageModelTaskOptions) {
+    super();
     this.seqLen = positiveInt("seqLen", options.seqLen);
     this.tokenizer = options.tokenizer;
     this.name = options.name ?? `lm-${options.tokenizer.kind}${options.tokenizer.vocabSize}`;
@@ -94,12 +95,6 @@ export class LanguageModelTask implements Task {
     return Math.floor((this.validation.length - 1) / this.seqLen);
   }
 
-  startCursor(seed: number): TaskCursor {
-    const c = { seed, position: 0 };
-    checkCursor(c);
-    return c;
-  }
-
   private order(seed: number, epoch: number): Int32Array {
     const c = this.epochOrder;
     if (c && c.seed === seed && c.epoch === epoch) return c.order;
@@ -132,35 +127,26 @@ export class LanguageModelTask implements Task {
   }
 
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
-    checkCursor(cursor);
-    positiveInt("batchSize", batchSize);
     const W = this.trainWindows;
-    const batch = allocBatch(batchSize, this.seqLen, 0);
-    for (let b = 0; b < batchSize; b++) {
-      const p = cursor.position + b;
-      this.writeWindow(batch, b, this.train, this.order(cursor.seed, Math.floor(p / W))[p % W]!);
-    }
-    this.markDocuments(batch);
-    return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
+    return trainRows(cursor, batchSize, (start, n) => {
+      const batch = allocBatch(n, this.seqLen, 0);
+      for (let b = 0; b < n; b++) {
+        const p = start + b;
+        this.writeWindow(batch, b, this.train, this.order(cursor.seed, Math.floor(p / W))[p % W]!);
+      }
+      this.markDocuments(batch);
+      return batch;
+    });
   }
 
   /** The first `min(count, validationWindows)` validation windows, in order (`seed` unused). */
   evalSet(options: EvalSetOptions): Batch[] {
     const count = Math.min(positiveInt("count", options.count), this.validationWindows);
-    const bs = positiveInt("batchSize", options.batchSize);
-    const out: Batch[] = [];
-    for (let start = 0; start < count; start += bs) {
-      const n = Math.min(bs, count - start);
+    return evalRows(count, options.batchSize, (start, n) => {
       const batch = allocBatch(n, this.seqLen, 0);
       for (let b = 0; b < n; b++) this.writeWindow(batch, b, this.validation, start + b);
       this.markDocuments(batch);
-      out.push(batch);
-    }
-    return out;
-  }
-
-  /** Next-token accuracy over every position. */
-  score(batch: Batch, predicted: Int32Array): Score {
-    return scoreTargets(batch, predicted);
+      return batch;
+    });
   }
 }

@@ -10,8 +10,8 @@
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
-import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { allocBatch, evalRows, positiveInt, StreamTask, trainRows } from "../batch.js";
+import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
 
@@ -41,7 +41,7 @@ export function manoSymbols(maxOps: number): string[] {
   return s;
 }
 
-export class ManoTask implements Task {
+export class ManoTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "accuracy";
   readonly tokenizer = null;
@@ -51,6 +51,7 @@ export class ManoTask implements Task {
   readonly padId: number;
 
   constructor(config: ManoConfig) {
+    super();
     this.maxOps = positiveInt("maxOps", config.maxOps);
     this.name = `mano-L${this.maxOps}`;
     this.vocab = new Vocabulary(manoSymbols(this.maxOps));
@@ -83,12 +84,6 @@ export class ManoTask implements Task {
     return this.sample(new Rng(deriveSeed(seed, "mano/eval", index)), this.maxOps);
   }
 
-  startCursor(seed: number): TaskCursor {
-    const c = { seed, position: 0 };
-    checkCursor(c);
-    return c;
-  }
-
   /** Write examples into a batch (right-padded; target at the `<ans>` position). */
   toBatch(examples: readonly ManoExample[]): Batch {
     const T = this.seqLen;
@@ -102,32 +97,17 @@ export class ManoTask implements Task {
   }
 
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
-    checkCursor(cursor);
-    positiveInt("batchSize", batchSize);
-    const ex: ManoExample[] = [];
-    for (let b = 0; b < batchSize; b++)
-      ex.push(this.trainExample(cursor.seed, cursor.position + b));
-    return {
-      batch: this.toBatch(ex),
-      cursor: { seed: cursor.seed, position: cursor.position + batchSize },
-    };
+    return trainRows(cursor, batchSize, (start, n) =>
+      this.toBatch(Array.from({ length: n }, (_, b) => this.trainExample(cursor.seed, start + b))),
+    );
   }
 
   evalSet(options: EvalSetOptions): Batch[] {
     const count = positiveInt("count", options.count);
-    const bs = positiveInt("batchSize", options.batchSize);
     const seed = options.seed ?? MANO_DEFAULT_EVAL_SEED;
-    const out: Batch[] = [];
-    for (let start = 0; start < count; start += bs) {
-      const ex: ManoExample[] = [];
-      for (let i = start; i < Math.min(count, start + bs); i++) ex.push(this.evalExample(seed, i));
-      out.push(this.toBatch(ex));
-    }
-    return out;
-  }
-
-  score(batch: Batch, predicted: Int32Array): Score {
-    return scoreTargets(batch, predicted);
+    return evalRows(count, options.batchSize, (start, n) =>
+      this.toBatch(Array.from({ length: n }, (_, b) => this.evalExample(seed, start + b))),
+    );
   }
 }
 

@@ -10,8 +10,8 @@
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
-import { allocBatch, checkCursor, positiveInt, scoreTargets } from "../batch.js";
-import type { Batch, EvalSetOptions, Score, Task, TaskCursor } from "../task.js";
+import { allocBatch, evalRows, positiveInt, StreamTask, trainRows } from "../batch.js";
+import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./hops.js";
 
@@ -42,7 +42,7 @@ export interface PHopExample {
 
 export const PHOP_DEFAULT_EVAL_SEED = 0x70686f70; // "phop"
 
-export class PHopTask implements Task {
+export class PHopTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "accuracy";
   readonly tokenizer = null;
@@ -55,6 +55,7 @@ export class PHopTask implements Task {
   readonly padId = null;
 
   constructor(config: PHopConfig = {}) {
+    super();
     this.alphabet = positiveInt("alphabet", config.alphabet ?? 4, 2);
     this.hops = positiveInt("hops", config.hops ?? 16, 1);
     this.length = positiveInt("length", config.length ?? 256, 1);
@@ -111,12 +112,6 @@ export class PHopTask implements Task {
     return this.sample(new Rng(deriveSeed(seed, "phop/eval", index)));
   }
 
-  startCursor(seed: number): TaskCursor {
-    const c = { seed, position: 0 };
-    checkCursor(c);
-    return c;
-  }
-
   private rows(
     streamSeed: (i: number) => number,
     start: number,
@@ -138,31 +133,17 @@ export class PHopTask implements Task {
   }
 
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
-    checkCursor(cursor);
-    positiveInt("batchSize", batchSize);
-    const batch = this.rows(
-      (i) => deriveSeed(cursor.seed, "phop/train", i),
-      cursor.position,
-      batchSize,
-      this.dense,
+    return trainRows(cursor, batchSize, (start, n) =>
+      this.rows((i) => deriveSeed(cursor.seed, "phop/train", i), start, n, this.dense),
     );
-    return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
   }
 
   evalSet(options: EvalSetOptions): Batch[] {
     const count = positiveInt("count", options.count);
-    const bs = positiveInt("batchSize", options.batchSize);
     const seed = options.seed ?? PHOP_DEFAULT_EVAL_SEED;
-    const out: Batch[] = [];
-    for (let start = 0; start < count; start += bs)
-      out.push(
-        this.rows((i) => deriveSeed(seed, "phop/eval", i), start, Math.min(bs, count - start)),
-      );
-    return out;
-  }
-
-  score(batch: Batch, predicted: Int32Array): Score {
-    return scoreTargets(batch, predicted);
+    return evalRows(count, options.batchSize, (start, n) =>
+      this.rows((i) => deriveSeed(seed, "phop/eval", i), start, n),
+    );
   }
 }
 
