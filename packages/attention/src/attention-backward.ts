@@ -13,20 +13,15 @@ import {
   defineKernel,
   fastExp,
   gemm,
-  type KernelArgs,
   kernelSet,
   optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
+import type { FlashForwardArgs } from "./attention-forward.js";
 import { groupTile, transposeHead } from "./attention-pack.js";
-import type { AttentionDims } from "./attention-shapes.js";
 
-export interface FlashBackwardArgs extends KernelArgs, AttentionDims {
-  q: Float32Array;
-  k: Float32Array;
-  v: Float32Array;
-  y: Float32Array;
-  lse: Float32Array;
+/** The forward's arguments (its outputs y and lse now read) and the gradients. */
+export interface FlashBackwardArgs extends FlashForwardArgs {
   /** Upstream gradient ∂y. */
   gy: Float32Array;
   /** Outputs, zero on entry; those not needed are left untouched. */
@@ -36,10 +31,6 @@ export interface FlashBackwardArgs extends KernelArgs, AttentionDims {
   needQ: boolean;
   needK: boolean;
   needV: boolean;
-  blockQ: number;
-  blockK: number;
-  /** Packed documents, as FlashForwardArgs.starts. */
-  starts?: Float32Array;
 }
 
 /** Units [lo, hi) of (batch, KV head) pairs, unit = b·Hkv + g. */

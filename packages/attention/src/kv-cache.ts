@@ -1,4 +1,5 @@
 import { fastExp } from "@loop/tensor/kernel";
+import { positiveInt } from "./init.js";
 /**
  * Key/value cache of one attention layer for incremental decoding (docs/model.md §4).
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.
@@ -16,16 +17,10 @@ export class KvCache {
   length = 0;
 
   constructor(batch: number, capacity: number, nKvHeads: number, headDim: number) {
-    for (const [name, value] of [
-      ["batch", batch],
-      ["capacity", capacity],
-      ["nKvHeads", nKvHeads],
-      ["headDim", headDim],
-    ] as const) {
-      if (!Number.isInteger(value) || value <= 0) {
-        throw new Error(`KvCache: ${name} must be a positive integer, got ${value}`);
-      }
-    }
+    positiveInt(batch, "KvCache: batch");
+    positiveInt(capacity, "KvCache: capacity");
+    positiveInt(nKvHeads, "KvCache: nKvHeads");
+    positiveInt(headDim, "KvCache: headDim");
     this.batch = batch;
     this.capacity = capacity;
     this.nKvHeads = nKvHeads;

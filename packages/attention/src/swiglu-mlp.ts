@@ -14,7 +14,7 @@ import {
 } from "@loop/tensor";
 import { swigluMix } from "./attention-mix.js";
 import { cpuAttentionOps } from "./cpu-attention-ops.js";
-import { type ModuleInit, residualScale, uniformWeight } from "./init.js";
+import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 
 export interface SwiGluConfig {
   dModel: number;
@@ -31,14 +31,8 @@ export class SwiGluMlp implements Module {
   readonly downProj: Tensor;
 
   constructor(cfg: SwiGluConfig, opts: ModuleInit = {}) {
-    for (const [name, value] of [
-      ["dModel", cfg.dModel],
-      ["dFf", cfg.dFf],
-    ] as const) {
-      if (!Number.isInteger(value) || value <= 0) {
-        throw new Error(`SwiGluMlp: ${name} must be a positive integer, got ${value}`);
-      }
-    }
+    positiveInt(cfg.dModel, "SwiGluMlp: dModel");
+    positiveInt(cfg.dFf, "SwiGluMlp: dFf");
     this.cfg = Object.freeze({ ...cfg });
     const { dModel: D, dFf: F } = cfg;
     const rng = opts.rng ?? new Rng(0);
