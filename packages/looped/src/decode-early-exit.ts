@@ -80,7 +80,8 @@ export function addEarlyExitCounts(acc: EarlyExitCounts, step: EarlyExitCounts):
   return acc;
 }
 
-function gatherRowData(src: Float32Array, D: number, rows: readonly number[]): Float32Array {
+/** Rows `rows` (each D floats) of `src`, in that order. */
+export function gatherRowData(src: Float32Array, D: number, rows: readonly number[]): Float32Array {
   const out = new Float32Array(rows.length * D);
   rows.forEach((b, j) => {
     out.set(src.subarray(b * D, (b + 1) * D), j * D);

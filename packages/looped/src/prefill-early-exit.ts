@@ -20,6 +20,7 @@ import {
   type EarlyExitOptions,
   earlyExitCounts,
   earlyExitSettings,
+  gatherRowData,
 } from "./decode-early-exit.js";
 import type { Layer, LayerState } from "./layer.js";
 import { runLoop } from "./loop.js";
@@ -61,10 +62,7 @@ function prefillRunning(
     const pos: number[] = [];
     for (let t = 0; t < T; t++) if (exitSteps[b * T + t] === 0) pos.push(b * T + t);
     if (!pos.length) continue;
-    const x = new Float32Array(pos.length * D);
-    pos.forEach((p, j) => {
-      x.set(h.data.subarray(p * D, (p + 1) * D), j * D);
-    });
+    const x = gatherRowData(h.data, D, pos);
     const y = layer.mixer.withRows(ls, [b], (sub) =>
       layer.prefill(sub, tensor(x, [1, pos.length, D])),
     );
