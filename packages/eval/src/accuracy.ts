@@ -14,7 +14,7 @@ import {
   type OnKernels,
   type StepOutputs,
 } from "./eval-model.js";
-import { exitSummary, tallyExits } from "./exit-tally.js";
+import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
 
 export interface StepScore {
   /** 1-based loop step. */
@@ -24,12 +24,7 @@ export interface StepScore {
   accuracy: number;
 }
 
-export interface GatedScore {
-  q: number;
-  /** Mean selected exit step over the scored positions. */
-  meanStep: number;
-  /** counts[r − 1] of scored positions exiting at step r. */
-  histogram: number[];
+export interface GatedScore extends ExitSummary {
   correct: number;
   total: number;
   accuracy: number;

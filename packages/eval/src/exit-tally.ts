@@ -43,6 +43,11 @@ export function meanStepOf(histogram: readonly number[]): number {
 }
 
 /** A tally as results report it: its q, mean exit step and histogram (in that key order). */
-export function exitSummary(t: ExitTally): { q: number; meanStep: number; histogram: number[] } {
+export interface ExitSummary extends ExitTally {
+  /** Mean selected exit step over the scored positions. */
+  meanStep: number;
+}
+
+export function exitSummary(t: ExitTally): ExitSummary {
   return { q: t.q, meanStep: meanStepOf(t.histogram), histogram: t.histogram };
 }

@@ -14,7 +14,7 @@ import {
   type OnKernels,
   type StepOutputs,
 } from "./eval-model.js";
-import { exitSummary, tallyExits } from "./exit-tally.js";
+import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
 export interface StepPerplexity {
@@ -24,10 +24,7 @@ export interface StepPerplexity {
   ppl: number;
 }
 
-export interface GatedPerplexity {
-  q: number;
-  meanStep: number;
-  histogram: number[];
+export interface GatedPerplexity extends ExitSummary {
   nll: number;
   ppl: number;
 }
