@@ -113,16 +113,8 @@ const copyKernel = defineKernel<CopyArgs>("tensor/copy-rows", import.meta.url, (
   }
 });
 
-export type NativeCopyRows = (
-  src: Float32Array,
-  so: number,
-  ss: number,
-  dst: Float32Array,
-  dOff: number,
-  ds: number,
-  rows: number,
-  w: number,
-) => void;
+/** native/tensor.c copyRows: the arguments of `copyRows`. */
+export type NativeCopyRows = typeof copyRows;
 
 /** Copy `rows` rows of `w` floats: src[r·ss + so + j] → dst[r·ds + dOff + j]. */
 export function copyRows(
