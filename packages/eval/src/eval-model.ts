@@ -137,7 +137,7 @@ export async function evaluateWith<R>(
 }
 
 /** Check a list of exit thresholds: each in [0, 1]. */
-export function checkThresholds(qs: readonly number[], name = "qs"): void {
+function checkThresholds(qs: readonly number[], name = "qs"): void {
   qs.forEach((q, i) => {
     if (typeof q !== "number" || !(q >= 0 && q <= 1))
       throw new Error(`${name}[${i}] must be a threshold in [0, 1], got ${q}`);

@@ -18,7 +18,6 @@ export {
   parseEvalFile,
 } from "./eval-file.js";
 export {
-  checkThresholds,
   DEFAULT_Q_SWEEP,
   type EvalForwardResult,
   type EvalModel,
@@ -37,11 +36,9 @@ export {
   type LengthScore,
   MANO_LENGTH_STREAM,
   manoLengthBatches,
-  manoLengthExample,
 } from "./mano-length.js";
 export {
   evaluateMultipleChoice,
-  groupByItem,
   type McResult,
   type McStepResult,
 } from "./multiple-choice/evaluate-mc.js";

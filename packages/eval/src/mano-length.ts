@@ -49,12 +49,7 @@ function positiveInt(name: string, v: number, max = Number.MAX_SAFE_INTEGER): nu
 }
 
 /** Expression `index` of length `ops` of the per-length stream `seed`. */
-export function manoLengthExample(
-  task: ManoTask,
-  seed: number,
-  ops: number,
-  index: number,
-): ManoExample {
+function manoLengthExample(task: ManoTask, seed: number, ops: number, index: number): ManoExample {
   return task.sample(new Rng(deriveSeed(seed, MANO_LENGTH_STREAM, ops * STRIDE + index)), ops);
 }
 

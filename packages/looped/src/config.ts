@@ -205,7 +205,7 @@ export function parseConfig(raw: unknown): ModelConfig {
 }
 
 /** Cross-key checks on a complete config. */
-export function validateConfig(cfg: ModelConfig): void {
+function validateConfig(cfg: ModelConfig): void {
   if (cfg.backbone !== "hybrid" && cfg.attn_layers.length > 0) {
     fail(
       `attn_layers is only allowed with backbone "hybrid" (backbone is "${cfg.backbone}", attn_layers ${JSON.stringify(cfg.attn_layers)})`,

@@ -23,7 +23,6 @@ export {
   parseConfig,
   residualInitLayers,
   type SsmSettings,
-  validateConfig,
 } from "./config.js";
 export { cpuBackendOps, cpuBackendOpsOn } from "./cpu-backend-ops.js";
 export {

@@ -40,7 +40,6 @@ export {
   type ManoExample,
   ManoTask,
   mano,
-  manoSymbols,
 } from "./mano/mano-task.js";
 export { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./phop/hops.js";
 export {

@@ -26,7 +26,7 @@ export interface McResult {
 }
 
 /** Regroup flat item-major request scores into per-item choice arrays. */
-export function groupByItem(items: readonly McItem[], flat: ArrayLike<number>): number[][] {
+function groupByItem(items: readonly McItem[], flat: ArrayLike<number>): number[][] {
   const n = items.reduce((a, it) => a + it.choices.length, 0);
   if (flat.length !== n)
     throw new Error(`groupByItem: expected ${n} scores (one per item choice), got ${flat.length}`);

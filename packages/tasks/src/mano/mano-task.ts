@@ -32,7 +32,7 @@ export interface ManoExample {
 export const MANO_DEFAULT_EVAL_SEED = 0x6d616e6f; // "mano"
 
 /** Mano symbols in id order: "0"…"22", "+", "-", "*", "<bos>", "<len_0>"…"<len_L>", "<ans>", "<pad>". */
-export function manoSymbols(maxOps: number): string[] {
+function manoSymbols(maxOps: number): string[] {
   const s: string[] = [];
   for (let v = 0; v < MANO_MODULUS; v++) s.push(String(v));
   s.push(...MANO_OPERATORS, "<bos>");

@@ -25,7 +25,6 @@ export {
   type NativeAddonsResult,
   type TensorAddon,
   tensorNativeSource,
-  threadSynced,
 } from "./native.js";
 export {
   type AddonResult,

@@ -33,7 +33,7 @@ export const tensorNativeSource = fileURLToPath(new URL("../../native/tensor.c",
  * (once per change), and timed under `group/name` while a kernel profile runs
  * (kernel-profile.ts).
  */
-export function threadSynced<S extends object>(
+function threadSynced<S extends object>(
   set: S,
   setThreads: (n: number) => void,
   group = "native",
