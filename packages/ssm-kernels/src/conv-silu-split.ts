@@ -79,22 +79,20 @@ export function causalConv1dSiluSplit(
   const rows = B * T;
   const ws = padded(widths, 0);
   const ys = widths.map((w) => allocF32Uninit(rows * w)); // (every element is written)
-  const b = bias?.data ?? null;
-  const i0 = init?.data ?? null;
-  fwd(
+  // The arguments both kernels begin with.
+  const head: Parameters<ConvSiluNative> = [
     B,
     T,
     C,
     K,
     x.data,
     weight.data,
-    b,
-    i0,
+    bias?.data ?? null,
+    init?.data ?? null,
     widths.length,
     ...ws,
-    ...padded<N>(ys, null),
-    ...resets,
-  );
+  ];
+  fwd(...head, ...padded<N>(ys, null), ...resets);
   const inputs: Tensor[] = [x, weight];
   if (bias) inputs.push(bias);
   if (init) inputs.push(init);
@@ -107,25 +105,7 @@ export function causalConv1dSiluSplit(
       bias: bias && needs[2] ? allocF32Uninit(C) : null,
       init: needInit ? allocF32Uninit(B * C * (K - 1)) : null,
     };
-    const gp = padded<N>(gys, null);
-    bwd(
-      B,
-      T,
-      C,
-      K,
-      x.data,
-      weight.data,
-      b,
-      i0,
-      widths.length,
-      ...ws,
-      ...gp,
-      g.x,
-      g.weight,
-      g.bias,
-      g.init,
-      ...resets,
-    );
+    bwd(...head, ...padded<N>(gys, null), g.x, g.weight, g.bias, g.init, ...resets);
     const out: N[] = [g.x, g.weight];
     if (bias) out.push(g.bias);
     if (init) out.push(g.init);

@@ -4,7 +4,12 @@
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.
  */
 import { allocF32Uninit, optionalArg, withTemporaries } from "@loop/tensor/kernel";
-import type { ChunkDims, SsdChunkedSaved, SsdNativeSizes } from "./ssd-chunked-forward.js";
+import {
+  type ChunkDims,
+  nativeSizes,
+  type SsdChunkedSaved,
+  type SsdNativeSizes,
+} from "./ssd-chunked-forward.js";
 import type { SsdArrays, SsdGrads } from "./ssd-shape.js";
 
 /**
@@ -58,7 +63,7 @@ export function backwardNative(
   gy: Float32Array | null,
   gState: Float32Array | null,
 ): SsdGrads {
-  const { batch, T, H, P, G, N, Lc, nc } = d;
+  const { batch, T, H, N, Lc, nc } = d;
   // every element written by the native passes
   const gx = allocF32Uninit(a.x.length);
   const gdt = allocF32Uninit(a.dt.length);
@@ -92,16 +97,10 @@ export function backwardNative(
       dCB,
       a.D ?? null,
       gD,
-      batch,
-      T,
-      H,
-      P,
-      G,
-      N,
-      Lc,
+      ...nativeSizes(d),
       ...optionalArg(a.resets ?? null),
     );
-    groups(a.B, a.C, gBh, gCh, dCB, gB, gC, batch, T, H, P, G, N, Lc);
+    groups(a.B, a.C, gBh, gCh, dCB, gB, gC, ...nativeSizes(d));
   });
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0, D: gD };
 }

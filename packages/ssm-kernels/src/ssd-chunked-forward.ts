@@ -178,6 +178,11 @@ export type SsdNativeSizes = [
   Lc: number,
 ];
 
+/** Those sizes of chunked dims `d`. */
+export function nativeSizes(d: ChunkDims): SsdNativeSizes {
+  return [d.batch, d.T, d.H, d.P, d.G, d.N, d.Lc];
+}
+
 /**
  * Native twin of both forward passes (native/ssd.c `forward`): writes y, the final state
  * [B,H,P,N], cb and (when given) chunkStates; s0 null means a zero initial state; D (when given)
@@ -245,13 +250,7 @@ export function ssdChunkedForward(
       cb,
       chunkStates,
       a.D ?? null,
-      batch,
-      d.T,
-      H,
-      P,
-      G,
-      N,
-      Lc,
+      ...nativeSizes(d),
       ...optionalArg(a.resets ?? null),
     );
     const saved = chunkStates ? { chunkSize: Lc, nChunks: nc, chunkStates, cb } : null;
