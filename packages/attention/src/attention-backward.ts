@@ -17,7 +17,7 @@ import {
   optionalArg,
   parallelFor,
 } from "@loop/tensor/kernel";
-import type { FlashForwardArgs } from "./attention-forward.js";
+import { type FlashForwardArgs, flashSizes } from "./attention-forward.js";
 import { groupTile, transposeHead } from "./attention-pack.js";
 
 /** The forward's arguments (its outputs y and lse now read) and the gradients. */
@@ -155,7 +155,6 @@ export type FlashBwdNative = (
 export function flashBackward(a: FlashBackwardArgs): void {
   const nat = kernelSet("attention")?.flashBwd;
   if (nat) {
-    const { B, T, Hq, Hkv, hd, blockQ, blockK } = a;
     nat(
       a.q,
       a.k,
@@ -166,13 +165,7 @@ export function flashBackward(a: FlashBackwardArgs): void {
       a.needQ ? a.dq : null,
       a.needK ? a.dk : null,
       a.needV ? a.dv : null,
-      B,
-      T,
-      Hq,
-      Hkv,
-      hd,
-      blockQ,
-      blockK,
+      ...flashSizes(a),
       0,
       0,
       0,

@@ -144,12 +144,17 @@ export type FlashFwdNative = (
   ...starts: [] | [Float32Array]
 ) => void;
 
+/** The sizes flashFwd and flashBwd take after their arrays, in their order. */
+export function flashSizes(a: FlashForwardArgs) {
+  return [a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK] as const;
+}
+
 /** Fill `a.y` and `a.lse` (every entry is written). */
 export function flashForward(a: FlashForwardArgs): void {
   const nat = kernelSet("attention")?.flashFwd;
   if (nat) {
     const st = optionalArg(a.starts && a.starts.length > 0 ? a.starts : null);
-    nat(a.q, a.k, a.v, a.y, a.lse, a.B, a.T, a.Hq, a.Hkv, a.hd, a.blockQ, a.blockK, 0, 0, 0, ...st);
+    nat(a.q, a.k, a.v, a.y, a.lse, ...flashSizes(a), 0, 0, 0, ...st);
     return;
   }
   parallelFor(forwardKernel, a.B * a.Hkv, a);

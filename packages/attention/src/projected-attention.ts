@@ -79,35 +79,12 @@ export function projectedAttention(
   const y = allocF32Uninit(M * nq); // every row of y and lse is written
   const lse = allocF32Uninit(B * Hq * T);
   const st = optionalArg(opts.seqIdx ? startsFor(opts, B, T) : null);
-  nat.flashFwd(q, k, v, y, lse, B, T, Hq, Hkv, hd, blockQ, blockK, W, W, W, ...st);
+  const dims = [B, T, Hq, Hkv, hd, blockQ, blockK] as const; // the sizes both kernels take
+  nat.flashFwd(q, k, v, y, lse, ...dims, W, W, W, ...st);
   return record1("projectedAttention", [u, wq, wk, wv], y, [B, T, nq], ([gy], needs) => {
     const g = allocF32Uninit(M * W); // ∂q | ∂k | ∂v per row, all written
     const [gq, gk, gv] = [g, g.subarray(nq), g.subarray(nq + nk)];
-    nat.flashBwd(
-      q,
-      k,
-      v,
-      y,
-      lse,
-      gy!,
-      gq,
-      gk,
-      gv,
-      B,
-      T,
-      Hq,
-      Hkv,
-      hd,
-      blockQ,
-      blockK,
-      W,
-      W,
-      W,
-      W,
-      W,
-      W,
-      ...st,
-    );
+    nat.flashBwd(q, k, v, y, lse, gy!, gq, gk, gv, ...dims, W, W, W, W, W, W, ...st);
     rotate(gq, gq, B, T, Hq, hd, cos, sin, -1, W);
     rotate(gk, gk, B, T, Hkv, hd, cos, sin, -1, W);
     let gu: Float32Array | null = null;
