@@ -56,47 +56,29 @@ export const gemmKernelUrl: string = import.meta.url;
 
 const gemmKernel = defineKernel<GemmArgs>("tensor/gemm", import.meta.url, (a, lo, hi) => {
   const base = a.js ? gemmJs : gemmWasm;
-  if (a.byCols) {
-    const bOff = a.bOff + (a.tB ? lo * a.ldb : lo);
-    base(
-      a.tA,
-      a.tB,
-      a.M,
-      hi - lo,
-      a.K,
-      a.alpha,
-      a.A,
-      a.aOff,
-      a.lda,
-      a.B,
-      bOff,
-      a.ldb,
-      a.beta,
-      a.C,
-      a.cOff + lo,
-      a.ldc,
-    );
-  } else {
-    const aOff = a.aOff + (a.tA ? lo : lo * a.lda);
-    base(
-      a.tA,
-      a.tB,
-      hi - lo,
-      a.N,
-      a.K,
-      a.alpha,
-      a.A,
-      aOff,
-      a.lda,
-      a.B,
-      a.bOff,
-      a.ldb,
-      a.beta,
-      a.C,
-      a.cOff + lo * a.ldc,
-      a.ldc,
-    );
-  }
+  // Part [lo, hi) of a column split moves B and C by lo columns; of a row split, A and C by lo rows.
+  const cols = a.byCols;
+  const aOff = cols ? a.aOff : a.aOff + (a.tA ? lo : lo * a.lda);
+  const bOff = cols ? a.bOff + (a.tB ? lo * a.ldb : lo) : a.bOff;
+  const cOff = a.cOff + (cols ? lo : lo * a.ldc);
+  base(
+    a.tA,
+    a.tB,
+    cols ? a.M : hi - lo,
+    cols ? hi - lo : a.N,
+    a.K,
+    a.alpha,
+    a.A,
+    aOff,
+    a.lda,
+    a.B,
+    bOff,
+    a.ldb,
+    a.beta,
+    a.C,
+    cOff,
+    a.ldc,
+  );
 });
 
 const isShared = (x: Float32Array): boolean =>
