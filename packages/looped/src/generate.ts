@@ -93,13 +93,7 @@ export function checkGenerateOptions(
 
 /** The work of `tokens` tokens run through every loop step (`layers` = R·N per token). */
 function fullDepthCounts(tokens: number, layers: number): EarlyExitCounts {
-  return {
-    tokens,
-    layersRun: tokens * layers,
-    layersSkipped: 0,
-    kvPropagated: 0,
-    ssmPropagated: 0,
-  };
+  return { ...emptyEarlyExitCounts(), tokens, layersRun: tokens * layers };
 }
 
 /** Generate up to `maxNewTokens` tokens after `prompt` under `opts.policy`, on `opts.kernels`. */
