@@ -79,11 +79,9 @@ export function mcSection(r: McResult, source: string): NonNullable<EvalFile["mc
 }
 
 /** The record the trainer logs on eval steps: {metric, per_step, final}. */
-export function evalRecord(r: AccuracyResult | PerplexityResult): {
-  metric: Metric;
-  per_step: number[];
-  final: number;
-} {
+export function evalRecord(
+  r: AccuracyResult | PerplexityResult,
+): Pick<EvalFile, "metric" | "per_step" | "final"> {
   const s = metricSection(r);
   return { metric: s.metric, per_step: s.per_step, final: s.final };
 }

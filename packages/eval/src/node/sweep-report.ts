@@ -15,7 +15,7 @@ import {
   sweepChart,
 } from "../report/charts.js";
 import { metricName } from "../report/run-data.js";
-import { comparisonTable, formatMetric } from "../report/table.js";
+import { comparisonCells, comparisonHead, comparisonTable } from "../report/table.js";
 import { htmlPage, type Section } from "./html-page.js";
 import { readSweepFolder } from "./read-folders.js";
 
@@ -70,15 +70,8 @@ export async function renderSweepReport(sweepDir: string): Promise<string> {
   s.push({
     kind: "table",
     title: "Members",
-    head: ["model", "role", "params", "FLOPs/token", metricName(m), "run"],
-    rows: sweep.rows.map((r) => [
-      r.label,
-      r.role,
-      r.params.toLocaleString("en-US"),
-      r.flops_per_token.toLocaleString("en-US"),
-      formatMetric(m, r.metric_value),
-      r.run,
-    ]),
+    head: [...comparisonHead(m), "run"],
+    rows: sweep.rows.map((r) => [...comparisonCells(r, m), r.run]),
   });
   const html = await htmlPage(`looplm sweep: ${sweep.task} (${sweep.protocol})`, s);
   const out = join(sweepDir, "report.html");

@@ -6,6 +6,7 @@
 import type { TopLevelSpec } from "vega-lite";
 import type { GatedPoint, Metric } from "../eval-file.js";
 import { metricName } from "./run-data.js";
+import type { TableRow } from "./table.js";
 
 /**
  * A Vega-Lite specification as plain JSON. Typed here rather than as vega-lite's `TopLevelSpec`
@@ -116,13 +117,7 @@ function seriesChart(
 
 /** Sweep members' metric against parameters or forward FLOPs/token, labelled N⊗R. */
 export function sweepChart(
-  rows: readonly {
-    label: string;
-    role: string;
-    params: number;
-    flops_per_token: number;
-    metric_value: number;
-  }[],
+  rows: readonly TableRow[],
   metric: Metric,
   x: "params" | "flops_per_token",
 ): ChartSpec {

@@ -9,6 +9,7 @@
  *                          "params", "flops_per_token", "metric_value", "per_step": [..]}]}
  */
 import type { Metric } from "../eval-file.js";
+import type { TableRow } from "./table.js";
 
 export interface RunInfo {
   task: { name?: string; [k: string]: unknown };
@@ -28,13 +29,10 @@ export interface LogEntry {
   eval?: { metric: Metric; per_step: number[]; final: number };
 }
 
-export interface SweepRow {
-  label: string;
+/** A comparison-table row of the sweep, with its run folder and metric per loop step. */
+export interface SweepRow extends TableRow {
   role: "looped" | "baseline";
   run: string;
-  params: number;
-  flops_per_token: number;
-  metric_value: number;
   per_step: number[];
 }
 

@@ -27,15 +27,24 @@ export function comparisonTable(
     throw new Error(
       `comparisonTable: format must be "markdown" or "text", got ${JSON.stringify(format)}`,
     );
-  const head = ["model", "role", "params", "FLOPs/token", metricName(metric)];
-  const body = rows.map((r) => [
+  const body = rows.map((r) => comparisonCells(r, metric));
+  return formatTable(comparisonHead(metric), body, (i) => i >= 2, format);
+}
+
+/** The columns of the comparison table: model, role, params, FLOPs/token, the metric. */
+export function comparisonHead(metric: Metric): string[] {
+  return ["model", "role", "params", "FLOPs/token", metricName(metric)];
+}
+
+/** A row's cells under `comparisonHead`. */
+export function comparisonCells(r: TableRow, metric: Metric): string[] {
+  return [
     r.label,
     r.role,
     r.params.toLocaleString("en-US"),
     r.flops_per_token.toLocaleString("en-US"),
     formatMetric(metric, r.metric_value),
-  ]);
-  return formatTable(head, body, (i) => i >= 2, format);
+  ];
 }
 
 /**
