@@ -97,10 +97,12 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
     const v = o[k] as number;
     check(Number.isInteger(v) && v >= min, `${k} must be an integer ≥ ${min}, got ${v}`);
   };
-  check(
-    STAGES.includes(o.stage),
-    `stage must be one of ${STAGES.join(", ")}, got ${JSON.stringify(o.stage)}`,
-  );
+  const oneOf = (k: "stage" | "blockLr" | "precision", allowed: readonly string[]) =>
+    check(
+      allowed.includes(o[k] as string),
+      `${k} must be one of ${allowed.join(", ")}, got ${JSON.stringify(o[k])}`,
+    );
+  oneOf("stage", STAGES);
   int("steps", 1);
   if (o.scheduleSteps !== undefined) {
     int("scheduleSteps", 1);
@@ -126,14 +128,8 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
   check(o.clip >= 0, `clip must be ≥ 0, got ${o.clip}`);
   check(o.beta >= 0, `beta must be ≥ 0, got ${o.beta}`);
   check(o.k > 0, `k must be > 0, got ${o.k}`);
-  check(
-    BLOCK_LRS.includes(o.blockLr),
-    `blockLr must be one of ${BLOCK_LRS.join(", ")}, got ${JSON.stringify(o.blockLr)}`,
-  );
-  check(
-    o.precision === undefined || PRECISIONS.includes(o.precision),
-    `precision must be one of ${PRECISIONS.join(", ")}, got ${JSON.stringify(o.precision)}`,
-  );
+  oneOf("blockLr", BLOCK_LRS);
+  if (o.precision !== undefined) oneOf("precision", PRECISIONS);
   return o;
 }
 
