@@ -17,7 +17,7 @@ import {
   shareable,
 } from "@loop/tensor/kernel";
 import { flashBackward } from "./attention-backward.js";
-import { flashForward } from "./attention-forward.js";
+import { type FlashForwardArgs, flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
 
 export interface AttentionOptions {
@@ -68,7 +68,8 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     Float32Array,
   ];
   const starts = startsFor(opts, d.B, d.T);
-  flashForward({ ...d, q: qd, k: kd, v: vd, y, lse, blockQ, blockK, starts });
+  const fwd: FlashForwardArgs = { ...d, q: qd, k: kd, v: vd, y, lse, blockQ, blockK, starts };
+  flashForward(fwd);
   return record1("attention", [q, k, v], y, q.shape, ([gy], needs) => {
     // Unneeded gradients are allocated but not computed (tiny next to the work saved). The
     // native kernel writes every element of those it computes; the portable one accumulates.
@@ -77,12 +78,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     const dk = alloc(k.size);
     const dv = alloc(v.size);
     flashBackward({
-      ...d,
-      q: qd,
-      k: kd,
-      v: vd,
-      y,
-      lse,
+      ...fwd,
       gy: staged(gy!, "flashBwd"),
       dq,
       dk,
@@ -90,9 +86,6 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       needQ: needs[0]!,
       needK: needs[1]!,
       needV: needs[2]!,
-      blockQ,
-      blockK,
-      starts,
     });
     return [needs[0] ? dq : null, needs[1] ? dk : null, needs[2] ? dv : null];
   });
