@@ -16,6 +16,7 @@ import {
   loopedForward,
 } from "./looped-forward.js";
 import type { LoopedModel } from "./model.js";
+import { isBlockParameter } from "./shapes.js";
 
 /** A parameter on the backend, with its §6 name and weight-decay flag. */
 export interface DeviceParameter<T> {
@@ -75,11 +76,7 @@ export class DeviceModel<T, I> {
       );
     // What a loop step reads besides its input: every layer's weights, and norm_f with loop_norm.
     const blockParams = this.params
-      .filter(
-        (p) =>
-          p.name.startsWith("backbone.layers.") ||
-          (this.config.loop_norm && p.name === "backbone.norm_f.weight"),
-      )
+      .filter((p) => isBlockParameter(this.config, p.name))
       .map((p) => p.tensor);
     return loopedForward(this.ops, this.core, this.weight, tokens, {
       ...rest,

@@ -74,6 +74,6 @@ export {
 export { prefill } from "./prefill.js";
 export { type EarlyExitPrefillResult, prefillEarlyExit } from "./prefill-early-exit.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
-export { type ParamSpec, parameterSpecs } from "./shapes.js";
+export { isBlockParameter, type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";
 export { withExitGate } from "./with-exit-gate.js";

@@ -55,3 +55,13 @@ export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
     out.push({ name: "exit_gate.weight", shape: [1, D] }, { name: "exit_gate.bias", shape: [1] });
   return out;
 }
+
+/**
+ * Whether parameter `name` belongs to the looped block: the N layers, and norm_f when loop_norm
+ * applies it at every step.
+ */
+export function isBlockParameter(cfg: ModelConfig, name: string): boolean {
+  return (
+    name.startsWith("backbone.layers.") || (cfg.loop_norm && name === "backbone.norm_f.weight")
+  );
+}

@@ -4,16 +4,8 @@
  * lr/R. Embeddings, head and exit gate keep the schedule's lr. On every backend: the CPU Trainer
  * and `deviceTraining` set it on their parameters, which the optimiser (`AdamWCore`) reads.
  */
-import type { LoopedModel } from "@loop/looped";
+import { isBlockParameter, type LoopedModel } from "@loop/looped";
 import type { BlockLr } from "./options.js";
-
-/** Whether `name` is a parameter of the looped block of `model`. */
-export function isBlockParameter(model: LoopedModel, name: string): boolean {
-  return (
-    name.startsWith("backbone.layers.") ||
-    (model.config.loop_norm && name === "backbone.norm_f.weight")
-  );
-}
 
 /** `params` (the CPU model's or a device copy's, by §6 name) with the block's lrScale set. */
 export function withBlockLr<P extends { name: string; lrScale?: number }>(
@@ -23,5 +15,5 @@ export function withBlockLr<P extends { name: string; lrScale?: number }>(
 ): P[] {
   if (blockLr === "full") return params;
   const scale = 1 / model.config.n_loops;
-  return params.map((p) => (isBlockParameter(model, p.name) ? { ...p, lrScale: scale } : p));
+  return params.map((p) => (isBlockParameter(model.config, p.name) ? { ...p, lrScale: scale } : p));
 }

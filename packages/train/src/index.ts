@@ -1,4 +1,4 @@
-export { isBlockParameter, withBlockLr } from "./block-lr.js";
+export { withBlockLr } from "./block-lr.js";
 export {
   type DeviceStepEngine,
   type DeviceTraining,
