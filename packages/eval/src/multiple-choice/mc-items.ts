@@ -3,6 +3,8 @@
  *   {"context": string, "choices": [string, …] (≥ 2), "label": integer index of the right choice}
  * Blank lines are skipped. Every malformed line is an error naming the line and the field.
  */
+import { parseJson } from "../report/run-data.js";
+
 export interface McItem {
   context: string;
   choices: string[];
@@ -53,11 +55,7 @@ export function parseJsonLines(text: string, source: string): { line: number; va
   const out: { line: number; value: unknown }[] = [];
   text.split("\n").forEach((l, i) => {
     if (l.trim() === "") return;
-    try {
-      out.push({ line: i + 1, value: JSON.parse(l) });
-    } catch (e) {
-      throw new Error(`${source}:${i + 1}: not valid JSON: ${(e as Error).message}`);
-    }
+    out.push({ line: i + 1, value: parseJson(l, `${source}:${i + 1}`) });
   });
   return out;
 }

@@ -5,6 +5,7 @@ import { fsError } from "@loop/tensor/node";
 import { type EvalFile, parseEvalFile } from "../eval-file.js";
 import {
   type LogEntry,
+  parseJson,
   parseLog,
   parseRunInfo,
   parseSweep,
@@ -57,14 +58,7 @@ function checkDir(dir: string, what: string): void {
 }
 
 export function readEvalFile(path: string): EvalFile {
-  const text = readText(path);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${path}: not valid JSON: ${(e as Error).message}`);
-  }
-  return parseEvalFile(raw, path);
+  return parseEvalFile(parseJson(readText(path), path), path);
 }
 
 export function readRunFolder(dir: string): RunFolder {

@@ -4,12 +4,11 @@
  */
 import type { EvalFile } from "../eval-file.js";
 import { metricName } from "./run-data.js";
-import { formatMetric } from "./table.js";
+import { formatMetric, formatTable } from "./table.js";
 
+/** A plain-text table, every column aligned right. */
 function table(head: string[], rows: string[][]): string {
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padStart(w[i]!)).join("  ");
-  return [line(head), w.map((n) => "-".repeat(n)).join("  "), ...rows.map(line)].join("\n");
+  return formatTable(head, rows, () => true, "text");
 }
 
 export function formatEvalSummary(ev: EvalFile): string {

@@ -49,7 +49,8 @@ function obj(v: unknown, where: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function parseJson(text: string, where: string): unknown {
+/** JSON.parse, its error naming `where`. */
+export function parseJson(text: string, where: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
