@@ -3,7 +3,7 @@
  * (readouts [..., D], logits [..., V]); gate quantities are stacked as [R, ...S] with S the token
  * shape (usually [B, T]). Errors name the argument and the expected vs actual shape.
  */
-import { type IntTensor, type Shape, shapeStr, sizeOf, type Tensor } from "@loop/tensor";
+import { type Shape, shapeStr, sizeOf, type Tensor } from "@loop/tensor";
 
 /** Check a non-empty list of equal-shape per-step tensors; returns their common shape. */
 export function checkPerStep(xs: readonly Tensor[], arg: string, op: string): Shape {
@@ -38,11 +38,6 @@ export function checkStepMajor(
   }
   const tokenShape = x.shape.slice(1);
   return { R: x.shape[0]!, M: sizeOf(tokenShape), tokenShape };
-}
-
-/** Check that targets have the token shape S. */
-export function checkTargets(targets: IntTensor, tokenShape: Shape, op: string): void {
-  checkShape(targets, tokenShape, "targets", op);
 }
 
 /** Check a finite number argument. */

@@ -18,7 +18,7 @@ import {
 import { record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";
-import { checkFinite, checkShape, checkStepMajor, checkTargets } from "./shapes.js";
+import { checkFinite, checkShape, checkStepMajor } from "./shapes.js";
 
 export { DEFAULT_BETA, type Stage1Options };
 
@@ -31,7 +31,7 @@ export function stage1Objective(
   const op = "stage1Objective";
   const { R, M, tokenShape } = checkStepMajor(gateLogits, "gateLogits", op);
   checkShape(ce, gateLogits.shape, "ce", op);
-  checkTargets(targets, tokenShape, op);
+  checkShape(targets, tokenShape, "targets", op);
   checkFinite(beta, "beta", op);
   const n = R * M;
   const u = new Float64Array(n);
