@@ -7,10 +7,15 @@
  */
 
 import type { GateStudyDef } from "./gate-study-types.js";
-import type { ArmDef, ClaimDef, Scale, StudyDef } from "./study-types.js";
+import type { ArmDef, ClaimDef, ClaimTarget, Scale, StudyDef } from "./study-types.js";
 
 export const STUDY_NAMES = ["phop", "mano", "lm", "backbones", "ablations", "exit-gate"] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
+
+/** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
+function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget): ClaimDef {
+  return { kind: "better", text, a, b, minGap, ...(on ? { on } : {}) };
+}
 
 /** The p-hop studies' layer at cpu scale (the pilots' budget, docs/results/pilots.md). */
 const PHOP_MAMBA = { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true };
@@ -42,13 +47,12 @@ function phop(scale: Scale): StudyDef {
       member: `${id}/1⊗1`,
       threshold: 0.5,
     },
-    {
-      kind: "better",
-      text: `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
-      a: `${id}/${looped}`,
-      b: `${id}/1⊗1`,
-      minGap: 0.15,
-    },
+    beats(
+      `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
+      `${id}/${looped}`,
+      `${id}/1⊗1`,
+      0.15,
+    ),
   ];
   return {
     name: "phop",
@@ -93,20 +97,16 @@ function mano(scale: Scale): StudyDef {
       },
     ],
     claims: [
-      {
-        kind: "better",
-        text: `iso-parameter: ${looped} beats ${shallow}`,
-        a: `iso-flops/${looped}`,
-        b: `iso-flops/${shallow}`,
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: `iso-FLOPs: ${looped} beats ${flat} (same depth, ${R}× the parameters)`,
-        a: `iso-flops/${looped}`,
-        b: `iso-flops/${flat}`,
-        minGap: 0,
-      },
+      beats(
+        `iso-parameter: ${looped} beats ${shallow}`,
+        `iso-flops/${looped}`,
+        `iso-flops/${shallow}`,
+      ),
+      beats(
+        `iso-FLOPs: ${looped} beats ${flat} (same depth, ${R}× the parameters)`,
+        `iso-flops/${looped}`,
+        `iso-flops/${flat}`,
+      ),
     ],
   };
 }
@@ -175,34 +175,22 @@ function lm(scale: Scale): StudyDef {
       },
     ],
     claims: [
-      {
-        kind: "better",
-        text: "iso-parameter: more loops lower validation perplexity (SOTU, 2⊗4 vs 2⊗1)",
-        a: "sotu/2⊗4",
-        b: "sotu/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-parameter: 2⊗2 already beats 2⊗1 (SOTU)",
-        a: "sotu/2⊗2",
-        b: "sotu/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-parameter on a second corpus (TinyShakespeare, 2⊗4 vs 2⊗1)",
-        a: "shakespeare/2⊗4",
-        b: "shakespeare/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
-        a: "sotu/8⊗1",
-        b: "sotu/2⊗4",
-        minGap: 0,
-      },
+      beats(
+        "iso-parameter: more loops lower validation perplexity (SOTU, 2⊗4 vs 2⊗1)",
+        "sotu/2⊗4",
+        "sotu/2⊗1",
+      ),
+      beats("iso-parameter: 2⊗2 already beats 2⊗1 (SOTU)", "sotu/2⊗2", "sotu/2⊗1"),
+      beats(
+        "iso-parameter on a second corpus (TinyShakespeare, 2⊗4 vs 2⊗1)",
+        "shakespeare/2⊗4",
+        "shakespeare/2⊗1",
+      ),
+      beats(
+        "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
+        "sotu/8⊗1",
+        "sotu/2⊗4",
+      ),
       {
         kind: "above",
         text: "downstream: the looped 2⊗4 scores above chance (25 %) on the last-word cloze",
@@ -210,22 +198,20 @@ function lm(scale: Scale): StudyDef {
         threshold: CLOZE_CHANCE,
         on: "cloze",
       },
-      {
-        kind: "better",
-        text: "downstream: the looped 2⊗4 stays competitive, within 2 points of 8⊗1 on the cloze",
-        a: "sotu/2⊗4",
-        b: "sotu/8⊗1",
-        minGap: -0.02,
-        on: "cloze",
-      },
-      {
-        kind: "better",
-        text: "downstream: the looped 2⊗4 stays within 2 points of 2⊗1 on the cloze (iso-parameter)",
-        a: "sotu/2⊗4",
-        b: "sotu/2⊗1",
-        minGap: -0.02,
-        on: "cloze",
-      },
+      beats(
+        "downstream: the looped 2⊗4 stays competitive, within 2 points of 8⊗1 on the cloze",
+        "sotu/2⊗4",
+        "sotu/8⊗1",
+        -0.02,
+        "cloze",
+      ),
+      beats(
+        "downstream: the looped 2⊗4 stays within 2 points of 2⊗1 on the cloze (iso-parameter)",
+        "sotu/2⊗4",
+        "sotu/2⊗1",
+        -0.02,
+        "cloze",
+      ),
     ],
   };
 }
@@ -254,13 +240,9 @@ function backbones(scale: Scale): StudyDef {
       arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),
       arm("transformer", { backbone: "transformer" }),
     ],
-    claims: ids.map((id) => ({
-      kind: "better" as const,
-      text: `looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`,
-      a: `${id}/2⊗4`,
-      b: `${id}/2⊗1`,
-      minGap: 0,
-    })),
+    claims: ids.map((id) =>
+      beats(`looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`, `${id}/2⊗4`, `${id}/2⊗1`),
+    ),
   };
 }
 
@@ -289,13 +271,6 @@ function ablations(scale: Scale): StudyDef {
     train,
     paper: {},
     ...extra,
-  });
-  const beats = (text: string, a: string, b: string): ClaimDef => ({
-    kind: "better",
-    text,
-    a,
-    b,
-    minGap: 0,
   });
   const recipes = [
     ["out-proj-depth", "(b) out_proj initialised ÷√(N·R)"],
@@ -327,7 +302,7 @@ function ablations(scale: Scale): StudyDef {
   };
 }
 
-function exitGate(scale: Scale): GateStudyDef {
+export function gateStudy(scale: Scale): GateStudyDef {
   const cpu = scale === "cpu";
   return {
     name: "exit-gate",
@@ -362,8 +337,4 @@ export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale):
   if (name === "lm") return lm(scale);
   if (name === "ablations") return ablations(scale);
   return backbones(scale);
-}
-
-export function gateStudy(scale: Scale): GateStudyDef {
-  return exitGate(scale);
 }
