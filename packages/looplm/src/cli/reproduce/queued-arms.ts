@@ -11,8 +11,7 @@ import { trainOnQueue } from "../../queue/coordinator.js";
 import { queuedSweepJobs } from "../../queue/queued-sweep.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { CliError } from "../errors.js";
-import { type TaskCache, taskFlags } from "./arm-inputs.js";
-import { armSweepJob } from "./arm-sweep-job.js";
+import { armSweepJob, type TaskCache, taskFlags } from "./arm-inputs.js";
 import type { StudyDef } from "./study-types.js";
 
 /** Where a study's members train: the queue, its job secret, the backend every job names. */
