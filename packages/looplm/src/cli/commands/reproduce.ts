@@ -14,7 +14,7 @@ import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, choiceOption, intOption } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
-import { gateCommands } from "../reproduce/gate-commands.js";
+import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
