@@ -142,6 +142,11 @@ export function claimTables(verdicts: readonly Verdict[]) {
   return { text: verdictTable(verdicts, "text"), markdown: verdictTable(verdicts, "markdown") };
 }
 
+/** Each verdict's claim, then its line indented (the terminal's and report.html's "Claims"). */
+export function verdictLines(verdicts: readonly { text: string; line: string }[]): string {
+  return verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n");
+}
+
 /** Write results.json, results.md, report.html and <study>-<chart>.svg into `dir`. */
 export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<string[]> {
   const f = o.facts;
@@ -209,11 +214,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     ...(o.claims
       ? [{ kind: "text" as const, title: "Claims (95 % CIs)", text: o.claims.text }]
       : []),
-    {
-      kind: "text",
-      title: "Claims",
-      text: o.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n"),
-    },
+    { kind: "text", title: "Claims", text: verdictLines(o.verdicts) },
     ...[...o.charts].map(([id, spec]) => ({ kind: "chart" as const, id, spec })),
   ];
   writeFileAtomic(
