@@ -12,7 +12,7 @@ import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, choiceOption, intOption } from "../errors.js";
+import { CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
@@ -225,11 +225,13 @@ export function registerReproduce(program: Command): void {
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )
     .argument("<study>", `study: ${CHOICES.join(" | ")}`)
-    .option(
-      "--seeds <K>",
-      "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
-      intOption("--seeds", 1),
-      5,
+    .addOption(
+      intFlag(
+        "--seeds <K>",
+        "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
+        1,
+        5,
+      ),
     )
     .option(
       "--scale <s>",
@@ -244,10 +246,12 @@ export function registerReproduce(program: Command): void {
       "replace the study's runs already in --out (its old results are removed first)",
       false,
     )
-    .option(
-      "--jobs <N>",
-      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job; default: 2 where the machine has 2 cores or more and the study 2 sweeps or more, else 1; not with --queue)",
-      intOption("--jobs", 1),
+    .addOption(
+      intFlag(
+        "--jobs <N>",
+        "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job; default: 2 where the machine has 2 cores or more and the study 2 sweeps or more, else 1; not with --queue)",
+        1,
+      ),
     )
     .option(
       "--queue <url>",
