@@ -22,7 +22,8 @@ import type { LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { MANO_DEFAULT_EVAL_SEED, ManoTask, type Task } from "@loop/tasks";
 import type { CpuKernels } from "@loop/tensor/kernel";
-import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
+import { readJsonFile } from "@loop/tensor/node";
+import { writeJsonFile } from "@loop/train/node";
 import { runFolderName } from "../sweep-runner.js";
 import type { ClozeDef, McDef, PerLengthDef } from "./study-types.js";
 
@@ -115,7 +116,7 @@ async function scoreMissing<S>(
     if (file.acc[label]) continue;
     const model = loadCheckpoint(join(seedDir, runFolderName(label), "final"));
     file.acc[label] = await score(model, label);
-    writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+    writeJsonFile(path, file);
   }
   return Object.fromEntries(labels.map((l) => [l, file.acc[l]!]));
 }
