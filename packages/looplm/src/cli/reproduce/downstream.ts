@@ -40,7 +40,7 @@ interface ScoreFile {
 }
 
 /** A scored set: its name, the file its scores go to, and its items. */
-interface ItemSet {
+export interface ItemSet {
   name: string;
   file: string;
   items: McItem[];
@@ -48,7 +48,8 @@ interface ItemSet {
 
 const piqaCache = new Map<string, McItem[]>();
 
-function piqaItems(def: McDef): McItem[] {
+/** The multiple-choice set `def` (PIQA's files), scored into downstream.json. */
+export function piqaSet(def: McDef): ItemSet {
   const key = `${def.items}\n${def.labels}\n${def.limit ?? ""}`;
   let it = piqaCache.get(key);
   if (!it) {
@@ -56,31 +57,34 @@ function piqaItems(def: McDef): McItem[] {
     if (def.limit !== undefined) it = it.slice(0, def.limit);
     piqaCache.set(key, it);
   }
-  return it;
+  return { name: def.name, file: "downstream.json", items: it };
 }
 
 const clozeCache = new Map<string, Promise<McItem[]>>();
 
-/** The cloze of `corpus`'s validation split (the one its LM task holds out). */
-export function clozeItems(corpus: string, def: ClozeDef): Promise<McItem[]> {
+/** The cloze of `corpus`'s validation split (the one its LM task holds out), into cloze.json. */
+export async function clozeSet(corpus: string, def: ClozeDef): Promise<ItemSet> {
   const key = `${corpus}\n${def.choices}\n${def.limit}`;
   let it = clozeCache.get(key);
   if (!it) {
     it = corpusClozeItems(corpus, { choices: def.choices, limit: def.limit });
     clozeCache.set(key, it);
   }
-  return it;
+  return { name: CLOZE_NAME, file: "cloze.json", items: await it };
 }
 
-/** Score every member of one seed's sweep (in `seedDir`) on `set` that has no score yet. */
-function scoreMembers(
+/**
+ * Score every member of one seed's sweep (in `seedDir`) on `set` that has no score yet; the set's
+ * name and every member's scores.
+ */
+export async function scoreMembers(
   seedDir: string,
   labels: readonly string[],
   set: ItemSet,
   task: Task,
   kernels: CpuKernels,
   log?: (line: string) => void,
-): Promise<DownstreamScores> {
+): Promise<{ name: string; acc: DownstreamScores }> {
   const tok = task.tokenizer;
   if (!tok) throw new Error(`the ${set.name} evaluation needs a language-model task`);
   const path = join(seedDir, set.file);
@@ -91,14 +95,15 @@ function scoreMembers(
     throw new Error(
       `${path} holds ${file.source} scores on ${file.items} items, not ${set.name} on ${set.items.length}: remove it to rescore`,
     );
-  return scoreMissing(seedDir, labels, path, file, (model, label) => {
+  const acc = await scoreMissing(seedDir, labels, path, file, (model, label) => {
     const r = evaluateMultipleChoice(set.items, tok, (reqs) =>
       modelLoglikelihoods(model, reqs, { batchSize: 16, kernels }),
     );
-    const acc = r.steps.map((s) => s.acc);
-    log?.(`${label} ${set.name} acc ${(100 * acc.at(-1)!).toFixed(2)} %`);
-    return acc;
+    const perStep = r.steps.map((s) => s.acc);
+    log?.(`${label} ${set.name} acc ${(100 * perStep.at(-1)!).toFixed(2)} %`);
+    return perStep;
   });
+  return { name: set.name, acc };
 }
 
 /**
@@ -119,40 +124,6 @@ async function scoreMissing<S>(
     writeJsonFile(path, file);
   }
   return Object.fromEntries(labels.map((l) => [l, file.acc[l]!]));
-}
-
-/** The multiple-choice set `def` (PIQA's files) for every member of one seed's sweep. */
-export function scoreDownstream(
-  seedDir: string,
-  labels: readonly string[],
-  def: McDef,
-  task: Task,
-  kernels: CpuKernels,
-  log?: (line: string) => void,
-): Promise<DownstreamScores> {
-  return scoreMembers(
-    seedDir,
-    labels,
-    { name: def.name, file: "downstream.json", items: piqaItems(def) },
-    task,
-    kernels,
-    log,
-  );
-}
-
-/** The last-word cloze of `corpus` for every member of one seed's sweep. */
-export async function scoreCloze(
-  seedDir: string,
-  labels: readonly string[],
-  def: ClozeDef,
-  corpus: string,
-  task: Task,
-  kernels: CpuKernels,
-  log?: (line: string) => void,
-): Promise<DownstreamScores> {
-  const items = await clozeItems(corpus, def);
-  const set = { name: CLOZE_NAME, file: "cloze.json", items };
-  return scoreMembers(seedDir, labels, set, task, kernels, log);
 }
 
 /** Per member label: acc[ℓ − 1][r − 1], the accuracy at length ℓ and loop step r. */

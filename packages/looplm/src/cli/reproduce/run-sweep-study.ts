@@ -16,7 +16,7 @@ import {
   type SeedPerLength,
 } from "./aggregate.js";
 import { armSweepJob, seedDir, TaskCache, taskFlags } from "./arm-inputs.js";
-import { CLOZE_NAME, scoreCloze, scoreDownstream, scorePerLength } from "./downstream.js";
+import { clozeSet, piqaSet, scoreMembers, scorePerLength } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
 import { type SeedMachine, seedMachine } from "./seed-machine.js";
@@ -137,15 +137,11 @@ async function trainSeed(
     const dir = seedDir(o.outDir, arm.id, seed);
     const rec: ArmRecord = { sweep: res.sweep };
     if (arm.mc)
-      rec.downstream = {
-        name: arm.mc.name,
-        acc: await scoreDownstream(dir, labels, arm.mc, task, kernels, o.log),
-      };
-    if (arm.cloze)
-      rec.cloze = {
-        name: CLOZE_NAME,
-        acc: await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, kernels, o.log),
-      };
+      rec.downstream = await scoreMembers(dir, labels, piqaSet(arm.mc), task, kernels, o.log);
+    if (arm.cloze) {
+      const set = await clozeSet(flags.corpus, arm.cloze);
+      rec.cloze = await scoreMembers(dir, labels, set, task, kernels, o.log);
+    }
     if (arm.perLength)
       rec.perLength = await scorePerLength(dir, labels, arm.perLength, task, kernels, o.log);
     arms[arm.id] = rec;
