@@ -20,8 +20,7 @@ function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget)
 /** The p-hop studies' layer at cpu scale (the pilots' budget, docs/results/pilots.md). */
 const PHOP_MAMBA = { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true };
 
-function phop(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function phop(cpu: boolean): StudyDef {
   const R = cpu ? 4 : 12;
   const looped = `1⊗${R}`;
   // cpu: the looped layer and the iso-FLOPs R distinct layers side by side (docs/results/pilots.md)
@@ -65,8 +64,7 @@ function phop(scale: Scale): StudyDef {
   };
 }
 
-function mano(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function mano(cpu: boolean): StudyDef {
   const [N, R] = cpu ? [2, 4] : [4, 6];
   const looped = `${N}⊗${R}`;
   const flat = `${N * R}⊗1`;
@@ -138,8 +136,7 @@ function lmTrain(cpu: boolean): ArmDef["train"] {
     : { steps: 5000, batch: 16, lr: 1e-3, warmup: 200, evalEvery: 500, evalCount: 64 };
 }
 
-function lm(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function lm(cpu: boolean): StudyDef {
   return {
     name: "lm",
     title:
@@ -216,8 +213,7 @@ function lm(scale: Scale): StudyDef {
   };
 }
 
-function backbones(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function backbones(cpu: boolean): StudyDef {
   const arm = (id: string, model: ArmDef["model"]): ArmDef => ({
     id,
     protocol: "iso-param",
@@ -253,8 +249,7 @@ function backbones(scale: Scale): StudyDef {
  * the baseline recipe, so those arms train only 2⊗4 and are compared with the 1× arm's 2⊗1 (the
  * same seed: the same initial stream and data).
  */
-function ablations(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function ablations(cpu: boolean): StudyDef {
   const train = lmTrain(cpu);
   const times = (k: number): ArmDef["train"] => ({
     ...train,
@@ -331,10 +326,9 @@ export function gateStudy(scale: Scale): GateStudyDef {
   };
 }
 
+/** The sweep studies, each at cpu scale (true) or the paper's. */
+const SWEEP_STUDIES = { phop, mano, lm, backbones, ablations };
+
 export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale): StudyDef {
-  if (name === "phop") return phop(scale);
-  if (name === "mano") return mano(scale);
-  if (name === "lm") return lm(scale);
-  if (name === "ablations") return ablations(scale);
-  return backbones(scale);
+  return SWEEP_STUDIES[name](scale === "cpu");
 }
