@@ -59,21 +59,11 @@ export function flagArgs(values: Record<string, unknown>): string[] {
     });
 }
 
-/** The same flags as text, for the command line printed beside the results. */
-export function flagLine(values: Record<string, unknown>): string {
-  return flagArgs(values).join(" ");
-}
-
 export function seedDir(outDir: string, arm: string, seed: number): string {
   return join(outDir, arm, `seed-${seed}`);
 }
 
-/** The `looplm sweep` command that trains one arm for one seed (what the study runs). */
-export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
-  return `looplm sweep --protocol ${arm.protocol} ${flagLine({ ...arm.task })} --base ${arm.base} --loops ${arm.loops.join(",")} ${flagLine({ ...arm.model })} ${flagLine({ ...arm.train })} --seed ${seed} --out ${seedDir(outDir, arm.id, seed)}`;
-}
-
-/** The same command's arguments after `looplm` (a child process runs exactly this). */
+/** The arguments after `looplm` of the `looplm sweep` command that trains one arm for one seed. */
 export function armArgs(arm: ArmDef, seed: number, outDir: string): string[] {
   return [
     "sweep",
@@ -84,6 +74,11 @@ export function armArgs(arm: ArmDef, seed: number, outDir: string): string[] {
     ...flagArgs({ ...arm.train }),
     ...["--seed", String(seed), "--out", seedDir(outDir, arm.id, seed)],
   ];
+}
+
+/** The same command as text (what the study runs, and a child process runs exactly). */
+export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
+  return `looplm ${armArgs(arm, seed, outDir).join(" ")}`;
 }
 
 /**
