@@ -16,7 +16,7 @@ import { type CpuKernels, currentKernels, nativeKernelNames } from "@loop/tensor
 import { nativeDisabled } from "@loop/tensor/node";
 import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
-import { CliError } from "./cli/errors.js";
+import { CliError, choiceOption } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
 
 export const BACKENDS = ["portable", "native", "webgpu"] as const;
@@ -109,11 +109,7 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
 };
 
 /** `v` as a backend name, or a one-line error listing the choices. */
-export function parseBackend(v: string): Backend {
-  if (!(BACKENDS as readonly string[]).includes(v))
-    throw new CliError(`--backend must be one of ${BACKENDS.join(", ")}, got "${v}"`);
-  return v as Backend;
-}
+export const parseBackend = choiceOption<Backend>("--backend", BACKENDS);
 
 /**
  * Start `choice`, or (undefined) the best CPU backend that starts; `notice` hears one line when

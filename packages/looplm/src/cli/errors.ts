@@ -1,4 +1,5 @@
 import { checkWritableFile } from "@loop/tensor/node";
+import { Option } from "commander";
 
 /** Fail now, before any long work, if the output file `path` cannot be written. */
 export function checkOutput(path: string): void {
@@ -38,6 +39,21 @@ export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: str
     if (n < min) throw new CliError(`${flag} must be ≥ ${min}, got ${n}`);
     return n;
   };
+}
+
+/**
+ * The option `spec` taking an integer ≥ `min`, with default `value`: what `.option(spec,
+ * description, intOption(flag, min), value)` adds, the flag (spec's first word) named once.
+ */
+export function intFlag(spec: string, description: string, min?: number, value?: number): Option {
+  const flag = spec.split(" ")[0]!;
+  return new Option(spec, description).default(value).argParser(intOption(flag, min));
+}
+
+/** The option `spec` taking a number, with default `value` (as intFlag). */
+export function floatFlag(spec: string, description: string, value?: number): Option {
+  const flag = spec.split(" ")[0]!;
+  return new Option(spec, description).default(value).argParser(floatOption(flag));
 }
 
 /** Parse a float option, failing with a message naming the flag. */

@@ -79,22 +79,20 @@ export async function withInterrupts<T>(
   try {
     return await work(ac.signal);
   } catch (e) {
-    if (e instanceof RunInterrupted)
-      throw new CliError(
-        `stopped by ${got ?? "a signal"} after step ${e.step}; checkpoint saved in ${e.checkpoint}. Resume with: ${resumeHint}`,
-        CODES[got ?? "SIGINT"],
-      );
-    if (e instanceof ChildrenInterrupted)
-      throw new CliError(
-        `stopped by ${got ?? "a signal"}: ${e.stopped} sweep(s) in training saved a checkpoint. Resume with: ${resumeHint}`,
-        CODES[got ?? "SIGINT"],
-      );
-    if (e instanceof WatchInterrupted)
-      throw new CliError(
-        `stopped by ${got ?? "a signal"}: ${e.left}. Resume with: ${resumeHint}`,
-        CODES[got ?? "SIGINT"],
-      );
-    throw e;
+    // what the interrupted work left, by kind (anything else is not an interruption)
+    const left =
+      e instanceof RunInterrupted
+        ? ` after step ${e.step}; checkpoint saved in ${e.checkpoint}`
+        : e instanceof ChildrenInterrupted
+          ? `: ${e.stopped} sweep(s) in training saved a checkpoint`
+          : e instanceof WatchInterrupted
+            ? `: ${e.left}`
+            : null;
+    if (left === null) throw e;
+    throw new CliError(
+      `stopped by ${got ?? "a signal"}${left}. Resume with: ${resumeHint}`,
+      CODES[got ?? "SIGINT"],
+    );
   } finally {
     if (watch) clearInterval(watch);
     for (const [sig, h] of handlers) process.off(sig, h);

@@ -1,10 +1,21 @@
 /**
- * The `looplm` command line: one commander program, one file per command under commands/.
- * Errors from bad input surface as `CliError` (or any Error) and are printed as one line.
+ * The `looplm` command line: one commander program, one file per command under commands/, each
+ * registering itself here. Errors from bad input surface as `CliError` (or any Error) and are
+ * printed as one line.
  */
 import { Command } from "commander";
 import pkg from "../../package.json" with { type: "json" };
-import { registerCommands } from "./commands/index.js";
+import { registerEval } from "./commands/eval.js";
+import { registerExperiment } from "./commands/experiment.js";
+import { registerForward } from "./commands/forward.js";
+import { registerGenerate } from "./commands/generate.js";
+import { registerReport } from "./commands/report.js";
+import { registerReproduce } from "./commands/reproduce.js";
+import { registerSample } from "./commands/sample.js";
+import { registerSweep } from "./commands/sweep.js";
+import { registerTokenizer } from "./commands/tokenizer.js";
+import { registerTrain } from "./commands/train.js";
+import { registerWorker } from "./commands/worker.js";
 
 export function buildProgram(): Command {
   const program = new Command("looplm")
@@ -14,6 +25,16 @@ export function buildProgram(): Command {
     .version(pkg.version, "-v, --version")
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
-  registerCommands(program);
+  registerExperiment(program);
+  registerForward(program);
+  registerGenerate(program);
+  registerTrain(program);
+  registerSweep(program);
+  registerSample(program);
+  registerTokenizer(program);
+  registerEval(program);
+  registerReport(program);
+  registerReproduce(program);
+  registerWorker(program);
   return program;
 }

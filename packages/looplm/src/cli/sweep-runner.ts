@@ -250,6 +250,7 @@ async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
     ? sweepSchedule(job.outDir, plan, job.train)
     : { train: job.train, notes: [] };
   for (const n of schedule.notes) job.log?.(`looplm: ${n}`);
+  const sweep = (): SweepFile => ({ protocol: job.protocol, task: job.task.name, metric, rows });
   for (const [i, p] of plan.entries()) {
     const run = runFolderName(p.label);
     const runDir = join(job.outDir, run);
@@ -296,11 +297,7 @@ async function trainMembers(job: SweepJob, plan: Plan): Promise<SweepResult> {
     if (!ev) throw new Error(`sweep: run ${p.label} produced no evaluation`);
     metric = ev.metric;
     rows.push(sweepRow(p, ev));
-    writeSweepFile(job.outDir, { protocol: job.protocol, task: job.task.name, metric, rows });
+    writeSweepFile(job.outDir, sweep());
   }
-  return finishSweep(
-    job.outDir,
-    { protocol: job.protocol, task: job.task.name, metric, rows },
-    schedule.notes,
-  );
+  return finishSweep(job.outDir, sweep(), schedule.notes);
 }

@@ -63,16 +63,10 @@ export function parseForwardInputs(raw: unknown, vocab: number): ForwardInputs {
   const o = raw as Record<string, unknown>;
   if (o.tokens === undefined) throw new Error('inputs: missing "tokens"');
   const tok = matrix(o.tokens, "tokens", vocab, false);
-  let targets: IntTensor;
-  if (o.targets === undefined) {
-    throw new Error('inputs: missing "targets"');
-  } else {
-    const tg = matrix(o.targets, "targets", vocab, true);
-    if (tg.B !== tok.B || tg.T !== tok.T) {
-      throw new Error(`inputs: "targets" is ${tg.B}×${tg.T} but "tokens" is ${tok.B}×${tok.T}`);
-    }
-    targets = intTensor(tg.flat, [tg.B, tg.T]);
-  }
+  if (o.targets === undefined) throw new Error('inputs: missing "targets"');
+  const tg = matrix(o.targets, "targets", vocab, true);
+  if (tg.B !== tok.B || tg.T !== tok.T)
+    throw new Error(`inputs: "targets" is ${tg.B}×${tg.T} but "tokens" is ${tok.B}×${tok.T}`);
   let q: number[] = [];
   if (o.q !== undefined) {
     if (!Array.isArray(o.q))
@@ -87,7 +81,7 @@ export function parseForwardInputs(raw: unknown, vocab: number): ForwardInputs {
   }
   return {
     tokens: intTensor(tok.flat, [tok.B, tok.T]),
-    targets,
+    targets: intTensor(tg.flat, [tg.B, tg.T]),
     beta: num(o, "beta", GATE_DEFAULTS.beta),
     k: num(o, "k", GATE_DEFAULTS.k),
     gamma: num(o, "gamma", GATE_DEFAULTS.gamma),

@@ -33,13 +33,9 @@ export function displayQueueUrl(url: string): string {
 
 export function parseQueueUrl(url: string): QueueAddress {
   const quoted = `"${printable(displayQueueUrl(url))}"`;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new CliError(`--queue must be ${FORM}, got ${quoted}`);
-  }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+  // (not a URL at all, or another scheme)
+  const u = URL.canParse(url) ? new URL(url) : null;
+  if (u?.protocol !== "redis:" && u?.protocol !== "rediss:")
     throw new CliError(`--queue must be ${FORM}, got ${quoted}`);
   if (!u.hostname) throw new CliError(`--queue needs a host: ${FORM}, got ${quoted}`);
   const path = u.pathname.replace(/^\//, "");

@@ -164,11 +164,8 @@ export async function trainOnQueue(
     down = true;
   });
   const ids = jobs.map((d) => trainingJobId(d));
-  const seen = new Set<string>();
-  for (const [i, id] of ids.entries()) {
-    if (seen.has(id)) throw new CliError(`two jobs train the same run folder ${jobs[i]!.runDir}`);
-    seen.add(id);
-  }
+  const twice = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (twice >= 0) throw new CliError(`two jobs train the same run folder ${jobs[twice]!.runDir}`);
   try {
     if (o.signal?.aborted) throw new WatchInterrupted("nothing was put on the queue");
     for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note, o.secret);

@@ -2,6 +2,7 @@
  * The coordinator's view of its jobs: a table redrawn in place on a terminal, or one line per
  * change of a member's state when the output is a file or a pipe (CI logs).
  */
+import { formatTable } from "@loop/eval";
 
 export type MemberState = "queued" | "running" | "retrying" | "done" | "failed";
 
@@ -24,17 +25,9 @@ export function progressTable(rows: readonly MemberStatus[]): string {
     r.detail ?? "",
   ]);
   const head = ["member", "state", "worker", "step", "result"];
-  const width = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((x, i) => x.padEnd(width[i]!))
-      .join("  ")
-      .trimEnd();
   const counts = (s: MemberState) => rows.filter((r) => r.state === s).length;
   const summary = `${counts("done")}/${rows.length} done, ${counts("running")} running, ${counts("queued") + counts("retrying")} waiting, ${counts("failed")} failed`;
-  return [line(head), line(width.map((w) => "-".repeat(w))), ...cells.map(line), summary].join(
-    "\n",
-  );
+  return `${formatTable(head, cells, () => false, "text")}\n${summary}`;
 }
 
 export interface ProgressView {

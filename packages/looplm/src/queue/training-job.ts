@@ -137,36 +137,26 @@ export interface RecordProblem {
  */
 export function jobRecordProblem(d: TrainingJobData, id: string): RecordProblem | null {
   const label = String(d.label);
+  // (every refusal names the job; `retry`: another worker, which may see the folder, may succeed)
+  const problem = (what: string, retry = false) => ({ message: `job ${label}: ${what}`, retry });
   if (typeof d.runDir !== "string" || !isAbsolute(d.runDir))
-    return {
-      message: `job ${label}: its run folder ${JSON.stringify(d.runDir)} is not an absolute path; refused`,
-      retry: false,
-    };
+    return problem(`its run folder ${JSON.stringify(d.runDir)} is not an absolute path; refused`);
   const marker = join(d.runDir, JOB_MARKER);
   const shared = "run folders must be on a filesystem every worker mounts at the same path";
   if (!existsSync(marker))
-    return {
-      message: `job ${label}: this worker cannot see its run folder ${d.runDir} (${shared})`,
-      retry: true,
-    };
+    return problem(`this worker cannot see its run folder ${d.runDir} (${shared})`, true);
   let m: { id?: unknown; job?: unknown };
   try {
     m = JSON.parse(readFileSync(marker, "utf8")) as typeof m;
   } catch {
-    return { message: `job ${label}: ${marker} is not a job record; refused`, retry: false };
+    return problem(`${marker} is not a job record; refused`);
   }
-  if (m.id !== id)
-    return { message: `job ${label}: ${marker} belongs to another job (${shared})`, retry: true };
+  if (m.id !== id) return problem(`${marker} belongs to another job (${shared})`, true);
   if (m.job === undefined)
-    return {
-      message: `job ${label}: ${marker} does not record the job's settings (an older looplm wrote it); run the sweep command again to record them`,
-      retry: false,
-    };
+    return problem(
+      `${marker} does not record the job's settings (an older looplm wrote it); run the sweep command again to record them`,
+    );
   const diff = firstDifference(m.job, jobContent(d));
-  if (diff)
-    return {
-      message: `job ${label}: not the job its sweep recorded in ${marker} (${diff}); refused`,
-      retry: false,
-    };
+  if (diff) return problem(`not the job its sweep recorded in ${marker} (${diff}); refused`);
   return null;
 }

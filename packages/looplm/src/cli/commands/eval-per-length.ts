@@ -8,7 +8,7 @@ import { evaluateManoByLength, formatTable, MANO_LENGTH_STREAM } from "@loop/eva
 import type { LoopedModel } from "@loop/looped";
 import type { ManoTask } from "@loop/tasks";
 import type { CpuKernels } from "@loop/tensor/kernel";
-import { writeFileAtomic } from "@loop/tensor/node";
+import { writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
 
 /** The stream indexes ℓ's expressions below 10⁶ (@loop/eval mano-length.ts). */
@@ -97,7 +97,7 @@ export async function evalPerLength(o: {
       `${formatTable(head, body, () => true, "text")}\n`,
   );
   if (o.out) {
-    writeFileAtomic(o.out, `${JSON.stringify(file, null, 2)}\n`);
+    writeJsonFile(o.out, file);
     process.stdout.write(`wrote ${o.out}\n`);
   }
   return file;

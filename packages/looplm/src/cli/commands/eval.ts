@@ -26,7 +26,7 @@ import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { asCliError, CliError, checkOutput, floatOption, intOption } from "../errors.js";
+import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
 import {
   addTaskOptions,
   buildTask,
@@ -251,23 +251,9 @@ export function registerEval(program: Command): void {
     );
   addTaskOptions(cmd, false);
   cmd
-    .option(
-      "--count <n>",
-      "evaluation rows (examples, or windows for lm)",
-      intOption("--count", 1),
-      256,
-    )
-    .option(
-      "--batch-size <n>",
-      "rows (or MC requests) per forward pass",
-      intOption("--batch-size", 1),
-      32,
-    )
-    .option(
-      "--seed <n>",
-      "evaluation-set seed (default: the task's fixed seed)",
-      intOption("--seed", 0),
-    )
+    .addOption(intFlag("--count <n>", "evaluation rows (examples, or windows for lm)", 1, 256))
+    .addOption(intFlag("--batch-size <n>", "rows (or MC requests) per forward pass", 1, 32))
+    .addOption(intFlag("--seed <n>", "evaluation-set seed (default: the task's fixed seed)", 0))
     .option("--q <q>", "exit threshold in [0, 1] for gated models", threshold("--q"))
     .option(
       "--q-sweep [list]",
@@ -283,7 +269,7 @@ export function registerEval(program: Command): void {
       "PIQA items {goal, sol1, sol2} per line (lm only; with --labels)",
     )
     .option("--labels <file.lst>", "PIQA labels, one 0/1 a line")
-    .option("--mc-limit <n>", "score only the first n MC items", intOption("--mc-limit", 1))
+    .addOption(intFlag("--mc-limit <n>", "score only the first n MC items", 1))
     .option(
       "--per-length",
       "mano only: accuracy at every expression length ℓ = 1..L on --count fresh expressions per ℓ (their own stream, mano/eval-len; --seed draws another) instead of the fixed set at ℓ = L; writes <run>/eval-per-length.json",

@@ -8,7 +8,7 @@ import { pHop } from "@loop/tasks";
 import { resolveTrainOptions } from "@loop/train";
 import type { Command } from "commander";
 import { commandBackend, needsKernels } from "../compute.js";
-import { intOption } from "../errors.js";
+import { intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { openSweepFolder, runSweep } from "../sweep-runner.js";
 
@@ -90,13 +90,10 @@ export function registerExperiment(program: Command): void {
       "Run the default experiment: an iso-parameter p-hop sweep, looped Mamba-2 vs its non-looped baseline",
     )
     .option("--out <dir>", "sweep folder", "runs/default-experiment")
-    .option(
-      "--steps <n>",
-      "training steps per model",
-      intOption("--steps", 1),
-      DEFAULT_EXPERIMENT.train.steps,
+    .addOption(
+      intFlag("--steps <n>", "training steps per model", 1, DEFAULT_EXPERIMENT.train.steps),
     )
-    .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), 1)
+    .addOption(intFlag("--seed <n>", "seed of weights and data", 0, 1))
     .option(
       "--resume",
       "continue the experiment in --out: keep finished models, resume interrupted ones",

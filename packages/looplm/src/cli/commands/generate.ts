@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { asCliError, CliError, floatOption, intOption } from "../errors.js";
+import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { parseIntList } from "../options/model.js";
 import { locateModel } from "./eval.js";
 
@@ -100,20 +100,10 @@ export function registerGenerate(program: Command): void {
     )
     .option("--tokens <ids>", "prompt as comma-separated token ids")
     .option("--tokenizer <file>", "tokenizer.json to encode/decode text")
-    .option("--max-new <n>", "tokens to generate", intOption("--max-new", 0), 64)
-    .option(
-      "--temperature <t>",
-      "sampling temperature (0 = greedy)",
-      floatOption("--temperature"),
-      0.8,
-    )
-    .option(
-      "--top-k <k>",
-      "sample among the k most likely tokens (0 = all)",
-      intOption("--top-k", 0),
-      40,
-    )
-    .option("--seed <n>", "sampling seed", intOption("--seed", 0), 0)
+    .addOption(intFlag("--max-new <n>", "tokens to generate", 0, 64))
+    .addOption(floatFlag("--temperature <t>", "sampling temperature (0 = greedy)", 0.8))
+    .addOption(intFlag("--top-k <k>", "sample among the k most likely tokens (0 = all)", 0, 40))
+    .addOption(intFlag("--seed <n>", "sampling seed", 0, 0))
     .addHelpText(
       "after",
       `

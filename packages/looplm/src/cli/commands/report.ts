@@ -3,12 +3,6 @@ import { folderKind, renderRunReport, renderSweepReport } from "@loop/eval/node"
 import type { Command } from "commander";
 import { asCliError } from "../errors.js";
 
-export function runReport(dir: string): Promise<string> {
-  return asCliError(() =>
-    folderKind(dir) === "run" ? renderRunReport(dir) : renderSweepReport(dir),
-  );
-}
-
 export function registerReport(program: Command): void {
   program
     .command("report")
@@ -28,7 +22,9 @@ Examples:
   looplm report sweeps/mano-iso-flops`,
     )
     .action(async (dir: string) => {
-      const path = await runReport(dir);
+      const path = await asCliError(() =>
+        folderKind(dir) === "run" ? renderRunReport(dir) : renderSweepReport(dir),
+      );
       process.stdout.write(`wrote ${path}\n`);
     });
 }

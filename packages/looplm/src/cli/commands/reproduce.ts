@@ -12,9 +12,9 @@ import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, choiceOption, intOption } from "../errors.js";
+import { CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
-import { gateCommands } from "../reproduce/gate-commands.js";
+import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
@@ -26,8 +26,10 @@ import {
   loadNow,
   perLengthTables,
   type RunFacts,
+  type StudyOutput,
   sweepStudyCharts,
   sweepStudyTables,
+  verdictLines,
   writeStudyOutput,
 } from "../reproduce/study-report.js";
 import { SCALES, type Scale } from "../reproduce/study-types.js";
@@ -143,8 +145,7 @@ async function runOne(
     loadStart,
     loadEnd: loadNow(),
   });
-  let printed: string;
-  let files: string[];
+  let out: StudyOutput;
   if (name === "exit-gate") {
     const def = gateStudy(f.scale);
     if (queue || (f.jobs ?? 1) > 1)
@@ -153,36 +154,31 @@ async function runOne(
       );
     const r = await runGateStudy(def, opts);
     const metric = r.perSeed[0]!.metric;
-    const verdicts = [
-      {
-        text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
-        line: r.verdict.line,
-      },
-    ];
-    files = await writeStudyOutput(outDir, {
+    out = {
       facts: facts(def.title, def.notes),
       table: {
         text: frontierTable(r.frontier, metric, false),
         markdown: frontierTable(r.frontier, metric, true),
       },
-      verdicts,
+      verdicts: [
+        {
+          text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
+          line: r.verdict.line,
+        },
+      ],
       charts: gateStudyCharts(r.frontier, metric),
       data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
       commands: Array.from({ length: f.seeds }, (_, k) => gateCommands(def, k + 1, outDir)).flat(),
-    });
-    printed = `${frontierTable(r.frontier, metric, false)}\n\n${verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    };
   } else {
     const def = sweepStudy(name, f.scale);
     const jobs = f.jobs ?? (queue ? 1 : defaultJobs(def.arms.length * f.seeds));
     const r = await runSweepStudy(def, { ...opts, jobs });
-    const table = sweepStudyTables(r.rows, def.arms);
-    const claims = claimTables(r.verdicts);
-    const perLength = perLengthTables(r.rows, def.arms);
-    files = await writeStudyOutput(outDir, {
+    out = {
       facts: facts(def.title, def.notes),
-      table,
-      perLength,
-      claims,
+      table: sweepStudyTables(r.rows, def.arms),
+      perLength: perLengthTables(r.rows, def.arms),
+      claims: claimTables(r.verdicts),
       verdicts: r.verdicts,
       charts: sweepStudyCharts(r.rows, r.verdicts),
       data: r.rows,
@@ -190,9 +186,18 @@ async function runOne(
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
       ).flat(),
       seedMachines: r.machines,
-    });
-    printed = `${table.text}\n\n${perLength ? `${perLength.text}\n\n` : ""}${claims.text}\n\n${r.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n")}`;
+    };
   }
+  const files = await writeStudyOutput(outDir, out);
+  // the tables the study has, then the verdicts (as results.md shows them)
+  const printed = [
+    out.table.text,
+    out.perLength?.text,
+    out.claims?.text,
+    verdictLines(out.verdicts),
+  ]
+    .filter((t) => t !== undefined)
+    .join("\n\n");
   const minutes = ((performance.now() - t0) / 60000).toFixed(1);
   process.stdout.write(
     `\nlooplm reproduce ${name} (${f.scale} scale, ${f.seeds} seed${f.seeds === 1 ? "" : "s"}):\n${printed}\n\n` +
@@ -220,11 +225,13 @@ export function registerReproduce(program: Command): void {
       "Reproduce a study of the paper over several seeds: results table (mean ± sd, paper's number beside), claim verdicts, report",
     )
     .argument("<study>", `study: ${CHOICES.join(" | ")}`)
-    .option(
-      "--seeds <K>",
-      "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
-      intOption("--seeds", 1),
-      5,
+    .addOption(
+      intFlag(
+        "--seeds <K>",
+        "seeds per model (1..K); a claim needs ≥ 5 for a verdict (95 % paired t-interval), fewer reads inconclusive",
+        1,
+        5,
+      ),
     )
     .option(
       "--scale <s>",
@@ -239,10 +246,12 @@ export function registerReproduce(program: Command): void {
       "replace the study's runs already in --out (its old results are removed first)",
       false,
     )
-    .option(
-      "--jobs <N>",
-      "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job; default: 2 where the machine has 2 cores or more and the study 2 sweeps or more, else 1; not with --queue)",
-      intOption("--jobs", 1),
+    .addOption(
+      intFlag(
+        "--jobs <N>",
+        "sweep studies: train N (arm, seed) sweeps at once, each a `looplm sweep` process with the machine's threads split between them (the same numbers as one job; default: 2 where the machine has 2 cores or more and the study 2 sweeps or more, else 1; not with --queue)",
+        1,
+      ),
     )
     .option(
       "--queue <url>",

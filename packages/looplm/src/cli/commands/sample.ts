@@ -6,7 +6,7 @@
  */
 import { mano, pHop } from "@loop/tasks";
 import type { Command } from "commander";
-import { CliError, intOption } from "../errors.js";
+import { CliError, intFlag, intOption } from "../errors.js";
 import { writeStdout } from "../stdout.js";
 
 export interface SampleManoArgs {
@@ -95,13 +95,7 @@ export function registerSample(program: Command): void {
     sample,
     "mano",
     'Mano expressions mod 23, ℓ uniform in 1..L: {"input": ["<bos>", "<len_ℓ>", expr…, "<ans>"], "answer": s, "ops": ℓ}',
-    (c) =>
-      c.option(
-        "--max-ops <L>",
-        "largest number of operators L (≥ 1)",
-        intOption("--max-ops", 1),
-        10,
-      ),
+    (c) => c.addOption(intFlag("--max-ops <L>", "largest number of operators L (≥ 1)", 1, 10)),
     "looplm sample mano --max-ops 24 --count 1000 --seed 7 > mano.jsonl\n  looplm sample mano --max-ops 3 --count 2",
   ).action((opts: SampleManoArgs) => runSampleMano(opts, writeStdout));
 
@@ -111,9 +105,9 @@ export function registerSample(program: Command): void {
     'p-hop induction sequences: {"input": [v_1…v_n], "answer": v_find_p(n), "hops": p}',
     (c) =>
       c
-        .option("--alphabet <A>", "alphabet size |Σ| (≥ 2)", intOption("--alphabet", 2), 4)
-        .option("--length <n>", "sequence length n (≥ hops + 2)", intOption("--length", 1), 256)
-        .option("--hops <p>", "number of hops p (≥ 1)", intOption("--hops", 1), 16),
+        .addOption(intFlag("--alphabet <A>", "alphabet size |Σ| (≥ 2)", 2, 4))
+        .addOption(intFlag("--length <n>", "sequence length n (≥ hops + 2)", 1, 256))
+        .addOption(intFlag("--hops <p>", "number of hops p (≥ 1)", 1, 16)),
     "looplm sample phop --alphabet 4 --length 256 --hops 32 --count 100 --seed 3 > phop.jsonl\n  looplm sample phop --length 12 --hops 2 --count 3",
   ).action((opts: SamplePhopArgs) => runSamplePhop(opts, writeStdout));
 }
@@ -130,7 +124,7 @@ function addSampler(
   examples: string,
 ): Command {
   return own(parent.command(name).description(description))
-    .option("--count <n>", "number of examples (≥ 1)", intOption("--count", 1), 10)
+    .addOption(intFlag("--count <n>", "number of examples (≥ 1)", 1, 10))
     .option("--seed <s>", "seed, an integer in [0, 2^32 − 1]", seedOption, 0)
     .addHelpText("after", `\nExamples:\n  ${examples}`);
 }

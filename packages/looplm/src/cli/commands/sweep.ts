@@ -5,7 +5,7 @@ import { parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { runQueuedSweep } from "../../queue/queued-sweep.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, choiceOption, intOption } from "../errors.js";
+import { CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import {
   addModelOptions,
@@ -100,7 +100,7 @@ export function registerSweep(program: Command): void {
       "Train every member of an iso-parameter (N⊗R) or iso-FLOPs (N⊗R vs (N·R)⊗1) family and compare them",
     )
     .requiredOption("--protocol <p>", `protocol: ${PROTOCOLS.join(" | ")}`, protocol)
-    .option("--base <N>", "layers N of the looped block", intOption("--base", 1), 1)
+    .addOption(intFlag("--base <N>", "layers N of the looped block", 1, 1))
     .requiredOption("--loops <list>", "comma-separated loop counts R, e.g. 1,2,4");
   addTaskOptions(cmd);
   addModelOptions(cmd, false);

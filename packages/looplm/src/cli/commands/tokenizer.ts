@@ -12,7 +12,7 @@ import {
   writeTokenizerFile,
 } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { CliError, checkOutput, intOption } from "../errors.js";
+import { CliError, checkOutput, intFlag } from "../errors.js";
 
 export interface TokenizerTrainArgs {
   corpus: string;
@@ -131,11 +131,8 @@ export function registerTokenizer(program: Command): void {
       "sotu",
     )
     .option("--kind <bpe|char>", "byte-level BPE or one token per character", "bpe")
-    .option(
-      "--vocab <n>",
-      "BPE vocabulary size (specials + 256 bytes + merges)",
-      intOption("--vocab", 1),
-      4096,
+    .addOption(
+      intFlag("--vocab <n>", "BPE vocabulary size (specials + 256 bytes + merges)", 1, 4096),
     )
     .requiredOption("--out <file>", "tokenizer.json to write (atomically)")
     .addHelpText(

@@ -8,7 +8,7 @@ import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, intOption } from "../errors.js";
+import { CliError, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 
 interface Flags {
@@ -27,17 +27,17 @@ export function registerWorker(program: Command): void {
       "Train jobs from a Redis queue (looplm sweep --queue, looplm reproduce --queue) in run folders on a shared filesystem",
     )
     .requiredOption("--queue <url>", "Redis holding the queue: redis://[:password@]host:port[/db]")
-    .option("--concurrency <n>", "jobs trained at once", intOption("--concurrency", 1), 1)
-    .option(
-      "--threads <n>",
-      "compute threads per job (default: cores / concurrency)",
-      intOption("--threads", 1),
+    .addOption(intFlag("--concurrency <n>", "jobs trained at once", 1, 1))
+    .addOption(
+      intFlag("--threads <n>", "compute threads per job (default: cores / concurrency)", 1),
     )
-    .option(
-      "--lock-seconds <s>",
-      "how long a job stays claimed after its worker stops heart-beating (killed, machine lost)",
-      intOption("--lock-seconds", 2),
-      30,
+    .addOption(
+      intFlag(
+        "--lock-seconds <s>",
+        "how long a job stays claimed after its worker stops heart-beating (killed, machine lost)",
+        2,
+        30,
+      ),
     )
     .option(
       "--secret <s>",

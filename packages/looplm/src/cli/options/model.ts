@@ -9,7 +9,7 @@ import {
   parseConfig,
 } from "@loop/looped";
 import type { Command } from "commander";
-import { asCliError, CliError, choiceOption, intOption } from "../errors.js";
+import { asCliError, CliError, choiceOption, intFlag } from "../errors.js";
 
 /** The model flags' defaults (what `--help` shows), for callers that build configs in code. */
 export const MODEL_DEFAULTS = {
@@ -49,13 +49,10 @@ export function addModelOptions(cmd: Command, depth = true): Command {
   );
   if (depth) {
     cmd
-      .option(
-        "--layers <N>",
-        "distinct layers in the looped block",
-        intOption("--layers", 1),
-        MODEL_DEFAULTS.layers,
+      .addOption(
+        intFlag("--layers <N>", "distinct layers in the looped block", 1, MODEL_DEFAULTS.layers),
       )
-      .option("--loops <R>", "loop steps", intOption("--loops", 1), MODEL_DEFAULTS.loops);
+      .addOption(intFlag("--loops <R>", "loop steps", 1, MODEL_DEFAULTS.loops));
   }
   return cmd
     .option(
@@ -64,31 +61,17 @@ export function addModelOptions(cmd: Command, depth = true): Command {
       backbone,
       MODEL_DEFAULTS.backbone,
     )
-    .option("--d-model <D>", "model width", intOption("--d-model", 1), MODEL_DEFAULTS.dModel)
-    .option("--d-state <Ns>", "SSM state size", intOption("--d-state", 1), MODEL_DEFAULTS.dState)
-    .option(
-      "--headdim <P>",
-      "SSM head dimension",
-      intOption("--headdim", 1),
-      MODEL_DEFAULTS.headdim,
-    )
-    .option(
-      "--expand <e>",
-      "SSM expansion (d_inner = e·D)",
-      intOption("--expand", 1),
-      MODEL_DEFAULTS.expand,
-    )
-    .option("--groups <G>", "SSM B/C groups", intOption("--groups", 1), MODEL_DEFAULTS.groups)
-    .option("--d-conv <K>", "SSM conv width", intOption("--d-conv", 1), MODEL_DEFAULTS.dConv)
-    .option("--chunk <n>", "SSD chunk size", intOption("--chunk", 1), MODEL_DEFAULTS.chunk)
-    .option("--heads <Hq>", "attention heads", intOption("--heads", 1), MODEL_DEFAULTS.heads)
-    .option("--kv-heads <Hkv>", "attention KV heads (default: --heads)", intOption("--kv-heads", 1))
+    .addOption(intFlag("--d-model <D>", "model width", 1, MODEL_DEFAULTS.dModel))
+    .addOption(intFlag("--d-state <Ns>", "SSM state size", 1, MODEL_DEFAULTS.dState))
+    .addOption(intFlag("--headdim <P>", "SSM head dimension", 1, MODEL_DEFAULTS.headdim))
+    .addOption(intFlag("--expand <e>", "SSM expansion (d_inner = e·D)", 1, MODEL_DEFAULTS.expand))
+    .addOption(intFlag("--groups <G>", "SSM B/C groups", 1, MODEL_DEFAULTS.groups))
+    .addOption(intFlag("--d-conv <K>", "SSM conv width", 1, MODEL_DEFAULTS.dConv))
+    .addOption(intFlag("--chunk <n>", "SSD chunk size", 1, MODEL_DEFAULTS.chunk))
+    .addOption(intFlag("--heads <Hq>", "attention heads", 1, MODEL_DEFAULTS.heads))
+    .addOption(intFlag("--kv-heads <Hkv>", "attention KV heads (default: --heads)", 1))
     .option("--attn-layers <list>", "hybrid: comma-separated 0-based attention layer indices")
-    .option(
-      "--d-ff <n>",
-      "transformer: MLP width (default 8/3·D rounded to 8)",
-      intOption("--d-ff", 1),
-    )
+    .addOption(intFlag("--d-ff <n>", "transformer: MLP width (default 8/3·D rounded to 8)", 1))
     .option("--loop-norm", "apply norm_f to the state handed to the next loop", false)
     .option(
       "--out-proj-scale <s>",

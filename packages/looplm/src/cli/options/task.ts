@@ -5,7 +5,7 @@
 import { mano, pHop, type Task } from "@loop/tasks";
 import { loadTextTask } from "@loop/tasks/node";
 import type { Command } from "commander";
-import { asCliError, choiceOption, intOption } from "../errors.js";
+import { asCliError, choiceOption, intFlag } from "../errors.js";
 
 export const TASKS = ["mano", "phop", "lm"] as const;
 export type TaskName = (typeof TASKS)[number];
@@ -30,25 +30,12 @@ export function addTaskOptions(cmd: Command, required = true): Command {
   const t = "--task <name>";
   const desc = `task: ${TASKS.join(" | ")}`;
   (required ? cmd.requiredOption(t, desc, taskName) : cmd.option(t, desc, taskName))
-    .option(
-      "--max-ops <L>",
-      "mano: largest number of operators",
-      intOption("--max-ops", 1),
-      TASK_DEFAULTS.maxOps,
+    .addOption(
+      intFlag("--max-ops <L>", "mano: largest number of operators", 1, TASK_DEFAULTS.maxOps),
     )
-    .option(
-      "--alphabet <A>",
-      "p-hop: alphabet size",
-      intOption("--alphabet", 2),
-      TASK_DEFAULTS.alphabet,
-    )
-    .option(
-      "--length <n>",
-      "p-hop: sequence length",
-      intOption("--length", 2),
-      TASK_DEFAULTS.length,
-    )
-    .option("--hops <p>", "p-hop: number of hops", intOption("--hops", 1), TASK_DEFAULTS.hops)
+    .addOption(intFlag("--alphabet <A>", "p-hop: alphabet size", 2, TASK_DEFAULTS.alphabet))
+    .addOption(intFlag("--length <n>", "p-hop: sequence length", 2, TASK_DEFAULTS.length))
+    .addOption(intFlag("--hops <p>", "p-hop: number of hops", 1, TASK_DEFAULTS.hops))
     .option(
       "--dense",
       "p-hop: also train on every earlier position's own answer (evaluation unchanged)",
@@ -64,18 +51,10 @@ export function addTaskOptions(cmd: Command, required = true): Command {
       "lm: train BPE, character vocabulary, or a tokenizer.json",
       TASK_DEFAULTS.tokenizer,
     )
-    .option(
-      "--vocab <n>",
-      "lm: BPE vocabulary size when training one",
-      intOption("--vocab", 2),
-      TASK_DEFAULTS.vocab,
+    .addOption(
+      intFlag("--vocab <n>", "lm: BPE vocabulary size when training one", 2, TASK_DEFAULTS.vocab),
     )
-    .option(
-      "--seq-len <T>",
-      "lm: tokens per training window",
-      intOption("--seq-len", 2),
-      TASK_DEFAULTS.seqLen,
-    );
+    .addOption(intFlag("--seq-len <T>", "lm: tokens per training window", 2, TASK_DEFAULTS.seqLen));
   return cmd;
 }
 

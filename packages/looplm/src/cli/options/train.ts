@@ -10,7 +10,7 @@ import {
   type TrainOptions,
 } from "@loop/train";
 import type { Command } from "commander";
-import { CliError, choiceOption, floatOption, intOption } from "../errors.js";
+import { CliError, choiceOption, floatFlag, intFlag } from "../errors.js";
 
 /** The training flags' defaults (what `--help` shows), for callers that build options in code. */
 export const TRAIN_DEFAULTS = {
@@ -46,67 +46,61 @@ const stage = choiceOption<Stage>("--stage", STAGES);
 export function addTrainOptions(cmd: Command): Command {
   return cmd
     .option("--stage <stage>", `training stage: ${STAGES.join(" | ")}`, stage, TRAIN_DEFAULTS.stage)
-    .option("--steps <n>", "optimizer steps", intOption("--steps", 1), TRAIN_DEFAULTS.steps)
-    .option("--batch <n>", "rows per micro-batch", intOption("--batch", 1), TRAIN_DEFAULTS.batch)
-    .option(
-      "--accum <n>",
-      "micro-batches per step (gradient accumulation)",
-      intOption("--accum", 1),
-      TRAIN_DEFAULTS.accum,
+    .addOption(intFlag("--steps <n>", "optimizer steps", 1, TRAIN_DEFAULTS.steps))
+    .addOption(intFlag("--batch <n>", "rows per micro-batch", 1, TRAIN_DEFAULTS.batch))
+    .addOption(
+      intFlag(
+        "--accum <n>",
+        "micro-batches per step (gradient accumulation)",
+        1,
+        TRAIN_DEFAULTS.accum,
+      ),
     )
-    .option("--lr <x>", "peak learning rate", floatOption("--lr"), TRAIN_DEFAULTS.lr)
+    .addOption(floatFlag("--lr <x>", "peak learning rate", TRAIN_DEFAULTS.lr))
     .option(
       "--block-lr <s>",
       "learning rate of the looped block: full | per-loop (lr/R)",
       blockLr,
       TRAIN_DEFAULTS.blockLr,
     )
-    .option(
-      "--min-lr <x>",
-      "final learning rate of the cosine (default lr/10)",
-      floatOption("--min-lr"),
+    .addOption(floatFlag("--min-lr <x>", "final learning rate of the cosine (default lr/10)"))
+    .addOption(intFlag("--warmup <n>", "warmup steps", 0, TRAIN_DEFAULTS.warmup))
+    .addOption(floatFlag("--wd <x>", "AdamW weight decay", TRAIN_DEFAULTS.wd))
+    .addOption(floatFlag("--clip <x>", "global gradient-norm clip (0 = off)", TRAIN_DEFAULTS.clip))
+    .addOption(
+      intFlag(
+        "--eval-every <n>",
+        "evaluate every n steps (0 = at the end only)",
+        0,
+        TRAIN_DEFAULTS.evalEvery,
+      ),
     )
-    .option("--warmup <n>", "warmup steps", intOption("--warmup", 0), TRAIN_DEFAULTS.warmup)
-    .option("--wd <x>", "AdamW weight decay", floatOption("--wd"), TRAIN_DEFAULTS.wd)
-    .option(
-      "--clip <x>",
-      "global gradient-norm clip (0 = off)",
-      floatOption("--clip"),
-      TRAIN_DEFAULTS.clip,
+    .addOption(
+      intFlag(
+        "--eval-count <n>",
+        "evaluation examples (windows for lm)",
+        1,
+        TRAIN_DEFAULTS.evalCount,
+      ),
     )
-    .option(
-      "--eval-every <n>",
-      "evaluate every n steps (0 = at the end only)",
-      intOption("--eval-every", 0),
-      TRAIN_DEFAULTS.evalEvery,
+    .addOption(
+      intFlag(
+        "--ckpt-every <n>",
+        "checkpoint every n steps (0 = at the end only)",
+        0,
+        TRAIN_DEFAULTS.ckptEvery,
+      ),
     )
-    .option(
-      "--eval-count <n>",
-      "evaluation examples (windows for lm)",
-      intOption("--eval-count", 1),
-      TRAIN_DEFAULTS.evalCount,
-    )
-    .option(
-      "--ckpt-every <n>",
-      "checkpoint every n steps (0 = at the end only)",
-      intOption("--ckpt-every", 0),
-      TRAIN_DEFAULTS.ckptEvery,
-    )
-    .option("--seed <n>", "seed of weights and data", intOption("--seed", 0), TRAIN_DEFAULTS.seed)
+    .addOption(intFlag("--seed <n>", "seed of weights and data", 0, TRAIN_DEFAULTS.seed))
     .option(
       "--precision <p>",
       "matrix products: fp32 | mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu only) (default: fp32)",
       precision,
     )
     .option("--checkpointing", "recompute loop steps in the backward pass (less memory)", false)
-    .option("--beta <x>", "gate1: entropy weight β", floatOption("--beta"), TRAIN_DEFAULTS.beta)
-    .option("--k <x>", "gate2: label sharpness k", floatOption("--k"), TRAIN_DEFAULTS.k)
-    .option(
-      "--gamma <x>",
-      "gate2: improvement threshold γ",
-      floatOption("--gamma"),
-      TRAIN_DEFAULTS.gamma,
-    );
+    .addOption(floatFlag("--beta <x>", "gate1: entropy weight β", TRAIN_DEFAULTS.beta))
+    .addOption(floatFlag("--k <x>", "gate2: label sharpness k", TRAIN_DEFAULTS.k))
+    .addOption(floatFlag("--gamma <x>", "gate2: improvement threshold γ", TRAIN_DEFAULTS.gamma));
 }
 
 /** The flag of each TrainOptions field, so option errors name what the user typed. */

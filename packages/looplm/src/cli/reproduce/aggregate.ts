@@ -32,7 +32,7 @@ export interface LengthAggregate {
   stat: MeanSd;
 }
 
-/** Per seed: arm id → per member label, acc[ℓ − 1][r − 1] (per-length.ts). */
+/** Per seed: arm id → per member label, acc[ℓ − 1][r − 1] (downstream.ts). */
 export type SeedPerLength = Map<string, Record<string, number[][]>>;
 
 export type McAggregate = Pick<MemberAggregate, "metric" | "values" | "stat" | "perStep"> & {

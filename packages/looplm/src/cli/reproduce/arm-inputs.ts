@@ -1,13 +1,17 @@
 /**
  * A study's declarative settings → what the trainers take, through the same flag defaults and
  * builders as `looplm train` and `looplm sweep` (so a study member equals the sweep command that
- * docs/results.md prints for it).
+ * docs/results.md prints for it); and the `looplm sweep` command behind each (arm, seed): printed
+ * beside the results, and what `--jobs` runs in child processes.
  */
+import { join } from "node:path";
 import type { Task } from "@loop/tasks";
 import type { TrainOptions } from "@loop/train";
 import { buildModelConfig, MODEL_DEFAULTS, type ModelFlags } from "../options/model.js";
 import { buildTask, TASK_DEFAULTS, type TaskFlags, taskInfo } from "../options/task.js";
 import { buildTrainOptions, TRAIN_DEFAULTS, type TrainFlags } from "../options/train.js";
+import type { SweepJob } from "../sweep-runner.js";
+import type { ArmDef } from "./study-types.js";
 
 export function taskFlags(t: Partial<TaskFlags> & Pick<TaskFlags, "task">): TaskFlags {
   return { ...TASK_DEFAULTS, ...t };
@@ -55,7 +59,47 @@ export function flagArgs(values: Record<string, unknown>): string[] {
     });
 }
 
-/** The same flags as text, for the command line printed beside the results. */
-export function flagLine(values: Record<string, unknown>): string {
-  return flagArgs(values).join(" ");
+export function seedDir(outDir: string, arm: string, seed: number): string {
+  return join(outDir, arm, `seed-${seed}`);
+}
+
+/** The arguments after `looplm` of the `looplm sweep` command that trains one arm for one seed. */
+export function armArgs(arm: ArmDef, seed: number, outDir: string): string[] {
+  return [
+    "sweep",
+    ...["--protocol", arm.protocol],
+    ...flagArgs({ ...arm.task }),
+    ...["--base", String(arm.base), "--loops", arm.loops.join(",")],
+    ...flagArgs({ ...arm.model }),
+    ...flagArgs({ ...arm.train }),
+    ...["--seed", String(seed), "--out", seedDir(outDir, arm.id, seed)],
+  ];
+}
+
+/** The same command as text (what the study runs, and a child process runs exactly). */
+export function armCommand(arm: ArmDef, seed: number, outDir: string): string {
+  return `looplm ${armArgs(arm, seed, outDir).join(" ")}`;
+}
+
+/**
+ * One (arm, seed) sweep as `looplm sweep` takes it, whether it trains in this process
+ * (run-sweep-study.ts) or on the queue (queued-arms.ts): the two must agree, since a queued study
+ * reads back the very folders and members it put on the queue.
+ */
+export function armSweepJob(
+  arm: ArmDef,
+  seed: number,
+  outDir: string,
+  task: Task,
+): Omit<SweepJob, "resume" | "log" | "backend" | "overwrite" | "signal"> {
+  return {
+    outDir: seedDir(outDir, arm.id, seed),
+    protocol: arm.protocol,
+    task,
+    taskInfo: taskInfo(taskFlags(arm.task)),
+    base: modelConfig(arm.model, arm.base, 1, task.vocabSize),
+    loops: arm.loops,
+    train: trainOptions(arm.train, seed),
+    evalCount: trainFlags(arm.train, seed).evalCount,
+  };
 }

@@ -1,7 +1,15 @@
-/** The exit-gate study: one model trained through the three stages, then its depth frontier. */
+/**
+ * The exit-gate study: one model trained through the three stages, then its depth frontier; and
+ * the `looplm train` and `looplm eval` commands behind one of its seeds: printed beside its
+ * results, so that a reader can rerun (or extend) one seed stage by stage. They give the numbers
+ * the study gives (reproduce.test.ts runs them and compares the model bytes).
+ */
+import { join } from "node:path";
+import type { Stage } from "@loop/train";
 import type { ModelFlags } from "../options/model.js";
 import type { TaskFlags, TaskName } from "../options/task.js";
 import type { TrainFlags } from "../options/train.js";
+import { flagArgs } from "./arm-inputs.js";
 
 export interface GateStudyDef {
   name: "exit-gate";
@@ -26,3 +34,38 @@ export interface GateStudyDef {
  * (the scores do not depend on it: each sequence is scored on its own).
  */
 export const GATE_EVAL_BATCH = 64;
+
+/** Each command's arguments after `looplm`: pretrain, gate1, gate2, then the evaluation. */
+export function gateArgs(def: GateStudyDef, seed: number, outDir: string): string[][] {
+  const dir = join(outDir, `seed-${seed}`);
+  const task = flagArgs({ ...def.task });
+  const stage = (s: Stage, from: Stage | null, model: string[]) => [
+    "train",
+    ...task,
+    ...model,
+    ...flagArgs({ ...def[s] }),
+    ...["--stage", s, "--seed", String(seed)],
+    ...(from ? ["--from", join(dir, from, "final")] : []),
+    ...["--out", join(dir, s)],
+  ];
+  const model = [
+    ...["--layers", String(def.layers), "--loops", String(def.loops)],
+    ...flagArgs({ ...def.model }),
+  ];
+  return [
+    stage("pretrain", null, model),
+    stage("gate1", "pretrain", []),
+    stage("gate2", "gate1", []),
+    [
+      "eval",
+      ...["--model", join(dir, "gate2", "final")],
+      ...["--count", String(def.evalCount), "--batch-size", String(GATE_EVAL_BATCH)],
+      ...["--q-sweep", def.qs.join(",")],
+    ],
+  ];
+}
+
+/** The same commands as lines. */
+export function gateCommands(def: GateStudyDef, seed: number, outDir: string): string[] {
+  return gateArgs(def, seed, outDir).map((a) => `looplm ${a.join(" ")}`);
+}

@@ -10,7 +10,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ChildrenInterrupted } from "../interrupt.js";
-import { armArgs } from "./arm-command.js";
+import { armArgs } from "./arm-inputs.js";
 import type { StudyDef } from "./study-types.js";
 
 // `pnpm looplm` moves the process to the user's folder (INIT_CWD) after this module loads; the

@@ -11,8 +11,7 @@ import { trainOnQueue } from "../../queue/coordinator.js";
 import { queuedSweepJobs } from "../../queue/queued-sweep.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { CliError } from "../errors.js";
-import { type TaskCache, taskFlags } from "./arm-inputs.js";
-import { armSweepJob } from "./arm-sweep-job.js";
+import { armSweepJob, type TaskCache, taskFlags } from "./arm-inputs.js";
 import type { StudyDef } from "./study-types.js";
 
 /** Where a study's members train: the queue, its job secret, the backend every job names. */
@@ -37,11 +36,6 @@ export interface QueuedArmsOptions {
   stream?: NodeJS.WriteStream;
 }
 
-/** A member's job label: its arm, member and seed ("iso-param/1⊗4 seed 2"). */
-export function queuedMemberLabel(arm: string, member: string, seed: number): string {
-  return `${arm}/${member} seed ${seed}`;
-}
-
 /** Train every (arm, seed) sweep of `def` on the queue; rejects naming every failed member. */
 export async function trainArmsOnQueue(def: StudyDef, o: QueuedArmsOptions): Promise<void> {
   const jobs: TrainingJobData[] = [];
@@ -53,7 +47,8 @@ export async function trainArmsOnQueue(def: StudyDef, o: QueuedArmsOptions): Pro
         armSweepJob(arm, seed, o.outDir, task),
         flags,
         o.queue.backend,
-        (member) => queuedMemberLabel(arm.id, member, seed),
+        // a member's job label: its arm, member and seed ("iso-param/1⊗4 seed 2")
+        (member) => `${arm.id}/${member} seed ${seed}`,
       );
       for (const n of plan.notes) o.log?.(`looplm: ${arm.id} seed ${seed}: ${n}`);
       jobs.push(...plan.jobs);

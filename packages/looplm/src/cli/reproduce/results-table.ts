@@ -34,10 +34,11 @@ export function resultsTable(
     "paper",
   ];
   // arms with a downstream evaluation add its accuracy (and per step)
-  const mcName = arms.find((a) => a.mc)?.mc?.name;
-  if (mcName) head.push(`${mcName} acc (mean ± sd)`, `${mcName} per loop step`);
-  const clozeName = rows.find((r) => r.cloze)?.cloze?.name;
-  if (clozeName) head.push(`${clozeName} acc (mean ± sd)`, `${clozeName} per loop step`);
+  const downstream = [
+    { key: "mc" as const, name: arms.find((a) => a.mc)?.mc?.name },
+    { key: "cloze" as const, name: rows.find((r) => r.cloze)?.cloze?.name },
+  ].filter((d) => d.name);
+  for (const { name } of downstream) head.push(`${name} acc (mean ± sd)`, `${name} per loop step`);
   const body = rows.map((r) => [
     r.arm,
     r.label,
@@ -47,16 +48,10 @@ export function resultsTable(
     formatMeanSd(r.stat, r.metric),
     perStepCell(r),
     arms.find((a) => a.id === r.arm)?.paper[r.label] ?? "–",
-    ...(mcName
-      ? r.mc
-        ? [formatMeanSd(r.mc.stat, "accuracy"), perStepCell(r.mc)]
-        : ["–", "–"]
-      : []),
-    ...(clozeName
-      ? r.cloze
-        ? [formatMeanSd(r.cloze.stat, "accuracy"), perStepCell(r.cloze)]
-        : ["–", "–"]
-      : []),
+    ...downstream.flatMap(({ key }) => {
+      const d = r[key];
+      return d ? [formatMeanSd(d.stat, "accuracy"), perStepCell(d)] : ["–", "–"];
+    }),
   ]);
   return formatTable(head, body, (i) => i >= 3 && i <= 5, format);
 }

@@ -82,16 +82,10 @@ export async function runGateStudy(
     }
     const model = loadCheckpoint(from!);
     const batches = task.evalSet({ count: def.evalCount, batchSize: GATE_EVAL_BATCH });
-    const r = await evaluateOnBackend(
-      o.backend,
-      model,
-      batches,
-      task.name.startsWith("lm") ? "ppl" : "accuracy",
-      {
-        qs: def.qs,
-        score: (b, p) => task.score(b, p),
-      },
-    );
+    const r = await evaluateOnBackend(o.backend, model, batches, task.metric, {
+      qs: def.qs,
+      score: (b, p) => task.score(b, p),
+    });
     const m = metricSection(r);
     const res: SeedGateResult = { metric: m.metric, perStep: m.per_step, gated: m.gated };
     writeJsonFile(evalPath, res);

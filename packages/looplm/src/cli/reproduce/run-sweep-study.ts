@@ -15,12 +15,9 @@ import {
   type SeedDownstream,
   type SeedPerLength,
 } from "./aggregate.js";
-import { seedDir } from "./arm-command.js";
-import { TaskCache, taskFlags } from "./arm-inputs.js";
-import { armSweepJob } from "./arm-sweep-job.js";
-import { CLOZE_NAME, scoreCloze, scoreDownstream } from "./downstream.js";
+import { armSweepJob, seedDir, TaskCache, taskFlags } from "./arm-inputs.js";
+import { clozeSet, piqaSet, scoreMembers, scorePerLength } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
-import { scorePerLength } from "./per-length.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
 import { type SeedMachine, seedMachine } from "./seed-machine.js";
 import { type ArmRecord, readSeedRecord, seedsToTrain, writeSeedRecord } from "./seed-record.js";
@@ -61,7 +58,7 @@ export interface SweepStudyResult {
   machines: (SeedMachine | undefined)[];
 }
 
-export { armArgs, armCommand, seedDir } from "./arm-command.js";
+export { armArgs, armCommand, seedDir } from "./arm-inputs.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
   const tasks = new TaskCache();
@@ -140,15 +137,11 @@ async function trainSeed(
     const dir = seedDir(o.outDir, arm.id, seed);
     const rec: ArmRecord = { sweep: res.sweep };
     if (arm.mc)
-      rec.downstream = {
-        name: arm.mc.name,
-        acc: scoreDownstream(dir, labels, arm.mc, task, kernels, o.log),
-      };
-    if (arm.cloze)
-      rec.cloze = {
-        name: CLOZE_NAME,
-        acc: await scoreCloze(dir, labels, arm.cloze, flags.corpus, task, kernels, o.log),
-      };
+      rec.downstream = await scoreMembers(dir, labels, piqaSet(arm.mc), task, kernels, o.log);
+    if (arm.cloze) {
+      const set = await clozeSet(flags.corpus, arm.cloze);
+      rec.cloze = await scoreMembers(dir, labels, set, task, kernels, o.log);
+    }
     if (arm.perLength)
       rec.perLength = await scorePerLength(dir, labels, arm.perLength, task, kernels, o.log);
     arms[arm.id] = rec;

@@ -14,8 +14,8 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
-import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
-import { canonicalJson } from "@loop/train/node";
+import { readJsonFile } from "@loop/tensor/node";
+import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
 import type { SeedMachine } from "./seed-machine.js";
 import type { StudyDef } from "./study-types.js";
@@ -78,7 +78,7 @@ export function writeSeedRecord(
     arms,
     machine,
   };
-  writeFileAtomic(seedRecordPath(outDir, seed), `${JSON.stringify(record, null, 2)}\n`);
+  writeJsonFile(seedRecordPath(outDir, seed), record);
 }
 
 /** The seeds 1..seeds that still need training: those without a record (all, without resume). */

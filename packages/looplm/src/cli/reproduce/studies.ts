@@ -7,16 +7,20 @@
  */
 
 import type { GateStudyDef } from "./gate-study-types.js";
-import type { ArmDef, ClaimDef, Scale, StudyDef } from "./study-types.js";
+import type { ArmDef, ClaimDef, ClaimTarget, Scale, StudyDef } from "./study-types.js";
 
 export const STUDY_NAMES = ["phop", "mano", "lm", "backbones", "ablations", "exit-gate"] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
 
+/** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
+function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget): ClaimDef {
+  return { kind: "better", text, a, b, minGap, ...(on ? { on } : {}) };
+}
+
 /** The p-hop studies' layer at cpu scale (the pilots' budget, docs/results/pilots.md). */
 const PHOP_MAMBA = { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true };
 
-function phop(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function phop(cpu: boolean): StudyDef {
   const R = cpu ? 4 : 12;
   const looped = `1⊗${R}`;
   // cpu: the looped layer and the iso-FLOPs R distinct layers side by side (docs/results/pilots.md)
@@ -42,13 +46,12 @@ function phop(scale: Scale): StudyDef {
       member: `${id}/1⊗1`,
       threshold: 0.5,
     },
-    {
-      kind: "better",
-      text: `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
-      a: `${id}/${looped}`,
-      b: `${id}/1⊗1`,
-      minGap: 0.15,
-    },
+    beats(
+      `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
+      `${id}/${looped}`,
+      `${id}/1⊗1`,
+      0.15,
+    ),
   ];
   return {
     name: "phop",
@@ -61,8 +64,7 @@ function phop(scale: Scale): StudyDef {
   };
 }
 
-function mano(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function mano(cpu: boolean): StudyDef {
   const [N, R] = cpu ? [2, 4] : [4, 6];
   const looped = `${N}⊗${R}`;
   const flat = `${N * R}⊗1`;
@@ -93,20 +95,16 @@ function mano(scale: Scale): StudyDef {
       },
     ],
     claims: [
-      {
-        kind: "better",
-        text: `iso-parameter: ${looped} beats ${shallow}`,
-        a: `iso-flops/${looped}`,
-        b: `iso-flops/${shallow}`,
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: `iso-FLOPs: ${looped} beats ${flat} (same depth, ${R}× the parameters)`,
-        a: `iso-flops/${looped}`,
-        b: `iso-flops/${flat}`,
-        minGap: 0,
-      },
+      beats(
+        `iso-parameter: ${looped} beats ${shallow}`,
+        `iso-flops/${looped}`,
+        `iso-flops/${shallow}`,
+      ),
+      beats(
+        `iso-FLOPs: ${looped} beats ${flat} (same depth, ${R}× the parameters)`,
+        `iso-flops/${looped}`,
+        `iso-flops/${flat}`,
+      ),
     ],
   };
 }
@@ -138,8 +136,7 @@ function lmTrain(cpu: boolean): ArmDef["train"] {
     : { steps: 5000, batch: 16, lr: 1e-3, warmup: 200, evalEvery: 500, evalCount: 64 };
 }
 
-function lm(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function lm(cpu: boolean): StudyDef {
   return {
     name: "lm",
     title:
@@ -175,34 +172,22 @@ function lm(scale: Scale): StudyDef {
       },
     ],
     claims: [
-      {
-        kind: "better",
-        text: "iso-parameter: more loops lower validation perplexity (SOTU, 2⊗4 vs 2⊗1)",
-        a: "sotu/2⊗4",
-        b: "sotu/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-parameter: 2⊗2 already beats 2⊗1 (SOTU)",
-        a: "sotu/2⊗2",
-        b: "sotu/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-parameter on a second corpus (TinyShakespeare, 2⊗4 vs 2⊗1)",
-        a: "shakespeare/2⊗4",
-        b: "shakespeare/2⊗1",
-        minGap: 0,
-      },
-      {
-        kind: "better",
-        text: "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
-        a: "sotu/8⊗1",
-        b: "sotu/2⊗4",
-        minGap: 0,
-      },
+      beats(
+        "iso-parameter: more loops lower validation perplexity (SOTU, 2⊗4 vs 2⊗1)",
+        "sotu/2⊗4",
+        "sotu/2⊗1",
+      ),
+      beats("iso-parameter: 2⊗2 already beats 2⊗1 (SOTU)", "sotu/2⊗2", "sotu/2⊗1"),
+      beats(
+        "iso-parameter on a second corpus (TinyShakespeare, 2⊗4 vs 2⊗1)",
+        "shakespeare/2⊗4",
+        "shakespeare/2⊗1",
+      ),
+      beats(
+        "iso-FLOPs: the deeper non-looped 8⊗1 keeps a perplexity edge over 2⊗4",
+        "sotu/8⊗1",
+        "sotu/2⊗4",
+      ),
       {
         kind: "above",
         text: "downstream: the looped 2⊗4 scores above chance (25 %) on the last-word cloze",
@@ -210,28 +195,25 @@ function lm(scale: Scale): StudyDef {
         threshold: CLOZE_CHANCE,
         on: "cloze",
       },
-      {
-        kind: "better",
-        text: "downstream: the looped 2⊗4 stays competitive, within 2 points of 8⊗1 on the cloze",
-        a: "sotu/2⊗4",
-        b: "sotu/8⊗1",
-        minGap: -0.02,
-        on: "cloze",
-      },
-      {
-        kind: "better",
-        text: "downstream: the looped 2⊗4 stays within 2 points of 2⊗1 on the cloze (iso-parameter)",
-        a: "sotu/2⊗4",
-        b: "sotu/2⊗1",
-        minGap: -0.02,
-        on: "cloze",
-      },
+      beats(
+        "downstream: the looped 2⊗4 stays competitive, within 2 points of 8⊗1 on the cloze",
+        "sotu/2⊗4",
+        "sotu/8⊗1",
+        -0.02,
+        "cloze",
+      ),
+      beats(
+        "downstream: the looped 2⊗4 stays within 2 points of 2⊗1 on the cloze (iso-parameter)",
+        "sotu/2⊗4",
+        "sotu/2⊗1",
+        -0.02,
+        "cloze",
+      ),
     ],
   };
 }
 
-function backbones(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function backbones(cpu: boolean): StudyDef {
   const arm = (id: string, model: ArmDef["model"]): ArmDef => ({
     id,
     protocol: "iso-param",
@@ -254,13 +236,9 @@ function backbones(scale: Scale): StudyDef {
       arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),
       arm("transformer", { backbone: "transformer" }),
     ],
-    claims: ids.map((id) => ({
-      kind: "better" as const,
-      text: `looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`,
-      a: `${id}/2⊗4`,
-      b: `${id}/2⊗1`,
-      minGap: 0,
-    })),
+    claims: ids.map((id) =>
+      beats(`looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`, `${id}/2⊗4`, `${id}/2⊗1`),
+    ),
   };
 }
 
@@ -271,8 +249,7 @@ function backbones(scale: Scale): StudyDef {
  * the baseline recipe, so those arms train only 2⊗4 and are compared with the 1× arm's 2⊗1 (the
  * same seed: the same initial stream and data).
  */
-function ablations(scale: Scale): StudyDef {
-  const cpu = scale === "cpu";
+function ablations(cpu: boolean): StudyDef {
   const train = lmTrain(cpu);
   const times = (k: number): ArmDef["train"] => ({
     ...train,
@@ -289,13 +266,6 @@ function ablations(scale: Scale): StudyDef {
     train,
     paper: {},
     ...extra,
-  });
-  const beats = (text: string, a: string, b: string): ClaimDef => ({
-    kind: "better",
-    text,
-    a,
-    b,
-    minGap: 0,
   });
   const recipes = [
     ["out-proj-depth", "(b) out_proj initialised ÷√(N·R)"],
@@ -327,7 +297,7 @@ function ablations(scale: Scale): StudyDef {
   };
 }
 
-function exitGate(scale: Scale): GateStudyDef {
+export function gateStudy(scale: Scale): GateStudyDef {
   const cpu = scale === "cpu";
   return {
     name: "exit-gate",
@@ -356,14 +326,9 @@ function exitGate(scale: Scale): GateStudyDef {
   };
 }
 
-export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale): StudyDef {
-  if (name === "phop") return phop(scale);
-  if (name === "mano") return mano(scale);
-  if (name === "lm") return lm(scale);
-  if (name === "ablations") return ablations(scale);
-  return backbones(scale);
-}
+/** The sweep studies, each at cpu scale (true) or the paper's. */
+const SWEEP_STUDIES = { phop, mano, lm, backbones, ablations };
 
-export function gateStudy(scale: Scale): GateStudyDef {
-  return exitGate(scale);
+export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale): StudyDef {
+  return SWEEP_STUDIES[name](scale === "cpu");
 }

@@ -16,15 +16,10 @@ import { htmlPage, renderChartSvg, type Section } from "@loop/eval/node";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { writeJsonFile } from "@loop/train/node";
 import type { MemberAggregate } from "./aggregate.js";
-import { claimChart } from "./claim-chart.js";
 import type { FrontierRow } from "./gate-frontier.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { type SeedMachine, seedMachineLines } from "./seed-machine.js";
 import { formatMeanSd } from "./stats.js";
-
-/** A Vega-Lite spec, as the eval package's chart builders return it. */
-type TopLevelSpec = ChartSpec;
-
 import type { ArmDef } from "./study-types.js";
 import type { Verdict } from "./verdict.js";
 
@@ -56,13 +51,66 @@ function factRows(f: RunFacts): [string, string][] {
   ];
 }
 
+const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
+
+/**
+ * The plot of a study's claims: for every paired-difference claim, the mean difference a − b over
+ * seeds with its 95 % t-interval, and a tick at the margin the claim must clear. One chart per
+ * metric (accuracy in points, perplexity as is), since their scales differ.
+ */
+export function claimChart(verdicts: readonly Verdict[], metric: Metric): ChartSpec | null {
+  const scale = metric === "accuracy" ? 100 : 1;
+  const values = verdicts
+    .filter((v) => v.difference && v.metric === metric && v.interval.n >= 2)
+    .map((v, i) => ({
+      claim: `${i + 1}. ${v.subject}`,
+      mean: scale * v.interval.mean,
+      lo: scale * v.interval.lo,
+      hi: scale * v.interval.hi,
+      margin: scale * v.margin,
+      verdict: v.kind,
+    }));
+  if (values.length === 0) return null;
+  const unit = metric === "accuracy" ? "accuracy difference a − b (points)" : "perplexity a − b";
+  const x = {
+    field: "claim",
+    type: "nominal" as const,
+    title: "claim",
+    sort: values.map((v) => v.claim),
+    axis: { labelAngle: 0 },
+  };
+  const y = { type: "quantitative" as const, title: unit, scale: { zero: true } };
+  return {
+    $schema: SCHEMA,
+    title: `Claims: paired difference, mean and 95 % CI over seeds (${metric === "ppl" ? "perplexity" : "accuracy"})`,
+    width: 480,
+    height: 280,
+    data: { values },
+    layer: [
+      { mark: { type: "rule" }, encoding: { x, y: { ...y, field: "lo" }, y2: { field: "hi" } } },
+      {
+        mark: { type: "point", filled: true, size: 80 },
+        encoding: {
+          x,
+          y: { ...y, field: "mean" },
+          color: { field: "verdict", type: "nominal", title: "verdict" },
+        },
+      },
+      {
+        mark: { type: "tick", color: "gray", thickness: 2 },
+        encoding: { x, y: { ...y, field: "margin" } },
+      },
+    ],
+  } as ChartSpec;
+}
+
 /** Plots: name (SVG file stem) → Vega-Lite spec (the claims' intervals when `verdicts` given). */
 export function sweepStudyCharts(
   rows: readonly MemberAggregate[],
   verdicts: readonly Verdict[] = [],
-): Map<string, TopLevelSpec> {
+): Map<string, ChartSpec> {
   const metric: Metric = rows[0]!.metric;
-  const charts = new Map<string, TopLevelSpec>();
+  const charts = new Map<string, ChartSpec>();
   charts.set(
     "metric",
     seedSpreadChart(
@@ -91,7 +139,7 @@ export function gateStudyCharts(rows: readonly FrontierRow[], metric: Metric) {
     histogram: [],
     series: r.kind === "gate" ? "exit gate (q sweep)" : "fixed exit at step r",
   }));
-  return new Map<string, TopLevelSpec>([["frontier", frontierChart(points, metric)]]);
+  return new Map<string, ChartSpec>([["frontier", frontierChart(points, metric)]]);
 }
 
 export function frontierTable(rows: readonly FrontierRow[], metric: Metric, md: boolean): string {
@@ -120,7 +168,7 @@ export interface StudyOutput {
   perLength?: { text: string; markdown: string };
   /** The claims as a table (verdict, interval), when the study has one. */
   claims?: { text: string; markdown: string };
-  charts: Map<string, TopLevelSpec>;
+  charts: Map<string, ChartSpec>;
   data: unknown;
   commands: string[];
   /** Where each seed was trained, when the study keeps seed records. */
@@ -140,6 +188,11 @@ export function perLengthTables(rows: readonly MemberAggregate[], arms: readonly
 
 export function claimTables(verdicts: readonly Verdict[]) {
   return { text: verdictTable(verdicts, "text"), markdown: verdictTable(verdicts, "markdown") };
+}
+
+/** Each verdict's claim, then its line indented (the terminal's and report.html's "Claims"). */
+export function verdictLines(verdicts: readonly { text: string; line: string }[]): string {
+  return verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n");
 }
 
 /** Write results.json, results.md, report.html and <study>-<chart>.svg into `dir`. */
@@ -209,11 +262,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     ...(o.claims
       ? [{ kind: "text" as const, title: "Claims (95 % CIs)", text: o.claims.text }]
       : []),
-    {
-      kind: "text",
-      title: "Claims",
-      text: o.verdicts.map((v) => `${v.text}\n  ${v.line}`).join("\n"),
-    },
+    { kind: "text", title: "Claims", text: verdictLines(o.verdicts) },
     ...[...o.charts].map(([id, spec]) => ({ kind: "chart" as const, id, spec })),
   ];
   writeFileAtomic(

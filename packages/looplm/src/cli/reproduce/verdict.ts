@@ -129,13 +129,11 @@ export function claimVerdict(
   const x = judged(rows, claim.member, claim.on);
   const m = x.metric;
   const ci = tInterval(x.values);
-  const shifted = {
-    ...ci,
-    mean: ci.mean - claim.threshold,
-    lo: ci.lo - claim.threshold,
-    hi: ci.hi - claim.threshold,
-  };
-  const reading = readInterval(claim.kind === "above" ? shifted : negate(shifted), 0, minSeeds);
+  // "below x" reads the negated interval against −x, as "better" reads perplexities
+  const reading =
+    claim.kind === "above"
+      ? readInterval(ci, claim.threshold, minSeeds)
+      : readInterval(negate(ci), -claim.threshold, minSeeds);
   const line =
     `${head(reading)}: ${x.label} ${formatMeanSd(x.stat, m)}${x.on}, ${ciText(m, ci, false)};` +
     ` needs ${claim.kind === "above" ? ">" : "<"} ${num(m, claim.threshold)}${unit(m, false)}`;
