@@ -12,6 +12,7 @@ import { BindGroupCache } from "./bind-group-cache.js";
 import { BufferPool } from "./buffer-pool.js";
 import { type Compiled, compileKernel } from "./compile-kernel.js";
 import { type GpuCounters, type GpuEvent, type GpuMemory, zeroCounters } from "./gpu-counters.js";
+import { GpuTensor } from "./gpu-tensor.js";
 import type { Kernel } from "./kernel-def.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { BufferUsage, MapMode } from "./usage.js";
@@ -192,20 +193,28 @@ export class GpuContext {
   }
 
   /**
-   * Enqueue one dispatch of `kernel` with its buffers (by the names it declares) and scalar
-   * parameters, over `workgroups` [x, y, z]. Nothing runs until the next flush.
+   * Enqueue one dispatch of `kernel` with its buffers (by the names it declares; a tensor binds
+   * its `buffer`) and scalar parameters, over `workgroups` [x, y, z]. Nothing runs until the
+   * next flush.
    */
   run(
     kernel: Kernel,
-    buffers: Record<string, GPUBuffer>,
+    buffers: Record<string, GPUBuffer | GpuTensor>,
     params: Record<string, number>,
     workgroups: readonly [number, number, number] | readonly [number, number] | readonly [number],
   ): void {
+    // Tensors' buffers are taken in the order given, before anything else: one left as partial
+    // sums enqueues their sum here (GpuTensor.buffer), ahead of this dispatch.
+    const bufs: Record<string, GPUBuffer> = {};
+    for (const name in buffers) {
+      const b = buffers[name]!;
+      bufs[name] = b instanceof GpuTensor ? b.buffer : b;
+    }
     const start = performance.now();
     this.checkAlive();
     const compiled = this.pipeline(kernel);
     const bound = kernel.bufferNames.map((name) => {
-      const b = buffers[name];
+      const b = bufs[name];
       if (!b) throw new Error(`webgpu: kernel ${kernel.name} needs buffer "${name}"`);
       return b;
     });

@@ -93,7 +93,7 @@ function runBinary(
   const { dims, bcast } = collapse(shape, [a.shape, b.shape], op);
   a.ctx.run(
     binaryKernel(fn),
-    { a: a.buffer, b: b.buffer, out: out.buffer },
+    { a, b, out },
     {
       n: out.size,
       alpha,
@@ -156,12 +156,7 @@ export function reduceToShape(
       params[`d${k}`] = k < pad ? 1 : dims[k - pad]!;
       if (k >= pad && mask[k - pad]) params.bmask! |= 1 << k;
     }
-    ctx.run(
-      reduceKernel,
-      { g: src.buffer, out: dst.buffer },
-      params,
-      grid(n * chunks, BCAST_GROUP),
-    );
+    ctx.run(reduceKernel, { g: src, out: dst }, params, grid(n * chunks, BCAST_GROUP));
     if (dst === out) return out;
     // The partials [chunks, n] are reduced over their leading axis next.
     src = dst;

@@ -118,7 +118,7 @@ export function causalConv1dSiluSplit(
         const g = gys[p];
         ctx.run(
           convSiluGradPreKernel,
-          { ...bufs, g: g?.buffer ?? placeholder(ctx), gpre: gpre.buffer },
+          { ...bufs, g: g ?? placeholder(ctx), gpre },
           { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
           grid(n, CONV_GROUP),
         );
@@ -175,7 +175,7 @@ export function causalConv1dSiluSplit(
         gi = emptyLike(ctx, init.shape);
         ctx.run(
           convGradInitKernel,
-          { ...taps, ginit: gi.buffer },
+          { ...taps, ginit: gi },
           { ...tapDims, n: init.size },
           grid(init.size, CONV_GROUP),
         );

@@ -23,12 +23,7 @@ export function perStepCrossEntropy(
   const ce = emptyLike(ctx, [R, ...s.slice(0, -1)]);
   const lse = emptyLike(ctx, [R, M]);
   logitsPerStep.forEach((x, r) => {
-    ctx.run(
-      ceRowKernel,
-      { x: x.buffer, targets: targets.buffer, ce: ce.buffer, lse: lse.buffer },
-      { rows: M, V, off: r * M },
-      grid(M, 1),
-    );
+    ctx.run(ceRowKernel, { x, targets, ce, lse }, { rows: M, V, off: r * M }, grid(M, 1));
   });
   recordGpu("perStepCrossEntropy", logitsPerStep, [ce], ([g]) =>
     logitsPerStep.map((x, r) => {
@@ -36,7 +31,7 @@ export function perStepCrossEntropy(
       const gx = emptyLike(ctx, x.shape);
       ctx.run(
         ceBackwardKernel,
-        { x: x.buffer, targets: targets.buffer, lse: lse.buffer, g: g!.buffer, gx: gx.buffer },
+        { x, targets, lse, g: g!, gx },
         { n: M * V, V, off: r * M },
         grid(M * V, CE_EW),
       );

@@ -21,12 +21,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
   const y = emptyLike(ctx, x.shape);
   const rinv = emptyLike(ctx, [rows]);
   if (x.size === 0) return y;
-  ctx.run(
-    rmsnormForwardKernel,
-    { x: x.buffer, w: w.buffer, rinv: rinv.buffer, y: y.buffer },
-    { rows, D, eps },
-    grid(rows, 1),
-  );
+  ctx.run(rmsnormForwardKernel, { x, w, rinv, y }, { rows, D, eps }, grid(rows, 1));
   recordGpu(
     "rmsnorm",
     [x, w],
@@ -43,11 +38,11 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
       ctx.run(
         rmsnormBackwardKernel,
         {
-          x: x.buffer,
-          w: w.buffer,
-          rinv: rinv.buffer,
+          x,
+          w,
+          rinv,
           g: gIn.buffer,
-          gx: gx?.buffer ?? placeholder(ctx),
+          gx: gx ?? placeholder(ctx),
           partial: cs?.partial ?? placeholder(ctx),
         },
         {

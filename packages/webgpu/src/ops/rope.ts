@@ -42,12 +42,7 @@ function rotate(x: GpuTensor, tab: GpuTensor, sign: 1 | -1): GpuTensor {
   const [, T, H, hd] = x.shape as [number, number, number, number];
   const y = emptyLike(x.ctx, x.shape);
   const n = x.size / 2;
-  x.ctx.run(
-    ropeKernel,
-    { x: x.buffer, tab: tab.buffer, y: y.buffer },
-    { n, T, H, half: hd / 2, sign },
-    grid(n, ROPE_GROUP),
-  );
+  x.ctx.run(ropeKernel, { x, tab, y }, { n, T, H, half: hd / 2, sign }, grid(n, ROPE_GROUP));
   return y;
 }
 
@@ -72,7 +67,7 @@ function rotatePair(a: GpuTensor, b: GpuTensor, tab: GpuTensor, sign: 1 | -1): G
   const n = nA + b.size / 2;
   a.ctx.run(
     ropePairKernel,
-    { xa: a.buffer, xb: b.buffer, tab: tab.buffer, ya: ya.buffer, yb: yb.buffer },
+    { xa: a, xb: b, tab, ya, yb },
     { nA, n, T, Ha, Hb, half: hd / 2, sign },
     grid(n, ROPE_GROUP),
   );

@@ -29,7 +29,7 @@ export function copyBlock(src: Block, dst: Block, rows: number, w: number): void
   if (rows * w === 0) return;
   src.t.ctx.run(
     copyRowsKernel,
-    { src: src.t.buffer, dst: dst.t.buffer },
+    { src: src.t, dst: dst.t },
     { rows, w, lds: src.ld, offs: src.off ?? 0, ldd: dst.ld, offd: dst.off ?? 0 },
     grid(rows * w, COPY_GROUP),
   );

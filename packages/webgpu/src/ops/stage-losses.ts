@@ -46,15 +46,10 @@ function maskedMean(
   scale: number,
 ): { loss: GpuTensor; count: GpuTensor } {
   const tf = emptyLike(ctx, [2, M]);
-  ctx.run(terms, { ...buffers, tf: tf.buffer }, params, [Math.max(1, Math.ceil(M / PDF_GROUP))]);
+  ctx.run(terms, { ...buffers, tf }, params, [Math.max(1, Math.ceil(M / PDF_GROUP))]);
   const loss = emptyLike(ctx, [1]);
   const count = emptyLike(ctx, [1]);
-  ctx.run(
-    maskedMeanKernel,
-    { tf: tf.buffer, out: loss.buffer, count: count.buffer },
-    { n: M, scale, nanBits: NAN_BITS },
-    [1],
-  );
+  ctx.run(maskedMeanKernel, { tf, out: loss, count }, { n: M, scale, nanBits: NAN_BITS }, [1]);
   return { loss, count };
 }
 
@@ -74,12 +69,9 @@ export function stage1Objective(
   recordGpu("stage1Objective", [gateLogits, ce], [loss], ([g]) => {
     const ga = emptyLike(ctx, gateLogits.shape);
     const gce = emptyLike(ctx, ce.shape);
-    ctx.run(
-      stage1BackwardKernel,
-      { ...io, g: g!.buffer, count: count.buffer, ga: ga.buffer, gce: gce.buffer },
-      params,
-      [Math.max(1, Math.ceil(M / PDF_GROUP))],
-    );
+    ctx.run(stage1BackwardKernel, { ...io, g: g!, count, ga, gce }, params, [
+      Math.max(1, Math.ceil(M / PDF_GROUP)),
+    ]);
     return [gateLogits.requiresGrad ? ga : null, ce.requiresGrad ? gce : null];
   });
   return loss;
@@ -102,12 +94,9 @@ export function stage2Objective(
   const { loss, count } = maskedMean(ctx, stage2TermsKernel, io, params, M, R);
   recordGpu("stage2Objective", [gateLogits], [loss], ([g]) => {
     const ga = emptyLike(ctx, gateLogits.shape);
-    ctx.run(
-      stage2BackwardKernel,
-      { ...io, g: g!.buffer, count: count.buffer, ga: ga.buffer },
-      params,
-      [Math.max(1, Math.ceil(M / PDF_GROUP))],
-    );
+    ctx.run(stage2BackwardKernel, { ...io, g: g!, count, ga }, params, [
+      Math.max(1, Math.ceil(M / PDF_GROUP)),
+    ]);
     return [ga];
   });
   return loss;
