@@ -46,13 +46,7 @@ export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
     const gw = emptyLike(ctx, w.shape);
     ctx.run(
       embeddingSumKernel,
-      {
-        start,
-        count,
-        order,
-        g: g!,
-        gw,
-      },
+      { start, count, order, g: g!, gw },
       { V, D },
       grid(V * D, EMB_GROUP),
     );

@@ -89,30 +89,13 @@ export function mamba2StepState(
   const y = emptyLike(ctx, [batch, Di]);
   ctx.run(
     mamba2StepConvKernel,
-    {
-      rows: rowBuf,
-      zx,
-      weight: w.convWeight,
-      bias: w.convBias,
-      conv: state.conv,
-      xbc,
-      z,
-    },
+    { rows: rowBuf, zx, weight: w.convWeight, bias: w.convBias, conv: state.conv, xbc, z },
     { B: batch, Di, C, E, K, hasRows },
     grid(batch * (Di + C), STEP_CONV_GROUP),
   );
   ctx.run(
     mamba2StepSsmKernel,
-    {
-      rows: rowBuf,
-      zx,
-      xbc,
-      dtBias: w.dtBias,
-      aLog: w.aLog,
-      d: w.d,
-      ssm: state.ssm,
-      y,
-    },
+    { rows: rowBuf, zx, xbc, dtBias: w.dtBias, aLog: w.aLog, d: w.d, ssm: state.ssm, y },
     { B: batch, H, P, N, G, Di, C, E, hasRows },
     grid(batch * H, 1),
   );

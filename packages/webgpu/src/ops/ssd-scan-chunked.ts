@@ -119,50 +119,26 @@ export function ssdScanChunked(
   );
   const sloc = emptyLike(ctx, [batch, H, nc, P, N]);
   const cdecay = emptyLike(ctx, [batch, H, nc]);
-  ctx.run(
-    ssdChunkOuterKernel,
-    {
-      u: x,
-      dl,
-      v: B,
-      seq,
-      out: sloc,
-      cdecay,
-    },
-    { ...dims, mode: 0 },
-    [stateTiles, nc, BH],
-  );
+  ctx.run(ssdChunkOuterKernel, { u: x, dl, v: B, seq, out: sloc, cdecay }, { ...dims, mode: 0 }, [
+    stateTiles,
+    nc,
+    BH,
+  ]);
   const states = emptyLike(ctx, [batch, H, nc, P, N]);
   const state = emptyLike(ctx, [batch, H, P, N]);
   ctx.run(
     ssdStatePassKernel,
-    {
-      sloc,
-      cdecay,
-      s0: s0 ?? placeholder(ctx),
-      states,
-      last: state,
-    },
+    { sloc, cdecay, s0: s0 ?? placeholder(ctx), states, last: state },
     { nc, PN, n: BH * PN, hasS0: s0 ? 1 : 0 },
     grid(BH * PN, SSD_LINEAR_GROUP),
   );
   sloc.dispose();
   const y = emptyLike(ctx, x.shape);
-  ctx.run(
-    ssdChunkOutKernel,
-    {
-      x,
-      dl,
-      Cm: C,
-      cb,
-      states,
-      seq,
-      D: dBuf,
-      y,
-    },
-    { ...dims, hasD },
-    [tiles(Lc) * tiles(P), nc, BH],
-  );
+  ctx.run(ssdChunkOutKernel, { x, dl, Cm: C, cb, states, seq, D: dBuf, y }, { ...dims, hasD }, [
+    tiles(Lc) * tiles(P),
+    nc,
+    BH,
+  ]);
 
   const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
   if (D) inputs.push(D);
@@ -237,85 +213,36 @@ function ssdBackward(
   const gs0 = emptyLike(ctx, [batch, H, P, N]);
   ctx.run(
     ssdReversePassKernel,
-    {
-      gs: gs ?? placeholder(ctx),
-      q,
-      cdecay,
-      states,
-      rstore,
-      dotRS,
-      gs0,
-    },
+    { gs: gs ?? placeholder(ctx), q, cdecay, states, rstore, dotRS, gs0 },
     { nc, PN, hasGs: gs ? 1 : 0 },
     [BH],
   );
   q.dispose();
   const dcbh = emptyLike(ctx, [batch, nc, H, Lc, Lc]);
   const sums = emptyLike(ctx, [batch, H, T, 2]);
-  ctx.run(
-    ssdIntraGradKernel,
-    {
-      gy,
-      x: inp.x,
-      dl,
-      cb,
-      seq,
-      dotRS,
-      dcbh,
-      sums,
-    },
-    dims,
-    [1, nc, BH],
-  );
+  ctx.run(ssdIntraGradKernel, { gy, x: inp.x, dl, cb, seq, dotRS, dcbh, sums }, dims, [1, nc, BH]);
   const gx = emptyLike(ctx, inp.x.shape);
-  ctx.run(
-    ssdGradXKernel,
-    {
-      gy,
-      dl,
-      cb,
-      Bm: inp.B,
-      rstore,
-      seq,
-      D: dBuf,
-      gx,
-    },
-    { ...dims, hasD },
-    [tiles(Lc) * tiles(P), nc, BH],
-  );
+  ctx.run(ssdGradXKernel, { gy, dl, cb, Bm: inp.B, rstore, seq, D: dBuf, gx }, { ...dims, hasD }, [
+    tiles(Lc) * tiles(P),
+    nc,
+    BH,
+  ]);
   const rowTiles: [number, number, number] = [tiles(Lc) * tiles(N), nc, BH];
   const dBh = emptyLike(ctx, [batch, T, H, N]);
   ctx.run(ssdRowsByStateKernel, { u: inp.x, s: rstore, out: dBh }, dims, rowTiles);
   ctx.run(
     ssdFinishKernel,
-    {
-      dl,
-      Bm: inp.B,
-      Cm: inp.C,
-      seq,
-      dBh,
-      dCh,
-      sums,
-    },
+    { dl, Bm: inp.B, Cm: inp.C, seq, dBh, dCh, sums },
     { ...dims, n: BH * nc, seg },
     grid(BH * nc * seg, SSD_LINEAR_GROUP),
   );
   const gB = emptyLike(ctx, inp.B.shape);
   const gC = emptyLike(ctx, inp.C.shape);
-  ctx.run(
-    ssdGroupGradKernel,
-    {
-      Bm: inp.B,
-      Cm: inp.C,
-      dcbh,
-      dBh,
-      dCh,
-      gB,
-      gC,
-    },
-    dims,
-    [tiles(Lc) * tiles(N), nc, batch * G],
-  );
+  ctx.run(ssdGroupGradKernel, { Bm: inp.B, Cm: inp.C, dcbh, dBh, dCh, gB, gC }, dims, [
+    tiles(Lc) * tiles(N),
+    nc,
+    batch * G,
+  ]);
   const gdt = emptyLike(ctx, [batch, T, H]);
   const n = batch * T * H;
   // ∂dt, then the first stages of ∂A's and ∂D's column sums, in one dispatch
