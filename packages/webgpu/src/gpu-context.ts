@@ -17,6 +17,9 @@ import type { Kernel } from "./kernel-def.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { BufferUsage, MapMode } from "./usage.js";
 
+/** A dispatch's storage buffers by the names its kernel declares; a tensor binds its `buffer`. */
+export type Bindings = Record<string, GPUBuffer | GpuTensor>;
+
 export interface GpuContextOptions {
   /** Label for error messages ("SwiftShader", the adapter's description). */
   adapterName?: string;
@@ -193,13 +196,12 @@ export class GpuContext {
   }
 
   /**
-   * Enqueue one dispatch of `kernel` with its buffers (by the names it declares; a tensor binds
-   * its `buffer`) and scalar parameters, over `workgroups` [x, y, z]. Nothing runs until the
-   * next flush.
+   * Enqueue one dispatch of `kernel` with its buffers (Bindings) and scalar parameters, over
+   * `workgroups` [x, y, z]. Nothing runs until the next flush.
    */
   run(
     kernel: Kernel,
-    buffers: Record<string, GPUBuffer | GpuTensor>,
+    buffers: Bindings,
     params: Record<string, number>,
     workgroups: readonly [number, number, number] | readonly [number, number] | readonly [number],
   ): void {

@@ -165,7 +165,7 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
         guard ? guardedAdamwKernel : adamwKernel,
         {
           w: param,
-          g,
+          g: g.buffer,
           m,
           v,
           norm: clipped?.norm.buffer ?? placeholder(ctx),

@@ -5,7 +5,7 @@
  * up itself, a weight's gradient gathers those of all its applications and is summed once when
  * read, and any other reader gets the sum (in block order) first.
  */
-import type { GpuContext } from "../gpu-context.js";
+import type { Bindings, GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import type { Kernel } from "../kernel-def.js";
 import { COLS_PER_GROUP, columnSumStage, ROWS_PER_GROUP } from "../kernels/column-sum.js";
@@ -20,7 +20,7 @@ import { partialsTarget } from "./gemm.js";
 export function columnSum(
   ctx: GpuContext,
   kernel: Kernel,
-  buffers: Record<string, GPUBuffer>,
+  buffers: Bindings,
   params: Record<string, number>,
   rows: number,
   cols: number,

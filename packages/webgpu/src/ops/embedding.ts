@@ -40,7 +40,7 @@ export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
     const nIds = grid(n, EMB_GROUP);
     ctx.run(embeddingCountKernel, { ids, count }, { n, V }, nIds);
     ctx.run(embeddingScanKernel, { count, start }, { V }, [1]);
-    const ranked = { ids: ids.buffer, start: start.buffer };
+    const ranked = { ids, start };
     ctx.run(embeddingBucketKernel, { ...ranked, cursor, bucket }, { n, V }, nIds);
     ctx.run(embeddingRankKernel, { ...ranked, count, bucket, order }, { n, V }, nIds);
     const gw = emptyLike(ctx, w.shape);

@@ -56,7 +56,7 @@ export function gatedRmsnorm(
         {
           ...inputs,
           rinv,
-          gy: g!,
+          gy: g!.buffer,
           gx: gx ?? spare,
           gz: gz ?? emptyLike(ctx, [1]).buffer,
           partial: cs?.partial ?? spare,

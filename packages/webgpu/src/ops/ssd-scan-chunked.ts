@@ -196,7 +196,7 @@ function ssdBackward(
   ctx.run(
     ssdOuterRowsKernel,
     {
-      u: gy,
+      u: gy.buffer,
       dl,
       v: inp.C,
       seq,
