@@ -7,7 +7,7 @@
 import { shapeStr } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
-import { grid } from "../kernel-def.js";
+import { grid, groups } from "../kernel-def.js";
 import {
   BCAST_GROUP,
   type BinaryFn,
@@ -141,7 +141,7 @@ export function reduceToShape(
   for (;;) {
     const n = dims.reduce((p, d, k) => (mask[k] ? p : p * d), 1);
     const cnt = dims.reduce((p, d, k) => (mask[k] ? p * d : p), 1);
-    const chunks = Math.max(1, Math.ceil(cnt / REDUCE_CHUNK));
+    const chunks = groups(cnt, REDUCE_CHUNK);
     const dst = chunks === 1 ? out : emptyLike(ctx, [chunks, n]);
     const pad = MAX_DIMS - dims.length;
     const params: Record<string, number> = {

@@ -9,7 +9,7 @@
  */
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { grid } from "../kernel-def.js";
+import { grid, groups } from "../kernel-def.js";
 import {
   MAX_CHUNK,
   SSD_LINEAR_GROUP,
@@ -60,7 +60,7 @@ function expectShape(name: string, t: GpuTensor, want: readonly number[]): void 
     );
 }
 
-const tiles = (n: number) => Math.max(1, Math.ceil(n / TILE));
+const tiles = (n: number) => groups(n, TILE);
 
 export function ssdScanChunked(
   x: GpuTensor,
