@@ -14,6 +14,7 @@ import { type Compiled, compileKernel } from "./compile-kernel.js";
 import { type GpuCounters, type GpuEvent, type GpuMemory, zeroCounters } from "./gpu-counters.js";
 import { GpuTensor } from "./gpu-tensor.js";
 import type { Kernel } from "./kernel-def.js";
+import { getOrMake } from "./memo.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { BufferUsage, MapMode } from "./usage.js";
 
@@ -174,14 +175,12 @@ export class GpuContext {
   // --- Dispatch ---------------------------------------------------------------------------------
 
   private pipeline(kernel: Kernel): Compiled {
-    let p = this.pipelines.get(kernel);
-    if (!p) {
+    return getOrMake(this.pipelines, kernel, () => {
       const { compiled, checked } = compileKernel(
         this.device,
         kernel,
         this.subgroups ? this.subgroupMinSize : null,
       );
-      p = compiled;
       this.tally.pipelinesCreated++;
       this.pending.push(
         checked.then((failure) => {
@@ -190,9 +189,8 @@ export class GpuContext {
           if (failure && this.failure === null) this.failure = failure;
         }),
       );
-      this.pipelines.set(kernel, p);
-    }
-    return p;
+      return compiled;
+    });
   }
 
   /**

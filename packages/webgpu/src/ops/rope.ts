@@ -9,6 +9,7 @@ import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { ROPE_GROUP, ropeKernel, ropePairKernel } from "../kernels/rope.js";
+import { getOrMake } from "../memo.js";
 import { recordGpu } from "../tape.js";
 
 const TABLES_KEPT = 4;
@@ -17,11 +18,7 @@ const tables = new WeakMap<GpuContext, { key: string; tab: GpuTensor }[]>();
 /** The device table [T, hd/2, 2] of (cos, sin); ropeTables checks hd, theta and offset. */
 function ropeTable(ctx: GpuContext, hd: number, T: number, theta: number, offset: number) {
   const key = `${hd},${T},${theta},${offset}`;
-  let list = tables.get(ctx);
-  if (!list) {
-    list = [];
-    tables.set(ctx, list);
-  }
+  const list = getOrMake(tables, ctx, () => []);
   const hit = list.find((e) => e.key === key);
   if (hit && !hit.tab.released) return hit.tab;
   const { cos, sin } = ropeTables(hd, T, theta, offset);
