@@ -13,7 +13,7 @@ import {
   gateInputKernel,
   gateWeightPartialKernel,
 } from "../kernels/gate-logits.js";
-import { recordGpu } from "../tape.js";
+import { freshGrads, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
@@ -35,17 +35,14 @@ export function gateLogits(
     ctx.run(gateDotKernel, { x, w: weight, bias, a }, { rows: M, D, off: r * M }, grid(M, 1));
   });
   recordGpu("gateLogits", [...readouts, weight, bias], [a], ([g]) => {
-    const grads: (GpuTensor | null)[] = readouts.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    const grads = freshGrads(readouts, (gx, _, r) =>
       ctx.run(
         gateInputKernel,
         { g: g!, w: weight, gx },
         { n: M * D, D, off: r * M },
         grid(M * D, GATE_EW),
-      );
-      return gx;
-    });
+      ),
+    );
     let gw: GpuTensor | null = null;
     if (weight.requiresGrad) {
       const chunks = groups(M, GATE_CHUNK);

@@ -16,7 +16,7 @@ import {
   mixRowLseKernel,
   mixScaleRowsKernel,
 } from "../kernels/mixture.js";
-import { recordGpu } from "../tape.js";
+import { freshGrads, recordGpu } from "../tape.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
 function check(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor, op: string) {
@@ -65,12 +65,9 @@ export function mixtureLogits(logitsPerStep: readonly GpuTensor[], pdf: GpuTenso
     );
   });
   recordGpu("mixtureLogits", [...logitsPerStep, pdf], [y], ([g]) => {
-    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
-      ctx.run(mixScaleRowsKernel, { g: g!, pdf, gx }, { n, V, off: r * M }, grid(n, MIX_EW));
-      return gx;
-    });
+    const grads = freshGrads(logitsPerStep, (gx, _, r) =>
+      ctx.run(mixScaleRowsKernel, { g: g!, pdf, gx }, { n, V, off: r * M }, grid(n, MIX_EW)),
+    );
     grads.push(pdf.requiresGrad ? pdfGrad(logitsPerStep, pdf, g!, M, V, null) : null);
     return grads;
   });
@@ -106,17 +103,14 @@ export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTen
   recordGpu("mixtureLogProbs", [...logitsPerStep, pdf], [y], ([g]) => {
     // ∂p is needed for ∂x too (its row sums), so it is computed whenever anything is.
     const gp = pdfGrad(logitsPerStep, pdf, g!, M, V, { lse, y });
-    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    const grads = freshGrads(logitsPerStep, (gx, x, r) =>
       ctx.run(
         mixLogProbsInputKernel,
         { ...io(x), y, g: g!, gp, gx },
         { n, V, off: r * M },
         grid(n, MIX_EW),
-      );
-      return gx;
-    });
+      ),
+    );
     grads.push(pdf.requiresGrad ? gp : null);
     return grads;
   });

@@ -6,7 +6,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { CE_EW, ceBackwardKernel, ceRowKernel } from "../kernels/per-step-ce.js";
-import { gpuNoGrad, recordGpu } from "../tape.js";
+import { freshGrads, gpuNoGrad, recordGpu } from "../tape.js";
 import { checkPerStep, checkTargets } from "./gate-shapes.js";
 
 export function perStepCrossEntropy(
@@ -26,17 +26,14 @@ export function perStepCrossEntropy(
     ctx.run(ceRowKernel, { x, targets, ce, lse }, { rows: M, V, off: r * M }, grid(M, 1));
   });
   recordGpu("perStepCrossEntropy", logitsPerStep, [ce], ([g]) =>
-    logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    freshGrads(logitsPerStep, (gx, x, r) =>
       ctx.run(
         ceBackwardKernel,
         { x, targets, lse, g: g!, gx },
         { n: M * V, V, off: r * M },
         grid(M * V, CE_EW),
-      );
-      return gx;
-    }),
+      ),
+    ),
   );
   return ce;
 }
