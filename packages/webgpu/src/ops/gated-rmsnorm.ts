@@ -61,13 +61,7 @@ export function gatedRmsnorm(
           gz: gz ?? emptyLike(ctx, [1]).buffer,
           partial: cs?.partial ?? spare,
         },
-        {
-          rows: wantXZ ? rows : 0,
-          Di,
-          G,
-          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: Di, colGroups: 1, acc: 0 }),
-          colJobs: cs?.jobs ?? 0,
-        },
+        { rows: wantXZ ? rows : 0, Di, G, ...columnRoleParams(cs, "", Di), colJobs: cs?.jobs ?? 0 },
         grid(items + (cs?.jobs ?? 0), 1),
       );
       return [

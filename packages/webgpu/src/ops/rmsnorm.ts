@@ -51,7 +51,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
           wantX: gx ? 1 : 0,
           accX: tx?.accumulate ? 1 : 0,
           ...gIn.params,
-          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
+          ...columnRoleParams(cs, "", D),
           colJobs: cs?.jobs ?? 0,
         },
         grid(rowJobs + (cs?.jobs ?? 0), 1),
