@@ -10,6 +10,7 @@
  * `clear` when the device goes. Buffers returned to the pool are not destroyed and keep their
  * groups, which is what makes the next step's dispatches find them.
  */
+import { getOrMake } from "./memo.js";
 
 /** More groups than this and the cache starts again (bounds memory whatever the pattern). */
 const MAX_GROUPS = 1 << 16;
@@ -23,12 +24,7 @@ export class BindGroupCache {
 
   /** A stable small number for a pipeline or buffer (the key's parts). */
   private id(o: object): number {
-    let id = this.ids.get(o);
-    if (id === undefined) {
-      id = this.nextId++;
-      this.ids.set(o, id);
-    }
-    return id;
+    return getOrMake(this.ids, o, () => this.nextId++);
   }
 
   /**
@@ -56,14 +52,7 @@ export class BindGroupCache {
     });
     const group = device.createBindGroup({ layout, entries });
     this.groups.set(key, group);
-    for (const id of new Set(bufIds)) {
-      let keys = this.byBuffer.get(id);
-      if (!keys) {
-        keys = [];
-        this.byBuffer.set(id, keys);
-      }
-      keys.push(key);
-    }
+    for (const id of new Set(bufIds)) getOrMake(this.byBuffer, id, () => []).push(key);
     return { group, created: true };
   }
 

@@ -4,6 +4,7 @@
  * handed back on release and handed out again oldest first, and counted (live, peak, in all).
  */
 import type { GpuMemory } from "./gpu-counters.js";
+import { getOrMake } from "./memo.js";
 import { BufferUsage } from "./usage.js";
 
 const STORAGE_USAGE = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
@@ -72,11 +73,7 @@ export class BufferPool {
     const size = this.sizes.get(buf);
     if (size === undefined) throw new Error("webgpu: release of a buffer the pool did not make");
     this.live -= size;
-    let list = this.free.get(size);
-    if (!list) {
-      list = [];
-      this.free.set(size, list);
-    }
+    const list = getOrMake(this.free, size, () => []);
     // Sorted newest first, so that `alloc` pops the oldest free buffer of the size: which
     // buffer an allocation gets depends only on which are free, not on the order they were
     // released in. A step that starts with the same buffers free as the previous one then gets

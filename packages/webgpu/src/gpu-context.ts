@@ -12,9 +12,14 @@ import { BindGroupCache } from "./bind-group-cache.js";
 import { BufferPool } from "./buffer-pool.js";
 import { type Compiled, compileKernel } from "./compile-kernel.js";
 import { type GpuCounters, type GpuEvent, type GpuMemory, zeroCounters } from "./gpu-counters.js";
+import { GpuTensor } from "./gpu-tensor.js";
 import type { Kernel } from "./kernel-def.js";
+import { getOrMake } from "./memo.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { BufferUsage, MapMode } from "./usage.js";
+
+/** A dispatch's storage buffers by the names its kernel declares; a tensor binds its `buffer`. */
+export type Bindings = Record<string, GPUBuffer | GpuTensor>;
 
 export interface GpuContextOptions {
   /** Label for error messages ("SwiftShader", the adapter's description). */
@@ -170,14 +175,12 @@ export class GpuContext {
   // --- Dispatch ---------------------------------------------------------------------------------
 
   private pipeline(kernel: Kernel): Compiled {
-    let p = this.pipelines.get(kernel);
-    if (!p) {
+    return getOrMake(this.pipelines, kernel, () => {
       const { compiled, checked } = compileKernel(
         this.device,
         kernel,
         this.subgroups ? this.subgroupMinSize : null,
       );
-      p = compiled;
       this.tally.pipelinesCreated++;
       this.pending.push(
         checked.then((failure) => {
@@ -186,26 +189,32 @@ export class GpuContext {
           if (failure && this.failure === null) this.failure = failure;
         }),
       );
-      this.pipelines.set(kernel, p);
-    }
-    return p;
+      return compiled;
+    });
   }
 
   /**
-   * Enqueue one dispatch of `kernel` with its buffers (by the names it declares) and scalar
-   * parameters, over `workgroups` [x, y, z]. Nothing runs until the next flush.
+   * Enqueue one dispatch of `kernel` with its buffers (Bindings) and scalar parameters, over
+   * `workgroups` [x, y, z]. Nothing runs until the next flush.
    */
   run(
     kernel: Kernel,
-    buffers: Record<string, GPUBuffer>,
+    buffers: Bindings,
     params: Record<string, number>,
     workgroups: readonly [number, number, number] | readonly [number, number] | readonly [number],
   ): void {
+    // Tensors' buffers are taken in the order given, before anything else: one left as partial
+    // sums enqueues their sum here (GpuTensor.buffer), ahead of this dispatch.
+    const bufs: Record<string, GPUBuffer> = {};
+    for (const name in buffers) {
+      const b = buffers[name]!;
+      bufs[name] = b instanceof GpuTensor ? b.buffer : b;
+    }
     const start = performance.now();
     this.checkAlive();
     const compiled = this.pipeline(kernel);
     const bound = kernel.bufferNames.map((name) => {
-      const b = buffers[name];
+      const b = bufs[name];
       if (!b) throw new Error(`webgpu: kernel ${kernel.name} needs buffer "${name}"`);
       return b;
     });

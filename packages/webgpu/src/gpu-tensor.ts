@@ -5,6 +5,7 @@
  * state are persistent and are released only by `dispose`.
  */
 import type { GpuContext } from "./gpu-context.js";
+import { getOrMake } from "./memo.js";
 
 export type Shape = readonly number[];
 
@@ -98,14 +99,7 @@ export class GpuTensor {
     }
     this.persistent = opts.persistent ?? false;
     this.buf = opts.adopt ?? ctx.allocBytes(this.size * 4);
-    if (!this.persistent) {
-      let set = transients.get(ctx);
-      if (!set) {
-        set = new Set();
-        transients.set(ctx, set);
-      }
-      set.add(this);
-    }
+    if (!this.persistent) getOrMake(transients, ctx, () => new Set()).add(this);
   }
 
   /**

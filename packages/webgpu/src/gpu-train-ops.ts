@@ -45,17 +45,11 @@ function normOf(ctx: GpuContext, grads: readonly GpuTensor[]): GpuTensor {
   let off = 0;
   grads.forEach((g, k) => {
     const n = blocks[k]!;
-    if (n > 0)
-      ctx.run(
-        sumSquaresKernel,
-        { g: g.buffer, parts: parts.buffer },
-        { n: g.size, blocks: n, off },
-        grid(n, 1),
-      );
+    if (n > 0) ctx.run(sumSquaresKernel, { g, parts }, { n: g.size, blocks: n, off }, grid(n, 1));
     off += n;
   });
   const norm = emptyLike(ctx, [1]);
-  ctx.run(normFinishKernel, { parts: parts.buffer, norm: norm.buffer }, { count }, [1]);
+  ctx.run(normFinishKernel, { parts, norm }, { count }, [1]);
   return norm;
 }
 
@@ -91,7 +85,7 @@ class DeferredClip {
     if (c)
       this.ctx.run(
         clipScaleKernel,
-        { norm: c.norm.buffer, g: g.buffer },
+        { norm: c.norm, g },
         { n: g.size, maxNorm: c.maxNorm },
         grid(g.size, OPTIM_GROUP),
       );
@@ -170,12 +164,12 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
       ctx.run(
         guard ? guardedAdamwKernel : adamwKernel,
         {
-          w: param.buffer,
+          w: param,
           g: g.buffer,
-          m: m.buffer,
-          v: v.buffer,
+          m,
+          v,
           norm: clipped?.norm.buffer ?? placeholder(ctx),
-          ...(guard ? { guard: guard.buffer } : {}),
+          ...(guard ? { guard } : {}),
         },
         {
           n: param.size,
@@ -192,12 +186,7 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
       );
     },
     guardFinite: (values, guard) =>
-      ctx.run(
-        guardFiniteKernel,
-        { values: values.buffer, guard: guard.buffer },
-        { n: values.size },
-        [1],
-      ),
+      ctx.run(guardFiniteKernel, { values, guard }, { n: values.size }, [1]),
     flush: () => ctx.flush(),
     scaleGrads: scaleGradients,
     dispose: (t) => t.dispose(),

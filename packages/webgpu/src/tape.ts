@@ -3,7 +3,7 @@
  * their gradient; nothing is read back. The walk back over the nodes is `backward.ts` (it needs
  * the elementwise ops, which themselves record here: kept apart so neither imports the other).
  */
-import { type GpuNode, GpuTensor } from "./gpu-tensor.js";
+import { emptyLike, type GpuNode, GpuTensor } from "./gpu-tensor.js";
 
 let recording = true;
 
@@ -91,6 +91,22 @@ let activeSink: ((t: GpuTensor) => GradTarget) | null = null;
 export function gradTarget(t: GpuTensor): GradTarget {
   if (activeSink) return activeSink(t);
   return { out: new GpuTensor(t.ctx, t.shape), accumulate: false };
+}
+
+/**
+ * The gradients of `inputs` as fresh tensors of their shapes, each written by `write`; null
+ * where an input needs none.
+ */
+export function freshGrads(
+  inputs: readonly GpuTensor[],
+  write: (gx: GpuTensor, x: GpuTensor, i: number) => void,
+): (GpuTensor | null)[] {
+  return inputs.map((x, i) => {
+    if (!x.requiresGrad) return null;
+    const gx = emptyLike(x.ctx, x.shape);
+    write(gx, x, i);
+    return gx;
+  });
 }
 
 /** Run `fn` (one backward walk) with `sink` answering `gradTarget`. */

@@ -25,6 +25,7 @@
  * is what fits the device's workgroup memory, at most 64 rows).
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
+import { getOrMake } from "../memo.js";
 
 /** Threads per workgroup = query (or key) rows per workgroup. */
 export const ATTN_ROWS = 64;
@@ -351,16 +352,11 @@ export function attentionKernels(hd: number, workgroupBytes: number): AttentionK
   const depth = tileDepth(hd, workgroupBytes);
   const kvDepth = kvTileDepth(hd, workgroupBytes);
   const key = `${hd},${depth},${kvDepth}`;
-  let ks = made.get(key);
-  if (!ks) {
-    ks = {
-      forward: forward(hd, depth),
-      backwardQ: backwardQ(hd, depth),
-      backwardKV: backwardKV(hd, kvDepth),
-      depth,
-      kvDepth,
-    };
-    made.set(key, ks);
-  }
-  return ks;
+  return getOrMake(made, key, () => ({
+    forward: forward(hd, depth),
+    backwardQ: backwardQ(hd, depth),
+    backwardKV: backwardKV(hd, kvDepth),
+    depth,
+    kvDepth,
+  }));
 }

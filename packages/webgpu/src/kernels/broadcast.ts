@@ -11,6 +11,7 @@
  *            fixed (deterministic) and every thread's loop is short.
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
+import { getOrMake } from "../memo.js";
 
 export const MAX_DIMS = 6;
 export const BCAST_GROUP = 256;
@@ -32,20 +33,19 @@ const dimParams = (prefix: string) =>
 const binaryKernels = new Map<BinaryFn, Kernel>();
 
 export function binaryKernel(fn: BinaryFn): Kernel {
-  let k = binaryKernels.get(fn);
-  if (k) return k;
-  // Axis k of the output: digit = rest % d_k (last axis first); each operand adds digit·stride.
-  const decode = Array.from({ length: MAX_DIMS }, (_, j) => MAX_DIMS - 1 - j)
-    .map(
-      (ax) =>
-        `  { let d = rest % p.d${ax}; rest = rest / p.d${ax}; ia += d * p.as${ax}; ib += d * p.bs${ax}; }`,
-    )
-    .join("\n");
-  k = defineKernel({
-    name: `broadcast_${fn}`,
-    params: { n: "u32", alpha: "f32", ...dimParams("d"), ...dimParams("as"), ...dimParams("bs") },
-    buffers: { a: "read", b: "read", out: "rw" },
-    body: `
+  return getOrMake(binaryKernels, fn, () => {
+    // Axis k of the output: digit = rest % d_k (last axis first); each operand adds digit·stride.
+    const decode = Array.from({ length: MAX_DIMS }, (_, j) => MAX_DIMS - 1 - j)
+      .map(
+        (ax) =>
+          `  { let d = rest % p.d${ax}; rest = rest / p.d${ax}; ia += d * p.as${ax}; ib += d * p.bs${ax}; }`,
+      )
+      .join("\n");
+    return defineKernel({
+      name: `broadcast_${fn}`,
+      params: { n: "u32", alpha: "f32", ...dimParams("d"), ...dimParams("as"), ...dimParams("bs") },
+      buffers: { a: "read", b: "read", out: "rw" },
+      body: `
 ${flatEntry(BCAST_GROUP)}
   var rest = i;
   var ia = 0u;
@@ -55,9 +55,8 @@ ${decode}
   let z = b[ib]; // read by every variant: the automatic layout keeps only bindings in use
   out[i] = ${FORMULA[fn]};
 }`,
+    });
   });
-  binaryKernels.set(fn, k);
-  return k;
 }
 
 /**

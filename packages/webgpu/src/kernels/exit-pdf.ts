@@ -45,7 +45,8 @@ export const LOG_PDF_BACKWARD = `
     tail += c;
   }`;
 
-const HEAD = `${WGSL_MATH}
+/** WGSL: WGSL_MATH and the entry of a per-position gate kernel, one thread per m < p.M. */
+export const PDF_HEAD = `${WGSL_MATH}
 @compute @workgroup_size(${PDF_GROUP})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let m = gid.x;
@@ -55,7 +56,7 @@ export const exitPdfKernel = defineKernel({
   name: "exitPdf/forward",
   params: { R: "u32", M: "u32" },
   buffers: { a: "read", pdf: "rw" },
-  body: `${HEAD}${logPdfLoop("pdf[i] = exp(u);")}
+  body: `${PDF_HEAD}${logPdfLoop("pdf[i] = exp(u);")}
 }`,
 });
 
@@ -63,7 +64,7 @@ export const exitPdfBackwardKernel = defineKernel({
   name: "exitPdf/backward",
   params: { R: "u32", M: "u32" },
   buffers: { a: "read", pdf: "read", g: "read", ga: "rw" },
-  body: `${HEAD}
+  body: `${PDF_HEAD}
   for (var r = 0u; r < p.R; r++) { let i = r * p.M + m; ga[i] = g[i] * pdf[i]; }
   ${LOG_PDF_BACKWARD}
 }`,

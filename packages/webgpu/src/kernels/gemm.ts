@@ -18,6 +18,7 @@
  * coalesce for every layout. Edge tiles are padded with zeros; every sum runs in k order.
  */
 import { type BufferSpec, defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
+import { getOrMake } from "../memo.js";
 
 export interface GemmTile {
   bm: number;
@@ -302,8 +303,7 @@ export function gemmKernel(
     .map((X) => `${X}${seg[X] === "rows" ? "r" : "c"}`)
     .join("");
   const key = `${transA ? "T" : "N"}${transB ? "T" : "N"}:${tile.bm}x${tile.bn}x${tile.bk}/${tile.tm}x${tile.tn}:${loadA},${loadB}${segKey ? `:seg${segKey}` : ""}`;
-  let k = variants.get(key);
-  if (!k) {
+  return getOrMake(variants, key, () => {
     if ((seg.A && loadA !== "f32") || (seg.B && loadB !== "f32"))
       throw new Error(`webgpu gemm ${key}: a segmented operand takes scalar f32 loads`);
     const params: Record<string, "u32" | "f32"> = {
@@ -340,16 +340,14 @@ export function gemmKernel(
       Object.assign(params, d.params);
       for (const name of d.buffers) buffers[name] = "rw";
     }
-    k = defineKernel({
+    return defineKernel({
       name: `gemm_${key}`,
       params,
       buffers,
       body: gemmKernelCode(transA, transB, tile, loadA, loadB, seg),
       enable: loadA === "f16" || loadB === "f16" ? ["f16"] : [],
     });
-    variants.set(key, k);
-  }
-  return k;
+  });
 }
 
 export const SPLITK_GROUP = 256;

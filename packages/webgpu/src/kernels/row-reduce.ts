@@ -44,23 +44,19 @@ fn rowLse(o: u32, li: u32) -> f32 {
   return m + log(rowSum(s, li));
 }`;
 
-/** WGSL entry header: \`row\` (uniform across the workgroup) and \`li\`; rows past p.rows return. */
-export const ROW_ENTRY = `@compute @workgroup_size(${ROW_GROUP})
-fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u) {
+/**
+ * WGSL entry header: `row` (uniform across the workgroup) and `li`; rows past p.rows run `past`
+ * (default: return). For the subgroup reductions (`sub`) it also binds the lane id (into `sgLane`).
+ */
+const rowEntry = (sub: boolean, past = "{ return; }") => `@compute @workgroup_size(${ROW_GROUP})
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u${sub ? ", @builtin(subgroup_invocation_id) lane: u32" : ""}) {${sub ? "\n  sgLane = lane;" : ""}
   let row = wg.x + wg.y * ng.x;
-  if (row >= p.rows) { return; }`;
-
-/** ROW_ENTRY for the subgroup reductions: also binds the lane id (into `sgLane`). */
-const ROW_ENTRY_SUBGROUP = `@compute @workgroup_size(${ROW_GROUP})
-fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  sgLane = lane;
-  let row = wg.x + wg.y * ng.x;
-  if (row >= p.rows) { return; }`;
+  if (row >= p.rows) ${past}`;
 
 /**
  * A kernel that gives one workgroup to each row: the row reductions, then `helpers` (WGSL
- * functions such as ROW_LSE_WGSL), then ROW_ENTRY, which binds `row` and `li`, and `main`, the
- * rest of the entry's body with its closing brace.
+ * functions such as ROW_LSE_WGSL), then the entry header (rowEntry), which binds `row` and
+ * `li`, and `main`, the rest of the entry's body with its closing brace.
  */
 export function defineRowKernel(
   spec: Omit<KernelSpec, "body"> & { helpers?: readonly string[]; main: string },
@@ -68,10 +64,10 @@ export function defineRowKernel(
   const { helpers = [], main, ...rest } = spec;
   return defineKernel({
     ...rest,
-    body: `${[ROW_REDUCE_WGSL, ...helpers, ROW_ENTRY].join("\n")}${main}`,
+    body: `${[ROW_REDUCE_WGSL, ...helpers, rowEntry(false)].join("\n")}${main}`,
     // where the device has subgroups: the same reductions, the same bits, fewer barriers
     subgroupBody: (min) =>
-      `${[rowReduceSubgroupWgsl(ROW_GROUP, min), ...helpers, ROW_ENTRY_SUBGROUP].join("\n")}${main}`,
+      `${[rowReduceSubgroupWgsl(ROW_GROUP, min), ...helpers, rowEntry(true)].join("\n")}${main}`,
   });
 }
 
@@ -86,13 +82,12 @@ export function defineRowKernelWithColumnSum(
 ): Kernel {
   const { helpers = [], main, colTerm, ...rest } = spec;
   const role = columnRoleWgsl(ROW_GROUP, colTerm);
-  const entry = (sub: boolean) => `@compute @workgroup_size(${ROW_GROUP})
-fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u${sub ? ", @builtin(subgroup_invocation_id) lane: u32" : ""}) {${sub ? "\n  sgLane = lane;" : ""}
-  let row = wg.x + wg.y * ng.x;
-  if (row >= p.rows) {
+  // rows past p.rows are column-sum workgroups
+  const past = `{
     if (row - p.rows < p.colJobs) { columnRole(row - p.rows, li); }
     return;
   }`;
+  const entry = (sub: boolean) => rowEntry(sub, past);
   return defineKernel({
     ...rest,
     params: {

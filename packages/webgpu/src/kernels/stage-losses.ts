@@ -12,15 +12,10 @@
  * With N = 0 the losses are NaN and the gradients zero, as on the CPU.
  */
 import { defineKernel } from "../kernel-def.js";
-import { LOG_PDF_BACKWARD, logPdfLoop, PDF_GROUP } from "./exit-pdf.js";
-import { WGSL_MATH } from "./wgsl-math.js";
+import { LOG_PDF_BACKWARD, logPdfLoop, PDF_HEAD } from "./exit-pdf.js";
 
 const IGNORE = -100;
-const HEAD = `${WGSL_MATH}
-@compute @workgroup_size(${PDF_GROUP})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let m = gid.x;
-  if (m >= p.M) { return; }
+const HEAD = `${PDF_HEAD}
   let ignored = targets[m] == ${IGNORE};`;
 
 export const stage1TermsKernel = defineKernel({

@@ -12,6 +12,7 @@
  * g possibly as partial sums (kernels/wgsl-partial-sum.ts).
  */
 import { defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
+import { getOrMake } from "../memo.js";
 import { WGSL_MATH } from "./wgsl-math.js";
 import { partialSumParams, partialSumWgsl } from "./wgsl-partial-sum.js";
 
@@ -46,11 +47,9 @@ const kernels = new Map<string, Kernel>();
 
 export function unaryKernel(op: UnaryName, pass: "forward" | "backward"): Kernel {
   const key = `${op}_${pass}`;
-  let k = kernels.get(key);
-  if (k) return k;
-  const [fwd, bwd] = FORMULAS[op];
-  k =
-    pass === "forward"
+  return getOrMake(kernels, key, () => {
+    const [fwd, bwd] = FORMULAS[op];
+    return pass === "forward"
       ? defineKernel({
           name: key,
           params: { n: "u32" },
@@ -65,6 +64,5 @@ export function unaryKernel(op: UnaryName, pass: "forward" | "backward"): Kernel
           // partial sums (a column sum's row blocks: ∂A of the SSD scan before −exp's backward)
           body: `${WGSL_MATH}\n${partialSumWgsl("gAt", "gb")}\n${head}\n  let x = a[i];\n  let y = yb[i];\n  let g = gAt(i);\n  let v = ${bwd};\n  if (p.acc != 0u) { out[i] = out[i] + v; } else { out[i] = v; }\n}`,
         });
-  kernels.set(key, k);
-  return k;
+  });
 }

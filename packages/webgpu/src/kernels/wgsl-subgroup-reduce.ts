@@ -9,8 +9,8 @@
  * barrier levels, so lane 0 ends with the plain tree's total, bit for bit, and broadcasts it.
  * That drops log2(min) barriers of the ~10 per reduction (5 on a GPU with 32-wide subgroups).
  *
- * The lane's id comes through the entry point (`ROW_ENTRY_SUBGROUP` stores it in `sgLane`), so the
- * kernels' own code calls `rowSum(v, li)` and `rowMax(v, li)` unchanged. Lanes need not be
+ * The lane's id comes through the entry point (row-reduce.ts's `rowEntry` stores it in `sgLane`),
+ * so the kernels' own code calls `rowSum(v, li)` and `rowMax(v, li)` unchanged. Lanes need not be
  * consecutive threads: each lane reads the tree position of its own lane id.
  */
 

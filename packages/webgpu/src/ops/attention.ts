@@ -79,12 +79,7 @@ export function attention(
   // [lse | Dvec]: the forward writes lse, the backward Dvec
   const ld = emptyLike(ctx, [2, B, Hq, T]);
   const tiles = groups(T, ATTN_ROWS);
-  ctx.run(
-    ks.forward,
-    { q: q.buffer, k: k.buffer, v: v.buffer, seq: seq.buffer, y: y.buffer, lse: ld.buffer },
-    params,
-    [tiles, B * Hq, 1],
-  );
+  ctx.run(ks.forward, { q, k, v, seq, y, lse: ld }, params, [tiles, B * Hq, 1]);
   recordGpu("attention", [q, k, v], [y], ([gy]) => {
     const nl = B * Hq * T;
     const common = {
@@ -99,28 +94,15 @@ export function attention(
     let dq: GpuTensor | null = null;
     if (q.requiresGrad) {
       dq = emptyLike(ctx, q.shape);
-      ctx.run(ks.backwardQ, { ...common, y: y.buffer, dq: dq.buffer }, { ...params, nl }, [
-        tiles,
-        B * Hq,
-        1,
-      ]);
+      ctx.run(ks.backwardQ, { ...common, y, dq }, { ...params, nl }, [tiles, B * Hq, 1]);
     } else if (k.requiresGrad || v.requiresGrad)
-      ctx.run(
-        dvecKernel,
-        { y: y.buffer, gy: gy!.buffer, ld: ld.buffer },
-        { n: nl, T, Hq, hd },
-        grid(nl, DVEC_GROUP),
-      );
+      ctx.run(dvecKernel, { y, gy: gy!, ld }, { n: nl, T, Hq, hd }, grid(nl, DVEC_GROUP));
     let dk: GpuTensor | null = null;
     let dv: GpuTensor | null = null;
     if (k.requiresGrad || v.requiresGrad) {
       dk = emptyLike(ctx, k.shape);
       dv = emptyLike(ctx, v.shape);
-      ctx.run(ks.backwardKV, { ...common, dk: dk.buffer, dv: dv.buffer }, { ...params, nl }, [
-        tiles,
-        B * Hkv,
-        1,
-      ]);
+      ctx.run(ks.backwardKV, { ...common, dk, dv }, { ...params, nl }, [tiles, B * Hkv, 1]);
     }
     return [dq, k.requiresGrad ? dk : null, v.requiresGrad ? dv : null];
   });

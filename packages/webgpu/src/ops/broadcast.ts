@@ -7,7 +7,7 @@
 import { shapeStr } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, type Shape } from "../gpu-tensor.js";
-import { grid } from "../kernel-def.js";
+import { grid, groups } from "../kernel-def.js";
 import {
   BCAST_GROUP,
   type BinaryFn,
@@ -93,7 +93,7 @@ function runBinary(
   const { dims, bcast } = collapse(shape, [a.shape, b.shape], op);
   a.ctx.run(
     binaryKernel(fn),
-    { a: a.buffer, b: b.buffer, out: out.buffer },
+    { a, b, out },
     {
       n: out.size,
       alpha,
@@ -141,7 +141,7 @@ export function reduceToShape(
   for (;;) {
     const n = dims.reduce((p, d, k) => (mask[k] ? p : p * d), 1);
     const cnt = dims.reduce((p, d, k) => (mask[k] ? p * d : p), 1);
-    const chunks = Math.max(1, Math.ceil(cnt / REDUCE_CHUNK));
+    const chunks = groups(cnt, REDUCE_CHUNK);
     const dst = chunks === 1 ? out : emptyLike(ctx, [chunks, n]);
     const pad = MAX_DIMS - dims.length;
     const params: Record<string, number> = {
@@ -156,12 +156,7 @@ export function reduceToShape(
       params[`d${k}`] = k < pad ? 1 : dims[k - pad]!;
       if (k >= pad && mask[k - pad]) params.bmask! |= 1 << k;
     }
-    ctx.run(
-      reduceKernel,
-      { g: src.buffer, out: dst.buffer },
-      params,
-      grid(n * chunks, BCAST_GROUP),
-    );
+    ctx.run(reduceKernel, { g: src, out: dst }, params, grid(n * chunks, BCAST_GROUP));
     if (dst === out) return out;
     // The partials [chunks, n] are reduced over their leading axis next.
     src = dst;

@@ -5,9 +5,9 @@
  * up itself, a weight's gradient gathers those of all its applications and is summed once when
  * read, and any other reader gets the sum (in block order) first.
  */
-import type { GpuContext } from "../gpu-context.js";
+import type { Bindings, GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import type { Kernel } from "../kernel-def.js";
+import { groups, type Kernel } from "../kernel-def.js";
 import { COLS_PER_GROUP, columnSumStage, ROWS_PER_GROUP } from "../kernels/column-sum.js";
 import type { GradTarget } from "../tape.js";
 import { partialsTarget } from "./gemm.js";
@@ -20,7 +20,7 @@ import { partialsTarget } from "./gemm.js";
 export function columnSum(
   ctx: GpuContext,
   kernel: Kernel,
-  buffers: Record<string, GPUBuffer>,
+  buffers: Bindings,
   params: Record<string, number>,
   rows: number,
   cols: number,
@@ -61,8 +61,8 @@ export function columnSumStart(
   shape: readonly number[] = [cols],
   into?: GradTarget,
 ): ColumnSumPlan {
-  const colGroups = Math.max(1, Math.ceil(cols / COLS_PER_GROUP));
-  const blocks = Math.max(1, Math.ceil(rows / ROWS_PER_GROUP));
+  const colGroups = groups(cols, COLS_PER_GROUP);
+  const blocks = groups(rows, ROWS_PER_GROUP);
   const out = into?.out ?? emptyLike(ctx, shape);
   const add = into?.accumulate ? 1 : 0;
   const plan = { rows, cols, colGroups, blocks, jobs: colGroups * blocks, out };

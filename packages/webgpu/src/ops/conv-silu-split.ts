@@ -74,7 +74,7 @@ export function causalConv1dSiluSplit(
     const n = rows * C;
     ctx.run(
       convSilu3Kernel,
-      { ...bufs, y0: ys[0]!.buffer, y1: ys[1]!.buffer, y2: ys[2]!.buffer },
+      { ...bufs, y0: ys[0]!, y1: ys[1]!, y2: ys[2]! },
       { ...dims, ...o3, n },
       grid(n, CONV_GROUP),
     );
@@ -83,7 +83,7 @@ export function causalConv1dSiluSplit(
       const n = rows * w;
       ctx.run(
         convSiluPieceKernel,
-        { ...bufs, y: ys[p]!.buffer },
+        { ...bufs, y: ys[p]! },
         { ...dims, off: offsets[p]!, w, n },
         grid(n, CONV_GROUP),
       );
@@ -99,7 +99,7 @@ export function causalConv1dSiluSplit(
       const n = rows * C;
       const gb = (p: number) => gys[p]?.buffer ?? placeholder(ctx);
       const hasG = gys.reduce((m, g, p) => (g ? m | (1 << p) : m), 0);
-      const b3 = { ...bufs, g0: gb(0), g1: gb(1), g2: gb(2), gpre: gpre.buffer };
+      const b3 = { ...bufs, g0: gb(0), g1: gb(1), g2: gb(2), gpre };
       if (bias?.requiresGrad)
         gbias = columnSum(
           ctx,
@@ -118,12 +118,12 @@ export function causalConv1dSiluSplit(
         const g = gys[p];
         ctx.run(
           convSiluGradPreKernel,
-          { ...bufs, g: g?.buffer ?? placeholder(ctx), gpre: gpre.buffer },
+          { ...bufs, g: g ?? placeholder(ctx), gpre },
           { ...dims, off: offsets[p]!, w, n, hasG: g ? 1 : 0 },
           grid(n, CONV_GROUP),
         );
       });
-    const taps = { weight: weight.buffer, gpre: gpre.buffer, seq: bufs.seq };
+    const taps = { weight: weight.buffer, gpre, seq: bufs.seq };
     const tapDims = { B, T, C, K, hasSeq: dims.hasSeq };
     // ∂x and the first stage of ∂w's column sum in one dispatch
     const gx = x.requiresGrad ? emptyLike(ctx, x.shape) : null;
@@ -139,8 +139,8 @@ export function causalConv1dSiluSplit(
           x: bufs.x,
           init: bufs.init,
           // unused writable slots get a buffer of their own (placeholder may be bound read-only)
-          gx: (gx ?? emptyLike(ctx, [1])).buffer,
-          wpartial: wSum?.partial ?? emptyLike(ctx, [1]).buffer,
+          gx: gx ?? emptyLike(ctx, [1]),
+          wpartial: wSum?.partial ?? emptyLike(ctx, [1]),
         },
         {
           ...dims,
@@ -156,17 +156,7 @@ export function causalConv1dSiluSplit(
     if (bias)
       out.push(
         bias.requiresGrad
-          ? (gbias ??
-              columnSum(
-                ctx,
-                convGradBias,
-                { gpre: gpre.buffer },
-                {},
-                rows,
-                C,
-                [C],
-                gradTarget(bias),
-              ))
+          ? (gbias ?? columnSum(ctx, convGradBias, { gpre }, {}, rows, C, [C], gradTarget(bias)))
           : null,
       );
     if (init) {
@@ -175,7 +165,7 @@ export function causalConv1dSiluSplit(
         gi = emptyLike(ctx, init.shape);
         ctx.run(
           convGradInitKernel,
-          { ...taps, ginit: gi.buffer },
+          { ...taps, ginit: gi },
           { ...tapDims, n: init.size },
           grid(init.size, CONV_GROUP),
         );

@@ -24,15 +24,10 @@ export function logSoftmax(x: GpuTensor): GpuTensor {
   const rows = x.rows;
   const y = emptyLike(ctx, x.shape);
   if (x.size === 0) return y;
-  ctx.run(logSoftmaxForwardKernel, { x: x.buffer, y: y.buffer }, { rows, V }, grid(rows, 1));
+  ctx.run(logSoftmaxForwardKernel, { x, y }, { rows, V }, grid(rows, 1));
   recordGpu("logSoftmax", [x], [y], ([g]) => {
     const gx = emptyLike(ctx, x.shape);
-    ctx.run(
-      logSoftmaxBackwardKernel,
-      { y: y.buffer, g: g!.buffer, gx: gx.buffer },
-      { rows, V },
-      grid(rows, 1),
-    );
+    ctx.run(logSoftmaxBackwardKernel, { y, g: g!, gx }, { rows, V }, grid(rows, 1));
     return [gx];
   });
   return y;
@@ -56,17 +51,12 @@ export function crossEntropyPerToken(logits: GpuTensor, targets: GpuTensor): Gpu
   const lse = emptyLike(ctx, [rows]);
   if (rows === 0) return loss;
   const params = { rows, V, ignore: IGNORE_INDEX };
-  ctx.run(
-    ceForwardKernel,
-    { x: logits.buffer, t: targets.buffer, lse: lse.buffer, loss: loss.buffer },
-    params,
-    grid(rows, 1),
-  );
+  ctx.run(ceForwardKernel, { x: logits, t: targets, lse, loss }, params, grid(rows, 1));
   recordGpu("crossEntropyPerToken", [logits], [loss], ([g]) => {
     const gx = emptyLike(ctx, logits.shape);
     ctx.run(
       ceBackwardKernel,
-      { x: logits.buffer, t: targets.buffer, lse: lse.buffer, g: g!.buffer, gx: gx.buffer },
+      { x: logits, t: targets, lse, g: g!, gx },
       params,
       grid(rows * V, CE_GROUP),
     );
@@ -83,20 +73,10 @@ export function crossEntropy(logits: GpuTensor, targets: GpuTensor): GpuTensor {
   const out = emptyLike(ctx, [1]);
   const count = emptyLike(ctx, [1]);
   const params = { rows, ignore: IGNORE_INDEX };
-  ctx.run(
-    ceMeanKernel,
-    { loss: per.buffer, t: targets.buffer, out: out.buffer, count: count.buffer },
-    params,
-    [1],
-  );
+  ctx.run(ceMeanKernel, { loss: per, t: targets, out, count }, params, [1]);
   recordGpu("crossEntropy", [per], [out], ([g]) => {
     const gl = emptyLike(ctx, per.shape);
-    ctx.run(
-      ceMeanBackwardKernel,
-      { t: targets.buffer, count: count.buffer, g: g!.buffer, gl: gl.buffer },
-      params,
-      grid(rows, CE_GROUP),
-    );
+    ctx.run(ceMeanBackwardKernel, { t: targets, count, g: g!, gl }, params, grid(rows, CE_GROUP));
     return [gl];
   });
   return out;

@@ -33,24 +33,19 @@ export function fillTensor(ctx: GpuContext, shape: Shape, value: number): GpuTen
 }
 
 export function fillInPlace(t: GpuTensor, value: number): void {
-  t.ctx.run(fillKernel, { out: t.buffer }, { n: t.size, value }, grid(t.size, EW_GROUP));
+  t.ctx.run(fillKernel, { out: t }, { n: t.size, value }, grid(t.size, EW_GROUP));
 }
 
 /** dst ← src (same size). */
 export function copyTensor(src: GpuTensor, dst: GpuTensor): void {
   if (src.size !== dst.size) throw new Error(`webgpu copy: ${src.size} into ${dst.size} elements`);
-  src.ctx.run(
-    copyKernel,
-    { a: src.buffer, out: dst.buffer },
-    { n: src.size },
-    grid(src.size, EW_GROUP),
-  );
+  src.ctx.run(copyKernel, { a: src, out: dst }, { n: src.size }, grid(src.size, EW_GROUP));
 }
 
 /** acc ← acc + a (in place, not recorded). */
 export function addInto(acc: GpuTensor, a: GpuTensor): void {
   sameSize("addInto", acc, a);
-  a.ctx.run(addIntoKernel, { a: a.buffer, acc: acc.buffer }, { n: a.size }, grid(a.size, EW_GROUP));
+  a.ctx.run(addIntoKernel, { a, acc }, { n: a.size }, grid(a.size, EW_GROUP));
 }
 
 /** a + b as a new tensor, not recorded. */
@@ -62,7 +57,7 @@ export function addTensors(a: GpuTensor, b: GpuTensor): GpuTensor {
   const bi = partialSumInput(b, "b");
   a.ctx.run(
     addKernel,
-    { a: ai.buffer, b: bi.buffer, out: out.buffer },
+    { a: ai.buffer, b: bi.buffer, out },
     { n: a.size, ...ai.params, ...bi.params },
     grid(a.size, EW_GROUP),
   );
@@ -73,12 +68,7 @@ export function addTensors(a: GpuTensor, b: GpuTensor): GpuTensor {
 export function axpby(alpha: number, a: GpuTensor, beta: number, b: GpuTensor): GpuTensor {
   sameSize("axpby", a, b);
   const out = emptyLike(a.ctx, a.shape);
-  a.ctx.run(
-    axpbyKernel,
-    { a: a.buffer, b: b.buffer, out: out.buffer },
-    { n: a.size, alpha, beta },
-    grid(a.size, EW_GROUP),
-  );
+  a.ctx.run(axpbyKernel, { a, b, out }, { n: a.size, alpha, beta }, grid(a.size, EW_GROUP));
   return out;
 }
 
@@ -92,12 +82,7 @@ export function add(a: GpuTensor, b: GpuTensor): GpuTensor {
 /** alpha·a, differentiable. */
 export function scale(a: GpuTensor, alpha: number): GpuTensor {
   const out = emptyLike(a.ctx, a.shape);
-  a.ctx.run(
-    scaleKernel,
-    { a: a.buffer, out: out.buffer },
-    { n: a.size, alpha },
-    grid(a.size, EW_GROUP),
-  );
+  a.ctx.run(scaleKernel, { a, out }, { n: a.size, alpha }, grid(a.size, EW_GROUP));
   recordGpu("scale", [a], [out], ([g]) => [scale(g!, alpha)]);
   return out;
 }

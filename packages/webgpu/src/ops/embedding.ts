@@ -27,12 +27,7 @@ export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
   const ctx = ids.ctx;
   const n = ids.size;
   const y = emptyLike(ctx, [...ids.shape, D]);
-  ctx.run(
-    embeddingGatherKernel,
-    { ids: ids.buffer, w: w.buffer, y: y.buffer },
-    { n, V, D },
-    grid(n * D, EMB_GROUP),
-  );
+  ctx.run(embeddingGatherKernel, { ids, w, y }, { n, V, D }, grid(n * D, EMB_GROUP));
   recordGpu("embedding", [w], [y], ([g]) => {
     const count = emptyLike(ctx, [V], "i32");
     const cursor = emptyLike(ctx, [V], "i32");
@@ -43,31 +38,15 @@ export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
     fillInPlace(count, 0);
     fillInPlace(cursor, 0);
     const nIds = grid(n, EMB_GROUP);
-    ctx.run(embeddingCountKernel, { ids: ids.buffer, count: count.buffer }, { n, V }, nIds);
-    ctx.run(embeddingScanKernel, { count: count.buffer, start: start.buffer }, { V }, [1]);
-    const ranked = { ids: ids.buffer, start: start.buffer };
-    ctx.run(
-      embeddingBucketKernel,
-      { ...ranked, cursor: cursor.buffer, bucket: bucket.buffer },
-      { n, V },
-      nIds,
-    );
-    ctx.run(
-      embeddingRankKernel,
-      { ...ranked, count: count.buffer, bucket: bucket.buffer, order: order.buffer },
-      { n, V },
-      nIds,
-    );
+    ctx.run(embeddingCountKernel, { ids, count }, { n, V }, nIds);
+    ctx.run(embeddingScanKernel, { count, start }, { V }, [1]);
+    const ranked = { ids, start };
+    ctx.run(embeddingBucketKernel, { ...ranked, cursor, bucket }, { n, V }, nIds);
+    ctx.run(embeddingRankKernel, { ...ranked, count, bucket, order }, { n, V }, nIds);
     const gw = emptyLike(ctx, w.shape);
     ctx.run(
       embeddingSumKernel,
-      {
-        start: start.buffer,
-        count: count.buffer,
-        order: order.buffer,
-        g: g!.buffer,
-        gw: gw.buffer,
-      },
+      { start, count, order, g: g!, gw },
       { V, D },
       grid(V * D, EMB_GROUP),
     );

@@ -14,15 +14,10 @@ export function exitPdf(gateLogits: GpuTensor): GpuTensor {
   const ctx = gateLogits.ctx;
   const pdf = emptyLike(ctx, gateLogits.shape);
   const wg: [number] = [groups(M, PDF_GROUP)];
-  ctx.run(exitPdfKernel, { a: gateLogits.buffer, pdf: pdf.buffer }, { R, M }, wg);
+  ctx.run(exitPdfKernel, { a: gateLogits, pdf }, { R, M }, wg);
   recordGpu("exitPdf", [gateLogits], [pdf], ([g]) => {
     const ga = emptyLike(ctx, gateLogits.shape);
-    ctx.run(
-      exitPdfBackwardKernel,
-      { a: gateLogits.buffer, pdf: pdf.buffer, g: g!.buffer, ga: ga.buffer },
-      { R, M },
-      wg,
-    );
+    ctx.run(exitPdfBackwardKernel, { a: gateLogits, pdf, g: g!, ga }, { R, M }, wg);
     return [ga];
   });
   return pdf;

@@ -13,7 +13,7 @@ import {
   gateInputKernel,
   gateWeightPartialKernel,
 } from "../kernels/gate-logits.js";
-import { recordGpu } from "../tape.js";
+import { freshGrads, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
@@ -32,25 +32,17 @@ export function gateLogits(
   const M = D === 0 ? 0 : readouts[0]!.size / D;
   const a = emptyLike(ctx, [R, ...s.slice(0, -1)]);
   readouts.forEach((x, r) => {
-    ctx.run(
-      gateDotKernel,
-      { x: x.buffer, w: weight.buffer, bias: bias.buffer, a: a.buffer },
-      { rows: M, D, off: r * M },
-      grid(M, 1),
-    );
+    ctx.run(gateDotKernel, { x, w: weight, bias, a }, { rows: M, D, off: r * M }, grid(M, 1));
   });
   recordGpu("gateLogits", [...readouts, weight, bias], [a], ([g]) => {
-    const grads: (GpuTensor | null)[] = readouts.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    const grads = freshGrads(readouts, (gx, _, r) =>
       ctx.run(
         gateInputKernel,
-        { g: g!.buffer, w: weight.buffer, gx: gx.buffer },
+        { g: g!, w: weight, gx },
         { n: M * D, D, off: r * M },
         grid(M * D, GATE_EW),
-      );
-      return gx;
-    });
+      ),
+    );
     let gw: GpuTensor | null = null;
     if (weight.requiresGrad) {
       const chunks = groups(M, GATE_CHUNK);
@@ -58,7 +50,7 @@ export function gateLogits(
       readouts.forEach((x, r) => {
         ctx.run(
           gateWeightPartialKernel,
-          { g: g!.buffer, x: x.buffer, part: part.buffer },
+          { g: g!, x, part },
           { M, D, off: r * M, partRow: r * chunks },
           [groups(D, GATE_COLS), chunks, 1],
         );

@@ -35,12 +35,7 @@ export function gatedRmsnorm(
   const y = emptyLike(ctx, x.shape);
   const rinv = emptyLike(ctx, [rows * G]);
   const inputs = { x: x.buffer, z: z.buffer, weight: weight.buffer };
-  ctx.run(
-    gatedRmsnormKernel,
-    { ...inputs, y: y.buffer, rinv: rinv.buffer },
-    { rows, Di, G, eps },
-    grid(rows * G, 1),
-  );
+  ctx.run(gatedRmsnormKernel, { ...inputs, y, rinv }, { rows, Di, G, eps }, grid(rows * G, 1));
   recordGpu(
     "gatedRmsnorm",
     [x, z, weight],
@@ -60,19 +55,13 @@ export function gatedRmsnorm(
         gatedRmsnormBackwardKernel,
         {
           ...inputs,
-          rinv: rinv.buffer,
+          rinv,
           gy: g!.buffer,
-          gx: gx?.buffer ?? spare,
-          gz: gz?.buffer ?? emptyLike(ctx, [1]).buffer,
+          gx: gx ?? spare,
+          gz: gz ?? emptyLike(ctx, [1]).buffer,
           partial: cs?.partial ?? spare,
         },
-        {
-          rows: wantXZ ? rows : 0,
-          Di,
-          G,
-          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: Di, colGroups: 1, acc: 0 }),
-          colJobs: cs?.jobs ?? 0,
-        },
+        { rows: wantXZ ? rows : 0, Di, G, ...columnRoleParams(cs, "", Di), colJobs: cs?.jobs ?? 0 },
         grid(items + (cs?.jobs ?? 0), 1),
       );
       return [

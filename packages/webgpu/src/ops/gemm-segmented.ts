@@ -16,6 +16,7 @@ import {
   gemmKernel,
   vec4Ok,
 } from "../kernels/gemm.js";
+import { getOrMake } from "../memo.js";
 import { gpuPrecision } from "../precision.js";
 import { type GemmOperand, gemmTileFor, partialsTarget, splitKFor } from "./gemm.js";
 import { placeholder } from "./optional-inputs.js";
@@ -69,12 +70,7 @@ const NONE = 0xffffffff;
  */
 const spares = new WeakMap<GpuContext, GPUBuffer[]>();
 function spare(ctx: GpuContext, s: number): GPUBuffer {
-  let b = spares.get(ctx);
-  if (!b) {
-    b = [ctx.allocBytes(4), ctx.allocBytes(4)];
-    spares.set(ctx, b);
-  }
-  return b[s - 1]!;
+  return getOrMake(spares, ctx, () => [ctx.allocBytes(4), ctx.allocBytes(4)])[s - 1]!;
 }
 
 /**

@@ -11,7 +11,7 @@
 import { shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { fillInPlace } from "./elementwise.js";
+import { fillTensor } from "./elementwise.js";
 import { f16Input } from "./f16-input.js";
 import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
@@ -46,7 +46,7 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
   });
   recordGpu("linearMulti", [x, ...ws], ys, (gys) => {
     // a missing output gradient reads as zeros (a fresh zero tensor for its piece)
-    const gs = gys.map((g, k) => g ?? zeros(ys[k]!));
+    const gs = gys.map((g, k) => g ?? fillTensor(ctx, ys[k]!.shape, 0));
     const G = { axis: "cols" as const, pieces: piecesOf(gs, (k) => Math.max(1, widths[k]!)) };
     const gx = x.requiresGrad ? linearGradInput(x, { M, nIn, nOut }, G, W) : null;
     const gws: (GpuTensor | null)[] = ws.map(() => null);
@@ -83,10 +83,4 @@ export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[]
     return [gx, ...gws];
   });
   return ys;
-}
-
-function zeros(like: GpuTensor): GpuTensor {
-  const t = emptyLike(like.ctx, like.shape);
-  fillInPlace(t, 0);
-  return t;
 }

@@ -28,7 +28,7 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
   const n = raw.size;
   const y = emptyLike(ctx, raw.shape);
   const bufs = { raw: raw.buffer, bias: bias.buffer };
-  ctx.run(softplusBiasKernel, { ...bufs, y: y.buffer }, { n, H }, grid(n, MAMBA2_EW_GROUP));
+  ctx.run(softplusBiasKernel, { ...bufs, y }, { n, H }, grid(n, MAMBA2_EW_GROUP));
   recordGpu("softplusBias", [raw, bias], [y], ([g]) => {
     const graw = emptyLike(ctx, raw.shape);
     if (bias.requiresGrad) {
@@ -47,7 +47,7 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
     }
     ctx.run(
       softplusBiasBackwardKernel,
-      { ...bufs, g: g!.buffer, graw: graw.buffer },
+      { ...bufs, g: g!, graw },
       { n, H },
       grid(n, MAMBA2_EW_GROUP),
     );
@@ -69,22 +69,12 @@ export function addDSkip(y: GpuTensor, x: GpuTensor, d: GpuTensor): GpuTensor {
   const ctx = y.ctx;
   const n = y.size;
   const out = emptyLike(ctx, y.shape);
-  ctx.run(
-    addDSkipKernel,
-    { y: y.buffer, x: x.buffer, d: d.buffer, out: out.buffer },
-    { n, H, P },
-    grid(n, MAMBA2_EW_GROUP),
-  );
+  ctx.run(addDSkipKernel, { y, x, d, out }, { n, H, P }, grid(n, MAMBA2_EW_GROUP));
   recordGpu("addDSkip", [y, x, d], [out], ([g]) => {
     let gx: GpuTensor | null = null;
     if (x.requiresGrad) {
       gx = emptyLike(ctx, x.shape);
-      ctx.run(
-        addDSkipBackwardKernel,
-        { g: g!.buffer, d: d.buffer, gx: gx.buffer },
-        { n, H, P },
-        grid(n, MAMBA2_EW_GROUP),
-      );
+      ctx.run(addDSkipBackwardKernel, { g: g!, d, gx }, { n, H, P }, grid(n, MAMBA2_EW_GROUP));
     }
     const gd = d.requiresGrad ? dSkipGrad(g!, x, H, P, gradTarget(d)) : null;
     return [g!, gx, gd];

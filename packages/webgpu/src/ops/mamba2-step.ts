@@ -89,30 +89,13 @@ export function mamba2StepState(
   const y = emptyLike(ctx, [batch, Di]);
   ctx.run(
     mamba2StepConvKernel,
-    {
-      rows: rowBuf,
-      zx: zx.buffer,
-      weight: w.convWeight.buffer,
-      bias: w.convBias.buffer,
-      conv: state.conv.buffer,
-      xbc: xbc.buffer,
-      z: z.buffer,
-    },
+    { rows: rowBuf, zx, weight: w.convWeight, bias: w.convBias, conv: state.conv, xbc, z },
     { B: batch, Di, C, E, K, hasRows },
     grid(batch * (Di + C), STEP_CONV_GROUP),
   );
   ctx.run(
     mamba2StepSsmKernel,
-    {
-      rows: rowBuf,
-      zx: zx.buffer,
-      xbc: xbc.buffer,
-      dtBias: w.dtBias.buffer,
-      aLog: w.aLog.buffer,
-      d: w.d.buffer,
-      ssm: state.ssm.buffer,
-      y: y.buffer,
-    },
+    { rows: rowBuf, zx, xbc, dtBias: w.dtBias, aLog: w.aLog, d: w.d, ssm: state.ssm, y },
     { B: batch, H, P, N, G, Di, C, E, hasRows },
     grid(batch * H, 1),
   );

@@ -69,32 +69,10 @@ export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): Gp
           const beta = shared && i > 0 ? 1 : 0;
           const batch = shared ? 1 : nb;
           // B [K,N]: ∂B = op(A)ᵀ·G;  B stored [N,K] (transB): ∂B = Gᵀ·op(A)
-          if (!tB)
-            gemm(ctx, {
-              transA: !tA,
-              transB: false,
-              M: K,
-              N,
-              K: M,
-              batch,
-              a: Ai,
-              b: Gi,
-              c: C,
-              beta,
-            });
-          else
-            gemm(ctx, {
-              transA: true,
-              transB: tA,
-              M: N,
-              N: K,
-              K: M,
-              batch,
-              a: Gi,
-              b: Ai,
-              c: C,
-              beta,
-            });
+          const call = !tB
+            ? { transA: !tA, transB: false, M: K, N, a: Ai, b: Gi }
+            : { transA: true, transB: tA, M: N, N: K, a: Gi, b: Ai };
+          gemm(ctx, { ...call, K: M, batch, c: C, beta });
         }
       }
     }

@@ -16,7 +16,7 @@ import {
   mixRowLseKernel,
   mixScaleRowsKernel,
 } from "../kernels/mixture.js";
-import { recordGpu } from "../tape.js";
+import { freshGrads, recordGpu } from "../tape.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
 function check(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor, op: string) {
@@ -45,7 +45,7 @@ function pdfGrad(
   logitsPerStep.forEach((x, r) => {
     ctx.run(
       mixRowDotKernel,
-      { x: x.buffer, g: g.buffer, lse, y, out: gp.buffer },
+      { x, g, lse, y, out: gp },
       { rows: M, V, off: r * M, posterior: logProbs ? 1 : 0 },
       grid(M, 1),
     );
@@ -59,23 +59,15 @@ export function mixtureLogits(logitsPerStep: readonly GpuTensor[], pdf: GpuTenso
   logitsPerStep.forEach((x, r) => {
     ctx.run(
       mixAccumulateKernel,
-      { x: x.buffer, pdf: pdf.buffer, y: y.buffer },
+      { x, pdf, y },
       { n, V, off: r * M, first: r === 0 ? 1 : 0 },
       grid(n, MIX_EW),
     );
   });
   recordGpu("mixtureLogits", [...logitsPerStep, pdf], [y], ([g]) => {
-    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
-      ctx.run(
-        mixScaleRowsKernel,
-        { g: g!.buffer, pdf: pdf.buffer, gx: gx.buffer },
-        { n, V, off: r * M },
-        grid(n, MIX_EW),
-      );
-      return gx;
-    });
+    const grads = freshGrads(logitsPerStep, (gx, _, r) =>
+      ctx.run(mixScaleRowsKernel, { g: g!, pdf, gx }, { n, V, off: r * M }, grid(n, MIX_EW)),
+    );
     grads.push(pdf.requiresGrad ? pdfGrad(logitsPerStep, pdf, g!, M, V, null) : null);
     return grads;
   });
@@ -88,18 +80,13 @@ export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTen
   const mx = emptyLike(ctx, s);
   const y = emptyLike(ctx, s);
   logitsPerStep.forEach((x, r) => {
-    ctx.run(
-      mixRowLseKernel,
-      { x: x.buffer, lse: lse.buffer },
-      { rows: M, V, off: r * M },
-      grid(M, 1),
-    );
+    ctx.run(mixRowLseKernel, { x, lse }, { rows: M, V, off: r * M }, grid(M, 1));
   });
   const io = (x: GpuTensor) => ({ x: x.buffer, pdf: pdf.buffer, lse: lse.buffer });
   logitsPerStep.forEach((x, r) => {
     ctx.run(
       mixLogMaxKernel,
-      { ...io(x), mx: mx.buffer },
+      { ...io(x), mx },
       { n, V, off: r * M, first: r === 0 ? 1 : 0 },
       grid(n, MIX_EW),
     );
@@ -107,26 +94,23 @@ export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTen
   logitsPerStep.forEach((x, r) => {
     ctx.run(
       mixLogSumKernel,
-      { ...io(x), mx: mx.buffer, y: y.buffer },
+      { ...io(x), mx, y },
       { n, V, off: r * M, first: r === 0 ? 1 : 0 },
       grid(n, MIX_EW),
     );
   });
-  ctx.run(mixLogFinishKernel, { mx: mx.buffer, y: y.buffer }, { n }, grid(n, MIX_EW));
+  ctx.run(mixLogFinishKernel, { mx, y }, { n }, grid(n, MIX_EW));
   recordGpu("mixtureLogProbs", [...logitsPerStep, pdf], [y], ([g]) => {
     // ∂p is needed for ∂x too (its row sums), so it is computed whenever anything is.
     const gp = pdfGrad(logitsPerStep, pdf, g!, M, V, { lse, y });
-    const grads: (GpuTensor | null)[] = logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    const grads = freshGrads(logitsPerStep, (gx, x, r) =>
       ctx.run(
         mixLogProbsInputKernel,
-        { ...io(x), y: y.buffer, g: g!.buffer, gp: gp.buffer, gx: gx.buffer },
+        { ...io(x), y, g: g!, gp, gx },
         { n, V, off: r * M },
         grid(n, MIX_EW),
-      );
-      return gx;
-    });
+      ),
+    );
     grads.push(pdf.requiresGrad ? gp : null);
     return grads;
   });

@@ -1,6 +1,7 @@
 /** Helpers for ops with optional inputs and packed-document indices. */
 import type { GpuContext } from "../gpu-context.js";
 import type { GpuTensor } from "../gpu-tensor.js";
+import { getOrMake } from "../memo.js";
 import { shapeStr } from "./shape-str.js";
 
 /**
@@ -11,12 +12,7 @@ import { shapeStr } from "./shape-str.js";
  */
 const placeholders = new WeakMap<GpuContext, GPUBuffer>();
 export function placeholder(ctx: GpuContext): GPUBuffer {
-  let b = placeholders.get(ctx);
-  if (!b) {
-    b = ctx.allocBytes(4);
-    placeholders.set(ctx, b);
-  }
-  return b;
+  return getOrMake(placeholders, ctx, () => ctx.allocBytes(4));
 }
 
 /** Check seqIdx: an i32 tensor of B·T document indices (non-decreasing along a row). */

@@ -6,7 +6,7 @@
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { CE_EW, ceBackwardKernel, ceRowKernel } from "../kernels/per-step-ce.js";
-import { gpuNoGrad, recordGpu } from "../tape.js";
+import { freshGrads, gpuNoGrad, recordGpu } from "../tape.js";
 import { checkPerStep, checkTargets } from "./gate-shapes.js";
 
 export function perStepCrossEntropy(
@@ -23,25 +23,17 @@ export function perStepCrossEntropy(
   const ce = emptyLike(ctx, [R, ...s.slice(0, -1)]);
   const lse = emptyLike(ctx, [R, M]);
   logitsPerStep.forEach((x, r) => {
-    ctx.run(
-      ceRowKernel,
-      { x: x.buffer, targets: targets.buffer, ce: ce.buffer, lse: lse.buffer },
-      { rows: M, V, off: r * M },
-      grid(M, 1),
-    );
+    ctx.run(ceRowKernel, { x, targets, ce, lse }, { rows: M, V, off: r * M }, grid(M, 1));
   });
   recordGpu("perStepCrossEntropy", logitsPerStep, [ce], ([g]) =>
-    logitsPerStep.map((x, r) => {
-      if (!x.requiresGrad) return null;
-      const gx = emptyLike(ctx, x.shape);
+    freshGrads(logitsPerStep, (gx, x, r) =>
       ctx.run(
         ceBackwardKernel,
-        { x: x.buffer, targets: targets.buffer, lse: lse.buffer, g: g!.buffer, gx: gx.buffer },
+        { x, targets, lse, g: g!, gx },
         { n: M * V, V, off: r * M },
         grid(M * V, CE_EW),
-      );
-      return gx;
-    }),
+      ),
+    ),
   );
   return ce;
 }

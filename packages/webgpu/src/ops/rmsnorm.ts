@@ -21,12 +21,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
   const y = emptyLike(ctx, x.shape);
   const rinv = emptyLike(ctx, [rows]);
   if (x.size === 0) return y;
-  ctx.run(
-    rmsnormForwardKernel,
-    { x: x.buffer, w: w.buffer, rinv: rinv.buffer, y: y.buffer },
-    { rows, D, eps },
-    grid(rows, 1),
-  );
+  ctx.run(rmsnormForwardKernel, { x, w, rinv, y }, { rows, D, eps }, grid(rows, 1));
   recordGpu(
     "rmsnorm",
     [x, w],
@@ -43,11 +38,11 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
       ctx.run(
         rmsnormBackwardKernel,
         {
-          x: x.buffer,
-          w: w.buffer,
-          rinv: rinv.buffer,
+          x,
+          w,
+          rinv,
           g: gIn.buffer,
-          gx: gx?.buffer ?? placeholder(ctx),
+          gx: gx ?? placeholder(ctx),
           partial: cs?.partial ?? placeholder(ctx),
         },
         {
@@ -56,7 +51,7 @@ export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
           wantX: gx ? 1 : 0,
           accX: tx?.accumulate ? 1 : 0,
           ...gIn.params,
-          ...(cs ? columnRoleParams(cs) : { colRows: 0, cols: D, colGroups: 1, acc: 0 }),
+          ...columnRoleParams(cs, "", D),
           colJobs: cs?.jobs ?? 0,
         },
         grid(rowJobs + (cs?.jobs ?? 0), 1),

@@ -9,6 +9,7 @@ import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor, uploadTensor } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { ROPE_GROUP, ropeKernel, ropePairKernel } from "../kernels/rope.js";
+import { getOrMake } from "../memo.js";
 import { recordGpu } from "../tape.js";
 
 const TABLES_KEPT = 4;
@@ -17,11 +18,7 @@ const tables = new WeakMap<GpuContext, { key: string; tab: GpuTensor }[]>();
 /** The device table [T, hd/2, 2] of (cos, sin); ropeTables checks hd, theta and offset. */
 function ropeTable(ctx: GpuContext, hd: number, T: number, theta: number, offset: number) {
   const key = `${hd},${T},${theta},${offset}`;
-  let list = tables.get(ctx);
-  if (!list) {
-    list = [];
-    tables.set(ctx, list);
-  }
+  const list = getOrMake(tables, ctx, () => []);
   const hit = list.find((e) => e.key === key);
   if (hit && !hit.tab.released) return hit.tab;
   const { cos, sin } = ropeTables(hd, T, theta, offset);
@@ -42,12 +39,7 @@ function rotate(x: GpuTensor, tab: GpuTensor, sign: 1 | -1): GpuTensor {
   const [, T, H, hd] = x.shape as [number, number, number, number];
   const y = emptyLike(x.ctx, x.shape);
   const n = x.size / 2;
-  x.ctx.run(
-    ropeKernel,
-    { x: x.buffer, tab: tab.buffer, y: y.buffer },
-    { n, T, H, half: hd / 2, sign },
-    grid(n, ROPE_GROUP),
-  );
+  x.ctx.run(ropeKernel, { x, tab, y }, { n, T, H, half: hd / 2, sign }, grid(n, ROPE_GROUP));
   return y;
 }
 
@@ -72,7 +64,7 @@ function rotatePair(a: GpuTensor, b: GpuTensor, tab: GpuTensor, sign: 1 | -1): G
   const n = nA + b.size / 2;
   a.ctx.run(
     ropePairKernel,
-    { xa: a.buffer, xb: b.buffer, tab: tab.buffer, ya: ya.buffer, yb: yb.buffer },
+    { xa: a, xb: b, tab, ya, yb },
     { nA, n, T, Ha, Hb, half: hd / 2, sign },
     grid(n, ROPE_GROUP),
   );

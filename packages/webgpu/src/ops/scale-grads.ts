@@ -20,6 +20,6 @@ export function scaleGradients(params: readonly GpuTensor[], factor: number): vo
   for (const t of params) {
     const g = t.grad;
     if (!g) continue;
-    t.ctx.run(scaleInPlaceKernel, { g: g.buffer }, { n: g.size, factor }, grid(g.size, GROUP));
+    t.ctx.run(scaleInPlaceKernel, { g }, { n: g.size, factor }, grid(g.size, GROUP));
   }
 }

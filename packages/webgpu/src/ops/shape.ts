@@ -8,7 +8,7 @@ import { shapeStr } from "@loop/tensor";
 import { emptyLike, GpuTensor, type Shape } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { COPY_GROUP, copyRowsKernel } from "../kernels/copy-rows.js";
-import { recordGpu } from "../tape.js";
+import { freshGrads, recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 
 /** The same values with another shape (a view; the gradient is reshaped back). */
@@ -29,7 +29,7 @@ export function copyBlock(src: Block, dst: Block, rows: number, w: number): void
   if (rows * w === 0) return;
   src.t.ctx.run(
     copyRowsKernel,
-    { src: src.t.buffer, dst: dst.t.buffer },
+    { src: src.t, dst: dst.t },
     { rows, w, lds: src.ld, offs: src.off ?? 0, ldd: dst.ld, offd: dst.off ?? 0 },
     grid(rows * w, COPY_GROUP),
   );
@@ -58,12 +58,9 @@ export function concat(xs: readonly GpuTensor[]): GpuTensor {
     copyBlock({ t, ld: widths[k]! }, { t: y, ld: W, off: offsets[k] }, rows, widths[k]!);
   });
   recordGpu("concat", xs, [y], ([g]) =>
-    xs.map((t, k) => {
-      if (!t.requiresGrad) return null;
-      const gx = emptyLike(ctx, t.shape);
-      copyBlock({ t: g!, ld: W, off: offsets[k] }, { t: gx, ld: widths[k]! }, rows, widths[k]!);
-      return gx;
-    }),
+    freshGrads(xs, (gx, _, k) =>
+      copyBlock({ t: g!, ld: W, off: offsets[k] }, { t: gx, ld: widths[k]! }, rows, widths[k]!),
+    ),
   );
   return y;
 }
@@ -139,12 +136,7 @@ export function stack(xs: readonly GpuTensor[]): GpuTensor {
     copyBlock({ t, ld: n }, { t: y, ld: n, off: k * n }, 1, n);
   });
   recordGpu("stack", xs, [y], ([g]) =>
-    xs.map((t, k) => {
-      if (!t.requiresGrad) return null;
-      const gx = emptyLike(ctx, s);
-      copyBlock({ t: g!, ld: n, off: k * n }, { t: gx, ld: n }, 1, n);
-      return gx;
-    }),
+    freshGrads(xs, (gx, _, k) => copyBlock({ t: g!, ld: n, off: k * n }, { t: gx, ld: n }, 1, n)),
   );
   return y;
 }

@@ -24,7 +24,7 @@ export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] 
     if (rows * w > 0)
       ctx.run(
         siluSplitForwardKernel,
-        { x: x.buffer, y: y.buffer },
+        { x, y },
         { rows, w, off: offsets[k]!, ldx },
         grid(rows * w, SILU_SPLIT_GROUP),
       );
@@ -37,7 +37,7 @@ export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] 
       if (rows * w === 0) return;
       ctx.run(
         siluSplitBackwardKernel,
-        { x: x.buffer, g: g?.buffer ?? placeholder(ctx), gx: gx.buffer },
+        { x, g: g ?? placeholder(ctx), gx },
         { rows, w, off: offsets[k]!, ldx, hasG: g ? 1 : 0 },
         grid(rows * w, SILU_SPLIT_GROUP),
       );

@@ -9,7 +9,7 @@
  */
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
-import { grid } from "../kernel-def.js";
+import { grid, groups } from "../kernel-def.js";
 import {
   MAX_CHUNK,
   SSD_LINEAR_GROUP,
@@ -60,7 +60,7 @@ function expectShape(name: string, t: GpuTensor, want: readonly number[]): void 
     );
 }
 
-const tiles = (n: number) => Math.max(1, Math.ceil(n / TILE));
+const tiles = (n: number) => groups(n, TILE);
 
 export function ssdScanChunked(
   x: GpuTensor,
@@ -113,56 +113,32 @@ export function ssdScanChunked(
   const cbTiles = tiles(Lc) ** 2;
   ctx.run(
     ssdPrepCbKernel,
-    { dt: dt.buffer, A: A.buffer, dl: dl.buffer, Bm: B.buffer, Cm: C.buffer, cb: cb.buffer },
+    { dt, A, dl, Bm: B, Cm: C, cb },
     { ...dims, n: BH * nc, seg, prepGroups, cbTiles },
     grid((prepGroups + cbTiles * nc * batch * G) * SSD_LINEAR_GROUP, SSD_LINEAR_GROUP),
   );
   const sloc = emptyLike(ctx, [batch, H, nc, P, N]);
   const cdecay = emptyLike(ctx, [batch, H, nc]);
-  ctx.run(
-    ssdChunkOuterKernel,
-    {
-      u: x.buffer,
-      dl: dl.buffer,
-      v: B.buffer,
-      seq,
-      out: sloc.buffer,
-      cdecay: cdecay.buffer,
-    },
-    { ...dims, mode: 0 },
-    [stateTiles, nc, BH],
-  );
+  ctx.run(ssdChunkOuterKernel, { u: x, dl, v: B, seq, out: sloc, cdecay }, { ...dims, mode: 0 }, [
+    stateTiles,
+    nc,
+    BH,
+  ]);
   const states = emptyLike(ctx, [batch, H, nc, P, N]);
   const state = emptyLike(ctx, [batch, H, P, N]);
   ctx.run(
     ssdStatePassKernel,
-    {
-      sloc: sloc.buffer,
-      cdecay: cdecay.buffer,
-      s0: s0?.buffer ?? placeholder(ctx),
-      states: states.buffer,
-      last: state.buffer,
-    },
+    { sloc, cdecay, s0: s0 ?? placeholder(ctx), states, last: state },
     { nc, PN, n: BH * PN, hasS0: s0 ? 1 : 0 },
     grid(BH * PN, SSD_LINEAR_GROUP),
   );
   sloc.dispose();
   const y = emptyLike(ctx, x.shape);
-  ctx.run(
-    ssdChunkOutKernel,
-    {
-      x: x.buffer,
-      dl: dl.buffer,
-      Cm: C.buffer,
-      cb: cb.buffer,
-      states: states.buffer,
-      seq,
-      D: dBuf,
-      y: y.buffer,
-    },
-    { ...dims, hasD },
-    [tiles(Lc) * tiles(P), nc, BH],
-  );
+  ctx.run(ssdChunkOutKernel, { x, dl, Cm: C, cb, states, seq, D: dBuf, y }, { ...dims, hasD }, [
+    tiles(Lc) * tiles(P),
+    nc,
+    BH,
+  ]);
 
   const inputs = s0 ? [x, dt, A, B, C, s0] : [x, dt, A, B, C];
   if (D) inputs.push(D);
@@ -221,13 +197,13 @@ function ssdBackward(
     ssdOuterRowsKernel,
     {
       u: gy.buffer,
-      dl: dl.buffer,
-      v: inp.C.buffer,
+      dl,
+      v: inp.C,
       seq,
-      out: q.buffer,
+      out: q,
       cdecay: emptyLike(ctx, [1]).buffer, // mode 1 leaves it unwritten
-      states: states.buffer,
-      dCh: dCh.buffer,
+      states,
+      dCh,
     },
     { ...dims, mode: 1, t1, t2 },
     grid((t1 + t2) * nc * BH, 1),
@@ -237,90 +213,36 @@ function ssdBackward(
   const gs0 = emptyLike(ctx, [batch, H, P, N]);
   ctx.run(
     ssdReversePassKernel,
-    {
-      gs: gs?.buffer ?? placeholder(ctx),
-      q: q.buffer,
-      cdecay: cdecay.buffer,
-      states: states.buffer,
-      rstore: rstore.buffer,
-      dotRS: dotRS.buffer,
-      gs0: gs0.buffer,
-    },
+    { gs: gs ?? placeholder(ctx), q, cdecay, states, rstore, dotRS, gs0 },
     { nc, PN, hasGs: gs ? 1 : 0 },
     [BH],
   );
   q.dispose();
   const dcbh = emptyLike(ctx, [batch, nc, H, Lc, Lc]);
   const sums = emptyLike(ctx, [batch, H, T, 2]);
-  ctx.run(
-    ssdIntraGradKernel,
-    {
-      gy: gy.buffer,
-      x: inp.x.buffer,
-      dl: dl.buffer,
-      cb: cb.buffer,
-      seq,
-      dotRS: dotRS.buffer,
-      dcbh: dcbh.buffer,
-      sums: sums.buffer,
-    },
-    dims,
-    [1, nc, BH],
-  );
+  ctx.run(ssdIntraGradKernel, { gy, x: inp.x, dl, cb, seq, dotRS, dcbh, sums }, dims, [1, nc, BH]);
   const gx = emptyLike(ctx, inp.x.shape);
-  ctx.run(
-    ssdGradXKernel,
-    {
-      gy: gy.buffer,
-      dl: dl.buffer,
-      cb: cb.buffer,
-      Bm: inp.B.buffer,
-      rstore: rstore.buffer,
-      seq,
-      D: dBuf,
-      gx: gx.buffer,
-    },
-    { ...dims, hasD },
-    [tiles(Lc) * tiles(P), nc, BH],
-  );
+  ctx.run(ssdGradXKernel, { gy, dl, cb, Bm: inp.B, rstore, seq, D: dBuf, gx }, { ...dims, hasD }, [
+    tiles(Lc) * tiles(P),
+    nc,
+    BH,
+  ]);
   const rowTiles: [number, number, number] = [tiles(Lc) * tiles(N), nc, BH];
   const dBh = emptyLike(ctx, [batch, T, H, N]);
-  ctx.run(
-    ssdRowsByStateKernel,
-    { u: inp.x.buffer, s: rstore.buffer, out: dBh.buffer },
-    dims,
-    rowTiles,
-  );
+  ctx.run(ssdRowsByStateKernel, { u: inp.x, s: rstore, out: dBh }, dims, rowTiles);
   ctx.run(
     ssdFinishKernel,
-    {
-      dl: dl.buffer,
-      Bm: inp.B.buffer,
-      Cm: inp.C.buffer,
-      seq,
-      dBh: dBh.buffer,
-      dCh: dCh.buffer,
-      sums: sums.buffer,
-    },
+    { dl, Bm: inp.B, Cm: inp.C, seq, dBh, dCh, sums },
     { ...dims, n: BH * nc, seg },
     grid(BH * nc * seg, SSD_LINEAR_GROUP),
   );
   const gB = emptyLike(ctx, inp.B.shape);
   const gC = emptyLike(ctx, inp.C.shape);
-  ctx.run(
-    ssdGroupGradKernel,
-    {
-      Bm: inp.B.buffer,
-      Cm: inp.C.buffer,
-      dcbh: dcbh.buffer,
-      dBh: dBh.buffer,
-      dCh: dCh.buffer,
-      gB: gB.buffer,
-      gC: gC.buffer,
-    },
-    dims,
-    [tiles(Lc) * tiles(N), nc, batch * G],
-  );
+  ctx.run(ssdGroupGradKernel, { Bm: inp.B, Cm: inp.C, dcbh, dBh, dCh, gB, gC }, dims, [
+    tiles(Lc) * tiles(N),
+    nc,
+    batch * G,
+  ]);
   const gdt = emptyLike(ctx, [batch, T, H]);
   const n = batch * T * H;
   // ∂dt, then the first stages of ∂A's and ∂D's column sums, in one dispatch
@@ -330,12 +252,12 @@ function ssdBackward(
   ctx.run(
     ssdDtGradKernel,
     {
-      sums: sums.buffer,
-      A: inp.A.buffer,
-      dl: dl.buffer,
-      gy: gy.buffer,
-      x: inp.x.buffer,
-      gdt: gdt.buffer,
+      sums,
+      A: inp.A,
+      dl,
+      gy,
+      x: inp.x,
+      gdt,
       apartial: aSum.partial,
       dpartial: dSum?.partial ?? placeholder(ctx),
     },

@@ -16,7 +16,7 @@ import {
 } from "@loop/tensor";
 import type { GpuContext } from "../gpu-context.js";
 import { emptyLike, GpuTensor } from "../gpu-tensor.js";
-import type { Kernel } from "../kernel-def.js";
+import { groups, type Kernel } from "../kernel-def.js";
 import { PDF_GROUP } from "../kernels/exit-pdf.js";
 import { maskedMeanKernel, NAN_BITS } from "../kernels/masked-mean.js";
 import {
@@ -46,15 +46,10 @@ function maskedMean(
   scale: number,
 ): { loss: GpuTensor; count: GpuTensor } {
   const tf = emptyLike(ctx, [2, M]);
-  ctx.run(terms, { ...buffers, tf: tf.buffer }, params, [Math.max(1, Math.ceil(M / PDF_GROUP))]);
+  ctx.run(terms, { ...buffers, tf }, params, [groups(M, PDF_GROUP)]);
   const loss = emptyLike(ctx, [1]);
   const count = emptyLike(ctx, [1]);
-  ctx.run(
-    maskedMeanKernel,
-    { tf: tf.buffer, out: loss.buffer, count: count.buffer },
-    { n: M, scale, nanBits: NAN_BITS },
-    [1],
-  );
+  ctx.run(maskedMeanKernel, { tf, out: loss, count }, { n: M, scale, nanBits: NAN_BITS }, [1]);
   return { loss, count };
 }
 
@@ -74,12 +69,7 @@ export function stage1Objective(
   recordGpu("stage1Objective", [gateLogits, ce], [loss], ([g]) => {
     const ga = emptyLike(ctx, gateLogits.shape);
     const gce = emptyLike(ctx, ce.shape);
-    ctx.run(
-      stage1BackwardKernel,
-      { ...io, g: g!.buffer, count: count.buffer, ga: ga.buffer, gce: gce.buffer },
-      params,
-      [Math.max(1, Math.ceil(M / PDF_GROUP))],
-    );
+    ctx.run(stage1BackwardKernel, { ...io, g: g!, count, ga, gce }, params, [groups(M, PDF_GROUP)]);
     return [gateLogits.requiresGrad ? ga : null, ce.requiresGrad ? gce : null];
   });
   return loss;
@@ -102,12 +92,7 @@ export function stage2Objective(
   const { loss, count } = maskedMean(ctx, stage2TermsKernel, io, params, M, R);
   recordGpu("stage2Objective", [gateLogits], [loss], ([g]) => {
     const ga = emptyLike(ctx, gateLogits.shape);
-    ctx.run(
-      stage2BackwardKernel,
-      { ...io, g: g!.buffer, count: count.buffer, ga: ga.buffer },
-      params,
-      [Math.max(1, Math.ceil(M / PDF_GROUP))],
-    );
+    ctx.run(stage2BackwardKernel, { ...io, g: g!, count, ga }, params, [groups(M, PDF_GROUP)]);
     return [ga];
   });
   return loss;

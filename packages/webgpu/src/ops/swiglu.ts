@@ -15,12 +15,7 @@ export function swiglu(gate: GpuTensor, up: GpuTensor): GpuTensor {
   const ctx = gate.ctx;
   const n = gate.size;
   const y = emptyLike(ctx, gate.shape);
-  ctx.run(
-    swigluForwardKernel,
-    { gate: gate.buffer, up: up.buffer, y: y.buffer },
-    { n },
-    grid(n, SWIGLU_GROUP),
-  );
+  ctx.run(swigluForwardKernel, { gate, up, y }, { n }, grid(n, SWIGLU_GROUP));
   recordGpu(
     "swiglu",
     [gate, up],
@@ -30,7 +25,7 @@ export function swiglu(gate: GpuTensor, up: GpuTensor): GpuTensor {
       const dup = emptyLike(ctx, up.shape);
       ctx.run(
         swigluBackwardKernel,
-        { gate: gate.buffer, up: up.buffer, gy: gy!.buffer, dgate: dgate.buffer, dup: dup.buffer },
+        { gate, up, gy: gy!, dgate, dup },
         { n },
         grid(n, SWIGLU_GROUP),
       );

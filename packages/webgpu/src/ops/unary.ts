@@ -13,13 +13,13 @@ function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   const y = emptyLike(ctx, x.shape);
   const n = x.size;
   const g0 = grid(n, UNARY_GROUP);
-  ctx.run(unaryKernel(op, "forward"), { a: x.buffer, out: y.buffer }, { n }, g0);
+  ctx.run(unaryKernel(op, "forward"), { a: x, out: y }, { n }, g0);
   recordGpu(op, [x], [y], ([g]) => {
     const t = gradTarget(x);
     const gIn = partialSumInput(g!, "gb");
     ctx.run(
       unaryKernel(op, "backward"),
-      { a: x.buffer, yb: y.buffer, gb: gIn.buffer, out: t.out.buffer },
+      { a: x, yb: y, gb: gIn.buffer, out: t.out },
       { n, acc: t.accumulate ? 1 : 0, ...gIn.params },
       g0,
     );
