@@ -235,7 +235,7 @@ export function registerReproduce(program: Command): void {
     )
     .option(
       "--scale <s>",
-      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores, from about 40 minutes (phop) to about 4 hours (mano) per study of 5 seeds, docs/results.md; paper: the paper's sizes)`,
+      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores, from about 40 minutes (phop) to about 3 hours (mano, ablations) per study of 5 seeds, docs/results.md; paper: the paper's sizes)`,
       scale,
       "cpu" as Scale,
     )
