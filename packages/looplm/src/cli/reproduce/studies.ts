@@ -1,9 +1,8 @@
 /**
  * The paper's experiments as `looplm reproduce` studies, at two scales: "paper" (the paper's
- * sizes, docs/experiments.md; hours to days on a CPU) and "cpu" (chosen by pilot runs so that
- * each claim is decided by finished learners on a 2-core machine: about 40 minutes for p-hop's 5
- * seeds, about 3 hours for Mano's; docs/results/pilots.md records the pilots). Paper numbers are
- * as the paper prints them.
+ * sizes, docs/experiments.md; hours to days on a CPU) and "cpu" (chosen by the pilot runs in
+ * docs/results/pilots.md for a 2-core machine; the measured times are in `reproduce --help` and
+ * docs/results.md). Paper numbers are as the paper prints them.
  */
 
 import type { GateStudyDef } from "./gate-study-types.js";
