@@ -227,6 +227,33 @@ describe("gpu-check diagnosis", () => {
       }),
       refuse,
     );
-    expect(silent.problems).toEqual(["WebGPU: Dawn found no adapter (Found no drivers!)"]);
+    expect(silent.problems).toEqual([
+      "WebGPU: Dawn found no adapter: no Vulkan driver on this machine loads (loader_scan; Found no drivers!)",
+    ]);
+  });
+
+  it("a driver that fails to load: the reason in words, no path inside Dawn's sources", () => {
+    // what Dawn printed on a machine whose only ICD file names a library that is not there
+    const native = [
+      "Warning: /nonexistent/libfoo.so: cannot open shared object file: No such file or directory",
+      "Warning: loader_icd_scan: Failed loading library associated with ICD JSON /nonexistent/libfoo.so. Ignoring this JSON",
+      "Warning: vkCreateInstance: Found no drivers!",
+      "Warning: vkCreateInstance failed with VK_ERROR_INCOMPATIBLE_DRIVER",
+      "    at CheckVkSuccessImpl (/home/runner/work/node-webgpu/node-webgpu/third_party/dawn/src/dawn/native/vulkan/VulkanError.cpp:106)",
+      "",
+    ].join("\n");
+    const d = diagnose(
+      probe({
+        icdFiles: ["/etc/vulkan/icd.d/foo.json"],
+        listing: { ...listing(), nativeOutput: `${native}${native}` },
+      }),
+      refuse,
+    );
+    expect(d.problems).toHaveLength(1);
+    expect(d.problems[0]).toMatch(
+      /^WebGPU: Dawn found no adapter: no Vulkan driver on this machine loads \(/,
+    );
+    expect(d.problems[0]).toContain("VK_ERROR_INCOMPATIBLE_DRIVER");
+    expect(d.problems[0]).not.toMatch(/third_party|\.cpp|CheckVkSuccessImpl/);
   });
 });

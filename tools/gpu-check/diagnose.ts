@@ -75,12 +75,21 @@ export function missingPieces(p: Probe): string[] {
   return lines;
 }
 
-/** The last line of what Dawn and the loader printed, for a search that found nothing. */
-function dawnSaid(p: Probe): string {
-  const said = [...p.listing.errors, p.listing.nativeOutput.trim().split("\n").pop() ?? ""]
-    .map((s) => s.trim())
-    .filter((s) => s);
-  return said.length > 0 ? ` (${said.join("; ")})` : "";
+/**
+ * What Dawn and the Vulkan loader said, for a search that found nothing, in words: their
+ * distinct messages without the "Warning:" prefixes and without the stack frames that point into
+ * Dawn's sources (a path on the machine that built Dawn tells the user nothing), led by the
+ * plain reason where the loader found no driver that loads.
+ */
+export function dawnSaid(p: Pick<Probe, "listing">): string {
+  const lines = [...p.listing.errors, ...p.listing.nativeOutput.split("\n")]
+    .map((s) => s.trim().replace(/^(Warning|Error|Info):\s*/i, ""))
+    .filter((s) => s && !/^at\s/.test(s) && !/\.(cpp|cc|c|h|mm):\d+/.test(s));
+  const said = [...new Set(lines)];
+  const noDriver = said.some((s) => /Found no drivers|VK_ERROR_INCOMPATIBLE_DRIVER/.test(s));
+  const last = said.slice(-3).join("; ");
+  if (noDriver) return `: no Vulkan driver on this machine loads${last ? ` (${last})` : ""}`;
+  return last ? ` (${last})` : "";
 }
 
 export function diagnose(p: Probe, opts: { allowEmulation: boolean }): Diagnosis {

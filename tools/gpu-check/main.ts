@@ -6,11 +6,10 @@
  * (report.md + report.json, written atomically) in --out. Exit status 1 when anything failed.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeFileAtomic } from "@loop/tensor/node";
+import { makeDirectory, writeFileAtomic } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import {
   adapterName,
@@ -91,10 +90,11 @@ async function main(): Promise<number> {
   // (a bad --files is found before anything runs)
   const chosen = chooseSuites(findSuites(ROOT), opts.suites, opts.files);
   const outDir = resolve(opts.out);
+  // (makeDirectory: a recursive mkdirSync spins forever on paths such as /proc/x)
   try {
-    mkdirSync(outDir, { recursive: true });
+    makeDirectory(opts.out);
   } catch (e) {
-    throw new Error(`--out ${opts.out}: cannot create the folder (${(e as Error).message})`);
+    throw new Error(`--out: ${(e as Error).message}`);
   }
   const cpu = readCpuInfo();
   // the commit checked is the one at the start (the tree may move while the check runs)

@@ -3,10 +3,11 @@
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
  * (model_type "mamba2") loads as a 1-loop looplm model without renaming.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { NamedArray } from "@loop/tensor";
 import {
+  makeDirectory,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
@@ -22,7 +23,7 @@ export function saveCheckpoint(
   model: LoopedModel,
   metadata?: Record<string, string>,
 ): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   writeSafetensorsFile(join(dir, "model.safetensors"), stateDict(model), {
     format: "pt",
     ...metadata,

@@ -9,7 +9,6 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -20,19 +19,26 @@ import {
   type NamedArray,
   type SafetensorsFile,
 } from "../io/safetensors.js";
-import { errnoCode, fsError, orFsError } from "./fs-errors.js";
+import { fsError, orFsError } from "./fs-errors.js";
+import { checkOutputKind, outputKind, refuseEmptyPath, writeIntoSpecial } from "./output-target.js";
 
 /**
- * Write `data` to `path` atomically: a crash leaves either the old file or the new one. The
+ * Write `data` to `path` by the one output rule (output-target.ts): a regular file (or a new
+ * one) atomically, so a crash leaves either the old file or the new one; a character device or
+ * a FIFO is written into, never renamed over; anything else, or an empty path, is refused. The
  * temporary file sits beside the target (same folder, so the rename cannot cross file systems)
  * and is removed whenever the write or the rename fails. Failures name `path`.
  */
 export function writeFileAtomic(path: string, data: Uint8Array | string): void {
+  refuseEmptyPath(path);
+  const kind = outputKind(path);
+  checkOutputKind(path, kind);
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  if (kind !== "missing" && kind !== "file") return writeIntoSpecial(path, kind, bytes);
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
   const fd = orFsError("write", path, () => openSync(tmp, "wx"));
   try {
     try {
-      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
       let off = 0;
       while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
       fsyncSync(fd);
@@ -47,17 +53,15 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
 }
 
 /**
- * Check, before any long work, that `path` can be written: its folder exists and takes a new
- * file (probed by creating and removing one), and `path` itself is not a folder.
+ * Check, before any long work, that `path` can be written by writeFileAtomic: a device or FIFO
+ * is writable; otherwise its folder exists and takes a new file (probed by creating and removing
+ * one). A folder, socket, block device or empty path is refused with the reason.
  */
 export function checkWritableFile(path: string): void {
-  let isDir = false;
-  try {
-    isDir = statSync(path).isDirectory();
-  } catch (e) {
-    if (errnoCode(e) !== "ENOENT") throw fsError("write", path, e);
-  }
-  if (isDir) throw new Error(`cannot write ${path}: it is a folder, not a file`);
+  refuseEmptyPath(path);
+  const kind = outputKind(path);
+  checkOutputKind(path, kind);
+  if (kind !== "missing" && kind !== "file") return;
   const probe = join(dirname(path), `.${basename(path)}.probe-${process.pid}-${Date.now()}`);
   try {
     closeSync(openSync(probe, "wx"));

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkWritableFile, writeFileAtomic } from "./files.js";
-import { fsErrorMessage, makeDirectory } from "./fs-errors.js";
+import { fsErrorMessage } from "./fs-errors.js";
+import { makeDirectory } from "./output-target.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "fs-errors-"));
 

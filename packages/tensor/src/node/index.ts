@@ -11,7 +11,7 @@ export {
   measureFmaPeak,
   nativeVectorIsa,
 } from "./fma-peak.js";
-export { errnoCode, fsError, fsErrorMessage, makeDirectory } from "./fs-errors.js";
+export { errnoCode, fsError, fsErrorMessage } from "./fs-errors.js";
 export {
   type KernelProfileEntry,
   startKernelProfile,
@@ -33,4 +33,5 @@ export {
   nativeDisabled,
   nativeIncludeDir,
 } from "./native-addon.js";
+export { makeDirectory, outputKind } from "./output-target.js";
 export { startThreadPool, stopThreadPool } from "./threads.js";
