@@ -34,7 +34,10 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
   const kind = outputKind(path);
   checkOutputKind(path, kind);
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  if (kind !== "missing" && kind !== "file") return writeIntoSpecial(path, kind, bytes);
+  if (kind !== "missing" && kind !== "file") {
+    writeIntoSpecial(path, kind, bytes);
+    return;
+  }
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
   const fd = orFsError("write", path, () => openSync(tmp, "wx"));
   try {
