@@ -32,6 +32,13 @@ export class WatchInterrupted extends Error {
   }
 }
 type Sig = keyof typeof CODES;
+
+let running = 0;
+
+/** Whether work under withInterrupts (training that checkpoints, or watching a queue) runs now. */
+export function interruptibleWorkRunning(): boolean {
+  return running > 0;
+}
 /** Signals closer together than this are one signal delivered twice. */
 const RELAY_MS = 1000;
 
@@ -76,6 +83,7 @@ export async function withInterrupts<T>(
       : setInterval(() => {
           if (process.ppid !== launcher && !got) onSignal("SIGTERM");
         }, 500).unref();
+  running++;
   try {
     return await work(ac.signal);
   } catch (e) {
@@ -94,6 +102,7 @@ export async function withInterrupts<T>(
       CODES[got ?? "SIGINT"],
     );
   } finally {
+    running--;
     if (watch) clearInterval(watch);
     for (const [sig, h] of handlers) process.off(sig, h);
   }

@@ -4,9 +4,10 @@ import { errnoCode, fsErrorMessage } from "@loop/tensor/node";
 import { CommanderError } from "commander";
 import { setUpComputeBeforeActions } from "./compute.js";
 import { CliError } from "./errors.js";
+import { interruptibleWorkRunning } from "./interrupt.js";
 import { printable } from "./printable.js";
 import { buildProgram } from "./program.js";
-import { endQuietlyWhenStdoutCloses } from "./stdout.js";
+import { endQuietlyWhenStdoutCloses, stdoutFailed } from "./stdout.js";
 
 /** One line for any failure; a raw Node file-system error becomes a sentence naming its path. */
 function errorLine(e: unknown): string {
@@ -18,7 +19,11 @@ function errorLine(e: unknown): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  endQuietlyWhenStdoutCloses();
+  endQuietlyWhenStdoutCloses(
+    process.stdout,
+    (code) => process.exit(code),
+    interruptibleWorkRunning,
+  );
   // `pnpm looplm …` runs from the workspace root; resolve the user's relative paths from where
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)
@@ -29,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   setUpComputeBeforeActions(program);
   try {
     await program.parseAsync(argv);
-    return 0;
+    return stdoutFailed() ? 1 : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
       // commander already printed its message (help, version, unknown option, ...)

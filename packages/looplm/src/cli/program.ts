@@ -16,6 +16,7 @@ import { registerSweep } from "./commands/sweep.js";
 import { registerTokenizer } from "./commands/tokenizer.js";
 import { registerTrain } from "./commands/train.js";
 import { registerWorker } from "./commands/worker.js";
+import { refuseEmptyPathsBeforeActions } from "./path-options.js";
 
 export function buildProgram(): Command {
   const program = new Command("looplm")
@@ -36,5 +37,6 @@ export function buildProgram(): Command {
   registerReport(program);
   registerReproduce(program);
   registerWorker(program);
+  refuseEmptyPathsBeforeActions(program);
   return program;
 }
