@@ -5,7 +5,15 @@
  * written atomically, so even that leaves a resumable folder. Copies of the first signal that
  * arrive together (Ctrl-C reaches the whole process group, and `pnpm looplm`'s tsx relays it
  * once more) are not a second signal.
+ *
+ * A step (or an evaluation) that runs long must not hold the stop back. JavaScript handlers only
+ * run between pieces of synchronous work, so during a span of computation that is new or took
+ * over LONG_SPAN_MS last time the handlers are taken off: the signal's default action then ends
+ * the process at once, dropping the unfinished step and keeping the last checkpoint (every file
+ * is written atomically; `--resume` continues from it). A span that yields (a GPU step) hears
+ * the signal and gets GRACE_MS to end before the process exits without it.
  */
+import { Worker } from "node:worker_threads";
 import { RunInterrupted } from "@loop/train/node";
 import { CliError } from "./errors.js";
 
@@ -34,6 +42,22 @@ export class WatchInterrupted extends Error {
 type Sig = keyof typeof CODES;
 
 let running = 0;
+/** A span of computation slower than this last time runs without the signal handlers. */
+const LONG_SPAN_MS = 1000;
+/** How long a span that hears the signal (it yields) may go on before the process exits. */
+const GRACE_MS = 5000;
+/** How long the last span of each kind took. */
+const lastSpanMs = new Map<string, number>();
+let spans: ((kind: string) => () => void) | null = null;
+
+/**
+ * While withInterrupts runs: bracket a span of synchronous computation of `kind` ("step",
+ * "eval") — call it before and the function it returns after — so that a signal stops even a
+ * long one within seconds. Undefined outside withInterrupts.
+ */
+export function interruptibleSpans(): ((kind: string) => () => void) | undefined {
+  return spans ?? undefined;
+}
 
 /** Whether work under withInterrupts (training that checkpoints, or watching a queue) runs now. */
 export function interruptibleWorkRunning(): boolean {
@@ -55,6 +79,9 @@ export async function withInterrupts<T>(
   const ac = new AbortController();
   let got: Sig | null = null;
   let at = 0;
+  // a span of computation is running; the grace timer of a span that heard the signal
+  let inSpan = false;
+  let grace: NodeJS.Timeout | null = null;
   const onSignal = (sig: Sig) => {
     if (got) {
       if (performance.now() - at > RELAY_MS) process.exit(CODES[sig]);
@@ -68,21 +95,45 @@ export async function withInterrupts<T>(
         : `\nlooplm: ${sig} received: finishing the current step and saving a checkpoint (again to stop at once)\n`,
     );
     ac.abort();
+    if (inSpan)
+      grace = setTimeout(() => {
+        process.stderr.write(
+          `looplm: the step in progress did not end within ${GRACE_MS / 1000} s of ${sig}: stopped without it, keeping the last checkpoint. Resume with: ${resumeHint}\n`,
+        );
+        process.exit(CODES[sig]);
+      }, GRACE_MS);
   };
   const handlers = (Object.keys(CODES) as Sig[]).map((sig) => {
     const h = () => onSignal(sig);
     process.on(sig, h);
     return [sig, h] as const;
   });
+  let listening = true;
+  const listen = (on: boolean) => {
+    if (on === listening) return;
+    listening = on;
+    for (const [sig, h] of handlers) on ? process.on(sig, h) : process.off(sig, h);
+  };
+  const previousSpans = spans;
+  spans = (kind) => {
+    const t0 = performance.now();
+    const last = lastSpanMs.get(kind);
+    inSpan = true;
+    // (after the first signal the handlers stay: a second one must still exit at once)
+    if (!got && (last === undefined || last > LONG_SPAN_MS)) listen(false);
+    return () => {
+      inSpan = false;
+      lastSpanMs.set(kind, performance.now() - t0);
+      listen(true);
+      if (grace) clearTimeout(grace);
+      grace = null;
+    };
+  };
   // `pnpm looplm`: pnpm answers SIGTERM by ending its shell, which does not pass the signal on;
-  // the training process is then re-parented. Losing the launcher counts as SIGTERM.
+  // the training process is then re-parented. Losing the launcher counts as SIGTERM; a thread
+  // of its own watches, since this one may be busy with a long step.
   const launcher = process.env.npm_lifecycle_event === "looplm" ? process.ppid : null;
-  const watch =
-    launcher === null
-      ? null
-      : setInterval(() => {
-          if (process.ppid !== launcher && !got) onSignal("SIGTERM");
-        }, 500).unref();
+  const watch = launcher === null ? null : watchLauncher(launcher);
   running++;
   try {
     return await work(ac.signal);
@@ -103,7 +154,25 @@ export async function withInterrupts<T>(
     );
   } finally {
     running--;
-    if (watch) clearInterval(watch);
-    for (const [sig, h] of handlers) process.off(sig, h);
+    spans = previousSpans;
+    if (grace) clearTimeout(grace);
+    if (watch) void watch.terminate();
+    listen(false);
   }
+}
+
+/**
+ * A thread that sends this process SIGTERM once its parent `launcher` is gone (checked twice a
+ * second, whatever the main thread is doing). It keeps nothing alive.
+ */
+function watchLauncher(launcher: number): Worker {
+  const w = new Worker(
+    `const { workerData } = require("node:worker_threads");
+     const t = setInterval(() => {
+       if (process.ppid !== workerData) { clearInterval(t); process.kill(process.pid, "SIGTERM"); }
+     }, 500);`,
+    { eval: true, workerData: launcher },
+  );
+  w.unref();
+  return w;
 }

@@ -22,6 +22,7 @@ import type { ComputeBackend } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
+import { interruptibleSpans } from "./interrupt.js";
 import {
   checkTrainingMemory,
   isAllocationFailure,
@@ -129,6 +130,7 @@ async function trainModel(
       resume: job.resume,
       overwrite: job.overwrite,
       signal: job.signal,
+      spans: interruptibleSpans(),
       // On webgpu the steps run on the device; evaluation and checkpoints read the weights back.
       // On a CPU backend they run on its kernels, whatever else this process runs on.
       engine,

@@ -49,6 +49,12 @@ export interface RunOptions {
   /** Stop after the current step, checkpoint, and throw `RunInterrupted`. */
   signal?: AbortSignal;
   /**
+   * Called before each span of computation (a step, an evaluation) with its kind; the function
+   * it returns is called after it. Lets a caller stop the process during a long one (signal
+   * handlers cannot run inside synchronous work).
+   */
+  spans?: (kind: "step" | "eval") => () => void;
+  /**
    * Where the steps run when not on the CPU kernels (a GPU, made from `model` for this stage);
    * its weights are copied back into `model` before each evaluation and checkpoint.
    */
@@ -194,8 +200,13 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     if (evaluateNow || checkpointNow) await trainer.sync();
     let ev: EvalRecord | undefined;
     if (evaluateNow && o.evaluate) {
-      const r = noGrad(() => withScratch(() => o.evaluate!(o.model)));
-      ev = r instanceof Promise ? await r : r;
+      const done = o.spans?.("eval");
+      try {
+        const r = noGrad(() => withScratch(() => o.evaluate!(o.model)));
+        ev = r instanceof Promise ? await r : r;
+      } finally {
+        done?.();
+      }
       lastEval = ev;
     }
     try {
@@ -223,7 +234,14 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     // The next step may be queued while this one runs unless this one's weights are needed
     // (a checkpoint or an evaluation after it; the last step is always one).
     const s = trainer.step + 1;
-    await report(await trainer.nextStep({ ahead: !evaluateAt(s) && !checkpointAt(s) }));
+    const done = o.spans?.("step");
+    let m: StepMetrics;
+    try {
+      m = await trainer.nextStep({ ahead: !evaluateAt(s) && !checkpointAt(s) });
+    } finally {
+      done?.();
+    }
+    await report(m);
     // Let signal handlers (and anything else waiting) run between steps.
     await nextTick();
   }
