@@ -93,7 +93,7 @@ function accuracyFold({ R, V, tallies }: FoldSetup, opts: AccuracyOptions) {
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
 export function evaluateAccuracy(
   model: Evaluated,
-  batches: readonly Batch[],
+  batches: Iterable<Batch>,
   opts: AccuracyOptions = {},
 ): Promise<AccuracyResult> {
   return evaluateWith("evaluateAccuracy", model, batches, opts, (s) => accuracyFold(s, opts));

@@ -112,14 +112,15 @@ export interface FoldSetup {
 export async function evaluateWith<R>(
   name: string,
   model: Evaluated,
-  batches: readonly Batch[],
+  batches: Iterable<Batch>,
   opts: OnKernels & { qs?: readonly number[] },
   makeFold: (setup: FoldSetup) => {
     add(batch: Batch, i: number, out: StepOutputs): void;
     result(): R;
   },
 ): Promise<R> {
-  if (batches.length === 0) throw new Error(`${name}: batches is empty (expected ≥ 1)`);
+  const empty = () => new Error(`${name}: batches is empty (expected ≥ 1)`);
+  if (Array.isArray(batches) && batches.length === 0) throw empty();
   const qs = opts.qs ?? [];
   checkThresholds(qs);
   const source = outputSource(model);
@@ -127,12 +128,16 @@ export async function evaluateWith<R>(
   const V = source.config.vocab_size;
   const gate = source.hasGate && qs.length > 0;
   const fold = makeFold({ R, V, tallies: gate ? newTallies(qs, R) : [] });
-  for (const [i, batch] of batches.entries()) {
+  // (batches may be made one by one as they are read: a large set is never held whole)
+  let i = 0;
+  for (const batch of batches) {
     checkBatch(batch, i, V);
     const pending = withKernels(opts.kernels, () => source.outputs(batch, gate));
     const out = pending instanceof Promise ? await pending : pending;
     withKernels(opts.kernels, () => fold.add(batch, i, out));
+    i++;
   }
+  if (i === 0) throw empty();
   return fold.result();
 }
 

@@ -90,7 +90,7 @@ function perplexityFold({ R, V, tallies }: FoldSetup) {
 /** Every batch scored by `model` (a model here, or a source of its outputs: a GPU). */
 export function evaluatePerplexity(
   model: Evaluated,
-  batches: readonly Batch[],
+  batches: Iterable<Batch>,
   opts: PerplexityOptions = {},
 ): Promise<PerplexityResult> {
   return evaluateWith("evaluatePerplexity", model, batches, opts, perplexityFold);

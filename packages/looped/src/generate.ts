@@ -102,14 +102,33 @@ export function generate(
   prompt: readonly number[],
   opts: GenerateOptions,
 ): GenerateResult {
-  return withKernels(opts.kernels, () => decodeAll(model, prompt, opts));
+  const it = generateTokens(model, prompt, opts);
+  for (;;) {
+    const r = it.next();
+    if (r.done) return r.value;
+  }
 }
 
-function decodeAll(
+/**
+ * `generate`, one token at a time: each `next()` samples (and returns) the next token, on
+ * `opts.kernels`; the iterator's return value is `generate`'s result. A caller can show every
+ * token as it comes and stop whenever it likes, so a long generation is never held back.
+ * The options are checked at the first `next()`.
+ */
+export function generateTokens(
   model: LoopedModel,
   prompt: readonly number[],
   opts: GenerateOptions,
-): GenerateResult {
+): Iterator<number, GenerateResult> {
+  const it = decodeTokens(model, prompt, opts);
+  return { next: () => withKernels(opts.kernels, () => it.next()) };
+}
+
+function* decodeTokens(
+  model: LoopedModel,
+  prompt: readonly number[],
+  opts: GenerateOptions,
+): Generator<number, GenerateResult> {
   const { policy, temperature, topK } = checkGenerateOptions(model, prompt, opts);
   const R = model.config.n_loops;
   const N = model.layers.length;
@@ -152,6 +171,7 @@ function decodeAll(
   for (let i = 0; i < opts.maxNewTokens; i++) {
     const next = sampleToken(last.data, temperature, topK, rng);
     tokens.push(next);
+    yield next;
     if (next === opts.stopToken || i === opts.maxNewTokens - 1) break;
     last = feed(next);
   }

@@ -51,6 +51,7 @@ export {
   type GenerateOptions,
   type GenerateResult,
   generate,
+  generateTokens,
   type StepPolicy,
 } from "./generate.js";
 export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";

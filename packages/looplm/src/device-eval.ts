@@ -53,7 +53,7 @@ export function deviceOutputSource<T, I>(dm: DeviceModel<T, I>): StepOutputSourc
 export async function evaluateOnBackend(
   backend: ComputeBackend,
   model: LoopedModel,
-  batches: readonly Batch[],
+  batches: Iterable<Batch>,
   metric: "ppl" | "accuracy",
   opts: Omit<AccuracyOptions & PerplexityOptions, "kernels"> = {},
 ): Promise<AccuracyResult | PerplexityResult> {

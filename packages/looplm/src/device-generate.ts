@@ -20,6 +20,8 @@ export async function generateOnDevice<T, I>(
   model: LoopedModel,
   prompt: readonly number[],
   opts: GenerateOptions,
+  /** Called with every token as it is sampled (awaited before the next one). */
+  onToken?: (id: number) => void | Promise<void>,
 ): Promise<number[]> {
   const { policy, temperature, topK } = checkGenerateOptions(model, prompt, opts);
   if (policy.kind !== "full")
@@ -43,6 +45,7 @@ export async function generateOnDevice<T, I>(
       const next = sampleToken(await ops.read(row), temperature, topK, rng);
       ops.releaseTransients();
       out.push(next);
+      await onToken?.(next);
       if (next === opts.stopToken) break;
       seq.push(next);
     }

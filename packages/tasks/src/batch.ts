@@ -1,5 +1,5 @@
 /** Batch helpers shared by the tasks: allocation, argmax over logits, scoring, cursors. */
-import { type Batch, IGNORE_INDEX, type Score, type TaskCursor } from "./task.js";
+import { type Batch, type EvalBatches, IGNORE_INDEX, type Score, type TaskCursor } from "./task.js";
 
 export function positiveInt(name: string, v: number, min = 1): number {
   if (!Number.isSafeInteger(v) || v < min)
@@ -100,15 +100,22 @@ export function trainRows(
   return { batch, cursor: { seed: cursor.seed, position: cursor.position + batchSize } };
 }
 
-/** Rows 0..count−1 in batches of `batchSize`: `rows(start, n)` makes rows start..start+n−1. */
+/**
+ * Rows 0..count−1 in batches of `batchSize`, each made when it is read: `rows(start, n)` makes
+ * rows start..start+n−1.
+ */
 export function evalRows(
   count: number,
   batchSize: number,
   rows: (start: number, n: number) => Batch,
-): Batch[] {
+): EvalBatches {
   const bs = positiveInt("batchSize", batchSize);
-  const out: Batch[] = [];
-  for (let start = 0; start < count; start += bs)
-    out.push(rows(start, Math.min(bs, count - start)));
-  return out;
+  return {
+    rows: count,
+    batches: Math.ceil(count / bs),
+    *[Symbol.iterator]() {
+      for (let start = 0; start < count; start += bs)
+        yield rows(start, Math.min(bs, count - start));
+    },
+  };
 }

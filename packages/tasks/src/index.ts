@@ -52,6 +52,7 @@ export {
 export {
   type Batch,
   checkTaskVocab,
+  type EvalBatches,
   type EvalSetOptions,
   IGNORE_INDEX,
   type Score,

@@ -41,6 +41,17 @@ export interface Score {
   accuracy: number;
 }
 
+/**
+ * An evaluation set made batch by batch as it is read, so that a large one is never held whole
+ * (the same batches, in the same order, as the task's evalSet).
+ */
+export interface EvalBatches extends Iterable<Batch> {
+  /** Rows in all. */
+  readonly rows: number;
+  /** Batches in all. */
+  readonly batches: number;
+}
+
 export interface EvalSetOptions {
   /** Number of rows (examples or windows). */
   count: number;
@@ -72,6 +83,8 @@ export interface Task {
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor };
   /** A fixed evaluation set, split into batches of at most `batchSize` rows. */
   evalSet(options: EvalSetOptions): Batch[];
+  /** The batches of `evalSet`, each made when it is read (a large set is never held whole). */
+  evalBatches(options: EvalSetOptions): EvalBatches;
   /**
    * Compare predicted ids `[B, T]` (e.g. `argmaxLogits`) with the batch's targets at the scored
    * positions. Mano and p-hop have one scored position per row, so this is exact-match accuracy.

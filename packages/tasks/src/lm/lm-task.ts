@@ -15,7 +15,7 @@
 
 import { deriveSeed, Rng } from "@loop/tensor";
 import { allocBatch, evalRows, positiveInt, StreamTask, trainRows } from "../batch.js";
-import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
+import type { Batch, EvalBatches, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import type { TextDocument } from "./corpus.js";
 import { IdBuffer, type TextTokenizer } from "./tokenizer.js";
@@ -141,6 +141,10 @@ export class LanguageModelTask extends StreamTask implements Task {
 
   /** The first `min(count, validationWindows)` validation windows, in order (`seed` unused). */
   evalSet(options: EvalSetOptions): Batch[] {
+    return [...this.evalBatches(options)];
+  }
+
+  evalBatches(options: EvalSetOptions): EvalBatches {
     const count = Math.min(positiveInt("count", options.count), this.validationWindows);
     return evalRows(count, options.batchSize, (start, n) => {
       const batch = allocBatch(n, this.seqLen, 0);

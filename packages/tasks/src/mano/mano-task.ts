@@ -11,7 +11,7 @@
 
 import { deriveSeed, Rng } from "@loop/tensor";
 import { allocBatch, evalRows, positiveInt, StreamTask, trainRows } from "../batch.js";
-import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
+import type { Batch, EvalBatches, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
 
@@ -103,6 +103,10 @@ export class ManoTask extends StreamTask implements Task {
   }
 
   evalSet(options: EvalSetOptions): Batch[] {
+    return [...this.evalBatches(options)];
+  }
+
+  evalBatches(options: EvalSetOptions): EvalBatches {
     const count = positiveInt("count", options.count);
     const seed = options.seed ?? MANO_DEFAULT_EVAL_SEED;
     return evalRows(count, options.batchSize, (start, n) =>

@@ -27,6 +27,7 @@ import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
+import { withEvalProgress } from "../eval-progress.js";
 import {
   addTaskOptions,
   buildTask,
@@ -194,7 +195,10 @@ export async function runEval(
       kernels: backend.kernels,
       out,
     });
-  const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
+  const batches = withEvalProgress(
+    task.evalBatches({ count: f.count, batchSize: f.batchSize, seed: f.seed }),
+    "eval",
+  );
   if (backend.gpu && mc)
     throw new CliError(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",

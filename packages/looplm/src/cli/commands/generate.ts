@@ -1,7 +1,7 @@
 /** `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { generate } from "@loop/looped";
+import { generateTokens } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import type { Command } from "commander";
@@ -9,7 +9,9 @@ import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
+import { isAllocationFailure } from "../memory-need.js";
 import { parseIntList } from "../options/model.js";
+import { writeStdout } from "../stdout.js";
 import { locateModel } from "./eval.js";
 
 interface Flags {
@@ -39,6 +41,8 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
   let prompt: number[];
   let decode: (ids: number[]) => string;
+  // (--tokens: the ids' symbols joined by spaces; text: the tokenizer's spelling)
+  let separator = "";
   if (f.tokens !== undefined) {
     prompt = parseIntList("--tokens", f.tokens);
     const bad = prompt.find((t) => t < 0 || t >= V);
@@ -49,6 +53,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     const vocabPath = beside("vocab.json");
     const symbols: string[] | null = vocabPath ? JSON.parse(readFileSync(vocabPath, "utf8")) : null;
     decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
+    separator = " ";
   } else {
     const tokPath = f.tokenizer ?? beside("tokenizer.json");
     if (!tokPath)
@@ -78,14 +83,34 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     };
   }
   const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
-  // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy),
-  // on their own kernels
-  const out = await asCliError(async () =>
-    backend.gpu
-      ? generateOnDevice(backend.ops, model, prompt, opts)
-      : generate(model, prompt, { ...opts, kernels: backend.kernels }).tokens,
-  );
-  process.stdout.write(`${decode(out)}\n`);
+  // Every token is printed as it comes (a long generation shows its text at once, and stops on
+  // Ctrl-C or a closed pipe): `pending` holds ids that spell only part of a character yet.
+  let pending: number[] = [];
+  let first = true;
+  const emit = async (id: number) => {
+    pending.push(id);
+    const text = decode(pending);
+    if (text.endsWith("\uFFFD") && pending.length < 8) return;
+    await writeStdout(`${first ? "" : separator}${text}`);
+    first = false;
+    pending = [];
+  };
+  await asCliError(async () => {
+    try {
+      if (backend.gpu) await generateOnDevice(backend.ops, model, prompt, opts, emit);
+      else {
+        const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
+        for (let r = it.next(); !r.done; r = it.next()) await emit(r.value);
+      }
+    } catch (e) {
+      if (isAllocationFailure(e))
+        throw new CliError(
+          `--max-new ${f.maxNew}: the decoding state for ${prompt.length + f.maxNew} positions does not fit in memory (attention layers keep every position); lower --max-new`,
+        );
+      throw e;
+    }
+  });
+  await writeStdout(`${pending.length > 0 ? `${first ? "" : separator}${decode(pending)}` : ""}\n`);
 }
 
 export function registerGenerate(program: Command): void {

@@ -1,0 +1,86 @@
+/**
+ * Requests without a practical end stream instead of holding everything back: `generate
+ * --max-new 2147483647` prints tokens as they come (and ends quietly when its reader does), and
+ * `eval --count 1000000000` makes its batches as it reads them and says how far it has got.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LoopedModel, makeConfig } from "@loop/looped";
+import { saveCheckpoint } from "@loop/looped/node";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+let runDir: string;
+
+beforeAll(() => {
+  runDir = join(mkdtempSync(join(tmpdir(), "looplm-stream-")), "run");
+  const cfg = makeConfig({
+    backbone: "mamba",
+    vocab_size: 32,
+    d_model: 16,
+    n_layers: 1,
+    n_loops: 2,
+    ssm: { d_state: 8, headdim: 8, chunk_size: 8 },
+  });
+  saveCheckpoint(join(runDir, "final"), new LoopedModel(cfg, { seed: 1 }));
+  writeFileSync(
+    join(runDir, "run.json"),
+    JSON.stringify({ task: { name: "mano", max_ops: 2 }, model: cfg, train: {} }),
+  );
+});
+
+const node = ["--import", "tsx", "--conditions=@loop/source", main];
+
+describe("unbounded requests stream", () => {
+  it("generate --max-new 2147483647 | head -c 200 prints at once and ends with status 0", {
+    timeout: 120_000,
+  }, () => {
+    const r = spawnSync(
+      "bash",
+      [
+        "-c",
+        `"$NODE" "$@" | head -c 200; echo "exit \${PIPESTATUS[0]}" >&2`,
+        "bash",
+        ...node,
+        ...["generate", "--model", join(runDir, "final"), "--tokens", "1,2"],
+        ...["--max-new", "2147483647", "--temperature", "1"],
+      ],
+      { encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 100_000 },
+    );
+    expect(r.stdout).toHaveLength(200);
+    expect(r.stdout).toMatch(/^\d+( \d+)+/);
+    expect(r.stderr).toBe("exit 0\n");
+  });
+
+  it("eval --count 1000000000 reports its progress instead of building the whole set", {
+    timeout: 120_000,
+  }, async () => {
+    const child = spawn(
+      process.execPath,
+      [...node, "eval", "--model", join(runDir, "final"), "--count", "1000000000"],
+      { env: { ...process.env, LOOPLM_THREADS: "1" } },
+    );
+    child.stdout.resume();
+    let err = "";
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no progress line; stderr: ${err}`)), 90_000);
+        child.stderr.on("data", (c) => {
+          err += c;
+          const m = /^eval: \d+\/1000000000 rows .*$/m.exec(err);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[0]);
+          }
+        });
+        child.on("exit", () => reject(new Error(`exited early; stderr: ${err}`)));
+      });
+      expect(line).toMatch(/^eval: \d+\/1000000000 rows \(\d+\.\d%\), \d+ rows\/s, about .* left$/);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
