@@ -34,8 +34,12 @@ export class CliError extends Error {
 export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
-    if (!/^[-+]?\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
-      throw new CliError(`${flag} must be an integer, got "${v}"`);
+    if (!/^[-+]?\d+$/.test(v.trim())) throw new CliError(`${flag} must be an integer, got "${v}"`);
+    // (beyond 2^53 − 1 a number is no longer exact: 9007199254740993 would read as ...992)
+    if (!Number.isSafeInteger(n))
+      throw new CliError(
+        `${flag} ${v.trim()} exceeds the largest safe integer (${Number.MAX_SAFE_INTEGER})`,
+      );
     if (n < min) throw new CliError(`${flag} must be ≥ ${min}, got ${n}`);
     return n;
   };

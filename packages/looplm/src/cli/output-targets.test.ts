@@ -48,7 +48,7 @@ function readFifo(): { path: string; text: () => Promise<string> } {
 }
 
 /** Wait until the FIFO has a reader (`cat` opens its end a moment after it starts). */
-async function whenRead(path: string, attempt: () => Promise<unknown>): Promise<void> {
+async function whenRead(attempt: () => Promise<unknown>): Promise<void> {
   for (let i = 0; ; i++) {
     try {
       await attempt();
@@ -83,13 +83,13 @@ describe("--out devices and FIFOs", () => {
 
   it("eval and forward write into a FIFO that is read, and the FIFO stays a FIFO", async () => {
     const fifo = readFifo();
-    await whenRead(fifo.path, () => run(...evalArgs(fifo.path)));
+    await whenRead(() => run(...evalArgs(fifo.path)));
     expect(JSON.parse(await fifo.text()).task.name).toBe("mano");
     expect(statSync(fifo.path).isFIFO()).toBe(true);
 
     const dir = goldenPath("mamba-1x1");
     const f2 = readFifo();
-    await whenRead(f2.path, () =>
+    await whenRead(() =>
       run("forward", "--model", dir, "--input", join(dir, "inputs.json"), "--out", f2.path),
     );
     // safetensors: an 8-byte header length, then its JSON header

@@ -3,6 +3,7 @@
  * start-up check that turns every way of not reaching Redis into one line naming the problem.
  * After start-up BullMQ's own reconnection (back-off up to 20 s) rides out Redis restarts.
  */
+import { connect, isIP } from "node:net";
 import { Redis, type RedisOptions } from "ioredis";
 import { CliError } from "../cli/errors.js";
 import { printable } from "../cli/printable.js";
@@ -48,10 +49,23 @@ export function parseQueueUrl(url: string): QueueAddress {
     port: u.port ? Number(u.port) : 6379,
     db: path === "" ? 0 : Number(path),
   };
-  if (u.username) options.username = decodeURIComponent(u.username);
-  if (u.password) options.password = decodeURIComponent(u.password);
-  if (u.protocol === "rediss:") options.tls = { servername: options.host! };
+  if (u.username) options.username = percentDecoded(u.username, "user name");
+  if (u.password) options.password = percentDecoded(u.password, "password");
+  // (SNI takes host names only: an IP address as servername is deprecated and ignored)
+  if (u.protocol === "rediss:")
+    options.tls = isIP(options.host!) ? {} : { servername: options.host! };
   return { options, display: printable(displayQueueUrl(u.href.replace(/\/$/, ""))) };
+}
+
+/** `part` of the URL (user name or password) decoded; a malformed %-escape is named, not shown. */
+function percentDecoded(text: string, part: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new CliError(
+      `--queue: the ${part} in the URL has a malformed %-escape (a % must be followed by two hex digits; write a literal % as %25)`,
+    );
+  }
 }
 
 /** One line for a failure to talk to Redis at `a`. */
@@ -102,7 +116,17 @@ export async function checkRedis(a: QueueAddress): Promise<void> {
     await r.connect();
     await r.ping();
   } catch (e) {
-    throw new CliError(describeRedisError(a, lastError ?? e));
+    // rediss:// to a server that takes the connection but not TLS (a plain Redis) times out or
+    // fails inside the handshake: say so rather than "timed out"
+    const err = lastError ?? e;
+    const text = `${(err as { code?: string })?.code ?? ""} ${(err as Error)?.message ?? ""}`;
+    if (
+      a.options.tls &&
+      HANDSHAKE_FAILURE.test(text) &&
+      (await tcpAnswers(a.options.host!, a.options.port!))
+    )
+      throw new CliError(tlsHandshakeFailed(a, err));
+    throw new CliError(describeRedisError(a, err));
   }
   try {
     // ioredis selects the URL's database itself, but a SELECT that fails leaves the connection
@@ -122,6 +146,33 @@ export async function checkRedis(a: QueueAddress): Promise<void> {
   } finally {
     r.disconnect();
   }
+}
+
+/** How a TLS handshake with a server that does not speak TLS ends (no answer, or garbage). */
+const HANDSHAKE_FAILURE =
+  /ETIMEDOUT|timed? ?out|ECONNRESET|EPROTO|wrong version number|packet length|disconnected before secure/i;
+
+/** Whether a plain TCP connection to host:port opens within 5 s. */
+function tcpAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(5000, () => done(false));
+    s.once("connect", () => done(true));
+    s.once("error", () => done(false));
+  });
+}
+
+/** The line for a TLS handshake that failed with a server that accepts TCP connections. */
+function tlsHandshakeFailed(a: QueueAddress, e: unknown): string {
+  const raw = ((e as { message?: string })?.message ?? String(e)).split("\n")[0]!;
+  const pw = a.options.password;
+  const msg = printable(pw ? raw.split(pw).join("***") : raw);
+  const why = /ETIMEDOUT|timed? ?out/i.test(msg) ? "the server never answered it" : msg;
+  return `Redis at ${a.display}: the TLS handshake failed (${why}); the server takes connections but does not speak TLS there: if it is a plain Redis, use redis://`;
 }
 
 /** Options for BullMQ's own connections: retry forever with its back-off, never drop commands. */

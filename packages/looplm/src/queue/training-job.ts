@@ -125,6 +125,25 @@ function firstDifference(want: unknown, got: unknown, path = ""): string | null 
   return `${path || "the job"} ${show(got)} (recorded ${show(want)})`;
 }
 
+/** What a JSON value is, for a message ("an object", "a list", "null", "a number"). */
+function kindOf(x: unknown): string {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "a list";
+  return x === undefined ? "absent" : `a${typeof x === "object" ? "n" : ""} ${typeof x}`;
+}
+
+/**
+ * Null when the job's label and run folder are strings (every message and check reads them),
+ * else why not: a job whose label is an object would otherwise fail deep inside with "Cannot
+ * convert object to primitive value".
+ */
+export function jobShapeProblem(d: object): string | null {
+  const j = d as Record<string, unknown>;
+  if (typeof j.label !== "string") return `its label is ${kindOf(j.label)}, not a string`;
+  if (typeof j.runDir !== "string") return `its run folder is ${kindOf(j.runDir)}, not a string`;
+  return null;
+}
+
 export interface RecordProblem {
   message: string;
   /** Another worker (which may see the folder) may succeed. */
@@ -136,22 +155,33 @@ export interface RecordProblem {
  * the caller escapes it for printing). Reads only.
  */
 export function jobRecordProblem(d: TrainingJobData, id: string): RecordProblem | null {
-  const label = String(d.label);
+  const shape = jobShapeProblem(d);
+  if (shape) return { message: `job ${id}: ${shape}; refused`, retry: false };
+  const label = d.label;
   // (every refusal names the job; `retry`: another worker, which may see the folder, may succeed)
   const problem = (what: string, retry = false) => ({ message: `job ${label}: ${what}`, retry });
   if (typeof d.runDir !== "string" || !isAbsolute(d.runDir))
     return problem(`its run folder ${JSON.stringify(d.runDir)} is not an absolute path; refused`);
   const marker = join(d.runDir, JOB_MARKER);
   const shared = "run folders must be on a filesystem every worker mounts at the same path";
-  if (!existsSync(marker))
-    return problem(`this worker cannot see its run folder ${d.runDir} (${shared})`, true);
+  if (!existsSync(marker)) {
+    if (!existsSync(d.runDir))
+      return problem(`this worker cannot see its run folder ${d.runDir} (${shared})`, true);
+    // the folder is there, its record is not: no coordinator enqueued this job for it
+    return problem(
+      `its run folder ${d.runDir} holds no ${JOB_MARKER}: no sweep enqueued this job there (a forged job, or the folder was emptied); refused`,
+    );
+  }
   let m: { id?: unknown; job?: unknown };
   try {
     m = JSON.parse(readFileSync(marker, "utf8")) as typeof m;
   } catch {
     return problem(`${marker} is not a job record; refused`);
   }
-  if (m.id !== id) return problem(`${marker} belongs to another job (${shared})`, true);
+  if (m.id !== id)
+    return problem(
+      `${marker} records job ${JSON.stringify(m.id) ?? "(none)"}, not ${id}: a replayed or copied job; refused`,
+    );
   if (m.job === undefined)
     return problem(
       `${marker} does not record the job's settings (an older looplm wrote it); run the sweep command again to record them`,

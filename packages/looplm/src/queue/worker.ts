@@ -20,6 +20,7 @@ import { CHILD_EXIT, type ChildMessage } from "./train-child.js";
 import {
   alreadyFinished,
   jobRecordProblem,
+  jobShapeProblem,
   QUEUE_NAME,
   type TrainingJobData,
   type TrainingJobProgress,
@@ -125,7 +126,22 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
     });
   };
 
+  // Every failure reaches this worker's stderr as well as the job's failure reason: refusals
+  // and training failures are printed where they happen, anything unforeseen here.
+  const told = new WeakSet<object>();
   const processor = async (
+    job: Job<TrainingJobData, TrainingJobResult>,
+    token?: string,
+  ): Promise<TrainingJobResult> => {
+    try {
+      return await handle(job, token);
+    } catch (e) {
+      if (!(e instanceof WaitingError) && !(e instanceof Object && told.has(e)))
+        o.log(`${name}: job ${job.id} failed: ${e instanceof Error ? e.message : String(e)}`);
+      throw e;
+    }
+  };
+  const handle = async (
     job: Job<TrainingJobData, TrainingJobResult>,
     token?: string,
   ): Promise<TrainingJobResult> => {
@@ -139,14 +155,18 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
     const refuse = (message: string, retry = false): never => {
       const line = printable(message);
       o.log(`${name}: ${line}`);
-      throw retry ? new Error(line) : new UnrecoverableError(line);
+      const e = retry ? new Error(line) : new UnrecoverableError(line);
+      told.add(e);
+      throw e;
     };
     if (typeof d !== "object" || d === null) return refuse(`job ${job.id}: no job data; refused`);
     if (o.secret) {
       const bad = signatureProblem(d, o.secret);
       if (bad) refuse(`job ${job.id}: ${bad}; refused`);
     }
-    if (d.v !== 1 && d.v !== 2) refuse(`job ${job.id}: unknown job format ${d.v}`);
+    const shape = jobShapeProblem(d);
+    if (shape) refuse(`job ${job.id}: ${shape}; refused`);
+    if (d.v !== 1 && d.v !== 2) refuse(`job ${job.id}: unknown job format ${JSON.stringify(d.v)}`);
     if (d.backend !== undefined && !(BACKENDS as readonly string[]).includes(d.backend))
       refuse(
         `job ${job.id}: backend ${JSON.stringify(d.backend)} is not one of ${BACKENDS.join(", ")}`,
@@ -181,7 +201,9 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
     }
     const reason = printable(out.message);
     o.log(`${name}: ${d.label} failed: ${reason}`);
-    throw out.retry ? new Error(reason) : new UnrecoverableError(reason);
+    const e = out.retry ? new Error(reason) : new UnrecoverableError(reason);
+    told.add(e);
+    throw e;
   };
 
   const lockDuration = o.lockSeconds * 1000;
