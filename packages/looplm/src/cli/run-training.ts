@@ -29,6 +29,7 @@ import {
   memoryNeedLine,
   trainingMemoryNeed,
 } from "./memory-need.js";
+import { writeTaskRecord } from "./task-record.js";
 
 export interface TrainJob {
   runDir: string;
@@ -157,6 +158,7 @@ async function trainModel(
       },
     });
     saveVocabulary(job.task, [job.runDir, res.finalDir]);
+    writeTaskRecord([job.runDir, res.finalDir], job.task, job.taskInfo);
     return { ...res, model };
   } finally {
     engine?.dispose();

@@ -42,7 +42,7 @@ export type ResumeChange = (typeof RESUME_CHANGES)[number];
 
 /** What a run leaves in its folder (run.lock aside); any of them means "holds a run". */
 const RUN_ENTRIES = ["run.json", "log.jsonl", "checkpoints", "final"];
-const RUN_EXTRAS = ["vocab.json", "tokenizer.json"];
+const RUN_EXTRAS = ["vocab.json", "tokenizer.json", "task.json"];
 
 export function holdsRun(dir: string): boolean {
   return RUN_ENTRIES.some((e) => existsSync(join(dir, e)));

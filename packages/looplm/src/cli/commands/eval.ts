@@ -36,6 +36,14 @@ import {
   taskInfo,
   taskName,
 } from "../options/task.js";
+import {
+  checkRecordedTask,
+  checkRecordedTokenizer,
+  type FoundRecord,
+  findTaskRecord,
+  noRecordLine,
+  recordedTokenizerPath,
+} from "../task-record.js";
 import { checkPerLengthFlags, evalPerLength, type PerLengthFile } from "./eval-per-length.js";
 
 export interface EvalFlags extends Partial<TaskFlags> {
@@ -96,17 +104,24 @@ const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {
 };
 
 /**
- * Task flags: defaults < the run's run.json task < flags given on the command line; for lm, the
- * tokenizer.json saved beside the checkpoint unless --tokenizer is given.
+ * Task flags: defaults < the model's task record (task.json), or without one the run's run.json
+ * task < flags given on the command line; for lm, the recorded tokenizer (else the
+ * tokenizer.json saved beside the checkpoint) unless --tokenizer is given. A --task other than
+ * the recorded one is refused.
  */
 export function resolveTaskFlags(
   f: EvalFlags,
   cmd: Command | null,
   checkpoint: string,
   runDir: string | null,
+  found: FoundRecord | null = null,
 ): TaskFlags {
   const out: Record<string, unknown> = { ...TASK_DEFAULTS };
-  if (runDir) {
+  if (found) {
+    const t = found.record.task;
+    out.task = t.name;
+    for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
+  } else if (runDir) {
     let info: { task?: Record<string, unknown> };
     try {
       info = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
@@ -124,8 +139,11 @@ export function resolveTaskFlags(
       out[k] = (f as unknown as Record<string, unknown>)[k];
   if (out.task === undefined)
     throw new CliError("--task is required (no run.json next to --model to take it from)");
+  if (found) checkRecordedTask(found, String(out.task));
   // A language-model run keeps its tokenizer.json beside the weights: evaluate with that one.
-  if (out.task === "lm" && !fromCli("tokenizer")) {
+  const recorded = found ? recordedTokenizerPath(found) : null;
+  if (out.task === "lm" && !fromCli("tokenizer") && recorded) out.tokenizer = recorded;
+  else if (out.task === "lm" && !fromCli("tokenizer")) {
     const saved = [checkpoint, runDir]
       .filter((d): d is string => d !== null)
       .map((d) => join(d, "tokenizer.json"))
@@ -171,7 +189,9 @@ export async function runEval(
   const out =
     f.out ?? (runDir ? join(runDir, f.perLength ? "eval-per-length.json" : "eval.json") : null);
   if (out) checkOutput(out);
-  const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
+  const found = findTaskRecord(checkpoint, runDir);
+  if (!found) process.stderr.write(noRecordLine(checkpoint));
+  const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir, found);
   if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.gpu !== null);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
@@ -181,6 +201,14 @@ export async function runEval(
   const model = asCliError(() => loadCheckpoint(checkpoint));
   const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
+  if (found && task.tokenizer)
+    checkRecordedTokenizer(
+      found,
+      task.tokenizer,
+      f.tokenizer !== undefined && cmd?.getOptionValueSource("tokenizer") === "cli"
+        ? `--tokenizer ${f.tokenizer}`
+        : taskFlags.tokenizer,
+    );
   const cfg = model.config;
   checkTaskVocab(task, cfg.vocab_size);
   if (f.perLength && task instanceof ManoTask)

@@ -12,6 +12,12 @@ import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { isAllocationFailure } from "../memory-need.js";
 import { parseIntList } from "../options/model.js";
 import { writeStdout } from "../stdout.js";
+import {
+  checkRecordedTokenizer,
+  findTaskRecord,
+  noRecordLine,
+  recordedTokenizerPath,
+} from "../task-record.js";
 import { locateModel } from "./eval.js";
 
 interface Flags {
@@ -55,12 +61,17 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
     separator = " ";
   } else {
-    const tokPath = f.tokenizer ?? beside("tokenizer.json");
+    // the model's own tokenizer by default: the one its task record names, else the one beside
+    const found = findTaskRecord(checkpoint, runDir);
+    if (!found) process.stderr.write(noRecordLine(checkpoint));
+    const recorded = found ? recordedTokenizerPath(found) : null;
+    const tokPath = f.tokenizer ?? recorded ?? beside("tokenizer.json");
     if (!tokPath)
       throw new CliError(
         `--prompt needs a tokenizer: pass --tokenizer <tokenizer.json> (none found beside ${f.model})`,
       );
-    const tok = await readTokenizerFile(tokPath);
+    const tok = await asCliError(() => readTokenizerFile(tokPath));
+    if (found) checkRecordedTokenizer(found, tok, f.tokenizer ? `--tokenizer ${tokPath}` : tokPath);
     // A tokenizer with more tokens than the model has embeddings is not the one it learned
     // (that one is tokenizer.json beside its weights): its ids would index nothing.
     if (tok.vocabSize > V)

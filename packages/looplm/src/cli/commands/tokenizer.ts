@@ -77,13 +77,49 @@ function readInput(flag: string, inline: string | undefined, file: string | unde
     throw new CliError(`give either ${flag} or --file, not both`);
   if (inline !== undefined) return inline;
   const path = file ?? 0; // fd 0: standard input
+  const what = file === undefined ? "standard input" : `--file ${file}`;
+  let bytes: Buffer;
   try {
-    return readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (e) {
     throw new CliError(
-      `cannot read ${file === undefined ? "standard input" : `--file ${file}`}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `cannot read ${what}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
     );
   }
+  // As the corpus loaders do: text that is not UTF-8 is refused, never silently replaced by U+FFFD.
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new CliError(
+      `${what} is not valid UTF-8 text (first bad byte at offset ${firstInvalidUtf8(bytes)}); convert it first, e.g. iconv -f latin1 -t utf-8`,
+    );
+  }
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The offset of the first byte that does not decode as UTF-8 (bytes.length if all do). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let lo = 0;
+  let hi = bytes.length;
+  // the longest prefix that decodes, by bisection (streaming: a prefix may end mid-character)
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  // the prefix may end inside a character that the next byte breaks: it starts at its lead byte
+  for (let k = lo - 1; k >= 0 && k >= lo - 3; k--) {
+    const b = bytes[k]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const len = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return k + len > lo ? k : lo;
+  }
+  return lo;
 }
 
 export async function runTokenizerEncode(args: TokenizerEncodeArgs): Promise<string> {

@@ -1,0 +1,151 @@
+/**
+ * The task record of a trained model, task.json beside its weights (and in its run folder): the
+ * task with its options, and the tokenizer it was trained with as a content hash and where it
+ * lives. `eval` and `generate` take the task and tokenizer from it by default and refuse a
+ * different tokenizer (by hash: two tokenizers of one size can spell different texts) or task.
+ * A model saved before records existed has none: it still works, with one line saying so.
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Task, TextTokenizer } from "@loop/tasks";
+import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
+import { canonicalJson } from "@loop/train/node";
+import { CliError } from "./errors.js";
+
+/** The record's file name, in a checkpoint folder and in its run folder. */
+export const TASK_RECORD = "task.json";
+
+/** What task.json holds. */
+export interface TaskRecord {
+  format: 1;
+  /** The task's name and options, as run.json records them ({name: "mano", max_ops: 10}). */
+  task: Record<string, unknown> & { name: string };
+  /** The tokenizer of a task over text; null for symbolic tasks. */
+  tokenizer: {
+    /** SHA-256 of the tokenizer's content (its tokenizer.json, keys sorted). */
+    sha256: string;
+    /** Its copy beside the weights (a file name in the record's folder). */
+    file: string;
+    /** Where it came from: the tokenizer.json the run loaded (absolute), or "bpe"/"char" trained. */
+    source: string;
+  } | null;
+}
+
+/** The content hash of a tokenizer (independent of how its file is formatted). */
+export function tokenizerHash(tok: TextTokenizer): string {
+  return createHash("sha256").update(canonicalJson(tok.toJSON())).digest("hex");
+}
+
+/** Write task.json for `task` (recorded options `info`) into each of `dirs`. */
+export function writeTaskRecord(
+  dirs: readonly string[],
+  task: Task,
+  info: Record<string, unknown>,
+): void {
+  const tok = task.tokenizer;
+  const given = typeof info.tokenizer === "string" ? info.tokenizer : null;
+  const record: TaskRecord = {
+    format: 1,
+    task: { ...info, name: String(info.name ?? task.name) },
+    tokenizer: tok
+      ? {
+          sha256: tokenizerHash(tok),
+          file: "tokenizer.json",
+          source: given && given !== "bpe" && given !== "char" ? resolve(given) : (given ?? "bpe"),
+        }
+      : null,
+  };
+  for (const d of dirs)
+    writeFileAtomic(join(d, TASK_RECORD), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** A task record as read, with the file it came from. */
+export interface FoundRecord {
+  record: TaskRecord;
+  /** The task.json read. */
+  path: string;
+}
+
+/** Why `r` is not a task record, or null. */
+function recordProblem(r: unknown): string | null {
+  if (typeof r !== "object" || r === null) return "it is not a JSON object";
+  const o = r as Record<string, unknown>;
+  if (o.format !== 1) return `"format" is ${JSON.stringify(o.format)}, not 1`;
+  const t = o.task as Record<string, unknown> | null;
+  if (typeof t !== "object" || t === null || typeof t.name !== "string")
+    return '"task" lacks its "name"';
+  const k = o.tokenizer as Record<string, unknown> | null;
+  if (k !== null) {
+    if (typeof k !== "object") return '"tokenizer" is neither an object nor null';
+    if (typeof k.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(k.sha256))
+      return '"tokenizer.sha256" is not a SHA-256 in hex';
+    if (typeof k.file !== "string" || basename(k.file) !== k.file)
+      return '"tokenizer.file" is not a file name';
+    if (typeof k.source !== "string") return '"tokenizer.source" is not a string';
+  }
+  return null;
+}
+
+/**
+ * The task record of the checkpoint in `checkpoint`: its own task.json, else its run folder's
+ * (`runDir`, or the run above checkpoints/step-N); null for a model saved without one.
+ */
+export function findTaskRecord(checkpoint: string, runDir: string | null): FoundRecord | null {
+  const above = dirname(checkpoint);
+  const places = [checkpoint, runDir, basename(above) === "checkpoints" ? dirname(above) : null];
+  for (const d of places) {
+    if (!d) continue;
+    const path = join(d, TASK_RECORD);
+    if (!existsSync(path)) continue;
+    let r: unknown;
+    try {
+      r = readJsonFile(path);
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+    const bad = recordProblem(r);
+    if (bad) throw new CliError(`${path} is not a looplm task record: ${bad}`);
+    return { record: r as TaskRecord, path };
+  }
+  return null;
+}
+
+/** The line said when a model has no record (one line; the command goes on). */
+export function noRecordLine(checkpoint: string): string {
+  return `looplm: ${checkpoint} has no task record (${TASK_RECORD}; models saved by older versions have none): its task and tokenizer cannot be checked\n`;
+}
+
+/** The recorded tokenizer's copy beside the weights (null when the record has no tokenizer). */
+export function recordedTokenizerPath(found: FoundRecord): string | null {
+  const t = found.record.tokenizer;
+  return t ? join(dirname(found.path), t.file) : null;
+}
+
+/**
+ * Refuse tokenizer `tok` (read from `where`, as the user named it) unless it is the one the
+ * record names: the message names both, by place and hash.
+ */
+export function checkRecordedTokenizer(
+  found: FoundRecord,
+  tok: TextTokenizer,
+  where: string,
+): void {
+  const want = found.record.tokenizer;
+  if (!want) return;
+  const got = tokenizerHash(tok);
+  if (got === want.sha256) return;
+  const short = (h: string) => h.slice(0, 12);
+  throw new CliError(
+    `${where} (sha256 ${short(got)}…, ${tok.vocabSize} tokens) is not the tokenizer the model was trained with: ${recordedTokenizerPath(found)} (sha256 ${short(want.sha256)}…, from ${want.source}; recorded in ${found.path}); use that one or leave the tokenizer out`,
+  );
+}
+
+/** Refuse task `name` unless it is the recorded one (a model's ids mean nothing in another task). */
+export function checkRecordedTask(found: FoundRecord, name: string): void {
+  const want = found.record.task.name;
+  if (name !== want)
+    throw new CliError(
+      `--task ${name} is not the task the model was trained on: ${want} (recorded in ${found.path}); evaluate it on ${want}`,
+    );
+}
