@@ -119,8 +119,10 @@ export async function withInterrupts<T>(
     const t0 = performance.now();
     const last = lastSpanMs.get(kind);
     inSpan = true;
-    // (after the first signal the handlers stay: a second one must still exit at once)
-    if (!got && (last === undefined || last > LONG_SPAN_MS)) listen(false);
+    // (after the first signal the handlers stay: a second one must still exit at once; and
+    // where something else also listens, taking ours off would not restore the default action)
+    const alone = handlers.every(([sig]) => process.listenerCount(sig) === 1);
+    if (!got && alone && (last === undefined || last > LONG_SPAN_MS)) listen(false);
     return () => {
       inSpan = false;
       lastSpanMs.set(kind, performance.now() - t0);
