@@ -81,7 +81,7 @@ export function missingPieces(p: Probe): string[] {
  * Dawn's sources (a path on the machine that built Dawn tells the user nothing), led by the
  * plain reason where the loader found no driver that loads.
  */
-export function dawnSaid(p: Pick<Probe, "listing">): string {
+function dawnSaid(p: Pick<Probe, "listing">): string {
   const lines = [...p.listing.errors, ...p.listing.nativeOutput.split("\n")]
     .map((s) => s.trim().replace(/^(Warning|Error|Info):\s*/i, ""))
     .filter((s) => s && !/^at\s/.test(s) && !/\.(cpp|cc|c|h|mm):\d+/.test(s));
