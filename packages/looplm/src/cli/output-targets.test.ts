@@ -133,6 +133,12 @@ describe("empty paths and run folders in the way", () => {
       /file exists as a file, not a folder/,
     );
     expect(statSync(join(d, "fifo")).isFIFO()).toBe(true);
+    await expect(run("eval", "--model", join(d, "fifo"))).rejects.toThrow(
+      /--model .*fifo is a FIFO, not a checkpoint or run folder/,
+    );
+    await expect(run("generate", "--model", join(d, "file"), "--tokens", "1")).rejects.toThrow(
+      /--model .*file is a file, not a checkpoint or run folder/,
+    );
   });
 });
 

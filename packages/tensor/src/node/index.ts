@@ -33,5 +33,5 @@ export {
   nativeDisabled,
   nativeIncludeDir,
 } from "./native-addon.js";
-export { makeDirectory } from "./output-target.js";
+export { makeDirectory, outputKind } from "./output-target.js";
 export { startThreadPool, stopThreadPool } from "./threads.js";

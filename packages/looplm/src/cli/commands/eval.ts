@@ -22,6 +22,7 @@ import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
 import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { checkTaskVocab, ManoTask, type Task } from "@loop/tasks";
+import { outputKind } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
@@ -81,6 +82,9 @@ function thresholdList(v: string): number[] {
 export function locateModel(model: string): { checkpoint: string; runDir: string | null } {
   const dir = resolve(model);
   if (!existsSync(dir)) throw new CliError(`--model ${model} does not exist`);
+  const kind = asCliError(() => outputKind(dir));
+  if (kind !== "folder")
+    throw new CliError(`--model ${model} is a ${kind}, not a checkpoint or run folder`);
   if (existsSync(join(dir, "config.json"))) {
     const parent = dirname(dir);
     return { checkpoint: dir, runDir: existsSync(join(parent, "run.json")) ? parent : null };
