@@ -77,6 +77,8 @@ export async function withInterrupts<T>(
   opts: { watching?: boolean } = {},
 ): Promise<T> {
   const ac = new AbortController();
+  // 1 once a signal was taken: the launcher's watcher (another thread) then sends none
+  const stopping = new Int32Array(new SharedArrayBuffer(4));
   let got: Sig | null = null;
   let at = 0;
   // a span of computation is running; the grace timer of a span that heard the signal
@@ -89,6 +91,7 @@ export async function withInterrupts<T>(
     }
     got = sig;
     at = performance.now();
+    Atomics.store(stopping, 0, 1);
     process.stderr.write(
       opts.watching
         ? `\nlooplm: ${sig} received: no longer watching the queue; its jobs stay there for the workers\n`
@@ -135,7 +138,7 @@ export async function withInterrupts<T>(
   // the training process is then re-parented. Losing the launcher counts as SIGTERM; a thread
   // of its own watches, since this one may be busy with a long step.
   const launcher = process.env.npm_lifecycle_event === "looplm" ? process.ppid : null;
-  const watch = launcher === null ? null : watchLauncher(launcher);
+  const watch = launcher === null ? null : watchLauncher(launcher, stopping);
   running++;
   try {
     return await work(ac.signal);
@@ -165,15 +168,18 @@ export async function withInterrupts<T>(
 
 /**
  * A thread that sends this process SIGTERM once its parent `launcher` is gone (checked twice a
- * second, whatever the main thread is doing). It keeps nothing alive.
+ * second, whatever the main thread is doing), unless `stopping[0]` says a signal was already
+ * taken. It keeps nothing alive.
  */
-function watchLauncher(launcher: number): Worker {
+function watchLauncher(launcher: number, stopping: Int32Array): Worker {
   const w = new Worker(
-    `const { workerData } = require("node:worker_threads");
+    `const { workerData: d } = require("node:worker_threads");
      const t = setInterval(() => {
-       if (process.ppid !== workerData) { clearInterval(t); process.kill(process.pid, "SIGTERM"); }
+       if (process.ppid === d.launcher) return;
+       clearInterval(t);
+       if (Atomics.load(d.stopping, 0) === 0) process.kill(process.pid, "SIGTERM");
      }, 500);`,
-    { eval: true, workerData: launcher },
+    { eval: true, workerData: { launcher, stopping } },
   );
   w.unref();
   return w;
