@@ -145,9 +145,7 @@ function dtLimit(v: unknown, key: string): [number, number] | null {
     Number.isFinite(v[0]) &&
     v[0] <= v[1];
   if (!ok)
-    fail(
-      `${key} must be [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity), got ${JSON.stringify(v)}`,
-    );
+    fail(`${key} must be [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity), got ${JSON.stringify(v)}`);
   const [lo, hi] = v as [number, number];
   return lo === 0 && hi === Number.POSITIVE_INFINITY ? null : [lo, hi];
 }

@@ -169,7 +169,11 @@ export function fromHfMamba2Config(
     });
   } catch (e) {
     // name the HF field, not the looplm key it became
-    fail((e as Error).message.replace("ssm.time_step_limit", "time_step_limit"));
+    fail(
+      (e as Error).message
+        .replace(/^config: /, "")
+        .replace("ssm.time_step_limit", "time_step_limit"),
+    );
   }
   if (nGroups > 1)
     opts.onNote?.(
@@ -230,5 +234,9 @@ export function toHfMamba2Config(cfg: ModelConfig): Record<string, unknown> {
   };
   // with several groups the grouping is stated (transformers' two paths differ there)
   if (s.n_groups > 1) out.norm_groups = s.norm_groups ?? "per_group";
-  return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]]));
+  return Object.fromEntries(
+    Object.keys(out)
+      .sort()
+      .map((k) => [k, out[k]]),
+  );
 }

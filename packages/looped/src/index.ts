@@ -82,7 +82,7 @@ export {
 export { prefill } from "./prefill.js";
 export { type EarlyExitPrefillResult, prefillEarlyExit } from "./prefill-early-exit.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
-export { isBlockParameter, type ParamSpec, parameterSpecs } from "./shapes.js";
 export { parsePythonJson, pythonJson } from "./python-json.js";
+export { isBlockParameter, type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";
 export { withExitGate } from "./with-exit-gate.js";

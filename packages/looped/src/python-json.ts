@@ -25,7 +25,9 @@ export function pythonJson(value: unknown): string {
     value,
     (k, v) => {
       if (k.startsWith(MARK) || (typeof v === "string" && v.startsWith(MARK)))
-        throw new Error(`pythonJson: a key or string starts with the reserved ${JSON.stringify(MARK)}`);
+        throw new Error(
+          `pythonJson: a key or string starts with the reserved ${JSON.stringify(MARK)}`,
+        );
       if (typeof v !== "number" || Number.isFinite(v)) return v;
       marked = true;
       return `${MARK}${v}`;

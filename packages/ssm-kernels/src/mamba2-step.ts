@@ -228,15 +228,7 @@ export function mamba2StepRaw(
     z.set(zx.subarray(row, row + Di), b * Di);
     updateRow(cfg, dims, w, zx, row + Di, b, conv, ssm, xbc, y, b * Di);
   }
-  const normed = gatedRmsnormForward(
-    y,
-    z,
-    w.normWeight,
-    batch,
-    Di,
-    normGroupsOf(cfg),
-    cfg.normEps,
-  );
+  const normed = gatedRmsnormForward(y, z, w.normWeight, batch, Di, normGroupsOf(cfg), cfg.normEps);
   const out = allocF32(batch * D);
   gemm(false, true, batch, D, Di, 1, normed, 0, Di, w.outProj, 0, Di, 0, out, 0, D);
   return out;
