@@ -21,7 +21,7 @@ describe("mixer helper ops", () => {
     let below = 0;
     let above = 0;
     free.forEach((v, i) => {
-      const want = v < Math.fround(0.1) ? Math.fround(0.1) : v > 2 ? 2 : v;
+      const want = Math.min(Math.max(v, Math.fround(0.1)), 2);
       expect(y[i]).toBe(want);
       if (v < 0.1) below++;
       if (v > 2) above++;

@@ -122,7 +122,7 @@ export function softplusBias(
 
 /** v clamped to [lo, hi] (NaN stays NaN). */
 function clampTo(v: number, lo: number, hi: number): number {
-  return v < lo ? lo : v > hi ? hi : v;
+  return Math.min(Math.max(v, lo), hi);
 }
 
 /** Whether softplus(a), rounded to float32, lies within [lo, hi] (always without a limit). */

@@ -177,7 +177,7 @@ function updateRow(
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / hpg);
     const sp = softplusScalar(xdt[xo + C + h]! + w.dtBias[h]!);
-    const dt = sp < lo ? lo : sp > hi ? hi : sp;
+    const dt = Math.min(Math.max(sp, lo), hi);
     const decay = Math.exp(-dt * Math.exp(w.aLog[h]!));
     const bo = Di + g * N;
     const co = Di + G * N + g * N;
