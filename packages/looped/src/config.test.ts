@@ -105,7 +105,10 @@ describe("config", () => {
     });
     expect(d).toEqual(parseConfig(base));
     expect(configToJson(d)).toBe(configToJson(parseConfig(base)));
-    for (const bad of [[0.1], [0.2, 0.1], [-1, 1], [0, Number.NaN], "0,1"])
+    // JSON.stringify's null for Infinity (run.json, queue jobs) reads as Infinity
+    const viaJson = parseConfig(JSON.parse(JSON.stringify(c)));
+    expect(viaJson.ssm.time_step_limit).toEqual([0.001, Number.POSITIVE_INFINITY]);
+    for (const bad of [[0.1], [0.2, 0.1], [-1, 1], [0, Number.NaN], [null, 1], "0,1"])
       expect(() => parseConfig({ ...base, ssm: { time_step_limit: bad } }), String(bad)).toThrow(
         /ssm.time_step_limit must be \[lo, hi\] with 0 ≤ lo ≤ hi/,
       );

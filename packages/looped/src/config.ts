@@ -135,8 +135,15 @@ function posNum(v: unknown, key: string): number {
   return v;
 }
 
-/** [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity); null for the default [0, ∞). */
-function dtLimit(v: unknown, key: string): [number, number] | null {
+/**
+ * [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity, or null: JSON.stringify's spelling of it, in
+ * run.json and queue jobs); null for the default [0, ∞).
+ */
+function dtLimit(raw: unknown, key: string): [number, number] | null {
+  const v =
+    Array.isArray(raw) && raw.length === 2 && raw[1] === null
+      ? [raw[0], Number.POSITIVE_INFINITY]
+      : raw;
   const ok =
     Array.isArray(v) &&
     v.length === 2 &&
@@ -145,7 +152,9 @@ function dtLimit(v: unknown, key: string): [number, number] | null {
     Number.isFinite(v[0]) &&
     v[0] <= v[1];
   if (!ok)
-    fail(`${key} must be [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity), got ${JSON.stringify(v)}`);
+    fail(
+      `${key} must be [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity), got ${Array.isArray(raw) ? `[${raw.join(", ")}]` : JSON.stringify(raw)}`,
+    );
   const [lo, hi] = v as [number, number];
   return lo === 0 && hi === Number.POSITIVE_INFINITY ? null : [lo, hi];
 }
