@@ -284,6 +284,18 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
       }
     });
 
+    it("softplusBias with a dt limit on the native kernels passes a finite-difference gradient check", () => {
+      registerKernelSet("ssm", fns);
+      try {
+        const raw = new Tensor(data(3 * 8, 45, 3), [3, 8], true);
+        const bias = new Tensor(data(8, 46), [8], true);
+        // (no element within the finite-difference step of a limit, where the clamp has a kink)
+        gradcheck(() => softplusBias(raw, bias, [0.3, 1.5]), [raw, bias]);
+      } finally {
+        registerKernelSet("ssm", null);
+      }
+    });
+
     it("convSiluFwd rejects pieces that do not cover the channels", () => {
       const x = data(2 * 3 * 4, 1);
       const w = data(4 * 2, 2);
