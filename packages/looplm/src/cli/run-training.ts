@@ -28,6 +28,7 @@ import {
   memoryNeedLine,
   trainingMemoryNeed,
 } from "./memory-need.js";
+import { cliNote } from "./note.js";
 
 export interface TrainJob {
   runDir: string;
@@ -76,7 +77,7 @@ export function taskEvaluator(
 
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
-  const base = loadCheckpoint(job.from);
+  const base = loadCheckpoint(job.from, { onNote: cliNote });
   return job.train.stage === "pretrain" ? base : withExitGate(base, { seed: job.train.seed });
 }
 

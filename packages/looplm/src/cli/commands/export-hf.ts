@@ -9,6 +9,7 @@ import { stateDict } from "@loop/looped";
 import { loadCheckpoint, saveHfCheckpoint } from "@loop/looped/node";
 import type { Command } from "commander";
 import { asCliError, CliError } from "../errors.js";
+import { cliNote } from "../note.js";
 
 /** The command's options. */
 export interface ExportHfArgs {
@@ -55,7 +56,7 @@ export function registerExportHf(program: Command): void {
       "\nThe folder is read back before the command ends: same config, same weights bit for bit.\nExample:\n  looplm export-hf --model testdata/golden/mamba-1x1 --out mamba-1x1-hf",
     )
     .action((opts: ExportHfArgs) => {
-      for (const line of runExportHf(opts)) process.stderr.write(`looplm: ${line}\n`);
+      for (const line of runExportHf(opts)) cliNote(line);
       process.stderr.write(`wrote ${opts.out}/config.json and ${opts.out}/model.safetensors\n`);
     });
 }

@@ -9,6 +9,7 @@ import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
+import { cliNote } from "../note.js";
 import { parseIntList } from "../options/model.js";
 import { locateModel } from "./eval.js";
 
@@ -33,7 +34,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   // (a run folder stands for its final/ checkpoint, as with eval)
   const { checkpoint, runDir } = locateModel(f.model);
-  const model = loadCheckpoint(checkpoint);
+  const model = loadCheckpoint(checkpoint, { onNote: cliNote });
   const V = model.config.vocab_size;
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
