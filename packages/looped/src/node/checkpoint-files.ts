@@ -95,6 +95,11 @@ export function loadCheckpoint(dir: string, opts: LoadCheckpointOptions = {}): L
     } catch (e) {
       throw configError(e);
     }
+    // (transformers would start such a head from random weights: say what looplm does instead)
+    if ((raw as Record<string, unknown>).tie_word_embeddings === false && config.tie_embeddings)
+      onNote(
+        `${cfgPath}: "tie_word_embeddings" is false but model.safetensors has no lm_head.weight: the head is tied to the embedding`,
+      );
   } else {
     try {
       config = parseConfig(raw);

@@ -134,6 +134,20 @@ describe("a Hugging Face Mamba-2 folder as transformers writes it", () => {
     expect(logits(r.model)).toEqual(logits(own));
   });
 
+  it("says so when an untied config comes without lm_head.weight (the head is tied)", () => {
+    const text = HF_CONFIG_TEXT.replace(
+      '"tie_word_embeddings": true',
+      '"tie_word_embeddings": false',
+    );
+    const { model, notes } = load(writeHfFolder(own, text));
+    expect(model.config.tie_embeddings).toBe(true);
+    expect(notes).toContainEqual(
+      expect.stringMatching(
+        /"tie_word_embeddings" is false but model.safetensors has no lm_head.weight/,
+      ),
+    );
+  });
+
   it("takes transformers' default for a missing field", () => {
     const text = HF_CONFIG_TEXT.replace('  "chunk_size": 4,\n', "");
     expect(load(writeHfFolder(own, text)).model.config.ssm.chunk_size).toBe(256);
