@@ -300,22 +300,39 @@ def mamba2_state(d, B):
 MAMBA2_FORMULA = "model.md 3.1-3.7 for one Mamba-2 mixer (no pre-norm, no residual) over u from the decode state (conv_state [B,Dc,K-1] = the last K-1 pre-conv xBC inputs, oldest first; ssm_state [B,H,P,N]); outputs conv_state.out, ssm_state.out: the states after the last token"
 
 
-def mamba2_step_case():
+# Hugging Face's time_step_limit, set so that the drawn weights give steps on both sides of it
+MAMBA2_DT_LIMIT = {**MAMBA2, "ssm": {**MAMBA2["ssm"], "time_step_limit": [0.02, 0.08]}}
+# the gated norm over all of d_inner (transformers' PyTorch path) instead of per group
+MAMBA2_NORM_WHOLE = {**MAMBA2, "ssm": {**MAMBA2["ssm"], "norm_groups": "whole"}}
+
+
+def dt_sides(d, settings, u, w, st):
+    """Assert that some steps fall below and some above the case's limit (else it tests nothing)."""
+    lo, hi = settings["ssm"]["time_step_limit"]
+    D = settings["d_model"]
+    Di, H, P, N, G, K, Dc = mamba2_sizes(settings["ssm"], D)
+    dt = F.softplus((u @ w["in_proj.weight"].T)[..., Di + Dc :] + w["dt_bias"])
+    assert (dt < lo).any() and (dt > hi).any(), "the dt limit case must clamp on both sides"
+
+
+def mamba2_step_case(name="mamba2-step", settings=MAMBA2, seed=112, T=5):
     """Decoding: T tokens one at a time through the recurrent step. Inference only: no gradients."""
-    d = Draw(112)
+    d = Draw(seed)
     w = mamba2_weights(d)
     st = mamba2_state(d, 2)
-    u = d.u((2, 5, MAMBA2["d_model"]))
-    y, conv, ssm = mamba2_decode(u, w, MAMBA2["ssm"], MAMBA2["norm_eps"], st["conv_state"], st["ssm_state"])
+    u = d.u((2, T, settings["d_model"]))
+    if "time_step_limit" in settings["ssm"]:
+        dt_sides(d, settings, u, w, st)
+    y, conv, ssm = mamba2_decode(u, w, settings["ssm"], settings["norm_eps"], st["conv_state"], st["ssm_state"])
     # model.md 3 "Decoding state": the whole sequence at once leaves the same outputs and states.
-    whole = mamba2_mixer(u, w, MAMBA2["ssm"], MAMBA2["norm_eps"], st["conv_state"], st["ssm_state"])
+    whole = mamba2_mixer(u, w, settings["ssm"], settings["norm_eps"], st["conv_state"], st["ssm_state"])
     for a, b in zip((y, conv, ssm), whole):
         assert torch.allclose(a, b, rtol=1e-12, atol=1e-12)
     tensors = {"u": u, **st, **w, "y": y, "conv_state.out": conv, "ssm_state.out": ssm}
     spec = {
-        "op": "mamba2-step",
-        "settings": MAMBA2,
-        "formula": MAMBA2_FORMULA + "; the T tokens of u enter one at a time (T decode steps), y[:, t] is step t's output",
+        "op": name,
+        "settings": settings,
+        "formula": MAMBA2_FORMULA + settings_note(settings) + "; the T tokens of u enter one at a time (T decode steps), y[:, t] is step t's output",
         "inputs": {n: list(t.shape) for n, t in {"u": u, **st, **w}.items()},
         "output": {"y": list(y.shape), "conv_state.out": list(conv.shape), "ssm_state.out": list(ssm.shape)},
         "dtype": "F32",
@@ -324,21 +341,31 @@ def mamba2_step_case():
     return spec, tensors
 
 
-def mamba2_prefill_case():
+MAMBA2_SETTINGS_NOTE = "; ssm.time_step_limit [lo, hi], where set: dt = clamp(softplus(dt + dt_bias), lo, hi) (lo, hi as float32; the gradient zero outside, as torch.clamp); ssm.norm_groups \"whole\", where set: the gated RMSNorm over all of d_inner instead of per group of d_inner/n_groups"
+
+
+def settings_note(settings):
+    """What the Hugging Face settings of a case mean (nothing for the plain cases)."""
+    return "" if settings is MAMBA2 else MAMBA2_SETTINGS_NOTE
+
+
+def mamba2_prefill_case(name="mamba2-prefill", settings=MAMBA2, seed=113, T=19):
     """Prefill: a prompt through the mixer at once from a carried state; gradients of sum(y·dy)."""
-    d = Draw(113)
+    d = Draw(seed)
     w = mamba2_weights(d)
     st = mamba2_state(d, 2)
-    inp = {"u": d.u((2, 19, MAMBA2["d_model"])), **st, **w}
+    inp = {"u": d.u((2, T, settings["d_model"])), **st, **w}
+    if "time_step_limit" in settings["ssm"]:
+        dt_sides(d, settings, inp["u"], w, st)
 
     def fn(t):
-        y, conv, ssm = mamba2_mixer(t["u"], {k: t[k] for k in w}, MAMBA2["ssm"], MAMBA2["norm_eps"], t["conv_state"], t["ssm_state"])
+        y, conv, ssm = mamba2_mixer(t["u"], {k: t[k] for k in w}, settings["ssm"], settings["norm_eps"], t["conv_state"], t["ssm_state"])
         return {"y": y, "conv_state.out": conv, "ssm_state.out": ssm}
 
     return case(
-        "mamba2-prefill",
-        MAMBA2,
-        MAMBA2_FORMULA + "; the whole prompt at once (the chunked scan in training code)",
+        name,
+        settings,
+        MAMBA2_FORMULA + settings_note(settings) + "; the whole prompt at once (the chunked scan in training code)",
         inp,
         ["u", *w],
         fn,
@@ -388,5 +415,8 @@ KERNEL_CASES = {
     "adamw": adamw_case,
     "mamba2-step": mamba2_step_case,
     "mamba2-prefill": mamba2_prefill_case,
+    "mamba2-step-dt-limit": lambda: mamba2_step_case("mamba2-step-dt-limit", MAMBA2_DT_LIMIT, 115, 4),
+    "mamba2-prefill-dt-limit": lambda: mamba2_prefill_case("mamba2-prefill-dt-limit", MAMBA2_DT_LIMIT, 116, 11),
+    "mamba2-prefill-norm-whole": lambda: mamba2_prefill_case("mamba2-prefill-norm-whole", MAMBA2_NORM_WHOLE, 117, 11),
     "attention-decode": attention_decode_case,
 }

@@ -18,6 +18,7 @@ MODEL_CASES = [
     "mamba-1x4-loopnorm-gate",
     "hybrid-3x2",
     "transformer-2x2",
+    "mamba-2x1-hf-settings",
 ]
 
 

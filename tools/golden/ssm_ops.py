@@ -74,11 +74,27 @@ def mamba2_sizes(cfg, D):
     return Di, H, P, N, G, K, Di + 2 * G * N
 
 
+def clamp_dt(dt, limit):
+    """dt clamped to [lo, hi] (the time_step_limit of Hugging Face's and mamba_ssm's Mamba-2,
+    applied after the softplus), the limits as float32 values; None: no clamp."""
+    if limit is None:
+        return dt
+    lo, hi = (float(torch.tensor(v, dtype=torch.float32)) for v in limit)
+    return torch.clamp(dt, lo, hi)
+
+
+def norm_group_count(ssm_cfg):
+    """The groups the gated norm takes its RMS over: n_groups (per B/C group, as mamba_ssm), or 1
+    with norm_groups "whole" (over all of d_inner, as transformers' PyTorch path)."""
+    return 1 if ssm_cfg.get("norm_groups") == "whole" else ssm_cfg["n_groups"]
+
+
 def mamba2_mixer(u, w, ssm_cfg, eps, conv_state=None, ssm_state=None):
     """The Mamba-2 mixer of §3.1–3.7 over u [B,T,D] from the given decode state (zeros when
     None). w: {in_proj.weight, conv1d.weight [Dc,1,K], conv1d.bias, dt_bias, A_log, D,
-    norm.weight, out_proj.weight}. Returns out [B,T,D], conv_state [B,Dc,K−1], ssm_state
-    [B,H,P,N] after the last token."""
+    norm.weight, out_proj.weight}. ssm_cfg may hold time_step_limit [lo, hi] (dt clamped after
+    the softplus) and norm_groups ("whole": the gated norm over all of d_inner). Returns out
+    [B,T,D], conv_state [B,Dc,K−1], ssm_state [B,H,P,N] after the last token."""
     Bsz, T, D = u.shape
     Di, H, P, N, G, K, Dc = mamba2_sizes(ssm_cfg, D)
     zxbcdt = u @ w["in_proj.weight"].T
@@ -89,10 +105,10 @@ def mamba2_mixer(u, w, ssm_cfg, eps, conv_state=None, ssm_state=None):
     x = xBC[..., :Di].reshape(Bsz, T, H, P)
     Bm = xBC[..., Di : Di + G * N].reshape(Bsz, T, G, N)
     Cm = xBC[..., Di + G * N :].reshape(Bsz, T, G, N)
-    dt = F.softplus(dt + w["dt_bias"])
+    dt = clamp_dt(F.softplus(dt + w["dt_bias"]), ssm_cfg.get("time_step_limit"))
     A = -torch.exp(w["A_log"])
     y, S = ssd_scan(x, dt, A, Bm, Cm, w["D"], ssm_state)
-    y = gated_rmsnorm(y.reshape(Bsz, T, Di), z, w["norm.weight"], G, eps)
+    y = gated_rmsnorm(y.reshape(Bsz, T, Di), z, w["norm.weight"], norm_group_count(ssm_cfg), eps)
     return y @ w["out_proj.weight"].T, new_conv_state, S
 
 

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { goldenPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { configToJson, makeConfig, parseConfig } from "./config.js";
+import { parsePythonJson } from "./python-json.js";
 
 const base = { backbone: "mamba", vocab_size: 32, d_model: 64, n_layers: 2 } as const;
 
@@ -31,6 +32,7 @@ describe("config", () => {
       "transformer-2x2",
       "mamba-2x2-gate",
       "mamba-1x4-loopnorm-gate",
+      "mamba-2x1-hf-settings",
     ]) {
       const raw = JSON.parse(readFileSync(goldenPath(name, "config.json"), "utf8"));
       expect(parseConfig(raw)).toEqual(raw);
@@ -81,6 +83,38 @@ describe("config", () => {
       /tie_embeddings must be true or false/,
     );
     expect(() => parseConfig([])).toThrow(/config must be an object/);
+  });
+  it("reads and writes ssm.time_step_limit (Infinity bare) and ssm.norm_groups", () => {
+    const c = parseConfig({
+      ...base,
+      ssm: {
+        n_groups: 2,
+        time_step_limit: [0.001, Number.POSITIVE_INFINITY],
+        norm_groups: "whole",
+      },
+    });
+    expect(c.ssm.time_step_limit).toEqual([0.001, Number.POSITIVE_INFINITY]);
+    expect(c.ssm.norm_groups).toBe("whole");
+    const text = configToJson(c);
+    expect(text).toMatch(/"time_step_limit": \[\n {6}0\.001,\n {6}Infinity\n {4}\]/);
+    expect(parseConfig(parsePythonJson(text))).toEqual(c);
+    // the defaults stay implicit: a config that does not use them writes as before
+    const d = parseConfig({
+      ...base,
+      ssm: { time_step_limit: [0, Number.POSITIVE_INFINITY], norm_groups: "per_group" },
+    });
+    expect(d).toEqual(parseConfig(base));
+    expect(configToJson(d)).toBe(configToJson(parseConfig(base)));
+    // JSON.stringify's null for Infinity (run.json, queue jobs) reads as Infinity
+    const viaJson = parseConfig(JSON.parse(JSON.stringify(c)));
+    expect(viaJson.ssm.time_step_limit).toEqual([0.001, Number.POSITIVE_INFINITY]);
+    for (const bad of [[0.1], [0.2, 0.1], [-1, 1], [0, Number.NaN], [null, 1], "0,1"])
+      expect(() => parseConfig({ ...base, ssm: { time_step_limit: bad } }), String(bad)).toThrow(
+        /ssm.time_step_limit must be \[lo, hi\] with 0 ≤ lo ≤ hi/,
+      );
+    expect(() => parseConfig({ ...base, ssm: { norm_groups: "pairs" } })).toThrow(
+      /ssm.norm_groups must be one of "per_group", "whole", got "pairs"/,
+    );
   });
   it("makeConfig accepts a partial config", () => {
     expect(makeConfig({ ...base, n_loops: 4 }).n_loops).toBe(4);

@@ -2,6 +2,8 @@
  * The model config of docs/formats.md ("config.json"), snake_case exactly as on disk, with a default
  * for every optional key and validation that names the key and the allowed values.
  */
+import { pythonJson } from "./python-json.js";
+
 export type Backbone = "mamba" | "hybrid" | "transformer";
 export const BACKBONES: readonly Backbone[] = ["mamba", "hybrid", "transformer"];
 
@@ -12,7 +14,24 @@ export interface SsmSettings {
   n_groups: number;
   d_conv: number;
   chunk_size: number;
+  /**
+   * dt clamped to [lo, hi] after its softplus (Hugging Face's and mamba_ssm's
+   * `time_step_limit`). Absent means [0, ∞), no clamp, and is kept implicit so configs without
+   * it read and write as before; `Infinity` is written bare, as Python's json module does.
+   */
+  time_step_limit?: [number, number];
+  /**
+   * What the gated norm takes its RMS over (docs/formats.md): absent means "per_group", per
+   * B/C group of d_inner/n_groups channels (mamba_ssm, transformers' CUDA path); "whole" means
+   * over all of d_inner (transformers' PyTorch path). The same with n_groups = 1.
+   */
+  norm_groups?: "whole";
 }
+
+/** The gated norm's groupings (SsmSettings.norm_groups). */
+export type NormGroups = "per_group" | "whole";
+/** Every value of NormGroups. */
+export const NORM_GROUPS: readonly NormGroups[] = ["per_group", "whole"];
 
 export interface AttentionSettings {
   n_heads: number;
@@ -60,7 +79,7 @@ export type ModelConfigInput = Pick<
 > &
   Partial<Omit<ModelConfig, "ssm" | "attention" | "out_proj_scale">> & {
     out_proj_scale?: OutProjScale;
-    ssm?: Partial<SsmSettings>;
+    ssm?: Partial<Omit<SsmSettings, "norm_groups">> & { norm_groups?: NormGroups };
     attention?: Partial<AttentionSettings>;
   };
 
@@ -116,6 +135,30 @@ function posNum(v: unknown, key: string): number {
   return v;
 }
 
+/**
+ * [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity, or null: JSON.stringify's spelling of it, in
+ * run.json and queue jobs); null for the default [0, ∞).
+ */
+function dtLimit(raw: unknown, key: string): [number, number] | null {
+  const v =
+    Array.isArray(raw) && raw.length === 2 && raw[1] === null
+      ? [raw[0], Number.POSITIVE_INFINITY]
+      : raw;
+  const ok =
+    Array.isArray(v) &&
+    v.length === 2 &&
+    v.every((x) => typeof x === "number" && !Number.isNaN(x)) &&
+    v[0] >= 0 &&
+    Number.isFinite(v[0]) &&
+    v[0] <= v[1];
+  if (!ok)
+    fail(
+      `${key} must be [lo, hi] with 0 ≤ lo ≤ hi (hi may be Infinity), got ${Array.isArray(raw) ? `[${raw.join(", ")}]` : JSON.stringify(raw)}`,
+    );
+  const [lo, hi] = v as [number, number];
+  return lo === 0 && hi === Number.POSITIVE_INFINITY ? null : [lo, hi];
+}
+
 function obj(v: unknown, key: string): Record<string, unknown> {
   if (v === null || typeof v !== "object" || Array.isArray(v))
     fail(`${key} must be an object, got ${JSON.stringify(v)}`);
@@ -139,7 +182,7 @@ export function parseConfig(raw: unknown): ModelConfig {
   }
   const backbone = o.backbone as Backbone;
   const ssmRaw = o.ssm === undefined ? {} : obj(o.ssm, "ssm");
-  checkKeys(ssmRaw, Object.keys(DEFAULT_SSM), "ssm.");
+  checkKeys(ssmRaw, [...Object.keys(DEFAULT_SSM), "time_step_limit", "norm_groups"], "ssm.");
   const ssmIn = { ...DEFAULT_SSM, ...ssmRaw };
   const ssm: SsmSettings = {
     d_state: posInt(ssmIn.d_state, "ssm.d_state"),
@@ -149,6 +192,18 @@ export function parseConfig(raw: unknown): ModelConfig {
     d_conv: posInt(ssmIn.d_conv, "ssm.d_conv"),
     chunk_size: posInt(ssmIn.chunk_size, "ssm.chunk_size"),
   };
+  // the defaults are kept implicit (see SsmSettings)
+  if (ssmRaw.time_step_limit !== undefined) {
+    const lim = dtLimit(ssmRaw.time_step_limit, "ssm.time_step_limit");
+    if (lim) ssm.time_step_limit = lim;
+  }
+  if (ssmRaw.norm_groups !== undefined) {
+    if (!NORM_GROUPS.includes(ssmRaw.norm_groups as NormGroups))
+      fail(
+        `ssm.norm_groups must be one of ${NORM_GROUPS.map((s) => `"${s}"`).join(", ")}, got ${JSON.stringify(ssmRaw.norm_groups)}`,
+      );
+    if (ssmRaw.norm_groups === "whole") ssm.norm_groups = "whole";
+  }
   const attRaw = o.attention === undefined ? {} : obj(o.attention, "attention");
   checkKeys(attRaw, Object.keys(DEFAULT_ATTENTION), "attention.");
   const attIn = { ...DEFAULT_ATTENTION, ...attRaw };
@@ -260,7 +315,10 @@ export function isAttentionLayer(cfg: ModelConfig, i: number): boolean {
   );
 }
 
-/** The on-disk JSON text (all keys, snake_case). */
+/**
+ * The on-disk JSON text (all keys, snake_case); an infinite time_step_limit is written as a bare
+ * `Infinity`, as Python's json module writes it (what parseConfigText and transformers read).
+ */
 export function configToJson(cfg: ModelConfig): string {
-  return `${JSON.stringify(cfg, null, 2)}\n`;
+  return `${pythonJson(cfg)}\n`;
 }

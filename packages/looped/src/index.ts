@@ -18,6 +18,8 @@ export {
   type ModelConfig,
   type ModelConfigInput,
   makeConfig,
+  NORM_GROUPS,
+  type NormGroups,
   OUT_PROJ_SCALES,
   type OutProjScale,
   parseConfig,
@@ -54,7 +56,13 @@ export {
   generateTokens,
   type StepPolicy,
 } from "./generate.js";
-export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
+export {
+  fromHfMamba2Config,
+  HF_MAMBA2_FIELDS,
+  type HfMamba2Options,
+  isHfMamba2Config,
+  toHfMamba2Config,
+} from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
 export { keepSteps, type LoopHooks, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
 export {
@@ -75,6 +83,7 @@ export {
 export { prefill } from "./prefill.js";
 export { type EarlyExitPrefillResult, prefillEarlyExit } from "./prefill-early-exit.js";
 export { formatPlan, type PlanRow, planIsoFlops, planIsoParameter } from "./protocols.js";
+export { parsePythonJson, pythonJson } from "./python-json.js";
 export { isBlockParameter, type ParamSpec, parameterSpecs } from "./shapes.js";
 export { loadStateDict, stateDict } from "./state-dict.js";
 export { withExitGate } from "./with-exit-gate.js";

@@ -18,6 +18,8 @@ export function mamba2Config(cfg: ModelConfig): Mamba2Config {
     dConv: s.d_conv,
     chunkSize: s.chunk_size,
     normEps: cfg.norm_eps,
+    ...(s.time_step_limit ? { dtLimit: s.time_step_limit } : {}),
+    ...(s.norm_groups === "whole" ? { normGroups: 1 } : {}),
   };
 }
 

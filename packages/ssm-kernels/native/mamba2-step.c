@@ -5,9 +5,12 @@
  *   [z, xBC, dt] = u·in_projᵀ
  *   conv: v[c] = bias[c] + w[c,K−1]·xBC[c] + Σ_{k<K−1} w[c,k]·conv[b,c,k];  the conv state
  *         shifts left and takes xBC (oldest first);  xBC ← silu(v)
- *   x [H,P], B [G,N], C [G,N] ← xBC;  dt_h = softplus(dt_h + dt_bias_h),  a_h = e^{−dt_h·e^{A_log_h}}
+ *   x [H,P], B [G,N], C [G,N] ← xBC;  dt_h = clamp(softplus(dt_h + dt_bias_h), dt_lo, dt_hi),
+ *   a_h = e^{−dt_h·e^{A_log_h}}
  *   S[b,h] ← a_h·S[b,h] + dt_h·(x_h ⊗ B_g);  y_h = S[b,h]·C_g + D_h·x_h      (g = h / (H/G))
- *   y ← gated RMSNorm(y, z) (per group of Di/G channels, eps);  out = y·out_projᵀ
+ *   y ← gated RMSNorm(y, z) (per group of Di/NG channels, eps);  out = y·out_projᵀ
+ * The clamp is Hugging Face's and mamba_ssm's time_step_limit ([0, ∞): no change); NG, the norm's
+ * group count, is G (mamba_ssm) or 1 (transformers' PyTorch path).
  * Shapes: u [n,D]; in_proj [E,D] (E = 2·Di + 2·G·N + H); conv weight [C,K], bias [C]
  * (C = Di + 2·G·N); dt_bias, A_log, D [H]; norm weight [Di]; out_proj [D,Di]; conv state
  * [S,C,K−1] and ssm state [S,H,P,N] (S state rows, updated in place) → out [n,D].
@@ -45,8 +48,9 @@
 #include "thread-buffer.h"
 
 typedef struct {
-  long n, S, D, Di, H, P, N, G, K, C, E;
+  long n, S, D, Di, H, P, N, G, K, C, E, NG;
   float eps, pre_eps;
+  double dt_lo, dt_hi;
   const float *pre_w; /* layer mode's pre-norm weight [D], or NULL */
   const float *u, *in_proj, *conv_w, *conv_b, *dt_bias, *a_log, *d, *norm_w, *out_proj;
   float *conv, *ssm, *out;
@@ -89,7 +93,8 @@ static void ssm_head(const step_args *s, long j, long b, long h) {
   const float *restrict xbc = row + Di;
   const float *restrict bv = xbc + Di + g * N, *restrict cv = xbc + Di + G * N + g * N;
   const double raw = (double)row[Di + s->C + h] + (double)s->dt_bias[h];
-  const double dtd = (raw > 0 ? raw : 0.0) + log1p(exp(-fabs(raw)));
+  const double sp = (raw > 0 ? raw : 0.0) + log1p(exp(-fabs(raw)));
+  const double dtd = sp < s->dt_lo ? s->dt_lo : (sp > s->dt_hi ? s->dt_hi : sp);
   const float dt = (float)dtd;
   const float decay = (float)exp(-dtd * exp((double)s->a_log[h]));
   float *restrict S = s->ssm + (b * H + h) * P * N;
@@ -119,12 +124,13 @@ static void ssm_head(const step_args *s, long j, long b, long h) {
   }
 }
 
-/* gated RMSNorm of y row j in place: v = y·silu(z), per group v·r·weight, r = 1/√(mean v² + eps) */
+/* gated RMSNorm of y row j in place: v = y·silu(z), per group (NG of them) v·r·weight,
+ * r = 1/√(mean v² + eps) */
 static void norm_row(const step_args *s, long j) {
-  const long Di = s->Di, gs = Di / s->G;
+  const long Di = s->Di, gs = Di / s->NG;
   const float *restrict z = s->zx + j * s->E;
   float *restrict y = s->y + j * Di;
-  for (long g = 0; g < s->G; g++) {
+  for (long g = 0; g < s->NG; g++) {
     double ss = 0;
 #pragma omp simd reduction(+ : ss)
     for (long i = g * gs; i < (g + 1) * gs; i++) {
@@ -194,15 +200,15 @@ LOOP_KEPT(scratch);
 
 /*
  * step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias, A_log, D_skip,
- *      norm_w, out_proj, conv, ssm, rows|null, out|null, pre_w|null, pre_eps) — the header's
- * step for the n rows of u; rows (Int32Array [n], distinct state rows < S) maps input row j to
- * state row rows[j] (without it, j). Without out: the state update alone. With pre_w [D]: layer
- * mode (the header), u being h.
+ *      norm_w, out_proj, conv, ssm, rows|null, out|null, pre_w|null, pre_eps, dt_lo, dt_hi, NG)
+ * — the header's step for the n rows of u; rows (Int32Array [n], distinct state rows < S) maps
+ * input row j to state row rows[j] (without it, j). Without out: the state update alone. With
+ * pre_w [D]: layer mode (the header), u being h.
  */
 static napi_value Step(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "mamba2Step";
-  if (!loop_get_args(env, info, &a, 24, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 27, fn)) return NULL;
   int bad = 0;
   step_args s;
   s.n = arg_size(&a, 0, "n", &bad), s.S = arg_size(&a, 1, "S", &bad);
@@ -210,10 +216,17 @@ static napi_value Step(napi_env env, napi_callback_info info) {
   s.N = arg_size(&a, 4, "N", &bad), s.G = arg_size(&a, 5, "G", &bad);
   s.K = arg_size(&a, 6, "K", &bad), s.Di = arg_size(&a, 7, "Di", &bad);
   s.eps = (float)loop_num(&a, 8);
+  s.dt_lo = loop_num(&a, 24), s.dt_hi = loop_num(&a, 25);
+  s.NG = arg_size(&a, 26, "NG", &bad);
   if (bad) return NULL;
   if (s.P < 1 || s.G < 1 || s.K < 1 || s.Di % s.P != 0 || (s.Di / s.P) % s.G != 0) {
     napi_throw_range_error(env, NULL,
                            "mamba2Step: need P, G, K ≥ 1, P dividing Di and G dividing Di/P");
+    return NULL;
+  }
+  if (s.NG < 1 || s.Di % s.NG != 0 || !(s.dt_lo <= s.dt_hi)) {
+    napi_throw_range_error(env, NULL,
+                           "mamba2Step: need NG ≥ 1 dividing Di and dt_lo ≤ dt_hi");
     return NULL;
   }
   s.H = s.Di / s.P;

@@ -713,16 +713,19 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
  * ------------------------------------------------------------------------------------------- */
 
 /*
- * softplusFwd(raw, bias, y, rows, H) — softplusBias forward, docs/model.md §3.4 step 4:
- *   y[r,h] = softplus(v) = max(v, 0) + log1p(e^{−|v|}),  v = raw[r,h] + bias[h]
- * Shapes: raw, y [rows, H]; bias [H]. v and the softplus in double (v exact), rounded once.
+ * softplusFwd(raw, bias, y, rows, H, lo, hi) — softplusBias forward, docs/model.md §3.4 step 4:
+ *   y[r,h] = clamp(softplus(v), lo, hi),  softplus(v) = max(v, 0) + log1p(e^{−|v|}),
+ *   v = raw[r,h] + bias[h]
+ * Shapes: raw, y [rows, H]; bias [H]. v and the softplus in double (v exact), rounded once, then
+ * clamped in float32 (lo, hi: the time_step_limit as float32; 0, ∞ change nothing).
  */
 static napi_value SoftplusFwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "softplusFwd";
-  if (!loop_get_args(env, info, &a, 5, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 7, fn)) return NULL;
   int bad = 0;
   long rows = arg_size(&a, 3, fn, "rows", &bad), H = arg_size(&a, 4, fn, "H", &bad);
+  const float lo = (float)loop_num(&a, 5), hi = (float)loop_num(&a, 6);
   const long n = rows * H;
   const float *raw = loop_arg_f32(&a, 0, n, 0, fn, "raw", &bad);
   const float *bias = loop_arg_f32(&a, 1, H, 0, fn, "bias", &bad);
@@ -736,20 +739,30 @@ static napi_value SoftplusFwd(napi_env env, napi_callback_info info) {
     for (long h = 0; h < H; h++) {
       const double v = (double)rr[h] + (double)bias[h];
       const double av = v < 0 ? -v : v;
-      yr[h] = (float)((v > 0 ? v : 0.0) + log1p_unit(exp_neg_d(-av)));
+      const float sp = (float)((v > 0 ? v : 0.0) + log1p_unit(exp_neg_d(-av)));
+      yr[h] = sp < lo ? lo : (sp > hi ? hi : sp);
     }
   }
   return NULL;
 }
 
-/* g · σ(raw + bias) in double (raw + bias exact) */
-static inline double softplus_grad(float raw, float bias, float g) {
-  return (double)g * sigmoid_d((double)raw + (double)bias);
+/* g · σ(raw + bias) in double (raw + bias exact); 0 where softplus(raw + bias), rounded to
+ * float32, lies outside [lo, hi] (clamped: torch.clamp's gradient) */
+static inline double softplus_grad(float raw, float bias, float g, int clamped, float lo,
+                                   float hi) {
+  const double v = (double)raw + (double)bias;
+  if (clamped) {
+    const double av = v < 0 ? -v : v;
+    const float sp = (float)((v > 0 ? v : 0.0) + log1p_unit(exp_neg_d(-av)));
+    if (!(sp >= lo && sp <= hi)) return 0.0;
+  }
+  return (double)g * sigmoid_d(v);
 }
 
 /*
- * softplusBwd(raw, bias, gy, graw|null, gbias|null, rows, H) — softplusBias backward:
- *   graw[r,h] = gy[r,h] · σ(raw[r,h] + bias[h]),  gbias[h] = Σ_r graw[r,h]
+ * softplusBwd(raw, bias, gy, graw|null, gbias|null, rows, H, lo, hi) — softplusBias backward:
+ *   graw[r,h] = gy[r,h] · σ(raw[r,h] + bias[h]) · [lo ≤ softplus(raw[r,h] + bias[h]) ≤ hi],
+ *   gbias[h] = Σ_r graw[r,h]
  * Shapes: raw, gy, graw [rows, H]; bias, gbias [H]. σ and graw in double (graw rounded once);
  * gbias sums the double graw in blocks of loop_block_rows(rows) rows, partials added in block order
  * (independent of the thread count).
@@ -757,9 +770,11 @@ static inline double softplus_grad(float raw, float bias, float g) {
 static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
   loop_args a;
   const char *fn = "softplusBwd";
-  if (!loop_get_args(env, info, &a, 7, fn)) return NULL;
+  if (!loop_get_args(env, info, &a, 9, fn)) return NULL;
   int bad = 0;
   long rows = arg_size(&a, 5, fn, "rows", &bad), H = arg_size(&a, 6, fn, "H", &bad);
+  const float lo = (float)loop_num(&a, 7), hi = (float)loop_num(&a, 8);
+  const int clamped = lo > 0.0f || hi < INFINITY; /* a softplus is never below 0 */
   const long n = rows * H;
   const float *raw = loop_arg_f32(&a, 0, n, 0, fn, "raw", &bad);
   const float *bias = loop_arg_f32(&a, 1, H, 0, fn, "bias", &bad);
@@ -789,16 +804,18 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
       if (o && pk) {
 #pragma omp simd
         for (long h = 0; h < H; h++) {
-          const double d = softplus_grad(rr[h], bias[h], g[h]);
+          const double d = softplus_grad(rr[h], bias[h], g[h], clamped, lo, hi);
           o[h] = (float)d;
           pk[h] += d;
         }
       } else if (o) {
 #pragma omp simd
-        for (long h = 0; h < H; h++) o[h] = (float)softplus_grad(rr[h], bias[h], g[h]);
+        for (long h = 0; h < H; h++)
+          o[h] = (float)softplus_grad(rr[h], bias[h], g[h], clamped, lo, hi);
       } else {
 #pragma omp simd
-        for (long h = 0; h < H; h++) pk[h] += softplus_grad(rr[h], bias[h], g[h]);
+        for (long h = 0; h < H; h++)
+          pk[h] += softplus_grad(rr[h], bias[h], g[h], clamped, lo, hi);
       }
     }
   }

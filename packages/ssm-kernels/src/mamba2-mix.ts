@@ -2,12 +2,13 @@
  * The Mamba-2 mixer's differentiable forward (docs/model.md §3), written once against the
  * backend ops (`ModelOps` of @loop/tensor) and its weights by their §6 names (relative to the
  * mixer: "in_proj.weight", …). The CPU's `Mamba2Mixer` and every device model run this:
- *   z, xBC, dt ← u·in_projᵀ;  x, B, C ← silu(causal_conv1d(xBC));  dt ← softplus(dt + dt_bias)
+ *   z, xBC, dt ← u·in_projᵀ;  x, B, C ← silu(causal_conv1d(xBC));  dt ← clamp(softplus(dt + dt_bias), dtLimit)
  *   A = −exp(A_log) (negExp);  y = SSD(x, dt, A, B, C) + D ⊙ x;  out = (gatedRmsnorm(y, z)·norm.weight)·out_projᵀ
+ * (the norm over normGroups groups of channels: nGroups unless the config says otherwise)
  * From a zero state, or (prefill) from a carried conv history and SSM state.
  */
 import type { Mamba2Ops, TensorOps, TransferOps } from "@loop/tensor";
-import { type Mamba2Config, mamba2Dims } from "./mamba2-config.js";
+import { type Mamba2Config, mamba2Dims, normGroupsOf } from "./mamba2-config.js";
 
 /** The ops the mixer's forward uses. */
 export type Mamba2MixOps<T, I> = Pick<
@@ -61,7 +62,7 @@ export function mamba2Mix<T, I>(
     seqIdx,
   ) as [T, T, T];
   const x = ops.reshape(xs, [batch, T, H, P]);
-  const dt = ops.softplusBias(dtRaw, w("dt_bias"));
+  const dt = ops.softplusBias(dtRaw, w("dt_bias"), cfg.dtLimit ?? null);
   const A = ops.negExp(w("A_log"));
   const scan = ops.ssdScanChunked(
     x,
@@ -77,7 +78,7 @@ export function mamba2Mix<T, I>(
     },
   );
   const y = ops.reshape(scan.y, [batch, T, Di]);
-  const normed = ops.gatedRmsnorm(y, z, w("norm.weight"), G, normEps);
+  const normed = ops.gatedRmsnorm(y, z, w("norm.weight"), normGroupsOf(cfg), normEps);
   const out = ops.linear(normed, w("out_proj.weight"));
   ops.done?.(normed);
   return { y: out, xbc, state: scan.state };

@@ -196,6 +196,46 @@ describe("Mamba2Mixer gradients", () => {
   });
 });
 
+describe("Mamba2Mixer with transformers' settings: dt limit and whole-Di norm", () => {
+  // dt lands on both sides of [0.05, 0.2] with these weights (dt_bias nudged upwards)
+  const cfg: Mamba2Config = { ...tiny, chunkSize: 3, dtLimit: [0.05, 0.2], normGroups: 1 };
+  const m = mixer(cfg, 41);
+  for (let h = 0; h < m.dtBias.size; h++) m.dtBias.data[h] = -2.5 + h;
+  const u = randn([2, 10, 8], 42, { requiresGrad: false });
+
+  it("steps reproduce forward, and each setting changes the numbers", () => {
+    const full = noGrad(() => m.forward(u)).data;
+    const st = m.initState(2);
+    for (let t = 0; t < 10; t++) {
+      const y = m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
+      const want = timeSlice(new Tensor(full, [2, 10, 8]), t, t + 1).data;
+      expect(relErr(y.data, want), `t=${t}`).toBeLessThan(1e-5);
+    }
+    for (const other of [
+      { ...cfg, dtLimit: undefined },
+      { ...cfg, normGroups: undefined },
+    ]) {
+      const o = new Mamba2Mixer(other, { rng: new Rng(41), nLayers: 2 });
+      for (const [a, b] of o.parameters().map((p, i) => [p, m.parameters()[i]!] as const))
+        a.tensor.data.set(b.tensor.data);
+      expect(relErr(noGrad(() => o.forward(u)).data, full)).toBeGreaterThan(1e-3);
+    }
+  });
+
+  it("gradcheck through the clamp and the whole-Di norm", () => {
+    const g = mixer({ ...cfg, chunkSize: 2 }, 43);
+    for (let h = 0; h < g.dtBias.size; h++) g.dtBias.data[h] = -2.5 + h;
+    const x = randn([1, 5, 8], 44);
+    const params = g.parameters().map((p) => p.tensor);
+    gradcheck(() => g.forward(x), [x, ...params], { maxPerInput: 24 });
+  });
+
+  it("rejects a norm grouping that does not divide d_inner and limits out of order", () => {
+    expect(() => mamba2Dims({ ...tiny, normGroups: 3 })).toThrow(/normGroups must divide/);
+    expect(() => mamba2Dims({ ...tiny, dtLimit: [1, 0] })).toThrow(/lo ≤ hi/);
+  });
+});
+
 describe("Mamba2Mixer inside a training step", () => {
   it("keeps its parameters when built inside withScratch", () => {
     // in_proj [148,32] and out_proj [32,64] are large enough for the step pool (≥ 1024 floats)

@@ -1,7 +1,9 @@
 /**
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5):
- *   softplusBias: dt[..., h] = softplus(raw[..., h] + bias[h])  (exact, stable softplus)
- *       ∂raw = g·σ(raw + bias),  ∂bias = Σ ∂raw
+ *   softplusBias: dt[..., h] = clamp(softplus(raw[..., h] + bias[h]), lo, hi)  (exact, stable
+ *       softplus; the clamp is Hugging Face's and mamba_ssm's time_step_limit, [0, ∞) by default)
+ *       ∂raw = g·σ(raw + bias)·[lo ≤ softplus(raw + bias) ≤ hi],  ∂bias = Σ ∂raw
+ *       (zero outside the limits, as torch.clamp's gradient; the limits compared in float32)
  *   addDSkip:     out[..., h, p] = y[..., h, p] + D[h]·x[..., h, p]
  *       ∂y = g,  ∂x = D[h]·g,  ∂D[h] = Σ g ⊙ x
  * Shapes: raw [..., H], bias [H]; y and x [..., H, P], D [H].
@@ -17,16 +19,19 @@ import {
   sigmoidScalar,
   softplusScalar,
 } from "@loop/tensor/kernel";
+import { dtLimited, NO_DT_LIMIT } from "./mamba2-config.js";
 
-/** native/ssm.c softplusFwd(raw, bias, y, rows, H). */
+/** native/ssm.c softplusFwd(raw, bias, y, rows, H, lo, hi). */
 export type SoftplusFwdNative = (
   raw: Float32Array,
   bias: Float32Array,
   y: Float32Array,
   rows: number,
   H: number,
+  lo: number,
+  hi: number,
 ) => void;
-/** native/ssm.c softplusBwd(raw, bias, gy, graw, gbias, rows, H). */
+/** native/ssm.c softplusBwd(raw, bias, gy, graw, gbias, rows, H, lo, hi). */
 export type SoftplusBwdNative = (
   raw: Float32Array,
   bias: Float32Array,
@@ -35,6 +40,8 @@ export type SoftplusBwdNative = (
   gbias: Float32Array | null,
   rows: number,
   H: number,
+  lo: number,
+  hi: number,
 ) => void;
 /** native/ssm.c dskipFwd(y, x, D, out, rows, H, P). */
 export type DskipFwdNative = (
@@ -58,11 +65,24 @@ export type DskipBwdNative = (
   P: number,
 ) => void;
 
-export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
+/**
+ * dt = clamp(softplus(raw + bias), lo, hi) (see the header); `limit` [lo, hi], absent or null
+ * for none (the softplus alone).
+ */
+export function softplusBias(
+  raw: Tensor,
+  bias: Tensor,
+  limit: readonly [number, number] | null = null,
+): Tensor {
   const H = raw.lastDim;
   if (bias.rank !== 1 || bias.size !== H) {
     throw new Error(`softplusBias: bias must be [${H}], got ${shapeStr(bias.shape)}`);
   }
+  if (limit && !(limit[0] <= limit[1])) {
+    throw new Error(`softplusBias: limit must be [lo, hi] with lo ≤ hi, got [${limit.join(", ")}]`);
+  }
+  const clamped = dtLimited(limit);
+  const [lo, hi] = clamped ? [Math.fround(limit![0]), Math.fround(limit![1])] : NO_DT_LIMIT;
   const n = raw.size;
   const rows = n / H;
   const rd = raw.data;
@@ -70,11 +90,12 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   const nat = kernelSet("ssm")?.softplusFwd;
   // (the native kernels write every element of their outputs: no zero fill)
   const y = nat ? allocF32Uninit(n) : allocF32(n);
-  if (nat) nat(rd, bd, y, rows, H);
+  if (nat) nat(rd, bd, y, rows, H, lo, hi);
   else {
     for (let r = 0, o = 0; r < rows; r++, o += H) {
       for (let h = 0; h < H; h++) y[o + h] = softplusScalar(rd[o + h]! + bd[h]!);
     }
+    if (clamped) for (let i = 0; i < n; i++) y[i] = clampTo(y[i]!, lo, hi);
   }
   return record1("softplusBias", [raw, bias], y, raw.shape, ([g], needs) => {
     const gy = g!;
@@ -82,20 +103,33 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
     if (natB) {
       const gr = needs[0] ? allocF32Uninit(n) : null;
       const gb = needs[1] ? new Float32Array(H) : null;
-      natB(rd, bd, gy, gr, gb, rows, H);
+      natB(rd, bd, gy, gr, gb, rows, H, lo, hi);
       return [gr, gb];
     }
     const gr = allocF32(n);
     const gb = needs[1] ? new Float64Array(H) : null;
     for (let r = 0, o = 0; r < rows; r++, o += H) {
       for (let h = 0; h < H; h++) {
-        const v = gy[o + h]! * sigmoidScalar(rd[o + h]! + bd[h]!);
+        const a = rd[o + h]! + bd[h]!;
+        const v = inLimit(a, clamped, lo, hi) ? gy[o + h]! * sigmoidScalar(a) : 0;
         gr[o + h] = v;
         if (gb) gb[h]! += v;
       }
     }
     return [needs[0] ? gr : null, gb ? Float32Array.from(gb) : null];
   });
+}
+
+/** v clamped to [lo, hi] (NaN stays NaN). */
+function clampTo(v: number, lo: number, hi: number): number {
+  return Math.min(Math.max(v, lo), hi);
+}
+
+/** Whether softplus(a), rounded to float32, lies within [lo, hi] (always without a limit). */
+function inLimit(a: number, clamped: boolean, lo: number, hi: number): boolean {
+  if (!clamped) return true;
+  const s = Math.fround(softplusScalar(a));
+  return s >= lo && s <= hi;
 }
 
 export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {

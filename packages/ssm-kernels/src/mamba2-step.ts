@@ -3,8 +3,9 @@
  * arrays, for inference. For each batch row b, with u [D]:
  *   [z, xBC, dt] = u·in_projᵀ;  conv: out[c] = bias[c] + Σ_{k<K−1} w[c,k]·conv[c,k] + w[c,K−1]·xBC[c],
  *   then the conv state shifts left and takes xBC (oldest first);  xBC ← silu(out)
- *   dt = softplus(dt + dt_bias), A = −exp(A_log);  S_h ← exp(dt_h·A_h)·S_h + dt_h·(x_h ⊗ B_g)
- *   y_h = S_h·C_g + D_h·x_h;  y ← gated RMSNorm(y, z);  out = y·out_projᵀ
+ *   dt = clamp(softplus(dt + dt_bias), lo, hi) (cfg.dtLimit), A = −exp(A_log);
+ *   S_h ← exp(dt_h·A_h)·S_h + dt_h·(x_h ⊗ B_g);  y_h = S_h·C_g + D_h·x_h
+ *   y ← gated RMSNorm(y, z) (over normGroups groups of channels);  out = y·out_projᵀ
  * Shapes: u [B,D], conv state [B,C,K−1], ssm state [B,H,P,N] (both updated in place) → [B,D].
  *
  * `mamba2AbsorbRaw` is the state-update half alone, for batch rows that take a token into their
@@ -24,13 +25,20 @@ import {
   softplusScalar,
 } from "@loop/tensor/kernel";
 import { gatedRmsnormForward } from "./gated-rmsnorm.js";
-import type { Mamba2Config, Mamba2Dims, Mamba2Weights } from "./mamba2-config.js";
+import {
+  dtLimitOf,
+  type Mamba2Config,
+  type Mamba2Dims,
+  type Mamba2Weights,
+  normGroupsOf,
+} from "./mamba2-config.js";
 
 /**
  * native/mamba2-step.c step(n, S, D, P, N, G, K, Di, eps, u, in_proj, conv_w, conv_b, dt_bias,
- * A_log, D, norm_w, out_proj, conv, ssm, rows, out, preNorm, preEps): the step of n input rows
- * into state rows `rows` (null: 0..n−1) of S; without out, the state update alone (absorb);
- * with preNorm [D], the pre-norm residual layer around it (u is h; out = h + step(rmsnorm(h))).
+ * A_log, D, norm_w, out_proj, conv, ssm, rows, out, preNorm, preEps, dtLo, dtHi, normG): the
+ * step of n input rows into state rows `rows` (null: 0..n−1) of S; without out, the state
+ * update alone (absorb); with preNorm [D], the pre-norm residual layer around it (u is h;
+ * out = h + step(rmsnorm(h))); dt clamped to [dtLo, dtHi]; the gated norm over normG groups.
  */
 export type Mamba2StepNative = (
   n: number,
@@ -57,6 +65,9 @@ export type Mamba2StepNative = (
   out: Float32Array | null,
   preNorm: Float32Array | null,
   preEps: number,
+  dtLo: number,
+  dtHi: number,
+  normG: number,
 ) => void;
 
 /** The native step of n rows (see Mamba2StepNative); `nat` is the registered kernel. */
@@ -100,6 +111,8 @@ function nativeStep(
     out,
     pre?.weight ?? null,
     pre?.eps ?? 0,
+    ...dtLimitOf(cfg),
+    normGroupsOf(cfg),
   );
 }
 
@@ -150,6 +163,7 @@ function updateRow(
   const { dInner: Di, nHeads: H, convDim: C } = dims;
   const { dState: N, headdim: P, nGroups: G, dConv: K } = cfg;
   const hpg = H / G;
+  const [lo, hi] = dtLimitOf(cfg);
   // Causal conv over (state ++ new input), then shift the state.
   for (let c = 0; c < C; c++) {
     const inp = xdt[xo + c]!;
@@ -162,7 +176,8 @@ function updateRow(
   }
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / hpg);
-    const dt = softplusScalar(xdt[xo + C + h]! + w.dtBias[h]!);
+    const sp = softplusScalar(xdt[xo + C + h]! + w.dtBias[h]!);
+    const dt = Math.min(Math.max(sp, lo), hi);
     const decay = Math.exp(-dt * Math.exp(w.aLog[h]!));
     const bo = Di + g * N;
     const co = Di + G * N + g * N;
@@ -213,7 +228,7 @@ export function mamba2StepRaw(
     z.set(zx.subarray(row, row + Di), b * Di);
     updateRow(cfg, dims, w, zx, row + Di, b, conv, ssm, xbc, y, b * Di);
   }
-  const normed = gatedRmsnormForward(y, z, w.normWeight, batch, Di, cfg.nGroups, cfg.normEps);
+  const normed = gatedRmsnormForward(y, z, w.normWeight, batch, Di, normGroupsOf(cfg), cfg.normEps);
   const out = allocF32(batch * D);
   gemm(false, true, batch, D, Di, 1, normed, 0, Di, w.outProj, 0, Di, 0, out, 0, D);
   return out;

@@ -1,22 +1,68 @@
 /**
  * Checkpoint folders (docs/formats.md): `config.json` + `model.safetensors`, written atomically
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
- * (model_type "mamba2") loads as a 1-loop looplm model without renaming.
+ * (model_type "mamba2") loads as a 1-loop looplm model without renaming, and a plain Mamba-2
+ * model saves as one (saveHfCheckpoint). config.json is read as Python's json module writes it
+ * (bare Infinity, NaN: transformers' files).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NamedArray } from "@loop/tensor";
 import {
   makeDirectory,
-  readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
   writeSafetensorsFile,
 } from "@loop/tensor/node";
 import { configToJson, type ModelConfig, parseConfig } from "../config.js";
-import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
+import { fromHfMamba2Config, isHfMamba2Config, toHfMamba2Config } from "../hf-config.js";
 import { LoopedModel } from "../model.js";
+import { parsePythonJson, pythonJson } from "../python-json.js";
 import { loadStateDict, stateDict } from "../state-dict.js";
+
+/**
+ * Read a model folder's config.json (or a --config file) as Python's json module writes it;
+ * errors name the file and whether it was missing or malformed.
+ */
+export function readModelJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(
+      code === "ENOENT" ? `${path} does not exist` : `cannot read ${path}: ${code ?? e}`,
+    );
+  }
+  try {
+    return parsePythonJson(text);
+  } catch (e) {
+    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Options of loadCheckpoint. */
+export interface LoadCheckpointOptions {
+  /**
+   * Receives the one-line notices of a Hugging Face folder (fields it ignores, the norm grouping
+   * with n_groups > 1); default: standard error.
+   */
+  onNote?: (line: string) => void;
+}
+
+/**
+ * Save a plain Mamba-2 model (R = 1, no loop norm, no exit gate) as a Hugging Face
+ * Mamba2ForCausalLM folder: config.json with every Mamba2Config field (toHfMamba2Config;
+ * Infinity bare, keys sorted, as transformers writes it) and model.safetensors under the same
+ * names (a tied head has no lm_head.weight, as transformers saves it). loadCheckpoint reads it
+ * back to the same numbers.
+ */
+export function saveHfCheckpoint(dir: string, model: LoopedModel): void {
+  const config = toHfMamba2Config(model.config);
+  makeDirectory(dir);
+  writeSafetensorsFile(join(dir, "model.safetensors"), stateDict(model), { format: "pt" });
+  writeFileAtomic(join(dir, "config.json"), `${pythonJson(config)}\n`);
+}
 
 export function saveCheckpoint(
   dir: string,
@@ -31,11 +77,13 @@ export function saveCheckpoint(
   writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
 }
 
-export function loadCheckpoint(dir: string): LoopedModel {
+/** Load a checkpoint folder (looplm's or a Hugging Face Mamba-2 one; see the header). */
+export function loadCheckpoint(dir: string, opts: LoadCheckpointOptions = {}): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
   const cfgPath = join(dir, "config.json");
   const weightsPath = join(dir, "model.safetensors");
-  const raw = readJsonFile(cfgPath);
+  const raw = readModelJson(cfgPath);
+  const onNote = opts.onNote ?? ((line: string) => process.stderr.write(`${line}\n`));
   const configError = (e: unknown) => new Error(`${cfgPath}: ${(e as Error).message}`);
   let config: ModelConfig;
   let weights: Map<string, NamedArray>;
@@ -47,10 +95,16 @@ export function loadCheckpoint(dir: string): LoopedModel {
       config = fromHfMamba2Config(raw as Record<string, unknown>, {
         vocabSize: emb?.shape[0],
         tied: !weights.has("lm_head.weight") || undefined,
+        onNote: (line) => onNote(`${dir}/${line}`),
       });
     } catch (e) {
       throw configError(e);
     }
+    // (transformers would start such a head from random weights: say what looplm does instead)
+    if ((raw as Record<string, unknown>).tie_word_embeddings === false && config.tie_embeddings)
+      onNote(
+        `${cfgPath}: "tie_word_embeddings" is false but model.safetensors has no lm_head.weight: the head is tied to the embedding`,
+      );
   } else {
     try {
       config = parseConfig(raw);

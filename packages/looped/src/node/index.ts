@@ -1,1 +1,7 @@
-export { loadCheckpoint, saveCheckpoint } from "./checkpoint-files.js";
+export {
+  type LoadCheckpointOptions,
+  loadCheckpoint,
+  readModelJson,
+  saveCheckpoint,
+  saveHfCheckpoint,
+} from "./checkpoint-files.js";

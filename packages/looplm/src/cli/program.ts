@@ -7,6 +7,7 @@ import { Command } from "commander";
 import pkg from "../../package.json" with { type: "json" };
 import { registerEval } from "./commands/eval.js";
 import { registerExperiment } from "./commands/experiment.js";
+import { registerExportHf } from "./commands/export-hf.js";
 import { registerForward } from "./commands/forward.js";
 import { registerGenerate } from "./commands/generate.js";
 import { registerReport } from "./commands/report.js";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerExperiment(program);
   registerForward(program);
+  registerExportHf(program);
   registerGenerate(program);
   registerTrain(program);
   registerSweep(program);

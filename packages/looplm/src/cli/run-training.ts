@@ -29,6 +29,7 @@ import {
   memoryNeedLine,
   trainingMemoryNeed,
 } from "./memory-need.js";
+import { cliNote } from "./note.js";
 import { writeTaskRecord } from "./task-record.js";
 
 export interface TrainJob {
@@ -78,7 +79,7 @@ export function taskEvaluator(
 
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
-  const base = loadCheckpoint(job.from);
+  const base = loadCheckpoint(job.from, { onNote: cliNote });
   return job.train.stage === "pretrain" ? base : withExitGate(base, { seed: job.train.seed });
 }
 

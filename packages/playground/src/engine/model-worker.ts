@@ -6,7 +6,15 @@
  * Trainer with a GPU step engine).
  */
 import { DEFAULT_Q_SWEEP, evaluateAccuracy } from "@loop/eval";
-import { countParameters, LoopedModel, loadStateDict, parseConfig } from "@loop/looped";
+import {
+  countParameters,
+  fromHfMamba2Config,
+  isHfMamba2Config,
+  LoopedModel,
+  loadStateDict,
+  parseConfig,
+  parsePythonJson,
+} from "@loop/looped";
 import type { Task } from "@loop/tasks";
 import { decodeSafetensors } from "@loop/tensor";
 import { startWebWorkerPool, webPoolJobCount } from "@loop/tensor/web";
@@ -113,13 +121,20 @@ async function train(s: Settings): Promise<void> {
 async function load(req: Extract<PageRequest, { type: "load" }>): Promise<void> {
   let raw: unknown;
   try {
-    raw = JSON.parse(req.config);
+    // (as Python's json module writes it: transformers' files spell a limit Infinity)
+    raw = parsePythonJson(req.config);
   } catch (e) {
     throw new Error(`config.json is not JSON: ${(e as Error).message}`);
   }
+  const tensors = decodeSafetensors(new Uint8Array(req.weights)).tensors;
   let config: ReturnType<typeof parseConfig>;
   try {
-    config = parseConfig(raw);
+    config = isHfMamba2Config(raw)
+      ? fromHfMamba2Config(raw as Record<string, unknown>, {
+          vocabSize: tensors.get("backbone.embeddings.weight")?.shape[0],
+          tied: !tensors.has("lm_head.weight") || undefined,
+        })
+      : parseConfig(raw);
   } catch (e) {
     throw new Error(`config.json: ${(e as Error).message}`);
   }
@@ -130,7 +145,7 @@ async function load(req: Extract<PageRequest, { type: "load" }>): Promise<void> 
     );
   }
   const m = new LoopedModel(config);
-  loadStateDict(m, decodeSafetensors(new Uint8Array(req.weights)).tensors, "model.safetensors");
+  loadStateDict(m, tensors, "model.safetensors");
   model = m;
   task = t;
   announce(m, req.task, "checkpoint");

@@ -96,7 +96,11 @@ function gatedCase(): void {
 
 /** A mixer holding the case's weights (model.md §6 names under mixer.). */
 function mixerOf(c: KernelCase): Mamba2Mixer {
-  const s = c.spec.settings as { d_model: number; norm_eps: number; ssm: Record<string, number> };
+  const s = c.spec.settings as {
+    d_model: number;
+    norm_eps: number;
+    ssm: Record<string, number> & { time_step_limit?: [number, number]; norm_groups?: string };
+  };
   const cfg: Mamba2Config = {
     dModel: s.d_model,
     dState: s.ssm.d_state!,
@@ -106,6 +110,8 @@ function mixerOf(c: KernelCase): Mamba2Mixer {
     dConv: s.ssm.d_conv!,
     chunkSize: s.ssm.chunk_size!,
     normEps: s.norm_eps,
+    ...(s.ssm.time_step_limit ? { dtLimit: s.ssm.time_step_limit } : {}),
+    ...(s.ssm.norm_groups === "whole" ? { normGroups: 1 } : {}),
   };
   const m = new Mamba2Mixer(cfg);
   for (const p of m.parameters()) p.tensor.data.set(c.get(p.name).data);
@@ -116,8 +122,8 @@ function stateOf(c: KernelCase) {
   return { conv: c.copy("conv_state"), ssm: c.copy("ssm_state"), batch: c.get("u").shape[0]! };
 }
 
-function decodeCase(): void {
-  const c = loadKernelCase("mamba2-step");
+const decodeCase = (name: string) => (): void => {
+  const c = loadKernelCase(name);
   const m = mixerOf(c);
   const st = stateOf(c);
   const [B, T, D] = c.get("u").shape as [number, number, number];
@@ -132,10 +138,10 @@ function decodeCase(): void {
   expectGolden("y", y, c.get("y").data, "forward");
   expectGolden("conv_state.out", st.conv, c.get("conv_state.out").data, "forward");
   expectGolden("ssm_state.out", st.ssm, c.get("ssm_state.out").data, "forward");
-}
+};
 
-function prefillCase(): void {
-  const c = loadKernelCase("mamba2-prefill");
+const prefillCase = (name: string) => (): void => {
+  const c = loadKernelCase(name);
   const m = mixerOf(c);
   const u = new Tensor(c.copy("u"), [...c.get("u").shape], true);
   const r = m.prefill(u, stateOf(c));
@@ -146,7 +152,7 @@ function prefillCase(): void {
   expectGolden("grad.u", u.grad!, c.get("grad.u").data, "grad");
   for (const p of m.parameters())
     expectGolden(`grad.${p.name}`, p.tensor.grad!, c.get(`grad.${p.name}`).data, "grad");
-}
+};
 
 const SSD = ["ssd/backwardGroups", "ssd/backwardHeads", "ssd/forward"];
 
@@ -158,12 +164,27 @@ const cases: [string, () => void, string[]][] = [
   ["causal-conv1d", convCase, ["ssm/convBwd", "ssm/convFwd"]],
   ["conv1d-silu (fused conv, SiLU, split)", convSiluCase, ["ssm/convSiluBwd", "ssm/convSiluFwd"]],
   ["gated-rmsnorm", gatedCase, ["ssm/rmsnormBwd", "ssm/rmsnormFwd"]],
-  ["mamba2-step (decode)", decodeCase, ["mamba2Step/step"]],
+  ["mamba2-step (decode)", decodeCase("mamba2-step"), ["mamba2Step/step"]],
   [
-    "mamba2-prefill",
-    prefillCase,
-    [...SSD, "ssm/convSiluBwd", "ssm/convSiluFwd", "ssm/rmsnormBwd", "ssm/rmsnormFwd"],
+    "mamba2-step-dt-limit (decode, dt clamped)",
+    decodeCase("mamba2-step-dt-limit"),
+    ["mamba2Step/step"],
   ],
+  ...(["mamba2-prefill", "mamba2-prefill-dt-limit", "mamba2-prefill-norm-whole"] as const).map(
+    (name): [string, () => void, string[]] => [
+      name,
+      prefillCase(name),
+      [
+        ...SSD,
+        "ssm/convSiluBwd",
+        "ssm/convSiluFwd",
+        "ssm/rmsnormBwd",
+        "ssm/rmsnormFwd",
+        "ssm/softplusBwd",
+        "ssm/softplusFwd",
+      ],
+    ],
+  ),
 ];
 
 await goldenKernelSuites(

@@ -51,6 +51,12 @@ const cfg = (
 
 const CASES: Case[] = [
   { name: "odd sizes, 2 groups", cfg: cfg(20, 10, 12, 2, 4), batch: 3 },
+  // HF's time_step_limit on both sides of the steps these weights give; the norm over all of Di
+  {
+    name: "clamped dt, whole-Di norm, 2 groups",
+    cfg: { ...cfg(20, 10, 12, 2, 4), dtLimit: [0.02, 0.08], normGroups: 1 },
+    batch: 3,
+  },
   { name: "no conv state (d_conv 1)", cfg: cfg(24, 12, 8, 1, 1), batch: 2 },
   { name: "batch 1", cfg: cfg(36, 18, 20, 1, 3), batch: 1 },
   // the width of a real model, batch 8 (in_proj rows in blocks of 8, inputs in pairs)
@@ -292,6 +298,9 @@ describe.runIf(nativeSuiteRuns("native Mamba-2 step", built))(
           out,
           null,
           0,
+          0,
+          Number.POSITIVE_INFINITY,
+          G,
         );
       expect(() => call(null, new Float32Array(c.batch * D), st.ssm.subarray(1))).toThrow(
         /ssm state holds/,

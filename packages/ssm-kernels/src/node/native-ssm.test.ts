@@ -30,7 +30,7 @@ type N = Float32Array | null;
 interface SsmAddon {
   setThreads: (n: number) => void;
   convFwd: (B: number, T: number, C: number, K: number, x: F, w: F, b: N, i: N, y: F) => void;
-  softplusFwd: (raw: F, bias: F, y: F, rows: number, H: number) => void;
+  softplusFwd: (raw: F, bias: F, y: F, rows: number, H: number, lo: number, hi: number) => void;
   [name: string]: (...args: never[]) => void;
 }
 
@@ -284,6 +284,18 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
       }
     });
 
+    it("softplusBias with a dt limit on the native kernels passes a finite-difference gradient check", () => {
+      registerKernelSet("ssm", fns);
+      try {
+        const raw = new Tensor(data(3 * 8, 45, 3), [3, 8], true);
+        const bias = new Tensor(data(8, 46), [8], true);
+        // (no element within the finite-difference step of a limit, where the clamp has a kink)
+        gradcheck(() => softplusBias(raw, bias, [0.3, 1.5]), [raw, bias]);
+      } finally {
+        registerKernelSet("ssm", null);
+      }
+    });
+
     it("convSiluFwd rejects pieces that do not cover the channels", () => {
       const x = data(2 * 3 * 4, 1);
       const w = data(4 * 2, 2);
@@ -402,6 +414,43 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
       }
     });
 
+    it("softplusBias with a dt limit: clamped values, zero gradient outside, native = portable", () => {
+      const [rows, H] = [3000, 5];
+      const rawData = data(rows * H, 71, 6);
+      const seed = data(rows * H, 72);
+      const limit = [0.05, 2] as const;
+      for (const biasGrad of [true, false]) {
+        const raw = new Tensor(rawData, [rows, H], true);
+        const bias = new Tensor(data(H, 73, 1), [H], biasGrad);
+        const f = withGrads(() => softplusBias(raw, bias, limit), { raw, bias }, seed);
+        const r = run(f);
+        check(r, { y: 2e-7, graw: 2e-7, gbias: 1e-6 }, `clamped softplusBias ${biasGrad}`);
+        const [lo, hi] = [Math.fround(limit[0]), Math.fround(limit[1])];
+        let inside = 0;
+        let outside = 0;
+        for (let i = 0; i < rows * H; i++) {
+          const sp = Math.fround(
+            Math.log1p(Math.exp(-Math.abs(rawData[i]! + bias.data[i % H]!))) +
+              Math.max(rawData[i]! + bias.data[i % H]!, 0),
+          );
+          const y = r.one.y![i]!;
+          expect(y).toBeGreaterThanOrEqual(lo);
+          expect(y).toBeLessThanOrEqual(hi);
+          // (away from the limits, where a rounding could move the element across)
+          if (sp < lo * 0.999 || sp > hi * 1.001) {
+            outside++;
+            expect(r.one.graw![i]).toBe(0);
+            expect(r.ref.graw![i]).toBe(0);
+          } else if (sp > lo * 1.001 && sp < hi * 0.999) {
+            inside++;
+            expect(r.one.graw![i]).not.toBe(0);
+          }
+        }
+        expect(inside).toBeGreaterThan(1000);
+        expect(outside).toBeGreaterThan(1000);
+      }
+    });
+
     it("addDSkip forward and backward; ∂y is the incoming gradient", () => {
       for (const [rows, H, P] of [
         [1, 1, 1],
@@ -466,7 +515,7 @@ describe.runIf(nativeSuiteRuns("native ssm kernels", built))(
         addon.convFwd(2, 3, 4, 2, x, w, null, null, new Float64Array(24) as unknown as F),
       ).toThrow(/convFwd: y must be a Float32Array/);
       expect(() => addon.convFwd(2, 3, 4, 0, x, w, null, null, x)).toThrow(/K must be ≥ 1/);
-      expect(() => addon.softplusFwd(x, w, x, -1, 4)).toThrow(
+      expect(() => addon.softplusFwd(x, w, x, -1, 4, 0, Number.POSITIVE_INFINITY)).toThrow(
         /rows must be a non-negative integer/,
       );
     });

@@ -29,6 +29,27 @@ describe.runIf(ctx)("webgpu softplusBias", () => {
     releaseTransients(ctx!);
   });
 
+  it.each([
+    { shape: [2, 5, 3], seed: 31 },
+    { shape: [3, 200, 2], seed: 32 },
+  ])(
+    "with a dt limit: clamped values, zero gradient outside, as the CPU op ($shape)",
+    async ({ shape, seed }) => {
+      const H = shape[shape.length - 1]!;
+      const limit = [0.4, 1.2] as const;
+      await checkAgainstCpu(ctx!, {
+        inputs: [
+          { name: "raw", values: randomData(shape, seed), shape },
+          { name: "bias", values: randomData([H], seed + 10), shape: [H] },
+        ],
+        cpu: ([r, b]: Tensor[]) => [softplusBiasCpu(r!, b!, limit)],
+        gpu: ([r, b]) => [softplusBias(r!, b!, limit)],
+        seed: seed + 20,
+      });
+      releaseTransients(ctx!);
+    },
+  );
+
   it("names the shapes on bad input", () => {
     const raw = uploadTensor(ctx!, new Float32Array(6), [2, 3]);
     const bias = uploadTensor(ctx!, new Float32Array(2), [2]);

@@ -88,8 +88,11 @@ export interface Mamba2Ops<T, I> {
     widths: readonly number[],
     seqIdx: I | null,
   ): T[];
-  /** softplus(raw + bias). */
-  softplusBias(raw: T, bias: T): T;
+  /**
+   * clamp(softplus(raw + bias), lo, hi) with `limit` [lo, hi] (null: the softplus alone); the
+   * gradient is zero where the softplus lies outside the limits.
+   */
+  softplusBias(raw: T, bias: T, limit: readonly [number, number] | null): T;
   /** −exp(x): the SSM's decay rates A from their logs (one fused op where a device has it). */
   negExp(x: T): T;
   /** The chunked SSD scan, D skip fused. */

@@ -1,8 +1,10 @@
 /**
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5), elementwise over n values:
- *   softplusBias: dt[r, h] = softplus(raw[r, h] + bias[h])       raw [rows, H], bias [H]
- *       backward  ∂raw = g·σ(raw + bias);  ∂bias = Σ_r ∂raw  (column sum, ops/column-sum.ts,
- *                 whose stage 1 also writes ∂raw)
+ *   softplusBias: dt[r, h] = clamp(softplus(raw[r, h] + bias[h]), lo, hi)  raw [rows, H], bias [H]
+ *       backward  ∂raw = g·σ(raw + bias)·[lo ≤ softplus(raw + bias) ≤ hi];  ∂bias = Σ_r ∂raw
+ *                 (column sum, ops/column-sum.ts, whose stage 1 also writes ∂raw)
+ *       lo, hi: the time_step_limit ([0, largest f32] when unlimited: the same as no clamp for a
+ *       softplus, and no infinity in a uniform, which WGSL implementations may assume absent)
  *   addDSkip:     out[r, h, p] = y + D[h]·x                       y, x [rows, H, P], D [H]
  *       backward  ∂y = g;  ∂x = D[h]·g;  ∂D[h] = Σ_r Σ_p g ⊙ x  (column sum of per-(r, h) dots)
  */
@@ -16,16 +18,23 @@ export const MAMBA2_EW_GROUP = GROUP;
 
 export const softplusBiasKernel = defineKernel({
   name: "softplusBias",
-  params: { n: "u32", H: "u32" },
+  params: { n: "u32", H: "u32", lo: "f32", hi: "f32" },
   buffers: { raw: "read", bias: "read", y: "rw" },
-  body: `${WGSL_MATH}\n${head}\n  y[i] = softplus(raw[i] + bias[i % p.H]);\n}`,
+  body: `${WGSL_MATH}\n${head}\n  y[i] = clamp(softplus(raw[i] + bias[i % p.H]), p.lo, p.hi);\n}`,
 });
+
+/** ∂raw of one element: g·σ(v), zero where softplus(v) lies outside [lo, hi]. */
+const GRAD_RAW = `
+fn softplusGrad(v: f32, g: f32) -> f32 {
+  let s = softplus(v);
+  return select(0.0, g * sigmoid(v), s >= p.lo && s <= p.hi);
+}`;
 
 export const softplusBiasBackwardKernel = defineKernel({
   name: "softplusBiasBackward",
-  params: { n: "u32", H: "u32" },
+  params: { n: "u32", H: "u32", lo: "f32", hi: "f32" },
   buffers: { raw: "read", bias: "read", g: "read", graw: "rw" },
-  body: `${WGSL_MATH}\n${head}\n  graw[i] = g[i] * sigmoid(raw[i] + bias[i % p.H]);\n}`,
+  body: `${WGSL_MATH}${GRAD_RAW}\n${head}\n  graw[i] = softplusGrad(raw[i] + bias[i % p.H], g[i]);\n}`,
 });
 
 /**
@@ -34,11 +43,12 @@ export const softplusBiasBackwardKernel = defineKernel({
  */
 export const softplusBiasBackwardGradBias = columnSumKernel({
   name: "softplusBiasBackwardGradBias",
+  params: { lo: "f32", hi: "f32" },
   buffers: { raw: "read", bias: "read", g: "read", graw: "rw" },
-  helpers: `${WGSL_MATH}
+  helpers: `${WGSL_MATH}${GRAD_RAW}
 fn gradRaw(r: u32, c: u32) -> f32 {
   let i = r * p.cols + c;
-  let v = g[i] * sigmoid(raw[i] + bias[c]);
+  let v = softplusGrad(raw[i] + bias[c], g[i]);
   graw[i] = v;
   return v;
 }`,

@@ -4,7 +4,8 @@
  * [B, E] = [z (Di) | xBC (C) | dt (H)]:
  *   conv:  out[c] = bias[c] + Σ_{k<K−1} w[c,k]·conv[c,k] + w[c,K−1]·xBC[c]; the conv state
  *          shifts left and takes xBC (oldest first); xbc = silu(out); z is copied out
- *   ssm:   dt = softplus(dt + dt_bias), decay = exp(−dt·exp(A_log));
+ *   ssm:   dt = clamp(softplus(dt + dt_bias), dtLo, dtHi) (the time_step_limit),
+ *          decay = exp(−dt·exp(A_log));
  *          S_h ← decay·S_h + dt·(x_h ⊗ B_g);  y_h = S_h·C_g + D_h·x_h
  * Shapes: conv state [B,C,K−1], ssm state [B,H,P,N] (updated in place) → y, z [B, Di].
  * With `rows` (hasRows = 1) input row b updates state row rows[b] (early-exit decoding: tokens
@@ -69,6 +70,8 @@ export const mamba2StepSsmKernel = defineKernel({
     C: "u32",
     E: "u32",
     hasRows: "u32",
+    dtLo: "f32",
+    dtHi: "f32",
   },
   buffers: {
     rows: "read:i32",
@@ -89,7 +92,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) ng: vec3u,
   let b = bh / p.H;
   let h = bh % p.H;
   let g = h / (p.H / p.G);
-  let dt = softplus(zx[b * p.E + p.Di + p.C + h] + dtBias[h]);
+  let dt = clamp(softplus(zx[b * p.E + p.Di + p.C + h] + dtBias[h]), p.dtLo, p.dtHi);
   let decay = exp(-dt * exp(aLog[h]));
   let bo = b * p.C + p.Di + g * p.N;
   let co = b * p.C + p.Di + p.G * p.N + g * p.N;

@@ -17,18 +17,36 @@ import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
 import { columnSum } from "./column-sum.js";
 import { shapeStr } from "./shape-str.js";
 
-/** dt = softplus(raw + bias) with bias [H] broadcast over the leading axes of raw [..., H]. */
-export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
+/** The largest finite float32: the kernels' stand-in for an upper limit of +∞. */
+const F32_MAX = 3.4028234663852886e38;
+
+/**
+ * dt = clamp(softplus(raw + bias), lo, hi) with bias [H] broadcast over the leading axes of
+ * raw [..., H]; `limit` [lo, hi] (the time_step_limit), null for none. ∂raw is zero where the
+ * softplus lies outside the limits.
+ */
+export function softplusBias(
+  raw: GpuTensor,
+  bias: GpuTensor,
+  limit: readonly [number, number] | null = null,
+): GpuTensor {
   const H = raw.lastDim;
   if (bias.rank !== 1 || bias.size !== H)
     throw new Error(
       `webgpu softplusBias: bias must be [${H}], got ${shapeStr(bias.shape)} (raw ${shapeStr(raw.shape)})`,
     );
+  if (limit && !(limit[0] <= limit[1]))
+    throw new Error(
+      `webgpu softplusBias: limit must be [lo, hi] with lo ≤ hi, got [${limit.join(", ")}]`,
+    );
+  // (a softplus is never negative: a lower limit ≤ 0 is the same as 0)
+  const lo = limit ? Math.max(0, Math.fround(limit[0])) : 0;
+  const hi = limit ? Math.min(F32_MAX, Math.fround(limit[1])) : F32_MAX;
   const ctx = raw.ctx;
   const n = raw.size;
   const y = emptyLike(ctx, raw.shape);
   const bufs = { raw: raw.buffer, bias: bias.buffer };
-  ctx.run(softplusBiasKernel, { ...bufs, y }, { n, H }, grid(n, MAMBA2_EW_GROUP));
+  ctx.run(softplusBiasKernel, { ...bufs, y }, { n, H, lo, hi }, grid(n, MAMBA2_EW_GROUP));
   recordGpu("softplusBias", [raw, bias], [y], ([g]) => {
     const graw = emptyLike(ctx, raw.shape);
     if (bias.requiresGrad) {
@@ -37,7 +55,7 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
         ctx,
         softplusBiasBackwardGradBias,
         { ...bufs, g: g!.buffer, graw: graw.buffer },
-        {},
+        { lo, hi },
         n / Math.max(H, 1),
         H,
         [H],
@@ -48,7 +66,7 @@ export function softplusBias(raw: GpuTensor, bias: GpuTensor): GpuTensor {
     ctx.run(
       softplusBiasBackwardKernel,
       { ...bufs, g: g!, graw },
-      { n, H },
+      { n, H, lo, hi },
       grid(n, MAMBA2_EW_GROUP),
     );
     return [graw, null];

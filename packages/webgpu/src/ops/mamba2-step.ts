@@ -2,7 +2,7 @@
  * The recurrent decode step of the Mamba-2 mixer on the device (the GPU counterpart of
  * @loop/ssm-kernels' `mamba2StepRaw`; kernels/mamba2-step.ts). A full step is
  *   zx = linear(u, in_proj);  { y, z } = mamba2StepState(cfg, zx, state, weights);
- *   out = linear(gatedRmsnorm(y, z, norm.weight, nGroups, normEps), out_proj)
+ *   out = linear(gatedRmsnorm(y, z, norm.weight, normGroups ?? nGroups, normEps), out_proj)
  * with the state updated in place on the device (no read-back). Inference only: not recorded.
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
@@ -21,7 +21,12 @@ export interface GpuMamba2StepConfig {
   headdim: number;
   nGroups: number;
   dConv: number;
+  /** dt clamped to [lo, hi] after its softplus (the time_step_limit); absent: no limit. */
+  dtLimit?: readonly [number, number];
 }
+
+/** The largest finite float32: the kernel's stand-in for an upper limit of +∞. */
+const F32_MAX = 3.4028234663852886e38;
 
 /** Decode state of one mixer on the device: conv [B,C,K−1] (oldest first), ssm [B,H,P,N]. */
 export interface GpuMamba2State {
@@ -81,6 +86,12 @@ export function mamba2StepState(
     if (!ok) throw new Error(`${op}: ${name} must be ${shapeStr(shape)}, got ${shapeStr(t.shape)}`);
   }
   if (H % G !== 0) throw new Error(`${op}: nGroups ${G} must divide the number of heads ${H}`);
+  const lim = cfg.dtLimit;
+  if (lim && !(lim[0] <= lim[1]))
+    throw new Error(`${op}: dtLimit must be [lo, hi] with lo ≤ hi, got [${lim.join(", ")}]`);
+  // (a softplus is never negative: a lower limit ≤ 0 is the same as 0)
+  const dtLo = lim ? Math.max(0, Math.fround(lim[0])) : 0;
+  const dtHi = lim ? Math.min(F32_MAX, Math.fround(lim[1])) : F32_MAX;
   const ctx = zx.ctx;
   const rowBuf = rows?.buffer ?? placeholder(ctx);
   const hasRows = rows ? 1 : 0;
@@ -96,7 +107,7 @@ export function mamba2StepState(
   ctx.run(
     mamba2StepSsmKernel,
     { rows: rowBuf, zx, xbc, dtBias: w.dtBias, aLog: w.aLog, d: w.d, ssm: state.ssm, y },
-    { B: batch, H, P, N, G, Di, C, E, hasRows },
+    { B: batch, H, P, N, G, Di, C, E, hasRows, dtLo, dtHi },
     grid(batch * H, 1),
   );
   xbc.dispose();

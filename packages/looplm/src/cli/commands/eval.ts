@@ -29,6 +29,7 @@ import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
 import { withEvalProgress } from "../eval-progress.js";
+import { cliNote } from "../note.js";
 import {
   addTaskOptions,
   buildTask,
@@ -202,7 +203,7 @@ export async function runEval(
     throw new CliError(
       `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
     );
-  const model = asCliError(() => loadCheckpoint(checkpoint));
+  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote }));
   const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
   if (found && task.tokenizer)

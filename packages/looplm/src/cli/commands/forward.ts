@@ -8,6 +8,7 @@ import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { CliError, checkOutput } from "../errors.js";
+import { cliNote } from "../note.js";
 
 export interface ForwardArgs {
   model: string;
@@ -18,7 +19,7 @@ export interface ForwardArgs {
 /** Writes the outputs on `backend` (on its device when it has one); resolves to their count. */
 export async function runForward(args: ForwardArgs, backend: ComputeBackend): Promise<number> {
   checkOutput(args.out);
-  const model = loadCheckpoint(args.model);
+  const model = loadCheckpoint(args.model, { onNote: cliNote });
   let raw: unknown;
   let text: string;
   try {

@@ -10,6 +10,7 @@ import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { isAllocationFailure } from "../memory-need.js";
+import { cliNote } from "../note.js";
 import { parseIntList } from "../options/model.js";
 import { writeStdout } from "../stdout.js";
 import {
@@ -41,7 +42,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   // (a run folder stands for its final/ checkpoint, as with eval)
   const { checkpoint, runDir } = locateModel(f.model);
-  const model = loadCheckpoint(checkpoint);
+  const model = loadCheckpoint(checkpoint, { onNote: cliNote });
   const V = model.config.vocab_size;
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);

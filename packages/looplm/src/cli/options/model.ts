@@ -1,13 +1,15 @@
 /** Model flags (or a config.json file) → a validated model config for a task's vocabulary. */
-import { readFileSync } from "node:fs";
 import {
   BACKBONES,
   type Backbone,
+  fromHfMamba2Config,
+  isHfMamba2Config,
   type ModelConfig,
   OUT_PROJ_SCALES,
   type OutProjScale,
   parseConfig,
 } from "@loop/looped";
+import { readModelJson } from "@loop/looped/node";
 import type { Command } from "commander";
 import { asCliError, CliError, choiceOption, intFlag } from "../errors.js";
 
@@ -95,13 +97,16 @@ export function buildModelConfig(f: ModelFlags, vocabSize: number): ModelConfig 
     if (f.config) {
       let raw: unknown;
       try {
-        raw = JSON.parse(readFileSync(f.config, "utf8"));
+        raw = readModelJson(f.config);
       } catch (e) {
-        throw new Error(
-          `--config ${f.config}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        );
+        throw new Error(`--config: ${(e as Error).message}`);
       }
-      const cfg = parseConfig(raw);
+      // a Hugging Face Mamba-2 config.json (as transformers writes it) describes a 1-loop model
+      const cfg = isHfMamba2Config(raw)
+        ? fromHfMamba2Config(raw as Record<string, unknown>, {
+            onNote: (line) => process.stderr.write(`looplm: --config ${f.config}: ${line}\n`),
+          })
+        : parseConfig(raw);
       if (cfg.vocab_size < vocabSize)
         throw new Error(
           `--config vocab_size ${cfg.vocab_size} is smaller than the task's ${vocabSize} symbols`,
