@@ -57,6 +57,8 @@ export { fromHfMamba2Config, isHfMamba2Config } from "./hf-config.js";
 export { Layer, type LayerState } from "./layer.js";
 export { keepSteps, type LoopHooks, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
 export {
+  builtinMix,
+  type LayerMix,
   type LoopedCore,
   type LoopedForwardOptions,
   layerForward,
@@ -65,6 +67,7 @@ export {
   type WeightLookup,
 } from "./looped-forward.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
+export { type MixerContext, type MixerFactory } from "./mixer-factory.js";
 export {
   type ForwardOptions,
   type ForwardResult,
