@@ -121,7 +121,9 @@ describe("AttentionMixer", () => {
       },
     );
     const u = randn([2, 5, 8], 7);
-    gradcheck(() => m.forward(u, null, 2), [u, m.qProj, m.kProj, m.vProj, m.oProj], { maxPerInput: 24 });
+    gradcheck(() => m.forward(u, null, 2), [u, m.qProj, m.kProj, m.vProj, m.oProj], {
+      maxPerInput: 24,
+    });
   });
 
   it("rejects bad configurations and inputs with messages naming the values", () => {
@@ -129,7 +131,9 @@ describe("AttentionMixer", () => {
     expect(() => new AttentionMixer({ ...cfg, nKvHeads: 3 })).toThrow(/nHeads=4.*nKvHeads=3/);
     expect(() => new AttentionMixer({ ...cfg, dModel: 12 })).toThrow(/head_dim.*3.*even/);
     const m = new AttentionMixer({ ...cfg, maxPositions: 8 });
-    expect(() => m.forward(randn([1, 6, 16], 1), null, 3)).toThrow(/positions 3\.\.8.*maxPositions=8/);
+    expect(() => m.forward(randn([1, 6, 16], 1), null, 3)).toThrow(
+      /positions 3\.\.8.*maxPositions=8/,
+    );
     expect(() => m.forward(randn([1, 6, 15], 1))).toThrow(/\[B, T, 16\].*\[1,6,15\]/);
     const cache = m.initState(1, 2);
     const u = randn([1, 16], 2, { requiresGrad: false });

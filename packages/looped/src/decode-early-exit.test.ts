@@ -28,7 +28,10 @@ function cloneLayerState(s: LayerState): LayerState {
 }
 
 function cloneState(st: DecodeState): DecodeState {
-  return { ...st, states: st.states.map((row) => row.map((s) => cloneLayerState(s as LayerState))) };
+  return {
+    ...st,
+    states: st.states.map((row) => row.map((s) => cloneLayerState(s as LayerState))),
+  };
 }
 
 function expectSameStates(a: DecodeState, b: DecodeState): void {

@@ -67,7 +67,7 @@ export {
   type WeightLookup,
 } from "./looped-forward.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
-export { type MixerContext, type MixerFactory } from "./mixer-factory.js";
+export type { MixerContext, MixerFactory } from "./mixer-factory.js";
 export {
   type ForwardOptions,
   type ForwardResult,

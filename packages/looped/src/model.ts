@@ -20,7 +20,6 @@ import {
 import type { ModelConfig } from "./config.js";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { Layer } from "./layer.js";
-import type { MixerFactory } from "./mixer-factory.js";
 import type { StepOutputsOf } from "./loop.js";
 import {
   type LoopedCore,
@@ -28,6 +27,7 @@ import {
   loopedCore,
   loopedForward,
 } from "./looped-forward.js";
+import type { MixerFactory } from "./mixer-factory.js";
 import { parameterSpecs } from "./shapes.js";
 
 /** The forward's options (looped-forward.ts), with the CPU's checkpointing and host seqIdx. */

@@ -25,4 +25,5 @@ export {
   type TrainOptions,
 } from "./options.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
+export type { TrainableModel, TrainForwardOptions } from "./trainable-model.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

@@ -11,7 +11,6 @@
  * process runs on between two steps. Either way the step is `encodeStep` (device-step-engine.ts)
  * on the backend's `TrainOps`; the CPU runs it synchronously on the model's own tensors.
  */
-import type { LoopedModel } from "@loop/looped";
 import { type Batch, checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
 import {
   AdamW,
@@ -33,6 +32,7 @@ import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective
 import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
 import { nonFiniteWhat } from "./step-rules.js";
+import type { TrainableModel } from "./trainable-model.js";
 
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
@@ -72,7 +72,7 @@ interface InFlight {
 }
 
 export class Trainer {
-  readonly model: LoopedModel;
+  readonly model: TrainableModel;
   readonly task: Task;
   readonly opts: TrainOptions;
   readonly params: NamedParameter[];
@@ -92,7 +92,7 @@ export class Trainer {
   private reportedAt = 0;
 
   constructor(
-    model: LoopedModel,
+    model: TrainableModel,
     task: Task,
     opts: TrainOptions,
     engine: StepEngine | null = null,
