@@ -55,6 +55,21 @@ describe("Trainer", () => {
     expect(Array.from(inner.parameters()[0]!.tensor.data)).not.toEqual(before);
   });
 
+  it("warns when the warmup is not shorter than the schedule, and only then", () => {
+    const heard = (o: Partial<Parameters<typeof resolveTrainOptions>[0]>) => {
+      const lines: string[] = [];
+      const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+      new Trainer(model, task, resolveTrainOptions(o), null, null, (l) => lines.push(l));
+      return lines;
+    };
+    expect(heard({ steps: 50 })).toEqual([
+      "train: warmupSteps (50) is not below the schedule's 50 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+    ]);
+    expect(heard({ steps: 40, warmupSteps: 10, scheduleSteps: 10 })).toHaveLength(1);
+    expect(heard({ steps: 51 })).toEqual([]);
+    expect(heard({ steps: 5, warmupSteps: 0 })).toEqual([]);
+  });
+
   it("a thread governor that switches thread counts between steps changes no number", async () => {
     const run = () => {
       const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });

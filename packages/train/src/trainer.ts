@@ -29,7 +29,7 @@ import { withBlockLr } from "./block-lr.js";
 import { type DeviceTraining, encodeStep, stepResult } from "./device-step-engine.js";
 import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
-import { adamwOptions, type TrainOptions } from "./options.js";
+import { adamwOptions, type TrainOptions, trainWarnings } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
 import { nonFiniteWhat } from "./step-rules.js";
 import type { TrainableModel } from "./trainable-model.js";
@@ -91,13 +91,20 @@ export class Trainer {
   private readonly inflight: InFlight[] = [];
   private reportedAt = 0;
 
+  /**
+   * `model` prepared for `opts.stage` (`freezeForStage`); `engine` runs the steps elsewhere (a
+   * GPU), `kernels` are the CPU kernels to step on; `warn` hears each of `trainWarnings(opts)`
+   * (console.warn by default).
+   */
   constructor(
     model: TrainableModel,
     task: Task,
     opts: TrainOptions,
     engine: StepEngine | null = null,
     kernels: CpuKernels | null = null,
+    warn: (line: string) => void = console.warn,
   ) {
+    for (const line of trainWarnings(opts)) warn(line);
     this.engine = engine;
     this.kernels = kernels;
     checkTaskVocab(task, model.config.vocab_size);
