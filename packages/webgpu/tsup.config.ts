@@ -1,5 +1,5 @@
 import { packageBuild } from "../../tools/build/tsup-package.js";
 
-export default packageBuild(["src/index.ts", "src/kernel.ts", "src/node/index.ts"], {
+export default packageBuild(["src/index.ts", "src/internal.ts", "src/kernel.ts", "src/node/index.ts"], {
   external: ["webgpu"],
 });

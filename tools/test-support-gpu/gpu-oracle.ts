@@ -5,14 +5,8 @@
  * float32 check, |gpu − cpu| ≤ atol + rtol·|cpu|, naming the worst element.
  */
 import { backward, IntTensor, intTensor, Rng, type Shape, type Tensor, tensor } from "@loop/tensor";
-import {
-  backwardGpu,
-  type GpuContext,
-  type GpuTensor,
-  gpuParameter,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { type GpuContext, type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, gpuParameter } from "@loop/webgpu/internal";
 import { emptyLike, fillTensor, recordGpu } from "@loop/webgpu/kernel";
 import { expect } from "vitest";
 

@@ -13,7 +13,7 @@
  */
 import { gpuForTests } from "@loop/test-support-gpu";
 import { resolveTrainOptions } from "@loop/train";
-import { splitKFor } from "@loop/webgpu";
+import { splitKFor } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
 
