@@ -29,8 +29,8 @@ export function toGpuInt(ctx: GpuContext, t: IntTensor): GpuTensor {
  * u·√n·|terms| (u = 2⁻²⁴) whatever the size of the result, so a result near zero needs an
  * absolute floor; measured over the WebGPU suites (values of order 0.1–10) the floor needed at
  * rtol is at most 0.013·rtol, so rtol/20 keeps a margin of four while a small element that is
- * wrong by more than 5e-6 fails (the former rule, tol·(1 + |cpu|), let any element below 1e-4
- * through whatever its value).
+ * wrong by more than 5e-6 fails (a tolerance of tol·(1 + |cpu|) would let any element below
+ * 1e-4 through whatever its value).
  */
 export type Tolerance = number | { atol: number; rtol: number };
 
