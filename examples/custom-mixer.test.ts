@@ -4,6 +4,9 @@
  * training forward, decoding, prefill, early-exit decoding and prefill, checkpoints' state dicts —
  * while a device backend refuses it by name.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   cpuBackendOps,
   decodeStep,
@@ -18,6 +21,7 @@ import {
   stateDict,
   toDevice,
 } from "@loop/looped";
+import { loadCheckpoint, saveCheckpoint } from "@loop/looped/node";
 import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { intTensor, noGrad, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
@@ -142,6 +146,15 @@ describe("examples/custom-mixer.ts", () => {
         expect(() => loadStateDict(new LoopedModel(config), stateDict(model))).toThrow(
           /missing: .*backbone\.layers\.1\.mixer\.dt_bias.*unexpected: .*backbone\.layers\.1\.mixer\.conv\.weight/,
         );
+      });
+
+      it("a checkpoint folder loads back with the same factory", () => {
+        const dir = join(mkdtempSync(join(tmpdir(), "custom-mixer-")), "ckpt");
+        saveCheckpoint(dir, model);
+        expect(forwardLogits(loadCheckpoint(dir, { mixer: factory }))[2]!.data).toEqual(
+          full[2]!.data,
+        );
+        expect(() => loadCheckpoint(dir)).toThrow(/does not match the model config/);
       });
 
       it("a device backend refuses it by name", () => {

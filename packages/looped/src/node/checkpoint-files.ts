@@ -14,7 +14,7 @@ import {
 } from "@loop/tensor/node";
 import { configToJson, type ModelConfig, parseConfig } from "../config.js";
 import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
-import { LoopedModel } from "../model.js";
+import { LoopedModel, type ModelOptions } from "../model.js";
 import { loadStateDict, stateDict } from "../state-dict.js";
 
 export function saveCheckpoint(
@@ -30,7 +30,11 @@ export function saveCheckpoint(
   writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
 }
 
-export function loadCheckpoint(dir: string): LoopedModel {
+/**
+ * The model of a checkpoint folder (or a Hugging Face Mamba2ForCausalLM folder), loaded strictly.
+ * A model saved with custom mixers loads with the same `mixer` factory (ModelOptions.mixer).
+ */
+export function loadCheckpoint(dir: string, opts: Pick<ModelOptions, "mixer"> = {}): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
   const cfgPath = join(dir, "config.json");
   const weightsPath = join(dir, "model.safetensors");
@@ -58,7 +62,7 @@ export function loadCheckpoint(dir: string): LoopedModel {
     }
     weights = readSafetensorsFile(weightsPath).tensors;
   }
-  const model = new LoopedModel(config);
+  const model = new LoopedModel(config, { mixer: opts.mixer });
   loadStateDict(model, weights, weightsPath);
   return model;
 }
