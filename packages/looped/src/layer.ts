@@ -34,14 +34,14 @@ function ones(n: number, name: string): Tensor {
   return parameter(new Float32Array(n).fill(1), [n], name);
 }
 
+/** Layer `index` of a model: norm, mixer (the config's or a factory's), optional MLP. */
 export class Layer implements Module {
   readonly norm: Tensor;
   readonly mixer: SequenceMixer<LayerState>;
-  /** Whether `mixer` came from a `MixerFactory` rather than the config. */
-  readonly customMixer: boolean;
   readonly mlpNorm: Tensor | null;
   readonly mlp: SwiGluMlp | null;
   private readonly eps: number;
+  private readonly fromFactory: boolean;
 
   constructor(
     private readonly cfg: ModelConfig,
@@ -55,7 +55,7 @@ export class Layer implements Module {
     const nLayers = residualInitLayers(cfg);
     const opts = { rng: rng.child("mixer"), nLayers };
     const custom = mixerFactory?.({ config: cfg, index, rng: opts.rng, nLayers }) ?? null;
-    this.customMixer = custom !== null;
+    this.fromFactory = custom !== null;
     if (custom) this.mixer = custom;
     else if (isAttentionLayer(cfg, index))
       this.mixer = new AttentionMixer(attentionConfig(cfg), opts);
@@ -90,6 +90,15 @@ export class Layer implements Module {
     return layerForward(cpuBackendOps, this.cfg, this.weight, h, (u) =>
       this.mixer.forward(u, seqIdx),
     );
+  }
+
+  /**
+   * Whether the mixer is not the config's built-in one: a `MixerFactory` built it, or it is of
+   * another class. A device forward, which runs the built-in mixers by name, cannot run it.
+   */
+  get customMixer(): boolean {
+    const c = this.mixer.constructor;
+    return this.fromFactory || (c !== Mamba2Mixer && c !== AttentionMixer);
   }
 
   /** The parameter named `name` (docs/model.md §6, relative to the layer). */
