@@ -14,12 +14,7 @@ export default defineConfig({
   resolve: { conditions: ["@loop/source"] },
   ssr: { resolve: { conditions: ["@loop/source"], externalConditions: ["@loop/source"] } },
   test: {
-    include: [
-      "packages/*/src/**/*.test.ts",
-      "tools/**/*.test.ts",
-      "benchmarks/**/*.test.ts",
-      "examples/**/*.test.ts",
-    ],
+    include: ["packages/*/src/**/*.test.ts", "tools/**/*.test.ts", "benchmarks/**/*.test.ts"],
     pool: "forks",
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -1,8 +1,9 @@
 /**
- * The custom-mixer example against the workspace sources: its program trains and decodes
- * consistently, and its mixer, through `ModelOptions.mixer`, is the one every path runs — the
- * training forward, decoding, prefill, early-exit decoding and prefill, checkpoints' state dicts —
- * while a device backend refuses it by name.
+ * examples/custom-mixer.ts against the workspace sources (the examples runner runs it from the
+ * packed tarballs): its program trains and decodes consistently, and its mixer, through
+ * `ModelOptions.mixer`, is the one every path runs — the training forward, decoding, prefill,
+ * early-exit decoding and prefill, state dicts and checkpoint folders — while a device backend
+ * refuses it by name.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +26,7 @@ import { loadCheckpoint, saveCheckpoint } from "@loop/looped/node";
 import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { intTensor, noGrad, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { main, ShortConvMixer } from "./custom-mixer.js";
+import { main, ShortConvMixer } from "../../examples/custom-mixer.js";
 
 const config = parseConfig({
   backbone: "mamba",
