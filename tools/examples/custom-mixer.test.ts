@@ -12,6 +12,7 @@ import {
   cpuBackendOps,
   decodeStep,
   decodeStepEarlyExit,
+  generate,
   initDecodeState,
   LoopedModel,
   loadStateDict,
@@ -138,6 +139,20 @@ describe("examples/custom-mixer.ts", () => {
           expect(
             maxDiff(whole.logits.data.subarray(b * V, (b + 1) * V), at(full[2]!, b, T - 1)),
           ).toBeLessThan(1e-5);
+      });
+
+      it("generate (prefill, then token by token) picks the forward's greedy tokens", () => {
+        const prompt = ids[0]!.slice(0, 4);
+        const { tokens } = generate(model, prompt, { maxNewTokens: 4, temperature: 0 });
+        const seq = [...prompt, ...tokens];
+        const logits = noGrad(() =>
+          model.forward(intTensor(seq, [1, seq.length]), { steps: "last" }),
+        ).logits[0]!;
+        tokens.forEach((tok, k) => {
+          const t = prompt.length - 1 + k;
+          const row = Array.from(logits.data.subarray(t * V, (t + 1) * V));
+          expect(tok, `token ${k}`).toBe(row.indexOf(Math.max(...row)));
+        });
       });
 
       it("a state dict carries its weights into a model built with the same factory", () => {
