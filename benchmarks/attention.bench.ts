@@ -17,13 +17,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { attention, attentionRef } from "@loop/attention";
 import { backward, randn, type Tensor } from "@loop/tensor";
+import { uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,
   attention as gpuAttention,
   gpuParameter,
-  uploadTensor,
   zeroGpuGrads,
-} from "@loop/webgpu";
+} from "@loop/webgpu/internal";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";

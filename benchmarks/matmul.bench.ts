@@ -15,7 +15,8 @@ import {
   setGemmParallelThreshold,
 } from "@loop/tensor/kernel";
 import { buildNativeAddon, type TensorAddon, tensorNativeSource } from "@loop/tensor/node";
-import { gpuNoGrad, matmul, uploadTensor } from "@loop/webgpu";
+import { uploadTensor } from "@loop/webgpu";
+import { gpuNoGrad, matmul } from "@loop/webgpu/internal";
 import { coldGemmRows } from "./lib/cold-gemm.js";
 import type { BenchContext } from "./lib/context.js";
 import { type GpuBench, sig } from "./lib/gpu.js";

@@ -3,7 +3,8 @@
  * of the first speed issue and the three experiment-shaped ones of the second (p-hop, Mano;
  * lib/training-step.ts), side by side with an eager PyTorch transcription of the same model
  * (benchmarks/torch/model.py), the two alternated per configuration (see `run`). GFLOP/s use
- * the model's own FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, docs/model.md §7).
+ * the model's own FLOP accounting (`flopsPerToken(cfg, { seqLen }).trainPerToken`, docs/model.md §7;
+ * one LM head, as the step trains on logits(R) only: `finalLoss`).
  *
  * Kernels: the native ones (C compiled on this machine, `enableNativeKernels`) when they build,
  * as the CLI runs them; the portable ones (WebAssembly GEMM + JS loops, what a browser runs) are

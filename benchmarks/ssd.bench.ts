@@ -9,13 +9,13 @@
  */
 import { ssdScanChunked, ssdScanRef } from "@loop/ssm-kernels";
 import { backward, Rng, randn, randu, type Tensor } from "@loop/tensor";
+import { uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,
   gpuParameter,
   ssdScanChunked as gpuSsdScanChunked,
-  uploadTensor,
   zeroGpuGrads,
-} from "@loop/webgpu";
+} from "@loop/webgpu/internal";
 import { disableNativeKernels, enableNativeKernels } from "looplm";
 import type { BenchContext } from "./lib/context.js";
 import type { GpuBench } from "./lib/gpu.js";

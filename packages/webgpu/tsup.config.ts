@@ -1,5 +1,8 @@
 import { packageBuild } from "../../tools/build/tsup-package.js";
 
-export default packageBuild(["src/index.ts", "src/kernel.ts", "src/node/index.ts"], {
-  external: ["webgpu"],
-});
+export default packageBuild(
+  ["src/index.ts", "src/internal.ts", "src/kernel.ts", "src/node/index.ts"],
+  {
+    external: ["webgpu"],
+  },
+);

@@ -5,7 +5,8 @@
  */
 import { expectGolden, type KernelCase } from "@loop/test-support";
 import type { GpuContext, GpuTensor } from "@loop/webgpu";
-import { backwardGpu, gpuParameter, uploadTensor } from "@loop/webgpu";
+import { uploadTensor } from "@loop/webgpu";
+import { backwardGpu, gpuParameter } from "@loop/webgpu/internal";
 
 /**
  * Tensors of the case on the device: those in `grad` as trainable leaves, the rest constant; all

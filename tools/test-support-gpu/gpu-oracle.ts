@@ -5,14 +5,8 @@
  * float32 check, |gpu − cpu| ≤ atol + rtol·|cpu|, naming the worst element.
  */
 import { backward, IntTensor, intTensor, Rng, type Shape, type Tensor, tensor } from "@loop/tensor";
-import {
-  backwardGpu,
-  type GpuContext,
-  type GpuTensor,
-  gpuParameter,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { type GpuContext, type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, gpuParameter } from "@loop/webgpu/internal";
 import { emptyLike, fillTensor, recordGpu } from "@loop/webgpu/kernel";
 import { expect } from "vitest";
 
@@ -35,8 +29,8 @@ export function toGpuInt(ctx: GpuContext, t: IntTensor): GpuTensor {
  * u·√n·|terms| (u = 2⁻²⁴) whatever the size of the result, so a result near zero needs an
  * absolute floor; measured over the WebGPU suites (values of order 0.1–10) the floor needed at
  * rtol is at most 0.013·rtol, so rtol/20 keeps a margin of four while a small element that is
- * wrong by more than 5e-6 fails (the former rule, tol·(1 + |cpu|), let any element below 1e-4
- * through whatever its value).
+ * wrong by more than 5e-6 fails (a tolerance of tol·(1 + |cpu|) would let any element below
+ * 1e-4 through whatever its value).
  */
 export type Tolerance = number | { atol: number; rtol: number };
 

@@ -46,7 +46,7 @@ describe("AttentionMixer", () => {
     const [B, T, D] = [2, 9, 16];
     const u = randn([B, T, D], 2, { requiresGrad: false });
     const full = noGrad(() => m.forward(u));
-    const cache = m.initCache(B, 12);
+    const cache = m.initState(B, 12);
     expect(cache.bytes).toBe(2 * B * 2 * 12 * 4 * 4);
     for (let t = 0; t < T; t++) {
       const ut = tensor([...rows(u, T, D, 0, t, t + 1), ...rows(u, T, D, 1, t, t + 1)], [B, D]);
@@ -63,8 +63,8 @@ describe("AttentionMixer", () => {
   it("absorb writes the key and value step would write for the chosen rows, and no length", () => {
     const m = new AttentionMixer(cfg, { rng: new Rng(4) });
     const [B, D] = [3, 16];
-    const stepped = m.initCache(B, 4);
-    const absorbed = m.initCache(B, 4);
+    const stepped = m.initState(B, 4);
+    const absorbed = m.initState(B, 4);
     for (let t = 0; t < 3; t++) {
       const ut = randn([B, D], 30 + t, { requiresGrad: false });
       m.step(stepped, ut);
@@ -85,31 +85,31 @@ describe("AttentionMixer", () => {
     expect(() => m.absorb(absorbed, randn([1, D], 1), [0, 1])).toThrow(/u must be \[2, 16\]/);
   });
 
-  it("extend in chunks reproduces forward and step, and forward with an offset continues positions", () => {
+  it("prefill in chunks reproduces forward and step, and forward with an offset continues positions", () => {
     const m = new AttentionMixer({ ...cfg, nKvHeads: 1 }, { rng: new Rng(4) });
     const [B, T, D] = [1, 10, 16];
     const u = randn([B, T, D], 5, { requiresGrad: false });
     const full = noGrad(() => m.forward(u));
-    const cache = m.initCache(B, T);
+    const cache = m.initState(B, T);
     const chunks = [4, 1, 5];
     let t0 = 0;
     for (const n of chunks) {
       const part = tensor(rows(u, T, D, 0, t0, t0 + n), [B, n, D]);
-      const y = m.extend(cache, part);
+      const y = m.prefill(cache, part);
       expectClose(Array.from(y.data), rows(full, T, D, 0, t0, t0 + n));
       t0 += n;
     }
     // The chunks (the first into the empty cache on the tiled kernel, the rest on the decode
     // loop) leave the keys and values that one step per token leaves.
-    const stepped = m.initCache(B, T);
+    const stepped = m.initState(B, T);
     for (let t = 0; t < T; t++) m.step(stepped, tensor(rows(u, T, D, 0, t, t + 1), [B, D]));
     expect(cache.length).toBe(T);
     expectClose(Array.from(cache.k), Array.from(stepped.k));
     expectClose(Array.from(cache.v), Array.from(stepped.v));
     // A lone token attends only to itself; q and k rotate by the same angle, so the offset cancels.
     const one = tensor(rows(u, T, D, 0, 3, 4), [1, 1, D]);
-    const a = noGrad(() => m.forward(one, 0)).data;
-    const b = noGrad(() => m.forward(one, 7)).data;
+    const a = noGrad(() => m.forward(one, null, 0)).data;
+    const b = noGrad(() => m.forward(one, null, 7)).data;
     expectClose(Array.from(b), Array.from(a));
   });
 
@@ -121,7 +121,9 @@ describe("AttentionMixer", () => {
       },
     );
     const u = randn([2, 5, 8], 7);
-    gradcheck(() => m.forward(u, 2), [u, m.qProj, m.kProj, m.vProj, m.oProj], { maxPerInput: 24 });
+    gradcheck(() => m.forward(u, null, 2), [u, m.qProj, m.kProj, m.vProj, m.oProj], {
+      maxPerInput: 24,
+    });
   });
 
   it("rejects bad configurations and inputs with messages naming the values", () => {
@@ -129,16 +131,18 @@ describe("AttentionMixer", () => {
     expect(() => new AttentionMixer({ ...cfg, nKvHeads: 3 })).toThrow(/nHeads=4.*nKvHeads=3/);
     expect(() => new AttentionMixer({ ...cfg, dModel: 12 })).toThrow(/head_dim.*3.*even/);
     const m = new AttentionMixer({ ...cfg, maxPositions: 8 });
-    expect(() => m.forward(randn([1, 6, 16], 1), 3)).toThrow(/positions 3\.\.8.*maxPositions=8/);
+    expect(() => m.forward(randn([1, 6, 16], 1), null, 3)).toThrow(
+      /positions 3\.\.8.*maxPositions=8/,
+    );
     expect(() => m.forward(randn([1, 6, 15], 1))).toThrow(/\[B, T, 16\].*\[1,6,15\]/);
-    const cache = m.initCache(1, 2);
+    const cache = m.initState(1, 2);
     const u = randn([1, 16], 2, { requiresGrad: false });
     m.step(cache, u);
     m.step(cache, u);
     expect(() => m.step(cache, u)).toThrow(/position 2.*capacity 2/);
-    const big = m.initCache(1, 20);
+    const big = m.initState(1, 20);
     big.length = 8;
     expect(() => m.step(big, u)).toThrow(/positions 8\.\.8.*maxPositions=8/);
-    expect(() => m.step(m.initCache(2, 4), u)).toThrow(/batch=2.*batch=1/);
+    expect(() => m.step(m.initState(2, 4), u)).toThrow(/batch=2.*batch=1/);
   });
 });

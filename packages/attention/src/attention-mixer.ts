@@ -7,7 +7,7 @@
  *   out = y·o_projᵀ [B, T, D]
  * hd = D / Hq. Initialisation: every weight uniform ±1/sqrt(fan_in); o_proj additionally divided
  * by sqrt(nLayers) (residual scaling, as docs/model.md §3 does for out_proj).
- * `step` / `extend` are the inference paths through a KvCache; they compute exactly what
+ * `step` / `prefill` are the inference paths through a KvCache; they compute exactly what
  * `forward` computes at the same positions.
  */
 import {
@@ -126,7 +126,7 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
    * (packed documents, AttentionOptions.seqIdx) a query sees only keys of its own document;
    * RoPE scores depend only on relative positions, so no position reset is needed.
    */
-  forward(u: Tensor, positionOffset = 0, seqIdx: Int32Array | null = null): Tensor {
+  forward(u: Tensor, seqIdx: Int32Array | null = null, positionOffset = 0): Tensor {
     const D = this.cfg.dModel;
     if (u.rank !== 3 || u.shape[2] !== D) {
       throw new Error(`AttentionMixer.forward: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
@@ -137,18 +137,8 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
   }
 
   /** An empty cache for `batch` sequences of up to `capacity` positions. */
-  initCache(batch: number, capacity: number): KvCache {
+  initState(batch: number, capacity: number): KvCache {
     return new KvCache(batch, capacity, this.cfg.nKvHeads, this.headDim);
-  }
-
-  /** `forward` from position 0 (SequenceMixer). */
-  mix(u: Tensor, seqIdx: Int32Array | null): Tensor {
-    return this.forward(u, 0, seqIdx);
-  }
-
-  /** `initCache` (SequenceMixer). */
-  createState(batch: number, capacity: number): KvCache {
-    return this.initCache(batch, capacity);
   }
 
   /**
@@ -173,10 +163,10 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
    * Into an empty cache (a prompt) the T queries attend with the tiled kernel; otherwise each
    * query runs the decode loop over the cache (appendAndAttend).
    */
-  extend(cache: KvCache, u: Tensor): Tensor {
+  prefill(cache: KvCache, u: Tensor): Tensor {
     const { dModel: D, nHeads: Hq, nKvHeads: Hkv, ropeTheta: theta } = this.cfg;
     if (u.rank !== 3 || u.shape[2] !== D) {
-      throw new Error(`AttentionMixer.extend: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
+      throw new Error(`AttentionMixer.prefill: u must be [B, T, ${D}], got ${shapeStr(u.shape)}`);
     }
     const [B, T] = u.shape as [number, number, number];
     const hd = this.headDim;
@@ -249,7 +239,7 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
       throw new Error(`AttentionMixer.step: u must be [B, ${D}], got ${shapeStr(u.shape)}`);
     }
     const B = u.shape[0]!;
-    const y = this.extend(
+    const y = this.prefill(
       cache,
       noGrad(() => reshape(u, [B, 1, D])),
     );

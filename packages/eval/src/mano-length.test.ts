@@ -28,7 +28,7 @@ function oracle(R: number, rightUpTo: (r: number) => number) {
   });
 }
 
-/** The pilots' script (docs/results/pilots.md before the CLI had it), as it was written. */
+/** The pilots' script of docs/results/pilots.md, verbatim. */
 async function pilotScript(model: Parameters<typeof evaluateAccuracy>[0], count: number) {
   const out: Record<number, number[]> = {};
   for (let ops = 1; ops <= task.maxOps; ops++) {

@@ -36,7 +36,9 @@ describe("accounting (docs/model.md §7)", () => {
     expect(f.backbonePerToken).toBe(6 * layer);
     expect(f.headPerToken).toBe(2 * 48 * 40);
     expect(f.trainPerToken).toBe(3 * f.forwardPerToken);
-    expect(flopsPerToken(mamba, { logitSteps: 3 }).headPerToken).toBe(3 * 2 * 48 * 40);
+    expect(f.logitSteps).toBe(1);
+    const all = flopsPerToken(mamba, { logitSteps: 3 });
+    expect([all.logitSteps, all.headPerToken]).toEqual([3, 3 * 2 * 48 * 40]);
     const hy = parseConfig({
       ...mamba,
       backbone: "hybrid",

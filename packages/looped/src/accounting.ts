@@ -4,8 +4,11 @@
  *   Mamba-2 layer  2D(2Di+2G·Ns+H) + 2K(Di+2G·Ns) + 5·Di·Ns + 2·Di·D
  *   attention      2D(Hq+2Hkv)hd + 2·Hq·hd·D + 2·T_ctx·Hq·hd,  T_ctx = (T+1)/2 in training
  *   MLP            6·D·d_ff
- *   head           2DV per loop step whose logits are computed
- * A looped model costs R times its backbone; training ≈ 3 × forward. The O(Di) elementwise
+ *   head           2DV per loop step whose logits are computed (`logitSteps`)
+ * A looped model costs R times its backbone; training ≈ 3 × forward. The head is counted for
+ * `logitSteps` loop steps, 1 by default: the pre-training forward, which computes logits(R)
+ * only (`steps: "last"`, `finalLoss`). A forward of every step's logits — `LoopedModel.forward`'s
+ * default `steps: "all"`, the gate stages, exit evaluation — computes R: pass `logitSteps: R`. The O(Di) elementwise
  * terms are left out, as in docs/model.md §7.
  */
 
@@ -24,16 +27,24 @@ export function countParameters(cfg: ModelConfig): number {
 export interface FlopOptions {
   /** Sequence length for the attention context term (T_ctx = (T+1)/2). Default 256. */
   seqLen?: number;
-  /** Loop steps whose logits are computed (1 for pre-training, R with an exit gate). Default 1. */
+  /**
+   * Loop steps whose logits are computed: 1 for the pre-training forward (`steps: "last"`), R
+   * for a forward of every step (`steps: "all"`, the gate stages, exit evaluation). Default 1.
+   */
   logitSteps?: number;
 }
 
+/** Forward and training FLOPs per token, and how many LM heads they count. */
 export interface FlopBreakdown {
   /** One application of the N-layer block. */
   blockPerToken: number;
   /** R applications of the block. */
   backbonePerToken: number;
+  /** The loop steps whose LM head `headPerToken` counts (`FlopOptions.logitSteps`). */
+  logitSteps: number;
+  /** The LM head over `logitSteps` loop steps: logitSteps · 2·D·V. */
   headPerToken: number;
+  /** backbone + head: a forward computing the logits of `logitSteps` steps. */
   forwardPerToken: number;
   /** ≈ 3 × forward. */
   trainPerToken: number;
@@ -72,6 +83,7 @@ export function flopsPerToken(cfg: ModelConfig, opts: FlopOptions = {}): FlopBre
   return {
     blockPerToken: block,
     backbonePerToken: backbone,
+    logitSteps,
     headPerToken: head,
     forwardPerToken: forward,
     trainPerToken: 3 * forward,

@@ -66,8 +66,8 @@ export interface ModelConfig {
   mlp: MlpSettings | null;
   exit_gate: boolean;
   /**
-   * Initialisation only (docs/formats.md): absent means "layers", so a config that does not use
-   * the option reads and writes exactly as before it existed.
+   * Initialisation only (docs/formats.md): absent means "layers", and "layers" is never written,
+   * so a config that does not use the option has no such key.
    */
   out_proj_scale?: "depth";
 }

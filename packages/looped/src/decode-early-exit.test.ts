@@ -1,10 +1,10 @@
 import { type AttentionMixer, KvCache, ropeInPlace } from "@loop/attention";
+import type { Mamba2State } from "@loop/ssm-kernels";
 import { linear, noGrad, rmsnorm, tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DecodeState, decodeStep, initDecodeState } from "./decode.js";
 import { decodeStepEarlyExit } from "./decode-early-exit.js";
 import { configs, gatedModel, R } from "./helpers.test-util.js";
-import type { LayerState } from "./layer.js";
 import { LoopedModel } from "./model.js";
 
 const seqs = [
@@ -14,6 +14,9 @@ const seqs = [
 ];
 const T = seqs[0]!.length;
 const column = (t: number, rows = seqs) => rows.map((s) => s[t]!);
+
+/** The built-in mixers' decoding states (the layers of these tests). */
+type LayerState = Mamba2State | KvCache;
 
 function cloneLayerState(s: LayerState): LayerState {
   if (!(s instanceof KvCache)) return { ...s, conv: s.conv.slice(), ssm: s.ssm.slice() };
@@ -25,14 +28,18 @@ function cloneLayerState(s: LayerState): LayerState {
 }
 
 function cloneState(st: DecodeState): DecodeState {
-  return { ...st, states: st.states.map((row) => row.map(cloneLayerState)) };
+  return {
+    ...st,
+    states: st.states.map((row) => row.map((s) => cloneLayerState(s as LayerState))),
+  };
 }
 
 function expectSameStates(a: DecodeState, b: DecodeState): void {
   expect(a.position).toBe(b.position);
   a.states.forEach((row, r) => {
-    row.forEach((s, i) => {
-      const o = b.states[r]![i]!;
+    row.forEach((x, i) => {
+      const s = x as LayerState;
+      const o = b.states[r]![i]! as LayerState;
       if (!(s instanceof KvCache) && !(o instanceof KvCache)) {
         expect(s.conv).toEqual(o.conv);
         expect(s.ssm).toEqual(o.ssm);
@@ -46,7 +53,8 @@ function expectSameStates(a: DecodeState, b: DecodeState): void {
 }
 
 /** Row b's slice of a layer state (every field), for row-wise comparisons. */
-function rowOf(s: LayerState, b: number): Float32Array[] {
+function rowOf(x: unknown, b: number): Float32Array[] {
+  const s = x as LayerState;
   if (!(s instanceof KvCache)) {
     const cs = s.conv.length / s.batch;
     const ss = s.ssm.length / s.batch;

@@ -15,6 +15,7 @@ import {
   loopedCore,
   loopedForward,
 } from "./looped-forward.js";
+import { customMixerName } from "./mixer-factory.js";
 import type { LoopedModel } from "./model.js";
 import { isBlockParameter } from "./shapes.js";
 
@@ -122,8 +123,17 @@ export class DeviceModel<T, I> {
   }
 }
 
-/** Upload every parameter of `model` through `ops` (persistent, requiring gradients). */
+/**
+ * Upload every parameter of `model` through `ops` (persistent, requiring gradients). A model
+ * with a custom mixer (ModelOptions.mixer) is refused: the device forward runs the built-in
+ * mixers by their weights' names, and would silently compute another model.
+ */
 export function toDevice<T, I>(model: LoopedModel, ops: ModelOps<T, I>): DeviceModel<T, I> {
+  const i = model.layers.findIndex((l) => l.customMixer);
+  if (i >= 0)
+    throw new Error(
+      `toDevice: layer ${i}'s mixer is a custom mixer (${customMixerName(model.layers[i]!.mixer)}, from ModelOptions.mixer); a device backend runs only the built-in Mamba-2 and attention mixers — train, evaluate and decode this model on the CPU`,
+    );
   const params = model.parameters().map((p) => ({
     name: p.name,
     tensor: ops.upload(p.tensor.data, p.tensor.shape, { persistent: true, requiresGrad: true }),

@@ -1,5 +1,6 @@
 /** Helpers shared by this package's decoding tests (not exported from the package). */
 import { KvCache } from "@loop/attention";
+import type { Mamba2State } from "@loop/ssm-kernels";
 import { relErr } from "@loop/test-support";
 import { parseConfig } from "./config.js";
 import type { DecodeState } from "./decode.js";
@@ -39,8 +40,9 @@ export function stateDiff(got: DecodeState, want: DecodeState): { err: number; a
     if (!(err <= worst.err)) worst = { err, at };
   };
   got.states.forEach((layers, r) => {
-    layers.forEach((g, i) => {
-      const w = want.states[r]![i]!;
+    layers.forEach((x, i) => {
+      const g = x as Mamba2State | KvCache;
+      const w = want.states[r]![i]! as Mamba2State | KvCache;
       const at = `step ${r + 1}, layer ${i}`;
       if (!(g instanceof KvCache) && !(w instanceof KvCache)) {
         see(relErr(g.conv, w.conv), `${at} conv`);

@@ -66,6 +66,8 @@ export {
 export { Layer, type LayerState } from "./layer.js";
 export { keepSteps, type LoopHooks, type LoopModel, runLoop, type StepOutputsOf } from "./loop.js";
 export {
+  builtinMix,
+  type LayerMix,
   type LoopedCore,
   type LoopedForwardOptions,
   layerForward,
@@ -74,6 +76,7 @@ export {
   type WeightLookup,
 } from "./looped-forward.js";
 export { attentionConfig, mamba2Config } from "./mixer-configs.js";
+export type { MixerContext, MixerFactory } from "./mixer-factory.js";
 export {
   type ForwardOptions,
   type ForwardResult,

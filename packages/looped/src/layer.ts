@@ -1,12 +1,13 @@
 /**
  * One pre-norm residual layer (docs/model.md §2): x ← x + mixer(rmsnorm(x)); a transformer layer then
- * also x ← x + mlp(rmsnorm(x)). The mixer is Mamba-2 (§3) or attention (§4).
+ * also x ← x + mlp(rmsnorm(x)). The mixer is Mamba-2 (§3), attention (§4), or the one a
+ * `MixerFactory` built (mixer-factory.ts); every path of the layer (forward, step, prefill,
+ * absorb, a step on some rows) goes through that one object.
  */
-import { AttentionMixer, type KvCache, SwiGluMlp } from "@loop/attention";
-import { Mamba2Mixer, type Mamba2State } from "@loop/ssm-kernels";
+import { AttentionMixer, SwiGluMlp } from "@loop/attention";
+import { Mamba2Mixer } from "@loop/ssm-kernels";
 import {
   add,
-  IntTensor,
   type Module,
   type NamedParameter,
   parameter,
@@ -21,36 +22,44 @@ import { isAttentionLayer, type ModelConfig, residualInitLayers } from "./config
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { layerForward } from "./looped-forward.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
+import type { MixerFactory } from "./mixer-factory.js";
 
-/** A layer's decoding state: its mixer's own (a Mamba-2 state or a KV cache). */
-export type LayerState = Mamba2State | KvCache;
+/**
+ * A layer's decoding state: its mixer's own (a `Mamba2State`, a `KvCache`, or a custom mixer's),
+ * opaque to everything but that mixer.
+ */
+export type LayerState = unknown;
 
 function ones(n: number, name: string): Tensor {
   return parameter(new Float32Array(n).fill(1), [n], name);
 }
 
+/** Layer `index` of a model: norm, mixer (the config's or a factory's), optional MLP. */
 export class Layer implements Module {
   readonly norm: Tensor;
   readonly mixer: SequenceMixer<LayerState>;
   readonly mlpNorm: Tensor | null;
   readonly mlp: SwiGluMlp | null;
   private readonly eps: number;
+  private readonly fromFactory: boolean;
 
   constructor(
     private readonly cfg: ModelConfig,
-    private readonly index: number,
+    index: number,
     rng: Rng,
+    mixerFactory: MixerFactory | null = null,
   ) {
     const D = cfg.d_model;
     this.eps = cfg.norm_eps;
     this.norm = ones(D, "norm.weight");
     const nLayers = residualInitLayers(cfg);
     const opts = { rng: rng.child("mixer"), nLayers };
-    if (isAttentionLayer(cfg, index)) {
+    const custom = mixerFactory?.({ config: cfg, index, rng: opts.rng, nLayers }) ?? null;
+    this.fromFactory = custom !== null;
+    if (custom) this.mixer = custom;
+    else if (isAttentionLayer(cfg, index))
       this.mixer = new AttentionMixer(attentionConfig(cfg), opts);
-    } else {
-      this.mixer = new Mamba2Mixer(mamba2Config(cfg), opts);
-    }
+    else this.mixer = new Mamba2Mixer(mamba2Config(cfg), opts);
     if (cfg.mlp) {
       this.mlpNorm = ones(D, "mlp_norm.weight");
       this.mlp = new SwiGluMlp(
@@ -74,19 +83,29 @@ export class Layer implements Module {
   }
 
   /**
-   * h [B,T,D] → h [B,T,D] (looped-forward.ts on the CPU ops). `seqIdx`: packed documents ([B·T]
-   * document index per position; Mamba2Mixer.forward).
+   * h [B,T,D] → h [B,T,D] (looped-forward.ts on the CPU ops, the mixer's own `forward`).
+   * `seqIdx`: packed documents ([B·T] document index per position).
    */
   forward(h: Tensor, seqIdx: Int32Array | null = null): Tensor {
-    const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
-    return layerForward(cpuBackendOps, this.cfg, this.index, this.weight, h, seq);
+    return layerForward(cpuBackendOps, this.cfg, this.weight, h, (u) =>
+      this.mixer.forward(u, seqIdx),
+    );
+  }
+
+  /**
+   * Whether the mixer is not the config's built-in one: a `MixerFactory` built it, or it is of
+   * another class. A device forward, which runs the built-in mixers by name, cannot run it.
+   */
+  get customMixer(): boolean {
+    const c = this.mixer.constructor;
+    return this.fromFactory || (c !== Mamba2Mixer && c !== AttentionMixer);
   }
 
   /** The parameter named `name` (docs/model.md §6, relative to the layer). */
   readonly weight = weightLookup(this, "Layer");
 
   initState(batch: number, capacity: number): LayerState {
-    return this.mixer.createState(batch, capacity);
+    return this.mixer.initState(batch, capacity);
   }
 
   /** One token: h [B,D] → h [B,D], advancing this layer's decode state. */
@@ -99,11 +118,11 @@ export class Layer implements Module {
 
   /**
    * The next T tokens of every sequence at once: h [B,T,D] → [B,T,D], advancing this layer's
-   * decode state as T `step` calls would (SequenceMixer.extend: Mamba-2 through the chunked scan
+   * decode state as T `step` calls would (SequenceMixer.prefill: Mamba-2 through the chunked scan
    * from the carried state, attention by appending the T keys/values to the cache).
    */
   prefill(st: LayerState, h: Tensor): Tensor {
-    return this.residual(h, this.mixer.extend(st, rmsnorm(h, this.norm, this.eps)));
+    return this.residual(h, this.mixer.prefill(st, rmsnorm(h, this.norm, this.eps)));
   }
 
   /** h + y, then the MLP sub-layer when there is one (the rest of the layer after its mixer). */

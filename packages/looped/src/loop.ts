@@ -1,6 +1,6 @@
 /**
- * The loop over R (docs/model.md §1), written once for the training forward, decoding, prefill,
- * early-exit decoding and prefill, and the WebGPU model's forward: R loop steps of the shared N
+ * The loop over R (docs/model.md §1), written once for the training forward (the CPU model's and
+ * a `DeviceModel`'s on any backend), decoding, prefill, and early-exit decoding and prefill: R loop steps of the shared N
  * layers, each step ending with `endOfStep` (norm_f when loop_norm). What differs between them is
  * what a layer does (forward, one-token step, prefill, each with its (loop step, layer) state)
  * and what happens to each step's output (readouts, logits, exit decisions): the hooks. `T` is

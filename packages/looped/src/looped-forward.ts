@@ -30,20 +30,38 @@ export interface LoopedForwardOptions<T, I> {
   wrapStep?: (step: (h: T) => T, h: T) => T;
 }
 
-/** Layer `index` on h [B,T,D] → h [B,T,D]. */
+/**
+ * How the layers mix: layer `index`'s mixer on u [B,T,D] → [B,T,D] (packed documents `seqIdx`).
+ * The CPU model calls each layer's own mixer object (mixer-factory.ts); a device model the
+ * built-in mixers (`builtinMix`).
+ */
+export type LayerMix<T, I> = (index: number, u: T, seqIdx: I | null) => T;
+
+/** The config's built-in mixers on `ops` (Mamba-2, attention on attention layers), weights by name. */
+export function builtinMix<T, I>(
+  ops: ModelOps<T, I>,
+  cfg: ModelConfig,
+  w: WeightLookup<T>,
+): LayerMix<T, I> {
+  return (index, u, seqIdx) => {
+    const at = (name: string) => w(`backbone.layers.${index}.mixer.${name}`);
+    return isAttentionLayer(cfg, index)
+      ? attentionMix(ops, attentionConfig(cfg), at, u, { seqIdx })
+      : mamba2Mix(ops, mamba2Config(cfg), at, u, { seqIdx }).y;
+  };
+}
+
+/** A layer on h [B,T,D] → h [B,T,D]; `w` its weights (names relative to it), `mix` its mixer. */
 export function layerForward<T, I>(
   ops: ModelOps<T, I>,
   cfg: ModelConfig,
-  index: number,
   w: WeightLookup<T>,
   h: T,
-  seqIdx: I | null,
+  mix: (u: T) => T,
 ): T {
   const at = (prefix: string) => (name: string) => w(`${prefix}${name}`);
   const u = ops.rmsnorm(h, w("norm.weight"), cfg.norm_eps);
-  const y = isAttentionLayer(cfg, index)
-    ? attentionMix(ops, attentionConfig(cfg), at("mixer."), u, { seqIdx })
-    : mamba2Mix(ops, mamba2Config(cfg), at("mixer."), u, { seqIdx }).y;
+  const y = mix(u);
   // the norms' outputs are read by projections only (a backend may keep those in f16)
   ops.done?.(u);
   const x = ops.add(h, y);
@@ -57,6 +75,8 @@ export function layerForward<T, I>(
 /** The model's maps around the loop (embedding, end of step, readout, head, gate) on `ops`. */
 export interface LoopedCore<T, I> extends LoopModel<T, number> {
   readonly config: ModelConfig;
+  /** Layer i's mixer (the built-in ones, or the CPU model's own mixer objects). */
+  readonly mix: LayerMix<T, I>;
   embed(tokens: I): T;
   endOfStep(h: T): T;
   readout(h: T): T;
@@ -65,15 +85,18 @@ export interface LoopedCore<T, I> extends LoopModel<T, number> {
   gateLogits(readouts: readonly T[]): T;
 }
 
+/** The maps around the loop on `ops`; `mix` the layers' mixers (default: the built-in ones). */
 export function loopedCore<T, I>(
   ops: ModelOps<T, I>,
   config: ModelConfig,
   w: WeightLookup<T>,
+  mix: LayerMix<T, I> = builtinMix(ops, config, w),
 ): LoopedCore<T, I> {
   const eps = config.norm_eps;
   const normF = () => w("backbone.norm_f.weight");
   return {
     config,
+    mix,
     layers: Array.from({ length: config.n_layers }, (_v, i) => i),
     embed(tokens) {
       const shape = ops.shapeOf(tokens);
@@ -107,7 +130,8 @@ export function loopedForward<T, I>(
   const out: StepOutputsOf<T> = { readouts: [], logits: [], stepIndex: [] };
   const layerWeights = core.layers.map((i) => (name: string) => w(`backbone.layers.${i}.${name}`));
   runLoop(core, core.embed(tokens), {
-    layer: (i, h) => layerForward(ops, core.config, i, layerWeights[i]!, h, seqIdx),
+    layer: (i, h) =>
+      layerForward(ops, core.config, layerWeights[i]!, h, (u) => core.mix(i, u, seqIdx)),
     wrapStep: opts.wrapStep,
     after: keepSteps(core, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
   });

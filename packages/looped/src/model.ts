@@ -27,6 +27,7 @@ import {
   loopedCore,
   loopedForward,
 } from "./looped-forward.js";
+import type { MixerFactory } from "./mixer-factory.js";
 import { parameterSpecs } from "./shapes.js";
 
 /** The forward's options (looped-forward.ts), with the CPU's checkpointing and host seqIdx. */
@@ -44,6 +45,11 @@ export type ForwardResult = StepOutputsOf<Tensor>;
 export interface ModelOptions {
   /** Seed for the §3 initialisation (default 0). */
   seed?: number;
+  /**
+   * Builds each layer's mixer in place of the config's (the extension point, mixer-factory.ts):
+   * the training forward, decoding, prefill and early-exit decoding all run the mixer it returns.
+   */
+  mixer?: MixerFactory;
 }
 
 export class LoopedModel implements Module {
@@ -68,7 +74,7 @@ export class LoopedModel implements Module {
     );
     this.layers = [];
     for (let i = 0; i < config.n_layers; i++)
-      this.layers.push(new Layer(config, i, rng.child(`layers.${i}`)));
+      this.layers.push(new Layer(config, i, rng.child(`layers.${i}`), opts.mixer ?? null));
     this.normF = parameter(new Float32Array(D).fill(1), [D], "norm_f");
     const bound = 1 / Math.sqrt(D);
     this.lmHead = config.tie_embeddings
@@ -82,15 +88,23 @@ export class LoopedModel implements Module {
       ? new ExitGate({ dModel: D }, { rng: rng.child("exit_gate"), namePrefix: "exit_gate." })
       : null;
     this.checkSpecs();
-    this.core = loopedCore(cpuBackendOps, config, this.weight);
+    // every layer mixes through its own mixer object, the one decoding steps
+    this.core = loopedCore(cpuBackendOps, config, this.weight, (i, u, seq) =>
+      this.layers[i]!.mixer.forward(u, seq ? seq.data : null),
+    );
   }
 
   /** The parameter named `name` (docs/model.md §6). */
   readonly weight = weightLookup(this, "LoopedModel");
 
+  /** The parameters against docs/model.md §6 (a custom mixer's own parameters excepted). */
   private checkSpecs(): void {
-    const specs = parameterSpecs(this.config);
-    const params = this.parameters();
+    const custom = this.layers
+      .map((l, i) => (l.customMixer ? `backbone.layers.${i}.mixer.` : null))
+      .filter((p) => p !== null);
+    const builtin = (name: string) => !custom.some((p) => name.startsWith(p));
+    const specs = parameterSpecs(this.config).filter((s) => builtin(s.name));
+    const params = this.parameters().filter((p) => builtin(p.name));
     const got = params.map((p) => `${p.name}${shapeStr(p.tensor.shape)}`).join(" ");
     const want = specs.map((s) => `${s.name}${shapeStr(s.shape)}`).join(" ");
     if (got !== want)

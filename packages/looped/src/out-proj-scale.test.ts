@@ -1,5 +1,5 @@
 /**
- * out_proj_scale: the default initialises exactly as before the option existed; "depth" divides
+ * out_proj_scale: the default initialises with the 1/√N of docs/model.md §3; "depth" divides
  * every residual output projection by a further √n_loops and changes nothing else.
  */
 import { describe, expect, it } from "vitest";
@@ -26,10 +26,10 @@ const CONFIGS = {
 } as const;
 
 /**
- * Σw and Σw² over every initial parameter at seed 7, as the initialisation computed them before
- * out_proj_scale existed (recorded at commit 8e9fec4 with this file's configs).
+ * Σw and Σw² over every initial parameter at seed 7 under the default initialisation (1/√N),
+ * pinned with this file's configs: a change to the default initialisation fails here.
  */
-const BEFORE = {
+const DEFAULT_SUMS = {
   mamba: [98.88991769389395, 347.56694699972763],
   transformer: [78.2849493967824, 164.6391538070988],
 } as const;
@@ -50,7 +50,7 @@ function fingerprint(m: LoopedModel): [number, number] {
 describe.each(Object.keys(CONFIGS) as (keyof typeof CONFIGS)[])("out_proj_scale (%s)", (name) => {
   const raw = CONFIGS[name];
   it("the default (absent or \"layers\") gives today's parameters and today's config.json", () => {
-    const before = BEFORE[name];
+    const before = DEFAULT_SUMS[name];
     for (const cfg of [parseConfig(raw), parseConfig({ ...raw, out_proj_scale: "layers" })]) {
       expect(cfg.out_proj_scale).toBeUndefined();
       expect(configToJson(cfg)).not.toContain("out_proj_scale");

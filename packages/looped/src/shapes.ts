@@ -60,7 +60,7 @@ export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
  * Whether parameter `name` belongs to the looped block: the N layers, and norm_f when loop_norm
  * applies it at every step.
  */
-export function isBlockParameter(cfg: ModelConfig, name: string): boolean {
+export function isBlockParameter(cfg: Pick<ModelConfig, "loop_norm">, name: string): boolean {
   return (
     name.startsWith("backbone.layers.") || (cfg.loop_norm && name === "backbone.norm_f.weight")
   );

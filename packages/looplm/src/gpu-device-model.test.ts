@@ -10,15 +10,13 @@
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
 import { backward, crossEntropy, IGNORE_INDEX, IntTensor, Rng } from "@loop/tensor";
 import { expectClose, gpuForTests } from "@loop/test-support-gpu";
+import { gpuModelOps, releaseTransients, uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,
   crossEntropy as gpuCrossEntropy,
-  gpuModelOps,
-  releaseTransients,
   transientCount,
-  uploadTensor,
   zeroGpuGrads,
-} from "@loop/webgpu";
+} from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 
 const ctx = await gpuForTests("webgpu looped model");

@@ -5,15 +5,15 @@
  * bind-group cache (a step that binds the same buffers as the previous one creates no bind
  * group). The formula's coefficients are pinned: a change that adds dispatches fails here
  * (update docs/gpu.md, "Dispatches per step", with the new figures). The attention mixer's own
- * share (a hybrid whose every layer is attention: no MLP) is held to issue 31's target of at
- * most 25 per layer application, as is a whole Transformer layer (with its MLP), and a Mamba-2
+ * share (a hybrid whose every layer is attention: no MLP) is held to a target of at most 25
+ * dispatches per layer application, as is a whole Transformer layer (with its MLP), and a Mamba-2
  * layer's to its target of at most 30 — also at 512 tokens, where the column sums have two row
  * blocks and the weight gradients split K. Dawn + SwiftShader; skipped with one printed line where
  * no WebGPU adapter exists, a failure under CI.
  */
 import { gpuForTests } from "@loop/test-support-gpu";
 import { resolveTrainOptions } from "@loop/train";
-import { splitKFor } from "@loop/webgpu";
+import { splitKFor } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
 
@@ -34,7 +34,7 @@ const SHAPE = { batch: 2, seq: 8 };
 const o = resolveTrainOptions({});
 
 describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", () => {
-  // pinned formulas, and issue 31's target per layer application where one is met
+  // pinned formulas, and the target of dispatches per layer application
   for (const [name, config, pinned, target] of [
     ["Mamba-2", MAMBA, { fixed: 26, perLayerApplication: 30, perLayer: 18 }, 30],
     ["Transformer", TRANSFORMER, { fixed: 26, perLayerApplication: 25, perLayer: 18 }, 25],

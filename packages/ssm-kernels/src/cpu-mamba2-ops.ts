@@ -12,7 +12,7 @@ export const cpuMamba2Ops: Mamba2Ops<Tensor, IntTensor> = {
   causalConv1dSiluSplit: (x, w, b, init, widths, seqIdx) =>
     causalConv1dSiluSplit(x, w, b, init, widths, seqIdx?.data ?? null),
   softplusBias,
-  // the CPU composes it from its own ops (the same values and gradients as before)
+  // the CPU composes it from its own ops: −exp(x), with exp's and neg's gradients
   negExp: (x) => neg(exp(x)),
   ssdScanChunked: (x, dt, A, B, C, opts) =>
     ssdScanChunked(x, dt, A, B, C, { ...opts, seqIdx: opts.seqIdx?.data ?? null }),

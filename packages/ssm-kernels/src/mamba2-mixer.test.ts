@@ -119,25 +119,28 @@ describe("Mamba2Mixer forward / prefill / step", () => {
   it("prefill of the first part, then prefill or step of the rest, reproduces forward", () => {
     const whole = new Tensor(full, [2, 10, 8]);
     for (const cut of [1, 2, 4, 7]) {
-      const p1 = m.prefill(timeSlice(u, 0, cut));
-      expect(relErr(p1.y.data, timeSlice(whole, 0, cut).data)).toBeLessThan(1e-5);
-      const p2 = m.prefill(timeSlice(u, cut, 10), p1.state);
-      expect(relErr(p2.y.data, timeSlice(whole, cut, 10).data), `cut=${cut}`).toBeLessThan(1e-5);
-      const st = m.prefill(timeSlice(u, 0, cut)).state;
+      const st = m.initState(2);
+      const y1 = m.prefill(st, timeSlice(u, 0, cut));
+      expect(relErr(y1.data, timeSlice(whole, 0, cut).data)).toBeLessThan(1e-5);
+      const y2 = m.prefill(st, timeSlice(u, cut, 10));
+      expect(relErr(y2.data, timeSlice(whole, cut, 10).data), `cut=${cut}`).toBeLessThan(1e-5);
+      const stepped = m.initState(2);
+      m.prefill(stepped, timeSlice(u, 0, cut));
       for (let t = cut; t < 10; t++) {
-        const y = m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
+        const y = m.step(stepped, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
         expect(relErr(y.data, timeSlice(whole, t, t + 1).data)).toBeLessThan(1e-5);
       }
     }
   });
 
   it("prefill from a fresh state equals forward and a state after prefill equals steps", () => {
-    const p = m.prefill(u, m.initState(2));
-    expect(relErr(p.y.data, full)).toBeLessThan(1e-6);
+    const pst = m.initState(2);
+    const y = m.prefill(pst, u);
+    expect(relErr(y.data, full)).toBeLessThan(1e-6);
     const st = m.initState(2);
     for (let t = 0; t < 10; t++) m.step(st, new Tensor(timeSlice(u, t, t + 1).data, [2, 8]));
-    expect(relErr(p.state.conv, st.conv)).toBeLessThan(1e-6);
-    expect(relErr(p.state.ssm, st.ssm)).toBeLessThan(1e-5);
+    expect(relErr(pst.conv, st.conv)).toBeLessThan(1e-6);
+    expect(relErr(pst.ssm, st.ssm)).toBeLessThan(1e-5);
   });
 
   it("absorb updates the chosen rows' state exactly as step does, and leaves the others", () => {
@@ -187,10 +190,12 @@ describe("Mamba2Mixer gradients", () => {
   it("prefill passes gradients to the parameters when starting from a state", () => {
     const m = mixer({ ...tiny, chunkSize: 2 }, 31);
     const u = randn([1, 6, 8], 32);
-    const st = noGrad(() => m.prefill(randn([1, 3, 8], 33, { requiresGrad: false }))).state;
+    const st = m.initState(1);
+    noGrad(() => m.prefill(st, randn([1, 3, 8], 33, { requiresGrad: false })));
+    const copy = () => ({ conv: st.conv.slice(), ssm: st.ssm.slice(), batch: 1 });
     const params = m.parameters().map((p) => p.tensor);
-    gradcheck(() => m.prefill(u, { ...st }).y, [u, ...params], { maxPerInput: 16 });
-    const y = m.prefill(u, st).y;
+    gradcheck(() => m.prefill(copy(), u), [u, ...params], { maxPerInput: 16 });
+    const y = m.prefill(st, u);
     backward(y);
     for (const p of params) expect(p.grad!.some((v) => v !== 0)).toBe(true);
   });

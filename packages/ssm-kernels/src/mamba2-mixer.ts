@@ -4,7 +4,7 @@
  *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)
  *   y = SSD(x, dt, A, B, C) + D ⊙ x  (chunked scan, the D skip fused into it);  y ← rmsnorm_grouped(y ⊙ silu(z)) ⊙ norm.weight
  *   out = y·out_projᵀ
- * `forward` and `prefill` are differentiable (prefill also carries the decode state in and out);
+ * `forward` and `prefill` are differentiable (prefill also advances a decode state in place);
  * `step` advances one token in place for inference (mamba2-step.ts); `stepResidual` is the
  * pre-norm residual layer around it (one native call where the kernel is registered).
  */
@@ -111,27 +111,15 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
     return this.run(u, null, false, seqIdx).y;
   }
 
-  /** Like forward, but starting from `state` (zeros when absent) and returning the state after. */
-  prefill(u: Tensor, state?: Mamba2State): { y: Tensor; state: Mamba2State } {
-    const r = this.run(u, state ?? null, true);
-    return { y: r.y, state: r.state! };
-  }
-
-  /** `forward` (SequenceMixer). */
-  mix(u: Tensor, seqIdx: Int32Array | null): Tensor {
-    return this.forward(u, seqIdx);
-  }
-
-  /** `initState` (SequenceMixer; a recurrent state has no capacity). */
-  createState(batch: number, _capacity: number): Mamba2State {
-    return this.initState(batch);
-  }
-
-  /** `prefill` from `state`, the state after copied back into it (SequenceMixer). */
-  extend(state: Mamba2State, u: Tensor): Tensor {
-    const r = this.prefill(u, state);
-    state.conv.set(r.state.conv);
-    state.ssm.set(r.state.ssm);
+  /**
+   * The next T tokens u [B,T,D] → [B,T,D] from `state`, which is advanced in place as T `step`
+   * calls would advance it (the chunked scan from the carried conv history and SSM state).
+   * Differentiable in u and the weights, like `forward`.
+   */
+  prefill(state: Mamba2State, u: Tensor): Tensor {
+    const r = this.run(u, state, true);
+    state.conv.set(r.state!.conv);
+    state.ssm.set(r.state!.ssm);
     return r.y;
   }
 
@@ -143,7 +131,8 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   /** Nothing to do: a recurrent state has no position (SequenceMixer). */
   endPosition(_state: Mamba2State): void {}
 
-  initState(batch: number): Mamba2State {
+  /** A zero state for `batch` rows (a recurrent state has no capacity: `_capacity` is unused). */
+  initState(batch: number, _capacity = 0): Mamba2State {
     if (!Number.isInteger(batch) || batch < 1) {
       throw new Error(`Mamba2Mixer.initState: batch must be a positive integer, got ${batch}`);
     }
@@ -275,8 +264,9 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
     }
     const [batch, T] = u.shape as [number, number, number];
     if (state) this.checkState("prefill", state, batch);
-    const convInit = state ? new Tensor(state.conv, [batch, C, K - 1]) : null;
-    const ssmInit = state ? new Tensor(state.ssm, [batch, H, P, N]) : null;
+    // copies: `prefill` overwrites the state, and a backward pass reads these inputs later
+    const convInit = state ? new Tensor(state.conv.slice(), [batch, C, K - 1]) : null;
+    const ssmInit = state ? new Tensor(state.ssm.slice(), [batch, H, P, N]) : null;
     const seq = seqIdx ? new IntTensor(seqIdx, [seqIdx.length]) : null;
     const r = mamba2Mix(CPU_OPS, this.cfg, this.weight, u, { seqIdx: seq, convInit, ssmInit });
     const { y: out, xbc } = r;

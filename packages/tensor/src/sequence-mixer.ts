@@ -15,10 +15,13 @@ export interface SequenceMixer<S> extends Module {
    * skipped token may leave as it is ("carry").
    */
   readonly positional: boolean;
-  /** u [B,T,D] → [B,T,D] from an empty state (training, evaluation); `seqIdx`: packed documents. */
-  mix(u: Tensor, seqIdx: Int32Array | null): Tensor;
+  /**
+   * u [B,T,D] → [B,T,D] from an empty state, differentiable (the training forward and
+   * evaluation); `seqIdx`: packed documents ([B·T] document index per position, or null).
+   */
+  forward(u: Tensor, seqIdx?: Int32Array | null): Tensor;
   /** An empty decoding state for `batch` rows and up to `capacity` positions. */
-  createState(batch: number, capacity: number): S;
+  initState(batch: number, capacity: number): S;
   /** One token of every row: u [B,D] → [B,D], advancing `state`. Inference only. */
   step(state: S, u: Tensor): Tensor;
   /**
@@ -27,7 +30,7 @@ export interface SequenceMixer<S> extends Module {
    */
   stepResidual?(state: S, h: Tensor, normWeight: Tensor, eps: number): Tensor;
   /** The next T tokens of every row: u [B,T,D] → [B,T,D], advancing `state` as T steps would. */
-  extend(state: S, u: Tensor): Tensor;
+  prefill(state: S, u: Tensor): Tensor;
   /** Take one token u [rows.length, D] into the rows `rows` (ascending) without output. */
   absorb(state: S, u: Tensor, rows: readonly number[]): void;
   /**

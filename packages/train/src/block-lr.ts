@@ -4,12 +4,12 @@
  * lr/R. Embeddings, head and exit gate keep the schedule's lr. On every backend: the CPU Trainer
  * and `deviceTraining` set it on their parameters, which the optimiser (`AdamWCore`) reads.
  */
-import { isBlockParameter, type LoopedModel } from "@loop/looped";
+import { isBlockParameter, type ModelConfig } from "@loop/looped";
 import type { BlockLr } from "./options.js";
 
 /** `params` (the CPU model's or a device copy's, by §6 name) with the block's lrScale set. */
 export function withBlockLr<P extends { name: string; lrScale?: number }>(
-  model: LoopedModel,
+  model: { readonly config: Pick<ModelConfig, "n_loops" | "loop_norm"> },
   params: P[],
   blockLr: BlockLr,
 ): P[] {

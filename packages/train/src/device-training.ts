@@ -13,7 +13,7 @@ import type { TrainOptions } from "./options.js";
 
 /** A model's forward on one micro-batch's tokens, and its gate, on a backend's ops. */
 export interface StageModel<T> {
-  forward(steps: "all" | "last"): StepOutputsOf<T>;
+  forward(steps: "all" | "last"): Pick<StepOutputsOf<T>, "readouts" | "logits">;
   gateLogits(readouts: readonly T[]): T;
 }
 

@@ -23,6 +23,8 @@ export {
   STAGES,
   type Stage,
   type TrainOptions,
+  trainWarnings,
 } from "./options.js";
 export type { StepEngine, StepResult } from "./step-engine.js";
+export type { TrainableModel, TrainForwardOptions } from "./trainable-model.js";
 export { NonFiniteError, type StepMetrics, Trainer, type TrainerState } from "./trainer.js";

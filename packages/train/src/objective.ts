@@ -4,10 +4,11 @@
  *  - gate1: L1 = Σ_r p(r)·ℓ(r) − β·H(p), backbone, head and gate jointly;
  *  - gate2: L2 (BCE against the ideal continuation label), only exit_gate.* trains.
  */
-import { cpuBackendOps, type LoopedModel } from "@loop/looped";
+import { cpuBackendOps } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 import { deviceStageLoss } from "./device-training.js";
 import type { TrainOptions } from "./options.js";
+import type { TrainableModel } from "./trainable-model.js";
 
 const isGate = (p: { name: string }) => p.name.startsWith("exit_gate.");
 
@@ -30,7 +31,7 @@ export function stageParameters<P extends { name: string }>(
 
 /** The parameters a stage trains (the model is not changed). */
 export function trainableParameters(
-  model: LoopedModel,
+  model: TrainableModel,
   stage: TrainOptions["stage"],
 ): NamedParameter[] {
   return stageParameters(model.parameters(), stage);
@@ -41,7 +42,10 @@ export function trainableParameters(
  * false on every other (so their gradients are never computed); returns the trained ones. A
  * `Trainer` needs its model prepared this way and checks it.
  */
-export function freezeForStage(model: LoopedModel, stage: TrainOptions["stage"]): NamedParameter[] {
+export function freezeForStage(
+  model: TrainableModel,
+  stage: TrainOptions["stage"],
+): NamedParameter[] {
   const chosen = trainableParameters(model, stage);
   const keep = new Set(chosen.map((p) => p.tensor));
   for (const p of model.parameters()) p.tensor.requiresGrad = keep.has(p.tensor);
@@ -49,7 +53,7 @@ export function freezeForStage(model: LoopedModel, stage: TrainOptions["stage"])
 }
 
 /** Throws, naming the first mismatch, unless the model's requiresGrad flags are the stage's. */
-export function checkFrozenForStage(model: LoopedModel, stage: TrainOptions["stage"]): void {
+export function checkFrozenForStage(model: TrainableModel, stage: TrainOptions["stage"]): void {
   const keep = new Set(trainableParameters(model, stage).map((p) => p.tensor));
   for (const p of model.parameters()) {
     if (p.tensor.requiresGrad === keep.has(p.tensor)) continue;
@@ -61,7 +65,7 @@ export function checkFrozenForStage(model: LoopedModel, stage: TrainOptions["sta
 
 /** The stage's loss of one micro-batch on the CPU model (`deviceStageLoss` on the CPU ops). */
 export function stageLoss(
-  model: LoopedModel,
+  model: TrainableModel,
   tokens: IntTensor,
   targets: IntTensor,
   opts: TrainOptions,
@@ -70,6 +74,10 @@ export function stageLoss(
   const { checkpointing } = opts;
   const forward = (steps: "all" | "last") =>
     model.forward(tokens, { steps, checkpointing, seqIdx });
-  const gateLogits = (r: readonly Tensor[]) => model.exitGate!.logits(r);
+  const gateLogits = (r: readonly Tensor[]) => {
+    if (!model.exitGate)
+      throw new Error(`train: stage ${opts.stage} needs a model with an exit gate`);
+    return model.exitGate.logits(r);
+  };
   return deviceStageLoss(cpuBackendOps, { forward, gateLogits }, opts, targets);
 }

@@ -133,6 +133,22 @@ export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOpt
   return o;
 }
 
+/**
+ * Words on valid options that are probably not meant, one line each (none: an empty list): a
+ * warmup at least as long as the learning-rate schedule, where every step warms up and the
+ * rate never decays (`warmupSteps` is an absolute count, 50 by default, so a short run is all
+ * warmup unless it sets its own).
+ */
+export function trainWarnings(
+  o: Pick<TrainOptions, "steps" | "warmupSteps" | "scheduleSteps">,
+): string[] {
+  const total = o.scheduleSteps ?? o.steps;
+  if (o.warmupSteps === 0 || o.warmupSteps < total) return [];
+  return [
+    `train: warmupSteps (${o.warmupSteps}) is not below the schedule's ${total} steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)`,
+  ];
+}
+
 /** The optimizer's options of a run (every backend's AdamW takes these). */
 export function adamwOptions(o: TrainOptions): AdamWOptions {
   return { lr: o.lr, beta1: o.beta1, beta2: o.beta2, weightDecay: o.weightDecay };

@@ -9,6 +9,7 @@ import { deviceStepEngine } from "./device-step-engine.js";
 import { deviceTraining } from "./device-training.js";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
+import type { TrainableModel } from "./trainable-model.js";
 import { Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
@@ -31,6 +32,42 @@ describe("Trainer", () => {
     const first = a.slice(0, 5).reduce((x, y) => x + y) / 5;
     const last = a.slice(-5).reduce((x, y) => x + y) / 5;
     expect(last).toBeLessThan(first);
+  });
+
+  it("trains any model with the TrainableModel interface, not only the LoopedModel class", () => {
+    const inner = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+    const calls: string[] = [];
+    // a model of one's own: a plain object that delegates its forward (and records the calls)
+    const own: TrainableModel = {
+      config: inner.config,
+      exitGate: null,
+      parameters: () => inner.parameters(),
+      forward: (tokens, opts) => {
+        calls.push(opts.steps);
+        return inner.forward(tokens, opts);
+      },
+    };
+    const opts = resolveTrainOptions({ steps: 3, batchSize: 4, lr: 1e-2, warmupSteps: 1 });
+    const before = Array.from(inner.parameters()[0]!.tensor.data);
+    const t = new Trainer(own, task, opts);
+    while (!t.done) expect(Number.isFinite(t.trainStep().loss)).toBe(true);
+    expect(calls).toEqual(["last", "last", "last"]);
+    expect(Array.from(inner.parameters()[0]!.tensor.data)).not.toEqual(before);
+  });
+
+  it("warns when the warmup is not shorter than the schedule, and only then", () => {
+    const heard = (o: Partial<Parameters<typeof resolveTrainOptions>[0]>) => {
+      const lines: string[] = [];
+      const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+      new Trainer(model, task, resolveTrainOptions(o), null, null, (l) => lines.push(l));
+      return lines;
+    };
+    expect(heard({ steps: 50 })).toEqual([
+      "train: warmupSteps (50) is not below the schedule's 50 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+    ]);
+    expect(heard({ steps: 40, warmupSteps: 10, scheduleSteps: 10 })).toHaveLength(1);
+    expect(heard({ steps: 51 })).toEqual([]);
+    expect(heard({ steps: 5, warmupSteps: 0 })).toEqual([]);
   });
 
   it("a thread governor that switches thread counts between steps changes no number", async () => {

@@ -11,7 +11,6 @@
  * process runs on between two steps. Either way the step is `encodeStep` (device-step-engine.ts)
  * on the backend's `TrainOps`; the CPU runs it synchronously on the model's own tensors.
  */
-import type { LoopedModel } from "@loop/looped";
 import { type Batch, checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
 import {
   AdamW,
@@ -30,9 +29,10 @@ import { withBlockLr } from "./block-lr.js";
 import { type DeviceTraining, encodeStep, stepResult } from "./device-step-engine.js";
 import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
-import { adamwOptions, type TrainOptions } from "./options.js";
+import { adamwOptions, type TrainOptions, trainWarnings } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
 import { nonFiniteWhat } from "./step-rules.js";
+import type { TrainableModel } from "./trainable-model.js";
 
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
@@ -72,7 +72,7 @@ interface InFlight {
 }
 
 export class Trainer {
-  readonly model: LoopedModel;
+  readonly model: TrainableModel;
   readonly task: Task;
   readonly opts: TrainOptions;
   readonly params: NamedParameter[];
@@ -91,13 +91,20 @@ export class Trainer {
   private readonly inflight: InFlight[] = [];
   private reportedAt = 0;
 
+  /**
+   * `model` prepared for `opts.stage` (`freezeForStage`); `engine` runs the steps elsewhere (a
+   * GPU), `kernels` are the CPU kernels to step on; `warn` hears each of `trainWarnings(opts)`
+   * (console.warn by default).
+   */
   constructor(
-    model: LoopedModel,
+    model: TrainableModel,
     task: Task,
     opts: TrainOptions,
     engine: StepEngine | null = null,
     kernels: CpuKernels | null = null,
+    warn: (line: string) => void = console.warn,
   ) {
+    for (const line of trainWarnings(opts)) warn(line);
     this.engine = engine;
     this.kernels = kernels;
     checkTaskVocab(task, model.config.vocab_size);

@@ -92,12 +92,12 @@ function mixerDecodeCase(): void {
   const [B, T, D] = c.get("u").shape as [number, number, number];
   const P = c.spec.settings.prompt as number;
   const u = c.get("u").data;
-  const cache = m.initCache(B, T);
+  const cache = m.initState(B, T);
   const y = new Float32Array(B * T * D);
   const put = (part: Float32Array, t0: number, n: number) => {
     for (let b = 0; b < B; b++) y.set(part.subarray(b * n * D, (b + 1) * n * D), (b * T + t0) * D);
   };
-  put(m.extend(cache, new Tensor(positions(u, B, T, D, 0, P), [B, P, D])).data, 0, P);
+  put(m.prefill(cache, new Tensor(positions(u, B, T, D, 0, P), [B, P, D])).data, 0, P);
   for (let t = P; t < T; t++)
     put(m.step(cache, new Tensor(positions(u, B, T, D, t, t + 1), [B, D])).data, t, 1);
   expect(cache.length).toBe(T);

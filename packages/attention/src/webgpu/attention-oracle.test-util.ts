@@ -5,13 +5,8 @@
 
 import { backward, randn } from "@loop/tensor";
 import { expectClose, toGpu } from "@loop/test-support-gpu";
-import {
-  attention,
-  backwardGpu,
-  type GpuContext,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { type GpuContext, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { attention, backwardGpu } from "@loop/webgpu/internal";
 import { attention as cpuAttention } from "../index.js";
 
 export interface AttentionCase {

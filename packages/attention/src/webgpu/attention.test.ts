@@ -1,6 +1,7 @@
 import { backward, randn } from "@loop/tensor";
 import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
-import { attention, backwardGpu, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { attention, backwardGpu } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { attention as cpuAttention } from "../index.js";
 import { compareAttention } from "./attention-oracle.test-util.js";

@@ -1,6 +1,7 @@
 import { backward, randn, type Tensor } from "@loop/tensor";
 import { checkAgainstCpu, expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
-import { backwardGpu, releaseTransients, rope, ropePair, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, rope, ropePair } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { rope as cpuRope } from "../index.js";
 

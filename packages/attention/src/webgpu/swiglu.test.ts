@@ -1,6 +1,7 @@
 import { backward, randn } from "@loop/tensor";
 import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
-import { backwardGpu, releaseTransients, swiglu, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, swiglu } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { swiglu as cpuSwiglu } from "../index.js";
 

@@ -32,7 +32,7 @@ function modelFacts(run: RunFolder): [string, string][] {
     const T = typeof run.info.task.seqLen === "number" ? run.info.task.seqLen : undefined;
     rows.push(["parameters", countParameters(cfg).toLocaleString("en-US")]);
     rows.push([
-      "forward FLOPs/token",
+      "forward FLOPs/token (logits of step R)",
       flopsPerToken(cfg, { seqLen: T }).forwardPerToken.toLocaleString("en-US"),
     ]);
   } catch (e) {

@@ -1,18 +1,16 @@
 import { backward, intTensor, parameter, randn, type Tensor } from "@loop/tensor";
 import { expectClose, gpuForTests, toGpu, toGpuInt } from "@loop/test-support-gpu";
+import { type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,
   exitPdf,
-  type GpuTensor,
   gateLogits,
   perStepCrossEntropy,
-  releaseTransients,
   stage1Loss,
   stage1Objective,
   stage2Loss,
   stage2Objective,
-  uploadTensor,
-} from "@loop/webgpu";
+} from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import {
   exitPdf as cpuExitPdf,

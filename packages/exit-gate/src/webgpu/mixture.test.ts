@@ -1,13 +1,7 @@
 import { backward, noGrad, parameter, randn, type Tensor } from "@loop/tensor";
 import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
-import {
-  backwardGpu,
-  type GpuTensor,
-  mixtureLogits,
-  mixtureLogProbs,
-  releaseTransients,
-  uploadTensor,
-} from "@loop/webgpu";
+import { type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, mixtureLogits, mixtureLogProbs } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import {
   exitPdf as cpuExitPdf,

@@ -16,7 +16,7 @@ import {
 } from "@loop/tensor/node";
 import { configToJson, type ModelConfig, parseConfig } from "../config.js";
 import { fromHfMamba2Config, isHfMamba2Config, toHfMamba2Config } from "../hf-config.js";
-import { LoopedModel } from "../model.js";
+import { LoopedModel, type ModelOptions } from "../model.js";
 import { parsePythonJson, pythonJson } from "../python-json.js";
 import { loadStateDict, stateDict } from "../state-dict.js";
 
@@ -42,7 +42,7 @@ export function readModelJson(path: string): unknown {
 }
 
 /** Options of loadCheckpoint. */
-export interface LoadCheckpointOptions {
+export interface LoadCheckpointOptions extends Pick<ModelOptions, "mixer"> {
   /**
    * Receives the one-line notices of a Hugging Face folder (fields it ignores, the norm grouping
    * with n_groups > 1); default: standard error.
@@ -77,7 +77,10 @@ export function saveCheckpoint(
   writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
 }
 
-/** Load a checkpoint folder (looplm's or a Hugging Face Mamba-2 one; see the header). */
+/**
+ * The model of a checkpoint folder (or a Hugging Face Mamba2ForCausalLM folder), loaded strictly.
+ * A model saved with custom mixers loads with the same `mixer` factory (ModelOptions.mixer).
+ */
 export function loadCheckpoint(dir: string, opts: LoadCheckpointOptions = {}): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
   const cfgPath = join(dir, "config.json");
@@ -113,7 +116,7 @@ export function loadCheckpoint(dir: string, opts: LoadCheckpointOptions = {}): L
     }
     weights = readSafetensorsFile(weightsPath).tensors;
   }
-  const model = new LoopedModel(config);
+  const model = new LoopedModel(config, { mixer: opts.mixer });
   loadStateDict(model, weights, weightsPath);
   return model;
 }

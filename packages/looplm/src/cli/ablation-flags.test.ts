@@ -1,7 +1,7 @@
 /**
  * The ablation options on `looplm train`: --out-proj-scale reaches config.json (and the initial
- * weights), --block-lr reaches run.json's training options; the defaults record what a run did
- * before the options existed, and a resumed run cannot change them.
+ * weights), --block-lr reaches run.json's training options; the defaults write no
+ * out_proj_scale and blockLr "full", and a resumed run cannot change them.
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,7 @@ const tiny = TINY_TRAIN;
 const json = (p: string) => JSON.parse(readFileSync(p, "utf8"));
 
 describe("train --out-proj-scale and --block-lr", () => {
-  it("record the default as before, and the ablation where it acts", async () => {
+  it("record the defaults, and the ablation where it acts", async () => {
     const dir = mkdtempSync(join(tmpdir(), "looplm-ablate-"));
     await run("train", ...tiny, "--out", join(dir, "a"));
     const a = json(join(dir, "a", "run.json"));

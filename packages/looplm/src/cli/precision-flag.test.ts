@@ -1,7 +1,7 @@
 /**
  * `looplm train --precision fp32|mixed`: a bad value is named; mixed on a CPU backend is refused
- * in one line naming the flag (the CPU kernels train in fp32); fp32, the default, records nothing
- * new in run.json (runs read the same as before the flag existed). Mixed training itself is
+ * in one line naming the flag (the CPU kernels train in fp32); fp32, the default, records no
+ * precision in run.json (a record without one is fp32). Mixed training itself is
  * tested on the GPU (gpu-mixed-training.test.ts).
  */
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
@@ -32,7 +32,7 @@ describe("--precision", () => {
     expect(existsSync(join(out, "log.jsonl"))).toBe(false);
   });
 
-  it("fp32 trains as before and records no precision", async () => {
+  it("fp32 trains and records no precision", async () => {
     const dir = mkdtempSync(join(tmpdir(), "looplm-precision-"));
     await run("train", ...tiny, "--backend", "portable", "--precision", "fp32", "--out", dir);
     const info = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));

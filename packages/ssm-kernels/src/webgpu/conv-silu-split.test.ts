@@ -1,6 +1,7 @@
 import type { Tensor } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests, type OracleInput, randomData } from "@loop/test-support-gpu";
-import { causalConv1dSiluSplit, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { causalConv1dSiluSplit } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { causalConv1dSiluSplit as convCpu } from "../index.js";
 

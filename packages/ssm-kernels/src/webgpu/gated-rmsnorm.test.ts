@@ -1,6 +1,7 @@
 import type { Tensor } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests, randomData } from "@loop/test-support-gpu";
-import { gatedRmsnorm, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { gatedRmsnorm } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { gatedRmsnorm as gatedRmsnormCpu } from "../index.js";
 

@@ -1,6 +1,7 @@
 import type { Tensor } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests, randomData } from "@loop/test-support-gpu";
-import { addDSkip, releaseTransients, softplusBias, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { addDSkip, softplusBias } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { addDSkip as addDSkipCpu, softplusBias as softplusBiasCpu } from "../index.js";
 

@@ -1,6 +1,7 @@
 import { Rng, Tensor } from "@loop/tensor";
 import { expectClose, gpuForTests, randomData } from "@loop/test-support-gpu";
-import { gatedRmsnorm, mamba2StepState, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { gatedRmsnorm, mamba2StepState } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { type Mamba2Config, Mamba2Mixer } from "../index.js";
 

@@ -1,6 +1,7 @@
 import type { Tensor } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests, type OracleInput, randomData } from "@loop/test-support-gpu";
-import { releaseTransients, ssdScanChunked, uploadTensor } from "@loop/webgpu";
+import { releaseTransients, uploadTensor } from "@loop/webgpu";
+import { ssdScanChunked } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { ssdScanChunked as ssdCpu } from "../index.js";
 

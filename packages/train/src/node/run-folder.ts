@@ -117,7 +117,7 @@ export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder 
   }
 }
 
-/** The schedule length a recorded run uses (run.json from before `scheduleSteps` existed: steps). */
+/** The schedule length a recorded run uses (`scheduleSteps`, or `steps` where run.json has none). */
 function scheduleOf(t: TrainOptions): number {
   return t.scheduleSteps ?? t.steps;
 }

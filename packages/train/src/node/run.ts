@@ -152,7 +152,14 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   const logPath = join(o.runDir, "log.jsonl");
   const finalDir = join(o.runDir, "final");
   freezeForStage(o.model, o.train.stage);
-  const trainer = new Trainer(o.model, o.task, o.train, o.engine ?? null, o.kernels ?? null);
+  const trainer = new Trainer(
+    o.model,
+    o.task,
+    o.train,
+    o.engine ?? null,
+    o.kernels ?? null,
+    o.onNote ?? console.warn,
+  );
   if (recorded) {
     checkResumeMatches(o.runDir, recorded, o.model.config, o.train);
     restore(o, trainer);

@@ -152,7 +152,8 @@ export function buildTrainOptions(f: TrainFlags): TrainOptions {
       gamma: f.gamma,
       // (absent from older flag records: the default)
       blockLr: f.blockLr ?? "full",
-      // fp32 stays absent from the options (and so from run.json), as before the flag existed
+      // fp32, the default, stays absent from the options (and so from run.json): an fp32 run's
+      // record has no precision field, like a record written without the flag
       ...(f.precision && f.precision !== "fp32" ? { precision: f.precision } : {}),
     });
   } catch (e) {

@@ -1,0 +1,41 @@
+/** `looplm train` says so when the warmup (50 steps by default) covers the whole run. */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { buildProgram } from "./program.js";
+import { TINY_TRAIN } from "./tiny-args.test-util.js";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** The stderr lines of an in-process `looplm train` with `extra` flags (later flags win). */
+async function trainStderr(...extra: string[]): Promise<string[]> {
+  let err = "";
+  vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => {
+    err += typeof c === "string" ? c : Buffer.from(c).toString("utf8");
+    return true;
+  });
+  const out = join(mkdtempSync(join(tmpdir(), "looplm-warmup-")), "run");
+  await buildProgram().parseAsync([
+    "node",
+    "looplm",
+    "train",
+    ...TINY_TRAIN,
+    "--out",
+    out,
+    ...extra,
+  ]);
+  vi.restoreAllMocks();
+  return err.split("\n").filter((l) => l.includes("warmup"));
+}
+
+describe("train: a warmup as long as the run", () => {
+  it("is a warning naming --warmup; a shorter warmup is silent", async () => {
+    const warned = await trainStderr("--steps", "2", "--warmup", "50");
+    expect(warned).toEqual([
+      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+    ]);
+    expect(await trainStderr("--steps", "2", "--warmup", "1")).toEqual([]);
+  });
+});
