@@ -38,6 +38,28 @@ export interface DeviceTraining<T, I> {
   pushWeights(): void;
   /** Free the device copy. */
   dispose?(): void;
+  /**
+   * Run one micro-batch's forward and backward so that what it allocates for itself is freed
+   * when it ends (the CPU's pooled scratch memory): accumulating gradients over any number of
+   * micro-batches then holds one micro-batch's activations at a time. Absent: run as it is
+   * (a device frees them with `releaseTransients`).
+   */
+  microBatchScope?<R>(fn: () => R): R;
+}
+
+/**
+ * A step's micro-batches: how many, and each one made only when its turn comes, so that a step
+ * of many micro-batches holds one of them at a time.
+ */
+export interface MicroBatches {
+  readonly count: number;
+  /** Micro-batch `i`: called once for each i = 0..count−1, in order. */
+  at(i: number): Batch;
+}
+
+/** Micro-batches already made (a device engine's step, which may run them again). */
+export function microBatchesOf(batches: readonly Batch[]): MicroBatches {
+  return { count: batches.length, at: (i) => batches[i]! };
 }
 
 export type DeviceStepEngine = StepEngine & { dispose(): void };
@@ -63,7 +85,7 @@ export function deviceStepEngine<T, I>(
   let goodSteps: number | null = null;
 
   async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
-    const { report } = encodeStep(dev, params, o.clip, batches);
+    const { report } = encodeStep(dev, params, o.clip, microBatchesOf(batches));
     const n = batches.length;
     if (guard === null) {
       const r = stepResult(await ops.read(report), n);
@@ -113,7 +135,7 @@ export function deviceStepEngine<T, I>(
 
 /**
  * One step's work on `dev`'s ops, written once (the device engine's and the CPU Trainer's): zero
- * the gradients; per micro-batch upload the batch, the stage's loss, start it on the device
+ * the gradients; per micro-batch (made when its turn comes, in `dev.microBatchScope`) upload the batch, the stage's loss, start it on the device
  * (`flush`), backward seeded with 1/micro-batches, free the micro-batch's activations; the global
  * gradient norm and clipping. `report` holds the micro-batch losses and, last, the norm (one
  * read-back); `norm` is the norm's own tensor. The update is the caller's, once both are finite.
@@ -122,15 +144,18 @@ export function encodeStep<T, I>(
   dev: DeviceTraining<T, I>,
   params: readonly TrainParameter<T>[],
   clip: number,
-  batches: readonly Batch[],
+  batches: MicroBatches,
 ): { report: T; norm: T } {
   const ops = dev.ops;
-  const n = batches.length;
+  const n = batches.count;
   if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
   ops.zeroGrads(params.map((p) => p.tensor));
   // Slots 0..n−1: the micro-batch losses; slot n: the gradient norm. Read back once.
   const report = ops.scalars(n + 1);
-  batches.forEach((b, i) => {
+  const scope = dev.microBatchScope?.bind(dev) ?? (<R>(fn: () => R) => fn());
+  for (let i = 0; i < n; i++) scope(() => microBatch(i));
+  function microBatch(i: number): void {
+    const b = batches.at(i);
     const [B, T] = b.shape;
     if (b.tokens.length !== B * T || b.targets.length !== B * T)
       throw new Error(
@@ -147,7 +172,7 @@ export function encodeStep<T, I>(
     ops.backward(loss, microBatchWeight(n));
     // This micro-batch's activations are no longer needed.
     ops.releaseTransients([report]);
-  });
+  }
   const norm = clipGradients(ops, params, clip);
   ops.copyScalar(norm, report, n);
   return { report, norm };

@@ -25,9 +25,14 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
-import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+import { type CpuKernels, withKernels, withTemporaries } from "@loop/tensor/kernel";
 import { withBlockLr } from "./block-lr.js";
-import { type DeviceTraining, encodeStep, stepResult } from "./device-step-engine.js";
+import {
+  type DeviceTraining,
+  encodeStep,
+  type MicroBatches,
+  stepResult,
+} from "./device-step-engine.js";
 import type { LossScaleState } from "./loss-scale.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
@@ -120,6 +125,10 @@ export class Trainer {
         stageLoss(model, tokens, targets, opts, seqIdx ? seqIdx.data : null),
       pullWeights: async () => {},
       pushWeights: () => {},
+      // Each micro-batch's pooled activations go back to the pool after its backward, so a step
+      // of any --accum holds one micro-batch's. (With activation checkpointing nothing is pooled:
+      // a pool would keep every recomputed activation alive until the scope ends.)
+      ...(opts.checkpointing ? {} : { microBatchScope: withTemporaries }),
     };
     this.schedule = warmupCosine({
       peakLr: opts.lr,
@@ -238,10 +247,22 @@ export class Trainer {
 
   private step1(): StepMetrics {
     const t0 = performance.now();
-    const { batches, cursor, tokens } = this.takeBatches(this.cursor);
-    const { report, norm } = encodeStep(this.cpu, this.params, this.opts.clip, batches);
+    // Each micro-batch is made when its turn comes: the step holds one at a time.
+    let cursor = this.cursor;
+    let tokens = 0;
+    const n = this.opts.gradAccum;
+    const micro: MicroBatches = {
+      count: n,
+      at: () => {
+        const next = this.task.trainBatch(cursor, this.opts.batchSize);
+        cursor = next.cursor;
+        tokens += next.batch.tokens.length;
+        return next.batch;
+      },
+    };
+    const { report, norm } = encodeStep(this.cpu, this.params, this.opts.clip, micro);
     // the losses as computed (float32), the norm in double (cpuTrainOps)
-    const { loss } = stepResult(report.data, batches.length);
+    const { loss } = stepResult(report.data, n);
     const gradNorm = exactNorm(norm);
     const bad = nonFiniteWhat(loss, gradNorm);
     if (bad) throw new NonFiniteError(this.step + 1, bad);
