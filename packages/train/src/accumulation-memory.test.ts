@@ -61,7 +61,7 @@ describe("gradient accumulation", () => {
       {
         name: "test",
         ops,
-        parameters: [{ name: "w", tensor: w }],
+        parameters: [{ name: "w", tensor: w, decay: false }],
         stageLoss: () => sum(w),
         pullWeights: async () => {},
         pushWeights: () => {},
@@ -70,7 +70,7 @@ describe("gradient accumulation", () => {
           return fn();
         },
       },
-      [{ name: "w", tensor: w }],
+      [{ name: "w", tensor: w, decay: false }],
       0,
       { count: 3, at: batch },
     );

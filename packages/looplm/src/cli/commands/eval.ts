@@ -27,6 +27,7 @@ import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
+import { checkMemoryNeed, evaluationMemoryNeed } from "../memory-need.js";
 import {
   addTaskOptions,
   buildTask,
@@ -194,6 +195,12 @@ export async function runEval(
       kernels: backend.kernels,
       out,
     });
+  // (a --count no machine holds is refused before its rows are made)
+  checkMemoryNeed(
+    evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
+    undefined,
+    { count: "--count", evalBatch: "--batch-size" },
+  );
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
   if (backend.gpu && mc)
     throw new CliError(
