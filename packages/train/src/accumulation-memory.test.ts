@@ -9,7 +9,8 @@ import { type Batch, pHop } from "@loop/tasks";
 import { cpuTrainOps, releaseScratch, scratchBytes, sum, Tensor } from "@loop/tensor";
 import { tinyModelConfig } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { encodeStep } from "./device-step-engine.js";
+import { deviceStepEngine, encodeStep } from "./device-step-engine.js";
+import { stageLoss } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
 import { Trainer } from "./trainer.js";
 
@@ -78,5 +79,56 @@ describe("gradient accumulation", () => {
     // three micro-batches, each weighted 1/3: the gradient of Σw is 1
     expect(Array.from(w.grad!)).toEqual([1]);
     expect(Array.from(report.data.subarray(0, 3))).toEqual([0.5, 0.5, 0.5]);
+  });
+
+  it("a step engine (a device's) gets its micro-batches made on demand too", async () => {
+    const made: number[] = [];
+    // the task, its train batches counted as they are made
+    const counting = Object.assign(Object.create(task) as typeof task, {
+      trainBatch: (cursor: Parameters<typeof task.trainBatch>[0], n: number) => {
+        made.push(cursor.position);
+        return task.trainBatch(cursor, n);
+      },
+    });
+    const run = async () => {
+      const model = new LoopedModel(parseConfig(tinyModelConfig(task.vocabSize)), { seed: 3 });
+      const o = resolveTrainOptions({ steps: 3, batchSize: 4, gradAccum: 5, warmupSteps: 0 });
+      // the CPU model as a "device" copy of itself
+      const engine = deviceStepEngine(
+        {
+          name: "cpu (device step engine)",
+          ops: cpuTrainOps,
+          parameters: model.parameters(),
+          stageLoss: (t, y, sq) => stageLoss(model, t, y, o, sq ? sq.data : null),
+          pullWeights: async () => {},
+          pushWeights: () => {},
+        },
+        o,
+      );
+      const seen: string[] = [];
+      const step = engine.step;
+      engine.step = (b, lr) => {
+        seen.push(Array.isArray(b) ? "array" : `lazy ${made.length}`);
+        return step(b, lr);
+      };
+      const t = new Trainer(model, counting, o, engine);
+      const losses: number[] = [];
+      while (!t.done) losses.push((await t.nextStep()).loss);
+      engine.dispose();
+      return { seen, losses, cursor: t.cursor };
+    };
+    made.length = 0;
+    const plain = await run();
+    // each step's engine call comes before any of its micro-batches is made
+    expect(plain.seen).toEqual(["lazy 0", "lazy 5", "lazy 10"]);
+    expect(made).toHaveLength(15);
+    // the same steps on the CPU Trainer: the same data, the same cursor after them
+    const model = new LoopedModel(parseConfig(tinyModelConfig(task.vocabSize)), { seed: 3 });
+    const o = resolveTrainOptions({ steps: 3, batchSize: 4, gradAccum: 5, warmupSteps: 0 });
+    const cpu = new Trainer(model, task, o);
+    const losses: number[] = [];
+    while (!cpu.done) losses.push(cpu.trainStep().loss);
+    expect(plain.losses).toEqual(losses);
+    expect(plain.cursor).toEqual(cpu.cursor);
   });
 });

@@ -18,6 +18,7 @@ import {
   type TrainOps,
   type TrainParameter,
 } from "@loop/tensor";
+import { asMicroBatches, type MicroBatches } from "./micro-batches.js";
 import { stageParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
@@ -47,21 +48,6 @@ export interface DeviceTraining<T, I> {
   microBatchScope?<R>(fn: () => R): R;
 }
 
-/**
- * A step's micro-batches: how many, and each one made only when its turn comes, so that a step
- * of many micro-batches holds one of them at a time.
- */
-export interface MicroBatches {
-  readonly count: number;
-  /** Micro-batch `i`: called once for each i = 0..count−1, in order. */
-  at(i: number): Batch;
-}
-
-/** Micro-batches already made (a device engine's step, which may run them again). */
-export function microBatchesOf(batches: readonly Batch[]): MicroBatches {
-  return { count: batches.length, at: (i) => batches[i]! };
-}
-
 export type DeviceStepEngine = StepEngine & { dispose(): void };
 
 export function deviceStepEngine<T, I>(
@@ -84,9 +70,10 @@ export function deviceStepEngine<T, I>(
   /** Optimizer steps counted before the first non-finite step (null: none seen). */
   let goodSteps: number | null = null;
 
-  async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
-    const { report } = encodeStep(dev, params, o.clip, microBatchesOf(batches));
-    const n = batches.length;
+  async function step(batches: readonly Batch[] | MicroBatches, lr: number): Promise<StepResult> {
+    const micro = asMicroBatches(batches);
+    const { report } = encodeStep(dev, params, o.clip, micro);
+    const n = micro.count;
     if (guard === null) {
       const r = stepResult(await ops.read(report), n);
       if (nonFiniteWhat(r.loss, r.gradNorm) === null) optimizer.step(lr);
