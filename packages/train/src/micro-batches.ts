@@ -37,6 +37,10 @@ export interface TaskMicroBatches extends MicroBatches {
   end(): { cursor: TaskCursor; tokens: number } | null;
 }
 
+/**
+ * The `count` micro-batches of `batchSize` rows from `task` starting at `start`, each made when
+ * asked for (`end` then says where the next step starts).
+ */
 export function taskMicroBatches(
   task: Pick<Task, "trainBatch">,
   start: TaskCursor,

@@ -75,6 +75,10 @@ function blockFloatsPerToken(cfg: ModelConfig): number {
 export type MemoryTrainOptions = Pick<TrainOptions, "batchSize"> &
   Partial<Pick<TrainOptions, "gradAccum" | "checkpointing">>;
 
+/**
+ * What training a model of `cfg` needs at least, on micro-batches of `train.batchSize` rows of
+ * `seqLen` tokens, evaluated on `evaluation` (absent: no evaluation counted).
+ */
 export function trainingMemoryNeed(
   cfg: ModelConfig,
   train: MemoryTrainOptions,
@@ -130,6 +134,7 @@ export function evaluationMemoryNeed(
   };
 }
 
+/** `n` bytes in binary units ("1.5 KiB"). */
 export function formatBytes(n: number): string {
   const units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
   let i = 0;
