@@ -109,6 +109,8 @@ interface Watch {
   secret: string | undefined;
   /** Per job id: times it was reported complete without a finished run and queued again. */
   requeued: Map<string, number>;
+  /** Per job id: the result read from its folder (read once: a log may be long). */
+  finished: Map<string, TrainingJobResult>;
 }
 
 async function status(
@@ -117,6 +119,18 @@ async function status(
   d: TrainingJobData,
 ): Promise<{ view: MemberStatus; outcome?: TrainingOutcome }> {
   const { queue, note, secret } = w;
+  const known = w.finished.get(id);
+  if (known) {
+    const view: MemberStatus = {
+      label: d.label,
+      state: "done",
+      worker: known.worker,
+      step: known.steps,
+      total: d.train.steps,
+      detail: metricText(known),
+    };
+    return { view, outcome: { state: "done", result: known } };
+  }
   // The state first, then the job: read the other way round, a job that completes in between
   // would show "completed" without its result.
   const state = await queue.getJobState(id);
@@ -140,6 +154,7 @@ async function status(
     const worker = printable(typeof claimed?.worker === "string" ? claimed.worker : "");
     if (got.ok) {
       const result: TrainingJobResult = { steps: got.steps, eval: got.eval, worker };
+      w.finished.set(id, result);
       const view: MemberStatus = {
         ...base,
         state: "done",
@@ -205,7 +220,13 @@ export async function trainOnQueue(
   const ids = jobs.map((d) => trainingJobId(d));
   const twice = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (twice >= 0) throw new CliError(`two jobs train the same run folder ${jobs[twice]!.runDir}`);
-  const watch: Watch = { queue, note: view.note, secret: o.secret, requeued: new Map() };
+  const watch: Watch = {
+    queue,
+    note: view.note,
+    secret: o.secret,
+    requeued: new Map(),
+    finished: new Map(),
+  };
   try {
     if (o.signal?.aborted) throw new WatchInterrupted("nothing was put on the queue");
     for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note, o.secret);
