@@ -8,7 +8,7 @@
 import { exitPdf, type GateLike } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { type IntTensor, intTensor, noGrad, type Tensor } from "@loop/tensor";
-import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+import { type CpuKernels, withKernels, withTemporaries } from "@loop/tensor/kernel";
 import { type ExitTally, newTallies } from "./exit-tally.js";
 
 /** Where an evaluation's CPU work runs. */
@@ -128,10 +128,23 @@ export async function evaluateWith<R>(
   const V = source.config.vocab_size;
   const gate = source.hasGate && qs.length > 0;
   const fold = makeFold({ R, V, tallies: gate ? newTallies(qs, R) : [] });
-  // (batches may be made one by one as they are read: a large set is never held whole)
+  // A model on this thread computes and folds each batch in one pooled scope: its outputs go
+  // back to the pool once folded, so an evaluation of any count holds one batch's at a time
+  // (inside a training step's scope too, which would otherwise keep every batch's to its end).
+  // Batches may be made one by one as they are read, so a large set is never held whole.
+  const here = !("outputs" in model);
   let i = 0;
   for (const batch of batches) {
     checkBatch(batch, i, V);
+    if (here) {
+      withTemporaries(() =>
+        withKernels(opts.kernels, () => {
+          fold.add(batch, i, source.outputs(batch, gate) as StepOutputs);
+        }),
+      );
+      i++;
+      continue;
+    }
     const pending = withKernels(opts.kernels, () => source.outputs(batch, gate));
     const out = pending instanceof Promise ? await pending : pending;
     withKernels(opts.kernels, () => fold.add(batch, i, out));

@@ -18,6 +18,7 @@ import {
   type TrainOps,
   type TrainParameter,
 } from "@loop/tensor";
+import { asMicroBatches, type MicroBatches } from "./micro-batches.js";
 import { stageParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
@@ -38,6 +39,13 @@ export interface DeviceTraining<T, I> {
   pushWeights(): void;
   /** Free the device copy. */
   dispose?(): void;
+  /**
+   * Run one micro-batch's forward and backward so that what it allocates for itself is freed
+   * when it ends (the CPU's pooled scratch memory): accumulating gradients over any number of
+   * micro-batches then holds one micro-batch's activations at a time. Absent: run as it is
+   * (a device frees them with `releaseTransients`).
+   */
+  microBatchScope?<R>(fn: () => R): R;
 }
 
 export type DeviceStepEngine = StepEngine & { dispose(): void };
@@ -62,9 +70,10 @@ export function deviceStepEngine<T, I>(
   /** Optimizer steps counted before the first non-finite step (null: none seen). */
   let goodSteps: number | null = null;
 
-  async function step(batches: readonly Batch[], lr: number): Promise<StepResult> {
-    const { report } = encodeStep(dev, params, o.clip, batches);
-    const n = batches.length;
+  async function step(batches: readonly Batch[] | MicroBatches, lr: number): Promise<StepResult> {
+    const micro = asMicroBatches(batches);
+    const { report } = encodeStep(dev, params, o.clip, micro);
+    const n = micro.count;
     if (guard === null) {
       const r = stepResult(await ops.read(report), n);
       if (nonFiniteWhat(r.loss, r.gradNorm) === null) optimizer.step(lr);
@@ -113,7 +122,7 @@ export function deviceStepEngine<T, I>(
 
 /**
  * One step's work on `dev`'s ops, written once (the device engine's and the CPU Trainer's): zero
- * the gradients; per micro-batch upload the batch, the stage's loss, start it on the device
+ * the gradients; per micro-batch (made when its turn comes, in `dev.microBatchScope`) upload the batch, the stage's loss, start it on the device
  * (`flush`), backward seeded with 1/micro-batches, free the micro-batch's activations; the global
  * gradient norm and clipping. `report` holds the micro-batch losses and, last, the norm (one
  * read-back); `norm` is the norm's own tensor. The update is the caller's, once both are finite.
@@ -122,15 +131,18 @@ export function encodeStep<T, I>(
   dev: DeviceTraining<T, I>,
   params: readonly TrainParameter<T>[],
   clip: number,
-  batches: readonly Batch[],
+  batches: MicroBatches,
 ): { report: T; norm: T } {
   const ops = dev.ops;
-  const n = batches.length;
+  const n = batches.count;
   if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
   ops.zeroGrads(params.map((p) => p.tensor));
   // Slots 0..n−1: the micro-batch losses; slot n: the gradient norm. Read back once.
   const report = ops.scalars(n + 1);
-  batches.forEach((b, i) => {
+  const scope = dev.microBatchScope?.bind(dev) ?? (<R>(fn: () => R) => fn());
+  for (let i = 0; i < n; i++) scope(() => microBatch(i));
+  function microBatch(i: number): void {
+    const b = batches.at(i);
     const [B, T] = b.shape;
     if (b.tokens.length !== B * T || b.targets.length !== B * T)
       throw new Error(
@@ -147,7 +159,7 @@ export function encodeStep<T, I>(
     ops.backward(loss, microBatchWeight(n));
     // This micro-batch's activations are no longer needed.
     ops.releaseTransients([report]);
-  });
+  }
   const norm = clipGradients(ops, params, clip);
   ops.copyScalar(norm, report, n);
   return { report, norm };

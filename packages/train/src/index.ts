@@ -12,6 +12,7 @@ export {
   type LossScaleState,
 } from "./loss-scale.js";
 export { type LossScaledEngine, lossScaledStepEngine } from "./loss-scaled-engine.js";
+export type { MicroBatches } from "./micro-batches.js";
 export { freezeForStage, stageLoss, stageParameters, trainableParameters } from "./objective.js";
 export {
   BLOCK_LRS,

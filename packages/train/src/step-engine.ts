@@ -9,6 +9,7 @@
 import type { Batch } from "@loop/tasks";
 import type { AdamWState } from "@loop/tensor";
 import type { LossScaleState } from "./loss-scale.js";
+import type { MicroBatches } from "./micro-batches.js";
 
 export interface StepResult {
   /** Mean loss over the step's micro-batches. */
@@ -21,12 +22,14 @@ export interface StepEngine {
   /** For messages and run.json ("webgpu: SwiftShader …"). */
   readonly name: string;
   /**
-   * One optimizer step: each micro-batch's gradient weighted by 1/batches.length, clipping,
+   * One optimizer step: each micro-batch's gradient weighted by 1/(their count), clipping,
    * AdamW at `lr`. When the loss or the gradient norm is not finite it resolves with it and
    * leaves the weights and moments untouched (the Trainer then stops); a pipelined engine
-   * leaves them untouched by every step queued after it too.
+   * leaves them untouched by every step queued after it too. Micro-batches made on demand
+   * (`MicroBatches`) are all made before `step` returns; running the step again asks for
+   * micro-batch 0 again.
    */
-  step(batches: readonly Batch[], lr: number): Promise<StepResult>;
+  step(batches: readonly Batch[] | MicroBatches, lr: number): Promise<StepResult>;
   /**
    * True when `step` queues the whole step before it returns (its promise only waits for the
    * result): the next step may then be started before the previous one's promise resolves, and

@@ -11,7 +11,7 @@
  * process runs on between two steps. Either way the step is `encodeStep` (device-step-engine.ts)
  * on the backend's `TrainOps`; the CPU runs it synchronously on the model's own tensors.
  */
-import { type Batch, checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
+import { checkTaskVocab, type Task, type TaskCursor } from "@loop/tasks";
 import {
   AdamW,
   type AdamWState,
@@ -24,10 +24,11 @@ import {
   warmupCosine,
   withScratch,
 } from "@loop/tensor";
-import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
+import { type CpuKernels, withKernels, withTemporaries } from "@loop/tensor/kernel";
 import { withBlockLr } from "./block-lr.js";
 import { type DeviceTraining, encodeStep, stepResult } from "./device-step-engine.js";
 import type { LossScaleState } from "./loss-scale.js";
+import { type TaskMicroBatches, taskMicroBatches } from "./micro-batches.js";
 import { checkFrozenForStage, stageLoss, trainableParameters } from "./objective.js";
 import { adamwOptions, type TrainOptions, trainWarnings } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
@@ -127,6 +128,10 @@ export class Trainer {
         stageLoss(model, tokens, targets, opts, seqIdx ? seqIdx.data : null),
       pullWeights: async () => {},
       pushWeights: () => {},
+      // Each micro-batch's pooled activations go back to the pool after its backward, so a step
+      // of any --accum holds one micro-batch's. (With activation checkpointing nothing is pooled:
+      // a pool would keep every recomputed activation alive until the scope ends.)
+      ...(opts.checkpointing ? {} : { microBatchScope: withTemporaries }),
     };
     this.schedule = warmupCosine({
       peakLr: opts.lr,
@@ -189,12 +194,21 @@ export class Trainer {
     const engine = this.engine!;
     const k = this.step + this.inflight.length;
     if (k >= this.opts.steps && this.inflight.length > 0) return;
-    const { batches, cursor, tokens } = this.takeBatches(
-      this.inflight.at(-1)?.cursor ?? this.cursor,
-    );
+    const micro = this.microBatches(this.inflight.at(-1)?.cursor ?? this.cursor);
     const t0 = performance.now();
     const lr = this.schedule(k);
-    const result = engine.step(batches, lr);
+    const queued = engine.step(micro, lr);
+    // Every micro-batch is made by now (the engine queues the whole step before it returns),
+    // unless the step failed: then its own error comes first.
+    const end = micro.end();
+    const result = end
+      ? queued
+      : queued.then((): never => {
+          throw new Error(
+            `step engine ${engine.name} returned from step() before making its ${micro.count} micro-batches`,
+          );
+        });
+    const { cursor, tokens } = end ?? { cursor: this.cursor, tokens: 0 };
     // Awaited by `nextStep`; a failure of a step that is abandoned must not go unhandled.
     result.catch(() => {});
     this.inflight.push({
@@ -245,10 +259,13 @@ export class Trainer {
 
   private step1(): StepMetrics {
     const t0 = performance.now();
-    const { batches, cursor, tokens } = this.takeBatches(this.cursor);
-    const { report, norm } = encodeStep(this.cpu, this.params, this.opts.clip, batches);
+    // Each micro-batch is made when its turn comes: the step holds one at a time.
+    const micro = this.microBatches(this.cursor);
+    const { report, norm } = encodeStep(this.cpu, this.params, this.opts.clip, micro);
+    // (encodeStep made every micro-batch, or threw)
+    const { cursor, tokens } = micro.end()!;
     // the losses as computed (float32), the norm in double (cpuTrainOps)
-    const { loss } = stepResult(report.data, batches.length);
+    const { loss } = stepResult(report.data, micro.count);
     const gradNorm = exactNorm(norm);
     const bad = nonFiniteWhat(loss, gradNorm);
     if (bad) throw new NonFiniteError(this.step + 1, bad);
@@ -257,21 +274,9 @@ export class Trainer {
     return this.finish(t0, cursor, loss, gradNorm, lr, tokens);
   }
 
-  /** The micro-batches of the step that starts at `cursor`, and the cursor after them. */
-  private takeBatches(cursor: TaskCursor): {
-    batches: Batch[];
-    cursor: TaskCursor;
-    tokens: number;
-  } {
-    const batches: Batch[] = [];
-    let tokens = 0;
-    for (let m = 0; m < this.opts.gradAccum; m++) {
-      const next = this.task.trainBatch(cursor, this.opts.batchSize);
-      cursor = next.cursor;
-      batches.push(next.batch);
-      tokens += next.batch.tokens.length;
-    }
-    return { batches, cursor, tokens };
+  /** The micro-batches of the step that starts at `cursor`, made when the step asks. */
+  private microBatches(cursor: TaskCursor): TaskMicroBatches {
+    return taskMicroBatches(this.task, cursor, this.opts.gradAccum, this.opts.batchSize);
   }
 
   private finish(

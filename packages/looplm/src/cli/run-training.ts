@@ -24,7 +24,7 @@ import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
 import { interruptibleSpans } from "./interrupt.js";
 import {
-  checkTrainingMemory,
+  checkMemoryNeed,
   isAllocationFailure,
   memoryNeedLine,
   trainingMemoryNeed,
@@ -77,6 +77,11 @@ export function taskEvaluator(
     );
 }
 
+/** Rows per forward of the evaluation during training: --batch, and at least 64. */
+function evalBatchSize(train: Pick<TrainOptions, "batchSize">): number {
+  return Math.max(train.batchSize, 64);
+}
+
 function modelFor(job: TrainJob): LoopedModel {
   if (!job.from) return new LoopedModel(job.config!, { seed: job.train.seed });
   const base = loadCheckpoint(job.from, { onNote: cliNote });
@@ -90,25 +95,24 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
       `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
     );
   // A setting no machine holds is refused before its model or its folder is made.
-  if (job.config) checkTrainingMemory(job.config, job.train, seqLen);
+  const evaluation = { count: job.evalCount, batchSize: evalBatchSize(job.train) };
+  const need = (cfg: ModelConfig) => trainingMemoryNeed(cfg, job.train, seqLen, evaluation);
+  if (job.config) checkMemoryNeed(need(job.config));
   let model: LoopedModel;
   try {
     model = modelFor(job);
   } catch (e) {
     if (job.config && isAllocationFailure(e))
-      throw new CliError(
-        `out of memory making the model: ${memoryNeedLine(trainingMemoryNeed(job.config, job.train, seqLen), job.train.batchSize, seqLen)}`,
-      );
+      throw new CliError(`out of memory making the model: ${memoryNeedLine(need(job.config))}`);
     throw e;
   }
-  if (!job.config) checkTrainingMemory(model.config, job.train, seqLen);
+  if (!job.config) checkMemoryNeed(need(model.config));
   try {
     return await trainModel(job, model);
   } catch (e) {
     if (!isAllocationFailure(e)) throw e;
-    const need = trainingMemoryNeed(model.config, job.train, seqLen);
     throw new CliError(
-      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need, job.train.batchSize, seqLen)}`,
+      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need(model.config))}`,
     );
   }
 }
@@ -122,7 +126,7 @@ async function trainModel(
   // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
   const dev = job.backend.gpu ? deviceTraining(model, job.backend.ops, job.train) : undefined;
   const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
-  const evalBatch = Math.max(job.train.batchSize, 64);
+  const evalBatch = evalBatchSize(job.train);
   try {
     const res = await runTraining({
       runDir: job.runDir,

@@ -2,7 +2,8 @@
  * The coordinator side of the queue, shared by every command that fans trainings out (`looplm
  * sweep --queue`, `looplm reproduce --queue`): enqueue one job per run folder (idempotent: ids come from
  * the folder, member and seed, so a repeated command adds nothing and reuses finished jobs),
- * watch them with a progress table, and return each job's result as the queue holds it.
+ * watch them with a progress table, and return each job's result as its run folder holds it (the
+ * queue only says a job is done: member-result.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue } from "bullmq";
@@ -11,6 +12,7 @@ import { WatchInterrupted } from "../cli/interrupt.js";
 import { printable } from "../cli/printable.js";
 import { bullConnection, checkRedis, describeRedisError, type QueueAddress } from "./connection.js";
 import { signJob } from "./job-signature.js";
+import { folderResult } from "./member-result.js";
 import { type MemberStatus, progressView } from "./progress-table.js";
 import {
   QUEUE_NAME,
@@ -44,6 +46,13 @@ export interface CoordinatorOptions {
 /** Attempts of a job whose training process crashed (not of one that failed deterministically). */
 const ATTEMPTS = 3;
 
+/**
+ * Times a job reported complete without a finished run in its folder is queued again before it
+ * counts as failed: a worker that lost its folder trains it again, but a client that keeps
+ * marking it complete cannot keep the coordinator waiting forever.
+ */
+export const REQUEUES_OF_UNFINISHED = 3;
+
 type TrainingQueue = Queue<TrainingJobData, TrainingJobResult>;
 
 async function enqueue(
@@ -52,10 +61,13 @@ async function enqueue(
   job: TrainingJobData,
   note: (l: string) => void,
   secret: string | undefined,
+  /** Replace the job whatever its state (one reported complete whose folder holds no run). */
+  replace = false,
 ): Promise<void> {
   const d: TrainingJobData = secret ? { ...job, sig: signJob(job, secret) } : job;
   const existing = (await queue.getJob(id)) as Job<TrainingJobData> | undefined;
-  if (existing) {
+  if (existing && replace) await existing.remove();
+  else if (existing) {
     const state = await existing.getState();
     const same = sameSettings(existing.data, d);
     // A completed job's result stands, and a job in training was accepted by its worker, however
@@ -90,13 +102,35 @@ function metricText(r: TrainingJobResult): string {
   return e.metric === "accuracy" ? `${(100 * e.final).toFixed(2)} %` : `ppl ${e.final.toFixed(3)}`;
 }
 
+/** What `status` needs beside the job: the queue, where lines go, the secret, the re-queues. */
+interface Watch {
+  queue: TrainingQueue;
+  note: (l: string) => void;
+  secret: string | undefined;
+  /** Per job id: times it was reported complete without a finished run and queued again. */
+  requeued: Map<string, number>;
+  /** Per job id: the result read from its folder (read once: a log may be long). */
+  finished: Map<string, TrainingJobResult>;
+}
+
 async function status(
-  queue: TrainingQueue,
+  w: Watch,
   id: string,
   d: TrainingJobData,
-  note: (l: string) => void,
-  secret: string | undefined,
 ): Promise<{ view: MemberStatus; outcome?: TrainingOutcome }> {
+  const { queue, note, secret } = w;
+  const known = w.finished.get(id);
+  if (known) {
+    const view: MemberStatus = {
+      label: d.label,
+      state: "done",
+      worker: known.worker,
+      step: known.steps,
+      total: d.train.steps,
+      detail: metricText(known),
+    };
+    return { view, outcome: { state: "done", result: known } };
+  }
   // The state first, then the job: read the other way round, a job that completes in between
   // would show "completed" without its result.
   const state = await queue.getJobState(id);
@@ -113,16 +147,36 @@ async function status(
   }
   const p = (typeof job.progress === "object" ? job.progress : {}) as Partial<TrainingJobProgress>;
   const base = { label: d.label, step: p.step, total: p.total ?? d.train.steps };
-  const result = job.returnvalue;
-  if (state === "completed" && result) {
-    const view: MemberStatus = {
-      ...base,
-      state: "done",
-      worker: printable(result.worker),
-      step: result.steps,
-      detail: metricText(result),
-    };
-    return { view, outcome: { state: "done", result } };
+  if (state === "completed") {
+    // The queue's return value is only a claim: the numbers come from the run folder.
+    const got = folderResult(d, id);
+    const claimed = job.returnvalue as Partial<TrainingJobResult> | null | undefined;
+    const worker = printable(typeof claimed?.worker === "string" ? claimed.worker : "");
+    if (got.ok) {
+      const result: TrainingJobResult = { steps: got.steps, eval: got.eval, worker };
+      w.finished.set(id, result);
+      const view: MemberStatus = {
+        ...base,
+        state: "done",
+        worker,
+        step: result.steps,
+        detail: metricText(result),
+      };
+      return { view, outcome: { state: "done", result } };
+    }
+    const times = w.requeued.get(id) ?? 0;
+    const why = printable(got.why);
+    if (times >= REQUEUES_OF_UNFINISHED) {
+      const reason = `reported complete ${times + 1} times, but ${why}`;
+      return {
+        view: { ...base, state: "failed", detail: reason },
+        outcome: { state: "failed", reason },
+      };
+    }
+    w.requeued.set(id, times + 1);
+    note(`${printable(d.label)}: the queue reports it complete, but ${why}; queued again`);
+    await enqueue(queue, id, d, note, secret, true);
+    return { view: { label: d.label, state: "queued" } };
   }
   if (state === "failed") {
     const reason = printable(job.failedReason);
@@ -166,13 +220,19 @@ export async function trainOnQueue(
   const ids = jobs.map((d) => trainingJobId(d));
   const twice = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (twice >= 0) throw new CliError(`two jobs train the same run folder ${jobs[twice]!.runDir}`);
+  const watch: Watch = {
+    queue,
+    note: view.note,
+    secret: o.secret,
+    requeued: new Map(),
+    finished: new Map(),
+  };
   try {
     if (o.signal?.aborted) throw new WatchInterrupted("nothing was put on the queue");
     for (const [i, d] of jobs.entries()) await enqueue(queue, ids[i]!, d, view.note, o.secret);
     for (;;) {
       const now = [];
-      for (const [i, d] of jobs.entries())
-        now.push(await status(queue, ids[i]!, d, view.note, o.secret));
+      for (const [i, d] of jobs.entries()) now.push(await status(watch, ids[i]!, d));
       if (down) view.note(`Redis at ${o.address.display} is back`);
       down = false;
       view.update(now.map((s) => s.view));

@@ -29,6 +29,7 @@ import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
 import { withEvalProgress } from "../eval-progress.js";
+import { checkMemoryNeed, evaluationMemoryNeed } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import {
   addTaskOptions,
@@ -228,6 +229,16 @@ export async function runEval(
       kernels: backend.kernels,
       out,
     });
+  // (the rows are made batch by batch as they are read: only one batch must fit)
+  checkMemoryNeed(
+    evaluationMemoryNeed(cfg, task.seqLen, {
+      count: f.count,
+      batchSize: f.batchSize,
+      streamed: true,
+    }),
+    undefined,
+    { count: "--count", evalBatch: "--batch-size" },
+  );
   const batches = withEvalProgress(
     task.evalBatches({ count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",

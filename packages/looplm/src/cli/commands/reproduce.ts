@@ -18,6 +18,7 @@ import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
+import { removeSeedRecords } from "../reproduce/seed-record.js";
 import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
 import {
   claimTables,
@@ -86,18 +87,20 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
 }
 
 /**
- * What a finished study wrote (results.json, results.md, report.html, its <study>-*.svg plots):
- * `--overwrite` removes them before training, so a replaced study that is interrupted never
- * shows the old study's results as its own.
+ * What a finished study wrote: its seed records (seed-<k>.json) first, then results.json,
+ * results.md, report.html and its <study>-*.svg plots. `--overwrite` removes them before
+ * anything else, so a replaced study that is interrupted never shows the old study's results as
+ * its own, and a `--resume` after the interrupt cannot pick up the old study's seeds.
  */
 export function removeStudyResults(outDir: string, study: string): string[] {
   if (!existsSync(outDir)) return [];
+  const records = removeSeedRecords(outDir);
   const plots = readdirSync(outDir).filter((f) => f.startsWith(`${study}-`) && f.endsWith(".svg"));
   const gone = ["results.json", "results.md", "report.html", ...plots].filter((f) =>
     existsSync(join(outDir, f)),
   );
   for (const f of gone) rmSync(join(outDir, f), { force: true });
-  return gone;
+  return [...records, ...gone];
 }
 
 /**
@@ -120,9 +123,6 @@ async function runOne(
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const t0 = performance.now();
   const loadStart = loadNow();
-  if (f.resume && f.overwrite)
-    throw new CliError("--resume and --overwrite exclude each other: choose one");
-  if (f.overwrite) removeStudyResults(outDir, name);
   const opts = {
     outDir,
     seeds: f.seeds,
@@ -208,7 +208,12 @@ async function runOne(
 export async function runReproduce(study: string, f: Flags, cmd: Command): Promise<void> {
   const backend = commandBackend(cmd);
   const names = studyList(study);
+  if (f.resume && f.overwrite)
+    throw new CliError("--resume and --overwrite exclude each other: choose one");
   const queue = await studyQueue(f);
+  // Once the flags are checked, before anything is read or trained: every study's old results,
+  // seed records first.
+  if (f.overwrite) for (const name of names) removeStudyResults(join(f.out, name), name);
   // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
   // released, and the command says how to continue (exit 130/143), as `looplm train` does.
   // With --queue this process stops watching; the workers go on training the jobs.

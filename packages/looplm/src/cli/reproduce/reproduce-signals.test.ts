@@ -3,7 +3,8 @@
  * (its shell does not pass it on, and node is re-parented) and Ctrl-C to the whole group each
  * finish the member's step, checkpoint it, release every lock, print the resume command and exit
  * 143/130, leaving no process behind; the resume command then continues from the checkpoint.
- * `--overwrite` removes the old study's results first, so the interrupted study shows none.
+ * `--overwrite` removes the old study's results and seed records first, so the interrupted study
+ * shows none and its resume trains anew.
  */
 import { spawn, spawnSync } from "node:child_process";
 import {
@@ -78,7 +79,7 @@ function locks(dir: string): string[] {
 }
 
 describe("looplm reproduce and signals", () => {
-  it("--overwrite removes the old study's results, plots included, and nothing else", () => {
+  it("--overwrite removes the old study's seed records and results, plots included, and nothing else", () => {
     const dir = tmp();
     const old = [
       "results.json",
@@ -88,8 +89,19 @@ describe("looplm reproduce and signals", () => {
       "phop-per-step.svg",
     ];
     for (const f of [...old, "mano-metric.svg", "notes.txt"]) writeFileSync(join(dir, f), "old");
-    expect(removeStudyResults(dir, "phop").sort()).toEqual([...old].sort());
-    expect(readdirSync(dir).sort()).toEqual(["mano-metric.svg", "notes.txt"]);
+    // the seed records first (a folder under such a name is left for the reader to refuse)
+    for (const f of ["seed-1.json", "seed-12.json", "seed-x.json"])
+      writeFileSync(join(dir, f), "{}");
+    mkdirSync(join(dir, "seed-3.json"));
+    const gone = removeStudyResults(dir, "phop");
+    expect(gone.slice(0, 2).sort()).toEqual(["seed-1.json", "seed-12.json"]);
+    expect(gone.slice(2).sort()).toEqual([...old].sort());
+    expect(readdirSync(dir).sort()).toEqual([
+      "mano-metric.svg",
+      "notes.txt",
+      "seed-3.json",
+      "seed-x.json",
+    ]);
     expect(removeStudyResults(join(dir, "none"), "phop")).toEqual([]);
   });
 
@@ -97,7 +109,7 @@ describe("looplm reproduce and signals", () => {
     const out = join(tmp(), "studies");
     const study = join(out, "phop");
     mkdirSync(study, { recursive: true });
-    for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg"])
+    for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg", "seed-1.json"])
       writeFileSync(join(study, f), "an old study's results");
     const args = ["reproduce", "phop", "--seeds", "1", "--out", out];
     const member = join(study, "iso-flops", "seed-1", "1x1");

@@ -11,13 +11,14 @@
  * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
-import { readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
+import { readRegularFile } from "../regular-file.js";
 import type { SeedMachine } from "./seed-machine.js";
+import { checkSeedRecordBody, checkSeedRecordHeader, FieldProblem } from "./seed-record-schema.js";
 import type { StudyDef } from "./study-types.js";
 
 /** What one arm of one seed contributes to the study's tables. */
@@ -44,24 +45,67 @@ export function studySettings(def: StudyDef): string {
   return createHash("sha256").update(canonicalJson(def.arms)).digest("hex");
 }
 
+/** A seed record is a few kilobytes; anything this large is not one. */
+const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
 /**
- * The seed's record in `outDir`, or null where there is none; a record of another study or of
- * other settings is an error naming the file.
+ * The seed's record in `outDir`, or null where there is none. Only a regular file is read (a
+ * FIFO or device under its name is refused at once), and it is checked against the schema
+ * (seed-record-schema.ts) before any of its numbers is used: a record of another seed, another
+ * study or other settings, or one with a field out of place, is an error naming the file and the
+ * field.
  */
 export function readSeedRecord(def: StudyDef, outDir: string, seed: number): SeedRecord | null {
   const path = seedRecordPath(outDir, seed);
-  if (!existsSync(path)) return null;
-  const r = readJsonFile<SeedRecord>(path);
-  if (r.study !== def.name || r.seed !== seed || r.settings !== studySettings(def))
+  const text = readRegularFile(path, "a seed record", MAX_RECORD_BYTES);
+  if (text === null) return null;
+  const again = `remove it (or --overwrite) to train seed ${seed} again`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
     throw new CliError(
-      `${path} holds seed ${r.seed} of study "${r.study}" trained with other settings than this run's ${def.name} seed ${seed}: remove it (or --overwrite) to train the seed again`,
+      `${path} is not a seed record: not valid JSON (${(e as Error).message}); ${again}`,
     );
-  const missing = def.arms.filter((a) => !r.arms[a.id]).map((a) => a.id);
-  if (missing.length)
-    throw new CliError(
-      `${path} lacks the arm(s) ${missing.join(", ")}: remove it to train the seed`,
-    );
-  return r;
+  }
+  try {
+    const head = checkSeedRecordHeader(value);
+    if (head.seed !== seed)
+      throw new CliError(
+        `${path} holds seed ${head.seed}, not seed ${seed} (a record renamed or copied under another seed's name); ${again}`,
+      );
+    if (head.study !== def.name || head.settings !== studySettings(def))
+      throw new CliError(
+        `${path} holds seed ${head.seed} of study ${JSON.stringify(head.study)} trained with other settings than this run's ${def.name} seed ${seed}: ${again}`,
+      );
+    checkSeedRecordBody(def, value as Record<string, unknown>);
+  } catch (e) {
+    if (e instanceof FieldProblem)
+      throw new CliError(`${path} is not a valid seed record: ${e.message}; ${again}`);
+    throw e;
+  }
+  return value as SeedRecord;
+}
+
+/**
+ * Remove every seed record (`seed-<k>.json`) of the study in `outDir`, whatever kind of file it
+ * is; returns their names. `--overwrite` calls this before anything else, so that a replaced
+ * study that is interrupted can never be resumed into the old study's seeds.
+ */
+export function removeSeedRecords(outDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(outDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  // (a folder under such a name is left alone: reading it as a record is refused by name)
+  const gone = names.filter(
+    (n) => /^seed-\d+\.json$/.test(n) && !lstatSync(join(outDir, n)).isDirectory(),
+  );
+  for (const n of gone) rmSync(join(outDir, n), { force: true });
+  return gone;
 }
 
 export function writeSeedRecord(

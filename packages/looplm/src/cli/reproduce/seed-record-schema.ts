@@ -1,0 +1,173 @@
+/**
+ * The schema of a seed record (seed-record.ts), checked field by field before any number of it is
+ * used: every arm of the study with its sweep (the arm's protocol, one row per member in the
+ * arm's order, finite sizes), each metric in its range (accuracy in [0, 1], perplexity ≥ 1) and
+ * finite, and exactly the downstream, cloze and per-length scores the arm has. A record that
+ * someone edited by hand, or that a full disk cut short, is refused naming the field, instead of
+ * yielding "228.38 ± 291.59 %" or an internal message.
+ */
+import type { ArmDef, StudyDef } from "./study-types.js";
+
+/** A field of a record that is not as the schema says: where (`arms["a"].sweep.rows[0]…`), what. */
+export class FieldProblem extends Error {
+  override name = "FieldProblem";
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field} ${problem}`);
+  }
+}
+
+const show = (v: unknown): string => {
+  const t = v === undefined ? "absent" : JSON.stringify(v);
+  return t.length > 40 ? `${t.slice(0, 37)}...` : t;
+};
+const key = (at: string, k: string) => `${at}[${JSON.stringify(k)}]`;
+
+function obj(v: unknown, at: string): Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new FieldProblem(at, `must be an object, got ${show(v)}`);
+  return v as Record<string, unknown>;
+}
+
+function str(v: unknown, at: string): string {
+  if (typeof v !== "string") throw new FieldProblem(at, `must be a string, got ${show(v)}`);
+  return v;
+}
+
+function list(v: unknown, at: string): unknown[] {
+  if (!Array.isArray(v) || v.length === 0)
+    throw new FieldProblem(at, `must be a non-empty array, got ${show(v)}`);
+  return v;
+}
+
+function size(v: unknown, at: string): number {
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+    throw new FieldProblem(at, `must be a finite number ≥ 0, got ${show(v)}`);
+  return v;
+}
+
+type Metric = "accuracy" | "ppl";
+
+function metricValue(metric: Metric, v: unknown, at: string): number {
+  if (typeof v !== "number" || !Number.isFinite(v))
+    throw new FieldProblem(at, `must be a finite number, got ${show(v)}`);
+  if (metric === "accuracy" && (v < 0 || v > 1))
+    throw new FieldProblem(at, `is an accuracy of ${v}, outside [0, 1]`);
+  if (metric === "ppl" && v < 1) throw new FieldProblem(at, `is a perplexity of ${v}, below 1`);
+  return v;
+}
+
+function metricList(metric: Metric, v: unknown, at: string): void {
+  list(v, at).forEach((x, i) => {
+    metricValue(metric, x, `${at}[${i}]`);
+  });
+}
+
+/** The labels of an arm's members in its sweep's order (planIsoParameter / planIsoFlops). */
+export function armLabels(arm: Pick<ArmDef, "protocol" | "base" | "loops">): string[] {
+  const b = arm.base;
+  if (arm.protocol === "iso-param") return arm.loops.map((r) => `${b}⊗${r}`);
+  return arm.loops.flatMap((r) => (r > 1 ? [`${b}⊗${r}`, `${b * r}⊗1`] : [`${b}⊗1`]));
+}
+
+/** Per member label, accuracies at every loop step (downstream and cloze scores). */
+function scores(v: unknown, at: string, labels: readonly string[]): void {
+  const o = obj(v, at);
+  str(o.name, `${at}.name`);
+  const acc = obj(o.acc, `${at}.acc`);
+  for (const l of labels) metricList("accuracy", acc[l], key(`${at}.acc`, l));
+}
+
+function sweep(arm: ArmDef, v: unknown, at: string): void {
+  const o = obj(v, at);
+  if (o.protocol !== arm.protocol)
+    throw new FieldProblem(`${at}.protocol`, `must be "${arm.protocol}", got ${show(o.protocol)}`);
+  str(o.task, `${at}.task`);
+  if (o.metric !== "accuracy" && o.metric !== "ppl")
+    throw new FieldProblem(`${at}.metric`, `must be "accuracy" or "ppl", got ${show(o.metric)}`);
+  const metric: Metric = o.metric;
+  const labels = armLabels(arm);
+  const rows = list(o.rows, `${at}.rows`);
+  if (rows.length !== labels.length)
+    throw new FieldProblem(
+      `${at}.rows`,
+      `must hold the arm's ${labels.length} members (${labels.join(", ")}), got ${rows.length}`,
+    );
+  rows.forEach((r, i) => {
+    const w = `${at}.rows[${i}]`;
+    const x = obj(r, w);
+    if (x.label !== labels[i])
+      throw new FieldProblem(`${w}.label`, `must be "${labels[i]}", got ${show(x.label)}`);
+    if (x.role !== "looped" && x.role !== "baseline")
+      throw new FieldProblem(`${w}.role`, `must be "looped" or "baseline", got ${show(x.role)}`);
+    str(x.run, `${w}.run`);
+    size(x.params, `${w}.params`);
+    size(x.flops_per_token, `${w}.flops_per_token`);
+    metricValue(metric, x.metric_value, `${w}.metric_value`);
+    metricList(metric, x.per_step, `${w}.per_step`);
+  });
+}
+
+function armRecord(arm: ArmDef, v: unknown, at: string): void {
+  const o = obj(v, at);
+  sweep(arm, o.sweep, `${at}.sweep`);
+  const labels = armLabels(arm);
+  // exactly the scores the arm has: one seed with scores its others lack cannot be aggregated
+  const optional = (field: string, has: boolean, check: (x: unknown, w: string) => void) => {
+    const w = `${at}.${field}`;
+    if (!has && o[field] !== undefined)
+      throw new FieldProblem(w, "must be absent: the arm has no such evaluation");
+    if (has) {
+      if (o[field] === undefined) throw new FieldProblem(w, "is missing");
+      check(o[field], w);
+    }
+  };
+  optional("downstream", arm.mc !== undefined, (x, w) => scores(x, w, labels));
+  optional("cloze", arm.cloze !== undefined, (x, w) => scores(x, w, labels));
+  optional("perLength", arm.perLength !== undefined, (x, w) => {
+    const per = obj(x, w);
+    for (const l of labels)
+      list(per[l], key(w, l)).forEach((steps, i) => {
+        metricList("accuracy", steps, `${key(w, l)}[${i}]`);
+      });
+  });
+}
+
+function machine(v: unknown, at: string): void {
+  const o = obj(v, at);
+  str(o.recorded, `${at}.recorded`);
+  if (o.trained !== "here" && o.trained !== "queue")
+    throw new FieldProblem(`${at}.trained`, `must be "here" or "queue", got ${show(o.trained)}`);
+  str(o.backend, `${at}.backend`);
+  for (const k of ["cpu", "vector_isa", "node"]) if (o[k] !== undefined) str(o[k], `${at}.${k}`);
+}
+
+/**
+ * The header of a record (study, seed, settings), checked before its seed and settings are
+ * compared with the run's; throws FieldProblem.
+ */
+export function checkSeedRecordHeader(v: unknown): {
+  study: string;
+  seed: number;
+  settings: string;
+} {
+  const o = obj(v, "the record");
+  const study = str(o.study, "study");
+  if (typeof o.seed !== "number" || !Number.isInteger(o.seed) || o.seed < 1)
+    throw new FieldProblem("seed", `must be an integer ≥ 1, got ${show(o.seed)}`);
+  const settings = str(o.settings, "settings");
+  return { study, seed: o.seed, settings };
+}
+
+/** The arms (every arm of `def`) and machine of a record of `def`'s settings; throws FieldProblem. */
+export function checkSeedRecordBody(def: StudyDef, v: Record<string, unknown>): void {
+  const arms = obj(v.arms, "arms");
+  for (const arm of def.arms) {
+    const at = key("arms", arm.id);
+    if (arms[arm.id] === undefined) throw new FieldProblem(at, "is missing (an arm of the study)");
+    armRecord(arm, arms[arm.id], at);
+  }
+  if (v.machine !== undefined) machine(v.machine, "machine");
+}

@@ -1,0 +1,198 @@
+/**
+ * `looplm reproduce --resume` reads a study's finished seeds from their records (seed-<k>.json)
+ * and trains nothing for them: so every record is checked before any number of it is used. A
+ * tampered, truncated, misnamed or non-regular record is refused naming the file and the field;
+ * a FIFO under a record's name is refused at once; and `--overwrite` removes the seed records
+ * before anything else, so an interrupted overwrite can never be resumed into the old study.
+ */
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { planIsoFlops, planIsoParameter } from "@loop/looped";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { run } from "../run-in-process.test-util.js";
+import { modelConfig } from "./arm-inputs.js";
+import { type SeedRecord, studySettings } from "./seed-record.js";
+import { armLabels } from "./seed-record-schema.js";
+import { STUDY_NAMES, sweepStudy } from "./studies.js";
+import type { StudyDef } from "./study-types.js";
+
+afterEach(() => vi.restoreAllMocks());
+
+const PHOP = sweepStudy("phop", "cpu");
+
+/** A well-formed record of `def`'s seed `seed`, every member at accuracy `acc`. */
+function record(def: StudyDef, seed: number, acc = 0.5): SeedRecord {
+  const arms: SeedRecord["arms"] = {};
+  for (const arm of def.arms) {
+    const labels = armLabels(arm);
+    arms[arm.id] = {
+      sweep: {
+        protocol: arm.protocol,
+        task: arm.task.task,
+        metric: "accuracy",
+        rows: labels.map((label) => ({
+          label,
+          role: label.endsWith("⊗1") ? "baseline" : "looped",
+          run: label.replace("⊗", "x"),
+          params: 1000,
+          flops_per_token: 2000,
+          metric_value: acc,
+          per_step: [acc / 2, acc],
+        })),
+      },
+    };
+  }
+  return {
+    study: def.name,
+    seed,
+    settings: studySettings(def),
+    arms,
+    machine: { recorded: "2026-01-01T00:00:00.000Z", trained: "here", backend: "portable" },
+  };
+}
+
+/** A study folder holding `records` (seed k at index k − 1); returns --out. */
+function studyWith(records: unknown[]): { out: string; dir: string } {
+  const out = mkdtempSync(join(tmpdir(), "looplm-seed-records-"));
+  const dir = join(out, "phop");
+  mkdirSync(dir);
+  records.forEach((r, k) => {
+    writeFileSync(join(dir, `seed-${k + 1}.json`), JSON.stringify(r));
+  });
+  return { out, dir };
+}
+
+const resume = (out: string, seeds: number) =>
+  run(
+    ...["reproduce", "phop", "--seeds", String(seeds), "--out", out, "--resume"],
+    ...["--jobs", "1", "--backend", "portable"],
+  );
+
+describe("seed records", () => {
+  it("the schema's member labels are those the sweeps plan, for every arm of every study", () => {
+    for (const name of STUDY_NAMES) {
+      if (name === "exit-gate") continue;
+      for (const scale of ["cpu", "paper"] as const)
+        for (const arm of sweepStudy(name, scale).arms) {
+          const base = modelConfig(arm.model, arm.base, 1, 64);
+          const plan = arm.protocol === "iso-param" ? planIsoParameter : planIsoFlops;
+          expect(armLabels(arm), `${name} ${scale} ${arm.id}`).toEqual(
+            plan(base, arm.loops).map((p) => p.label),
+          );
+        }
+    }
+  });
+
+  it("well-formed records stand for their seeds: the study's table, nothing trained", async () => {
+    const { out, dir } = studyWith([record(PHOP, 1, 0.5), record(PHOP, 2, 0.7)]);
+    const r = await resume(out, 2);
+    expect(r.out).toMatch(/60\.00 ± 14\.14 %/);
+    expect(readdirSync(dir).filter((f) => !f.includes("."))).toEqual([]);
+  });
+
+  it("refuses a tampered, truncated or misnamed record, naming the file and the field", async () => {
+    const cases: [string, (r: SeedRecord) => unknown, string][] = [
+      [
+        "an accuracy of 7.5",
+        (r) => {
+          r.arms["iso-flops"]!.sweep.rows[1]!.metric_value = 7.5;
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.rows[1].metric_value is an accuracy of 7.5, outside [0, 1]',
+      ],
+      [
+        "a string for a number",
+        (r) => {
+          (r.arms["iso-flops"]!.sweep.rows[0]!.per_step as unknown[])[0] = "0.4";
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].per_step[0] must be a finite number, got "0.4"',
+      ],
+      [
+        "a missing arm",
+        (r) => {
+          r.arms = {};
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"] is missing (an arm of the study)',
+      ],
+      [
+        "a member renamed",
+        (r) => {
+          r.arms["iso-flops"]!.sweep.rows[0]!.label = "9⊗9";
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].label must be "1⊗1", got "9⊗9"; remove it (or --overwrite) to train seed 2 again',
+      ],
+      [
+        "no seed",
+        (r) => ({ ...r, seed: undefined }),
+        "is not a valid seed record: seed must be an integer ≥ 1, got absent",
+      ],
+      [
+        "another seed's record under this name",
+        (r) => ({ ...r, seed: 5 }),
+        "holds seed 5, not seed 2 (a record renamed or copied under another seed's name)",
+      ],
+      [
+        "another study's settings",
+        (r) => ({ ...r, settings: "0".repeat(64) }),
+        'holds seed 2 of study "phop" trained with other settings',
+      ],
+    ];
+    for (const [what, edit, message] of cases) {
+      const bad = edit(record(PHOP, 2));
+      const { out, dir } = studyWith([record(PHOP, 1), bad]);
+      await expect(resume(out, 2), what).rejects.toThrow(`${join(dir, "seed-2.json")} ${message}`);
+    }
+    // cut short (a full disk, a copy interrupted)
+    const { out, dir } = studyWith([record(PHOP, 1)]);
+    writeFileSync(join(dir, "seed-2.json"), JSON.stringify(record(PHOP, 2)).slice(0, 100));
+    await expect(resume(out, 2)).rejects.toThrow(
+      new RegExp(`^${join(dir, "seed-2.json")} is not a seed record: not valid JSON`),
+    );
+  });
+
+  it("a FIFO or a folder under a record's name is refused at once, by name", async () => {
+    const { out, dir } = studyWith([record(PHOP, 1)]);
+    // nothing ever writes into this FIFO: opening it to read would block for good
+    execFileSync("mkfifo", [join(dir, "seed-2.json")]);
+    await expect(resume(out, 2)).rejects.toThrow(
+      `${join(dir, "seed-2.json")} is a FIFO, not a regular file: a seed record is a file; remove it`,
+    );
+    const other = studyWith([record(PHOP, 1)]);
+    mkdirSync(join(other.dir, "seed-2.json"));
+    await expect(resume(other.out, 2)).rejects.toThrow(
+      `${join(other.dir, "seed-2.json")} is a folder, not a regular file`,
+    );
+  });
+
+  it("--overwrite removes the seed records first: an interrupted overwrite resumes nothing old", async () => {
+    const { out, dir } = studyWith([record(PHOP, 1, 0.9)]);
+    writeFileSync(join(dir, "results.json"), "{}");
+    // the overwrite stops at its first sweep (its folder is taken by a file): as interrupted
+    writeFileSync(join(dir, "iso-flops"), "not a folder");
+    await expect(
+      run(
+        ...["reproduce", "phop", "--seeds", "1", "--out", out, "--overwrite"],
+        ...["--jobs", "1", "--backend", "portable"],
+      ),
+    ).rejects.toThrow(/iso-flops/);
+    expect(existsSync(join(dir, "seed-1.json"))).toBe(false);
+    expect(existsSync(join(dir, "results.json"))).toBe(false);
+    // the resume it suggests trains the seed again (and stops at the same folder): it never
+    // prints the old study's 90 %
+    const again = resume(out, 1);
+    await expect(again).rejects.toThrow(/iso-flops/);
+    expect(readFileSync(join(dir, "iso-flops"), "utf8")).toBe("not a folder");
+  });
+});

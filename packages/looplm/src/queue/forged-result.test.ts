@@ -1,0 +1,111 @@
+/**
+ * A client with access to Redis (but not the jobs' secret) marks the coordinator's jobs completed
+ * with a made-up result. The coordinator takes its numbers from the members' run folders, never
+ * from the queue: a forged 99 % reaches neither sweep.json nor report.html; the job is queued
+ * again with a line saying why, and a real worker then trains it.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tinyPhop } from "../cli/tiny-args.test-util.js";
+import { parseQueueUrl } from "./connection.js";
+import { REQUEUES_OF_UNFINISHED } from "./coordinator.js";
+import { looplm, type RedisServer, redisServer, waitFor } from "./redis-server.test-util.js";
+import { QUEUE_NAME } from "./training-job.js";
+
+const SECRET = { LOOPLM_QUEUE_SECRET: "a shared secret of 32 characters" };
+const sweepArgs = (dir: string, url: string) => [
+  "sweep",
+  ...["--protocol", "iso-param", ...tinyPhop(16), "--base", "1", "--loops", "1"],
+  ...["--batch", "8", "--steps", "6", "--warmup", "1", "--eval-every", "3", "--eval-count", "8"],
+  ...["--out", dir, "--queue", url],
+];
+const FORGED = {
+  steps: 6,
+  eval: { metric: "accuracy", per_step: [0.99], final: 0.99 },
+  worker: "w",
+};
+
+/** A BullMQ worker that completes every job it takes with FORGED, training nothing. */
+function forger(url: string, onlyOnce: boolean) {
+  const w = new Worker(QUEUE_NAME, async () => FORGED, {
+    connection: parseQueueUrl(url).options,
+    concurrency: 1,
+  });
+  let forged = 0;
+  w.on("completed", () => {
+    forged++;
+    if (onlyOnce) void w.close();
+  });
+  return { close: () => w.close(), forged: () => forged };
+}
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await redisServer();
+}, 60_000);
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe("the coordinator reads results from the run folders, not from the queue", () => {
+  it("a job forged complete is queued again and trained; its forged 99 % is never written", async () => {
+    const url = `${redis.url}/1`;
+    const dir = mkdtempSync(join(tmpdir(), "looplm-forged-"));
+    const f = forger(url, true);
+    const coord = looplm(sweepArgs(dir, url), SECRET);
+    await waitFor("the coordinator to see the forged result", () =>
+      coord.err().includes("1⊗1: the queue reports it complete, but"),
+    );
+    expect(f.forged()).toBeGreaterThanOrEqual(1);
+    expect(coord.err()).toMatch(
+      /1⊗1: the queue reports it complete, but \S+1x1 holds no finished run \(no final\/\); queued again/,
+    );
+    await f.close();
+    const w = looplm(["worker", "--queue", url, "--threads", "1"], SECRET);
+    try {
+      const { code } = await coord.exited;
+      expect(code, coord.err()).toBe(0);
+    } finally {
+      w.proc.kill("SIGTERM");
+      await w.exited;
+    }
+    expect(w.err()).toContain("training 1⊗1 in");
+    const sweep = JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8"));
+    const log = readFileSync(join(dir, "1x1", "log.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    const last = JSON.parse(log.at(-1)!) as { step: number; eval: { final: number } };
+    expect(last.step).toBe(6);
+    expect(sweep.rows[0].metric_value).toBe(last.eval.final);
+    expect(sweep.rows[0].metric_value).not.toBe(0.99);
+    expect(readFileSync(join(dir, "report.html"), "utf8")).not.toContain("99.00");
+  }, 300_000);
+
+  it("a job forged complete again and again fails after a bounded number of re-queues", async () => {
+    const url = `${redis.url}/2`;
+    const dir = mkdtempSync(join(tmpdir(), "looplm-forged-"));
+    const f = forger(url, false);
+    const coord = looplm(sweepArgs(dir, url), SECRET);
+    try {
+      const { code } = await coord.exited;
+      expect(code).toBe(1);
+    } finally {
+      await f.close();
+    }
+    const lines = coord.err().split("\n");
+    expect(lines.filter((l) => l.includes("queued again"))).toHaveLength(REQUEUES_OF_UNFINISHED);
+    expect(lines.at(-2)).toMatch(
+      new RegExp(
+        `1 of 1 members failed .*1⊗1: reported complete ${REQUEUES_OF_UNFINISHED + 1} times, but \\S+ holds no finished run`,
+      ),
+    );
+    // the forged number is nowhere: no row, no report
+    const sweep = JSON.parse(readFileSync(join(dir, "sweep.json"), "utf8"));
+    expect(sweep.rows).toEqual([]);
+    expect(existsSync(join(dir, "report.html"))).toBe(false);
+    expect(existsSync(join(dir, "1x1", "final"))).toBe(false);
+  }, 120_000);
+});
