@@ -1,4 +1,4 @@
-/**
+/*
  * Forward of the tiled causal GQA attention, FlashAttention-2 style (docs/model.md §4):
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd] and lse [B, Hq, T];
  *   query head j uses KV head floor(j·Hkv/Hq); c = 1/sqrt(hd); S = c·q·kᵀ (s ≤ t).

@@ -1,4 +1,4 @@
-/**
+/*
  * The attention mixer's and the SwiGLU MLP's differentiable forwards (docs/model.md §4, §5),
  * written once against the backend ops (`ModelOps` of @loop/tensor) and their weights by their
  * §6 names (relative to the mixer or the MLP). The CPU's `AttentionMixer` and `SwiGluMlp` and

@@ -1,4 +1,4 @@
-/**
+/*
  * Attention mixer of docs/model.md §4: u [B, T, D] →
  *   q = u·q_projᵀ [B,T,Hq,hd], k = u·k_projᵀ, v = u·v_projᵀ [B,T,Hkv,hd] (no biases)
  *   q, k ← RoPE(·, rope_theta) at positions offset + t

@@ -1,4 +1,4 @@
-/**
+/*
  * Shape contract shared by the attention kernels (docs/model.md §4):
  *   q [B, T, Hq, hd], k and v [B, T, Hkv, hd], Hq divisible by Hkv;
  *   query head j reads KV head floor(j·Hkv/Hq) = floor(j / (Hq/Hkv)).

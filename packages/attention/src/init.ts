@@ -1,4 +1,4 @@
-/**
+/*
  * Weight initialisation shared by the modules of this package (docs/model.md §3): weights uniform
  * ±1/sqrt(fan_in); output projections additionally divided by sqrt(nLayers), one residual each.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * The native kernels of @loop/attention (native/attention.c), as its portable kernels call them:
  * group `attention`. The `/node` entry registers them; `kernelSet("attention")` finds them.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * SwiGLU MLP of docs/model.md §5: x [..., D] → down_proj(silu(gate_proj(x)) ⊙ up_proj(x)) [..., D].
  * gate_proj, up_proj [dFf, D]; down_proj [D, dFf]; no biases. Initialisation: uniform
  * ±1/sqrt(fan_in); down_proj additionally divided by sqrt(nLayers) (residual scaling).

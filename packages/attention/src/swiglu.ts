@@ -1,4 +1,4 @@
-/**
+/*
  * Fused SwiGLU gate (docs/model.md §5): y = silu(gate) ⊙ up, silu(x) = x·σ(x).
  *   gate, up [..., F] (same shape) → y [..., F]
  *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ silu(gate)

@@ -1,4 +1,4 @@
-/**
+/*
  * Exact-match accuracy of a task's evaluation set, per loop step and under exit-gate selection.
  *   per step r:  prediction = argmax_v logits(r)[b, t, v] at every scored position (target ≠ −100)
  *   gated at q:  z = thresholdExit(pdf, q) per token (docs/exit-gate.md "Inference"); prediction =

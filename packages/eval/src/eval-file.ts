@@ -1,4 +1,4 @@
-/**
+/*
  * eval.json, written by `looplm eval` into a run folder (or anywhere with --out):
  * {
  *   "format": "looplm-eval/1",

@@ -1,4 +1,4 @@
-/**
+/*
  * What the evaluators need from a model: per-loop-step logits (and readouts for the exit gate),
  * the LM head for scoring a few positions, and the exit gate. `LoopedModel` satisfies it;
  * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded), and

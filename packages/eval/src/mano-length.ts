@@ -1,4 +1,4 @@
-/**
+/*
  * Mano accuracy per expression length: a model scored at every ℓ = 1..L on `count` fresh
  * expressions per ℓ, accuracy at every loop step (docs/tasks.md "Mano").
  *

@@ -1,4 +1,4 @@
-/**
+/*
  * Perplexity per loop step on packed token batches:
  *   NLL(r) = −(1/N) Σ_{targets y ≠ −100} log softmax(logits(r)[b, t])_y,   PPL(r) = exp(NLL(r))
  * (N = number of non-ignored targets; sums in float64). With a gate and thresholds q, the

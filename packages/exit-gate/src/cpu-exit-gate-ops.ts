@@ -1,4 +1,4 @@
-/** The CPU's exit-gate ops as a `ModelOps` slice (@loop/tensor): this package's ops as they are. */
+/* The CPU's exit-gate ops as a `ModelOps` slice (@loop/tensor): this package's ops as they are. */
 import type { ExitGateOps, IntTensor, Tensor } from "@loop/tensor";
 import { exitPdf } from "./exit-pdf.js";
 import { gateLogits } from "./gate-logits.js";

@@ -1,4 +1,4 @@
-/**
+/*
  * The exit gate module (docs/exit-gate.md): λ(r) = sigmoid(weight · readout(r) + bias) per loop step
  * and token. Parameters, named relative to the gate (the model prefixes "exit_gate."):
  *   weight [1, D], bias [1]   (docs/model.md §6 names exit_gate.weight, exit_gate.bias)

@@ -1,4 +1,4 @@
-/**
+/*
  * The exit distribution as a fused op (docs/exit-gate.md "Gate and exit distribution"):
  *   p(r) = λ(r)·S(r−1) for r < R,  p(R) = S(R−1),  S(r) = Π_{j≤r} (1 − λ(j)),  λ = sigmoid(a)
  * computed in log space in float64 (log-pdf.ts) so it is exact for large |a| and Σ_r p(r) = 1.

@@ -1,4 +1,4 @@
-/**
+/*
  * Statistics of per-token exit steps z (1-based, [...S]) — the predicted depth reported beside
  * accuracy (docs/exit-gate.md "Inference"): the mean selected step, the histogram over steps, and a
  * q-sweep giving (mean depth, metric) for each threshold. Statistics can be restricted to the

@@ -1,4 +1,4 @@
-/**
+/*
  * Gate logits for every loop step (docs/exit-gate.md "Gate and exit distribution"):
  *   a[r, m] = Σ_d weight[0, d] · readout(r)[m, d] + bias[0]        λ(r)_m = sigmoid(a[r, m])
  * Shapes: readouts R × [...S, D], weight [1, D], bias [1] → a [R, ...S].

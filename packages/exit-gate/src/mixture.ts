@@ -1,4 +1,4 @@
-/**
+/*
  * p-weighted mixtures over loop steps (docs/exit-gate.md "Inference": "the p-weighted mixture of the
  * per-step logits"), two fused ops:
  *   mixtureLogits:   y[m, v] = Σ_r p(r)_m · logits(r)[m, v]             (docs/exit-gate.md, literally)

@@ -1,4 +1,4 @@
-/**
+/*
  * Per-token cross-entropy of every loop step's logits, stacked step-major:
  *   ℓ[r, m] = −log_softmax(logits(r)[m])[target_m]   (0 where target_m = −100)
  * Shapes: logits R × [...S, V], targets int [...S] → ℓ [R, ...S]. Composed from the tensor

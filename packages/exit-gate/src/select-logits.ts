@@ -1,4 +1,4 @@
-/**
+/*
  * Per-token choice among the loop steps' logits (docs/exit-gate.md "Inference"):
  *   selectLogits: y[m, :] = logits(z_m)[m, :]   for 1-based exit steps z [...S]
  *   exitAtStep:   logits(step) for every token (Ouro's exit_at_step)

@@ -1,4 +1,4 @@
-/**
+/*
  * Stage-1 entropy-regularised objective (docs/exit-gate.md "Training", stage 2 of 3):
  *   L1 = (1/N) Σ_{m: target_m ≠ −100} [ Σ_r p(r)_m·ℓ(r)_m − β·H(p_m) ],
  *   H(p_m) = −Σ_r p(r)_m ln p(r)_m (natural log),  N = number of non-ignored targets.

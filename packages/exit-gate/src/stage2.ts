@@ -1,4 +1,4 @@
-/**
+/*
  * Stage-2 focused gate objective (docs/exit-gate.md "Training", stage 3 of 3). With the per-step
  * losses ℓ treated as constants (detached) and λ = sigmoid(a):
  *   I(r)_m = max(0, ℓ(r−1)_m − ℓ(r)_m),   w(r)_m = sigmoid(k·(I(r)_m − γ))

@@ -1,4 +1,4 @@
-/**
+/*
  * Threshold exit (docs/exit-gate.md "Inference: threshold exit"):
  *   CDF(n)_m = Σ_{r≤n} p(r)_m,   z_m = min{ n : CDF(n)_m ≥ q }  (R if never reached)
  * The CDF is summed in float64 from the float32 p. Σ_r p(r) is 1 only up to rounding, so at q = 1

@@ -1,4 +1,4 @@
-/**
+/*
  * Parameter and FLOP accounting (docs/model.md §7). Parameters are counted exactly from §6 (a tied
  * head once). Forward FLOPs per token, 2 per multiply-add:
  *   Mamba-2 layer  2D(2Di+2G·Ns+H) + 2K(Di+2G·Ns) + 5·Di·Ns + 2·Di·D

@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU backend's ops (`BackendOps` of @loop/tensor): the engine's general and training ops and
  * the fused ops of the mixers and the exit gate, each package's slice as it exports it. The CPU
  * classes (`LoopedModel`, `Layer`, the mixers, `ExitGate`) run the generic forward on these, so

@@ -1,4 +1,4 @@
-/**
+/*
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
  * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
  * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1)

@@ -1,4 +1,4 @@
-/**
+/*
  * Recurrent decoding. A looped model keeps one state per (loop step, layer): conv/SSM state for
  * Mamba layers, a KV cache for attention layers — R·N states. Each new token runs through all R
  * steps; step r's layers advance their own states (positions restart at 0 every loop step).

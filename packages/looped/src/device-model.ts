@@ -1,4 +1,4 @@
-/**
+/*
  * A looped model on a backend (docs/architecture.md): every parameter of a CPU `LoopedModel`
  * uploaded once by its docs/model.md §6 name (persistent, trainable leaves), and the forward of
  * looped-forward.ts on the backend's ops. The trained values go back into a `LoopedModel` for

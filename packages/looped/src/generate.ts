@@ -1,4 +1,4 @@
-/**
+/*
  * Autoregressive generation (batch 1) under a step policy: how many loop steps each token runs.
  *   "full": every token through all R steps (`decodeStep`, model.md §1); the prompt goes in as
  *     one chunked prefill (prefill.ts), which leaves the same states as feeding it token by token;

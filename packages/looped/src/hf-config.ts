@@ -1,4 +1,4 @@
-/**
+/*
  * Hugging Face `Mamba2ForCausalLM` config.json → looplm config (R = 1). The weight names already
  * match docs/model.md §6, so only the config needs translating. Settings looplm's maths does not
  * implement are rejected by name rather than silently ignored.

@@ -1,4 +1,4 @@
-/**
+/*
  * The loop over R (docs/model.md §1), written once for the training forward, decoding, prefill,
  * early-exit decoding and prefill, and the WebGPU model's forward: R loop steps of the shared N
  * layers, each step ending with `endOfStep` (norm_f when loop_norm). What differs between them is

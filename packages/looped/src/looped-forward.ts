@@ -1,4 +1,4 @@
-/**
+/*
  * The looped model's differentiable forward (docs/model.md §1–§2), written once against the
  * backend ops (`ModelOps` of @loop/tensor) and the weights by their §6 names. `LoopedModel` runs
  * it on the CPU ops, `DeviceModel` on any backend's:

@@ -1,4 +1,4 @@
-/**
+/*
  * The mixers' own configs for a model config (model.md §3–§4): the one translation from the
  * formats.md `config.json` keys to `@loop/ssm-kernels` and `@loop/attention`, so sizes derived
  * from a config (parameter shapes, FLOPs) come from the mixers' own formulas.

@@ -1,4 +1,4 @@
-/**
+/*
  * The looped model N⊗R (docs/model.md §1): h(0) = embed(tokens); h(r) = M(h(r−1)) for r = 1..R with
  * the same N layers every step (then h(r) = norm_f(h(r)) when loop_norm); readout(r) =
  * norm_f(h(r)) (or h(r) itself with loop_norm); logits(r) = readout(r)·Wᵀ with W the LM head or,

@@ -1,4 +1,4 @@
-/**
+/*
  * Early-exit prefill: T tokens per sequence at once under the rules of `decodeStepEarlyExit`
  * (decode-early-exit.ts), run loop step by loop step over the whole sequence like `prefill`.
  * Step-major order is possible because token t's exit decision at step r depends only on its own

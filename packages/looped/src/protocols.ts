@@ -1,4 +1,4 @@
-/**
+/*
  * The paper's comparison protocols, as data a user can print:
  *  - iso-parameter: N⊗R for each R — same N layers, so the same parameters, R× the compute;
  *  - iso-FLOPs: N⊗R beside (N·R)⊗1 — same effective depth and compute, R× fewer parameters

@@ -1,4 +1,4 @@
-/**
+/*
  * Every parameter's name and shape for a config (docs/model.md §6), in a fixed order. The single
  * source for strict checkpoint loading and exact parameter counting.
  */

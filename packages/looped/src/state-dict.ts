@@ -1,4 +1,4 @@
-/**
+/*
  * Weights ↔ named arrays (docs/model.md §6 names). Loading is strict: every missing, unexpected and
  * wrongly shaped tensor is listed by name in one error.
  */

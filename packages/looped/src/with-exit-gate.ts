@@ -1,4 +1,4 @@
-/**
+/*
  * Add an exit gate to a model trained without one (stage 1 after pre-training, exit-gate.md
  * "Training: three stages"): the same config with exit_gate true, every backbone and head weight
  * copied, and the gate freshly initialised from `seed` as a new model of that seed would have it.

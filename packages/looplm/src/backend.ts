@@ -1,4 +1,4 @@
-/**
+/*
  * The compute backends. Starting one returns a value (ComputeBackend) that the commands pass to
  * training, evaluation, generation and forward. `portable` is the TypeScript + WebAssembly
  * kernels (what a browser without WebGPU runs), `native` the C kernels compiled from source on

@@ -1,4 +1,4 @@
-/**
+/*
  * What one training step costs the GPU's command encoding, counted by the context
  * (`GpuContext.counters()`): dispatches, bind groups created and the CPU time spent encoding,
  * for one step of the webgpu backend's training (@loop/train's `deviceStepEngine` over

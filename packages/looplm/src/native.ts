@@ -1,4 +1,4 @@
-/**
+/*
  * Switch every package's native kernels on or off in one call. Native kernels are C compiled
  * from source on this machine the first time (a few seconds, then cached; see @loop/tensor/node
  * buildNativeAddon): the GEMM and elementwise kernels of @loop/tensor, the Mamba-2 kernels of

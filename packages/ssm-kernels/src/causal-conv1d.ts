@@ -1,4 +1,4 @@
-/**
+/*
  * Causal depthwise conv1d over time (docs/model.md §3.2), no activation:
  *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c]
  * where in[b,τ,c] = x[b,τ,c] for τ ≥ 0 and, for τ < 0, the optional initial conv state

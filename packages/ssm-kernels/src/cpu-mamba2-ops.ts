@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU's Mamba-2 ops as a `ModelOps` slice (@loop/tensor): this package's fused ops, called
  * as they are; index tensors (`seqIdx`) reach them as their Int32Array.
  */

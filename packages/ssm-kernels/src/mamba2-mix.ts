@@ -1,4 +1,4 @@
-/**
+/*
  * The Mamba-2 mixer's differentiable forward (docs/model.md §3), written once against the
  * backend ops (`ModelOps` of @loop/tensor) and its weights by their §6 names (relative to the
  * mixer: "in_proj.weight", …). The CPU's `Mamba2Mixer` and every device model run this:

@@ -1,4 +1,4 @@
-/**
+/*
  * The Mamba-2 mixer (docs/model.md §3) as a module: u [B,T,D] → [B,T,D].
  *   zxbcdt = u·in_projᵀ → z [Di], xBC [C], dt [H];  xBC ← silu(causal_conv1d(xBC))
  *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)

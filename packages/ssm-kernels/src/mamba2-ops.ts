@@ -1,4 +1,4 @@
-/**
+/*
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5):
  *   softplusBias: dt[..., h] = softplus(raw[..., h] + bias[h])  (exact, stable softplus)
  *       ∂raw = g·σ(raw + bias),  ∂bias = Σ ∂raw

@@ -1,4 +1,4 @@
-/**
+/*
  * One-token recurrent step of the Mamba-2 mixer (docs/model.md §3, decode state per layer), on raw
  * arrays, for inference. For each batch row b, with u [D]:
  *   [z, xBC, dt] = u·in_projᵀ;  conv: out[c] = bias[c] + Σ_{k<K−1} w[c,k]·conv[c,k] + w[c,K−1]·xBC[c],

@@ -1,4 +1,4 @@
-/**
+/*
  * The native kernels of @loop/ssm-kernels, as its portable kernels call them: group `ssm`
  * (native/ssm.c: conv1d, gated RMSNorm, small fused ops), group `ssd` (native/ssd.c: the
  * chunked SSD scan) and group `mamba2Step` (native/mamba2-step.c: the mixer's one-token decode

@@ -1,4 +1,4 @@
-/**
+/*
  * Hand-written backward of the chunked SSD forward (ssd-chunked-forward.ts). Chunks are visited
  * last to first carrying R = ∂L/∂S_end of the current chunk (the final-state gradient to start),
  * kept transposed (Rᵀ [N,P]) like the state. Per (batch, chunk, head), with

@@ -1,4 +1,4 @@
-/**
+/*
  * Differentiable chunked SSD scan (docs/model.md §3.5; the D skip y += D_h·x optional, fused): the op
  * the Mamba-2 mixer trains with. Forward in ssd-chunked-forward.ts, hand-written backward in ssd-chunked-backward.ts;
  * it computes exactly what ssd-scan-ref.ts computes, for any T and chunk size.

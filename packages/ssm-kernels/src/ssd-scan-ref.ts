@@ -1,4 +1,4 @@
-/**
+/*
  * SSD scan, sequential reference (the oracle), docs/model.md §3.5 without the D term:
  *   per head h, group g = floor(h·G/H), state S ∈ R^{P×N} (S_{-1} = initial state or 0):
  *     S_t = exp(dt_t·A_h)·S_{t-1} + dt_t·(x_t ⊗ B_t[g]),   y_t = S_t · C_t[g]

@@ -1,4 +1,4 @@
-/**
+/*
  * Shape contract shared by both SSD scan implementations (docs/model.md §3.5):
  *   x [B,T,H,P], dt [B,T,H], A [H], B and C [B,T,G,N], optional initial state [B,H,P,N]
  *   → y [B,T,H,P] and final state [B,H,P,N]. Head h reads group g = floor(h·G/H).

@@ -1,4 +1,4 @@
-/**
+/*
  * The interface every task (Mano, p-hop, language modelling) implements, so a trainer or an
  * evaluator can take any of them.
  */

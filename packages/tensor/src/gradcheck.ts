@@ -1,4 +1,4 @@
-/**
+/*
  * Finite-difference gradient checker used by the tests of every fused op in the project.
  *
  * For a random upstream gradient dy it compares the analytic gradient of f = Σ y ⊙ dy (from the

@@ -1,4 +1,4 @@
-/**
+/*
  * The small module convention every model part follows: a module owns named parameter tensors
  * (names as in docs/model.md §6, relative to the module) and says which are exempt from weight decay.
  * Loading weights copies into the existing tensors, so graphs keep pointing at the same leaves.

@@ -1,4 +1,4 @@
-/** Shared helpers for tests of this and later packages: seeded random tensors. */
+/* Shared helpers for tests of this and later packages: seeded random tensors. */
 import { Rng } from "./rng.js";
 import { allocF32, type Shape, sizeOf, Tensor } from "./tensor.js";
 

@@ -1,4 +1,4 @@
-/**
+/*
  * Seeded, portable random numbers: xoshiro128** 1.1 (Blackman & Vigna, 2018) on 32-bit integer
  * maths, seeded through splitmix32, so every platform produces the same stream for the same seed.
  * One generator serves the whole project: weight initialisation, dropout-free training order,

@@ -1,4 +1,4 @@
-/**
+/*
  * What a layer and the decoders need from a sequence mixer (Mamba-2, attention, or a new one),
  * whatever its decoding state: the mixer owns that state — it makes it, advances it by one
  * token or by a run of tokens, takes tokens into chosen rows without output, and runs a step on

@@ -1,4 +1,4 @@
-/** The native kernels of @loop/tensor (native/tensor.c), as the portable ops call them. */
+/* The native kernels of @loop/tensor (native/tensor.c), as the portable ops call them. */
 import type { GemmFn } from "./kernels/gemm-fn.js";
 import type { NativeBinarySame } from "./ops/binary.js";
 import type { NativeCeBwd, NativeCeFwd } from "./ops/cross-entropy-kernels.js";

@@ -1,4 +1,4 @@
-/**
+/*
  * Float32 tensors: row-major storage plus a shape. Storage lives in a SharedArrayBuffer when the
  * platform offers one, so worker threads can read and write it without copies.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * The training step on a backend's own tensors (a GPU), written once over `TrainOps`: the
  * `StepEngine` the Trainer drives. One step = zero the gradients; per micro-batch upload the
  * batch, the stage's loss, start it on the device (`flush`), backward seeded with 1/micro-batches,

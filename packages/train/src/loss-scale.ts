@@ -1,4 +1,4 @@
-/**
+/*
  * Dynamic loss scaling for mixed-precision training (TrainOptions.precision "mixed"): the
  * backward pass is seeded with the loss weight × `scale`, so that gradients stored in f16 on the
  * way (GEMM operands) stay above f16's smallest normal (6.1e-5); the f32 gradients are divided

@@ -1,4 +1,4 @@
-/**
+/*
  * `deviceStepEngine` with dynamic loss scaling (loss-scale.ts), for mixed-precision training:
  * the same engine over the device's ops with two of them wrapped — `backward` seeds the scaled
  * weight, `gradNorm` first divides the gradients by the scale (the backend's `scaleGrads` op: 1/scale,

@@ -1,4 +1,4 @@
-/**
+/*
  * Training options with defaults and validation (each error names the option).
  */
 import type { AdamWOptions } from "@loop/tensor";

@@ -1,4 +1,4 @@
-/**
+/*
  * The seam through which a training step runs somewhere other than the CPU kernels (a GPU): the
  * `Trainer` keeps the step count, the learning-rate schedule and the data cursor; an engine does
  * forward, loss, backward, clipping and the AdamW update on its own copy of the weights and the

@@ -1,4 +1,4 @@
-/**
+/*
  * The training loop core, free of file I/O: one optimizer step = gradAccum micro-batches of
  * forward + backward, global-norm clipping, AdamW with the warmup-cosine learning rate. A
  * non-finite loss or gradient norm raises `NonFiniteError` before any weight changes, so the last

@@ -1,4 +1,4 @@
-/**
+/*
  * Activation checkpointing on the GPU (the CPU's is @loop/tensor's `checkpoint`): `fn(x)` runs
  * without recording and its intermediate tensors go back to the pool at once, keeping only the
  * output; the backward runs `fn` again on x with recording on and backpropagates through that

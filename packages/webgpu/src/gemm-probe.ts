@@ -1,4 +1,4 @@
-/**
+/*
  * A GEMM throughput probe for benchmarks: times `iters` dispatches of the tiled GEMM on one shape
  * between two `ctx.sync()` calls (after a warm-up dispatch that also compiles the pipeline) and
  * reports GFLOP/s = 2·M·N·K·iters / seconds. The operands are filled on the device, so nothing

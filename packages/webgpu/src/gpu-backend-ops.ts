@@ -1,4 +1,4 @@
-/**
+/*
  * The WebGPU backend's whole op set on one device: the model's ops, the training step's and
  * activation checkpointing.
  */

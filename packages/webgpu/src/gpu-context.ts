@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" />
-/**
+/*
  * One WebGPU device and everything that keeps a training step on it: compiled pipelines (cached
  * per kernel), a pool of storage buffers reused across steps, one command encoder that collects
  * every dispatch until something must be read back, and a uniform arena that carries each

@@ -1,4 +1,4 @@
-/**
+/*
  * What a `GpuContext` reports about itself: its counters (dispatches, encoding time, bind groups,
  * pipelines, submits), the events it calls back on, and its pool's memory figures.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Tensors that live on the GPU: a pooled storage buffer, a shape and an element type. Tensors
  * made during a step are transient: `releaseTransients` returns their buffers to the pool at the
  * end of the step, except those the caller keeps. Parameters, their gradients and optimiser

@@ -1,4 +1,4 @@
-/**
+/*
  * `TrainOps` of the WebGPU backend: what @loop/tensor's `AdamWCore` and `clipGradients` and
  * @loop/train's `deviceStepEngine` need, on `GpuTensor`s of one context. Every op enqueues
  * kernels and reads nothing back; `read` is the one round trip (a step reads its losses and the

@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu`: the WebGPU backend. A `GpuContext` wraps one device; `GpuTensor`s live on it
  * for a whole training step; ops enqueue WGSL kernels and record their gradients on a GPU tape.
  * In a browser pass `navigator.gpu` to `requestGpuContext`; in Node use `@loop/webgpu/node`.

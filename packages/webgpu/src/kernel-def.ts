@@ -1,4 +1,4 @@
-/**
+/*
  * A compute kernel as data: its WGSL body plus a declaration of its uniform parameters and its
  * storage buffers, from which the binding header is generated. Every kernel uses one layout:
  *   @group(0) @binding(0) var<uniform> p: Params;          (the declared scalars, in order)

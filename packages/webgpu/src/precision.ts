@@ -1,4 +1,4 @@
-/**
+/*
  * The numeric precision of a context's matrix products. "fp32" (the default): every GEMM reads
  * f32 operands. "mixed": each GEMM's two operands are rounded to f16 (binary16) and stored so
  * before the product; the products accumulate in f32 and write f32, so the weights, their

@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only entry of @loop/attention: compile (first use only, cached) and switch on the native
  * attention kernels (native/attention.c). They are registered as the kernel set `attention`
  * (native-kernel-sets.ts), which the portable kernels use when present; `LOOPLM_NATIVE=0` or a

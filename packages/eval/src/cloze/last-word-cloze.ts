@@ -1,4 +1,4 @@
-/**
+/*
  * A last-word cloze built from held-out text, scored as multiple choice: for every sentence that
  * ends in a word (letters, then . ! or ?), the context is the text before that word (up to
  * `maxContextChars`, cut at a space) and the choices are the word and `choices − 1` distractors

@@ -1,4 +1,4 @@
-/**
+/*
  * Multiple-choice evaluation: build the harness requests for every (item, choice), score them
  * with a log-likelihood function (a model's loop steps, or any stand-in), and report acc,
  * acc_norm and acc_bytes per loop step.

@@ -1,4 +1,4 @@
-/**
+/*
  * Log-likelihood requests tokenised the lm-evaluation-harness way (HFLM `_encode_pair` and
  * `_loglikelihood_tokens`):
  *  1. continuation = delimiter + choice (delimiter " " by default: `target_delimiter`).

@@ -1,4 +1,4 @@
-/**
+/*
  * Multiple-choice items and the generic JSONL format, one item a line:
  *   {"context": string, "choices": [string, …] (≥ 2), "label": integer index of the right choice}
  * Blank lines are skipped. Every malformed line is an error naming the line and the field.

@@ -1,4 +1,4 @@
-/**
+/*
  * Multiple-choice metrics from per-choice log-likelihoods (lm-evaluation-harness
  * `process_results` for multiple_choice):
  *   acc      = [argmax_i ll_i = label]

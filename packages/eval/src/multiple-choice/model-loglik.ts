@@ -1,4 +1,4 @@
-/**
+/*
  * Continuation log-likelihoods under every loop step of a model:
  *   ll(r) = Σ_j log softmax(logits(r)[p_j])[cont_j],   p_j = len(input) − len(cont) + j
  * Requests are sorted by input length (longest first, as the harness does) and run in batches

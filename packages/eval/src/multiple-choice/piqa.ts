@@ -1,4 +1,4 @@
-/**
+/*
  * PIQA in the lm-evaluation-harness form: each `{goal, sol1, sol2}` line of the data file and
  * the label (0 or 1) on the same line of the labels .lst file become
  *   context "Question: {goal}\nAnswer:",  choices [sol1, sol2],  label

@@ -1,4 +1,4 @@
-/** The last-word cloze of a corpus's held-out documents (the validation split an LM task uses). */
+/* The last-word cloze of a corpus's held-out documents (the validation split an LM task uses). */
 import { loadCorpusSplit } from "@loop/tasks/node";
 import { type ClozeOptions, lastWordClozeItems } from "../cloze/last-word-cloze.js";
 import type { McItem } from "../multiple-choice/mc-items.js";

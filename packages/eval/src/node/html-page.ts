@@ -1,4 +1,4 @@
-/**
+/*
  * One self-contained HTML page: inline CSS, inline SVG figures (rendered from Vega-Lite specs),
  * key/value tables and preformatted text; no script, no external resource.
  */

@@ -1,4 +1,4 @@
-/** Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
+/* Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fsError } from "@loop/tensor/node";

@@ -1,4 +1,4 @@
-/**
+/*
  * Vega-Lite spec → SVG string, headless: vega-lite compiles to a Vega spec, a Vega View with the
  * "none" renderer lays it out and serialises SVG (no canvas, no DOM, no network). Both packages
  * are optional peer dependencies, imported on the first chart.

@@ -1,4 +1,4 @@
-/**
+/*
  * report.html for one run folder: facts (task, model, params, FLOPs/token, stage), the loss
  * curve from log.jsonl, the eval metric during training, the metric by loop step (eval.json and
  * the last training eval), and for a gated model the exit-step histogram and the depth/metric

@@ -1,4 +1,4 @@
-/**
+/*
  * The plain-text summary `looplm eval` prints for an eval.json: the metric (and multiple-choice
  * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * The run and sweep folder formats (written by @loop/train and the experiment driver), parsed
  * from their text:
  *   run.json    {"task": {name, …}, "model": {config.json}, "train": {…}, "seed", "stage"}

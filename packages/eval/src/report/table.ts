@@ -1,4 +1,4 @@
-/**
+/*
  * The sweep comparison table (params, forward FLOPs/token, metric), as Markdown or aligned
  * plain text. Accuracy prints as a percentage with two decimals, perplexity with two decimals.
  */

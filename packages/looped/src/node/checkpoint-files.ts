@@ -1,4 +1,4 @@
-/**
+/*
  * Checkpoint folders (docs/formats.md): `config.json` + `model.safetensors`, written atomically
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
  * (model_type "mamba2") loads as a 1-loop looplm model without renaming.

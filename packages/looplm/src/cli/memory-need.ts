@@ -1,4 +1,4 @@
-/**
+/*
  * What a training setting needs in memory, at least, so that a setting no machine could hold
  * (a --batch of two billion, a --d-model of a million) is refused before any work with the
  * amount it needs, instead of failing deep inside an allocation ("Invalid typed array length").

@@ -1,4 +1,4 @@
-/**
+/*
  * The `looplm` command line: one commander program, one file per command under commands/, each
  * registering itself here. Errors from bad input surface as `CliError` (or any Error) and are
  * printed as one line.

@@ -1,4 +1,4 @@
-/**
+/*
  * `inputs.json` of docs/formats.md: {"tokens": [[int]] B×T, "targets": [[int]] B×T (−100 = ignore),
  * "beta", "k", "gamma": numbers, "q": [numbers]}. Every malformed input is one clear error.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Everything `outputs.safetensors` holds for a model and inputs (docs/formats.md "Golden vectors"):
  * logits.step{r}, loss.final, grad.final.{param}, and with an exit gate gate.lambda, exit.pdf,
  * loss.stage1, grad.stage1.{param} (every parameter), loss.stage2, grad.stage2.exit_gate.* and

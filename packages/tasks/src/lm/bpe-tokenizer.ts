@@ -1,4 +1,4 @@
-/**
+/*
  * Byte-level BPE (GPT-2 / Hugging Face `tokenizers` model type "BPE" with the `ByteLevel`
  * pre-tokenizer and decoder). Encoding: split out special tokens, pre-tokenise with the GPT-2
  * regex, map each piece's UTF-8 bytes to byte-level characters, then repeatedly merge the

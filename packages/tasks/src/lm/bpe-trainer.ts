@@ -1,4 +1,4 @@
-/**
+/*
  * Byte-level BPE training (Sennrich et al. 2016 on GPT-2's byte alphabet, as the Hugging Face
  * `BpeTrainer` does): count pre-tokens first, then merge on the distinct words weighted by
  * their counts. Each step takes the most frequent adjacent pair (ties: smallest ids), adds the

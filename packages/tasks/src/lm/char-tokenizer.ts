@@ -1,4 +1,4 @@
-/**
+/*
  * Character tokenizer: one token per Unicode code point seen in the training text, plus the
  * special tokens and `<unk>` (itself special). Ids: specials first, then `<unk>`, then
  * characters in code-point order. `decode(encode(s)) === s` when every character of s is in

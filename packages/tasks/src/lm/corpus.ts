@@ -1,4 +1,4 @@
-/**
+/*
  * Text corpora as lists of named documents, and a deterministic train/validation split:
  * with two or more documents, whole documents go to validation (a seeded shuffle picks
  * ⌈fraction·count⌉ of them, at least one, never all); a single document is cut at

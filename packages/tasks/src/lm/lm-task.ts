@@ -1,4 +1,4 @@
-/**
+/*
  * Language modelling over a packed token stream. The documents of a split are encoded and
  * joined with the tokenizer's end-of-text token (when it has one) into one stream s. Window w
  * covers s[w·T .. w·T + T] (T + 1 tokens, consecutive windows share one token): tokens are

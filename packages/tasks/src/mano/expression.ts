@@ -1,4 +1,4 @@
-/**
+/*
  * Mano expressions (docs/tasks.md "Mano"): values mod 23, operators + − × (ASCII "+", "-", "*"),
  * a random binary tree with ℓ internal nodes written in prefix notation.
  *

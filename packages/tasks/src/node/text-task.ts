@@ -1,4 +1,4 @@
-/**
+/*
  * From a corpus to a tokenizer and a language-modelling task: read the corpus, split it, get a
  * tokenizer (train BPE or build a character vocabulary on the training split only, or load a
  * `tokenizer.json`), encode both splits.

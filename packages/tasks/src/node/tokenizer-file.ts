@@ -1,4 +1,4 @@
-/** Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
+/* Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
 import { readFile } from "node:fs/promises";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TextTokenizer } from "../lm/tokenizer.js";

@@ -1,4 +1,4 @@
-/**
+/*
  * The p-hop induction task (docs/tasks.md "p-hop induction"). A row is v_1..v_n over the
  * alphabet "a", "b", … (ids 0..|Σ|−1); the only target is the answer `v_{find_p(n)}` at the last
  * position n (0-based index n − 1). No padding: every row has length n.

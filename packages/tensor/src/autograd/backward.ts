@@ -1,4 +1,4 @@
-/**
+/*
  * Reverse-mode sweep over the recorded graph. Gradients of a tensor used several times (every
  * weight of a looped model is used R times) are summed.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Activation checkpointing: run `fn(x)` without keeping its intermediate activations and
  * recompute them during the backward pass. Memory drops from every activation inside `fn` to
  * just its input; compute rises by one extra forward of `fn`.

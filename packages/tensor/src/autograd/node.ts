@@ -1,4 +1,4 @@
-/**
+/*
  * Tape autograd at the granularity of fused ops. Every op records one GradNode holding its
  * inputs, its outputs and a hand-written backward that maps output gradients to input
  * gradients. `backward()` walks the nodes in reverse topological order.

@@ -1,4 +1,4 @@
-/**
+/*
  * Everything a compute backend provides (docs/architecture.md): the model's differentiable ops
  * and transfers (`ModelOps`) and the training step's tape, gradient and optimiser ops
  * (`TrainOps`), over its own tensor types T (float) and I (int).

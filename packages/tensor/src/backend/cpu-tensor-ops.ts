@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU's transfers and general ops as `ModelOps` slices: the engine's own ops, called as they
  * are (the numbers are the engine's, bit for bit). `@loop/looped` joins them with the slices of
  * the mixers and the exit gate into `cpuBackendOps`.

@@ -1,4 +1,4 @@
-/**
+/*
  * `TrainOps` of the CPU: tensors are `Tensor` (gradients in `Tensor.grad`), index tensors
  * `IntTensor`; every op runs at once and `read` resolves with a copy. The CPU `AdamW` and the CPU
  * `Trainer`'s step (@loop/train's `encodeStep`) run on these ops. The gradient norm is summed in

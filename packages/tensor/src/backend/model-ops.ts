@@ -1,4 +1,4 @@
-/**
+/*
  * What a compute backend provides for the model's training forward (docs/architecture.md): the
  * differentiable ops of docs/model.md at the CPU's granularity, fused ones included, generic in
  * the backend's float tensor `T` and int tensor `I` (token ids, targets, document indices), plus

@@ -1,4 +1,4 @@
-/**
+/*
  * The options of the fused ops of `ModelOps` (model-ops.ts), generic in the backend's float
  * tensor `T` and int tensor `I`, and the exit-gate objectives' defaults (docs/exit-gate.md). Every
  * backend reads the same options and defaults, so a default lives here once.

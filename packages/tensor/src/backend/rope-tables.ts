@@ -1,4 +1,4 @@
-/**
+/*
  * The (cos, sin) tables of rotary position embedding (docs/model.md §4), shared by every
  * backend's RoPE: angles p·θ_i in float64 (p·θ in float32 loses the angle at large positions),
  * θ_i = theta^(−2i/hd), p = offset..offset+T−1.

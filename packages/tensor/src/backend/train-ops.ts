@@ -1,4 +1,4 @@
-/**
+/*
  * What a backend provides so that one optimiser (`AdamWCore`), one clipping rule and one
  * training step (@loop/train's `deviceStepEngine`) run on its tensors. `T` is the backend's
  * float tensor, `I` its index tensor (token ids, targets; the same type where a tensor carries

@@ -1,4 +1,4 @@
-/**
+/*
  * safetensors encode/decode (docs/formats.md "Checkpoint"): 8-byte little-endian header length N,
  * N bytes of JSON `{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {..}}`,
  * then the raw little-endian data. Writes F32; reads F32, F16 and BF16 (widened to float32).

@@ -1,4 +1,4 @@
-/**
+/*
  * Portable blocked GEMM in plain JavaScript (same contract as gemm-ref.ts):
  *   C = alpha · op(A) · op(B) + beta · C,  op(A) [M,K], op(B) [K,N], C [M,N] row-major.
  * Transposed operands are first packed into row-major panels so the inner loop always streams

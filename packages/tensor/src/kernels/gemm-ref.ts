@@ -1,4 +1,4 @@
-/**
+/*
  * Plain reference GEMM, the oracle for the fast kernels:
  *   C[i,j] = alpha · Σ_k op(A)[i,k] · op(B)[k,j] + beta · C[i,j]
  * op(A) is A [M,K] (row stride lda) or, transposed, A stored [K,M]; op(B) likewise [K,N] or [N,K].

@@ -1,4 +1,4 @@
-/**
+/*
  * GEMM dispatch: every matmul in the project goes through `gemm`, whose implementation can be
  * swapped (portable JS, WebAssembly SIMD, worker-thread parallel) without touching callers.
  * Contract: C = alpha · op(A) · op(B) + beta · C (see gemm-ref.ts).

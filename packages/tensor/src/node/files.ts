@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only file I/O: atomic writes (temporary file in the same folder, fsync, rename) and
  * safetensors files. Kept out of the browser-safe entry point.
  */

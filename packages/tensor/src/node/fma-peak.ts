@@ -1,4 +1,4 @@
-/**
+/*
  * The fp32 peak of this machine for the native build, measured rather than assumed: the
  * tensor addon's FMA loop (native/fma-peak.h) on `threads` threads, each thread's flops over its
  * own CPU time, summed — so other jobs on the machine, which take turns on the cores, barely

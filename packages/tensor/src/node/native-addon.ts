@@ -1,4 +1,4 @@
-/**
+/*
  * Build a native kernel addon from C source with the machine's own compiler and load it:
  *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -fno-trapping-math -I<node headers> -I<include dirs> source -o addon
  * `LOOPLM_NATIVE_ARCH` replaces `native` in `-march=` (e.g. `x86-64-v3`: an AVX2 build on an

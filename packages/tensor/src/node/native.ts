@@ -1,4 +1,4 @@
-/**
+/*
  * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm,
  * the row copies of split/concat, cross-entropy, the embedding backward and the AdamW update,
  * compiled on first use by buildNativeAddon and registered for the portable code to

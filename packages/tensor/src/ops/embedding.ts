@@ -1,4 +1,4 @@
-/**
+/*
  * Embedding gather: y[i, :] = W[ids[i], :], ids any shape → y [...ids.shape, D].
  * Backward scatter-adds rows of g into ∂W in row order (repeated ids accumulate); the native
  * twin (native/tensor.c `embeddingBwd`) adds in the same order and gives the same bits.

@@ -1,4 +1,4 @@
-/**
+/*
  * A linear layer whose output features come as separate tensors (docs/model.md §3.1: the Mamba-2
  * in_proj output is z | xBC | dt):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j

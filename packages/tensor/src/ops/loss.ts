@@ -1,4 +1,4 @@
-/**
+/*
  * Log-softmax and cross-entropy over the last axis (numerically stable, max-shifted).
  *   logSoftmax(x)_j = x_j − m − ln Σ_k e^{x_k − m}       ∂x = g − softmax · Σ g
  *   crossEntropyPerToken: ℓ_i = −logSoftmax(x_i)[t_i], 0 where t_i = ignoreIndex

@@ -1,4 +1,4 @@
-/**
+/*
  * Matrix products on the last two axes.
  *   matmul: Y[..., M, N] = op(A)[..., M, K] · op(B)[..., K, N], op = optional transpose of the
  *           last two axes; batch axes must match, or B may be a single matrix (rank 2) shared by

@@ -1,4 +1,4 @@
-/**
+/*
  * Reductions. sum(x) = Σ x (∂x = g broadcast); mean(x) = Σ x / n; sumLast(x) sums the last axis
  * ([..., n] → [...]), meanLast divides by n.
  */

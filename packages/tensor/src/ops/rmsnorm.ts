@@ -1,4 +1,4 @@
-/**
+/*
  * Fused RMSNorm over the last axis (docs/model.md §2):
  *   y = x · r ⊙ w,  r = 1/sqrt(mean(x²) + eps)
  * Backward, with ĝ = g ⊙ w:  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), x̂ = x·r;  ∂w = Σ_rows g ⊙ x̂.

@@ -1,4 +1,4 @@
-/**
+/*
  * silu followed by a split of the last axis, fused (docs/model.md §3.2–3.3: xBC = silu(conv(·)) is
  * split into x, B, C):
  *   y_k[..., j] = silu(x[..., o_k + j]),  o_k = Σ_{i<k} w_i

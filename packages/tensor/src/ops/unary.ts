@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise unary ops with exact, numerically stable forms:
  *   silu(x) = x·σ(x)                   silu' = σ(x)·(1 + x·(1 − σ(x)))
  *   softplus(x) = max(x,0) + log1p(e^{−|x|})   softplus' = σ(x)

@@ -1,4 +1,4 @@
-/**
+/*
  * AdamW (Loshchilov & Hutter), decoupled weight decay as in PyTorch's torch.optim.AdamW, written
  * once over a backend's `TrainOps`: the hyper-parameters, the moments, the step count, the bias
  * correction, the per-parameter decay and learning-rate factor, and the state for checkpoints.

@@ -1,4 +1,4 @@
-/**
+/*
  * AdamW on the CPU: `AdamWCore` (the bookkeeping, written once for every backend) over
  * `cpuTrainOps`, whose update is `adamwUpdate` (a loop in double, or its native twin). State (step, m, v) is
  * serialisable for exact resume.

@@ -1,4 +1,4 @@
-/**
+/*
  * Global-norm gradient clipping on the CPU: n = sqrt(Σ_p Σ_i g²); if n > maxNorm, every gradient
  * is scaled by maxNorm / (n + 1e-6). Returns n before clipping (NaN or Infinity when a gradient
  * is not finite; nothing is scaled then, so the caller can stop on it). The sums run in double;

@@ -1,4 +1,4 @@
-/**
+/*
  * An adaptive thread count for repeated steps (a training loop). On a machine that is not idle, a
  * thread that shares its core with another process stalls every hand-off of every parallel
  * kernel, so all cores can be several times slower than one thread. The governor times each

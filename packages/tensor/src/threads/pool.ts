@@ -1,4 +1,4 @@
-/**
+/*
  * Synchronous parallel-for over a pool of worker threads (browser-safe: no `node:` imports).
  *
  * `parallelFor(kernel, n, args)` splits [0, n) into one contiguous part per participating

@@ -1,4 +1,4 @@
-/**
+/*
  * Named parallel kernels. A kernel is a plain function `fn(args, lo, hi)` that processes the
  * index range [lo, hi) of a job; `defineKernel` registers it in this thread's registry under a
  * name together with the URL of the module that defines it, so a worker thread that has not

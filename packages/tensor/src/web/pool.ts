@@ -1,4 +1,4 @@
-/**
+/*
  * Browser host of the thread pool: `startWebWorkerPool(n, { createWorker })` starts n − 1 Web
  * Workers (the calling thread is the n-th) and installs them for `parallelFor` and the parallel
  * GEMM, exactly as the Node host does with worker_threads, so results are bit-for-bit those of

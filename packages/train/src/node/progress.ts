@@ -1,4 +1,4 @@
-/**
+/*
  * Training progress on the terminal: a cli-progress bar (step, loss, tokens/s, ETA) when the
  * stream is a TTY and the optional package cli-progress is installed, plain log lines otherwise
  * (CI, pipes, files). The bar is cosmetic, so a missing package is not an error.

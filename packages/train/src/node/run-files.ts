@@ -1,4 +1,4 @@
-/**
+/*
  * The run folder (read by @loop/eval's reports):
  *   run.json                 {task, model, train, seed, stage}
  *   log.jsonl                one line per step (+ "eval" on evaluation steps)

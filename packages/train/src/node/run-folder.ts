@@ -1,4 +1,4 @@
-/**
+/*
  * Opening a run folder safely, the one place that decides what may happen to it (the CLI, the
  * training loop and a queue worker all call this):
  *  - the folder is created without hanging on impossible paths and locked for this process;

@@ -1,4 +1,4 @@
-/**
+/*
  * A training run in a folder: fresh or resumed (`resume: true` continues from the newest valid
  * checkpoint and reproduces the uninterrupted run exactly), periodic evaluation and checkpoints,
  * metrics appended to log.jsonl, final weights in final/. The folder is opened through

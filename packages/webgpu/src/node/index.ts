@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu/node`: a GPU context in Node through Dawn (the optional `webgpu` package, which
  * ships prebuilt binaries). Dawn needs a Vulkan driver (Linux), Metal (macOS) or D3D12 (Windows).
  * On a Linux machine without a GPU, Google's SwiftShader driver (shipped in Debian's `chromium`

@@ -1,4 +1,4 @@
-/**
+/*
  * Causal grouped-query attention on GPU tensors, as @loop/attention's `attention`:
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd]; the op saves y and the per-row
  * log-sum-exp (memory linear in T; no [T, T] matrix exists). Kernels: kernels/attention.ts.

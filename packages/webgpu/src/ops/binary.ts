@@ -1,4 +1,4 @@
-/**
+/*
  * Broadcasting binary ops on GPU tensors, mirroring @loop/tensor's add, sub, mul, div:
  *   add: y = a + b   ∂a = g, ∂b = g      sub: y = a − b   ∂a = g, ∂b = −g
  *   mul: y = a·b     ∂a = g·b, ∂b = g·a  div: y = a/b     ∂a = g/b, ∂b = −(g/b)·y

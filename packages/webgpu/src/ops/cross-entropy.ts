@@ -1,4 +1,4 @@
-/**
+/*
  * Log-softmax and cross-entropy on GPU tensors, mirroring @loop/tensor's loss.ts:
  * logSoftmax(x), crossEntropyPerToken(logits, targets) and crossEntropy(logits, targets) with
  * targets an i32 tensor whose IGNORE_INDEX (−100) rows count for nothing. Formulas in

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise ops on GPU tensors. `add` and `scale` are differentiable; the others are the
  * building blocks of gradients and optimisers (not recorded).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Embedding on GPU tensors, mirroring @loop/tensor's embedding(ids, W): ids an i32 tensor of any
  * shape, W [V, D] → y [...ids.shape, D]. The ids are not read back to be checked (no per-op
  * read-back): check them where they are uploaded; an out-of-range id gives a row of NaN.

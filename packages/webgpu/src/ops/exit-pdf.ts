@@ -1,4 +1,4 @@
-/**
+/*
  * The exit distribution on GPU tensors, as @loop/exit-gate's exitPdf: gate logits a [R, ...S] →
  * p [R, ...S], p(r) = λ(r)·Π_{j<r}(1 − λ(j)) (r < R), p(R) = Π_{j<R}(1 − λ(j)), computed in log
  * space (kernels/exit-pdf.ts).

@@ -1,4 +1,4 @@
-/**
+/*
  * Gate logits on GPU tensors, as @loop/exit-gate's gateLogits: readouts R × [...S, D],
  * weight [1, D], bias [1] → a [R, ...S] with a[r, m] = weight·readout(r)[m] + bias; one fused
  * node (kernels/gate-logits.ts), all gradient sums in a fixed order.

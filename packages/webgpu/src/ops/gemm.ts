@@ -1,4 +1,4 @@
-/**
+/*
  * Enqueue one (batched) GEMM on device buffers — the non-differentiable primitive under matmul,
  * linear and linearSplit and their gradients. Shapes and layouts as in kernels/gemm.ts.
  */

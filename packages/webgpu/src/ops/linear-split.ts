@@ -1,4 +1,4 @@
-/**
+/*
  * A linear layer whose output features come as separate tensors, mirroring @loop/tensor's
  * linearSplit (the Mamba-2 in_proj output z | xBC | dt):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j

@@ -1,4 +1,4 @@
-/**
+/*
  * The recurrent decode step of the Mamba-2 mixer on the device (the GPU counterpart of
  * @loop/ssm-kernels' `mamba2StepRaw`; kernels/mamba2-step.ts). A full step is
  *   zx = linear(u, in_proj);  { y, z } = mamba2StepState(cfg, zx, state, weights);

@@ -1,4 +1,4 @@
-/**
+/*
  * Matrix products on GPU tensors, mirroring @loop/tensor's matmul and linear:
  *   matmul: Y[..., M, N] = op(A)[..., M, K] · op(B)[..., K, N] (op = optional transpose of the
  *           last two axes; batch axes match, or B is one matrix shared by every batch entry)

@@ -1,4 +1,4 @@
-/**
+/*
  * p-weighted mixtures over loop steps on GPU tensors, as @loop/exit-gate's mixtureLogits and
  * mixtureLogProbs: logits R × [...S, V], pdf [R, ...S] → [...S, V] (kernels/mixture.ts). The pdf
  * must be ≥ 0 (the CPU op checks it; the device cannot without a read-back).

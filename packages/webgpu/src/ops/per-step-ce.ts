@@ -1,4 +1,4 @@
-/**
+/*
  * Per-step cross-entropy on GPU tensors, as @loop/exit-gate's perStepCrossEntropy: logits
  * R × [...S, V], targets i32 [...S] → ℓ [R, ...S] (0 where the target is −100), one fused node
  * (kernels/per-step-ce.ts) so gradients flow into every step's logits.

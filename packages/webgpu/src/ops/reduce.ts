@@ -1,4 +1,4 @@
-/**
+/*
  * Reductions on GPU tensors, mirroring @loop/tensor's reduce.ts: sum(x) and mean(x) → [1];
  * sumLast and meanLast over the last axis ([..., n] → [...]). Each is the fixed-order chunked
  * broadcast reduction of ops/broadcast.ts; the backward broadcasts g (÷ n for the means) back.

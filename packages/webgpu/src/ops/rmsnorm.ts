@@ -1,4 +1,4 @@
-/**
+/*
  * RMSNorm on GPU tensors, mirroring @loop/tensor's rmsnorm(x, w, eps = 1e-5):
  * x [..., D], w [D] → y [..., D] (formulas in kernels/rmsnorm.ts).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * g ← g·factor for every tensor's gradient, in place: the step engine's unscaling of
  * loss-scaled gradients under mixed precision (factor 1/scale, a power of two, so exact).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * siluSplit on GPU tensors, mirroring @loop/tensor's siluSplit(x, widths): x [..., W] with widths
  * summing to W → y_k [..., w_k] = silu of the k-th column block (kernels/silu-split.ts).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `ssdScanChunked` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, options,
  * shapes and gradients; the kernels and their maths: kernels/ssd-chunked.ts and
  * kernels/ssd-chunked-backward.ts). Four dispatches forward, eight backward (the D skip's

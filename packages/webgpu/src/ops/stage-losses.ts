@@ -1,4 +1,4 @@
-/**
+/*
  * The gate-training objectives on GPU tensors, as @loop/exit-gate's stage1.ts and stage2.ts
  * (same names, arguments, defaults and shapes; targets an i32 tensor): each loss is a [1] tensor
  * that stays on the device (N, the number of non-ignored targets, is counted there too).

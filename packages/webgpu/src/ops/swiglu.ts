@@ -1,4 +1,4 @@
-/**
+/*
  * SwiGLU on GPU tensors, as @loop/attention's `swiglu`: gate, up [..., F] (same shape) →
  * silu(gate) ⊙ up; one kernel for the forward, one for both gradients.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise unary ops on GPU tensors, mirroring @loop/tensor's exp, neg, log, sigmoid,
  * logsigmoid, silu and softplus (formulas in kernels/unary.ts).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm eval --model <checkpoint> [--task …]`: accuracy (mano, p-hop) or perplexity (lm) at
  * every loop step on the task's fixed evaluation set, threshold-exit results for gated models
  * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer;
