@@ -1,1 +1,6 @@
 export { loadCheckpoint, saveCheckpoint } from "./checkpoint-files.js";
+export {
+  disableNativeKernels,
+  enableNativeKernels,
+  type NativeReport,
+} from "./native-kernels.js";
