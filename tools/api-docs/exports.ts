@@ -55,11 +55,25 @@ function hasDoc(decl: ts.Declaration): boolean {
   });
 }
 
-/** The declarations a symbol documents: a namespace re-export (`export * as x`) needs none. */
+/**
+ * The declarations a symbol documents: a namespace re-export (`export * as x`) needs none, nor
+ * does a module augmentation (`declare module "…" { interface X … }`), which adds members to a
+ * declaration documented where it is declared.
+ */
 function ownDeclarations(symbol: ts.Symbol): ts.Declaration[] {
   return (symbol.declarations ?? []).filter(
-    (d) => !ts.isSourceFile(d) && !ts.isModuleDeclaration(d) && !ts.isNamespaceExport(d),
+    (d) =>
+      !ts.isSourceFile(d) &&
+      !ts.isModuleDeclaration(d) &&
+      !ts.isNamespaceExport(d) &&
+      !isInAugmentation(d),
   );
+}
+
+function isInAugmentation(node: ts.Node): boolean {
+  for (let p = node.parent; p; p = p.parent)
+    if (ts.isModuleDeclaration(p) && ts.isStringLiteral(p.name)) return true;
+  return false;
 }
 
 function lineOf(node: ts.Node): number {

@@ -22,6 +22,11 @@ import {
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 
+/**
+ * The buffers and tiling of one flash-attention forward call: q [B,T,Hq,hd], k and v [B,T,Hkv,hd],
+ * output y [B,T,Hq,hd] and the per-row log-sum-exp lse [B,Hq,T], in tiles of blockQ query rows by
+ * blockK key columns.
+ */
 export interface FlashForwardArgs extends KernelArgs, AttentionDims {
   q: Float32Array;
   k: Float32Array;

@@ -20,6 +20,7 @@ import { flashBackward } from "./attention-backward.js";
 import { type FlashForwardArgs, flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
 
+/** Tiling and document boundaries of the causal attention kernel. */
 export interface AttentionOptions {
   /** Query rows per tile (default 96). */
   blockQ?: number;

@@ -5,6 +5,10 @@
 import { parameter, type Rng, type Tensor } from "@loop/tensor";
 import { allocF32 } from "@loop/tensor/kernel";
 
+/**
+ * How a module initialises its weights: the seeded stream and the residual depth that scales output
+ * projections.
+ */
 export interface ModuleInit {
   /** Seeded stream for the initial weights (default new Rng(0)). */
   rng?: Rng;

@@ -14,6 +14,7 @@ import { allocF32Uninit, gemm, kernelSet, optionalArg, record1 } from "@loop/ten
 import { type AttentionOptions, attention, blockSize, startsFor } from "./attention.js";
 import { cachedTables, type RopeOptions, rope, rotate } from "./rope.js";
 
+/** Options of `projectedAttention`: the head counts and RoPE, besides the kernel's tiling. */
 export interface ProjectedAttentionOptions extends AttentionOptions {
   nHeads: number;
   nKvHeads: number;

@@ -26,6 +26,7 @@ export type SwigluBwdNative = (
   n: number,
 ) => void;
 
+/** silu(gate) ⊙ up, elementwise, for two tensors of the same shape (differentiable). */
 export function swiglu(gate: Tensor, up: Tensor): Tensor {
   if (!sameShape(gate.shape, up.shape)) {
     throw new Error(

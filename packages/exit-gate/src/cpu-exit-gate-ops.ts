@@ -5,6 +5,9 @@ import { gateLogits } from "./gate-logits.js";
 import { stage1Loss } from "./stage1.js";
 import { stage2Loss } from "./stage2.js";
 
+/**
+ * The exit-gate ops (gate logits, exit distribution, stage-1 and stage-2 losses) on CPU tensors.
+ */
 export const cpuExitGateOps: ExitGateOps<Tensor, IntTensor> = {
   gateLogits,
   exitPdf,

@@ -7,6 +7,7 @@
  */
 import { type NamedParameter, Tensor } from "@loop/tensor";
 
+/** A tensor sharing `x`'s data and name with no gradient and no tape history (a stop-gradient). */
 export function detach(x: Tensor): Tensor {
   const t = new Tensor(x.data, x.shape, false);
   t.name = x.name;

@@ -20,16 +20,22 @@ import {
 import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 import { exitGateLogits } from "./gate-mix.js";
 
+/** Size of an exit gate: the model width it reads readouts of. */
 export interface ExitGateConfig {
   dModel: number;
 }
 
+/** How an exit gate initialises: its seeded stream and the prefix of its tensors' names. */
 export interface ExitGateOptions {
   rng: Rng;
   /** Prefix of the tensors' debug names (a model passes "exit_gate."; default none). */
   namePrefix?: string;
 }
 
+/**
+ * The Ouro exit gate (docs/exit-gate.md): per token and loop step, λ = sigmoid(w·readout + b), a
+ * Linear(d_model → 1).
+ */
 export class ExitGate implements Module {
   readonly dModel: number;
   readonly weight: Tensor;

@@ -9,6 +9,10 @@ import { allocF32, record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { checkStepMajor } from "./shapes.js";
 
+/**
+ * The exit distribution p [R, …] from gate logits [R, …]: p_r = λ_r ∏_{s<r}(1 − λ_s), with the
+ * remaining mass on step R (docs/exit-gate.md); differentiable.
+ */
 export function exitPdf(gateLogits: Tensor): Tensor {
   const { R, M } = checkStepMajor(gateLogits, "gateLogits", "exitPdf");
   const n = R * M;

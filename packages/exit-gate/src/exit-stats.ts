@@ -49,6 +49,10 @@ export function exitHistogram(steps: IntTensor, nSteps: number, targets?: IntTen
   return counts;
 }
 
+/**
+ * One threshold of an exit sweep: q, the mean exit step, the caller's metric and the exit-step
+ * histogram.
+ */
 export interface SweepPoint {
   q: number;
   /** Mean selected exit step (over non-ignored targets when `targets` is given). */

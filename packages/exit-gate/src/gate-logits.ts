@@ -26,6 +26,10 @@ function dot(w: Float32Array, x: Float32Array, o: number, D: number): number {
   return s0 + s1 + s2 + s3;
 }
 
+/**
+ * Gate logits [R, …] from the readouts of every loop step ([…, D] each), weight [1, D] and bias
+ * [1]; differentiable.
+ */
 export function gateLogits(readouts: readonly Tensor[], weight: Tensor, bias: Tensor): Tensor {
   const op = "gateLogits";
   const s = checkPerStep(readouts, "readouts", op);

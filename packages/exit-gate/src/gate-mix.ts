@@ -6,6 +6,9 @@
  */
 import type { ExitGateOps } from "@loop/tensor";
 
+/**
+ * Gate logits through a backend's ops, reading the gate's `weight` and `bias` by name through `w`.
+ */
 export function exitGateLogits<T, I>(
   ops: Pick<ExitGateOps<T, I>, "gateLogits">,
   w: (name: string) => T,

@@ -7,6 +7,10 @@
 import { crossEntropyPerToken, type IntTensor, noGrad, stack, type Tensor } from "@loop/tensor";
 import { checkPerStep, checkShape } from "./shapes.js";
 
+/**
+ * Cross-entropy of every loop step's logits against `targets`, per token: [R, …] (ignored targets
+ * give 0); differentiable.
+ */
 export function perStepCrossEntropy(logitsPerStep: readonly Tensor[], targets: IntTensor): Tensor {
   const s = checkPerStep(logitsPerStep, "logitsPerStep", "perStepCrossEntropy");
   checkShape(targets, s.slice(0, -1), "targets", "perStepCrossEntropy");

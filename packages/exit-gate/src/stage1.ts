@@ -22,6 +22,10 @@ import { checkFinite, checkShape, checkStepMajor } from "./shapes.js";
 
 export { DEFAULT_BETA, type Stage1Options };
 
+/**
+ * The stage-1 objective (docs/exit-gate.md): expected cross-entropy under the exit distribution
+ * minus β times its entropy, averaged over non-ignored targets.
+ */
 export function stage1Objective(
   gateLogits: Tensor,
   ce: Tensor,

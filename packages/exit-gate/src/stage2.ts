@@ -46,6 +46,11 @@ export function continuationLabels(
   return w;
 }
 
+/**
+ * The stage-2 objective (docs/exit-gate.md): binary cross-entropy of each λ_r against the "stop
+ * now" label from the loss improvement of step r (slope k, margin γ); the per-step CE is data, not
+ * differentiated.
+ */
 export function stage2Objective(
   gateLogits: Tensor,
   ce: { data: ArrayLike<number>; shape: Shape },

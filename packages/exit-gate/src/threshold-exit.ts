@@ -18,6 +18,7 @@
 import { IntTensor, type Shape } from "@loop/tensor";
 import { checkStepMajor } from "./shapes.js";
 
+/** An exit distribution as data only: values and shape [R, …]. */
 export interface PdfLike {
   data: ArrayLike<number>;
   shape: Shape;

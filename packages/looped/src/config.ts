@@ -3,8 +3,13 @@
  * for every optional key and validation that names the key and the allowed values.
  */
 export type Backbone = "mamba" | "hybrid" | "transformer";
+/** The backbone names a config accepts. */
 export const BACKBONES: readonly Backbone[] = ["mamba", "hybrid", "transformer"];
 
+/**
+ * Mamba-2 sizes of a config (`ssm`): state size, head size, expansion, groups, conv width, scan
+ * chunk.
+ */
 export interface SsmSettings {
   d_state: number;
   headdim: number;
@@ -14,12 +19,14 @@ export interface SsmSettings {
   chunk_size: number;
 }
 
+/** Attention sizes of a config (`attention`): query heads, key/value heads, RoPE base. */
 export interface AttentionSettings {
   n_heads: number;
   n_kv_heads: number;
   rope_theta: number;
 }
 
+/** MLP size of a config (`mlp`): the SwiGLU hidden width. */
 export interface MlpSettings {
   d_ff: number;
 }
@@ -30,8 +37,13 @@ export interface MlpSettings {
  * "depth" by √(n_layers·n_loops), the residual additions of the unrolled stack.
  */
 export type OutProjScale = "layers" | "depth";
+/** The `out_proj_scale` values a config accepts. */
 export const OUT_PROJ_SCALES: readonly OutProjScale[] = ["layers", "depth"];
 
+/**
+ * A model configuration (`config.json`, docs/formats.md): backbone, sizes, N layers, R loops and
+ * every option, all defaults filled in.
+ */
 export interface ModelConfig {
   backbone: Backbone;
   vocab_size: number;
@@ -64,6 +76,7 @@ export type ModelConfigInput = Pick<
     attention?: Partial<AttentionSettings>;
   };
 
+/** The default Mamba-2 sizes (`ssm`) of a config. */
 export const DEFAULT_SSM: SsmSettings = {
   d_state: 16,
   headdim: 16,
@@ -72,6 +85,7 @@ export const DEFAULT_SSM: SsmSettings = {
   d_conv: 4,
   chunk_size: 64,
 };
+/** The default attention sizes (`attention`) of a config. */
 export const DEFAULT_ATTENTION: AttentionSettings = {
   n_heads: 4,
   n_kv_heads: 4,

@@ -19,6 +19,10 @@ import {
 } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 
+/**
+ * Every op the model, the tape and the optimiser need, on CPU tensors and the kernels in scope: the
+ * CPU backend's `BackendOps`.
+ */
 export const cpuBackendOps: BackendOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   ...cpuTrainOps,

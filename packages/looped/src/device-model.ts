@@ -25,6 +25,10 @@ export interface DeviceParameter<T> {
   readonly decay: boolean;
 }
 
+/**
+ * Options of `DeviceModel.forward`: those of the CPU forward, with activation checkpointing through
+ * the backend's op.
+ */
 export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep"> & {
   /**
    * Activation checkpointing: each loop step keeps only its output and is recomputed in the
@@ -33,6 +37,10 @@ export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wr
   checkpointing?: boolean;
 };
 
+/**
+ * The looped model on any backend's `ModelOps` (a GPU's): the same forward as `LoopedModel`, on the
+ * device's copy of the weights (made by `toDevice`).
+ */
 export class DeviceModel<T, I> {
   readonly ops: ModelOps<T, I>;
   readonly config: ModelConfig;

@@ -5,6 +5,7 @@
  */
 import { type ModelConfig, parseConfig } from "./config.js";
 
+/** Whether `raw` is a Hugging Face Mamba-2 `config.json` (`model_type: "mamba2"`). */
 export function isHfMamba2Config(raw: unknown): boolean {
   return (
     raw !== null &&
@@ -13,6 +14,7 @@ export function isHfMamba2Config(raw: unknown): boolean {
   );
 }
 
+/** The 1-loop Mamba model config equivalent to a Hugging Face `Mamba2ForCausalLM` config. */
 export function fromHfMamba2Config(
   raw: Record<string, unknown>,
   opts: { vocabSize?: number; tied?: boolean } = {},

@@ -29,6 +29,10 @@ function ones(n: number, name: string): Tensor {
   return parameter(new Float32Array(n).fill(1), [n], name);
 }
 
+/**
+ * One pre-norm residual layer, x ← x + mixer(rmsnorm(x)) (then an MLP sub-layer when the config has
+ * one), around a `SequenceMixer` (Mamba-2 or attention).
+ */
 export class Layer implements Module {
   readonly norm: Tensor;
   readonly mixer: SequenceMixer<LayerState>;

@@ -15,6 +15,7 @@ export interface LoopModel<T, L> {
   endOfStep(h: T): T;
 }
 
+/** What `runLoop` does at each layer and after each loop step (see each hook). */
 export interface LoopHooks<T, L> {
   /** Layer i of loop step r (0-based) on h. */
   layer(l: L, h: T, i: number, r: number): T;

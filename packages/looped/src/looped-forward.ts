@@ -19,6 +19,10 @@ import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 /** The weight named `name` (docs/model.md §6, e.g. "backbone.layers.0.mixer.in_proj.weight"). */
 export type WeightLookup<T> = (name: string) => T;
 
+/**
+ * Options of the looped forward: which steps' outputs, whether to compute logits, packed documents,
+ * and a wrapper around each loop step.
+ */
 export interface LoopedForwardOptions<T, I> {
   /** "all": readout and logits of every loop step; "last": of step R only (pre-training). */
   steps?: "all" | "last";
@@ -65,6 +69,10 @@ export interface LoopedCore<T, I> extends LoopModel<T, number> {
   gateLogits(readouts: readonly T[]): T;
 }
 
+/**
+ * The model's maps around the loop (embedding, end of step, readout, LM head, gate) on `ops`,
+ * reading weights through `w`.
+ */
 export function loopedCore<T, I>(
   ops: ModelOps<T, I>,
   config: ModelConfig,

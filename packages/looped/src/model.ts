@@ -41,11 +41,16 @@ export interface ForwardOptions
 /** readout(r) [B,T,D] and logits(r) [B,T,V] of each returned step, and its 1-based index. */
 export type ForwardResult = StepOutputsOf<Tensor>;
 
+/** Options of a new `LoopedModel`: the initialisation seed. */
 export interface ModelOptions {
   /** Seed for the §3 initialisation (default 0). */
   seed?: number;
 }
 
+/**
+ * The looped language model N⊗R on the CPU (docs/model.md): embeddings, N shared layers applied R
+ * times, norm_f, the LM head and an optional exit gate, with seeded §3 initialisation.
+ */
 export class LoopedModel implements Module {
   readonly config: ModelConfig;
   readonly embeddings: Tensor;
@@ -136,6 +141,10 @@ export class LoopedModel implements Module {
     return this.core.head(readout);
   }
 
+  /**
+   * All loop steps' readout(r) [B,T,D] and logits(r) [B,T,V] of `tokens` [B,T] (or step R's only
+   * with `steps: "last"`), recorded on the tape for `backward`.
+   */
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const seqIdx = opts.seqIdx ? new IntTensor(opts.seqIdx, [opts.seqIdx.length]) : null;

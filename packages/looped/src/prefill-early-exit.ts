@@ -27,6 +27,10 @@ import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 import { checkPromptIds } from "./prefill.js";
 
+/**
+ * What `prefillEarlyExit` returns: the last token's logits at its exit step, every token's exit
+ * step and the work done.
+ */
 export interface EarlyExitPrefillResult extends EarlyExitCounts {
   /** logits(z) of each sequence's last token [B, V]. */
   logits: Tensor;

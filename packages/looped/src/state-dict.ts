@@ -5,6 +5,7 @@
 import { type NamedArray, shapeStr } from "@loop/tensor";
 import type { LoopedModel } from "./model.js";
 
+/** The model's weights by docs/model.md §6 name (views of the live data, not copies). */
 export function stateDict(model: LoopedModel): Map<string, NamedArray> {
   return new Map(
     model.parameters().map((p) => [p.name, { data: p.tensor.data, shape: [...p.tensor.shape] }]),

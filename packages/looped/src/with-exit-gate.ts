@@ -7,6 +7,10 @@
 import { LoopedModel } from "./model.js";
 import { stateDict } from "./state-dict.js";
 
+/**
+ * A gated copy of `model`: every weight kept, a fresh exit gate initialised with `seed` (the start
+ * of stage 1 after pre-training); a model that already has a gate is returned as is.
+ */
 export function withExitGate(model: LoopedModel, opts: { seed: number }): LoopedModel {
   if (model.exitGate) return model;
   const gated = new LoopedModel({ ...model.config, exit_gate: true }, { seed: opts.seed });

@@ -78,6 +78,10 @@ export function breakdownText(b: DispatchBreakdown, key: keyof DispatchFormula):
     .join(", ");
 }
 
+/**
+ * The number of GPU dispatches of one training step with L layers and R loops, from a fitted
+ * formula.
+ */
 export const dispatchesAt = (f: DispatchFormula, L: number, R: number): number =>
   f.fixed + f.perLayerApplication * L * R + f.perLayer * L;
 

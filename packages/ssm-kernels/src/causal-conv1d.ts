@@ -22,6 +22,7 @@ import {
   record1,
 } from "@loop/tensor/kernel";
 
+/** Sizes of a depthwise causal conv1d: batch, length, channels and kernel width K. */
 export interface ConvShape {
   batch: number;
   seqLen: number;
@@ -126,6 +127,9 @@ export function causalConv1dForward(
   return y;
 }
 
+/**
+ * Gradients of a causal conv1d (null where not asked for): input, weight, bias and initial history.
+ */
 export interface ConvGrads {
   x: Float32Array | null;
   weight: Float32Array | null;

@@ -15,6 +15,10 @@ function uniform(rng: Rng, n: number, bound: number): Float32Array {
   return rng.fillUniform(allocPersistentF32(n), -bound, bound);
 }
 
+/**
+ * Fresh Mamba-2 weights for `cfg` as mamba_ssm initialises them (docs/model.md §3), out_proj scaled
+ * by 1/sqrt(nLayers).
+ */
 export function initMamba2(
   cfg: Mamba2Config,
   dims: Mamba2Dims,

@@ -17,6 +17,7 @@ export type Mamba2MixOps<T, I> = Pick<
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
 
+/** Options of one Mamba-2 mix: packed documents and the conv/SSM states to continue from. */
 export interface Mamba2MixOptions<T, I> {
   /** Packed documents: [B·T] document index per position (conv and scan reset at each start). */
   seqIdx?: I | null;

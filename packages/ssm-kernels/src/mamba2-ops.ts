@@ -58,6 +58,7 @@ export type DskipBwdNative = (
   P: number,
 ) => void;
 
+/** softplus(raw + bias) over the last axis (bias [H]): Mamba-2's dt; differentiable. */
 export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   const H = raw.lastDim;
   if (bias.rank !== 1 || bias.size !== H) {
@@ -98,6 +99,7 @@ export function softplusBias(raw: Tensor, bias: Tensor): Tensor {
   });
 }
 
+/** y + D_h · x for y and x [..., H, P] and D [H]: Mamba-2's skip term; differentiable. */
 export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
   if (!sameShape(y.shape, x.shape) || y.rank < 2) {
     throw new Error(

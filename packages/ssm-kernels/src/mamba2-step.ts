@@ -186,6 +186,10 @@ function updateRow(
   }
 }
 
+/**
+ * One recurrent Mamba-2 step on raw arrays: input u [B, D] to output, updating the conv and SSM
+ * states in place (the fast decode path).
+ */
 export function mamba2StepRaw(
   cfg: Mamba2Config,
   dims: Mamba2Dims,

@@ -20,6 +20,10 @@ import type {
 } from "./ssd-chunked-backward-native.js";
 import type { SsdForwardNative } from "./ssd-chunked-forward.js";
 
+/**
+ * The Mamba-2 elementwise kernels a native addon provides (conv1d, conv1d + silu, gated RMSNorm,
+ * softplus, …), registered as the kernel set `ssm`.
+ */
 export interface SsmKernelSet {
   convFwd: ConvFwdNative;
   convBwd: ConvBwdNative;
@@ -33,6 +37,10 @@ export interface SsmKernelSet {
   dskipBwd: DskipBwdNative;
 }
 
+/**
+ * The SSD scan kernels a native addon provides (forward, per-head and per-group backward),
+ * registered as the kernel set `ssd`.
+ */
 export interface SsdKernelSet {
   forward: SsdForwardNative;
   backwardHeads: SsdBackwardHeadsNative;

@@ -266,6 +266,10 @@ const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url
   }
 });
 
+/**
+ * Gradients of the chunked SSD scan from what its forward saved and the output (and final state)
+ * gradients.
+ */
 export function ssdChunkedBackward(
   s: SsdShape,
   a: SsdArrays,

@@ -134,11 +134,13 @@ export function ssdScanRefBackward(
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
 }
 
+/** Options of an SSD scan: the initial state. */
 export interface SsdScanOptions {
   /** Initial state [B,H,P,N] (zeros when absent); gradients flow into it. */
   initialState?: Tensor | null;
 }
 
+/** An SSD scan's output y [B,T,H,P] and final state [B,H,P,N]. */
 export interface SsdScanResult {
   y: Tensor;
   state: Tensor;

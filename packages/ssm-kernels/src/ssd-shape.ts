@@ -5,6 +5,7 @@
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
 
+/** Sizes of an SSD scan: batch, length, heads, head size P, groups and state size N. */
 export interface SsdShape {
   batch: number;
   seqLen: number;

@@ -41,6 +41,7 @@ export interface Score {
   accuracy: number;
 }
 
+/** Which evaluation set to build: rows, rows per batch and seed. */
 export interface EvalSetOptions {
   /** Number of rows (examples or windows). */
   count: number;
@@ -55,6 +56,10 @@ export interface EvalSetOptions {
  */
 export type TaskMetric = "accuracy" | "ppl";
 
+/**
+ * What every task provides (Mano, p-hop, language modelling, or your own): vocabulary, sequence
+ * length, a seeded resumable training stream, a fixed evaluation set and its scorer.
+ */
 export interface Task {
   readonly name: string;
   readonly metric: TaskMetric;

@@ -5,6 +5,10 @@
  */
 import { shapeStr, type Tensor } from "./tensor.js";
 
+/**
+ * A model parameter with its docs/model.md §6 name, weight-decay flag and optional learning-rate
+ * scale.
+ */
 export interface NamedParameter {
   name: string;
   tensor: Tensor;
@@ -14,6 +18,7 @@ export interface NamedParameter {
   lrScale?: number;
 }
 
+/** Anything with parameters: a model, a layer, a mixer. */
 export interface Module {
   parameters(): NamedParameter[];
 }

@@ -22,6 +22,7 @@ export interface NativeKernelSets {
   tensor: TensorKernelSet;
 }
 
+/** The name of a kernel group in the native registry (`tensor`, `ssm`, `ssd`, `attention`, …). */
 export type KernelGroup = keyof NativeKernelSets;
 
 type Sets = Map<KernelGroup, NativeKernelSets[KernelGroup]>;

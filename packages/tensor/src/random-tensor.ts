@@ -14,6 +14,7 @@ export function randn(
   return new Tensor(d, shape, opts.requiresGrad ?? true);
 }
 
+/** A tensor of uniform values in [lo, hi) from `seed` (tests and gradient checks). */
 export function randu(
   shape: Shape,
   seed: number,

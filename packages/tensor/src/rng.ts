@@ -69,12 +69,17 @@ export function deriveSeed(seed: number, ...parts: (number | string)[]): number 
   return fmix32(h);
 }
 
+/** An `Rng`'s full state, plain JSON, to resume its stream exactly. */
 export interface RngState {
   seed: number;
   s: [number, number, number, number];
   spare: number | null;
 }
 
+/**
+ * The one seeded random generator (xoshiro128**): uniform, integer and normal draws, named child
+ * streams, serialisable state.
+ */
 export class Rng {
   readonly seed: number;
   private s0: number;

@@ -8,6 +8,10 @@
 import type { Module } from "./module.js";
 import type { Tensor } from "./tensor.js";
 
+/**
+ * The protocol every sequence mixer implements (Mamba-2, attention, yours): a training forward over
+ * a whole sequence and the decoding operations on its own state `S`.
+ */
 export interface SequenceMixer<S> extends Module {
   /**
    * True when the state holds one entry per position (a KV cache): every token must enter it,

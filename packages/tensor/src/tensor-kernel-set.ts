@@ -8,6 +8,10 @@ import type { RmsnormBwd, RmsnormFwd } from "./ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "./ops/silu-split.js";
 import type { NativeAdamw } from "./optim/adamw-update.js";
 
+/**
+ * The tensor kernels a native addon provides (the GEMM, silu, binary ops, RMSNorm, row copies, …),
+ * registered as the kernel set `tensor`.
+ */
 export interface TensorKernelSet {
   /** The GEMM (installed with setGemm; listed here so reports name it). */
   sgemm: GemmFn;

@@ -5,6 +5,7 @@
 import type { GradNode } from "./autograd/node.js";
 import { scratchAlloc } from "./scratch.js";
 
+/** A tensor's shape: its axis lengths, outermost first. */
 export type Shape = readonly number[];
 
 const hasShared = typeof SharedArrayBuffer !== "undefined";
@@ -31,16 +32,19 @@ export function allocF32Uninit(n: number): Float32Array {
   return scratchAlloc(n, false) ?? allocPersistentF32(n);
 }
 
+/** The number of entries of a tensor of `shape` (1 for a scalar shape []). */
 export function sizeOf(shape: Shape): number {
   let n = 1;
   for (const d of shape) n *= d;
   return n;
 }
 
+/** A shape as text, e.g. "[2,3]", for error messages. */
 export function shapeStr(shape: Shape): string {
   return `[${shape.join(",")}]`;
 }
 
+/** Whether two shapes are equal axis by axis. */
 export function sameShape(a: Shape, b: Shape): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -55,6 +59,10 @@ function checkShape(shape: Shape, what: string): void {
 
 let nextId = 1;
 
+/**
+ * A float32 tensor on the CPU: row-major data, a shape and, while recording, its place on the
+ * autograd tape (`requiresGrad`, `grad` after `backward`).
+ */
 export class Tensor {
   readonly id = nextId++;
   readonly data: Float32Array;
@@ -125,10 +133,12 @@ export class Tensor {
   }
 }
 
+/** A tensor of zeros; a trainable leaf when `requiresGrad`. */
 export function zeros(shape: Shape, requiresGrad = false): Tensor {
   return new Tensor(allocF32(sizeOf(shape)), shape, requiresGrad);
 }
 
+/** A tensor of `shape` filled with `value`. */
 export function full(shape: Shape, value: number): Tensor {
   const t = zeros(shape);
   t.data.fill(value);
@@ -172,6 +182,10 @@ export class IntTensor {
   }
 }
 
+/**
+ * An int32 tensor (token ids, targets) from `values`, shaped `shape` (default 1-D); errors when
+ * they do not fill it.
+ */
 export function intTensor(values: ArrayLike<number>, shape?: Shape): IntTensor {
   const s = shape ?? [values.length];
   const data = new Int32Array(sizeOf(s));

@@ -40,8 +40,13 @@ export interface DeviceTraining<T, I> {
   dispose?(): void;
 }
 
+/** A step engine on a device that holds device memory until `dispose()`. */
 export type DeviceStepEngine = StepEngine & { dispose(): void };
 
+/**
+ * A `StepEngine` running each training step (forward, backward, clipping, AdamW) on the device
+ * model of `dev`, at full float32 precision.
+ */
 export function deviceStepEngine<T, I>(
   dev: DeviceTraining<T, I>,
   o: TrainOptions,

@@ -11,6 +11,9 @@
  * reported as it is (the Trainer stops with its non-finite error, as in fp32).
  */
 
+/**
+ * Dynamic loss scaling: the starting scale, how many overflow-free steps double it, and its bounds.
+ */
 export interface LossScaleOptions {
   /** Starting scale (default 2^14). */
   init: number;
@@ -21,6 +24,10 @@ export interface LossScaleOptions {
   max: number;
 }
 
+/**
+ * The default dynamic loss scale (start 2^14, doubling every 500 overflow-free steps, within [1,
+ * 2^24]).
+ */
 export const DEFAULT_LOSS_SCALE: LossScaleOptions = {
   init: 2 ** 14,
   interval: 500,
@@ -37,6 +44,10 @@ export interface LossScaleState {
   good: number;
 }
 
+/**
+ * The dynamic loss scale of mixed-precision training: halved (and the step redone) on an overflow,
+ * doubled after `interval` good steps.
+ */
 export class DynamicLossScale {
   readonly opts: LossScaleOptions;
   scale: number;

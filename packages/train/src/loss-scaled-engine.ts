@@ -20,6 +20,10 @@ import type { StepResult } from "./step-engine.js";
  */
 export type LossScaledEngine = DeviceStepEngine & { readonly lossScale: DynamicLossScale };
 
+/**
+ * A `StepEngine` for mixed precision: the device step with the loss multiplied by a dynamic scale,
+ * gradients unscaled before clipping, and an overflowed step redone at half the scale.
+ */
 export function lossScaledStepEngine<T, I>(
   dev: DeviceTraining<T, I>,
   o: TrainOptions,

@@ -10,6 +10,7 @@ import type { Batch } from "@loop/tasks";
 import type { AdamWState } from "@loop/tensor";
 import type { LossScaleState } from "./loss-scale.js";
 
+/** One optimiser step's mean loss and gradient norm before clipping. */
 export interface StepResult {
   /** Mean loss over the step's micro-batches. */
   loss: number;
@@ -17,6 +18,10 @@ export interface StepResult {
   gradNorm: number;
 }
 
+/**
+ * What runs the Trainer's steps elsewhere (a GPU): one optimiser step at a time, and `sync` to
+ * bring weights and moments back.
+ */
 export interface StepEngine {
   /** For messages and run.json ("webgpu: SwiftShader …"). */
   readonly name: string;

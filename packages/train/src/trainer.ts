@@ -34,6 +34,10 @@ import { adamwOptions, type TrainOptions } from "./options.js";
 import type { StepEngine, StepResult } from "./step-engine.js";
 import { nonFiniteWhat } from "./step-rules.js";
 
+/**
+ * Thrown when a step's loss or gradient norm is not finite; the weights are left as they were
+ * before the step.
+ */
 export class NonFiniteError extends Error {
   override name = "NonFiniteError";
   constructor(
@@ -44,6 +48,10 @@ export class NonFiniteError extends Error {
   }
 }
 
+/**
+ * What one training step reports: step number, loss, learning rate, gradient norm, throughput and
+ * time.
+ */
 export interface StepMetrics {
   step: number;
   loss: number;
@@ -53,6 +61,10 @@ export interface StepMetrics {
   elapsed_s: number;
 }
 
+/**
+ * The Trainer's resumable state: step, data cursor, optimiser moments, elapsed time (and loss
+ * scale).
+ */
 export interface TrainerState {
   step: number;
   cursor: TaskCursor;
@@ -71,6 +83,11 @@ interface InFlight {
   tokens: number;
 }
 
+/**
+ * The training loop core, without file I/O: each step is gradAccum micro-batches of forward +
+ * backward, global-norm clipping and AdamW on the warmup-cosine schedule, on the CPU kernels or a
+ * `StepEngine` (a GPU); its state resumes exactly.
+ */
 export class Trainer {
   readonly model: LoopedModel;
   readonly task: Task;

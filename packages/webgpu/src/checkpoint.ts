@@ -24,6 +24,10 @@ export function withCheckpointRelease<R>(on: boolean, fn: () => R): R {
   }
 }
 
+/**
+ * Activation checkpointing on the GPU tape: fn(x) recorded without its activations and recomputed
+ * in the backward pass.
+ */
 export function gpuCheckpoint(
   fn: (x: GpuTensor) => GpuTensor,
   x: GpuTensor,

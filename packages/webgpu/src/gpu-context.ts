@@ -21,6 +21,7 @@ import { BufferUsage, MapMode } from "./usage.js";
 /** A dispatch's storage buffers by the names its kernel declares; a tensor binds its `buffer`. */
 export type Bindings = Record<string, GPUBuffer | GpuTensor>;
 
+/** How a `GpuContext` labels and keeps alive what its device needs. */
 export interface GpuContextOptions {
   /** Label for error messages ("SwiftShader", the adapter's description). */
   adapterName?: string;
@@ -36,6 +37,10 @@ export interface GpuContextOptions {
   subgroupMinSize?: number;
 }
 
+/**
+ * A WebGPU device with what the kernels need around it: compiled pipelines, cached bind groups, the
+ * open command encoder, buffer pools and counters.
+ */
 export class GpuContext {
   readonly device: GPUDevice;
   readonly adapterName: string;

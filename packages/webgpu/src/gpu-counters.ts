@@ -26,6 +26,7 @@ export interface GpuCounters {
   byKernel: Record<string, number>;
 }
 
+/** Counters all at zero. */
 export const zeroCounters = (): GpuCounters => ({
   dispatches: 0,
   encodeMs: 0,

@@ -17,6 +17,7 @@ export interface GpuNode {
   backward(gradOutputs: readonly (GpuTensor | null)[]): (GpuTensor | null)[];
   readonly outputs: GpuTensor[];
 }
+/** The element types a GPU tensor holds: float32 or int32. */
 export type GpuDtype = "f32" | "i32";
 
 /**
@@ -57,6 +58,10 @@ function sizeOf(shape: Shape): number {
   return n;
 }
 
+/**
+ * A tensor in a GPU buffer: shape, element type, and its place on the GPU tape; pooled, released
+ * when no longer needed.
+ */
 export class GpuTensor {
   readonly id = nextId++;
   readonly ctx: GpuContext;

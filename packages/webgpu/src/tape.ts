@@ -7,6 +7,7 @@ import { emptyLike, type GpuNode, GpuTensor } from "./gpu-tensor.js";
 
 let recording = true;
 
+/** Whether GPU ops are being recorded on the GPU tape now. */
 export function isGpuGradEnabled(): boolean {
   return recording;
 }

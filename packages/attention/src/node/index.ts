@@ -13,6 +13,10 @@ import {
 } from "@loop/tensor/node";
 import "../native-kernel-sets.js";
 
+/**
+ * Absolute path of the C source of the native attention kernels shipped with the package
+ * (`native/attention.c`).
+ */
 export const attentionNativeSource = fileURLToPath(
   new URL("../../native/attention.c", import.meta.url),
 );

@@ -5,6 +5,7 @@
  */
 import { parseJson } from "../report/run-data.js";
 
+/** One multiple-choice item: a context, its choices and the index of the right one. */
 export interface McItem {
   context: string;
   choices: string[];

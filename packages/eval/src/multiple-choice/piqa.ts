@@ -6,10 +6,15 @@
  */
 import { checkMcItem, type McItem, parseJsonLines } from "./mc-items.js";
 
+/** The context PIQA items get, as in lm-evaluation-harness: "Question: <goal>\nAnswer:". */
 export function piqaContext(goal: string): string {
   return `Question: ${goal}\nAnswer:`;
 }
 
+/**
+ * PIQA items from its JSONL file and its labels file (one 0/1 per line); errors name the file and
+ * line.
+ */
 export function parsePiqa(
   jsonlText: string,
   labelsText: string,

@@ -7,6 +7,9 @@ import type { TopLevelSpec } from "vega-lite";
 import type { ChartSpec } from "../report/charts.js";
 import { importOptional } from "./optional-import.js";
 
+/**
+ * Render a Vega-Lite chart to SVG text (needs the optional peer packages `vega` and `vega-lite`).
+ */
 export async function renderChartSvg(spec: ChartSpec): Promise<string> {
   const [vega, vegaLite] = await Promise.all([
     importOptional("vega", () => import("vega")),

@@ -48,6 +48,10 @@ function histogramQ(ev: EvalFile): number {
   return half ? half.q : ev.gated[Math.floor(ev.gated.length / 2)]!.q;
 }
 
+/**
+ * The report sections of one run: facts, loss curve, per-step accuracy and evaluation tables;
+ * `label` prefixes chart ids.
+ */
 export function runSections(run: RunFolder, label = ""): Section[] {
   const s: Section[] = [];
   const id = (x: string) => (label ? `${label}-${x}` : x);

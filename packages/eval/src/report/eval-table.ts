@@ -11,6 +11,9 @@ function table(head: string[], rows: string[][]): string {
   return formatTable(head, rows, () => true, "text");
 }
 
+/**
+ * A text table of an eval.json: the metric at every loop step (and the multiple-choice accuracies).
+ */
 export function formatEvalSummary(ev: EvalFile): string {
   const name = metricName(ev.metric);
   const head = ["step", name];

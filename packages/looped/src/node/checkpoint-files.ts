@@ -17,6 +17,10 @@ import { fromHfMamba2Config, isHfMamba2Config } from "../hf-config.js";
 import { LoopedModel } from "../model.js";
 import { loadStateDict, stateDict } from "../state-dict.js";
 
+/**
+ * Write `model` to the folder `dir` as `config.json` + `model.safetensors` (docs/formats.md), each
+ * file written atomically; `metadata` goes into the safetensors header.
+ */
 export function saveCheckpoint(
   dir: string,
   model: LoopedModel,
@@ -30,6 +34,10 @@ export function saveCheckpoint(
   writeFileAtomic(join(dir, "config.json"), configToJson(model.config));
 }
 
+/**
+ * Read a checkpoint folder written by `saveCheckpoint` (or a Hugging Face `Mamba2ForCausalLM`
+ * folder) into a new `LoopedModel`; F16/BF16 weights widen to float32; errors name the file.
+ */
 export function loadCheckpoint(dir: string): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);
   const cfgPath = join(dir, "config.json");

@@ -16,7 +16,9 @@ import { disableNativeKernels, enableNativeKernels } from "./native-kernels.js";
 
 // The one call that switches on all three packages' kernels (tensor, ssm, attention).
 const native = await enableNativeKernels();
-const builds = [native.enabled ? { ok: true as const } : { ok: false as const, error: native.reason ?? "" }];
+const builds = [
+  native.enabled ? { ok: true as const } : { ok: false as const, error: native.reason ?? "" },
+];
 
 describe.runIf(nativeSuiteRuns("native decoding", ...builds))(
   "decodeStep on native kernels",

@@ -17,6 +17,10 @@ import { registerTokenizer } from "./commands/tokenizer.js";
 import { registerTrain } from "./commands/train.js";
 import { registerWorker } from "./commands/worker.js";
 
+/**
+ * The `looplm` command line as a commander `Command` with every subcommand registered (what the bin
+ * runs; tests drive it in-process).
+ */
 export function buildProgram(): Command {
   const program = new Command("looplm")
     .description(

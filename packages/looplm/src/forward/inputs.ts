@@ -57,6 +57,10 @@ function num(o: Record<string, unknown>, key: string, def: number): number {
   return v;
 }
 
+/**
+ * The `looplm forward` inputs file (JSON `tokens` and `targets`, [B][T] ids below `vocab`, targets
+ * may be −100) as tensors; errors name the field.
+ */
 export function parseForwardInputs(raw: unknown, vocab: number): ForwardInputs {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw))
     throw new Error("inputs: expected a JSON object with tokens and targets");

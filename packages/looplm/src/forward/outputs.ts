@@ -13,6 +13,10 @@ import { type LoopedModel, toDevice } from "@loop/looped";
 import type { BackendOps, NamedArray } from "@loop/tensor";
 import type { ForwardInputs } from "./inputs.js";
 
+/**
+ * Every golden-file tensor of one forward and backward on `ops` (logits of every step, losses,
+ * gradients, gate outputs), by name, as `looplm forward` writes them.
+ */
 export async function forwardOutputs<T, I>(
   ops: BackendOps<T, I>,
   model: LoopedModel,

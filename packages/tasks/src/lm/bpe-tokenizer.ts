@@ -32,6 +32,7 @@ export function mergePair(sym: readonly number[], a: number, b: number, merged: 
   return next;
 }
 
+/** A byte-level BPE vocabulary as data: tokens by id, merges in rank order and the special ids. */
 export interface BpeDefinition {
   /** Token strings by id (byte-level characters; special tokens as their text). */
   tokens: readonly string[];
@@ -43,6 +44,10 @@ export interface BpeDefinition {
 
 const CACHE_LIMIT = 200_000;
 
+/**
+ * A byte-level BPE tokenizer (GPT-2 style pre-tokenisation and merges), read from and written to
+ * Hugging Face `tokenizer.json`.
+ */
 export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
   readonly kind = "bpe";
   readonly merges: readonly (readonly [string, string])[];

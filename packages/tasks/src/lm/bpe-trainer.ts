@@ -19,6 +19,10 @@ import { END_OF_TEXT, splitSpecials } from "./tokenizer.js";
 
 const PAIR = 2 ** 21;
 
+/**
+ * Options of BPE training: the vocabulary size wanted, the smallest pair count to merge and the
+ * special tokens.
+ */
 export interface BpeTrainOptions {
   /** Total vocabulary size wanted (specials + 256 bytes + merges), e.g. 4096. */
   vocabSize: number;

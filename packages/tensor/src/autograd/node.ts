@@ -17,6 +17,10 @@ export type BackwardFn = (
   needs: readonly boolean[],
 ) => readonly (Float32Array | null)[];
 
+/**
+ * One recorded op of the tape: its name, inputs, outputs and the function that maps output
+ * gradients to input gradients.
+ */
 export interface GradNode {
   readonly op: string;
   readonly inputs: readonly Tensor[];

@@ -6,4 +6,8 @@
 import type { ModelOps } from "./model-ops.js";
 import type { TrainOps } from "./train-ops.js";
 
+/**
+ * Everything a backend implements: the model's ops and the training ops (tape, optimiser,
+ * transfers).
+ */
 export type BackendOps<T, I> = ModelOps<T, I> & TrainOps<T, I>;

@@ -24,6 +24,9 @@ const doubles = new WeakMap<Tensor, number>();
 /** The gradient norm a tensor from `cpuTrainOps.gradNorm` holds, in double. */
 export const exactNorm = (t: Tensor): number => doubles.get(t) ?? t.data[0]!;
 
+/**
+ * The CPU's `TrainOps`: the tape's backward, gradients, norms and the AdamW update on CPU tensors.
+ */
 export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   name: "cpu",

@@ -21,6 +21,10 @@ import type {
   Stage2Options,
 } from "./op-options.js";
 
+/**
+ * How a backend holds an uploaded tensor: kept (a parameter) or transient, and whether it gathers a
+ * gradient.
+ */
 export interface UploadOptions {
   /** Kept until disposed (parameters); otherwise released by `releaseTransients`. */
   persistent?: boolean;

@@ -40,11 +40,13 @@ export interface ProjectedAttentionOptions<I> {
   seqIdx?: I | null;
 }
 
+/** Options of the stage-1 loss op: the entropy weight β. */
 export interface Stage1Options {
   /** Entropy weight β (default DEFAULT_BETA). */
   beta?: number;
 }
 
+/** Options of the stage-2 loss op: label sharpness k and improvement threshold γ. */
 export interface Stage2Options {
   /** Label sharpness k (default DEFAULT_K). */
   k?: number;

@@ -41,6 +41,10 @@ export interface AdamWStepConstants {
   sc2: number;
 }
 
+/**
+ * What training needs of a backend beyond the model's ops: backward, gradient bookkeeping and
+ * norms, the AdamW update and transfers, on its own tensors.
+ */
 export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   /** For messages and run.json ("webgpu (SwiftShader …)", "cpu"). */
   readonly name: string;

@@ -7,11 +7,13 @@
  */
 import { allocF32, sizeOf } from "../tensor.js";
 
+/** A float32 array with its shape, as stored in a safetensors file. */
 export interface NamedArray {
   data: Float32Array;
   shape: number[];
 }
 
+/** A decoded safetensors file: its tensors by name and its string metadata. */
 export interface SafetensorsFile {
   tensors: Map<string, NamedArray>;
   metadata: Record<string, string>;

@@ -24,6 +24,10 @@ function packTransposed(
   return out;
 }
 
+/**
+ * GEMM in plain TypeScript, blocked (the fallback where WebAssembly SIMD is missing): C =
+ * α·op(A)·op(B) + β·C.
+ */
 export const gemmJs: GemmFn = (
   transA,
   transB,

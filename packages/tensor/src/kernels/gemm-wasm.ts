@@ -110,6 +110,7 @@ function copyRect(
     dst.set(src.subarray(sOff + r * sLd, sOff + r * sLd + cols), dOff + r * dLd);
 }
 
+/** GEMM on the WebAssembly SIMD kernel: C = α·op(A)·op(B) + β·C. */
 export const gemmWasm: GemmFn = (
   transA,
   transB,

@@ -35,6 +35,11 @@ export function gemmName(): string {
   return `${wasmSimdAvailable() ? "wasm-simd" : "js"}×${threadCount()}`;
 }
 
+/**
+ * The GEMM every op calls, C = α·op(A)·op(B) + β·C: the implementation installed with `setGemm`
+ * (the native kernel once enabled), by default WebAssembly SIMD (plain TypeScript where it is
+ * missing) split over the thread pool.
+ */
 export const gemm: GemmFn = (
   transA,
   transB,

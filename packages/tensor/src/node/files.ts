@@ -68,6 +68,9 @@ export function checkWritableFile(path: string): void {
   }
 }
 
+/**
+ * Read a `.safetensors` file (F32, F16 and BF16 tensors widen to float32); errors name the file.
+ */
 export function readSafetensorsFile(path: string): SafetensorsFile {
   return decodeSafetensors(
     orFsError("read", path, () => readFileSync(path)),
@@ -75,6 +78,7 @@ export function readSafetensorsFile(path: string): SafetensorsFile {
   );
 }
 
+/** Write tensors to a `.safetensors` file atomically (a temporary file renamed into place). */
 export function writeSafetensorsFile(
   path: string,
   tensors: Map<string, NamedArray> | Record<string, NamedArray>,

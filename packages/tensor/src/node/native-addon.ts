@@ -17,6 +17,7 @@ import { cpus, homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** A native addon built and loaded (its path and exports), or why it could not be. */
 export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false; error: string };
 
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */

@@ -10,6 +10,10 @@ import { record } from "../autograd/node.js";
 import { gemm } from "../kernels/gemm.js";
 import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
+/**
+ * x · wᵀ split along the output axis into pieces of `widths` (one GEMM for several projections);
+ * differentiable.
+ */
 export function linearSplit(x: Tensor, w: Tensor, widths: readonly number[]): Tensor[] {
   if (w.rank !== 2) {
     throw new Error(`linearSplit: weight must be [out, in], got ${shapeStr(w.shape)}`);

@@ -32,6 +32,7 @@ export type RmsnormBwd = (
   gw: Float32Array | null,
 ) => void;
 
+/** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w, w [D]; differentiable. */
 export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const D = x.lastDim;
   if (w.rank !== 1 || w.size !== D) {

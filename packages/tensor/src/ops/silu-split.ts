@@ -59,6 +59,7 @@ export const siluRowsBwd: SiluRowsBwd = (x, off, ldx, g, gx, rows, w) => {
   }
 };
 
+/** silu(x) split along the last axis into pieces of `widths`; differentiable. */
 export function siluSplit(x: Tensor, widths: readonly number[]): Tensor[] {
   const W = checkWidths("siluSplit", x, widths);
   const rows = x.rows;

@@ -11,6 +11,7 @@
  */
 import type { TrainOps, TrainParameter } from "../backend/train-ops.js";
 
+/** AdamW hyper-parameters: learning rate, β1, β2, ε and decoupled weight decay. */
 export interface AdamWOptions {
   lr?: number;
   beta1?: number;
@@ -19,12 +20,17 @@ export interface AdamWOptions {
   weightDecay?: number;
 }
 
+/** AdamW's resumable state: the step count and the first and second moments by parameter name. */
 export interface AdamWState {
   step: number;
   m: Record<string, Float32Array>;
   v: Record<string, Float32Array>;
 }
 
+/**
+ * AdamW written once for every backend: step count, bias corrections, weight-decay flags and state,
+ * over a backend's `TrainOps` update.
+ */
 export class AdamWCore<T> {
   readonly ops: TrainOps<T, unknown>;
   readonly params: readonly TrainParameter<T>[];

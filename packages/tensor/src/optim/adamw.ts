@@ -11,6 +11,10 @@ import { AdamWCore, type AdamWOptions, type AdamWState } from "./adamw-core.js";
 export type { AdamWOptions, AdamWState } from "./adamw-core.js";
 export type { NativeAdamw } from "./adamw-update.js";
 
+/**
+ * AdamW on CPU tensors (decoupled weight decay, skipped for parameters whose `decay` is false);
+ * state (step, m, v) serialisable for exact resume.
+ */
 export class AdamW extends AdamWCore<Tensor> {
   constructor(params: readonly NamedParameter[], opts: AdamWOptions = {}) {
     super(cpuTrainOps, params, opts);

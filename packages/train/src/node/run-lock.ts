@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { errnoCode, fsError } from "@loop/tensor/node";
 
+/** The lock file a process training in a run folder holds (its PID). */
 export const LOCK_FILE = "run.lock";
 
 interface LockOwner {

@@ -20,6 +20,7 @@
 import { type BufferSpec, defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 import { getOrMake } from "../memo.js";
 
+/** A GEMM tiling: workgroup tile bm×bn, depth step bk, and per-thread tile tm×tn. */
 export interface GemmTile {
   bm: number;
   bn: number;

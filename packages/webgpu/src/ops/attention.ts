@@ -9,6 +9,9 @@ import { grid, groups } from "../kernel-def.js";
 import { ATTN_ROWS, attentionKernels, DVEC_GROUP, dvecKernel } from "../kernels/attention.js";
 import { recordGpu } from "../tape.js";
 
+/**
+ * Options of the GPU attention op: packed documents (the tile options of the CPU op are rejected).
+ */
 export interface AttentionOptions {
   /**
    * Packed documents: an i32 tensor of B·T document indices (mamba_ssm's seq_idx, non-decreasing

@@ -18,6 +18,7 @@ import {
 import { recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 
+/** Rows of w [V, D] for i32 token ids on the GPU: [..., D]; differentiable in w. */
 export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
   if (w.rank !== 2)
     throw new Error(`webgpu embedding: weight must be [V, D], got [${w.shape.join(",")}]`);

@@ -9,6 +9,10 @@ import { exitPdfBackwardKernel, exitPdfKernel, PDF_GROUP } from "../kernels/exit
 import { recordGpu } from "../tape.js";
 import { checkStepMajor } from "./gate-shapes.js";
 
+/**
+ * The exit distribution from gate logits [R, …] on the GPU (as `exitPdf` of @loop/exit-gate);
+ * differentiable.
+ */
 export function exitPdf(gateLogits: GpuTensor): GpuTensor {
   const { R, M } = checkStepMajor(gateLogits, "gateLogits", "webgpu exitPdf");
   const ctx = gateLogits.ctx;

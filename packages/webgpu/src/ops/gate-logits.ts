@@ -17,6 +17,10 @@ import { freshGrads, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
+/**
+ * Gate logits [R, …] from every loop step's readouts, weight [1, D] and bias [1] on the GPU;
+ * differentiable.
+ */
 export function gateLogits(
   readouts: readonly GpuTensor[],
   weight: GpuTensor,

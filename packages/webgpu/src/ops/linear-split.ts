@@ -17,6 +17,7 @@ import { f16Input, linearForwardF16 } from "./f16-input.js";
 import { segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
+/** x · wᵀ split along the output axis into pieces of `widths`, on the GPU; differentiable. */
 export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
   if (w.rank !== 2)
     throw new Error(`webgpu linearSplit: weight must be [out, in], got [${w.shape.join(",")}]`);

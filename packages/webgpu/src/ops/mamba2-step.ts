@@ -29,6 +29,7 @@ export interface GpuMamba2State {
   ssm: GpuTensor;
 }
 
+/** The Mamba-2 weights one recurrent GPU decode step reads besides the projections. */
 export interface GpuMamba2StepWeights {
   convWeight: GpuTensor;
   convBias: GpuTensor;

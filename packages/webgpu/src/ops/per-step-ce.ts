@@ -9,6 +9,7 @@ import { CE_EW, ceBackwardKernel, ceRowKernel } from "../kernels/per-step-ce.js"
 import { freshGrads, gpuNoGrad, recordGpu } from "../tape.js";
 import { checkPerStep, checkTargets } from "./gate-shapes.js";
 
+/** Cross-entropy of every loop step's logits per token, [R, …], on the GPU; differentiable. */
 export function perStepCrossEntropy(
   logitsPerStep: readonly GpuTensor[],
   targets: GpuTensor,

@@ -16,6 +16,7 @@ const scaleInPlaceKernel = defineKernel({
 }`,
 });
 
+/** Multiply the gradient of every tensor in `params` by `factor`, in place on the GPU. */
 export function scaleGradients(params: readonly GpuTensor[], factor: number): void {
   for (const t of params) {
     const g = t.grad;

@@ -7,6 +7,7 @@ import { grid } from "../kernel-def.js";
 import { SWIGLU_GROUP, swigluBackwardKernel, swigluForwardKernel } from "../kernels/swiglu.js";
 import { recordGpu } from "../tape.js";
 
+/** silu(gate) ⊙ up on the GPU, elementwise; differentiable. */
 export function swiglu(gate: GpuTensor, up: GpuTensor): GpuTensor {
   if (gate.shape.length !== up.shape.length || gate.shape.some((d, i) => d !== up.shape[i]))
     throw new Error(
