@@ -22,7 +22,18 @@ export function packAll(
 ): Map<string, string> {
   const pkgs = workspacePackages(root);
   if (build === "always" || (build === "if-stale" && pkgs.some((p) => isStale(p.dir))))
-    execFileSync("pnpm", ["run", "build"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    // the publishable packages only (not the playground's page), in dependency order
+    execFileSync(
+      "pnpm",
+      [
+        "-r",
+        "--workspace-concurrency=1",
+        ...pkgs.flatMap((p) => ["--filter", p.name]),
+        "run",
+        "build",
+      ],
+      { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+    );
   mkdirSync(out, { recursive: true });
   for (const f of readdirSync(out)) if (f.endsWith(".tgz")) rmSync(join(out, f));
   const files = new Map<string, string>();
