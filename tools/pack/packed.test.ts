@@ -115,9 +115,8 @@ describe("each package installs from the tarballs with only its closure", () => 
         kernels: string[];
       };
       expect(report.reason).toBeUndefined();
-      expect(new Set(report.kernels.map((k) => k.split("/")[0]))).toEqual(
-        new Set(["tensor", "ssm", "attention"]),
-      );
+      const groups = new Set(report.kernels.map((k) => k.split("/")[0]));
+      expect([...groups]).toEqual(expect.arrayContaining(["tensor", "ssm", "ssd", "attention"]));
     }
   });
 });
