@@ -37,8 +37,11 @@ export interface ExitGateOptions {
  * Linear(d_model → 1).
  */
 export class ExitGate implements Module {
+  /** The model width D the gate reads. */
   readonly dModel: number;
+  /** Gate weight [1, D]. */
   readonly weight: Tensor;
+  /** Gate bias [1]. */
   readonly bias: Tensor;
 
   constructor(config: ExitGateConfig, opts: ExitGateOptions) {
@@ -58,6 +61,7 @@ export class ExitGate implements Module {
   /** The tensor named `name` ("weight", "bias"; docs/model.md §6 relative to the gate). */
   readonly weightNamed = weightLookup(this, "ExitGate");
 
+  /** The gate's weight and bias, named `weight` and `bias` (weight decay on the weight only). */
   parameters(): NamedParameter[] {
     return [
       { name: "weight", tensor: this.weight, decay: true },

@@ -42,7 +42,9 @@ export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wr
  * device's copy of the weights (made by `toDevice`).
  */
 export class DeviceModel<T, I> {
+  /** The backend ops the model runs on. */
   readonly ops: ModelOps<T, I>;
+  /** The model's configuration. */
   readonly config: ModelConfig;
   private readonly params: readonly DeviceParameter<T>[];
   private readonly byName: Map<string, T>;

@@ -52,11 +52,20 @@ export interface ModelOptions {
  * times, norm_f, the LM head and an optional exit gate, with seeded §3 initialisation.
  */
 export class LoopedModel implements Module {
+  /** The model's configuration, every default filled in. */
   readonly config: ModelConfig;
+  /** Token embeddings [V, D] (also the LM head when `tie_embeddings`). */
   readonly embeddings: Tensor;
+  /** The N shared layers, applied R times. */
   readonly layers: Layer[];
+  /**
+   * The final RMSNorm weight [D] (norm_f), before the readout (and between loop steps with
+   * `loop_norm`).
+   */
   readonly normF: Tensor;
+  /** The untied LM head [V, D], or null when tied to the embeddings. */
   readonly lmHead: Tensor | null;
+  /** The exit gate, or null for a model without one. */
   readonly exitGate: ExitGate | null;
   /** The maps around the loop on the CPU ops (looped-forward.ts). */
   private readonly core: LoopedCore<Tensor, IntTensor>;

@@ -81,6 +81,7 @@ export interface RngState {
  * streams, serialisable state.
  */
 export class Rng {
+  /** The seed this generator started from. */
   readonly seed: number;
   private s0: number;
   private s1: number;
@@ -188,6 +189,7 @@ export class Rng {
     return { seed: this.seed, s: [this.s0, this.s1, this.s2, this.s3], spare: this.spare };
   }
 
+  /** Restore a state saved by `getState`: the stream continues exactly from there. */
   setState(st: RngState): void {
     [this.s0, this.s1, this.s2, this.s3] = st.s.map((v) => v | 0) as [
       number,
@@ -198,6 +200,7 @@ export class Rng {
     this.spare = st.spare;
   }
 
+  /** A generator continuing from a state saved by `getState`. */
   static fromState(st: RngState): Rng {
     const r = new Rng(st.seed);
     r.setState(st);

@@ -64,8 +64,11 @@ let nextId = 1;
  * autograd tape (`requiresGrad`, `grad` after `backward`).
  */
 export class Tensor {
+  /** A process-unique id (tape bookkeeping, debugging). */
   readonly id = nextId++;
+  /** The values, row-major. */
   readonly data: Float32Array;
+  /** The shape, outermost axis first. */
   readonly shape: Shape;
   /** True for trainable leaves and for every tensor computed from one while recording. */
   requiresGrad: boolean;
@@ -75,6 +78,7 @@ export class Tensor {
   node: GradNode | null = null;
   /** Index of this tensor among its node's outputs. */
   outputIndex = 0;
+  /** An optional name for error messages and debugging (parameters carry their §6 name). */
   name: string | undefined;
 
   constructor(data: Float32Array, shape: Shape, requiresGrad = false) {
@@ -90,10 +94,12 @@ export class Tensor {
     this.requiresGrad = requiresGrad;
   }
 
+  /** The number of entries. */
   get size(): number {
     return this.data.length;
   }
 
+  /** The number of axes. */
   get rank(): number {
     return this.shape.length;
   }
@@ -103,6 +109,7 @@ export class Tensor {
     return this.shape[this.shape.length - 1] ?? 1;
   }
 
+  /** The length of axis `i` (negative counts from the end). */
   dim(i: number): number {
     const k = i < 0 ? this.shape.length + i : i;
     const d = this.shape[k];
@@ -123,6 +130,7 @@ export class Tensor {
     return this.data[0]!;
   }
 
+  /** The values as a plain array. */
   toArray(): number[] {
     return Array.from(this.data);
   }
@@ -165,7 +173,9 @@ export function parameter(data: Float32Array, shape: Shape, name?: string): Tens
 
 /** Int32 index tensor (token ids, targets). */
 export class IntTensor {
+  /** The ids, row-major. */
   readonly data: Int32Array;
+  /** The shape, outermost axis first. */
   readonly shape: Shape;
   constructor(data: Int32Array, shape: Shape) {
     checkShape(shape, "IntTensor");
@@ -177,6 +187,7 @@ export class IntTensor {
     this.data = data;
     this.shape = Object.freeze([...shape]);
   }
+  /** The number of ids. */
   get size(): number {
     return this.data.length;
   }

@@ -49,7 +49,9 @@ export interface LossScaleState {
  * doubled after `interval` good steps.
  */
 export class DynamicLossScale {
+  /** The scale's start, growth interval and bounds. */
   readonly opts: LossScaleOptions;
+  /** The current loss scale. */
   scale: number;
   /** Steps since the last overflow or growth. */
   private good = 0;

@@ -39,6 +39,7 @@ import { nonFiniteWhat } from "./step-rules.js";
  * before the step.
  */
 export class NonFiniteError extends Error {
+  /** The error's name. */
   override name = "NonFiniteError";
   constructor(
     readonly step: number,
@@ -89,16 +90,23 @@ interface InFlight {
  * `StepEngine` (a GPU); its state resumes exactly.
  */
 export class Trainer {
+  /** The model trained (its weights change in place). */
   readonly model: LoopedModel;
+  /** The task the batches come from. */
   readonly task: Task;
+  /** The training options, resolved. */
   readonly opts: TrainOptions;
+  /** The parameters the stage trains, with their names and weight-decay flags. */
   readonly params: NamedParameter[];
+  /** The optimiser, whose state `getState` saves. */
   readonly optimizer: AdamW;
   private readonly schedule: (s: number) => number;
   private readonly cpu: DeviceTraining<Tensor, IntTensor>;
   /** Optimizer steps completed. */
   step = 0;
+  /** Where the training stream stands (the next batch comes after it). */
   cursor: TaskCursor;
+  /** Training time so far in seconds, resumed runs included. */
   elapsed = 0;
   /** Where the steps run when not on the CPU kernels (null: here). */
   readonly engine: StepEngine | null;
@@ -147,6 +155,7 @@ export class Trainer {
     this.cursor = task.startCursor(opts.seed);
   }
 
+  /** True once `opts.steps` steps have run. */
   get done(): boolean {
     return this.step >= this.opts.steps;
   }
@@ -306,6 +315,10 @@ export class Trainer {
     };
   }
 
+  /**
+   * The resumable state (step, cursor, optimiser moments, time): with the model's weights, what a
+   * checkpoint stores.
+   */
   getState(): TrainerState {
     return {
       step: this.step,

@@ -42,7 +42,9 @@ export interface GpuContextOptions {
  * open command encoder, buffer pools and counters.
  */
 export class GpuContext {
+  /** The WebGPU device. */
   readonly device: GPUDevice;
+  /** The adapter's name, for messages ("SwiftShader", a GPU's description). */
   readonly adapterName: string;
   private readonly keepAlive: unknown[];
   private readonly pipelines = new Map<Kernel, Compiled>();

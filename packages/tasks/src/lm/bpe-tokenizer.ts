@@ -49,7 +49,9 @@ const CACHE_LIMIT = 200_000;
  * Hugging Face `tokenizer.json`.
  */
 export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
+  /** The tokenizer kind, as `tokenizer.json` records it. */
   readonly kind = "bpe";
+  /** The merge rules in rank order. */
   readonly merges: readonly (readonly [string, string])[];
   private readonly byteIds: Int32Array;
   private readonly idBytes: (Uint8Array | null)[];
@@ -121,6 +123,9 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
     return out;
   }
 
+  /**
+   * The ids of `text`: special tokens matched first, then GPT-2 pre-tokenisation and the merges.
+   */
   encode(text: string): Int32Array {
     const out = new IdBuffer(Math.ceil(text.length / 3) + 16);
     splitSpecials(text, this.specials, (part, special) => {
@@ -158,6 +163,7 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
     return new TextDecoder("utf-8").decode(this.decodeBytes(ids));
   }
 
+  /** This tokenizer as a Hugging Face `tokenizer.json` object. */
   toJSON(): TokenizerJson {
     const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true };
     return bpeTokenizerJson(this.tokens, this.specialIds, {

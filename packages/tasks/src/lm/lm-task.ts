@@ -53,13 +53,21 @@ export interface LanguageModelTaskOptions {
  * perplexity as its metric.
  */
 export class LanguageModelTask extends StreamTask implements Task {
+  /** The task's name (given, or from the tokenizer's kind and size). */
   readonly name: string;
+  /** Language modelling is scored by perplexity. */
   readonly metric = "ppl";
+  /** The tokenizer between text and ids. */
   readonly tokenizer: TextTokenizer;
+  /** The tokenizer's vocabulary. */
   readonly vocab: Vocabulary;
+  /** T: the window length. */
   readonly seqLen: number;
+  /** Windows are always full: no padding. */
   readonly padId = null;
+  /** The encoded training stream. */
   readonly train: Int32Array;
+  /** The encoded validation stream. */
   readonly validation: Int32Array;
   private epochOrder: { seed: number; epoch: number; order: Int32Array } | null = null;
 
@@ -89,6 +97,7 @@ export class LanguageModelTask extends StreamTask implements Task {
     }
   }
 
+  /** The number of token ids. */
   get vocabSize(): number {
     return this.vocab.size;
   }
@@ -134,6 +143,7 @@ export class LanguageModelTask extends StreamTask implements Task {
     batch.seqIdx = seq;
   }
 
+  /** The next `batchSize` training windows after `cursor` and the cursor after them. */
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     const W = this.trainWindows;
     return trainRows(cursor, batchSize, (start, n) => {

@@ -49,12 +49,19 @@ function manoSymbols(maxOps: number): string[] {
  * scored at the answer position.
  */
 export class ManoTask extends StreamTask implements Task {
+  /** The task's name, e.g. `mano-L10`. */
   readonly name: string;
+  /** Mano is scored by exact-match accuracy at the answer position. */
   readonly metric = "accuracy";
+  /** A symbolic task: no tokenizer. */
   readonly tokenizer = null;
+  /** L: the largest number of operators. */
   readonly maxOps: number;
+  /** Mano's symbols (docs/tasks.md). */
   readonly vocab: Vocabulary;
+  /** T = 2L + 4, the longest example's length. */
   readonly seqLen: number;
+  /** The id shorter examples are padded with. */
   readonly padId: number;
 
   constructor(config: ManoConfig) {
@@ -66,6 +73,7 @@ export class ManoTask extends StreamTask implements Task {
     this.padId = this.vocab.id("<pad>");
   }
 
+  /** The number of symbols. */
   get vocabSize(): number {
     return this.vocab.size;
   }
@@ -103,12 +111,17 @@ export class ManoTask extends StreamTask implements Task {
     return batch;
   }
 
+  /**
+   * The next `batchSize` training examples after `cursor` (ℓ drawn from 1..L) and the cursor after
+   * them.
+   */
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     return trainRows(cursor, batchSize, (start, n) =>
       this.toBatch(Array.from({ length: n }, (_, b) => this.trainExample(cursor.seed, start + b))),
     );
   }
 
+  /** The fixed evaluation set at ℓ = L, in batches. */
   evalSet(options: EvalSetOptions): Batch[] {
     const count = positiveInt("count", options.count);
     const seed = options.seed ?? MANO_DEFAULT_EVAL_SEED;

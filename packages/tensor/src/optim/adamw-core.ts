@@ -32,12 +32,19 @@ export interface AdamWState {
  * over a backend's `TrainOps` update.
  */
 export class AdamWCore<T> {
+  /** The backend ops the update runs on. */
   readonly ops: TrainOps<T, unknown>;
+  /** The parameters updated, with their names, decay flags and learning-rate scales. */
   readonly params: readonly TrainParameter<T>[];
+  /** The learning rate used when `step` is given none. */
   lr: number;
+  /** β1, the first-moment decay. */
   readonly beta1: number;
+  /** β2, the second-moment decay. */
   readonly beta2: number;
+  /** ε, added to the root of the second moment. */
   readonly eps: number;
+  /** The decoupled weight decay, applied to parameters whose `decay` is true. */
   readonly weightDecay: number;
   private t = 0;
   private readonly m = new Map<string, T>();
@@ -69,6 +76,7 @@ export class AdamWCore<T> {
         throw new Error(`AdamW: ${k} must be in [0, 1), got ${this[k]}`);
   }
 
+  /** Optimiser steps taken (the bias corrections' t). */
   get stepCount(): number {
     return this.t;
   }

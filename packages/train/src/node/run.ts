@@ -92,6 +92,7 @@ export interface RunResult {
 
 /** Training stopped by a signal; a checkpoint of `step` is in `checkpoint`. */
 export class RunInterrupted extends Error {
+  /** The error's name. */
   override name = "RunInterrupted";
   constructor(
     readonly runDir: string,
