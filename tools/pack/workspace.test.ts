@@ -39,4 +39,29 @@ describe("package closures", () => {
       expect(readme).toContain(installLine(name, pkgs));
     },
   );
+
+  it.each(pkgs.map((p) => [p.name, p.dir] as const))(
+    "the typedoc.json of %s lists its entry points (docs:api documents what it exports)",
+    (_name, dir) => {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        exports: Record<string, string | Record<string, string>>;
+      };
+      const sources = Object.values(manifest.exports)
+        .flatMap((v) => (typeof v === "object" && v["@loop/source"] ? [v["@loop/source"]] : []))
+        .map((f) => f.replace(/^\.\//, ""));
+      const typedoc = JSON.parse(readFileSync(join(dir, "typedoc.json"), "utf8")) as {
+        entryPoints: string[];
+      };
+      expect(typedoc.entryPoints).toEqual(sources);
+    },
+  );
+
+  it("typedoc.json documents every publishable package", () => {
+    const typedoc = JSON.parse(readFileSync(join(root, "typedoc.json"), "utf8")) as {
+      entryPoints: string[];
+    };
+    expect([...typedoc.entryPoints].sort()).toEqual(
+      pkgs.map((p) => `packages/${p.dir.split("/").pop()}`).sort(),
+    );
+  });
 });
