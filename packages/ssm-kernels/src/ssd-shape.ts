@@ -26,8 +26,8 @@ export interface SsdArrays {
   /** The D skip [H] (y += D_h·x), fused into the scan; absent or null: none. */
   D?: Float32Array | null;
   /**
-   * Per position, [B·T]: non-zero where a document starts (the state carried into that position is dropped,
-   * `documentResets`); absent or null: one document per row.
+   * Per position, [B·T]: non-zero where a document starts (the state carried into that
+   * position is dropped, `documentResets`); absent or null: one document per row.
    */
   resets?: Float32Array | null;
 }
