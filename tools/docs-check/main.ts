@@ -1,14 +1,24 @@
-/**
+/*
  * `pnpm docs:check [--no-snippet]`: one line per problem (file:line: what), exit 1 if any.
+ * Besides the READMEs (check.ts): every example's output as docs/examples.md shows it
+ * (tools/examples) and a doc comment on every export of every package entry (tools/api-docs).
+ * `--no-snippet` skips running the README snippet and the examples.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkExportDocs } from "../api-docs/exports.js";
+import { listExamples, shownOutputs } from "../examples/examples.js";
+import { checkExamplesFromSource } from "../examples/run-from-source.js";
 import { checkDocs, documents, formatProblem } from "./check.js";
 
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..");
 const snippet = !process.argv.includes("--no-snippet");
 const t0 = performance.now();
-const problems = checkDocs(root, { snippet });
+const problems = [
+  ...checkDocs(root, { snippet }),
+  ...(snippet ? checkExamplesFromSource(root) : shownOutputs(root).problems),
+  ...checkExportDocs(root),
+];
 for (const p of problems) console.error(formatProblem(p));
 const took = ((performance.now() - t0) / 1000).toFixed(1);
 if (problems.length > 0) {
@@ -16,5 +26,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `docs:check: ${documents(root).length} READMEs agree with benchmarks/RESULTS.md, docs/results.md and .ci/run${snippet ? "; the library snippet prints what README.md shows" : " (snippet not run)"} (${took} s)`,
+  `docs:check: ${documents(root).length} READMEs agree with benchmarks/RESULTS.md, docs/results.md and .ci/run${snippet ? `; the library snippet and the ${listExamples(root).length} examples print what README.md and docs/examples.md show` : " (snippet and examples not run)"}; every package export has a doc comment (${took} s)`,
 );

@@ -1,4 +1,4 @@
-/**
+/*
  * Backward of the tiled causal GQA attention (docs/model.md §4), FlashAttention-2 style. With
  * G = ∂y and Dvec[t] = Σ_e G[t,e]·y[t,e], tile by tile:
  *   P = e^{c·q·kᵀ − lse} (recomputed from the saved lse),  dV += Pᵀ G,  dP = G Vᵀ,

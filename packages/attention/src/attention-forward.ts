@@ -1,4 +1,4 @@
-/**
+/*
  * Forward of the tiled causal GQA attention, FlashAttention-2 style (docs/model.md §4):
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd] and lse [B, Hq, T];
  *   query head j uses KV head floor(j·Hkv/Hq); c = 1/sqrt(hd); S = c·q·kᵀ (s ≤ t).
@@ -22,6 +22,11 @@ import {
 import { groupTile, transposeHead } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 
+/**
+ * The buffers and tiling of one flash-attention forward call: q [B,T,Hq,hd], k and v [B,T,Hkv,hd],
+ * output y [B,T,Hq,hd] and the per-row log-sum-exp lse [B,Hq,T], in tiles of blockQ query rows by
+ * blockK key columns.
+ */
 export interface FlashForwardArgs extends KernelArgs, AttentionDims {
   q: Float32Array;
   k: Float32Array;

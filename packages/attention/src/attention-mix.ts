@@ -1,4 +1,4 @@
-/**
+/*
  * The attention mixer's and the SwiGLU MLP's differentiable forwards (docs/model.md §4, §5),
  * written once against the backend ops (`ModelOps` of @loop/tensor) and their weights by their
  * §6 names (relative to the mixer or the MLP). The CPU's `AttentionMixer` and `SwiGluMlp` and
@@ -8,9 +8,13 @@
  */
 import type { AttentionOps, TensorOps } from "@loop/tensor";
 
+/**
+ * The ops the attention mixer needs from a backend: `linear` and the fused `projectedAttention`.
+ */
 export type AttentionMixOps<T, I> = Pick<TensorOps<T, I>, "linear"> &
   Pick<AttentionOps<T, I>, "projectedAttention">;
 
+/** Options of one attention mix: where the positions start and which document each belongs to. */
 export interface AttentionMixOptions<I> {
   /** Position of the first token (default 0). */
   positionOffset?: number;
@@ -36,6 +40,7 @@ export function attentionMix<T, I>(
   return ops.linear(y, w("o_proj.weight"));
 }
 
+/** The ops the SwiGLU MLP needs from a backend: the projections and the fused `swiglu`. */
 export type SwiGluMixOps<T, I> = Pick<TensorOps<T, I>, "linear" | "linears" | "done"> &
   Pick<AttentionOps<T, I>, "swiglu">;
 

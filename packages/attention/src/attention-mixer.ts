@@ -1,4 +1,4 @@
-/**
+/*
  * Attention mixer of docs/model.md §4: u [B, T, D] →
  *   q = u·q_projᵀ [B,T,Hq,hd], k = u·k_projᵀ, v = u·v_projᵀ [B,T,Hkv,hd] (no biases)
  *   q, k ← RoPE(·, rope_theta) at positions offset + t
@@ -32,6 +32,10 @@ import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./in
 import { appendAndAttend, appendKv, KvCache } from "./kv-cache.js";
 import { ropeInPlace } from "./rope.js";
 
+/**
+ * Sizes of a causal self-attention mixer (GQA with RoPE): model width, query and key/value heads,
+ * RoPE base.
+ */
 export interface AttentionConfig {
   dModel: number;
   nHeads: number;
@@ -54,6 +58,10 @@ export function attentionProjDims(cfg: AttentionConfig): {
 /** The CPU ops the differentiable forward (attention-mix.ts) runs on. */
 const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
 
+/**
+ * Causal grouped-query attention with RoPE as a `SequenceMixer`: q/k/v/o projections, a KV cache as
+ * its decoding state.
+ */
 export class AttentionMixer implements SequenceMixer<KvCache> {
   /** Its decoding state, a KV cache, holds one entry per position. */
   readonly positional = true;

@@ -1,4 +1,4 @@
-/**
+/*
  * Plain quadratic reference for causal grouped-query attention (docs/model.md §4). It materialises
  * the full probability matrix of each (batch, head) — O(T²) memory — and exists to check the
  * tiled kernel in attention.ts against.

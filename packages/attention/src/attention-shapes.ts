@@ -1,10 +1,14 @@
-/**
+/*
  * Shape contract shared by the attention kernels (docs/model.md §4):
  *   q [B, T, Hq, hd], k and v [B, T, Hkv, hd], Hq divisible by Hkv;
  *   query head j reads KV head floor(j·Hkv/Hq) = floor(j / (Hq/Hkv)).
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
 
+/**
+ * The sizes of an attention call: batch B, length T, query heads Hq, key/value heads Hkv, head size
+ * hd.
+ */
 export interface AttentionDims {
   B: number;
   T: number;
@@ -15,6 +19,10 @@ export interface AttentionDims {
   group: number;
 }
 
+/**
+ * The sizes of q [B,T,Hq,hd], k and v [B,T,Hkv,hd], checked against each other; `op` names the
+ * caller in the error.
+ */
 export function attentionDims(q: Tensor, k: Tensor, v: Tensor, op: string): AttentionDims {
   if (q.rank !== 4) throw new Error(`${op}: q must be [B, T, Hq, hd], got ${shapeStr(q.shape)}`);
   const [B, T, Hq, hd] = q.shape as [number, number, number, number];

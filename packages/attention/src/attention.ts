@@ -1,4 +1,4 @@
-/**
+/*
  * Causal grouped-query attention, tiled FlashAttention-2 kernel as a fused op (docs/model.md §4):
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd]; query head j uses KV head
  *   floor(j·Hkv/Hq); y[t,j] = softmax_{s ≤ t}(q[t,j]·k[s]/sqrt(hd)) · v[s].
@@ -20,6 +20,7 @@ import { flashBackward } from "./attention-backward.js";
 import { type FlashForwardArgs, flashForward } from "./attention-forward.js";
 import { attentionDims } from "./attention-shapes.js";
 
+/** Tiling and document boundaries of the causal attention kernel. */
 export interface AttentionOptions {
   /** Query rows per tile (default 96). */
   blockQ?: number;

@@ -1,10 +1,14 @@
-/**
+/*
  * Weight initialisation shared by the modules of this package (docs/model.md §3): weights uniform
  * ±1/sqrt(fan_in); output projections additionally divided by sqrt(nLayers), one residual each.
  */
 import { parameter, type Rng, type Tensor } from "@loop/tensor";
 import { allocF32 } from "@loop/tensor/kernel";
 
+/**
+ * How a module initialises its weights: the seeded stream and the residual depth that scales output
+ * projections.
+ */
 export interface ModuleInit {
   /** Seeded stream for the initial weights (default new Rng(0)). */
   rng?: Rng;

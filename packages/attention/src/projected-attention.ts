@@ -1,4 +1,4 @@
-/**
+/*
  * The q, k, v projections, RoPE and causal GQA attention of docs/model.md §4 as one op:
  *   u [B, T, D], q_proj [Hq·hd, D], k_proj, v_proj [Hkv·hd, D] → y [B, T, Hq·hd] with
  *   y = attention(RoPE(u·q_projᵀ), RoPE(u·k_projᵀ), u·v_projᵀ)   (the input of o_proj).
@@ -14,6 +14,7 @@ import { allocF32Uninit, gemm, kernelSet, optionalArg, record1 } from "@loop/ten
 import { type AttentionOptions, attention, blockSize, startsFor } from "./attention.js";
 import { cachedTables, type RopeOptions, rope, rotate } from "./rope.js";
 
+/** Options of `projectedAttention`: the head counts and RoPE, besides the kernel's tiling. */
 export interface ProjectedAttentionOptions extends AttentionOptions {
   nHeads: number;
   nKvHeads: number;

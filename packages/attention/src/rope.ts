@@ -1,4 +1,4 @@
-/**
+/*
  * Rotary position embedding, rotate-half layout (docs/model.md §4).
  *
  *   x [B, T, H, hd] → y [B, T, H, hd], hd even, position p = offset + t, pair index i < hd/2:

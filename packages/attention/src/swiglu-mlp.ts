@@ -1,4 +1,4 @@
-/**
+/*
  * SwiGLU MLP of docs/model.md §5: x [..., D] → down_proj(silu(gate_proj(x)) ⊙ up_proj(x)) [..., D].
  * gate_proj, up_proj [dFf, D]; down_proj [D, dFf]; no biases. Initialisation: uniform
  * ±1/sqrt(fan_in); down_proj additionally divided by sqrt(nLayers) (residual scaling).
@@ -16,6 +16,7 @@ import { swigluMix } from "./attention-mix.js";
 import { cpuAttentionOps } from "./cpu-attention-ops.js";
 import { type ModuleInit, positiveInt, residualScale, uniformWeight } from "./init.js";
 
+/** Sizes of a SwiGLU MLP: model width and hidden width d_ff. */
 export interface SwiGluConfig {
   dModel: number;
   dFf: number;
@@ -24,6 +25,10 @@ export interface SwiGluConfig {
 /** The CPU ops the differentiable forward (attention-mix.ts) runs on. */
 const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
 
+/**
+ * The SwiGLU MLP of a Transformer layer: down(silu(gate(x)) ⊙ up(x)), weights [dFf,dModel] and
+ * [dModel,dFf].
+ */
 export class SwiGluMlp implements Module {
   readonly cfg: Readonly<SwiGluConfig>;
   readonly gateProj: Tensor;

@@ -1,4 +1,4 @@
-/**
+/*
  * Fused SwiGLU gate (docs/model.md §5): y = silu(gate) ⊙ up, silu(x) = x·σ(x).
  *   gate, up [..., F] (same shape) → y [..., F]
  *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ silu(gate)
@@ -26,6 +26,7 @@ export type SwigluBwdNative = (
   n: number,
 ) => void;
 
+/** silu(gate) ⊙ up, elementwise, for two tensors of the same shape (differentiable). */
 export function swiglu(gate: Tensor, up: Tensor): Tensor {
   if (!sameShape(gate.shape, up.shape)) {
     throw new Error(

@@ -1,4 +1,4 @@
-/**
+/*
  * Exact-match accuracy of a task's evaluation set, per loop step and under exit-gate selection.
  *   per step r:  prediction = argmax_v logits(r)[b, t, v] at every scored position (target ≠ −100)
  *   gated at q:  z = thresholdExit(pdf, q) per token (docs/exit-gate.md "Inference"); prediction =
@@ -16,6 +16,7 @@ import {
 } from "./eval-model.js";
 import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
 
+/** Accuracy at one loop step: correct of total scored positions. */
 export interface StepScore {
   /** 1-based loop step. */
   step: number;
@@ -24,12 +25,20 @@ export interface StepScore {
   accuracy: number;
 }
 
+/**
+ * Accuracy when the exit gate picks each token's loop step at one threshold q, with the exit
+ * statistics.
+ */
 export interface GatedScore extends ExitSummary {
   correct: number;
   total: number;
   accuracy: number;
 }
 
+/**
+ * What `evaluateAccuracy` returns: accuracy at every loop step and, with a gate, at every
+ * threshold.
+ */
 export interface AccuracyResult {
   metric: "accuracy";
   /** One entry per loop step r = 1..R. */
@@ -40,6 +49,7 @@ export interface AccuracyResult {
   examples: number;
 }
 
+/** Options of `evaluateAccuracy`: exit thresholds, a custom scorer, the CPU kernels to run on. */
 export interface AccuracyOptions extends OnKernels {
   /** Exit thresholds to evaluate with the gate (ignored for a model without one). */
   qs?: readonly number[];

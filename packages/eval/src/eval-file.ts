@@ -1,4 +1,4 @@
-/**
+/*
  * eval.json, written by `looplm eval` into a run folder (or anywhere with --out):
  * {
  *   "format": "looplm-eval/1",
@@ -17,10 +17,16 @@ import type { AccuracyResult } from "./accuracy.js";
 import type { McResult } from "./multiple-choice/evaluate-mc.js";
 import type { PerplexityResult } from "./perplexity.js";
 
+/** The `format` tag of an `eval.json` file written by `looplm eval`. */
 export const EVAL_FORMAT = "looplm-eval/1";
 
+/** An evaluation metric: exact-match accuracy or perplexity. */
 export type Metric = "accuracy" | "ppl";
 
+/**
+ * One threshold q of an exit-gate sweep in `eval.json`: mean exit step, metric value and exit-step
+ * histogram.
+ */
 export interface GatedPoint {
   q: number;
   mean_step: number;
@@ -28,12 +34,17 @@ export interface GatedPoint {
   histogram: number[];
 }
 
+/** Multiple-choice accuracies in `eval.json`: plain, length-normalised and byte-normalised. */
 export interface McSummary {
   acc: number;
   acc_norm: number;
   acc_bytes: number;
 }
 
+/**
+ * The contents of `eval.json` (docs/formats.md): the model, the task, the metric at every loop step
+ * and the optional gate sweep and multiple-choice results.
+ */
 export interface EvalFile {
   format: typeof EVAL_FORMAT;
   model: {

@@ -1,4 +1,4 @@
-/**
+/*
  * What the evaluators need from a model: per-loop-step logits (and readouts for the exit gate),
  * the LM head for scoring a few positions, and the exit gate. `LoopedModel` satisfies it;
  * tests may pass a hand-made stand-in. Everything runs under `noGrad` (no tape is recorded), and
@@ -20,12 +20,20 @@ export interface OnKernels {
   kernels?: CpuKernels;
 }
 
+/**
+ * A forward's outputs as the evaluators read them: readouts and logits of each kept loop step, with
+ * its 1-based index.
+ */
 export interface EvalForwardResult {
   readouts: Tensor[];
   logits: Tensor[];
   stepIndex: number[];
 }
 
+/**
+ * What the evaluators need of a model (`LoopedModel` satisfies it): its R and vocabulary size, its
+ * exit gate, an all-steps forward and the LM head.
+ */
 export interface EvalModel {
   readonly config: { readonly n_loops: number; readonly vocab_size: number };
   readonly exitGate: GateLike | null;
@@ -37,6 +45,10 @@ export interface EvalModel {
   head(readout: Tensor): Tensor;
 }
 
+/**
+ * One batch's outputs at every loop step: logits, and the exit distribution when asked for and the
+ * model has a gate.
+ */
 export interface StepOutputs {
   /** logits(r) [B,T,V] for r = 1..R. */
   logits: Tensor[];

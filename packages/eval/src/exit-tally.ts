@@ -1,4 +1,4 @@
-/**
+/*
  * Accumulates threshold-exit statistics over batches (docs/exit-gate.md "Inference: threshold exit"):
  * for each q, the histogram of exit steps z ∈ 1..R over the scored positions (target ≠ −100),
  * from which the mean selected step Σ r·count(r) / Σ count(r) follows.

@@ -1,4 +1,4 @@
-/**
+/*
  * Mano accuracy per expression length: a model scored at every ℓ = 1..L on `count` fresh
  * expressions per ℓ, accuracy at every loop step (docs/tasks.md "Mano").
  *
@@ -18,6 +18,7 @@ export const MANO_LENGTH_STREAM = "mano/eval-len";
 /** Expressions per ℓ are indexed below this (ℓ·STRIDE + i keeps the lengths' streams apart). */
 const STRIDE = 1_000_000;
 
+/** Options of `evaluateManoByLength`: expressions per length, seed, batch size, CPU kernels. */
 export interface LengthAccuracyOptions extends OnKernels {
   /** Expressions scored at each ℓ (1 ≤ count ≤ 1,000,000). */
   count: number;
@@ -27,6 +28,7 @@ export interface LengthAccuracyOptions extends OnKernels {
   batchSize?: number;
 }
 
+/** Accuracy at every loop step for Mano expressions of one length ℓ. */
 export interface LengthScore {
   /** ℓ, the number of operators. */
   ops: number;
@@ -34,6 +36,7 @@ export interface LengthScore {
   steps: StepScore[];
 }
 
+/** What `evaluateManoByLength` returns: per-step accuracy for every expression length ℓ = 1..L. */
 export interface LengthAccuracy {
   seed: number;
   /** Expressions per ℓ. */

@@ -1,4 +1,4 @@
-/**
+/*
  * Perplexity per loop step on packed token batches:
  *   NLL(r) = −(1/N) Σ_{targets y ≠ −100} log softmax(logits(r)[b, t])_y,   PPL(r) = exp(NLL(r))
  * (N = number of non-ignored targets; sums in float64). With a gate and thresholds q, the
@@ -17,6 +17,7 @@ import {
 import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
 
+/** Perplexity at one loop step (1-based `step`): mean NLL in nats per token and exp of it. */
 export interface StepPerplexity {
   step: number;
   /** Mean negative log-likelihood (nats per token). */
@@ -24,11 +25,19 @@ export interface StepPerplexity {
   ppl: number;
 }
 
+/**
+ * Perplexity when the exit gate picks each token's loop step at one threshold, with the exit
+ * statistics.
+ */
 export interface GatedPerplexity extends ExitSummary {
   nll: number;
   ppl: number;
 }
 
+/**
+ * What `evaluatePerplexity` returns: perplexity at every loop step and, with a gate, at every
+ * threshold.
+ */
 export interface PerplexityResult {
   metric: "ppl";
   steps: StepPerplexity[];
@@ -37,6 +46,7 @@ export interface PerplexityResult {
   tokens: number;
 }
 
+/** Options of `evaluatePerplexity`: exit thresholds and the CPU kernels to run on. */
 export interface PerplexityOptions extends OnKernels {
   qs?: readonly number[];
 }

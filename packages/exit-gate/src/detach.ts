@@ -1,4 +1,4 @@
-/**
+/*
  * Detach and freeze. `detach(x)` is a tensor sharing `x`'s storage with requiresGrad = false and
  * no graph node, so ops fed with it record no path back to whatever produced `x` (stage 2 feeds
  * the gate detached readouts this way). `freeze` sets requiresGrad = false on parameters: the tape
@@ -7,6 +7,7 @@
  */
 import { type NamedParameter, Tensor } from "@loop/tensor";
 
+/** A tensor sharing `x`'s data and name with no gradient and no tape history (a stop-gradient). */
 export function detach(x: Tensor): Tensor {
   const t = new Tensor(x.data, x.shape, false);
   t.name = x.name;

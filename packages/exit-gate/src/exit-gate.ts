@@ -1,4 +1,4 @@
-/**
+/*
  * The exit gate module (docs/exit-gate.md): λ(r) = sigmoid(weight · readout(r) + bias) per loop step
  * and token. Parameters, named relative to the gate (the model prefixes "exit_gate."):
  *   weight [1, D], bias [1]   (docs/model.md §6 names exit_gate.weight, exit_gate.bias)
@@ -20,19 +20,28 @@ import {
 import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 import { exitGateLogits } from "./gate-mix.js";
 
+/** Size of an exit gate: the model width it reads readouts of. */
 export interface ExitGateConfig {
   dModel: number;
 }
 
+/** How an exit gate initialises: its seeded stream and the prefix of its tensors' names. */
 export interface ExitGateOptions {
   rng: Rng;
   /** Prefix of the tensors' debug names (a model passes "exit_gate."; default none). */
   namePrefix?: string;
 }
 
+/**
+ * The Ouro exit gate (docs/exit-gate.md): per token and loop step, λ = sigmoid(w·readout + b), a
+ * Linear(d_model → 1).
+ */
 export class ExitGate implements Module {
+  /** The model width D the gate reads. */
   readonly dModel: number;
+  /** Gate weight [1, D]. */
   readonly weight: Tensor;
+  /** Gate bias [1]. */
   readonly bias: Tensor;
 
   constructor(config: ExitGateConfig, opts: ExitGateOptions) {
@@ -52,6 +61,7 @@ export class ExitGate implements Module {
   /** The tensor named `name` ("weight", "bias"; docs/model.md §6 relative to the gate). */
   readonly weightNamed = weightLookup(this, "ExitGate");
 
+  /** The gate's weight and bias, named `weight` and `bias` (weight decay on the weight only). */
   parameters(): NamedParameter[] {
     return [
       { name: "weight", tensor: this.weight, decay: true },

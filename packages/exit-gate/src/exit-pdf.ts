@@ -1,4 +1,4 @@
-/**
+/*
  * The exit distribution as a fused op (docs/exit-gate.md "Gate and exit distribution"):
  *   p(r) = λ(r)·S(r−1) for r < R,  p(R) = S(R−1),  S(r) = Π_{j≤r} (1 − λ(j)),  λ = sigmoid(a)
  * computed in log space in float64 (log-pdf.ts) so it is exact for large |a| and Σ_r p(r) = 1.
@@ -9,6 +9,10 @@ import { allocF32, record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { checkStepMajor } from "./shapes.js";
 
+/**
+ * The exit distribution p [R, …] from gate logits [R, …]: p_r = λ_r ∏_{s<r}(1 − λ_s), with the
+ * remaining mass on step R (docs/exit-gate.md); differentiable.
+ */
 export function exitPdf(gateLogits: Tensor): Tensor {
   const { R, M } = checkStepMajor(gateLogits, "gateLogits", "exitPdf");
   const n = R * M;

@@ -1,4 +1,4 @@
-/**
+/*
  * Statistics of per-token exit steps z (1-based, [...S]) — the predicted depth reported beside
  * accuracy (docs/exit-gate.md "Inference"): the mean selected step, the histogram over steps, and a
  * q-sweep giving (mean depth, metric) for each threshold. Statistics can be restricted to the
@@ -49,6 +49,10 @@ export function exitHistogram(steps: IntTensor, nSteps: number, targets?: IntTen
   return counts;
 }
 
+/**
+ * One threshold of an exit sweep: q, the mean exit step, the caller's metric and the exit-step
+ * histogram.
+ */
 export interface SweepPoint {
   q: number;
   /** Mean selected exit step (over non-ignored targets when `targets` is given). */

@@ -9,6 +9,7 @@ export function formatQ(q: number): string {
   return String(Number(q.toFixed(4)));
 }
 
+/** The metric name under which the exit steps at threshold q are logged, e.g. `exit.step.q0.5`. */
 export function exitStepName(q: number): string {
   return `exit.step.q${formatQ(q)}`;
 }

@@ -1,4 +1,4 @@
-/**
+/*
  * Gate logits for every loop step (docs/exit-gate.md "Gate and exit distribution"):
  *   a[r, m] = Σ_d weight[0, d] · readout(r)[m, d] + bias[0]        λ(r)_m = sigmoid(a[r, m])
  * Shapes: readouts R × [...S, D], weight [1, D], bias [1] → a [R, ...S].
@@ -26,6 +26,10 @@ function dot(w: Float32Array, x: Float32Array, o: number, D: number): number {
   return s0 + s1 + s2 + s3;
 }
 
+/**
+ * Gate logits [R, …] from the readouts of every loop step ([…, D] each), weight [1, D] and bias
+ * [1]; differentiable.
+ */
 export function gateLogits(readouts: readonly Tensor[], weight: Tensor, bias: Tensor): Tensor {
   const op = "gateLogits";
   const s = checkPerStep(readouts, "readouts", op);

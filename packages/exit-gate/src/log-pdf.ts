@@ -1,4 +1,4 @@
-/**
+/*
  * Exit distribution in log space (docs/exit-gate.md "Gate and exit distribution"), float64 kernels
  * shared by `exitPdf` and the stage-1 objective. For gate logit a and λ = sigmoid(a):
  *   ln λ = logsigmoid(a),  ln(1 − λ) = logsigmoid(−a)         (exact for any |a|)

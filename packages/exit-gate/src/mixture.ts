@@ -1,4 +1,4 @@
-/**
+/*
  * p-weighted mixtures over loop steps (docs/exit-gate.md "Inference": "the p-weighted mixture of the
  * per-step logits"), two fused ops:
  *   mixtureLogits:   y[m, v] = Σ_r p(r)_m · logits(r)[m, v]             (docs/exit-gate.md, literally)
@@ -22,6 +22,9 @@ function check(logitsPerStep: readonly Tensor[], pdf: Tensor, op: string) {
   return { s, R, V, M: V === 0 ? 0 : logitsPerStep[0]!.size / V };
 }
 
+/**
+ * Σ_r p_r · logits(r): the exit-distribution mixture of every step's logits, [… , V]; differentiable.
+ */
 export function mixtureLogits(logitsPerStep: readonly Tensor[], pdf: Tensor): Tensor {
   const { s, R, V, M } = check(logitsPerStep, pdf, "mixtureLogits");
   const p = pdf.data;
@@ -63,6 +66,10 @@ export function mixtureLogits(logitsPerStep: readonly Tensor[], pdf: Tensor): Te
   });
 }
 
+/**
+ * log Σ_r p_r · softmax(logits(r)): the log-probabilities of the exit-distribution mixture,
+ * [… , V]; differentiable.
+ */
 export function mixtureLogProbs(logitsPerStep: readonly Tensor[], pdf: Tensor): Tensor {
   const { s, R, V, M } = check(logitsPerStep, pdf, "mixtureLogProbs");
   const p = pdf.data;

@@ -1,4 +1,4 @@
-/**
+/*
  * Per-token choice among the loop steps' logits (docs/exit-gate.md "Inference"):
  *   selectLogits: y[m, :] = logits(z_m)[m, :]   for 1-based exit steps z [...S]
  *   exitAtStep:   logits(step) for every token (Ouro's exit_at_step)
@@ -9,6 +9,9 @@ import type { IntTensor, Tensor } from "@loop/tensor";
 import { allocF32, record1 } from "@loop/tensor/kernel";
 import { checkPerStep, checkShape } from "./shapes.js";
 
+/**
+ * Each token's logits at its own exit step (`steps`, 1-based, same shape as the tokens): [… , V].
+ */
 export function selectLogits(logitsPerStep: readonly Tensor[], steps: IntTensor): Tensor {
   const op = "selectLogits";
   const s = checkPerStep(logitsPerStep, "logitsPerStep", op);
@@ -39,6 +42,7 @@ export function selectLogits(logitsPerStep: readonly Tensor[], steps: IntTensor)
   );
 }
 
+/** The logits of loop step `step` (1-based) for every token: fixed-depth exit. */
 export function exitAtStep(logitsPerStep: readonly Tensor[], step: number): Tensor {
   checkPerStep(logitsPerStep, "logitsPerStep", "exitAtStep");
   const R = logitsPerStep.length;

@@ -1,4 +1,4 @@
-/**
+/*
  * Shape checks shared by the gate ops. Per-step tensors come as one tensor per loop step r = 1..R
  * (readouts [..., D], logits [..., V]); gate quantities are stacked as [R, ...S] with S the token
  * shape (usually [B, T]). Errors name the argument and the expected vs actual shape.

@@ -1,4 +1,4 @@
-/**
+/*
  * Stage-1 entropy-regularised objective (docs/exit-gate.md "Training", stage 2 of 3):
  *   L1 = (1/N) Σ_{m: target_m ≠ −100} [ Σ_r p(r)_m·ℓ(r)_m − β·H(p_m) ],
  *   H(p_m) = −Σ_r p(r)_m ln p(r)_m (natural log),  N = number of non-ignored targets.
@@ -22,6 +22,10 @@ import { checkFinite, checkShape, checkStepMajor } from "./shapes.js";
 
 export { DEFAULT_BETA, type Stage1Options };
 
+/**
+ * The stage-1 objective (docs/exit-gate.md): expected cross-entropy under the exit distribution
+ * minus β times its entropy, averaged over non-ignored targets.
+ */
 export function stage1Objective(
   gateLogits: Tensor,
   ce: Tensor,

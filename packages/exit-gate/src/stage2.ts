@@ -1,4 +1,4 @@
-/**
+/*
  * Stage-2 focused gate objective (docs/exit-gate.md "Training", stage 3 of 3). With the per-step
  * losses ℓ treated as constants (detached) and λ = sigmoid(a):
  *   I(r)_m = max(0, ℓ(r−1)_m − ℓ(r)_m),   w(r)_m = sigmoid(k·(I(r)_m − γ))
@@ -46,6 +46,11 @@ export function continuationLabels(
   return w;
 }
 
+/**
+ * The stage-2 objective (docs/exit-gate.md): binary cross-entropy of each λ_r against the "stop
+ * now" label from the loss improvement of step r (slope k, margin γ); the per-step CE is data, not
+ * differentiated.
+ */
 export function stage2Objective(
   gateLogits: Tensor,
   ce: { data: ArrayLike<number>; shape: Shape },

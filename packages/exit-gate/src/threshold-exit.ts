@@ -1,4 +1,4 @@
-/**
+/*
  * Threshold exit (docs/exit-gate.md "Inference: threshold exit"):
  *   CDF(n)_m = Σ_{r≤n} p(r)_m,   z_m = min{ n : CDF(n)_m ≥ q }  (R if never reached)
  * The CDF is summed in float64 from the float32 p. Σ_r p(r) is 1 only up to rounding, so at q = 1
@@ -18,6 +18,7 @@
 import { IntTensor, type Shape } from "@loop/tensor";
 import { checkStepMajor } from "./shapes.js";
 
+/** An exit distribution as data only: values and shape [R, …]. */
 export interface PdfLike {
   data: ArrayLike<number>;
   shape: Shape;

@@ -1,4 +1,4 @@
-/**
+/*
  * Parameter and FLOP accounting (docs/model.md §7). Parameters are counted exactly from §6 (a tied
  * head once). Forward FLOPs per token, 2 per multiply-add:
  *   Mamba-2 layer  2D(2Di+2G·Ns+H) + 2K(Di+2G·Ns) + 5·Di·Ns + 2·Di·D
@@ -18,12 +18,17 @@ import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 import { parameterSpecs } from "./shapes.js";
 
+/** Exact parameter count of the model `cfg` describes (a tied LM head counted once). */
 export function countParameters(cfg: ModelConfig): number {
   let n = 0;
   for (const p of parameterSpecs(cfg)) n += p.shape.reduce((a, b) => a * b, 1);
   return n;
 }
 
+/**
+ * What a FLOP count assumes: the sequence length for attention and how many loop steps compute
+ * logits.
+ */
 export interface FlopOptions {
   /** Sequence length for the attention context term (T_ctx = (T+1)/2). Default 256. */
   seqLen?: number;
@@ -50,6 +55,7 @@ export interface FlopBreakdown {
   trainPerToken: number;
 }
 
+/** Forward FLOPs per token of one Mamba-2 layer (projections, conv1d, SSD scan, out projection). */
 export function mambaLayerFlops(cfg: ModelConfig): number {
   const D = cfg.d_model;
   const { dInner: Di, nHeads: H } = mamba2Dims(mamba2Config(cfg));
@@ -60,6 +66,10 @@ export function mambaLayerFlops(cfg: ModelConfig): number {
   );
 }
 
+/**
+ * Forward FLOPs per token of one attention layer at sequence length `seqLen` (projections and the
+ * causal score/value products, mean context (T+1)/2).
+ */
 export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
   const D = cfg.d_model;
   const { headDim: hd } = attentionProjDims(attentionConfig(cfg));
@@ -69,6 +79,7 @@ export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
   return 2 * D * (Hq + 2 * Hkv) * hd + 2 * Hq * hd * D + 2 * tctx * Hq * hd;
 }
 
+/** Forward FLOPs per token of the model `cfg` describes (docs/model.md §7), split by part. */
 export function flopsPerToken(cfg: ModelConfig, opts: FlopOptions = {}): FlopBreakdown {
   const seqLen = opts.seqLen ?? 256;
   const logitSteps = opts.logitSteps ?? 1;

@@ -1,12 +1,18 @@
-/**
+/*
  * The model config of docs/formats.md ("config.json"), snake_case exactly as on disk, with a default
  * for every optional key and validation that names the key and the allowed values.
  */
 import { pythonJson } from "./python-json.js";
 
+/** The backbone of a model: Mamba-2 layers, Mamba-2 with attention layers, or attention only. */
 export type Backbone = "mamba" | "hybrid" | "transformer";
+/** The backbone names a config accepts. */
 export const BACKBONES: readonly Backbone[] = ["mamba", "hybrid", "transformer"];
 
+/**
+ * Mamba-2 sizes of a config (`ssm`): state size, head size, expansion, groups, conv width, scan
+ * chunk.
+ */
 export interface SsmSettings {
   d_state: number;
   headdim: number;
@@ -33,12 +39,14 @@ export type NormGroups = "per_group" | "whole";
 /** Every value of NormGroups. */
 export const NORM_GROUPS: readonly NormGroups[] = ["per_group", "whole"];
 
+/** Attention sizes of a config (`attention`): query heads, key/value heads, RoPE base. */
 export interface AttentionSettings {
   n_heads: number;
   n_kv_heads: number;
   rope_theta: number;
 }
 
+/** MLP size of a config (`mlp`): the SwiGLU hidden width. */
 export interface MlpSettings {
   d_ff: number;
 }
@@ -49,8 +57,13 @@ export interface MlpSettings {
  * "depth" by √(n_layers·n_loops), the residual additions of the unrolled stack.
  */
 export type OutProjScale = "layers" | "depth";
+/** The `out_proj_scale` values a config accepts. */
 export const OUT_PROJ_SCALES: readonly OutProjScale[] = ["layers", "depth"];
 
+/**
+ * A model configuration (`config.json`, docs/formats.md): backbone, sizes, N layers, R loops and
+ * every option, all defaults filled in.
+ */
 export interface ModelConfig {
   backbone: Backbone;
   vocab_size: number;
@@ -83,6 +96,7 @@ export type ModelConfigInput = Pick<
     attention?: Partial<AttentionSettings>;
   };
 
+/** The default Mamba-2 sizes (`ssm`) of a config. */
 export const DEFAULT_SSM: SsmSettings = {
   d_state: 16,
   headdim: 16,
@@ -91,6 +105,7 @@ export const DEFAULT_SSM: SsmSettings = {
   d_conv: 4,
   chunk_size: 64,
 };
+/** The default attention sizes (`attention`) of a config. */
 export const DEFAULT_ATTENTION: AttentionSettings = {
   n_heads: 4,
   n_kv_heads: 4,

@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU backend's ops (`BackendOps` of @loop/tensor): the engine's general and training ops and
  * the fused ops of the mixers and the exit gate, each package's slice as it exports it. The CPU
  * classes (`LoopedModel`, `Layer`, the mixers, `ExitGate`) run the generic forward on these, so
@@ -19,6 +19,10 @@ import {
 } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 
+/**
+ * Every op the model, the tape and the optimiser need, on CPU tensors and the kernels in scope: the
+ * CPU backend's `BackendOps`.
+ */
 export const cpuBackendOps: BackendOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   ...cpuTrainOps,

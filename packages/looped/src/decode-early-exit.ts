@@ -1,4 +1,4 @@
-/**
+/*
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
  * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
  * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1)
@@ -24,6 +24,10 @@ import type { DecodeState } from "./decode.js";
 import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 
+/**
+ * How `decodeStepEarlyExit` picks each token's exit: threshold q on the exit CDF, a depth cap, and
+ * what skipped steps leave in their states.
+ */
 export interface EarlyExitOptions {
   /**
    * Exit threshold q ∈ [0, 1] on the exit CDF (docs/exit-gate.md); 1 = run every step. Omitted:
@@ -59,6 +63,10 @@ export interface EarlyExitCounts {
   ssmPropagated: number;
 }
 
+/**
+ * One early-exit decoding step's result: each row's logits at its exit step and the step it exited
+ * at.
+ */
 export interface EarlyExitStepResult extends EarlyExitCounts {
   /** logits(z_b) of each row [B, V]. */
   logits: Tensor;
@@ -66,6 +74,7 @@ export interface EarlyExitStepResult extends EarlyExitCounts {
   exitSteps: Int32Array;
 }
 
+/** Zero counts, to add `decodeStepEarlyExit` results to. */
 export function emptyEarlyExitCounts(): EarlyExitCounts {
   return { tokens: 0, layersRun: 0, layersSkipped: 0, kvPropagated: 0, ssmPropagated: 0 };
 }

@@ -1,4 +1,4 @@
-/**
+/*
  * Recurrent decoding. A looped model keeps one state per (loop step, layer): conv/SSM state for
  * Mamba layers, a KV cache for attention layers — R·N states. Each new token runs through all R
  * steps; step r's layers advance their own states (positions restart at 0 every loop step).
@@ -9,6 +9,9 @@ import type { LayerState } from "./layer.js";
 import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 
+/**
+ * The recurrent decoding state: one layer state per (loop step, layer) and the position reached.
+ */
 export interface DecodeState {
   batch: number;
   capacity: number;
@@ -18,6 +21,7 @@ export interface DecodeState {
   states: LayerState[][];
 }
 
+/** A fresh decoding state for `batch` sequences of at most `capacity` tokens. */
 export function initDecodeState(model: LoopedModel, batch: number, capacity: number): DecodeState {
   if (!Number.isInteger(batch) || batch < 1)
     throw new Error(`initDecodeState: batch must be an integer ≥ 1, got ${batch}`);
@@ -29,6 +33,7 @@ export function initDecodeState(model: LoopedModel, batch: number, capacity: num
   return { batch, capacity, position: 0, states };
 }
 
+/** One decoding step's outputs: readout(r) and logits(r) of the new token. */
 export interface DecodeStepResult {
   /** readout(r) [B,D] for r = 1..R. */
   readouts: Tensor[];

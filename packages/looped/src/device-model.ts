@@ -1,4 +1,4 @@
-/**
+/*
  * A looped model on a backend (docs/architecture.md): every parameter of a CPU `LoopedModel`
  * uploaded once by its docs/model.md §6 name (persistent, trainable leaves), and the forward of
  * looped-forward.ts on the backend's ops. The trained values go back into a `LoopedModel` for
@@ -26,6 +26,10 @@ export interface DeviceParameter<T> {
   readonly decay: boolean;
 }
 
+/**
+ * Options of `DeviceModel.forward`: those of the CPU forward, with activation checkpointing through
+ * the backend's op.
+ */
 export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep"> & {
   /**
    * Activation checkpointing: each loop step keeps only its output and is recomputed in the
@@ -34,8 +38,14 @@ export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wr
   checkpointing?: boolean;
 };
 
+/**
+ * The looped model on any backend's `ModelOps` (a GPU's): the same forward as `LoopedModel`, on the
+ * device's copy of the weights (made by `toDevice`).
+ */
 export class DeviceModel<T, I> {
+  /** The backend ops the model runs on. */
   readonly ops: ModelOps<T, I>;
+  /** The model's configuration. */
   readonly config: ModelConfig;
   private readonly params: readonly DeviceParameter<T>[];
   private readonly byName: Map<string, T>;

@@ -1,4 +1,4 @@
-/**
+/*
  * Autoregressive generation (batch 1) under a step policy: how many loop steps each token runs.
  *   "full": every token through all R steps (`decodeStep`, model.md §1); the prompt goes in as
  *     one chunked prefill (prefill.ts), which leaves the same states as feeding it token by token;
@@ -31,11 +31,19 @@ interface SkippingPolicy {
   fullPrompt?: boolean;
 }
 
+/**
+ * Which loop step each generated token exits at: full depth, a threshold on the exit CDF, or a
+ * fixed step.
+ */
 export type StepPolicy =
   | { kind: "full" }
   | ({ kind: "threshold"; q: number; maxStep?: number } & SkippingPolicy)
   | ({ kind: "fixed"; step: number } & SkippingPolicy);
 
+/**
+ * Options of `generate`: how many tokens, sampling (temperature, top-k, seed), stop token, exit
+ * policy and kernels.
+ */
 export interface GenerateOptions {
   maxNewTokens: number;
   /** 0 = greedy. Default 1. */
@@ -51,6 +59,7 @@ export interface GenerateOptions {
   kernels?: CpuKernels;
 }
 
+/** What `generate` returns: the new tokens, every token's exit step and the work done. */
 export interface GenerateResult {
   /** The new token ids. */
   tokens: number[];

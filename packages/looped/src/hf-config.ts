@@ -1,4 +1,4 @@
-/**
+/*
  * Hugging Face `Mamba2ForCausalLM` config.json ↔ looplm config (R = 1). The weight names already
  * match docs/model.md §6, so only the config needs translating (docs/formats.md, "Hugging Face
  * Mamba-2 folders", has the whole mapping). Every field of transformers' `Mamba2Config` is

@@ -1,4 +1,4 @@
-/**
+/*
  * One pre-norm residual layer (docs/model.md §2): x ← x + mixer(rmsnorm(x)); a transformer layer then
  * also x ← x + mlp(rmsnorm(x)). The mixer is Mamba-2 (§3), attention (§4), or the one a
  * `MixerFactory` built (mixer-factory.ts); every path of the layer (forward, step, prefill,

@@ -1,4 +1,4 @@
-/**
+/*
  * The loop over R (docs/model.md §1), written once for the training forward (the CPU model's and
  * a `DeviceModel`'s on any backend), decoding, prefill, and early-exit decoding and prefill: R loop steps of the shared N
  * layers, each step ending with `endOfStep` (norm_f when loop_norm). What differs between them is
@@ -15,6 +15,7 @@ export interface LoopModel<T, L> {
   endOfStep(h: T): T;
 }
 
+/** What `runLoop` does at each layer and after each loop step (see each hook). */
 export interface LoopHooks<T, L> {
   /** Layer i of loop step r (0-based) on h. */
   layer(l: L, h: T, i: number, r: number): T;

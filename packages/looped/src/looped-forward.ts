@@ -1,4 +1,4 @@
-/**
+/*
  * The looped model's differentiable forward (docs/model.md §1–§2), written once against the
  * backend ops (`ModelOps` of @loop/tensor) and the weights by their §6 names. `LoopedModel` runs
  * it on the CPU ops, `DeviceModel` on any backend's:
@@ -19,6 +19,10 @@ import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 /** The weight named `name` (docs/model.md §6, e.g. "backbone.layers.0.mixer.in_proj.weight"). */
 export type WeightLookup<T> = (name: string) => T;
 
+/**
+ * Options of the looped forward: which steps' outputs, whether to compute logits, packed documents,
+ * and a wrapper around each loop step.
+ */
 export interface LoopedForwardOptions<T, I> {
   /** "all": readout and logits of every loop step; "last": of step R only (pre-training). */
   steps?: "all" | "last";

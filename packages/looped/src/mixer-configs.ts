@@ -1,4 +1,4 @@
-/**
+/*
  * The mixers' own configs for a model config (model.md §3–§4): the one translation from the
  * formats.md `config.json` keys to `@loop/ssm-kernels` and `@loop/attention`, so sizes derived
  * from a config (parameter shapes, FLOPs) come from the mixers' own formulas.
@@ -7,6 +7,7 @@ import type { AttentionConfig } from "@loop/attention";
 import type { Mamba2Config } from "@loop/ssm-kernels";
 import type { ModelConfig } from "./config.js";
 
+/** The Mamba-2 mixer config (`@loop/ssm-kernels`) of a model config's `ssm` settings. */
 export function mamba2Config(cfg: ModelConfig): Mamba2Config {
   const s = cfg.ssm;
   return {
@@ -23,6 +24,7 @@ export function mamba2Config(cfg: ModelConfig): Mamba2Config {
   };
 }
 
+/** The attention mixer config (`@loop/attention`) of a model config's `attention` settings. */
 export function attentionConfig(cfg: ModelConfig): AttentionConfig {
   return {
     dModel: cfg.d_model,

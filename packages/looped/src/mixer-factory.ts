@@ -1,4 +1,4 @@
-/**
+/*
  * The extension point for a layer's sequence mixer. `ModelOptions.mixer` builds layer i's mixer
  * (any `SequenceMixer` of @loop/tensor) in place of the config's Mamba-2 or attention mixer, and
  * the CPU model then runs that one object wherever a layer mixes: the training forward

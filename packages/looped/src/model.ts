@@ -1,4 +1,4 @@
-/**
+/*
  * The looped model N⊗R (docs/model.md §1): h(0) = embed(tokens); h(r) = M(h(r−1)) for r = 1..R with
  * the same N layers every step (then h(r) = norm_f(h(r)) when loop_norm); readout(r) =
  * norm_f(h(r)) (or h(r) itself with loop_norm); logits(r) = readout(r)·Wᵀ with W the LM head or,
@@ -42,6 +42,7 @@ export interface ForwardOptions
 /** readout(r) [B,T,D] and logits(r) [B,T,V] of each returned step, and its 1-based index. */
 export type ForwardResult = StepOutputsOf<Tensor>;
 
+/** Options of a new `LoopedModel`: the initialisation seed. */
 export interface ModelOptions {
   /** Seed for the §3 initialisation (default 0). */
   seed?: number;
@@ -52,12 +53,25 @@ export interface ModelOptions {
   mixer?: MixerFactory;
 }
 
+/**
+ * The looped language model N⊗R on the CPU (docs/model.md): embeddings, N shared layers applied R
+ * times, norm_f, the LM head and an optional exit gate, with seeded §3 initialisation.
+ */
 export class LoopedModel implements Module {
+  /** The model's configuration, every default filled in. */
   readonly config: ModelConfig;
+  /** Token embeddings [V, D] (also the LM head when `tie_embeddings`). */
   readonly embeddings: Tensor;
+  /** The N shared layers, applied R times. */
   readonly layers: Layer[];
+  /**
+   * The final RMSNorm weight [D] (norm_f), before the readout (and between loop steps with
+   * `loop_norm`).
+   */
   readonly normF: Tensor;
+  /** The untied LM head [V, D], or null when tied to the embeddings. */
   readonly lmHead: Tensor | null;
+  /** The exit gate, or null for a model without one. */
   readonly exitGate: ExitGate | null;
   /** The maps around the loop on the CPU ops (looped-forward.ts). */
   private readonly core: LoopedCore<Tensor, IntTensor>;
@@ -150,6 +164,10 @@ export class LoopedModel implements Module {
     return this.core.head(readout);
   }
 
+  /**
+   * All loop steps' readout(r) [B,T,D] and logits(r) [B,T,V] of `tokens` [B,T] (or step R's only
+   * with `steps: "last"`), recorded on the tape for `backward`.
+   */
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
     const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const seqIdx = opts.seqIdx ? new IntTensor(opts.seqIdx, [opts.seqIdx.length]) : null;

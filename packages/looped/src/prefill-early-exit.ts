@@ -1,4 +1,4 @@
-/**
+/*
  * Early-exit prefill: T tokens per sequence at once under the rules of `decodeStepEarlyExit`
  * (decode-early-exit.ts), run loop step by loop step over the whole sequence like `prefill`.
  * Step-major order is possible because token t's exit decision at step r depends only on its own
@@ -27,6 +27,10 @@ import { runLoop } from "./loop.js";
 import type { LoopedModel } from "./model.js";
 import { checkPromptIds } from "./prefill.js";
 
+/**
+ * What `prefillEarlyExit` returns: the last token's logits at its exit step, every token's exit
+ * step and the work done.
+ */
 export interface EarlyExitPrefillResult extends EarlyExitCounts {
   /** logits(z) of each sequence's last token [B, V]. */
   logits: Tensor;

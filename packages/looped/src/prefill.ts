@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked prefill: the next T tokens of every sequence through the model at once, the way the
  * full forward runs them — loop step r applies every layer to the whole [B,T,D] sequence (Mamba-2
  * through the chunked SSD scan, attention causally over cache + new keys) — starting from, and

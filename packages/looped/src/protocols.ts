@@ -1,4 +1,4 @@
-/**
+/*
  * The paper's comparison protocols, as data a user can print:
  *  - iso-parameter: N⊗R for each R — same N layers, so the same parameters, R× the compute;
  *  - iso-FLOPs: N⊗R beside (N·R)⊗1 — same effective depth and compute, R× fewer parameters
@@ -7,6 +7,10 @@
 import { countParameters, type FlopOptions, flopsPerToken } from "./accounting.js";
 import type { ModelConfig } from "./config.js";
 
+/**
+ * One member of an iso-parameter or iso-FLOPs family: its N⊗R, effective depth, parameters, FLOPs
+ * per token and config.
+ */
 export interface PlanRow {
   label: string;
   /** "looped" or "baseline" (non-looped of the same effective depth) */
@@ -48,6 +52,10 @@ function deepen(base: ModelConfig, r: number): ModelConfig {
   return { ...base, n_layers: n * r, n_loops: 1, attn_layers: attn };
 }
 
+/**
+ * The iso-parameter family of `base`: the same N layers looped R times for each R in `loops` (R = 1
+ * the baseline).
+ */
 export function planIsoParameter(
   base: ModelConfig,
   loops: readonly number[],
@@ -57,6 +65,10 @@ export function planIsoParameter(
   return loops.map((r) => row({ ...base, n_loops: r }, r === 1 ? "baseline" : "looped", opts));
 }
 
+/**
+ * The iso-FLOPs family of `base`: for each R, N⊗R and the non-looped (N·R)⊗1 of the same effective
+ * depth.
+ */
 export function planIsoFlops(
   base: ModelConfig,
   loops: readonly number[],

@@ -1,4 +1,4 @@
-/**
+/*
  * JSON as Python's json module reads and writes it: `json.dumps` spells non-finite floats as the
  * bare words `Infinity`, `-Infinity` and `NaN`, which JSON.parse rejects. transformers writes
  * every config.json that way (Mamba-2's default time_step_limit is [0.0, Infinity]), so model

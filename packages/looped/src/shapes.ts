@@ -1,4 +1,4 @@
-/**
+/*
  * Every parameter's name and shape for a config (docs/model.md §6), in a fixed order. The single
  * source for strict checkpoint loading and exact parameter counting.
  */
@@ -7,11 +7,16 @@ import { mamba2Dims } from "@loop/ssm-kernels";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
+/** A parameter's docs/model.md §6 name and shape. */
 export interface ParamSpec {
   name: string;
   shape: number[];
 }
 
+/**
+ * Every parameter of the model `cfg` describes, named and shaped as docs/model.md §6, in the
+ * model's order.
+ */
 export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
   const D = cfg.d_model;
   const out: ParamSpec[] = [{ name: "backbone.embeddings.weight", shape: [cfg.vocab_size, D] }];

@@ -1,10 +1,11 @@
-/**
+/*
  * Weights ↔ named arrays (docs/model.md §6 names). Loading is strict: every missing, unexpected and
  * wrongly shaped tensor is listed by name in one error.
  */
 import { type NamedArray, shapeStr } from "@loop/tensor";
 import type { LoopedModel } from "./model.js";
 
+/** The model's weights by docs/model.md §6 name (views of the live data, not copies). */
 export function stateDict(model: LoopedModel): Map<string, NamedArray> {
   return new Map(
     model.parameters().map((p) => [p.name, { data: p.tensor.data, shape: [...p.tensor.shape] }]),

@@ -1,4 +1,4 @@
-/**
+/*
  * The compute backends. Starting one returns a value (ComputeBackend) that the commands pass to
  * training, evaluation, generation and forward. `portable` is the TypeScript + WebAssembly
  * kernels (what a browser without WebGPU runs), `native` the C kernels compiled from source on
@@ -19,7 +19,9 @@ import { createNodeGpuContext } from "@loop/webgpu/node";
 import { CliError, choiceOption } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
 
+/** The compute backends `--backend` and `startBackend` accept. */
 export const BACKENDS = ["portable", "native", "webgpu"] as const;
+/** One compute backend's name: "portable", "native" or "webgpu". */
 export type Backend = (typeof BACKENDS)[number];
 
 /** One line per backend, for --help. */

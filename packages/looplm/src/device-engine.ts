@@ -1,4 +1,4 @@
-/**
+/*
  * The training step on a device backend: @loop/train's `deviceStepEngine` over `dev`, or with
  * `precision: "mixed"` (webgpu only: the context's GEMMs take f16 operands, precision.ts of
  * @loop/webgpu) the loss-scaled engine, which unscales the gradients on the device before the

@@ -1,4 +1,4 @@
-/**
+/*
  * Evaluation on a device backend: each batch's per-step logits (and the exit pdf) computed by
  * the device model (@loop/looped's `DeviceModel`, on any backend's ops) without a tape, read
  * back, and scored by @loop/eval's evaluators (`evaluateAccuracy`, `evaluatePerplexity` take the

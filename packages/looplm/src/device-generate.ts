@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm generate` on a device backend (any `ModelOps`), full depth: there is no recurrent
  * decode step on a device yet, so each new token recomputes the forward of the whole sequence so
  * far on the device (O(L²) work over L tokens) and reads back only the last position's logits.

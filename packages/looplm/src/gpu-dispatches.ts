@@ -1,4 +1,4 @@
-/**
+/*
  * What one training step costs the GPU's command encoding, counted by the context
  * (`GpuContext.counters()`): dispatches, bind groups created and the CPU time spent encoding,
  * for one step of the webgpu backend's training (@loop/train's `deviceStepEngine` over
@@ -78,6 +78,10 @@ export function breakdownText(b: DispatchBreakdown, key: keyof DispatchFormula):
     .join(", ");
 }
 
+/**
+ * The number of GPU dispatches of one training step with L layers and R loops, from a fitted
+ * formula.
+ */
 export const dispatchesAt = (f: DispatchFormula, L: number, R: number): number =>
   f.fixed + f.perLayerApplication * L * R + f.perLayer * L;
 

@@ -1,4 +1,4 @@
-/**
+/*
  * The umbrella package: every looplm package under one namespace each, the most used names
  * directly, and the command line's program builder.
  */

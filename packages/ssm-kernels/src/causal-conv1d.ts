@@ -1,4 +1,4 @@
-/**
+/*
  * Causal depthwise conv1d over time (docs/model.md §3.2), no activation:
  *   y[b,t,c] = bias[c] + Σ_{k=0..K−1} w[c,k] · in[b, t−K+1+k, c]
  * where in[b,τ,c] = x[b,τ,c] for τ ≥ 0 and, for τ < 0, the optional initial conv state
@@ -22,6 +22,7 @@ import {
   record1,
 } from "@loop/tensor/kernel";
 
+/** Sizes of a depthwise causal conv1d: batch, length, channels and kernel width K. */
 export interface ConvShape {
   batch: number;
   seqLen: number;
@@ -126,6 +127,9 @@ export function causalConv1dForward(
   return y;
 }
 
+/**
+ * Gradients of a causal conv1d (null where not asked for): input, weight, bias and initial history.
+ */
 export interface ConvGrads {
   x: Float32Array | null;
   weight: Float32Array | null;

@@ -1,4 +1,4 @@
-/**
+/*
  * Causal depthwise conv1d, silu and a split of the channel axis as one op (docs/model.md §3.2–3.3:
  * xBC = silu(conv1d(xBC)) is then split into x, B, C):
  *   pre = causalConv1d(x, weight, bias, init),  y_p[b,t,j] = silu(pre[b,t,o_p + j]),

@@ -1,4 +1,4 @@
-/**
+/*
  * Gated grouped RMSNorm (docs/model.md §3.6):
  *   v = x ⊙ silu(z);  per row and per group of Di/G channels: r = 1/sqrt(mean(v_g²) + eps);
  *   y = v · r ⊙ weight

@@ -24,6 +24,7 @@ export interface Mamba2Config {
   normGroups?: number;
 }
 
+/** Derived Mamba-2 sizes: inner width, heads, conv channels and in_proj output width. */
 export interface Mamba2Dims {
   dInner: number;
   nHeads: number;
@@ -37,6 +38,7 @@ function positiveInt(name: string, v: number): void {
   }
 }
 
+/** The derived sizes of a Mamba-2 config, after checking it (errors name the field). */
 export function mamba2Dims(cfg: Mamba2Config): Mamba2Dims {
   positiveInt("dModel", cfg.dModel);
   positiveInt("dState", cfg.dState);

@@ -1,4 +1,4 @@
-/**
+/*
  * Mamba-2 initialisation for training from scratch (docs/model.md §3):
  *   dt0 = exp(U[ln 1e-3, ln 1e-1]) clamped at ≥ 1e-4, dt_bias = dt0 + ln(−expm1(−dt0))
  *   (inverse softplus); A_log = ln U[1, 16]; D = 1; norm weight 1; conv bias 0; in_proj,
@@ -15,6 +15,10 @@ function uniform(rng: Rng, n: number, bound: number): Float32Array {
   return rng.fillUniform(allocPersistentF32(n), -bound, bound);
 }
 
+/**
+ * Fresh Mamba-2 weights for `cfg` as mamba_ssm initialises them (docs/model.md §3), out_proj scaled
+ * by 1/sqrt(nLayers).
+ */
 export function initMamba2(
   cfg: Mamba2Config,
   dims: Mamba2Dims,

@@ -1,4 +1,4 @@
-/**
+/*
  * The Mamba-2 mixer's differentiable forward (docs/model.md §3), written once against the
  * backend ops (`ModelOps` of @loop/tensor) and its weights by their §6 names (relative to the
  * mixer: "in_proj.weight", …). The CPU's `Mamba2Mixer` and every device model run this:
@@ -18,6 +18,7 @@ export type Mamba2MixOps<T, I> = Pick<
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
 
+/** Options of one Mamba-2 mix: packed documents and the conv/SSM states to continue from. */
 export interface Mamba2MixOptions<T, I> {
   /** Packed documents: [B·T] document index per position (conv and scan reset at each start). */
   seqIdx?: I | null;

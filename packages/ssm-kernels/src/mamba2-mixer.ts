@@ -1,4 +1,4 @@
-/**
+/*
  * The Mamba-2 mixer (docs/model.md §3) as a module: u [B,T,D] → [B,T,D].
  *   zxbcdt = u·in_projᵀ → z [Di], xBC [C], dt [H];  xBC ← silu(causal_conv1d(xBC))
  *   x [H,P], B [G,N], C [G,N] ← xBC;  dt = softplus(dt + dt_bias);  A = −exp(A_log)
@@ -40,6 +40,9 @@ export interface Mamba2State {
   batch: number;
 }
 
+/**
+ * How a Mamba-2 mixer initialises: its seeded stream and the residual depth that scales out_proj.
+ */
 export interface Mamba2Options {
   /** Initialisation stream (default `new Rng(0)`). */
   rng?: Rng;
@@ -47,6 +50,10 @@ export interface Mamba2Options {
   nLayers?: number;
 }
 
+/**
+ * The Mamba-2 mixer as a `SequenceMixer`: in_proj, causal conv1d, chunked SSD scan, gated RMSNorm,
+ * out_proj; a conv + SSM state as its decoding state.
+ */
 export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   /** Its decoding state is recurrent: a token that skips a step may leave it as it is. */
   readonly positional = false;

@@ -1,4 +1,4 @@
-/**
+/*
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5):
  *   softplusBias: dt[..., h] = clamp(softplus(raw[..., h] + bias[h]), lo, hi)  (exact, stable
  *       softplus; the clamp is Hugging Face's and mamba_ssm's time_step_limit, [0, ∞) by default)
@@ -132,6 +132,7 @@ function inLimit(a: number, clamped: boolean, lo: number, hi: number): boolean {
   return s >= lo && s <= hi;
 }
 
+/** y + D_h · x for y and x [..., H, P] and D [H]: Mamba-2's skip term; differentiable. */
 export function addDSkip(y: Tensor, x: Tensor, d: Tensor): Tensor {
   if (!sameShape(y.shape, x.shape) || y.rank < 2) {
     throw new Error(

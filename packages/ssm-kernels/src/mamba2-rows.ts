@@ -1,4 +1,4 @@
-/**
+/*
  * A Mamba-2 decode state restricted to some of its batch rows (early-exit decoding, where rows
  * that have exited skip a step). The step kernels work on whole [B, …] states, so the rows'
  * conv [B, C, K−1] and ssm [B, H, P, N] slices are gathered into a smaller state, stepped, and

@@ -1,4 +1,4 @@
-/**
+/*
  * One-token recurrent step of the Mamba-2 mixer (docs/model.md §3, decode state per layer), on raw
  * arrays, for inference. For each batch row b, with u [D]:
  *   [z, xBC, dt] = u·in_projᵀ;  conv: out[c] = bias[c] + Σ_{k<K−1} w[c,k]·conv[c,k] + w[c,K−1]·xBC[c],
@@ -201,6 +201,10 @@ function updateRow(
   }
 }
 
+/**
+ * One recurrent Mamba-2 step on raw arrays: input u [B, D] to output, updating the conv and SSM
+ * states in place (the fast decode path).
+ */
 export function mamba2StepRaw(
   cfg: Mamba2Config,
   dims: Mamba2Dims,

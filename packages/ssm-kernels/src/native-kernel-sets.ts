@@ -1,4 +1,4 @@
-/**
+/*
  * The native kernels of @loop/ssm-kernels, as its portable kernels call them: group `ssm`
  * (native/ssm.c: conv1d, gated RMSNorm, small fused ops), group `ssd` (native/ssd.c: the
  * chunked SSD scan) and group `mamba2Step` (native/mamba2-step.c: the mixer's one-token decode
@@ -20,6 +20,10 @@ import type {
 } from "./ssd-chunked-backward-native.js";
 import type { SsdForwardNative } from "./ssd-chunked-forward.js";
 
+/**
+ * The Mamba-2 elementwise kernels a native addon provides (conv1d, conv1d + silu, gated RMSNorm,
+ * softplus, …), registered as the kernel set `ssm`.
+ */
 export interface SsmKernelSet {
   convFwd: ConvFwdNative;
   convBwd: ConvBwdNative;
@@ -33,6 +37,10 @@ export interface SsmKernelSet {
   dskipBwd: DskipBwdNative;
 }
 
+/**
+ * The SSD scan kernels a native addon provides (forward, per-head and per-group backward),
+ * registered as the kernel set `ssd`.
+ */
 export interface SsdKernelSet {
   forward: SsdForwardNative;
   backwardHeads: SsdBackwardHeadsNative;

@@ -1,4 +1,4 @@
-/**
+/*
  * The chunked SSD backward on the native kernels (native/ssd.c, docs/model.md §3.5): the head pass
  * (reverse chunk recurrence per (batch, head)) and the group pass (per (batch, chunk, group)
  * sums), with the same inputs and outputs as the portable passes of ssd-chunked-backward.ts.

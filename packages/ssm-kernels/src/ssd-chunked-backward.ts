@@ -1,4 +1,4 @@
-/**
+/*
  * Hand-written backward of the chunked SSD forward (ssd-chunked-forward.ts). Chunks are visited
  * last to first carrying R = ∂L/∂S_end of the current chunk (the final-state gradient to start),
  * kept transposed (Rᵀ [N,P]) like the state. Per (batch, chunk, head), with
@@ -266,6 +266,10 @@ const groupKernel = defineKernel<GroupArgs>("ssm/ssd-bwd-group", import.meta.url
   }
 });
 
+/**
+ * Gradients of the chunked SSD scan from what its forward saved and the output (and final state)
+ * gradients.
+ */
 export function ssdChunkedBackward(
   s: SsdShape,
   a: SsdArrays,

@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD forward (Mamba-2 "state space duality"), exactly the recurrence of docs/model.md §3.5
  * regrouped into chunks of length L (the last one may be shorter). Per (batch, chunk, head),
  * with e_k = exp(dt_k·A_h), E_i = Π_{k≤i} e_k = exp(Λ_i) (Λ = in-chunk cumulative sum of dt·A):

@@ -1,4 +1,4 @@
-/**
+/*
  * Differentiable chunked SSD scan (docs/model.md §3.5; the D skip y += D_h·x optional, fused): the op
  * the Mamba-2 mixer trains with. Forward in ssd-chunked-forward.ts, hand-written backward in ssd-chunked-backward.ts;
  * it computes exactly what ssd-scan-ref.ts computes, for any T and chunk size.
@@ -18,6 +18,10 @@ import {
 } from "./ssd-scan-ref.js";
 import { type SsdArrays, ssdShape } from "./ssd-shape.js";
 
+/**
+ * Options of the chunked SSD scan: chunk length, fused D skip and packed documents, besides the
+ * initial state.
+ */
 export interface SsdChunkedOptions extends SsdScanOptions {
   /** Chunk length (default 64). */
   chunkSize?: number;
@@ -34,6 +38,10 @@ export interface SsdChunkedOptions extends SsdScanOptions {
   seqIdx?: Int32Array | null;
 }
 
+/**
+ * The Mamba-2 SSD scan in chunks (docs/model.md): y [B,T,H,P] and the final state [B,H,P,N] from x
+ * [B,T,H,P], dt [B,T,H], A [H], B and C [B,T,G,N]; differentiable.
+ */
 export function ssdScanChunked(
   x: Tensor,
   dt: Tensor,

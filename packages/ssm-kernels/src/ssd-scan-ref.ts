@@ -1,4 +1,4 @@
-/**
+/*
  * SSD scan, sequential reference (the oracle), docs/model.md §3.5 without the D term:
  *   per head h, group g = floor(h·G/H), state S ∈ R^{P×N} (S_{-1} = initial state or 0):
  *     S_t = exp(dt_t·A_h)·S_{t-1} + dt_t·(x_t ⊗ B_t[g]),   y_t = S_t · C_t[g]
@@ -134,11 +134,13 @@ export function ssdScanRefBackward(
   return { x: gx, dt: gdt, A: gA, B: gB, C: gC, s0: gs0 };
 }
 
+/** Options of an SSD scan: the initial state. */
 export interface SsdScanOptions {
   /** Initial state [B,H,P,N] (zeros when absent); gradients flow into it. */
   initialState?: Tensor | null;
 }
 
+/** An SSD scan's output y [B,T,H,P] and final state [B,H,P,N]. */
 export interface SsdScanResult {
   y: Tensor;
   state: Tensor;

@@ -1,10 +1,11 @@
-/**
+/*
  * Shape contract shared by both SSD scan implementations (docs/model.md §3.5):
  *   x [B,T,H,P], dt [B,T,H], A [H], B and C [B,T,G,N], optional initial state [B,H,P,N]
  *   → y [B,T,H,P] and final state [B,H,P,N]. Head h reads group g = floor(h·G/H).
  */
 import { shapeStr, type Tensor } from "@loop/tensor";
 
+/** Sizes of an SSD scan: batch, length, heads, head size P, groups and state size N. */
 export interface SsdShape {
   batch: number;
   seqLen: number;
@@ -25,8 +26,8 @@ export interface SsdArrays {
   /** The D skip [H] (y += D_h·x), fused into the scan; absent or null: none. */
   D?: Float32Array | null;
   /**
-   * [B·T]: non-zero where a document starts (the state carried into that position is dropped,
-   * `documentResets`); absent or null: one document per row.
+   * Per position, [B·T]: non-zero where a document starts (the state carried into that
+   * position is dropped, `documentResets`); absent or null: one document per row.
    */
   resets?: Float32Array | null;
 }

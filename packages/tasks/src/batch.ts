@@ -1,4 +1,4 @@
-/** Batch helpers shared by the tasks: allocation, argmax over logits, scoring, cursors. */
+/* Batch helpers shared by the tasks: allocation, argmax over logits, scoring, cursors. */
 import { type Batch, type EvalBatches, IGNORE_INDEX, type Score, type TaskCursor } from "./task.js";
 
 export function positiveInt(name: string, v: number, min = 1): number {

@@ -59,5 +59,6 @@ export {
   type Task,
   type TaskCursor,
   type TaskMetric,
+  taskEvalBatches,
 } from "./task.js";
 export { Vocabulary } from "./vocabulary.js";

@@ -1,4 +1,4 @@
-/**
+/*
  * The interface every task (Mano, p-hop, language modelling) implements, so a trainer or an
  * evaluator can take any of them.
  */
@@ -52,6 +52,7 @@ export interface EvalBatches extends Iterable<Batch> {
   readonly batches: number;
 }
 
+/** Which evaluation set to build: rows, rows per batch and seed. */
 export interface EvalSetOptions {
   /** Number of rows (examples or windows). */
   count: number;
@@ -66,6 +67,10 @@ export interface EvalSetOptions {
  */
 export type TaskMetric = "accuracy" | "ppl";
 
+/**
+ * What every task provides (Mano, p-hop, language modelling, or your own): vocabulary, sequence
+ * length, a seeded resumable training stream, a fixed evaluation set and its scorer.
+ */
 export interface Task {
   readonly name: string;
   readonly metric: TaskMetric;
@@ -83,13 +88,30 @@ export interface Task {
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor };
   /** A fixed evaluation set, split into batches of at most `batchSize` rows. */
   evalSet(options: EvalSetOptions): Batch[];
-  /** The batches of `evalSet`, each made when it is read (a large set is never held whole). */
-  evalBatches(options: EvalSetOptions): EvalBatches;
+  /**
+   * The batches of `evalSet`, each made when it is read (a large set is never held whole).
+   * Optional: without it `taskEvalBatches` reads `evalSet` whole.
+   */
+  evalBatches?(options: EvalSetOptions): EvalBatches;
   /**
    * Compare predicted ids `[B, T]` (e.g. `argmaxLogits`) with the batch's targets at the scored
    * positions. Mano and p-hop have one scored position per row, so this is exact-match accuracy.
    */
   score(batch: Batch, predicted: Int32Array): Score;
+}
+
+/**
+ * The evaluation batches of `task`: its own `evalBatches` (made as they are read) where it has one,
+ * else its `evalSet`, built whole.
+ */
+export function taskEvalBatches(task: Task, options: EvalSetOptions): EvalBatches {
+  if (task.evalBatches) return task.evalBatches(options);
+  const set = task.evalSet(options);
+  return {
+    rows: set.reduce((n, b) => n + b.shape[0], 0),
+    batches: set.length,
+    [Symbol.iterator]: () => set[Symbol.iterator](),
+  };
 }
 
 /** Throws unless every token id of `task` is an id of a model with `vocabSize` tokens. */

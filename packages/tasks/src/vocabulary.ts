@@ -1,5 +1,6 @@
 /** A fixed vocabulary: token ids 0..size−1 ↔ distinct symbol strings. */
 export class Vocabulary {
+  /** The symbols, by id. */
   readonly symbols: readonly string[];
   private readonly ids: Map<string, number>;
 
@@ -12,6 +13,7 @@ export class Vocabulary {
     });
   }
 
+  /** The number of symbols. */
   get size(): number {
     return this.symbols.length;
   }
@@ -23,6 +25,7 @@ export class Vocabulary {
     return id;
   }
 
+  /** Whether `symbol` is in the vocabulary. */
   has(symbol: string): boolean {
     return this.ids.has(symbol);
   }
@@ -35,10 +38,12 @@ export class Vocabulary {
     return s;
   }
 
+  /** The ids of `symbols`; throws for an unknown one. */
   encode(symbols: readonly string[]): Int32Array {
     return Int32Array.from(symbols, (s) => this.id(s));
   }
 
+  /** The symbols of `ids`; throws for an id out of range. */
   decode(ids: ArrayLike<number>): string[] {
     return Array.from(ids, (i) => this.symbol(i));
   }

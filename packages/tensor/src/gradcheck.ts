@@ -1,4 +1,4 @@
-/**
+/*
  * Finite-difference gradient checker used by the tests of every fused op in the project.
  *
  * For a random upstream gradient dy it compares the analytic gradient of f = Σ y ⊙ dy (from the
@@ -39,6 +39,7 @@ import { noGrad } from "./autograd/node.js";
 import { Rng } from "./rng.js";
 import type { Tensor } from "./tensor.js";
 
+/** Tolerances and step of `gradcheck`. */
 export interface GradcheckOptions {
   /** Step h of the first estimate N(h) (default 2⁻⁶; see the module comment). */
   eps?: number;
@@ -54,6 +55,10 @@ export interface GradcheckOptions {
   seed?: number;
 }
 
+/**
+ * One entry compared by `gradcheck`: analytic and numeric derivative, their uncertainty and the
+ * allowed error.
+ */
 export interface GradcheckEntry {
   input: number;
   index: number;
@@ -65,6 +70,10 @@ export interface GradcheckEntry {
   allowed: number;
 }
 
+/**
+ * What `gradcheck` returns: entries compared and the worst ratio of error to allowance (≤ 1
+ * passes).
+ */
 export interface GradcheckResult {
   /** Number of entries compared, over all inputs. */
   checked: number;

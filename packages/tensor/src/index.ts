@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/tensor`: tensors, ops with their gradients, autograd, optimisers, RNG and safetensors.
  * Writing kernels (fused ops, GEMM, native twins, parallel kernels): `@loop/tensor/kernel`.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/tensor/kernel`: the engine's surface for kernel authors — recording fused ops on the
  * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the typed registry of native kernel sets, parallel kernels on the
  * thread pool and the scalar helpers kernels share. Model code and users need only

@@ -1,10 +1,14 @@
-/**
+/*
  * The small module convention every model part follows: a module owns named parameter tensors
  * (names as in docs/model.md §6, relative to the module) and says which are exempt from weight decay.
  * Loading weights copies into the existing tensors, so graphs keep pointing at the same leaves.
  */
 import { shapeStr, type Tensor } from "./tensor.js";
 
+/**
+ * A model parameter with its docs/model.md §6 name, weight-decay flag and optional learning-rate
+ * scale.
+ */
 export interface NamedParameter {
   name: string;
   tensor: Tensor;
@@ -14,6 +18,7 @@ export interface NamedParameter {
   lrScale?: number;
 }
 
+/** Anything with parameters: a model, a layer, a mixer. */
 export interface Module {
   parameters(): NamedParameter[];
 }

@@ -1,4 +1,4 @@
-/**
+/*
  * Optional native implementations of the kernels, grouped in typed kernel sets. The maths
  * packages stay portable (they run in a browser); a Node host may compile native kernels from
  * source (`@loop/tensor/node` `enableNativeTensorKernels`, and the `/node` entries of other
@@ -22,6 +22,7 @@ export interface NativeKernelSets {
   tensor: TensorKernelSet;
 }
 
+/** The name of a kernel group in the native registry (`tensor`, `ssm`, `ssd`, `attention`, …). */
 export type KernelGroup = keyof NativeKernelSets;
 
 type Sets = Map<KernelGroup, NativeKernelSets[KernelGroup]>;

@@ -1,4 +1,4 @@
-/**
+/*
  * Packed documents: several documents in one row of a batch, told apart by a document index per
  * position (mamba_ssm's `seq_idx`, [B,T] int32, non-decreasing along each row). Where the index
  * changes a document starts, and nothing may flow across that boundary: the causal conv1d does

@@ -1,4 +1,4 @@
-/** Shared helpers for tests of this and later packages: seeded random tensors. */
+/* Shared helpers for tests of this and later packages: seeded random tensors. */
 import { Rng } from "./rng.js";
 import { allocF32, type Shape, sizeOf, Tensor } from "./tensor.js";
 
@@ -14,6 +14,7 @@ export function randn(
   return new Tensor(d, shape, opts.requiresGrad ?? true);
 }
 
+/** A tensor of uniform values in [lo, hi) from `seed` (tests and gradient checks). */
 export function randu(
   shape: Shape,
   seed: number,

@@ -1,4 +1,4 @@
-/**
+/*
  * Seeded, portable random numbers: xoshiro128** 1.1 (Blackman & Vigna, 2018) on 32-bit integer
  * maths, seeded through splitmix32, so every platform produces the same stream for the same seed.
  * One generator serves the whole project: weight initialisation, dropout-free training order,
@@ -69,13 +69,19 @@ export function deriveSeed(seed: number, ...parts: (number | string)[]): number 
   return fmix32(h);
 }
 
+/** An `Rng`'s full state, plain JSON, to resume its stream exactly. */
 export interface RngState {
   seed: number;
   s: [number, number, number, number];
   spare: number | null;
 }
 
+/**
+ * The one seeded random generator (xoshiro128**): uniform, integer and normal draws, named child
+ * streams, serialisable state.
+ */
 export class Rng {
+  /** The seed this generator started from. */
   readonly seed: number;
   private s0: number;
   private s1: number;
@@ -183,6 +189,7 @@ export class Rng {
     return { seed: this.seed, s: [this.s0, this.s1, this.s2, this.s3], spare: this.spare };
   }
 
+  /** Restore a state saved by `getState`: the stream continues exactly from there. */
   setState(st: RngState): void {
     [this.s0, this.s1, this.s2, this.s3] = st.s.map((v) => v | 0) as [
       number,
@@ -193,6 +200,7 @@ export class Rng {
     this.spare = st.spare;
   }
 
+  /** A generator continuing from a state saved by `getState`. */
   static fromState(st: RngState): Rng {
     const r = new Rng(st.seed);
     r.setState(st);

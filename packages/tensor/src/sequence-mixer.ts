@@ -1,4 +1,4 @@
-/**
+/*
  * What a layer and the decoders need from a sequence mixer (Mamba-2, attention, or a new one),
  * whatever its decoding state: the mixer owns that state — it makes it, advances it by one
  * token or by a run of tokens, takes tokens into chosen rows without output, and runs a step on
@@ -8,6 +8,10 @@
 import type { Module } from "./module.js";
 import type { Tensor } from "./tensor.js";
 
+/**
+ * The protocol every sequence mixer implements (Mamba-2, attention, yours): a training forward over
+ * a whole sequence and the decoding operations on its own state `S`.
+ */
 export interface SequenceMixer<S> extends Module {
   /**
    * True when the state holds one entry per position (a KV cache): every token must enter it,

@@ -1,4 +1,4 @@
-/**
+/*
  * Memory that worker threads can use. Workers see only SharedArrayBuffer memory, and
  * `parallelFor` runs serially when any typed-array argument is not shared, so a kernel that
  * hands buffers to the pool stages them here. Without a running pool (or on a platform without

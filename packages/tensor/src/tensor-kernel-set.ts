@@ -1,4 +1,4 @@
-/** The native kernels of @loop/tensor (native/tensor.c), as the portable ops call them. */
+/* The native kernels of @loop/tensor (native/tensor.c), as the portable ops call them. */
 import type { GemmFn } from "./kernels/gemm-fn.js";
 import type { NativeBinarySame } from "./ops/binary.js";
 import type { NativeCeBwd, NativeCeFwd } from "./ops/cross-entropy-kernels.js";
@@ -8,6 +8,10 @@ import type { RmsnormBwd, RmsnormFwd } from "./ops/rmsnorm.js";
 import type { SiluRowsBwd, SiluRowsFwd } from "./ops/silu-split.js";
 import type { NativeAdamw } from "./optim/adamw-update.js";
 
+/**
+ * The tensor kernels a native addon provides (the GEMM, silu, binary ops, RMSNorm, row copies, …),
+ * registered as the kernel set `tensor`.
+ */
 export interface TensorKernelSet {
   /** The GEMM (installed with setGemm; listed here so reports name it). */
   sgemm: GemmFn;

@@ -1,10 +1,11 @@
-/**
+/*
  * Float32 tensors: row-major storage plus a shape. Storage lives in a SharedArrayBuffer when the
  * platform offers one, so worker threads can read and write it without copies.
  */
 import type { GradNode } from "./autograd/node.js";
 import { scratchAlloc } from "./scratch.js";
 
+/** A tensor's shape: its axis lengths, outermost first. */
 export type Shape = readonly number[];
 
 const hasShared = typeof SharedArrayBuffer !== "undefined";
@@ -31,16 +32,19 @@ export function allocF32Uninit(n: number): Float32Array {
   return scratchAlloc(n, false) ?? allocPersistentF32(n);
 }
 
+/** The number of entries of a tensor of `shape` (1 for a scalar shape []). */
 export function sizeOf(shape: Shape): number {
   let n = 1;
   for (const d of shape) n *= d;
   return n;
 }
 
+/** A shape as text, e.g. "[2,3]", for error messages. */
 export function shapeStr(shape: Shape): string {
   return `[${shape.join(",")}]`;
 }
 
+/** Whether two shapes are equal axis by axis. */
 export function sameShape(a: Shape, b: Shape): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -55,9 +59,16 @@ function checkShape(shape: Shape, what: string): void {
 
 let nextId = 1;
 
+/**
+ * A float32 tensor on the CPU: row-major data, a shape and, while recording, its place on the
+ * autograd tape (`requiresGrad`, `grad` after `backward`).
+ */
 export class Tensor {
+  /** A process-unique id (tape bookkeeping, debugging). */
   readonly id = nextId++;
+  /** The values, row-major. */
   readonly data: Float32Array;
+  /** The shape, outermost axis first. */
   readonly shape: Shape;
   /** True for trainable leaves and for every tensor computed from one while recording. */
   requiresGrad: boolean;
@@ -67,6 +78,7 @@ export class Tensor {
   node: GradNode | null = null;
   /** Index of this tensor among its node's outputs. */
   outputIndex = 0;
+  /** An optional name for error messages and debugging (parameters carry their §6 name). */
   name: string | undefined;
 
   constructor(data: Float32Array, shape: Shape, requiresGrad = false) {
@@ -82,10 +94,12 @@ export class Tensor {
     this.requiresGrad = requiresGrad;
   }
 
+  /** The number of entries. */
   get size(): number {
     return this.data.length;
   }
 
+  /** The number of axes. */
   get rank(): number {
     return this.shape.length;
   }
@@ -95,6 +109,7 @@ export class Tensor {
     return this.shape[this.shape.length - 1] ?? 1;
   }
 
+  /** The length of axis `i` (negative counts from the end). */
   dim(i: number): number {
     const k = i < 0 ? this.shape.length + i : i;
     const d = this.shape[k];
@@ -115,6 +130,7 @@ export class Tensor {
     return this.data[0]!;
   }
 
+  /** The values as a plain array. */
   toArray(): number[] {
     return Array.from(this.data);
   }
@@ -125,10 +141,12 @@ export class Tensor {
   }
 }
 
+/** A tensor of zeros; a trainable leaf when `requiresGrad`. */
 export function zeros(shape: Shape, requiresGrad = false): Tensor {
   return new Tensor(allocF32(sizeOf(shape)), shape, requiresGrad);
 }
 
+/** A tensor of `shape` filled with `value`. */
 export function full(shape: Shape, value: number): Tensor {
   const t = zeros(shape);
   t.data.fill(value);
@@ -155,7 +173,9 @@ export function parameter(data: Float32Array, shape: Shape, name?: string): Tens
 
 /** Int32 index tensor (token ids, targets). */
 export class IntTensor {
+  /** The ids, row-major. */
   readonly data: Int32Array;
+  /** The shape, outermost axis first. */
   readonly shape: Shape;
   constructor(data: Int32Array, shape: Shape) {
     checkShape(shape, "IntTensor");
@@ -167,11 +187,16 @@ export class IntTensor {
     this.data = data;
     this.shape = Object.freeze([...shape]);
   }
+  /** The number of ids. */
   get size(): number {
     return this.data.length;
   }
 }
 
+/**
+ * An int32 tensor (token ids, targets) from `values`, shaped `shape` (default 1-D); errors when
+ * they do not fill it.
+ */
 export function intTensor(values: ArrayLike<number>, shape?: Shape): IntTensor {
   const s = shape ?? [values.length];
   const data = new Int32Array(sizeOf(s));

@@ -1,4 +1,4 @@
-/**
+/*
  * The shared block's learning rate (TrainOptions.blockLr): with "per-loop" every parameter of the
  * looped block — the N layers, and norm_f when loop_norm applies it at every step — trains at
  * lr/R. Embeddings, head and exit gate keep the schedule's lr. On every backend: the CPU Trainer

@@ -1,4 +1,4 @@
-/**
+/*
  * The training step on a backend's own tensors (a GPU), written once over `TrainOps`: the
  * `StepEngine` the Trainer drives. One step = zero the gradients; per micro-batch upload the
  * batch, the stage's loss, start it on the device (`flush`), backward seeded with 1/micro-batches,
@@ -48,8 +48,13 @@ export interface DeviceTraining<T, I> {
   microBatchScope?<R>(fn: () => R): R;
 }
 
+/** A step engine on a device that holds device memory until `dispose()`. */
 export type DeviceStepEngine = StepEngine & { dispose(): void };
 
+/**
+ * A `StepEngine` running each training step (forward, backward, clipping, AdamW) on the device
+ * model of `dev`, at full float32 precision.
+ */
 export function deviceStepEngine<T, I>(
   dev: DeviceTraining<T, I>,
   o: TrainOptions,

@@ -1,4 +1,4 @@
-/**
+/*
  * A `LoopedModel` trained on a backend's own tensors: the model uploaded once (`toDevice`), the
  * stage's loss on the device (docs/exit-gate.md "Training: three stages": pretrain = CE of step
  * R; gate1 = L1; gate2 = L2) through the backend's ops, and the weight copies to and from the

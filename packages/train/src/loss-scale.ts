@@ -1,4 +1,4 @@
-/**
+/*
  * Dynamic loss scaling for mixed-precision training (TrainOptions.precision "mixed"): the
  * backward pass is seeded with the loss weight × `scale`, so that gradients stored in f16 on the
  * way (GEMM operands) stay above f16's smallest normal (6.1e-5); the f32 gradients are divided
@@ -11,6 +11,9 @@
  * reported as it is (the Trainer stops with its non-finite error, as in fp32).
  */
 
+/**
+ * Dynamic loss scaling: the starting scale, how many overflow-free steps double it, and its bounds.
+ */
 export interface LossScaleOptions {
   /** Starting scale (default 2^14). */
   init: number;
@@ -21,6 +24,10 @@ export interface LossScaleOptions {
   max: number;
 }
 
+/**
+ * The default dynamic loss scale (start 2^14, doubling every 500 overflow-free steps, within [1,
+ * 2^24]).
+ */
 export const DEFAULT_LOSS_SCALE: LossScaleOptions = {
   init: 2 ** 14,
   interval: 500,
@@ -37,8 +44,14 @@ export interface LossScaleState {
   good: number;
 }
 
+/**
+ * The dynamic loss scale of mixed-precision training: halved (and the step redone) on an overflow,
+ * doubled after `interval` good steps.
+ */
 export class DynamicLossScale {
+  /** The scale's start, growth interval and bounds. */
   readonly opts: LossScaleOptions;
+  /** The current loss scale. */
   scale: number;
   /** Steps since the last overflow or growth. */
   private good = 0;

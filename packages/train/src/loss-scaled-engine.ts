@@ -1,4 +1,4 @@
-/**
+/*
  * `deviceStepEngine` with dynamic loss scaling (loss-scale.ts), for mixed-precision training:
  * the same engine over the device's ops with two of them wrapped — `backward` seeds the scaled
  * weight, `gradNorm` first divides the gradients by the scale (the backend's `scaleGrads` op: 1/scale,
@@ -20,6 +20,10 @@ import type { StepResult } from "./step-engine.js";
  */
 export type LossScaledEngine = DeviceStepEngine & { readonly lossScale: DynamicLossScale };
 
+/**
+ * A `StepEngine` for mixed precision: the device step with the loss multiplied by a dynamic scale,
+ * gradients unscaled before clipping, and an overflowed step redone at half the scale.
+ */
 export function lossScaledStepEngine<T, I>(
   dev: DeviceTraining<T, I>,
   o: TrainOptions,

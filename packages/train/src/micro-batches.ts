@@ -1,4 +1,4 @@
-/**
+/*
  * A step's micro-batches, made one at a time: gradient accumulation over any number of them
  * holds one (its tokens and its activations) at a time. A step engine that runs a step again (a
  * loss-scaled step whose gradients overflowed) asks for micro-batch 0 again and gets the same

@@ -1,4 +1,4 @@
-/**
+/*
  * The loss of each training stage (docs/exit-gate.md "Training: three stages"):
  *  - pretrain: final-loop cross-entropy (docs/model.md §1), every parameter but the gate trains;
  *  - gate1: L1 = Σ_r p(r)·ℓ(r) − β·H(p), backbone, head and gate jointly;

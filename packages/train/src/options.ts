@@ -1,9 +1,11 @@
-/**
+/*
  * Training options with defaults and validation (each error names the option).
  */
 import type { AdamWOptions } from "@loop/tensor";
 
+/** A training stage: pre-training, exit-gate stage 1 (joint) or stage 2 (gate only). */
 export type Stage = "pretrain" | "gate1" | "gate2";
+/** The training stages, in pipeline order. */
 export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
 
 /**
@@ -12,6 +14,7 @@ export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
  * the block's gradient sums R uses of each weight).
  */
 export type BlockLr = "full" | "per-loop";
+/** The shared block's learning-rate modes: the same for all, or divided per loop step. */
 export const BLOCK_LRS: readonly BlockLr[] = ["full", "per-loop"];
 
 /**
@@ -20,8 +23,16 @@ export const BLOCK_LRS: readonly BlockLr[] = ["full", "per-loop"];
  * webgpu backend only, see @loop/webgpu's precision.ts and loss-scale.ts).
  */
 export type Precision = "fp32" | "mixed";
+/**
+ * The precisions training accepts: float32, or mixed (f16 GEMM operands with a loss scale, GPU
+ * only).
+ */
 export const PRECISIONS: readonly Precision[] = ["fp32", "mixed"];
 
+/**
+ * Every training option (schedule, batch, optimiser, clipping, stage, seed, precision), all set;
+ * `resolveTrainOptions` fills and checks them.
+ */
 export interface TrainOptions {
   stage: Stage;
   /** Optimizer steps. */
@@ -65,6 +76,7 @@ export interface TrainOptions {
   precision?: Precision;
 }
 
+/** The default training options. */
 export const DEFAULT_TRAIN: TrainOptions = {
   stage: "pretrain",
   steps: 1000,
@@ -91,6 +103,10 @@ function check(cond: boolean, msg: string): void {
   if (!cond) throw new Error(`train: ${msg}`);
 }
 
+/**
+ * `input` over the defaults, checked: a bad value throws one error naming the option and what it
+ * must be.
+ */
 export function resolveTrainOptions(input: Partial<TrainOptions> = {}): TrainOptions {
   const o: TrainOptions = { ...DEFAULT_TRAIN, ...input };
   const int = (k: keyof TrainOptions, min: number) => {

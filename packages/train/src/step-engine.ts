@@ -1,4 +1,4 @@
-/**
+/*
  * The seam through which a training step runs somewhere other than the CPU kernels (a GPU): the
  * `Trainer` keeps the step count, the learning-rate schedule and the data cursor; an engine does
  * forward, loss, backward, clipping and the AdamW update on its own copy of the weights and the
@@ -11,6 +11,7 @@ import type { AdamWState } from "@loop/tensor";
 import type { LossScaleState } from "./loss-scale.js";
 import type { MicroBatches } from "./micro-batches.js";
 
+/** One optimiser step's mean loss and gradient norm before clipping. */
 export interface StepResult {
   /** Mean loss over the step's micro-batches. */
   loss: number;
@@ -18,6 +19,10 @@ export interface StepResult {
   gradNorm: number;
 }
 
+/**
+ * What runs the Trainer's steps elsewhere (a GPU): one optimiser step at a time, and `sync` to
+ * bring weights and moments back.
+ */
 export interface StepEngine {
   /** For messages and run.json ("webgpu: SwiftShader …"). */
   readonly name: string;

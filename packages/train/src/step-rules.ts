@@ -1,4 +1,4 @@
-/**
+/*
  * The rules of one optimizer step that every backend's step follows (`encodeStep`, run by the
  * device step engine and by the CPU Trainer): how micro-batches are weighted and averaged, and
  * when a step may update the weights.

@@ -1,4 +1,4 @@
-/**
+/*
  * What `Trainer` needs of a model, so a model of one's own trains as a `LoopedModel` does: the
  * config's vocabulary size (checked against the task), R and loop_norm (the per-loop block
  * learning rate), every parameter by name (the optimiser's, and the stage's choice of them), the

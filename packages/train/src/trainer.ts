@@ -1,4 +1,4 @@
-/**
+/*
  * The training loop core, free of file I/O: one optimizer step = gradAccum micro-batches of
  * forward + backward, global-norm clipping, AdamW with the warmup-cosine learning rate. A
  * non-finite loss or gradient norm raises `NonFiniteError` before any weight changes, so the last
@@ -35,7 +35,12 @@ import type { StepEngine, StepResult } from "./step-engine.js";
 import { nonFiniteWhat } from "./step-rules.js";
 import type { TrainableModel } from "./trainable-model.js";
 
+/**
+ * Thrown when a step's loss or gradient norm is not finite; the weights are left as they were
+ * before the step.
+ */
 export class NonFiniteError extends Error {
+  /** The error's name. */
   override name = "NonFiniteError";
   constructor(
     readonly step: number,
@@ -45,6 +50,10 @@ export class NonFiniteError extends Error {
   }
 }
 
+/**
+ * What one training step reports: step number, loss, learning rate, gradient norm, throughput and
+ * time.
+ */
 export interface StepMetrics {
   step: number;
   loss: number;
@@ -54,6 +63,10 @@ export interface StepMetrics {
   elapsed_s: number;
 }
 
+/**
+ * The Trainer's resumable state: step, data cursor, optimiser moments, elapsed time (and loss
+ * scale).
+ */
 export interface TrainerState {
   step: number;
   cursor: TaskCursor;
@@ -72,17 +85,29 @@ interface InFlight {
   tokens: number;
 }
 
+/**
+ * The training loop core, without file I/O: each step is gradAccum micro-batches of forward +
+ * backward, global-norm clipping and AdamW on the warmup-cosine schedule, on the CPU kernels or a
+ * `StepEngine` (a GPU); its state resumes exactly.
+ */
 export class Trainer {
+  /** The model trained (its weights change in place). */
   readonly model: TrainableModel;
+  /** The task the batches come from. */
   readonly task: Task;
+  /** The training options, resolved. */
   readonly opts: TrainOptions;
+  /** The parameters the stage trains, with their names and weight-decay flags. */
   readonly params: NamedParameter[];
+  /** The optimiser, whose state `getState` saves. */
   readonly optimizer: AdamW;
   private readonly schedule: (s: number) => number;
   private readonly cpu: DeviceTraining<Tensor, IntTensor>;
   /** Optimizer steps completed. */
   step = 0;
+  /** Where the training stream stands (the next batch comes after it). */
   cursor: TaskCursor;
+  /** Training time so far in seconds, resumed runs included. */
   elapsed = 0;
   /** Where the steps run when not on the CPU kernels (null: here). */
   readonly engine: StepEngine | null;
@@ -142,6 +167,7 @@ export class Trainer {
     this.cursor = task.startCursor(opts.seed);
   }
 
+  /** True once `opts.steps` steps have run. */
   get done(): boolean {
     return this.step >= this.opts.steps;
   }
@@ -301,6 +327,10 @@ export class Trainer {
     };
   }
 
+  /**
+   * The resumable state (step, cursor, optimiser moments, time): with the model's weights, what a
+   * checkpoint stores.
+   */
   getState(): TrainerState {
     return {
       step: this.step,

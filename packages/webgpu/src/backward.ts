@@ -1,4 +1,4 @@
-/**
+/*
  * Reverse-mode autograd on the GPU. `backwardGpu(loss)` walks the nodes ops recorded (`tape.ts`)
  * in reverse topological order and sums each tensor's incoming gradients on the device; leaves
  * that require a gradient accumulate it into their persistent `grad` (summed over every use, so

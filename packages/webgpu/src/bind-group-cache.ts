@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" />
-/**
+/*
  * Bind groups kept across dispatches and steps. A training step binds the same pooled buffers to
  * the same kernels every step (the pool hands them out in the same order), so a bind group made
  * once serves every later step: creating one per dispatch is CPU work a GPU step cannot hide.

@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" />
-/**
+/*
  * The context's pool of storage buffers, reused across steps: buffers are made in size classes,
  * handed back on release and handed out again oldest first, and counted (live, peak, in all).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Activation checkpointing on the GPU (the CPU's is @loop/tensor's `checkpoint`): `fn(x)` runs
  * without recording and its intermediate tensors go back to the pool at once, keeping only the
  * output; the backward runs `fn` again on x with recording on and backpropagates through that
@@ -24,6 +24,10 @@ export function withCheckpointRelease<R>(on: boolean, fn: () => R): R {
   }
 }
 
+/**
+ * Activation checkpointing on the GPU tape: fn(x) recorded without its activations and recomputed
+ * in the backward pass.
+ */
 export function gpuCheckpoint(
   fn: (x: GpuTensor) => GpuTensor,
   x: GpuTensor,

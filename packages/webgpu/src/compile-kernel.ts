@@ -1,4 +1,4 @@
-/**
+/*
  * A kernel compiled on a device: its shader module (the subgroup variant where asked), an
  * explicit bind-group layout — binding 0 the parameters' uniform with a dynamic offset, so one
  * bind group serves a dispatch whatever arena slot its parameters land in; then the kernel's

@@ -1,4 +1,4 @@
-/**
+/*
  * A GEMM throughput probe for benchmarks: times `iters` dispatches of the tiled GEMM on one shape
  * between two `ctx.sync()` calls (after a warm-up dispatch that also compiles the pipeline) and
  * reports GFLOP/s = 2·M·N·K·iters / seconds. The operands are filled on the device, so nothing
@@ -11,6 +11,7 @@ import { fillInPlace } from "./ops/elementwise.js";
 import { gemm } from "./ops/gemm.js";
 import { type GpuPrecision, hasFeature } from "./precision.js";
 
+/** What `gemmThroughput` measures: transposes, timed dispatches and the tile. */
 export interface GemmProbeOptions {
   /** The transposes of the model's products: x·Wᵀ (transB), g·W (neither), gᵀ·x (transA). */
   transA?: boolean;
@@ -25,6 +26,9 @@ export interface GemmProbeOptions {
   precision?: GpuPrecision;
 }
 
+/**
+ * What `gemmThroughput` measured: the shape, dispatches and seconds (and the GFLOP/s they give).
+ */
 export interface GemmProbeResult {
   M: number;
   N: number;
@@ -36,6 +40,7 @@ export interface GemmProbeResult {
   gflops: number;
 }
 
+/** Time M×N×K GEMMs on the GPU and report their throughput. */
 export async function gemmThroughput(
   ctx: GpuContext,
   M: number,

@@ -1,4 +1,4 @@
-/**
+/*
  * The WebGPU backend's whole op set on one device: the model's ops, the training step's and
  * activation checkpointing.
  */
@@ -9,6 +9,10 @@ import type { GpuTensor } from "./gpu-tensor.js";
 import { type GpuTrainOptions, gpuTrainOps } from "./gpu-train-ops.js";
 import { gpuModelOps } from "./model-ops.js";
 
+/**
+ * The WebGPU backend's ops on `ctx`: the model's `ModelOps` and the trainer's `TrainOps` on GPU
+ * tensors, for `toDevice` and `deviceTraining`.
+ */
 export function gpuBackendOps(
   ctx: GpuContext,
   opts: GpuTrainOptions = {},

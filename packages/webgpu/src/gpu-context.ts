@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" />
-/**
+/*
  * One WebGPU device and everything that keeps a training step on it: compiled pipelines (cached
  * per kernel), a pool of storage buffers reused across steps, one command encoder that collects
  * every dispatch until something must be read back, and a uniform arena that carries each
@@ -21,6 +21,7 @@ import { BufferUsage, MapMode } from "./usage.js";
 /** A dispatch's storage buffers by the names its kernel declares; a tensor binds its `buffer`. */
 export type Bindings = Record<string, GPUBuffer | GpuTensor>;
 
+/** How a `GpuContext` labels and keeps alive what its device needs. */
 export interface GpuContextOptions {
   /** Label for error messages ("SwiftShader", the adapter's description). */
   adapterName?: string;
@@ -36,8 +37,14 @@ export interface GpuContextOptions {
   subgroupMinSize?: number;
 }
 
+/**
+ * A WebGPU device with what the kernels need around it: compiled pipelines, cached bind groups, the
+ * open command encoder, buffer pools and counters.
+ */
 export class GpuContext {
+  /** The WebGPU device. */
   readonly device: GPUDevice;
+  /** The adapter's name, for messages ("SwiftShader", a GPU's description). */
   readonly adapterName: string;
   private readonly keepAlive: unknown[];
   private readonly pipelines = new Map<Kernel, Compiled>();

@@ -1,4 +1,4 @@
-/**
+/*
  * What a `GpuContext` reports about itself: its counters (dispatches, encoding time, bind groups,
  * pipelines, submits), the events it calls back on, and its pool's memory figures.
  */
@@ -26,6 +26,7 @@ export interface GpuCounters {
   byKernel: Record<string, number>;
 }
 
+/** Counters all at zero. */
 export const zeroCounters = (): GpuCounters => ({
   dispatches: 0,
   encodeMs: 0,

@@ -1,4 +1,4 @@
-/**
+/*
  * Tensors that live on the GPU: a pooled storage buffer, a shape and an element type. Tensors
  * made during a step are transient: `releaseTransients` returns their buffers to the pool at the
  * end of the step, except those the caller keeps. Parameters, their gradients and optimiser
@@ -17,6 +17,7 @@ export interface GpuNode {
   backward(gradOutputs: readonly (GpuTensor | null)[]): (GpuTensor | null)[];
   readonly outputs: GpuTensor[];
 }
+/** The element types a GPU tensor holds: float32 or int32. */
 export type GpuDtype = "f32" | "i32";
 
 /**
@@ -57,12 +58,22 @@ function sizeOf(shape: Shape): number {
   return n;
 }
 
+/**
+ * A tensor in a GPU buffer: shape, element type, and its place on the GPU tape; pooled, released
+ * when no longer needed.
+ */
 export class GpuTensor {
+  /** A process-unique id (tape bookkeeping, debugging). */
   readonly id = nextId++;
+  /** The context whose device holds the buffer. */
   readonly ctx: GpuContext;
+  /** The shape, outermost axis first. */
   readonly shape: Shape;
+  /** The number of entries. */
   readonly size: number;
+  /** The element type. */
   readonly dtype: GpuDtype;
+  /** Kept until disposed (a parameter) rather than released with the step's transients. */
   readonly persistent: boolean;
   private buf: GPUBuffer | null;
   private pending: PendingSum | null = null;
@@ -72,6 +83,7 @@ export class GpuTensor {
   grad: GpuTensor | null = null;
   /** The op that produced this tensor while recording (null for leaves). */
   node: GpuNode | null = null;
+  /** An optional name for error messages and debugging. */
   name: string | undefined;
 
   /** The tensor whose buffer this one views (a reshape), or null when it owns its buffer. */
@@ -162,18 +174,22 @@ export class GpuTensor {
     return p && p.S === S && p.stride === stride ? p.buf : null;
   }
 
+  /** True once its buffer went back to the pool. */
   get released(): boolean {
     return this.buf === null || (this.base?.released ?? false);
   }
 
+  /** The number of axes. */
   get rank(): number {
     return this.shape.length;
   }
 
+  /** The length of the last axis. */
   get lastDim(): number {
     return this.shape[this.shape.length - 1] ?? 1;
   }
 
+  /** The number of rows when the last axis is viewed as columns. */
   get rows(): number {
     const last = this.lastDim;
     return last === 0 ? 0 : this.size / last;
@@ -185,6 +201,7 @@ export class GpuTensor {
     return new Float32Array(await this.ctx.read(this.buffer, this.size));
   }
 
+  /** Copy int32 values back to the CPU (flushes the pending work and waits for it). */
   async readInt(): Promise<Int32Array> {
     if (this.dtype !== "i32") throw new Error("webgpu: readInt() of a float tensor; use read()");
     return new Int32Array(await this.ctx.read(this.buffer, this.size));

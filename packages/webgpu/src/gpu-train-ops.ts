@@ -1,4 +1,4 @@
-/**
+/*
  * `TrainOps` of the WebGPU backend: what @loop/tensor's `AdamWCore` and `clipGradients` and
  * @loop/train's `deviceStepEngine` need, on `GpuTensor`s of one context. Every op enqueues
  * kernels and reads nothing back; `read` is the one round trip (a step reads its losses and the
@@ -100,6 +100,10 @@ class DeferredClip {
   }
 }
 
+/**
+ * Options of the GPU's training ops: whether the backward frees activations as soon as they are
+ * used.
+ */
 export interface GpuTrainOptions {
   /**
    * Free activations and intermediate gradients during the backward as soon as their last use
@@ -109,6 +113,10 @@ export interface GpuTrainOptions {
   releaseInBackward?: boolean;
 }
 
+/**
+ * The GPU's `TrainOps` on `ctx`: tape backward, gradients, clipping and the AdamW update on GPU
+ * tensors.
+ */
 export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainOps<GpuTensor> {
   const release = opts.releaseInBackward ?? true;
   const clip = new DeferredClip(ctx);

@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu`: the WebGPU backend. A `GpuContext` wraps one device; `GpuTensor`s live on it
  * for a whole training step; `gpuBackendOps(ctx)` is the backend's `ModelOps` and `TrainOps`,
  * on which @loop/looped's `toDevice` and @loop/train's `deviceTraining` run the model. In a

@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu/internal`: the WebGPU backend's individual ops on `GpuTensor`s (what
  * `gpuBackendOps` assembles), its tape (`backwardGpu`, `gpuNoGrad`, `gpuCheckpoint`) and the
  * decode-step state, for this project's op tests, oracles and benchmarks. Not the supported API:

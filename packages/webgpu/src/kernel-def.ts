@@ -1,4 +1,4 @@
-/**
+/*
  * A compute kernel as data: its WGSL body plus a declaration of its uniform parameters and its
  * storage buffers, from which the binding header is generated. Every kernel uses one layout:
  *   @group(0) @binding(0) var<uniform> p: Params;          (the declared scalars, in order)
@@ -16,6 +16,7 @@ export type BufferSpec =
   | `${"read" | "rw"}${"" | ":f32" | ":i32" | ":u32" | ":vec4f" | ":f16"}`
   | "rw:atomic";
 
+/** A WGSL compute kernel as written: its name, uniform parameters, buffers and body. */
 export interface KernelSpec {
   /** For error messages and pipeline labels. */
   name: string;
@@ -35,6 +36,9 @@ export interface KernelSpec {
   subgroupBody?: (minSubgroupSize: number) => string;
 }
 
+/**
+ * A compiled-ready kernel: its WGSL code, entry point and the order of its parameters and buffers.
+ */
 export interface Kernel {
   readonly name: string;
   readonly code: string;
@@ -48,6 +52,10 @@ export interface Kernel {
   readonly subgroupCode?: (minSubgroupSize: number) => string;
 }
 
+/**
+ * A kernel from its spec: generates the WGSL header (uniform struct and buffer bindings) in front
+ * of its body.
+ */
 export function defineKernel(spec: KernelSpec): Kernel {
   const paramNames = Object.keys(spec.params);
   const paramTypes = paramNames.map((k) => spec.params[k]!);

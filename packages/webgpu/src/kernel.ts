@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu/kernel`: for authors of WGSL kernels and ops — the kernel definition helpers and
  * the tape's recording primitive.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `ModelOps` (@loop/tensor) on a WebGPU device: the model's ops as this package's WGSL ops, for
  * the model written once in @loop/looped (`toDevice(model, gpuModelOps(ctx))`). Float and index
  * tensors are both `GpuTensor` (f32 and i32). The attention op is composed here from the linear

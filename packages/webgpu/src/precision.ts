@@ -1,4 +1,4 @@
-/**
+/*
  * The numeric precision of a context's matrix products. "fp32" (the default): every GEMM reads
  * f32 operands. "mixed": each GEMM's two operands are rounded to f16 (binary16) and stored so
  * before the product; the products accumulate in f32 and write f32, so the weights, their
@@ -15,12 +15,15 @@
  */
 import type { GpuContext } from "./gpu-context.js";
 
+/** The GPU training precisions: float32, or mixed (f16 GEMM operands and projection inputs). */
 export type GpuPrecision = "fp32" | "mixed";
+/** The GPU training precisions, as a list. */
 export const GPU_PRECISIONS: readonly GpuPrecision[] = ["fp32", "mixed"];
 
 /** How f16 values are stored: native f16 arrays, or two per u32 word. */
 export type F16Storage = "native" | "packed";
 
+/** The precision the GPU kernels run at, with how f16 operands are stored under mixed precision. */
 export interface PrecisionSetting {
   precision: GpuPrecision;
   /** Only with "mixed": how the f16 operands are stored (set from the device's features). */

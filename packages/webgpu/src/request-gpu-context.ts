@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" />
-/**
+/*
  * Opening a `GpuContext` on an adapter: the limits and optional features a looped model's
  * kernels ask for, and the adapter's name and subgroup size handed to the context.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * The GPU tape's recording half: ops record a node whose `backward` enqueues the kernels of
  * their gradient; nothing is read back. The walk back over the nodes is `backward.ts` (it needs
  * the elementwise ops, which themselves record here: kept apart so neither imports the other).
@@ -7,6 +7,7 @@ import { emptyLike, type GpuNode, GpuTensor } from "./gpu-tensor.js";
 
 let recording = true;
 
+/** Whether GPU ops are being recorded on the GPU tape now. */
 export function isGpuGradEnabled(): boolean {
   return recording;
 }

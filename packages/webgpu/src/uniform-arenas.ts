@@ -1,4 +1,4 @@
-/**
+/*
  * The uniform arenas that carry each dispatch's scalar parameters: slots of 256-byte-aligned
  * parameter blocks packed into 64 KiB uniform buffers, filled on the CPU while commands are
  * recorded and written to the GPU once, just before the submit (`upload`). After a submit the

@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only entry of @loop/attention: compile (first use only, cached) and switch on the native
  * attention kernels (native/attention.c). They are registered as the kernel set `attention`
  * (native-kernel-sets.ts), which the portable kernels use when present; `LOOPLM_NATIVE=0` or a
@@ -13,6 +13,10 @@ import {
 } from "@loop/tensor/node";
 import "../native-kernel-sets.js";
 
+/**
+ * Absolute path of the C source of the native attention kernels shipped with the package
+ * (`native/attention.c`).
+ */
 export const attentionNativeSource = fileURLToPath(
   new URL("../../native/attention.c", import.meta.url),
 );

@@ -1,4 +1,4 @@
-/**
+/*
  * A last-word cloze built from held-out text, scored as multiple choice: for every sentence that
  * ends in a word (letters, then . ! or ?), the context is the text before that word (up to
  * `maxContextChars`, cut at a space) and the choices are the word and `choices − 1` distractors
@@ -9,6 +9,10 @@
 import { deriveSeed, Rng } from "@loop/tensor";
 import type { McItem } from "../multiple-choice/mc-items.js";
 
+/**
+ * How `lastWordClozeItems` builds items: choices per item, seed, item limit and sentence length
+ * bounds.
+ */
 export interface ClozeOptions {
   /** Choices per item, the answer included (default 4: chance 25 %). */
   choices?: number;
@@ -50,6 +54,10 @@ function blanks(text: string, minWords: number, maxChars: number): Blank[] {
   return out;
 }
 
+/**
+ * Multiple-choice items from running text: each sentence's last word is the answer, the last
+ * words of other sentences the distractors (seeded).
+ */
 export function lastWordClozeItems(docs: readonly string[], opts: ClozeOptions = {}): McItem[] {
   const choices = opts.choices ?? 4;
   if (!(Number.isInteger(choices) && choices >= 2))

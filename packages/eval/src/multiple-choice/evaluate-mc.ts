@@ -1,4 +1,4 @@
-/**
+/*
  * Multiple-choice evaluation: build the harness requests for every (item, choice), score them
  * with a log-likelihood function (a model's loop steps, or any stand-in), and report acc,
  * acc_norm and acc_bytes per loop step.
@@ -14,10 +14,12 @@ import type { McItem } from "./mc-items.js";
 import { type McMetrics, mcMetrics } from "./mc-metrics.js";
 import type { LoglikelihoodFn } from "./model-loglik.js";
 
+/** Multiple-choice metrics at one loop step (1-based `step`). */
 export interface McStepResult extends McMetrics {
   step: number;
 }
 
+/** What `evaluateMultipleChoice` returns: metrics per loop step and every log-likelihood. */
 export interface McResult {
   /** One entry per loop step (per array the scorer returns). */
   steps: McStepResult[];
@@ -34,6 +36,11 @@ function groupByItem(items: readonly McItem[], flat: ArrayLike<number>): number[
   return items.map((it) => it.choices.map(() => flat[k++]!));
 }
 
+/**
+ * Score multiple-choice items the lm-evaluation-harness way: encode every (context, choice) pair,
+ * ask `loglik` for each continuation's log-likelihood at every loop step, and report acc, acc_norm
+ * and acc_bytes per step.
+ */
 export function evaluateMultipleChoice(
   items: readonly McItem[],
   tokenizer: McTokenizer,

@@ -1,4 +1,4 @@
-/**
+/*
  * Log-likelihood requests tokenised the lm-evaluation-harness way (HFLM `_encode_pair` and
  * `_loglikelihood_tokens`):
  *  1. continuation = delimiter + choice (delimiter " " by default: `target_delimiter`).
@@ -18,6 +18,10 @@ export interface McTokenizer {
   readonly eosId?: number | null;
 }
 
+/**
+ * One log-likelihood request: the model input and the continuation ids it must predict at its last
+ * positions.
+ */
 export interface LoglikRequest {
   /** Model input: context ids + continuation ids minus the last one, left-truncated. */
   input: Int32Array;
@@ -25,11 +29,16 @@ export interface LoglikRequest {
   continuation: Int32Array;
 }
 
+/** A context and a continuation as token ids, split the way lm-evaluation-harness splits them. */
 export interface EncodedPair {
   context: number[];
   continuation: number[];
 }
 
+/**
+ * Encode `context` + `continuation` as the harness does: trailing spaces of the context move to the
+ * continuation; an empty context becomes the end-of-text id.
+ */
 export function encodePair(tok: McTokenizer, context: string, continuation: string): EncodedPair {
   if (context === "") {
     if (tok.eosId === undefined || tok.eosId === null)
@@ -47,6 +56,7 @@ export function encodePair(tok: McTokenizer, context: string, continuation: stri
   return { context: ctx, continuation: whole.slice(ctx.length) };
 }
 
+/** How requests are made: the delimiter between context and choice, and the longest model input. */
 export interface RequestOptions {
   /** Put between context and choice (default " "). */
   delimiter?: string;
@@ -54,6 +64,10 @@ export interface RequestOptions {
   maxLength?: number;
 }
 
+/**
+ * The request for one encoded pair: context + continuation minus its last id, left-truncated to
+ * `maxLength`.
+ */
 export function makeRequest(
   pair: EncodedPair,
   maxLength = Number.POSITIVE_INFINITY,

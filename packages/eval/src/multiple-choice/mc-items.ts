@@ -1,10 +1,11 @@
-/**
+/*
  * Multiple-choice items and the generic JSONL format, one item a line:
  *   {"context": string, "choices": [string, …] (≥ 2), "label": integer index of the right choice}
  * Blank lines are skipped. Every malformed line is an error naming the line and the field.
  */
 import { parseJson } from "../report/run-data.js";
 
+/** One multiple-choice item: a context, its choices and the index of the right one. */
 export interface McItem {
   context: string;
   choices: string[];

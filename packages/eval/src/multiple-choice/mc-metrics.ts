@@ -1,4 +1,4 @@
-/**
+/*
  * Multiple-choice metrics from per-choice log-likelihoods (lm-evaluation-harness
  * `process_results` for multiple_choice):
  *   acc      = [argmax_i ll_i = label]
@@ -10,6 +10,10 @@
  */
 import type { McItem } from "./mc-items.js";
 
+/**
+ * Multiple-choice accuracy over `items`: by raw log-likelihood (acc), per character (acc_norm) and
+ * per byte (acc_bytes).
+ */
 export interface McMetrics {
   acc: number;
   acc_norm: number;
@@ -17,6 +21,7 @@ export interface McMetrics {
   items: number;
 }
 
+/** The chosen index of one item under each rule: raw, per-character and per-byte log-likelihood. */
 export interface McPrediction {
   pred: number;
   predNorm: number;
@@ -31,10 +36,12 @@ function argmax(xs: readonly number[]): number {
 
 const enc = new TextEncoder();
 
+/** Length of `s` in Unicode code points (the harness's acc_norm denominator). */
 export function charLength(s: string): number {
   return [...s].length;
 }
 
+/** The predictions for one item given each choice's log-likelihood. */
 export function predictItem(item: McItem, lls: readonly number[]): McPrediction {
   if (lls.length !== item.choices.length)
     throw new Error(

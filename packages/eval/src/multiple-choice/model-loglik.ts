@@ -1,4 +1,4 @@
-/**
+/*
  * Continuation log-likelihoods under every loop step of a model:
  *   ll(r) = Σ_j log softmax(logits(r)[p_j])[cont_j],   p_j = len(input) − len(cont) + j
  * Requests are sorted by input length (longest first, as the harness does) and run in batches
@@ -15,6 +15,7 @@ import type { LoglikRequest } from "./harness-encode.js";
 /** Log-likelihoods `[step][request]` for requests, one array per loop step. */
 export type LoglikelihoodFn = (requests: readonly LoglikRequest[]) => Float64Array[];
 
+/** Options of `modelLoglikelihoods`: requests per forward, padding id, CPU kernels. */
 export interface ModelLoglikOptions extends OnKernels {
   /** Requests per forward pass (default 8). */
   batchSize?: number;
@@ -22,6 +23,10 @@ export interface ModelLoglikOptions extends OnKernels {
   padId?: number;
 }
 
+/**
+ * Each request's continuation log-likelihood at every loop step of `model` (result[r][i]), batched
+ * and right-padded, without a tape.
+ */
 export function modelLoglikelihoods(
   model: EvalModel,
   requests: readonly LoglikRequest[],

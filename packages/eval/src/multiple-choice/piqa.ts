@@ -1,4 +1,4 @@
-/**
+/*
  * PIQA in the lm-evaluation-harness form: each `{goal, sol1, sol2}` line of the data file and
  * the label (0 or 1) on the same line of the labels .lst file become
  *   context "Question: {goal}\nAnswer:",  choices [sol1, sol2],  label
@@ -6,10 +6,15 @@
  */
 import { checkMcItem, type McItem, parseJsonLines } from "./mc-items.js";
 
+/** The context PIQA items get, as in lm-evaluation-harness: "Question: <goal>\nAnswer:". */
 export function piqaContext(goal: string): string {
   return `Question: ${goal}\nAnswer:`;
 }
 
+/**
+ * PIQA items from its JSONL file and its labels file (one 0/1 per line); errors name the file and
+ * line.
+ */
 export function parsePiqa(
   jsonlText: string,
   labelsText: string,

@@ -1,8 +1,11 @@
-/** The last-word cloze of a corpus's held-out documents (the validation split an LM task uses). */
+/* The last-word cloze of a corpus's held-out documents (the validation split an LM task uses). */
 import { loadCorpusSplit } from "@loop/tasks/node";
 import { type ClozeOptions, lastWordClozeItems } from "../cloze/last-word-cloze.js";
 import type { McItem } from "../multiple-choice/mc-items.js";
 
+/**
+ * Options of the corpus cloze: the cloze options plus the held-out split of the LM task it reads.
+ */
 export interface CorpusClozeOptions extends ClozeOptions {
   /** The split of the LM task (defaults as there: 0.05 held out, split seed 0). */
   validationFraction?: number;

@@ -1,4 +1,4 @@
-/** Node file I/O for evaluation inputs and outputs: MC item files, eval.json. */
+/* Node file I/O for evaluation inputs and outputs: MC item files, eval.json. */
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { EvalFile } from "../eval-file.js";
 import { type McItem, parseMcJsonl } from "../multiple-choice/mc-items.js";

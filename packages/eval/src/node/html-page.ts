@@ -1,10 +1,11 @@
-/**
+/*
  * One self-contained HTML page: inline CSS, inline SVG figures (rendered from Vega-Lite specs),
  * key/value tables and preformatted text; no script, no external resource.
  */
 import type { ChartSpec } from "../report/charts.js";
 import { renderChartSvg } from "./render-svg.js";
 
+/** `s` with &, <, > and " escaped for HTML text and attributes. */
 export function escapeHtml(s: string): string {
   return s
     .replace(/&/g, "&amp;")
@@ -13,6 +14,7 @@ export function escapeHtml(s: string): string {
     .replace(/"/g, "&quot;");
 }
 
+/** One section of a report page: a chart, a facts list, a table, a text block or a note. */
 export type Section =
   | { kind: "chart"; id: string; spec: ChartSpec }
   | { kind: "facts"; title: string; rows: [string, string][] }
@@ -53,6 +55,7 @@ async function sectionHtml(s: Section): Promise<string> {
   }
 }
 
+/** A self-contained HTML page (charts rendered to inline SVG) of `sections` under `title`. */
 export async function htmlPage(title: string, sections: readonly Section[]): Promise<string> {
   const body: string[] = [];
   for (const s of sections) body.push(await sectionHtml(s));

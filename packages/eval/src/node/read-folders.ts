@@ -1,4 +1,4 @@
-/** Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
+/* Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fsError } from "@loop/tensor/node";
@@ -44,6 +44,7 @@ export function readText(path: string): string {
   }
 }
 
+/** A run folder as read from disk: run.json, log.jsonl and eval.json when present. */
 export interface RunFolder {
   dir: string;
   info: RunInfo;
@@ -57,10 +58,12 @@ function checkDir(dir: string, what: string): void {
     throw new Error(`${what} ${dir} is not a folder`);
 }
 
+/** Read and validate an `eval.json` file. */
 export function readEvalFile(path: string): EvalFile {
   return parseEvalFile(parseJson(readText(path), path), path);
 }
 
+/** Read a run folder (`looplm train --out`); errors name the missing or malformed file. */
 export function readRunFolder(dir: string): RunFolder {
   checkDir(dir, "run folder");
   const runJson = join(dir, "run.json");
@@ -72,6 +75,7 @@ export function readRunFolder(dir: string): RunFolder {
   return { dir, info, log, eval: existsSync(evalPath) ? readEvalFile(evalPath) : null };
 }
 
+/** A sweep folder as read from disk: sweep.json and the member runs found. */
 export interface SweepFolder {
   dir: string;
   sweep: SweepFile;
@@ -79,6 +83,7 @@ export interface SweepFolder {
   runs: Map<string, RunFolder>;
 }
 
+/** Read a sweep folder (`looplm sweep --out`) and each of its member runs that exists. */
 export function readSweepFolder(dir: string): SweepFolder {
   checkDir(dir, "sweep folder");
   const p = join(dir, "sweep.json");

@@ -1,4 +1,4 @@
-/**
+/*
  * report.html for one run folder: facts (task, model, params, FLOPs/token, stage), the loss
  * curve from log.jsonl, the eval metric during training, the metric by loop step (eval.json and
  * the last training eval), and for a gated model the exit-step histogram and the depth/metric
@@ -48,6 +48,10 @@ function histogramQ(ev: EvalFile): number {
   return half ? half.q : ev.gated[Math.floor(ev.gated.length / 2)]!.q;
 }
 
+/**
+ * The report sections of one run: facts, loss curve, per-step accuracy and evaluation tables;
+ * `label` prefixes chart ids.
+ */
 export function runSections(run: RunFolder, label = ""): Section[] {
   const s: Section[] = [];
   const id = (x: string) => (label ? `${label}-${x}` : x);

@@ -1,4 +1,4 @@
-/**
+/*
  * report.html for a sweep folder: the comparison table (params, FLOPs/token, metric), the metric
  * against parameters and against FLOPs/token (one point per member, labelled N⊗R), the metric by
  * loop step of every member, all members' loss curves, and for gated members with an eval.json

@@ -1,4 +1,4 @@
-/**
+/*
  * Vega-Lite specifications of every report plot (pure data; rendered to SVG by
  * `renderChartSvg` in the node entry, or by vega-embed in a browser). Each chart has a title,
  * which is also how a report's reader (and its tests) find it.

@@ -1,4 +1,4 @@
-/**
+/*
  * The plain-text summary `looplm eval` prints for an eval.json: the metric (and multiple-choice
  * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric).
  */
@@ -11,6 +11,9 @@ function table(head: string[], rows: string[][]): string {
   return formatTable(head, rows, () => true, "text");
 }
 
+/**
+ * A text table of an eval.json: the metric at every loop step (and the multiple-choice accuracies).
+ */
 export function formatEvalSummary(ev: EvalFile): string {
   const name = metricName(ev.metric);
   const head = ["step", name];

@@ -1,4 +1,4 @@
-/**
+/*
  * The run and sweep folder formats (written by @loop/train and the experiment driver), parsed
  * from their text:
  *   run.json    {"task": {name, …}, "model": {config.json}, "train": {…}, "seed", "stage"}
@@ -11,6 +11,7 @@
 import type { Metric } from "../eval-file.js";
 import type { TableRow } from "./table.js";
 
+/** The parts of a run's run.json the reports read: task, model, training options, seed, stage. */
 export interface RunInfo {
   task: { name?: string; [k: string]: unknown };
   model: { n_layers?: number; n_loops?: number; exit_gate?: boolean; [k: string]: unknown };
@@ -19,6 +20,7 @@ export interface RunInfo {
   stage?: string;
 }
 
+/** One line of a run's log.jsonl: the step's loss and rates, and the evaluation when one ran. */
 export interface LogEntry {
   step: number;
   loss: number;
@@ -36,6 +38,7 @@ export interface SweepRow extends TableRow {
   per_step: number[];
 }
 
+/** The contents of sweep.json: protocol, task, metric and one row per member. */
 export interface SweepFile {
   protocol: "iso-param" | "iso-flops";
   task: string;
@@ -58,6 +61,7 @@ export function parseJson(text: string, where: string): unknown {
   }
 }
 
+/** Parse run.json text; errors name `where` and the bad field. */
 export function parseRunInfo(text: string, where = "run.json"): RunInfo {
   const o = obj(parseJson(text, where), where);
   const task = o.task === undefined ? {} : obj(o.task, `${where} "task"`);
@@ -85,6 +89,7 @@ export function parseLog(text: string, where = "log.jsonl"): LogEntry[] {
   return out;
 }
 
+/** Parse sweep.json text; errors name `where` and the bad field. */
 export function parseSweep(text: string, where = "sweep.json"): SweepFile {
   const o = obj(parseJson(text, where), where);
   if (o.protocol !== "iso-param" && o.protocol !== "iso-flops")

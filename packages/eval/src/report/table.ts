@@ -1,10 +1,11 @@
-/**
+/*
  * The sweep comparison table (params, forward FLOPs/token, metric), as Markdown or aligned
  * plain text. Accuracy prints as a percentage with two decimals, perplexity with two decimals.
  */
 import type { Metric } from "../eval-file.js";
 import { metricName } from "./run-data.js";
 
+/** One row of a sweep's comparison table. */
 export interface TableRow {
   label: string;
   role: string;
@@ -13,11 +14,19 @@ export interface TableRow {
   metric_value: number;
 }
 
+/**
+ * A metric value as printed: accuracy as a percentage with two decimals, perplexity with two
+ * decimals.
+ */
 export function formatMetric(metric: Metric, v: number): string {
   if (!Number.isFinite(v)) return String(v);
   return metric === "accuracy" ? `${(100 * v).toFixed(2)} %` : v.toFixed(2);
 }
 
+/**
+ * The comparison table of a sweep (label, role, params, FLOPs per token, metric), as text or
+ * Markdown.
+ */
 export function comparisonTable(
   rows: readonly TableRow[],
   metric: Metric,

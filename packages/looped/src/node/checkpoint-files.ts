@@ -1,4 +1,4 @@
-/**
+/*
  * Checkpoint folders (docs/formats.md): `config.json` + `model.safetensors`, written atomically
  * (temporary file, then rename) and loaded strictly. A Hugging Face Mamba2ForCausalLM folder
  * (model_type "mamba2") loads as a 1-loop looplm model without renaming, and a plain Mamba-2
@@ -64,6 +64,10 @@ export function saveHfCheckpoint(dir: string, model: LoopedModel): void {
   writeFileAtomic(join(dir, "config.json"), `${pythonJson(config)}\n`);
 }
 
+/**
+ * Write `model` to the folder `dir` as `config.json` + `model.safetensors` (docs/formats.md), each
+ * file written atomically; `metadata` goes into the safetensors header.
+ */
 export function saveCheckpoint(
   dir: string,
   model: LoopedModel,
@@ -78,8 +82,9 @@ export function saveCheckpoint(
 }
 
 /**
- * The model of a checkpoint folder (or a Hugging Face Mamba2ForCausalLM folder), loaded strictly.
- * A model saved with custom mixers loads with the same `mixer` factory (ModelOptions.mixer).
+ * Read a checkpoint folder written by `saveCheckpoint` (or a Hugging Face `Mamba2ForCausalLM`
+ * folder) into a new `LoopedModel`; F16/BF16 weights widen to float32; errors name the file. A
+ * model saved with custom mixers loads with the same `mixer` factory (ModelOptions.mixer).
  */
 export function loadCheckpoint(dir: string, opts: LoadCheckpointOptions = {}): LoopedModel {
   if (!existsSync(dir)) throw new Error(`checkpoint folder ${dir} does not exist`);

@@ -5,3 +5,8 @@ export {
   saveCheckpoint,
   saveHfCheckpoint,
 } from "./checkpoint-files.js";
+export {
+  disableNativeKernels,
+  enableNativeKernels,
+  type NativeReport,
+} from "./native-kernels.js";

@@ -4,25 +4,20 @@
  * loop step within the decode tolerance, and gives the same bits on 1 and 2 threads. (The other
  * decoding tests run the portable kernels.)
  */
-import { disableNativeAttentionKernels, enableNativeAttentionKernels } from "@loop/attention/node";
-import { disableNativeSsmKernels, enableNativeSsmKernels } from "@loop/ssm-kernels/node";
 import { intTensor, noGrad } from "@loop/tensor";
-import {
-  disableNativeTensorKernels,
-  enableNativeTensorKernels,
-  startThreadPool,
-  stopThreadPool,
-} from "@loop/tensor/node";
+import { nativeKernelNames } from "@loop/tensor/kernel";
+import { startThreadPool, stopThreadPool } from "@loop/tensor/node";
 import { nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeStep, initDecodeState } from "../decode.js";
 import { configs, relErr, TOL, tokens } from "../helpers.test-util.js";
 import { LoopedModel } from "../model.js";
+import { disableNativeKernels, enableNativeKernels } from "./native-kernels.js";
 
+// The one call that switches on all three packages' kernels (tensor, ssm, attention).
+const native = await enableNativeKernels();
 const builds = [
-  await enableNativeTensorKernels(),
-  await enableNativeSsmKernels(),
-  await enableNativeAttentionKernels(),
+  native.enabled ? { ok: true as const } : { ok: false as const, error: native.reason ?? "" },
 ];
 
 describe.runIf(nativeSuiteRuns("native decoding", ...builds))(
@@ -30,9 +25,13 @@ describe.runIf(nativeSuiteRuns("native decoding", ...builds))(
   () => {
     afterAll(async () => {
       await stopThreadPool();
-      disableNativeTensorKernels();
-      disableNativeSsmKernels();
-      disableNativeAttentionKernels();
+      disableNativeKernels();
+    });
+
+    it("one call registers the tensor, ssm and attention kernel groups", () => {
+      const groups = new Set(nativeKernelNames().map((n) => n.split("/")[0]));
+      expect([...groups]).toEqual(expect.arrayContaining(["tensor", "ssm", "attention"]));
+      expect(native.kernels).toEqual(nativeKernelNames());
     });
 
     /** Every loop step's logits of T tokens fed one decodeStep at a time, [T][R] of [B,V]. */

@@ -1,4 +1,4 @@
-/**
+/*
  * What a command needs from the machine, declared by the command and set up by commander's
  * preAction hook before its action runs (so `--help` and parse errors start nothing).
  * Commands marked with `needsKernels` take `--backend` and run their kernels on it

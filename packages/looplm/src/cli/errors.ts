@@ -21,6 +21,7 @@ export function asCliError<T>(fn: () => T): T {
 
 /** An expected, user-facing failure: printed as one line without a stack trace. */
 export class CliError extends Error {
+  /** The error's name. */
   override name = "CliError";
   /** The process exit status (1; 130/143 after SIGINT/SIGTERM). */
   readonly exitCode: number;

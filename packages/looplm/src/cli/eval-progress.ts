@@ -1,4 +1,4 @@
-/**
+/*
  * Progress of a long evaluation: the batches of an evaluation set passed through, with a line on
  * stderr every few seconds saying how many rows are done, the rate and the time left. A short
  * evaluation prints nothing; a long one is never silent for minutes.

@@ -1,4 +1,4 @@
-/**
+/*
  * SIGINT/SIGTERM during training: the first signal asks the training loop (through an
  * AbortSignal) to finish its current step, checkpoint and stop; the command then prints how to
  * resume and exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once — every file is

@@ -1,4 +1,4 @@
-/**
+/*
  * What a training or evaluation setting needs in memory, at least, so that a setting no machine
  * could hold (a --batch of two billion, a --d-model of a million, --layers 100000, an
  * --eval-count of two billion) is refused before any work with the amount it needs and the flag

@@ -1,4 +1,4 @@
-/** One-line notices of the command line on standard error, `looplm: ` first (as its errors). */
+/* One-line notices of the command line on standard error, `looplm: ` first (as its errors). */
 
 /** Print `line` as a notice: `looplm: <line>` on standard error. */
 export function cliNote(line: string): void {

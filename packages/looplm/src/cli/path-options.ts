@@ -1,4 +1,4 @@
-/**
+/*
  * An empty path names nothing: `--out ''` would otherwise mean the current folder (a run trained
  * into it) and `--model ''` would read whatever lies there. Every option or argument whose value
  * is a path (its placeholder says <dir>, <file> or <path>, alone or as one choice) is refused when empty, before any

@@ -1,4 +1,4 @@
-/**
+/*
  * Text from outside this process (a queued job's label, run folder and failure reason, a worker's
  * name, anything read back from Redis) is printed through `printable`: control characters are
  * written as escapes, so such text cannot move the cursor, recolour or clear the terminal, or

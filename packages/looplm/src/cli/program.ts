@@ -1,4 +1,4 @@
-/**
+/*
  * The `looplm` command line: one commander program, one file per command under commands/, each
  * registering itself here. Errors from bad input surface as `CliError` (or any Error) and are
  * printed as one line.
@@ -19,6 +19,10 @@ import { registerTrain } from "./commands/train.js";
 import { registerWorker } from "./commands/worker.js";
 import { refuseEmptyPathsBeforeActions } from "./path-options.js";
 
+/**
+ * The `looplm` command line as a commander `Command` with every subcommand registered (what the bin
+ * runs; tests drive it in-process).
+ */
 export function buildProgram(): Command {
   const program = new Command("looplm")
     .description(

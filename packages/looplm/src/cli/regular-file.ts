@@ -1,4 +1,4 @@
-/**
+/*
  * Reading a small record the user may have put in place (a study's seed record): only a regular
  * file is opened, and never in a way that blocks — a FIFO, socket or device under the record's
  * name is refused at once, naming what it is, instead of waiting forever for a writer — and only

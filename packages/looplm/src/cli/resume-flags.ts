@@ -1,4 +1,4 @@
-/**
+/*
  * The flags of a `train` run, recorded in run.json so that `--resume` rebuilds exactly the run
  * that was started. With `--resume`, flags typed again must agree with the recorded ones, except
  * those naming what may change (more --steps, evaluation and checkpoint cadence, recomputation,

@@ -1,4 +1,4 @@
-/**
+/*
  * Shared by `looplm train`, `sweep` and the default experiment: build the model (fresh, or from
  * a previous stage's checkpoint), train it in a run folder with a progress display and periodic
  * evaluation, and return the result.

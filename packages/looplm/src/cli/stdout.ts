@@ -1,4 +1,4 @@
-/**
+/*
  * A reader that closes the pipe early (`looplm sample mano | head -1`) has taken what it wanted,
  * so every command ends quietly with exit status 0 when stdout goes away, instead of Node's
  * unhandled-EPIPE stack trace. Any other stdout failure is one line and status 1. Work that

@@ -1,4 +1,4 @@
-/**
+/*
  * A protocol sweep: train every member of an iso-parameter or iso-FLOPs family on one task,
  * then write sweep.json, print the comparison table and render the HTML report.
  *

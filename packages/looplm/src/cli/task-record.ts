@@ -1,4 +1,4 @@
-/**
+/*
  * The task record of a trained model, task.json beside its weights (and in its run folder): the
  * task with its options, and the tokenizer it was trained with as a content hash and where it
  * lives. `eval` and `generate` take the task and tokenizer from it by default and refuse a

@@ -1,4 +1,4 @@
-/**
+/*
  * `inputs.json` of docs/formats.md: {"tokens": [[int]] B×T, "targets": [[int]] B×T (−100 = ignore),
  * "beta", "k", "gamma": numbers, "q": [numbers]}. Every malformed input is one clear error.
  */
@@ -57,6 +57,10 @@ function num(o: Record<string, unknown>, key: string, def: number): number {
   return v;
 }
 
+/**
+ * The `looplm forward` inputs file (JSON `tokens` and `targets`, [B][T] ids below `vocab`, targets
+ * may be −100) as tensors; errors name the field.
+ */
 export function parseForwardInputs(raw: unknown, vocab: number): ForwardInputs {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw))
     throw new Error("inputs: expected a JSON object with tokens and targets");

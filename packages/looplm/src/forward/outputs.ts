@@ -1,4 +1,4 @@
-/**
+/*
  * Everything `outputs.safetensors` holds for a model and inputs (docs/formats.md "Golden vectors"):
  * logits.step{r}, loss.final, grad.final.{param}, and with an exit gate gate.lambda, exit.pdf,
  * loss.stage1, grad.stage1.{param} (every parameter), loss.stage2, grad.stage2.exit_gate.* and
@@ -13,6 +13,10 @@ import { type LoopedModel, toDevice } from "@loop/looped";
 import type { BackendOps, NamedArray } from "@loop/tensor";
 import type { ForwardInputs } from "./inputs.js";
 
+/**
+ * Every golden-file tensor of one forward and backward on `ops` (logits of every step, losses,
+ * gradients, gate outputs), by name, as `looplm forward` writes them.
+ */
 export async function forwardOutputs<T, I>(
   ops: BackendOps<T, I>,
   model: LoopedModel,

@@ -1,4 +1,4 @@
-/**
+/*
  * Where the job queue lives: a `redis://` or `rediss://` URL parsed into ioredis options, and a
  * start-up check that turns every way of not reaching Redis into one line naming the problem.
  * After start-up BullMQ's own reconnection (back-off up to 20 s) rides out Redis restarts.

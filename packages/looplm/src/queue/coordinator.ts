@@ -1,4 +1,4 @@
-/**
+/*
  * The coordinator side of the queue, shared by every command that fans trainings out (`looplm
  * sweep --queue`, `looplm reproduce --queue`): enqueue one job per run folder (idempotent: ids come from
  * the folder, member and seed, so a repeated command adds nothing and reuses finished jobs),

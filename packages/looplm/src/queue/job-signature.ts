@@ -1,4 +1,4 @@
-/**
+/*
  * Signed jobs (optional, as Celery's signed messages): with a secret shared by the coordinator
  * and the workers (`--secret` or LOOPLM_QUEUE_SECRET), every job carries an HMAC-SHA256 of its
  * content, and a worker with the secret trains only jobs whose HMAC matches. Whoever can write

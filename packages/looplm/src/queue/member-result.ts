@@ -1,4 +1,4 @@
-/**
+/*
  * A queued member's result as its run folder holds it. The queue only says that a job is done;
  * whoever can write to Redis can say so of any job, with any return value. So the coordinator
  * reads the numbers from the folder it recorded the job in: the job record (`queue-job.json`,

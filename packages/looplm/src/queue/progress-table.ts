@@ -1,4 +1,4 @@
-/**
+/*
  * The coordinator's view of its jobs: a table redrawn in place on a terminal, or one line per
  * change of a member's state when the output is a file or a pipe (CI logs).
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm sweep --queue`: the same members, run folders, sweep.json, table and report as the
  * single-machine sweep, with the members trained by queue workers instead of in this process.
  */

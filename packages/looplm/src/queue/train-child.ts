@@ -1,4 +1,4 @@
-/**
+/*
  * The process a queue worker starts for each job (hidden command `looplm worker-job`): train
  * the job's run folder through the same trainJob as `looplm sweep`, deciding as `sweep --resume`
  * does what its folder holds (finished: report its numbers; checkpointed: resume exactly;

@@ -1,4 +1,4 @@
-/**
+/*
  * A training job as it travels through the queue: everything a worker on another machine needs
  * to train one run folder (task flags, model config, training options), its id, and its result.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm worker`: a BullMQ worker that trains queued jobs, each in its own child process
  * (`looplm worker-job`), so this process stays free to renew the job's lock (its heartbeat),
  * relay progress and answer signals while the child trains.

@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only entry of @loop/ssm-kernels: compile (first use only, cached) and switch on the native
  * Mamba-2 kernels (native/ssm.c: conv1d, gated RMSNorm, small fused ops; native/ssd.c: the
  * chunked SSD scan; native/mamba2-step.c: the one-token decode step). They are registered as the

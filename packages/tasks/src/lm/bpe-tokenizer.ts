@@ -1,4 +1,4 @@
-/**
+/*
  * Byte-level BPE (GPT-2 / Hugging Face `tokenizers` model type "BPE" with the `ByteLevel`
  * pre-tokenizer and decoder). Encoding: split out special tokens, pre-tokenise with the GPT-2
  * regex, map each piece's UTF-8 bytes to byte-level characters, then repeatedly merge the
@@ -32,6 +32,7 @@ export function mergePair(sym: readonly number[], a: number, b: number, merged: 
   return next;
 }
 
+/** A byte-level BPE vocabulary as data: tokens by id, merges in rank order and the special ids. */
 export interface BpeDefinition {
   /** Token strings by id (byte-level characters; special tokens as their text). */
   tokens: readonly string[];
@@ -43,8 +44,14 @@ export interface BpeDefinition {
 
 const CACHE_LIMIT = 200_000;
 
+/**
+ * A byte-level BPE tokenizer (GPT-2 style pre-tokenisation and merges), read from and written to
+ * Hugging Face `tokenizer.json`.
+ */
 export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
+  /** The tokenizer kind, as `tokenizer.json` records it. */
   readonly kind = "bpe";
+  /** The merge rules in rank order. */
   readonly merges: readonly (readonly [string, string])[];
   private readonly byteIds: Int32Array;
   private readonly idBytes: (Uint8Array | null)[];
@@ -116,6 +123,9 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
     return out;
   }
 
+  /**
+   * The ids of `text`: special tokens matched first, then GPT-2 pre-tokenisation and the merges.
+   */
   encode(text: string): Int32Array {
     const out = new IdBuffer(Math.ceil(text.length / 3) + 16);
     splitSpecials(text, this.specials, (part, special) => {
@@ -153,6 +163,7 @@ export class ByteLevelBpeTokenizer extends TokenTable implements TextTokenizer {
     return new TextDecoder("utf-8").decode(this.decodeBytes(ids));
   }
 
+  /** This tokenizer as a Hugging Face `tokenizer.json` object. */
   toJSON(): TokenizerJson {
     const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true };
     return bpeTokenizerJson(this.tokens, this.specialIds, {

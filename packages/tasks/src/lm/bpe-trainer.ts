@@ -1,4 +1,4 @@
-/**
+/*
  * Byte-level BPE training (Sennrich et al. 2016 on GPT-2's byte alphabet, as the Hugging Face
  * `BpeTrainer` does): count pre-tokens first, then merge on the distinct words weighted by
  * their counts. Each step takes the most frequent adjacent pair (ties: smallest ids), adds the
@@ -19,6 +19,10 @@ import { END_OF_TEXT, splitSpecials } from "./tokenizer.js";
 
 const PAIR = 2 ** 21;
 
+/**
+ * Options of BPE training: the vocabulary size wanted, the smallest pair count to merge and the
+ * special tokens.
+ */
 export interface BpeTrainOptions {
   /** Total vocabulary size wanted (specials + 256 bytes + merges), e.g. 4096. */
   vocabSize: number;

@@ -1,4 +1,4 @@
-/**
+/*
  * Character tokenizer: one token per Unicode code point seen in the training text, plus the
  * special tokens and `<unk>` (itself special). Ids: specials first, then `<unk>`, then
  * characters in code-point order. `decode(encode(s)) === s` when every character of s is in
@@ -17,10 +17,14 @@ import {
   type TokenizerJson,
 } from "./tokenizer.js";
 
+/** The unknown-character token of a `CharTokenizer`. */
 export const UNK = "<unk>";
 
+/** A character-level tokenizer: one id per character seen in training, `<unk>` for others. */
 export class CharTokenizer extends TokenTable implements TextTokenizer {
+  /** The tokenizer kind, as `tokenizer.json` records it. */
   readonly kind = "char";
+  /** The id of `<unk>`, which every unseen character encodes to. */
   readonly unkId: number;
 
   /** `tokens`: the full vocabulary by id; `specialIds` index into it; `<unk>` must be present. */
@@ -31,6 +35,7 @@ export class CharTokenizer extends TokenTable implements TextTokenizer {
     this.unkId = unk;
   }
 
+  /** One id per character of `text` (`<unk>` for characters not in the vocabulary). */
   encode(text: string): Int32Array {
     const out = new IdBuffer(text.length + 16);
     splitSpecials(text, this.specials, (part, special) => {
@@ -40,6 +45,7 @@ export class CharTokenizer extends TokenTable implements TextTokenizer {
     return out.toArray();
   }
 
+  /** The text of `ids`. */
   decode(ids: ArrayLike<number>): string {
     let s = "";
     for (let i = 0; i < ids.length; i++) {
@@ -53,6 +59,7 @@ export class CharTokenizer extends TokenTable implements TextTokenizer {
     return s;
   }
 
+  /** This tokenizer as a `tokenizer.json` object. */
   toJSON(): TokenizerJson {
     return bpeTokenizerJson(this.tokens, this.specialIds, {
       pre_tokenizer: null,

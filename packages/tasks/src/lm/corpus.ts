@@ -1,4 +1,4 @@
-/**
+/*
  * Text corpora as lists of named documents, and a deterministic train/validation split:
  * with two or more documents, whole documents go to validation (a seeded shuffle picks
  * ⌈fraction·count⌉ of them, at least one, never all); a single document is cut at
@@ -6,16 +6,19 @@
  */
 import { deriveSeed, Rng } from "@loop/tensor";
 
+/** One text document of a corpus: its name and its text. */
 export interface TextDocument {
   name: string;
   text: string;
 }
 
+/** A corpus split into training and validation documents. */
 export interface CorpusSplit {
   train: TextDocument[];
   validation: TextDocument[];
 }
 
+/** How `splitCorpus` holds documents out: the validation share and the shuffle seed. */
 export interface SplitOptions {
   /** Share held out for validation, in (0, 1) (default 0.05). */
   validationFraction?: number;
@@ -23,6 +26,7 @@ export interface SplitOptions {
   seed?: number;
 }
 
+/** Split documents into training and validation, whole documents, by a seeded shuffle. */
 export function splitCorpus(
   docs: readonly TextDocument[],
   options: SplitOptions = {},

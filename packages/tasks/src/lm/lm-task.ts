@@ -1,4 +1,4 @@
-/**
+/*
  * Language modelling over a packed token stream. The documents of a split are encoded and
  * joined with the tokenizer's end-of-text token (when it has one) into one stream s. Window w
  * covers s[w·T .. w·T + T] (T + 1 tokens, consecutive windows share one token): tokens are
@@ -33,6 +33,10 @@ export function encodeDocuments(
   return out.toArray();
 }
 
+/**
+ * What a language-modelling task is made of: a tokenizer, the encoded training and validation
+ * streams and the window length.
+ */
 export interface LanguageModelTaskOptions {
   tokenizer: TextTokenizer;
   /** Encoded training stream (see `encodeDocuments`). */
@@ -44,14 +48,26 @@ export interface LanguageModelTaskOptions {
   name?: string;
 }
 
+/**
+ * Language modelling as a `Task`: windows of T tokens from an encoded corpus, next-token targets,
+ * perplexity as its metric.
+ */
 export class LanguageModelTask extends StreamTask implements Task {
+  /** The task's name (given, or from the tokenizer's kind and size). */
   readonly name: string;
+  /** Language modelling is scored by perplexity. */
   readonly metric = "ppl";
+  /** The tokenizer between text and ids. */
   readonly tokenizer: TextTokenizer;
+  /** The tokenizer's vocabulary. */
   readonly vocab: Vocabulary;
+  /** T: the window length. */
   readonly seqLen: number;
+  /** Windows are always full: no padding. */
   readonly padId = null;
+  /** The encoded training stream. */
   readonly train: Int32Array;
+  /** The encoded validation stream. */
   readonly validation: Int32Array;
   private epochOrder: { seed: number; epoch: number; order: Int32Array } | null = null;
 
@@ -81,6 +97,7 @@ export class LanguageModelTask extends StreamTask implements Task {
     }
   }
 
+  /** The number of token ids. */
   get vocabSize(): number {
     return this.vocab.size;
   }
@@ -126,6 +143,7 @@ export class LanguageModelTask extends StreamTask implements Task {
     batch.seqIdx = seq;
   }
 
+  /** The next `batchSize` training windows after `cursor` and the cursor after them. */
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     const W = this.trainWindows;
     return trainRows(cursor, batchSize, (start, n) => {

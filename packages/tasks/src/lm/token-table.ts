@@ -1,4 +1,4 @@
-/**
+/*
  * The vocabulary half of a tokenizer, shared by the BPE and character tokenizers: token strings
  * by id, their reverse map, the special (added) tokens and the end-of-text id, with the
  * TextTokenizer accessors over them.

@@ -1,4 +1,4 @@
-/**
+/*
  * Reading Hugging Face `tokenizer.json` objects back into looplm tokenizers. Accepted: model
  * type "BPE" with the ByteLevel pre-tokenizer (a byte-level BPE, e.g. GPT-2's or one trained
  * here) and a merge-less BPE with a `Fuse` decoder and an `unk_token` (the character tokenizer).

@@ -40,6 +40,7 @@ export interface TokenizerJson {
   };
 }
 
+/** One added (special) token as Hugging Face `tokenizer.json` lists it. */
 export interface AddedTokenJson {
   id: number;
   content: string;
@@ -50,6 +51,7 @@ export interface AddedTokenJson {
   special: boolean;
 }
 
+/** The end-of-text special token, GPT-2's `<|endoftext|>`. */
 export const END_OF_TEXT = "<|endoftext|>";
 
 export function addedToken(id: number, content: string): AddedTokenJson {

@@ -1,4 +1,4 @@
-/**
+/*
  * Mano expressions (docs/tasks.md "Mano"): values mod 23, operators + − × (ASCII "+", "-", "*"),
  * a random binary tree with ℓ internal nodes written in prefix notation.
  *
@@ -8,8 +8,11 @@
  */
 import type { Rng } from "@loop/tensor";
 
+/** Mano's modulus: every value is taken mod 23. */
 export const MANO_MODULUS = 23;
+/** Mano's operators. */
 export const MANO_OPERATORS = ["+", "-", "*"] as const;
+/** One Mano operator: "+", "-" or "*". */
 export type ManoOperator = (typeof MANO_OPERATORS)[number];
 
 function apply(op: string, a: number, b: number): number {

@@ -1,4 +1,4 @@
-/**
+/*
  * The Mano task (docs/tasks.md "Mano"). Sequence fed to the model:
  * `<bos> <len_ℓ> expression… <ans>`; the target at the `<ans>` position is the answer.
  * Training rows draw ℓ uniform in 1..L and are right-padded with `<pad>` to T = 2L + 4 (the
@@ -15,11 +15,13 @@ import type { Batch, EvalBatches, EvalSetOptions, Task, TaskCursor } from "../ta
 import { Vocabulary } from "../vocabulary.js";
 import { MANO_MODULUS, MANO_OPERATORS, sampleExpression } from "./expression.js";
 
+/** Mano's size: L, the largest number of operators. */
 export interface ManoConfig {
   /** L: the largest number of operators (training ℓ ∈ 1..L, evaluation ℓ = L). */
   maxOps: number;
 }
 
+/** One Mano example as symbols: ℓ, the input sequence and the answer. */
 export interface ManoExample {
   /** ℓ, the number of operators. */
   ops: number;
@@ -29,6 +31,7 @@ export interface ManoExample {
   answer: string;
 }
 
+/** The default seed of Mano's evaluation set. */
 export const MANO_DEFAULT_EVAL_SEED = 0x6d616e6f; // "mano"
 
 /** Mano symbols in id order: "0"…"22", "+", "-", "*", "<bos>", "<len_0>"…"<len_L>", "<ans>", "<pad>". */
@@ -41,13 +44,24 @@ function manoSymbols(maxOps: number): string[] {
   return s;
 }
 
+/**
+ * Mano (docs/tasks.md) as a `Task`: prefix arithmetic mod 23, trained on ℓ ∈ 1..L operators and
+ * scored at the answer position.
+ */
 export class ManoTask extends StreamTask implements Task {
+  /** The task's name, e.g. `mano-L10`. */
   readonly name: string;
+  /** Mano is scored by exact-match accuracy at the answer position. */
   readonly metric = "accuracy";
+  /** A symbolic task: no tokenizer. */
   readonly tokenizer = null;
+  /** L: the largest number of operators. */
   readonly maxOps: number;
+  /** Mano's symbols (docs/tasks.md). */
   readonly vocab: Vocabulary;
+  /** T = 2L + 4, the longest example's length. */
   readonly seqLen: number;
+  /** The id shorter examples are padded with. */
   readonly padId: number;
 
   constructor(config: ManoConfig) {
@@ -59,6 +73,7 @@ export class ManoTask extends StreamTask implements Task {
     this.padId = this.vocab.id("<pad>");
   }
 
+  /** The number of symbols. */
   get vocabSize(): number {
     return this.vocab.size;
   }
@@ -96,12 +111,17 @@ export class ManoTask extends StreamTask implements Task {
     return batch;
   }
 
+  /**
+   * The next `batchSize` training examples after `cursor` (ℓ drawn from 1..L) and the cursor after
+   * them.
+   */
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     return trainRows(cursor, batchSize, (start, n) =>
       this.toBatch(Array.from({ length: n }, (_, b) => this.trainExample(cursor.seed, start + b))),
     );
   }
 
+  /** The fixed evaluation set at ℓ = L, in batches. */
   evalSet(options: EvalSetOptions): Batch[] {
     return [...this.evalBatches(options)];
   }

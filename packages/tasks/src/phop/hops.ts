@@ -1,4 +1,4 @@
-/**
+/*
  * p-hop induction (docs/tasks.md "p-hop induction"), positions 1-based as there:
  * `find_1(i) = max({0} ∪ {k ≤ i : v_{k−1} = v_i})` — jump to just after the most recent earlier
  * occurrence of v_i — and `find_p` applies it p times. The answer is `v_{find_p(n)}`, undefined

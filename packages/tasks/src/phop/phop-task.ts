@@ -1,4 +1,4 @@
-/**
+/*
  * The p-hop induction task (docs/tasks.md "p-hop induction"). A row is v_1..v_n over the
  * alphabet "a", "b", … (ids 0..|Σ|−1); the only target is the answer `v_{find_p(n)}` at the last
  * position n (0-based index n − 1). No padding: every row has length n.
@@ -15,6 +15,9 @@ import type { Batch, EvalBatches, EvalSetOptions, Task, TaskCursor } from "../ta
 import { Vocabulary } from "../vocabulary.js";
 import { alphabetSymbols, pHopPosition, pHopPositionsAll } from "./hops.js";
 
+/**
+ * p-hop's sizes: alphabet |Σ|, sequence length n, hops p, and how often a sequence may be redrawn.
+ */
 export interface PHopConfig {
   /** |Σ| ≥ 2 (default 4). */
   alphabet?: number;
@@ -32,6 +35,7 @@ export interface PHopConfig {
   dense?: boolean;
 }
 
+/** One p-hop example as symbols: p, the sequence and the answer. */
 export interface PHopExample {
   hops: number;
   /** v_1..v_n as symbols. */
@@ -40,18 +44,33 @@ export interface PHopExample {
   answer: string;
 }
 
+/** The default seed of p-hop's evaluation set. */
 export const PHOP_DEFAULT_EVAL_SEED = 0x70686f70; // "phop"
 
+/**
+ * p-hop induction (docs/tasks.md) as a `Task`: follow p hops back through a sequence, scored at the
+ * last position (or every prefix when dense).
+ */
 export class PHopTask extends StreamTask implements Task {
+  /** The task's name, e.g. `phop-a4-n256-p16`. */
   readonly name: string;
+  /** p-hop is scored by exact-match accuracy. */
   readonly metric = "accuracy";
+  /** A symbolic task: no tokenizer. */
   readonly tokenizer = null;
+  /** |Σ|, the alphabet size. */
   readonly alphabet: number;
+  /** n, the sequence length. */
   readonly length: number;
+  /** p, the number of hops. */
   readonly hops: number;
+  /** How many times a sequence may be redrawn before sampling gives up. */
   readonly maxAttempts: number;
+  /** Whether every prefix's answer is a target (dense) or only the last position's. */
   readonly dense: boolean;
+  /** The alphabet's symbols. */
   readonly vocab: Vocabulary;
+  /** Every sequence has length n: no padding. */
   readonly padId = null;
 
   constructor(config: PHopConfig = {}) {
@@ -70,10 +89,12 @@ export class PHopTask extends StreamTask implements Task {
     this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
   }
 
+  /** The number of symbols, |Σ|. */
   get vocabSize(): number {
     return this.alphabet;
   }
 
+  /** T = n. */
   get seqLen(): number {
     return this.length;
   }
@@ -99,15 +120,18 @@ export class PHopTask extends StreamTask implements Task {
     );
   }
 
+  /** One example drawn from `rng`. */
   sample(rng: Rng): PHopExample {
     const { ids, answer } = this.sampleIds(rng);
     return { hops: this.hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
   }
 
+  /** Example `index` of the training stream `seed`. */
   trainExample(seed: number, index: number): PHopExample {
     return this.sample(new Rng(deriveSeed(seed, "phop/train", index)));
   }
 
+  /** Example `index` of the evaluation set `seed`. */
   evalExample(seed: number, index: number): PHopExample {
     return this.sample(new Rng(deriveSeed(seed, "phop/eval", index)));
   }
@@ -132,12 +156,14 @@ export class PHopTask extends StreamTask implements Task {
     return batch;
   }
 
+  /** The next `batchSize` training sequences after `cursor` and the cursor after them. */
   trainBatch(cursor: TaskCursor, batchSize: number): { batch: Batch; cursor: TaskCursor } {
     return trainRows(cursor, batchSize, (start, n) =>
       this.rows((i) => deriveSeed(cursor.seed, "phop/train", i), start, n, this.dense),
     );
   }
 
+  /** The fixed evaluation set, in batches. */
   evalSet(options: EvalSetOptions): Batch[] {
     return [...this.evalBatches(options)];
   }

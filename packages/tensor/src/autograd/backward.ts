@@ -1,4 +1,4 @@
-/**
+/*
  * Reverse-mode sweep over the recorded graph. Gradients of a tensor used several times (every
  * weight of a looped model is used R times) are summed.
  */
@@ -35,6 +35,7 @@ function topoOrder(roots: readonly Tensor[]): GradNode[] {
   return order;
 }
 
+/** Options of `backward`: whether to keep the graph for another backward. */
 export interface BackwardOptions {
   /** Keep the graph (saved activations) alive for another backward. Default false. */
   retainGraph?: boolean;

@@ -1,4 +1,4 @@
-/**
+/*
  * Activation checkpointing: run `fn(x)` without keeping its intermediate activations and
  * recompute them during the backward pass. Memory drops from every activation inside `fn` to
  * just its input; compute rises by one extra forward of `fn`.
@@ -10,6 +10,11 @@ import { allocF32, Tensor } from "../tensor.js";
 import { backward } from "./backward.js";
 import { enableGrad, isGradEnabled, noGrad, record1 } from "./node.js";
 
+/**
+ * Activation checkpointing: y = fn(x) computed without recording a tape, and recomputed (with
+ * `params` gathering gradients) during the backward pass, trading a second forward for the memory
+ * of fn's activations.
+ */
 export function checkpoint(
   fn: (x: Tensor) => Tensor,
   x: Tensor,

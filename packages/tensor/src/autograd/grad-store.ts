@@ -1,4 +1,4 @@
-/**
+/*
  * The gradients of non-leaf tensors during one backward sweep. A backward may hand the same array
  * to several inputs (add: ∂a = ∂b = g) or pass its incoming gradient straight through (reshape,
  * add): arrays are shared between slots instead of copied. Each array counts the slots holding

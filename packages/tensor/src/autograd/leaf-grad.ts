@@ -1,4 +1,4 @@
-/**
+/*
  * Leaf gradients (`Tensor.grad`) live outside scratch scopes and persist across steps. Allocating
  * them fresh every step touches new pages each time (slow here), so `releaseGrads` keeps each
  * released buffer as the tensor's spare, and the next backward writes into it instead.

@@ -1,4 +1,4 @@
-/**
+/*
  * Tape autograd at the granularity of fused ops. Every op records one GradNode holding its
  * inputs, its outputs and a hand-written backward that maps output gradients to input
  * gradients. `backward()` walks the nodes in reverse topological order.
@@ -17,6 +17,10 @@ export type BackwardFn = (
   needs: readonly boolean[],
 ) => readonly (Float32Array | null)[];
 
+/**
+ * One recorded op of the tape: its name, inputs, outputs and the function that maps output
+ * gradients to input gradients.
+ */
 export interface GradNode {
   readonly op: string;
   readonly inputs: readonly Tensor[];

@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU's transfers and general ops as `ModelOps` slices: the engine's own ops, called as they
  * are (the numbers are the engine's, bit for bit). `@loop/looped` joins them with the slices of
  * the mixers and the exit gate into `cpuBackendOps`.
@@ -15,6 +15,7 @@ import { exp, neg, sigmoid } from "../ops/unary.js";
 import { IntTensor, Tensor } from "../tensor.js";
 import type { TensorOps, TransferOps } from "./model-ops.js";
 
+/** Upload, download and overwrite of CPU tensors (copies), the CPU's `TransferOps`. */
 export const cpuTransferOps: TransferOps<Tensor, IntTensor> = {
   upload(data, shape, opts = {}) {
     return new Tensor(data.slice(), [...shape], opts.requiresGrad ?? false);
@@ -32,6 +33,10 @@ export const cpuTransferOps: TransferOps<Tensor, IntTensor> = {
   releaseTransients() {},
 };
 
+/**
+ * The model's tensor ops (embedding, RMSNorm, linear, elementwise, losses, …) on CPU tensors, the
+ * CPU's `TensorOps`.
+ */
 export const cpuTensorOps: TensorOps<Tensor, IntTensor> = {
   embedding,
   rmsnorm,

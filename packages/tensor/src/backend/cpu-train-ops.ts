@@ -1,4 +1,4 @@
-/**
+/*
  * `TrainOps` of the CPU: tensors are `Tensor` (gradients in `Tensor.grad`), index tensors
  * `IntTensor`; every op runs at once and `read` resolves with a copy. The CPU `AdamW` and the CPU
  * `Trainer`'s step (@loop/train's `encodeStep`) run on these ops. The gradient norm is summed in
@@ -24,6 +24,9 @@ const doubles = new WeakMap<Tensor, number>();
 /** The gradient norm a tensor from `cpuTrainOps.gradNorm` holds, in double. */
 export const exactNorm = (t: Tensor): number => doubles.get(t) ?? t.data[0]!;
 
+/**
+ * The CPU's `TrainOps`: the tape's backward, gradients, norms and the AdamW update on CPU tensors.
+ */
 export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   name: "cpu",

@@ -1,4 +1,4 @@
-/**
+/*
  * What a compute backend provides for the model's training forward (docs/architecture.md): the
  * differentiable ops of docs/model.md at the CPU's granularity, fused ones included, generic in
  * the backend's float tensor `T` and int tensor `I` (token ids, targets, document indices), plus
@@ -21,6 +21,10 @@ import type {
   Stage2Options,
 } from "./op-options.js";
 
+/**
+ * How a backend holds an uploaded tensor: kept (a parameter) or transient, and whether it gathers a
+ * gradient.
+ */
 export interface UploadOptions {
   /** Kept until disposed (parameters); otherwise released by `releaseTransients`. */
   persistent?: boolean;

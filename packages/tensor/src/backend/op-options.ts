@@ -1,4 +1,4 @@
-/**
+/*
  * The options of the fused ops of `ModelOps` (model-ops.ts), generic in the backend's float
  * tensor `T` and int tensor `I`, and the exit-gate objectives' defaults (docs/exit-gate.md). Every
  * backend reads the same options and defaults, so a default lives here once.
@@ -40,11 +40,13 @@ export interface ProjectedAttentionOptions<I> {
   seqIdx?: I | null;
 }
 
+/** Options of the stage-1 loss op: the entropy weight β. */
 export interface Stage1Options {
   /** Entropy weight β (default DEFAULT_BETA). */
   beta?: number;
 }
 
+/** Options of the stage-2 loss op: label sharpness k and improvement threshold γ. */
 export interface Stage2Options {
   /** Label sharpness k (default DEFAULT_K). */
   k?: number;

@@ -1,9 +1,10 @@
-/**
+/*
  * The (cos, sin) tables of rotary position embedding (docs/model.md §4), shared by every
  * backend's RoPE: angles p·θ_i in float64 (p·θ in float32 loses the angle at large positions),
  * θ_i = theta^(−2i/hd), p = offset..offset+T−1.
  */
 
+/** RoPE settings: base θ and the position of the first token. */
 export interface RopeOptions {
   /** Base `rope_theta` (default 10000). */
   theta?: number;
@@ -11,6 +12,7 @@ export interface RopeOptions {
   offset?: number;
 }
 
+/** Throw unless `headDim` is a positive even integer (RoPE rotates pairs). */
 export function checkHeadDim(headDim: number): void {
   if (!Number.isInteger(headDim) || headDim <= 0 || headDim % 2 !== 0) {
     throw new Error(`rope: head_dim must be a positive even integer, got ${headDim}`);

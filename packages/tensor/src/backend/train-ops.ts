@@ -1,4 +1,4 @@
-/**
+/*
  * What a backend provides so that one optimiser (`AdamWCore`), one clipping rule and one
  * training step (@loop/train's `deviceStepEngine`) run on its tensors. `T` is the backend's
  * float tensor, `I` its index tensor (token ids, targets; the same type where a tensor carries
@@ -41,6 +41,10 @@ export interface AdamWStepConstants {
   sc2: number;
 }
 
+/**
+ * What training needs of a backend beyond the model's ops: backward, gradient bookkeeping and
+ * norms, the AdamW update and transfers, on its own tensors.
+ */
 export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   /** For messages and run.json ("webgpu (SwiftShader …)", "cpu"). */
   readonly name: string;

@@ -1,4 +1,4 @@
-/**
+/*
  * safetensors encode/decode (docs/formats.md "Checkpoint"): 8-byte little-endian header length N,
  * N bytes of JSON `{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {..}}`,
  * then the raw little-endian data. Writes F32; reads F32, F16 and BF16 (widened to float32).
@@ -7,11 +7,13 @@
  */
 import { allocF32, sizeOf } from "../tensor.js";
 
+/** A float32 array with its shape, as stored in a safetensors file. */
 export interface NamedArray {
   data: Float32Array;
   shape: number[];
 }
 
+/** A decoded safetensors file: its tensors by name and its string metadata. */
 export interface SafetensorsFile {
   tensors: Map<string, NamedArray>;
   metadata: Record<string, string>;

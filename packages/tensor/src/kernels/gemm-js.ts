@@ -1,4 +1,4 @@
-/**
+/*
  * Portable blocked GEMM in plain JavaScript (same contract as gemm-ref.ts):
  *   C = alpha · op(A) · op(B) + beta · C,  op(A) [M,K], op(B) [K,N], C [M,N] row-major.
  * Transposed operands are first packed into row-major panels so the inner loop always streams
@@ -24,6 +24,10 @@ function packTransposed(
   return out;
 }
 
+/**
+ * GEMM in plain TypeScript, blocked (the fallback where WebAssembly SIMD is missing): C =
+ * α·op(A)·op(B) + β·C.
+ */
 export const gemmJs: GemmFn = (
   transA,
   transB,

@@ -1,4 +1,4 @@
-/**
+/*
  * Multi-threaded GEMM, same contract as gemm-ref.ts:
  *   C = alpha · op(A) · op(B) + beta · C,  op(A) [M,K], op(B) [K,N], C [M,N] row-major.
  * C is cut into bands that are independent GEMMs: row bands (rows lo..hi of C use rows lo..hi

@@ -1,9 +1,13 @@
-/**
+/*
  * Plain reference GEMM, the oracle for the fast kernels:
  *   C[i,j] = alpha · Σ_k op(A)[i,k] · op(B)[k,j] + beta · C[i,j]
  * op(A) is A [M,K] (row stride lda) or, transposed, A stored [K,M]; op(B) likewise [K,N] or [N,K].
  */
 import type { GemmFn } from "./gemm-fn.js";
+/**
+ * The reference GEMM, triple loop in double precision: C = α·op(A)·op(B) + β·C (tests compare the
+ * fast ones against it).
+ */
 export const gemmRef: GemmFn = (
   transA,
   transB,

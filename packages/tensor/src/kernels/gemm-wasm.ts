@@ -1,4 +1,4 @@
-/**
+/*
  * GEMM on the WebAssembly SIMD kernel of gemm.wat, same contract as gemm-ref.ts:
  *   C = alpha · op(A) · op(B) + beta · C,  op(A) [M,K], op(B) [K,N], C [M,N] row-major.
  * Operands live in JS Float32Arrays, the kernel in wasm linear memory, so per call this driver
@@ -110,6 +110,7 @@ function copyRect(
     dst.set(src.subarray(sOff + r * sLd, sOff + r * sLd + cols), dOff + r * dLd);
 }
 
+/** GEMM on the WebAssembly SIMD kernel: C = α·op(A)·op(B) + β·C. */
 export const gemmWasm: GemmFn = (
   transA,
   transB,

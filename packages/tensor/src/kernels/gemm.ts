@@ -1,4 +1,4 @@
-/**
+/*
  * GEMM dispatch: every matmul in the project goes through `gemm`, whose implementation can be
  * swapped (portable JS, WebAssembly SIMD, worker-thread parallel) without touching callers.
  * Contract: C = alpha · op(A) · op(B) + beta · C (see gemm-ref.ts).
@@ -35,6 +35,11 @@ export function gemmName(): string {
   return `${wasmSimdAvailable() ? "wasm-simd" : "js"}×${threadCount()}`;
 }
 
+/**
+ * The GEMM every op calls, C = α·op(A)·op(B) + β·C: the implementation installed with `setGemm`
+ * (the native kernel once enabled), by default WebAssembly SIMD (plain TypeScript where it is
+ * missing) split over the thread pool.
+ */
 export const gemm: GemmFn = (
   transA,
   transB,

@@ -1,4 +1,4 @@
-/**
+/*
  * Node-only file I/O: atomic writes (temporary file in the same folder, fsync, rename) and
  * safetensors files. Kept out of the browser-safe entry point.
  */
@@ -75,6 +75,9 @@ export function checkWritableFile(path: string): void {
   }
 }
 
+/**
+ * Read a `.safetensors` file (F32, F16 and BF16 tensors widen to float32); errors name the file.
+ */
 export function readSafetensorsFile(path: string): SafetensorsFile {
   return decodeSafetensors(
     orFsError("read", path, () => readFileSync(path)),
@@ -82,6 +85,7 @@ export function readSafetensorsFile(path: string): SafetensorsFile {
   );
 }
 
+/** Write tensors to a `.safetensors` file atomically (a temporary file renamed into place). */
 export function writeSafetensorsFile(
   path: string,
   tensors: Map<string, NamedArray> | Record<string, NamedArray>,

@@ -1,4 +1,4 @@
-/**
+/*
  * The fp32 peak of this machine for the native build, measured rather than assumed: the
  * tensor addon's FMA loop (native/fma-peak.h) on `threads` threads, each thread's flops over its
  * own CPU time, summed — so other jobs on the machine, which take turns on the cores, barely
@@ -8,10 +8,15 @@
 import { type TensorAddon, tensorNativeSource } from "./native.js";
 import { buildNativeAddon } from "./native-addon.js";
 
+/**
+ * What `measureFmaPeak` found: GFLOP/s with the thread count and vector ISA, or why it could not
+ * run.
+ */
 export type FmaPeak =
   | { ok: true; gflops: number; threads: number; isa: string }
   | { ok: false; error: string };
 
+/** How long `measureFmaPeak` measures: the time of one run and the number of runs. */
 export interface FmaPeakOptions {
   /** Wall time of one timed run (default 40 ms). */
   runMs?: number;
@@ -19,6 +24,10 @@ export interface FmaPeakOptions {
   repeats?: number;
 }
 
+/**
+ * The machine's peak fused multiply-add rate on `threads` threads, measured by the native addon (a
+ * ceiling for GEMM speed figures).
+ */
 export async function measureFmaPeak(threads: number, opts: FmaPeakOptions = {}): Promise<FmaPeak> {
   if (!Number.isInteger(threads) || threads < 1)
     throw new RangeError(`measureFmaPeak: threads must be a positive integer, got ${threads}`);

@@ -1,4 +1,4 @@
-/**
+/*
  * File-system failures as sentences that name the path: Node's own messages ("ENOSPC: no space
  * left on device, write") often name no file, and researchers should not have to decode errno.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * Where a step's time goes, kernel by kernel: while a profile is running, every call of a native
  * kernel (every addon's, registered through enableNativeAddons or enableNativeTensorKernels) is
  * timed and counted under `group/name` — GEMMs also under their shape, `tensor/sgemm NT

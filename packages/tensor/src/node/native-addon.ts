@@ -1,4 +1,4 @@
-/**
+/*
  * Build a native kernel addon from C source with the machine's own compiler and load it:
  *   cc -O3 -march=native -fopenmp -fPIC -shared -std=gnu11 -fno-math-errno -fno-trapping-math -I<node headers> -I<include dirs> source -o addon
  * `LOOPLM_NATIVE_ARCH` replaces `native` in `-march=` (e.g. `x86-64-v3`: an AVX2 build on an
@@ -17,6 +17,7 @@ import { cpus, homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** A native addon built and loaded (its path and exports), or why it could not be. */
 export type AddonResult<T> = { ok: true; path: string; addon: T } | { ok: false; error: string };
 
 /** Headers shared by every looplm addon (napi-args.h, fast-math.h). */

@@ -1,4 +1,4 @@
-/**
+/*
  * Native kernels of @loop/tensor (native/tensor.c): the GEMM behind every matmul, silu, RMSNorm,
  * the row copies of split/concat, cross-entropy, the embedding backward and the AdamW update,
  * compiled on first use by buildNativeAddon and registered for the portable code to
@@ -26,6 +26,10 @@ export interface TensorAddon extends TensorKernelSet, Threaded {
   vectorIsa: () => string;
 }
 
+/**
+ * Absolute path of the C source of the native tensor kernels shipped with the package
+ * (`native/tensor.c`).
+ */
 export const tensorNativeSource = fileURLToPath(new URL("../../native/tensor.c", import.meta.url));
 
 /**
@@ -83,6 +87,7 @@ function kernelSetOf<G extends KernelGroup>(
   };
 }
 
+/** Whether a set of native addons was built and registered (their paths), or why not. */
 export type NativeAddonsResult = { ok: true; paths: string[] } | { ok: false; error: string };
 
 /**

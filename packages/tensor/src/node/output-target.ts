@@ -1,4 +1,4 @@
-/**
+/*
  * The one rule for what an output path may be. A regular file (or nothing yet) is replaced
  * atomically by the caller; a character device (/dev/null, /dev/stdout, a terminal) or a FIFO
  * with a reader is written into, never renamed over (a rename would put a regular file where the

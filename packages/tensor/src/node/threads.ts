@@ -1,4 +1,4 @@
-/**
+/*
  * Node host of the thread pool: `startThreadPool(n)` starts n − 1 `worker_threads` workers (the
  * calling thread is the n-th) and installs them for `parallelFor` and the parallel GEMM;
  * `stopThreadPool()` terminates them. Workers are unref'd, so an idle pool never keeps the

@@ -1,4 +1,4 @@
-/**
+/*
  * Broadcasting binary ops: add, sub, mul, div.
  *   add: y = a + b   ∂a = g, ∂b = g      sub: y = a − b   ∂a = g, ∂b = −g
  *   mul: y = a·b     ∂a = g·b, ∂b = g·a  div: y = a/b     ∂a = g/b, ∂b = −g·a/b²
@@ -148,9 +148,13 @@ function binary(kind: Kind, a: Tensor, b: Tensor): Tensor {
   });
 }
 
+/** a + b, elementwise with trailing-axis broadcasting of b; differentiable. */
 export const add = (a: Tensor, b: Tensor): Tensor => binary("add", a, b);
+/** a − b, elementwise with trailing-axis broadcasting of b; differentiable. */
 export const sub = (a: Tensor, b: Tensor): Tensor => binary("sub", a, b);
+/** a · b, elementwise with trailing-axis broadcasting of b; differentiable. */
 export const mul = (a: Tensor, b: Tensor): Tensor => binary("mul", a, b);
+/** a / b, elementwise with trailing-axis broadcasting of b; differentiable. */
 export const div = (a: Tensor, b: Tensor): Tensor => binary("div", a, b);
 
 /** y = s · x (+ c) for constants s, c. */

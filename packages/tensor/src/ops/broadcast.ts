@@ -1,4 +1,4 @@
-/** NumPy-style broadcasting of two shapes, and the reduction of a gradient back to a shape. */
+/* NumPy-style broadcasting of two shapes, and the reduction of a gradient back to a shape. */
 import { allocF32, type Shape, shapeStr, sizeOf } from "../tensor.js";
 
 export function broadcastShape(a: Shape, b: Shape, op: string): number[] {

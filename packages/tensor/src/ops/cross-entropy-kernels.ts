@@ -1,4 +1,4 @@
-/**
+/*
  * Thread-pool kernels of crossEntropyPerToken (ops/loss.ts), over rows [lo, hi) of logits [rows, V]:
  *   forward:  lse_r = m_r + ln Σ_j e^{x_rj − m_r} (m_r the row max), ℓ_r = lse_r − x_{r,t_r},
  *             nothing at rows whose target is the ignore index

@@ -1,4 +1,4 @@
-/**
+/*
  * Thread-pool kernels of the elementwise ops that dominate a Mamba-2 step outside the matrix
  * products and scans (ops/unary.ts silu, ops/shape.ts split/concat row copies). Each processes
  * an index range [lo, hi): elements for silu, rows for the copies. parallelFor runs them on the

@@ -1,4 +1,4 @@
-/**
+/*
  * Embedding gather: y[i, :] = W[ids[i], :], ids any shape → y [...ids.shape, D].
  * Backward scatter-adds rows of g into ∂W in row order (repeated ids accumulate); the native
  * twin (native/tensor.c `embeddingBwd`) adds in the same order and gives the same bits.
@@ -25,6 +25,10 @@ export const embeddingBwd: EmbeddingBwd = (ids, g, gw, n, D) => {
   }
 };
 
+/**
+ * Rows of the table w [V, D] for token ids [...]: [..., D]; differentiable in w; an id outside [0,
+ * V) is an error.
+ */
 export function embedding(ids: IntTensor, w: Tensor): Tensor {
   if (w.rank !== 2) throw new Error(`embedding: weight must be [V, D], got ${shapeStr(w.shape)}`);
   const [V, D] = w.shape as [number, number];

@@ -1,4 +1,4 @@
-/**
+/*
  * A linear layer whose output features come as separate tensors (docs/model.md §3.1: the Mamba-2
  * in_proj output is z | xBC | dt):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j
@@ -10,6 +10,10 @@ import { record } from "../autograd/node.js";
 import { gemm } from "../kernels/gemm.js";
 import { allocF32, allocF32Uninit, shapeStr, type Tensor } from "../tensor.js";
 
+/**
+ * x · wᵀ split along the output axis into pieces of `widths` (one GEMM for several projections);
+ * differentiable.
+ */
 export function linearSplit(x: Tensor, w: Tensor, widths: readonly number[]): Tensor[] {
   if (w.rank !== 2) {
     throw new Error(`linearSplit: weight must be [out, in], got ${shapeStr(w.shape)}`);

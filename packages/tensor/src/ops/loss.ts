@@ -1,4 +1,4 @@
-/**
+/*
  * Log-softmax and cross-entropy over the last axis (numerically stable, max-shifted).
  *   logSoftmax(x)_j = x_j − m − ln Σ_k e^{x_k − m}       ∂x = g − softmax · Σ g
  *   crossEntropyPerToken: ℓ_i = −logSoftmax(x_i)[t_i], 0 where t_i = ignoreIndex
@@ -13,8 +13,10 @@ import { allocF32, type IntTensor, shapeStr, type Tensor } from "../tensor.js";
 import { ceBackward, ceForward } from "./cross-entropy-kernels.js";
 import { fastExp, rowLogSumExp } from "./fast-exp.js";
 
+/** Target value that carries no loss (PyTorch's `ignore_index`). */
 export const IGNORE_INDEX = -100;
 
+/** log softmax over the last axis; differentiable. */
 export function logSoftmax(x: Tensor): Tensor {
   const V = x.lastDim;
   const rows = x.rows;

@@ -1,4 +1,4 @@
-/**
+/*
  * Matrix products on the last two axes.
  *   matmul: Y[..., M, N] = op(A)[..., M, K] · op(B)[..., K, N], op = optional transpose of the
  *           last two axes; batch axes must match, or B may be a single matrix (rank 2) shared by
@@ -10,6 +10,7 @@ import { record1 } from "../autograd/node.js";
 import { gemm } from "../kernels/gemm.js";
 import { allocF32, allocF32Uninit, type Shape, shapeStr, type Tensor } from "../tensor.js";
 
+/** Whether `matmul` transposes its first or second operand. */
 export interface MatmulOptions {
   transA?: boolean;
   transB?: boolean;
@@ -65,6 +66,10 @@ export function matmulShape(op: string, a: Shape, b: Shape, opts: MatmulOptions)
   return { tA, tB, M, N, K, ac, bc, sa: ar * ac, sb: shared ? 0 : br * bc, batch, shared };
 }
 
+/**
+ * Batched matrix product op(a) · op(b) over the last two axes (leading axes batch, or b shared);
+ * differentiable.
+ */
 export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
   const s = matmulShape("matmul", a.shape, b.shape, opts);
   const { tA, tB, M, N, K, shared } = s;

@@ -1,10 +1,11 @@
-/**
+/*
  * Reductions. sum(x) = Σ x (∂x = g broadcast); mean(x) = Σ x / n; sumLast(x) sums the last axis
  * ([..., n] → [...]), meanLast divides by n.
  */
 import { record1 } from "../autograd/node.js";
 import { allocF32, type Tensor } from "../tensor.js";
 
+/** The sum of all entries, [1]; differentiable. */
 export function sum(x: Tensor): Tensor {
   let s = 0;
   const d = x.data;
@@ -12,6 +13,7 @@ export function sum(x: Tensor): Tensor {
   return record1("sum", [x], Float32Array.of(s), [1], ([g]) => [allocF32(x.size).fill(g![0]!)]);
 }
 
+/** The mean of all entries, [1] (NaN for an empty tensor); differentiable. */
 export function mean(x: Tensor): Tensor {
   const n = x.size;
   let s = 0;
@@ -40,5 +42,7 @@ function reduceLast(op: string, x: Tensor, divide: boolean): Tensor {
   });
 }
 
+/** The sum over the last axis; differentiable. */
 export const sumLast = (x: Tensor): Tensor => reduceLast("sumLast", x, false);
+/** The mean over the last axis; differentiable. */
 export const meanLast = (x: Tensor): Tensor => reduceLast("meanLast", x, true);

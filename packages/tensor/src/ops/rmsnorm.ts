@@ -1,4 +1,4 @@
-/**
+/*
  * Fused RMSNorm over the last axis (docs/model.md §2):
  *   y = x · r ⊙ w,  r = 1/sqrt(mean(x²) + eps)
  * Backward, with ĝ = g ⊙ w:  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)), x̂ = x·r;  ∂w = Σ_rows g ⊙ x̂.
@@ -32,6 +32,7 @@ export type RmsnormBwd = (
   gw: Float32Array | null,
 ) => void;
 
+/** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · w, w [D]; differentiable. */
 export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-5): Tensor {
   const D = x.lastDim;
   if (w.rank !== 1 || w.size !== D) {

@@ -1,4 +1,4 @@
-/**
+/*
  * Shape ops. reshape shares storage (a view); concat/split work along the last axis;
  * sliceRows selects a contiguous range along axis 0; stack joins equal-shape tensors on a new
  * leading axis. Their backwards route gradient slices back to the inputs.

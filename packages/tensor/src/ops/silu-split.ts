@@ -1,4 +1,4 @@
-/**
+/*
  * silu followed by a split of the last axis, fused (docs/model.md §3.2–3.3: xBC = silu(conv(·)) is
  * split into x, B, C):
  *   y_k[..., j] = silu(x[..., o_k + j]),  o_k = Σ_{i<k} w_i
@@ -59,6 +59,7 @@ export const siluRowsBwd: SiluRowsBwd = (x, off, ldx, g, gx, rows, w) => {
   }
 };
 
+/** silu(x) split along the last axis into pieces of `widths`; differentiable. */
 export function siluSplit(x: Tensor, widths: readonly number[]): Tensor[] {
   const W = checkWidths("siluSplit", x, widths);
   const rows = x.rows;

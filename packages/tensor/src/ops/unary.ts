@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise unary ops with exact, numerically stable forms:
  *   silu(x) = x·σ(x)                   silu' = σ(x)·(1 + x·(1 − σ(x)))
  *   softplus(x) = max(x,0) + log1p(e^{−|x|})   softplus' = σ(x)
@@ -13,11 +13,13 @@ import { allocF32, allocF32Uninit, Tensor } from "../tensor.js";
 import { siluBackward, siluForward } from "./elementwise-kernels.js";
 import { fastExp } from "./fast-exp.js";
 
+/** The logistic function 1 / (1 + e^−x) of a number, accurate in both tails. */
 export function sigmoidScalar(x: number): number {
   const e = fastExp(-Math.abs(x));
   return (x >= 0 ? 1 : e) / (1 + e); // e/(1+e), not 1 − σ(|x|): keeps the tail's precision
 }
 
+/** log(1 + e^x) of a number, without overflow. */
 export function softplusScalar(x: number): number {
   return Math.max(x, 0) + Math.log1p(fastExp(-Math.abs(x)));
 }
@@ -52,6 +54,7 @@ export function silu(x: Tensor): Tensor {
   return record("silu", x, y, (gx, g) => siluBackward(x.data, sig, g, gx));
 }
 
+/** softplus(x) = log(1 + e^x), elementwise; differentiable. */
 export function softplus(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
@@ -62,6 +65,7 @@ export function softplus(x: Tensor): Tensor {
   });
 }
 
+/** e^x, elementwise; differentiable. */
 export function exp(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
@@ -72,6 +76,7 @@ export function exp(x: Tensor): Tensor {
   });
 }
 
+/** The logistic sigmoid, elementwise; differentiable. */
 export function sigmoid(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
@@ -82,6 +87,7 @@ export function sigmoid(x: Tensor): Tensor {
   });
 }
 
+/** log sigmoid(x) = −softplus(−x), elementwise, stable for large |x|; differentiable. */
 export function logsigmoid(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
@@ -92,6 +98,7 @@ export function logsigmoid(x: Tensor): Tensor {
   });
 }
 
+/** −x, elementwise; differentiable. */
 export function neg(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
@@ -102,6 +109,7 @@ export function neg(x: Tensor): Tensor {
   });
 }
 
+/** The natural logarithm, elementwise; differentiable. */
 export function log(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;

@@ -1,4 +1,4 @@
-/**
+/*
  * AdamW (Loshchilov & Hutter), decoupled weight decay as in PyTorch's torch.optim.AdamW, written
  * once over a backend's `TrainOps`: the hyper-parameters, the moments, the step count, the bias
  * correction, the per-parameter decay and learning-rate factor, and the state for checkpoints.
@@ -11,6 +11,7 @@
  */
 import type { TrainOps, TrainParameter } from "../backend/train-ops.js";
 
+/** AdamW hyper-parameters: learning rate, β1, β2, ε and decoupled weight decay. */
 export interface AdamWOptions {
   lr?: number;
   beta1?: number;
@@ -19,19 +20,31 @@ export interface AdamWOptions {
   weightDecay?: number;
 }
 
+/** AdamW's resumable state: the step count and the first and second moments by parameter name. */
 export interface AdamWState {
   step: number;
   m: Record<string, Float32Array>;
   v: Record<string, Float32Array>;
 }
 
+/**
+ * AdamW written once for every backend: step count, bias corrections, weight-decay flags and state,
+ * over a backend's `TrainOps` update.
+ */
 export class AdamWCore<T> {
+  /** The backend ops the update runs on. */
   readonly ops: TrainOps<T, unknown>;
+  /** The parameters updated, with their names, decay flags and learning-rate scales. */
   readonly params: readonly TrainParameter<T>[];
+  /** The learning rate used when `step` is given none. */
   lr: number;
+  /** β1, the first-moment decay. */
   readonly beta1: number;
+  /** β2, the second-moment decay. */
   readonly beta2: number;
+  /** ε, added to the root of the second moment. */
   readonly eps: number;
+  /** The decoupled weight decay, applied to parameters whose `decay` is true. */
   readonly weightDecay: number;
   private t = 0;
   private readonly m = new Map<string, T>();
@@ -63,6 +76,7 @@ export class AdamWCore<T> {
         throw new Error(`AdamW: ${k} must be in [0, 1), got ${this[k]}`);
   }
 
+  /** Optimiser steps taken (the bias corrections' t). */
   get stepCount(): number {
     return this.t;
   }

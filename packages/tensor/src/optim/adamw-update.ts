@@ -1,4 +1,4 @@
-/**
+/*
  * The CPU's AdamW element update (`TrainOps.adamw` of `cpuTrainOps`): the TypeScript loop, or its
  * native twin when the native kernels are registered.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * AdamW on the CPU: `AdamWCore` (the bookkeeping, written once for every backend) over
  * `cpuTrainOps`, whose update is `adamwUpdate` (a loop in double, or its native twin). State (step, m, v) is
  * serialisable for exact resume.
@@ -11,6 +11,10 @@ import { AdamWCore, type AdamWOptions, type AdamWState } from "./adamw-core.js";
 export type { AdamWOptions, AdamWState } from "./adamw-core.js";
 export type { NativeAdamw } from "./adamw-update.js";
 
+/**
+ * AdamW on CPU tensors (decoupled weight decay, skipped for parameters whose `decay` is false);
+ * state (step, m, v) serialisable for exact resume.
+ */
 export class AdamW extends AdamWCore<Tensor> {
   constructor(params: readonly NamedParameter[], opts: AdamWOptions = {}) {
     super(cpuTrainOps, params, opts);

@@ -1,4 +1,4 @@
-/**
+/*
  * Global-norm gradient clipping on the CPU: n = sqrt(Σ_p Σ_i g²); if n > maxNorm, every gradient
  * is scaled by maxNorm / (n + 1e-6). Returns n before clipping (NaN or Infinity when a gradient
  * is not finite; nothing is scaled then, so the caller can stop on it). The sums run in double;
@@ -26,10 +26,15 @@ function gradsOf(params: readonly NamedParameter[]): Float32Array[] {
   return out;
 }
 
+/** The global L2 norm of the parameters' gradients. */
 export function gradNorm(params: readonly NamedParameter[]): number {
   return normOfGrads(gradsOf(params));
 }
 
+/**
+ * Scale the gradients so their global L2 norm is at most `maxNorm`; returns the norm before
+ * clipping.
+ */
 export function clipGradNorm(params: readonly NamedParameter[], maxNorm: number): number {
   if (!(maxNorm > 0)) throw new Error(`clipGradNorm: maxNorm must be > 0, got ${maxNorm}`);
   const grads = gradsOf(params);

@@ -1,4 +1,4 @@
-/**
+/*
  * Global-norm gradient clipping written once over a backend's `TrainOps`: n = sqrt(Σ_p Σ_i g²)
  * over the trainable parameters holding a gradient; when n is finite and > maxNorm every such
  * gradient is scaled by maxNorm / (n + 1e-6). n stays on the backend as a one-element tensor

@@ -11,6 +11,10 @@ export interface WarmupCosineOptions {
   minLr?: number;
 }
 
+/**
+ * The warmup-cosine learning rate as a function of the step (from 0): linear warmup to `peakLr`,
+ * cosine decay to `minLr` at `totalSteps`, constant after.
+ */
 export function warmupCosine(opts: WarmupCosineOptions): (step: number) => number {
   const { peakLr, warmupSteps, totalSteps } = opts;
   const minLr = opts.minLr ?? 0;

@@ -1,4 +1,4 @@
-/**
+/*
  * An adaptive thread count for repeated steps (a training loop). On a machine that is not idle, a
  * thread that shares its core with another process stalls every hand-off of every parallel
  * kernel, so all cores can be several times slower than one thread. The governor times each
@@ -11,6 +11,10 @@
  */
 import { setThreadLimit } from "./pool.js";
 
+/**
+ * How the thread governor probes: the thread counts it chooses between, and how many steps it
+ * measures.
+ */
 export interface GovernorOptions {
   /** All the pool's threads (the other candidate is 1). */
   max: number;
@@ -35,6 +39,10 @@ export interface GovernorOptions {
   onSwitch?: (d: GovernorDecision) => void;
 }
 
+/**
+ * One probe of the thread governor: when, from and to which thread count, and the step times it
+ * compared.
+ */
 export interface GovernorDecision {
   /** Steps seen when the probe ended. */
   step: number;
@@ -50,6 +58,10 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/**
+ * Chooses per training step between all the pool's threads and one, by timing probes: a busy
+ * machine can run a step faster on one thread.
+ */
 export class ThreadGovernor {
   /** The thread count chosen between probes. */
   chosen: number;

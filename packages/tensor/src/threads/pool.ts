@@ -1,4 +1,4 @@
-/**
+/*
  * Synchronous parallel-for over a pool of worker threads (browser-safe: no `node:` imports).
  *
  * `parallelFor(kernel, n, args)` splits [0, n) into one contiguous part per participating
@@ -20,6 +20,7 @@ export interface WorkerPort {
   postMessage(msg: JobMessage): void;
 }
 
+/** A started thread pool: its thread count, workers and shared control block. */
 export interface ThreadPool {
   /** Threads taking part in a job: the workers plus the calling thread. */
   readonly threads: number;
@@ -28,6 +29,10 @@ export interface ThreadPool {
   readonly control: SharedArrayBuffer;
 }
 
+/**
+ * How `parallelFor` splits its range: part granularity, the smallest part worth a thread, and a
+ * thread cap.
+ */
 export interface ParallelForOptions {
   /** Part boundaries are multiples of this (e.g. a kernel's row tile); default 1. */
   grain?: number;
@@ -49,6 +54,7 @@ export function installPool(p: ThreadPool | null): ThreadPool | null {
   return prev;
 }
 
+/** The thread pool started in this process, or null (kernels then run on the calling thread). */
 export function currentPool(): ThreadPool | null {
   return pool;
 }

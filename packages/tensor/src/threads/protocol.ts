@@ -1,4 +1,4 @@
-/**
+/*
  * Messages and shared control block between the pool (main thread) and its workers.
  * The control block is one SharedArrayBuffer per pool: Int32 word DONE counts finished worker
  * jobs (workers add 1 and notify), ERR is set to 1 by a failing worker, ERR_LEN gives the

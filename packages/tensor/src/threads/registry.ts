@@ -1,4 +1,4 @@
-/**
+/*
  * Named parallel kernels. A kernel is a plain function `fn(args, lo, hi)` that processes the
  * index range [lo, hi) of a job; `defineKernel` registers it in this thread's registry under a
  * name together with the URL of the module that defines it, so a worker thread that has not
@@ -10,6 +10,10 @@
 /** Job arguments: numbers, booleans, strings and typed arrays (shared memory for big data). */
 export type KernelArgs = Record<string, unknown>;
 
+/**
+ * A kernel the thread pool can run on a range [lo, hi) of its work: its name, the module that
+ * defines it (loaded by each worker) and the function.
+ */
 export interface ParallelKernel<A extends KernelArgs = KernelArgs> {
   readonly name: string;
   /** URL of the module whose top level defines this kernel (usually `import.meta.url`). */

@@ -1,4 +1,4 @@
-/**
+/*
  * The worker side of the pool, independent of the host (Node worker_threads or Web Worker):
  * `createJobRunner(init)` returns the handler for job messages. A job runs the named kernel on
  * [lo, hi) and then bumps the DONE word of the control block (Atomics.add + notify), which the

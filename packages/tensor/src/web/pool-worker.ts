@@ -1,4 +1,4 @@
-/**
+/*
  * The worker side of the browser pool. A pool worker's entry module imports the packages whose
  * kernels it runs (their top level registers the kernels) and calls `serveWebPoolWorker`:
  *

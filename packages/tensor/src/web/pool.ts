@@ -1,4 +1,4 @@
-/**
+/*
  * Browser host of the thread pool: `startWebWorkerPool(n, { createWorker })` starts n − 1 Web
  * Workers (the calling thread is the n-th) and installs them for `parallelFor` and the parallel
  * GEMM, exactly as the Node host does with worker_threads, so results are bit-for-bit those of
@@ -22,11 +22,13 @@ import { currentPool, installPool, type ThreadPool, type WorkerPort } from "../t
 import { CONTROL_BYTES, type JobMessage, type WorkerReport } from "../threads/protocol.js";
 import type { WebWorkerInit } from "./pool-worker.js";
 
+/** How a browser thread pool makes its workers. */
 export interface WebPoolOptions {
   /** A new pool worker: a module Worker whose script calls `serveWebPoolWorker`. */
   createWorker: () => Worker;
 }
 
+/** How a browser thread pool started: its thread count and, when it runs on one thread, why. */
 export interface WebPoolStart {
   /** Threads taking part in a parallel job (1 when no pool could start). */
   threads: number;
@@ -38,6 +40,9 @@ interface WebPool extends ThreadPool {
   readonly handles: Worker[];
 }
 
+/**
+ * The notice a page that is not cross-origin isolated gets: no SharedArrayBuffer, so one thread.
+ */
 export const ISOLATION_NOTICE =
   "one thread: this page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp for SharedArrayBuffer)";
 

@@ -1,4 +1,4 @@
-/**
+/*
  * Training progress on the terminal: a cli-progress bar (step, loss, tokens/s, ETA) when the
  * stream is a TTY and the optional package cli-progress is installed, plain log lines otherwise
  * (CI, pipes, files). The bar is cosmetic, so a missing package is not an error.
@@ -7,11 +7,16 @@ import { createRequire } from "node:module";
 import type { StepMetrics } from "../trainer.js";
 import type { EvalRecord } from "./run.js";
 
+/** Reports training progress: `update` after each step (and evaluation), `stop` at the end. */
 export interface ProgressReporter {
   update(m: StepMetrics & { eval?: EvalRecord }): void;
   stop(): void;
 }
 
+/**
+ * Options of the progress reporter: total steps, label, output stream, and how often plain mode
+ * prints.
+ */
 export interface ProgressOptions {
   total: number;
   label: string;
@@ -38,6 +43,10 @@ export function loadCliProgress(): CliProgress | undefined {
   }
 }
 
+/**
+ * A progress reporter on `o.stream` (stderr): a live bar on a terminal when the optional
+ * `cli-progress` is installed, else a plain line every few steps.
+ */
 export function progressReporter(o: ProgressOptions): ProgressReporter {
   const stream = o.stream ?? process.stderr;
   return reporterWith(stream.isTTY ? loadCliProgress() : undefined, o, stream);

@@ -1,4 +1,4 @@
-/**
+/*
  * The run folder (read by @loop/eval's reports):
  *   run.json                 {task, model, train, seed, stage}
  *   log.jsonl                one line per step (+ "eval" on evaluation steps)
@@ -24,10 +24,12 @@ import type { TrainerState } from "../trainer.js";
 
 const KEEP = 2;
 
+/** The folder name of the checkpoint at `step`, e.g. `step-000100`. */
 export function stepDirName(step: number): string {
   return `step-${String(step).padStart(6, "0")}`;
 }
 
+/** Write `value` as indented JSON to `path` atomically. */
 export function writeJsonFile(path: string, value: unknown): void {
   writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -73,6 +75,9 @@ export function saveTrainingCheckpoint(
   return dir;
 }
 
+/**
+ * The run's newest complete checkpoint folder (`checkpoints/latest.json` points at it), or null.
+ */
 export function latestCheckpoint(runDir: string): string | null {
   const p = join(runDir, "checkpoints", "latest.json");
   if (!existsSync(p)) return null;

@@ -1,4 +1,4 @@
-/**
+/*
  * Opening a run folder safely, the one place that decides what may happen to it (the CLI, the
  * training loop and a queue worker all call this):
  *  - the folder is created without hanging on impossible paths and locked for this process;
@@ -21,6 +21,9 @@ export interface RunInfo {
   [extra: string]: unknown;
 }
 
+/**
+ * An opened run folder, locked for this process: the run.json to resume (or null) and `release()`.
+ */
 export interface RunFolder {
   dir: string;
   /** run.json of the run being resumed; null for a new run. */
@@ -29,6 +32,10 @@ export interface RunFolder {
   release(): void;
 }
 
+/**
+ * How to open a folder that may hold a run: resume it, replace it, or neither (then a run already
+ * there is an error).
+ */
 export interface RunFolderMode {
   /** Continue the run in the folder (error if it holds none). */
   resume?: boolean;
@@ -38,16 +45,19 @@ export interface RunFolderMode {
 
 /** Training options a resumed run may change: none of them changes the numbers already trained. */
 export const RESUME_CHANGES = ["steps", "evalEvery", "checkpointEvery", "checkpointing"] as const;
+/** A training flag that may change when a run resumes. */
 export type ResumeChange = (typeof RESUME_CHANGES)[number];
 
 /** What a run leaves in its folder (run.lock aside); any of them means "holds a run". */
 const RUN_ENTRIES = ["run.json", "log.jsonl", "checkpoints", "final"];
 const RUN_EXTRAS = ["vocab.json", "tokenizer.json", "task.json"];
 
+/** Whether `dir` holds a run (run.json, log, checkpoints or final weights). */
 export function holdsRun(dir: string): boolean {
   return RUN_ENTRIES.some((e) => existsSync(join(dir, e)));
 }
 
+/** Read and check a run folder's run.json. */
 export function readRunInfo(dir: string): RunInfo {
   const path = join(dir, "run.json");
   const info = readJsonFile<RunInfo>(path);
@@ -77,6 +87,10 @@ function removeStaleTemporaries(dir: string): void {
   }
 }
 
+/**
+ * Open `dir` for a run, creating it, taking its lock (`run.lock`, taken over from a dead process)
+ * and checking `mode` against what the folder holds.
+ */
 export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder {
   if (mode.resume && mode.overwrite)
     throw new Error("resume and overwrite exclude each other: choose one");

@@ -1,4 +1,4 @@
-/**
+/*
  * An exclusive lock on a run folder: `run.lock` holds the owner's PID and host. It is created
  * atomically (written under a temporary name in the same folder, then hard-linked into place,
  * which fails if the lock exists), so two processes can never both hold it. A lock whose process
@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { errnoCode, fsError } from "@loop/tensor/node";
 
+/** The lock file a process training in a run folder holds (its PID). */
 export const LOCK_FILE = "run.lock";
 
 interface LockOwner {

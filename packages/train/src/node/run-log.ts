@@ -1,4 +1,4 @@
-/**
+/*
  * log.jsonl on resume: keep the lines up to the checkpoint's step. A crash (or a full disk)
  * during an append can only tear the last line, so a last line that does not parse is dropped
  * and said so; any other damage is an error naming the file and line.

@@ -1,4 +1,4 @@
-/**
+/*
  * A training run in a folder: fresh or resumed (`resume: true` continues from the newest valid
  * checkpoint and reproduces the uninterrupted run exactly), periodic evaluation and checkpoints,
  * metrics appended to log.jsonl, final weights in final/. The folder is opened through
@@ -28,6 +28,7 @@ import {
 import { checkResumeMatches, openRunFolder, type RunInfo } from "./run-folder.js";
 import { readLog, trimLog } from "./run-log.js";
 
+/** One evaluation in log.jsonl: the metric, its value at every loop step and at step R. */
 export interface EvalRecord {
   metric: "accuracy" | "ppl";
   /** Metric of every loop step r = 1..R. */
@@ -37,6 +38,10 @@ export interface EvalRecord {
   [extra: string]: unknown;
 }
 
+/**
+ * Options of `runTraining`: the folder, model, task, training options, resume/overwrite, the step
+ * engine, evaluation and hooks.
+ */
 export interface RunOptions {
   runDir: string;
   model: LoopedModel;
@@ -80,6 +85,10 @@ export interface RunOptions {
   info?: Record<string, unknown>;
 }
 
+/**
+ * What `runTraining` returns: steps done, the last loss and evaluation, and the folder of the final
+ * weights.
+ */
 export interface RunResult {
   steps: number;
   lastLoss: number;
@@ -89,6 +98,7 @@ export interface RunResult {
 
 /** Training stopped by a signal; a checkpoint of `step` is in `checkpoint`. */
 export class RunInterrupted extends Error {
+  /** The error's name. */
   override name = "RunInterrupted";
   constructor(
     readonly runDir: string,
@@ -139,6 +149,10 @@ function restore(o: RunOptions, trainer: Trainer): string {
 
 const nextTick = () => new Promise<void>((r) => setImmediate(r));
 
+/**
+ * Train `o.model` in the run folder `o.runDir`: run.json, log.jsonl, rotating checkpoints and final
+ * weights, resumable exactly, stopped cleanly by `o.signal`.
+ */
 export async function runTraining(o: RunOptions): Promise<RunResult> {
   const folder = openRunFolder(o.runDir, { resume: o.resume, overwrite: o.overwrite });
   try {

@@ -1,4 +1,4 @@
-/**
+/*
  * Tiled causal grouped-query attention, FlashAttention-2 style (docs/model.md §4), the WGSL twin
  * of @loop/attention's flashForward / flashBackward:
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd], lse [B, Hq, T];

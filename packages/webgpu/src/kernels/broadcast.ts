@@ -1,4 +1,4 @@
-/**
+/*
  * Kernels over NumPy-style broadcasts, on shapes collapsed to at most MAX_DIMS axes
  * (ops/broadcast.ts merges neighbouring axes that broadcast alike):
  *   binary:  y[i] = f(a[ia(i)], b[ib(i)]), i over the output [d0…d5], ia/ib the operands' flat

@@ -1,4 +1,4 @@
-/**
+/*
  * Column sums of a [rows, cols] matrix whose entries are given by a WGSL expression:
  *   out[c] = Σ_{r < rows} term(r, c)
  * (the reductions behind bias, D, A and norm-weight gradients: many rows, few columns).

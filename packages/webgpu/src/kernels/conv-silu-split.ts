@@ -1,4 +1,4 @@
-/**
+/*
  * Causal depthwise conv1d + silu + split of the channel axis (docs/model.md §3.2–3.3):
  *   pre[b,t,c] = bias[c] + Σ_{k<K} w[c,k]·in[b, t−K+1+k, c],   y_p[b,t,j] = silu(pre[b,t,o_p+j])
  * in[b,τ,c] = x[b,τ,c] for τ ≥ 0, the initial conv state init[b,c,K−1+τ] for τ < 0 (else 0).

@@ -1,4 +1,4 @@
-/**
+/*
  * Strided block copy, the one kernel under concat, split, stack and sliceRows:
  *   dst[r·ldd + offd + j] = src[r·lds + offs + j],  r < rows, j < w
  */

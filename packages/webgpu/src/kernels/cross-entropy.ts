@@ -1,4 +1,4 @@
-/**
+/*
  * Log-softmax and cross-entropy over the last axis (max-shifted), one workgroup per row for the
  * row reductions, mirroring @loop/tensor's loss.ts:
  *   logSoftmax:  y_j = x_j − lse,  lse = m + ln Σ_k e^{x_k − m};   ∂x = g − e^{y} · Σ g

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise kernels over flat f32 arrays of n elements (grid dispatch, 256 threads a group):
  *   fill:  out[i] = value
  *   copy:  out[i] = a[i]

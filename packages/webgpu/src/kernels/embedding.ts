@@ -1,4 +1,4 @@
-/**
+/*
  * Embedding gather and its deterministic scatter-add backward.
  *   forward:  y[i, j] = W[ids[i], j]   (ids [n] i32, W [V, D], y [n, D]); an id outside [0, V)
  *             gives a row of NaN (the kernel never reads out of bounds, and the loss shows it)

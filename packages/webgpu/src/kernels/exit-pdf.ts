@@ -1,4 +1,4 @@
-/**
+/*
  * The exit distribution in log space (docs/exit-gate.md), as @loop/exit-gate's log-pdf.ts, one
  * thread per token m over the R loop steps of a [R, M] step-major layout:
  *   u(r) = ln p(r) = logsigmoid(a(r)) + Σ_{j<r} logsigmoid(−a(j))  (r < R),

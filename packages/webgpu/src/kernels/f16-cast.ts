@@ -1,4 +1,4 @@
-/**
+/*
  * Rounding f32 values to f16 (binary16) storage, for mixed-precision GEMM operands: two source
  * ranges (the two operands of one product) in one dispatch, each copied from its element offset
  * into its own output starting at element 0.

@@ -1,4 +1,4 @@
-/**
+/*
  * Gate logits (docs/exit-gate.md "Gate and exit distribution"), as @loop/exit-gate's gateLogits:
  *   a[r, m] = Σ_d w[d]·x_r[m, d] + bias     readouts x_r [M, D] (one dispatch per loop step r,
  *                                           written at a[off + m], off = r·M)

@@ -1,4 +1,4 @@
-/**
+/*
  * Gated grouped RMSNorm (docs/model.md §3.6), one workgroup per (row, group):
  *   v = x ⊙ silu(z);  per row and group of gs = Di/G channels r = 1/sqrt(mean(v_g²) + eps);
  *   y = v·r ⊙ weight                                   x, z [rows, Di], weight [Di] → y, rinv [rows·G]

@@ -1,4 +1,4 @@
-/**
+/*
  * Tiled GEMM, one workgroup per BM×BN block of C, blocked through workgroup memory along K:
  *   C[b][m, n] = Σ_k op(A)[b][m, k] · op(B)[b][k, n]  (+ beta·C[b][m, n]) (+ bias[n])
  * op(A) = A or Aᵀ (transA: A is stored [K, M]), likewise op(B) (transB: B is stored [N, K]).
@@ -20,6 +20,7 @@
 import { type BufferSpec, defineKernel, flatEntry, type Kernel } from "../kernel-def.js";
 import { getOrMake } from "../memo.js";
 
+/** A GEMM tiling: workgroup tile bm×bn, depth step bk, and per-thread tile tm×tn. */
 export interface GemmTile {
   bm: number;
   bn: number;

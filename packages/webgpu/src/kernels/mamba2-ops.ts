@@ -1,4 +1,4 @@
-/**
+/*
  * Two small fused ops of the Mamba-2 mixer (docs/model.md §3.4, §3.5), elementwise over n values:
  *   softplusBias: dt[r, h] = clamp(softplus(raw[r, h] + bias[h]), lo, hi)  raw [rows, H], bias [H]
  *       backward  ∂raw = g·σ(raw + bias)·[lo ≤ softplus(raw + bias) ≤ hi];  ∂bias = Σ_r ∂raw

@@ -1,4 +1,4 @@
-/**
+/*
  * One-token recurrent step of the Mamba-2 mixer (decode; docs/model.md §3), the part between
  * in_proj and the gated norm, on the device state. Per batch row b, from zx = u·in_projᵀ
  * [B, E] = [z (Di) | xBC (C) | dt (H)]:

@@ -1,4 +1,4 @@
-/**
+/*
  * A masked mean in a fixed order (no atomics: the same numbers every run), for the stage losses:
  *   tf = [term (n) | flag (n)]: N = Σ flag, out[0] = Σ term / (N·scale) (NaN when N = 0, like
  *   the CPU losses), count[0] = N. One workgroup: thread l sums i ≡ l (mod 256) in order, then

@@ -1,4 +1,4 @@
-/**
+/*
  * p-weighted mixtures over loop steps, as @loop/exit-gate's mixture.ts, for logits x_r [M, V]
  * (one dispatch per step r, off = r·M) and pdf p [R, M]; n = M·V elementwise, first = 1 at r = 0:
  *   mixtureLogits:   y = Σ_r p(r)·x_r                                  (mixAccumulate, r in order)

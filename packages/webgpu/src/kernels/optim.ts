@@ -1,4 +1,4 @@
-/**
+/*
  * Optimiser kernels:
  *   adamw:       (flat grid over one parameter's n elements; with `clip`, g first takes the
  *                clipScale rule below, read from `norm`: the clipping costs no pass of its own)

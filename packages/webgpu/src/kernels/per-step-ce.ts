@@ -1,4 +1,4 @@
-/**
+/*
  * Per-token cross-entropy of one loop step's logits, written into row r of a step-major [R, M]
  * result (off = r·M), as @loop/tensor's crossEntropyPerToken stacked over steps:
  *   lse_m = ln Σ_v e^{x[m, v]} (max-shifted),  ℓ[off + m] = lse_m − x[m, t_m]  (0 where t_m = −100)

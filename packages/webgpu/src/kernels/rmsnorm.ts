@@ -1,4 +1,4 @@
-/**
+/*
  * RMSNorm over the last axis (docs/model.md §2), one workgroup per row:
  *   forward:  r = 1/sqrt(mean(x²) + eps),  y = x · r ⊙ w           (r kept per row)
  *   backward: x̂ = x·r, ĝ = g ⊙ w,  ∂x = r·(ĝ − x̂·mean(ĝ ⊙ x̂)),

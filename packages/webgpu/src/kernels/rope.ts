@@ -1,4 +1,4 @@
-/**
+/*
  * Rotary position embedding, rotate-half layout (docs/model.md §4), as @loop/attention's `rope`:
  *   x [B, T, H, hd] → y [B, T, H, hd], hd even, half = hd/2, one thread per pair (t, h, i < half):
  *     y[i]        = x[i]·cos a − x[i + half]·sign·sin a

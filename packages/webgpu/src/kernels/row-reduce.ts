@@ -1,4 +1,4 @@
-/**
+/*
  * WGSL for kernels that give one workgroup of ROW_GROUP threads to each row: the row index
  * (rows fold into a 2-D grid beyond 65535) and sum (wgsl-group-sum.ts) and max over the
  * workgroup as a fixed tree in workgroup memory, so a row's result is the same on every run. Each thread first reduces its

@@ -1,4 +1,4 @@
-/**
+/*
  * silu fused with a split of the last axis (docs/model.md §3.2–3.3), one dispatch per piece:
  *   forward:  y_k[r, j] = silu(x[r, o_k + j])                         (x [rows, W], y_k [rows, w_k])
  *   backward: ∂x[r, o_k + j] = g_k[r, j] · σ(1 + x(1 − σ)), σ = σ(x[r, o_k + j]); zeros for a piece

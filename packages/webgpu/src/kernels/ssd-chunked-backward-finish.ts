@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD scan, backward: the last passes, from the per-head partials to the inputs'
  * gradients (notation: kernels/ssd-chunked.ts; the whole backward's order:
  * ssd-chunked-backward.ts):

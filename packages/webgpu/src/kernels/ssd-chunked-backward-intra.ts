@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD scan, backward: the gradients inside a chunk (notation: kernels/ssd-chunked.ts;
  * the whole backward's order: ssd-chunked-backward.ts). With gY the output gradient, M the
  * chunk's masked decay-weighted C·Bᵀ, w = dt·exp(Λ_end − Λ) and R_c from the reverse pass:

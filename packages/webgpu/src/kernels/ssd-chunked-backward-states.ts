@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD scan, backward: the passes that carry the state gradient across chunks (the
  * forward and its notation: kernels/ssd-chunked.ts; the whole backward's order:
  * ssd-chunked-backward.ts). With gY the output gradient and R_c = ∂L/∂S_end of chunk c:

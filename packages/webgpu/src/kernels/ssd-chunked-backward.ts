@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD scan, backward (the forward and its notation: kernels/ssd-chunked.ts). With gY the
  * output gradient and R_c = ∂L/∂S_end of chunk c (the final-state gradient for the last chunk):
  *   chunkOuter (mode 1)  Q_c = Σ_i E_i·gY_iᵀ ⊗ C_i: the state gradient the chunk's outputs send back

@@ -1,4 +1,4 @@
-/**
+/*
  * Chunked SSD scan, forward (Mamba-2 "state space duality", docs/model.md §3.5): the recurrence
  *   S_t = exp(dt_t·A_h)·S_{t−1} + dt_t·(x_t ⊗ B_t[g]),   y_t = S_t·C_t[g] + D_h·x_t
  * regrouped into chunks of Lc positions (the last may be shorter). Per (batch b, chunk c, head h),

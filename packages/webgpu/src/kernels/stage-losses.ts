@@ -1,4 +1,4 @@
-/**
+/*
  * The gate objectives of docs/exit-gate.md "Training", as @loop/exit-gate's stage1Objective and
  * stage2Objective, on a step-major [R, M] layout with one thread per token m (or per (r, m)):
  * each *Terms kernel writes tf = [term_m | flag_m] (flag 1 where target_m ≠ −100, term 0

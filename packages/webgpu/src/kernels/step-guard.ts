@@ -1,4 +1,4 @@
-/**
+/*
  * The kernels that let a training step's update depend on its losses and gradient norm without
  * reading them back first (so the next step is queued while this one runs):
  *   guardFinite:   guard[0] ← 0 when one of values[0..n) is NaN or ±Inf (it stays 0 after)

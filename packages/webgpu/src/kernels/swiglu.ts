@@ -1,4 +1,4 @@
-/**
+/*
  * SwiGLU gate (docs/model.md §5), elementwise over n values, as @loop/attention's `swiglu`:
  *   y = silu(gate) ⊙ up = gate·σ(gate)·up
  *   ∂gate = G ⊙ up ⊙ σ(gate)·(1 + gate·(1 − σ(gate))),  ∂up = G ⊙ gate·σ(gate)

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise unary kernels with the CPU ops' stable forms (@loop/tensor ops/unary.ts):
  *   exp: y = e^x, ∂ = g·y            neg: y = −x, ∂ = −g           log: y = ln x, ∂ = g/x
  *   negExp: y = −e^x, ∂ = g·y

@@ -1,4 +1,4 @@
-/**
+/*
  * WGSL for a kernel that reads an input which may still be partial sums (`GpuTensor.partialSums`:
  * a split-K GEMM's products, a column sum's row blocks): `fn <fnName>(i) -> f32` gives element i
  * of buffer `buf`,

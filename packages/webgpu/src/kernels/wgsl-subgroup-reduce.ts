@@ -1,4 +1,4 @@
-/**
+/*
  * WGSL: the row kernels' reductions (row-reduce.ts: `groupSum`, `rowSum`, `rowMax` over a
  * workgroup of ROW_GROUP threads) for devices with the `subgroups` feature, giving the same bits
  * as the plain tree. The plain tree halves the stride from ROW_GROUP/2 to 1 with a workgroup

@@ -1,4 +1,4 @@
-/**
+/*
  * `@loop/webgpu/node`: a GPU context in Node through Dawn (the optional `webgpu` package, which
  * ships prebuilt binaries). Dawn needs a Vulkan driver (Linux), Metal (macOS) or D3D12 (Windows).
  * On a Linux machine without a GPU, Google's SwiftShader driver (shipped in Debian's `chromium`
@@ -18,6 +18,7 @@ import { pathToFileURL } from "node:url";
 import type { GpuContext } from "../gpu-context.js";
 import { requestGpuContext } from "../request-gpu-context.js";
 
+/** The npm package that provides WebGPU (Dawn) in Node, an optional peer dependency. */
 export const WEBGPU_PACKAGE = "webgpu";
 const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
 
@@ -60,6 +61,7 @@ process.stdout.write(JSON.stringify({ found: adapter != null }) + "\\n");
 process.exit(0);
 `;
 
+/** What a Dawn adapter probe found, and what Dawn and the drivers printed meanwhile. */
 export interface AdapterProbe {
   /** Whether Dawn found an adapter; null when the probe itself could not run or answer. */
   found: boolean | null;

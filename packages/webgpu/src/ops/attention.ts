@@ -1,4 +1,4 @@
-/**
+/*
  * Causal grouped-query attention on GPU tensors, as @loop/attention's `attention`:
  *   q [B, T, Hq, hd], k, v [B, T, Hkv, hd] → y [B, T, Hq, hd]; the op saves y and the per-row
  * log-sum-exp (memory linear in T; no [T, T] matrix exists). Kernels: kernels/attention.ts.
@@ -9,6 +9,9 @@ import { grid, groups } from "../kernel-def.js";
 import { ATTN_ROWS, attentionKernels, DVEC_GROUP, dvecKernel } from "../kernels/attention.js";
 import { recordGpu } from "../tape.js";
 
+/**
+ * Options of the GPU attention op: packed documents (the tile options of the CPU op are rejected).
+ */
 export interface AttentionOptions {
   /**
    * Packed documents: an i32 tensor of B·T document indices (mamba_ssm's seq_idx, non-decreasing

@@ -1,4 +1,4 @@
-/**
+/*
  * Broadcasting binary ops on GPU tensors, mirroring @loop/tensor's add, sub, mul, div:
  *   add: y = a + b   ∂a = g, ∂b = g      sub: y = a − b   ∂a = g, ∂b = −g
  *   mul: y = a·b     ∂a = g·b, ∂b = g·a  div: y = a/b     ∂a = g/b, ∂b = −(g/b)·y
@@ -39,6 +39,9 @@ export function add(a: GpuTensor, b: GpuTensor): GpuTensor {
   if (a.shape.join() === b.shape.join()) return addSame(a, b);
   return binary("add", a, b);
 }
+/** a − b on the GPU, elementwise with trailing-axis broadcasting; differentiable. */
 export const sub = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("sub", a, b);
+/** a · b on the GPU, elementwise with trailing-axis broadcasting; differentiable. */
 export const mul = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("mul", a, b);
+/** a / b on the GPU, elementwise with trailing-axis broadcasting; differentiable. */
 export const div = (a: GpuTensor, b: GpuTensor): GpuTensor => binary("div", a, b);

@@ -1,4 +1,4 @@
-/**
+/*
  * Broadcasting on the device: the output shape of two operands (NumPy rules, as @loop/tensor),
  * elementwise kernels over broadcast operands, and the reduction of an output-shaped gradient
  * back onto an operand's shape. Shapes are collapsed first — neighbouring axes that broadcast

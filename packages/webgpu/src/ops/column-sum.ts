@@ -1,4 +1,4 @@
-/**
+/*
  * Deterministic column sums on the device (kernels/column-sum.ts), not recorded. Stage 1 sums
  * blocks of ROWS_PER_GROUP rows; with more than one block their partials [blocks, cols] stay in
  * the result unsummed (`partialsTarget`, ops/gemm.ts): the consumer reading it next may add them

@@ -1,4 +1,4 @@
-/**
+/*
  * `causalConv1dSiluSplit` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments,
  * shapes and gradients; kernels/conv-silu-split.ts). Each piece is written by its own dispatch,
  * straight from the conv (no pre-activation tensor, no split copies); the backward recomputes

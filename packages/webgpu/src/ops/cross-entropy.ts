@@ -1,4 +1,4 @@
-/**
+/*
  * Log-softmax and cross-entropy on GPU tensors, mirroring @loop/tensor's loss.ts:
  * logSoftmax(x), crossEntropyPerToken(logits, targets) and crossEntropy(logits, targets) with
  * targets an i32 tensor whose IGNORE_INDEX (−100) rows count for nothing. Formulas in
@@ -18,6 +18,7 @@ import {
 } from "../kernels/cross-entropy.js";
 import { recordGpu } from "../tape.js";
 
+/** log softmax over the last axis on the GPU; differentiable. */
 export function logSoftmax(x: GpuTensor): GpuTensor {
   const ctx = x.ctx;
   const V = x.lastDim;
@@ -42,6 +43,10 @@ function checkTargets(logits: GpuTensor, targets: GpuTensor, op: string): void {
     );
 }
 
+/**
+ * Cross-entropy per token on the GPU: logits [..., V] against i32 targets [...] (−100 gives 0);
+ * differentiable.
+ */
 export function crossEntropyPerToken(logits: GpuTensor, targets: GpuTensor): GpuTensor {
   checkTargets(logits, targets, "crossEntropyPerToken");
   const ctx = logits.ctx;

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise ops on GPU tensors. `add` and `scale` are differentiable; the others are the
  * building blocks of gradients and optimisers (not recorded).
  */
@@ -32,6 +32,7 @@ export function fillTensor(ctx: GpuContext, shape: Shape, value: number): GpuTen
   return out;
 }
 
+/** Set every entry of `t` to `value`, on the GPU. */
 export function fillInPlace(t: GpuTensor, value: number): void {
   t.ctx.run(fillKernel, { out: t }, { n: t.size, value }, grid(t.size, EW_GROUP));
 }

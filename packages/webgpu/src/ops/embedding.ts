@@ -1,4 +1,4 @@
-/**
+/*
  * Embedding on GPU tensors, mirroring @loop/tensor's embedding(ids, W): ids an i32 tensor of any
  * shape, W [V, D] → y [...ids.shape, D]. The ids are not read back to be checked (no per-op
  * read-back): check them where they are uploaded; an out-of-range id gives a row of NaN.
@@ -18,6 +18,7 @@ import {
 import { recordGpu } from "../tape.js";
 import { fillInPlace } from "./elementwise.js";
 
+/** Rows of w [V, D] for i32 token ids on the GPU: [..., D]; differentiable in w. */
 export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {
   if (w.rank !== 2)
     throw new Error(`webgpu embedding: weight must be [V, D], got [${w.shape.join(",")}]`);

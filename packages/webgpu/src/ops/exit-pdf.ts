@@ -1,4 +1,4 @@
-/**
+/*
  * The exit distribution on GPU tensors, as @loop/exit-gate's exitPdf: gate logits a [R, ...S] →
  * p [R, ...S], p(r) = λ(r)·Π_{j<r}(1 − λ(j)) (r < R), p(R) = Π_{j<R}(1 − λ(j)), computed in log
  * space (kernels/exit-pdf.ts).
@@ -9,6 +9,10 @@ import { exitPdfBackwardKernel, exitPdfKernel, PDF_GROUP } from "../kernels/exit
 import { recordGpu } from "../tape.js";
 import { checkStepMajor } from "./gate-shapes.js";
 
+/**
+ * The exit distribution from gate logits [R, …] on the GPU (as `exitPdf` of @loop/exit-gate);
+ * differentiable.
+ */
 export function exitPdf(gateLogits: GpuTensor): GpuTensor {
   const { R, M } = checkStepMajor(gateLogits, "gateLogits", "webgpu exitPdf");
   const ctx = gateLogits.ctx;

@@ -1,4 +1,4 @@
-/**
+/*
  * A linear's input under mixed precision: every product reads f16 operands (precision.ts), so x
  * is rounded to f16 once — in the same dispatch as the first weight it multiplies — and that copy,
  * not x, is what the linear's backward reads (∂W = Gᵀ·x16). x itself can then be freed once the

@@ -1,4 +1,4 @@
-/**
+/*
  * Gate logits on GPU tensors, as @loop/exit-gate's gateLogits: readouts R × [...S, D],
  * weight [1, D], bias [1] → a [R, ...S] with a[r, m] = weight·readout(r)[m] + bias; one fused
  * node (kernels/gate-logits.ts), all gradient sums in a fixed order.
@@ -17,6 +17,10 @@ import { freshGrads, recordGpu } from "../tape.js";
 import { sumColumns } from "./column-sum.js";
 import { checkPerStep, checkShape } from "./gate-shapes.js";
 
+/**
+ * Gate logits [R, …] from every loop step's readouts, weight [1, D] and bias [1] on the GPU;
+ * differentiable.
+ */
 export function gateLogits(
   readouts: readonly GpuTensor[],
   weight: GpuTensor,

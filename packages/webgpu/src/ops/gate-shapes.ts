@@ -1,4 +1,4 @@
-/**
+/*
  * Shape checks of the GPU exit-gate ops (as @loop/exit-gate's shapes.ts): per-step tensors come
  * as one tensor per loop step, gate quantities are step-major [R, ...S]. Errors name the op, the
  * argument and the expected vs actual shape.

@@ -1,4 +1,4 @@
-/**
+/*
  * `gatedRmsnorm` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, shapes and
  * gradients; kernels/gated-rmsnorm.ts).
  */

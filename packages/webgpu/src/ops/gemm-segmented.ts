@@ -1,4 +1,4 @@
-/**
+/*
  * One GEMM whose operands may each be stored as up to three pieces laid end to end along one
  * stored axis (kernels/gemm.ts, GemmSegments): the blocks of a split linear layer — in_proj's
  * z | xBC | dt, attention's q | k | v — read or written where they live, in one dispatch instead

@@ -1,4 +1,4 @@
-/**
+/*
  * Enqueue one (batched) GEMM on device buffers — the non-differentiable primitive under matmul,
  * linear and linearSplit and their gradients. Shapes and layouts as in kernels/gemm.ts.
  */
@@ -30,6 +30,7 @@ export interface GemmOperand {
   f16?: boolean;
 }
 
+/** One GEMM call on the GPU: transposes, sizes, operands, output and batch. */
 export interface GemmCall {
   transA: boolean;
   transB: boolean;
@@ -156,6 +157,10 @@ function castOperands(ctx: GpuContext, call: GemmCall, batch: number): [GemmOper
 /** WebGPU's guaranteed limit on workgroups per dimension (the batch runs along z). */
 const MAX_Z = 65535;
 
+/**
+ * Run one GEMM call on the GPU, C = α·op(A)·op(B) + β·C, with the tile and precision its plan
+ * picks.
+ */
 export function gemm(ctx: GpuContext, call: GemmCall): void {
   const { M, N } = call;
   const batch = call.batch ?? 1;

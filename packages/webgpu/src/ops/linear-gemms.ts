@@ -1,4 +1,4 @@
-/**
+/*
  * The three GEMMs of a linear layer, y = x · Wᵀ with x [M, nIn], W [nOut, nIn], ∂y = G [M, nOut]:
  *   y  = X · Wᵀ   [M, nOut]  (+ bias)
  *   ∂x = G · W    [M, nIn]   (summed over the nOut output features)

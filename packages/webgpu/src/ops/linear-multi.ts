@@ -1,4 +1,4 @@
-/**
+/*
  * Up to three linear layers of one input with separate weights (attention's q, k, v projections;
  * the MLP's gate and up): y_k = x · W_kᵀ, W_k [out_k, in]. Each of the forward, ∂x and the
  * weight gradients is one GEMM over the weights and outputs where they live (gemm-segmented.ts):

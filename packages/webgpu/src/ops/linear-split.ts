@@ -1,4 +1,4 @@
-/**
+/*
  * A linear layer whose output features come as separate tensors, mirroring @loop/tensor's
  * linearSplit (the Mamba-2 in_proj output z | xBC | dt):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j
@@ -17,6 +17,7 @@ import { f16Input, linearForwardF16 } from "./f16-input.js";
 import { segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
+/** x · wᵀ split along the output axis into pieces of `widths`, on the GPU; differentiable. */
 export function linearSplit(x: GpuTensor, w: GpuTensor, widths: readonly number[]): GpuTensor[] {
   if (w.rank !== 2)
     throw new Error(`webgpu linearSplit: weight must be [out, in], got [${w.shape.join(",")}]`);

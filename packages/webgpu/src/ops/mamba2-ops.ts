@@ -1,4 +1,4 @@
-/**
+/*
  * `softplusBias` and `addDSkip` on GPU tensors: the twins of @loop/ssm-kernels' ops of the same
  * names (same arguments, shapes and gradients; kernels/mamba2-ops.ts).
  */

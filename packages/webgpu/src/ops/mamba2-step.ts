@@ -1,4 +1,4 @@
-/**
+/*
  * The recurrent decode step of the Mamba-2 mixer on the device (the GPU counterpart of
  * @loop/ssm-kernels' `mamba2StepRaw`; kernels/mamba2-step.ts). A full step is
  *   zx = linear(u, in_proj);  { y, z } = mamba2StepState(cfg, zx, state, weights);
@@ -34,6 +34,7 @@ export interface GpuMamba2State {
   ssm: GpuTensor;
 }
 
+/** The Mamba-2 weights one recurrent GPU decode step reads besides the projections. */
 export interface GpuMamba2StepWeights {
   convWeight: GpuTensor;
   convBias: GpuTensor;

@@ -1,4 +1,4 @@
-/**
+/*
  * Matrix products on GPU tensors, mirroring @loop/tensor's matmul and linear:
  *   matmul: Y[..., M, N] = op(A)[..., M, K] · op(B)[..., K, N] (op = optional transpose of the
  *           last two axes; batch axes match, or B is one matrix shared by every batch entry)
@@ -16,6 +16,7 @@ import { type F16Input, f16Input, linearForwardF16 } from "./f16-input.js";
 import { type GemmOperand, gemm } from "./gemm.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 
+/** Batched matrix product op(a) · op(b) over the last two axes, on the GPU; differentiable. */
 export function matmul(a: GpuTensor, b: GpuTensor, opts: MatmulOptions = {}): GpuTensor {
   const s = matmulShape("webgpu matmul", a.shape, b.shape, opts);
   const { tA, tB, M, N, K, shared } = s;

@@ -1,4 +1,4 @@
-/**
+/*
  * p-weighted mixtures over loop steps on GPU tensors, as @loop/exit-gate's mixtureLogits and
  * mixtureLogProbs: logits R × [...S, V], pdf [R, ...S] → [...S, V] (kernels/mixture.ts). The pdf
  * must be ≥ 0 (the CPU op checks it; the device cannot without a read-back).
@@ -53,6 +53,7 @@ function pdfGrad(
   return gp;
 }
 
+/** Σ_r p_r · logits(r) on the GPU (as `mixtureLogits` of @loop/exit-gate). */
 export function mixtureLogits(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor): GpuTensor {
   const { s, M, V, n, ctx } = check(logitsPerStep, pdf, "webgpu mixtureLogits");
   const y = emptyLike(ctx, s);
@@ -74,6 +75,7 @@ export function mixtureLogits(logitsPerStep: readonly GpuTensor[], pdf: GpuTenso
   return y;
 }
 
+/** log Σ_r p_r · softmax(logits(r)) on the GPU (as `mixtureLogProbs` of @loop/exit-gate). */
 export function mixtureLogProbs(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor): GpuTensor {
   const { s, R, M, V, n, ctx } = check(logitsPerStep, pdf, "webgpu mixtureLogProbs");
   const lse = emptyLike(ctx, [R, M]);

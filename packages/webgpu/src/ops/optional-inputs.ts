@@ -1,4 +1,4 @@
-/** Helpers for ops with optional inputs and packed-document indices. */
+/* Helpers for ops with optional inputs and packed-document indices. */
 import type { GpuContext } from "../gpu-context.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import { getOrMake } from "../memo.js";

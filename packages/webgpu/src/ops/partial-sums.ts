@@ -1,4 +1,4 @@
-/**
+/*
  * Binding an input that may still be left as partial sums (`GpuTensor.partialSums`: a split-K
  * GEMM's products, a column sum's row blocks) to a kernel that adds them up as it reads
  * (kernels/wgsl-partial-sum.ts): the partials' buffer with their count and stride, or the

@@ -1,4 +1,4 @@
-/**
+/*
  * Per-step cross-entropy on GPU tensors, as @loop/exit-gate's perStepCrossEntropy: logits
  * R × [...S, V], targets i32 [...S] → ℓ [R, ...S] (0 where the target is −100), one fused node
  * (kernels/per-step-ce.ts) so gradients flow into every step's logits.
@@ -9,6 +9,7 @@ import { CE_EW, ceBackwardKernel, ceRowKernel } from "../kernels/per-step-ce.js"
 import { freshGrads, gpuNoGrad, recordGpu } from "../tape.js";
 import { checkPerStep, checkTargets } from "./gate-shapes.js";
 
+/** Cross-entropy of every loop step's logits per token, [R, …], on the GPU; differentiable. */
 export function perStepCrossEntropy(
   logitsPerStep: readonly GpuTensor[],
   targets: GpuTensor,

@@ -1,4 +1,4 @@
-/**
+/*
  * Reductions on GPU tensors, mirroring @loop/tensor's reduce.ts: sum(x) and mean(x) → [1];
  * sumLast and meanLast over the last axis ([..., n] → [...]). Each is the fixed-order chunked
  * broadcast reduction of ops/broadcast.ts; the backward broadcasts g (÷ n for the means) back.
@@ -30,7 +30,11 @@ function reduceLast(op: string, x: GpuTensor, divide: boolean): GpuTensor {
   return y;
 }
 
+/** The sum of all entries on the GPU, [1]; differentiable. */
 export const sum = (x: GpuTensor): GpuTensor => reduceAll("sum", x, false);
+/** The mean of all entries on the GPU, [1]; differentiable. */
 export const mean = (x: GpuTensor): GpuTensor => reduceAll("mean", x, true);
+/** The sum over the last axis on the GPU; differentiable. */
 export const sumLast = (x: GpuTensor): GpuTensor => reduceLast("sumLast", x, false);
+/** The mean over the last axis on the GPU; differentiable. */
 export const meanLast = (x: GpuTensor): GpuTensor => reduceLast("meanLast", x, true);

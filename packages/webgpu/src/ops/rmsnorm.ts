@@ -1,4 +1,4 @@
-/**
+/*
  * RMSNorm on GPU tensors, mirroring @loop/tensor's rmsnorm(x, w, eps = 1e-5):
  * x [..., D], w [D] → y [..., D] (formulas in kernels/rmsnorm.ts).
  */
@@ -10,6 +10,7 @@ import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.
 import { placeholder } from "./optional-inputs.js";
 import { partialSumInput } from "./partial-sums.js";
 
+/** RMSNorm over the last axis on the GPU, x / sqrt(mean(x²) + eps) · w; differentiable. */
 export function rmsnorm(x: GpuTensor, w: GpuTensor, eps = 1e-5): GpuTensor {
   const D = x.lastDim;
   if (w.rank !== 1 || w.size !== D)

@@ -1,4 +1,4 @@
-/**
+/*
  * RoPE on GPU tensors, as @loop/attention's `rope` (same options, same shapes):
  * x [B, T, H, hd] → [B, T, H, hd]; the backward rotates ∂y back by −a. The (cos, sin) table of
  * each (hd, T, theta, offset) is computed on the CPU in float64 by `ropeTables` and kept on the

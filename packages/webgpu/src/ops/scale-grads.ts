@@ -1,4 +1,4 @@
-/**
+/*
  * g ← g·factor for every tensor's gradient, in place: the step engine's unscaling of
  * loss-scaled gradients under mixed precision (factor 1/scale, a power of two, so exact).
  */
@@ -16,6 +16,7 @@ const scaleInPlaceKernel = defineKernel({
 }`,
 });
 
+/** Multiply the gradient of every tensor in `params` by `factor`, in place on the GPU. */
 export function scaleGradients(params: readonly GpuTensor[], factor: number): void {
   for (const t of params) {
     const g = t.grad;

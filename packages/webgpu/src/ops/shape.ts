@@ -1,4 +1,4 @@
-/**
+/*
  * Shape ops on GPU tensors, mirroring @loop/tensor's shape.ts. reshape is a view that shares the
  * buffer (no kernel runs); concat/split work along the last axis, sliceRows takes a contiguous
  * range of axis 0, stack joins equal shapes on a new leading axis — each a strided block copy

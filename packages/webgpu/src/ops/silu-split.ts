@@ -1,4 +1,4 @@
-/**
+/*
  * siluSplit on GPU tensors, mirroring @loop/tensor's siluSplit(x, widths): x [..., W] with widths
  * summing to W → y_k [..., w_k] = silu of the k-th column block (kernels/silu-split.ts).
  */
@@ -13,6 +13,7 @@ import { recordGpu } from "../tape.js";
 import { placeholder } from "./optional-inputs.js";
 import { splitOffsets } from "./shape.js";
 
+/** silu(x) split along the last axis into pieces of `widths`, on the GPU; differentiable. */
 export function siluSplit(x: GpuTensor, widths: readonly number[]): GpuTensor[] {
   const offsets = splitOffsets("siluSplit", x, widths);
   const ctx = x.ctx;

@@ -1,4 +1,4 @@
-/**
+/*
  * `ssdScanChunked` on GPU tensors: the twin of @loop/ssm-kernels' op (same arguments, options,
  * shapes and gradients; the kernels and their maths: kernels/ssd-chunked.ts and
  * kernels/ssd-chunked-backward.ts). Four dispatches forward, eight backward (the D skip's
@@ -37,6 +37,10 @@ import { fillTensor } from "./elementwise.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
+/**
+ * Options of the GPU chunked SSD scan: chunk length, initial state, fused D skip and packed
+ * documents.
+ */
 export interface GpuSsdChunkedOptions {
   /** Chunk length (default 64, at most 256). */
   chunkSize?: number;
@@ -48,6 +52,7 @@ export interface GpuSsdChunkedOptions {
   seqIdx?: GpuTensor | null;
 }
 
+/** The GPU SSD scan's output y [B,T,H,P] and final state [B,H,P,N]. */
 export interface GpuSsdScanResult {
   y: GpuTensor;
   state: GpuTensor;
@@ -62,6 +67,10 @@ function expectShape(name: string, t: GpuTensor, want: readonly number[]): void 
 
 const tiles = (n: number) => groups(n, TILE);
 
+/**
+ * The Mamba-2 chunked SSD scan on the GPU (as `ssdScanChunked` of @loop/ssm-kernels);
+ * differentiable.
+ */
 export function ssdScanChunked(
   x: GpuTensor,
   dt: GpuTensor,

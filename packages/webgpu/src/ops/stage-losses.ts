@@ -1,4 +1,4 @@
-/**
+/*
  * The gate-training objectives on GPU tensors, as @loop/exit-gate's stage1.ts and stage2.ts
  * (same names, arguments, defaults and shapes; targets an i32 tensor): each loss is a [1] tensor
  * that stays on the device (N, the number of non-ignored targets, is counted there too).
@@ -53,6 +53,10 @@ function maskedMean(
   return { loss, count };
 }
 
+/**
+ * The stage-1 exit-gate objective on the GPU (as `stage1Objective` of @loop/exit-gate);
+ * differentiable.
+ */
 export function stage1Objective(
   gateLogits: GpuTensor,
   ce: GpuTensor,
@@ -75,6 +79,10 @@ export function stage1Objective(
   return loss;
 }
 
+/**
+ * The stage-2 exit-gate objective on the GPU (as `stage2Objective` of @loop/exit-gate);
+ * differentiable.
+ */
 export function stage2Objective(
   gateLogits: GpuTensor,
   ce: GpuTensor,

@@ -1,4 +1,4 @@
-/**
+/*
  * SwiGLU on GPU tensors, as @loop/attention's `swiglu`: gate, up [..., F] (same shape) →
  * silu(gate) ⊙ up; one kernel for the forward, one for both gradients.
  */
@@ -7,6 +7,7 @@ import { grid } from "../kernel-def.js";
 import { SWIGLU_GROUP, swigluBackwardKernel, swigluForwardKernel } from "../kernels/swiglu.js";
 import { recordGpu } from "../tape.js";
 
+/** silu(gate) ⊙ up on the GPU, elementwise; differentiable. */
 export function swiglu(gate: GpuTensor, up: GpuTensor): GpuTensor {
   if (gate.shape.length !== up.shape.length || gate.shape.some((d, i) => d !== up.shape[i]))
     throw new Error(

@@ -1,4 +1,4 @@
-/**
+/*
  * Elementwise unary ops on GPU tensors, mirroring @loop/tensor's exp, neg, log, sigmoid,
  * logsigmoid, silu and softplus (formulas in kernels/unary.ts).
  */
@@ -28,11 +28,18 @@ function unary(op: UnaryName, x: GpuTensor): GpuTensor {
   return y;
 }
 
+/** e^x on the GPU, elementwise; differentiable. */
 export const exp = (x: GpuTensor): GpuTensor => unary("exp", x);
+/** −x on the GPU, elementwise; differentiable. */
 export const neg = (x: GpuTensor): GpuTensor => unary("neg", x);
 export const negExp = (x: GpuTensor): GpuTensor => unary("negExp", x);
+/** The natural logarithm on the GPU, elementwise; differentiable. */
 export const log = (x: GpuTensor): GpuTensor => unary("log", x);
+/** The logistic sigmoid on the GPU, elementwise; differentiable. */
 export const sigmoid = (x: GpuTensor): GpuTensor => unary("sigmoid", x);
+/** log sigmoid(x) on the GPU, elementwise, stable for large |x|; differentiable. */
 export const logsigmoid = (x: GpuTensor): GpuTensor => unary("logsigmoid", x);
+/** silu(x) = x · sigmoid(x) on the GPU, elementwise; differentiable. */
 export const silu = (x: GpuTensor): GpuTensor => unary("silu", x);
+/** softplus(x) = log(1 + e^x) on the GPU, elementwise; differentiable. */
 export const softplus = (x: GpuTensor): GpuTensor => unary("softplus", x);

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm eval --per-length`: a Mano model's accuracy at every expression length ℓ = 1..L and
  * loop step, on `--count` fresh expressions per ℓ (`evaluateManoByLength` of `@loop/eval`, the
  * "mano/eval-len" stream; `--seed` draws another). Prints one row per ℓ and writes the numbers as

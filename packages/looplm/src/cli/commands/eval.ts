@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm eval --model <checkpoint> [--task …]`: accuracy (mano, p-hop) or perplexity (lm) at
  * every loop step on the task's fixed evaluation set, threshold-exit results for gated models
  * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer;
@@ -21,7 +21,7 @@ import {
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
 import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { checkTaskVocab, ManoTask, type Task } from "@loop/tasks";
+import { checkTaskVocab, ManoTask, type Task, taskEvalBatches } from "@loop/tasks";
 import { outputKind } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
@@ -234,13 +234,13 @@ export async function runEval(
     evaluationMemoryNeed(cfg, task.seqLen, {
       count: f.count,
       batchSize: f.batchSize,
-      streamed: true,
+      streamed: task.evalBatches !== undefined,
     }),
     undefined,
     { count: "--count", evalBatch: "--batch-size" },
   );
   const batches = withEvalProgress(
-    task.evalBatches({ count: f.count, batchSize: f.batchSize, seed: f.seed }),
+    taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",
   );
   if (backend.gpu && mc)

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm experiment`: the default experiment (what `pnpm start` runs). A small iso-parameter
  * p-hop sweep — the same single Mamba-2 layer run once (1⊗1) and looped (1⊗R) — that shows the
  * paper's central claim at toy scale: looping the same parameters buys reasoning depth.

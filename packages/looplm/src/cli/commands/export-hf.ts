@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm export-hf --model <dir> --out <dir>`: a plain (non-looped) Mamba-2 checkpoint as a
  * Hugging Face Mamba2ForCausalLM folder (docs/formats.md, "Hugging Face Mamba-2 folders"). The
  * written folder is read back before the command reports success: the same config and the same

@@ -1,4 +1,4 @@
-/** `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
+/* `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
 import { readFileSync } from "node:fs";
 import { loadCheckpoint } from "@loop/looped/node";
 import { writeSafetensorsFile } from "@loop/tensor/node";

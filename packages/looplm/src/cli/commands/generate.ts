@@ -1,4 +1,4 @@
-/** `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
+/* `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { generateTokens } from "@loop/looped";

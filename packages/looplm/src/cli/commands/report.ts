@@ -1,4 +1,4 @@
-/** `looplm report <run-or-sweep dir>`: write the folder's self-contained report.html. */
+/* `looplm report <run-or-sweep dir>`: write the folder's self-contained report.html. */
 import { folderKind, renderRunReport, renderSweepReport } from "@loop/eval/node";
 import type { Command } from "commander";
 import { asCliError } from "../errors.js";

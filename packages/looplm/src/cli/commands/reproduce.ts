@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm reproduce <study>`: train a study of the paper's experiments for several seeds with the
  * sweep machinery, then print and write its results table (mean ± sd over seeds, the paper's
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm sample mano|phop …`: print training-distribution examples as JSONL on stdout, one
  * example per line — `{"input": [...], "answer": s, "ops": ℓ}` (Mano, ℓ uniform in 1..L) or
  * `{"input": [...], "answer": s, "hops": p}` (p-hop). Line i is training example i of `--seed`,

@@ -1,4 +1,4 @@
-/** `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
+/* `looplm sweep`: train an iso-parameter or iso-FLOPs family and compare it. */
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";

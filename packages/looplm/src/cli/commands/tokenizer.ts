@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm tokenizer train|encode|decode`: train a byte-level BPE (or build a character
  * vocabulary) on a corpus's training split and write a Hugging Face `tokenizer.json`; encode
  * text to a JSON array of ids; decode ids back to the exact text.

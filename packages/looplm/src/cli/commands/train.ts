@@ -1,4 +1,4 @@
-/** `looplm train`: train a looped model on a task in a run folder (pretrain, gate1, gate2). */
+/* `looplm train`: train a looped model on a task in a run folder (pretrain, gate1, gate2). */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { openRunFolder, resumeTrainOptions } from "@loop/train/node";
 import type { Command } from "commander";

@@ -1,4 +1,4 @@
-/** `looplm worker`: train queued jobs (from `looplm sweep --queue` or `looplm reproduce --queue`) until stopped. */
+/* `looplm worker`: train queued jobs (from `looplm sweep --queue` or `looplm reproduce --queue`) until stopped. */
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import type { Backend } from "../../backend.js";

@@ -1,4 +1,4 @@
-/** Model flags (or a config.json file) → a validated model config for a task's vocabulary. */
+/* Model flags (or a config.json file) → a validated model config for a task's vocabulary. */
 import {
   BACKBONES,
   type Backbone,

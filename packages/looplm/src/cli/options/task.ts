@@ -1,4 +1,4 @@
-/**
+/*
  * Task flags shared by train, eval and sweep, and the Task they build: Mano, p-hop, or language
  * modelling on a corpus.
  */

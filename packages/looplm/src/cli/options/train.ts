@@ -1,4 +1,4 @@
-/** Training flags → TrainOptions. */
+/* Training flags → TrainOptions. */
 import {
   BLOCK_LRS,
   type BlockLr,

@@ -1,4 +1,4 @@
-/**
+/*
  * Seed aggregation: the sweep results of every seed of a study (one SweepFile per arm and seed)
  * → one row per member with the metric and the per-loop-step metric as mean ± sd over seeds.
  */

@@ -1,4 +1,4 @@
-/**
+/*
  * A study's declarative settings → what the trainers take, through the same flag defaults and
  * builders as `looplm train` and `looplm sweep` (so a study member equals the sweep command that
  * docs/results.md prints for it); and the `looplm sweep` command behind each (arm, seed): printed

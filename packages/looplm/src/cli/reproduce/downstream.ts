@@ -1,4 +1,4 @@
-/**
+/*
  * The downstream scores of a study's language models, both multiple choice under the
  * lm-evaluation-harness protocol (`looplm eval --piqa`): a multiple-choice set in PIQA's files,
  * and the last-word cloze of the corpus's held-out documents (`@loop/eval`); and the accuracy of

@@ -1,4 +1,4 @@
-/**
+/*
  * The exit-gate study's depth/metric frontier: at every q the gate's mean selected exit step and
  * metric, against fixed exit at every loop step 1..R, aggregated over seeds; and the claim's
  * verdict. The comparison at equal depth interpolates fixed exit linearly between the two loop

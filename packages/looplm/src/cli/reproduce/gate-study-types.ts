@@ -1,4 +1,4 @@
-/**
+/*
  * The exit-gate study: one model trained through the three stages, then its depth frontier; and
  * the `looplm train` and `looplm eval` commands behind one of its seeds: printed beside its
  * results, so that a reader can rerun (or extend) one seed stage by stage. They give the numbers

@@ -1,4 +1,4 @@
-/**
+/*
  * Confidence intervals for study verdicts: the two-sided Student-t interval of a mean
  * (mean ± t_{1−α/2, n−1}·sd/√n), and the three-way reading of an interval against the margin a
  * claim names. Paired: a claim "a beats b" is judged on the per-seed differences a_k − b_k, where

@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm reproduce --jobs N`: the (arm, seed) sweeps of a study trained N at a time, each in its
  * own `looplm sweep` child process (the command docs/results.md prints for it) with the
  * machine's threads split between them (LOOPLM_THREADS). A sweep's numbers do not depend on its

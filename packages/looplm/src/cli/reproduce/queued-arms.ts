@@ -1,4 +1,4 @@
-/**
+/*
  * `looplm reproduce --queue`: every member of every (arm, seed) sweep of a study goes on the
  * Redis queue at once, as `looplm sweep --queue` puts one sweep's members there (the same jobs,
  * run-folder records, signatures and coordinator), and `looplm worker`s train them. The study

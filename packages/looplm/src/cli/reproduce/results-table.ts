@@ -1,4 +1,4 @@
-/**
+/*
  * The results table of a study: every member's metric as mean ± sd over seeds, its per-loop-step
  * means, and the paper's number beside it; as aligned text (the terminal) or Markdown
  * (docs/results.md).

@@ -1,4 +1,4 @@
-/**
+/*
  * Run the exit-gate study: per seed, pretrain → gate1 → gate2 (the stages of `looplm train`),
  * then evaluate the gated model at every loop step (fixed exit) and at every q of the sweep; then
  * the seed-aggregated depth/metric frontier and the claim's verdict.

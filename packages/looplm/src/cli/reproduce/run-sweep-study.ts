@@ -1,4 +1,4 @@
-/**
+/*
  * Run a sweep study: every arm (one `runSweep`, the machinery behind `looplm sweep`) for every
  * seed, seeds outermost so that a partial run has whole seeds; then aggregate over seeds and
  * judge the claims. Folder layout: <out>/<arm>/seed-<k>/ is an ordinary sweep folder. With

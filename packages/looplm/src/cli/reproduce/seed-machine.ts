@@ -1,4 +1,4 @@
-/**
+/*
  * Where a study's seed was trained, kept in its record (seed-record.ts). The native backend's
  * numbers depend in their last digits on the CPU's vector instructions, and training amplifies
  * them, so a study run in parts on several machines must say which machine each seed is from.

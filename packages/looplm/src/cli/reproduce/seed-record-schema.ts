@@ -1,4 +1,4 @@
-/**
+/*
  * The schema of a seed record (seed-record.ts), checked field by field before any number of it is
  * used: every arm of the study with its sweep (the arm's protocol, one row per member in the
  * arm's order, finite sizes), each metric in its range (accuracy in [0, 1], perplexity ≥ 1) and

@@ -1,4 +1,4 @@
-/**
+/*
  * One finished seed of a sweep study in one small file, <out>/seed-<k>.json: every arm's
  * sweep.json with its downstream, cloze and per-length scores — all the study's tables need of
  * that seed. It is written (atomically) once the seed's arms are trained and scored; a later run

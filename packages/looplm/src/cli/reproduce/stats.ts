@@ -1,4 +1,4 @@
-/** Mean and sample standard deviation over seeds (the table cells of `looplm reproduce`). */
+/* Mean and sample standard deviation over seeds (the table cells of `looplm reproduce`). */
 
 export interface MeanSd {
   mean: number;

@@ -1,4 +1,4 @@
-/**
+/*
  * The paper's experiments as `looplm reproduce` studies, at two scales: "paper" (the paper's
  * sizes, docs/experiments.md; hours to days on a CPU) and "cpu" (chosen by the pilot runs in
  * docs/results/pilots.md for a 2-core machine; the measured times are in `reproduce --help` and

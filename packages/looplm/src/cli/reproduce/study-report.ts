@@ -1,4 +1,4 @@
-/**
+/*
  * What a finished study leaves in its folder: results.json (every number), results.md (the
  * table, the verdicts, how it ran), report.html, and its plots as SVG files beside them.
  */

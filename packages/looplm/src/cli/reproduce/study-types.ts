@@ -1,4 +1,4 @@
-/**
+/*
  * What a reproduction study is: arms (each one protocol sweep of the existing sweep machinery,
  * trained once per seed), the paper's number for each member, and the claims checked on the
  * seed-aggregated results.

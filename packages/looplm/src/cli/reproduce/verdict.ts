@@ -1,4 +1,4 @@
-/**
+/*
  * One line per claim, read off a 95 % Student-t confidence interval over seeds: "holds" (the
  * interval lies wholly on the claimed side of the claim's margin), "contradicted" (wholly on the
  * other side) or "inconclusive" (it straddles the margin, or fewer than MIN_SEEDS seeds).
