@@ -1,0 +1,85 @@
+/**
+ * The tape of the CUDA backend: each op that records pushes a node (its inputs, its outputs and
+ * a backward that enqueues the kernels of its input gradients); `backwardFrom` walks the nodes
+ * in reverse recording order — a topological order — with the seeded loss gradient. Gradients
+ * of intermediates are fresh transient tensors (summed out of place where two ops feed one
+ * tensor); those of trainable leaves accumulate in place into a persistent tensor.
+ */
+import type { CudaContext } from "./context.js";
+import { CudaTensor } from "./cuda-tensor.js";
+
+/** A recorded op. */
+export interface TapeNode {
+  name: string;
+  inputs: readonly CudaTensor[];
+  outputs: readonly CudaTensor[];
+  /** Gradients of the inputs (null where none) from those of the outputs (null: zero). */
+  backward(gs: readonly (CudaTensor | null)[]): (CudaTensor | null)[];
+}
+
+/**
+ * Record `outputs` as made from `inputs` by an op whose gradient `backward` computes; does
+ * nothing when recording is off or no input requires a gradient. Returns whether it recorded.
+ */
+export function record(
+  ctx: CudaContext,
+  name: string,
+  inputs: readonly CudaTensor[],
+  outputs: readonly CudaTensor[],
+  backward: TapeNode["backward"],
+): boolean {
+  if (!ctx.recording || !inputs.some((t) => t.requiresGrad)) return false;
+  const node: TapeNode = { name, inputs, outputs, backward };
+  for (const o of outputs) {
+    o.requiresGrad = true;
+    o.node = node;
+  }
+  ctx.tape.push(node);
+  return true;
+}
+
+/** Backpropagate from the one-element `loss` seeded with `weight` (see the file comment). */
+export function backwardFrom(ctx: CudaContext, loss: CudaTensor, weight: number): void {
+  if (loss.size !== 1) throw new Error(`cuda backward: the loss has shape [${loss.shape}]`);
+  const grads = new Map<CudaTensor, CudaTensor>();
+  grads.set(loss, ctx.full([1], weight));
+  const tape = ctx.tape.splice(0);
+  for (let i = tape.length - 1; i >= 0; i--) {
+    const node = tape[i]!;
+    const gs = node.outputs.map((o) => grads.get(o) ?? null);
+    if (gs.every((g) => g === null)) continue;
+    const gin = ctx.withRecording(false, () => node.backward(gs));
+    node.inputs.forEach((x, k) => {
+      const g = gin[k];
+      if (g && x.requiresGrad) accumulate(ctx, grads, x, g);
+    });
+  }
+}
+
+function accumulate(
+  ctx: CudaContext,
+  grads: Map<CudaTensor, CudaTensor>,
+  x: CudaTensor,
+  g: CudaTensor,
+): void {
+  if (g.size !== x.size)
+    throw new Error(`cuda backward: gradient [${g.shape}] for a tensor [${x.shape}]`);
+  if (!x.node) {
+    if (!x.trainable) return;
+    if (!x.grad) {
+      x.grad = new CudaTensor(ctx, x.shape, "f32", true);
+      ctx.copyInto(x.grad, g);
+    } else {
+      ctx.axpy(1, g, 1, x.grad);
+    }
+    return;
+  }
+  const prev = grads.get(x);
+  if (!prev) {
+    grads.set(x, g);
+    return;
+  }
+  const sum = ctx.empty(x.shape);
+  ctx.run("add_bcast", ctx.elems(x.size), [x.size, x.size, prev, g, sum]);
+  grads.set(x, sum);
+}
