@@ -51,7 +51,7 @@ KERNEL void attn_fwd(int Bn, int T, int Hq, int Hkv, int hd, const float *q, con
   float c = rsqrtf((float)hd);
   const float *qr = q + w * hd;
   float acc[ATT_DL] = {};
-  float m = -INFINITY, l = 0.f;
+  float m = -LOOP_INF, l = 0.f;
   int s0 = starts ? starts[bt] : 0;
   for (int s = s0; s <= t; s++) {
     long long kr = (((long long)b * T + s) * Hkv + kh) * hd;

@@ -6,9 +6,11 @@
  */
 #pragma once
 #include <cuda_bf16.h>
-#include <stdint.h>
 
 #define KERNEL extern "C" __global__
+/* ±∞ and NaN without math.h (NVRTC compiles without the host headers) */
+#define LOOP_INF __int_as_float(0x7f800000)
+#define LOOP_NAN __int_as_float(0x7fffffff)
 
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 __device__ __forceinline__ float siluf_(float x) { return x * sigmoidf_(x); }
@@ -54,7 +56,7 @@ __device__ __forceinline__ float blockMax(float v, float *scratch /* [32] */) {
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  float s = -INFINITY;
+  float s = -LOOP_INF;
   for (int i = 0; i < nw; i++) s = fmaxf(s, scratch[i]);
   return s;
 }

@@ -21,7 +21,7 @@ KERNEL void __launch_bounds__(256) ce_rows(int V, const float *logits, const int
                                            float *loss, float *lse) {
   __shared__ float scratch[32];
   const float *x = logits + (long long)blockIdx.x * V;
-  float mx = -INFINITY;
+  float mx = -LOOP_INF;
   for (int j = threadIdx.x; j < V; j += blockDim.x) mx = fmaxf(mx, x[j]);
   mx = blockMax(mx, scratch);
   float s = 0.f;
@@ -47,7 +47,7 @@ KERNEL void __launch_bounds__(256) masked_mean(long long M, const int *targets, 
   s = blockSum(s, scratch);
   c = blockSum(c, scratch);
   if (threadIdx.x == 0) {
-    out[0] = c == 0.f ? NAN : s / (c * div);
+    out[0] = c == 0.f ? LOOP_NAN : s / (c * div);
     count[0] = c;
   }
 }
