@@ -31,6 +31,16 @@ describe("CachingAllocator", () => {
     expect(a.counters().heldBytes).toBe(0);
   });
 
+  it("gives a persistent request a new block, leaving the cached ones to transients", () => {
+    const dev = recordingDevice();
+    const a = new CachingAllocator(dev);
+    a.release(a.alloc(4096));
+    a.alloc(4096, true);
+    expect(dev.allocs).toBe(2);
+    a.alloc(4096);
+    expect(dev.allocs).toBe(2);
+  });
+
   it("refuses to release a block it did not hand out", () => {
     const a = new CachingAllocator(recordingDevice());
     const p = a.alloc(10);

@@ -2,7 +2,9 @@
  * A caching allocator over a device's memory: a freed block goes to a free list of its size
  * class and the next request of that class takes it back, so a training step — which asks for
  * the same sizes in the same order every time — allocates nothing on the device after the
- * first. Size classes: multiples of 512 bytes up to 1 MiB, then multiples of 2 MiB (a request
+ * first. A long-lived block (a parameter, a gradient, an optimiser moment: `persistent`) is
+ * always a new one, never taken from the cache, where it would starve the next step's
+ * transients of a block they had in the previous step. Size classes: multiples of 512 bytes up to 1 MiB, then multiples of 2 MiB (a request
  * wastes at most 512 bytes, or 2 MiB on a large tensor). Blocks are reused in stream order (one
  * stream: a block freed after the kernels that read it is reused only by later kernels), so no
  * synchronisation is needed. `trim()` returns the cached blocks to the device.
@@ -37,11 +39,10 @@ export class CachingAllocator {
 
   constructor(private readonly device: Pick<CudaDevice, "alloc" | "free">) {}
 
-  /** A block of at least `bytes` bytes: a cached one of its class, else a new one. */
-  alloc(bytes: number): number {
+  /** A block of at least `bytes` bytes: a cached one of its class (unless persistent), else a new one. */
+  alloc(bytes: number, persistent = false): number {
     const size = sizeClass(bytes);
-    const list = this.free.get(size);
-    let ptr = list?.pop();
+    let ptr = persistent ? undefined : this.free.get(size)?.pop();
     if (ptr === undefined) {
       ptr = this.device.alloc(size);
       this.stats.deviceAllocs++;

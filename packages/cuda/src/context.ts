@@ -149,8 +149,8 @@ export class CudaContext {
   bf16(t: CudaTensor): CudaTensor {
     const hit = this.bf16Copies.get(t);
     if (hit && hit.version === t.version && !hit.copy.released) return hit.copy;
-    if (hit && !hit.copy.released) hit.copy.releaseStorage();
-    const copy = this.empty(t.shape, "bf16", t.persistent);
+    // a stale copy's block takes the new values (an updated weight: no allocation per step)
+    const copy = hit && !hit.copy.released ? hit.copy : this.empty(t.shape, "bf16", t.persistent);
     this.run("cast_bf16", this.elems(t.size), [t.size, t, copy]);
     this.casts++;
     this.bf16Copies.set(t, { copy, version: t.version });
@@ -207,6 +207,7 @@ export class CudaContext {
   dispose(t: CudaTensor): void {
     if (t.grad) this.dispose(t.grad);
     t.grad = null;
+    t.gradLive = false;
     this.dropCopies(t);
     if (!t.base) {
       t.releaseStorage();

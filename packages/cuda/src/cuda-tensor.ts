@@ -24,8 +24,13 @@ export class CudaTensor {
   requiresGrad = false;
   /** A leaf that gathers a gradient (a trainable parameter). */
   trainable = false;
-  /** The accumulated gradient of a trainable leaf (persistent until `zeroGrads`). */
+  /**
+   * The gradient block of a trainable leaf: persistent, kept across steps (so a step's
+   * allocations match the previous one's); it holds the gradient while `gradLive`.
+   */
   grad: CudaTensor | null = null;
+  /** Whether `grad` holds this step's gradient (false after `zeroGrads`: the block is reused). */
+  gradLive = false;
   /** The recorded op that produced it. */
   node: TapeNode | null = null;
   /** Bumped on every in-place change (write, update): cached bf16 copies of it are stale. */
@@ -45,7 +50,7 @@ export class CudaTensor {
     readonly hostInt: Int32Array | null = null,
   ) {
     this.size = shape.reduce((a, b) => a * b, 1);
-    this.storage = base ? 0 : ctx.allocator.alloc(this.size * DTYPE_BYTES[dtype]);
+    this.storage = base ? 0 : ctx.allocator.alloc(this.size * DTYPE_BYTES[dtype], persistent);
     if (!base) ctx.adopt(this);
   }
 

@@ -66,9 +66,10 @@ function accumulate(
     throw new Error(`cuda backward: gradient [${g.shape}] for a tensor [${x.shape}]`);
   if (!x.node) {
     if (!x.trainable) return;
-    if (!x.grad) {
-      x.grad = new CudaTensor(ctx, x.shape, "f32", true);
+    x.grad ??= new CudaTensor(ctx, x.shape, "f32", true);
+    if (!x.gradLive) {
       ctx.copyInto(x.grad, g);
+      x.gradLive = true;
     } else {
       ctx.axpy(1, g, 1, x.grad);
     }

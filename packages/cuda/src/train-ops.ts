@@ -14,7 +14,7 @@ import { readTensor } from "./model-ops.js";
 import { backwardFrom } from "./tape.js";
 
 function gradOf(t: CudaTensor): CudaTensor {
-  if (!t.grad) throw new Error(`cuda: tensor ${t.id} [${t.shape}] has no gradient`);
+  if (!t.grad || !t.gradLive) throw new Error(`cuda: tensor ${t.id} [${t.shape}] has no gradient`);
   return t.grad;
 }
 
@@ -65,16 +65,16 @@ export function cudaTrainOps(ctx: CudaContext): Omit<TrainOps<CudaTensor, CudaTe
       t.requiresGrad = on;
       t.trainable = on;
     },
-    hasGrad: (t) => t.trainable && t.grad !== null,
+    hasGrad: (t) => t.trainable && t.gradLive,
     zeroGrads(params) {
+      // the blocks stay for the next backward, which overwrites them first
       for (const p of params) {
         clip.forget(p.grad);
-        if (p.grad) ctx.dispose(p.grad);
-        p.grad = null;
+        p.gradLive = false;
       }
     },
     async readGrad(t) {
-      if (!t.grad) return null;
+      if (!t.grad || !t.gradLive) return null;
       clip.settle(t.grad);
       return readTensor(t.grad);
     },

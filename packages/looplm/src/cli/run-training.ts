@@ -117,7 +117,7 @@ async function trainModel(
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
-  const dev = job.backend.gpu ? deviceTraining(model, job.backend.ops, job.train) : undefined;
+  const dev = job.backend.onDevice ? deviceTraining(model, job.backend.ops, job.train) : undefined;
   const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
   const evalBatch = Math.max(job.train.batchSize, 64);
   try {

@@ -171,7 +171,7 @@ export async function runEval(
     f.out ?? (runDir ? join(runDir, f.perLength ? "eval-per-length.json" : "eval.json") : null);
   if (out) checkOutput(out);
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir);
-  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.gpu !== null);
+  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.onDevice);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
@@ -195,7 +195,7 @@ export async function runEval(
       out,
     });
   const batches = task.evalSet({ count: f.count, batchSize: f.batchSize, seed: f.seed });
-  if (backend.gpu && mc)
+  if (backend.onDevice && mc)
     throw new CliError(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
     );

@@ -81,7 +81,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   // a device generates on its own ops; the CPU backends decode recurrently (O(L), any policy),
   // on their own kernels
   const out = await asCliError(async () =>
-    backend.gpu
+    backend.onDevice
       ? generateOnDevice(backend.ops, model, prompt, opts)
       : generate(model, prompt, { ...opts, kernels: backend.kernels }).tokens,
   );
