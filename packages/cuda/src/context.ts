@@ -94,7 +94,14 @@ export class CudaContext {
     if (offset + size > t.size)
       throw new Error(`cuda: a view [${shape}] at ${offset} exceeds [${t.shape}]`);
     const bytes = offset * (t.dtype === "bf16" ? 2 : 4);
-    return new CudaTensor(this, shape, t.dtype, t.persistent, t.owner, (t.base ? t.byteOffset : 0) + bytes);
+    return new CudaTensor(
+      this,
+      shape,
+      t.dtype,
+      t.persistent,
+      t.owner,
+      (t.base ? t.byteOffset : 0) + bytes,
+    );
   }
 
   /** Copy all of `src` into `dst` (same size). */
@@ -176,7 +183,19 @@ export class CudaContext {
     const lda = transA ? M : K;
     const ldb = transB ? K : N;
     if (this.device.ltGemm) {
-      this.device.ltGemm({ transA, transB, M, N, K, alpha, a: a.ptr, b: b.ptr, beta, c: g.c.ptr, ...path.lt });
+      this.device.ltGemm({
+        transA,
+        transB,
+        M,
+        N,
+        K,
+        alpha,
+        a: a.ptr,
+        b: b.ptr,
+        beta,
+        c: g.c.ptr,
+        ...path.lt,
+      });
       this.launches.set("gemm_lt", (this.launches.get("gemm_lt") ?? 0) + 1);
       return;
     }

@@ -4,7 +4,7 @@
  * `@loop/cuda/node`'s `startCudaDevice` implements it over the driver API; `recordingDevice`
  * runs nothing and records what would run (launch plans, allocation counts, host tests).
  */
-import { type KernelName, KERNELS } from "./kernel-table.js";
+import { KERNELS, type KernelName } from "./kernel-table.js";
 
 /** Grid or block dimensions. */
 export type Dim3 = readonly [number, number, number];
@@ -74,7 +74,9 @@ export function packArgs(kernel: KernelName, args: readonly PackedArg[]): Uint8A
       view.setInt32(8 * i, v, true);
     } else {
       if (!Number.isInteger(v) || v < 0 || v > Number.MAX_SAFE_INTEGER)
-        throw new Error(`cuda: ${kernel} argument ${i} (${kind === "p" ? "pointer" : "int64"}) is ${v}`);
+        throw new Error(
+          `cuda: ${kernel} argument ${i} (${kind === "p" ? "pointer" : "int64"}) is ${v}`,
+        );
       view.setBigUint64(8 * i, BigInt(v), true);
     }
   }

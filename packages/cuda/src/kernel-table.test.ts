@@ -15,7 +15,15 @@ function declared(): Map<string, string> {
         .split(",")
         .map((p) => p.trim())
         .map((p) =>
-          p.includes("*") ? "p" : p.startsWith("long long") ? "l" : p.startsWith("int") ? "i" : p.startsWith("float") ? "f" : `?${p}`,
+          p.includes("*")
+            ? "p"
+            : p.startsWith("long long")
+              ? "l"
+              : p.startsWith("int")
+                ? "i"
+                : p.startsWith("float")
+                  ? "f"
+                  : `?${p}`,
         )
         .join("");
       out.set(m[1]!, sig);
@@ -37,7 +45,9 @@ describe("the kernel table", () => {
     expect(v.getFloat32(8, true)).toBe(1.5);
     expect(v.getBigUint64(16, true)).toBe(4096n);
     expect(() => packArgs("fill", [3, 1.5])).toThrow("fill takes 3 arguments, got 2");
-    expect(() => packArgs("rmsnorm_fwd", [2.5, 1e-5, 1, 2, 3, 4])).toThrow("argument 0 (int32) is 2.5");
+    expect(() => packArgs("rmsnorm_fwd", [2.5, 1e-5, 1, 2, 3, 4])).toThrow(
+      "argument 0 (int32) is 2.5",
+    );
     expect(() => packArgs("fill", [3, 1, -8])).toThrow("argument 2 (pointer) is -8");
   });
 });

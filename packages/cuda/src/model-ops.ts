@@ -64,7 +64,8 @@ export function cudaModelOps(ctx: CudaContext): ModelOps<CudaTensor, CudaTensor>
     },
     read: readTensor,
     write(t, data) {
-      if (data.length !== t.size) throw new Error(`cuda write: ${data.length} values for [${t.shape}]`);
+      if (data.length !== t.size)
+        throw new Error(`cuda write: ${data.length} values for [${t.shape}]`);
       ctx.device.upload(t.ptr, data);
       t.version++;
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cudaBackend } from "./backend-ops.js";
-import { parsePrecision, type Precision } from "./precision.js";
+import { type Precision, parsePrecision } from "./precision.js";
 import { recordingDevice } from "./recording-device.js";
 
 /** One linear forward and backward on a trainable weight, then an AdamW update. */
@@ -62,6 +62,8 @@ describe("precision bookkeeping", () => {
 
   it("parses the precision names and refuses others in one line", () => {
     expect(parsePrecision("bf16")).toBe("bf16");
-    expect(() => parsePrecision("fp16")).toThrow('precision must be one of fp32, tf32, bf16, got "fp16"');
+    expect(() => parsePrecision("fp16")).toThrow(
+      'precision must be one of fp32, tf32, bf16, got "fp16"',
+    );
   });
 });

@@ -55,7 +55,8 @@ export function recordingDevice(name = "recording device"): RecordingDevice {
     launch(kernel, grid, block, shared) {
       for (const d of [...grid, ...block])
         if (!(Number.isInteger(d) && d >= 1)) throw new Error(`${kernel}: launch dimension ${d}`);
-      if (block[0] * block[1] * block[2] > 1024) throw new Error(`${kernel}: block over 1024 threads`);
+      if (block[0] * block[1] * block[2] > 1024)
+        throw new Error(`${kernel}: block over 1024 threads`);
       dev.launches.push({ kernel, grid, block, shared });
     },
     destroy() {},

@@ -53,7 +53,12 @@ class DeferredClip {
 }
 
 /** The training ops on `ctx`. */
-export function cudaTrainOps(ctx: CudaContext): Omit<TrainOps<CudaTensor, CudaTensor>, "upload" | "uploadInt" | "read" | "shapeOf" | "noGrad" | "releaseTransients" | "dispose"> {
+export function cudaTrainOps(
+  ctx: CudaContext,
+): Omit<
+  TrainOps<CudaTensor, CudaTensor>,
+  "upload" | "uploadInt" | "read" | "shapeOf" | "noGrad" | "releaseTransients" | "dispose"
+> {
   const clip = new DeferredClip(ctx);
   return {
     name: `cuda (${ctx.device.name}, ${ctx.precision})`,
@@ -82,12 +87,21 @@ export function cudaTrainOps(ctx: CudaContext): Omit<TrainOps<CudaTensor, CudaTe
       const grads = params.map(gradOf);
       for (const g of grads) clip.settle(g);
       const blocks = grads.map((g) => Math.ceil(g.size / SQ_BLOCK));
-      const count = Math.max(1, blocks.reduce((a, b) => a + b, 0));
+      const count = Math.max(
+        1,
+        blocks.reduce((a, b) => a + b, 0),
+      );
       const parts = ctx.zeros([count]);
       let off = 0;
       grads.forEach((g, i) => {
         const n = blocks[i]!;
-        if (n > 0) ctx.run("sum_squares", { grid: [n, 1, 1], block: [256, 1, 1], shared: 0 }, [g.size, g, parts, off]);
+        if (n > 0)
+          ctx.run("sum_squares", { grid: [n, 1, 1], block: [256, 1, 1], shared: 0 }, [
+            g.size,
+            g,
+            parts,
+            off,
+          ]);
         off += n;
       });
       const norm = ctx.empty([1]);

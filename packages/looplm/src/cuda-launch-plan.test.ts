@@ -32,7 +32,11 @@ interface StepCount {
 }
 
 /** Launches and device allocations of each of `steps` steps of `config`. */
-async function steps(config: ModelConfigInput, n = 3, precision: Precision = "fp32"): Promise<StepCount[]> {
+async function steps(
+  config: ModelConfigInput,
+  n = 3,
+  precision: Precision = "fp32",
+): Promise<StepCount[]> {
   const cfg = parseConfig(config);
   const model = new LoopedModel(cfg, { seed: 0 });
   const dev = recordingDevice();

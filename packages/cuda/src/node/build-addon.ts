@@ -14,7 +14,10 @@ import { cudaCacheDir, tempBeside } from "./cache-dir.js";
 
 /** The addon's functions (native/cuda-driver.c). */
 export interface DriverAddon {
-  start(driver: string, ordinal: number): {
+  start(
+    driver: string,
+    ordinal: number,
+  ): {
     name: string;
     major: number;
     minor: number;
@@ -80,7 +83,9 @@ function run(cc: string, args: string[]): Promise<string | null> {
     execFile(cc, args, { timeout: 120_000 }, (err, _out, stderr) => {
       if (!err) return resolve(null);
       if ((err as NodeJS.ErrnoException).code === "ENOENT")
-        return resolve(`no C compiler to build the CUDA driver addon ("${cc}" is not on PATH; set CC)`);
+        return resolve(
+          `no C compiler to build the CUDA driver addon ("${cc}" is not on PATH; set CC)`,
+        );
       resolve(`${cc} failed on cuda-driver.c: ${stderr.trim().split("\n")[0] ?? ""}`);
     });
   });
@@ -91,7 +96,11 @@ export async function buildDriverAddon(): Promise<
   { ok: true; addon: DriverAddon; path: string } | { ok: false; error: string }
 > {
   const include = nodeIncludeDir();
-  if (include === null) return { ok: false, error: "node_api.h not found beside this Node (needed to build the CUDA driver addon)" };
+  if (include === null)
+    return {
+      ok: false,
+      error: "node_api.h not found beside this Node (needed to build the CUDA driver addon)",
+    };
   const cc = process.env.CC ?? "cc";
   const flags = ["-O2", "-fPIC", "-shared", "-std=gnu11"];
   const hash = createHash("sha256")

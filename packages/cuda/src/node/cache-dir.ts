@@ -10,7 +10,9 @@ import { join } from "node:path";
 /** See the file comment. */
 export function cudaCacheDir(): string {
   const env = process.env.LOOPLM_CUDA_CACHE;
-  const bases = env ? [env] : [join(homedir(), ".cache", "looplm", "cuda"), join(tmpdir(), "looplm-cuda")];
+  const bases = env
+    ? [env]
+    : [join(homedir(), ".cache", "looplm", "cuda"), join(tmpdir(), "looplm-cuda")];
   for (const d of bases) {
     try {
       mkdirSync(d, { recursive: true });

@@ -84,11 +84,17 @@ export async function compileWithNvcc(
     const target =
       archs.length === 1
         ? ["-cubin", `-arch=${archs[0]}`]
-        : ["-fatbin", ...archs.flatMap((a) => ["-gencode", `arch=compute_${a.slice(3)},code=${a}`])];
+        : [
+            "-fatbin",
+            ...archs.flatMap((a) => ["-gencode", `arch=compute_${a.slice(3)},code=${a}`]),
+          ];
     const r = await exec(nvcc, [...target, "-O3", "-std=c++17", "-Xptxas", "-v", src, "-o", out]);
     if (!r.ok || !existsSync(out)) {
       const first = r.out.split("\n").find((l) => /error/i.test(l)) ?? r.out.trim().split("\n")[0];
-      return { ok: false, error: `nvcc could not compile the CUDA kernels: ${first ?? "no output"}` };
+      return {
+        ok: false,
+        error: `nvcc could not compile the CUDA kernels: ${first ?? "no output"}`,
+      };
     }
     return { ok: true, image: new Uint8Array(readFileSync(out)), log: r.out };
   } finally {
@@ -112,10 +118,18 @@ export async function kernelImage(
   arch: string,
 ): Promise<{ ok: true; image: Uint8Array; cached: boolean } | { ok: false; error: string }> {
   const unit = kernelUnit();
-  const who = compiler.kind === "nvcc" ? `nvcc ${await nvccVersion(compiler.nvcc)}` : `nvrtc ${compiler.library}`;
-  const hash = createHash("sha256").update(`${who}\0${arch}\0`).update(unit).digest("hex").slice(0, 16);
+  const who =
+    compiler.kind === "nvcc"
+      ? `nvcc ${await nvccVersion(compiler.nvcc)}`
+      : `nvrtc ${compiler.library}`;
+  const hash = createHash("sha256")
+    .update(`${who}\0${arch}\0`)
+    .update(unit)
+    .digest("hex")
+    .slice(0, 16);
   const path = join(cudaCacheDir(), `kernels-${arch}-${hash}.cubin`);
-  if (existsSync(path)) return { ok: true, image: new Uint8Array(readFileSync(path)), cached: true };
+  if (existsSync(path))
+    return { ok: true, image: new Uint8Array(readFileSync(path)), cached: true };
   let image: Uint8Array;
   if (compiler.kind === "nvcc") {
     const r = await compileWithNvcc(compiler.nvcc, [arch]);

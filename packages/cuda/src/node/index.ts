@@ -12,5 +12,11 @@ export {
   type PtxasEntry,
   ptxasReport,
 } from "./compile-kernels.js";
-export { cublasLtCandidates, cudaIncludeDir, driverLibrary, findNvcc, nvrtcCandidates } from "./find-cuda.js";
+export {
+  cublasLtCandidates,
+  cudaIncludeDir,
+  driverLibrary,
+  findNvcc,
+  nvrtcCandidates,
+} from "./find-cuda.js";
 export { type CudaDeviceInfo, type StartCudaOptions, startCudaDevice } from "./start-device.js";

@@ -10,15 +10,24 @@ const nvcc = findNvcc();
 
 describe("the CUDA kernels", () => {
   it("compile with nvcc for sm_80 and sm_90, every kernel without a register spill", async () => {
-    if (!suiteRuns("the CUDA kernels' nvcc build", nvcc ? null : "no nvcc (CUDA_HOME, /usr/local/cuda/bin, PATH)", "installs the CUDA toolkit's nvcc"))
+    if (
+      !suiteRuns(
+        "the CUDA kernels' nvcc build",
+        nvcc ? null : "no nvcc (CUDA_HOME, /usr/local/cuda/bin, PATH)",
+        "installs the CUDA toolkit's nvcc",
+      )
+    )
       return;
     const r = await compileWithNvcc(nvcc!, ARCHS);
     if (!r.ok) throw new Error(r.error);
     const report = ptxasReport(r.log);
     for (const arch of ARCHS)
-      expect(report.filter((e) => e.arch === arch).map((e) => e.kernel).sort()).toEqual(
-        Object.keys(KERNELS).sort(),
-      );
+      expect(
+        report
+          .filter((e) => e.arch === arch)
+          .map((e) => e.kernel)
+          .sort(),
+      ).toEqual(Object.keys(KERNELS).sort());
     const spills = report.filter((e) => e.spillStores > 0 || e.spillLoads > 0);
     expect(spills).toEqual([]);
   }, 600_000);
@@ -41,7 +50,13 @@ describe("the CUDA kernels", () => {
 describe("the CUDA driver addon", () => {
   it("builds with the machine's C compiler and loads without a CUDA library", async () => {
     const r = await buildDriverAddon();
-    if (!suiteRuns("the CUDA driver addon build", r.ok ? null : r.error, "installs a C compiler and the Node headers"))
+    if (
+      !suiteRuns(
+        "the CUDA driver addon build",
+        r.ok ? null : r.error,
+        "installs a C compiler and the Node headers",
+      )
+    )
       return;
     if (!r.ok) return;
     for (const f of ["start", "alloc", "launch", "readStart", "nvrtcCompile", "blasLtGemm"])

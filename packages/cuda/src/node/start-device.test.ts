@@ -3,7 +3,14 @@ import { startCudaDevice } from "./start-device.js";
 
 const saved = { ...process.env };
 afterEach(() => {
-  for (const k of ["LOOPLM_CUDA_DRIVER", "LOOPLM_NVCC", "LOOPLM_NVRTC", "CUDA_HOME", "CUDA_PATH", "PATH"])
+  for (const k of [
+    "LOOPLM_CUDA_DRIVER",
+    "LOOPLM_NVCC",
+    "LOOPLM_NVRTC",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "PATH",
+  ])
     if (saved[k] === undefined) delete process.env[k];
     else process.env[k] = saved[k];
 });
@@ -15,7 +22,9 @@ describe("startCudaDevice without what it needs", () => {
     const r = await startCudaDevice();
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.reason).toMatch(/^no CUDA driver: \/nonexistent\/libcuda\.so\.1 could not be opened \(.+\)$/);
+    expect(r.reason).toMatch(
+      /^no CUDA driver: \/nonexistent\/libcuda\.so\.1 could not be opened \(.+\)$/,
+    );
     expect(r.reason).not.toContain("\n");
   }, 120_000);
 
@@ -25,7 +34,9 @@ describe("startCudaDevice without what it needs", () => {
     const r = await startCudaDevice();
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.reason).toMatch(/^no CUDA compiler: no nvcc \(LOOPLM_NVCC=0\) and no NVRTC \(\/nonexistent\/libnvrtc\.so\.12 could not be opened/);
+    expect(r.reason).toMatch(
+      /^no CUDA compiler: no nvcc \(LOOPLM_NVCC=0\) and no NVRTC \(\/nonexistent\/libnvrtc\.so\.12 could not be opened/,
+    );
     expect(r.reason).not.toContain("\n");
   }, 120_000);
 });

@@ -40,10 +40,15 @@ export interface StartCudaOptions {
   ordinal?: number;
 }
 
-type Started = { ok: true; device: CudaDevice; info: CudaDeviceInfo } | { ok: false; reason: string };
+type Started =
+  | { ok: true; device: CudaDevice; info: CudaDeviceInfo }
+  | { ok: false; reason: string };
 
 /** The first library of `candidates` that `open` accepts ("" = opened), or every reason. */
-function openFirst(candidates: readonly string[], open: (p: string) => string): { path: string } | { why: string } {
+function openFirst(
+  candidates: readonly string[],
+  open: (p: string) => string,
+): { path: string } | { why: string } {
   const whys: string[] = [];
   for (const c of candidates) {
     const why = open(c);
@@ -64,7 +69,9 @@ function findCompiler(addon: DriverAddon): KernelCompiler | { why: string } {
       include: cudaIncludeDir(),
       compile: (s, n, o) => addon.nvrtcCompile(s, n, o),
     };
-  const nvccWhere = process.env.LOOPLM_NVCC ? `LOOPLM_NVCC=${process.env.LOOPLM_NVCC}` : "not in CUDA_HOME, /usr/local/cuda/bin or PATH";
+  const nvccWhere = process.env.LOOPLM_NVCC
+    ? `LOOPLM_NVCC=${process.env.LOOPLM_NVCC}`
+    : "not in CUDA_HOME, /usr/local/cuda/bin or PATH";
   return { why: `no CUDA compiler: no nvcc (${nvccWhere}) and no NVRTC (${rtc.why})` };
 }
 
@@ -86,7 +93,10 @@ export async function startCudaDevice(o: StartCudaOptions = {}): Promise<Started
   }
   const arch = `sm_${gpu.major}${gpu.minor}`;
   if (gpu.major < 8)
-    return { ok: false, reason: `the GPU ${gpu.name} is ${arch}; the CUDA backend needs sm_80 or newer (bf16 tensor cores)` };
+    return {
+      ok: false,
+      reason: `the GPU ${gpu.name} is ${arch}; the CUDA backend needs sm_80 or newer (bf16 tensor cores)`,
+    };
   const compiled = await kernelImage(compiler, arch);
   if (!compiled.ok) return { ok: false, reason: compiled.error };
   const fns = new Map<KernelName, number>();
@@ -101,7 +111,20 @@ export async function startCudaDevice(o: StartCudaOptions = {}): Promise<Started
   const ltGemm =
     "path" in lt
       ? (g: LtGemm) =>
-          addon.blasLtGemm(g.transA ? 1 : 0, g.transB ? 1 : 0, g.M, g.N, g.K, g.alpha, g.a, g.b, g.beta, g.c, g.abType, g.compute)
+          addon.blasLtGemm(
+            g.transA ? 1 : 0,
+            g.transB ? 1 : 0,
+            g.M,
+            g.N,
+            g.K,
+            g.alpha,
+            g.a,
+            g.b,
+            g.beta,
+            g.c,
+            g.abType,
+            g.compute,
+          )
       : undefined;
   const name = `${gpu.name}, ${arch}`;
   const device: CudaDevice = {

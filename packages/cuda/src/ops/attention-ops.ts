@@ -4,7 +4,7 @@
  * `ropeTables`, uploaded once per shape), causal GQA attention (kernels/attention.cu: one warp
  * per query row, online softmax, the logsumexp kept for the backward) — and swiglu.
  */
-import { ropeTables, type ProjectedAttentionOptions } from "@loop/tensor";
+import { type ProjectedAttentionOptions, ropeTables } from "@loop/tensor";
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
 import { ATTENTION_MAX_HEAD_DIM } from "../kernel-table.js";
@@ -77,10 +77,40 @@ export function attention(
   record(ctx, "attention", [q, k, v], [o], ([g]) => {
     const Dv = ctx.empty([B, T, Hq]);
     const dq = ctx.empty(q.shape);
-    ctx.run("attn_bwd_dq", warps(B * T * Hq), [B, T, Hq, Hkv, hd, q, k, v, o, g!, lse, starts, Dv, dq]);
+    ctx.run("attn_bwd_dq", warps(B * T * Hq), [
+      B,
+      T,
+      Hq,
+      Hkv,
+      hd,
+      q,
+      k,
+      v,
+      o,
+      g!,
+      lse,
+      starts,
+      Dv,
+      dq,
+    ]);
     const dk = ctx.empty(k.shape);
     const dv = ctx.empty(v.shape);
-    ctx.run("attn_bwd_dkv", warps(B * T * Hkv), [B, T, Hq, Hkv, hd, q, k, v, g!, lse, Dv, starts, dk, dv]);
+    ctx.run("attn_bwd_dkv", warps(B * T * Hkv), [
+      B,
+      T,
+      Hq,
+      Hkv,
+      hd,
+      q,
+      k,
+      v,
+      g!,
+      lse,
+      Dv,
+      starts,
+      dk,
+      dv,
+    ]);
     return [dq, dk, dv];
   });
   return o;

@@ -29,7 +29,10 @@ export function documents(
     for (let t = 0; t < T; t++) {
       const i = b * T + t;
       if (t > 0 && ids[i] !== ids[i - 1]) {
-        expect(ids[i]! > ids[i - 1]!, `seqIdx must not decrease along a row, got ${ids[i - 1]} then ${ids[i]} at [${b},${t}]`);
+        expect(
+          ids[i]! > ids[i - 1]!,
+          `seqIdx must not decrease along a row, got ${ids[i - 1]} then ${ids[i]} at [${b},${t}]`,
+        );
         start = t;
         resets[i] = 1;
       }

@@ -22,7 +22,10 @@ import { crossEntropyRows } from "./tensor-ops.js";
 
 function steps(op: string, a: CudaTensor): { R: number; M: number } {
   const R = a.shape[0] ?? 0;
-  expect(R >= 1 && R <= GATE_MAX_STEPS, `${op}: ${R} loop steps (the kernels take 1 to ${GATE_MAX_STEPS})`);
+  expect(
+    R >= 1 && R <= GATE_MAX_STEPS,
+    `${op}: ${R} loop steps (the kernels take 1 to ${GATE_MAX_STEPS})`,
+  );
   return { R, M: a.size / R };
 }
 
@@ -42,9 +45,9 @@ export function gateLogits(
   expectShape(op, "bias", bias, [1]);
   const R = readouts.length;
   const a = ctx.empty([R, ...first.shape.slice(0, -1)]);
-  readouts.forEach((x, r) =>
-    ctx.run("gate_fwd", ctx.elems(M * 32, 128), [M, D, x, weight, bias, ctx.view(a, [M], r * M)]),
-  );
+  readouts.forEach((x, r) => {
+    ctx.run("gate_fwd", ctx.elems(M * 32, 128), [M, D, x, weight, bias, ctx.view(a, [M], r * M)]);
+  });
   record(ctx, op, [...readouts, weight, bias], [a], ([g]) => {
     const gr = (r: number) => ctx.view(g!, [M], r * M);
     const out: (CudaTensor | null)[] = readouts.map((x, r) => {
@@ -56,9 +59,9 @@ export function gateLogits(
     let gw: CudaTensor | null = null;
     if (weight.requiresGrad) {
       gw = ctx.empty(weight.shape);
-      readouts.forEach((x, r) =>
-        ctx.run("gate_gw", ctx.elems(D, 128), [M, D, gr(r), x, gw, r > 0 ? 1 : 0]),
-      );
+      readouts.forEach((x, r) => {
+        ctx.run("gate_gw", ctx.elems(D, 128), [M, D, gr(r), x, gw, r > 0 ? 1 : 0]);
+      });
     }
     let gb: CudaTensor | null = null;
     if (bias.requiresGrad) {
@@ -92,7 +95,10 @@ function perStepCe(
   R: number,
   M: number,
 ): { ce: CudaTensor; lse: CudaTensor[]; V: number } {
-  expect(logitsPerStep.length === R, `stage loss: ${logitsPerStep.length} steps of logits, expected R = ${R}`);
+  expect(
+    logitsPerStep.length === R,
+    `stage loss: ${logitsPerStep.length} steps of logits, expected R = ${R}`,
+  );
   expect(targets.size === M, `stage loss: ${targets.size} targets for ${M} positions`);
   const ce = ctx.empty([R, M]);
   let V = 0;
@@ -127,7 +133,15 @@ export function stage1Loss(
     const gl = logitsPerStep.map((l, r) => {
       if (!l.requiresGrad) return null;
       const gx = ctx.empty(l.shape);
-      ctx.run("ce_rows_bwd", ctx.rows(M), [V, ctx.view(gce, [M], r * M), l, targets, lse[r]!, gx, 0]);
+      ctx.run("ce_rows_bwd", ctx.rows(M), [
+        V,
+        ctx.view(gce, [M], r * M),
+        l,
+        targets,
+        lse[r]!,
+        gx,
+        0,
+      ]);
       return gx;
     });
     return [ga, ...gl];
@@ -150,7 +164,10 @@ export function stage2Loss(
   opts: Stage2Options = {},
 ): CudaTensor {
   const R = readouts.length;
-  expect(logitsPerStep.length === R, `stage2Loss: logitsPerStep has ${logitsPerStep.length} steps, expected ${R} like readouts`);
+  expect(
+    logitsPerStep.length === R,
+    `stage2Loss: logitsPerStep has ${logitsPerStep.length} steps, expected ${R} like readouts`,
+  );
   const M = targets.size;
   const { ce } = ctx.withRecording(false, () => perStepCe(ctx, logitsPerStep, targets, R, M));
   const a = gate.logits(readouts.map((r) => detach(ctx, r)));

@@ -130,11 +130,24 @@ export function ssdScanChunked(
   const y = ctx.empty(x.shape);
   const state = ctx.empty([B, H, P, N]);
   const fwdShared = (N * P + 2 * N) * 4;
-  ctx.run(
-    "ssd_fwd",
-    { grid: [B * H, 1, 1], block: [round32(P), 1, 1], shared: fwdShared },
-    [T, H, P, G, N, x, dt, A, Bm, Cm, s0, D, resets, y, state, ckpt],
-  );
+  ctx.run("ssd_fwd", { grid: [B * H, 1, 1], block: [round32(P), 1, 1], shared: fwdShared }, [
+    T,
+    H,
+    P,
+    G,
+    N,
+    x,
+    dt,
+    A,
+    Bm,
+    Cm,
+    s0,
+    D,
+    resets,
+    y,
+    state,
+    ckpt,
+  ]);
   record(ctx, op, inputs, [y, state], ([gy, gs]) => {
     const scratch = ctx.empty([B * H * (SSD_CHUNK + 1) * N * P]);
     const gx = ctx.empty(x.shape);
@@ -151,7 +164,31 @@ export function ssdScanChunked(
         block: [round32(Math.max(P, N)), 1, 1],
         shared: (N * P + 2 * N + 2 * P + 32) * 4,
       },
-      [T, H, P, G, N, x, dt, A, Bm, Cm, D, resets, gy, gs, ckpt, scratch, gx, gdt, gBh, gCh, gAbh, gDbh, gs0],
+      [
+        T,
+        H,
+        P,
+        G,
+        N,
+        x,
+        dt,
+        A,
+        Bm,
+        Cm,
+        D,
+        resets,
+        gy,
+        gs,
+        ckpt,
+        scratch,
+        gx,
+        gdt,
+        gBh,
+        gCh,
+        gAbh,
+        gDbh,
+        gs0,
+      ],
     );
     const gB = ctx.empty(Bm.shape);
     const gC = ctx.empty(Cm.shape);
@@ -189,12 +226,34 @@ export function gatedRmsnorm(
   const out = ctx.empty(y.shape);
   const v = ctx.empty(y.shape);
   const rstd = ctx.empty([rows * groups]);
-  if (rows > 0) ctx.run("gated_rmsnorm_fwd", ctx.rows(rows, 256, groups), [D, groups, eps, y, z, w, out, v, rstd]);
+  if (rows > 0)
+    ctx.run("gated_rmsnorm_fwd", ctx.rows(rows, 256, groups), [
+      D,
+      groups,
+      eps,
+      y,
+      z,
+      w,
+      out,
+      v,
+      rstd,
+    ]);
   record(ctx, op, [y, z, w], [out], ([g]) => {
     const gy = y.requiresGrad ? ctx.empty(y.shape) : null;
     const gz = z.requiresGrad ? ctx.empty(z.shape) : null;
     if (gy || gz)
-      ctx.run("gated_rmsnorm_bwd", ctx.rows(rows, 256, groups), [D, groups, g!, y, z, w, v, rstd, gy, gz]);
+      ctx.run("gated_rmsnorm_bwd", ctx.rows(rows, 256, groups), [
+        D,
+        groups,
+        g!,
+        y,
+        z,
+        w,
+        v,
+        rstd,
+        gy,
+        gz,
+      ]);
     let gw: CudaTensor | null = null;
     if (w.requiresGrad) {
       gw = ctx.empty(w.shape);

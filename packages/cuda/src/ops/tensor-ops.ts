@@ -111,7 +111,8 @@ export function splitColumns(
   let off = 0;
   for (const w of widths) {
     const y = ctx.empty([...lead, w]);
-    if (rows * w > 0) ctx.run("copy_cols", ctx.elems(rows * w), [rows, w, x, cols, off, y, w, 0, 0]);
+    if (rows * w > 0)
+      ctx.run("copy_cols", ctx.elems(rows * w), [rows, w, x, cols, off, y, w, 0, 0]);
     outs.push(y);
     off += w;
   }

@@ -14,9 +14,9 @@ import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
 import {
   compareGolden,
+  cudaSuiteRuns,
   goldenModelCases,
   goldenPath,
-  cudaSuiteRuns,
   gpuSuiteRuns,
   loadGolden,
   nativeSuiteRuns,
