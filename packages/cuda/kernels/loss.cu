@@ -31,7 +31,8 @@ KERNEL void __launch_bounds__(256) ce_rows(int V, const float *logits, const int
     float l = mx + logf(s);
     int t = targets[blockIdx.x];
     lse[blockIdx.x] = l;
-    loss[blockIdx.x] = t == IGNORE ? 0.f : l - x[t];
+    /* a target outside [0, V) other than the ignored one: NaN, not an out-of-bounds read */
+    loss[blockIdx.x] = t == IGNORE ? 0.f : (t < 0 || t >= V) ? LOOP_NAN : l - x[t];
   }
 }
 

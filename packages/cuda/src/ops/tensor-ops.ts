@@ -13,13 +13,13 @@ import { expect, expectShape, rowsOf } from "./shapes.js";
 /** ids [...S] → rows of w [V, D]: [...S, D]. */
 export function embedding(ctx: CudaContext, ids: CudaTensor, w: CudaTensor): CudaTensor {
   expect(w.shape.length === 2, `embedding: weight has shape [${w.shape}], expected [V,D]`);
-  const D = w.shape[1]!;
+  const [V, D] = w.shape as [number, number];
   const M = ids.size;
   const y = ctx.empty([...ids.shape, D]);
-  ctx.run("embedding_fwd", ctx.elems(M * D), [M, D, ids, w, y]);
+  ctx.run("embedding_fwd", ctx.elems(M * D), [M, D, V, ids, w, y]);
   record(ctx, "embedding", [w], [y], ([g]) => {
     const gw = ctx.zeros(w.shape);
-    ctx.run("embedding_bwd", ctx.elems(M * D), [M, D, ids, g!, gw]);
+    ctx.run("embedding_bwd", ctx.elems(M * D), [M, D, V, ids, g!, gw]);
     return [gw];
   });
   return y;
