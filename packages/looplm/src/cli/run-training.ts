@@ -82,6 +82,10 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
+  if ((job.train.precision ?? "fp32") !== "fp32" && job.backend.name === "cuda")
+    throw new CliError(
+      `--precision ${job.train.precision} is webgpu's (fp16 with loss scaling); cuda's GEMM precision is LOOPLM_CUDA_PRECISION=fp32|tf32|bf16`,
+    );
   if ((job.train.precision ?? "fp32") !== "fp32" && !job.backend.gpu)
     throw new CliError(
       `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
