@@ -20,7 +20,8 @@ describe("--precision on cuda", () => {
       kernels: currentKernels(),
       stop: () => {},
     };
-    const job = { backend, train: resolveTrainOptions({ precision: "mixed" }) } as TrainJob;
+    const task = { seqLen: 8 } as TrainJob["task"];
+    const job = { backend, task, train: resolveTrainOptions({ precision: "mixed" }) } as TrainJob;
     await expect(trainJob(job)).rejects.toThrow(
       /^--precision mixed is webgpu's \(fp16 with loss scaling\); cuda's GEMM precision is LOOPLM_CUDA_PRECISION=fp32\|tf32\|bf16$/,
     );
