@@ -18,6 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef LOOP_CHECK_CUDA_H
+/* Type check only (a test compiles this with -fsyntax-only against the toolkit's cuda.h): the
+ * prototypes below must be those of the driver's entry points that the table opens. */
+#include <cuda.h>
+typedef CUdevice_attribute loop_dev_attr;
+typedef CUfunction_attribute loop_func_attr;
+#else
+typedef int loop_dev_attr; /* enums of the driver API: int-sized */
+typedef int loop_func_attr;
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext;
@@ -26,11 +35,14 @@ typedef void *CUfunction;
 typedef void *CUstream;
 typedef void *CUevent;
 typedef unsigned long long CUdeviceptr;
+#endif
 
-#define CUDA_ERROR_NOT_READY 600
+#define ERROR_NOT_READY 600
+#define ERROR_NO_DEVICE 100
 #define ATTR_CC_MAJOR 75
 #define ATTR_CC_MINOR 76
 #define ATTR_SM_COUNT 16
+#define FUNC_ATTR_MAX_DYNAMIC_SHARED 8
 
 static struct {
   void *lib;
@@ -39,14 +51,13 @@ static struct {
   CUresult (*deviceGetCount)(int *);
   CUresult (*deviceGet)(CUdevice *, int);
   CUresult (*deviceGetName)(char *, int, CUdevice);
-  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*deviceGetAttribute)(int *, loop_dev_attr, CUdevice);
   CUresult (*deviceTotalMem)(size_t *, CUdevice);
-  CUresult (*ctxCreate)(CUcontext *, unsigned, CUdevice);
-  CUresult (*ctxDestroy)(CUcontext);
-  CUresult (*ctxSynchronize)(void);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
   CUresult (*moduleLoadData)(CUmodule *, const void *);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*funcSetAttribute)(CUfunction, int, int);
+  CUresult (*funcSetAttribute)(CUfunction, loop_func_attr, int);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void **, void **);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
@@ -65,6 +76,43 @@ static struct {
   CUresult (*eventDestroy)(CUevent);
   CUresult (*getErrorString)(CUresult, const char **);
 } cu;
+
+/* Every entry point: the field above and the driver's exported name (versioned where the
+ * driver exports several versions: the one cuda.h maps the plain name to). */
+#define CU_ENTRY_POINTS(X)                      \
+  X(init, cuInit)                               \
+  X(driverGetVersion, cuDriverGetVersion)       \
+  X(deviceGetCount, cuDeviceGetCount)           \
+  X(deviceGet, cuDeviceGet)                     \
+  X(deviceGetName, cuDeviceGetName)             \
+  X(deviceGetAttribute, cuDeviceGetAttribute)   \
+  X(deviceTotalMem, cuDeviceTotalMem_v2)        \
+  X(primaryCtxRetain, cuDevicePrimaryCtxRetain) \
+  X(ctxSetCurrent, cuCtxSetCurrent)             \
+  X(moduleLoadData, cuModuleLoadData)           \
+  X(moduleGetFunction, cuModuleGetFunction)     \
+  X(funcSetAttribute, cuFuncSetAttribute)       \
+  X(launchKernel, cuLaunchKernel)               \
+  X(memAlloc, cuMemAlloc_v2)                    \
+  X(memFree, cuMemFree_v2)                      \
+  X(memAllocHost, cuMemAllocHost_v2)            \
+  X(memFreeHost, cuMemFreeHost)                 \
+  X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2)      \
+  X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2)      \
+  X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2)      \
+  X(memsetD8Async, cuMemsetD8Async)             \
+  X(streamCreate, cuStreamCreate)               \
+  X(streamSynchronize, cuStreamSynchronize)     \
+  X(eventCreate, cuEventCreate)                 \
+  X(eventRecord, cuEventRecord)                 \
+  X(eventQuery, cuEventQuery)                   \
+  X(eventDestroy, cuEventDestroy_v2)            \
+  X(getErrorString, cuGetErrorString)
+
+#ifdef LOOP_CHECK_CUDA_H
+#define LOOP_ASSIGN(field, symbol) cu.field = symbol;
+void loop_check_prototypes(void) { CU_ENTRY_POINTS(LOOP_ASSIGN) }
+#endif
 
 static CUcontext ctx;
 static CUstream stream;
@@ -162,40 +210,11 @@ static const char *loadDriver(const char *path) {
     snprintf(why, sizeof why, "no CUDA driver: %s could not be opened (%s)", path, dlerror());
     return why;
   }
+#define LOOP_ROW(field, symbol) {(void **)&cu.field, #symbol},
   const struct {
     void **slot;
     const char *name;
-  } table[] = {
-      {(void **)&cu.init, "cuInit"},
-      {(void **)&cu.driverGetVersion, "cuDriverGetVersion"},
-      {(void **)&cu.deviceGetCount, "cuDeviceGetCount"},
-      {(void **)&cu.deviceGet, "cuDeviceGet"},
-      {(void **)&cu.deviceGetName, "cuDeviceGetName"},
-      {(void **)&cu.deviceGetAttribute, "cuDeviceGetAttribute"},
-      {(void **)&cu.deviceTotalMem, "cuDeviceTotalMem_v2"},
-      {(void **)&cu.ctxCreate, "cuCtxCreate_v2"},
-      {(void **)&cu.ctxDestroy, "cuCtxDestroy_v2"},
-      {(void **)&cu.ctxSynchronize, "cuCtxSynchronize"},
-      {(void **)&cu.moduleLoadData, "cuModuleLoadData"},
-      {(void **)&cu.moduleGetFunction, "cuModuleGetFunction"},
-      {(void **)&cu.funcSetAttribute, "cuFuncSetAttribute"},
-      {(void **)&cu.launchKernel, "cuLaunchKernel"},
-      {(void **)&cu.memAlloc, "cuMemAlloc_v2"},
-      {(void **)&cu.memFree, "cuMemFree_v2"},
-      {(void **)&cu.memAllocHost, "cuMemAllocHost_v2"},
-      {(void **)&cu.memFreeHost, "cuMemFreeHost"},
-      {(void **)&cu.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
-      {(void **)&cu.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
-      {(void **)&cu.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
-      {(void **)&cu.memsetD8Async, "cuMemsetD8Async"},
-      {(void **)&cu.streamCreate, "cuStreamCreate"},
-      {(void **)&cu.streamSynchronize, "cuStreamSynchronize"},
-      {(void **)&cu.eventCreate, "cuEventCreate"},
-      {(void **)&cu.eventRecord, "cuEventRecord"},
-      {(void **)&cu.eventQuery, "cuEventQuery"},
-      {(void **)&cu.eventDestroy, "cuEventDestroy_v2"},
-      {(void **)&cu.getErrorString, "cuGetErrorString"},
-  };
+  } table[] = {CU_ENTRY_POINTS(LOOP_ROW)};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     *table[i].slot = dlsym(lib, table[i].name);
     if (!*table[i].slot) {
@@ -223,7 +242,7 @@ static napi_value start(napi_env env, napi_callback_info info) {
   if (why) return fail(env, why);
   if (!ctx) {
     CUresult r = cu.init(0);
-    if (r == 100) return fail(env, "no CUDA GPU: the driver sees no device (cuInit: no device)");
+    if (r == ERROR_NO_DEVICE) return fail(env, "no CUDA GPU: the driver sees no device (cuInit: no device)");
     if (!check(env, r, "cuInit")) return NULL;
     int count = 0;
     if (!check(env, cu.deviceGetCount(&count), "cuDeviceGetCount")) return NULL;
@@ -233,7 +252,9 @@ static napi_value start(napi_env env, napi_callback_info info) {
       return fail(env, msg);
     }
     if (!check(env, cu.deviceGet(&dev, ordinal), "cuDeviceGet")) return NULL;
-    if (!check(env, cu.ctxCreate(&ctx, 0, dev), "cuCtxCreate")) return NULL;
+    /* the device's primary context: the one the runtime and the CUDA libraries use too */
+    if (!check(env, cu.primaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain")) return NULL;
+    if (!check(env, cu.ctxSetCurrent(ctx), "cuCtxSetCurrent")) return NULL;
     if (!check(env, cu.streamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate")) return NULL;
   }
   char name[256] = {0};
@@ -358,7 +379,7 @@ static napi_value readDone(napi_env env, napi_callback_info info) {
   if (t < 0 || t >= MAX_TICKETS || !tickets[t].used) return fail(env, "cuda: unknown read");
   CUresult r = cu.eventQuery(tickets[t].event);
   napi_value b;
-  if (r == CUDA_ERROR_NOT_READY) {
+  if (r == ERROR_NOT_READY) {
     napi_get_boolean(env, false, &b);
     return b;
   }
@@ -423,7 +444,9 @@ static napi_value getFunction(napi_env env, napi_callback_info info) {
   if (!check(env, cu.moduleGetFunction(&f, modules[m], name), what)) return NULL;
   int shared = argInt(env, a[2]);
   /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: above 48 KiB needs the opt-in */
-  if (shared > 48 * 1024 && !check(env, cu.funcSetAttribute(f, 8, shared), what)) return NULL;
+  if (shared > 48 * 1024 &&
+      !check(env, cu.funcSetAttribute(f, FUNC_ATTR_MAX_DYNAMIC_SHARED, shared), what))
+    return NULL;
   functions[nFunctions] = f;
   return num(env, nFunctions++);
 }

@@ -86,9 +86,31 @@ function run(cc: string, args: string[]): Promise<string | null> {
         return resolve(
           `no C compiler to build the CUDA driver addon ("${cc}" is not on PATH; set CC)`,
         );
-      resolve(`${cc} failed on cuda-driver.c: ${stderr.trim().split("\n")[0] ?? ""}`);
+      const first =
+        stderr.split("\n").find((l) => l.includes("error")) ?? stderr.trim().split("\n")[0];
+      resolve(`${cc} failed on cuda-driver.c: ${first ?? ""}`);
     });
   });
+}
+
+/**
+ * Check the addon's prototypes of the driver's entry points against a toolkit's cuda.h (in
+ * `cudaInclude`): the source compiled with -DLOOP_CHECK_CUDA_H assigns every entry point to
+ * its field, and an incompatible pointer type fails. Resolves to null, or the compiler's error.
+ */
+export async function checkDriverPrototypes(cudaInclude: string): Promise<string | null> {
+  const include = nodeIncludeDir();
+  if (include === null) return "node_api.h not found beside this Node";
+  const cc = process.env.CC ?? "cc";
+  return run(cc, [
+    "-fsyntax-only",
+    "-std=gnu11",
+    "-DLOOP_CHECK_CUDA_H",
+    "-Werror=incompatible-pointer-types",
+    `-I${cudaInclude}`,
+    `-I${include}`,
+    ADDON_SOURCE,
+  ]);
 }
 
 /** Build (unless cached) and load the addon; a one-line reason when it cannot. */

@@ -2,7 +2,12 @@
  * @loop/cuda/node: starting a CUDA device in Node (the driver addon built on first use, the
  * kernels compiled on first use) and the build tools the tests use.
  */
-export { ADDON_SOURCE, buildDriverAddon, type DriverAddon } from "./build-addon.js";
+export {
+  ADDON_SOURCE,
+  buildDriverAddon,
+  checkDriverPrototypes,
+  type DriverAddon,
+} from "./build-addon.js";
 export {
   compileWithNvcc,
   KERNEL_DIR,

@@ -1,9 +1,9 @@
 import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { KERNELS } from "../kernel-table.js";
-import { buildDriverAddon } from "./build-addon.js";
+import { buildDriverAddon, checkDriverPrototypes } from "./build-addon.js";
 import { compileWithNvcc, ptxasReport } from "./compile-kernels.js";
-import { findNvcc } from "./find-cuda.js";
+import { cudaIncludeDir, findNvcc } from "./find-cuda.js";
 
 const ARCHS = ["sm_80", "sm_90"];
 const nvcc = findNvcc();
@@ -48,6 +48,19 @@ describe("the CUDA kernels", () => {
 });
 
 describe("the CUDA driver addon", () => {
+  it("declares the driver's entry points as the toolkit's cuda.h does", async () => {
+    const include = cudaIncludeDir();
+    if (
+      !suiteRuns(
+        "the CUDA driver addon's prototypes",
+        include ? null : "no CUDA toolkit headers (cuda.h)",
+        "installs the CUDA toolkit",
+      )
+    )
+      return;
+    expect(await checkDriverPrototypes(include!)).toBeNull();
+  }, 120_000);
+
   it("builds with the machine's C compiler and loads without a CUDA library", async () => {
     const r = await buildDriverAddon();
     if (
