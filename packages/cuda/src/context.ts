@@ -55,6 +55,8 @@ export class CudaContext {
   private readonly launches = new Map<string, number>();
   private readonly bf16Copies = new WeakMap<CudaTensor, { copy: CudaTensor; version: number }>();
   private casts = 0;
+  /** GEMM shapes cuBLASLt refused (they run on the own kernels). */
+  private readonly ltRefused = new Set<string>();
 
   constructor(
     readonly device: CudaDevice,
@@ -182,22 +184,18 @@ export class CudaContext {
     const b = path.operand === "bf16" ? this.bf16(g.b) : g.b;
     const lda = transA ? M : K;
     const ldb = transB ? K : N;
-    if (this.device.ltGemm) {
-      this.device.ltGemm({
-        transA,
-        transB,
-        M,
-        N,
-        K,
-        alpha,
-        a: a.ptr,
-        b: b.ptr,
-        beta,
-        c: g.c.ptr,
-        ...path.lt,
-      });
-      this.launches.set("gemm_lt", (this.launches.get("gemm_lt") ?? 0) + 1);
-      return;
+    const lt = this.device.ltGemm;
+    const shape = `${transA}${transB}${M},${N},${K}`;
+    if (lt && !this.ltRefused.has(shape)) {
+      try {
+        lt({ transA, transB, M, N, K, alpha, a: a.ptr, b: b.ptr, beta, c: g.c.ptr, ...path.lt });
+        this.launches.set("gemm_lt", (this.launches.get("gemm_lt") ?? 0) + 1);
+        return;
+      } catch {
+        // cuBLASLt has no algorithm for this shape and layout (odd leading dimensions under
+        // bf16): the own kernel computes it, now and for the rest of the run
+        this.ltRefused.add(shape);
+      }
     }
     this.run(
       path.kernel,

@@ -60,6 +60,26 @@ describe("precision bookkeeping", () => {
     expect(ctx.castCount()).toBe(2);
   });
 
+  it("runs GEMMs on cuBLASLt where the device has it, and a shape it refuses on the own kernel", () => {
+    const calls: string[] = [];
+    const withLt = {
+      ...recordingDevice(),
+      ltGemm: (g: { M: number; abType: number; compute: number }) => {
+        if (g.M === 3) throw new Error("cublasLtMatmul 3x6x4 failed (status 15)");
+        calls.push(`${g.M} ${g.abType} ${g.compute}`);
+      },
+    };
+    const { ctx } = cudaBackend(withLt, { precision: "bf16" });
+    const w = ctx.empty([6, 4], "f32", true);
+    for (const M of [2, 3, 3]) {
+      const x = ctx.empty([M, 4]);
+      ctx.gemm({ transA: false, transB: true, M, N: 6, K: 4, a: x, b: w, c: ctx.empty([M, 6]) });
+    }
+    expect(calls).toEqual(["2 14 68"]); // bf16 operands, fp32 compute
+    expect(ctx.launchCounts().get("gemm_lt")).toBe(1);
+    expect(ctx.launchCounts().get("gemm_bf16")).toBe(2); // the refused shape, then remembered
+  });
+
   it("parses the precision names and refuses others in one line", () => {
     expect(parsePrecision("bf16")).toBe("bf16");
     expect(() => parsePrecision("fp16")).toThrow(
