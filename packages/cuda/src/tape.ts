@@ -38,6 +38,24 @@ export function record(
   return true;
 }
 
+/**
+ * Where an op's backward may write the gradient of `x` itself: a trainable leaf's gradient
+ * block, added to (`acc` 1: GEMM beta 1, a kernel's accumulate flag) when it already holds this
+ * step's gradient, overwritten (`acc` 0) when not. The op then returns null for `x` (the tape
+ * has nothing left to add). Null when `x` is not a trainable leaf: the op returns a fresh
+ * gradient, which the tape routes.
+ */
+export function leafTarget(
+  ctx: CudaContext,
+  x: CudaTensor,
+): { out: CudaTensor; acc: 0 | 1 } | null {
+  if (x.node || !x.trainable || !x.requiresGrad) return null;
+  x.grad ??= new CudaTensor(ctx, x.shape, "f32", true);
+  const acc = x.gradLive ? 1 : 0;
+  x.gradLive = true;
+  return { out: x.grad, acc };
+}
+
 /** Backpropagate from the one-element `loss` seeded with `weight` (see the file comment). */
 export function backwardFrom(ctx: CudaContext, loss: CudaTensor, weight: number): void {
   if (loss.size !== 1) throw new Error(`cuda backward: the loss has shape [${loss.shape}]`);

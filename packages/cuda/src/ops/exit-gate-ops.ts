@@ -16,7 +16,7 @@ import {
 import type { CudaContext } from "../context.js";
 import { CudaTensor } from "../cuda-tensor.js";
 import { GATE_MAX_STEPS } from "../kernel-table.js";
-import { record } from "../tape.js";
+import { leafTarget, record } from "../tape.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
 import { crossEntropyRows } from "./tensor-ops.js";
 
@@ -58,15 +58,26 @@ export function gateLogits(
     });
     let gw: CudaTensor | null = null;
     if (weight.requiresGrad) {
-      gw = ctx.empty(weight.shape);
+      const target = leafTarget(ctx, weight);
+      const dst = target?.out ?? ctx.empty(weight.shape);
       readouts.forEach((x, r) => {
-        ctx.run("gate_gw", ctx.elems(D, 128), [M, D, gr(r), x, gw, r > 0 ? 1 : 0]);
+        ctx.run("gate_gw", ctx.elems(D, 128), [
+          M,
+          D,
+          gr(r),
+          x,
+          dst,
+          r > 0 ? 1 : (target?.acc ?? 0),
+        ]);
       });
+      gw = target ? null : dst;
     }
     let gb: CudaTensor | null = null;
     if (bias.requiresGrad) {
-      gb = ctx.empty([1]);
-      ctx.run("sum_all", ctx.rows(1), [R * M, g!, gb, 0]);
+      const target = leafTarget(ctx, bias);
+      const dst = target?.out ?? ctx.empty([1]);
+      ctx.run("sum_all", ctx.rows(1), [R * M, g!, dst, target?.acc ?? 0]);
+      gb = target ? null : dst;
     }
     out.push(gw, gb);
     return out;

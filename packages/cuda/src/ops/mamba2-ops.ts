@@ -8,7 +8,7 @@ import type { SsdOptions, SsdResult } from "@loop/tensor";
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
 import { SSD_CHUNK } from "../kernel-table.js";
-import { record } from "../tape.js";
+import { leafTarget, record } from "../tape.js";
 import { documents } from "./documents.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
 import { splitColumns } from "./tensor-ops.js";
@@ -47,12 +47,27 @@ export function causalConv1dSiluSplit(
       ctx.run("conv_bwd_x", ctx.elems(n), [B, T, C, K, w, starts, gpre, gx, 0]);
     }
     if (w.requiresGrad) {
-      gw = ctx.empty(w.shape);
-      ctx.run("conv_bwd_w", ctx.elems(C * K, 128), [B, T, C, K, x, init, starts, gpre, gw, 0]);
+      const target = leafTarget(ctx, w);
+      const out = target?.out ?? ctx.empty(w.shape);
+      ctx.run("conv_bwd_w", ctx.elems(C * K, 128), [
+        B,
+        T,
+        C,
+        K,
+        x,
+        init,
+        starts,
+        gpre,
+        out,
+        target?.acc ?? 0,
+      ]);
+      gw = target ? null : out;
     }
     if (bias.requiresGrad) {
-      gb = ctx.empty([C]);
-      ctx.run("col_sum", ctx.elems(C, 128), [B * T, C, gpre, gb, 0]);
+      const target = leafTarget(ctx, bias);
+      const out = target?.out ?? ctx.empty([C]);
+      ctx.run("col_sum", ctx.elems(C, 128), [B * T, C, gpre, out, target?.acc ?? 0]);
+      gb = target ? null : out;
     }
     if (init?.requiresGrad && K > 1) {
       gi = ctx.empty(init.shape);
@@ -75,8 +90,10 @@ export function softplusBias(ctx: CudaContext, raw: CudaTensor, bias: CudaTensor
     ctx.run("softplus_bias_bwd", ctx.elems(n), [n, cols, g!, raw, bias, graw]);
     let gb: CudaTensor | null = null;
     if (bias.requiresGrad) {
-      gb = ctx.empty(bias.shape);
-      ctx.run("col_sum", ctx.elems(cols, 128), [n / cols, cols, graw, gb, 0]);
+      const target = leafTarget(ctx, bias);
+      const out = target?.out ?? ctx.empty(bias.shape);
+      ctx.run("col_sum", ctx.elems(cols, 128), [n / cols, cols, graw, out, target?.acc ?? 0]);
+      gb = target ? null : out;
     }
     return [raw.requiresGrad ? graw : null, gb];
   });
@@ -197,13 +214,15 @@ export function ssdScanChunked(
     const gA = ctx.empty([H]);
     ctx.run("col_sum", ctx.elems(H, 128), [B, H, gAbh, gA, 0]);
     let gD: CudaTensor | null = null;
-    if (D) {
-      gD = ctx.empty([H]);
-      ctx.run("col_sum", ctx.elems(H, 128), [B, H, gDbh, gD, 0]);
+    if (D?.requiresGrad) {
+      const target = leafTarget(ctx, D);
+      const out = target?.out ?? ctx.empty([H]);
+      ctx.run("col_sum", ctx.elems(H, 128), [B, H, gDbh, out, target?.acc ?? 0]);
+      gD = target ? null : out;
     }
-    const out = [gx, gdt, gA, gB, gC];
+    const out: (CudaTensor | null)[] = [gx, gdt, gA, gB, gC];
     if (s0) out.push(gs0!);
-    if (D) out.push(gD!);
+    if (D) out.push(gD);
     return out;
   });
   return { y, state };
@@ -256,8 +275,19 @@ export function gatedRmsnorm(
       ]);
     let gw: CudaTensor | null = null;
     if (w.requiresGrad) {
-      gw = ctx.empty(w.shape);
-      ctx.run("norm_wgrad", ctx.elems(D, 128), [rows, D, groups, g!, v, rstd, gw, 0]);
+      const target = leafTarget(ctx, w);
+      const out = target?.out ?? ctx.empty(w.shape);
+      ctx.run("norm_wgrad", ctx.elems(D, 128), [
+        rows,
+        D,
+        groups,
+        g!,
+        v,
+        rstd,
+        out,
+        target?.acc ?? 0,
+      ]);
+      gw = target ? null : out;
     }
     return [gy, gz, gw];
   });

@@ -7,7 +7,7 @@
  */
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
-import { record } from "../tape.js";
+import { leafTarget, record } from "../tape.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
 
 /** ids [...S] → rows of w [V, D]: [...S, D]. */
@@ -18,9 +18,11 @@ export function embedding(ctx: CudaContext, ids: CudaTensor, w: CudaTensor): Cud
   const y = ctx.empty([...ids.shape, D]);
   ctx.run("embedding_fwd", ctx.elems(M * D), [M, D, V, ids, w, y]);
   record(ctx, "embedding", [w], [y], ([g]) => {
-    const gw = ctx.zeros(w.shape);
+    const target = leafTarget(ctx, w);
+    const gw = target?.out ?? ctx.empty(w.shape);
+    if (!target?.acc) ctx.device.zero(gw.ptr, gw.bytes);
     ctx.run("embedding_bwd", ctx.elems(M * D), [M, D, V, ids, g!, gw]);
-    return [gw];
+    return [target ? null : gw];
   });
   return y;
 }
@@ -40,8 +42,10 @@ export function rmsnorm(ctx: CudaContext, x: CudaTensor, w: CudaTensor, eps: num
       ctx.run("rmsnorm_bwd", ctx.rows(rows), [D, g!, x, w, rstd, gx, 0]);
     }
     if (w.requiresGrad) {
-      gw = ctx.empty(w.shape);
-      ctx.run("norm_wgrad", ctx.elems(D, 128), [rows, D, 1, g!, x, rstd, gw, 0]);
+      const target = leafTarget(ctx, w);
+      const out = target?.out ?? ctx.empty(w.shape);
+      ctx.run("norm_wgrad", ctx.elems(D, 128), [rows, D, 1, g!, x, rstd, out, target?.acc ?? 0]);
+      gw = target ? null : out;
     }
     return [gx, gw];
   });
@@ -62,8 +66,16 @@ export function add(ctx: CudaContext, a: CudaTensor, b: CudaTensor): CudaTensor 
     if (b.requiresGrad) {
       if (b.size === a.size) gb = g!;
       else {
-        gb = ctx.empty(b.shape);
-        ctx.run("col_sum", ctx.elems(b.size, 128), [a.size / b.size, b.size, g!, gb, 0]);
+        const target = leafTarget(ctx, b);
+        const out = target?.out ?? ctx.empty(b.shape);
+        ctx.run("col_sum", ctx.elems(b.size, 128), [
+          a.size / b.size,
+          b.size,
+          g!,
+          out,
+          target?.acc ?? 0,
+        ]);
+        gb = target ? null : out;
       }
     }
     return [a.requiresGrad ? g! : null, gb];
@@ -89,8 +101,21 @@ export function linear(ctx: CudaContext, x: CudaTensor, w: CudaTensor): CudaTens
       ctx.gemm({ transA: false, transB: false, M, N: K, K: N, a: g!, b: w, c: gx });
     }
     if (w.requiresGrad) {
-      gw = ctx.empty(w.shape);
-      ctx.gemm({ transA: true, transB: false, M: N, N: K, K: M, a: g!, b: x, c: gw });
+      // straight into a weight's gradient, beta 1 from its second use on (a looped block)
+      const target = leafTarget(ctx, w);
+      const out = target?.out ?? ctx.empty(w.shape);
+      ctx.gemm({
+        transA: true,
+        transB: false,
+        M: N,
+        N: K,
+        K: M,
+        a: g!,
+        b: x,
+        c: out,
+        beta: target?.acc ?? 0,
+      });
+      gw = target ? null : out;
     }
     return [gx, gw];
   });
