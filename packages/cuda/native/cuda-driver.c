@@ -42,6 +42,7 @@ typedef unsigned long long CUdeviceptr;
 #define ATTR_CC_MAJOR 75
 #define ATTR_CC_MINOR 76
 #define ATTR_SM_COUNT 16
+#define ATTR_SHARED_OPTIN 97
 #define FUNC_ATTR_MAX_DYNAMIC_SHARED 8
 
 static struct {
@@ -258,12 +259,13 @@ static napi_value start(napi_env env, napi_callback_info info) {
     if (!check(env, cu.streamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate")) return NULL;
   }
   char name[256] = {0};
-  int major = 0, minor = 0, sms = 0, driver = 0;
+  int major = 0, minor = 0, sms = 0, driver = 0, optin = 0;
   size_t mem = 0;
   cu.deviceGetName(name, sizeof name - 1, dev);
   cu.deviceGetAttribute(&major, ATTR_CC_MAJOR, dev);
   cu.deviceGetAttribute(&minor, ATTR_CC_MINOR, dev);
   cu.deviceGetAttribute(&sms, ATTR_SM_COUNT, dev);
+  cu.deviceGetAttribute(&optin, ATTR_SHARED_OPTIN, dev);
   cu.deviceTotalMem(&mem, dev);
   cu.driverGetVersion(&driver);
   napi_value o, s;
@@ -275,6 +277,7 @@ static napi_value start(napi_env env, napi_callback_info info) {
   setNum(env, o, "sms", sms);
   setNum(env, o, "memory", (double)mem);
   setNum(env, o, "driver", driver);
+  setNum(env, o, "sharedOptin", optin);
   return o;
 }
 
@@ -442,7 +445,10 @@ static napi_value getFunction(napi_env env, napi_callback_info info) {
   char what[300];
   snprintf(what, sizeof what, "cuModuleGetFunction(%s)", name);
   if (!check(env, cu.moduleGetFunction(&f, modules[m], name), what)) return NULL;
-  int shared = argInt(env, a[2]);
+  int shared = argInt(env, a[2]), optin = 0;
+  /* no more than the device lets a block opt in to (99 KiB on sm_86/89, 163 on sm_80, 227 on sm_90) */
+  cu.deviceGetAttribute(&optin, ATTR_SHARED_OPTIN, dev);
+  if (optin > 0 && shared > optin) shared = optin;
   /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: above 48 KiB needs the opt-in */
   if (shared > 48 * 1024 &&
       !check(env, cu.funcSetAttribute(f, FUNC_ATTR_MAX_DYNAMIC_SHARED, shared), what))

@@ -143,6 +143,11 @@ export class CudaContext {
 
   /** Enqueue `kernel`; tensors travel as their addresses. */
   run(kernel: KernelName, shape: LaunchShape, args: readonly KernelArg[]): void {
+    const max = this.device.maxSharedBytes;
+    if (max !== undefined && shape.shared > max)
+      throw new Error(
+        `cuda: ${kernel} needs ${shape.shared} bytes of shared memory per block, the GPU allows ${max}`,
+      );
     const packed = packArgs(
       kernel,
       args.map((a) => (a === null ? 0 : typeof a === "number" ? a : a.ptr)),

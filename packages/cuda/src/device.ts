@@ -34,6 +34,8 @@ export interface LtGemm {
 export interface CudaDevice {
   /** For messages and run.json ("NVIDIA H100 80GB HBM3, sm_90"). */
   readonly name: string;
+  /** The most dynamic shared memory one block may use, in bytes (absent: not limited here). */
+  readonly maxSharedBytes?: number;
   /** Device memory of `bytes` bytes; its address. */
   alloc(bytes: number): number;
   free(ptr: number): void;

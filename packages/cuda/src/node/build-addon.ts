@@ -24,6 +24,8 @@ export interface DriverAddon {
     sms: number;
     memory: number;
     driver: number;
+    /** The most shared memory a block may opt in to, in bytes. */
+    sharedOptin: number;
   };
   alloc(bytes: number): number;
   release(ptr: number): void;

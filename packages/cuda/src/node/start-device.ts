@@ -32,6 +32,8 @@ export interface CudaDeviceInfo {
   gemm: { cublasLt: string } | { own: string };
   /** Whether the kernels came from the cache. */
   cachedKernels: boolean;
+  /** The most dynamic shared memory a block may use (the SSD scans' state lives there). */
+  sharedOptinBytes: number;
 }
 
 /** Options of `startCudaDevice`. */
@@ -129,6 +131,7 @@ export async function startCudaDevice(o: StartCudaOptions = {}): Promise<Started
   const name = `${gpu.name}, ${arch}`;
   const device: CudaDevice = {
     name,
+    maxSharedBytes: gpu.sharedOptin,
     alloc: (bytes) => addon.alloc(bytes),
     free: (ptr) => addon.release(ptr),
     upload: (ptr, data) => addon.upload(ptr, data),
@@ -170,6 +173,7 @@ export async function startCudaDevice(o: StartCudaOptions = {}): Promise<Started
       compiler: compiler.kind,
       gemm: "path" in lt ? { cublasLt: lt.path } : { own: lt.why },
       cachedKernels: compiled.cached,
+      sharedOptinBytes: gpu.sharedOptin,
     },
   };
 }
