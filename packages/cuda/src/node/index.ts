@@ -17,6 +17,7 @@ export {
   type PtxasEntry,
   ptxasReport,
 } from "./compile-kernels.js";
+export { startEmulatedDevice } from "./emulated-device.js";
 export {
   cublasLtCandidates,
   cudaIncludeDir,

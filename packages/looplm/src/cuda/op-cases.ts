@@ -22,6 +22,8 @@ export interface OpCase {
   inputs: Input[];
   /** Index inputs: shape and values (token ids below `below`, or packed-document indices). */
   ints?: { shape: number[]; below?: number; documents?: number[]; targets?: boolean }[];
+  /** Whether the op runs GEMMs (the cases that tf32 and bf16 change). */
+  gemm?: boolean;
   /** The op; a scalar result is the objective itself. */
   run<T, I>(ops: BackendOps<T, I>, x: T[], i: I[]): T;
 }
@@ -122,16 +124,19 @@ export const OP_CASES: OpCase[] = [
   },
   {
     name: "linear",
+    gemm: true,
     inputs: [{ shape: [B, 5, 6] }, { shape: [4, 6] }],
     run: (ops, [x, w]) => ops.linear(x!, w!),
   },
   {
     name: "linear (several tiles, partial edges)",
+    gemm: true,
     inputs: [{ shape: [3, 70, 96] }, { shape: [130, 96] }],
     run: (ops, [x, w]) => ops.linear(x!, w!),
   },
   {
     name: "linearSplit",
+    gemm: true,
     inputs: [{ shape: [B, 5, 6] }, { shape: [6, 6] }],
     run: (ops, [x, w]) => {
       const [a, b, c] = ops.linearSplit(x!, w!, [2, 2, 2]);
@@ -200,6 +205,7 @@ export const OP_CASES: OpCase[] = [
   ...[false, true].map(
     (packed): OpCase => ({
       name: `projectedAttention (GQA 4/2, RoPE${packed ? ", packed documents" : ""})`,
+      gemm: true,
       inputs: [{ shape: [B, 9, 16] }, { shape: [16, 16] }, { shape: [8, 16] }, { shape: [8, 16] }],
       ints: packed ? [{ shape: [B * 9], documents: docs(9) }] : [],
       run: (ops, [u, wq, wk, wv], [s]) =>
