@@ -22,8 +22,10 @@ run node --import tsx --conditions=@loop/source -e '
   if (!r.ok) { console.error(`cuda: ${r.reason}`); process.exit(1); }
   console.log(JSON.stringify(r.info)); r.device.destroy();'
 
-log "2. host-side suites (kernel build for sm_80/sm_90 without spills, allocator, launch plan, precision)"
-run pnpm vitest run packages/cuda packages/looplm/src/cuda-launch-plan.test.ts
+log "2. host-side suites (kernel build for sm_80/sm_90 without spills, allocator, launch plan, precision, the host emulator)"
+run pnpm vitest run packages/cuda packages/looplm/src/cuda-launch-plan.test.ts \
+  packages/looplm/src/cuda-emulated.test.ts packages/looplm/src/cuda-emulated-training.test.ts \
+  packages/looplm/src/forward/cuda-emulated-golden.test.ts
 
 log "3. op conformance against the CPU's ops, fp32 / tf32 / bf16 (every op, forward and gradients)"
 run pnpm vitest run packages/looplm/src/cuda-conformance.test.ts
