@@ -9,12 +9,12 @@
  */
 import { cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { cpuBackendOps } from "@loop/looped";
+import { cpuBackendOps, type ModelConfigInput } from "@loop/looped";
 import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { trainLosses } from "./cuda/train-losses.js";
 
-const CONFIG = {
+const CONFIG: ModelConfigInput = {
   vocab_size: 11,
   d_model: 16,
   n_layers: 2,
@@ -23,7 +23,7 @@ const CONFIG = {
   attn_layers: [1],
   ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
   attention: { n_heads: 2, n_kv_heads: 1 },
-} as const;
+};
 
 const started = await startEmulatedDevice();
 const runs = suiteRuns(

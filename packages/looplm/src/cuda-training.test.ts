@@ -4,13 +4,13 @@
  * the same engine on cpuBackendOps (the same losses to float32 rounding of another summation
  * order), and bf16 GEMM operands against fp32 (the loss curve within 1 % at every step).
  */
-import { cpuBackendOps } from "@loop/looped";
+import { cpuBackendOps, type ModelConfigInput } from "@loop/looped";
 import { cudaSuiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { startBackend } from "./backend.js";
 import { trainLosses } from "./cuda/train-losses.js";
 
-const CONFIG = {
+const CONFIG: ModelConfigInput = {
   vocab_size: 61,
   d_model: 64,
   n_layers: 2,
@@ -19,7 +19,7 @@ const CONFIG = {
   attn_layers: [1],
   ssm: { d_state: 16, headdim: 16, chunk_size: 16 },
   attention: { n_heads: 4, n_kv_heads: 2 },
-} as const;
+};
 
 async function start(p: "fp32" | "bf16") {
   try {
