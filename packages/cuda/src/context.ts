@@ -225,6 +225,20 @@ export class CudaContext {
     this.tape.length = 0;
   }
 
+  /**
+   * Release the transient tensors made since tensor id `first` (a checkpointed call's
+   * intermediates) except those of `keep` (and the blocks they view).
+   */
+  releaseTransientsSince(first: number, keep: readonly CudaTensor[] = []): void {
+    const kept = new Set(keep.map((t) => t.owner));
+    for (const t of this.transients) {
+      if (t.id < first || kept.has(t)) continue;
+      this.dropCopies(t);
+      t.releaseStorage();
+      this.transients.delete(t);
+    }
+  }
+
   /** Release `t` now (and its gradient and bf16 copy). */
   dispose(t: CudaTensor): void {
     if (t.grad) this.dispose(t.grad);

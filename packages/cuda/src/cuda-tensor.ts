@@ -16,6 +16,11 @@ export const DTYPE_BYTES: Record<DType, number> = { f32: 4, bf16: 2, i32: 4 };
 
 let nextId = 1;
 
+/** The id the next tensor will get (tensors made after this call have ids ≥ it). */
+export function nextTensorId(): number {
+  return nextId;
+}
+
 /** See the file comment. */
 export class CudaTensor {
   readonly id = nextId++;

@@ -4,6 +4,7 @@
  * (f32 and i32). Every op records its backward on the context's tape.
  */
 import type { ModelOps } from "@loop/tensor";
+import { checkpoint } from "./checkpoint.js";
 import type { CudaContext } from "./context.js";
 import { CudaTensor } from "./cuda-tensor.js";
 import { projectedAttention, swiglu } from "./ops/attention-ops.js";
@@ -96,5 +97,6 @@ export function cudaModelOps(ctx: CudaContext): ModelOps<CudaTensor, CudaTensor>
     stage1Loss: (a, logits, targets, opts) => stage1Loss(ctx, a, logits, targets, opts),
     stage2Loss: (gate, readouts, logits, targets, opts) =>
       stage2Loss(ctx, gate, readouts, logits, targets, opts),
+    checkpoint: (fn, x, params) => checkpoint(ctx, fn, x, params),
   };
 }

@@ -59,8 +59,23 @@ export function leafTarget(
 /** Backpropagate from the one-element `loss` seeded with `weight` (see the file comment). */
 export function backwardFrom(ctx: CudaContext, loss: CudaTensor, weight: number): void {
   if (loss.size !== 1) throw new Error(`cuda backward: the loss has shape [${loss.shape}]`);
+  backwardWalk(ctx, loss, ctx.full([1], weight));
+}
+
+/**
+ * Walk the recorded nodes back from `root` with its gradient `seed`; trainable leaves gather
+ * their gradients, and the gradients of `wrt` (tensors the walk ends at: a checkpoint's input)
+ * are returned in their order (null where none reached them).
+ */
+export function backwardWalk(
+  ctx: CudaContext,
+  root: CudaTensor,
+  seed: CudaTensor,
+  wrt: readonly CudaTensor[] = [],
+): (CudaTensor | null)[] {
   const grads = new Map<CudaTensor, CudaTensor>();
-  grads.set(loss, ctx.full([1], weight));
+  grads.set(root, seed);
+  const ends = new Set(wrt);
   const tape = ctx.tape.splice(0);
   for (let i = tape.length - 1; i >= 0; i--) {
     const node = tape[i]!;
@@ -69,9 +84,10 @@ export function backwardFrom(ctx: CudaContext, loss: CudaTensor, weight: number)
     const gin = ctx.withRecording(false, () => node.backward(gs));
     node.inputs.forEach((x, k) => {
       const g = gin[k];
-      if (g && x.requiresGrad) accumulate(ctx, grads, x, g);
+      if (g && x.requiresGrad) accumulate(ctx, grads, x, g, ends);
     });
   }
+  return wrt.map((t) => grads.get(t) ?? null);
 }
 
 function accumulate(
@@ -79,10 +95,11 @@ function accumulate(
   grads: Map<CudaTensor, CudaTensor>,
   x: CudaTensor,
   g: CudaTensor,
+  ends: ReadonlySet<CudaTensor>,
 ): void {
   if (g.size !== x.size)
     throw new Error(`cuda backward: gradient [${g.shape}] for a tensor [${x.shape}]`);
-  if (!x.node) {
+  if (!x.node && !ends.has(x)) {
     if (!x.trainable) return;
     x.grad ??= new CudaTensor(ctx, x.shape, "f32", true);
     if (!x.gradLive) {

@@ -10,7 +10,12 @@
 import { type CudaBackend, cudaBackend, type Precision, recordingDevice } from "@loop/cuda";
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
+import {
+  deviceStepEngine,
+  deviceTraining,
+  resolveTrainOptions,
+  type TrainOptions,
+} from "@loop/train";
 import { describe, expect, it } from "vitest";
 
 const BASE = {
@@ -36,12 +41,13 @@ async function steps(
   config: ModelConfigInput,
   n = 3,
   precision: Precision = "fp32",
+  train: TrainOptions = o,
 ): Promise<StepCount[]> {
   const cfg = parseConfig(config);
   const model = new LoopedModel(cfg, { seed: 0 });
   const dev = recordingDevice();
   const backend: CudaBackend = cudaBackend(dev, { precision });
-  const engine = deviceStepEngine(deviceTraining(model, backend.ops, o), o);
+  const engine = deviceStepEngine(deviceTraining(model, backend.ops, train), train);
   const rng = new Rng(1);
   const count = SHAPE.batch * SHAPE.seq;
   const tokens = new Int32Array(count).map(() => rng.int(cfg.vocab_size));
@@ -52,7 +58,7 @@ async function steps(
     for (let s = 0; s < n; s++) {
       const l0 = dev.launches.length;
       const a0 = dev.allocs;
-      await engine.step([batch], o.lr);
+      await engine.step([batch], train.lr);
       out.push({ launches: dev.launches.length - l0, deviceAllocs: dev.allocs - a0 });
     }
   } finally {
@@ -93,4 +99,12 @@ describe("cuda: the launch plan of a training step (recording device)", () => {
         expect(counts.slice(1).map((c) => c.deviceAllocs)).toEqual([0, 0, 0]);
       }
     });
+
+  it("with activation checkpointing: more launches (the recomputed forwards), still no allocation after the first step", async () => {
+    const config = { ...MAMBA, n_layers: 2, n_loops: 2 };
+    const plain = await steps(config, 3);
+    const ckpt = await steps(config, 3, "fp32", { ...o, checkpointing: true });
+    expect(ckpt[2]!.launches).toBeGreaterThan(plain[2]!.launches);
+    expect(ckpt.slice(1).map((c) => c.deviceAllocs)).toEqual([0, 0]);
+  });
 });

@@ -6,7 +6,12 @@
  */
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { type BackendOps, Rng } from "@loop/tensor";
-import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
+import {
+  deviceStepEngine,
+  deviceTraining,
+  resolveTrainOptions,
+  type TrainOptions,
+} from "@loop/train";
 
 /** Per-step losses of `steps` steps of `config` on `ops` at batch × seq. */
 export async function trainLosses<T, I>(
@@ -15,10 +20,11 @@ export async function trainLosses<T, I>(
   steps: number,
   batch: number,
   seq: number,
+  extra: Partial<TrainOptions> = {},
 ): Promise<number[]> {
   const cfg = parseConfig(config);
   const V = cfg.vocab_size;
-  const o = resolveTrainOptions({ lr: 3e-3, warmupSteps: 0, clip: 0.5 });
+  const o = resolveTrainOptions({ lr: 3e-3, warmupSteps: 0, clip: 0.5, ...extra });
   const engine = deviceStepEngine(deviceTraining(new LoopedModel(cfg, { seed: 0 }), ops, o), o);
   const rng = new Rng(1);
   const out: number[] = [];
