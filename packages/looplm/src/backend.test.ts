@@ -61,8 +61,9 @@ describe("startBackend", () => {
 
   it("parses backend names, refusing others with the choices", () => {
     expect(parseBackend("native")).toBe("native");
-    expect(() => parseBackend("cuda")).toThrow(
-      '--backend must be one of portable, native, webgpu, got "cuda"',
+    expect(parseBackend("cuda")).toBe("cuda");
+    expect(() => parseBackend("rocm")).toThrow(
+      '--backend must be one of portable, native, webgpu, cuda, got "rocm"',
     );
   });
 });

@@ -71,7 +71,7 @@ describe("--backend", () => {
     const r = looplm(["forward", "--backend", "gpu", ...forward(join(tmp(), "o.safetensors"))]);
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
-      'looplm: --backend must be one of portable, native, webgpu, got "gpu"',
+      'looplm: --backend must be one of portable, native, webgpu, cuda, got "gpu"',
     ]);
   });
 
