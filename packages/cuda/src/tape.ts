@@ -42,8 +42,7 @@ export function record(
  * Where an op's backward may write the gradient of `x` itself: a trainable leaf's gradient
  * block, added to (`acc` 1: GEMM beta 1, a kernel's accumulate flag) when it already holds this
  * step's gradient, overwritten (`acc` 0) when not. The op then returns null for `x` (the tape
- * has nothing left to add). Null when `x` is not a trainable leaf: the op returns a fresh
- * gradient, which the tape routes.
+ * has nothing left to add). Null when `x` is not a trainable leaf.
  */
 export function leafTarget(
   ctx: CudaContext,
@@ -54,6 +53,24 @@ export function leafTarget(
   const acc = x.gradLive ? 1 : 0;
   x.gradLive = true;
   return { out: x.grad, acc };
+}
+
+/** The walk running now: the gradients so far, and those it may add to in place. */
+let walk: { grads: Map<CudaTensor, CudaTensor>; owned: Set<CudaTensor> } | null = null;
+
+/**
+ * `leafTarget`, and for an intermediate tensor whose gradient the running walk already holds in
+ * a block of its own (not another tensor's gradient passed through, not a view): that block,
+ * added to (`acc` 1) — so a tensor read by several ops (q, k and v from one input) gathers its
+ * gradient without a summing launch. Null otherwise: the op returns a fresh gradient.
+ */
+export function gradTarget(
+  ctx: CudaContext,
+  x: CudaTensor,
+): { out: CudaTensor; acc: 0 | 1 } | null {
+  if (!x.node) return leafTarget(ctx, x);
+  const g = walk?.grads.get(x);
+  return g && walk!.owned.has(g) ? { out: g, acc: 1 } : null;
 }
 
 /** Backpropagate from the one-element `loss` seeded with `weight` (see the file comment). */
@@ -75,27 +92,35 @@ export function backwardWalk(
 ): (CudaTensor | null)[] {
   const grads = new Map<CudaTensor, CudaTensor>();
   grads.set(root, seed);
+  const outer = walk;
+  walk = { grads, owned: new Set() };
   const ends = new Set(wrt);
   const tape = ctx.tape.splice(0);
-  for (let i = tape.length - 1; i >= 0; i--) {
-    const node = tape[i]!;
-    const gs = node.outputs.map((o) => grads.get(o) ?? null);
-    if (gs.every((g) => g === null)) continue;
-    const gin = ctx.withRecording(false, () => node.backward(gs));
-    node.inputs.forEach((x, k) => {
-      const g = gin[k];
-      if (g && x.requiresGrad) accumulate(ctx, grads, x, g, ends);
-    });
+  try {
+    for (let i = tape.length - 1; i >= 0; i--) {
+      const node = tape[i]!;
+      const gs = node.outputs.map((o) => grads.get(o) ?? null);
+      if (gs.every((g) => g === null)) continue;
+      const gin = ctx.withRecording(false, () => node.backward(gs));
+      const passed = new Set(gs);
+      node.inputs.forEach((x, k) => {
+        const g = gin[k];
+        if (g && x.requiresGrad) accumulate(ctx, walk!, x, g, ends, passed);
+      });
+    }
+  } finally {
+    walk = outer;
   }
   return wrt.map((t) => grads.get(t) ?? null);
 }
 
 function accumulate(
   ctx: CudaContext,
-  grads: Map<CudaTensor, CudaTensor>,
+  w: { grads: Map<CudaTensor, CudaTensor>; owned: Set<CudaTensor> },
   x: CudaTensor,
   g: CudaTensor,
   ends: ReadonlySet<CudaTensor>,
+  passed: ReadonlySet<CudaTensor | null>,
 ): void {
   if (g.size !== x.size)
     throw new Error(`cuda backward: gradient [${g.shape}] for a tensor [${x.shape}]`);
@@ -110,12 +135,16 @@ function accumulate(
     }
     return;
   }
-  const prev = grads.get(x);
+  const prev = w.grads.get(x);
   if (!prev) {
-    grads.set(x, g);
+    w.grads.set(x, g);
+    // a block of its own (not an output's gradient passed through, not a view): later
+    // contributions may be added into it (gradTarget)
+    if (!g.base && !passed.has(g)) w.owned.add(g);
     return;
   }
   const sum = ctx.empty(x.shape);
   ctx.run("add_bcast", ctx.elems(x.size), [x.size, x.size, prev, g, sum]);
-  grads.set(x, sum);
+  w.grads.set(x, sum);
+  w.owned.add(sum);
 }

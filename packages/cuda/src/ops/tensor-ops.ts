@@ -7,7 +7,7 @@
  */
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
-import { leafTarget, record } from "../tape.js";
+import { gradTarget, leafTarget, record } from "../tape.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
 
 /** ids [...S] → rows of w [V, D]: [...S, D]. */
@@ -38,8 +38,10 @@ export function rmsnorm(ctx: CudaContext, x: CudaTensor, w: CudaTensor, eps: num
     let gx: CudaTensor | null = null;
     let gw: CudaTensor | null = null;
     if (x.requiresGrad) {
-      gx = ctx.empty(x.shape);
-      ctx.run("rmsnorm_bwd", ctx.rows(rows), [D, g!, x, w, rstd, gx, 0]);
+      const target = gradTarget(ctx, x);
+      const out = target?.out ?? ctx.empty(x.shape);
+      ctx.run("rmsnorm_bwd", ctx.rows(rows), [D, g!, x, w, rstd, out, target?.acc ?? 0]);
+      gx = target ? null : out;
     }
     if (w.requiresGrad) {
       const target = leafTarget(ctx, w);
@@ -97,8 +99,21 @@ export function linear(ctx: CudaContext, x: CudaTensor, w: CudaTensor): CudaTens
     let gx: CudaTensor | null = null;
     let gw: CudaTensor | null = null;
     if (x.requiresGrad) {
-      gx = ctx.empty(x.shape);
-      ctx.gemm({ transA: false, transB: false, M, N: K, K: N, a: g!, b: w, c: gx });
+      // added into x's gradient where the walk already holds it (q, k, v of one input)
+      const target = gradTarget(ctx, x);
+      const out = target?.out ?? ctx.empty(x.shape);
+      ctx.gemm({
+        transA: false,
+        transB: false,
+        M,
+        N: K,
+        K: N,
+        a: g!,
+        b: w,
+        c: out,
+        beta: target?.acc ?? 0,
+      });
+      gx = target ? null : out;
     }
     if (w.requiresGrad) {
       // straight into a weight's gradient, beta 1 from its second use on (a looped block)
