@@ -69,6 +69,14 @@ describe("package metadata", () => {
       ).toEqual([]);
   });
 
+  it("@loop/cuda, a backend below the model, names no workspace package but @loop/tensor", () => {
+    const m = manifest("cuda") as Manifest & { devDependencies?: Record<string, string> };
+    const named = [m.dependencies, m.devDependencies]
+      .flatMap((field) => Object.keys(field ?? {}))
+      .filter((n) => n.startsWith("@loop/") || n === "looplm");
+    expect(named.filter((n) => !n.startsWith("@loop/test-support"))).toEqual(["@loop/tensor"]);
+  });
+
   it("@loop/webgpu, a backend below the model, names no workspace package above @loop/tensor", () => {
     // the model is written once against ModelOps and trained once against TrainOps (both in
     // @loop/tensor); the CPU oracles of the WGSL ops test them from the packages that own them

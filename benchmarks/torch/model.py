@@ -11,6 +11,9 @@ Usage: model.py '{"configs": [{"name": "...", "backbone": "mamba", "d_model": 64
                   "n_layers": 1, "n_loops": 12, "d_state": 16, "headdim": 16, "vocab": 32,
                   "batch": 32, "seq": 256, "attn_layers": [], "heads": 4}],
                   "chunk": 64, "threads": [1, 2], "warmup": 1, "reps": 3}'
+Optional: "device": "cuda" (the model, the batch and every tensor made in the forward on the
+GPU) and "autocast": "bf16" (the forward under torch.autocast, bf16; weights and optimiser fp32),
+the PyTorch side of the CUDA backend's step timings (tools/cuda-first-run/step-time.ts).
 Prints one JSON line: {"torch": version, "results": [{"name", "threads", "seconds",
 "cpu_seconds", "tokens_per_s", "samples", "cpu_samples"}]} (median over reps after warm-up; the
 samples are every timed step's wall and CPU seconds).
@@ -163,21 +166,28 @@ class Looped(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def bench(c, chunk, threads, warmup, reps):
+def bench(c, chunk, threads, warmup, reps, device="cpu", autocast=None):
     torch.set_num_threads(threads)
     g = torch.Generator().manual_seed(0)
-    model = Looped(c, chunk, g)
-    opt = torch.optim.AdamW(model.param_groups(0.01), lr=1e-3)
+    # made on the CPU from the seeded generator, then moved: the same weights on every device
+    model = Looped(c, chunk, g).to(device)
     b, t = c["batch"], c["seq"]
-    tokens = torch.randint(0, c["vocab"], (b, t), generator=g)
-    targets = torch.randint(0, c["vocab"], (b, t), generator=g)
+    tokens = torch.randint(0, c["vocab"], (b, t), generator=g).to(device)
+    targets = torch.randint(0, c["vocab"], (b, t), generator=g).to(device)
+    if device != "cpu":
+        torch.set_default_device(device)  # the masks and RoPE tables the forward makes
+    opt = torch.optim.AdamW(model.param_groups(0.01), lr=1e-3)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = model(tokens, targets)
+        if autocast == "bf16":
+            with torch.autocast(device_type=device, dtype=torch.bfloat16):
+                loss = model(tokens, targets)
+        else:
+            loss = model(tokens, targets)
         loss.backward()
         opt.step()
-        return loss.item()
+        return loss.item()  # waits for the device
 
     for _ in range(warmup):
         step()
@@ -198,8 +208,9 @@ def main():
     args = json.loads(sys.argv[1])
     chunk = int(args.get("chunk", 64))
     warmup, reps = int(args.get("warmup", 1)), int(args.get("reps", 3))
+    device, autocast = args.get("device", "cpu"), args.get("autocast")
     results = [
-        bench(c, chunk, int(th), warmup, reps)
+        bench(c, chunk, int(th), warmup, reps, device, autocast)
         for th in args.get("threads", [1, 2])
         for c in args["configs"]
     ]

@@ -32,6 +32,25 @@ describe("startBackend", () => {
     expect(lines).toHaveLength(1);
   });
 
+  it("cuda without a driver (or without a compiler) is one line naming what is missing", async () => {
+    vi.stubEnv("LOOPLM_CUDA_CACHE", mkdtempSync(join(tmpdir(), "looplm-cuda-")));
+    vi.stubEnv("LOOPLM_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+    vi.stubEnv("LOOPLM_NVCC", process.execPath); // a file that exists: the kernels are never built
+    await expect(startBackend("cuda")).rejects.toThrow(
+      /^--backend cuda cannot start here: no CUDA driver: \/nonexistent\/libcuda\.so\.1 could not be opened \([^\n]+\)$/,
+    );
+    vi.stubEnv("LOOPLM_NVCC", "0");
+    vi.stubEnv("LOOPLM_NVRTC", "0");
+    await expect(startBackend("cuda")).rejects.toThrow(
+      /^--backend cuda cannot start here: no CUDA compiler: no nvcc \(LOOPLM_NVCC=0\) and no NVRTC \(switched off\)$/,
+    );
+    vi.stubEnv("LOOPLM_CUDA_PRECISION", "fp16");
+    await expect(startBackend("cuda")).rejects.toThrow(
+      '--backend cuda cannot start here: LOOPLM_CUDA_PRECISION: precision must be one of fp32, tf32, bf16, got "fp16"',
+    );
+    expect(nativeKernelNames()).toEqual([]);
+  }, 120_000);
+
   it("a named backend that cannot start is an error naming why, and leaves portable", async () => {
     vi.stubEnv("LOOPLM_NATIVE", "0");
     await expect(startBackend("native")).rejects.toThrow(
@@ -42,8 +61,9 @@ describe("startBackend", () => {
 
   it("parses backend names, refusing others with the choices", () => {
     expect(parseBackend("native")).toBe("native");
-    expect(() => parseBackend("cuda")).toThrow(
-      '--backend must be one of portable, native, webgpu, got "cuda"',
+    expect(parseBackend("cuda")).toBe("cuda");
+    expect(() => parseBackend("rocm")).toThrow(
+      '--backend must be one of portable, native, webgpu, cuda, got "rocm"',
     );
   });
 });

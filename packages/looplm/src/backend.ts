@@ -3,13 +3,16 @@
  * training, evaluation, generation and forward. `portable` is the TypeScript + WebAssembly
  * kernels (what a browser without WebGPU runs), `native` the C kernels compiled from source on
  * this machine (native.ts), `webgpu` a GPU through WebGPU (Dawn in Node, the optional `webgpu`
- * package): the commands then run the model's steps on its device (`ComputeBackend.gpu`), and
- * what stays on the CPU uses the native kernels when they build. Without a choice the best
+ * package), `cuda` an NVIDIA GPU through the CUDA driver (@loop/cuda): on these two the commands
+ * run the model's steps on the device (`ComputeBackend.onDevice`), and what stays on the CPU
+ * uses the native kernels when they build. Without a choice the best
  * available CPU backend starts: native when it builds, else portable. A backend chosen
  * explicitly either starts or fails with its reason — never a silent fall-back.
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
+import { cudaBackend, type Precision, parsePrecision } from "@loop/cuda";
+import { startCudaDevice } from "@loop/cuda/node";
 import { cpuBackendOpsOn } from "@loop/looped";
 import type { BackendOps } from "@loop/tensor";
 import { type CpuKernels, currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
@@ -20,8 +23,8 @@ import { CliError, choiceOption } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
 
 /** The compute backends `--backend` and `startBackend` accept. */
-export const BACKENDS = ["portable", "native", "webgpu"] as const;
-/** One compute backend's name: "portable", "native" or "webgpu". */
+export const BACKENDS = ["portable", "native", "webgpu", "cuda"] as const;
+/** One compute backend's name: "portable", "native", "webgpu" or "cuda". */
 export type Backend = (typeof BACKENDS)[number];
 
 /** One line per backend, for --help. */
@@ -29,6 +32,7 @@ export const BACKEND_HELP: Record<Backend, string> = {
   portable: "TypeScript + WebAssembly kernels (what a browser without WebGPU runs)",
   native: "C kernels compiled on this machine (needs a C compiler with OpenMP)",
   webgpu: "a GPU through WebGPU (needs the webgpu package and a GPU driver)",
+  cuda: "an NVIDIA GPU through CUDA (needs the driver and nvcc or NVRTC; sm_80 or newer)",
 };
 
 /**
@@ -46,6 +50,8 @@ export interface ComputeBackend {
   readonly name: Backend;
   /** The device of the webgpu backend, else null. */
   readonly gpu: GpuContext | null;
+  /** Whether its ops compute on a device (webgpu, cuda): the commands run the model there. */
+  readonly onDevice: boolean;
   /** Its ops: the model's, the tape's and the optimiser's, on its own tensors. */
   readonly ops: BackendOps<unknown, unknown>;
   /** The CPU kernels its CPU work runs on (webgpu: what stays on the CPU). */
@@ -59,12 +65,14 @@ type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: stri
 interface StartOptions {
   /** Show what native libraries print while the backend starts (Dawn's adapter search). */
   verbose?: boolean;
+  /** The cuda backend's GEMM precision (default `LOOPLM_CUDA_PRECISION`, else fp32). */
+  cudaPrecision?: Precision;
 }
 
 /** A CPU backend on the kernels the registry holds now: it keeps them whatever starts later. */
 function cpu(name: Backend, stop: () => void): ComputeBackend {
   const kernels = currentKernels();
-  return { name, gpu: null, ops: cpuBackendOpsOn(kernels), kernels, stop };
+  return { name, gpu: null, onDevice: false, ops: cpuBackendOpsOn(kernels), kernels, stop };
 }
 
 /**
@@ -106,7 +114,31 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       gpu.destroy();
     };
     const ops = gpuBackendOps(gpu);
-    return { ok: true, backend: { name: "webgpu", gpu, ops, kernels: currentKernels(), stop } };
+    return {
+      ok: true,
+      backend: { name: "webgpu", gpu, onDevice: true, ops, kernels: currentKernels(), stop },
+    };
+  },
+  async cuda(o) {
+    let precision: Precision;
+    try {
+      precision = o.cudaPrecision ?? parsePrecision(process.env.LOOPLM_CUDA_PRECISION || "fp32");
+    } catch (e) {
+      return { ok: false, reason: `LOOPLM_CUDA_PRECISION: ${(e as Error).message}` };
+    }
+    const r = await startCudaDevice();
+    if (!r.ok) return { ok: false, reason: r.reason };
+    // What stays on the CPU runs on the native kernels when they build.
+    await enableNativeKernels();
+    const { ops } = cudaBackend(r.device, { precision });
+    const stop = () => {
+      disableNativeKernels();
+      r.device.destroy();
+    };
+    return {
+      ok: true,
+      backend: { name: "cuda", gpu: null, onDevice: true, ops, kernels: currentKernels(), stop },
+    };
   },
 };
 

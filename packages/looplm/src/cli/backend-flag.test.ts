@@ -71,7 +71,7 @@ describe("--backend", () => {
     const r = looplm(["forward", "--backend", "gpu", ...forward(join(tmp(), "o.safetensors"))]);
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
-      'looplm: --backend must be one of portable, native, webgpu, got "gpu"',
+      'looplm: --backend must be one of portable, native, webgpu, cuda, got "gpu"',
     ]);
   });
 
@@ -119,6 +119,22 @@ describe("--backend", () => {
     expect(verbose.status).toBe(1);
     expect(verbose.stderr.trim().split("\n").at(-1)).toBe(noAdapter);
     expect(verbose.stderr).toMatch(/vkCreateInstance|Vulkan|vulkan/);
+  });
+
+  it("--backend cuda without a CUDA driver is one line and exit 1, nothing written", () => {
+    const dir = tmp();
+    const out = join(dir, "o.safetensors");
+    const r = looplm(["forward", "--backend", "cuda", ...forward(out)], {
+      LOOPLM_CUDA_DRIVER: join(dir, "libcuda.so.1"),
+      LOOPLM_CUDA_CACHE: join(dir, "cache"),
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^looplm: --backend cuda cannot start here: (no CUDA driver: ${join(dir, "libcuda.so.1")} could not be opened \\(.+\\)|no CUDA compiler: .+)\n$`,
+      ),
+    );
+    expect(existsSync(out)).toBe(false);
   });
 
   it("runs portable when asked, without a word about native kernels", () => {

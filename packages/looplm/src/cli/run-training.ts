@@ -90,6 +90,10 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
+  if ((job.train.precision ?? "fp32") !== "fp32" && job.backend.name === "cuda")
+    throw new CliError(
+      `--precision ${job.train.precision} is webgpu's (fp16 with loss scaling); cuda's GEMM precision is LOOPLM_CUDA_PRECISION=fp32|tf32|bf16`,
+    );
   if ((job.train.precision ?? "fp32") !== "fp32" && !job.backend.gpu)
     throw new CliError(
       `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
@@ -124,7 +128,7 @@ async function trainModel(
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
   // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
-  const dev = job.backend.gpu ? deviceTraining(model, job.backend.ops, job.train) : undefined;
+  const dev = job.backend.onDevice ? deviceTraining(model, job.backend.ops, job.train) : undefined;
   const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
   const evalBatch = evalBatchSize(job.train);
   try {

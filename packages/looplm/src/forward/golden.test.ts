@@ -14,6 +14,7 @@ import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
 import {
   compareGolden,
+  cudaSuiteRuns,
   goldenModelCases,
   goldenPath,
   gpuSuiteRuns,
@@ -43,6 +44,7 @@ const runs: Record<Backend, boolean> = {
     await starts("native"),
   ),
   webgpu: gpuSuiteRuns("golden cases on looplm forward --backend webgpu", await starts("webgpu")),
+  cuda: cudaSuiteRuns("golden cases on looplm forward --backend cuda", await starts("cuda")),
 };
 
 async function checkCase(name: string, dir: string, backend: ComputeBackend): Promise<void> {
@@ -92,6 +94,7 @@ for (const backend of BACKENDS)
       if (backend === "portable") expect(nativeKernelNames()).toEqual([]);
       if (backend === "native") expect(nativeKernelNames()).toContain("tensor/sgemm");
       expect(started.gpu !== null).toBe(backend === "webgpu");
+      expect(started.onDevice).toBe(backend === "webgpu" || backend === "cuda");
     });
     for (const name of cases) it(name, () => checkCase(name, dir, started));
   });

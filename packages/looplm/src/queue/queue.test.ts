@@ -262,7 +262,7 @@ describe("the backend of a queued sweep", () => {
       );
       await waitFor("the job to fail", async () => (await bad.getState()) === "failed");
       expect((await queue.getJob("unknown-backend"))!.failedReason).toBe(
-        'job unknown-backend: backend "gpu" is not one of portable, native, webgpu',
+        'job unknown-backend: backend "gpu" is not one of portable, native, webgpu, cuda',
       );
     } finally {
       await queue.close();

@@ -198,7 +198,7 @@ export async function runEval(
   const found = findTaskRecord(checkpoint, runDir);
   if (!found) process.stderr.write(noRecordLine(checkpoint));
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir, found);
-  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.gpu !== null);
+  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.onDevice);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
@@ -243,7 +243,7 @@ export async function runEval(
     taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",
   );
-  if (backend.gpu && mc)
+  if (backend.onDevice && mc)
     throw new CliError(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
     );

@@ -109,7 +109,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   };
   await asCliError(async () => {
     try {
-      if (backend.gpu) await generateOnDevice(backend.ops, model, prompt, opts, emit);
+      if (backend.onDevice) await generateOnDevice(backend.ops, model, prompt, opts, emit);
       else {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
         for (let r = it.next(); !r.done; r = it.next()) await emit(r.value);

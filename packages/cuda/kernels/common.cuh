@@ -1,0 +1,67 @@
+/*
+ * Shared device helpers of the CUDA backend's kernels: block and warp sums in a fixed order
+ * (the same bits on every run: no float atomics in a reduction that decides a loss), and the
+ * scalar functions the model uses (silu, softplus, sigmoid), written to be exact at large |x|.
+ * Every kernel is extern "C" so the host finds it by its plain name.
+ */
+#pragma once
+#include <cuda_bf16.h>
+
+#define KERNEL extern "C" __global__
+/* ±∞ and NaN without math.h (NVRTC compiles without the host headers) */
+#define LOOP_INF __int_as_float(0x7f800000)
+#define LOOP_NAN __int_as_float(0x7fffffff)
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
+__device__ __forceinline__ float siluf_(float x) { return x * sigmoidf_(x); }
+/* d silu / dx = σ(x)·(1 + x·(1 − σ(x))) */
+__device__ __forceinline__ float dsiluf_(float x) {
+  float s = sigmoidf_(x);
+  return s * (1.f + x * (1.f - s));
+}
+/* softplus(x) = log(1 + e^x), exact for large |x| */
+__device__ __forceinline__ float softplusf_(float x) {
+  return x > 20.f ? x : (x < -20.f ? __expf(x) : log1pf(__expf(x)));
+}
+__device__ __forceinline__ double softplusd_(double x) {
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+__device__ __forceinline__ double sigmoidd_(double x) {
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/* Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it. */
+__device__ __forceinline__ float blockSum(float v, float *scratch /* [32] */) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warpSum(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float s = 0.f;
+  for (int i = 0; i < nw; i++) s += scratch[i];
+  return s;
+}
+__device__ __forceinline__ float blockMax(float v, float *scratch /* [32] */) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warpMax(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float s = -LOOP_INF;
+  for (int i = 0; i < nw; i++) s = fmaxf(s, scratch[i]);
+  return s;
+}
+
+/* Grid-stride loop over n elements. */
+#define FOR_EACH(i, n) \
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
+       i += (long long)gridDim.x * blockDim.x)

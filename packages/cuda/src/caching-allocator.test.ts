@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { CachingAllocator, sizeClass } from "./caching-allocator.js";
+import { recordingDevice } from "./recording-device.js";
+
+describe("CachingAllocator", () => {
+  it("rounds small requests to 512 bytes and large ones to 2 MiB", () => {
+    expect(sizeClass(1)).toBe(512);
+    expect(sizeClass(513)).toBe(1024);
+    expect(sizeClass(1 << 20)).toBe(1 << 20);
+    expect(sizeClass((1 << 20) + 1)).toBe(2 << 20);
+    expect(sizeClass((5 << 20) + 3)).toBe(6 << 20);
+  });
+
+  it("serves a repeated pattern of requests from its cache: nothing new after the first round", () => {
+    const dev = recordingDevice();
+    const a = new CachingAllocator(dev);
+    const sizes = [4096, 100, 3 << 20, 4096, 77, 1 << 20];
+    const round = () => {
+      const ptrs = sizes.map((s) => a.alloc(s));
+      expect(new Set(ptrs).size).toBe(ptrs.length); // live blocks are distinct
+      for (const p of ptrs) a.release(p);
+    };
+    round();
+    const first = dev.allocs;
+    expect(first).toBe(sizes.length);
+    for (let i = 0; i < 5; i++) round();
+    expect(dev.allocs).toBe(first);
+    expect(a.counters()).toMatchObject({ deviceAllocs: first, usedBytes: 0 });
+    a.trim();
+    expect(dev.liveBytes).toBe(0);
+    expect(a.counters().heldBytes).toBe(0);
+  });
+
+  it("gives a persistent request a new block, leaving the cached ones to transients", () => {
+    const dev = recordingDevice();
+    const a = new CachingAllocator(dev);
+    a.release(a.alloc(4096));
+    a.alloc(4096, true);
+    expect(dev.allocs).toBe(2);
+    a.alloc(4096);
+    expect(dev.allocs).toBe(2);
+  });
+
+  it("refuses to release a block it did not hand out", () => {
+    const a = new CachingAllocator(recordingDevice());
+    const p = a.alloc(10);
+    a.release(p);
+    expect(() => a.release(p)).toThrow("is not an allocated block");
+  });
+});

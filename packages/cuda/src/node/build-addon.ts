@@ -1,0 +1,151 @@
+/**
+ * Build the driver addon (native/cuda-driver.c) with the machine's C compiler on first use and
+ * load it: `cc -O2 -fPIC -shared -std=gnu11 -I<node headers> cuda-driver.c -o addon -ldl`. It
+ * needs no CUDA headers and no CUDA library at build time (it opens the driver at run time).
+ * Cached by a hash of the source, the compiler and the Node ABI; `CC` picks the compiler.
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cudaCacheDir, tempBeside } from "./cache-dir.js";
+
+/** The addon's functions (native/cuda-driver.c). */
+export interface DriverAddon {
+  start(
+    driver: string,
+    ordinal: number,
+  ): {
+    name: string;
+    major: number;
+    minor: number;
+    sms: number;
+    memory: number;
+    driver: number;
+    /** The most shared memory a block may opt in to, in bytes. */
+    sharedOptin: number;
+  };
+  alloc(bytes: number): number;
+  release(ptr: number): void;
+  upload(ptr: number, data: ArrayBufferView): void;
+  zero(ptr: number, bytes: number): void;
+  copy(dst: number, src: number, bytes: number): void;
+  readStart(ptr: number, bytes: number): number;
+  readDone(ticket: number): boolean;
+  readTake(ticket: number, out: Uint8Array): void;
+  synchronize(): void;
+  loadModule(image: Uint8Array): number;
+  getFunction(module: number, name: string, maxShared: number): number;
+  launch(
+    fn: number,
+    gx: number,
+    gy: number,
+    gz: number,
+    bx: number,
+    by: number,
+    bz: number,
+    shared: number,
+    params: Uint8Array,
+  ): void;
+  nvrtcOpen(path: string): string;
+  nvrtcCompile(source: string, name: string, options: string[]): Uint8Array;
+  blasLtOpen(path: string): string;
+  blasLtGemm(
+    transA: number,
+    transB: number,
+    M: number,
+    N: number,
+    K: number,
+    alpha: number,
+    a: number,
+    b: number,
+    beta: number,
+    c: number,
+    abType: number,
+    compute: number,
+  ): void;
+}
+
+/** The addon's C source. */
+export const ADDON_SOURCE = fileURLToPath(new URL("../../native/cuda-driver.c", import.meta.url));
+
+function nodeIncludeDir(): string | null {
+  const candidates = [
+    join(dirname(dirname(process.execPath)), "include", "node"),
+    "/usr/include/node",
+    "/usr/local/include/node",
+  ];
+  return candidates.find((d) => existsSync(join(d, "node_api.h"))) ?? null;
+}
+
+function run(cc: string, args: string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(cc, args, { timeout: 120_000 }, (err, _out, stderr) => {
+      if (!err) return resolve(null);
+      if ((err as NodeJS.ErrnoException).code === "ENOENT")
+        return resolve(
+          `no C compiler to build the CUDA driver addon ("${cc}" is not on PATH; set CC)`,
+        );
+      const first =
+        stderr.split("\n").find((l) => l.includes("error")) ?? stderr.trim().split("\n")[0];
+      resolve(`${cc} failed on cuda-driver.c: ${first ?? ""}`);
+    });
+  });
+}
+
+/**
+ * Check the addon's prototypes of the driver's entry points against a toolkit's cuda.h (in
+ * `cudaInclude`): the source compiled with -DLOOP_CHECK_CUDA_H assigns every entry point to
+ * its field, and an incompatible pointer type fails. Resolves to null, or the compiler's error.
+ */
+export async function checkDriverPrototypes(cudaInclude: string): Promise<string | null> {
+  const include = nodeIncludeDir();
+  if (include === null) return "node_api.h not found beside this Node";
+  const cc = process.env.CC ?? "cc";
+  return run(cc, [
+    "-fsyntax-only",
+    "-std=gnu11",
+    "-DLOOP_CHECK_CUDA_H",
+    "-Werror=incompatible-pointer-types",
+    `-I${cudaInclude}`,
+    `-I${include}`,
+    ADDON_SOURCE,
+  ]);
+}
+
+/** Build (unless cached) and load the addon; a one-line reason when it cannot. */
+export async function buildDriverAddon(): Promise<
+  { ok: true; addon: DriverAddon; path: string } | { ok: false; error: string }
+> {
+  const include = nodeIncludeDir();
+  if (include === null)
+    return {
+      ok: false,
+      error: "node_api.h not found beside this Node (needed to build the CUDA driver addon)",
+    };
+  const cc = process.env.CC ?? "cc";
+  const flags = ["-O2", "-fPIC", "-shared", "-std=gnu11"];
+  const hash = createHash("sha256")
+    .update([cc, ...flags, process.versions.modules, process.arch].join("\0"))
+    .update(readFileSync(ADDON_SOURCE))
+    .digest("hex")
+    .slice(0, 16);
+  const out = join(cudaCacheDir(), `cuda-driver-${hash}.node`);
+  if (!existsSync(out)) {
+    const tmp = tempBeside(out);
+    try {
+      const error = await run(cc, [...flags, `-I${include}`, ADDON_SOURCE, "-o", tmp, "-ldl"]);
+      if (error !== null) return { ok: false, error };
+      renameSync(tmp, out);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+  try {
+    return { ok: true, addon: createRequire(import.meta.url)(out) as DriverAddon, path: out };
+  } catch (e) {
+    return { ok: false, error: `loading ${out} failed: ${(e as Error).message.split("\n")[0]}` };
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Every whole-model golden case through `runForward` (what `looplm forward --backend cuda` runs)
+ * on the CUDA backend over its host emulator (@loop/cuda/node `startEmulatedDevice`: the same
+ * CUDA C kernels, run on the CPU): the forward of every loop step, the exit gate and the
+ * gradients must match the golden files within the docs/formats.md tolerance, as on every other
+ * backend. Skipped with one printed line without a C++ compiler (a failure under CI).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cudaBackend } from "@loop/cuda";
+import { startEmulatedDevice } from "@loop/cuda/node";
+import { currentKernels } from "@loop/tensor/kernel";
+import { readSafetensorsFile } from "@loop/tensor/node";
+import {
+  compareGolden,
+  goldenModelCases,
+  goldenPath,
+  loadGolden,
+  suiteRuns,
+} from "@loop/test-support";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ComputeBackend } from "../backend.js";
+import { runForward } from "../cli/commands/forward.js";
+
+const started = await startEmulatedDevice();
+const runs = suiteRuns(
+  "golden cases on the cuda backend's host emulator",
+  started.ok ? null : started.reason,
+  "installs g++",
+);
+
+describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
+  const dir = mkdtempSync(join(tmpdir(), "looplm-golden-cuda-emu-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  for (const name of goldenModelCases())
+    it(name, async () => {
+      if (!started.ok) return;
+      const backend: ComputeBackend = {
+        name: "cuda",
+        gpu: null,
+        onDevice: true,
+        ops: cudaBackend(started.device).ops as ComputeBackend["ops"],
+        kernels: currentKernels(),
+        stop: () => {},
+      };
+      const out = join(dir, `${name}.safetensors`);
+      await runForward(
+        { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
+        backend,
+      );
+      const got = readSafetensorsFile(out).tensors;
+      const failures: string[] = [];
+      for (const [key, exp] of loadGolden(name, "outputs.safetensors")) {
+        const act = got.get(key);
+        if (!act) {
+          failures.push(`${key}: missing`);
+          continue;
+        }
+        if (key.startsWith("exit.step.")) {
+          if (Array.from(act.data).join(",") !== Array.from(exp.data).join(","))
+            failures.push(`${key}: exit steps differ`);
+          continue;
+        }
+        const r = compareGolden(
+          key,
+          act.data,
+          exp.data,
+          key.startsWith("grad.") ? "grad" : "forward",
+        );
+        if (!r.ok) failures.push(r.message);
+      }
+      expect(failures).toEqual([]);
+    }, 600_000);
+});
