@@ -1,4 +1,4 @@
-/**
+/*
  * Everything the CUDA backend provides (`BackendOps`, @loop/tensor): the model's ops and the
  * training ops on one context, over a device (`@loop/cuda/node`'s `startCudaDevice`, or
  * `recordingDevice` to plan and count without a GPU).

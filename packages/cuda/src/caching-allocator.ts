@@ -1,4 +1,4 @@
-/**
+/*
  * A caching allocator over a device's memory: a freed block goes to a free list of its size
  * class and the next request of that class takes it back, so a training step — which asks for
  * the same sizes in the same order every time — allocates nothing on the device after the

@@ -1,4 +1,4 @@
-/**
+/*
  * Activation checkpointing on the CUDA backend (`ModelOps.checkpoint`; the CPU's is
  * @loop/tensor's `checkpoint`): `fn(x)` runs without recording and its intermediate tensors go
  * back to the allocator at once, keeping only the output; the backward runs `fn` again on a

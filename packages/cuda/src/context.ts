@@ -1,4 +1,4 @@
-/**
+/*
  * A CUDA context of the backend: the device, its caching allocator, the GEMM precision, the
  * tape, the transient tensors of the current step and the per-kernel launch counts (the launch
  * plan that tests pin). Ops are written against it: `run` packs a launch's arguments (tensors

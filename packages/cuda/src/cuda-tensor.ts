@@ -1,4 +1,4 @@
-/**
+/*
  * A tensor on a CUDA device: a block of the context's caching allocator (or a view into
  * another tensor's block: reshapes, slices), its shape and element type, and its place on the
  * tape. Float tensors are fp32 (`f32`, parameters and activations) or the bf16 operand copies of

@@ -1,4 +1,4 @@
-/**
+/*
  * What the backend's ops need of a CUDA device: memory, copies, kernel launches on one stream
  * and reads that resolve when the copy has landed (the host never blocks while a step runs).
  * `@loop/cuda/node`'s `startCudaDevice` implements it over the driver API; `recordingDevice`

@@ -1,4 +1,4 @@
-/**
+/*
  * @loop/cuda: the CUDA backend of looplm (docs/cuda.md). Its ops implement @loop/tensor's
  * `BackendOps` over a `CudaDevice`; `@loop/cuda/node` starts a real one (driver loaded at run
  * time, kernels compiled on first use), `recordingDevice` plans without a GPU.

@@ -1,4 +1,4 @@
-/**
+/*
  * `ModelOps` (@loop/tensor) on a CUDA context: the model written once in @loop/looped runs on
  * it through `toDevice(model, cudaModelOps(ctx))`. Float and index tensors are both `CudaTensor`
  * (f32 and i32). Every op records its backward on the context's tape.

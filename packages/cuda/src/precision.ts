@@ -1,4 +1,4 @@
-/**
+/*
  * The precision of the backend's GEMMs (`--precision`): `fp32` (exact fp32 products), `tf32`
  * (fp32 operands rounded to tf32 on the tensor cores) or `bf16` (bf16 operands, fp32
  * accumulation). Everything else stays fp32 whatever the precision: the master weights, the

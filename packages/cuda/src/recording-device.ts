@@ -1,4 +1,4 @@
-/**
+/*
  * A `CudaDevice` that runs nothing: it hands out distinct addresses, checks every launch's
  * packed arguments against the kernel table (packArgs already did) and records each launch and
  * allocation; reads resolve to zeros. The backend's ops run on it unchanged, which gives their

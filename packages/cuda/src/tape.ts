@@ -1,4 +1,4 @@
-/**
+/*
  * The tape of the CUDA backend: each op that records pushes a node (its inputs, its outputs and
  * a backward that enqueues the kernels of its input gradients); `backwardFrom` walks the nodes
  * in reverse recording order — a topological order — with the seeded loss gradient. Gradients

@@ -1,4 +1,4 @@
-/**
+/*
  * `TrainOps` (@loop/tensor) on a CUDA context: what `AdamWCore`, `clipGradients` and
  * @loop/train's `deviceStepEngine` need. Nothing reads back but `read`: the gradient norm is a
  * one-element device tensor (per-block sums of squares, then one block), clipping is noted and

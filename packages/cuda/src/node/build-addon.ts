@@ -1,4 +1,4 @@
-/**
+/*
  * Build the driver addon (native/cuda-driver.c) with the machine's C compiler on first use and
  * load it: `cc -O2 -fPIC -shared -std=gnu11 -I<node headers> cuda-driver.c -o addon -ldl`. It
  * needs no CUDA headers and no CUDA library at build time (it opens the driver at run time).

@@ -1,4 +1,4 @@
-/**
+/*
  * The folder of the CUDA backend's builds (the driver addon, the compiled kernels):
  * `$LOOPLM_CUDA_CACHE`, else ~/.cache/looplm/cuda, else the temp dir. Files are written under a
  * name of their own and renamed into place, so concurrent builds never clash.

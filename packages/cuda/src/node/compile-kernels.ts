@@ -1,4 +1,4 @@
-/**
+/*
  * The backend's CUDA C kernels as one compilation unit (kernels/common.cuh, then every file of
  * KERNEL_FILES without its include of it), compiled for one GPU architecture by nvcc or by
  * NVRTC and cached by a hash of the unit, the compiler's identity and the architecture:

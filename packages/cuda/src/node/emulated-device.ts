@@ -1,4 +1,4 @@
-/**
+/*
  * The backend's kernels on the host: an emulated `CudaDevice` (emulator/cuda-emulator.h,
  * emulator/emulator-addon.cc) built on first use with the machine's C++ compiler from the same
  * kernel unit the GPU compiles (less its CUDA includes), cached by a hash like the other builds:

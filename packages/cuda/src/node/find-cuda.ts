@@ -1,4 +1,4 @@
-/**
+/*
  * Where the CUDA pieces of this machine are: the driver library, the compiler (nvcc, or NVRTC
  * loaded in process), the CUDA headers NVRTC needs and cuBLASLt. Each may be named by a setting:
  *   LOOPLM_CUDA_DRIVER  the driver library (default libcuda.so.1 from the loader's search path)

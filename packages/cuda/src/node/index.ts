@@ -1,4 +1,4 @@
-/**
+/*
  * @loop/cuda/node: starting a CUDA device in Node (the driver addon built on first use, the
  * kernels compiled on first use) and the build tools the tests use.
  */

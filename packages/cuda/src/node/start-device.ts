@@ -1,4 +1,4 @@
-/**
+/*
  * Start a CUDA device for the backend: build the driver addon, find a kernel compiler (nvcc or
  * NVRTC), open the driver and the GPU, compile the kernels for its architecture (cached), load
  * them, and open cuBLASLt where it is found. Whatever is missing comes back as one line naming

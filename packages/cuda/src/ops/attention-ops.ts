@@ -1,4 +1,4 @@
-/**
+/*
  * The attention mixer's and the MLP's ops of `AttentionOps` (@loop/tensor) on the CUDA backend:
  * projectedAttention = three linears (q, k, v), RoPE on q and k (tables from @loop/tensor's
  * `ropeTables`, uploaded once per shape), causal GQA attention (kernels/attention.cu: one warp

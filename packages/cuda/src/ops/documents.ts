@@ -1,4 +1,4 @@
-/**
+/*
  * Packed documents on the device, derived on the host from an index tensor's host copy (no
  * read-back): `starts` [B·T] (i32: the first position of each position's document, what the conv
  * and attention kernels read) and `resets` [B·T] (f32: 1 where a document starts, what the scan

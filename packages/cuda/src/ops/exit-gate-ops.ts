@@ -1,4 +1,4 @@
-/**
+/*
  * The exit gate's ops of `ExitGateOps` (@loop/tensor; docs/exit-gate.md) on the CUDA backend:
  * gateLogits (a row dot per step), exitPdf (log space, double, per position), and the stage
  * objectives: the per-step cross-entropies (kernels/loss.cu `ce_rows`, one launch per step),

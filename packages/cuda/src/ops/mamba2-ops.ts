@@ -1,4 +1,4 @@
-/**
+/*
  * The Mamba-2 mixer's fused ops of `Mamba2Ops` (@loop/tensor) on the CUDA backend:
  * causalConv1dSiluSplit (conv + silu in one kernel, then a column copy per piece), softplusBias,
  * negExp, the SSD scan with the D skip fused (kernels/ssd.cu: the recurrence per (batch, head),

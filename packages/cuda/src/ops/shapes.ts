@@ -1,4 +1,4 @@
-/**
+/*
  * Shape helpers of the CUDA ops: one-line errors naming the op and the offending shape, as the
  * CPU ops give them.
  */

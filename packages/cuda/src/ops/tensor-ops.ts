@@ -1,4 +1,4 @@
-/**
+/*
  * The general ops of `TensorOps` (@loop/tensor) on the CUDA backend, each with its backward on
  * the tape: embedding (gather / atomic scatter-add), rmsnorm (row kernel, weight gradient by
  * columns), add (with a trailing broadcast of b), linear (one GEMM forward, two backward),
