@@ -8,7 +8,12 @@ import { asCliError, CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
-import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
+import {
+  addTrainOptions,
+  buildTrainOptions,
+  type TrainFlags,
+  warmupCutNote,
+} from "../options/train.js";
 import { recordFlags, resumeFlags } from "../resume-flags.js";
 import { trainJob } from "../run-training.js";
 
@@ -49,6 +54,8 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (!typed.resume) checkStageFrom(typed);
   // A new run's options are checked before its folder is created.
   const fresh = typed.resume ? null : buildTrainOptions(typed);
+  const cut = fresh && warmupCutNote(typed);
+  if (cut) process.stderr.write(`looplm: ${cut}\n`);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
   // fails now, not after building the task.
   const folder = asCliError(() =>
