@@ -78,7 +78,9 @@ describe("task records", () => {
       copyFileSync(join(lmRun, "final", f), join(swapped, f));
     copyFileSync(other, join(swapped, "tokenizer.json"));
     await expect(run("generate", "--model", swapped, "--prompt", "klm")).rejects.toThrow(
-      /tokenizer\.json \(sha256 .* is not the tokenizer the model was trained with/,
+      new RegExp(
+        `^${join(swapped, "tokenizer.json")} \\(sha256 [0-9a-f]{12}…, \\d+ tokens\\) no longer holds the tokenizer the model was trained with \\(sha256 [0-9a-f]{12}…, from char; recorded in ${join(swapped, "task.json")}\\): it was replaced or edited; put that tokenizer back there or pass it with --tokenizer$`,
+      ),
     );
   });
 

@@ -136,6 +136,12 @@ export function checkRecordedTokenizer(
   const got = tokenizerHash(tok);
   if (got === want.sha256) return;
   const short = (h: string) => h.slice(0, 12);
+  const copy = recordedTokenizerPath(found);
+  // the copy beside the weights is the one that changed: naming it twice would say nothing
+  if (where === copy)
+    throw new CliError(
+      `${copy} (sha256 ${short(got)}…, ${tok.vocabSize} tokens) no longer holds the tokenizer the model was trained with (sha256 ${short(want.sha256)}…, from ${want.source}; recorded in ${found.path}): it was replaced or edited; put that tokenizer back there or pass it with --tokenizer`,
+    );
   throw new CliError(
     `${where} (sha256 ${short(got)}…, ${tok.vocabSize} tokens) is not the tokenizer the model was trained with: ${recordedTokenizerPath(found)} (sha256 ${short(want.sha256)}…, from ${want.source}; recorded in ${found.path}); use that one or leave the tokenizer out`,
   );
