@@ -16,8 +16,9 @@ export interface SsmSettings {
   chunk_size: number;
   /**
    * dt clamped to [lo, hi] after its softplus (Hugging Face's and mamba_ssm's
-   * `time_step_limit`). Absent means [0, ∞), no clamp, and is kept implicit so configs without
-   * it read and write as before; `Infinity` is written bare, as Python's json module does.
+   * `time_step_limit`). Absent means [0, ∞), no clamp; the default is kept implicit, so a config
+   * that does not set it has no such key; `Infinity` is written bare, as Python's json module
+   * does.
    */
   time_step_limit?: [number, number];
   /**
