@@ -54,14 +54,15 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (!typed.resume) checkStageFrom(typed);
   // A new run's options are checked before its folder is created.
   const fresh = typed.resume ? null : buildTrainOptions(typed);
-  const cut = fresh && warmupCutNote(typed);
-  if (cut) process.stderr.write(`looplm: ${cut}\n`);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
   // fails now, not after building the task.
   const folder = asCliError(() =>
     openRunFolder(typed.out, { resume: typed.resume, overwrite: typed.overwrite }),
   );
   try {
+    // (said once the run folder is taken: a refused --out is the only line then)
+    const cut = fresh && warmupCutNote(typed);
+    if (cut) process.stderr.write(`looplm: ${cut}\n`);
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
     // A resumed run stays on the backend it was started with, unless --backend is typed again.

@@ -138,7 +138,7 @@ export function withFlagNames(message: string): string {
  */
 export function warmupCutNote(f: Pick<TrainFlags, "warmup" | "steps">): string | null {
   return f.warmup > f.steps
-    ? `train: --warmup ${f.warmup} is longer than --steps ${f.steps}: the warmup is cut to ${f.steps} steps`
+    ? `train: --warmup ${f.warmup} is longer than --steps ${f.steps}: the warmup is cut to ${f.steps} step${f.steps === 1 ? "" : "s"}`
     : null;
 }
 
