@@ -137,6 +137,16 @@ describe("task records", () => {
     ]);
   });
 
+  it("a Hugging Face folder is said to be one, not an old looplm model", async () => {
+    const hf = join(dir, "hf");
+    await run("export-hf", "--model", join(lmRun, "final"), "--out", hf);
+    copyFileSync(join(lmRun, "final", "tokenizer.json"), join(hf, "tokenizer.json"));
+    const { err } = await run("generate", "--model", hf, "--prompt", "abc", "--max-new", "2");
+    expect(err.trim().split("\n")).toEqual([
+      `looplm: ${hf} is a Hugging Face folder, which records no task or tokenizer (task.json): its task and tokenizer cannot be checked`,
+    ]);
+  });
+
   it("tokenizer encode --file refuses text that is not UTF-8", async () => {
     const bad = join(dir, "latin1.txt");
     writeFileSync(bad, Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x6f, 0x6b]));
