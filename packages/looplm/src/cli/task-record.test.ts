@@ -147,6 +147,16 @@ describe("task records", () => {
     ]);
   });
 
+  it("tokenizer encode --file names why a path cannot be read, in words", async () => {
+    await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", dir)).rejects.toThrow(
+      `cannot read --file ${dir}: it is a folder, not a file`,
+    );
+    const none = join(dir, "none.txt");
+    await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", none)).rejects.toThrow(
+      `cannot read --file ${none}: it does not exist`,
+    );
+  });
+
   it("tokenizer encode --file refuses text that is not UTF-8", async () => {
     const bad = join(dir, "latin1.txt");
     writeFileSync(bad, Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x6f, 0x6b]));
