@@ -98,7 +98,7 @@ describe("config", () => {
     const text = configToJson(c);
     expect(text).toMatch(/"time_step_limit": \[\n {6}0\.001,\n {6}Infinity\n {4}\]/);
     expect(parseConfig(parsePythonJson(text))).toEqual(c);
-    // the defaults stay implicit: a config that does not use them writes as before
+    // the defaults stay implicit: a config at the defaults has neither key
     const d = parseConfig({
       ...base,
       ssm: { time_step_limit: [0, Number.POSITIVE_INFINITY], norm_groups: "per_group" },

@@ -22,8 +22,9 @@ export interface SsmSettings {
   chunk_size: number;
   /**
    * dt clamped to [lo, hi] after its softplus (Hugging Face's and mamba_ssm's
-   * `time_step_limit`). Absent means [0, ∞), no clamp, and is kept implicit so configs without
-   * it read and write as before; `Infinity` is written bare, as Python's json module does.
+   * `time_step_limit`). Absent means [0, ∞), no clamp; the default is kept implicit, so a config
+   * that does not set it has no such key; `Infinity` is written bare, as Python's json module
+   * does.
    */
   time_step_limit?: [number, number];
   /**
@@ -133,20 +134,25 @@ function fail(msg: string): never {
   throw new Error(`config: ${msg}`);
 }
 
+/** `v` as a message shows it: JSON, but a non-finite number by name (JSON.stringify says null). */
+function shown(v: unknown): string {
+  return typeof v === "number" ? String(v) : JSON.stringify(v);
+}
+
 function posInt(v: unknown, key: string): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1)
-    fail(`${key} must be a positive integer, got ${JSON.stringify(v)}`);
+    fail(`${key} must be a positive integer, got ${shown(v)}`);
   return v;
 }
 
 function bool(v: unknown, key: string): boolean {
-  if (typeof v !== "boolean") fail(`${key} must be true or false, got ${JSON.stringify(v)}`);
+  if (typeof v !== "boolean") fail(`${key} must be true or false, got ${shown(v)}`);
   return v;
 }
 
 function posNum(v: unknown, key: string): number {
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
-    fail(`${key} must be a positive number, got ${JSON.stringify(v)}`);
+    fail(`${key} must be a positive number, got ${shown(v)}`);
   return v;
 }
 

@@ -100,6 +100,21 @@ function fail(msg: string): never {
   throw new Error(`Hugging Face mamba2 config: ${msg}`);
 }
 
+/** The config.json field each looplm key read from it comes from (for messages). */
+const HF_NAME: Record<string, string> = {
+  "ssm.time_step_limit": "time_step_limit",
+  "ssm.d_state": "state_size",
+  "ssm.headdim": "head_dim",
+  "ssm.expand": "expand",
+  "ssm.n_groups": "n_groups",
+  "ssm.d_conv": "conv_kernel",
+  "ssm.chunk_size": "chunk_size",
+  norm_eps: "layer_norm_epsilon",
+  d_model: "hidden_size",
+  n_layers: "num_hidden_layers",
+  tie_embeddings: "tie_word_embeddings",
+};
+
 /** A parsed HF Mamba-2 config.json → the looplm config it means (see the header). */
 export function fromHfMamba2Config(
   raw: Record<string, unknown>,
@@ -122,8 +137,10 @@ export function fromHfMamba2Config(
     fail(
       `"hidden_act" = ${JSON.stringify(raw.hidden_act)} is not supported (looplm's mixer applies silu: "silu" or "swish")`,
     );
-  if (raw.residual_in_fp32 !== undefined && typeof raw.residual_in_fp32 !== "boolean")
-    fail(`"residual_in_fp32" must be true or false, got ${JSON.stringify(raw.residual_in_fp32)}`);
+  // (the weights decide whether the head is tied; a non-boolean here is still a broken config)
+  for (const k of ["residual_in_fp32", "tie_word_embeddings"])
+    if (raw[k] !== undefined && typeof raw[k] !== "boolean")
+      fail(`"${k}" must be true or false, got ${JSON.stringify(raw[k])}`);
   const grouping = (raw.norm_groups ?? "per_group") as NormGroups;
   if (!NORM_GROUPS.includes(grouping))
     fail(
@@ -172,7 +189,10 @@ export function fromHfMamba2Config(
     fail(
       (e as Error).message
         .replace(/^config: /, "")
-        .replace("ssm.time_step_limit", "time_step_limit"),
+        .replace(
+          /\b(ssm\.\w+|norm_eps|d_model|n_layers|tie_embeddings)\b/g,
+          (k) => HF_NAME[k] ?? k,
+        ),
     );
   }
   if (nGroups > 1)

@@ -66,6 +66,15 @@ export function loadStateDict(
   if (wrong.length) problems.push(`wrong shape: ${wrong.join(", ")}`);
   if (nonFinite.length && problems.length === 1)
     throw new Error(`${source} is damaged — ${problems[0]}`);
+  // weights of mixers the config does not describe: most likely saved from custom mixers
+  const foreignMixers =
+    unexpected.length > 0 &&
+    unexpected.every((n) => /^backbone\.layers\.\d+\.mixer\./.test(n)) &&
+    !model.layers.some((l) => l.customMixer);
+  if (foreignMixers)
+    problems.push(
+      "its mixer weights are not the config's: a model saved with custom mixers (ModelOptions.mixer) loads only with the same mixer factory (loadCheckpoint(dir, { mixer }))",
+    );
   if (problems.length)
     throw new Error(`${source} does not match the model config — ${problems.join("; ")}`);
   for (const p of params) p.tensor.data.set(tensors.get(p.name)!.data);

@@ -1,7 +1,7 @@
 /* Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { fsError } from "@loop/tensor/node";
+import { fsError, outputKind } from "@loop/tensor/node";
 import { type EvalFile, parseEvalFile } from "../eval-file.js";
 import {
   type LogEntry,
@@ -53,9 +53,11 @@ export interface RunFolder {
   eval: EvalFile | null;
 }
 
+/** Refuse `dir` unless it is a folder, saying what it is instead (`what`: "run folder", …). */
 function checkDir(dir: string, what: string): void {
-  if (!existsSync(dir) || !statSync(dir).isDirectory())
-    throw new Error(`${what} ${dir} is not a folder`);
+  const kind = outputKind(dir);
+  if (kind === "missing") throw new Error(`${what} ${dir} does not exist`);
+  if (kind !== "folder") throw new Error(`${dir} is a ${kind}, not a ${what}`);
 }
 
 /** Read and validate an `eval.json` file. */

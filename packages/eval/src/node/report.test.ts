@@ -127,6 +127,13 @@ describe("renderRunReport", () => {
     expect(() => folderKind(dir)).toThrow(/holds neither run.json .* nor sweep.json/);
     writeFileSync(join(dir, "run.json"), "{}");
     expect(() => readRunFolder(dir)).toThrow(/run.json "model": expected a JSON object/);
+    expect(() => folderKind("/dev/null")).toThrow("/dev/null is a character device, not a folder");
+    expect(() => readRunFolder(join(dir, "run.json"))).toThrow(
+      `${join(dir, "run.json")} is a file, not a run folder`,
+    );
+    expect(() => folderKind(join(dir, "none"))).toThrow(
+      `folder ${join(dir, "none")} does not exist`,
+    );
   });
 });
 

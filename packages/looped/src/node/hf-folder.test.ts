@@ -104,6 +104,11 @@ describe("a Hugging Face Mamba-2 folder as transformers writes it", () => {
       ["residual_in_fp32", '"yes"', /"residual_in_fp32" must be true or false/],
       ["norm_groups", '"pairs"', /"norm_groups" must be one of "per_group", "whole"/],
       ["num_heads", "3", /num_heads 3 ≠ expand·hidden_size\/head_dim = 4/],
+      // sizes and epsilon are named as the config spells them, non-finite values as Python does
+      ["layer_norm_epsilon", "NaN", /: layer_norm_epsilon must be a positive number, got NaN$/],
+      ["state_size", "0", /: state_size must be a positive integer, got 0$/],
+      ["conv_kernel", "Infinity", /: conv_kernel must be a positive integer, got Infinity$/],
+      ["tie_word_embeddings", '"no"', /: "tie_word_embeddings" must be true or false, got "no"$/],
     ];
     for (const [key, json, msg] of refused)
       expect(() => load(writeHfFolder(own, withField(key, json))), key).toThrow(msg);

@@ -13,9 +13,9 @@
  * is written atomically; `--resume` continues from it). A span that yields (a GPU step) hears
  * the signal and gets GRACE_MS to end before the process exits without it.
  */
-import { Worker } from "node:worker_threads";
 import { RunInterrupted } from "@loop/train/node";
 import { CliError } from "./errors.js";
+import { signalTaken } from "./launcher-watch.js";
 
 const CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -77,8 +77,6 @@ export async function withInterrupts<T>(
   opts: { watching?: boolean } = {},
 ): Promise<T> {
   const ac = new AbortController();
-  // 1 once a signal was taken: the launcher's watcher (another thread) then sends none
-  const stopping = new Int32Array(new SharedArrayBuffer(4));
   let got: Sig | null = null;
   let at = 0;
   // a span of computation is running; the grace timer of a span that heard the signal
@@ -91,7 +89,7 @@ export async function withInterrupts<T>(
     }
     got = sig;
     at = performance.now();
-    Atomics.store(stopping, 0, 1);
+    signalTaken();
     process.stderr.write(
       opts.watching
         ? `\nlooplm: ${sig} received: no longer watching the queue; its jobs stay there for the workers\n`
@@ -134,11 +132,6 @@ export async function withInterrupts<T>(
       grace = null;
     };
   };
-  // `pnpm looplm`: pnpm answers SIGTERM by ending its shell, which does not pass the signal on;
-  // the training process is then re-parented. Losing the launcher counts as SIGTERM; a thread
-  // of its own watches, since this one may be busy with a long step.
-  const launcher = process.env.npm_lifecycle_event === "looplm" ? process.ppid : null;
-  const watch = launcher === null ? null : watchLauncher(launcher, stopping);
   running++;
   try {
     return await work(ac.signal);
@@ -161,26 +154,6 @@ export async function withInterrupts<T>(
     running--;
     spans = previousSpans;
     if (grace) clearTimeout(grace);
-    if (watch) void watch.terminate();
     listen(false);
   }
-}
-
-/**
- * A thread that sends this process SIGTERM once its parent `launcher` is gone (checked twice a
- * second, whatever the main thread is doing), unless `stopping[0]` says a signal was already
- * taken. It keeps nothing alive.
- */
-function watchLauncher(launcher: number, stopping: Int32Array): Worker {
-  const w = new Worker(
-    `const { workerData: d } = require("node:worker_threads");
-     const t = setInterval(() => {
-       if (process.ppid === d.launcher) return;
-       clearInterval(t);
-       if (Atomics.load(d.stopping, 0) === 0) process.kill(process.pid, "SIGTERM");
-     }, 500);`,
-    { eval: true, workerData: { launcher, stopping } },
-  );
-  w.unref();
-  return w;
 }

@@ -5,6 +5,7 @@ import { CommanderError } from "commander";
 import { setUpComputeBeforeActions } from "./compute.js";
 import { CliError } from "./errors.js";
 import { interruptibleWorkRunning } from "./interrupt.js";
+import { watchLauncher } from "./launcher-watch.js";
 import { printable } from "./printable.js";
 import { buildProgram } from "./program.js";
 import { endQuietlyWhenStdoutCloses, stdoutFailed } from "./stdout.js";
@@ -24,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
     (code) => process.exit(code),
     interruptibleWorkRunning,
   );
+  watchLauncher();
   // `pnpm looplm …` runs from the workspace root; resolve the user's relative paths from where
   // they typed the command.
   if (process.env.npm_lifecycle_event === "looplm" && process.env.INIT_CWD)

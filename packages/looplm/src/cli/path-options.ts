@@ -1,13 +1,14 @@
 /*
  * An empty path names nothing: `--out ''` would otherwise mean the current folder (a run trained
  * into it) and `--model ''` would read whatever lies there. Every option or argument whose value
- * is a path (its placeholder says <dir>, <file> or <path>, alone or as one choice) is refused when empty, before any
- * command runs.
+ * is a path (its placeholder says <dir>, <file> or <path>, alone or as one choice, a file maybe
+ * with its extension) is refused when empty, before any command runs.
  */
 import type { Command } from "commander";
 import { CliError } from "./errors.js";
 
-const PATH_PLACEHOLDER = /<(?:[^>|]*\|)*(dir|file|path)(?:\|[^>]*)?>/;
+// (<file.jsonl> and <file.lst> name a file too)
+const PATH_PLACEHOLDER = /<(?:[^>|]*\|)*(dir|file|path)(?:\.[\w.]+)?(?:\|[^>]*)?>/;
 
 /** Throw a CliError naming the first path option or argument of `cmd` given as an empty string. */
 export function refuseEmptyPaths(cmd: Command): void {

@@ -78,7 +78,9 @@ describe("task records", () => {
       copyFileSync(join(lmRun, "final", f), join(swapped, f));
     copyFileSync(other, join(swapped, "tokenizer.json"));
     await expect(run("generate", "--model", swapped, "--prompt", "klm")).rejects.toThrow(
-      /tokenizer\.json \(sha256 .* is not the tokenizer the model was trained with/,
+      new RegExp(
+        `^${join(swapped, "tokenizer.json")} \\(sha256 [0-9a-f]{12}…, \\d+ tokens\\) no longer holds the tokenizer the model was trained with \\(sha256 [0-9a-f]{12}…, from char; recorded in ${join(swapped, "task.json")}\\): it was replaced or edited; put that tokenizer back there or pass it with --tokenizer$`,
+      ),
     );
   });
 
@@ -133,6 +135,26 @@ describe("task records", () => {
     expect(err.trim().split("\n")).toEqual([
       `looplm: ${join(old, "final")} has no task record (task.json; models saved by older versions have none): its task and tokenizer cannot be checked`,
     ]);
+  });
+
+  it("a Hugging Face folder is said to be one, not an old looplm model", async () => {
+    const hf = join(dir, "hf");
+    await run("export-hf", "--model", join(lmRun, "final"), "--out", hf);
+    copyFileSync(join(lmRun, "final", "tokenizer.json"), join(hf, "tokenizer.json"));
+    const { err } = await run("generate", "--model", hf, "--prompt", "abc", "--max-new", "2");
+    expect(err.trim().split("\n")).toEqual([
+      `looplm: ${hf} is a Hugging Face folder, which records no task or tokenizer (task.json): its task and tokenizer cannot be checked`,
+    ]);
+  });
+
+  it("tokenizer encode --file names why a path cannot be read, in words", async () => {
+    await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", dir)).rejects.toThrow(
+      `cannot read --file ${dir}: it is a folder, not a file`,
+    );
+    const none = join(dir, "none.txt");
+    await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", none)).rejects.toThrow(
+      `cannot read --file ${none}: it does not exist`,
+    );
   });
 
   it("tokenizer encode --file refuses text that is not UTF-8", async () => {

@@ -8,6 +8,8 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { isHfMamba2Config } from "@loop/looped";
+import { readModelJson } from "@loop/looped/node";
 import type { Task, TextTokenizer } from "@loop/tasks";
 import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { canonicalJson } from "@loop/train/node";
@@ -111,8 +113,20 @@ export function findTaskRecord(checkpoint: string, runDir: string | null): Found
   return null;
 }
 
+/** Whether `checkpoint`'s config.json is a Hugging Face Mamba-2 one (false when unreadable). */
+function isHfFolder(checkpoint: string): boolean {
+  try {
+    return isHfMamba2Config(readModelJson(join(checkpoint, "config.json")));
+  } catch {
+    // (loading the model names what is wrong with its config)
+    return false;
+  }
+}
+
 /** The line said when a model has no record (one line; the command goes on). */
 export function noRecordLine(checkpoint: string): string {
+  if (isHfFolder(checkpoint))
+    return `looplm: ${checkpoint} is a Hugging Face folder, which records no task or tokenizer (${TASK_RECORD}): its task and tokenizer cannot be checked\n`;
   return `looplm: ${checkpoint} has no task record (${TASK_RECORD}; models saved by older versions have none): its task and tokenizer cannot be checked\n`;
 }
 
@@ -136,6 +150,12 @@ export function checkRecordedTokenizer(
   const got = tokenizerHash(tok);
   if (got === want.sha256) return;
   const short = (h: string) => h.slice(0, 12);
+  const copy = recordedTokenizerPath(found);
+  // the copy beside the weights is the one that changed: naming it twice would say nothing
+  if (where === copy)
+    throw new CliError(
+      `${copy} (sha256 ${short(got)}…, ${tok.vocabSize} tokens) no longer holds the tokenizer the model was trained with (sha256 ${short(want.sha256)}…, from ${want.source}; recorded in ${found.path}): it was replaced or edited; put that tokenizer back there or pass it with --tokenizer`,
+    );
   throw new CliError(
     `${where} (sha256 ${short(got)}…, ${tok.vocabSize} tokens) is not the tokenizer the model was trained with: ${recordedTokenizerPath(found)} (sha256 ${short(want.sha256)}…, from ${want.source}; recorded in ${found.path}); use that one or leave the tokenizer out`,
   );

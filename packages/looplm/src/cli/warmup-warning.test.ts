@@ -8,12 +8,16 @@ import { TINY_TRAIN } from "./tiny-args.test-util.js";
 
 afterEach(() => vi.restoreAllMocks());
 
+/** The lines about the warmup of the latest trainStderr call (kept when it throws). */
+let warmupLines: string[] = [];
+
 /** The stderr lines of an in-process `looplm train` with `extra` flags (later flags win). */
 async function trainStderr(...extra: string[]): Promise<string[]> {
-  let err = "";
+  warmupLines = [];
   vi.spyOn(process.stdout, "write").mockImplementation(() => true);
   vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => {
-    err += typeof c === "string" ? c : Buffer.from(c).toString("utf8");
+    const text = typeof c === "string" ? c : Buffer.from(c).toString("utf8");
+    warmupLines.push(...text.split("\n").filter((l) => l.includes("warmup")));
     return true;
   });
   const out = join(mkdtempSync(join(tmpdir(), "looplm-warmup-")), "run");
@@ -27,15 +31,32 @@ async function trainStderr(...extra: string[]): Promise<string[]> {
     ...extra,
   ]);
   vi.restoreAllMocks();
-  return err.split("\n").filter((l) => l.includes("warmup"));
+  return warmupLines;
 }
 
 describe("train: a warmup as long as the run", () => {
   it("is a warning naming --warmup; a shorter warmup is silent", async () => {
-    const warned = await trainStderr("--steps", "2", "--warmup", "50");
+    const warned = await trainStderr("--steps", "2", "--warmup", "2");
     expect(warned).toEqual([
       "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
     ]);
     expect(await trainStderr("--steps", "2", "--warmup", "1")).toEqual([]);
+  });
+
+  it("a longer --warmup is cut to --steps, and that is said too", async () => {
+    expect(await trainStderr("--steps", "2", "--warmup", "50")).toEqual([
+      "looplm: train: --warmup 50 is longer than --steps 2: the warmup is cut to 2 steps",
+      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+    ]);
+    expect(await trainStderr("--steps", "1", "--warmup", "50")).toContain(
+      "looplm: train: --warmup 50 is longer than --steps 1: the warmup is cut to 1 step",
+    );
+  });
+
+  it("is not said before a refused --out", async () => {
+    await expect(
+      trainStderr("--steps", "1", "--warmup", "50", "--out", "/dev/null"),
+    ).rejects.toThrow(/\/dev\/null exists as a character device, not a folder/);
+    expect(warmupLines).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  */
 import {
   closeSync,
+  existsSync,
   fsyncSync,
   openSync,
   readFileSync,
@@ -19,7 +20,7 @@ import {
   type NamedArray,
   type SafetensorsFile,
 } from "../io/safetensors.js";
-import { fsError, orFsError } from "./fs-errors.js";
+import { errnoCode, fsError, orFsError } from "./fs-errors.js";
 import { checkOutputKind, outputKind, refuseEmptyPath, writeIntoSpecial } from "./output-target.js";
 
 /**
@@ -39,7 +40,12 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
     return;
   }
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
-  const fd = orFsError("write", path, () => openSync(tmp, "wx"));
+  let fd: number;
+  try {
+    fd = openSync(tmp, "wx");
+  } catch (e) {
+    throw newFileError(path, e);
+  }
   try {
     try {
       let off = 0;
@@ -71,8 +77,23 @@ export function checkWritableFile(path: string): void {
     unlinkSync(probe);
   } catch (e) {
     rmSync(probe, { force: true });
-    throw fsError("write", path, e);
+    throw newFileError(path, e);
   }
+}
+
+/**
+ * Why a new file beside `path` could not be created: ENOENT there means its folder is missing
+ * or, where the folder exists (/proc), that it takes no new files — not that `path` is missing.
+ */
+function newFileError(path: string, e: unknown): Error {
+  if (errnoCode(e) !== "ENOENT") return fsError("write", path, e);
+  const dir = dirname(path);
+  return new Error(
+    existsSync(dir)
+      ? `cannot write ${path}: ${dir} does not accept new files`
+      : `cannot write ${path}: its folder ${dir} does not exist`,
+    { cause: e },
+  );
 }
 
 /**

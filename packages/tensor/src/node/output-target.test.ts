@@ -10,6 +10,22 @@ import { makeDirectory } from "./output-target.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "output-target-"));
 
+describe("a new file whose folder cannot take it", () => {
+  it("names the missing folder, not the file, as what does not exist", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "out-folder-")), "nope", "deeper");
+    const path = join(dir, "e.json");
+    const want = `cannot write ${path}: its folder ${dir} does not exist`;
+    expect(() => writeFileAtomic(path, "{}")).toThrow(want);
+    expect(() => checkWritableFile(path)).toThrow(want);
+  });
+
+  it("says that a folder such as /proc takes no new files", () => {
+    expect(() => checkWritableFile("/proc/e.json")).toThrow(
+      "cannot write /proc/e.json: /proc does not accept new files",
+    );
+  });
+});
+
 describe("the one output rule", () => {
   it("writes into /dev/null and leaves it a character device", () => {
     checkWritableFile("/dev/null");

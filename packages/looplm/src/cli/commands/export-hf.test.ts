@@ -70,6 +70,17 @@ describe("looplm export-hf", () => {
       run("export-hf", "--model", goldenPath("mamba-1x1"), "--out", full),
     ).rejects.toThrow(/is not empty/);
   });
+
+  it("names what an --out that is not a folder is", async () => {
+    await expect(
+      run("export-hf", "--model", goldenPath("mamba-1x1"), "--out", "/dev/null"),
+    ).rejects.toThrow(/^--out \/dev\/null is a character device, not a folder$/);
+    const file = join(tmp(), "f.json");
+    writeFileSync(file, "{}");
+    await expect(
+      run("export-hf", "--model", goldenPath("mamba-1x1"), "--out", file),
+    ).rejects.toThrow(/is a file, not a folder$/);
+  });
 });
 
 describe("--config with a Hugging Face config.json", () => {

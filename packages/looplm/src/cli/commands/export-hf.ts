@@ -4,9 +4,10 @@
  * written folder is read back before the command reports success: the same config and the same
  * weights, bit for bit, or it fails naming what differs.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { stateDict } from "@loop/looped";
 import { loadCheckpoint, saveHfCheckpoint } from "@loop/looped/node";
+import { outputKind } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { asCliError, CliError } from "../errors.js";
 import { cliNote } from "../note.js";
@@ -19,9 +20,9 @@ export interface ExportHfArgs {
 
 /** Export `args.model` to `args.out` and check the folder reads back the same; returns the notes. */
 export function runExportHf(args: ExportHfArgs): string[] {
-  if (existsSync(args.out)) {
-    if (!statSync(args.out).isDirectory())
-      throw new CliError(`--out ${args.out} is a file, not a folder`);
+  const kind = asCliError(() => outputKind(args.out));
+  if (kind !== "missing") {
+    if (kind !== "folder") throw new CliError(`--out ${args.out} is a ${kind}, not a folder`);
     if (readdirSync(args.out).length > 0)
       throw new CliError(`--out ${args.out} is not empty: export into a new or empty folder`);
   }

@@ -14,7 +14,12 @@ import {
   parseIntList,
 } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
-import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
+import {
+  addTrainOptions,
+  buildTrainOptions,
+  type TrainFlags,
+  warmupCutNote,
+} from "../options/train.js";
 import {
   checkDistinctLoops,
   openSweepFolder,
@@ -45,6 +50,8 @@ export async function runSweepCommand(f: Flags, cmd: Command): Promise<void> {
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
   checkDistinctLoops(loops);
   const train = buildTrainOptions(f);
+  const cut = warmupCutNote(f);
+  if (cut) process.stderr.write(`looplm: ${cut}\n`);
   const address = f.queue ? parseQueueUrl(f.queue) : null;
   if (f.secret !== undefined && !address)
     throw new CliError("--secret signs the jobs of --queue: give --queue redis://… too");

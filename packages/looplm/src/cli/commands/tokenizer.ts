@@ -11,6 +11,7 @@ import {
   readTokenizerFile,
   writeTokenizerFile,
 } from "@loop/tasks/node";
+import { fsErrorMessage } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { CliError, checkOutput, intFlag } from "../errors.js";
 
@@ -82,9 +83,7 @@ function readInput(flag: string, inline: string | undefined, file: string | unde
   try {
     bytes = readFileSync(path);
   } catch (e) {
-    throw new CliError(
-      `cannot read ${what}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw new CliError(fsErrorMessage("read", what, e));
   }
   // As the corpus loaders do: text that is not UTF-8 is refused, never silently replaced by U+FFFD.
   try {

@@ -8,7 +8,12 @@ import { asCliError, CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
 import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
-import { addTrainOptions, buildTrainOptions, type TrainFlags } from "../options/train.js";
+import {
+  addTrainOptions,
+  buildTrainOptions,
+  type TrainFlags,
+  warmupCutNote,
+} from "../options/train.js";
 import { recordFlags, resumeFlags } from "../resume-flags.js";
 import { trainJob } from "../run-training.js";
 
@@ -55,6 +60,9 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
     openRunFolder(typed.out, { resume: typed.resume, overwrite: typed.overwrite }),
   );
   try {
+    // (said once the run folder is taken: a refused --out is the only line then)
+    const cut = fresh && warmupCutNote(typed);
+    if (cut) process.stderr.write(`looplm: ${cut}\n`);
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;
     // A resumed run stays on the backend it was started with, unless --backend is typed again.

@@ -131,6 +131,17 @@ export function withFlagNames(message: string): string {
     .replace(/\b[a-zA-Z]+\b/g, (w) => FLAG_OF[w as keyof TrainOptions] ?? w);
 }
 
+/**
+ * The line to print when `--warmup` is longer than `--steps`, else null. The run's warmup is cut
+ * to its length (`buildTrainOptions`), so a short run with the default warmup of 50 steps still
+ * reaches its peak rate on its last step; the cut changes the schedule, so it is said.
+ */
+export function warmupCutNote(f: Pick<TrainFlags, "warmup" | "steps">): string | null {
+  return f.warmup > f.steps
+    ? `train: --warmup ${f.warmup} is longer than --steps ${f.steps}: the warmup is cut to ${f.steps} step${f.steps === 1 ? "" : "s"}`
+    : null;
+}
+
 export function buildTrainOptions(f: TrainFlags): TrainOptions {
   try {
     return resolveTrainOptions({
@@ -140,6 +151,7 @@ export function buildTrainOptions(f: TrainFlags): TrainOptions {
       gradAccum: f.accum,
       lr: f.lr,
       minLr: f.minLr ?? f.lr / 10,
+      // (cut to the run's length; warmupCutNote says so)
       warmupSteps: Math.min(f.warmup, f.steps),
       weightDecay: f.wd,
       clip: f.clip,
