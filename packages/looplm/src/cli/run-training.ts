@@ -22,6 +22,7 @@ import type { ComputeBackend } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
+import { withEvalProgress } from "./eval-progress.js";
 import { interruptibleSpans } from "./interrupt.js";
 import {
   checkMemoryNeed,
@@ -59,7 +60,9 @@ export interface TrainJob {
 /**
  * The evaluation used during training: per-step accuracy or perplexity on the fixed eval set, of
  * the model being trained on `kernels` (its backend's) or, on webgpu, of the outputs of its
- * device copy (`source`).
+ * device copy (`source`). The set's batches are made again as each evaluation reads them (the
+ * same rows every time: the set is a pure function of its seed), so an --eval-count of any size
+ * holds one batch; a long evaluation says how far it has got on stderr (`progress`, its label).
  */
 export function taskEvaluator(
   task: Task,
@@ -67,14 +70,17 @@ export function taskEvaluator(
   batchSize: number,
   kernels: CpuKernels,
   source?: StepOutputSource,
+  progress?: string,
 ): (m: LoopedModel) => Promise<EvalRecord> {
-  const batches = task.evalSet({ count, batchSize });
-  return async (m) =>
-    evalRecord(
+  const set = task.evalBatches({ count, batchSize });
+  return async (m) => {
+    const batches = progress === undefined ? set : withEvalProgress(set, progress);
+    return evalRecord(
       task.metric === "ppl"
         ? await evaluatePerplexity(source ?? m, batches, { kernels })
         : await evaluateAccuracy(source ?? m, batches, { kernels }),
     );
+  };
 }
 
 /** Rows per forward of the evaluation during training: --batch, and at least 64. */
@@ -147,6 +153,7 @@ async function trainModel(
         evalBatch,
         job.backend.kernels,
         dev ? deviceOutputSource(dev.deviceModel) : undefined,
+        `${job.label} evaluation`,
       ),
       onStep: (m) => {
         bar.update(m);
