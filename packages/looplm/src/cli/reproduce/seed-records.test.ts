@@ -29,6 +29,9 @@ afterEach(() => vi.restoreAllMocks());
 
 const PHOP = sweepStudy("phop", "cpu");
 
+/** The loop steps of member "N⊗R". */
+const loops = (label: string) => Number(label.split("⊗")[1]);
+
 /** A well-formed record of `def`'s seed `seed`, every member at accuracy `acc`. */
 function record(def: StudyDef, seed: number, acc = 0.5): SeedRecord {
   const arms: SeedRecord["arms"] = {};
@@ -46,7 +49,8 @@ function record(def: StudyDef, seed: number, acc = 0.5): SeedRecord {
           params: 1000,
           flops_per_token: 2000,
           metric_value: acc,
-          per_step: [acc / 2, acc],
+          // one value per loop step of the member ("N⊗R"), the final one last
+          per_step: Array.from({ length: loops(label) }, (_, i) => (acc * (i + 1)) / loops(label)),
         })),
       },
     };
@@ -132,6 +136,35 @@ describe("seed records", () => {
           return r;
         },
         'is not a valid seed record: arms["iso-flops"].sweep.rows[0].label must be "1⊗1", got "9⊗9"; remove it (or --overwrite) to train seed 2 again',
+      ],
+      [
+        "a perplexity in an accuracy arm (its range passes for a perplexity)",
+        (r) => {
+          const sweep = r.arms["iso-flops"]!.sweep;
+          sweep.metric = "ppl";
+          for (const row of sweep.rows) {
+            row.metric_value = 7.5;
+            row.per_step = row.per_step.map(() => 7.5);
+          }
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.metric must be "accuracy" (the metric of task phop), got "ppl"',
+      ],
+      [
+        "a loop step dropped",
+        (r) => {
+          r.arms["iso-flops"]!.sweep.rows[1]!.per_step.shift();
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.rows[1].per_step must hold one value per loop step of the member (4), got 3',
+      ],
+      [
+        "a final value edited apart from its loop steps",
+        (r) => {
+          r.arms["iso-flops"]!.sweep.rows[0]!.metric_value = 0.99;
+          return r;
+        },
+        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].metric_value must be the member\'s value at its last loop step (per_step: 0.5), got 0.99',
       ],
       [
         "no seed",
