@@ -13,14 +13,15 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { removeStudyResults } from "../commands/reproduce.js";
+import { removeStudyResults, studyFolders } from "../commands/reproduce.js";
 
 const root = fileURLToPath(new URL("../../../../..", import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-repro-sig-"));
@@ -103,6 +104,42 @@ describe("looplm reproduce and signals", () => {
       "seed-x.json",
     ]);
     expect(removeStudyResults(join(dir, "none"), "phop")).toEqual([]);
+  });
+
+  it("--overwrite removes the folders the old study trained in, unless a live process trains there", () => {
+    const dir = tmp();
+    // an old study's sweeps at both scales, with a member, its scores and a lock of a dead process
+    for (const arm of ["iso-flops", "iso-param"]) {
+      mkdirSync(join(dir, arm, "seed-1", "1x1", "final"), { recursive: true });
+      writeFileSync(join(dir, arm, "seed-1", "sweep.json"), "{}");
+      writeFileSync(join(dir, arm, "seed-1", "per-length.json"), "{}");
+    }
+    const dead = spawnSync(process.execPath, ["-e", "process.pid"]).pid!;
+    const lock = (d: string, pid: number) =>
+      writeFileSync(join(d, "run.lock"), `${JSON.stringify({ pid, host: hostname() })}\n`);
+    lock(join(dir, "iso-flops", "seed-1", "1x1"), dead);
+    mkdirSync(join(dir, "mine"));
+    writeFileSync(join(dir, "seed-1.json"), "{}");
+    expect(studyFolders(dir, "phop").sort()).toEqual(["iso-flops", "iso-param"]);
+    // a member some process is still training: refused, nothing removed
+    const live = spawn("sleep", ["60"]);
+    try {
+      lock(join(dir, "iso-param", "seed-1", "1x1"), live.pid!);
+      expect(() => removeStudyResults(dir, "phop", studyFolders(dir, "phop"))).toThrow(
+        `run folder ${join(dir, "iso-param", "seed-1", "1x1")} is in use by process ${live.pid}`,
+      );
+      expect(readdirSync(dir).sort()).toEqual(["iso-flops", "iso-param", "mine", "seed-1.json"]);
+    } finally {
+      live.kill("SIGKILL");
+    }
+    rmSync(join(dir, "iso-param", "seed-1", "1x1", "run.lock"));
+    const gone = removeStudyResults(dir, "phop", studyFolders(dir, "phop"));
+    expect(gone).toEqual(["seed-1.json", "iso-flops", "iso-param"]);
+    expect(readdirSync(dir)).toEqual(["mine"]);
+    // the exit-gate study trains in one folder per seed
+    for (const f of ["seed-1", "seed-2", "seed-x"]) mkdirSync(join(dir, f));
+    writeFileSync(join(dir, "seed-3"), "a file");
+    expect(studyFolders(dir, "exit-gate").sort()).toEqual(["seed-1", "seed-2"]);
   });
 
   it("under pnpm looplm: SIGTERM, then Ctrl-C after resuming, each checkpoint and leave nothing running", async () => {

@@ -3,7 +3,8 @@
  * and trains nothing for them: so every record is checked before any number of it is used. A
  * tampered, truncated, misnamed or non-regular record is refused naming the file and the field;
  * a FIFO under a record's name is refused at once; and `--overwrite` removes the seed records
- * before anything else, so an interrupted overwrite can never be resumed into the old study.
+ * (then the results and the folders the study trained in) before anything else, so an
+ * interrupted overwrite can never be resumed into the old study.
  */
 import { execFileSync } from "node:child_process";
 import {
@@ -212,6 +213,9 @@ describe("seed records", () => {
   it("--overwrite removes the seed records first: an interrupted overwrite resumes nothing old", async () => {
     const { out, dir } = studyWith([record(PHOP, 1, 0.9)]);
     writeFileSync(join(dir, "results.json"), "{}");
+    // an old sweep of the study (at the other scale): its members and scores go too
+    mkdirSync(join(dir, "iso-param", "seed-1", "1x1"), { recursive: true });
+    writeFileSync(join(dir, "iso-param", "seed-1", "sweep.json"), "{}");
     // the overwrite stops at its first sweep (its folder is taken by a file): as interrupted
     writeFileSync(join(dir, "iso-flops"), "not a folder");
     await expect(
@@ -222,6 +226,7 @@ describe("seed records", () => {
     ).rejects.toThrow(/iso-flops/);
     expect(existsSync(join(dir, "seed-1.json"))).toBe(false);
     expect(existsSync(join(dir, "results.json"))).toBe(false);
+    expect(existsSync(join(dir, "iso-param"))).toBe(false);
     // the resume it suggests trains the seed again (and stops at the same folder): it never
     // prints the old study's 90 %
     const again = resume(out, 1);
