@@ -84,8 +84,21 @@ export function taskEvaluator(
 }
 
 /** Rows per forward of the evaluation during training: --batch, and at least 64. */
+const MIN_EVAL_BATCH = 64;
 function evalBatchSize(train: Pick<TrainOptions, "batchSize">): number {
-  return Math.max(train.batchSize, 64);
+  return Math.max(train.batchSize, MIN_EVAL_BATCH);
+}
+
+/**
+ * The flags that set the evaluation's share, for the memory message: its rows are --eval-count;
+ * its batch is --batch only above MIN_EVAL_BATCH — below, a smaller --batch leaves the batch at
+ * MIN_EVAL_BATCH rows and only a smaller --eval-count makes it smaller.
+ */
+function evalFlags(train: Pick<TrainOptions, "batchSize">): { count: string; evalBatch: string } {
+  return {
+    count: "--eval-count",
+    evalBatch: train.batchSize > MIN_EVAL_BATCH ? "--batch" : "--eval-count",
+  };
 }
 
 function modelFor(job: TrainJob): LoopedModel {
@@ -103,22 +116,25 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
   // A setting no machine holds is refused before its model or its folder is made.
   const evaluation = { count: job.evalCount, batchSize: evalBatchSize(job.train) };
   const need = (cfg: ModelConfig) => trainingMemoryNeed(cfg, job.train, seqLen, evaluation);
-  if (job.config) checkMemoryNeed(need(job.config));
+  const flags = evalFlags(job.train);
+  if (job.config) checkMemoryNeed(need(job.config), undefined, flags);
   let model: LoopedModel;
   try {
     model = modelFor(job);
   } catch (e) {
     if (job.config && isAllocationFailure(e))
-      throw new CliError(`out of memory making the model: ${memoryNeedLine(need(job.config))}`);
+      throw new CliError(
+        `out of memory making the model: ${memoryNeedLine(need(job.config), flags)}`,
+      );
     throw e;
   }
-  if (!job.config) checkMemoryNeed(need(model.config));
+  if (!job.config) checkMemoryNeed(need(model.config), undefined, flags);
   try {
     return await trainModel(job, model);
   } catch (e) {
     if (!isAllocationFailure(e)) throw e;
     throw new CliError(
-      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need(model.config))}`,
+      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need(model.config), flags)}`,
     );
   }
 }
