@@ -13,6 +13,8 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
+  truncateSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -196,7 +198,7 @@ describe("seed records", () => {
     );
   });
 
-  it("a FIFO or a folder under a record's name is refused at once, by name", async () => {
+  it("a FIFO, a folder, a device or a huge file under a record's name is refused at once, by name", async () => {
     const { out, dir } = studyWith([record(PHOP, 1)]);
     // nothing ever writes into this FIFO: opening it to read would block for good
     execFileSync("mkfifo", [join(dir, "seed-2.json")]);
@@ -207,6 +209,17 @@ describe("seed records", () => {
     mkdirSync(join(other.dir, "seed-2.json"));
     await expect(resume(other.out, 2)).rejects.toThrow(
       `${join(other.dir, "seed-2.json")} is a folder, not a regular file`,
+    ); // a link to an endless device is the device; a huge file is not read
+    const dev = studyWith([record(PHOP, 1)]);
+    symlinkSync("/dev/zero", join(dev.dir, "seed-2.json"));
+    await expect(resume(dev.out, 2)).rejects.toThrow(
+      `${join(dev.dir, "seed-2.json")} is a character device, not a regular file`,
+    );
+    const huge = studyWith([record(PHOP, 1)]);
+    writeFileSync(join(huge.dir, "seed-2.json"), "");
+    truncateSync(join(huge.dir, "seed-2.json"), 2 ** 32);
+    await expect(resume(huge.out, 2)).rejects.toThrow(
+      `${join(huge.dir, "seed-2.json")} holds 4294967296 bytes, more than a seed record can (at most 16777216); remove it`,
     );
   });
 
