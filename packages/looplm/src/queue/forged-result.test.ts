@@ -5,7 +5,7 @@
  * again with a line saying why, and a real worker then trains it. A forged progress report shows
  * nothing but a step count.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue, Worker } from "bullmq";
@@ -84,6 +84,25 @@ describe("the coordinator reads results from the run folders, not from the queue
     expect(sweep.rows[0].metric_value).toBe(last.eval.final);
     expect(sweep.rows[0].metric_value).not.toBe(0.99);
     expect(readFileSync(join(dir, "report.html"), "utf8")).not.toContain("99.00");
+
+    // The job stays complete on the queue; a final/ of another model put in its folder is no
+    // result of it: the next coordinator queues it again, naming the file.
+    const config = join(dir, "1x1", "final", "config.json");
+    const other = JSON.parse(readFileSync(config, "utf8"));
+    other.d_model = 32;
+    writeFileSync(config, JSON.stringify(other));
+    const again = looplm(sweepArgs(dir, url), SECRET);
+    try {
+      await waitFor("the coordinator to see the other model", () =>
+        again.err().includes("queued again"),
+      );
+      expect(again.err()).toContain(
+        `1⊗1: the queue reports it complete, but ${config} is another model's than the job's (a final/ of another run); queued again`,
+      );
+    } finally {
+      again.proc.kill("SIGTERM");
+      await again.exited;
+    }
   }, 300_000);
 
   it("a job forged complete again and again fails after a bounded number of re-queues", async () => {
