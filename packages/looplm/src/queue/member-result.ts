@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { configToJson } from "@loop/looped";
 import { canonicalJson, type EvalRecord, readRunLog } from "@loop/train/node";
+import { metricRangeProblem, shown } from "../cli/metric-range.js";
 import { TASK_METRIC } from "../cli/options/task.js";
 import { memberStart } from "../cli/sweep-runner.js";
 import { jobRecordProblem, type TrainingJobData } from "./training-job.js";
@@ -24,14 +25,6 @@ export type FolderResult =
       why: string;
     };
 
-/** Null when `v` is a metric value of `metric` (accuracy in [0, 1], perplexity ≥ 1), else why not. */
-function metricProblem(metric: unknown, v: unknown): string | null {
-  if (typeof v !== "number" || !Number.isFinite(v)) return `${JSON.stringify(v)} is not a number`;
-  if (metric === "accuracy" && (v < 0 || v > 1)) return `accuracy ${v} is outside [0, 1]`;
-  if (metric === "ppl" && v < 1) return `perplexity ${v} is below 1`;
-  return null;
-}
-
 /**
  * The problem of an evaluation record read from a log of job `d`, or null: the metric of the
  * job's task, one value per loop step of its model, the final value the last one.
@@ -41,13 +34,13 @@ function evalProblem(ev: unknown, d: TrainingJobData): string | null {
   if (typeof e !== "object" || e === null) return "its evaluation is not an object";
   const metric = TASK_METRIC[d.task.task];
   if (e.metric !== metric)
-    return `its metric ${JSON.stringify(e.metric)} is not ${metric} (the metric of task ${d.task.task})`;
-  const f = metricProblem(e.metric, e.final);
+    return `its metric ${shown(e.metric)} is not ${metric} (the metric of task ${d.task.task})`;
+  const f = metricRangeProblem(metric, e.final);
   if (f) return `its final ${f}`;
   if (!Array.isArray(e.per_step) || e.per_step.length !== d.config.n_loops)
     return `its per_step is not one value per loop step of the model (${d.config.n_loops})`;
   for (const [i, v] of e.per_step.entries()) {
-    const p = metricProblem(e.metric, v);
+    const p = metricRangeProblem(metric, v);
     if (p) return `its per_step[${i}] ${p}`;
   }
   if (e.final !== e.per_step.at(-1))

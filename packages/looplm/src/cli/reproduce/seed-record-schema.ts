@@ -9,6 +9,7 @@
  * instead of yielding "228.38 ± 291.59 %" or an internal message. (A plausible edit — 0.47 made
  * 0.52 at every place it appears — cannot be told from a real result: a record is not signed.)
  */
+import { metricRangeProblem, shown } from "../metric-range.js";
 import { TASK_DEFAULTS, TASK_METRIC } from "../options/task.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 
@@ -23,44 +24,37 @@ export class FieldProblem extends Error {
   }
 }
 
-const show = (v: unknown): string => {
-  const t = v === undefined ? "absent" : JSON.stringify(v);
-  return t.length > 40 ? `${t.slice(0, 37)}...` : t;
-};
 const key = (at: string, k: string) => `${at}[${JSON.stringify(k)}]`;
 
 function obj(v: unknown, at: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new FieldProblem(at, `must be an object, got ${show(v)}`);
+    throw new FieldProblem(at, `must be an object, got ${shown(v)}`);
   return v as Record<string, unknown>;
 }
 
 function str(v: unknown, at: string): string {
-  if (typeof v !== "string") throw new FieldProblem(at, `must be a string, got ${show(v)}`);
+  if (typeof v !== "string") throw new FieldProblem(at, `must be a string, got ${shown(v)}`);
   return v;
 }
 
 function list(v: unknown, at: string): unknown[] {
   if (!Array.isArray(v) || v.length === 0)
-    throw new FieldProblem(at, `must be a non-empty array, got ${show(v)}`);
+    throw new FieldProblem(at, `must be a non-empty array, got ${shown(v)}`);
   return v;
 }
 
 function size(v: unknown, at: string): number {
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
-    throw new FieldProblem(at, `must be a finite number ≥ 0, got ${show(v)}`);
+    throw new FieldProblem(at, `must be a finite number ≥ 0, got ${shown(v)}`);
   return v;
 }
 
 type Metric = "accuracy" | "ppl";
 
 function metricValue(metric: Metric, v: unknown, at: string): number {
-  if (typeof v !== "number" || !Number.isFinite(v))
-    throw new FieldProblem(at, `must be a finite number, got ${show(v)}`);
-  if (metric === "accuracy" && (v < 0 || v > 1))
-    throw new FieldProblem(at, `is an accuracy of ${v}, outside [0, 1]`);
-  if (metric === "ppl" && v < 1) throw new FieldProblem(at, `is a perplexity of ${v}, below 1`);
-  return v;
+  const problem = metricRangeProblem(metric, v);
+  if (problem) throw new FieldProblem(at, problem);
+  return v as number;
 }
 
 /** Values of `metric` at each of a member's `steps` loop steps; returns the last. */
@@ -95,14 +89,14 @@ function scores(v: unknown, at: string, labels: readonly string[]): void {
 function sweep(arm: ArmDef, v: unknown, at: string): void {
   const o = obj(v, at);
   if (o.protocol !== arm.protocol)
-    throw new FieldProblem(`${at}.protocol`, `must be "${arm.protocol}", got ${show(o.protocol)}`);
+    throw new FieldProblem(`${at}.protocol`, `must be "${arm.protocol}", got ${shown(o.protocol)}`);
   str(o.task, `${at}.task`);
   // (the task fixes the metric: a perplexity in an accuracy arm's record is an edit)
   const metric: Metric = TASK_METRIC[arm.task.task];
   if (o.metric !== metric)
     throw new FieldProblem(
       `${at}.metric`,
-      `must be "${metric}" (the metric of task ${arm.task.task}), got ${show(o.metric)}`,
+      `must be "${metric}" (the metric of task ${arm.task.task}), got ${shown(o.metric)}`,
     );
   const labels = armLabels(arm);
   const rows = list(o.rows, `${at}.rows`);
@@ -115,9 +109,9 @@ function sweep(arm: ArmDef, v: unknown, at: string): void {
     const w = `${at}.rows[${i}]`;
     const x = obj(r, w);
     if (x.label !== labels[i])
-      throw new FieldProblem(`${w}.label`, `must be "${labels[i]}", got ${show(x.label)}`);
+      throw new FieldProblem(`${w}.label`, `must be "${labels[i]}", got ${shown(x.label)}`);
     if (x.role !== "looped" && x.role !== "baseline")
-      throw new FieldProblem(`${w}.role`, `must be "looped" or "baseline", got ${show(x.role)}`);
+      throw new FieldProblem(`${w}.role`, `must be "looped" or "baseline", got ${shown(x.role)}`);
     str(x.run, `${w}.run`);
     size(x.params, `${w}.params`);
     size(x.flops_per_token, `${w}.flops_per_token`);
@@ -168,7 +162,7 @@ function machine(v: unknown, at: string): void {
   const o = obj(v, at);
   str(o.recorded, `${at}.recorded`);
   if (o.trained !== "here" && o.trained !== "queue")
-    throw new FieldProblem(`${at}.trained`, `must be "here" or "queue", got ${show(o.trained)}`);
+    throw new FieldProblem(`${at}.trained`, `must be "here" or "queue", got ${shown(o.trained)}`);
   str(o.backend, `${at}.backend`);
   for (const k of ["cpu", "vector_isa", "node"]) if (o[k] !== undefined) str(o[k], `${at}.${k}`);
 }
@@ -185,7 +179,7 @@ export function checkSeedRecordHeader(v: unknown): {
   const o = obj(v, "the record");
   const study = str(o.study, "study");
   if (typeof o.seed !== "number" || !Number.isInteger(o.seed) || o.seed < 1)
-    throw new FieldProblem("seed", `must be an integer ≥ 1, got ${show(o.seed)}`);
+    throw new FieldProblem("seed", `must be an integer ≥ 1, got ${shown(o.seed)}`);
   const settings = str(o.settings, "settings");
   return { study, seed: o.seed, settings };
 }
