@@ -4,7 +4,7 @@
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
  * With `--queue` the sweep studies' members train on `looplm worker`s (reproduce/queued-arms.ts).
  */
-import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { LOCK_FILE, lockRunFolder } from "@loop/train/node";
@@ -101,6 +101,9 @@ export function studyFolders(outDir: string, study: StudyName): string[] {
   return [...new Set(SCALES.flatMap((s) => sweepStudy(study, s).arms.map((a) => a.id)))];
 }
 
+/** A study folder renamed for removal by an --overwrite (and left there if it was killed). */
+const REMOVING = /^\..+\.removing-\d+$/;
+
 /** Every folder under `dir` (itself included) that holds a run lock. */
 function lockedFolders(dir: string): string[] {
   const found = existsSync(join(dir, LOCK_FILE)) ? [dir] : [];
@@ -140,7 +143,15 @@ export function removeStudyResults(
       existsSync(join(outDir, f)),
     );
     for (const f of gone) rmSync(join(outDir, f), { force: true });
-    for (const f of trained) rmSync(join(outDir, f), { recursive: true, force: true });
+    // Each folder is first renamed out of the way (atomic), so a removal killed half-way leaves
+    // no part of an old sweep for --resume to pick up; leftovers of such a kill go too.
+    const doomed = readdirSync(outDir).filter((f) => REMOVING.test(f));
+    for (const f of trained) {
+      const away = `.${f}.removing-${process.pid}`;
+      renameSync(join(outDir, f), join(outDir, away));
+      doomed.push(away);
+    }
+    for (const f of doomed) rmSync(join(outDir, f), { recursive: true, force: true });
     return [...records, ...gone, ...trained];
   } finally {
     for (const release of releases) release();

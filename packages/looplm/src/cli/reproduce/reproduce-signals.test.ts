@@ -133,6 +133,8 @@ describe("looplm reproduce and signals", () => {
       live.kill("SIGKILL");
     }
     rmSync(join(dir, "iso-param", "seed-1", "1x1", "run.lock"));
+    // what an --overwrite killed while removing left behind goes too
+    mkdirSync(join(dir, ".iso-flops.removing-123", "seed-2"), { recursive: true });
     const gone = removeStudyResults(dir, "phop", studyFolders(dir, "phop"));
     expect(gone).toEqual(["seed-1.json", "iso-flops", "iso-param"]);
     expect(readdirSync(dir)).toEqual(["mine"]);
