@@ -11,12 +11,12 @@
  * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
-import { readRegularFile } from "../regular-file.js";
+import { fileKind, readRegularFile } from "../regular-file.js";
 import type { SeedMachine } from "./seed-machine.js";
 import { checkSeedRecordBody, checkSeedRecordHeader, FieldProblem } from "./seed-record-schema.js";
 import type { StudyDef } from "./study-types.js";
@@ -123,6 +123,22 @@ export function writeSeedRecord(
     machine,
   };
   writeJsonFile(seedRecordPath(outDir, seed), record);
+}
+
+/**
+ * Refuse, before any training, a seed record's name (seeds 1..`seeds`) taken by something that is
+ * not a regular file (a folder, a FIFO, a device): the record is written there once the seed is
+ * trained, which would otherwise fail only after the seed's training.
+ */
+export function checkSeedRecordTargets(outDir: string, seeds: number): void {
+  for (let seed = 1; seed <= seeds; seed++) {
+    const path = seedRecordPath(outDir, seed);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && !st.isFile())
+      throw new CliError(
+        `${path} is ${fileKind(st)}, not a regular file: a seed record is a file; remove it`,
+      );
+  }
 }
 
 /** The seeds 1..seeds that still need training: those without a record (all, without resume). */

@@ -223,6 +223,23 @@ describe("seed records", () => {
     );
   });
 
+  it("a folder under the name of a record still to write is refused before any training", {
+    timeout: 30_000,
+  }, async () => {
+    // (without the check the seed trained for minutes, then its record could not be written)
+    const { out, dir } = studyWith([]);
+    mkdirSync(join(dir, "seed-1.json"));
+    await expect(
+      run(
+        ...["reproduce", "phop", "--seeds", "1", "--out", out, "--overwrite"],
+        ...["--jobs", "1", "--backend", "portable"],
+      ),
+    ).rejects.toThrow(
+      `${join(dir, "seed-1.json")} is a folder, not a regular file: a seed record is a file; remove it`,
+    );
+    expect(readdirSync(dir)).toEqual(["seed-1.json"]);
+  });
+
   it("--overwrite removes the seed records first: an interrupted overwrite resumes nothing old", async () => {
     const { out, dir } = studyWith([record(PHOP, 1, 0.9)]);
     writeFileSync(join(dir, "results.json"), "{}");
