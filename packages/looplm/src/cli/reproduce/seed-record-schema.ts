@@ -11,6 +11,8 @@
  */
 import { metricRangeProblem, shown } from "../metric-range.js";
 import { TASK_DEFAULTS, TASK_METRIC } from "../options/task.js";
+import { printable } from "../printable.js";
+import { CLOZE_NAME } from "./downstream.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 
 /** A field of a record that is not as the schema says: where (`arms["a"].sweep.rows[0]…`), what. */
@@ -32,8 +34,11 @@ function obj(v: unknown, at: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
+/** A string, printed as it is (tables, results.md): no control characters. */
 function str(v: unknown, at: string): string {
   if (typeof v !== "string") throw new FieldProblem(at, `must be a string, got ${shown(v)}`);
+  if (printable(v) !== v)
+    throw new FieldProblem(at, `must be text without control characters, got "${printable(v)}"`);
   return v;
 }
 
@@ -78,10 +83,11 @@ export function armLabels(arm: Pick<ArmDef, "protocol" | "base" | "loops">): str
   return arm.loops.flatMap((r) => (r > 1 ? [`${b}⊗${r}`, `${b * r}⊗1`] : [`${b}⊗1`]));
 }
 
-/** Per member label, accuracies at every loop step (downstream and cloze scores). */
-function scores(v: unknown, at: string, labels: readonly string[]): void {
+/** The set `name`'s accuracies at every loop step per member label (downstream, cloze). */
+function scores(v: unknown, at: string, labels: readonly string[], name: string): void {
   const o = obj(v, at);
-  str(o.name, `${at}.name`);
+  if (o.name !== name)
+    throw new FieldProblem(`${at}.name`, `must be ${JSON.stringify(name)}, got ${shown(o.name)}`);
   const acc = obj(o.acc, `${at}.acc`);
   for (const l of labels) perStep("accuracy", acc[l], key(`${at}.acc`, l), loopsOf(l));
 }
@@ -139,8 +145,8 @@ function armRecord(arm: ArmDef, v: unknown, at: string): void {
       check(o[field], w);
     }
   };
-  optional("downstream", arm.mc !== undefined, (x, w) => scores(x, w, labels));
-  optional("cloze", arm.cloze !== undefined, (x, w) => scores(x, w, labels));
+  optional("downstream", arm.mc !== undefined, (x, w) => scores(x, w, labels, arm.mc!.name));
+  optional("cloze", arm.cloze !== undefined, (x, w) => scores(x, w, labels, CLOZE_NAME));
   optional("perLength", arm.perLength !== undefined, (x, w) => {
     const per = obj(x, w);
     const lengths = arm.task.maxOps ?? TASK_DEFAULTS.maxOps;

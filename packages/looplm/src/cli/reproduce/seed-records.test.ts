@@ -21,10 +21,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planIsoFlops, planIsoParameter } from "@loop/looped";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { TASK_DEFAULTS, TASK_METRIC } from "../options/task.js";
 import { run } from "../run-in-process.test-util.js";
 import { modelConfig } from "./arm-inputs.js";
+import { CLOZE_NAME } from "./downstream.js";
 import { type SeedRecord, studySettings } from "./seed-record.js";
-import { armLabels } from "./seed-record-schema.js";
+import { armLabels, checkSeedRecordBody, FieldProblem } from "./seed-record-schema.js";
 import { STUDY_NAMES, sweepStudy } from "./studies.js";
 import type { StudyDef } from "./study-types.js";
 
@@ -35,25 +37,44 @@ const PHOP = sweepStudy("phop", "cpu");
 /** The loop steps of member "N⊗R". */
 const loops = (label: string) => Number(label.split("⊗")[1]);
 
-/** A well-formed record of `def`'s seed `seed`, every member at accuracy `acc`. */
+/** Member `label`'s values at each loop step, rising to `v` at the last. */
+const steps = (label: string, v: number) =>
+  Array.from({ length: loops(label) }, (_, i) => (v * (i + 1)) / loops(label));
+
+/**
+ * A well-formed record of `def`'s seed `seed`, every member at accuracy `acc` (perplexity
+ * 1 + 10·acc), with the downstream, cloze and per-length scores its arms have.
+ */
 function record(def: StudyDef, seed: number, acc = 0.5): SeedRecord {
   const arms: SeedRecord["arms"] = {};
   for (const arm of def.arms) {
     const labels = armLabels(arm);
+    const metric = TASK_METRIC[arm.task.task];
+    const v = metric === "accuracy" ? acc : 1 + 10 * acc;
+    const perLabel = <T>(f: (l: string) => T) => Object.fromEntries(labels.map((l) => [l, f(l)]));
     arms[arm.id] = {
+      ...(arm.mc ? { downstream: { name: arm.mc.name, acc: perLabel((l) => steps(l, acc)) } } : {}),
+      ...(arm.cloze ? { cloze: { name: CLOZE_NAME, acc: perLabel((l) => steps(l, acc)) } } : {}),
+      ...(arm.perLength
+        ? {
+            perLength: perLabel((l) =>
+              Array.from({ length: arm.task.maxOps ?? TASK_DEFAULTS.maxOps }, () => steps(l, acc)),
+            ),
+          }
+        : {}),
       sweep: {
         protocol: arm.protocol,
         task: arm.task.task,
-        metric: "accuracy",
+        metric,
         rows: labels.map((label) => ({
           label,
           role: label.endsWith("⊗1") ? "baseline" : "looped",
           run: label.replace("⊗", "x"),
           params: 1000,
           flops_per_token: 2000,
-          metric_value: acc,
+          metric_value: v,
           // one value per loop step of the member ("N⊗R"), the final one last
-          per_step: Array.from({ length: loops(label) }, (_, i) => (acc * (i + 1)) / loops(label)),
+          per_step: steps(label, v),
         })),
       },
     };
@@ -97,6 +118,30 @@ describe("seed records", () => {
           );
         }
     }
+  });
+
+  it("checks the names of the downstream and cloze sets, and text without control characters", () => {
+    for (const name of STUDY_NAMES) {
+      if (name === "exit-gate") continue;
+      const def = sweepStudy(name, "cpu");
+      expect(() => checkSeedRecordBody(def, record(def, 1) as never), name).not.toThrow();
+    }
+    const lm = sweepStudy("lm", "cpu");
+    const scored = lm.arms.find((a) => a.cloze)!;
+    const bad = record(lm, 1);
+    // (names reach the terminal's table header)
+    bad.arms[scored.id]!.cloze!.name = "\x1b[2J";
+    expect(() => checkSeedRecordBody(lm, bad as never)).toThrow(
+      new FieldProblem(
+        `arms["${scored.id}"].cloze.name`,
+        'must be "last-word cloze", got "\\u001b[2J"',
+      ),
+    );
+    const cpu = record(PHOP, 1);
+    cpu.machine!.cpu = "AMD\x1b]0;pwned\x07";
+    expect(() => checkSeedRecordBody(PHOP, cpu as never)).toThrow(
+      'machine.cpu must be text without control characters, got "AMD\\x1b]0;pwned\\x07"',
+    );
   });
 
   it("well-formed records stand for their seeds: the study's table, nothing trained", async () => {
