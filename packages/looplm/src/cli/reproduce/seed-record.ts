@@ -141,6 +141,36 @@ export function checkSeedRecordTargets(outDir: string, seeds: number): void {
   }
 }
 
+/**
+ * Every seed's members have seed 1's sizes (params, flops_per_token): the same settings plan the
+ * same members, so sizes that differ come from an edited record, which is refused naming the
+ * file and the field. `perSeed[k]`: seed k + 1's sweeps by arm; `fromRecord[k]`: whether they
+ * were read from its record (seeds trained in this run are not to blame).
+ */
+export function checkSameSizes(
+  outDir: string,
+  perSeed: readonly ReadonlyMap<string, SweepFile>[],
+  fromRecord: readonly boolean[],
+): void {
+  const first = perSeed[0];
+  if (!first) return;
+  for (let k = 1; k < perSeed.length; k++) {
+    if (!fromRecord[k] && !fromRecord[0]) continue;
+    const [blamed, other] = fromRecord[k] ? [k + 1, 1] : [1, k + 1];
+    for (const [arm, sweep] of perSeed[k]!)
+      sweep.rows.forEach((row, i) => {
+        const ref = first.get(arm)?.rows[i];
+        for (const field of ["params", "flops_per_token"] as const) {
+          if (!ref || row[field] === ref[field]) continue;
+          const [mine, theirs] = blamed === 1 ? [ref[field], row[field]] : [row[field], ref[field]];
+          throw new CliError(
+            `${seedRecordPath(outDir, blamed)} is not a valid seed record: arms[${JSON.stringify(arm)}].sweep.rows[${i}].${field} is ${mine}, but seed ${other}'s is ${theirs} (the same settings plan the same members); remove it (or --overwrite) to train seed ${blamed} again`,
+          );
+        }
+      });
+  }
+}
+
 /** The seeds 1..seeds that still need training: those without a record (all, without resume). */
 export function seedsToTrain(
   def: StudyDef,

@@ -230,6 +230,13 @@ describe("seed records", () => {
         'holds seed 2 of study "phop" trained with other settings',
       ],
     ];
+    // sizes are checked across seeds: the same settings plan the same members
+    const sized = record(PHOP, 2);
+    sized.arms["iso-flops"]!.sweep.rows[2]!.params = 1001;
+    const two = studyWith([record(PHOP, 1), sized]);
+    await expect(resume(two.out, 2)).rejects.toThrow(
+      `${join(two.dir, "seed-2.json")} is not a valid seed record: arms["iso-flops"].sweep.rows[2].params is 1001, but seed 1's is 1000 (the same settings plan the same members); remove it (or --overwrite) to train seed 2 again`,
+    );
     for (const [what, edit, message] of cases) {
       const bad = edit(record(PHOP, 2));
       const { out, dir } = studyWith([record(PHOP, 1), bad]);
