@@ -83,8 +83,10 @@ export function taskEvaluator(
   };
 }
 
-/** Rows per forward of the evaluation during training: --batch, and at least 64. */
+/** The fewest rows per forward of the evaluation during training (fewer would waste time). */
 const MIN_EVAL_BATCH = 64;
+
+/** Rows per forward of the evaluation during training: --batch, and at least MIN_EVAL_BATCH. */
 function evalBatchSize(train: Pick<TrainOptions, "batchSize">): number {
   return Math.max(train.batchSize, MIN_EVAL_BATCH);
 }
