@@ -4,7 +4,7 @@
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
  * With `--queue` the sweep studies' members train on `looplm worker`s (reproduce/queued-arms.ts).
  */
-import { existsSync, lstatSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { LOCK_FILE, lockRunFolder } from "@loop/train/node";
@@ -119,7 +119,7 @@ function lockedFolders(dir: string): string[] {
  * `--overwrite` removes them before anything else, so a replaced study that is interrupted never
  * shows the old study's results as its own, and a `--resume` after the interrupt can pick up
  * neither the old study's seeds nor its members or scores. A folder some live process is
- * training in (its run lock) is refused before anything is removed.
+ * training in (its run lock), or a link in place of one, is refused before anything is removed.
  */
 export function removeStudyResults(
   outDir: string,
@@ -127,6 +127,15 @@ export function removeStudyResults(
   folders: readonly string[] = [],
 ): string[] {
   if (!existsSync(outDir)) return [];
+  // A link's folder is not this study folder's to empty; left in place, its old sweep would be
+  // resumed: refused before anything is removed.
+  const linked = folders.find((f) =>
+    lstatSync(join(outDir, f), { throwIfNoEntry: false })?.isSymbolicLink(),
+  );
+  if (linked)
+    throw new CliError(
+      `${join(outDir, linked)} is a link (to ${readlinkSync(join(outDir, linked))}): --overwrite removes the folders a study trained in, not what a link points to; remove the link (or the old study in its folder) first`,
+    );
   const trained = folders.filter((f) =>
     lstatSync(join(outDir, f), { throwIfNoEntry: false })?.isDirectory(),
   );

@@ -14,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -132,6 +133,14 @@ describe("looplm reproduce and signals", () => {
     } finally {
       live.kill("SIGKILL");
     }
+    // an arm folder that is a link elsewhere: refused, nothing removed
+    const elsewhere = tmp();
+    symlinkSync(elsewhere, join(dir, "iso-flops-linked"));
+    expect(() => removeStudyResults(dir, "phop", ["iso-flops-linked", "iso-flops"])).toThrow(
+      `${join(dir, "iso-flops-linked")} is a link (to ${elsewhere}): --overwrite removes the folders a study trained in, not what a link points to`,
+    );
+    expect(existsSync(join(dir, "seed-1.json"))).toBe(true);
+    rmSync(join(dir, "iso-flops-linked"));
     rmSync(join(dir, "iso-param", "seed-1", "1x1", "run.lock"));
     // what an --overwrite killed while removing left behind goes too
     mkdirSync(join(dir, ".iso-flops.removing-123", "seed-2"), { recursive: true });
