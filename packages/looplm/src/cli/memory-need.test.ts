@@ -29,7 +29,7 @@ describe("the memory a setting needs", () => {
     const ck = trainingMemoryNeed(cfg, { batchSize: 4, checkpointing: true }, 12);
     const ckPerToken = cfg.n_loops * 16 + 2 * layerFloatsPerToken(cfg, 0) + 2 * 10;
     expect(ck.stepBytes).toBe(4 * 4 * 12 * ckPerToken + 4);
-    expect(need.evalSetBytes + need.evalBatchBytes).toBe(0);
+    expect(need.evalBatchBytes).toBe(0);
   });
 
   it("grows with every flag that scales memory", () => {
@@ -44,11 +44,24 @@ describe("the memory a setting needs", () => {
       ["--loops", bytes({ loops: 4 })],
       ["--d-model", bytes({ dModel: 32 })],
       ["sequence length", bytes({}, base, 24)],
-      ["--eval-count", bytes({}, base, 12, { ...evaluation, count: 512 })],
       ["eval batch", bytes({}, base, 12, { ...evaluation, batchSize: 128 })],
       ["vocabulary", bytes({}, base, 12, evaluation, 20)],
     ];
     for (const [flag, b] of bigger) expect(b, flag).toBeGreaterThan(ref);
+  });
+
+  it("an evaluation's count sets how long it takes, not its memory: one batch is held", () => {
+    // (its rows are made batch by batch as they are read, in training and in `looplm eval`)
+    const small = { count: 64, batchSize: 64 };
+    const huge = { count: 2147483647, batchSize: 64 };
+    const train = { batchSize: 4 };
+    expect(needBytes(trainingMemoryNeed(cfg, train, 12, huge))).toBe(
+      needBytes(trainingMemoryNeed(cfg, train, 12, small)),
+    );
+    expect(needBytes(evaluationMemoryNeed(cfg, 12, huge))).toBe(
+      needBytes(evaluationMemoryNeed(cfg, 12, small)),
+    );
+    expect(() => checkMemoryNeed(trainingMemoryNeed(cfg, train, 12, huge), 2 ** 30)).not.toThrow();
   });
 
   it("is a floor: one step's activations take at least the estimate, measured", () => {
@@ -90,20 +103,12 @@ describe("the memory a setting needs", () => {
     expect(() => checkMemoryNeed(need, 1024)).toThrow(
       /: lower --batch \(or --layers, --loops, the sequence length\) \(this machine has 1\.0 KiB\)$/,
     );
-    // the evaluation's rows held at once
-    const rows = trainingMemoryNeed(cfg, { batchSize: 4 }, 12, {
-      count: 2147483647,
-      batchSize: 64,
-    });
-    expect(() => checkMemoryNeed(rows, 2 ** 30)).toThrow(
-      /^training this setting needs at least 288\.0 GiB of memory \(.*, 288\.0 GiB for the evaluation of --eval-count 2147483647 rows, 64 at a time\): lower --eval-count \(this machine has 1\.0 GiB\)$/,
-    );
-    // `looplm eval` names its own flags
-    const ev = evaluationMemoryNeed(cfg, 12, { count: 2147483647, batchSize: 32 });
+    // an evaluation batch no machine holds; `looplm eval` names its own flags
+    const ev = evaluationMemoryNeed(cfg, 12, { count: 2147483647, batchSize: 2147483647 });
     expect(() =>
       checkMemoryNeed(ev, 2 ** 30, { count: "--count", evalBatch: "--batch-size" }),
     ).toThrow(
-      /^evaluating this setting needs at least 288\.0 GiB of memory \(.* for [\d,]+ parameters, 288\.0 GiB for the evaluation of --count 2147483647 rows, 32 at a time\): lower --count \(this machine has 1\.0 GiB\)$/,
+      /^evaluating this setting needs at least [\d.]+ TiB of memory \(.* for [\d,]+ parameters, [\d.]+ TiB for the evaluation of --count 2147483647 rows, 2147483647 at a time\): lower --batch-size \(or --layers, --loops, the sequence length\) \(this machine has 1\.0 GiB\)$/,
     );
   });
 

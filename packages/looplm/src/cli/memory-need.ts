@@ -5,21 +5,22 @@
  * to lower, instead of growing for minutes or failing deep inside an allocation ("Invalid typed
  * array length"). Every flag that scales memory enters: the model's sizes (--d-model, --layers,
  * --loops, the vocabulary), the tokens of a micro-batch (--batch × the sequence length), the
- * micro-batches of a step (--accum: one loss each), and the evaluation (--eval-count rows held
- * as token ids, one --eval-batch forward at a time). The estimate is a floor, not a forecast: a
- * setting under it may still not fit.
+ * micro-batches of a step (--accum: one loss each), and one batch of the evaluation (its rows
+ * are made batch by batch as they are read, so --eval-count and eval's --count only set how
+ * long it takes). The estimate is a floor, not a forecast: a setting under it may still not fit.
  */
 import { totalmem } from "node:os";
 import { countParameters, isAttentionLayer, type ModelConfig } from "@loop/looped";
 import type { TrainOptions } from "@loop/train";
 import { CliError } from "./errors.js";
 
-/** The evaluation a setting runs: rows held at once, rows per forward pass. */
+/**
+ * The evaluation a setting runs: rows in all, rows per forward pass. Its batches are made as they
+ * are read (`Task.evalBatches`), so one batch of rows is held at a time.
+ */
 export interface EvalSize {
   count: number;
   batchSize: number;
-  /** Batches are made as they are read (`Task.evalBatches`): one batch of rows is held at a time. */
-  streamed?: boolean;
 }
 
 /** Where each flag's share of the memory goes, with the flags that set it. */
@@ -32,9 +33,10 @@ export interface MemoryNeed {
    * its backward and their gradients, the logits and theirs), plus one loss per micro-batch.
    */
   stepBytes: number;
-  /** The evaluation set's token ids (tokens, targets, document index: 12 bytes a token). */
-  evalSetBytes: number;
-  /** One evaluation forward: every layer application's outputs and every loop step's logits. */
+  /**
+   * One evaluation batch: its token ids (tokens, targets, document index: 12 bytes a token) and
+   * its forward's outputs (every layer application's and every loop step's logits).
+   */
   evalBatchBytes: number;
   /** What the parts were computed from, for the message. */
   sizes: { batchSize: number; gradAccum: number; seqLen: number; eval?: EvalSize };
@@ -111,14 +113,11 @@ export function trainingMemoryNeed(
 }
 
 function evaluationNeed(cfg: ModelConfig, seqLen: number, e: EvalSize | undefined) {
-  if (!e) return { evalSetBytes: 0, evalBatchBytes: 0 };
+  if (!e) return { evalBatchBytes: 0 };
   // without a tape a forward still keeps its outputs until the batch is scored
   const perToken = cfg.n_loops * (blockFloatsPerToken(cfg) + cfg.vocab_size);
-  const rows = e.streamed ? Math.min(e.batchSize, e.count) : e.count;
-  return {
-    evalSetBytes: 12 * rows * seqLen,
-    evalBatchBytes: 4 * Math.min(e.batchSize, e.count) * seqLen * perToken,
-  };
+  const tokens = Math.min(e.batchSize, e.count) * seqLen;
+  return { evalBatchBytes: 12 * tokens + 4 * tokens * perToken };
 }
 
 /** What evaluating a model of `cfg` on `evaluation` needs (the weights once, no gradients). */
@@ -150,7 +149,7 @@ export function formatBytes(n: number): string {
 
 /** The total of a need. */
 export function needBytes(n: MemoryNeed): number {
-  return n.weightBytes + n.stepBytes + n.evalSetBytes + n.evalBatchBytes;
+  return n.weightBytes + n.stepBytes + n.evalBatchBytes;
 }
 
 /**
@@ -161,7 +160,6 @@ function flagToLower(n: MemoryNeed, flags: { count: string; evalBatch: string })
   const parts: [number, string][] = [
     [n.weightBytes, "--d-model or --layers"],
     [n.stepBytes, "--batch (or --layers, --loops, the sequence length)"],
-    [n.evalSetBytes, flags.count],
     [n.evalBatchBytes, `${flags.evalBatch} (or --layers, --loops, the sequence length)`],
   ];
   return parts.reduce((a, b) => (b[0] > a[0] ? b : a))[1];
@@ -184,7 +182,7 @@ export function memoryNeedLine(
     );
   if (s.eval)
     what.push(
-      `${formatBytes(need.evalSetBytes + need.evalBatchBytes)} for the evaluation of ${flags.count} ${s.eval.count} rows, ${Math.min(s.eval.batchSize, s.eval.count)} at a time`,
+      `${formatBytes(need.evalBatchBytes)} for the evaluation of ${flags.count} ${s.eval.count} rows, ${Math.min(s.eval.batchSize, s.eval.count)} at a time`,
     );
   const doing = need.stepBytes > 0 ? "training" : "evaluating";
   return `${doing} this setting needs at least ${formatBytes(needBytes(need))} of memory (${what.join(", ")}): lower ${flagToLower(need, flags)}`;

@@ -13,7 +13,7 @@ import {
 } from "@loop/eval";
 import { LoopedModel, type ModelConfig, withExitGate } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { checkTaskVocab, type Task } from "@loop/tasks";
+import { checkTaskVocab, type Task, taskEvalBatches } from "@loop/tasks";
 import type { CpuKernels } from "@loop/tensor/kernel";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { deviceTraining, type TrainOptions } from "@loop/train";
@@ -22,6 +22,7 @@ import type { ComputeBackend } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
+import { withEvalProgress } from "./eval-progress.js";
 import { interruptibleSpans } from "./interrupt.js";
 import {
   checkMemoryNeed,
@@ -59,7 +60,9 @@ export interface TrainJob {
 /**
  * The evaluation used during training: per-step accuracy or perplexity on the fixed eval set, of
  * the model being trained on `kernels` (its backend's) or, on webgpu, of the outputs of its
- * device copy (`source`).
+ * device copy (`source`). The set's batches are made again as each evaluation reads them (the
+ * same rows every time: the set is a pure function of its seed), so an --eval-count of any size
+ * holds one batch; a long evaluation says how far it has got on stderr (`progress`, its label).
  */
 export function taskEvaluator(
   task: Task,
@@ -67,19 +70,37 @@ export function taskEvaluator(
   batchSize: number,
   kernels: CpuKernels,
   source?: StepOutputSource,
+  progress?: string,
 ): (m: LoopedModel) => Promise<EvalRecord> {
-  const batches = task.evalSet({ count, batchSize });
-  return async (m) =>
-    evalRecord(
+  const set = taskEvalBatches(task, { count, batchSize });
+  return async (m) => {
+    const batches = progress === undefined ? set : withEvalProgress(set, progress);
+    return evalRecord(
       task.metric === "ppl"
         ? await evaluatePerplexity(source ?? m, batches, { kernels })
         : await evaluateAccuracy(source ?? m, batches, { kernels }),
     );
+  };
 }
 
-/** Rows per forward of the evaluation during training: --batch, and at least 64. */
+/** The fewest rows per forward of the evaluation during training (fewer would waste time). */
+const MIN_EVAL_BATCH = 64;
+
+/** Rows per forward of the evaluation during training: --batch, and at least MIN_EVAL_BATCH. */
 function evalBatchSize(train: Pick<TrainOptions, "batchSize">): number {
-  return Math.max(train.batchSize, 64);
+  return Math.max(train.batchSize, MIN_EVAL_BATCH);
+}
+
+/**
+ * The flags that set the evaluation's share, for the memory message: its rows are --eval-count;
+ * its batch is --batch only above MIN_EVAL_BATCH — below, a smaller --batch leaves the batch at
+ * MIN_EVAL_BATCH rows and only a smaller --eval-count makes it smaller.
+ */
+function evalFlags(train: Pick<TrainOptions, "batchSize">): { count: string; evalBatch: string } {
+  return {
+    count: "--eval-count",
+    evalBatch: train.batchSize > MIN_EVAL_BATCH ? "--batch" : "--eval-count",
+  };
 }
 
 function modelFor(job: TrainJob): LoopedModel {
@@ -101,22 +122,25 @@ export async function trainJob(job: TrainJob): Promise<RunResult & { model: Loop
   // A setting no machine holds is refused before its model or its folder is made.
   const evaluation = { count: job.evalCount, batchSize: evalBatchSize(job.train) };
   const need = (cfg: ModelConfig) => trainingMemoryNeed(cfg, job.train, seqLen, evaluation);
-  if (job.config) checkMemoryNeed(need(job.config));
+  const flags = evalFlags(job.train);
+  if (job.config) checkMemoryNeed(need(job.config), undefined, flags);
   let model: LoopedModel;
   try {
     model = modelFor(job);
   } catch (e) {
     if (job.config && isAllocationFailure(e))
-      throw new CliError(`out of memory making the model: ${memoryNeedLine(need(job.config))}`);
+      throw new CliError(
+        `out of memory making the model: ${memoryNeedLine(need(job.config), flags)}`,
+      );
     throw e;
   }
-  if (!job.config) checkMemoryNeed(need(model.config));
+  if (!job.config) checkMemoryNeed(need(model.config), undefined, flags);
   try {
     return await trainModel(job, model);
   } catch (e) {
     if (!isAllocationFailure(e)) throw e;
     throw new CliError(
-      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need(model.config))}`,
+      `out of memory while training (${(e as Error).message}): ${memoryNeedLine(need(model.config), flags)}`,
     );
   }
 }
@@ -151,6 +175,7 @@ async function trainModel(
         evalBatch,
         job.backend.kernels,
         dev ? deviceOutputSource(dev.deviceModel) : undefined,
+        `${job.label} evaluation`,
       ),
       onStep: (m) => {
         bar.update(m);

@@ -1,7 +1,8 @@
 /**
  * Requests without a practical end stream instead of holding everything back: `generate
  * --max-new 2147483647` prints tokens as they come (and ends quietly when its reader does), and
- * `eval --count 1000000000` makes its batches as it reads them and says how far it has got.
+ * `eval --count 1000000000` makes its batches as it reads them and says how far it has got, and so
+ * does the evaluation during training (`train --eval-count 2147483647`), which a signal stops.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -79,6 +80,49 @@ describe("unbounded requests stream", () => {
         child.on("exit", () => reject(new Error(`exited early; stderr: ${err}`)));
       });
       expect(line).toMatch(/^eval: \d+\/1000000000 rows \(\d+\.\d%\), \d+ rows\/s, about .* left$/);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("train --eval-count 2147483647 evaluates batch by batch with progress, and SIGTERM stops it", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "looplm-stream-")), "run");
+    const child = spawn(
+      process.execPath,
+      [
+        ...node,
+        ...["train", "--task", "phop", "--alphabet", "3", "--length", "12", "--hops", "2"],
+        ...["--d-model", "16", "--d-state", "4", "--headdim", "8", "--chunk", "8"],
+        ...["--steps", "1", "--batch", "4", "--warmup", "0", "--eval-every", "0"],
+        ...["--eval-count", "2147483647", "--out", out],
+      ],
+      { env: { ...process.env, LOOPLM_THREADS: "1" } },
+    );
+    let err = "";
+    const exited = new Promise<number | string | null>((resolve) =>
+      child.on("exit", (code, signal) => resolve(signal ?? code)),
+    );
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no progress line; stderr: ${err}`)), 90_000);
+        child.stderr.on("data", (c) => {
+          err += c;
+          const m = /^pretrain phop\S* evaluation: \d+\/2147483647 rows .*$/m.exec(err);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[0]);
+          }
+        });
+        void exited.then(() => reject(new Error(`exited early; stderr: ${err}`)));
+      });
+      expect(line).toMatch(/rows \(\d+\.\d%\), \d+ rows\/s, about .* left$/);
+      const t0 = performance.now();
+      child.kill("SIGTERM");
+      const end = await exited;
+      expect(end === "SIGTERM" || end === 143, String(end)).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(5000);
     } finally {
       child.kill("SIGKILL");
     }

@@ -18,7 +18,6 @@ import {
   QUEUE_NAME,
   sameSettings,
   type TrainingJobData,
-  type TrainingJobProgress,
   type TrainingJobResult,
   trainingJobId,
   writeJobMarker,
@@ -113,6 +112,22 @@ interface Watch {
   finished: Map<string, TrainingJobResult>;
 }
 
+/**
+ * What a worker reported of its progress, as read back from Redis: whoever can write to Redis
+ * can put anything there, so only a step count that is a count is shown (a string would reach
+ * the terminal's table unescaped), and the worker's name is escaped.
+ */
+function reportedProgress(v: unknown): { step?: number; total?: number; worker?: string } {
+  const p = (typeof v === "object" && v !== null ? v : {}) as Record<string, unknown>;
+  const count = (x: unknown) =>
+    Number.isSafeInteger(x) && (x as number) >= 0 ? (x as number) : undefined;
+  return {
+    step: count(p.step),
+    total: count(p.total),
+    worker: p.worker === undefined ? undefined : printable(p.worker),
+  };
+}
+
 async function status(
   w: Watch,
   id: string,
@@ -145,7 +160,7 @@ async function status(
     await enqueue(queue, id, d, note, secret);
     return { view: { label: d.label, state: "queued" } };
   }
-  const p = (typeof job.progress === "object" ? job.progress : {}) as Partial<TrainingJobProgress>;
+  const p = reportedProgress(job.progress);
   const base = { label: d.label, step: p.step, total: p.total ?? d.train.steps };
   if (state === "completed") {
     // The queue's return value is only a claim: the numbers come from the run folder.
@@ -184,7 +199,7 @@ async function status(
       view: {
         ...base,
         state: "failed",
-        worker: p.worker === undefined ? undefined : printable(p.worker),
+        worker: p.worker,
         detail: reason,
       },
       outcome: { state: "failed", reason },
@@ -192,7 +207,11 @@ async function status(
   }
   if (state === "active")
     return {
-      view: { ...base, state: "running", worker: printable(job.processedBy ?? p.worker ?? "") },
+      view: {
+        ...base,
+        state: "running",
+        worker: job.processedBy == null ? (p.worker ?? "") : printable(job.processedBy),
+      },
     };
   if (state === "delayed")
     return {

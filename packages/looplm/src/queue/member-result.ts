@@ -3,11 +3,16 @@
  * whoever can write to Redis can say so of any job, with any return value. So the coordinator
  * reads the numbers from the folder it recorded the job in: the job record (`queue-job.json`,
  * written by the coordinator itself) must still be this job's, `run.json` must hold the job's
- * settings, `final/` must hold the finished weights, and `log.jsonl` must end with the
- * evaluation of the job's last step — with finite numbers in range.
+ * settings, `final/` must hold the finished weights of the job's model (its config.json), and
+ * `log.jsonl` must end with the evaluation of the job's last step — in the task's metric, one
+ * finite value in range per loop step of the model, the final value the last one.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type EvalRecord, readRunLog } from "@loop/train/node";
+import { configToJson } from "@loop/looped";
+import { canonicalJson, type EvalRecord, readRunLog } from "@loop/train/node";
+import { metricRangeProblem, shown } from "../cli/metric-range.js";
+import { TASK_METRIC } from "../cli/options/task.js";
 import { memberStart } from "../cli/sweep-runner.js";
 import { jobRecordProblem, type TrainingJobData } from "./training-job.js";
 
@@ -20,29 +25,41 @@ export type FolderResult =
       why: string;
     };
 
-/** Null when `v` is a metric value of `metric` (accuracy in [0, 1], perplexity ≥ 1), else why not. */
-function metricProblem(metric: unknown, v: unknown): string | null {
-  if (typeof v !== "number" || !Number.isFinite(v)) return `${JSON.stringify(v)} is not a number`;
-  if (metric === "accuracy" && (v < 0 || v > 1)) return `accuracy ${v} is outside [0, 1]`;
-  if (metric === "ppl" && v < 1) return `perplexity ${v} is below 1`;
+/**
+ * The problem of an evaluation record read from a log of job `d`, or null: the metric of the
+ * job's task, one value per loop step of its model, the final value the last one.
+ */
+function evalProblem(ev: unknown, d: TrainingJobData): string | null {
+  const e = ev as Partial<EvalRecord> | null;
+  if (typeof e !== "object" || e === null) return "its evaluation is not an object";
+  const metric = TASK_METRIC[d.task.task];
+  if (e.metric !== metric)
+    return `its metric ${shown(e.metric)} is not ${metric} (the metric of task ${d.task.task})`;
+  const f = metricRangeProblem(metric, e.final);
+  if (f) return `its final ${f}`;
+  if (!Array.isArray(e.per_step) || e.per_step.length !== d.config.n_loops)
+    return `its per_step is not one value per loop step of the model (${d.config.n_loops})`;
+  for (const [i, v] of e.per_step.entries()) {
+    const p = metricRangeProblem(metric, v);
+    if (p) return `its per_step[${i}] ${p}`;
+  }
+  if (e.final !== e.per_step.at(-1))
+    return `its final ${e.final} is not its last loop step's value ${e.per_step.at(-1)}`;
   return null;
 }
 
-/** The problem of an evaluation record read from a log, or null. */
-function evalProblem(ev: unknown): string | null {
-  const e = ev as Partial<EvalRecord> | null;
-  if (typeof e !== "object" || e === null) return "its evaluation is not an object";
-  if (e.metric !== "accuracy" && e.metric !== "ppl")
-    return `its metric ${JSON.stringify(e.metric)} is neither accuracy nor ppl`;
-  const f = metricProblem(e.metric, e.final);
-  if (f) return `its final ${f}`;
-  if (!Array.isArray(e.per_step) || e.per_step.length === 0)
-    return "its per_step is not a non-empty array";
-  for (const [i, v] of e.per_step.entries()) {
-    const p = metricProblem(e.metric, v);
-    if (p) return `its per_step[${i}] ${p}`;
+/** Null when `dir` (a final/ folder) holds a model of `d`'s config, else why not. */
+function finalModelProblem(dir: string, d: TrainingJobData): string | null {
+  const path = join(dir, "config.json");
+  let held: unknown;
+  try {
+    held = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    return `${path} cannot be read (${(e as Error).message})`;
   }
-  return null;
+  return canonicalJson(held) === canonicalJson(JSON.parse(configToJson(d.config)))
+    ? null
+    : `${path} is another model's than the job's (a final/ of another run)`;
 }
 
 /**
@@ -63,6 +80,8 @@ export function folderResult(d: TrainingJobData, id: string): FolderResult {
       ok: false,
       why: `${d.runDir} holds no finished run (${start.kind === "resume" ? "a checkpoint but no final/" : "no final/"})`,
     };
+  const model = finalModelProblem(join(d.runDir, "final"), d);
+  if (model) return { ok: false, why: model };
   const log = join(d.runDir, "log.jsonl");
   let last: { step: number; eval?: unknown } | undefined;
   try {
@@ -75,7 +94,7 @@ export function folderResult(d: TrainingJobData, id: string): FolderResult {
       ok: false,
       why: `${log} does not end with the evaluation of step ${d.train.steps}`,
     };
-  const bad = evalProblem(last.eval);
+  const bad = evalProblem(last.eval, d);
   if (bad) return { ok: false, why: `${log} step ${d.train.steps}: ${bad}` };
   return { ok: true, steps: d.train.steps, eval: last.eval as EvalRecord };
 }

@@ -231,11 +231,7 @@ export async function runEval(
     });
   // (the rows are made batch by batch as they are read: only one batch must fit)
   checkMemoryNeed(
-    evaluationMemoryNeed(cfg, task.seqLen, {
-      count: f.count,
-      batchSize: f.batchSize,
-      streamed: task.evalBatches !== undefined,
-    }),
+    evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
     undefined,
     { count: "--count", evalBatch: "--batch-size" },
   );

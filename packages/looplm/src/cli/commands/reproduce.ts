@@ -4,15 +4,16 @@
  * number beside ours), one verdict line per claim, the HTML report and the plots as SVG files.
  * With `--queue` the sweep studies' members train on `looplm worker`s (reproduce/queued-arms.ts).
  */
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { LOCK_FILE, lockRunFolder } from "@loop/train/node";
 import type { Command } from "commander";
 import type { Backend, ComputeBackend } from "../../backend.js";
 import { checkRedis, parseQueueUrl } from "../../queue/connection.js";
 import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, choiceOption, intFlag } from "../errors.js";
+import { asCliError, CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
@@ -87,20 +88,83 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
 }
 
 /**
- * What a finished study wrote: its seed records (seed-<k>.json) first, then results.json,
- * results.md, report.html and its <study>-*.svg plots. `--overwrite` removes them before
- * anything else, so a replaced study that is interrupted never shows the old study's results as
- * its own, and a `--resume` after the interrupt cannot pick up the old study's seeds.
+ * The folders a study trains in, inside its --out folder: one per arm of a sweep study (at either
+ * scale: an old study may have run at the other), and one per seed of the exit-gate study.
  */
-export function removeStudyResults(outDir: string, study: string): string[] {
+export function studyFolders(outDir: string, study: StudyName): string[] {
+  if (study === "exit-gate") {
+    if (!existsSync(outDir)) return [];
+    return readdirSync(outDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && /^seed-\d+$/.test(d.name))
+      .map((d) => d.name);
+  }
+  return [...new Set(SCALES.flatMap((s) => sweepStudy(study, s).arms.map((a) => a.id)))];
+}
+
+/** A study folder renamed for removal by an --overwrite (and left there if it was killed). */
+const REMOVING = /^\..+\.removing-\d+$/;
+
+/** Every folder under `dir` (itself included) that holds a run lock. */
+function lockedFolders(dir: string): string[] {
+  const found = existsSync(join(dir, LOCK_FILE)) ? [dir] : [];
+  for (const d of readdirSync(dir, { withFileTypes: true }))
+    if (d.isDirectory()) found.push(...lockedFolders(join(dir, d.name)));
+  return found;
+}
+
+/**
+ * What a finished study wrote: its seed records (seed-<k>.json) first, then results.json,
+ * results.md, report.html and its <study>-*.svg plots, then the folders it trained in
+ * (`folders`: its sweeps' and members' runs, their downstream, cloze and per-length scores).
+ * `--overwrite` removes them before anything else, so a replaced study that is interrupted never
+ * shows the old study's results as its own, and a `--resume` after the interrupt can pick up
+ * neither the old study's seeds nor its members or scores. A folder some live process is
+ * training in (its run lock), or a link in place of one, is refused before anything is removed.
+ */
+export function removeStudyResults(
+  outDir: string,
+  study: string,
+  folders: readonly string[] = [],
+): string[] {
   if (!existsSync(outDir)) return [];
-  const records = removeSeedRecords(outDir);
-  const plots = readdirSync(outDir).filter((f) => f.startsWith(`${study}-`) && f.endsWith(".svg"));
-  const gone = ["results.json", "results.md", "report.html", ...plots].filter((f) =>
-    existsSync(join(outDir, f)),
+  // A link's folder is not this study folder's to empty; left in place, its old sweep would be
+  // resumed: refused before anything is removed.
+  const linked = folders.find((f) =>
+    lstatSync(join(outDir, f), { throwIfNoEntry: false })?.isSymbolicLink(),
   );
-  for (const f of gone) rmSync(join(outDir, f), { force: true });
-  return [...records, ...gone];
+  if (linked)
+    throw new CliError(
+      `${join(outDir, linked)} is a link (to ${readlinkSync(join(outDir, linked))}): --overwrite removes the folders a study trained in, not what a link points to; remove the link (or the old study in its folder) first`,
+    );
+  const trained = folders.filter((f) =>
+    lstatSync(join(outDir, f), { throwIfNoEntry: false })?.isDirectory(),
+  );
+  const releases: (() => void)[] = [];
+  try {
+    for (const f of trained)
+      for (const dir of lockedFolders(join(outDir, f)))
+        releases.push(asCliError(() => lockRunFolder(dir)));
+    const records = removeSeedRecords(outDir);
+    const plots = readdirSync(outDir).filter(
+      (f) => f.startsWith(`${study}-`) && f.endsWith(".svg"),
+    );
+    const gone = ["results.json", "results.md", "report.html", ...plots].filter((f) =>
+      existsSync(join(outDir, f)),
+    );
+    for (const f of gone) rmSync(join(outDir, f), { force: true });
+    // Each folder is first renamed out of the way (atomic), so a removal killed half-way leaves
+    // no part of an old sweep for --resume to pick up; leftovers of such a kill go too.
+    const doomed = readdirSync(outDir).filter((f) => REMOVING.test(f));
+    for (const f of trained) {
+      const away = `.${f}.removing-${process.pid}`;
+      renameSync(join(outDir, f), join(outDir, away));
+      doomed.push(away);
+    }
+    for (const f of doomed) rmSync(join(outDir, f), { recursive: true, force: true });
+    return [...records, ...gone, ...trained];
+  } finally {
+    for (const release of releases) release();
+  }
 }
 
 /**
@@ -213,7 +277,11 @@ export async function runReproduce(study: string, f: Flags, cmd: Command): Promi
   const queue = await studyQueue(f);
   // Once the flags are checked, before anything is read or trained: every study's old results,
   // seed records first.
-  if (f.overwrite) for (const name of names) removeStudyResults(join(f.out, name), name);
+  if (f.overwrite)
+    for (const name of names) {
+      const outDir = join(f.out, name);
+      removeStudyResults(outDir, name, studyFolders(outDir, name));
+    }
   // SIGINT/SIGTERM: the member in training finishes its step and checkpoints, every lock is
   // released, and the command says how to continue (exit 130/143), as `looplm train` does.
   // With --queue this process stops watching; the workers go on training the jobs.

@@ -2,13 +2,23 @@
  * Task flags shared by train, eval and sweep, and the Task they build: Mano, p-hop, or language
  * modelling on a corpus.
  */
-import { mano, pHop, type Task } from "@loop/tasks";
+import { mano, pHop, type Task, type TaskMetric } from "@loop/tasks";
 import { loadTextTask } from "@loop/tasks/node";
 import type { Command } from "commander";
 import { asCliError, choiceOption, intFlag } from "../errors.js";
 
 export const TASKS = ["mano", "phop", "lm"] as const;
 export type TaskName = (typeof TASKS)[number];
+
+/**
+ * The metric each task's evaluation reports (`Task.metric` of the task its flags build), known
+ * without building it: a language-modelling task trains its tokenizer when built.
+ */
+export const TASK_METRIC: Readonly<Record<TaskName, TaskMetric>> = {
+  mano: "accuracy",
+  phop: "accuracy",
+  lm: "ppl",
+};
 
 export const TASK_DEFAULTS = {
   maxOps: 10,

@@ -13,14 +13,16 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { removeStudyResults } from "../commands/reproduce.js";
+import { removeStudyResults, studyFolders } from "../commands/reproduce.js";
 
 const root = fileURLToPath(new URL("../../../../..", import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-repro-sig-"));
@@ -103,6 +105,52 @@ describe("looplm reproduce and signals", () => {
       "seed-x.json",
     ]);
     expect(removeStudyResults(join(dir, "none"), "phop")).toEqual([]);
+  });
+
+  it("--overwrite removes the folders the old study trained in, unless a live process trains there", () => {
+    const dir = tmp();
+    // an old study's sweeps at both scales, with a member, its scores and a lock of a dead process
+    for (const arm of ["iso-flops", "iso-param"]) {
+      mkdirSync(join(dir, arm, "seed-1", "1x1", "final"), { recursive: true });
+      writeFileSync(join(dir, arm, "seed-1", "sweep.json"), "{}");
+      writeFileSync(join(dir, arm, "seed-1", "per-length.json"), "{}");
+    }
+    const dead = spawnSync(process.execPath, ["-e", "process.pid"]).pid!;
+    const lock = (d: string, pid: number) =>
+      writeFileSync(join(d, "run.lock"), `${JSON.stringify({ pid, host: hostname() })}\n`);
+    lock(join(dir, "iso-flops", "seed-1", "1x1"), dead);
+    mkdirSync(join(dir, "mine"));
+    writeFileSync(join(dir, "seed-1.json"), "{}");
+    expect(studyFolders(dir, "phop").sort()).toEqual(["iso-flops", "iso-param"]);
+    // a member some process is still training: refused, nothing removed
+    const live = spawn("sleep", ["60"]);
+    try {
+      lock(join(dir, "iso-param", "seed-1", "1x1"), live.pid!);
+      expect(() => removeStudyResults(dir, "phop", studyFolders(dir, "phop"))).toThrow(
+        `run folder ${join(dir, "iso-param", "seed-1", "1x1")} is in use by process ${live.pid}`,
+      );
+      expect(readdirSync(dir).sort()).toEqual(["iso-flops", "iso-param", "mine", "seed-1.json"]);
+    } finally {
+      live.kill("SIGKILL");
+    }
+    // an arm folder that is a link elsewhere: refused, nothing removed
+    const elsewhere = tmp();
+    symlinkSync(elsewhere, join(dir, "iso-flops-linked"));
+    expect(() => removeStudyResults(dir, "phop", ["iso-flops-linked", "iso-flops"])).toThrow(
+      `${join(dir, "iso-flops-linked")} is a link (to ${elsewhere}): --overwrite removes the folders a study trained in, not what a link points to`,
+    );
+    expect(existsSync(join(dir, "seed-1.json"))).toBe(true);
+    rmSync(join(dir, "iso-flops-linked"));
+    rmSync(join(dir, "iso-param", "seed-1", "1x1", "run.lock"));
+    // what an --overwrite killed while removing left behind goes too
+    mkdirSync(join(dir, ".iso-flops.removing-123", "seed-2"), { recursive: true });
+    const gone = removeStudyResults(dir, "phop", studyFolders(dir, "phop"));
+    expect(gone).toEqual(["seed-1.json", "iso-flops", "iso-param"]);
+    expect(readdirSync(dir)).toEqual(["mine"]);
+    // the exit-gate study trains in one folder per seed
+    for (const f of ["seed-1", "seed-2", "seed-x"]) mkdirSync(join(dir, f));
+    writeFileSync(join(dir, "seed-3"), "a file");
+    expect(studyFolders(dir, "exit-gate").sort()).toEqual(["seed-1", "seed-2"]);
   });
 
   it("under pnpm looplm: SIGTERM, then Ctrl-C after resuming, each checkpoint and leave nothing running", async () => {

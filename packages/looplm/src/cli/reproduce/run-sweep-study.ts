@@ -20,7 +20,14 @@ import { clozeSet, piqaSet, scoreMembers, scorePerLength } from "./downstream.js
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
 import { type SeedMachine, seedMachine } from "./seed-machine.js";
-import { type ArmRecord, readSeedRecord, seedsToTrain, writeSeedRecord } from "./seed-record.js";
+import {
+  type ArmRecord,
+  checkSameSizes,
+  checkSeedRecordTargets,
+  readSeedRecord,
+  seedsToTrain,
+  writeSeedRecord,
+} from "./seed-record.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -61,6 +68,7 @@ export interface SweepStudyResult {
 export { armArgs, armCommand, seedDir } from "./arm-inputs.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
+  checkSeedRecordTargets(o.outDir, o.seeds);
   const tasks = new TaskCache();
   // finished seeds' records are read only when resuming (the queue always continues)
   const useRecords = o.resume || o.queue !== undefined;
@@ -78,10 +86,12 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const cloze: SeedDownstream[] = [];
   const perLength: SeedPerLength[] = [];
   const machines: (SeedMachine | undefined)[] = [];
+  const fromRecord: boolean[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     // a finished seed's record (seed-record.ts) stands for its folders, which may be elsewhere
     const record = useRecords ? readSeedRecord(def, o.outDir, seed) : null;
     const arms = record?.arms ?? (await trainSeed(def, seed, o, tasks));
+    fromRecord.push(record !== null);
     if (record) machines.push(record.machine);
     else {
       const machine = await seedMachine(o.backend, o.queue ? "queue" : "here");
@@ -101,6 +111,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
     cloze.push(pick("cloze"));
     perLength.push(pick("perLength"));
   }
+  checkSameSizes(o.outDir, perSeed, fromRecord);
   const rows = aggregateSeeds(
     def.arms.map((a) => a.id),
     perSeed,

@@ -11,12 +11,12 @@
  * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
-import { readRegularFile } from "../regular-file.js";
+import { fileKind, readRegularFile } from "../regular-file.js";
 import type { SeedMachine } from "./seed-machine.js";
 import { checkSeedRecordBody, checkSeedRecordHeader, FieldProblem } from "./seed-record-schema.js";
 import type { StudyDef } from "./study-types.js";
@@ -123,6 +123,52 @@ export function writeSeedRecord(
     machine,
   };
   writeJsonFile(seedRecordPath(outDir, seed), record);
+}
+
+/**
+ * Refuse, before any training, a seed record's name (seeds 1..`seeds`) taken by something that is
+ * not a regular file (a folder, a FIFO, a device): the record is written there once the seed is
+ * trained, which would otherwise fail only after the seed's training.
+ */
+export function checkSeedRecordTargets(outDir: string, seeds: number): void {
+  for (let seed = 1; seed <= seeds; seed++) {
+    const path = seedRecordPath(outDir, seed);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && !st.isFile())
+      throw new CliError(
+        `${path} is ${fileKind(st)}, not a regular file: a seed record is a file; remove it`,
+      );
+  }
+}
+
+/**
+ * Every seed's members have seed 1's sizes (params, flops_per_token): the same settings plan the
+ * same members, so sizes that differ come from an edited record, which is refused naming the
+ * file and the field. `perSeed[k]`: seed k + 1's sweeps by arm; `fromRecord[k]`: whether they
+ * were read from its record (seeds trained in this run are not to blame).
+ */
+export function checkSameSizes(
+  outDir: string,
+  perSeed: readonly ReadonlyMap<string, SweepFile>[],
+  fromRecord: readonly boolean[],
+): void {
+  const first = perSeed[0];
+  if (!first) return;
+  for (let k = 1; k < perSeed.length; k++) {
+    if (!fromRecord[k] && !fromRecord[0]) continue;
+    const [blamed, other] = fromRecord[k] ? [k + 1, 1] : [1, k + 1];
+    for (const [arm, sweep] of perSeed[k]!)
+      sweep.rows.forEach((row, i) => {
+        const ref = first.get(arm)?.rows[i];
+        for (const field of ["params", "flops_per_token"] as const) {
+          if (!ref || row[field] === ref[field]) continue;
+          const [mine, theirs] = blamed === 1 ? [ref[field], row[field]] : [row[field], ref[field]];
+          throw new CliError(
+            `${seedRecordPath(outDir, blamed)} is not a valid seed record: arms[${JSON.stringify(arm)}].sweep.rows[${i}].${field} is ${mine}, but seed ${other}'s is ${theirs} (the same settings plan the same members); remove it (or --overwrite) to train seed ${blamed} again`,
+          );
+        }
+      });
+  }
 }
 
 /** The seeds 1..seeds that still need training: those without a record (all, without resume). */
