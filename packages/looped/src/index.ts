@@ -5,6 +5,7 @@ export {
   type FlopOptions,
   flopsPerToken,
   mambaLayerFlops,
+  type ParameterSource,
 } from "./accounting.js";
 export {
   type AttentionSettings,

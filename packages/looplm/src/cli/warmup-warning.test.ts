@@ -38,7 +38,7 @@ describe("train: a warmup as long as the run", () => {
   it("is a warning naming --warmup; a shorter warmup is silent", async () => {
     const warned = await trainStderr("--steps", "2", "--warmup", "2");
     expect(warned).toEqual([
-      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+      "looplm: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (--warmup)",
     ]);
     expect(await trainStderr("--steps", "2", "--warmup", "1")).toEqual([]);
   });
@@ -46,7 +46,7 @@ describe("train: a warmup as long as the run", () => {
   it("a longer --warmup is cut to --steps, and that is said too", async () => {
     expect(await trainStderr("--steps", "2", "--warmup", "50")).toEqual([
       "looplm: train: --warmup 50 is longer than --steps 2: the warmup is cut to 2 steps",
-      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+      "looplm: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (--warmup)",
     ]);
     expect(await trainStderr("--steps", "1", "--warmup", "50")).toContain(
       "looplm: train: --warmup 50 is longer than --steps 1: the warmup is cut to 1 step",
