@@ -16,7 +16,8 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { attention, attentionRef } from "@loop/attention";
-import { backward, randn, type Tensor } from "@loop/tensor";
+import { backward, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,

@@ -9,14 +9,13 @@
  *              maxStep k, the loop truncated to k steps for every token
  */
 import {
-  attentionLayerFlops,
   decodeStep,
   decodeStepEarlyExit,
   initDecodeState,
   isAttentionLayer,
   type LoopedModel,
-  mambaLayerFlops,
 } from "@loop/looped";
+import { attentionLayerFlops, mambaLayerFlops } from "@loop/looped/internal";
 
 export interface ModeScore {
   nll: number;

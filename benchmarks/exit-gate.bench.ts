@@ -12,7 +12,8 @@ import {
   stage1Objective,
   stage2Objective,
 } from "@loop/exit-gate";
-import { backward, intTensor, Rng, randn, type Tensor, tensor } from "@loop/tensor";
+import { backward, intTensor, Rng, type Tensor, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
 

@@ -8,7 +8,8 @@
  * other load), thread counts on wall time.
  */
 import { ssdScanChunked, ssdScanRef } from "@loop/ssm-kernels";
-import { backward, Rng, randn, randu, type Tensor } from "@loop/tensor";
+import { backward, Rng, type Tensor } from "@loop/tensor";
+import { randn, randu } from "@loop/tensor/internal";
 import { uploadTensor } from "@loop/webgpu";
 import {
   backwardGpu,

@@ -2,7 +2,8 @@
  * @loop/tasks speed: BPE training on the SOTU corpus (count pre-tokens, merge), encode/decode
  * throughput, and Mano / p-hop batch generation. Single-threaded (none of it uses the pool).
  */
-import { countPreTokens, mano, pHop, trainBpeFromCounts } from "@loop/tasks";
+import { mano, pHop } from "@loop/tasks";
+import { countPreTokens, trainBpeFromCounts } from "@loop/tasks/internal";
 import { loadCorpusSplit } from "@loop/tasks/node";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";

@@ -1,3 +1,3 @@
 import { packageBuild } from "../../tools/build/tsup-package.js";
 
-export default packageBuild(["src/index.ts", "src/node/index.ts"]);
+export default packageBuild(["src/index.ts", "src/internal.ts", "src/node/index.ts"]);

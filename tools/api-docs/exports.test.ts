@@ -1,6 +1,7 @@
 /*
- * The export-doc check: an export without a doc comment on its own declaration fails, and so
- * does a file-top JSDoc comment that tools would hand to the wrong declaration. (The
+ * The export-doc check: an export without a doc comment on its own declaration fails, as does
+ * an exported class's public member without one (own or inherited), and so does a file-top
+ * JSDoc comment that tools would hand to the wrong declaration. (The
  * repository itself passes: `pnpm docs:check` runs this check.)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -82,6 +83,46 @@ describe("checkExportDocs", () => {
     expect(messages(root)).toEqual([
       'packages/p/src/a.ts:6: export "missing" (@x/p) has no doc comment on its declaration',
       'packages/p/src/a.ts:9: export "Shape" (@x/p) has no doc comment on its declaration',
+    ]);
+  });
+
+  it("names an exported class's public members without a doc comment, own or inherited", () => {
+    const root = workspace({
+      "index.ts": 'export { Box } from "./box.js";\n',
+      "box.ts": [
+        "/** Has a size. */",
+        "interface Sized {",
+        "  /** Its size. */",
+        "  size(): number;",
+        "}",
+        "/** A box. */",
+        "export class Box implements Sized {",
+        "  /** Documented. */",
+        "  readonly width = 1;",
+        "  readonly height = 2;",
+        "  private hidden = 3;",
+        "  #secret = 4;",
+        "  constructor(readonly depth = 5) {}",
+        "  size(): number {",
+        "    return this.width * this.height * this.hidden * this.#secret;",
+        "  }",
+        "  get area(): number {",
+        "    return this.width * this.height;",
+        "  }",
+        "  /** The box's area, set. */",
+        "  set volume(v: number) {}",
+        "  get volume(): number {",
+        "    return 0;",
+        "  }",
+        "  grow(): void {}",
+        "}",
+        "",
+      ].join("\n"),
+    });
+    expect(messages(root)).toEqual([
+      'packages/p/src/box.ts:10: member "Box.height" (@x/p) has no doc comment on its declaration',
+      'packages/p/src/box.ts:17: member "Box.area" (@x/p) has no doc comment on its declaration',
+      'packages/p/src/box.ts:25: member "Box.grow" (@x/p) has no doc comment on its declaration',
     ]);
   });
 

@@ -70,6 +70,44 @@ function ownDeclarations(symbol: ts.Symbol): ts.Declaration[] {
   );
 }
 
+/**
+ * A class's public members (methods, accessors, fields; not the constructor, not `private`,
+ * `protected` or `#` members) with no doc comment of their own nor one they inherit from the
+ * interface or base class member they implement (TypeDoc shows that one). An accessor pair or an
+ * overloaded method needs the comment on one of its declarations.
+ */
+function undocumentedMembers(cls: ts.ClassDeclaration, checker: ts.TypeChecker): ts.Declaration[] {
+  const out: ts.Declaration[] = [];
+  const seen = new Set<ts.Symbol>();
+  for (const member of cls.members) {
+    if (
+      !(
+        ts.isMethodDeclaration(member) ||
+        ts.isPropertyDeclaration(member) ||
+        ts.isGetAccessorDeclaration(member) ||
+        ts.isSetAccessorDeclaration(member)
+      )
+    )
+      continue;
+    if (ts.isPrivateIdentifier(member.name)) continue;
+    const flags = ts.getCombinedModifierFlags(member);
+    if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
+    const symbol = checker.getSymbolAtLocation(member.name);
+    if (!symbol || seen.has(symbol)) continue;
+    seen.add(symbol);
+    const decls = symbol.declarations ?? [member];
+    if (decls.some(hasDoc)) continue;
+    if (ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim()) continue;
+    out.push(member);
+  }
+  return out;
+}
+
+function memberName(member: ts.Declaration): string {
+  const name = ts.getNameOfDeclaration(member);
+  return name ? name.getText() : "?";
+}
+
 function isInAugmentation(node: ts.Node): boolean {
   for (let p = node.parent; p; p = p.parent)
     if (ts.isModuleDeclaration(p) && ts.isStringLiteral(p.name)) return true;
@@ -103,10 +141,17 @@ export function checkExportDocs(root: string, entries = packageEntries(root)): D
       const symbol =
         exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       for (const decl of ownDeclarations(symbol)) {
-        if (hasDoc(decl)) continue;
-        const seen = missing.get(decl);
-        if (seen) seen.from.push(entry.specifier);
-        else missing.set(decl, { name: exported.getName(), from: [entry.specifier] });
+        const undocumented: [ts.Declaration, string][] = hasDoc(decl)
+          ? []
+          : [[decl, `export "${exported.getName()}"`]];
+        if (ts.isClassDeclaration(decl))
+          for (const member of undocumentedMembers(decl, checker))
+            undocumented.push([member, `member "${exported.getName()}.${memberName(member)}"`]);
+        for (const [d, name] of undocumented) {
+          const seen = missing.get(d);
+          if (seen) seen.from.push(entry.specifier);
+          else missing.set(d, { name, from: [entry.specifier] });
+        }
       }
     }
   }
@@ -115,7 +160,7 @@ export function checkExportDocs(root: string, entries = packageEntries(root)): D
     problems.push({
       file: relative(root, decl.getSourceFile().fileName),
       line: lineOf(decl),
-      message: `export "${name}" (${[...new Set(from)].join(", ")}) has no doc comment on its declaration`,
+      message: `${name} (${[...new Set(from)].join(", ")}) has no doc comment on its declaration`,
     });
   const packages = join(root, "packages");
   for (const sf of program.getSourceFiles()) {

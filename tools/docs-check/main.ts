@@ -26,5 +26,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `docs:check: ${documents(root).length} READMEs agree with benchmarks/RESULTS.md, docs/results.md and .ci/run${snippet ? `; the library snippet and the ${listExamples(root).length} examples print what README.md and docs/examples.md show` : " (snippet and examples not run)"}; every package export has a doc comment (${took} s)`,
+  `docs:check: ${documents(root).length} READMEs agree with benchmarks/RESULTS.md, docs/results.md and .ci/run${snippet ? `; the library snippet and the ${listExamples(root).length} examples print what README.md and docs/examples.md show` : " (snippet and examples not run)"}; every package export and public class member has a doc comment (${took} s)`,
 );

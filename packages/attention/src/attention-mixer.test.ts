@@ -1,4 +1,5 @@
-import { gradcheck, noGrad, Rng, randn, type Tensor, tensor } from "@loop/tensor";
+import { gradcheck, noGrad, Rng, type Tensor, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { AttentionMixer } from "./attention-mixer.js";
 

@@ -65,11 +65,17 @@ const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
 export class AttentionMixer implements SequenceMixer<KvCache> {
   /** Its decoding state, a KV cache, holds one entry per position. */
   readonly positional = true;
+  /** The configuration it was built with (frozen copy). */
   readonly cfg: Readonly<AttentionConfig>;
+  /** Per-head width hd = dModel / nHeads. */
   readonly headDim: number;
+  /** `q_proj.weight` [nHeads·hd, D]. */
   readonly qProj: Tensor;
+  /** `k_proj.weight` [nKvHeads·hd, D]. */
   readonly kProj: Tensor;
+  /** `v_proj.weight` [nKvHeads·hd, D]. */
   readonly vProj: Tensor;
+  /** `o_proj.weight` [D, nHeads·hd]. */
   readonly oProj: Tensor;
 
   constructor(cfg: AttentionConfig, opts: ModuleInit = {}) {
@@ -106,6 +112,7 @@ export class AttentionMixer implements SequenceMixer<KvCache> {
   /** The weight named `name` (docs/model.md §6, relative to the mixer), for attention-mix.ts. */
   readonly weight = weightLookup(this, "AttentionMixer");
 
+  /** The four projection weights with their docs/model.md §6 names (relative to the mixer), all weight-decayed. */
   parameters(): NamedParameter[] {
     return [
       { name: "q_proj.weight", tensor: this.qProj, decay: true },

@@ -1,4 +1,5 @@
-import { backward, randn } from "@loop/tensor";
+import { backward } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import * as poolKernel from "@loop/tensor/kernel";
 import { threadCount } from "@loop/tensor/kernel";
 import * as poolNode from "@loop/tensor/node";

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { backward, gradcheck, noGrad, randn, type Tensor } from "@loop/tensor";
+import { backward, gradcheck, noGrad, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { attention } from "./attention.js";

@@ -1,4 +1,5 @@
-import { noGrad, randn } from "@loop/tensor";
+import { noGrad } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { attentionRef } from "./attention-ref.js";
 import { appendAndAttend, KvCache } from "./kv-cache.js";

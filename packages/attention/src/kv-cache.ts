@@ -5,13 +5,18 @@ import { positiveInt } from "./init.js";
  *   k, v: [B, Hkv, capacity, hd], already rotated keys; positions 0..length-1 are filled.
  * The [Hkv, position] order keeps each head's keys contiguous for the decode dot products.
  */
-
 export class KvCache {
+  /** Sequences B it holds. */
   readonly batch: number;
+  /** Positions it can hold per sequence; appending beyond it throws. */
   readonly capacity: number;
+  /** Key/value heads Hkv. */
   readonly nKvHeads: number;
+  /** Per-head width hd. */
   readonly headDim: number;
+  /** Rotated keys [B, Hkv, capacity, hd]. */
   readonly k: Float32Array;
+  /** Values [B, Hkv, capacity, hd]. */
   readonly v: Float32Array;
   /** Number of filled positions; the next token has position `length`. */
   length = 0;

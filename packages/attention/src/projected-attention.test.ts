@@ -1,4 +1,5 @@
-import { backward, gradcheck, linear, randn, reshape, type Tensor } from "@loop/tensor";
+import { backward, gradcheck, linear, reshape, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { attention } from "./attention.js";
 import { projectedAttention } from "./projected-attention.js";

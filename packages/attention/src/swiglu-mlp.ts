@@ -30,9 +30,13 @@ const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
  * [dModel,dFf].
  */
 export class SwiGluMlp implements Module {
+  /** The configuration it was built with (frozen copy). */
   readonly cfg: Readonly<SwiGluConfig>;
+  /** `gate_proj.weight` [dFf, dModel]. */
   readonly gateProj: Tensor;
+  /** `up_proj.weight` [dFf, dModel]. */
   readonly upProj: Tensor;
+  /** `down_proj.weight` [dModel, dFf]; its init is scaled down with the layer count. */
   readonly downProj: Tensor;
 
   constructor(cfg: SwiGluConfig, opts: ModuleInit = {}) {
@@ -50,6 +54,7 @@ export class SwiGluMlp implements Module {
   /** The weight named `name` (docs/model.md §6, relative to the MLP), for attention-mix.ts. */
   readonly weight = weightLookup(this, "SwiGluMlp");
 
+  /** The three projection weights with their docs/model.md §6 names (relative to the MLP), all weight-decayed. */
   parameters(): NamedParameter[] {
     return [
       { name: "gate_proj.weight", tensor: this.gateProj, decay: true },

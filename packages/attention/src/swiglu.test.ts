@@ -1,4 +1,5 @@
-import { gradcheck, mul, noGrad, randn, silu } from "@loop/tensor";
+import { gradcheck, mul, noGrad, silu } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { swiglu } from "./swiglu.js";
 

@@ -7,7 +7,6 @@
 import { readFileSync } from "node:fs";
 import {
   add,
-  assignParameter,
   backward,
   crossEntropy,
   embedding,
@@ -19,6 +18,7 @@ import {
   rmsnorm,
   type Tensor,
 } from "@loop/tensor";
+import { assignParameter } from "@loop/tensor/internal";
 import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, it } from "vitest";
 import { AttentionMixer } from "./attention-mixer.js";

@@ -46,10 +46,13 @@ const MAX_GRID = 65535 * 32;
 
 /** See the file comment. */
 export class CudaContext {
+  /** The device-memory pool every tensor of this context takes its block from. */
   readonly allocator: CachingAllocator;
+  /** The GEMMs' precision (`CudaContextOptions.precision`). */
   readonly precision: Precision;
   /** Recorded ops since the last backward or release. */
   readonly tape: TapeNode[] = [];
+  /** Whether ops are put on `tape` (false inside a no-grad region). */
   recording = true;
   private readonly transients = new Set<CudaTensor>();
   private readonly launches = new Map<string, number>();
@@ -261,6 +264,7 @@ export class CudaContext {
     return this.casts;
   }
 
+  /** Zero the launch and bf16-cast counters. */
   resetCounters(): void {
     this.launches.clear();
     this.casts = 0;

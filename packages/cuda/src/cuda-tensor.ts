@@ -23,7 +23,9 @@ export function nextTensorId(): number {
 
 /** See the file comment. */
 export class CudaTensor {
+  /** A process-wide serial number, for messages and ordering. */
   readonly id = nextId++;
+  /** Element count: the product of `shape`. */
   readonly size: number;
   /** Records a gradient path (an input of a recorded op needs a gradient). */
   requiresGrad = false;
@@ -40,6 +42,7 @@ export class CudaTensor {
   node: TapeNode | null = null;
   /** Bumped on every in-place change (write, update): cached bf16 copies of it are stale. */
   version = 0;
+  /** Whether its block went back to the pool; reading it then throws. */
   released = false;
   private storage: number;
 
@@ -66,6 +69,7 @@ export class CudaTensor {
     return this.storage;
   }
 
+  /** Bytes its elements take at its dtype. */
   get bytes(): number {
     return this.size * DTYPE_BYTES[this.dtype];
   }

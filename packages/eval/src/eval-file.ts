@@ -51,6 +51,10 @@ export interface EvalFile {
     dir: string;
     label: string;
     params: number;
+    /**
+     * FLOPs per token of the evaluation's forward at the task's sequence length: the whole
+     * looped forward with the LM head at every loop step, as every step is scored.
+     */
     flops_per_token: number;
     config: Record<string, unknown>;
   };

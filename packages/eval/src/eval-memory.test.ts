@@ -4,7 +4,8 @@
  * batches and after 16 is the same, and the numbers are those computed without a scope.
  */
 import { pHop } from "@loop/tasks";
-import { noGrad, releaseScratch, scratchBytes, withScratch } from "@loop/tensor";
+import { noGrad, releaseScratch, withScratch } from "@loop/tensor";
+import { scratchBytes } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { tinyLoopedModel } from "./helpers.test-util.js";

@@ -1,4 +1,5 @@
-import { crossEntropy, intTensor, randn, tensor } from "@loop/tensor";
+import { crossEntropy, intTensor, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { isArgmax, logProbAt } from "./log-prob.js";
 

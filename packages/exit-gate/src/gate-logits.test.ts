@@ -1,4 +1,5 @@
-import { gradcheck, linear, noGrad, Rng, randn, reshape, stack, tensor } from "@loop/tensor";
+import { gradcheck, linear, noGrad, Rng, reshape, stack, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { ExitGate } from "./exit-gate.js";
 import { gateLogits } from "./gate-logits.js";

@@ -1,4 +1,5 @@
-import { gradcheck, randn, tensor } from "@loop/tensor";
+import { gradcheck, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { exitPdf } from "./exit-pdf.js";
 import { mixtureLogits, mixtureLogProbs } from "./mixture.js";

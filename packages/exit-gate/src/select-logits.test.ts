@@ -1,4 +1,5 @@
-import { gradcheck, intTensor, randn } from "@loop/tensor";
+import { gradcheck, intTensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { exitAtStep, selectLogits } from "./select-logits.js";
 

@@ -1,4 +1,5 @@
-import { gradcheck, intTensor, noGrad, randn, tensor } from "@loop/tensor";
+import { gradcheck, intTensor, noGrad, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { perStepCrossEntropy } from "./per-step-ce.js";
 import { stage1Loss, stage1Objective } from "./stage1.js";

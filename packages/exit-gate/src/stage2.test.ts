@@ -1,4 +1,5 @@
-import { backward, gradcheck, intTensor, noGrad, Rng, randn, tensor } from "@loop/tensor";
+import { backward, gradcheck, intTensor, noGrad, Rng, tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { ExitGate } from "./exit-gate.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";

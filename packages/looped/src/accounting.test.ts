@@ -1,6 +1,9 @@
+import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { describe, expect, it } from "vitest";
 import { countParameters, flopsPerToken } from "./accounting.js";
 import { parseConfig } from "./config.js";
+import { mamba2Config } from "./mixer-configs.js";
+import { LoopedModel } from "./model.js";
 import { formatPlan, planIsoFlops, planIsoParameter } from "./protocols.js";
 
 const mamba = parseConfig({
@@ -28,6 +31,22 @@ describe("accounting (docs/model.md §7)", () => {
     });
     const tl = 32 + 32 * 32 + 2 * 16 * 32 + 32 * 32 + 32 + 3 * 96 * 32;
     expect(countParameters(tr)).toBe(37 * 32 + 2 * tl + 32);
+  });
+  it("counts a model's actual parameters, custom mixers included", () => {
+    expect(countParameters(new LoopedModel(mamba, { seed: 1 }))).toBe(countParameters(mamba));
+    // every layer's mixer a Mamba-2 mixer of half the state size: fewer parameters than the config's
+    const small = new LoopedModel(mamba, {
+      seed: 1,
+      mixer: ({ config, rng, nLayers }) =>
+        new Mamba2Mixer(mamba2Config({ ...config, ssm: { ...config.ssm, d_state: 4 } }), {
+          rng,
+          nLayers,
+        }),
+    });
+    let held = 0;
+    for (const p of small.parameters()) held += p.tensor.data.length;
+    expect(countParameters(small)).toBe(held);
+    expect(countParameters(small)).toBeLessThan(countParameters(mamba));
   });
   it("computes forward FLOPs per token from the formulas", () => {
     const layer = 2 * 48 * 230 + 2 * 4 * 128 + 5 * 96 * 16 + 2 * 96 * 48;

@@ -18,10 +18,24 @@ import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 import { parameterSpecs } from "./shapes.js";
 
-/** Exact parameter count of the model `cfg` describes (a tied LM head counted once). */
-export function countParameters(cfg: ModelConfig): number {
+/** What `countParameters` can count: a model's own parameter list (`LoopedModel` has one). */
+export interface ParameterSource {
+  /** Every parameter, each once (a tied LM head is the embedding). */
+  parameters(): readonly { readonly tensor: { readonly shape: readonly number[] } }[];
+}
+
+/**
+ * Exact parameter count (a tied LM head counted once). Given a config: of the model it describes,
+ * with the built-in mixers. Given a model: the sum of its actual parameters, so a model with
+ * custom mixers (`ModelOptions.mixer`) counts what its mixers hold.
+ */
+export function countParameters(source: ModelConfig | ParameterSource): number {
+  const shapes =
+    "parameters" in source
+      ? source.parameters().map((p) => p.tensor.shape)
+      : parameterSpecs(source).map((p) => p.shape);
   let n = 0;
-  for (const p of parameterSpecs(cfg)) n += p.shape.reduce((a, b) => a * b, 1);
+  for (const shape of shapes) n += shape.reduce((a, b) => a * b, 1);
   return n;
 }
 
@@ -79,7 +93,11 @@ export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
   return 2 * D * (Hq + 2 * Hkv) * hd + 2 * Hq * hd * D + 2 * tctx * Hq * hd;
 }
 
-/** Forward FLOPs per token of the model `cfg` describes (docs/model.md §7), split by part. */
+/**
+ * Forward FLOPs per token of the model `cfg` describes (docs/model.md §7), split by part. It
+ * counts the config's built-in mixers: for a model with custom mixers (`ModelOptions.mixer`) the
+ * figure is that of the built-in model of the same config, not of the custom mixers.
+ */
 export function flopsPerToken(cfg: ModelConfig, opts: FlopOptions = {}): FlopBreakdown {
   const seqLen = opts.seqLen ?? 256;
   const logitSteps = opts.logitSteps ?? 1;

@@ -1,10 +1,9 @@
 export {
-  attentionLayerFlops,
   countParameters,
   type FlopBreakdown,
   type FlopOptions,
   flopsPerToken,
-  mambaLayerFlops,
+  type ParameterSource,
 } from "./accounting.js";
 export {
   type AttentionSettings,

@@ -36,9 +36,13 @@ function ones(n: number, name: string): Tensor {
 
 /** Layer `index` of a model: norm, mixer (the config's or a factory's), optional MLP. */
 export class Layer implements Module {
+  /** `norm.weight` [D]: the RMSNorm before the mixer. */
   readonly norm: Tensor;
+  /** The sequence mixer: the config's Mamba-2 or attention mixer, or a `ModelOptions.mixer` factory's. */
   readonly mixer: SequenceMixer<LayerState>;
+  /** `mlp_norm.weight` [D]: the RMSNorm before the MLP; null without an MLP. */
   readonly mlpNorm: Tensor | null;
+  /** The SwiGLU MLP when the config has `mlp`, else null. */
   readonly mlp: SwiGluMlp | null;
   private readonly eps: number;
   private readonly fromFactory: boolean;
@@ -72,6 +76,7 @@ export class Layer implements Module {
     }
   }
 
+  /** Its parameters with docs/model.md §6 names relative to the layer (`norm.weight`, `mixer.*`, `mlp_norm.weight`, `mlp.*`); the norms are not weight-decayed. */
   parameters(): NamedParameter[] {
     const ps: NamedParameter[] = [{ name: "norm.weight", tensor: this.norm, decay: false }];
     ps.push(...prefixed("mixer", this.mixer.parameters()));
@@ -104,6 +109,7 @@ export class Layer implements Module {
   /** The parameter named `name` (docs/model.md §6, relative to the layer). */
   readonly weight = weightLookup(this, "Layer");
 
+  /** A fresh decode state for `batch` sequences of up to `capacity` positions: the mixer's own state. */
   initState(batch: number, capacity: number): LayerState {
     return this.mixer.initState(batch, capacity);
   }

@@ -1,4 +1,5 @@
-import { gradcheck, randn, Tensor } from "@loop/tensor";
+import { gradcheck, Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { causalConv1d, causalConv1dState } from "./causal-conv1d.js";
 import { relErr } from "./helpers.test-util.js";

@@ -1,4 +1,5 @@
-import { gradcheck, randn, siluSplit } from "@loop/tensor";
+import { gradcheck, siluSplit } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { causalConv1d } from "./causal-conv1d.js";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";

@@ -1,4 +1,5 @@
-import { gradcheck, randn } from "@loop/tensor";
+import { gradcheck } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { relErr } from "./helpers.test-util.js";

@@ -1,5 +1,5 @@
 /** Helpers shared by this package's tests (not exported from the package). */
-import { randn, randu } from "@loop/tensor";
+import { randn, randu } from "@loop/tensor/internal";
 import type { ScanTensors } from "./ssd-scan-ref.js";
 
 export { relErr } from "@loop/test-support";

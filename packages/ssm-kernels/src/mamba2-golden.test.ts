@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import {
   add,
-  assignParameter,
   backward,
   crossEntropy,
   embedding,
@@ -15,6 +14,7 @@ import {
   rmsnorm,
   Tensor,
 } from "@loop/tensor";
+import { assignParameter } from "@loop/tensor/internal";
 import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { Mamba2Mixer } from "./mamba2-mixer.js";

@@ -1,4 +1,5 @@
-import { backward, gradcheck, noGrad, Rng, randn, Tensor, withScratch, zeros } from "@loop/tensor";
+import { backward, gradcheck, noGrad, Rng, Tensor, withScratch, zeros } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { softplusScalar } from "@loop/tensor/kernel";
 import { describe, expect, it } from "vitest";
 import { relErr } from "./helpers.test-util.js";

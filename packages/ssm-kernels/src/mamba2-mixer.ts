@@ -57,18 +57,31 @@ export interface Mamba2Options {
 export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   /** Its decoding state is recurrent: a token that skips a step may leave it as it is. */
   readonly positional = false;
+  /** The configuration it was built with (a copy). */
   readonly cfg: Mamba2Config;
+  /** Inner width Di = expand·D. */
   readonly dInner: number;
+  /** SSM heads H = Di / headdim. */
   readonly nHeads: number;
+  /** Channels of the causal conv1d: Di + 2·G·Ns (x, B, C). */
   readonly convDim: number;
+  /** Rows of in_proj: 2·Di + 2·G·Ns + H (z, x, B, C, dt). */
   readonly inProjDim: number;
+  /** `in_proj.weight` [inProjDim, D]. */
   readonly inProj: Tensor;
+  /** `conv1d.weight` [convDim, 1, d_conv], depthwise. */
   readonly convWeight: Tensor;
+  /** `conv1d.bias` [convDim]. */
   readonly convBias: Tensor;
+  /** `dt_bias` [H]: added to dt before the softplus. */
   readonly dtBias: Tensor;
+  /** `A_log` [H]: the decay is A = −exp(A_log). */
   readonly aLog: Tensor;
+  /** `D` [H]: the skip connection's per-head weight. */
   readonly d: Tensor;
+  /** `norm.weight` [Di]: the gated RMSNorm's scale. */
   readonly normWeight: Tensor;
+  /** `out_proj.weight` [D, Di]. */
   readonly outProj: Tensor;
 
   constructor(cfg: Mamba2Config, opts: Mamba2Options = {}) {
@@ -97,6 +110,7 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   /** The weight named `name` (docs/model.md §6, relative to the mixer), for mamba2-mix.ts. */
   readonly weight = weightLookup(this, "Mamba2Mixer");
 
+  /** Its eight weights with their docs/model.md §6 names (relative to the mixer); biases, `dt_bias`, `A_log`, `D` and the norm are not weight-decayed. */
   parameters(): NamedParameter[] {
     return [
       { name: "in_proj.weight", tensor: this.inProj, decay: true },

@@ -1,4 +1,5 @@
-import { add, backward, gradcheck, mul, randn } from "@loop/tensor";
+import { add, backward, gradcheck, mul } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { describe, expect, it } from "vitest";
 import { addDSkip, softplusBias } from "./mamba2-ops.js";
 

@@ -1,4 +1,5 @@
-import { backward, gradcheck, Rng, randu, Tensor } from "@loop/tensor";
+import { backward, gradcheck, Rng, Tensor } from "@loop/tensor";
+import { randu } from "@loop/tensor/internal";
 import { expectGolden, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { relErr, type ScanInputs, scanInputs } from "./helpers.test-util.js";

@@ -1,11 +1,6 @@
 export { allocBatch, argmaxLogits, scoreTargets } from "./batch.js";
 export { type BpeDefinition, ByteLevelBpeTokenizer } from "./lm/bpe-tokenizer.js";
-export {
-  type BpeTrainOptions,
-  countPreTokens,
-  trainBpe,
-  trainBpeFromCounts,
-} from "./lm/bpe-trainer.js";
+export { type BpeTrainOptions, trainBpe } from "./lm/bpe-trainer.js";
 export { BYTE_TO_CHAR, CHAR_TO_BYTE, toByteLevel } from "./lm/byte-level.js";
 export { buildCharTokenizer, CharTokenizer, UNK } from "./lm/char-tokenizer.js";
 export {

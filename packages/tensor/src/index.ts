@@ -48,13 +48,7 @@ export {
   type NamedArray,
   type SafetensorsFile,
 } from "./io/safetensors.js";
-export {
-  assignParameter,
-  type Module,
-  type NamedParameter,
-  prefixed,
-  weightLookup,
-} from "./module.js";
+export { type Module, type NamedParameter, prefixed, weightLookup } from "./module.js";
 export { add, div, mul, scale, sub } from "./ops/binary.js";
 export { embedding } from "./ops/embedding.js";
 export { linearSplit } from "./ops/linear-split.js";
@@ -91,9 +85,8 @@ export { AdamWCore } from "./optim/adamw-core.js";
 export { clipGradNorm, gradNorm } from "./optim/clip.js";
 export { clipGradients } from "./optim/device-clip.js";
 export { type WarmupCosineOptions, warmupCosine } from "./optim/schedule.js";
-export { randn, randu } from "./random-tensor.js";
 export { deriveSeed, Rng, type RngState } from "./rng.js";
-export { releaseScratch, scratchBytes, withScratch } from "./scratch.js";
+export { releaseScratch, withScratch } from "./scratch.js";
 export type { SequenceMixer } from "./sequence-mixer.js";
 export {
   full,

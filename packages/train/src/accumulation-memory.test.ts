@@ -6,7 +6,8 @@
  */
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { type Batch, pHop } from "@loop/tasks";
-import { cpuTrainOps, releaseScratch, scratchBytes, sum, Tensor } from "@loop/tensor";
+import { cpuTrainOps, releaseScratch, sum, Tensor } from "@loop/tensor";
+import { scratchBytes } from "@loop/tensor/internal";
 import { tinyModelConfig } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { deviceStepEngine, encodeStep } from "./device-step-engine.js";

@@ -161,7 +161,7 @@ export function trainWarnings(
   const total = o.scheduleSteps ?? o.steps;
   if (o.warmupSteps === 0 || o.warmupSteps < total) return [];
   return [
-    `train: warmupSteps (${o.warmupSteps}) is not below the schedule's ${total} steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)`,
+    `warmupSteps (${o.warmupSteps}) is not below the schedule's ${total} steps: every step warms up and the learning rate never decays; choose fewer warmup steps`,
   ];
 }
 

@@ -63,7 +63,7 @@ describe("Trainer", () => {
       return lines;
     };
     expect(heard({ steps: 50 })).toEqual([
-      "train: warmupSteps (50) is not below the schedule's 50 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+      "warmupSteps (50) is not below the schedule's 50 steps: every step warms up and the learning rate never decays; choose fewer warmup steps",
     ]);
     expect(heard({ steps: 40, warmupSteps: 10, scheduleSteps: 10 })).toHaveLength(1);
     expect(heard({ steps: 51 })).toEqual([]);

@@ -5,7 +5,8 @@
  * RoPE: scores depend on relative positions only), portable and native; native 1 and 2 threads
  * bit-identical.
  */
-import { backward, gradcheck, randn, Tensor } from "@loop/tensor";
+import { backward, gradcheck, Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { documentSlice, nativeSuiteRuns } from "@loop/test-support";

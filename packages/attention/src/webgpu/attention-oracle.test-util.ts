@@ -3,7 +3,8 @@
  * and the WGSL op on the same random q, k, v (and packed documents), forward and every gradient.
  */
 
-import { backward, randn } from "@loop/tensor";
+import { backward } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { expectClose, toGpu } from "@loop/test-support-gpu";
 import { type GpuContext, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { attention, backwardGpu } from "@loop/webgpu/internal";

@@ -1,4 +1,5 @@
-import { backward, randn } from "@loop/tensor";
+import { backward } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
 import { releaseTransients, uploadTensor } from "@loop/webgpu";
 import { attention, backwardGpu } from "@loop/webgpu/internal";

@@ -1,4 +1,5 @@
-import { backward, randn, type Tensor } from "@loop/tensor";
+import { backward, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { checkAgainstCpu, expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
 import { releaseTransients, uploadTensor } from "@loop/webgpu";
 import { backwardGpu, rope, ropePair } from "@loop/webgpu/internal";

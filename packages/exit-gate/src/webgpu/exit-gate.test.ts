@@ -1,4 +1,5 @@
-import { backward, intTensor, parameter, randn, type Tensor } from "@loop/tensor";
+import { backward, intTensor, parameter, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { expectClose, gpuForTests, toGpu, toGpuInt } from "@loop/test-support-gpu";
 import { type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
 import {

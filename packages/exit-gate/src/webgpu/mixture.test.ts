@@ -1,4 +1,5 @@
-import { backward, noGrad, parameter, randn, type Tensor } from "@loop/tensor";
+import { backward, noGrad, parameter, type Tensor } from "@loop/tensor";
+import { randn } from "@loop/tensor/internal";
 import { expectClose, gpuForTests, toGpu } from "@loop/test-support-gpu";
 import { type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { backwardGpu, mixtureLogits, mixtureLogProbs } from "@loop/webgpu/internal";

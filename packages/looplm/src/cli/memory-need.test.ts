@@ -1,6 +1,7 @@
 import { LoopedModel } from "@loop/looped";
 import { pHop } from "@loop/tasks";
-import { releaseScratch, scratchBytes } from "@loop/tensor";
+import { releaseScratch } from "@loop/tensor";
+import { scratchBytes } from "@loop/tensor/internal";
 import { resolveTrainOptions, Trainer } from "@loop/train";
 import { describe, expect, it } from "vitest";
 import {

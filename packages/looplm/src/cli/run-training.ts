@@ -31,6 +31,7 @@ import {
   trainingMemoryNeed,
 } from "./memory-need.js";
 import { cliNote } from "./note.js";
+import { withFlagHint } from "./options/train.js";
 import { writeTaskRecord } from "./task-record.js";
 
 export interface TrainJob {
@@ -181,7 +182,7 @@ async function trainModel(
         bar.update(m);
         return job.onStep?.(m);
       },
-      onNote: (line) => process.stderr.write(`looplm: ${line}\n`),
+      onNote: (line) => process.stderr.write(`looplm: ${withFlagHint(line)}\n`),
       info: {
         task: job.taskInfo,
         from: job.from ?? null,

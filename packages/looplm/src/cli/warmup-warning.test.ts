@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { warmupCutNote, withFlagHint } from "./options/train.js";
 import { buildProgram } from "./program.js";
 import { TINY_TRAIN } from "./tiny-args.test-util.js";
 
@@ -38,7 +39,7 @@ describe("train: a warmup as long as the run", () => {
   it("is a warning naming --warmup; a shorter warmup is silent", async () => {
     const warned = await trainStderr("--steps", "2", "--warmup", "2");
     expect(warned).toEqual([
-      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+      "looplm: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (--warmup)",
     ]);
     expect(await trainStderr("--steps", "2", "--warmup", "1")).toEqual([]);
   });
@@ -46,7 +47,7 @@ describe("train: a warmup as long as the run", () => {
   it("a longer --warmup is cut to --steps, and that is said too", async () => {
     expect(await trainStderr("--steps", "2", "--warmup", "50")).toEqual([
       "looplm: train: --warmup 50 is longer than --steps 2: the warmup is cut to 2 steps",
-      "looplm: train: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (looplm: --warmup)",
+      "looplm: warmupSteps (2) is not below the schedule's 2 steps: every step warms up and the learning rate never decays; choose fewer warmup steps (--warmup)",
     ]);
     expect(await trainStderr("--steps", "1", "--warmup", "50")).toContain(
       "looplm: train: --warmup 50 is longer than --steps 1: the warmup is cut to 1 step",
@@ -58,5 +59,23 @@ describe("train: a warmup as long as the run", () => {
       trainStderr("--steps", "1", "--warmup", "50", "--out", "/dev/null"),
     ).rejects.toThrow(/\/dev\/null exists as a character device, not a folder/);
     expect(warmupLines).toEqual([]);
+  });
+});
+
+describe("the CLI's words around the library's warmup warning", () => {
+  it("the cut line names the command that cut it", () => {
+    expect(warmupCutNote("sweep", { warmup: 50, steps: 2 })).toBe(
+      "sweep: --warmup 50 is longer than --steps 2: the warmup is cut to 2 steps",
+    );
+    expect(warmupCutNote("sweep", { warmup: 2, steps: 2 })).toBeNull();
+  });
+
+  it("a library line opening with an option's name gets its flag; other lines stay as they are", () => {
+    expect(withFlagHint("warmupSteps (5) is not below the schedule's 5 steps")).toBe(
+      "warmupSteps (5) is not below the schedule's 5 steps (--warmup)",
+    );
+    expect(withFlagHint("dropped a torn last line of log.jsonl (an append cut short)")).toBe(
+      "dropped a torn last line of log.jsonl (an append cut short)",
+    );
   });
 });

@@ -1,4 +1,5 @@
-import { backward, Rng, randu, releaseScratch, type Tensor, withScratch } from "@loop/tensor";
+import { backward, Rng, releaseScratch, type Tensor, withScratch } from "@loop/tensor";
+import { randu } from "@loop/tensor/internal";
 import { allocF32Uninit, nativeKernelNames, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { itBuildsNativeAddon, nativeSuiteRuns } from "@loop/test-support";

@@ -4,7 +4,8 @@
  * the causal conv1d (plain and fused with silu + split) and the chunked SSD scan, on the portable
  * kernels and (where a compiler exists) the native ones, whose 1 and 2 threads agree bit for bit.
  */
-import { backward, gradcheck, Rng, randn, randu, Tensor, withScratch } from "@loop/tensor";
+import { backward, gradcheck, Rng, Tensor, withScratch } from "@loop/tensor";
+import { randn, randu } from "@loop/tensor/internal";
 import { documentResets, registerKernelSet } from "@loop/tensor/kernel";
 import { buildNativeAddon } from "@loop/tensor/node";
 import { documentSlice, nativeSuiteRuns } from "@loop/test-support";

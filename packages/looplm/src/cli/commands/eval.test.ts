@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EvalFile } from "@loop/eval";
-import { LoopedModel, makeConfig } from "@loop/looped";
+import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import { buildCharTokenizer } from "@loop/tasks";
 import { testdataPath } from "@loop/test-support";
@@ -148,6 +148,14 @@ describe("looplm eval", () => {
     const ev = JSON.parse(readFileSync(outFile, "utf8")) as EvalFile;
     expect(ev.metric).toBe("ppl");
     expect(ev.count).toBe(3 * 16);
+    // without thresholds too, every step's logits are computed and counted
+    const cfg = tinyModel(64, false).config;
+    expect(ev.model.flops_per_token).toBe(
+      flopsPerToken(cfg, { seqLen: 16, logitSteps: 3 }).forwardPerToken,
+    );
+    expect(ev.model.flops_per_token).toBeGreaterThan(
+      flopsPerToken(cfg, { seqLen: 16 }).forwardPerToken,
+    );
     expect(ev.per_step.every((p) => p > 1)).toBe(true);
     expect(ev.mc!.source).toBe("items");
     expect(ev.mc!.items).toBe(2);

@@ -261,11 +261,10 @@ export async function runEval(
     model: {
       dir: checkpoint,
       label: `${cfg.n_layers}⊗${cfg.n_loops}`,
-      params: countParameters(cfg),
-      flops_per_token: flopsPerToken(cfg, {
-        seqLen: task.seqLen,
-        logitSteps: qs.length > 0 ? cfg.n_loops : 1,
-      }).forwardPerToken,
+      params: countParameters(model),
+      // the evaluation's forward: it scores every loop step, so it computes R LM heads
+      flops_per_token: flopsPerToken(cfg, { seqLen: task.seqLen, logitSteps: cfg.n_loops })
+        .forwardPerToken,
       config: { ...cfg },
     },
     task: {

@@ -50,7 +50,7 @@ export async function runSweepCommand(f: Flags, cmd: Command): Promise<void> {
     throw new CliError(`--loops entries must be ≥ 1, got "${f.loopsList}"`);
   checkDistinctLoops(loops);
   const train = buildTrainOptions(f);
-  const cut = warmupCutNote(f);
+  const cut = warmupCutNote("sweep", f);
   if (cut) process.stderr.write(`looplm: ${cut}\n`);
   const address = f.queue ? parseQueueUrl(f.queue) : null;
   if (f.secret !== undefined && !address)

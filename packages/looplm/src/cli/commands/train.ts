@@ -61,7 +61,7 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   );
   try {
     // (said once the run folder is taken: a refused --out is the only line then)
-    const cut = fresh && warmupCutNote(typed);
+    const cut = fresh && warmupCutNote("train", typed);
     if (cut) process.stderr.write(`looplm: ${cut}\n`);
     const runJson = join(typed.out, "run.json");
     const f = folder.info ? resumeFlags(cmd, typed, folder.info.flags, runJson) : typed;

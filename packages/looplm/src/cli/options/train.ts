@@ -124,6 +124,16 @@ const FLAG_OF: Partial<Record<keyof TrainOptions, string>> = {
   precision: "--precision",
 };
 
+/**
+ * A library line that opens with a TrainOptions field ("warmupSteps (60) is not below …") with
+ * the flag that sets it appended ("… (--warmup)"); any other line unchanged.
+ */
+export function withFlagHint(line: string): string {
+  const field = /^([a-zA-Z]+) \(/.exec(line)?.[1];
+  const flag = field === undefined ? undefined : FLAG_OF[field as keyof TrainOptions];
+  return flag === undefined ? line : `${line} (${flag})`;
+}
+
 /** "weightDecay must be ≥ 0" → "--wd must be ≥ 0"; "[0, lr]" → "[0, --lr]". */
 export function withFlagNames(message: string): string {
   return message
@@ -136,9 +146,12 @@ export function withFlagNames(message: string): string {
  * to its length (`buildTrainOptions`), so a short run with the default warmup of 50 steps still
  * reaches its peak rate on its last step; the cut changes the schedule, so it is said.
  */
-export function warmupCutNote(f: Pick<TrainFlags, "warmup" | "steps">): string | null {
+export function warmupCutNote(
+  command: "train" | "sweep",
+  f: Pick<TrainFlags, "warmup" | "steps">,
+): string | null {
   return f.warmup > f.steps
-    ? `train: --warmup ${f.warmup} is longer than --steps ${f.steps}: the warmup is cut to ${f.steps} step${f.steps === 1 ? "" : "s"}`
+    ? `${command}: --warmup ${f.warmup} is longer than --steps ${f.steps}: the warmup is cut to ${f.steps} step${f.steps === 1 ? "" : "s"}`
     : null;
 }
 
