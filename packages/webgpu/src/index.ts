@@ -7,7 +7,7 @@ export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
-export { GpuContext, type GpuContextOptions } from "./gpu-context.js";
+export { type AdapterOffer, GpuContext, type GpuContextOptions } from "./gpu-context.js";
 export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
 export { zeroCounters } from "./gpu-counters.js";
 export {
