@@ -25,6 +25,7 @@ export interface GemmProbeOptions {
   precision?: GpuPrecision;
 }
 
+/** One timed shape: its size and layout, the timed dispatches, seconds and GFLOP/s. */
 export interface GemmProbeResult {
   M: number;
   N: number;
@@ -36,6 +37,7 @@ export interface GemmProbeResult {
   gflops: number;
 }
 
+/** GFLOP/s of the tiled GEMM on M×K×N (see the file comment). */
 export async function gemmThroughput(
   ctx: GpuContext,
   M: number,

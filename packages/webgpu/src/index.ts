@@ -6,10 +6,12 @@
 export { isCpuEmulation } from "./adapter-kind.js";
 export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { gpuCheckpoint } from "./checkpoint.js";
+export { type GemmProbeResult, gemmThroughput } from "./gemm-probe.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
 export { type AdapterOffer, GpuContext, type GpuContextOptions } from "./gpu-context.js";
 export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
 export { zeroCounters } from "./gpu-counters.js";
+export { type GpuPeak, measureGpuPeak } from "./gpu-peak.js";
 export {
   type GpuDtype,
   GpuTensor,
