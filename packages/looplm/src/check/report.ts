@@ -126,7 +126,7 @@ export function renderMarkdown(r: CheckReport): string {
     const where = c.error
       ? `error: ${c.error.replace(/\|/g, "\\|")}`
       : c.worst
-        ? `${c.worst.what}${c.worst.index >= 0 ? ` [${c.worst.index}]: ${num(c.worst.got)} vs ${num(c.worst.want)}` : ""}`
+        ? `${c.worst.what}${c.worst.index >= 0 ? ` [${c.worst.index}]: ${c.worst.got.toPrecision(7)} vs ${c.worst.want.toPrecision(7)}` : ""}`
         : "";
     lines.push(
       `| ${c.name} | ${c.op} | ${c.ok ? "pass" : "**FAIL**"} | ${c.worst ? num(c.worst.ratio) : "—"} | ${where} | ${c.tol.atol}, ${c.tol.rtol} | ${c.seconds.toFixed(1)} |`,
