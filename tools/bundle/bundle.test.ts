@@ -126,6 +126,8 @@ describe.runIf(runs)("the offline bundle", () => {
         "--allow-emulation",
         "--size",
         "small",
+        "--budget",
+        "2m",
         "--out",
         join(work, "webgpu"),
       ],
