@@ -5,6 +5,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 # The Vulkan loader: the system's where it has one, else the bundle's (the loader is found by the
 # dynamic linker, which reads LD_LIBRARY_PATH only when a process starts, hence here).
+# LOOPLM_BUNDLED_VULKAN=force takes the bundle's in any case (the bundle's test does).
 has_loader=no
 if command -v ldconfig >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
   has_loader=yes
@@ -12,7 +13,7 @@ fi
 for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /usr/lib64 /lib64 /usr/local/lib; do
   [ -e "$d/libvulkan.so.1" ] && has_loader=yes
 done
-if [ "$has_loader" = no ]; then
+if [ "$has_loader" = no ] || [ "${LOOPLM_BUNDLED_VULKAN:-}" = force ]; then
   LD_LIBRARY_PATH="$here/lib/vulkan${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   LOOPLM_BUNDLED_VULKAN_LOADER="$here/lib/vulkan/libvulkan.so.1"
   export LD_LIBRARY_PATH LOOPLM_BUNDLED_VULKAN_LOADER

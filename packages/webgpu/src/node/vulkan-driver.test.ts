@@ -93,7 +93,7 @@ describe("findVulkanDriver", () => {
     expect(d.line).toContain(`VK_ICD_FILENAMES=${SWIFTSHADER_ICD} as set (a CPU emulation)`);
   });
 
-  it("uses the bundle's loader when the system has none, and says when there is none at all", () => {
+  it("uses the bundle's loader where its launcher put it on the path, and says when there is none", () => {
     const root = fakeRoot({ "/bundle/lib/vulkan/libvulkan.so.1": "" });
     const bundled = `${root}/bundle/lib/vulkan/libvulkan.so.1`;
     const withBundle = findVulkanDriver({
@@ -101,6 +101,7 @@ describe("findVulkanDriver", () => {
       env: env(root, { LOOPLM_BUNDLED_VULKAN_LOADER: bundled, LD_LIBRARY_PATH: dirname(bundled) }),
     });
     expect(withBundle.loader).toBe(`bundled: ${bundled}`);
+    expect(withBundle.line).toContain(`loader bundled: ${bundled}`);
     const none = findVulkanDriver({ root, env: env(root) });
     expect(none.loader).toBeNull();
     expect(none.line).toContain("no Vulkan loader (libvulkan.so.1)");

@@ -153,13 +153,16 @@ function firstFile(root: string, dirs: readonly string[], name: string): string 
   return null;
 }
 
-/** The system's Vulkan loader, else the bundle's (its launcher names it), else null. */
+/**
+ * The Vulkan loader the process loads: the offline bundle's when its launcher put it on the
+ * library path (it does so only where the system has none, and names it in
+ * LOOPLM_BUNDLED_VULKAN_LOADER), else the system's, else null.
+ */
 function findLoader(env: NodeJS.ProcessEnv, root: string): string | null {
   const bundled = env.LOOPLM_BUNDLED_VULKAN_LOADER;
-  const ld = (env.LD_LIBRARY_PATH ?? "").split(":").filter((d) => d && !bundled?.startsWith(d));
-  const system = firstFile(root, [...ld, ...LIB_DIRS], "libvulkan.so.1");
-  if (system) return system;
-  return bundled && existsSync(bundled) ? `bundled: ${bundled}` : null;
+  if (bundled && existsSync(bundled)) return `bundled: ${bundled}`;
+  const ld = (env.LD_LIBRARY_PATH ?? "").split(":").filter((d) => d);
+  return firstFile(root, [...ld, ...LIB_DIRS], "libvulkan.so.1");
 }
 
 /** The ICD file that makes NVIDIA's GLX library (its Vulkan driver too) visible to the loader. */

@@ -65,7 +65,7 @@ export function registerCheck(program: Command): void {
     .addOption(
       new Option(
         "--backend <name>",
-        `backend to check: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}`,
+        `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: webgpu`,
       )
         .argParser(parseBackend)
         .default("webgpu"),
