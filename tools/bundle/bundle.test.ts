@@ -144,4 +144,33 @@ describe.runIf(runs)("the offline bundle", () => {
     expect(report.precisions).toEqual(["fp32", "mixed"]);
     expect(r.stdout).toContain("(emulated: a CPU emulation, not a GPU)");
   });
+  it("runs looplm forward --backend webgpu on the bundle's own Vulkan loader, and says so", () => {
+    const golden = join(unpacked, "looplm-bundle/golden/mamba-1x1");
+    const r = spawnSync(
+      join(unpacked, "looplm-bundle/bin/looplm"),
+      [
+        "forward",
+        "--backend",
+        "webgpu",
+        "--model",
+        golden,
+        "--input",
+        join(golden, "inputs.json"),
+        "--out",
+        join(work, "fwd.safetensors"),
+      ],
+      {
+        cwd: work,
+        env: { ...env, LOOPLM_BUNDLED_VULKAN: "force" },
+        encoding: "utf8",
+        timeout: 300_000,
+      },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `loader bundled: ${join(unpacked, "looplm-bundle/lib/vulkan/libvulkan.so.1")}`,
+    );
+    expect(r.stderr).toContain("(a CPU emulation)");
+    expect(existsSync(join(work, "fwd.safetensors"))).toBe(true);
+  }, 300_000);
 });
