@@ -15,6 +15,7 @@ import { startBackend } from "../backend.js";
 import { run } from "../cli/run-in-process.test-util.js";
 import { BACKBONES } from "./backbones.js";
 import { findGoldenDir, goldenCases } from "./golden-check.js";
+import { MODEL_CASES } from "./model-cases.js";
 import { opCases } from "./op-cases.js";
 import type { CheckReport } from "./report.js";
 
@@ -48,6 +49,7 @@ describe("looplm check on the CPU backends", () => {
         expect(report.backend).toBe(backend);
         expect(report.cases.map((c) => c.name)).toEqual([
           ...opCases(1).map((c) => c.name),
+          ...Object.keys(MODEL_CASES).map((m) => `model ${m}`),
           ...golden.map((g) => `golden ${g}`),
           ...Object.keys(BACKBONES).map((b) => `training ${b}, 3 steps, fp32`),
         ]);
@@ -88,7 +90,12 @@ describe("looplm check on the CPU backends", () => {
     );
     const report = readReport(out);
     expect(report.failed).toBe(0);
-    expect(report.cases.length).toBe(opCases(1).length + goldenCases(findGoldenDir()!).length + 3);
+    expect(report.cases.length).toBe(
+      opCases(1).length +
+        Object.keys(MODEL_CASES).length +
+        goldenCases(findGoldenDir()!).length +
+        3,
+    );
     expect(report.figures.map((f) => f.name)).toEqual(["fp32 peak"]);
     expect(report.dropped.length).toBeGreaterThanOrEqual(5);
     expect(r.out).toContain(`dropped for the budget: ${report.dropped.join("; ")}`);

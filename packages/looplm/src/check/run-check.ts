@@ -16,6 +16,8 @@ import { CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
+import { MODEL_CASES } from "./model-cases.js";
+import { checkModelCase } from "./model-check.js";
 import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
 import { type CaseResult, checkOpCase, oracleOps } from "./op-conformance.js";
 import { type CheckReport, nvidiaDriver, readMachine, renderMarkdown } from "./report.js";
@@ -92,8 +94,14 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     const mixed = b.gpu !== null;
     const mixedCases = mixed ? ops1.filter((c) => c.precision === "any") : [];
     const mixedTrained: readonly string[] = mixed ? MIXED_BACKBONES[o.size] : [];
+    const models = Object.keys(MODEL_CASES) as (keyof typeof MODEL_CASES)[];
     const total =
-      ops1.length + mixedCases.length + golden.length + backbones.length + mixedTrained.length;
+      ops1.length +
+      mixedCases.length +
+      models.length +
+      golden.length +
+      backbones.length +
+      mixedTrained.length;
     const done = (r: CaseResult) => {
       cases.push(r);
       const failed = cases.filter((c) => !c.ok).length;
@@ -113,6 +121,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         setGpuPrecision(b.gpu!, "fp32");
       }
     }
+    for (const name of models) done(await checkModelCase(b, name));
     for (const name of golden) done(await checkGoldenCase(goldenDir, name, b));
     for (const bb of backbones) {
       done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
