@@ -18,6 +18,7 @@ import { findGoldenDir, goldenCases } from "./golden-check.js";
 import { MODEL_CASES } from "./model-cases.js";
 import { opCases } from "./op-cases.js";
 import type { CheckReport } from "./report.js";
+import { runCheck } from "./run-check.js";
 
 const root = mkdtempSync(join(tmpdir(), "looplm-check-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -47,6 +48,7 @@ describe("looplm check on the CPU backends", () => {
         const report = readReport(out);
         const golden = goldenCases(findGoldenDir()!);
         expect(report.backend).toBe(backend);
+        expect(report.complete).toBe(true);
         expect(report.cases.map((c) => c.name)).toEqual([
           ...opCases(1).map((c) => c.name),
           ...Object.keys(MODEL_CASES).map((m) => `model ${m}`),
@@ -100,6 +102,30 @@ describe("looplm check on the CPU backends", () => {
     expect(report.dropped.length).toBeGreaterThanOrEqual(5);
     expect(r.out).toContain(`dropped for the budget: ${report.dropped.join("; ")}`);
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("Dropped for the budget");
+  });
+
+  it("a check cut short in its speed section leaves the reports of what it found", async () => {
+    const out = join(root, "cut");
+    const cut = runCheck({
+      backend: "portable",
+      budgetS: 480,
+      out,
+      allowEmulation: false,
+      gpuFeatures: [],
+      size: "small",
+      // (the process ending while the second speed case starts)
+      progress: (line) => {
+        if (line.startsWith("speed 2/")) throw new Error("killed");
+      },
+    });
+    await expect(cut).rejects.toThrow("killed");
+    const report = readReport(out);
+    expect(report.complete).toBe(false);
+    expect(report.failed).toBe(0);
+    expect(report.figures.length).toBeGreaterThanOrEqual(2); // the peak and the first case's
+    expect(readFileSync(join(out, "report.md"), "utf8")).toContain(
+      "PASS (incomplete: the check was cut short)",
+    );
   });
 
   it("refuses a bad --budget and --gpu-features in one sentence", async () => {

@@ -10,6 +10,8 @@ import type { Figure } from "./speed.js";
 
 /** Everything one check found. */
 export interface CheckReport {
+  /** False in the reports written while the check runs (one cut short leaves those). */
+  complete: boolean;
   looplm: string;
   commit: string | null;
   startedAt: string;
@@ -91,7 +93,10 @@ const num = (v: number) =>
 export function renderMarkdown(r: CheckReport): string {
   const lines: string[] = [];
   const verdict = r.failed === 0 ? "PASS" : "FAIL";
-  lines.push(`# looplm check --backend ${r.backend}: ${verdict}`, "");
+  lines.push(
+    `# looplm check --backend ${r.backend}: ${verdict}${r.complete ? "" : " (incomplete: the check was cut short)"}`,
+    "",
+  );
   lines.push(
     `${r.passed} of ${r.passed + r.failed} correctness cases passed; ${r.figures.length} figures; ${r.seconds.toFixed(0)} s of a ${r.budgetS.toFixed(0)} s budget; shapes: ${r.size}.`,
     "",

@@ -83,7 +83,44 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const b = await start(o);
   const cases: CaseResult[] = [];
   const figures: Figure[] = [];
-  let dropped: string[] = [];
+  let planner: SpeedPlanner | null = null;
+  const mixed = b.gpu !== null;
+  const snapshot = (complete: boolean): CheckReport => {
+    const passed = cases.filter((c) => c.ok).length;
+    return {
+      complete,
+      looplm: pkg.version,
+      commit: o.commit ?? null,
+      startedAt,
+      seconds: (performance.now() - t0) / 1000,
+      backend: b.name,
+      size: o.size,
+      budgetS: o.budgetS,
+      machine: readMachine(),
+      driver: { vulkan: b.driver ?? null, nvidia: nvidiaDriver() },
+      adapter: b.gpu
+        ? {
+            name: b.gpu.adapterName,
+            emulated: isCpuEmulation(b.gpu.adapterName),
+            features: b.gpu.adapter.features,
+            subgroupMatrixConfigs: b.gpu.adapter.subgroupMatrixConfigs,
+            requested: o.gpuFeatures,
+          }
+        : null,
+      precisions: mixed ? ["fp32", "mixed"] : ["fp32"],
+      cases,
+      figures,
+      dropped: planner?.dropped ?? [],
+      passed,
+      failed: cases.length - passed,
+    };
+  };
+  /** Both reports, written atomically: after the correctness cases and each speed case too,
+   * so that a check cut short (a node's allocation ending) still leaves what it found. */
+  const write = (r: CheckReport) => {
+    writeFileAtomic(join(o.out, "report.json"), `${JSON.stringify(r, null, 2)}\n`);
+    writeFileAtomic(join(o.out, "report.md"), renderMarkdown(r));
+  };
   try {
     const oracle = oracleOps();
     const ops = b.ops as AnyOps;
@@ -91,7 +128,6 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     const ops1 = opCases(scale);
     const golden = goldenCases(goldenDir);
     const backbones = Object.keys(BACKBONES) as (keyof typeof BACKBONES)[];
-    const mixed = b.gpu !== null;
     const mixedCases = mixed ? ops1.filter((c) => c.precision === "any") : [];
     const mixedTrained: readonly string[] = mixed ? MIXED_BACKBONES[o.size] : [];
     const models = Object.keys(MODEL_CASES) as (keyof typeof MODEL_CASES)[];
@@ -128,6 +164,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       if (mixedTrained.includes(bb)) done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
     }
 
+    write(snapshot(false));
     // speed: the peak first (what the percentages divide by), then the cheapest cases first
     say(`speed: measuring the fp32 peak · ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     const peak = await measurePeak(b);
@@ -136,7 +173,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     const native = b.gpu && currentKernels().sets.size > 0 ? b.kernels : null;
     const list = speedCases(b, o.size, () => peak.value, native);
     // before anything is measured, assume 2% of the peak (small shapes reach less)
-    const planner = new SpeedPlanner(deadline, Math.max(peak.value, 1e-3) * 1e9 * 0.02);
+    planner = new SpeedPlanner(deadline, Math.max(peak.value, 1e-3) * 1e9 * 0.02);
     for (const [i, c] of list.entries()) {
       if (!planner.admit(c.name, c.flops)) continue;
       say(
@@ -154,37 +191,10 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         });
       }
       planner.measured(c.flops, (performance.now() - ts) / 1000);
+      write(snapshot(false));
     }
-    dropped = planner.dropped;
-    const passed = cases.filter((c) => c.ok).length;
-    const report: CheckReport = {
-      looplm: pkg.version,
-      commit: o.commit ?? null,
-      startedAt,
-      seconds: (performance.now() - t0) / 1000,
-      backend: b.name,
-      size: o.size,
-      budgetS: o.budgetS,
-      machine: readMachine(),
-      driver: { vulkan: b.driver ?? null, nvidia: nvidiaDriver() },
-      adapter: b.gpu
-        ? {
-            name: b.gpu.adapterName,
-            emulated: isCpuEmulation(b.gpu.adapterName),
-            features: b.gpu.adapter.features,
-            subgroupMatrixConfigs: b.gpu.adapter.subgroupMatrixConfigs,
-            requested: o.gpuFeatures,
-          }
-        : null,
-      precisions: mixed ? ["fp32", "mixed"] : ["fp32"],
-      cases,
-      figures,
-      dropped,
-      passed,
-      failed: cases.length - passed,
-    };
-    writeFileAtomic(join(o.out, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileAtomic(join(o.out, "report.md"), renderMarkdown(report));
+    const report = snapshot(true);
+    write(report);
     return report;
   } finally {
     b.stop();
