@@ -4,7 +4,11 @@
 #   looplm check --backend webgpu --budget 7m --gpu-features f16,subgroups,subgroup-matrix
 # from it with no Node.js or npm needed, and leave report.md and report.json in $OUT/check (with
 # nvidia-smi's and the driver's own lines beside them). Exits with the check's status. The
-# budget leaves a minute of the 8 for unpacking and the native kernels' first compile.
+# budget leaves a minute of the 8 for unpacking and the native kernels' first compile; the
+# reports are rewritten after every case, so even a check cut short leaves what it found.
+# From a session with a GPU machine: `pnpm bundle` here, then run
+#   bash tools/bundle/gpu-node-check.sh
+# there with dist/bundle carried along (the bundle is about 33 MiB) and $OUT brought back.
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${OUT:-$repo/gpu-node-check}"
