@@ -33,6 +33,8 @@ interface Args {
 }
 
 const dir = fileURLToPath(new URL(".", import.meta.url));
+// (".ts" from source; ".js" in the offline bundle, whose benchmarks are built beside this file)
+const ext = new URL(import.meta.url).pathname.endsWith(".ts") ? ".ts" : ".js";
 
 function parseArgs(argv: string[]): Args {
   const names: string[] = [];
@@ -77,12 +79,12 @@ function parseArgs(argv: string[]): Args {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2).filter((a) => a !== "--"));
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".bench.ts")).sort();
+  const files = (await readdir(dir)).filter((f) => f.endsWith(`.bench${ext}`)).sort();
   const wanted = (f: string) =>
-    args.names.length === 0 || args.names.includes(f.replace(/\.bench\.ts$/, ""));
-  const unknown = args.names.filter((n) => !files.includes(`${n}.bench.ts`));
+    args.names.length === 0 || args.names.includes(f.replace(/\.bench\.[jt]s$/, ""));
+  const unknown = args.names.filter((n) => !files.includes(`${n}.bench${ext}`));
   if (unknown.length > 0) {
-    const have = files.map((f) => f.replace(/\.bench\.ts$/, "")).join(", ");
+    const have = files.map((f) => f.replace(/\.bench\.[jt]s$/, "")).join(", ");
     throw new Error(`no benchmark named ${unknown.join(", ")} (have: ${have})`);
   }
   const modules = new Map<string, BenchModule>();

@@ -5,9 +5,14 @@
  * every timed run ends with `ctx.sync()`.
  */
 import { readFileSync } from "node:fs";
-import { type GpuContext, isCpuEmulation, releaseTransients } from "@loop/webgpu";
+import {
+  type GpuContext,
+  type GpuPeak,
+  isCpuEmulation,
+  measureGpuPeak,
+  releaseTransients,
+} from "@loop/webgpu";
 import { createNodeGpuContext } from "@loop/webgpu/node";
-import { type GpuPeak, measureGpuPeak } from "./gpu-peak.js";
 import { type TimeOptions, type Timing, time } from "./timer.js";
 
 export interface GpuBench {

@@ -6,6 +6,7 @@
 import { LoopedModel, type ModelConfigInput, makeConfig } from "@loop/looped";
 import { mano, pHop, type Task } from "@loop/tasks";
 import { AdamW, backward, IntTensor, Rng, releaseGrads, withScratch } from "@loop/tensor";
+import { CHECK_SPEED_CONFIGS } from "looplm";
 
 export interface BenchConfig {
   name: string;
@@ -38,21 +39,6 @@ function taskShaped(
   };
 }
 
-/** Configuration 3 (Mamba-2 layers); configuration 4 is the same model with an attention layer. */
-const D256: BenchConfig = {
-  name: "3: mamba D256 2⊗4",
-  model: {
-    backbone: "mamba",
-    vocab_size: 256,
-    d_model: 256,
-    n_layers: 2,
-    n_loops: 4,
-    ssm: ssm(64, 64),
-  },
-  batch: 16,
-  seq: 256,
-};
-
 export const CONFIGS: BenchConfig[] = [
   {
     name: "1: mamba D64 1⊗12",
@@ -67,30 +53,8 @@ export const CONFIGS: BenchConfig[] = [
     batch: 32,
     seq: 256,
   },
-  {
-    name: "2: mamba D128 4⊗6",
-    model: {
-      backbone: "mamba",
-      vocab_size: 32,
-      d_model: 128,
-      n_layers: 4,
-      n_loops: 6,
-      ssm: ssm(32, 32),
-    },
-    batch: 32,
-    seq: 128,
-  },
-  D256,
-  {
-    ...D256,
-    name: "4: hybrid D256 2⊗4",
-    model: {
-      ...D256.model,
-      backbone: "hybrid",
-      attn_layers: [1],
-      attention: { n_heads: 4, n_kv_heads: 4 },
-    },
-  },
+  // configurations 2–4: the models `looplm check` times on a GPU node (one definition for both)
+  ...CHECK_SPEED_CONFIGS.map((c) => ({ ...c })),
   // the paper's synthetic experiments (docs/experiments.md): short sequences, small models, where
   // per-op costs (tape, N-API calls, thread hand-offs, small GEMMs) weigh; vocabulary and T are
   // the tasks' own

@@ -18,7 +18,7 @@ import type { BackendOps } from "@loop/tensor";
 import { type CpuKernels, currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
 import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
-import { createNodeGpuContext } from "@loop/webgpu/node";
+import { createNodeGpuContext, findVulkanDriver, type GpuFeature } from "@loop/webgpu/node";
 import { CliError, choiceOption } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
 
@@ -58,6 +58,8 @@ export interface ComputeBackend {
   readonly kernels: CpuKernels;
   /** Release what it holds (its device; the native kernels). */
   stop(): void;
+  /** webgpu on Linux: which Vulkan driver and loader it started on, in one line. */
+  readonly driver?: string;
 }
 
 type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: string };
@@ -67,6 +69,21 @@ interface StartOptions {
   verbose?: boolean;
   /** The cuda backend's GEMM precision (default `LOOPLM_CUDA_PRECISION`, else fp32). */
   cudaPrecision?: Precision;
+  /** webgpu: features to unlock with Dawn's toggles (--gpu-features). */
+  gpuFeatures?: readonly GpuFeature[];
+  /** webgpu: start on a CPU emulation (SwiftShader) when no GPU driver exists. */
+  allowEmulation?: boolean;
+}
+
+/**
+ * Point the Vulkan loader at the GPU's driver before Dawn first loads (the loader reads the
+ * variable then): a driver list the user set is kept; one line says what was used.
+ */
+function chooseVulkanDriver(o: StartOptions): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  const d = findVulkanDriver({ allowEmulation: o.allowEmulation });
+  if (d.driverFiles) process.env.VK_DRIVER_FILES = d.driverFiles;
+  return d.line;
 }
 
 /** A CPU backend on the kernels the registry holds now: it keeps them whatever starts later. */
@@ -100,12 +117,15 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
   },
   async webgpu(o) {
     let gpu: GpuContext;
+    const driver = chooseVulkanDriver(o);
     try {
       gpu = await createNodeGpuContext({
         onNativeOutput: o.verbose ? (text) => process.stderr.write(text) : undefined,
+        features: o.gpuFeatures,
       });
     } catch (e) {
-      return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+      const why = e instanceof Error ? e.message : String(e);
+      return { ok: false, reason: driver ? `${why}; ${driver}` : why };
     }
     // What stays on the CPU runs on the native kernels when they build.
     await enableNativeKernels();
@@ -116,7 +136,15 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
     const ops = gpuBackendOps(gpu);
     return {
       ok: true,
-      backend: { name: "webgpu", gpu, onDevice: true, ops, kernels: currentKernels(), stop },
+      backend: {
+        name: "webgpu",
+        gpu,
+        onDevice: true,
+        ops,
+        kernels: currentKernels(),
+        stop,
+        driver,
+      },
     };
   },
   async cuda(o) {

@@ -8,7 +8,7 @@
  * `looplm forward --backend webgpu` (packages/looplm/src/forward/golden.test.ts).
  */
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
-import { backward, crossEntropy, IGNORE_INDEX, IntTensor, Rng } from "@loop/tensor";
+import { backward, crossEntropy, IntTensor } from "@loop/tensor";
 import { expectClose, gpuForTests } from "@loop/test-support-gpu";
 import { gpuModelOps, releaseTransients, uploadTensor } from "@loop/webgpu";
 import {
@@ -18,46 +18,14 @@ import {
   zeroGpuGrads,
 } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
+import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "./check/model-cases.js";
 
 const ctx = await gpuForTests("webgpu looped model");
 
-const V = 23;
-const CASES = {
-  "mamba, loop_norm, 2 groups, untied head": {
-    backbone: "mamba",
-    n_layers: 1,
-    n_loops: 3,
-    loop_norm: true,
-    tie_embeddings: false,
-    ssm: { d_state: 4, headdim: 8, n_groups: 2, chunk_size: 4 },
-  },
-  "hybrid with GQA": {
-    backbone: "hybrid",
-    n_layers: 2,
-    n_loops: 2,
-    attn_layers: [0],
-    ssm: { d_state: 4, headdim: 8, chunk_size: 8 },
-    attention: { n_heads: 4, n_kv_heads: 2 },
-  },
-  transformer: {
-    backbone: "transformer",
-    n_layers: 1,
-    n_loops: 2,
-    mlp: { d_ff: 24 },
-    attention: { n_heads: 2, n_kv_heads: 1 },
-  },
-} as const;
-
-function data(B: number, T: number, seed: number) {
-  const rng = new Rng(seed);
-  const tokens = Int32Array.from({ length: B * T }, () => Math.floor(rng.uniform() * V));
-  const targets = Int32Array.from({ length: B * T }, (_v, i) =>
-    i % 5 === 3 ? IGNORE_INDEX : Math.floor(rng.uniform() * V),
-  );
-  // two documents in row 0 (a start at t = 4), one in row 1
-  const seqIdx = Int32Array.from({ length: B * T }, (_v, i) => (i < T && i % T >= 4 ? 1 : 0));
-  return { tokens, targets, seqIdx };
-}
+// (the cases are `looplm check`'s: one table for both)
+const V = MODEL_CASE_VOCAB;
+const CASES = MODEL_CASES;
+const data = modelCaseData;
 
 describe.runIf(ctx)("the device model on webgpu matches LoopedModel", () => {
   for (const [name, extra] of Object.entries(CASES))

@@ -3,25 +3,19 @@ import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
 import type { StepEngine, TrainOptions } from "@loop/train";
 import { runTraining } from "@loop/train/node";
+import { TINY_MODEL } from "./check/backbones.js";
 
 export const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 
-export const BACKBONES = {
-  mamba: { backbone: "mamba" },
-  hybrid: { backbone: "hybrid", n_layers: 2, attn_layers: [1] },
-  transformer: { backbone: "transformer", mlp: { d_ff: 32 }, tie_embeddings: false },
-} as const;
+// (the backbones and the tiny model are `looplm check`'s: one table for both)
+export { BACKBONES } from "./check/backbones.js";
 
 /** d_model 16, one layer looped twice, unless `extra` says otherwise. */
 export function tinyModel(extra: Record<string, unknown> = {}, seed = 3): LoopedModel {
   return new LoopedModel(
     parseConfig({
       vocab_size: task.vocabSize,
-      d_model: 16,
-      n_layers: 1,
-      n_loops: 2,
-      ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-      attention: { n_heads: 2, n_kv_heads: 1 },
+      ...TINY_MODEL,
       ...extra,
     }),
     { seed },

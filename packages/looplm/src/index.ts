@@ -25,6 +25,7 @@ export { backward, intTensor, noGrad, Rng, type Tensor } from "@loop/tensor";
 export * as train from "@loop/train";
 export { resolveTrainOptions, Trainer } from "@loop/train";
 export { BACKENDS, type Backend, type ComputeBackend, startBackend } from "./backend.js";
+export { FULL_CONFIGS as CHECK_SPEED_CONFIGS, type SpeedConfig } from "./check/speed-configs.js";
 export { CliError } from "./cli/errors.js";
 export { buildProgram } from "./cli/program.js";
 export { parseForwardInputs } from "./forward/inputs.js";

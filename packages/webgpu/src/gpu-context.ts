@@ -35,6 +35,16 @@ export interface GpuContextOptions {
    * with a subgroup variant (Kernel.subgroupCode) then use it (see `subgroupReductions`).
    */
   subgroupMinSize?: number;
+  /** What the adapter offers (for reports): its optional features and subgroup-matrix shapes. */
+  adapter?: AdapterOffer;
+}
+
+/** What an adapter offers beyond the core: its optional features, its subgroup-matrix configs. */
+export interface AdapterOffer {
+  /** The adapter's optional features, sorted. */
+  features: string[];
+  /** Its subgroup-matrix configurations (M×N×K, component and result types), where it has any. */
+  subgroupMatrixConfigs: string[];
 }
 
 /**
@@ -66,11 +76,14 @@ export class GpuContext {
   onEvent: ((event: GpuEvent) => void) | null = null;
   /** The adapter's smallest subgroup size, when the device has subgroups (else null). */
   readonly subgroupMinSize: number | null;
+  /** What the adapter offers (empty lists where the context was made without it). */
+  readonly adapter: AdapterOffer;
   private subgroups: boolean;
 
   constructor(device: GPUDevice, opts: GpuContextOptions = {}) {
     this.device = device;
     this.adapterName = opts.adapterName ?? "WebGPU adapter";
+    this.adapter = opts.adapter ?? { features: [], subgroupMatrixConfigs: [] };
     this.keepAlive = opts.keepAlive ?? [];
     this.pool = new BufferPool(device);
     this.uniforms = new UniformArenas(device);

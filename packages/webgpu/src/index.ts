@@ -7,10 +7,12 @@
  * project's tests and benchmarks; they may change with any release).
  */
 export { isCpuEmulation } from "./adapter-kind.js";
+export { type GemmProbeResult, gemmThroughput } from "./gemm-probe.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
-export { GpuContext, type GpuContextOptions } from "./gpu-context.js";
+export { type AdapterOffer, GpuContext, type GpuContextOptions } from "./gpu-context.js";
 export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
 export { zeroCounters } from "./gpu-counters.js";
+export { type GpuPeak, measureGpuPeak } from "./gpu-peak.js";
 export { type GpuDtype, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 export { type GpuNamedParameter, type GpuTrainOptions, gpuTrainOps } from "./gpu-train-ops.js";
 export { gpuModelOps } from "./model-ops.js";

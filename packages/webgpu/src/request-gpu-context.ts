@@ -25,7 +25,12 @@ const OPTIONAL_FEATURES = ["shader-f16", "subgroups"] as GPUFeatureName[];
  */
 export async function requestGpuContext(
   gpu: GPU | undefined,
-  opts: { powerPreference?: GPUPowerPreference; hint?: string } = {},
+  opts: {
+    powerPreference?: GPUPowerPreference;
+    hint?: string;
+    /** More optional features to ask for where the adapter has them (subgroup matrices). */
+    extraFeatures?: readonly string[];
+  } = {},
 ): Promise<GpuContext> {
   if (!gpu)
     throw new Error(`webgpu: this environment has no WebGPU${opts.hint ? ` (${opts.hint})` : ""}`);
@@ -37,7 +42,10 @@ export async function requestGpuContext(
   const requiredLimits: Record<string, number> = {};
   for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
   // Optional features the kernels use where present (precision.ts, the subgroup reductions).
-  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  const requiredFeatures = [
+    ...OPTIONAL_FEATURES,
+    ...((opts.extraFeatures ?? []) as GPUFeatureName[]),
+  ].filter((f) => adapter.features.has(f));
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description]
@@ -50,5 +58,20 @@ export async function requestGpuContext(
     adapterName: name || "WebGPU adapter",
     keepAlive: [gpu, adapter],
     subgroupMinSize,
+    adapter: {
+      features: [...adapter.features].map(String).sort(),
+      subgroupMatrixConfigs: subgroupMatrixConfigs(info),
+    },
   });
+}
+
+/** The adapter's subgroup-matrix configurations as "M×N×K component→result" (Dawn's names). */
+function subgroupMatrixConfigs(info: GPUAdapterInfo | undefined): string[] {
+  const configs = (
+    info as { subgroupMatrixConfigs?: Iterable<Record<string, unknown>> } | undefined
+  )?.subgroupMatrixConfigs;
+  if (!configs) return [];
+  return [...configs].map(
+    (c) => `${c.M}×${c.N}×${c.K} ${String(c.componentType)}→${String(c.resultComponentType)}`,
+  );
 }

@@ -100,7 +100,11 @@ async function setUp(cmd: Command): Promise<void> {
   if (threads > 1) await startThreadPool(threads);
   installThreadGovernor(!env && threads > 1 ? governor(threads) : null);
   const o = opts as { backend?: Backend; verbose?: boolean };
-  if (kernels) started.set(cmd, await useBackend(o.backend, o.verbose === true));
+  if (!kernels) return;
+  const backend = await useBackend(o.backend, o.verbose === true);
+  started.set(cmd, backend);
+  // which Vulkan driver and loader the GPU runs on, in one line (never a silent emulation)
+  if (backend.driver) process.stderr.write(`looplm: ${backend.driver}\n`);
 }
 
 /** Install the hook on the program: it runs for whichever subcommand's action is about to run. */

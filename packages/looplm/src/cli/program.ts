@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import pkg from "../../package.json" with { type: "json" };
+import { registerCheck } from "./commands/check.js";
 import { registerEval } from "./commands/eval.js";
 import { registerExperiment } from "./commands/experiment.js";
 import { registerExportHf } from "./commands/export-hf.js";
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
     .version(pkg.version, "-v, --version")
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
+  registerCheck(program);
   registerExperiment(program);
   registerForward(program);
   registerExportHf(program);

@@ -17,10 +17,20 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import type { GpuContext } from "../gpu-context.js";
 import { requestGpuContext } from "../request-gpu-context.js";
+import { dawnFlags, type GpuFeature, SUBGROUP_MATRIX } from "./gpu-features.js";
+import { SWIFTSHADER_ICD } from "./vulkan-driver.js";
+
+export { dawnFlags, GPU_FEATURES, type GpuFeature, parseGpuFeatures } from "./gpu-features.js";
+export {
+  type DriverSearch,
+  findVulkanDriver,
+  type IcdFile,
+  SWIFTSHADER_ICD,
+  type VulkanDriver,
+} from "./vulkan-driver.js";
 
 /** The npm package that provides WebGPU (Dawn) in Node, an optional peer dependency. */
 export const WEBGPU_PACKAGE = "webgpu";
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
 
 interface DawnModule {
   create(flags: string[]): GPU;
@@ -52,11 +62,14 @@ export function adapterHint(): string {
   return "no Vulkan driver; install your GPU's Vulkan driver (or Debian's chromium package for SwiftShader)";
 }
 
-/** Runs in the probe's process: argv[1] the webgpu module's file URL, argv[2] the power preference. */
+/**
+ * Runs in the probe's process: argv[1] the webgpu module's file URL, argv[2] the power
+ * preference, argv[3] Dawn's flags (JSON).
+ */
 const PROBE_SCRIPT = `
-const [, url, powerPreference] = process.argv;
+const [, url, powerPreference, flags] = process.argv;
 const dawn = await import(url);
-const adapter = await dawn.create([]).requestAdapter({ powerPreference });
+const adapter = await dawn.create(JSON.parse(flags)).requestAdapter({ powerPreference });
 process.stdout.write(JSON.stringify({ found: adapter != null }) + "\\n");
 process.exit(0);
 `;
@@ -72,6 +85,7 @@ export interface AdapterProbe {
 /** Look for an adapter in a child process, capturing what the native libraries print. */
 export function probeNodeAdapter(
   powerPreference: GPUPowerPreference = "high-performance",
+  flags: readonly string[] = [],
 ): Promise<AdapterProbe> {
   let path: string;
   try {
@@ -82,7 +96,14 @@ export function probeNodeAdapter(
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ["--input-type=module", "-e", PROBE_SCRIPT, pathToFileURL(path).href, powerPreference],
+      [
+        "--input-type=module",
+        "-e",
+        PROBE_SCRIPT,
+        pathToFileURL(path).href,
+        powerPreference,
+        JSON.stringify(flags),
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
@@ -112,14 +133,24 @@ export function probeNodeAdapter(
  * `onNativeOutput` hears what Dawn printed while looking (nothing reaches stderr otherwise).
  */
 export async function createNodeGpuContext(
-  opts: { powerPreference?: GPUPowerPreference; onNativeOutput?: (text: string) => void } = {},
+  opts: {
+    powerPreference?: GPUPowerPreference;
+    onNativeOutput?: (text: string) => void;
+    /** GPU features to unlock with Dawn's toggles (see `dawnFlags`). */
+    features?: readonly GpuFeature[];
+  } = {},
 ): Promise<GpuContext> {
   const dawn = await loadDawn();
-  const probe = await probeNodeAdapter(opts.powerPreference);
+  const flags = dawnFlags(opts.features ?? []);
+  const probe = await probeNodeAdapter(opts.powerPreference, flags);
   if (probe.output.trim() !== "") opts.onNativeOutput?.(probe.output);
   const hint = adapterHint();
   if (probe.found === false) throw new Error(`webgpu: no GPU adapter was found (${hint})`);
   // (found, or the probe could not tell: ask here, as without it)
-  const gpu = dawn.create([]);
-  return requestGpuContext(gpu, { powerPreference: opts.powerPreference, hint });
+  const gpu = dawn.create(flags);
+  return requestGpuContext(gpu, {
+    powerPreference: opts.powerPreference,
+    hint,
+    extraFeatures: (opts.features ?? []).includes("subgroup-matrix") ? [SUBGROUP_MATRIX] : [],
+  });
 }

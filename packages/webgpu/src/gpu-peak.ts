@@ -1,5 +1,5 @@
-/**
- * The fp32 peak of a WebGPU device, measured the way lib/machine.ts measures the CPU's: a loop of
+/*
+ * The fp32 peak of a WebGPU device, measured the way the benchmarks measure the CPU's: a loop of
  * independent fused multiply-adds that no memory access slows down. Each thread runs `iters`
  * iterations of 8 independent vec4 FMA chains (a ← a·m + c; 8·4 = 32 FMAs, 64 flops an
  * iteration), enough independent work to hide the FMA latency on every GPU we know of, and writes
@@ -7,16 +7,19 @@
  * folded at compile time. What it reaches is the device's practical fp32 peak; a GPU's data-sheet
  * figure (`--gpu-peak-gflops`) can replace it.
  */
-import type { GpuContext } from "@loop/webgpu";
-import { defineKernel, flatIndex, grid } from "@loop/webgpu/kernel";
+import type { GpuContext } from "./gpu-context.js";
+import { defineKernel, flatIndex, grid } from "./kernel.js";
 
+/** Threads per workgroup of the peak kernel. */
 export const PEAK_GROUP = 256;
+/** Independent FMA chains per thread (enough to hide the FMA latency). */
 export const PEAK_CHAINS = 8;
 /** Flops of one thread's iteration: chains × 4 lanes × (multiply + add). */
 export const FLOPS_PER_ITER = PEAK_CHAINS * 4 * 2;
 
 const chains = Array.from({ length: PEAK_CHAINS }, (_, k) => k);
 
+/** The FMA loop (see the file comment). */
 export const fmaPeakKernel = defineKernel({
   name: "fmaPeak",
   params: { n: "u32", iters: "u32", m: "f32", c: "f32" },
@@ -63,6 +66,7 @@ export function runFmaPeak(ctx: GpuContext, out: GPUBuffer, threads: number, ite
   );
 }
 
+/** A device's fp32 peak and how it was found. */
 export interface GpuPeak {
   gflops: number;
   source: string;

@@ -4,12 +4,11 @@
  * returns a positive figure.
  */
 
-import { gpuForTests } from "@loop/test-support";
-import { createNodeGpuContext } from "@loop/webgpu/node";
+import { gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { fmaPeakReference, measureGpuPeak, runFmaPeak } from "./gpu-peak.js";
 
-const ctx = await gpuForTests("benchmarks gpu peak", createNodeGpuContext);
+const ctx = await gpuForTests("webgpu fp32 peak");
 
 describe.runIf(ctx)("GPU fp32 peak", () => {
   it("runs every iteration of every chain", async () => {

@@ -1,0 +1,65 @@
+/**
+ * The conformance cases of `looplm check` (op-cases.ts), each one a test here too: every op of
+ * the backend contract, forward and backward, on the native and the webgpu backends against the
+ * CPU oracle, fp32 and (webgpu) mixed precision. The same table is what `looplm check` runs, so
+ * a case added there is a test here. Skipped with one printed line where a backend cannot start
+ * (a failure under CI).
+ */
+import { gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
+import { setGpuPrecision } from "@loop/webgpu";
+import { afterAll, describe, expect, it } from "vitest";
+import { type ComputeBackend, startBackend } from "../backend.js";
+import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
+import { checkOpCase, oracleOps } from "./op-conformance.js";
+
+async function tryStart(b: "native" | "webgpu") {
+  try {
+    return { ok: true as const, backend: await startBackend(b) };
+  } catch (e) {
+    return { ok: false as const, error: (e as Error).message };
+  }
+}
+
+const native = await tryStart("native");
+const nativeRuns = nativeSuiteRuns("looplm check's op cases on native", native);
+const cases = opCases();
+const oracle = oracleOps();
+
+describe.runIf(nativeRuns)("op cases on native against the CPU oracle", () => {
+  const b = native.ok ? native.backend : (null as unknown as ComputeBackend);
+  afterAll(() => b.stop());
+  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
+    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
+    expect(r.error).toBeUndefined();
+    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+  });
+});
+
+const webgpu = await tryStart("webgpu");
+const gpuRuns = gpuSuiteRuns("looplm check's op cases on webgpu", webgpu);
+
+describe.runIf(gpuRuns)("op cases on webgpu against the CPU oracle", () => {
+  const b = webgpu.ok ? webgpu.backend : (null as unknown as ComputeBackend);
+  afterAll(() => b.stop());
+  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
+    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
+    expect(r.error).toBeUndefined();
+    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+  });
+  it("mixed precision: the GEMM cases within the f16 tolerance", async () => {
+    setGpuPrecision(b.gpu!, "mixed");
+    try {
+      const mixed = cases.filter((c) => c.precision === "any");
+      expect(mixed.length).toBeGreaterThan(3);
+      for (const [i, c] of mixed.entries()) {
+        const r = await checkOpCase(b.ops as AnyOps, oracle, c, 200 + i, MIXED_TOL);
+        expect(r.error, c.name).toBeUndefined();
+        expect(r.worst!.ratio, `${c.name}: ${JSON.stringify(r.worst)}`).toBeLessThanOrEqual(1);
+        // f16 operands really: not the fp32 result
+        expect(r.worst!.ratio, `${c.name} rounds to f16`).toBeGreaterThan(0);
+      }
+    } finally {
+      setGpuPrecision(b.gpu!, "fp32");
+    }
+  });
+});

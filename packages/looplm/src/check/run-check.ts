@@ -1,0 +1,202 @@
+/*
+ * `looplm check` end to end: start the backend (refusing an emulated GPU unless allowed), run
+ * every correctness case (op cases fp32 and, where the backend offers it, mixed precision; the
+ * golden cases through forward; a short training run per backbone), then the speed cases the
+ * budget leaves room for, and write report.json and report.md. Correctness is never dropped.
+ */
+import { join } from "node:path";
+import { currentKernels } from "@loop/tensor/kernel";
+import { makeDirectory, writeFileAtomic } from "@loop/tensor/node";
+import { isCpuEmulation, setGpuPrecision } from "@loop/webgpu";
+import type { GpuFeature } from "@loop/webgpu/node";
+import pkg from "../../package.json" with { type: "json" };
+import { type Backend, type ComputeBackend, startBackend } from "../backend.js";
+import { CliError } from "../cli/errors.js";
+import { BACKBONES } from "./backbones.js";
+import { SpeedPlanner } from "./budget.js";
+import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
+import { MODEL_CASES } from "./model-cases.js";
+import { checkModelCase } from "./model-check.js";
+import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
+import { type CaseResult, checkOpCase, oracleOps } from "./op-conformance.js";
+import { type CheckReport, nvidiaDriver, readMachine, renderMarkdown } from "./report.js";
+import { type Figure, measurePeak, speedCases } from "./speed.js";
+import { checkTraining } from "./training-check.js";
+
+/** What `looplm check` was asked. */
+export interface CheckOptions {
+  backend: Backend;
+  /** Seconds the whole check may take. */
+  budgetS: number;
+  out: string;
+  allowEmulation: boolean;
+  gpuFeatures: GpuFeature[];
+  /** "small": CI's shapes; "full": a GPU node's (larger op shapes, the benchmark models). */
+  size: "small" | "full";
+  /** The golden cases' folder (default: found by findGoldenDir). */
+  golden?: string;
+  /** Hears the progress line. */
+  progress?: (line: string) => void;
+  commit?: string | null;
+}
+
+/** Steps of each training run. */
+const TRAIN_STEPS = { small: 3, full: 12 } as const;
+
+/**
+ * The backbones trained in mixed precision too: all on a GPU node; at the small size (an
+ * emulated GPU, where each run takes tens of seconds) the one whose GEMMs dominate.
+ */
+const MIXED_BACKBONES = { small: ["mamba"], full: ["mamba", "hybrid", "transformer"] } as const;
+
+async function start(o: CheckOptions): Promise<ComputeBackend> {
+  const b = await startBackend(o.backend, () => {}, {
+    gpuFeatures: o.gpuFeatures,
+    allowEmulation: o.allowEmulation,
+  });
+  if (b.gpu && isCpuEmulation(b.gpu.adapterName) && !o.allowEmulation) {
+    b.stop();
+    throw new CliError(
+      `the WebGPU adapter is a CPU emulation, not a GPU (${b.gpu.adapterName}): no GPU driver was found; ${b.driver ?? ""} (--allow-emulation checks the emulation anyway)`,
+    );
+  }
+  return b;
+}
+
+/** Run the check; resolves to its report (also written to `o.out`). */
+export async function runCheck(o: CheckOptions): Promise<CheckReport> {
+  const t0 = performance.now();
+  const startedAt = new Date().toISOString();
+  const deadline = t0 / 1000 + o.budgetS;
+  const say = o.progress ?? (() => {});
+  // (makeDirectory, not a recursive mkdirSync: that spins forever on /proc/x in Node 20)
+  try {
+    makeDirectory(o.out);
+  } catch (e) {
+    throw new CliError(`--out: ${(e as Error).message}`);
+  }
+  const goldenDir = o.golden ?? findGoldenDir();
+  if (!goldenDir)
+    throw new CliError(
+      "no golden cases found: pass --golden <dir> (testdata/golden of a checkout)",
+    );
+  const b = await start(o);
+  const cases: CaseResult[] = [];
+  const figures: Figure[] = [];
+  let planner: SpeedPlanner | null = null;
+  const mixed = b.gpu !== null;
+  const snapshot = (complete: boolean): CheckReport => {
+    const passed = cases.filter((c) => c.ok).length;
+    return {
+      complete,
+      looplm: pkg.version,
+      commit: o.commit ?? null,
+      startedAt,
+      seconds: (performance.now() - t0) / 1000,
+      backend: b.name,
+      size: o.size,
+      budgetS: o.budgetS,
+      machine: readMachine(),
+      driver: { vulkan: b.driver ?? null, nvidia: nvidiaDriver() },
+      adapter: b.gpu
+        ? {
+            name: b.gpu.adapterName,
+            emulated: isCpuEmulation(b.gpu.adapterName),
+            features: b.gpu.adapter.features,
+            subgroupMatrixConfigs: b.gpu.adapter.subgroupMatrixConfigs,
+            requested: o.gpuFeatures,
+          }
+        : null,
+      precisions: mixed ? ["fp32", "mixed"] : ["fp32"],
+      cases,
+      figures,
+      dropped: planner?.dropped ?? [],
+      passed,
+      failed: cases.length - passed,
+    };
+  };
+  /** Both reports, written atomically: after the correctness cases and each speed case too,
+   * so that a check cut short (a node's allocation ending) still leaves what it found. */
+  const write = (r: CheckReport) => {
+    writeFileAtomic(join(o.out, "report.json"), `${JSON.stringify(r, null, 2)}\n`);
+    writeFileAtomic(join(o.out, "report.md"), renderMarkdown(r));
+  };
+  try {
+    const oracle = oracleOps();
+    const ops = b.ops as AnyOps;
+    const scale = o.size === "small" ? 1 : 4;
+    const ops1 = opCases(scale);
+    const golden = goldenCases(goldenDir);
+    const backbones = Object.keys(BACKBONES) as (keyof typeof BACKBONES)[];
+    const mixedCases = mixed ? ops1.filter((c) => c.precision === "any") : [];
+    const mixedTrained: readonly string[] = mixed ? MIXED_BACKBONES[o.size] : [];
+    const models = Object.keys(MODEL_CASES) as (keyof typeof MODEL_CASES)[];
+    const total =
+      ops1.length +
+      mixedCases.length +
+      models.length +
+      golden.length +
+      backbones.length +
+      mixedTrained.length;
+    const done = (r: CaseResult) => {
+      cases.push(r);
+      const failed = cases.filter((c) => !c.ok).length;
+      say(
+        `correctness ${cases.length}/${total}${failed ? ` (${failed} FAILED)` : ""}: ${r.name} ${r.ok ? "ok" : "FAIL"} · ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      );
+    };
+    for (const [i, c] of ops1.entries()) done(await checkOpCase(ops, oracle, c, 100 + i));
+    if (mixed) {
+      setGpuPrecision(b.gpu!, "mixed");
+      try {
+        for (const [i, c] of mixedCases.entries()) {
+          const r = await checkOpCase(ops, oracle, c, 200 + i, MIXED_TOL);
+          done({ ...r, name: `${r.name} (mixed)` });
+        }
+      } finally {
+        setGpuPrecision(b.gpu!, "fp32");
+      }
+    }
+    for (const name of models) done(await checkModelCase(b, name));
+    for (const name of golden) done(await checkGoldenCase(goldenDir, name, b));
+    for (const bb of backbones) {
+      done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
+      if (mixedTrained.includes(bb)) done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
+    }
+
+    write(snapshot(false));
+    // speed: the peak first (what the percentages divide by), then the cheapest cases first
+    say(`speed: measuring the fp32 peak · ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    const peak = await measurePeak(b);
+    figures.push(peak);
+    // the native CPU kernels to compare a GPU's training step with (webgpu starts them)
+    const native = b.gpu && currentKernels().sets.size > 0 ? b.kernels : null;
+    const list = speedCases(b, o.size, () => peak.value, native);
+    // before anything is measured, assume 2% of the peak (small shapes reach less)
+    planner = new SpeedPlanner(deadline, Math.max(peak.value, 1e-3) * 1e9 * 0.02);
+    for (const [i, c] of list.entries()) {
+      if (!planner.admit(c.name, c.flops)) continue;
+      say(
+        `speed ${i + 1}/${list.length}: ${c.name} · ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      );
+      const ts = performance.now();
+      try {
+        figures.push(...(await c.run()));
+      } catch (e) {
+        figures.push({
+          name: c.name,
+          value: Number.NaN,
+          unit: "",
+          note: `failed: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`,
+        });
+      }
+      planner.measured(c.flops, (performance.now() - ts) / 1000);
+      write(snapshot(false));
+    }
+    const report = snapshot(true);
+    write(report);
+    return report;
+  } finally {
+    b.stop();
+  }
+}

@@ -1,0 +1,143 @@
+/*
+ * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]`:
+ * is this backend correct, and how fast is it, on this machine (check/run-check.ts). Prints a
+ * live progress line, writes report.md and report.json, exits 0 only when every case passed.
+ */
+import { execFileSync } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseGpuFeatures } from "@loop/webgpu/node";
+import { type Command, Option } from "commander";
+import { BACKEND_HELP, BACKENDS, type Backend, parseBackend } from "../../backend.js";
+import { parseBudget } from "../../check/budget.js";
+import { runCheck } from "../../check/run-check.js";
+import { CliError, choiceOption } from "../errors.js";
+
+interface Flags {
+  backend: Backend;
+  budget: number;
+  out: string;
+  allowEmulation?: boolean;
+  gpuFeatures?: string;
+  size: "small" | "full";
+  golden?: string;
+}
+
+/** The commit checked: LOOPLM_COMMIT (the offline bundle's), else git's where this file is. */
+function commit(): string | null {
+  if (process.env.LOOPLM_COMMIT) return process.env.LOOPLM_COMMIT;
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: dirname(fileURLToPath(import.meta.url)),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The progress line: rewritten in place on a terminal, one line each otherwise. */
+function progressLine(): (line: string) => void {
+  const tty = process.stderr.isTTY === true;
+  return (line) => {
+    if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns ?? 120) - 1)}`);
+    else process.stderr.write(`${line}\n`);
+  };
+}
+
+const asCli =
+  <T>(f: (v: string) => T) =>
+  (v: string): T => {
+    try {
+      return f(v);
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+  };
+
+export function registerCheck(program: Command): void {
+  program
+    .command("check")
+    .description(
+      "Check a backend on this machine: every op of the backend contract (forward and backward) against the CPU oracle, the golden cases, a short training run per backbone, then its speed; writes report.md and report.json; exit 0 only if every case passed",
+    )
+    .addOption(
+      new Option(
+        "--backend <name>",
+        `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: webgpu`,
+      )
+        .argParser(parseBackend)
+        .default("webgpu"),
+    )
+    .addOption(
+      new Option(
+        "--budget <time>",
+        "time for the whole check (8m, 90s, 1h): speed cases are dropped, slowest first, to fit; correctness never",
+      )
+        .argParser(asCli(parseBudget))
+        .default(480, "8m"),
+    )
+    .option("--out <dir>", "folder for report.md and report.json", "looplm-check")
+    .option(
+      "--allow-emulation",
+      "accept a CPU emulation of a GPU (SwiftShader, lavapipe) when no GPU driver is found; always named as emulated",
+    )
+    .option(
+      "--gpu-features <list>",
+      "unlock GPU features with Dawn's toggles: f16, subgroups, subgroup-matrix (comma-separated)",
+    )
+    .addOption(
+      new Option(
+        "--size <size>",
+        "shapes: small (seconds on an emulated GPU, as CI runs it) or full (a GPU node's: larger op shapes, the benchmark models)",
+      )
+        .argParser(choiceOption("--size", ["small", "full"] as const))
+        .default("full"),
+    )
+    .option(
+      "--golden <dir>",
+      "the golden cases' folder (default: the bundle's, or testdata/golden of a checkout)",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  looplm check --backend webgpu --budget 8m --out check-h200\n  looplm check --backend webgpu --allow-emulation --size small   (SwiftShader, as CI)\n  looplm check --backend native --size small",
+    )
+    .action(async (f: Flags) => {
+      const out = resolve(f.out);
+      const report = await runCheck({
+        backend: f.backend,
+        budgetS: f.budget,
+        out,
+        allowEmulation: f.allowEmulation === true,
+        gpuFeatures: f.gpuFeatures ? asCli(parseGpuFeatures)(f.gpuFeatures) : [],
+        size: f.size,
+        golden: f.golden,
+        progress: progressLine(),
+        commit: commit(),
+      });
+      if (process.stderr.isTTY) process.stderr.write("\n");
+      if (report.driver.vulkan) process.stdout.write(`${report.driver.vulkan}\n`);
+      if (report.adapter)
+        process.stdout.write(
+          `adapter: ${report.adapter.name}${report.adapter.emulated ? " (emulated: a CPU emulation, not a GPU)" : ""}\n`,
+        );
+      for (const c of report.cases.filter((c) => !c.ok))
+        process.stdout.write(
+          `FAIL ${c.name}: ${c.error ?? `${c.worst?.what} ${c.worst?.ratio.toPrecision(3)}× the tolerance`}\n`,
+        );
+      for (const fig of report.figures)
+        process.stdout.write(
+          `${fig.name}: ${Number.isFinite(fig.value) ? fig.value.toPrecision(4) : fig.value} ${fig.unit}${fig.note ? ` (${fig.note})` : ""}\n`,
+        );
+      if (report.dropped.length > 0)
+        process.stdout.write(`dropped for the budget: ${report.dropped.join("; ")}\n`);
+      process.stdout.write(
+        `${report.passed}/${report.passed + report.failed} correctness cases passed in ${report.seconds.toFixed(0)} s; report in ${out}/report.md\n`,
+      );
+      if (report.failed > 0)
+        throw new CliError(
+          `check failed: ${report.failed} correctness case(s) failed (${out}/report.md)`,
+        );
+    });
+}
