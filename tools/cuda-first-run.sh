@@ -15,22 +15,25 @@ run nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format
 run git rev-parse HEAD
 run grep -m1 'model name' /proc/cpuinfo
 
-log "1. the device starts: driver, GPU, kernels compiled for its architecture, cuBLASLt found or not"
+log "1. looplm check --backend cuda: every op case (fp32, and the GEMM ones in tf32 and bf16), the golden cases, a training run per backbone against the CPU oracle, then speed"
+run pnpm --silent looplm check --backend cuda --budget 5m --out "$out/check"
+
+log "2. the device starts: driver, GPU, kernels compiled for its architecture, cuBLASLt found or not"
 run node --import tsx --conditions=@loop/source -e '
   const { startCudaDevice } = await import("@loop/cuda/node");
   const r = await startCudaDevice();
   if (!r.ok) { console.error(`cuda: ${r.reason}`); process.exit(1); }
   console.log(JSON.stringify(r.info)); r.device.destroy();'
 
-log "2. host-side suites (kernel build for sm_80/sm_90 without spills, allocator, launch plan, precision, the host emulator)"
+log "3. host-side suites (kernel build for sm_80/sm_90 without spills, allocator, launch plan, precision, the host emulator)"
 run pnpm vitest run packages/cuda packages/looplm/src/cuda-launch-plan.test.ts \
   packages/looplm/src/cuda-emulated.test.ts packages/looplm/src/cuda-emulated-training.test.ts \
   packages/looplm/src/forward/cuda-emulated-golden.test.ts
 
-log "3. op conformance against the CPU's ops, fp32 / tf32 / bf16 (every op, forward and gradients)"
+log "4. looplm check's op cases as a test suite, fp32 / tf32 / bf16 (each case its own test)"
 run pnpm vitest run packages/looplm/src/cuda-conformance.test.ts
 
-log "4. the golden cases through looplm forward --backend cuda (forward and gradients)"
+log "5. the golden cases through looplm forward --backend cuda (forward and gradients)"
 run pnpm vitest run packages/looplm/src/forward/golden.test.ts -t cuda
 for case in testdata/golden/*/; do
   name="$(basename "$case")"
@@ -39,14 +42,14 @@ for case in testdata/golden/*/; do
     --out "$out/forward-$name.safetensors"
 done
 
-log "5. 30 training steps: fp32 against the CPU, bf16 within 1 % of fp32"
+log "6. 30 training steps: fp32 against the CPU, bf16 within 1 % of fp32"
 run pnpm vitest run packages/looplm/src/cuda-training.test.ts
 
-log "6. cuBLASLt against the backend's own GEMMs (the same suites on the own kernels)"
+log "7. cuBLASLt against the backend's own GEMMs (the same suites on the own kernels)"
 LOOPLM_CUBLASLT=0 run pnpm vitest run packages/looplm/src/cuda-conformance.test.ts
 
-log "7. step time at the paper's scale (d_model 768, 16 x 1024 tokens), bf16 and fp32"
+log "8. step time at the paper's scale (d_model 768, 16 x 1024 tokens), bf16 and fp32"
 run node --import tsx --conditions=@loop/source tools/cuda-first-run/step-time.ts bf16
 run node --import tsx --conditions=@loop/source tools/cuda-first-run/step-time.ts fp32
 
-log "done: $out/summary.txt; next: looplm check --backend cuda (the conformance command) once it exists"
+log "done: $out/summary.txt and $out/check/report.md"

@@ -60,6 +60,12 @@ export interface ComputeBackend {
   stop(): void;
   /** webgpu on Linux: which Vulkan driver and loader it started on, in one line. */
   readonly driver?: string;
+  /**
+   * cuda: its ops on the same device at another GEMM precision (tf32, bf16 tensor cores), for
+   * `looplm check` to run its GEMM-bearing cases at each (webgpu switches its one device's
+   * precision instead: setGpuPrecision).
+   */
+  readonly opsAt?: (precision: Precision) => BackendOps<unknown, unknown>;
 }
 
 type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: string };
@@ -163,9 +169,19 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       disableNativeKernels();
       r.device.destroy();
     };
+    const opsAt = (p: Precision) =>
+      p === precision ? ops : cudaBackend(r.device, { precision: p }).ops;
     return {
       ok: true,
-      backend: { name: "cuda", gpu: null, onDevice: true, ops, kernels: currentKernels(), stop },
+      backend: {
+        name: "cuda",
+        gpu: null,
+        onDevice: true,
+        ops,
+        kernels: currentKernels(),
+        stop,
+        opsAt,
+      },
     };
   },
 };

@@ -1,17 +1,18 @@
 /**
- * The CUDA backend's ops against the CPU's (`cpuBackendOps`), op by op (cuda/op-cases.ts: every
- * op of ModelOps, forward values, the scalar objective and every input's gradient), at each GEMM
- * precision: fp32 to float32 rounding, tf32 and bf16 to their operands' rounding. Runs where an
- * NVIDIA GPU is (tools/cuda-first-run.sh); elsewhere skipped with one printed line.
+ * `looplm check`'s op cases (check/op-cases.ts, compared by check/op-conformance.ts: every
+ * output and every input gradient against the CPU oracle) on the CUDA backend, at each GEMM
+ * precision: every case in fp32, the GEMM-bearing ones in tf32 and bf16 within check's
+ * REDUCED_PRECISION_TOL. Runs where an NVIDIA GPU is (tools/cuda-first-run.sh); elsewhere skipped
+ * with one printed line.
  */
-import { cpuBackendOps } from "@loop/looped";
+import { PRECISIONS, type Precision } from "@loop/cuda";
 import { cudaSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "./backend.js";
-import { mismatches, TOLERANCE } from "./cuda/compare.js";
-import { OP_CASES, runCase } from "./cuda/op-cases.js";
+import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./check/op-cases.js";
+import { checkOpCase, oracleOps } from "./check/op-conformance.js";
 
-async function start(precision: keyof typeof TOLERANCE) {
+async function start(precision: Precision) {
   try {
     return {
       ok: true as const,
@@ -22,19 +23,23 @@ async function start(precision: keyof typeof TOLERANCE) {
   }
 }
 
-for (const precision of ["fp32", "tf32", "bf16"] as const) {
+const cases = opCases();
+const oracle = oracleOps();
+
+for (const precision of PRECISIONS) {
   const started = await start(precision);
-  describe.runIf(cudaSuiteRuns(`cuda op conformance (${precision})`, started))(
-    `cuda ops against the CPU's (${precision})`,
+  describe.runIf(cudaSuiteRuns(`looplm check's op cases on cuda (${precision})`, started))(
+    `looplm check's op cases on cuda against the CPU oracle (${precision})`,
     () => {
       const backend = (started as { backend: ComputeBackend }).backend;
       afterAll(() => backend.stop());
-      for (const c of OP_CASES)
-        it(c.name, async () => {
-          const want = await runCase(cpuBackendOps, c);
-          const got = await runCase(backend.ops, c);
-          expect(mismatches(got, want, TOLERANCE[precision])).toEqual([]);
-        });
+      const list = precision === "fp32" ? cases : cases.filter((c) => c.precision === "any");
+      const tol = precision === "fp32" ? undefined : REDUCED_PRECISION_TOL[precision];
+      it.each(list.map((c) => [c.name, cases.indexOf(c)] as const))("%s", async (_name, i) => {
+        const r = await checkOpCase(backend.ops as AnyOps, oracle, cases[i]!, 100 + i, tol);
+        expect(r.error).toBeUndefined();
+        expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+      });
     },
   );
 }

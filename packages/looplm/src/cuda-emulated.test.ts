@@ -1,17 +1,18 @@
 /**
  * The CUDA backend's kernels run on the host (the CPU emulator of @loop/cuda/node: the same
- * CUDA C, each block's threads as OS threads) against the CPU's ops, op by op (cuda/op-cases.ts:
- * every op of ModelOps, the output, the objective and every input's gradient) in fp32, and the
- * ops that run GEMMs in tf32 and bf16 too (the tensor-core kernels) — the kernels' arithmetic, indexing and tile layouts checked on machines without a
- * GPU. Skipped with one printed line without a C++ compiler (a failure under CI).
+ * CUDA C, each block's threads as fibers) through `looplm check`'s op cases (check/op-cases.ts,
+ * compared by check/op-conformance.ts: every output and every input gradient against the CPU
+ * oracle) in fp32, and the GEMM-bearing cases in tf32 and bf16 too (the tensor-core kernels,
+ * within check's REDUCED_PRECISION_TOL): the kernels' arithmetic, indexing and tile layouts
+ * checked on machines without a GPU, on the very cases `looplm check --backend cuda` runs on one.
+ * Skipped with one printed line without a C++ compiler (a failure under CI).
  */
-import { cudaBackend, type Precision } from "@loop/cuda";
+import { cudaBackend, PRECISIONS } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { cpuBackendOps } from "@loop/looped";
 import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
-import { mismatches, TOLERANCE } from "./cuda/compare.js";
-import { OP_CASES, runCase } from "./cuda/op-cases.js";
+import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./check/op-cases.js";
+import { checkOpCase, oracleOps } from "./check/op-conformance.js";
 
 const started = await startEmulatedDevice();
 const runs = suiteRuns(
@@ -19,18 +20,22 @@ const runs = suiteRuns(
   started.ok ? null : started.reason,
   "installs g++",
 );
+const cases = opCases();
+const oracle = oracleOps();
 
-for (const precision of ["fp32", "tf32", "bf16"] as Precision[])
+for (const precision of PRECISIONS)
   describe.runIf(runs)(
-    `cuda kernels (emulated on the host) against the CPU's ops (${precision})`,
+    `looplm check's op cases on the emulated cuda kernels (${precision})`,
     () => {
-      for (const c of OP_CASES.filter((c) => precision === "fp32" || c.gemm))
-        it(c.name, async () => {
-          if (!started.ok) return;
-          const { ops } = cudaBackend(started.device, { precision });
-          const want = await runCase(cpuBackendOps, c);
-          const got = await runCase(ops, c);
-          expect(mismatches(got, want, TOLERANCE[precision])).toEqual([]);
-        });
+      const list = precision === "fp32" ? cases : cases.filter((c) => c.precision === "any");
+      const ops = started.ok ? (cudaBackend(started.device, { precision }).ops as AnyOps) : null;
+      const tol = precision === "fp32" ? undefined : REDUCED_PRECISION_TOL[precision];
+      it.each(list.map((c) => [c.name, cases.indexOf(c)] as const))("%s", async (_name, i) => {
+        const r = await checkOpCase(ops!, oracle, cases[i]!, 100 + i, tol);
+        expect(r.error).toBeUndefined();
+        expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+        // tensor-core operands really: not the fp32 result
+        if (precision !== "fp32") expect(r.worst!.ratio).toBeGreaterThan(0);
+      });
     },
   );

@@ -1,7 +1,7 @@
 /**
  * The conformance cases of `looplm check` (op-cases.ts), each one a test here too: every op of
- * the backend contract, forward and backward, on the native and the webgpu backends against the
- * CPU oracle, fp32 and (webgpu) mixed precision. The same table is what `looplm check` runs, so
+ * the backend contract, forward and backward, on the portable, native and webgpu backends against
+ * the CPU oracle (the portable backend's SIMD GEMM against the oracle's reference one), fp32 and (webgpu) mixed precision. The same table is what `looplm check` runs, so
  * a case added there is a test here. Skipped with one printed line where a backend cannot start
  * (a failure under CI).
  */
@@ -12,7 +12,7 @@ import { type ComputeBackend, startBackend } from "../backend.js";
 import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
 import { checkOpCase, oracleOps } from "./op-conformance.js";
 
-async function tryStart(b: "native" | "webgpu") {
+async function tryStart(b: "portable" | "native" | "webgpu") {
   try {
     return { ok: true as const, backend: await startBackend(b) };
   } catch (e) {
@@ -20,10 +20,23 @@ async function tryStart(b: "native" | "webgpu") {
   }
 }
 
-const native = await tryStart("native");
-const nativeRuns = nativeSuiteRuns("looplm check's op cases on native", native);
 const cases = opCases();
 const oracle = oracleOps();
+
+const portable = await tryStart("portable");
+describe("op cases on portable against the CPU oracle", () => {
+  const b = portable.ok ? portable.backend : (null as unknown as ComputeBackend);
+  afterAll(() => b?.stop());
+  it("starts", () => expect(portable.ok, portable.ok ? "" : portable.error).toBe(true));
+  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
+    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
+    expect(r.error).toBeUndefined();
+    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+  });
+});
+
+const native = await tryStart("native");
+const nativeRuns = nativeSuiteRuns("looplm check's op cases on native", native);
 
 describe.runIf(nativeRuns)("op cases on native against the CPU oracle", () => {
   const b = native.ok ? native.backend : (null as unknown as ComputeBackend);

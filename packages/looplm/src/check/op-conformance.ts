@@ -7,7 +7,7 @@
  * portable backend's SIMD GEMM is checked against something else.
  */
 import { cpuBackendOpsOn } from "@loop/looped";
-import { Rng } from "@loop/tensor";
+import { IGNORE_INDEX, Rng } from "@loop/tensor";
 import { type CpuKernels, gemmRef } from "@loop/tensor/kernel";
 import type { AnyOps, OpCase, Tolerance } from "./op-cases.js";
 
@@ -74,7 +74,11 @@ export async function runOpCase(ops: AnyOps, c: OpCase, seed: number): Promise<C
     if (inp.ints !== undefined || inp.intValues) {
       const ids = inp.intValues
         ? Int32Array.from(inp.intValues)
-        : Int32Array.from({ length: n }, () => rng.int(inp.ints!));
+        : Int32Array.from({ length: n }, (_v, k) => {
+            const id = rng.int(inp.ints!);
+            const every = inp.ignoreEvery;
+            return every !== undefined && k % every === every - 2 ? IGNORE_INDEX : id;
+          });
       xs.push(ops.uploadInt(ids, inp.shape));
       continue;
     }

@@ -1,6 +1,7 @@
 /*
  * `looplm check` end to end: start the backend (refusing an emulated GPU unless allowed), run
- * every correctness case (op cases fp32 and, where the backend offers it, mixed precision; the
+ * every correctness case (op cases fp32 and, where the backend offers them, its reduced GEMM
+ * precisions: webgpu's mixed, cuda's tf32 and bf16; the
  * golden cases through forward; a short training run per backbone), then the speed cases the
  * budget leaves room for, and write report.json and report.md. Correctness is never dropped.
  */
@@ -17,7 +18,7 @@ import { SpeedPlanner } from "./budget.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
 import { MODEL_CASES } from "./model-cases.js";
 import { checkModelCase } from "./model-check.js";
-import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
+import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./op-cases.js";
 import { type CaseResult, checkOpCase, oracleOps } from "./op-conformance.js";
 import { type CheckReport, nvidiaDriver, readMachine, renderMarkdown } from "./report.js";
 import { type Figure, measurePeak, speedCases } from "./speed.js";
@@ -49,10 +50,15 @@ const TRAIN_STEPS = { small: 3, full: 12 } as const;
  */
 const MIXED_BACKBONES = { small: ["mamba"], full: ["mamba", "hybrid", "transformer"] } as const;
 
+/** cuda's GEMM precisions below fp32, each checked on the GEMM-bearing cases. */
+const CUDA_REDUCED = ["tf32", "bf16"] as const;
+
 async function start(o: CheckOptions): Promise<ComputeBackend> {
+  // (cuda: fp32 first whatever LOOPLM_CUDA_PRECISION says; its other precisions come after)
   const b = await startBackend(o.backend, () => {}, {
     gpuFeatures: o.gpuFeatures,
     allowEmulation: o.allowEmulation,
+    cudaPrecision: "fp32",
   });
   if (b.gpu && isCpuEmulation(b.gpu.adapterName) && !o.allowEmulation) {
     b.stop();
@@ -85,6 +91,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const figures: Figure[] = [];
   let planner: SpeedPlanner | null = null;
   const mixed = b.gpu !== null;
+  const reduced = b.opsAt ? CUDA_REDUCED : [];
   const snapshot = (complete: boolean): CheckReport => {
     const passed = cases.filter((c) => c.ok).length;
     return {
@@ -107,7 +114,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
             requested: o.gpuFeatures,
           }
         : null,
-      precisions: mixed ? ["fp32", "mixed"] : ["fp32"],
+      precisions: ["fp32", ...(mixed ? ["mixed"] : []), ...reduced],
       cases,
       figures,
       dropped: planner?.dropped ?? [],
@@ -128,12 +135,14 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     const ops1 = opCases(scale);
     const golden = goldenCases(goldenDir);
     const backbones = Object.keys(BACKBONES) as (keyof typeof BACKBONES)[];
-    const mixedCases = mixed ? ops1.filter((c) => c.precision === "any") : [];
+    const gemmCases = ops1.filter((c) => c.precision === "any");
+    const mixedCases = mixed ? gemmCases : [];
     const mixedTrained: readonly string[] = mixed ? MIXED_BACKBONES[o.size] : [];
     const models = Object.keys(MODEL_CASES) as (keyof typeof MODEL_CASES)[];
     const total =
       ops1.length +
       mixedCases.length +
+      reduced.length * gemmCases.length +
       models.length +
       golden.length +
       backbones.length +
@@ -150,11 +159,18 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       setGpuPrecision(b.gpu!, "mixed");
       try {
         for (const [i, c] of mixedCases.entries()) {
-          const r = await checkOpCase(ops, oracle, c, 200 + i, MIXED_TOL);
+          const r = await checkOpCase(ops, oracle, c, 200 + i, REDUCED_PRECISION_TOL.mixed);
           done({ ...r, name: `${r.name} (mixed)` });
         }
       } finally {
         setGpuPrecision(b.gpu!, "fp32");
+      }
+    }
+    for (const p of reduced) {
+      const opsP = b.opsAt!(p) as AnyOps;
+      for (const [i, c] of gemmCases.entries()) {
+        const r = await checkOpCase(opsP, oracle, c, 200 + i, REDUCED_PRECISION_TOL[p]);
+        done({ ...r, name: `${r.name} (${p})` });
       }
     }
     for (const name of models) done(await checkModelCase(b, name));
@@ -169,11 +185,13 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     say(`speed: measuring the fp32 peak · ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     const peak = await measurePeak(b);
     figures.push(peak);
-    // the native CPU kernels to compare a GPU's training step with (webgpu starts them)
-    const native = b.gpu && currentKernels().sets.size > 0 ? b.kernels : null;
+    // the native CPU kernels to compare a GPU's training step with (webgpu and cuda start them)
+    const native = b.onDevice && currentKernels().sets.size > 0 ? b.kernels : null;
     const list = speedCases(b, o.size, () => peak.value, native);
     // before anything is measured, assume 2% of the peak (small shapes reach less)
-    planner = new SpeedPlanner(deadline, Math.max(peak.value, 1e-3) * 1e9 * 0.02);
+    // (no peak measured, cuda: assume 1 TFLOP/s, far below any sm_80 GPU's)
+    const assumed = Number.isFinite(peak.value) ? Math.max(peak.value, 1e-3) : 1000;
+    planner = new SpeedPlanner(deadline, assumed * 1e9 * 0.02);
     for (const [i, c] of list.entries()) {
       if (!planner.admit(c.name, c.flops)) continue;
       say(
