@@ -136,9 +136,9 @@ function casesAt(scale: number): OpCase[] {
     gemm(r(130), 96, 70, "several tiles, a partial last one"),
     gemm(1, 64, 33, "one row (decoding)"),
     {
-      name: "linear [2, 35, 96]·[130, 96]ᵀ: a batch axis, two column tiles",
+      name: "linear [2, 9, 40]·[130, 40]ᵀ: a batch axis, columns over several tiles",
       op: "linear",
-      inputs: [f("x", [2, r(35), 96]), f("w", [130, 96])],
+      inputs: [f("x", [2, r(9), 40]), f("w", [130, 40])],
       run: (ops, [x, w]) => [ops.linear(x, w)],
       tol: DEFAULT_TOL,
       precision: "any",
