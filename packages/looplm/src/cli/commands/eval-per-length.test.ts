@@ -143,8 +143,9 @@ describe("looplm eval --per-length", () => {
   it("refuses other tasks and the options it leaves out, one line each", async () => {
     const cases: [string[], RegExp][] = [
       [
+        // (the run's task record names its task, so another --task is refused first)
         ["--task", "phop"],
-        /^--per-length scores Mano expressions by length; the task here is phop, not mano$/,
+        /^--task phop is not the task the model was trained on: mano \(recorded in .*task\.json\); evaluate it on mano$/,
       ],
       [["--q", "0.5"], /^--per-length cannot be used with --q$/],
       [["--count", "1000001"], /^--count must be ≤ 1000000 with --per-length, got 1000001$/],
@@ -157,6 +158,7 @@ describe("looplm eval --per-length", () => {
   });
 
   it("on a p-hop run: one line naming --per-length and the task, exit 1", () => {
+    // (made by hand, without the task record a training run writes: one note says so first)
     const phopRun = join(root, "phop");
     const model = new LoopedModel(
       makeConfig({
@@ -193,6 +195,7 @@ describe("looplm eval --per-length", () => {
     );
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
+      `looplm: ${join(phopRun, "final")} has no task record (task.json; models saved by older versions have none): its task and tokenizer cannot be checked`,
       "looplm: --per-length scores Mano expressions by length; the task here is phop, not mano",
     ]);
     expect(r.stdout).toBe("");
