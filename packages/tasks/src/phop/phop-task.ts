@@ -7,6 +7,8 @@
  * whole sequence is redrawn (from the same stream) until the p-hop answer is defined, at most
  * `maxAttempts` times, after which the configuration is reported as unable to produce examples.
  * Row i of the training stream for seed s comes from `Rng(deriveSeed(s, "phop/train", i))`.
+ * With `mixedHops` each row first draws its own p uniformly from 1..hops from that stream, so
+ * sequences of every difficulty up to `hops` are mixed in one batch.
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
@@ -30,6 +32,11 @@ export interface PHopConfig {
    * A denser learning signal for small experiments; off by default (the task of docs/tasks.md).
    */
   dense?: boolean;
+  /**
+   * Each sequence draws its own number of hops p uniformly from 1..hops (a task whose needed
+   * depth varies per sequence); evaluation can score each p apart (`evalSetOfHops`).
+   */
+  mixedHops?: boolean;
 }
 
 export interface PHopExample {
@@ -51,6 +58,7 @@ export class PHopTask extends StreamTask implements Task {
   readonly hops: number;
   readonly maxAttempts: number;
   readonly dense: boolean;
+  readonly mixedHops: boolean;
   readonly vocab: Vocabulary;
   readonly padId = null;
 
@@ -66,7 +74,9 @@ export class PHopTask extends StreamTask implements Task {
         `length must be ≥ hops + 2 = ${this.hops + 2} for a defined ${this.hops}-hop answer, got ${this.length}`,
       );
     this.dense = config.dense ?? false;
-    this.name = `phop-a${this.alphabet}-n${this.length}-p${this.hops}${this.dense ? "-dense" : ""}`;
+    this.mixedHops = config.mixedHops ?? false;
+    const p = this.mixedHops ? `p1-${this.hops}` : `p${this.hops}`;
+    this.name = `phop-a${this.alphabet}-n${this.length}-${p}${this.dense ? "-dense" : ""}`;
     this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
   }
 
@@ -78,8 +88,16 @@ export class PHopTask extends StreamTask implements Task {
     return this.length;
   }
 
-  /** Draw ids v_1..v_n (0-based array) and the answer id, redrawing until it is defined. */
-  sampleIds(rng: Rng): { ids: Int32Array; answer: number } {
+  /** The row's number of hops: `hops`, or with `mixedHops` its own draw from 1..hops. */
+  private drawHops(rng: Rng): number {
+    return this.mixedHops ? 1 + rng.int(this.hops) : this.hops;
+  }
+
+  /**
+   * Draw ids v_1..v_n (0-based array) and the answer id of `hops` hops, redrawing until it is
+   * defined.
+   */
+  sampleIds(rng: Rng, hops = this.hops): { ids: Int32Array; answer: number } {
     const A = this.alphabet;
     const ids = new Int32Array(this.length);
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
@@ -90,18 +108,19 @@ export class PHopTask extends StreamTask implements Task {
         prev = r >= prev ? r + 1 : r;
         ids[i] = prev;
       }
-      const pos = pHopPosition(ids, this.hops, A);
+      const pos = pHopPosition(ids, hops, A);
       if (pos > 0) return { ids, answer: ids[pos - 1]! };
     }
     throw new Error(
       `p-hop: no sequence with a defined answer after ${this.maxAttempts} attempts ` +
-        `(hops ${this.hops}, length ${this.length}, alphabet ${A}); lower hops or raise length`,
+        `(hops ${hops}, length ${this.length}, alphabet ${A}); lower hops or raise length`,
     );
   }
 
   sample(rng: Rng): PHopExample {
-    const { ids, answer } = this.sampleIds(rng);
-    return { hops: this.hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
+    const hops = this.drawHops(rng);
+    const { ids, answer } = this.sampleIds(rng, hops);
+    return { hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
   }
 
   trainExample(seed: number, index: number): PHopExample {
@@ -121,10 +140,12 @@ export class PHopTask extends StreamTask implements Task {
     const T = this.length;
     const batch = allocBatch(count, T, 0);
     for (let b = 0; b < count; b++) {
-      const { ids, answer } = this.sampleIds(new Rng(streamSeed(start + b)));
+      const rng = new Rng(streamSeed(start + b));
+      const hops = this.drawHops(rng);
+      const { ids, answer } = this.sampleIds(rng, hops);
       batch.tokens.set(ids, b * T);
       if (dense) {
-        const pos = pHopPositionsAll(ids, this.hops, this.alphabet);
+        const pos = pHopPositionsAll(ids, hops, this.alphabet);
         for (let i = 0; i < T; i++) if (pos[i]! > 0) batch.targets[b * T + i] = ids[pos[i]! - 1]!;
       }
       batch.targets[b * T + T - 1] = answer;
@@ -143,6 +164,31 @@ export class PHopTask extends StreamTask implements Task {
     const seed = options.seed ?? PHOP_DEFAULT_EVAL_SEED;
     return evalRows(count, options.batchSize, (start, n) =>
       this.rows((i) => deriveSeed(seed, "phop/eval", i), start, n),
+    );
+  }
+
+  /** The number of hops of each of the first `count` rows of the eval set (seed as evalSet's). */
+  evalHops(count: number, seed = PHOP_DEFAULT_EVAL_SEED): Int32Array {
+    const out = new Int32Array(positiveInt("count", count));
+    for (let i = 0; i < out.length; i++)
+      out[i] = this.drawHops(new Rng(deriveSeed(seed, "phop/eval", i)));
+    return out;
+  }
+
+  /**
+   * The rows of `evalSet(options)` whose number of hops is `hops`, in their order there, batched
+   * alike: the eval set split by difficulty (empty when no row has that p).
+   */
+  evalSetOfHops(options: EvalSetOptions, hops: number): Batch[] {
+    const seed = options.seed ?? PHOP_DEFAULT_EVAL_SEED;
+    const all = this.evalHops(options.count, seed);
+    const rows: number[] = [];
+    all.forEach((p, i) => {
+      if (p === hops) rows.push(i);
+    });
+    if (rows.length === 0) return [];
+    return evalRows(rows.length, options.batchSize, (start, n) =>
+      this.rows((i) => deriveSeed(seed, "phop/eval", rows[i]!), start, n),
     );
   }
 }

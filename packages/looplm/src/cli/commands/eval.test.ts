@@ -101,6 +101,20 @@ describe("looplm eval", () => {
     expect(out).toContain(`wrote ${join(runDir, "eval.json")}`);
   });
 
+  it("evaluates a mixed-difficulty p-hop run on its own mixed eval set (run.json's mixed_hops)", async () => {
+    const dir = join(root, "phop-mixed");
+    const m = tinyModel(3, false);
+    saveCheckpoint(join(dir, "final"), m);
+    const task = { name: "phop", alphabet: 3, length: 8, hops: 2, dense: false, mixed_hops: true };
+    writeFileSync(
+      join(dir, "run.json"),
+      JSON.stringify({ task, model: m.config, train: {}, seed: 0, stage: "pretrain" }),
+    );
+    await looplm("eval", "--model", join(dir, "final"), "--count", "6", "--batch-size", "3");
+    const ev = JSON.parse(readFileSync(join(dir, "eval.json"), "utf8")) as EvalFile;
+    expect(ev.task).toMatchObject(task);
+  });
+
   it("then `looplm report <run>` writes report.html with the gate plots", async () => {
     const out = await looplm("report", runDir);
     const html = readFileSync(join(runDir, "report.html"), "utf8");

@@ -88,6 +88,7 @@ const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {
   alphabet: "alphabet",
   length: "length",
   hops: "hops",
+  mixed_hops: "mixedHops",
   corpus: "corpus",
   tokenizer: "tokenizer",
   vocab: "vocab",

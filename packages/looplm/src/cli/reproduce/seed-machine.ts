@@ -5,6 +5,7 @@
  * The record is written by the machine whose folders hold the seed's finished members: the one
  * that trained them, unless the folders were copied from another (a record cannot tell).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { nativeVectorIsa } from "@loop/tensor/node";
@@ -21,6 +22,24 @@ export interface SeedMachine {
   /** The native build's vector instructions (trained here on a native or webgpu backend). */
   vector_isa?: string;
   node?: string;
+  /**
+   * The git commit of the code that wrote the record (its working directory's checkout), with
+   * "+changes" when tracked files differ from it; absent outside a git checkout.
+   */
+  commit?: string;
+}
+
+/** `git rev-parse HEAD` of the working directory, "+changes" when tracked files differ; null outside git. */
+export function gitCommit(cwd = process.cwd()): string | null {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const head = git("rev-parse", "HEAD").trim();
+    const changed = git("status", "--porcelain", "--untracked-files=no").trim() !== "";
+    return changed ? `${head}+changes` : head;
+  } catch {
+    return null;
+  }
 }
 
 /** "AMD EPYC (family 25 model 17)" from /proc/cpuinfo's text; null when it names no CPU. */
@@ -49,6 +68,8 @@ export async function seedMachine(
   trained: SeedMachine["trained"],
 ): Promise<SeedMachine> {
   const m: SeedMachine = { recorded: new Date().toISOString(), trained, backend: backend.name };
+  const commit = gitCommit();
+  if (commit) m.commit = commit;
   if (trained === "queue") return m;
   m.cpu = cpuName();
   const isa = backend.name === "portable" ? null : await nativeVectorIsa();
@@ -61,9 +82,12 @@ export async function seedMachine(
 export function seedMachineLines(machines: readonly (SeedMachine | undefined)[]): string[] {
   return machines.map((m, k) => {
     if (!m) return `seed ${k + 1}: its record does not name the machine`;
+    const at = m.commit
+      ? `, commit ${m.commit.slice(0, 7)}${m.commit.endsWith("+changes") ? "+changes" : ""}`
+      : "";
     if (m.trained === "queue")
-      return `seed ${k + 1}: ${m.backend} backend on queue workers, recorded ${m.recorded}`;
+      return `seed ${k + 1}: ${m.backend} backend on queue workers, recorded ${m.recorded}${at}`;
     const isa = m.vector_isa ? `, ${m.vector_isa}` : "";
-    return `seed ${k + 1}: ${m.cpu}${isa}, ${m.backend} backend, Node ${m.node}, recorded ${m.recorded}`;
+    return `seed ${k + 1}: ${m.cpu}${isa}, ${m.backend} backend, Node ${m.node}, recorded ${m.recorded}${at}`;
   });
 }
