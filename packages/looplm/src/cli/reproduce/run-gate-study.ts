@@ -29,7 +29,7 @@ import {
 import { readGateSeedRecord, writeGateSeedRecord } from "./gate-seed-record.js";
 import { GATE_EVAL_BATCH, type GateStudyDef } from "./gate-study-types.js";
 import type { StudyRunOptions } from "./run-sweep-study.js";
-import { type SeedMachine, seedMachine } from "./seed-machine.js";
+import { commitAtStart, type SeedMachine, seedMachine } from "./seed-machine.js";
 
 export interface GateStudyResult {
   frontier: FrontierRow[];
@@ -50,6 +50,7 @@ export async function runGateStudy(
   def: GateStudyDef,
   o: StudyRunOptions,
 ): Promise<GateStudyResult> {
+  commitAtStart();
   const flags = taskFlags(def.task);
   const task = await new TaskCache().get(flags);
   if (def.byHops && !(task instanceof PHopTask && task.mixedHops))

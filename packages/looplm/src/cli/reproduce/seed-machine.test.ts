@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -44,22 +44,27 @@ describe("seed machine", () => {
     ]);
   });
 
-  it("names the commit that wrote a record, marked where tracked files differ from it", () => {
+  it("names the commit that wrote a record, marked where tracked code differs from it", () => {
     const dir = mkdtempSync(join(tmpdir(), "seed-commit-"));
     try {
       expect(gitCommit(dir)).toBeNull();
       const git = (...a: string[]) =>
         execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...a], { cwd: dir });
       git("init", "-q");
-      writeFileSync(join(dir, "f.txt"), "a");
-      git("add", "f.txt");
+      mkdirSync(join(dir, "packages"));
+      writeFileSync(join(dir, "packages", "code.ts"), "a");
+      writeFileSync(join(dir, "notes.md"), "a");
+      git("add", ".");
       git("commit", "-q", "-m", "one");
       const head = execFileSync("git", ["rev-parse", "HEAD"], {
         cwd: dir,
         encoding: "utf8",
       }).trim();
       expect(gitCommit(dir)).toBe(head);
-      writeFileSync(join(dir, "f.txt"), "b");
+      // a change outside the code does not change the numbers: not marked
+      writeFileSync(join(dir, "notes.md"), "b");
+      expect(gitCommit(dir)).toBe(head);
+      writeFileSync(join(dir, "packages", "code.ts"), "b");
       expect(gitCommit(dir)).toBe(`${head}+changes`);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -23,23 +23,40 @@ export interface SeedMachine {
   vector_isa?: string;
   node?: string;
   /**
-   * The git commit of the code that wrote the record (its working directory's checkout), with
-   * "+changes" when tracked files differ from it; absent outside a git checkout.
+   * The git commit of the code that wrote the record (its working directory's checkout when the
+   * process started), with "+changes" when tracked code differed from it; absent outside git.
    */
   commit?: string;
 }
 
-/** `git rev-parse HEAD` of the working directory, "+changes" when tracked files differ; null outside git. */
+/** What decides the numbers: the packages' code and the dependencies' versions. */
+const CODE_PATHS = ["packages", "package.json", "pnpm-lock.yaml"];
+
+/**
+ * `git rev-parse HEAD` of `cwd`, with "+changes" when tracked code (CODE_PATHS) differs from it;
+ * null outside a git checkout.
+ */
 export function gitCommit(cwd = process.cwd()): string | null {
   try {
     const git = (...args: string[]) =>
       execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
     const head = git("rev-parse", "HEAD").trim();
-    const changed = git("status", "--porcelain", "--untracked-files=no").trim() !== "";
-    return changed ? `${head}+changes` : head;
+    const status = git("status", "--porcelain", "--untracked-files=no", "--", ...CODE_PATHS);
+    return status.trim() !== "" ? `${head}+changes` : head;
   } catch {
     return null;
   }
+}
+
+/** The commit when this process loaded its code: a later commit does not change what it runs. */
+let startCommit: string | null | undefined;
+/**
+ * The commit of the code this process runs, read once: a study calls it when it starts, so that
+ * commits made while it trains are not named in its records.
+ */
+export function commitAtStart(): string | null {
+  if (startCommit === undefined) startCommit = gitCommit();
+  return startCommit;
 }
 
 /** "AMD EPYC (family 25 model 17)" from /proc/cpuinfo's text; null when it names no CPU. */
@@ -68,7 +85,7 @@ export async function seedMachine(
   trained: SeedMachine["trained"],
 ): Promise<SeedMachine> {
   const m: SeedMachine = { recorded: new Date().toISOString(), trained, backend: backend.name };
-  const commit = gitCommit();
+  const commit = commitAtStart();
   if (commit) m.commit = commit;
   if (trained === "queue") return m;
   m.cpu = cpuName();
