@@ -31,8 +31,16 @@ export function isGateStudy(name: StudyName): name is GateStudyName {
 
 /** Answer-only p-hop training steps at cpu scale (the pilots, docs/results/pilots.md). */
 const PHOP_ANSWER_ONLY_STEPS = 4000;
-/** The depth sweep's training steps at cpu scale (the pilots, docs/results/pilots.md). */
-const DEPTH_STEPS = 4000;
+/**
+ * The depth sweep's training steps at cpu scale, per R (docs/results/pilots.md, round G): 1⊗2
+ * learns answer-only p = 2 within 2,000 steps, 1⊗4 p = 4 within PHOP_ANSWER_ONLY_STEPS; the R = 8
+ * pilot was stopped at chance (step 366), so R = 8 gets twice R = 4's steps, not a pilot's.
+ */
+const DEPTH_STEPS: Record<number, number> = {
+  2: 2000,
+  4: PHOP_ANSWER_ONLY_STEPS,
+  8: 2 * PHOP_ANSWER_ONLY_STEPS,
+};
 
 /** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
 function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget): ClaimDef {
@@ -147,7 +155,7 @@ function phop(cpu: boolean): StudyDef {
  * looped 1⊗R against the deep R⊗1 (iso-FLOPs) and 1⊗1 (iso-parameter). n is the same for every
  * R and large enough that almost every draw has a defined R-hop answer (99.6 % at R = 8).
  */
-export const DEPTH_RS = [2, 4, 8] as const;
+const DEPTH_RS = [2, 4, 8] as const;
 const DEPTH_LENGTH = 48;
 
 function depth(cpu: boolean): StudyDef {
@@ -161,7 +169,7 @@ function depth(cpu: boolean): StudyDef {
     base: 1,
     loops: [1, R],
     train: cpu
-      ? { steps: DEPTH_STEPS, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 500, evalCount: 512 }
+      ? { steps: DEPTH_STEPS[R]!, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 500, evalCount: 512 }
       : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
     paper: {},
   }));
@@ -170,7 +178,7 @@ function depth(cpu: boolean): StudyDef {
     name: "depth",
     title: "The depth question: looped 1⊗R against the deep R⊗1 as R grows (p-hop, p = R)",
     notes: cpu
-      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${DEPTH_STEPS.toLocaleString("en")} steps of 64 (the pilots' budget, docs/results/pilots.md), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
+      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: the pilots' budgets for R = 2 and 4; R = 8 twice R = 4's, its pilot stopped before it learned), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
       : `p-hop with n = ${n}, p = R hops for R ∈ {${Rs.join(", ")}}, answer-only targets (the paper's task).`,
     arms,
     depthChart: true,
