@@ -544,13 +544,10 @@ describe("study definitions", () => {
       ["R8", "iso-flops", [1, 8], 8, false],
     ]);
     expect(new Set(def.arms.map((a) => a.task.length)).size).toBe(1);
-    // deeper loops get more steps: 2,000 at R = 2, the answer-only p-hop budget at R = 4, twice it at R = 8
+    // 2,000 steps at R = 2 (its pilot learns by then), the answer-only p-hop budget at R = 4 and 8
     const phop = sweepStudy("phop", "cpu").arms.find((a) => a.id === "answer-only")!;
-    expect(def.arms.map((a) => a.train.steps)).toEqual([
-      2000,
-      phop.train.steps,
-      2 * phop.train.steps!,
-    ]);
+    expect(phop.train.steps).toBe(8000);
+    expect(def.arms.map((a) => a.train.steps)).toEqual([2000, 8000, 8000]);
     expect(def.arms.every((a) => a.task.length! >= a.task.hops! + 2)).toBe(true);
     const widens = def.claims.filter((c) => c.kind === "widens");
     expect(widens).toEqual([

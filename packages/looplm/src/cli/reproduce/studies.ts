@@ -29,17 +29,21 @@ export function isGateStudy(name: StudyName): name is GateStudyName {
   return name === "exit-gate" || name === "gate-mixed";
 }
 
-/** Answer-only p-hop training steps at cpu scale (the pilots, docs/results/pilots.md). */
-const PHOP_ANSWER_ONLY_STEPS = 4000;
+/**
+ * Answer-only p-hop training steps at cpu scale (docs/results/pilots.md, round G): the pilot's
+ * 1⊗4 was still climbing at the end of a 4,000-step cosine, so the study trains twice as long.
+ */
+const PHOP_ANSWER_ONLY_STEPS = 8000;
 /**
  * The depth sweep's training steps at cpu scale, per R (docs/results/pilots.md, round G): 1⊗2
- * learns answer-only p = 2 within 2,000 steps, 1⊗4 p = 4 within PHOP_ANSWER_ONLY_STEPS; the R = 8
- * pilot was stopped at chance (step 366), so R = 8 gets twice R = 4's steps, not a pilot's.
+ * learns answer-only p = 2 within 2,000 steps; R = 4 gets the answer-only p-hop budget, and R = 8
+ * the same (its pilot was stopped at chance at step 366; twice as many steps again would make
+ * R = 8 alone some 15 CPU-hours for 5 seeds).
  */
 const DEPTH_STEPS: Record<number, number> = {
   2: 2000,
   4: PHOP_ANSWER_ONLY_STEPS,
-  8: 2 * PHOP_ANSWER_ONLY_STEPS,
+  8: PHOP_ANSWER_ONLY_STEPS,
 };
 
 /** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
@@ -144,7 +148,7 @@ function phop(cpu: boolean): StudyDef {
   return {
     name: "phop",
     title: "p-hop induction: recursive depth vs distinct parameters, under two training signals",
-    notes: `|Σ| = 4, n = 32, p = ${R} hops, one Mamba-2 layer of d_model 128 with loop_norm applied once (1⊗1) or ${R} times (1⊗${R}), beside the iso-FLOPs ${R}⊗1 (${R} distinct layers), each trained under two signals: ${SIGNALS.dense}, 2,000 steps of 64, and ${SIGNALS["answer-only"]}, ${PHOP_ANSWER_ONLY_STEPS.toLocaleString("en")} steps of 64 (the budgets at which the pilots' 1⊗${R} stops improving under each, docs/results/pilots.md); evaluation on the single answer at position n (chance 25 %).`,
+    notes: `|Σ| = 4, n = 32, p = ${R} hops, one Mamba-2 layer of d_model 128 with loop_norm applied once (1⊗1) or ${R} times (1⊗${R}), beside the iso-FLOPs ${R}⊗1 (${R} distinct layers), each trained under two signals: ${SIGNALS.dense}, 2,000 steps of 64, and ${SIGNALS["answer-only"]}, ${PHOP_ANSWER_ONLY_STEPS.toLocaleString("en")} steps of 64 (docs/results/pilots.md, round G: with dense targets the pilots' 1⊗${R} stops improving by step 2,000; with answer-only targets it was still climbing at the end of a 4,000-step cosine, so that arm trains twice as long); evaluation on the single answer at position n (chance 25 %).`,
     arms: [arm("dense"), arm("answer-only")],
     claims,
   };
@@ -178,7 +182,7 @@ function depth(cpu: boolean): StudyDef {
     name: "depth",
     title: "The depth question: looped 1⊗R against the deep R⊗1 as R grows (p-hop, p = R)",
     notes: cpu
-      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: the pilots' budgets for R = 2 and 4; R = 8 twice R = 4's, its pilot stopped before it learned), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
+      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: 1⊗2 learns p = 2 within 2,000 steps; R = 4 and R = 8 get the answer-only p-hop study's budget, which no pilot has shown to be enough at R = 8), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
       : `p-hop with n = ${n}, p = R hops for R ∈ {${Rs.join(", ")}}, answer-only targets (the paper's task).`,
     arms,
     depthChart: true,
