@@ -151,15 +151,19 @@ describe("dense p-hop training targets", () => {
 });
 
 describe("mixed-difficulty p-hop", () => {
-  it("draws each sequence's p from 1..hops; the answers follow that p (brute force)", () => {
+  it("draws each sequence's p from 1..hops, says it in a first token; the answers follow that p (brute force)", () => {
     const t = pHop({ alphabet: 4, length: 24, hops: 4, mixedHops: true });
     expect(t.name).toBe("phop-a4-n24-p1-4");
+    expect(t.vocab.symbols).toEqual(["a", "b", "c", "d", "#1", "#2", "#3", "#4"]);
+    expect(t.vocabSize).toBe(8);
     const seen = new Map<number, number>();
     for (let i = 0; i < 400; i++) {
       const ex = t.trainExample(9, i);
       expect(ex.hops).toBeGreaterThanOrEqual(1);
       expect(ex.hops).toBeLessThanOrEqual(4);
-      expect(bruteAnswer(ex.input, ex.hops)).toBe(ex.answer);
+      expect(ex.input).toHaveLength(24);
+      expect(ex.input[0]).toBe(`#${ex.hops}`);
+      expect(bruteAnswer(ex.input.slice(1), ex.hops)).toBe(ex.answer);
       seen.set(ex.hops, (seen.get(ex.hops) ?? 0) + 1);
     }
     // uniform over 1..4: every p about 100 times in 400
@@ -204,9 +208,11 @@ describe("mixed-difficulty p-hop", () => {
       const got = rowsOf(part);
       const want = all.filter((_, i) => hops[i] === p);
       expect(got).toEqual(want);
-      for (const row of got) {
-        const [ids, answer] = JSON.parse(row) as [number[], number];
-        expect(bruteAnswer(t.vocab.decode(Int32Array.from(ids)), p)).toBe(t.vocab.symbol(answer));
+      for (const line of got) {
+        const [ids, answer] = JSON.parse(line) as [number[], number];
+        const row = t.vocab.decode(Int32Array.from(ids));
+        expect(row[0]).toBe(`#${p}`);
+        expect(bruteAnswer(row.slice(1), p)).toBe(t.vocab.symbol(answer));
       }
       total += got.length;
     }
@@ -220,11 +226,20 @@ describe("mixed-difficulty p-hop", () => {
     for (let b = 0; b < 6; b++) {
       const p = t.trainExample(2, b).hops;
       const row = t.vocab.decode(batch.tokens.subarray(b * 16, b * 16 + 16));
+      // the hop-count token carries no target; each later prefix its answer under the row's p
+      expect(batch.targets[b * 16]).toBe(IGNORE_INDEX);
       for (let i = 2; i <= 16; i++) {
-        const want = bruteAnswer(row.slice(0, i), p);
+        const want = bruteAnswer(row.slice(1, i), p);
         const got = batch.targets[b * 16 + i - 1]!;
         expect(got === IGNORE_INDEX ? undefined : t.vocab.symbol(got)).toBe(want);
       }
     }
+  });
+
+  it("needs room for the hop-count token", () => {
+    expect(() => pHop({ length: 6, hops: 4, mixedHops: true })).toThrow(
+      /length must be ≥ hops \+ 3 = 7 for a defined 4-hop answer after the hop-count token, got 6/,
+    );
+    expect(pHop({ length: 6, hops: 4 }).length).toBe(6);
   });
 });

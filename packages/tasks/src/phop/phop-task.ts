@@ -8,7 +8,10 @@
  * `maxAttempts` times, after which the configuration is reported as unable to produce examples.
  * Row i of the training stream for seed s comes from `Rng(deriveSeed(s, "phop/train", i))`.
  * With `mixedHops` each row first draws its own p uniformly from 1..hops from that stream, so
- * sequences of every difficulty up to `hops` are mixed in one batch.
+ * sequences of every difficulty up to `hops` are mixed in one batch; the row then opens with a
+ * hop-count token "#p" (ids |Σ|..|Σ|+hops−1) followed by v_1..v_{n−1}, since without it the
+ * answer would not be a function of the input (the same symbols answer differently under
+ * different p).
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
@@ -34,14 +37,15 @@ export interface PHopConfig {
   dense?: boolean;
   /**
    * Each sequence draws its own number of hops p uniformly from 1..hops (a task whose needed
-   * depth varies per sequence); evaluation can score each p apart (`evalSetOfHops`).
+   * depth varies per sequence) and opens with the token "#p" that says it; evaluation can score
+   * each p apart (`evalSetOfHops`).
    */
   mixedHops?: boolean;
 }
 
 export interface PHopExample {
   hops: number;
-  /** v_1..v_n as symbols. */
+  /** v_1..v_n as symbols (with `mixedHops`: "#p", then v_1..v_{n−1}). */
   input: string[];
   /** v_{find_p(n)}. */
   answer: string;
@@ -68,20 +72,30 @@ export class PHopTask extends StreamTask implements Task {
     this.hops = positiveInt("hops", config.hops ?? 16, 1);
     this.length = positiveInt("length", config.length ?? 256, 1);
     this.maxAttempts = positiveInt("maxAttempts", config.maxAttempts ?? 1000, 1);
-    // Each hop moves back by ≥ 1 (no immediate repeats) and the first needs a repeat at ≤ n − 2.
-    if (this.length < this.hops + 2)
+    this.mixedHops = config.mixedHops ?? false;
+    // Each hop moves back by ≥ 1 (no immediate repeats) and the first needs a repeat at ≤ n − 2;
+    // a mixed row spends its first position on the hop count.
+    const need = this.hops + (this.mixedHops ? 3 : 2);
+    if (this.length < need)
       throw new Error(
-        `length must be ≥ hops + 2 = ${this.hops + 2} for a defined ${this.hops}-hop answer, got ${this.length}`,
+        `length must be ≥ hops + ${need - this.hops} = ${need} for a defined ${this.hops}-hop answer${this.mixedHops ? " after the hop-count token" : ""}, got ${this.length}`,
       );
     this.dense = config.dense ?? false;
-    this.mixedHops = config.mixedHops ?? false;
     const p = this.mixedHops ? `p1-${this.hops}` : `p${this.hops}`;
     this.name = `phop-a${this.alphabet}-n${this.length}-${p}${this.dense ? "-dense" : ""}`;
-    this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
+    const hopTokens = this.mixedHops
+      ? Array.from({ length: this.hops }, (_, i) => `#${i + 1}`)
+      : [];
+    this.vocab = new Vocabulary([...alphabetSymbols(this.alphabet), ...hopTokens]);
   }
 
   get vocabSize(): number {
-    return this.alphabet;
+    return this.vocab.size;
+  }
+
+  /** Positions holding the alphabet's symbols: n, or n − 1 after a mixed row's hop token. */
+  private get symbols(): number {
+    return this.mixedHops ? this.length - 1 : this.length;
   }
 
   get seqLen(): number {
@@ -99,7 +113,7 @@ export class PHopTask extends StreamTask implements Task {
    */
   sampleIds(rng: Rng, hops = this.hops): { ids: Int32Array; answer: number } {
     const A = this.alphabet;
-    const ids = new Int32Array(this.length);
+    const ids = new Int32Array(this.symbols);
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
       let prev = rng.int(A);
       ids[0] = prev;
@@ -120,7 +134,9 @@ export class PHopTask extends StreamTask implements Task {
   sample(rng: Rng): PHopExample {
     const hops = this.drawHops(rng);
     const { ids, answer } = this.sampleIds(rng, hops);
-    return { hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
+    const input = this.vocab.decode(ids);
+    if (this.mixedHops) input.unshift(`#${hops}`);
+    return { hops, input, answer: this.vocab.symbol(answer) };
   }
 
   trainExample(seed: number, index: number): PHopExample {
@@ -143,10 +159,14 @@ export class PHopTask extends StreamTask implements Task {
       const rng = new Rng(streamSeed(start + b));
       const hops = this.drawHops(rng);
       const { ids, answer } = this.sampleIds(rng, hops);
-      batch.tokens.set(ids, b * T);
+      // a mixed row: its hop-count token, then the symbols one position later
+      const at = b * T + (this.mixedHops ? 1 : 0);
+      if (this.mixedHops) batch.tokens[b * T] = this.alphabet + hops - 1;
+      batch.tokens.set(ids, at);
       if (dense) {
         const pos = pHopPositionsAll(ids, hops, this.alphabet);
-        for (let i = 0; i < T; i++) if (pos[i]! > 0) batch.targets[b * T + i] = ids[pos[i]! - 1]!;
+        for (let i = 0; i < ids.length; i++)
+          if (pos[i]! > 0) batch.targets[at + i] = ids[pos[i]! - 1]!;
       }
       batch.targets[b * T + T - 1] = answer;
     }

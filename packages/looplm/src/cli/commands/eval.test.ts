@@ -103,7 +103,7 @@ describe("looplm eval", () => {
 
   it("evaluates a mixed-difficulty p-hop run on its own mixed eval set, and each p apart", async () => {
     const dir = join(root, "phop-mixed");
-    const m = tinyModel(3, false);
+    const m = tinyModel(5, false);
     saveCheckpoint(join(dir, "final"), m);
     const task = { name: "phop", alphabet: 3, length: 8, hops: 2, dense: false, mixed_hops: true };
     writeFileSync(
