@@ -14,6 +14,7 @@ import { fixedAt, type SeedGateResult } from "./gate-frontier.js";
 import { type Interval, tInterval } from "./interval.js";
 import { holmAdjust, tTestP } from "./multiple-comparisons.js";
 
+/** The three fixed exits each gate point is compared with, in the order the table lists them. */
 export const AGAINST = ["equal depth", "⌈d⌉", "R"] as const;
 /** What a gate point is compared with (see the file's comment). */
 export type Against = (typeof AGAINST)[number];
