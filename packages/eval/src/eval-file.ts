@@ -9,7 +9,8 @@
  *   "count": examples (accuracy) or target tokens (ppl),
  *   "q": number | null                       the single threshold asked for with --q,
  *   "gated": [{"q", "mean_step", "value", "histogram": [n_1..n_R]}]   (gated models only),
- *   "mc": null | {"source", "items", "per_step": [{"acc","acc_norm","acc_bytes"}], "final": {…}}
+ *   "mc": null | {"source", "items", "per_step": [{"acc","acc_norm","acc_bytes"}], "final": {…}},
+ *   "by_hops": [{"hops", "count", "per_step", "gated"}]   (mixed-difficulty p-hop only)
  * }
  * Values are plain numbers: accuracy in [0, 1], ppl = exp(mean NLL).
  */
@@ -66,6 +67,16 @@ export interface EvalFile {
   q: number | null;
   gated: GatedPoint[];
   mc: null | { source: string; items: number; per_step: McSummary[]; final: McSummary };
+  /** A task whose difficulty varies per row (p-hop with mixed hops): each p's rows apart. */
+  by_hops?: HopsSection[];
+}
+
+/** The evaluation of the rows with one number of hops p (their count, metric, gate points). */
+export interface HopsSection {
+  hops: number;
+  count: number;
+  per_step: number[];
+  gated: GatedPoint[];
 }
 
 /** The metric part of eval.json from an accuracy or perplexity result. */

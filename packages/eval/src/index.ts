@@ -11,6 +11,7 @@ export {
   type EvalFile,
   evalRecord,
   type GatedPoint,
+  type HopsSection,
   type McSummary,
   type Metric,
   mcSection,

@@ -1,6 +1,7 @@
 /*
  * The plain-text summary `looplm eval` prints for an eval.json: the metric (and multiple-choice
- * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric).
+ * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric),
+ * then, for a mixed-difficulty task, the metric and the mean exit step for each difficulty p.
  */
 import type { EvalFile } from "../eval-file.js";
 import { metricName } from "./run-data.js";
@@ -46,5 +47,26 @@ export function formatEvalSummary(ev: EvalFile): string {
         ]),
       ),
     );
+  if (ev.by_hops && ev.by_hops.length > 0) {
+    const qs = ev.by_hops[0]!.gated.map((g) => g.q);
+    parts.push(
+      table(
+        [
+          "p",
+          "rows",
+          ...ev.per_step.map((_, r) => `step ${r + 1}`),
+          ...qs.map((q) => `q ${q}: mean exit step`),
+          ...qs.map((q) => `q ${q}: ${name}`),
+        ],
+        ev.by_hops.map((h) => [
+          String(h.hops),
+          String(h.count),
+          ...h.per_step.map((v) => formatMetric(ev.metric, v)),
+          ...h.gated.map((g) => g.mean_step.toFixed(3)),
+          ...h.gated.map((g) => formatMetric(ev.metric, g.value)),
+        ]),
+      ),
+    );
+  }
   return `${parts.join("\n\n")}\n`;
 }

@@ -149,3 +149,97 @@ describe("dense p-hop training targets", () => {
     expect(t.name).toBe("phop-a3-n20-p2-dense");
   });
 });
+
+describe("mixed-difficulty p-hop", () => {
+  it("draws each sequence's p from 1..hops, says it in a first token; the answers follow that p (brute force)", () => {
+    const t = pHop({ alphabet: 4, length: 24, hops: 4, mixedHops: true });
+    expect(t.name).toBe("phop-a4-n24-p1-4");
+    expect(t.vocab.symbols).toEqual(["a", "b", "c", "d", "#1", "#2", "#3", "#4"]);
+    expect(t.vocabSize).toBe(8);
+    const seen = new Map<number, number>();
+    for (let i = 0; i < 400; i++) {
+      const ex = t.trainExample(9, i);
+      expect(ex.hops).toBeGreaterThanOrEqual(1);
+      expect(ex.hops).toBeLessThanOrEqual(4);
+      expect(ex.input).toHaveLength(24);
+      expect(ex.input[0]).toBe(`#${ex.hops}`);
+      expect(bruteAnswer(ex.input.slice(1), ex.hops)).toBe(ex.answer);
+      seen.set(ex.hops, (seen.get(ex.hops) ?? 0) + 1);
+    }
+    // uniform over 1..4: every p about 100 times in 400
+    for (let p = 1; p <= 4; p++) expect(seen.get(p)).toBeGreaterThan(60);
+    // the batch carries the same rows and answers as the examples
+    const { batch } = t.trainBatch(t.startCursor(9), 8);
+    for (let b = 0; b < 8; b++) {
+      const ex = t.trainExample(9, b);
+      expect(t.vocab.decode(batch.tokens.subarray(b * 24, b * 24 + 24))).toEqual(ex.input);
+      expect(batch.targets[b * 24 + 23]).toBe(t.vocab.id(ex.answer));
+    }
+  });
+
+  it("leaves the fixed-p stream as it was (no draw of p)", () => {
+    const fixed = pHop({ alphabet: 4, length: 24, hops: 3 });
+    const off = pHop({ alphabet: 4, length: 24, hops: 3, mixedHops: false });
+    expect(off.name).toBe(fixed.name);
+    expect(off.trainBatch(off.startCursor(4), 5)).toEqual(
+      fixed.trainBatch(fixed.startCursor(4), 5),
+    );
+    expect(fixed.evalHops(6)).toEqual(Int32Array.from([3, 3, 3, 3, 3, 3]));
+  });
+
+  it("splits the eval set by p: every row once, under its own p, batched alike", () => {
+    const t = pHop({ alphabet: 4, length: 24, hops: 3, mixedHops: true });
+    const opts = { count: 50, batchSize: 8 };
+    const rowsOf = (bs: { tokens: Int32Array; targets: Int32Array }[]) =>
+      bs.flatMap((b) =>
+        Array.from({ length: b.tokens.length / 24 }, (_, r) =>
+          JSON.stringify([
+            Array.from(b.tokens.subarray(r * 24, r * 24 + 24)),
+            b.targets[r * 24 + 23],
+          ]),
+        ),
+      );
+    const all = rowsOf(t.evalSet(opts));
+    const hops = t.evalHops(50);
+    let total = 0;
+    for (let p = 1; p <= 3; p++) {
+      const part = t.evalSetOfHops(opts, p);
+      expect(part.every((b) => b.shape[0] <= 8)).toBe(true);
+      const got = rowsOf(part);
+      const want = all.filter((_, i) => hops[i] === p);
+      expect(got).toEqual(want);
+      for (const line of got) {
+        const [ids, answer] = JSON.parse(line) as [number[], number];
+        const row = t.vocab.decode(Int32Array.from(ids));
+        expect(row[0]).toBe(`#${p}`);
+        expect(bruteAnswer(row.slice(1), p)).toBe(t.vocab.symbol(answer));
+      }
+      total += got.length;
+    }
+    expect(total).toBe(50);
+    expect(t.evalSetOfHops(opts, 4)).toEqual([]);
+  });
+
+  it("dense targets follow each row's own p", () => {
+    const t = pHop({ alphabet: 3, length: 16, hops: 3, dense: true, mixedHops: true });
+    const { batch } = t.trainBatch(t.startCursor(2), 6);
+    for (let b = 0; b < 6; b++) {
+      const p = t.trainExample(2, b).hops;
+      const row = t.vocab.decode(batch.tokens.subarray(b * 16, b * 16 + 16));
+      // the hop-count token carries no target; each later prefix its answer under the row's p
+      expect(batch.targets[b * 16]).toBe(IGNORE_INDEX);
+      for (let i = 2; i <= 16; i++) {
+        const want = bruteAnswer(row.slice(1, i), p);
+        const got = batch.targets[b * 16 + i - 1]!;
+        expect(got === IGNORE_INDEX ? undefined : t.vocab.symbol(got)).toBe(want);
+      }
+    }
+  });
+
+  it("needs room for the hop-count token", () => {
+    expect(() => pHop({ length: 6, hops: 4, mixedHops: true })).toThrow(
+      /length must be ≥ hops \+ 3 = 7 for a defined 4-hop answer after the hop-count token, got 6/,
+    );
+    expect(pHop({ length: 6, hops: 4 }).length).toBe(6);
+  });
+});

@@ -7,6 +7,11 @@
  * whole sequence is redrawn (from the same stream) until the p-hop answer is defined, at most
  * `maxAttempts` times, after which the configuration is reported as unable to produce examples.
  * Row i of the training stream for seed s comes from `Rng(deriveSeed(s, "phop/train", i))`.
+ * With `mixedHops` each row first draws its own p uniformly from 1..hops from that stream, so
+ * sequences of every difficulty up to `hops` are mixed in one batch; the row then opens with a
+ * hop-count token "#p" (ids |Σ|..|Σ|+hops−1) followed by v_1..v_{n−1}, since without it the
+ * answer would not be a function of the input (the same symbols answer differently under
+ * different p).
  */
 
 import { deriveSeed, Rng } from "@loop/tensor";
@@ -33,12 +38,18 @@ export interface PHopConfig {
    * A denser learning signal for small experiments; off by default (the task of docs/tasks.md).
    */
   dense?: boolean;
+  /**
+   * Each sequence draws its own number of hops p uniformly from 1..hops (a task whose needed
+   * depth varies per sequence) and opens with the token "#p" that says it; evaluation can score
+   * each p apart (`evalSetOfHops`).
+   */
+  mixedHops?: boolean;
 }
 
 /** One p-hop example as symbols: p, the sequence and the answer. */
 export interface PHopExample {
   hops: number;
-  /** v_1..v_n as symbols. */
+  /** v_1..v_n as symbols (with `mixedHops`: "#p", then v_1..v_{n−1}). */
   input: string[];
   /** v_{find_p(n)}. */
   answer: string;
@@ -68,6 +79,8 @@ export class PHopTask extends StreamTask implements Task {
   readonly maxAttempts: number;
   /** Whether every prefix's answer is a target (dense) or only the last position's. */
   readonly dense: boolean;
+  /** Whether each sequence draws its own number of hops from 1..hops (and opens with it). */
+  readonly mixedHops: boolean;
   /** The alphabet's symbols. */
   readonly vocab: Vocabulary;
   /** Every sequence has length n: no padding. */
@@ -79,19 +92,31 @@ export class PHopTask extends StreamTask implements Task {
     this.hops = positiveInt("hops", config.hops ?? 16, 1);
     this.length = positiveInt("length", config.length ?? 256, 1);
     this.maxAttempts = positiveInt("maxAttempts", config.maxAttempts ?? 1000, 1);
-    // Each hop moves back by ≥ 1 (no immediate repeats) and the first needs a repeat at ≤ n − 2.
-    if (this.length < this.hops + 2)
+    this.mixedHops = config.mixedHops ?? false;
+    // Each hop moves back by ≥ 1 (no immediate repeats) and the first needs a repeat at ≤ n − 2;
+    // a mixed row spends its first position on the hop count.
+    const need = this.hops + (this.mixedHops ? 3 : 2);
+    if (this.length < need)
       throw new Error(
-        `length must be ≥ hops + 2 = ${this.hops + 2} for a defined ${this.hops}-hop answer, got ${this.length}`,
+        `length must be ≥ hops + ${need - this.hops} = ${need} for a defined ${this.hops}-hop answer${this.mixedHops ? " after the hop-count token" : ""}, got ${this.length}`,
       );
     this.dense = config.dense ?? false;
-    this.name = `phop-a${this.alphabet}-n${this.length}-p${this.hops}${this.dense ? "-dense" : ""}`;
-    this.vocab = new Vocabulary(alphabetSymbols(this.alphabet));
+    const p = this.mixedHops ? `p1-${this.hops}` : `p${this.hops}`;
+    this.name = `phop-a${this.alphabet}-n${this.length}-${p}${this.dense ? "-dense" : ""}`;
+    const hopTokens = this.mixedHops
+      ? Array.from({ length: this.hops }, (_, i) => `#${i + 1}`)
+      : [];
+    this.vocab = new Vocabulary([...alphabetSymbols(this.alphabet), ...hopTokens]);
   }
 
   /** The number of symbols, |Σ|. */
   get vocabSize(): number {
-    return this.alphabet;
+    return this.vocab.size;
+  }
+
+  /** Positions holding the alphabet's symbols: n, or n − 1 after a mixed row's hop token. */
+  private get symbols(): number {
+    return this.mixedHops ? this.length - 1 : this.length;
   }
 
   /** T = n. */
@@ -99,10 +124,18 @@ export class PHopTask extends StreamTask implements Task {
     return this.length;
   }
 
-  /** Draw ids v_1..v_n (0-based array) and the answer id, redrawing until it is defined. */
-  sampleIds(rng: Rng): { ids: Int32Array; answer: number } {
+  /** The row's number of hops: `hops`, or with `mixedHops` its own draw from 1..hops. */
+  private drawHops(rng: Rng): number {
+    return this.mixedHops ? 1 + rng.int(this.hops) : this.hops;
+  }
+
+  /**
+   * Draw ids v_1..v_n (0-based array) and the answer id of `hops` hops, redrawing until it is
+   * defined.
+   */
+  sampleIds(rng: Rng, hops = this.hops): { ids: Int32Array; answer: number } {
     const A = this.alphabet;
-    const ids = new Int32Array(this.length);
+    const ids = new Int32Array(this.symbols);
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
       let prev = rng.int(A);
       ids[0] = prev;
@@ -111,19 +144,22 @@ export class PHopTask extends StreamTask implements Task {
         prev = r >= prev ? r + 1 : r;
         ids[i] = prev;
       }
-      const pos = pHopPosition(ids, this.hops, A);
+      const pos = pHopPosition(ids, hops, A);
       if (pos > 0) return { ids, answer: ids[pos - 1]! };
     }
     throw new Error(
       `p-hop: no sequence with a defined answer after ${this.maxAttempts} attempts ` +
-        `(hops ${this.hops}, length ${this.length}, alphabet ${A}); lower hops or raise length`,
+        `(hops ${hops}, length ${this.length}, alphabet ${A}); lower hops or raise length`,
     );
   }
 
   /** One example drawn from `rng`. */
   sample(rng: Rng): PHopExample {
-    const { ids, answer } = this.sampleIds(rng);
-    return { hops: this.hops, input: this.vocab.decode(ids), answer: this.vocab.symbol(answer) };
+    const hops = this.drawHops(rng);
+    const { ids, answer } = this.sampleIds(rng, hops);
+    const input = this.vocab.decode(ids);
+    if (this.mixedHops) input.unshift(`#${hops}`);
+    return { hops, input, answer: this.vocab.symbol(answer) };
   }
 
   /** Example `index` of the training stream `seed`. */
@@ -145,11 +181,17 @@ export class PHopTask extends StreamTask implements Task {
     const T = this.length;
     const batch = allocBatch(count, T, 0);
     for (let b = 0; b < count; b++) {
-      const { ids, answer } = this.sampleIds(new Rng(streamSeed(start + b)));
-      batch.tokens.set(ids, b * T);
+      const rng = new Rng(streamSeed(start + b));
+      const hops = this.drawHops(rng);
+      const { ids, answer } = this.sampleIds(rng, hops);
+      // a mixed row: its hop-count token, then the symbols one position later
+      const at = b * T + (this.mixedHops ? 1 : 0);
+      if (this.mixedHops) batch.tokens[b * T] = this.alphabet + hops - 1;
+      batch.tokens.set(ids, at);
       if (dense) {
-        const pos = pHopPositionsAll(ids, this.hops, this.alphabet);
-        for (let i = 0; i < T; i++) if (pos[i]! > 0) batch.targets[b * T + i] = ids[pos[i]! - 1]!;
+        const pos = pHopPositionsAll(ids, hops, this.alphabet);
+        for (let i = 0; i < ids.length; i++)
+          if (pos[i]! > 0) batch.targets[at + i] = ids[pos[i]! - 1]!;
       }
       batch.targets[b * T + T - 1] = answer;
     }
@@ -174,6 +216,33 @@ export class PHopTask extends StreamTask implements Task {
     return evalRows(count, options.batchSize, (start, n) =>
       this.rows((i) => deriveSeed(seed, "phop/eval", i), start, n),
     );
+  }
+
+  /** The number of hops of each of the first `count` rows of the eval set (seed as evalSet's). */
+  evalHops(count: number, seed = PHOP_DEFAULT_EVAL_SEED): Int32Array {
+    const out = new Int32Array(positiveInt("count", count));
+    for (let i = 0; i < out.length; i++)
+      out[i] = this.drawHops(new Rng(deriveSeed(seed, "phop/eval", i)));
+    return out;
+  }
+
+  /**
+   * The rows of `evalSet(options)` whose number of hops is `hops`, in their order there, batched
+   * alike: the eval set split by difficulty (empty when no row has that p).
+   */
+  evalSetOfHops(options: EvalSetOptions, hops: number): Batch[] {
+    const seed = options.seed ?? PHOP_DEFAULT_EVAL_SEED;
+    const all = this.evalHops(options.count, seed);
+    const rows: number[] = [];
+    all.forEach((p, i) => {
+      if (p === hops) rows.push(i);
+    });
+    if (rows.length === 0) return [];
+    return [
+      ...evalRows(rows.length, options.batchSize, (start, n) =>
+        this.rows((i) => deriveSeed(seed, "phop/eval", rows[i]!), start, n),
+      ),
+    ];
   }
 }
 

@@ -101,6 +101,52 @@ describe("looplm eval", () => {
     expect(out).toContain(`wrote ${join(runDir, "eval.json")}`);
   });
 
+  it("evaluates a mixed-difficulty p-hop run on its own mixed eval set, and each p apart", async () => {
+    const dir = join(root, "phop-mixed");
+    const m = tinyModel(5, false);
+    saveCheckpoint(join(dir, "final"), m);
+    const task = { name: "phop", alphabet: 3, length: 8, hops: 2, dense: false, mixed_hops: true };
+    writeFileSync(
+      join(dir, "run.json"),
+      JSON.stringify({ task, model: m.config, train: {}, seed: 0, stage: "pretrain" }),
+    );
+    const out = await looplm(
+      "eval",
+      "--model",
+      join(dir, "final"),
+      "--count",
+      "12",
+      "--batch-size",
+      "3",
+    );
+    const ev = JSON.parse(readFileSync(join(dir, "eval.json"), "utf8")) as EvalFile;
+    expect(ev.task).toMatchObject(task);
+    // each p's rows apart: together they are the whole set
+    const byHops = ev.by_hops!;
+    expect(byHops.map((h) => h.hops)).toEqual([1, 2]);
+    expect(byHops.reduce((a, h) => a + h.count, 0)).toBe(12);
+    for (let r = 0; r < 3; r++) {
+      const parts = byHops.reduce((a, h) => a + h.count * h.per_step[r]!, 0) / 12;
+      expect(parts).toBeCloseTo(ev.per_step[r]!, 12);
+    }
+    expect(out).toMatch(/\np +rows +step 1 +step 2 +step 3\n/);
+    // a fixed-p run has no such part
+    const fixed = join(root, "phop-fixed");
+    saveCheckpoint(join(fixed, "final"), m);
+    writeFileSync(
+      join(fixed, "run.json"),
+      JSON.stringify({
+        task: { ...task, mixed_hops: undefined },
+        model: m.config,
+        train: {},
+        seed: 0,
+        stage: "pretrain",
+      }),
+    );
+    await looplm("eval", "--model", join(fixed, "final"), "--count", "4", "--batch-size", "2");
+    expect(JSON.parse(readFileSync(join(fixed, "eval.json"), "utf8")).by_hops).toBeUndefined();
+  });
+
   it("then `looplm report <run>` writes report.html with the gate plots", async () => {
     const out = await looplm("report", runDir);
     const html = readFileSync(join(runDir, "report.html"), "utf8");

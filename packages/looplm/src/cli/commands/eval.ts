@@ -13,6 +13,7 @@ import {
   type EvalFile,
   evaluateMultipleChoice,
   formatEvalSummary,
+  type HopsSection,
   type McItem,
   mcSection,
   metricSection,
@@ -21,7 +22,14 @@ import {
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
 import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { checkTaskVocab, ManoTask, type Task, taskEvalBatches } from "@loop/tasks";
+import {
+  type Batch,
+  checkTaskVocab,
+  ManoTask,
+  PHopTask,
+  type Task,
+  taskEvalBatches,
+} from "@loop/tasks";
 import { outputKind } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
@@ -103,6 +111,7 @@ const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {
   alphabet: "alphabet",
   length: "length",
   hops: "hops",
+  mixed_hops: "mixedHops",
   corpus: "corpus",
   tokenizer: "tokenizer",
   vocab: "vocab",
@@ -243,10 +252,18 @@ export async function runEval(
     throw new CliError(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
     );
-  const result = await evaluateOnBackend(backend, model, batches, task.metric, {
-    qs,
-    score: (b, p) => task.score(b, p),
-  });
+  const evaluate = (bs: Iterable<Batch>) =>
+    evaluateOnBackend(backend, model, bs, task.metric, { qs, score: (b, p) => task.score(b, p) });
+  const result = await evaluate(batches);
+  // a mixed-difficulty p-hop task: the same evaluation on the rows of each p apart
+  const byHops: HopsSection[] = [];
+  if (task instanceof PHopTask && task.mixedHops)
+    for (let p = 1; p <= task.hops; p++) {
+      const part = task.evalSetOfHops({ count: f.count, batchSize: f.batchSize, seed: f.seed }, p);
+      if (part.length === 0) continue;
+      const m = metricSection(await evaluate(part));
+      byHops.push({ hops: p, count: m.count, per_step: m.per_step, gated: m.gated });
+    }
   let mcPart: EvalFile["mc"] = null;
   if (mc) {
     const tok = task.tokenizer;
@@ -276,6 +293,7 @@ export async function runEval(
     ...metricSection(result),
     q: f.q ?? null,
     mc: mcPart,
+    ...(byHops.length > 0 ? { by_hops: byHops } : {}),
   };
   if (out) writeEvalFile(out, ev);
   process.stdout.write(formatEvalSummary(ev));

@@ -15,12 +15,20 @@ import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
+import { hopsMetricTable, hopsRows, hopsStepTable } from "../reproduce/gate-by-hops.js";
+import { comparisonTable, gateComparisons } from "../reproduce/gate-comparisons.js";
 import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { removeSeedRecords } from "../reproduce/seed-record.js";
-import { gateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "../reproduce/studies.js";
+import {
+  gateStudy,
+  isGateStudy,
+  STUDY_NAMES,
+  type StudyName,
+  sweepStudy,
+} from "../reproduce/studies.js";
 import {
   claimTables,
   frontierTable,
@@ -89,10 +97,10 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
 
 /**
  * The folders a study trains in, inside its --out folder: one per arm of a sweep study (at either
- * scale: an old study may have run at the other), and one per seed of the exit-gate study.
+ * scale: an old study may have run at the other), and one per seed of a gate study.
  */
 export function studyFolders(outDir: string, study: StudyName): string[] {
-  if (study === "exit-gate") {
+  if (isGateStudy(study)) {
     if (!existsSync(outDir)) return [];
     return readdirSync(outDir, { withFileTypes: true })
       .filter((d) => d.isDirectory() && /^seed-\d+$/.test(d.name))
@@ -210,20 +218,39 @@ async function runOne(
     loadEnd: loadNow(),
   });
   let out: StudyOutput;
-  if (name === "exit-gate") {
-    const def = gateStudy(f.scale);
+  if (isGateStudy(name)) {
+    const def = gateStudy(name, f.scale);
     if (queue || (f.jobs ?? 1) > 1)
       log(
-        `exit-gate: its stages build on each other (pretrain → gate1 → gate2), so they train in this process, one seed at a time (${queue ? "not on the queue" : "--jobs is ignored"})`,
+        `${name}: its stages build on each other (pretrain → gate1 → gate2), so they train in this process, one seed at a time (${queue ? "not on the queue" : "--jobs is ignored"})`,
       );
     const r = await runGateStudy(def, opts);
     const metric = r.perSeed[0]!.metric;
+    const comparisons = gateComparisons(r.perSeed);
+    const hops = def.byHops ? hopsRows(r.perSeed) : null;
+    const both = (t: (md: boolean) => string) => ({ text: t(false), markdown: t(true) });
     out = {
       facts: facts(def.title, def.notes),
-      table: {
-        text: frontierTable(r.frontier, metric, false),
-        markdown: frontierTable(r.frontier, metric, true),
-      },
+      table: both((md) => frontierTable(r.frontier, metric, md)),
+      extra: [
+        {
+          title:
+            "The gate against fixed exit at equal depth, at ⌈d⌉ and at R (paired per seed; p values Holm-adjusted over the q values of each comparison)",
+          ...both((md) => comparisonTable(comparisons, metric, md)),
+        },
+        ...(hops
+          ? [
+              {
+                title: "Accuracy by difficulty p (mean ± sd over seeds)",
+                ...both((md) => hopsMetricTable(hops, metric, md)),
+              },
+              {
+                title: "The gate's mean exit step by difficulty p",
+                ...both((md) => hopsStepTable(hops, md)),
+              },
+            ]
+          : []),
+      ],
       verdicts: [
         {
           text: `at a comparable mean depth the gate beats fixed exit (paper: ${def.paper})`,
@@ -231,8 +258,15 @@ async function runOne(
         },
       ],
       charts: gateStudyCharts(r.frontier, metric),
-      data: { frontier: r.frontier, per_seed: r.perSeed, gate_points: r.verdict.points },
+      data: {
+        frontier: r.frontier,
+        per_seed: r.perSeed,
+        gate_points: r.verdict.points,
+        comparisons,
+        ...(hops ? { by_hops: hops } : {}),
+      },
       commands: Array.from({ length: f.seeds }, (_, k) => gateCommands(def, k + 1, outDir)).flat(),
+      seedMachines: r.machines,
     };
   } else {
     const def = sweepStudy(name, f.scale);
@@ -244,7 +278,7 @@ async function runOne(
       perLength: perLengthTables(r.rows, def.arms),
       claims: claimTables(r.verdicts),
       verdicts: r.verdicts,
-      charts: sweepStudyCharts(r.rows, r.verdicts),
+      charts: sweepStudyCharts(r.rows, r.verdicts, def.depthChart === true),
       data: r.rows,
       commands: Array.from({ length: f.seeds }, (_, k) =>
         def.arms.map((a) => armCommand(a, k + 1, outDir)),
@@ -257,6 +291,7 @@ async function runOne(
   const printed = [
     out.table.text,
     out.perLength?.text,
+    ...(out.extra ?? []).map((e) => `${e.title}:\n${e.text}`),
     out.claims?.text,
     verdictLines(out.verdicts),
   ]
@@ -308,7 +343,7 @@ export function registerReproduce(program: Command): void {
     )
     .option(
       "--scale <s>",
-      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores, from about 40 minutes (phop) to about 3 hours (mano, ablations) per study of 5 seeds, docs/results.md; paper: the paper's sizes)`,
+      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores; the measured times under load are in docs/results.md, about 70 minutes (exit-gate) to about 3 hours (mano, ablations) per study of 5 seeds, and depth needs several sessions (--resume); paper: the paper's sizes)`,
       scale,
       "cpu" as Scale,
     )

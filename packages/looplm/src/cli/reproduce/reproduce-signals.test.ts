@@ -110,7 +110,7 @@ describe("looplm reproduce and signals", () => {
   it("--overwrite removes the folders the old study trained in, unless a live process trains there", () => {
     const dir = tmp();
     // an old study's sweeps at both scales, with a member, its scores and a lock of a dead process
-    for (const arm of ["iso-flops", "iso-param"]) {
+    for (const arm of ["dense", "iso-param"]) {
       mkdirSync(join(dir, arm, "seed-1", "1x1", "final"), { recursive: true });
       writeFileSync(join(dir, arm, "seed-1", "sweep.json"), "{}");
       writeFileSync(join(dir, arm, "seed-1", "per-length.json"), "{}");
@@ -118,10 +118,10 @@ describe("looplm reproduce and signals", () => {
     const dead = spawnSync(process.execPath, ["-e", "process.pid"]).pid!;
     const lock = (d: string, pid: number) =>
       writeFileSync(join(d, "run.lock"), `${JSON.stringify({ pid, host: hostname() })}\n`);
-    lock(join(dir, "iso-flops", "seed-1", "1x1"), dead);
+    lock(join(dir, "dense", "seed-1", "1x1"), dead);
     mkdirSync(join(dir, "mine"));
     writeFileSync(join(dir, "seed-1.json"), "{}");
-    expect(studyFolders(dir, "phop").sort()).toEqual(["iso-flops", "iso-param"]);
+    expect(studyFolders(dir, "phop").sort()).toEqual(["answer-only", "dense", "iso-param"]);
     // a member some process is still training: refused, nothing removed
     const live = spawn("sleep", ["60"]);
     try {
@@ -129,23 +129,23 @@ describe("looplm reproduce and signals", () => {
       expect(() => removeStudyResults(dir, "phop", studyFolders(dir, "phop"))).toThrow(
         `run folder ${join(dir, "iso-param", "seed-1", "1x1")} is in use by process ${live.pid}`,
       );
-      expect(readdirSync(dir).sort()).toEqual(["iso-flops", "iso-param", "mine", "seed-1.json"]);
+      expect(readdirSync(dir).sort()).toEqual(["dense", "iso-param", "mine", "seed-1.json"]);
     } finally {
       live.kill("SIGKILL");
     }
     // an arm folder that is a link elsewhere: refused, nothing removed
     const elsewhere = tmp();
-    symlinkSync(elsewhere, join(dir, "iso-flops-linked"));
-    expect(() => removeStudyResults(dir, "phop", ["iso-flops-linked", "iso-flops"])).toThrow(
-      `${join(dir, "iso-flops-linked")} is a link (to ${elsewhere}): --overwrite removes the folders a study trained in, not what a link points to`,
+    symlinkSync(elsewhere, join(dir, "dense-linked"));
+    expect(() => removeStudyResults(dir, "phop", ["dense-linked", "dense"])).toThrow(
+      `${join(dir, "dense-linked")} is a link (to ${elsewhere}): --overwrite removes the folders a study trained in, not what a link points to`,
     );
     expect(existsSync(join(dir, "seed-1.json"))).toBe(true);
-    rmSync(join(dir, "iso-flops-linked"));
+    rmSync(join(dir, "dense-linked"));
     rmSync(join(dir, "iso-param", "seed-1", "1x1", "run.lock"));
     // what an --overwrite killed while removing left behind goes too
-    mkdirSync(join(dir, ".iso-flops.removing-123", "seed-2"), { recursive: true });
+    mkdirSync(join(dir, ".dense.removing-123", "seed-2"), { recursive: true });
     const gone = removeStudyResults(dir, "phop", studyFolders(dir, "phop"));
-    expect(gone).toEqual(["seed-1.json", "iso-flops", "iso-param"]);
+    expect(gone).toEqual(["seed-1.json", "dense", "iso-param"]);
     expect(readdirSync(dir)).toEqual(["mine"]);
     // the exit-gate study trains in one folder per seed
     for (const f of ["seed-1", "seed-2", "seed-x"]) mkdirSync(join(dir, f));
@@ -160,7 +160,7 @@ describe("looplm reproduce and signals", () => {
     for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg", "seed-1.json"])
       writeFileSync(join(study, f), "an old study's results");
     const args = ["reproduce", "phop", "--seeds", "1", "--out", out];
-    const member = join(study, "iso-flops", "seed-1", "1x1");
+    const member = join(study, "dense", "seed-1", "1x1");
     const resumeHint = `Resume with: looplm reproduce phop --seeds 1 --scale cpu --out ${out} --resume`;
     const stoppedAt = (sig: string, stderr: string) => {
       const line = stderr.split("\n").find((l) => l.startsWith("looplm: stopped by"));
@@ -177,7 +177,7 @@ describe("looplm reproduce and signals", () => {
     const first = pnpmLooplm([...args, "--overwrite"]);
     await waitFor("the first member to log 3 steps", () => logLines(member) >= 3);
     // the old study's results went before any training
-    expect(readdirSync(study).filter((f) => !["iso-flops"].includes(f))).toEqual([]);
+    expect(readdirSync(study).filter((f) => !["dense"].includes(f))).toEqual([]);
     const tree1 = [first.child.pid!, ...descendants(first.child.pid!)];
     process.kill(first.child.pid!, "SIGTERM");
     const r1 = await first.done;
@@ -212,7 +212,7 @@ describe("looplm reproduce and signals", () => {
   it("--jobs 2: SIGTERM reaches every child sweep, each checkpoints, nothing keeps running", async () => {
     const out = join(tmp(), "studies");
     const run = pnpmLooplm(["reproduce", "phop", "--seeds", "2", "--jobs", "2", "--out", out]);
-    const members = [1, 2].map((seed) => join(out, "phop", "iso-flops", `seed-${seed}`, "1x1"));
+    const members = [1, 2].map((seed) => join(out, "phop", "dense", `seed-${seed}`, "1x1"));
     await waitFor("both seeds' first members to log 3 steps", () =>
       members.every((m) => logLines(m) >= 3),
     );

@@ -23,7 +23,7 @@ import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armCommand, runSweepStudy } from "./run-sweep-study.js";
 import { type SeedRecord, seedsToTrain } from "./seed-record.js";
-import { gateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
+import { gateStudy, isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
   claimTables,
   frontierTable,
@@ -130,6 +130,38 @@ describe("claimVerdict", () => {
     expect(v.line).toBe(
       "holds: 1⊗4 60.00 ± 1.58 % vs 1⊗1 41.00 ± 1.58 %; 1⊗4 − 1⊗1 = +19.00 points, 95 % CI [+16.37, +21.63] points (paired t, 5 seeds); needs > +15.00 points",
     );
+  });
+  it("'widens' judges the paired difference of two gaps: (a − b) in one arm minus in another", () => {
+    // two arms as one: "a" R=2 (1⊗2, 2⊗1) and R=8 (1⊗8, 8⊗1); per seed the R=8 gap minus the
+    // R=2 gap: (.30 − .10) − (.50 − .45) … = .15 .17 .13 .16 .14 → mean .15, sd .015811
+    const rows = aggregateSeeds(
+      ["a"],
+      fiveSeeds("accuracy", {
+        "1⊗2": [0.5, 0.52, 0.48, 0.51, 0.49],
+        "2⊗1": [0.45, 0.46, 0.44, 0.47, 0.45],
+        "1⊗8": [0.3, 0.33, 0.29, 0.31, 0.3],
+        "8⊗1": [0.1, 0.1, 0.12, 0.11, 0.12],
+      }),
+    );
+    const claim = {
+      kind: "widens" as const,
+      text: "the gap grows",
+      wide: ["a/1⊗8", "a/8⊗1"] as [string, string],
+      narrow: ["a/1⊗2", "a/2⊗1"] as [string, string],
+      minGap: 0,
+    };
+    const v = claimVerdict(claim, rows);
+    expect(v.kind).toBe("holds");
+    expect(v.interval.mean).toBeCloseTo(0.15, 12);
+    // t_{0.975,4}·sd/√5 = 2.776445 · .015811 / 2.236068 = .019632
+    expect(v.interval.lo).toBeCloseTo(0.15 - 0.019632, 5);
+    expect(v.subject).toBe("(1⊗8 − 8⊗1) − (1⊗2 − 2⊗1)");
+    expect(v.line).toMatch(
+      /^holds: \(1⊗8 − 8⊗1\) = \+19\.60 points vs \(1⊗2 − 2⊗1\) = \+4\.60 points; difference \+15\.00 points/,
+    );
+    // the other way round the same gaps shrink: contradicted
+    const flipped = claimVerdict({ ...claim, wide: claim.narrow, narrow: claim.wide }, rows);
+    expect(flipped.kind).toBe("contradicted");
   });
   it("is inconclusive when the CI contains the margin, contradicted when it lies below", () => {
     expect(better(0.17).kind).toBe("inconclusive");
@@ -379,8 +411,8 @@ describe("study definitions", () => {
   it("every claim of every study at both scales names members its arms train", () => {
     for (const scale of ["cpu", "paper"] as const) {
       for (const name of STUDY_NAMES) {
-        if (name === "exit-gate") {
-          const g = gateStudy(scale);
+        if (isGateStudy(name)) {
+          const g = gateStudy(name, scale);
           expect(g.loops).toBeGreaterThan(1);
           expect(g.qs.length).toBeGreaterThan(1);
           continue;
@@ -398,7 +430,12 @@ describe("study definitions", () => {
           for (const k of Object.keys(arm.paper)) expect(labels).toContain(`${arm.id}/${k}`);
         }
         for (const c of def.claims) {
-          const refs = c.kind === "better" ? [c.a, c.b] : [c.member];
+          const refs =
+            c.kind === "better"
+              ? [c.a, c.b]
+              : c.kind === "widens"
+                ? [...c.wide, ...c.narrow]
+                : [c.member];
           for (const r of refs) expect(labels, `${name} ${scale}: ${r}`).toContain(r);
         }
       }
@@ -431,22 +468,106 @@ describe("study definitions", () => {
     const def = sweepStudy("lm", "cpu");
     expect(def.arms[0]!.cloze).toEqual({ choices: 4, limit: 500 });
     expect(def.arms[0]!.mc?.name).toBe("PIQA");
-    const on = def.claims.map((c) => c.on ?? "metric");
+    const on = def.claims.map((c) => (c.kind === "widens" ? "metric" : (c.on ?? "metric")));
     expect(on).not.toContain("mc");
     expect(on.filter((o) => o === "cloze")).toHaveLength(3);
   });
   it("mano scores every member at each expression length on the pilots' count", () => {
     expect(sweepStudy("mano", "cpu").arms[0]!.perLength).toEqual({ count: 1024 });
   });
-  it("phop at cpu scale compares 1⊗1 with 1⊗4 on four hops, the iso-FLOPs 4⊗1 beside them", () => {
+  it("phop at cpu scale compares 1⊗1, 1⊗4 and the iso-FLOPs 4⊗1 under dense and answer-only targets", () => {
     const def = sweepStudy("phop", "cpu");
-    expect(def.arms[0]!.task).toMatchObject({ task: "phop", length: 32, hops: 4 });
+    expect(def.arms.map((a) => [a.id, a.task.dense, a.task.hops, a.task.length])).toEqual([
+      ["dense", true, 4, 32],
+      ["answer-only", false, 4, 32],
+    ]);
     expect(armCommand(def.arms[0]!, 2, "runs/r/phop")).toBe(
-      "looplm sweep --protocol iso-flops --task phop --alphabet 4 --length 32 --hops 4 --dense --base 1 --loops 1,4 --d-model 128 --d-state 16 --headdim 16 --chunk 32 --loop-norm --steps 2000 --batch 64 --lr 0.003 --warmup 100 --eval-every 250 --eval-count 512 --seed 2 --out runs/r/phop/iso-flops/seed-2",
+      "looplm sweep --protocol iso-flops --task phop --alphabet 4 --length 32 --hops 4 --dense --base 1 --loops 1,4 --d-model 128 --d-state 16 --headdim 16 --chunk 32 --loop-norm --steps 2000 --batch 64 --lr 0.003 --warmup 100 --eval-every 250 --eval-count 512 --seed 2 --out runs/r/phop/dense/seed-2",
     );
-    expect(def.claims.map((c) => (c.kind === "better" ? `${c.a} > ${c.b}` : c.member))).toEqual([
-      "iso-flops/1⊗1",
-      "iso-flops/1⊗4 > iso-flops/1⊗1",
+    // answer-only: the same flags without --dense
+    expect(armCommand(def.arms[1]!, 2, "runs/r/phop")).toMatch(
+      /^looplm sweep --protocol iso-flops --task phop --alphabet 4 --length 32 --hops 4 --base 1 --loops 1,4 .* --out runs\/r\/phop\/answer-only\/seed-2$/,
+    );
+    expect(
+      def.claims.map((c) =>
+        c.kind === "better" ? `${c.a} > ${c.b}` : c.kind === "widens" ? "" : c.member,
+      ),
+    ).toEqual([
+      "dense/1⊗1",
+      "dense/1⊗4 > dense/1⊗1",
+      "dense/1⊗4 > dense/4⊗1",
+      "answer-only/1⊗1",
+      "answer-only/1⊗4 > answer-only/1⊗1",
+      "answer-only/1⊗4 > answer-only/4⊗1",
+    ]);
+    // "matches or exceeds": within 2 points
+    expect(
+      def.claims
+        .filter((c) => c.kind === "better" && c.b.endsWith("4⊗1"))
+        .map((c) => c.kind === "better" && c.minGap),
+    ).toEqual([-0.02, -0.02]);
+  });
+  it("a depth sweep plots the metric against R for the looped, deep and shallow models", () => {
+    const seeds = [0, 0.02].map(
+      (d) =>
+        new Map([
+          ["R2", sweepFile("accuracy", { "1⊗1": [0.4 + d], "1⊗2": [0.5, 0.9 + d], "2⊗1": [0.95] })],
+          [
+            "R4",
+            sweepFile("accuracy", { "1⊗1": [0.3], "1⊗4": [0.3, 0.4, 0.5, 0.8], "4⊗1": [0.6 + d] }),
+          ],
+        ]),
+    );
+    const rows = aggregateSeeds(["R2", "R4"], seeds);
+    expect(sweepStudyCharts(rows).has("by-depth")).toBe(false);
+    const chart = sweepStudyCharts(rows, [], true).get("by-depth")!;
+    const values = (
+      chart as unknown as { data: { values: { R: number; model: string; mean: number }[] } }
+    ).data.values;
+    expect(values.map((v) => [v.R, v.model, Number(v.mean.toFixed(6))])).toEqual([
+      [2, "shallow 1⊗1", 41],
+      [2, "looped 1⊗R", 91],
+      [2, "deep R⊗1", 95],
+      [4, "shallow 1⊗1", 30],
+      [4, "looped 1⊗R", 80],
+      [4, "deep R⊗1", 61],
+    ]);
+  });
+  it("depth sweeps R = 2, 4, 8 with p = R hops, answer-only, and asks whether the deep deficit grows", () => {
+    const def = sweepStudy("depth", "cpu");
+    expect(def.depthChart).toBe(true);
+    expect(
+      def.arms.map((a) => [a.id, a.protocol, a.loops, a.task.hops, a.task.dense ?? false]),
+    ).toEqual([
+      ["R2", "iso-flops", [1, 2], 2, false],
+      ["R4", "iso-flops", [1, 4], 4, false],
+      ["R8", "iso-flops", [1, 8], 8, false],
+    ]);
+    expect(new Set(def.arms.map((a) => a.task.length)).size).toBe(1);
+    // 2,000 steps at R = 2 (its pilot learns by then), the answer-only p-hop budget at R = 4 and 8
+    const phop = sweepStudy("phop", "cpu").arms.find((a) => a.id === "answer-only")!;
+    expect(phop.train.steps).toBe(8000);
+    expect(def.arms.map((a) => a.train.steps)).toEqual([2000, 8000, 8000]);
+    expect(def.arms.every((a) => a.task.length! >= a.task.hops! + 2)).toBe(true);
+    const widens = def.claims.filter((c) => c.kind === "widens");
+    expect(widens).toEqual([
+      expect.objectContaining({
+        wide: ["R8/1⊗8", "R8/8⊗1"],
+        narrow: ["R2/1⊗2", "R2/2⊗1"],
+        minGap: 0,
+      }),
+    ]);
+    expect(
+      def.claims
+        .filter((c) => c.kind === "better")
+        .map((c) => c.kind === "better" && `${c.a} > ${c.b}`),
+    ).toEqual([
+      "R2/1⊗2 > R2/2⊗1",
+      "R4/1⊗4 > R4/4⊗1",
+      "R8/1⊗8 > R8/8⊗1",
+      "R2/1⊗2 > R2/1⊗1",
+      "R4/1⊗4 > R4/1⊗1",
+      "R8/1⊗8 > R8/1⊗1",
     ]);
   });
 });
@@ -766,7 +887,7 @@ describe("running a study (tiny settings)", () => {
 
   /** The exit-gate study at tiny settings. */
   const tinyGate = {
-    ...gateStudy("cpu"),
+    ...gateStudy("exit-gate", "cpu"),
     task: { task: "phop" as const, alphabet: 3, length: 8, hops: 2 },
     model: { dModel: 8, dState: 4, headdim: 8, chunk: 8 },
     loops: 2,
@@ -796,6 +917,51 @@ describe("running a study (tiny settings)", () => {
     const again = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: true });
     expect(again.frontier).toEqual(r.frontier);
   }, 120_000);
+
+  it("a mixed-difficulty gate study scores every p apart and keeps each seed in a record", async () => {
+    const def = {
+      ...tinyGate,
+      ...gateStudy("gate-mixed", "cpu"),
+      task: { task: "phop" as const, alphabet: 3, length: 8, hops: 2, mixedHops: true },
+      model: tinyGate.model,
+      loops: 2,
+      pretrain: tinyGate.pretrain,
+      gate1: tinyGate.gate1,
+      gate2: tinyGate.gate2,
+      evalCount: 12,
+      qs: [0.3, 0.7],
+    };
+    expect(def.name).toBe("gate-mixed");
+    expect(def.byHops).toBe(true);
+    const dir = tmp();
+    const r = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: false });
+    const byHops = r.perSeed[0]!.byHops!;
+    expect(byHops.map((h) => h.hops)).toEqual([1, 2]);
+    expect(byHops.reduce((a, h) => a + h.count, 0)).toBe(12);
+    // the whole set's accuracy is the rows-weighted mean of the parts'
+    for (let step = 0; step < 2; step++) {
+      const parts = byHops.reduce((a, h) => a + h.count * h.perStep[step]!, 0) / 12;
+      expect(parts).toBeCloseTo(r.perSeed[0]!.perStep[step]!, 12);
+    }
+    expect(r.machines[0]!.cpu).toBeTruthy();
+    expect(r.machines[0]!.commit).toMatch(/^[0-9a-f]{40}/);
+    // the record stands for the seed's folders: a resumed run trains nothing without them
+    rmSync(join(dir, "seed-1"), { recursive: true, force: true });
+    const again = await runGateStudy(def, { backend, outDir: dir, seeds: 1, resume: true });
+    expect(again.perSeed).toEqual(r.perSeed);
+    expect(existsSync(join(dir, "seed-1"))).toBe(false);
+    // a record of other settings is refused, naming the file
+    await expect(
+      runGateStudy({ ...def, qs: [0.5] }, { backend, outDir: dir, seeds: 1, resume: true }),
+    ).rejects.toThrow(/seed-1\.json holds seed 1 of study "gate-mixed" made with other settings/);
+    // a fixed-p task cannot be split by difficulty
+    await expect(
+      runGateStudy(
+        { ...def, task: tinyGate.task },
+        { backend, outDir: tmp(), seeds: 1, resume: false },
+      ),
+    ).rejects.toThrow(/byHops needs a p-hop task with mixedHops/);
+  }, 180_000);
 
   it("prints for each seed the train and eval commands that give the study's models and numbers", async () => {
     const dir = tmp();
@@ -847,7 +1013,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, mano, lm, backbones, ablations, exit-gate, all, got "bogus"',
+      'study must be one of phop, depth, mano, lm, backbones, ablations, exit-gate, gate-mixed, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,

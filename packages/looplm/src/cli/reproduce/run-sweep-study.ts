@@ -19,7 +19,7 @@ import { armSweepJob, seedDir, TaskCache, taskFlags } from "./arm-inputs.js";
 import { clozeSet, piqaSet, scoreMembers, scorePerLength } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
-import { type SeedMachine, seedMachine } from "./seed-machine.js";
+import { commitAtStart, type SeedMachine, seedMachine } from "./seed-machine.js";
 import {
   type ArmRecord,
   checkSameSizes,
@@ -69,6 +69,7 @@ export { armArgs, armCommand, seedDir } from "./arm-inputs.js";
 
 export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<SweepStudyResult> {
   checkSeedRecordTargets(o.outDir, o.seeds);
+  commitAtStart();
   const tasks = new TaskCache();
   // finished seeds' records are read only when resuming (the queue always continues)
   const useRecords = o.resume || o.queue !== undefined;

@@ -5,6 +5,7 @@
  * The record is written by the machine whose folders hold the seed's finished members: the one
  * that trained them, unless the folders were copied from another (a record cannot tell).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { nativeVectorIsa } from "@loop/tensor/node";
@@ -21,6 +22,41 @@ export interface SeedMachine {
   /** The native build's vector instructions (trained here on a native or webgpu backend). */
   vector_isa?: string;
   node?: string;
+  /**
+   * The git commit of the code that wrote the record (its working directory's checkout when the
+   * process started), with "+changes" when tracked code differed from it; absent outside git.
+   */
+  commit?: string;
+}
+
+/** What decides the numbers: the packages' code and the dependencies' versions. */
+const CODE_PATHS = ["packages", "package.json", "pnpm-lock.yaml"];
+
+/**
+ * `git rev-parse HEAD` of `cwd`, with "+changes" when tracked code (CODE_PATHS) differs from it;
+ * null outside a git checkout.
+ */
+export function gitCommit(cwd = process.cwd()): string | null {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const head = git("rev-parse", "HEAD").trim();
+    const status = git("status", "--porcelain", "--untracked-files=no", "--", ...CODE_PATHS);
+    return status.trim() !== "" ? `${head}+changes` : head;
+  } catch {
+    return null;
+  }
+}
+
+/** The commit when this process loaded its code: a later commit does not change what it runs. */
+let startCommit: string | null | undefined;
+/**
+ * The commit of the code this process runs, read once: a study calls it when it starts, so that
+ * commits made while it trains are not named in its records.
+ */
+export function commitAtStart(): string | null {
+  if (startCommit === undefined) startCommit = gitCommit();
+  return startCommit;
 }
 
 /** "AMD EPYC (family 25 model 17)" from /proc/cpuinfo's text; null when it names no CPU. */
@@ -49,6 +85,8 @@ export async function seedMachine(
   trained: SeedMachine["trained"],
 ): Promise<SeedMachine> {
   const m: SeedMachine = { recorded: new Date().toISOString(), trained, backend: backend.name };
+  const commit = commitAtStart();
+  if (commit) m.commit = commit;
   if (trained === "queue") return m;
   m.cpu = cpuName();
   const isa = backend.name === "portable" ? null : await nativeVectorIsa();
@@ -61,9 +99,12 @@ export async function seedMachine(
 export function seedMachineLines(machines: readonly (SeedMachine | undefined)[]): string[] {
   return machines.map((m, k) => {
     if (!m) return `seed ${k + 1}: its record does not name the machine`;
+    const at = m.commit
+      ? `, commit ${m.commit.slice(0, 7)}${m.commit.endsWith("+changes") ? "+changes" : ""}`
+      : "";
     if (m.trained === "queue")
-      return `seed ${k + 1}: ${m.backend} backend on queue workers, recorded ${m.recorded}`;
+      return `seed ${k + 1}: ${m.backend} backend on queue workers, recorded ${m.recorded}${at}`;
     const isa = m.vector_isa ? `, ${m.vector_isa}` : "";
-    return `seed ${k + 1}: ${m.cpu}${isa}, ${m.backend} backend, Node ${m.node}, recorded ${m.recorded}`;
+    return `seed ${k + 1}: ${m.cpu}${isa}, ${m.backend} backend, Node ${m.node}, recorded ${m.recorded}${at}`;
   });
 }

@@ -27,7 +27,7 @@ import { modelConfig } from "./arm-inputs.js";
 import { CLOZE_NAME } from "./downstream.js";
 import { type SeedRecord, studySettings } from "./seed-record.js";
 import { armLabels, checkSeedRecordBody, FieldProblem } from "./seed-record-schema.js";
-import { STUDY_NAMES, sweepStudy } from "./studies.js";
+import { isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import type { StudyDef } from "./study-types.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -108,7 +108,7 @@ const resume = (out: string, seeds: number) =>
 describe("seed records", () => {
   it("the schema's member labels are those the sweeps plan, for every arm of every study", () => {
     for (const name of STUDY_NAMES) {
-      if (name === "exit-gate") continue;
+      if (isGateStudy(name)) continue;
       for (const scale of ["cpu", "paper"] as const)
         for (const arm of sweepStudy(name, scale).arms) {
           const base = modelConfig(arm.model, arm.base, 1, 64);
@@ -122,7 +122,7 @@ describe("seed records", () => {
 
   it("checks the names of the downstream and cloze sets, and text without control characters", () => {
     for (const name of STUDY_NAMES) {
-      if (name === "exit-gate") continue;
+      if (isGateStudy(name)) continue;
       const def = sweepStudy(name, "cpu");
       expect(() => checkSeedRecordBody(def, record(def, 1) as never), name).not.toThrow();
     }
@@ -156,18 +156,18 @@ describe("seed records", () => {
       [
         "an accuracy of 7.5",
         (r) => {
-          r.arms["iso-flops"]!.sweep.rows[1]!.metric_value = 7.5;
+          r.arms["dense"]!.sweep.rows[1]!.metric_value = 7.5;
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.rows[1].metric_value is an accuracy of 7.5, outside [0, 1]',
+        'is not a valid seed record: arms["dense"].sweep.rows[1].metric_value is an accuracy of 7.5, outside [0, 1]',
       ],
       [
         "a string for a number",
         (r) => {
-          (r.arms["iso-flops"]!.sweep.rows[0]!.per_step as unknown[])[0] = "0.4";
+          (r.arms["dense"]!.sweep.rows[0]!.per_step as unknown[])[0] = "0.4";
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].per_step[0] must be a finite number, got "0.4"',
+        'is not a valid seed record: arms["dense"].sweep.rows[0].per_step[0] must be a finite number, got "0.4"',
       ],
       [
         "a missing arm",
@@ -175,20 +175,20 @@ describe("seed records", () => {
           r.arms = {};
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"] is missing (an arm of the study)',
+        'is not a valid seed record: arms["dense"] is missing (an arm of the study)',
       ],
       [
         "a member renamed",
         (r) => {
-          r.arms["iso-flops"]!.sweep.rows[0]!.label = "9⊗9";
+          r.arms["dense"]!.sweep.rows[0]!.label = "9⊗9";
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].label must be "1⊗1", got "9⊗9"; remove it (or --overwrite) to train seed 2 again',
+        'is not a valid seed record: arms["dense"].sweep.rows[0].label must be "1⊗1", got "9⊗9"; remove it (or --overwrite) to train seed 2 again',
       ],
       [
         "a perplexity in an accuracy arm (its range passes for a perplexity)",
         (r) => {
-          const sweep = r.arms["iso-flops"]!.sweep;
+          const sweep = r.arms["dense"]!.sweep;
           sweep.metric = "ppl";
           for (const row of sweep.rows) {
             row.metric_value = 7.5;
@@ -196,23 +196,23 @@ describe("seed records", () => {
           }
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.metric must be "accuracy" (the metric of task phop), got "ppl"',
+        'is not a valid seed record: arms["dense"].sweep.metric must be "accuracy" (the metric of task phop), got "ppl"',
       ],
       [
         "a loop step dropped",
         (r) => {
-          r.arms["iso-flops"]!.sweep.rows[1]!.per_step.shift();
+          r.arms["dense"]!.sweep.rows[1]!.per_step.shift();
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.rows[1].per_step must hold one value per loop step of the member (4), got 3',
+        'is not a valid seed record: arms["dense"].sweep.rows[1].per_step must hold one value per loop step of the member (4), got 3',
       ],
       [
         "a final value edited apart from its loop steps",
         (r) => {
-          r.arms["iso-flops"]!.sweep.rows[0]!.metric_value = 0.99;
+          r.arms["dense"]!.sweep.rows[0]!.metric_value = 0.99;
           return r;
         },
-        'is not a valid seed record: arms["iso-flops"].sweep.rows[0].metric_value must be the member\'s value at its last loop step (per_step: 0.5), got 0.99',
+        'is not a valid seed record: arms["dense"].sweep.rows[0].metric_value must be the member\'s value at its last loop step (per_step: 0.5), got 0.99',
       ],
       [
         "no seed",
@@ -232,10 +232,10 @@ describe("seed records", () => {
     ];
     // sizes are checked across seeds: the same settings plan the same members
     const sized = record(PHOP, 2);
-    sized.arms["iso-flops"]!.sweep.rows[2]!.params = 1001;
+    sized.arms["dense"]!.sweep.rows[2]!.params = 1001;
     const two = studyWith([record(PHOP, 1), sized]);
     await expect(resume(two.out, 2)).rejects.toThrow(
-      `${join(two.dir, "seed-2.json")} is not a valid seed record: arms["iso-flops"].sweep.rows[2].params is 1001, but seed 1's is 1000 (the same settings plan the same members); remove it (or --overwrite) to train seed 2 again`,
+      `${join(two.dir, "seed-2.json")} is not a valid seed record: arms["dense"].sweep.rows[2].params is 1001, but seed 1's is 1000 (the same settings plan the same members); remove it (or --overwrite) to train seed 2 again`,
     );
     for (const [what, edit, message] of cases) {
       const bad = edit(record(PHOP, 2));
@@ -299,20 +299,20 @@ describe("seed records", () => {
     mkdirSync(join(dir, "iso-param", "seed-1", "1x1"), { recursive: true });
     writeFileSync(join(dir, "iso-param", "seed-1", "sweep.json"), "{}");
     // the overwrite stops at its first sweep (its folder is taken by a file): as interrupted
-    writeFileSync(join(dir, "iso-flops"), "not a folder");
+    writeFileSync(join(dir, "dense"), "not a folder");
     await expect(
       run(
         ...["reproduce", "phop", "--seeds", "1", "--out", out, "--overwrite"],
         ...["--jobs", "1", "--backend", "portable"],
       ),
-    ).rejects.toThrow(/iso-flops/);
+    ).rejects.toThrow(/dense/);
     expect(existsSync(join(dir, "seed-1.json"))).toBe(false);
     expect(existsSync(join(dir, "results.json"))).toBe(false);
     expect(existsSync(join(dir, "iso-param"))).toBe(false);
     // the resume it suggests trains the seed again (and stops at the same folder): it never
     // prints the old study's 90 %
     const again = resume(out, 1);
-    await expect(again).rejects.toThrow(/iso-flops/);
-    expect(readFileSync(join(dir, "iso-flops"), "utf8")).toBe("not a folder");
+    await expect(again).rejects.toThrow(/dense/);
+    expect(readFileSync(join(dir, "dense"), "utf8")).toBe("not a folder");
   });
 });

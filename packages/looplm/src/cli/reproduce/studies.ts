@@ -8,8 +8,43 @@
 import type { GateStudyDef } from "./gate-study-types.js";
 import type { ArmDef, ClaimDef, ClaimTarget, Scale, StudyDef } from "./study-types.js";
 
-export const STUDY_NAMES = ["phop", "mano", "lm", "backbones", "ablations", "exit-gate"] as const;
+export const STUDY_NAMES = [
+  "phop",
+  "depth",
+  "mano",
+  "lm",
+  "backbones",
+  "ablations",
+  "exit-gate",
+  "gate-mixed",
+] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
+/** The studies that are protocol sweeps (the other two train the exit gate's three stages). */
+export type SweepStudyName = Exclude<StudyName, GateStudyName>;
+/** The studies that train the exit gate's three stages. */
+export type GateStudyName = "exit-gate" | "gate-mixed";
+
+/** True for the studies that train the exit gate's three stages. */
+export function isGateStudy(name: StudyName): name is GateStudyName {
+  return name === "exit-gate" || name === "gate-mixed";
+}
+
+/**
+ * Answer-only p-hop training steps at cpu scale (docs/results/pilots.md, round G): the pilot's
+ * 1⊗4 was still climbing at the end of a 4,000-step cosine, so the study trains twice as long.
+ */
+const PHOP_ANSWER_ONLY_STEPS = 8000;
+/**
+ * The depth sweep's training steps at cpu scale, per R (docs/results/pilots.md, round G): 1⊗2
+ * learns answer-only p = 2 within 2,000 steps; R = 4 gets the answer-only p-hop budget, and R = 8
+ * the same (its pilot was stopped at chance at step 366; twice as many steps again would make
+ * R = 8 alone some 15 CPU-hours for 5 seeds).
+ */
+const DEPTH_STEPS: Record<number, number> = {
+  2: 2000,
+  4: PHOP_ANSWER_ONLY_STEPS,
+  8: PHOP_ANSWER_ONLY_STEPS,
+};
 
 /** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
 function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget): ClaimDef {
@@ -19,47 +54,151 @@ function beats(text: string, a: string, b: string, minGap = 0, on?: ClaimTarget)
 /** The p-hop studies' layer at cpu scale (the pilots' budget, docs/results/pilots.md). */
 const PHOP_MAMBA = { dModel: 128, dState: 16, headdim: 16, chunk: 32, loopNorm: true };
 
+/** The p-hop training signals: every prefix's own answer, or the one answer at position n. */
+const SIGNALS = {
+  dense: "dense targets (every prefix's own answer)",
+  "answer-only": "answer-only targets (one per sequence, at position n)",
+} as const;
+
+/**
+ * Training at cpu scale under each signal (the pilots, docs/results/pilots.md): dense targets
+ * learn in 2,000 steps; one target per sequence needs PHOP_ANSWER_ONLY_STEPS.
+ */
+const PHOP_STEPS = { dense: 2000, "answer-only": PHOP_ANSWER_ONLY_STEPS } as const;
+
+/** The iso-FLOPs claims of a looped 1⊗R against its R distinct layers, in one arm. */
+function loopedVsDeep(id: string, R: number, what: string): ClaimDef {
+  return beats(
+    `iso-FLOPs${what}: the looped 1⊗${R} matches or exceeds the deep ${R}⊗1 (within 2 points)`,
+    `${id}/1⊗${R}`,
+    `${id}/${R}⊗1`,
+    -0.02,
+  );
+}
+
+function phopPaper(): StudyDef {
+  return {
+    name: "phop",
+    title: "p-hop induction: recursive depth vs distinct parameters",
+    notes: "The paper's n = 256, p = 16, answer-only targets.",
+    arms: [
+      {
+        id: "iso-param",
+        protocol: "iso-param",
+        task: { task: "phop", alphabet: 4, length: 256, hops: 16 },
+        model: { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+        base: 1,
+        loops: [1, 12],
+        train: { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
+        paper: { "1⊗1": "38–41 % (n=256, p=16/32)", "1⊗12": "99.89 % (1⊗12)" },
+      },
+    ],
+    claims: [
+      {
+        kind: "below",
+        text: "a shallow non-looped Mamba fails p-hop induction",
+        member: "iso-param/1⊗1",
+        threshold: 0.5,
+      },
+      beats(
+        "looping the same layer fixes it: 1⊗12 beats 1⊗1 with the same parameters",
+        "iso-param/1⊗12",
+        "iso-param/1⊗1",
+        0.15,
+      ),
+    ],
+  };
+}
+
 function phop(cpu: boolean): StudyDef {
-  const R = cpu ? 4 : 12;
-  const looped = `1⊗${R}`;
-  // cpu: the looped layer and the iso-FLOPs R distinct layers side by side (docs/results/pilots.md)
-  const id = cpu ? "iso-flops" : "iso-param";
-  const arm: ArmDef = {
-    id,
-    protocol: cpu ? "iso-flops" : "iso-param",
-    task: cpu
-      ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true }
-      : { task: "phop", alphabet: 4, length: 256, hops: 16 },
-    model: cpu ? PHOP_MAMBA : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+  if (!cpu) return phopPaper();
+  const R = 4;
+  const arm = (signal: keyof typeof SIGNALS): ArmDef => ({
+    id: signal,
+    protocol: "iso-flops",
+    task: { task: "phop", alphabet: 4, length: 32, hops: R, dense: signal === "dense" },
+    model: PHOP_MAMBA,
     base: 1,
     loops: [1, R],
-    train: cpu
-      ? { steps: 2000, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 250, evalCount: 512 }
-      : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
-    paper: { "1⊗1": "38–41 % (n=256, p=16/32)", [looped]: "99.89 % (1⊗12)" },
-  };
-  const claims: ClaimDef[] = [
+    train: {
+      steps: PHOP_STEPS[signal],
+      batch: 64,
+      lr: 3e-3,
+      warmup: 100,
+      evalEvery: 250,
+      evalCount: 512,
+    },
+    paper: { "1⊗1": "38–41 % (n=256, p=16/32)", [`1⊗${R}`]: "99.89 % (1⊗12)" },
+  });
+  const claims = (Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]).flatMap((id): ClaimDef[] => [
     {
       kind: "below",
-      text: "a shallow non-looped Mamba fails p-hop induction",
+      text: `${id}: a shallow non-looped Mamba fails p-hop induction`,
       member: `${id}/1⊗1`,
       threshold: 0.5,
     },
     beats(
-      `looping the same layer fixes it: ${looped} beats 1⊗1 with the same parameters`,
-      `${id}/${looped}`,
+      `${id}: looping the same layer fixes it, 1⊗${R} beats 1⊗1 with the same parameters`,
+      `${id}/1⊗${R}`,
       `${id}/1⊗1`,
       0.15,
     ),
-  ];
+    loopedVsDeep(id, R, ` (${id})`),
+  ]);
   return {
     name: "phop",
-    title: "p-hop induction: recursive depth vs distinct parameters",
-    notes: cpu
-      ? `|Σ| = 4, n = 32, p = 4 hops, one Mamba-2 layer of d_model 128 with loop_norm applied once (1⊗1) or ${R} times (${looped}), beside the iso-FLOPs ${R}⊗1 (${R} distinct layers, no claim of the paper); 2,000 steps of 64, dense targets, evaluation on the single answer at position n (chance 25 %). The budget is the pilots' (docs/results/pilots.md, seed 1): 1⊗1 49.0 % flat from step 750, ${looped} 98.8 %, ${R}⊗1 99.6 %, each flat by step 2,000.`
-      : "The paper's n = 256, p = 16.",
-    arms: [arm],
+    title: "p-hop induction: recursive depth vs distinct parameters, under two training signals",
+    notes: `|Σ| = 4, n = 32, p = ${R} hops, one Mamba-2 layer of d_model 128 with loop_norm applied once (1⊗1) or ${R} times (1⊗${R}), beside the iso-FLOPs ${R}⊗1 (${R} distinct layers), each trained under two signals: ${SIGNALS.dense}, 2,000 steps of 64, and ${SIGNALS["answer-only"]}, ${PHOP_ANSWER_ONLY_STEPS.toLocaleString("en")} steps of 64 (docs/results/pilots.md, round G: with dense targets the pilots' 1⊗${R} stops improving by step 2,000; with answer-only targets it was still climbing at the end of a 4,000-step cosine, so that arm trains twice as long); evaluation on the single answer at position n (chance 25 %).`,
+    arms: [arm("dense"), arm("answer-only")],
     claims,
+  };
+}
+
+/**
+ * The depth sweep at cpu scale: p-hop with p = R hops for each R, answer-only targets, the
+ * looped 1⊗R against the deep R⊗1 (iso-FLOPs) and 1⊗1 (iso-parameter). n is the same for every
+ * R and large enough that almost every draw has a defined R-hop answer (99.6 % at R = 8).
+ */
+const DEPTH_RS = [2, 4, 8] as const;
+const DEPTH_LENGTH = 48;
+
+function depth(cpu: boolean): StudyDef {
+  const Rs = cpu ? DEPTH_RS : ([4, 8, 12] as const);
+  const n = cpu ? DEPTH_LENGTH : 256;
+  const arms: ArmDef[] = Rs.map((R) => ({
+    id: `R${R}`,
+    protocol: "iso-flops",
+    task: { task: "phop", alphabet: 4, length: n, hops: R },
+    model: cpu ? { ...PHOP_MAMBA, chunk: n } : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+    base: 1,
+    loops: [1, R],
+    train: cpu
+      ? { steps: DEPTH_STEPS[R]!, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 500, evalCount: 512 }
+      : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
+    paper: {},
+  }));
+  const [lo, hi] = [Rs[0], Rs[Rs.length - 1]];
+  return {
+    name: "depth",
+    title: "The depth question: looped 1⊗R against the deep R⊗1 as R grows (p-hop, p = R)",
+    notes: cpu
+      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: 1⊗2 learns p = 2 within 2,000 steps; R = 4 and R = 8 get the answer-only p-hop study's budget, which no pilot has shown to be enough at R = 8), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
+      : `p-hop with n = ${n}, p = R hops for R ∈ {${Rs.join(", ")}}, answer-only targets (the paper's task).`,
+    arms,
+    depthChart: true,
+    claims: [
+      ...Rs.map((R) => loopedVsDeep(`R${R}`, R, ` at R = ${R}`)),
+      ...Rs.map((R) =>
+        beats(`iso-parameter at R = ${R}: 1⊗${R} beats 1⊗1`, `R${R}/1⊗${R}`, `R${R}/1⊗1`),
+      ),
+      {
+        kind: "widens",
+        text: `the deep model's deficit grows with R: (1⊗${hi} − ${hi}⊗1) exceeds (1⊗${lo} − ${lo}⊗1)`,
+        wide: [`R${hi}/1⊗${hi}`, `R${hi}/${hi}⊗1`],
+        narrow: [`R${lo}/1⊗${lo}`, `R${lo}/${lo}⊗1`],
+        minGap: 0,
+      },
+    ],
   };
 }
 
@@ -296,7 +435,7 @@ function ablations(cpu: boolean): StudyDef {
   };
 }
 
-export function gateStudy(scale: Scale): GateStudyDef {
+function exitGate(scale: Scale): GateStudyDef {
   const cpu = scale === "cpu";
   return {
     name: "exit-gate",
@@ -325,9 +464,39 @@ export function gateStudy(scale: Scale): GateStudyDef {
   };
 }
 
-/** The sweep studies, each at cpu scale (true) or the paper's. */
-const SWEEP_STUDIES = { phop, mano, lm, backbones, ablations };
+/**
+ * The gate on data whose needed depth varies per sequence: p-hop with p drawn per sequence from
+ * 1..4 (the exit-gate study's model and stages otherwise), evaluated as a whole and per p.
+ */
+function gateMixed(scale: Scale): GateStudyDef {
+  const base = exitGate(scale);
+  const cpu = scale === "cpu";
+  return {
+    ...base,
+    name: "gate-mixed",
+    title: "Exit gate on mixed difficulty (p-hop, p drawn per sequence from 1..R)",
+    notes: cpu
+      ? "p-hop with |Σ| = 4, n = 32 and each sequence's p drawn uniformly from 1..4 (dense targets for each prefix's answer under its row's p), the exit-gate study's 1⊗4 (one Mamba-2 layer, d_model 128, loop_norm) trained through its three stages (2,000 pretraining steps, 200 + 200 gate steps); evaluation on 1,024 held-out sequences, as a whole and for each p apart: fixed exit at every step, the gate at each q and its mean exit step per p, and the gate against fixed exit at equal depth, at ⌈d⌉ and at R (Holm-adjusted over the q values)."
+      : "p-hop with n = 256 and p drawn per sequence from 1..12, 1⊗12.",
+    task: cpu
+      ? { task: "phop", alphabet: 4, length: 32, hops: 4, dense: true, mixedHops: true }
+      : { task: "phop", alphabet: 4, length: 256, hops: 12, mixedHops: true },
+    model: cpu ? PHOP_MAMBA : { dModel: 64, dState: 16, headdim: 16, chunk: 64 },
+    layers: 1,
+    loops: cpu ? 4 : 12,
+    evalCount: cpu ? 1024 : 2000,
+    byHops: true,
+  };
+}
 
-export function sweepStudy(name: Exclude<StudyName, "exit-gate">, scale: Scale): StudyDef {
+/** The gate studies, each at cpu scale or the paper's. */
+export function gateStudy(name: GateStudyName, scale: Scale): GateStudyDef {
+  return name === "gate-mixed" ? gateMixed(scale) : exitGate(scale);
+}
+
+/** The sweep studies, each at cpu scale (true) or the paper's. */
+const SWEEP_STUDIES = { phop, depth, mano, lm, backbones, ablations };
+
+export function sweepStudy(name: SweepStudyName, scale: Scale): StudyDef {
   return SWEEP_STUDIES[name](scale === "cpu");
 }

@@ -104,10 +104,74 @@ export function claimChart(verdicts: readonly Verdict[], metric: Metric): ChartS
   } as ChartSpec;
 }
 
-/** Plots: name (SVG file stem) → Vega-Lite spec (the claims' intervals when `verdicts` given). */
+/** "1⊗4" → [1, 4]. */
+function nr(label: string): [number, number] {
+  const [n, r] = label.split("⊗").map(Number);
+  return [n!, r!];
+}
+
+/**
+ * A depth sweep's plot: the metric (mean ± sd over seeds) against R for the looped 1⊗R, the deep
+ * R⊗1 and the shallow 1⊗1 of each arm (an arm's R is its largest N·R).
+ */
+export function depthChart(rows: readonly MemberAggregate[]): ChartSpec {
+  const metric: Metric = rows[0]!.metric;
+  const scale = metric === "accuracy" ? 100 : 1;
+  const armR = new Map<string, number>();
+  for (const r of rows) {
+    const [n, l] = nr(r.label);
+    armR.set(r.arm, Math.max(armR.get(r.arm) ?? 1, n * l));
+  }
+  const values = rows.map((r) => {
+    const [n, l] = nr(r.label);
+    const model = n === 1 && l === 1 ? "shallow 1⊗1" : n === 1 ? "looped 1⊗R" : "deep R⊗1";
+    const { mean, sd } = r.stat;
+    return {
+      R: armR.get(r.arm)!,
+      model,
+      mean: scale * mean,
+      lo: scale * (mean - sd),
+      hi: scale * (mean + sd),
+    };
+  });
+  const x = {
+    field: "R",
+    type: "quantitative" as const,
+    title: "depth R (loop steps or layers; p = R hops)",
+    scale: { type: "log" as const, base: 2 },
+    axis: { values: [...new Set(values.map((v) => v.R))] },
+  };
+  const title = metric === "accuracy" ? "accuracy (%)" : "perplexity";
+  const y = {
+    type: "quantitative" as const,
+    title,
+    ...(metric === "accuracy" ? { scale: { domain: [0, 100] } } : {}),
+  };
+  const color = { field: "model", type: "nominal" as const, title: "model" };
+  return {
+    $schema: SCHEMA,
+    title: `${title} against depth R, mean ± sd over seeds`,
+    width: 420,
+    height: 260,
+    data: { values },
+    layer: [
+      {
+        mark: { type: "rule" },
+        encoding: { x, y: { ...y, field: "lo" }, y2: { field: "hi" }, color },
+      },
+      { mark: { type: "line", point: true }, encoding: { x, y: { ...y, field: "mean" }, color } },
+    ],
+  } as ChartSpec;
+}
+
+/**
+ * Plots: name (SVG file stem) → Vega-Lite spec (the claims' intervals when `verdicts` given;
+ * the metric against depth R for a depth sweep).
+ */
 export function sweepStudyCharts(
   rows: readonly MemberAggregate[],
   verdicts: readonly Verdict[] = [],
+  depth = false,
 ): Map<string, ChartSpec> {
   const metric: Metric = rows[0]!.metric;
   const charts = new Map<string, ChartSpec>();
@@ -124,6 +188,7 @@ export function sweepStudyCharts(
       r.perStep.map((s, i) => ({ series: `${r.arm}/${r.label}`, step: i + 1, value: s.mean })),
     );
   if (steps.length > 0) charts.set("per-step", stepMetricChart(steps, metric));
+  if (depth) charts.set("by-depth", depthChart(rows));
   for (const m of ["ppl", "accuracy"] as const) {
     const c = claimChart(verdicts, m);
     if (c) charts.set(`claims-${m}`, c);
@@ -166,6 +231,8 @@ export interface StudyOutput {
   verdicts: { text: string; line: string }[];
   /** The accuracy per Mano expression length, when an arm has it. */
   perLength?: { text: string; markdown: string };
+  /** Further tables with their titles (a gate study's comparisons and by-difficulty tables). */
+  extra?: { title: string; text: string; markdown: string }[];
   /** The claims as a table (verdict, interval), when the study has one. */
   claims?: { text: string; markdown: string };
   charts: Map<string, ChartSpec>;
@@ -231,6 +298,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     o.table.markdown,
     "",
     ...(o.perLength ? [o.perLength.markdown, ""] : []),
+    ...(o.extra ?? []).flatMap((e) => [`${e.title}:`, "", e.markdown, ""]),
     ...(o.claims ? [o.claims.markdown, ""] : []),
     ...o.verdicts.map((v) => `- ${v.text}: **${v.line}**`),
     "",
@@ -259,6 +327,7 @@ export async function writeStudyOutput(dir: string, o: StudyOutput): Promise<str
     ...(o.perLength
       ? [{ kind: "text" as const, title: "Accuracy per expression length", text: o.perLength.text }]
       : []),
+    ...(o.extra ?? []).map((e) => ({ kind: "text" as const, title: e.title, text: e.text })),
     ...(o.claims
       ? [{ kind: "text" as const, title: "Claims (95 % CIs)", text: o.claims.text }]
       : []),

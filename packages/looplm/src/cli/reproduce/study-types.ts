@@ -77,6 +77,18 @@ export type ClaimDef =
       on?: ClaimTarget;
     }
   | {
+      kind: "widens";
+      text: string;
+      /**
+       * Judged on the paired per-seed (wide[0] − wide[1]) − (narrow[0] − narrow[1]), better-
+       * oriented as "better" is: the 95 % interval must lie above `minGap` for "holds". A gap
+       * that grows from one setting (narrow) to another (wide).
+       */
+      wide: [MemberRef, MemberRef];
+      narrow: [MemberRef, MemberRef];
+      minGap: number;
+    }
+  | {
       kind: "below" | "above";
       text: string;
       member: MemberRef;
@@ -95,4 +107,9 @@ export interface StudyDef {
   notes: string;
   arms: ArmDef[];
   claims: ClaimDef[];
+  /**
+   * A depth sweep: each arm an iso-FLOPs family 1⊗1, 1⊗R, R⊗1 at its own R; plotted as the
+   * metric against R for the looped, deep and shallow models.
+   */
+  depthChart?: boolean;
 }

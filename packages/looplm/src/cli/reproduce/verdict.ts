@@ -18,7 +18,7 @@ import {
   type VerdictKind,
 } from "./interval.js";
 import { formatMeanSd, seedCount } from "./stats.js";
-import type { ClaimDef } from "./study-types.js";
+import type { ClaimDef, ClaimTarget } from "./study-types.js";
 
 export interface Verdict {
   text: string;
@@ -72,7 +72,7 @@ function head(r: Reading): string {
  * The member's metric, or its downstream score (`on: "mc"`, the multiple-choice set; `on:
  * "cloze"`, the last-word cloze); `on` is what a verdict line adds after the values.
  */
-function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimDef["on"]) {
+function judged(rows: readonly MemberAggregate[], ref: string, on: ClaimTarget | undefined) {
   const m = findMember(rows, ref);
   if (on === "mc" || on === "cloze") {
     const d = m[on];
@@ -126,6 +126,7 @@ export function claimVerdict(
       margin: m === "accuracy" ? claim.minGap : -claim.minGap,
     });
   }
+  if (claim.kind === "widens") return widensVerdict(claim, rows, minSeeds);
   const x = judged(rows, claim.member, claim.on);
   const m = x.metric;
   const ci = tInterval(x.values);
@@ -143,5 +144,39 @@ export function claimVerdict(
     subject: `${x.label}${x.on}`,
     difference: false,
     margin: claim.threshold,
+  });
+}
+
+/**
+ * "The gap a − b is wider in one setting than in another": the paired per-seed difference of
+ * differences (wa − wb) − (na − nb), oriented so that > 0 means the wide gap favours a more.
+ */
+function widensVerdict(
+  claim: Extract<ClaimDef, { kind: "widens" }>,
+  rows: readonly MemberAggregate[],
+  minSeeds: number,
+): Verdict {
+  const [wa, wb, na, nb] = [...claim.wide, ...claim.narrow].map((r) => findMember(rows, r));
+  const n = wa!.values.length;
+  if ([wb, na, nb].some((m) => m!.values.length !== n))
+    throw new Error(`claim "${claim.text}": its members have different seeds`);
+  const m = wa!.metric;
+  const wide = pairedDifferences(wa!.values, wb!.values);
+  const narrow = pairedDifferences(na!.values, nb!.values);
+  const ci = tInterval(pairedDifferences(wide, narrow));
+  const reading = readInterval(m === "accuracy" ? ci : negate(ci), claim.minGap, minSeeds);
+  const need =
+    m === "accuracy" ? `> ${num(m, claim.minGap, true)}` : `< ${num(m, -claim.minGap, true)}`;
+  const gap = (a: MemberAggregate, b: MemberAggregate) => `(${a.label} − ${b.label})`;
+  const subject = `${gap(wa!, wb!)} − ${gap(na!, nb!)}`;
+  const mean = (d: number[]) => num(m, d.reduce((x, y) => x + y, 0) / d.length, true);
+  const line =
+    `${head(reading)}: ${gap(wa!, wb!)} = ${mean(wide)}${unit(m, true)} vs ${gap(na!, nb!)} = ${mean(narrow)}${unit(m, true)};` +
+    ` difference ${num(m, ci.mean, true)}${unit(m, true)}, ${ciText(m, ci, true)}; needs ${need}${unit(m, true)}`;
+  return verdict(claim, reading, line, ci, m, {
+    judgedOn: `${subject} ${m === "accuracy" ? "accuracy points" : "perplexity"}, needs ${need}`,
+    subject,
+    difference: true,
+    margin: m === "accuracy" ? claim.minGap : -claim.minGap,
   });
 }
