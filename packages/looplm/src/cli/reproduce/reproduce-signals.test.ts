@@ -100,7 +100,7 @@ describe("looplm reproduce and signals", () => {
     for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg"])
       writeFileSync(join(study, f), "an old study's results");
     const args = ["reproduce", "phop", "--seeds", "1", "--out", out];
-    const member = join(study, "iso-flops", "seed-1", "1x1");
+    const member = join(study, "dense", "seed-1", "1x1");
     const resumeHint = `Resume with: looplm reproduce phop --seeds 1 --scale cpu --out ${out} --resume`;
     const stoppedAt = (sig: string, stderr: string) => {
       const line = stderr.split("\n").find((l) => l.startsWith("looplm: stopped by"));
@@ -117,7 +117,7 @@ describe("looplm reproduce and signals", () => {
     const first = pnpmLooplm([...args, "--overwrite"]);
     await waitFor("the first member to log 3 steps", () => logLines(member) >= 3);
     // the old study's results went before any training
-    expect(readdirSync(study).filter((f) => !["iso-flops"].includes(f))).toEqual([]);
+    expect(readdirSync(study).filter((f) => !["dense"].includes(f))).toEqual([]);
     const tree1 = [first.child.pid!, ...descendants(first.child.pid!)];
     process.kill(first.child.pid!, "SIGTERM");
     const r1 = await first.done;
@@ -152,8 +152,9 @@ describe("looplm reproduce and signals", () => {
   it("--jobs 2: SIGTERM reaches every child sweep, each checkpoints, nothing keeps running", async () => {
     const out = join(tmp(), "studies");
     const run = pnpmLooplm(["reproduce", "phop", "--seeds", "2", "--jobs", "2", "--out", out]);
-    const members = [1, 2].map((seed) => join(out, "phop", "iso-flops", `seed-${seed}`, "1x1"));
-    await waitFor("both seeds' first members to log 3 steps", () =>
+    // two lanes: seed 1's two arms (dense, answer-only) train side by side
+    const members = ["dense", "answer-only"].map((arm) => join(out, "phop", arm, "seed-1", "1x1"));
+    await waitFor("both arms' first members to log 3 steps", () =>
       members.every((m) => logLines(m) >= 3),
     );
     const tree = [run.child.pid!, ...descendants(run.child.pid!)];

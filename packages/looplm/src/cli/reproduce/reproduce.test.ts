@@ -1013,7 +1013,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, mano, lm, backbones, ablations, exit-gate, all, got "bogus"',
+      'study must be one of phop, depth, mano, lm, backbones, ablations, exit-gate, gate-mixed, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,
