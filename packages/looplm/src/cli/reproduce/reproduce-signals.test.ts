@@ -99,7 +99,8 @@ describe("looplm reproduce and signals", () => {
     mkdirSync(study, { recursive: true });
     for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg"])
       writeFileSync(join(study, f), "an old study's results");
-    const args = ["reproduce", "phop", "--seeds", "1", "--out", out];
+    // one sweep at a time, in this process: the member stops and says its step
+    const args = ["reproduce", "phop", "--seeds", "1", "--jobs", "1", "--out", out];
     const member = join(study, "dense", "seed-1", "1x1");
     const resumeHint = `Resume with: looplm reproduce phop --seeds 1 --scale cpu --out ${out} --resume`;
     const stoppedAt = (sig: string, stderr: string) => {
