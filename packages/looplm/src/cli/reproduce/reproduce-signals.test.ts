@@ -159,7 +159,8 @@ describe("looplm reproduce and signals", () => {
     mkdirSync(study, { recursive: true });
     for (const f of ["results.json", "results.md", "report.html", "phop-metric.svg", "seed-1.json"])
       writeFileSync(join(study, f), "an old study's results");
-    const args = ["reproduce", "phop", "--seeds", "1", "--out", out];
+    // one sweep at a time, in this process: the member stops and says its step
+    const args = ["reproduce", "phop", "--seeds", "1", "--jobs", "1", "--out", out];
     const member = join(study, "dense", "seed-1", "1x1");
     const resumeHint = `Resume with: looplm reproduce phop --seeds 1 --scale cpu --out ${out} --resume`;
     const stoppedAt = (sig: string, stderr: string) => {
@@ -212,8 +213,9 @@ describe("looplm reproduce and signals", () => {
   it("--jobs 2: SIGTERM reaches every child sweep, each checkpoints, nothing keeps running", async () => {
     const out = join(tmp(), "studies");
     const run = pnpmLooplm(["reproduce", "phop", "--seeds", "2", "--jobs", "2", "--out", out]);
-    const members = [1, 2].map((seed) => join(out, "phop", "dense", `seed-${seed}`, "1x1"));
-    await waitFor("both seeds' first members to log 3 steps", () =>
+    // two lanes: seed 1's two arms (dense, answer-only) train side by side
+    const members = ["dense", "answer-only"].map((arm) => join(out, "phop", arm, "seed-1", "1x1"));
+    await waitFor("both arms' first members to log 3 steps", () =>
       members.every((m) => logLines(m) >= 3),
     );
     const tree = [run.child.pid!, ...descendants(run.child.pid!)];
