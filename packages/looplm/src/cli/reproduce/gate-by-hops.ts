@@ -1,4 +1,4 @@
-/**
+/*
  * A mixed-difficulty gate study by difficulty: for each number of hops p, the accuracy of fixed
  * exit at every loop step and of the gate at every q, and the gate's mean exit step, each the
  * mean over seeds of that seed's evaluation on the eval rows of that p. Does the gate exit early

@@ -1,4 +1,4 @@
-/**
+/*
  * The gate against fixed exit, q by q, three ways, each a family of tests over the judged q
  * values (points whose gate runs all R steps in every seed are fixed exit R and left out):
  * - "equal depth": fixed exit interpolated at the gate's own mean exit step d (the frontier);

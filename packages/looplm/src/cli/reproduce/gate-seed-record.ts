@@ -1,4 +1,4 @@
-/**
+/*
  * One finished seed of a gate study in one small file, <out>/seed-<k>.json, as seed-record.ts
  * keeps for the sweep studies: its evaluation (fixed exits, gate points, by difficulty), the
  * settings it was made with (a hash of the study's training and evaluation settings) and the

@@ -1,4 +1,4 @@
-/**
+/*
  * Several thresholds q of one gate, tested on the same seeds, are a family of tests: read one by
  * one at 5 % each, the chance that some point "holds" by luck grows with their number. Each
  * point's two-sided one-sample t-test p value (of its per-seed gains against 0) is adjusted with
