@@ -37,7 +37,7 @@ describe("file-system errors as sentences", () => {
     const d = tmp();
     expect(() => checkWritableFile(d)).toThrow(/it is a folder, not a file/);
     expect(() => checkWritableFile(join(d, "none", "x.json"))).toThrow(
-      /^cannot write .*none\/x\.json: it does not exist$/,
+      /^cannot write .*none\/x\.json: its folder .*none does not exist$/,
     );
     expect(() => checkWritableFile("/proc/x")).toThrow(/^cannot write \/proc\/x: /);
     checkWritableFile(join(d, "ok.json"));
