@@ -8,8 +8,9 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nodeIncludeDir } from "@loop/tensor/node";
 import { cudaCacheDir, tempBeside } from "./cache-dir.js";
 
 /** The addon's functions (native/cuda-driver.c). */
@@ -70,15 +71,6 @@ export interface DriverAddon {
 
 /** The addon's C source. */
 export const ADDON_SOURCE = fileURLToPath(new URL("../../native/cuda-driver.c", import.meta.url));
-
-function nodeIncludeDir(): string | null {
-  const candidates = [
-    join(dirname(dirname(process.execPath)), "include", "node"),
-    "/usr/include/node",
-    "/usr/local/include/node",
-  ];
-  return candidates.find((d) => existsSync(join(d, "node_api.h"))) ?? null;
-}
 
 function run(cc: string, args: string[]): Promise<string | null> {
   return new Promise((resolve) => {

@@ -12,8 +12,9 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nodeIncludeDir } from "@loop/tensor/node";
 import type { CudaDevice } from "../device.js";
 import { KERNELS } from "../kernel-table.js";
 import { cudaCacheDir, tempBeside } from "./cache-dir.js";
@@ -50,15 +51,6 @@ function hostUnit(): string {
       /extern __shared__ float sh\[\];/g,
       "float *sh = (float *)loop_emu::dynamic_shared();",
     );
-}
-
-function nodeIncludeDir(): string | null {
-  const candidates = [
-    join(dirname(dirname(process.execPath)), "include", "node"),
-    "/usr/include/node",
-    "/usr/local/include/node",
-  ];
-  return candidates.find((d) => existsSync(join(d, "node_api.h"))) ?? null;
 }
 
 function compile(cxx: string, args: string[]): Promise<string | null> {

@@ -32,6 +32,7 @@ export {
   nativeArchFlag,
   nativeDisabled,
   nativeIncludeDir,
+  nodeIncludeDir,
 } from "./native-addon.js";
 export { makeDirectory, outputKind } from "./output-target.js";
 export { startThreadPool, stopThreadPool } from "./threads.js";

@@ -58,7 +58,7 @@ export function nativeArchFlag(): { ok: true; flag: string } | { ok: false; erro
 }
 
 /** Directory holding node_api.h: beside the running node, else the usual system places. */
-function nodeIncludeDir(): string | null {
+export function nodeIncludeDir(): string | null {
   const candidates = [
     join(dirname(dirname(process.execPath)), "include", "node"),
     "/usr/include/node",
