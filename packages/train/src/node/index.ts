@@ -26,5 +26,5 @@ export {
   readRunInfo,
   resumeTrainOptions,
 } from "./run-folder.js";
-export { LOCK_FILE, lockRunFolder } from "./run-lock.js";
+export { LOCK_FILE, lockRunFolder, runFolderHolder } from "./run-lock.js";
 export { readLog as readRunLog } from "./run-log.js";

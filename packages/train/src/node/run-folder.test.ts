@@ -19,7 +19,7 @@ import { RunInterrupted, runTraining } from "./run.js";
 import { loadTrainingCheckpoint, saveTrainingCheckpoint } from "./run-files.js";
 import { cfg, fresh, task } from "./run-fixture.test-util.js";
 import { openRunFolder, readRunInfo, resumeTrainOptions } from "./run-folder.js";
-import { LOCK_FILE, lockRunFolder } from "./run-lock.js";
+import { LOCK_FILE, lockRunFolder, runFolderHolder } from "./run-lock.js";
 
 const train = resolveTrainOptions({
   steps: 6,
@@ -85,12 +85,17 @@ describe("run folders: nothing overwrites a run", () => {
   it("a folder locked by a live process is a one-line error; a dead owner's lock is taken over", () => {
     const dir = tmp("rf-lock-");
     const live = { pid: process.ppid, host: hostname(), since: "x" };
+    expect(runFolderHolder(dir)).toBeNull();
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify(live));
+    expect(runFolderHolder(dir)).toEqual({ pid: process.ppid, host: hostname() });
     expect(() => openRunFolder(dir)).toThrow(
       new RegExp(`run folder .* is in use by process ${process.ppid} `),
     );
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ ...live, pid: deadPid() }));
+    expect(runFolderHolder(dir)).toBeNull();
     const f = openRunFolder(dir);
+    // this process's own lock does not hold it up
+    expect(runFolderHolder(dir)).toBeNull();
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), "utf8")).pid).toBe(process.pid);
     // Re-entrant within the process: the lock goes only with the last release.
     const again = lockRunFolder(dir);

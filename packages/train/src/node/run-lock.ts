@@ -57,6 +57,18 @@ function tryCreate(lock: string, body: string): boolean {
   }
 }
 
+/**
+ * The live process holding `dir`'s lock, or null when the folder is free (no lock, or a stale one
+ * that `lockRunFolder` would take over). A lock held by this process counts as free.
+ */
+export function runFolderHolder(dir: string): { pid: number; host: string } | null {
+  const owner = readOwner(join(dir, LOCK_FILE));
+  if (owner === null) return null;
+  if (owner.host === hostname() && (owner.pid === process.pid || !processAlive(owner.pid)))
+    return null;
+  return { pid: owner.pid, host: owner.host };
+}
+
 /** Lock `dir` (which must exist) for this process; returns the release function. */
 export function lockRunFolder(dir: string): () => void {
   const key = realpathSync(dir);

@@ -96,8 +96,8 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
 }
 
 /**
- * The folders a study trains in, inside its --out folder: one per arm of a sweep study (at either
- * scale: an old study may have run at the other), and one per seed of a gate study.
+ * The folders a study trains in, inside its --out folder: one per own arm of a sweep study (at
+ * either scale: an old study may have run at the other), and one per seed of a gate study.
  */
 export function studyFolders(outDir: string, study: StudyName): string[] {
   if (isGateStudy(study)) {
@@ -106,7 +106,12 @@ export function studyFolders(outDir: string, study: StudyName): string[] {
       .filter((d) => d.isDirectory() && /^seed-\d+$/.test(d.name))
       .map((d) => d.name);
   }
-  return [...new Set(SCALES.flatMap((s) => sweepStudy(study, s).arms.map((a) => a.id)))];
+  // a shared arm's folders are its lending study's (removed by that study's --overwrite)
+  const own = (s: (typeof SCALES)[number]) =>
+    sweepStudy(study, s)
+      .arms.filter((a) => !a.sharedWith)
+      .map((a) => a.id);
+  return [...new Set(SCALES.flatMap(own))];
 }
 
 /** A study folder renamed for removal by an --overwrite (and left there if it was killed). */

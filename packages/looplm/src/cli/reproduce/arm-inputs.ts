@@ -4,7 +4,7 @@
  * docs/results.md prints for it); and the `looplm sweep` command behind each (arm, seed): printed
  * beside the results, and what `--jobs` runs in child processes.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Task } from "@loop/tasks";
 import type { TrainOptions } from "@loop/train";
 import { buildModelConfig, MODEL_DEFAULTS, type ModelFlags } from "../options/model.js";
@@ -63,16 +63,35 @@ export function seedDir(outDir: string, arm: string, seed: number): string {
   return join(outDir, arm, `seed-${seed}`);
 }
 
-/** The arguments after `looplm` of the `looplm sweep` command that trains one arm for one seed. */
-export function armArgs(arm: ArmDef, seed: number, outDir: string): string[] {
+/**
+ * The sweep folder of `arm` for `seed` in the study folder `outDir` (`<out>/<study>`): its own
+ * `<arm>/seed-<k>`, or the lending study's for a shared arm (`<out>/<study>/<arm>/seed-<k>`).
+ */
+export function armSeedDir(outDir: string, arm: ArmDef, seed: number): string {
+  const s = arm.sharedWith;
+  return s ? seedDir(join(dirname(outDir), s.study), s.arm, seed) : seedDir(outDir, arm.id, seed);
+}
+
+/**
+ * The sweep flags of an arm without the seed and folder: two arms with equal flags train equal
+ * members (what a shared arm's check compares).
+ */
+export function armSweepFlags(arm: ArmDef): string[] {
   return [
-    "sweep",
     ...["--protocol", arm.protocol],
     ...flagArgs({ ...arm.task }),
     ...["--base", String(arm.base), "--loops", arm.loops.join(",")],
     ...flagArgs({ ...arm.model }),
     ...flagArgs({ ...arm.train }),
-    ...["--seed", String(seed), "--out", seedDir(outDir, arm.id, seed)],
+  ];
+}
+
+/** The arguments after `looplm` of the `looplm sweep` command that trains one arm for one seed. */
+export function armArgs(arm: ArmDef, seed: number, outDir: string): string[] {
+  return [
+    "sweep",
+    ...armSweepFlags(arm),
+    ...["--seed", String(seed), "--out", armSeedDir(outDir, arm, seed)],
   ];
 }
 
@@ -93,7 +112,7 @@ export function armSweepJob(
   task: Task,
 ): Omit<SweepJob, "resume" | "log" | "backend" | "overwrite" | "signal"> {
   return {
-    outDir: seedDir(outDir, arm.id, seed),
+    outDir: armSeedDir(outDir, arm, seed),
     protocol: arm.protocol,
     task,
     taskInfo: taskInfo(taskFlags(arm.task)),

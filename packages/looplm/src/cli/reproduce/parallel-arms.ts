@@ -10,8 +10,9 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ChildrenInterrupted } from "../interrupt.js";
-import { armArgs } from "./arm-inputs.js";
-import type { StudyDef } from "./study-types.js";
+import { armArgs, armSeedDir } from "./arm-inputs.js";
+import { waitForSharedSweep } from "./shared-arm.js";
+import type { ArmDef, StudyDef } from "./study-types.js";
 
 // `pnpm looplm` moves the process to the user's folder (INIT_CWD) after this module loads; the
 // children must start where the launcher did, so `--import tsx` still resolves (as `worker`).
@@ -50,7 +51,9 @@ export interface ParallelOptions {
 
 interface Unit {
   seed: number;
-  arm: string;
+  arm: ArmDef;
+  /** Its sweep folder. */
+  dir: string;
   args: string[];
 }
 
@@ -61,7 +64,7 @@ function runUnit(
   log: (l: string) => void,
   signal?: AbortSignal,
 ) {
-  const tag = `[${u.arm} seed ${u.seed}]`;
+  const tag = `[${u.arm.id} seed ${u.seed}]`;
   const child = spawn(launcher.exec, [...launcher.args, ...u.args], {
     stdio: ["ignore", "pipe", "pipe"],
     cwd: launchDir,
@@ -97,15 +100,21 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
   const log = o.log ?? (() => {});
   const threads = Math.max(1, Math.floor((o.threads ?? availableParallelism()) / o.jobs));
   const outDir = resolve(o.outDir);
-  const flags = [
-    ...(o.resume ? ["--resume"] : []),
-    ...(o.overwrite ? ["--overwrite"] : []),
+  // a shared arm's folder is its lending study's: continued, never replaced from here
+  const flags = (shared: boolean) => [
+    ...(o.resume || shared ? ["--resume"] : []),
+    ...(o.overwrite && !shared ? ["--overwrite"] : []),
     ...(o.childArgs ?? []),
   ];
   const units: Unit[] = [];
   for (const seed of o.seeds)
     for (const arm of def.arms)
-      units.push({ seed, arm: arm.id, args: [...armArgs(arm, seed, outDir), ...flags] });
+      units.push({
+        seed,
+        arm,
+        dir: armSeedDir(outDir, arm, seed),
+        args: [...armArgs(arm, seed, outDir), ...flags(arm.sharedWith !== undefined)],
+      });
   log(`${def.name}: ${units.length} sweeps, ${o.jobs} at a time, ${threads} thread(s) each`);
   let next = 0;
   let failed: Error | null = null;
@@ -114,6 +123,7 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
     while (next < units.length && !failed && !o.signal?.aborted) {
       const u = units[next++]!;
       try {
+        await waitForSharedSweep(u.arm, u.dir, { signal: o.signal, log });
         await runUnit(u, launcher, threads, log, o.signal);
       } catch (e) {
         if (o.signal?.aborted) stopped++;

@@ -21,7 +21,7 @@ import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { gateArgs, gateCommands } from "./gate-study-types.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
-import { armCommand, runSweepStudy } from "./run-sweep-study.js";
+import { armArgs, armCommand, runSweepStudy } from "./run-sweep-study.js";
 import { type SeedRecord, seedsToTrain } from "./seed-record.js";
 import { gateStudy, isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
@@ -533,26 +533,32 @@ describe("study definitions", () => {
       [4, "deep R⊗1", 61],
     ]);
   });
-  it("depth sweeps R = 2, 4, 8 with p = R hops, answer-only, and asks whether the deep deficit grows", () => {
+  it("depth sweeps R = 2, 3, 4 with p = R hops, answer-only, and asks whether the deep deficit grows", () => {
     const def = sweepStudy("depth", "cpu");
     expect(def.depthChart).toBe(true);
     expect(
       def.arms.map((a) => [a.id, a.protocol, a.loops, a.task.hops, a.task.dense ?? false]),
     ).toEqual([
       ["R2", "iso-flops", [1, 2], 2, false],
+      ["R3", "iso-flops", [1, 3], 3, false],
       ["R4", "iso-flops", [1, 4], 4, false],
-      ["R8", "iso-flops", [1, 8], 8, false],
     ]);
     expect(new Set(def.arms.map((a) => a.task.length)).size).toBe(1);
-    // 2,000 steps at R = 2 (its pilot learns by then), the answer-only p-hop budget at R = 4 and 8
+    // 2,000 steps at R = 2 (its pilot learns by then), the answer-only p-hop budget at R = 3 and 4
     const phop = sweepStudy("phop", "cpu").arms.find((a) => a.id === "answer-only")!;
     expect(phop.train.steps).toBe(8000);
     expect(def.arms.map((a) => a.train.steps)).toEqual([2000, 8000, 8000]);
     expect(def.arms.every((a) => a.task.length! >= a.task.hops! + 2)).toBe(true);
+    // R = 4 is the p-hop study's answer-only sweep: the same command, in p-hop's folder
+    const r4 = def.arms.find((a) => a.id === "R4")!;
+    expect(r4.sharedWith).toEqual({ study: "phop", arm: "answer-only" });
+    expect(armArgs(r4, 3, "/out/depth")).toEqual(armArgs(phop, 3, "/out/phop"));
+    expect(armArgs(r4, 3, "/out/depth")).toContain("/out/phop/answer-only/seed-3");
+    expect(def.arms.filter((a) => a.sharedWith).map((a) => a.id)).toEqual(["R4"]);
     const widens = def.claims.filter((c) => c.kind === "widens");
     expect(widens).toEqual([
       expect.objectContaining({
-        wide: ["R8/1⊗8", "R8/8⊗1"],
+        wide: ["R4/1⊗4", "R4/4⊗1"],
         narrow: ["R2/1⊗2", "R2/2⊗1"],
         minGap: 0,
       }),
@@ -563,11 +569,11 @@ describe("study definitions", () => {
         .map((c) => c.kind === "better" && `${c.a} > ${c.b}`),
     ).toEqual([
       "R2/1⊗2 > R2/2⊗1",
+      "R3/1⊗3 > R3/3⊗1",
       "R4/1⊗4 > R4/4⊗1",
-      "R8/1⊗8 > R8/8⊗1",
       "R2/1⊗2 > R2/1⊗1",
+      "R3/1⊗3 > R3/1⊗1",
       "R4/1⊗4 > R4/1⊗1",
-      "R8/1⊗8 > R8/1⊗1",
     ]);
   });
 });

@@ -15,7 +15,7 @@ import {
   type SeedDownstream,
   type SeedPerLength,
 } from "./aggregate.js";
-import { armSweepJob, seedDir, TaskCache, taskFlags } from "./arm-inputs.js";
+import { armSeedDir, armSweepJob, TaskCache, taskFlags } from "./arm-inputs.js";
 import { clozeSet, piqaSet, scoreMembers, scorePerLength } from "./downstream.js";
 import { type CliLauncher, trainArmsInParallel } from "./parallel-arms.js";
 import { type StudyQueue, trainArmsOnQueue } from "./queued-arms.js";
@@ -28,6 +28,7 @@ import {
   seedsToTrain,
   writeSeedRecord,
 } from "./seed-record.js";
+import { waitForSharedSweep } from "./shared-arm.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -137,16 +138,19 @@ async function trainSeed(
     o.log?.(`${def.name} · seed ${seed}/${o.seeds} · ${arm.id}`);
     const flags = taskFlags(arm.task);
     const task = await tasks.get(flags);
+    const dir = armSeedDir(o.outDir, arm, seed);
+    await waitForSharedSweep(arm, dir, o);
+    // a shared arm's folder is its lending study's: continued, never replaced from here
+    const shared = arm.sharedWith !== undefined;
     const res = await runSweep({
       ...armSweepJob(arm, seed, o.outDir, task),
       backend: o.backend,
-      resume: o.resume,
-      overwrite: o.overwrite,
+      resume: o.resume || shared,
+      overwrite: o.overwrite && !shared,
       signal: o.signal,
       log: o.log,
     });
     const labels = res.sweep.rows.map((r) => r.label);
-    const dir = seedDir(o.outDir, arm.id, seed);
     const rec: ArmRecord = { sweep: res.sweep };
     if (arm.mc)
       rec.downstream = await scoreMembers(dir, labels, piqaSet(arm.mc), task, kernels, o.log);

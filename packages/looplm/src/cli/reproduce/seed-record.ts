@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
+import { makeDirectory } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
 import { fileKind, readRegularFile } from "../regular-file.js";
@@ -122,6 +123,8 @@ export function writeSeedRecord(
     arms,
     machine,
   };
+  // (a study whose arms are all shared has trained nothing in its own folder)
+  makeDirectory(outDir);
   writeJsonFile(seedRecordPath(outDir, seed), record);
 }
 

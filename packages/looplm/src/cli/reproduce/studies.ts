@@ -6,6 +6,7 @@
  */
 
 import type { GateStudyDef } from "./gate-study-types.js";
+import { shareArm } from "./shared-arm.js";
 import type { ArmDef, ClaimDef, ClaimTarget, Scale, StudyDef } from "./study-types.js";
 
 export const STUDY_NAMES = [
@@ -36,14 +37,13 @@ export function isGateStudy(name: StudyName): name is GateStudyName {
 const PHOP_ANSWER_ONLY_STEPS = 8000;
 /**
  * The depth sweep's training steps at cpu scale, per R (docs/results/pilots.md, round G): 1⊗2
- * learns answer-only p = 2 within 2,000 steps; R = 4 gets the answer-only p-hop budget, and R = 8
- * the same (its pilot was stopped at chance at step 366; twice as many steps again would make
- * R = 8 alone some 15 CPU-hours for 5 seeds).
+ * learns answer-only p = 2 within 2,000 steps; R = 3 and R = 4 get the answer-only p-hop budget
+ * (R = 4 is the p-hop study's answer-only arm itself).
  */
 const DEPTH_STEPS: Record<number, number> = {
   2: 2000,
+  3: PHOP_ANSWER_ONLY_STEPS,
   4: PHOP_ANSWER_ONLY_STEPS,
-  8: PHOP_ANSWER_ONLY_STEPS,
 };
 
 /** The claim "a beats b" by more than `minGap` (−0.02: stays within 2 points), judged on `on`. */
@@ -110,10 +110,13 @@ function phopPaper(): StudyDef {
   };
 }
 
-function phop(cpu: boolean): StudyDef {
-  if (!cpu) return phopPaper();
-  const R = 4;
-  const arm = (signal: keyof typeof SIGNALS): ArmDef => ({
+/** The cpu-scale p-hop study's hops (p = R = 4: the looped 1⊗4 against 4⊗1). */
+const PHOP_R = 4;
+
+/** The cpu-scale p-hop study's arm for one training signal (also the depth sweep's R = 4 arm). */
+function phopArm(signal: keyof typeof SIGNALS): ArmDef {
+  const R = PHOP_R;
+  return {
     id: signal,
     protocol: "iso-flops",
     task: { task: "phop", alphabet: 4, length: 32, hops: R, dense: signal === "dense" },
@@ -129,7 +132,13 @@ function phop(cpu: boolean): StudyDef {
       evalCount: 512,
     },
     paper: { "1⊗1": "38–41 % (n=256, p=16/32)", [`1⊗${R}`]: "99.89 % (1⊗12)" },
-  });
+  };
+}
+
+function phop(cpu: boolean): StudyDef {
+  if (!cpu) return phopPaper();
+  const R = PHOP_R;
+  const arm = phopArm;
   const claims = (Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]).flatMap((id): ClaimDef[] => [
     {
       kind: "below",
@@ -156,16 +165,17 @@ function phop(cpu: boolean): StudyDef {
 
 /**
  * The depth sweep at cpu scale: p-hop with p = R hops for each R, answer-only targets, the
- * looped 1⊗R against the deep R⊗1 (iso-FLOPs) and 1⊗1 (iso-parameter). n is the same for every
- * R and large enough that almost every draw has a defined R-hop answer (99.6 % at R = 8).
+ * looped 1⊗R against the deep R⊗1 (iso-FLOPs) and 1⊗1 (iso-parameter), n = 32 for every R.
+ * R = 8 is left out: at n = 48 it would cost some 7 CPU-hours for 5 seeds on a budget no pilot
+ * has shown to be enough (its pilot sat at chance at step 366), so the range is 2..4, done in
+ * full. Its R = 4 arm is the p-hop study's answer-only arm (the same sweep, trained once).
  */
-const DEPTH_RS = [2, 4, 8] as const;
-const DEPTH_LENGTH = 48;
+const DEPTH_RS = [2, 3, 4] as const;
+const DEPTH_LENGTH = 32;
 
-function depth(cpu: boolean): StudyDef {
-  const Rs = cpu ? DEPTH_RS : ([4, 8, 12] as const);
+function depthArm(R: number, cpu: boolean): ArmDef {
   const n = cpu ? DEPTH_LENGTH : 256;
-  const arms: ArmDef[] = Rs.map((R) => ({
+  const arm: ArmDef = {
     id: `R${R}`,
     protocol: "iso-flops",
     task: { task: "phop", alphabet: 4, length: n, hops: R },
@@ -173,16 +183,23 @@ function depth(cpu: boolean): StudyDef {
     base: 1,
     loops: [1, R],
     train: cpu
-      ? { steps: DEPTH_STEPS[R]!, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 500, evalCount: 512 }
+      ? { steps: DEPTH_STEPS[R]!, batch: 64, lr: 3e-3, warmup: 100, evalEvery: 250, evalCount: 512 }
       : { steps: 20000, batch: 32, lr: 1e-3, warmup: 500, evalEvery: 1000, evalCount: 1000 },
     paper: {},
-  }));
+  };
+  return cpu && R === PHOP_R ? shareArm(arm, "phop", phopArm("answer-only")) : arm;
+}
+
+function depth(cpu: boolean): StudyDef {
+  const Rs = cpu ? DEPTH_RS : ([4, 8, 12] as const);
+  const n = cpu ? DEPTH_LENGTH : 256;
+  const arms: ArmDef[] = Rs.map((R) => depthArm(R, cpu));
   const [lo, hi] = [Rs[0], Rs[Rs.length - 1]];
   return {
     name: "depth",
     title: "The depth question: looped 1⊗R against the deep R⊗1 as R grows (p-hop, p = R)",
     notes: cpu
-      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: 1⊗2 learns p = 2 within 2,000 steps; R = 4 and R = 8 get the answer-only p-hop study's budget, which no pilot has shown to be enough at R = 8), evaluation on the answer at position n (chance 25 %). The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
+      ? `p-hop with |Σ| = 4, n = ${n} and p = R hops for R ∈ {${Rs.join(", ")}}, ${SIGNALS["answer-only"]}; one Mamba-2 layer of d_model 128 with loop_norm applied R times (1⊗R, looped) against R distinct layers (R⊗1, the same FLOPs, R× the parameters) and the layer applied once (1⊗1, the same parameters); ${Rs.map((R) => `${DEPTH_STEPS[R]!.toLocaleString("en")} steps of 64 at R = ${R}`).join(", ")} (docs/results/pilots.md, round G: 1⊗2 learns p = 2 within 2,000 steps; R = 3 and R = 4 get the answer-only p-hop study's budget, and the R = ${PHOP_R} arm is that study's answer-only arm, trained once for both), evaluation on the answer at position n (chance 25 %). R = 8 is not run at this scale: about 7 CPU-hours for 5 seeds on a budget no pilot has shown to be enough. The paper's headline is that depth made of distinct layers fails as it grows (Mano L = 24: 24⊗1 37 % against 4⊗6 99 %); the claims ask whether the looped model matches the deep one at each R and whether the deep model's deficit grows with R.`
       : `p-hop with n = ${n}, p = R hops for R ∈ {${Rs.join(", ")}}, answer-only targets (the paper's task).`,
     arms,
     depthChart: true,

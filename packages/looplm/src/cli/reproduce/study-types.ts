@@ -31,6 +31,13 @@ export interface ArmDef {
   cloze?: ClozeDef;
   /** Mano arms: accuracy at every expression length ℓ = 1..L for every member. */
   perLength?: PerLengthDef;
+  /**
+   * The same sweep as arm `arm` of study `study` (equal settings, checked when the study is
+   * built): it trains in, or is read from, that study's folders `<out>/<study>/<arm>/seed-<k>`,
+   * so running both studies trains it once. It is always continued, never overwritten, by the
+   * study that borrows it, and `--overwrite` of the borrowing study leaves it in place.
+   */
+  sharedWith?: { study: string; arm: string };
 }
 
 /** `evaluateManoByLength` of `@loop/eval` on every member's final model. */

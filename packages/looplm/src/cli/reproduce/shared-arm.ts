@@ -1,0 +1,65 @@
+/*
+ * Shared arms (ArmDef.sharedWith): an arm of one study that is the very sweep of another study's
+ * arm. Its settings are checked equal when the borrowing study is built, so both studies read
+ * one set of folders and the members train once. When the lending study trains that sweep at
+ * this moment (a live process holds its run lock), the borrowing study waits for it instead of
+ * failing, then continues what it left.
+ */
+import { existsSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { runFolderHolder } from "@loop/train/node";
+import { WatchInterrupted } from "../interrupt.js";
+import { armSweepFlags } from "./arm-inputs.js";
+import type { ArmDef } from "./study-types.js";
+
+/**
+ * `arm`, declared the same sweep as `lender` (arm `lender.id` of study `study`): throws, naming
+ * the first flag that differs, unless their sweep flags are equal.
+ */
+export function shareArm(arm: ArmDef, study: string, lender: ArmDef): ArmDef {
+  const [mine, theirs] = [armSweepFlags(arm), armSweepFlags(lender)];
+  if (mine.join("\u0000") !== theirs.join("\u0000")) {
+    const i = mine.findIndex((f, k) => f !== theirs[k]);
+    throw new Error(
+      `arm ${arm.id} is declared the same sweep as ${study}'s ${lender.id}, but its flags differ at ${JSON.stringify(mine[i] ?? "(end)")} against ${JSON.stringify(theirs[i] ?? "(end)")}`,
+    );
+  }
+  return { ...arm, sharedWith: { study, arm: lender.id } };
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+  /** How often the lock is looked at (default 15 s). */
+  pollMs?: number;
+}
+
+/**
+ * Wait while another process trains the shared sweep folder `dir` (no wait for an own arm, a
+ * missing folder or a free one). An abort ends the wait with a `WatchInterrupted`.
+ */
+export async function waitForSharedSweep(
+  arm: ArmDef,
+  dir: string,
+  o: WaitOptions = {},
+): Promise<void> {
+  if (!arm.sharedWith || !existsSync(dir)) return;
+  let said = false;
+  for (;;) {
+    const holder = runFolderHolder(dir);
+    if (holder === null) return;
+    const who = `process ${holder.pid}${holder.host ? ` on ${holder.host}` : ""}`;
+    if (o.signal?.aborted)
+      throw new WatchInterrupted(`was waiting for ${dir}, which ${who} trains`);
+    if (!said)
+      o.log?.(
+        `${arm.id} is ${arm.sharedWith.study}'s ${arm.sharedWith.arm} sweep, which ${who} is training in ${dir}: waiting for it to finish`,
+      );
+    said = true;
+    try {
+      await sleep(o.pollMs ?? 15000, undefined, { signal: o.signal });
+    } catch {
+      // aborted: the loop's next look says so
+    }
+  }
+}
