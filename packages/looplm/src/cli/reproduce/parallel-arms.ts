@@ -47,6 +47,11 @@ export interface ParallelOptions {
    */
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /**
+   * Called once every sweep of a seed has finished (even when another seed's has failed), before
+   * the remaining sweeps go on: where the study keeps that seed's record at once.
+   */
+  onSeedDone?: (seed: number) => Promise<void>;
 }
 
 interface Unit {
@@ -119,12 +124,17 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
   let next = 0;
   let failed: Error | null = null;
   let stopped = 0;
+  // sweeps of each seed still to finish
+  const left = new Map(o.seeds.map((s) => [s, def.arms.length]));
   const lane = async () => {
     while (next < units.length && !failed && !o.signal?.aborted) {
       const u = units[next++]!;
       try {
         await waitForSharedSweep(u.arm, u.dir, { signal: o.signal, log });
         await runUnit(u, launcher, threads, log, o.signal);
+        const n = left.get(u.seed)! - 1;
+        left.set(u.seed, n);
+        if (n === 0) await o.onSeedDone?.(u.seed);
       } catch (e) {
         if (o.signal?.aborted) stopped++;
         else failed ??= e as Error;

@@ -691,6 +691,40 @@ describe("running a study (tiny settings)", () => {
     );
   }, 240_000);
 
+  it("--jobs keeps each seed's record as soon as its sweeps finish, though another seed fails", async () => {
+    const dir = tmp();
+    // a launcher that runs the real CLI, except that every seed-2 sweep fails at once
+    const wrapper = join(dir, "launch.mjs");
+    writeFileSync(
+      wrapper,
+      `import { spawnSync } from "node:child_process";
+const args = process.argv.slice(2);
+if (args[args.indexOf("--seed") + 1] === "2") { console.error("seed 2 cannot train here"); process.exit(1); }
+const r = spawnSync(process.execPath, ["--import", "tsx", "--conditions=@loop/source", ${JSON.stringify(MAIN)}, ...args], { stdio: "inherit" });
+process.exit(r.status ?? 1);
+`,
+    );
+    const out = join(dir, "study");
+    await expect(
+      runSweepStudy(TINY, {
+        backend,
+        outDir: out,
+        seeds: 2,
+        resume: false,
+        jobs: 2,
+        launcher: { exec: process.execPath, args: [wrapper] },
+      }),
+    ).rejects.toThrow(/\[iso-param seed 2\] .* exited with code 1:\n.*seed 2 cannot train here/s);
+    expect(existsSync(join(out, "seed-1.json"))).toBe(true);
+    expect(existsSync(join(out, "seed-2.json"))).toBe(false);
+    // the kept record is what a one-job run of that seed keeps
+    const one = await runSweepStudy(TINY, { backend, outDir: tmp(), seeds: 1, resume: false });
+    const rec = JSON.parse(readFileSync(join(out, "seed-1.json"), "utf8")) as SeedRecord;
+    expect(rec.arms["iso-param"]!.sweep.rows.map((r) => r.metric_value)).toEqual(
+      one.rows.map((r) => r.values[0]),
+    );
+  }, 240_000);
+
   it("a finished seed's record stands for its folders: a study continues elsewhere from it", async () => {
     const dir = tmp();
     const r = await runSweepStudy(TINY, { backend, outDir: dir, seeds: 2, resume: false });

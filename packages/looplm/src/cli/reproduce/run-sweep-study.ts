@@ -74,13 +74,29 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const tasks = new TaskCache();
   // finished seeds' records are read only when resuming (the queue always continues)
   const useRecords = o.resume || o.queue !== undefined;
+  // seeds whose record this run has written already (--jobs)
+  const kept = new Set<number>();
   if (o.queue) {
     if (o.overwrite)
       throw new Error("runSweepStudy: a queued study continues its folders; overwrite is refused");
     const seeds = seedsToTrain(def, { ...o, resume: true });
     await trainArmsOnQueue(def, { ...o, seeds, queue: o.queue, tasks });
-  } else if ((o.jobs ?? 1) > 1)
-    await trainArmsInParallel(def, { ...o, seeds: seedsToTrain(def, o), jobs: o.jobs! });
+  } else if ((o.jobs ?? 1) > 1) {
+    // each seed's record is kept as soon as its sweeps have finished, so that a later failure
+    // or interrupt loses no finished seed
+    const read = { ...o, resume: true, overwrite: false };
+    const onSeedDone = async (seed: number) => {
+      const arms = await trainSeed(def, seed, read, tasks);
+      writeSeedRecord(def, o.outDir, seed, arms, await seedMachine(o.backend, "here"));
+      kept.add(seed);
+    };
+    await trainArmsInParallel(def, {
+      ...o,
+      seeds: seedsToTrain(def, o),
+      jobs: o.jobs!,
+      onSeedDone,
+    });
+  }
   // every sweep has finished: read them back (and score downstream) here
   if (o.queue || (o.jobs ?? 1) > 1) o = { ...o, resume: true, overwrite: false };
   const perSeed: Map<string, SweepFile>[] = [];
@@ -91,7 +107,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const fromRecord: boolean[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     // a finished seed's record (seed-record.ts) stands for its folders, which may be elsewhere
-    const record = useRecords ? readSeedRecord(def, o.outDir, seed) : null;
+    const record = useRecords || kept.has(seed) ? readSeedRecord(def, o.outDir, seed) : null;
     const arms = record?.arms ?? (await trainSeed(def, seed, o, tasks));
     fromRecord.push(record !== null);
     if (record) machines.push(record.machine);
