@@ -348,7 +348,7 @@ export function registerReproduce(program: Command): void {
     )
     .option(
       "--scale <s>",
-      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores; the measured times under load are in docs/results.md, about 36 minutes (gate-mixed) to about 3 hours (mano, ablations) per study of 5 seeds, and depth needs several sessions (--resume); paper: the paper's sizes)`,
+      `settings: ${SCALES.join(" | ")} (cpu: sized for 2 cores; the measured times under load are in docs/results.md, about 36 minutes (gate-mixed) to about 3 hours (mano, ablations) per study of 5 seeds, and depth and backbone-budget need several sessions (--resume); paper: the paper's sizes)`,
       scale,
       "cpu" as Scale,
     )

@@ -464,6 +464,35 @@ describe("study definitions", () => {
     expect(def.claims).toHaveLength(9);
     expect(def.claims.every((c) => c.kind === "better" && c.minGap === 0)).toBe(true);
   });
+  it("backbone-budget: the hybrid's and Transformer's 2⊗1 vs 2⊗4 at 1×, 2×, 4× the backbones study's steps", () => {
+    const def = sweepStudy("backbone-budget", "cpu");
+    const bb = sweepStudy("backbones", "cpu");
+    const steps = bb.arms[0]!.train.steps!;
+    expect(def.arms.map((a) => [a.id, a.model.backbone, a.loops, a.train.steps])).toEqual([
+      ["hybrid-1x", "hybrid", [1, 4], steps],
+      ["hybrid-2x", "hybrid", [1, 4], 2 * steps],
+      ["hybrid-4x", "hybrid", [1, 4], 4 * steps],
+      ["transformer-1x", "transformer", [1, 4], steps],
+      ["transformer-2x", "transformer", [1, 4], 2 * steps],
+      ["transformer-4x", "transformer", [1, 4], 4 * steps],
+    ]);
+    // the 1× arms are the backbones study's sweeps, in its folders
+    for (const id of ["hybrid", "transformer"]) {
+      const mine = def.arms.find((a) => a.id === `${id}-1x`)!;
+      const theirs = bb.arms.find((a) => a.id === id)!;
+      expect(mine.sharedWith).toEqual({ study: "backbones", arm: id });
+      expect(armCommand(mine, 2, "/o/backbone-budget")).toBe(armCommand(theirs, 2, "/o/backbones"));
+    }
+    // a longer budget scales the evaluation interval with the steps (the same number of points)
+    const four = def.arms.find((a) => a.id === "transformer-4x")!;
+    expect(four.train.evalEvery).toBe(4 * bb.arms[0]!.train.evalEvery!);
+    expect(armCommand(four, 1, "o")).toContain(" --backbone transformer ");
+    expect(def.claims.map((c) => c.kind === "better" && `${c.a} > ${c.b} (${c.minGap})`)).toEqual(
+      ["hybrid", "transformer"].flatMap((id) =>
+        [1, 2, 4].map((k) => `${id}-${k}x/2⊗4 > ${id}-${k}x/2⊗1 (0)`),
+      ),
+    );
+  });
   it("lm judges the downstream claim on the cloze and only reports PIQA", () => {
     const def = sweepStudy("lm", "cpu");
     expect(def.arms[0]!.cloze).toEqual({ choices: 4, limit: 500 });
@@ -1053,7 +1082,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, depth, mano, lm, backbones, ablations, exit-gate, gate-mixed, all, got "bogus"',
+      'study must be one of phop, depth, mano, lm, backbones, backbone-budget, ablations, exit-gate, gate-mixed, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,

@@ -15,6 +15,7 @@ export const STUDY_NAMES = [
   "mano",
   "lm",
   "backbones",
+  "backbone-budget",
   "ablations",
   "exit-gate",
   "gate-mixed",
@@ -368,31 +369,79 @@ function lm(cpu: boolean): StudyDef {
   };
 }
 
-function backbones(cpu: boolean): StudyDef {
-  const arm = (id: string, model: ArmDef["model"]): ArmDef => ({
+/** The backbones the backbones study loops, and each one's model flags. */
+const BACKBONES = {
+  mamba: { backbone: "mamba" },
+  hybrid: { backbone: "hybrid", attnLayers: "1" },
+  transformer: { backbone: "transformer" },
+} as const satisfies Record<string, ArmDef["model"]>;
+type Backbone = keyof typeof BACKBONES;
+
+/** The backbones study's training: the lm study's, at 1,000 steps at cpu scale. */
+function backboneTrain(cpu: boolean): ArmDef["train"] {
+  // (cpu: 1,000 steps, so that three backbones × two models × three seeds fit the hour)
+  return { ...lmTrain(cpu), ...(cpu ? { steps: 1000 } : {}) };
+}
+
+/** One backbone's 2⊗1 and 2⊗4 on SOTU, trained `train`. */
+function backboneArm(id: Backbone, cpu: boolean, train = backboneTrain(cpu)): ArmDef {
+  return {
     id,
     protocol: "iso-param",
     task: lmTask(cpu),
-    model: { ...lmModel(cpu), ...model },
+    model: { ...lmModel(cpu), ...BACKBONES[id] },
     base: 2,
     loops: [1, 4],
-    // (cpu: 1,000 steps, so that three backbones × two models × three seeds fit the hour)
-    train: { ...lmTrain(cpu), ...(cpu ? { steps: 1000 } : {}) },
+    train,
     paper: { "2⊗4": "lower ppl than 2⊗1" },
-  });
-  const ids = ["mamba", "hybrid", "transformer"] as const;
+  };
+}
+
+function backbones(cpu: boolean): StudyDef {
+  const ids = Object.keys(BACKBONES) as Backbone[];
   return {
     name: "backbones",
     title: "Looped Mamba-2 vs looped hybrid vs looped Transformer",
     notes:
       "SOTU as in the lm study (packed speeches reset the state and mask attention at each speech's start), 1,000 steps at cpu scale; two layers each (the hybrid's second layer is attention); the parameter counts are printed, they differ by the mixers' sizes.",
-    arms: [
-      arm("mamba", { backbone: "mamba" }),
-      arm("hybrid", { backbone: "hybrid", attnLayers: "1" }),
-      arm("transformer", { backbone: "transformer" }),
-    ],
+    arms: ids.map((id) => backboneArm(id, cpu)),
     claims: ids.map((id) =>
       beats(`looping helps the ${id} backbone too (2⊗4 vs 2⊗1)`, `${id}/2⊗4`, `${id}/2⊗1`),
+    ),
+  };
+}
+
+/**
+ * The backbones study's hybrid and Transformer 2⊗1 against 2⊗4 trained 1×, 2× and 4× its steps
+ * (each with its own warmup-cosine schedule), as the ablations study's budget arms do for
+ * Mamba-2: does the sign of 2⊗4 − 2⊗1 turn with the budget for them too? The 1× arms are the
+ * backbones study's own sweeps (shared, trained once).
+ */
+const BUDGETS = [1, 2, 4] as const;
+const BUDGET_BACKBONES = ["hybrid", "transformer"] as const;
+
+function backboneBudget(cpu: boolean): StudyDef {
+  const base = backboneTrain(cpu);
+  const arm = (id: Backbone, k: number): ArmDef => {
+    if (k === 1)
+      return shareArm(
+        { ...backboneArm(id, cpu), id: `${id}-1x` },
+        "backbones",
+        backboneArm(id, cpu),
+      );
+    const train = { ...base, steps: base.steps! * k, evalEvery: base.evalEvery! * k };
+    return { ...backboneArm(id, cpu, train), id: `${id}-${k}x` };
+  };
+  return {
+    name: "backbone-budget",
+    title:
+      "Does the budget turn looping's sign for the hybrid and Transformer backbones? (2⊗1 vs 2⊗4)",
+    notes: `The backbones study's hybrid and Transformer (SOTU, two layers, ${base.steps!.toLocaleString("en")} steps at 1×), 2⊗1 and 2⊗4 trained ${BUDGETS.map((k) => `${k}×`).join(", ")} as long, each budget with its own warmup-cosine schedule (the ablations study's budget arms for Mamba-2); the 1× arms are the backbones study's own sweeps. Claims on validation perplexity: lower is better.`,
+    arms: BUDGET_BACKBONES.flatMap((id) => BUDGETS.map((k) => arm(id, k))),
+    claims: BUDGET_BACKBONES.flatMap((id) =>
+      BUDGETS.map((k) =>
+        beats(`${id}, ${k}× steps: 2⊗4 beats 2⊗1`, `${id}-${k}x/2⊗4`, `${id}-${k}x/2⊗1`),
+      ),
     ),
   };
 }
@@ -512,7 +561,15 @@ export function gateStudy(name: GateStudyName, scale: Scale): GateStudyDef {
 }
 
 /** The sweep studies, each at cpu scale (true) or the paper's. */
-const SWEEP_STUDIES = { phop, depth, mano, lm, backbones, ablations };
+const SWEEP_STUDIES = {
+  phop,
+  depth,
+  mano,
+  lm,
+  backbones,
+  "backbone-budget": backboneBudget,
+  ablations,
+};
 
 export function sweepStudy(name: SweepStudyName, scale: Scale): StudyDef {
   return SWEEP_STUDIES[name](scale === "cpu");
