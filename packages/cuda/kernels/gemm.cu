@@ -70,39 +70,82 @@ __device__ __forceinline__ void storeTile(const float *Cs, int ldcs, int m0, int
   }
 }
 
-#define BK16 32
-/* bf16 operands (A, B as __nv_bfloat16), fp32 accumulation; 128 threads. */
-KERNEL void __launch_bounds__(128) gemm_bf16(int transA, int transB, int M, int N, int K,
-                                             float alpha, const __nv_bfloat16 *__restrict__ A,
-                                             int lda, const __nv_bfloat16 *__restrict__ B, int ldb,
-                                             float beta, float *__restrict__ C, int ldc) {
-  __shared__ __align__(32) __nv_bfloat16 As[TILE][BK16 + 8];
-  __shared__ __align__(32) __nv_bfloat16 Bs[BK16][TILE + 8];
+/*
+ * The tensor-core operands: the type A and B are stored in, the WMMA fragments' element type
+ * and K (tf32 fragments are 16×16×8, bf16 ones 16×16×16), the row padding of the staged tiles
+ * (16 bytes, off the shared-memory banks' stride) and what a loaded fragment needs before the
+ * product (fp32 values rounded to tf32; bf16 ones are already the operands).
+ */
+template <class T>
+struct TensorCoreOperand;
+template <>
+struct TensorCoreOperand<float> {
+  using Fragment = wmma::precision::tf32;
+  static constexpr int FK = 8;
+  static constexpr int PAD = 4;
+  static __device__ __forceinline__ float zero() { return 0.f; }
+  template <class F>
+  static __device__ __forceinline__ void prepare(F &f) {
+#pragma unroll
+    for (int t = 0; t < f.num_elements; t++) f.x[t] = wmma::__float_to_tf32(f.x[t]);
+  }
+};
+template <>
+struct TensorCoreOperand<__nv_bfloat16> {
+  using Fragment = __nv_bfloat16;
+  static constexpr int FK = 16;
+  static constexpr int PAD = 8;
+  static __device__ __forceinline__ __nv_bfloat16 zero() { return __float2bfloat16(0.f); }
+  template <class F>
+  static __device__ __forceinline__ void prepare(F &) {}
+};
+
+#define BK 32
+/*
+ * One 64×64 output tile on the tensor cores (128 threads, four warps of 32×32): K tiles of BK
+ * staged through shared memory with zeros past the edges, 2×2 fragments per warp, fp32
+ * accumulation, the tile written through Cs with alpha, beta and the bounds.
+ */
+template <class T>
+__device__ __forceinline__ void tensorCoreTile(int transA, int transB, int M, int N, int K,
+                                               float alpha, const T *__restrict__ A, int lda,
+                                               const T *__restrict__ B, int ldb, float beta,
+                                               float *__restrict__ C, int ldc) {
+  using Op = TensorCoreOperand<T>;
+  constexpr int FK = Op::FK, PAD = Op::PAD;
+  __shared__ __align__(32) T As[TILE][BK + PAD];
+  __shared__ __align__(32) T Bs[BK][TILE + PAD];
   __shared__ __align__(32) float Cs[TILE][TILE + 4];
   int m0 = blockIdx.y * TILE, n0 = blockIdx.x * TILE;
   int warp = threadIdx.x / 32, wm = (warp / 2) * 32, wn = (warp % 2) * 32;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+  wmma::fragment<wmma::accumulator, 16, 16, FK, float> acc[2][2];
 #pragma unroll
   for (int i = 0; i < 2; i++)
 #pragma unroll
     for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.f);
-  const __nv_bfloat16 zero = __float2bfloat16(0.f);
-  for (int k0 = 0; k0 < K; k0 += BK16) {
-    for (int e = threadIdx.x; e < TILE * BK16; e += 128) {
-      int i = e / BK16, k = e % BK16, m = m0 + i, kk = k0 + k;
+  const T zero = Op::zero();
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int e = threadIdx.x; e < TILE * BK; e += 128) {
+      int i = e / BK, k = e % BK, m = m0 + i, kk = k0 + k;
       As[i][k] = (m < M && kk < K) ? (transA ? A[(long long)kk * lda + m] : A[(long long)m * lda + kk]) : zero;
       int j = e % TILE, k2 = e / TILE, n = n0 + j, kk2 = k0 + k2;
       Bs[k2][j] = (n < N && kk2 < K) ? (transB ? B[(long long)n * ldb + kk2] : B[(long long)kk2 * ldb + n]) : zero;
     }
     __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < BK16; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b[2];
+    for (int kk = 0; kk < BK; kk += FK) {
+      wmma::fragment<wmma::matrix_a, 16, 16, FK, typename Op::Fragment, wmma::row_major> a[2];
+      wmma::fragment<wmma::matrix_b, 16, 16, FK, typename Op::Fragment, wmma::row_major> b[2];
 #pragma unroll
-      for (int i = 0; i < 2; i++) wmma::load_matrix_sync(a[i], &As[wm + 16 * i][kk], BK16 + 8);
+      for (int i = 0; i < 2; i++) {
+        wmma::load_matrix_sync(a[i], &As[wm + 16 * i][kk], BK + PAD);
+        Op::prepare(a[i]);
+      }
 #pragma unroll
-      for (int j = 0; j < 2; j++) wmma::load_matrix_sync(b[j], &Bs[kk][wn + 16 * j], TILE + 8);
+      for (int j = 0; j < 2; j++) {
+        wmma::load_matrix_sync(b[j], &Bs[kk][wn + 16 * j], TILE + PAD);
+        Op::prepare(b[j]);
+      }
 #pragma unroll
       for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -120,61 +163,20 @@ KERNEL void __launch_bounds__(128) gemm_bf16(int transA, int transB, int M, int 
   storeTile(&Cs[0][0], TILE + 4, m0, n0, M, N, alpha, beta, C, ldc);
 }
 
-#define BK32 32
+/* bf16 operands (A, B as __nv_bfloat16), fp32 accumulation; 128 threads. */
+KERNEL void __launch_bounds__(128) gemm_bf16(int transA, int transB, int M, int N, int K,
+                                             float alpha, const __nv_bfloat16 *__restrict__ A,
+                                             int lda, const __nv_bfloat16 *__restrict__ B, int ldb,
+                                             float beta, float *__restrict__ C, int ldc) {
+  tensorCoreTile(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 /* fp32 operands rounded to tf32 on the tensor cores, fp32 accumulation; 128 threads. */
 KERNEL void __launch_bounds__(128) gemm_tf32(int transA, int transB, int M, int N, int K,
                                              float alpha, const float *__restrict__ A, int lda,
                                              const float *__restrict__ B, int ldb, float beta,
                                              float *__restrict__ C, int ldc) {
-  __shared__ __align__(32) float As[TILE][BK32 + 4];
-  __shared__ __align__(32) float Bs[BK32][TILE + 4];
-  __shared__ __align__(32) float Cs[TILE][TILE + 4];
-  int m0 = blockIdx.y * TILE, n0 = blockIdx.x * TILE;
-  int warp = threadIdx.x / 32, wm = (warp / 2) * 32, wn = (warp % 2) * 32;
-  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
-#pragma unroll
-  for (int i = 0; i < 2; i++)
-#pragma unroll
-    for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.f);
-  for (int k0 = 0; k0 < K; k0 += BK32) {
-    for (int e = threadIdx.x; e < TILE * BK32; e += 128) {
-      int i = e / BK32, k = e % BK32, m = m0 + i, kk = k0 + k;
-      As[i][k] = (m < M && kk < K) ? (transA ? A[(long long)kk * lda + m] : A[(long long)m * lda + kk]) : 0.f;
-      int j = e % TILE, k2 = e / TILE, n = n0 + j, kk2 = k0 + k2;
-      Bs[k2][j] = (n < N && kk2 < K) ? (transB ? B[(long long)n * ldb + kk2] : B[(long long)kk2 * ldb + n]) : 0.f;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < BK32; kk += 8) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b[2];
-#pragma unroll
-      for (int i = 0; i < 2; i++) {
-        wmma::load_matrix_sync(a[i], &As[wm + 16 * i][kk], BK32 + 4);
-#pragma unroll
-        for (int t = 0; t < a[i].num_elements; t++) a[i].x[t] = wmma::__float_to_tf32(a[i].x[t]);
-      }
-#pragma unroll
-      for (int j = 0; j < 2; j++) {
-        wmma::load_matrix_sync(b[j], &Bs[kk][wn + 16 * j], TILE + 4);
-#pragma unroll
-        for (int t = 0; t < b[j].num_elements; t++) b[j].x[t] = wmma::__float_to_tf32(b[j].x[t]);
-      }
-#pragma unroll
-      for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-    }
-    __syncthreads();
-  }
-#pragma unroll
-  for (int i = 0; i < 2; i++)
-#pragma unroll
-    for (int j = 0; j < 2; j++)
-      wmma::store_matrix_sync(&Cs[wm + 16 * i][wn + 16 * j], acc[i][j], TILE + 4,
-                              wmma::mem_row_major);
-  __syncthreads();
-  storeTile(&Cs[0][0], TILE + 4, m0, n0, M, N, alpha, beta, C, ldc);
+  tensorCoreTile(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* y[i] = bf16(x[i]): the bf16 operand copies of the mixed-precision GEMMs. */

@@ -133,6 +133,12 @@ static struct {
   int used;
 } tickets[MAX_TICKETS];
 
+/* The first n arguments of a call as a[0..n-1] (argc: how many the caller passed). */
+#define ARGS(n)    \
+  size_t argc = n;  \
+  napi_value a[n];  \
+  napi_get_cb_info(env, info, &argc, a, NULL, NULL)
+
 static napi_value fail(napi_env env, const char *msg) {
   napi_throw_error(env, NULL, msg);
   return NULL;
@@ -200,7 +206,21 @@ static void setNum(napi_env env, napi_value o, const char *k, double d) {
   napi_set_named_property(env, o, k, num(env, d));
 }
 
-static void *sym(void *lib, const char *name) { return lib ? dlsym(lib, name) : NULL; }
+/* One entry point of a library opened at run time: where its address goes, and its name. */
+struct symRow {
+  void **slot;
+  const char *name;
+};
+
+/* Resolve every row's entry point in `lib`: NULL when all are there, else the first missing. */
+static const char *resolve(void *lib, const struct symRow *rows, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    *rows[i].slot = dlsym(lib, rows[i].name);
+    if (!*rows[i].slot) return rows[i].name;
+  }
+  return NULL;
+}
+#define ROWS(table) (sizeof table / sizeof table[0])
 
 /* Open libcuda.so.1 (or `path`) and resolve every entry point; a one-line reason on failure. */
 static const char *loadDriver(const char *path) {
@@ -211,20 +231,14 @@ static const char *loadDriver(const char *path) {
     snprintf(why, sizeof why, "no CUDA driver: %s could not be opened (%s)", path, dlerror());
     return why;
   }
-#define LOOP_ROW(field, symbol) {(void **)&cu.field, #symbol},
-  const struct {
-    void **slot;
-    const char *name;
-  } table[] = {CU_ENTRY_POINTS(LOOP_ROW)};
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-    *table[i].slot = dlsym(lib, table[i].name);
-    if (!*table[i].slot) {
-      snprintf(why, sizeof why, "the CUDA driver %s lacks %s (driver too old)", path,
-               table[i].name);
-      dlclose(lib);
-      memset(&cu, 0, sizeof cu);
-      return why;
-    }
+#define CU_ROW(field, symbol) {(void **)&cu.field, #symbol},
+  const struct symRow table[] = {CU_ENTRY_POINTS(CU_ROW)};
+  const char *missing = resolve(lib, table, ROWS(table));
+  if (missing) {
+    snprintf(why, sizeof why, "the CUDA driver %s lacks %s (driver too old)", path, missing);
+    dlclose(lib);
+    memset(&cu, 0, sizeof cu);
+    return why;
   }
   cu.lib = lib;
   return NULL;
@@ -232,9 +246,7 @@ static const char *loadDriver(const char *path) {
 
 /* start(libcudaPath, ordinal) → { name, major, minor, sms, memory, driver }; throws one line. */
 static napi_value start(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value a[2];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(2);
   char path[1024];
   size_t len = 0;
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
@@ -289,9 +301,7 @@ static int ready(napi_env env) {
 
 /* alloc(bytes) → device pointer */
 static napi_value alloc(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
   if (!ready(env)) return NULL;
   CUdeviceptr p = 0;
   size_t bytes = (size_t)argDouble(env, a[0]);
@@ -300,9 +310,7 @@ static napi_value alloc(napi_env env, napi_callback_info info) {
 }
 
 static napi_value release(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
   if (!ready(env)) return NULL;
   check(env, cu.memFree((CUdeviceptr)argDouble(env, a[0])), "cuMemFree");
   return NULL;
@@ -310,9 +318,7 @@ static napi_value release(napi_env env, napi_callback_info info) {
 
 /* upload(ptr, typedArray): the copy is staged by the driver, so the array may change after. */
 static napi_value upload(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value a[2];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(2);
   if (!ready(env)) return NULL;
   size_t bytes;
   void *data = argBytes(env, a[1], &bytes);
@@ -325,9 +331,7 @@ static napi_value upload(napi_env env, napi_callback_info info) {
 
 /* zero(ptr, bytes), copy(dst, src, bytes): enqueued on the stream. */
 static napi_value zero(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value a[2];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(2);
   if (!ready(env)) return NULL;
   check(env,
         cu.memsetD8Async((CUdeviceptr)argDouble(env, a[0]), 0, (size_t)argDouble(env, a[1]),
@@ -337,9 +341,7 @@ static napi_value zero(napi_env env, napi_callback_info info) {
 }
 
 static napi_value copy(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value a[3];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(3);
   if (!ready(env)) return NULL;
   check(env,
         cu.memcpyDtoDAsync((CUdeviceptr)argDouble(env, a[0]), (CUdeviceptr)argDouble(env, a[1]),
@@ -350,9 +352,7 @@ static napi_value copy(napi_env env, napi_callback_info info) {
 
 /* readStart(ptr, bytes) → ticket: a copy into page-locked memory and an event after it. */
 static napi_value readStart(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value a[2];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(2);
   if (!ready(env)) return NULL;
   int t = 0;
   while (t < MAX_TICKETS && tickets[t].used) t++;
@@ -375,9 +375,7 @@ static napi_value readStart(napi_env env, napi_callback_info info) {
 
 /* readDone(ticket) → whether the copy has landed (throws on a device error). */
 static napi_value readDone(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
   int t = argInt(env, a[0]);
   if (t < 0 || t >= MAX_TICKETS || !tickets[t].used) return fail(env, "cuda: unknown read");
   CUresult r = cu.eventQuery(tickets[t].event);
@@ -393,9 +391,7 @@ static napi_value readDone(napi_env env, napi_callback_info info) {
 
 /* readTake(ticket, typedArray): copy the landed bytes out and free the ticket. */
 static napi_value readTake(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value a[2];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(2);
   int t = argInt(env, a[0]);
   if (t < 0 || t >= MAX_TICKETS || !tickets[t].used) return fail(env, "cuda: unknown read");
   size_t bytes;
@@ -416,9 +412,7 @@ static napi_value synchronize(napi_env env, napi_callback_info info) {
 
 /* loadModule(image: Uint8Array) → module index (a cubin, fatbin or PTX image). */
 static napi_value loadModule(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
   if (!ready(env)) return NULL;
   if (nModules == MAX_MODULES) return fail(env, "cuda: too many modules");
   size_t bytes;
@@ -431,9 +425,7 @@ static napi_value loadModule(napi_env env, napi_callback_info info) {
 
 /* getFunction(module, name, dynamicSharedBytes) → function index. */
 static napi_value getFunction(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value a[3];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(3);
   if (!ready(env)) return NULL;
   int m = argInt(env, a[0]);
   char name[256];
@@ -459,9 +451,7 @@ static napi_value getFunction(napi_env env, napi_callback_info info) {
 
 /* launch(fn, gx, gy, gz, bx, by, bz, sharedBytes, params: Uint8Array (8 bytes each)). */
 static napi_value launch(napi_env env, napi_callback_info info) {
-  size_t argc = 9;
-  napi_value a[9];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(9);
   if (argc != 9) return fail(env, "cuda launch: expected 9 arguments");
   int f = argInt(env, a[0]);
   if (f < 0 || f >= nFunctions) return fail(env, "cuda: unknown function");
@@ -493,12 +483,20 @@ static struct {
   nvrtcResult (*cubin)(nvrtcProgram, char *);
   nvrtcResult (*destroy)(nvrtcProgram *);
 } rtc;
+/* Every entry point: the field above and NVRTC's exported name. */
+#define NVRTC_ENTRY_POINTS(X)            \
+  X(create, nvrtcCreateProgram)          \
+  X(compile, nvrtcCompileProgram)        \
+  X(logSize, nvrtcGetProgramLogSize)     \
+  X(log, nvrtcGetProgramLog)             \
+  X(cubinSize, nvrtcGetCUBINSize)        \
+  X(cubin, nvrtcGetCUBIN)                \
+  X(destroy, nvrtcDestroyProgram)
 
 /* nvrtcOpen(path) → "" when NVRTC is usable, else the reason. */
 static napi_value nvrtcOpen(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1], out;
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
+  napi_value out;
   char path[1024], why[1600] = "";
   size_t len;
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
@@ -507,15 +505,10 @@ static napi_value nvrtcOpen(napi_env env, napi_callback_info info) {
     if (!lib) {
       snprintf(why, sizeof why, "%s could not be opened (%s)", path, dlerror());
     } else {
-      rtc.create = sym(lib, "nvrtcCreateProgram");
-      rtc.compile = sym(lib, "nvrtcCompileProgram");
-      rtc.logSize = sym(lib, "nvrtcGetProgramLogSize");
-      rtc.log = sym(lib, "nvrtcGetProgramLog");
-      rtc.cubinSize = sym(lib, "nvrtcGetCUBINSize");
-      rtc.cubin = sym(lib, "nvrtcGetCUBIN");
-      rtc.destroy = sym(lib, "nvrtcDestroyProgram");
-      if (!rtc.create || !rtc.compile || !rtc.logSize || !rtc.log || !rtc.cubinSize ||
-          !rtc.cubin || !rtc.destroy) {
+#define RTC_ROW(field, symbol) {(void **)&rtc.field, #symbol},
+      const struct symRow table[] = {NVRTC_ENTRY_POINTS(RTC_ROW)};
+      /* whichever is missing, named as nvrtcGetCUBIN: the newest of them, the likely cause */
+      if (resolve(lib, table, ROWS(table))) {
         snprintf(why, sizeof why, "%s lacks nvrtcGetCUBIN (NVRTC older than 11.1)", path);
         dlclose(lib);
       } else {
@@ -529,9 +522,7 @@ static napi_value nvrtcOpen(napi_env env, napi_callback_info info) {
 
 /* nvrtcCompile(source, name, options: string[]) → cubin (Uint8Array); throws the log. */
 static napi_value nvrtcCompile(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value a[3];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(3);
   if (!rtc.lib) return fail(env, "NVRTC is not open");
   size_t srcLen;
   napi_get_value_string_utf8(env, a[0], NULL, 0, &srcLen);
@@ -596,14 +587,22 @@ static struct {
                            const void *, const void *, cublasLtMatrixLayout_t, void *,
                            cublasLtMatrixLayout_t, const void *, void *, size_t, CUstream);
 } lt;
+/* Every entry point: the field above and cuBLASLt's exported name. */
+#define BLASLT_ENTRY_POINTS(X)                   \
+  X(create, cublasLtCreate)                      \
+  X(descCreate, cublasLtMatmulDescCreate)        \
+  X(descDestroy, cublasLtMatmulDescDestroy)      \
+  X(descSet, cublasLtMatmulDescSetAttribute)     \
+  X(layoutCreate, cublasLtMatrixLayoutCreate)    \
+  X(layoutDestroy, cublasLtMatrixLayoutDestroy)  \
+  X(matmul, cublasLtMatmul)
 static CUdeviceptr ltWorkspace;
 #define LT_WORKSPACE (32u << 20)
 
 /* blasLtOpen(path) → "" when cuBLASLt is usable, else the reason. */
 static napi_value blasLtOpen(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value a[1], out;
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(1);
+  napi_value out;
   char path[1024], why[1600] = "";
   size_t len;
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
@@ -613,15 +612,9 @@ static napi_value blasLtOpen(napi_env env, napi_callback_info info) {
     if (!lib) {
       snprintf(why, sizeof why, "%s could not be opened (%s)", path, dlerror());
     } else {
-      lt.create = sym(lib, "cublasLtCreate");
-      lt.descCreate = sym(lib, "cublasLtMatmulDescCreate");
-      lt.descDestroy = sym(lib, "cublasLtMatmulDescDestroy");
-      lt.descSet = sym(lib, "cublasLtMatmulDescSetAttribute");
-      lt.layoutCreate = sym(lib, "cublasLtMatrixLayoutCreate");
-      lt.layoutDestroy = sym(lib, "cublasLtMatrixLayoutDestroy");
-      lt.matmul = sym(lib, "cublasLtMatmul");
-      if (!lt.create || !lt.descCreate || !lt.descDestroy || !lt.descSet || !lt.layoutCreate ||
-          !lt.layoutDestroy || !lt.matmul) {
+#define LT_ROW(field, symbol) {(void **)&lt.field, #symbol},
+      const struct symRow table[] = {BLASLT_ENTRY_POINTS(LT_ROW)};
+      if (resolve(lib, table, ROWS(table))) {
         snprintf(why, sizeof why, "%s lacks the cublasLt matmul entry points", path);
         dlclose(lib);
       } else if (lt.create(&lt.handle) != 0) {
@@ -647,9 +640,7 @@ static napi_value blasLtOpen(napi_env env, napi_callback_info info) {
  * op(B)ᵀ·op(A)ᵀ, so B is passed as cuBLASLt's first operand.
  */
 static napi_value blasLtGemm(napi_env env, napi_callback_info info) {
-  size_t argc = 12;
-  napi_value a[12];
-  napi_get_cb_info(env, info, &argc, a, NULL, NULL);
+  ARGS(12);
   if (!lt.lib) return fail(env, "cuBLASLt is not open");
   int tA = argInt(env, a[0]), tB = argInt(env, a[1]);
   uint64_t M = (uint64_t)argDouble(env, a[2]), N = (uint64_t)argDouble(env, a[3]),

@@ -5,58 +5,31 @@
  * in the CPU order, and the weights moved both ways. The webgpu twin of this test is
  * packages/looplm/src/gpu-device-model.test.ts.
  */
-import {
-  backward,
-  crossEntropy,
-  IGNORE_INDEX,
-  IntTensor,
-  releaseGrads,
-  type Tensor,
-} from "@loop/tensor";
+import { backward, crossEntropy, IntTensor, releaseGrads, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { toDevice } from "./device-model.js";
+import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "./device-model-cases.js";
 import { LoopedModel } from "./model.js";
 
-const V = 13;
-const CASES = {
-  "mamba, loop_norm, gate, untied head": {
-    backbone: "mamba",
-    n_layers: 1,
-    n_loops: 3,
-    loop_norm: true,
-    exit_gate: true,
-    tie_embeddings: false,
-    ssm: { d_state: 4, headdim: 8, n_groups: 2, chunk_size: 4 },
-  },
-  "hybrid with GQA": {
-    backbone: "hybrid",
-    n_layers: 2,
-    n_loops: 2,
-    attn_layers: [0],
-    ssm: { d_state: 4, headdim: 8, chunk_size: 8 },
-    attention: { n_heads: 4, n_kv_heads: 2 },
-  },
-  transformer: {
-    backbone: "transformer",
-    n_layers: 1,
-    n_loops: 2,
-    mlp: { d_ff: 24 },
-    attention: { n_heads: 2, n_kv_heads: 1 },
-  },
-} as const;
+// (`looplm check`'s cases; the mamba one also carries an exit gate here, so the gate's logits are
+// compared, while the others show that a model without one refuses them)
+const V = MODEL_CASE_VOCAB;
+const CASES = Object.entries(MODEL_CASES).map(([name, extra]) =>
+  extra.backbone === "mamba"
+    ? ([`${name}, gate`, { ...extra, exit_gate: true }] as const)
+    : ([name, extra] as const),
+);
 
 const B = 2;
 const T = 6;
-const tokens = Int32Array.from({ length: B * T }, (_v, i) => (7 * i + 3) % V);
-const targets = Int32Array.from({ length: B * T }, (_v, i) => (i % 5 === 2 ? IGNORE_INDEX : i % V));
-const seqIdx = Int32Array.from({ length: B * T }, (_v, i) => (i < T && i >= 3 ? 1 : 0));
+const { tokens, targets, seqIdx } = modelCaseData(B, T, 7);
 
 const grads = (ts: Tensor[]) => ts.map((t) => Array.from(t.grad ?? []));
 
 describe("DeviceModel on cpuBackendOps matches LoopedModel exactly", () => {
-  for (const [name, extra] of Object.entries(CASES))
+  for (const [name, extra] of CASES)
     it(name, () => {
       const model = new LoopedModel(parseConfig({ vocab_size: V, d_model: 16, ...extra }), {
         seed: 4,
@@ -86,7 +59,7 @@ describe("DeviceModel on cpuBackendOps matches LoopedModel exactly", () => {
     });
 
   it("copyTo and copyFrom move the weights both ways; a model of another shape is refused", async () => {
-    const cfg = parseConfig({ vocab_size: V, d_model: 16, ...CASES.transformer });
+    const cfg = parseConfig({ vocab_size: V, d_model: 16, ...MODEL_CASES.transformer });
     const a = new LoopedModel(cfg, { seed: 1 });
     const b = new LoopedModel(cfg, { seed: 2 });
     const dm = toDevice(a, cpuBackendOps);
@@ -101,7 +74,7 @@ describe("DeviceModel on cpuBackendOps matches LoopedModel exactly", () => {
     await dm.copyTo(b);
     expect(b.parameters()[0]!.tensor.data).toEqual(c.parameters()[0]!.tensor.data);
     const other = new LoopedModel(
-      parseConfig({ vocab_size: V + 1, d_model: 16, ...CASES.transformer }),
+      parseConfig({ vocab_size: V + 1, d_model: 16, ...MODEL_CASES.transformer }),
       { seed: 1 },
     );
     await expect(dm.copyTo(other)).rejects.toThrow(/parameters differ/);

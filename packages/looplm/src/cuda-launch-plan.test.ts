@@ -10,26 +10,14 @@
 import { type CudaBackend, cudaBackend, type Precision, recordingDevice } from "@loop/cuda";
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
-import {
-  deviceStepEngine,
-  deviceTraining,
-  resolveTrainOptions,
-  type TrainOptions,
-} from "@loop/train";
+import { deviceStepEngine, deviceTraining, type TrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
-
-const BASE = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 1,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-  attention: { n_heads: 2, n_kv_heads: 1 },
-};
-const MAMBA = { ...BASE, backbone: "mamba" } as const;
-const TRANSFORMER = { ...BASE, backbone: "transformer", mlp: { d_ff: 32 } } as const;
-const SHAPE = { batch: 2, seq: 8 };
-const o = resolveTrainOptions({});
+import {
+  STEP_MAMBA as MAMBA,
+  STEP_TRAIN as o,
+  STEP_SHAPE as SHAPE,
+  STEP_TRANSFORMER as TRANSFORMER,
+} from "./step-models.test-util.js";
 
 interface StepCount {
   launches: number;

@@ -8,6 +8,7 @@
  * `looplm forward --backend webgpu` (packages/looplm/src/forward/golden.test.ts).
  */
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
+import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "@loop/looped/internal";
 import { backward, crossEntropy, IntTensor } from "@loop/tensor";
 import { expectClose, gpuForTests } from "@loop/test-support-gpu";
 import { gpuModelOps, releaseTransients, uploadTensor } from "@loop/webgpu";
@@ -18,11 +19,10 @@ import {
   zeroGpuGrads,
 } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
-import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "./check/model-cases.js";
 
 const ctx = await gpuForTests("webgpu looped model");
 
-// (the cases are `looplm check`'s: one table for both)
+// (the cases are `looplm check`'s, from @loop/looped: one table for both)
 const V = MODEL_CASE_VOCAB;
 const CASES = MODEL_CASES;
 const data = modelCaseData;

@@ -12,26 +12,18 @@
  * no WebGPU adapter exists, a failure under CI.
  */
 import { gpuForTests } from "@loop/test-support-gpu";
-import { resolveTrainOptions } from "@loop/train";
 import { splitKFor } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import { breakdownText, dispatchesAt, dispatchFormula, stepCounters } from "./gpu-dispatches.js";
+import {
+  STEP_BASE as BASE,
+  STEP_MAMBA as MAMBA,
+  STEP_TRAIN as o,
+  STEP_SHAPE as SHAPE,
+  STEP_TRANSFORMER as TRANSFORMER,
+} from "./step-models.test-util.js";
 
 const ctx = await gpuForTests("webgpu dispatch counts");
-
-const BASE = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 1,
-  n_loops: 1,
-  ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
-  attention: { n_heads: 2, n_kv_heads: 1 },
-};
-const MAMBA = { ...BASE, backbone: "mamba" } as const;
-const TRANSFORMER = { ...BASE, backbone: "transformer", mlp: { d_ff: 32 } } as const;
-const SHAPE = { batch: 2, seq: 8 };
-// the CLI's defaults: clipping and weight decay on
-const o = resolveTrainOptions({});
 
 describe.skipIf(!ctx)("webgpu: dispatches and bind groups of a training step", () => {
   // pinned formulas, and the target of dispatches per layer application

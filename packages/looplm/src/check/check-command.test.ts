@@ -9,13 +9,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MODEL_CASES } from "@loop/looped/internal";
 import { gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { startBackend } from "../backend.js";
 import { run } from "../cli/run-in-process.test-util.js";
 import { BACKBONES } from "./backbones.js";
 import { findGoldenDir, goldenCases } from "./golden-check.js";
-import { MODEL_CASES } from "./model-cases.js";
 import { opCases } from "./op-cases.js";
 import type { CheckReport } from "./report.js";
 import { runCheck } from "./run-check.js";

@@ -1,18 +1,18 @@
 /*
- * The whole-model check of `looplm check`: each model case (model-cases.ts) through the
- * backend's device model (`toDevice(model, ops)`: @loop/looped's forward written once, run on the
- * backend's ops) against the CPU model on the oracle's kernels, from the same weights and tokens:
- * the readouts and logits of every loop step, and the gradient of the final loop's
- * cross-entropy for every parameter (summed over the R uses of the shared weights), compared
- * relative to each gradient tensor's largest element as docs/formats.md does. Tolerance: the op
- * cases' (1e-4 relative, 5e-6 absolute) for the forward, 2e-4 for the gradients (the WebGPU
- * suite's).
+ * The whole-model check of `looplm check`: each model case (`MODEL_CASES` of
+ * `@loop/looped/internal`) through the backend's device model (`toDevice(model, ops)`:
+ * @loop/looped's forward written once, run on the backend's ops) against the CPU model on the
+ * oracle's kernels, from the same weights and tokens: the readouts and logits of every loop
+ * step, and the gradient of the final loop's cross-entropy for every parameter (summed over the R
+ * uses of the shared weights), compared relative to each gradient tensor's largest element as
+ * docs/formats.md does. Tolerance: the op cases' (1e-4 relative, 5e-6 absolute) for the forward,
+ * 2e-4 for the gradients (the WebGPU suite's).
  */
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
+import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "@loop/looped/internal";
 import { backward, crossEntropy, IntTensor, type Tensor } from "@loop/tensor";
 import { withKernels } from "@loop/tensor/kernel";
 import type { ComputeBackend } from "../backend.js";
-import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "./model-cases.js";
 import type { AnyOps } from "./op-cases.js";
 import { type CaseResult, ORACLE_KERNELS, type Worst, worstOf } from "./op-conformance.js";
 

@@ -6,6 +6,7 @@
  * budget leaves room for, and write report.json and report.md. Correctness is never dropped.
  */
 import { join } from "node:path";
+import { MODEL_CASES } from "@loop/looped/internal";
 import { currentKernels } from "@loop/tensor/kernel";
 import { makeDirectory, writeFileAtomic } from "@loop/tensor/node";
 import { isCpuEmulation, setGpuPrecision } from "@loop/webgpu";
@@ -16,7 +17,6 @@ import { CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
-import { MODEL_CASES } from "./model-cases.js";
 import { checkModelCase } from "./model-check.js";
 import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./op-cases.js";
 import { type CaseResult, checkOpCase, oracleOps } from "./op-conformance.js";

@@ -4,15 +4,13 @@
  * checkpoint kept. Under `pnpm looplm`, killing pnpm alone ends the training process as soon,
  * although its main thread is busy in the step.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { alive, descendants, spawnCli } from "./spawn-cli.test-util.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-const root = fileURLToPath(new URL("../../../..", import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-long-step-"));
 
 /** A run whose steps take seconds each on one thread, a checkpoint after every step. */
@@ -31,12 +29,7 @@ function start(
   child: ChildProcess;
   done: Promise<{ code: number | null; signal: string | null; at: number }>;
 } {
-  const env = { ...process.env, LOOPLM_THREADS: "1" };
-  const child = viaPnpm
-    ? spawn("pnpm", ["looplm", ...args], { cwd: root, env })
-    : spawn(process.execPath, ["--import", "tsx", "--conditions=@loop/source", main, ...args], {
-        env,
-      });
+  const child = spawnCli(args, viaPnpm);
   child.stdout!.resume();
   child.stderr!.resume();
   const done = new Promise<{ code: number | null; signal: string | null; at: number }>((res) =>
@@ -55,23 +48,6 @@ async function firstCheckpoint(dir: string): Promise<number> {
   }
   throw new Error(`no checkpoint in ${dir} after two minutes`);
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-const descendants = (pid: number): number[] => {
-  const r = spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" });
-  return r.stdout
-    .split("\n")
-    .filter(Boolean)
-    .map(Number)
-    .flatMap((k) => [k, ...descendants(k)]);
-};
 
 describe("a signal during a long step", () => {
   it("SIGTERM stops within seconds, keeping the last checkpoint", {

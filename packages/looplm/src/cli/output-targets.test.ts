@@ -3,36 +3,21 @@
  * (or refused with the reason) and survives as what it was; an empty path is refused; a run
  * folder that exists as something else is named; a failing stderr never stops training.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { LoopedModel, makeConfig } from "@loop/looped";
-import { saveCheckpoint } from "@loop/looped/node";
 import { goldenPath } from "@loop/test-support";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { run } from "./run-in-process.test-util.js";
+import { cliInShell, savedTinyRun } from "./spawn-cli.test-util.js";
 import { TINY_TRAIN } from "./tiny-args.test-util.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-out-"));
 let runDir: string;
 
 beforeAll(() => {
-  runDir = join(tmp(), "run");
-  const cfg = makeConfig({
-    backbone: "mamba",
-    vocab_size: 32,
-    d_model: 16,
-    n_layers: 1,
-    n_loops: 2,
-    ssm: { d_state: 8, headdim: 8, chunk_size: 8 },
-  });
-  saveCheckpoint(join(runDir, "final"), new LoopedModel(cfg, { seed: 1 }));
-  writeFileSync(
-    join(runDir, "run.json"),
-    JSON.stringify({ task: { name: "mano", max_ops: 2 }, model: cfg, train: {} }),
-  );
+  runDir = savedTinyRun("looplm-out-");
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -144,24 +129,14 @@ describe("empty paths and run folders in the way", () => {
 
 describe("a failing stderr or stdout", () => {
   it("train 2> /dev/full trains to the end and saves its model", { timeout: 120_000 }, () => {
-    const main = fileURLToPath(new URL("./main.ts", import.meta.url));
     const out = join(tmp(), "run");
-    const args = ["--import", "tsx", "--conditions=@loop/source", main, "train"];
-    const r = spawnSync(
-      "bash",
-      ["-c", `"$NODE" "$@" 2>/dev/full`, "bash", ...args, ...TINY_TRAIN, "--out", out],
-      { encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 100_000 },
-    );
+    const r = cliInShell(["train", ...TINY_TRAIN, "--out", out], "2>/dev/full", 100_000);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/trained 1 steps/);
     expect(existsSync(join(out, "final", "model.safetensors"))).toBe(true);
     // stdout failing too: training still ends with its model; the status says stdout failed
     const out2 = join(tmp(), "run");
-    const r2 = spawnSync(
-      "bash",
-      ["-c", `"$NODE" "$@" >/dev/full 2>&1`, "bash", ...args, ...TINY_TRAIN, "--out", out2],
-      { encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 100_000 },
-    );
+    const r2 = cliInShell(["train", ...TINY_TRAIN, "--out", out2], ">/dev/full 2>&1", 100_000);
     expect(r2.status).toBe(1);
     expect(existsSync(join(out2, "final", "model.safetensors"))).toBe(true);
   });

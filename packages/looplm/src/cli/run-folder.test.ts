@@ -2,13 +2,12 @@
  * Run folders through the CLI: resume rebuilds the recorded run, nothing overwrites a run, a
  * locked folder is refused, signals checkpoint and exit 130/143, impossible paths fail at once.
  */
-import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { run } from "./run-in-process.test-util.js";
+import { descendants, spawnCli } from "./spawn-cli.test-util.js";
 import { ISO_SWEEP, tinyPhop } from "./tiny-args.test-util.js";
 
 afterEach(() => {
@@ -210,31 +209,16 @@ describe("option errors name the flag", () => {
 });
 
 describe("the looplm binary and run folders", () => {
-  const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-  const root = fileURLToPath(new URL("../../../..", import.meta.url));
   /** Start the binary; resolves with its exit status and output. */
   const start = (args: string[], viaPnpm = false) => {
-    const child = viaPnpm
-      ? spawn("pnpm", ["looplm", ...args], {
-          cwd: root,
-          env: { ...process.env, LOOPLM_THREADS: "1" },
-        })
-      : spawn(process.execPath, ["--import", "tsx", "--conditions=@loop/source", main, ...args], {
-          env: { ...process.env, LOOPLM_THREADS: "1" },
-        });
+    const child = spawnCli(args, viaPnpm);
     let stderr = "";
-    child.stderr.on("data", (b) => (stderr += b));
-    child.stdout.resume();
+    child.stderr!.on("data", (b) => (stderr += b));
+    child.stdout!.resume();
     const done = new Promise<{ code: number | null; signal: string | null; stderr: string }>(
       (res) => child.on("close", (code, signal) => res({ code, signal, stderr })),
     );
     return { child, done };
-  };
-  /** Process ids below `pid`. */
-  const descendants = (pid: number): number[] => {
-    const r = spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" });
-    const kids = r.stdout.split("\n").filter(Boolean).map(Number);
-    return kids.flatMap((k) => [k, ...descendants(k)]);
   };
   /** Wait until the run has logged a few steps (at most two minutes, then the test fails). */
   const logged = async (dir: string) => {

@@ -1,21 +1,12 @@
-import { spawnSync } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
+import { cliInShell } from "./spawn-cli.test-util.js";
 import { endQuietlyWhenStdoutCloses } from "./stdout.js";
 
 describe("a closed stdout", () => {
-  const main = fileURLToPath(new URL("./main.ts", import.meta.url));
   /** `looplm <args> | head -1` through the real binary (from source) in a shell pipeline. */
   const headOne = (args: string) =>
-    spawnSync(
-      "bash",
-      [
-        "-c",
-        `"$NODE" --import tsx --conditions=@loop/source "$MAIN" ${args} | head -1; echo "exit \${PIPESTATUS[0]}" >&2`,
-      ],
-      { encoding: "utf8", env: { ...process.env, NODE: process.execPath, MAIN: main } },
-    );
+    cliInShell(args.split(" "), `| head -1; echo "exit \${PIPESTATUS[0]}" >&2`);
 
   it.each([
     "sample mano --count 5",

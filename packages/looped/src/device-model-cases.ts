@@ -1,9 +1,10 @@
 /*
  * The whole-model cases: small models of each backbone with the features that change the
  * forward (packed documents, an untied head, loop_norm, several SSM groups, grouped-query
- * attention). `looplm check` runs each through the backend's device model against the CPU model
- * on the oracle's kernels (model-check.ts), and the WebGPU suite does the same on its device
- * (gpu-device-model.test.ts): one table for both.
+ * attention). The device model's own test runs each on the CPU's ops (device-model.test.ts),
+ * `looplm check` through every backend's device model against the CPU model on the oracle's
+ * kernels, and looplm's WebGPU suite on its device: one table for all three, kept here because
+ * looplm depends on this package and never the reverse.
  */
 
 import { IGNORE_INDEX, Rng } from "@loop/tensor";

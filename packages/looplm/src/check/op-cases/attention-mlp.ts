@@ -1,0 +1,58 @@
+/*
+ * The Transformer layer's slice of the op cases: the projected attention (GQA, RoPE, documents,
+ * more keys than one tile) and the MLP's swiglu.
+ */
+import type { OpCase, Rows, Tolerance } from "./case-types.js";
+import { docs, f } from "./inputs.js";
+import { DEFAULT_TOL } from "./tolerances.js";
+
+/**
+ * Attention's gradients sum over every key and go through three projections; the inputs are
+ * kept small (uniform in ±0.5) so that the softmax stays soft, as after a norm, where a peaked
+ * one would amplify float32 rounding. Bound: the golden files' rule (docs/formats.md).
+ */
+const ATTENTION_TOL: Tolerance = { atol: 1e-4, rtol: 1e-4 };
+const SMALL: [number, number] = [-0.5, 0.5];
+
+/** The attention and MLP cases at row count `r`. */
+export function attentionMlpCases(r: Rows): OpCase[] {
+  return [
+    {
+      name: "projectedAttention: GQA, RoPE, documents",
+      op: "projectedAttention",
+      inputs: [
+        f("u", [2, r(9), 16], { range: SMALL }),
+        f("wq", [16, 16], { range: SMALL }),
+        f("wk", [8, 16], { range: SMALL }),
+        f("wv", [8, 16], { range: SMALL }),
+        f("seqIdx", [2 * r(9)], { intValues: docs(2, r(9), [4]) }),
+      ],
+      run: (ops, [u, wq, wk, wv, seq]) => [
+        ops.projectedAttention(u, wq, wk, wv, { nHeads: 4, nKvHeads: 2, seqIdx: seq }),
+      ],
+      tol: ATTENTION_TOL,
+      precision: "any",
+    },
+    {
+      name: "projectedAttention: more keys than one tile",
+      op: "projectedAttention",
+      inputs: [
+        f("u", [1, r(70), 16], { range: SMALL }),
+        f("wq", [16, 16], { range: SMALL }),
+        f("wk", [16, 16], { range: SMALL }),
+        f("wv", [16, 16], { range: SMALL }),
+      ],
+      run: (ops, [u, wq, wk, wv]) => [
+        ops.projectedAttention(u, wq, wk, wv, { nHeads: 2, nKvHeads: 2 }),
+      ],
+      tol: ATTENTION_TOL,
+    },
+    {
+      name: "swiglu",
+      op: "swiglu",
+      inputs: [f("gate", [r(7), 13]), f("up", [r(7), 13])],
+      run: (ops, [g, u]) => [ops.swiglu(g, u)],
+      tol: DEFAULT_TOL,
+    },
+  ];
+}
