@@ -20,9 +20,8 @@ describe("the seed records docs/results.md cites", () => {
   });
 
   // A record is read by `--resume` only while the study's settings are those it was trained
-  // with: a change to a study's definition that would change its numbers fails here until the
-  // study is run again (or the records are replaced), so the page never cites records that the
-  // code no longer reproduces.
+  // with: a definition whose numbers differ from its committed records fails here until the study
+  // is run again (or its records are replaced).
   for (const name of folders as StudyName[])
     it(`${name}: every record is valid for the study as defined now`, () => {
       const dir = join(RESULTS, name);

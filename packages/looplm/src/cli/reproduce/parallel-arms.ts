@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ChildrenInterrupted } from "../interrupt.js";
 import { armArgs, armSeedDir } from "./arm-inputs.js";
-import { waitForSharedSweep } from "./shared-arm.js";
+import { armFolderMode, waitForSharedSweep } from "./shared-arm.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 
 // `pnpm looplm` moves the process to the user's folder (INIT_CWD) after this module loads; the
@@ -105,12 +105,14 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
   const log = o.log ?? (() => {});
   const threads = Math.max(1, Math.floor((o.threads ?? availableParallelism()) / o.jobs));
   const outDir = resolve(o.outDir);
-  // a shared arm's folder is its lending study's: continued, never replaced from here
-  const flags = (shared: boolean) => [
-    ...(o.resume || shared ? ["--resume"] : []),
-    ...(o.overwrite && !shared ? ["--overwrite"] : []),
-    ...(o.childArgs ?? []),
-  ];
+  const flags = (arm: ArmDef) => {
+    const mode = armFolderMode(arm, o);
+    return [
+      ...(mode.resume ? ["--resume"] : []),
+      ...(mode.overwrite ? ["--overwrite"] : []),
+      ...(o.childArgs ?? []),
+    ];
+  };
   const units: Unit[] = [];
   for (const seed of o.seeds)
     for (const arm of def.arms)
@@ -118,7 +120,7 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
         seed,
         arm,
         dir: armSeedDir(outDir, arm, seed),
-        args: [...armArgs(arm, seed, outDir), ...flags(arm.sharedWith !== undefined)],
+        args: [...armArgs(arm, seed, outDir), ...flags(arm)],
       });
   log(`${def.name}: ${units.length} sweeps, ${o.jobs} at a time, ${threads} thread(s) each`);
   let next = 0;

@@ -28,7 +28,7 @@ import {
   seedsToTrain,
   writeSeedRecord,
 } from "./seed-record.js";
-import { waitForSharedSweep } from "./shared-arm.js";
+import { armFolderMode, waitForSharedSweep } from "./shared-arm.js";
 import type { StudyDef } from "./study-types.js";
 import { claimVerdict, type Verdict } from "./verdict.js";
 
@@ -74,8 +74,8 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const tasks = new TaskCache();
   // finished seeds' records are read only when resuming (the queue always continues)
   const useRecords = o.resume || o.queue !== undefined;
-  // seeds whose record this run has written already (--jobs)
-  const kept = new Set<number>();
+  // seeds whose record this run has written already (--jobs): what it holds
+  const kept = new Map<number, { arms: Record<string, ArmRecord>; machine: SeedMachine }>();
   if (o.queue) {
     if (o.overwrite)
       throw new Error("runSweepStudy: a queued study continues its folders; overwrite is refused");
@@ -87,8 +87,9 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
     const read = { ...o, resume: true, overwrite: false };
     const onSeedDone = async (seed: number) => {
       const arms = await trainSeed(def, seed, read, tasks);
-      writeSeedRecord(def, o.outDir, seed, arms, await seedMachine(o.backend, "here"));
-      kept.add(seed);
+      const machine = await seedMachine(o.backend, "here");
+      writeSeedRecord(def, o.outDir, seed, arms, machine);
+      kept.set(seed, { arms, machine });
     };
     await trainArmsInParallel(def, {
       ...o,
@@ -107,7 +108,7 @@ export async function runSweepStudy(def: StudyDef, o: StudyRunOptions): Promise<
   const fromRecord: boolean[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     // a finished seed's record (seed-record.ts) stands for its folders, which may be elsewhere
-    const record = useRecords || kept.has(seed) ? readSeedRecord(def, o.outDir, seed) : null;
+    const record = kept.get(seed) ?? (useRecords ? readSeedRecord(def, o.outDir, seed) : null);
     const arms = record?.arms ?? (await trainSeed(def, seed, o, tasks));
     fromRecord.push(record !== null);
     if (record) machines.push(record.machine);
@@ -156,13 +157,10 @@ async function trainSeed(
     const task = await tasks.get(flags);
     const dir = armSeedDir(o.outDir, arm, seed);
     await waitForSharedSweep(arm, dir, o);
-    // a shared arm's folder is its lending study's: continued, never replaced from here
-    const shared = arm.sharedWith !== undefined;
     const res = await runSweep({
       ...armSweepJob(arm, seed, o.outDir, task),
       backend: o.backend,
-      resume: o.resume || shared,
-      overwrite: o.overwrite && !shared,
+      ...armFolderMode(arm, o),
       signal: o.signal,
       log: o.log,
     });

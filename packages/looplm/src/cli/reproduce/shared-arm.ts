@@ -18,13 +18,27 @@ import type { ArmDef } from "./study-types.js";
  */
 export function shareArm(arm: ArmDef, study: string, lender: ArmDef): ArmDef {
   const [mine, theirs] = [armSweepFlags(arm), armSweepFlags(lender)];
-  if (mine.join("\u0000") !== theirs.join("\u0000")) {
-    const i = mine.findIndex((f, k) => f !== theirs[k]);
+  // the first position where they differ (one ending before the other counts)
+  const n = Math.max(mine.length, theirs.length);
+  const i = Array.from({ length: n }, (_, k) => k).find((k) => mine[k] !== theirs[k]);
+  if (i !== undefined) {
     throw new Error(
       `arm ${arm.id} is declared the same sweep as ${study}'s ${lender.id}, but its flags differ at ${JSON.stringify(mine[i] ?? "(end)")} against ${JSON.stringify(theirs[i] ?? "(end)")}`,
     );
   }
   return { ...arm, sharedWith: { study, arm: lender.id } };
+}
+
+/**
+ * How `arm`'s sweep folder is opened given the study's own resume/overwrite: a shared arm's
+ * folder is its lending study's, so it is always continued and never replaced from here.
+ */
+export function armFolderMode(
+  arm: ArmDef,
+  o: { resume: boolean; overwrite?: boolean },
+): { resume: boolean; overwrite: boolean } {
+  const shared = arm.sharedWith !== undefined;
+  return { resume: o.resume || shared, overwrite: (o.overwrite ?? false) && !shared };
 }
 
 export interface WaitOptions {
