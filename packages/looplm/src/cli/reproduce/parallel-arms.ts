@@ -132,7 +132,7 @@ export async function trainArmsInParallel(def: StudyDef, o: ParallelOptions): Pr
     while (next < units.length && !failed && !o.signal?.aborted) {
       const u = units[next++]!;
       try {
-        await waitForSharedSweep(u.arm, u.dir, { signal: o.signal, log });
+        await waitForSharedSweep(def, u.arm, u.dir, { signal: o.signal, log });
         await runUnit(u, launcher, threads, log, o.signal);
         const n = left.get(u.seed)! - 1;
         left.set(u.seed, n);

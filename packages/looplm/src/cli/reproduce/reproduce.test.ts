@@ -19,10 +19,11 @@ import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { gateArgs, gateCommands } from "./gate-study-types.js";
+import { phop as phopStudy } from "./phop-studies.js";
 import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armArgs, armCommand, runSweepStudy } from "./run-sweep-study.js";
-import { type SeedRecord, seedsToTrain } from "./seed-record.js";
+import { type SeedRecord, seedsToTrain, studySettings } from "./seed-record.js";
 import { gateStudy, isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import {
   claimTables,
@@ -584,6 +585,14 @@ describe("study definitions", () => {
     expect(armArgs(r4, 3, "/out/depth")).toEqual(armArgs(phop, 3, "/out/phop"));
     expect(armArgs(r4, 3, "/out/depth")).toContain("/out/phop/answer-only/seed-3");
     expect(def.arms.filter((a) => a.sharedWith).map((a) => a.id)).toEqual(["R4"]);
+    // the lender knows who borrows (so that it waits for them), outside its hashed settings
+    expect(sweepStudy("phop", "cpu").lentTo).toEqual({ "answer-only": ["depth"] });
+    expect(sweepStudy("backbones", "cpu").lentTo).toEqual({
+      hybrid: ["backbone-budget"],
+      transformer: ["backbone-budget"],
+    });
+    expect(sweepStudy("phop", "paper").lentTo).toBeUndefined();
+    expect(studySettings(sweepStudy("phop", "cpu"))).toBe(studySettings(phopStudy(true)));
     const widens = def.claims.filter((c) => c.kind === "widens");
     expect(widens).toEqual([
       expect.objectContaining({

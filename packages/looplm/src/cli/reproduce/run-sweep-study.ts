@@ -156,7 +156,7 @@ async function trainSeed(
     const flags = taskFlags(arm.task);
     const task = await tasks.get(flags);
     const dir = armSeedDir(o.outDir, arm, seed);
-    await waitForSharedSweep(arm, dir, o);
+    await waitForSharedSweep(def, arm, dir, o);
     const res = await runSweep({
       ...armSweepJob(arm, seed, o.outDir, task),
       backend: o.backend,

@@ -1,16 +1,17 @@
 /*
  * Shared arms (ArmDef.sharedWith): an arm of one study that is the very sweep of another study's
  * arm. Its settings are checked equal when the borrowing study is built, so both studies read
- * one set of folders and the members train once. When the lending study trains that sweep at
- * this moment (a live process holds its run lock), the borrowing study waits for it instead of
- * failing, then continues what it left.
+ * one set of folders and the members train once. When one study's process trains that sweep
+ * at this moment (a live process holds its run lock), the other study waits for it instead of
+ * failing, then continues what it left; the borrower waits for the lender and the lender for the
+ * borrower.
  */
 import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { runFolderHolder } from "@loop/train/node";
 import { WatchInterrupted } from "../interrupt.js";
 import { armSweepFlags } from "./arm-inputs.js";
-import type { ArmDef } from "./study-types.js";
+import type { ArmDef, StudyDef } from "./study-types.js";
 
 /**
  * `arm`, declared the same sweep as `lender` (arm `lender.id` of study `study`): throws, naming
@@ -49,15 +50,22 @@ export interface WaitOptions {
 }
 
 /**
- * Wait while another process trains the shared sweep folder `dir` (no wait for an own arm, a
- * missing folder or a free one). An abort ends the wait with a `WatchInterrupted`.
+ * Wait while another process trains the shared sweep folder `dir` of `def`'s arm `arm` (a
+ * borrowed arm, or one that `def.lentTo` says another study borrows); no wait for an arm no
+ * other study shares, a missing folder or a free one. An abort ends the wait with a
+ * `WatchInterrupted`.
  */
 export async function waitForSharedSweep(
+  def: Pick<StudyDef, "lentTo">,
   arm: ArmDef,
   dir: string,
   o: WaitOptions = {},
 ): Promise<void> {
-  if (!arm.sharedWith || !existsSync(dir)) return;
+  const borrowers = def.lentTo?.[arm.id] ?? [];
+  if ((!arm.sharedWith && borrowers.length === 0) || !existsSync(dir)) return;
+  const what = arm.sharedWith
+    ? `${arm.sharedWith.study}'s ${arm.sharedWith.arm} sweep`
+    : `also ${borrowers.join(" and ")}'s sweep (a shared arm)`;
   let said = false;
   for (;;) {
     const holder = runFolderHolder(dir);
@@ -66,9 +74,7 @@ export async function waitForSharedSweep(
     if (o.signal?.aborted)
       throw new WatchInterrupted(`was waiting for ${dir}, which ${who} trains`);
     if (!said)
-      o.log?.(
-        `${arm.id} is ${arm.sharedWith.study}'s ${arm.sharedWith.arm} sweep, which ${who} is training in ${dir}: waiting for it to finish`,
-      );
+      o.log?.(`${arm.id} is ${what}, which ${who} is training in ${dir}: waiting for it to finish`);
     said = true;
     try {
       await sleep(o.pollMs ?? 15000, undefined, { signal: o.signal });

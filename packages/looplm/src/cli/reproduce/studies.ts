@@ -52,5 +52,18 @@ const SWEEP_STUDIES = {
 };
 
 export function sweepStudy(name: SweepStudyName, scale: Scale): StudyDef {
-  return SWEEP_STUDIES[name](scale === "cpu");
+  const def = SWEEP_STUDIES[name](scale === "cpu");
+  const lentTo = lentArms(name, scale);
+  return Object.keys(lentTo).length > 0 ? { ...def, lentTo } : def;
+}
+
+/** The arms of study `name` that the other sweep studies at `scale` borrow, with who borrows. */
+function lentArms(name: SweepStudyName, scale: Scale): Record<string, string[]> {
+  const lent: Record<string, string[]> = {};
+  for (const [other, make] of Object.entries(SWEEP_STUDIES)) {
+    if (other === name) continue;
+    for (const arm of make(scale === "cpu").arms)
+      if (arm.sharedWith?.study === name) (lent[arm.sharedWith.arm] ??= []).push(other);
+  }
+  return lent;
 }

@@ -119,4 +119,10 @@ export interface StudyDef {
    * metric against R for the looped, deep and shallow models.
    */
   depthChart?: boolean;
+  /**
+   * The arms of this study that other studies borrow (arm id → the borrowing studies' names),
+   * filled in by `sweepStudy`: such an arm's folder may be held by a borrowing study's process,
+   * and this study then waits for it as the borrower would. Not part of the study's settings.
+   */
+  lentTo?: Record<string, string[]>;
 }
