@@ -104,63 +104,44 @@ describe("shared arms: one sweep for two studies", () => {
     expect(existsSync(join(root, "lender", "answer-only", "seed-1", "sweep.json"))).toBe(true);
   });
 
-  it("waits while a live process trains the shared folder, then goes on", async () => {
-    const dir = join(tmp(), "seed-1");
-    mkdirSync(dir);
-    const lock = join(dir, LOCK_FILE);
-    // the parent process (alive) holds it
-    writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
-    const lines: string[] = [];
-    let done = false;
-    const waiting = waitForSharedSweep(borrower, borrower.arms[0]!, dir, {
-      pollMs: 20,
-      log: (l) => lines.push(l),
-    }).then(() => {
-      done = true;
-    });
-    await new Promise((r) => setTimeout(r, 120));
-    expect(done).toBe(false);
-    expect(lines).toEqual([
-      `R2 is lender's answer-only sweep, which process ${process.ppid} on ${hostname()} is training in ${dir}: waiting for it to finish`,
-    ]);
-    writeFileSync(lock, readFileSync(lock, "utf8").replace(String(process.ppid), "999999999"));
-    await waiting;
-    expect(done).toBe(true);
-    // an own arm never waits; an abort ends the wait as an interruption
-    writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
-    await waitForSharedSweep(lender, lenderArm, dir, { pollMs: 20 });
-    const ac = new AbortController();
-    const stopped = waitForSharedSweep(borrower, borrower.arms[0]!, dir, {
-      pollMs: 20,
-      signal: ac.signal,
-    });
-    ac.abort();
-    await expect(stopped).rejects.toBeInstanceOf(WatchInterrupted);
-  });
-
-  it("the lender waits while the borrower's process trains the arm it lends", async () => {
-    const dir = join(tmp(), "seed-1");
-    mkdirSync(dir);
-    const lock = join(dir, LOCK_FILE);
-    writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
-    const lines: string[] = [];
-    let done = false;
-    const lent: StudyDef = { ...lender, lentTo: { "answer-only": ["borrower"] } };
-    const waiting = waitForSharedSweep(lent, lenderArm, dir, {
-      pollMs: 20,
-      log: (l) => lines.push(l),
-    }).then(() => {
-      done = true;
-    });
-    await new Promise((r) => setTimeout(r, 120));
-    expect(done).toBe(false);
-    expect(lines).toEqual([
-      `answer-only is also borrower's sweep (a shared arm), which process ${process.ppid} on ${hostname()} is training in ${dir}: waiting for it to finish`,
-    ]);
-    writeFileSync(lock, readFileSync(lock, "utf8").replace(String(process.ppid), "999999999"));
-    await waiting;
-    expect(done).toBe(true);
-  });
+  // the borrower waits for the lender's process, and the lender (told who borrows) for the borrower's
+  const lent: StudyDef = { ...lender, lentTo: { "answer-only": ["borrower"] } };
+  it.each([
+    ["the borrower", borrower, borrower.arms[0]!, "R2 is lender's answer-only sweep"],
+    ["the lender", lent, lenderArm, "answer-only is also borrower's sweep (a shared arm)"],
+  ])(
+    "%s waits while a live process trains the shared folder, then goes on",
+    async (_, def, arm, what) => {
+      const dir = join(tmp(), "seed-1");
+      mkdirSync(dir);
+      const lock = join(dir, LOCK_FILE);
+      // the parent process (alive) holds it
+      writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
+      const lines: string[] = [];
+      let done = false;
+      const waiting = waitForSharedSweep(def, arm, dir, {
+        pollMs: 20,
+        log: (l) => lines.push(l),
+      }).then(() => {
+        done = true;
+      });
+      await new Promise((r) => setTimeout(r, 120));
+      expect(done).toBe(false);
+      expect(lines).toEqual([
+        `${what}, which process ${process.ppid} on ${hostname()} is training in ${dir}: waiting for it to finish`,
+      ]);
+      writeFileSync(lock, readFileSync(lock, "utf8").replace(String(process.ppid), "999999999"));
+      await waiting;
+      expect(done).toBe(true);
+      // an arm no other study shares never waits; an abort ends the wait as an interruption
+      writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
+      await waitForSharedSweep(lender, lenderArm, dir, { pollMs: 20 });
+      const ac = new AbortController();
+      const stopped = waitForSharedSweep(def, arm, dir, { pollMs: 20, signal: ac.signal });
+      ac.abort();
+      await expect(stopped).rejects.toBeInstanceOf(WatchInterrupted);
+    },
+  );
 
   it("--jobs runs a shared sweep with --resume in the lender's folder, never --overwrite", async () => {
     const root = tmp();
