@@ -133,15 +133,22 @@ describe("shared arms: one sweep for two studies", () => {
       writeFileSync(lock, readFileSync(lock, "utf8").replace(String(process.ppid), "999999999"));
       await waiting;
       expect(done).toBe(true);
-      // an arm no other study shares never waits; an abort ends the wait as an interruption
-      writeFileSync(lock, JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }));
-      await waitForSharedSweep(lender, lenderArm, dir, { pollMs: 20 });
-      const ac = new AbortController();
-      const stopped = waitForSharedSweep(def, arm, dir, { pollMs: 20, signal: ac.signal });
-      ac.abort();
-      await expect(stopped).rejects.toBeInstanceOf(WatchInterrupted);
     },
   );
+
+  it("an arm no other study shares never waits; an abort ends a wait as an interruption", async () => {
+    const dir = join(tmp(), "seed-1");
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: process.ppid, host: hostname(), since: "x" }),
+    );
+    await waitForSharedSweep(lender, lenderArm, dir, { pollMs: 20 });
+    const ac = new AbortController();
+    const stopped = waitForSharedSweep(lent, lenderArm, dir, { pollMs: 20, signal: ac.signal });
+    ac.abort();
+    await expect(stopped).rejects.toBeInstanceOf(WatchInterrupted);
+  });
 
   it("--jobs runs a shared sweep with --resume in the lender's folder, never --overwrite", async () => {
     const root = tmp();

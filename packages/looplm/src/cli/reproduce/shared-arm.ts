@@ -20,9 +20,8 @@ import type { ArmDef, StudyDef } from "./study-types.js";
 export function shareArm(arm: ArmDef, study: string, lender: ArmDef): ArmDef {
   const [mine, theirs] = [armSweepFlags(arm), armSweepFlags(lender)];
   // the first position where they differ (one ending before the other counts)
-  const n = Math.max(mine.length, theirs.length);
-  const i = Array.from({ length: n }, (_, k) => k).find((k) => mine[k] !== theirs[k]);
-  if (i !== undefined) {
+  for (let i = 0; i < Math.max(mine.length, theirs.length); i++) {
+    if (mine[i] === theirs[i]) continue;
     throw new Error(
       `arm ${arm.id} is declared the same sweep as ${study}'s ${lender.id}, but its flags differ at ${JSON.stringify(mine[i] ?? "(end)")} against ${JSON.stringify(theirs[i] ?? "(end)")}`,
     );

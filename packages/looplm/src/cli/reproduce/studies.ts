@@ -53,17 +53,24 @@ const SWEEP_STUDIES = {
 
 export function sweepStudy(name: SweepStudyName, scale: Scale): StudyDef {
   const def = SWEEP_STUDIES[name](scale === "cpu");
-  const lentTo = lentArms(name, scale);
-  return Object.keys(lentTo).length > 0 ? { ...def, lentTo } : def;
+  const lentTo = lentArms(scale)[name];
+  return lentTo ? { ...def, lentTo } : def;
 }
 
-/** The arms of study `name` that the other sweep studies at `scale` borrow, with who borrows. */
-function lentArms(name: SweepStudyName, scale: Scale): Record<string, string[]> {
-  const lent: Record<string, string[]> = {};
-  for (const [other, make] of Object.entries(SWEEP_STUDIES)) {
-    if (other === name) continue;
-    for (const arm of make(scale === "cpu").arms)
-      if (arm.sharedWith?.study === name) (lent[arm.sharedWith.arm] ??= []).push(other);
+/** Per scale, built once: for each study that lends arms, each lent arm and who borrows it. */
+const LENT = new Map<Scale, Partial<Record<SweepStudyName, Record<string, string[]>>>>();
+
+function lentArms(scale: Scale): Partial<Record<SweepStudyName, Record<string, string[]>>> {
+  let lent = LENT.get(scale);
+  if (lent) return lent;
+  lent = {};
+  for (const [borrower, make] of Object.entries(SWEEP_STUDIES)) {
+    for (const arm of make(scale === "cpu").arms) {
+      if (!arm.sharedWith) continue;
+      const lender = (lent[arm.sharedWith.study as SweepStudyName] ??= {});
+      (lender[arm.sharedWith.arm] ??= []).push(borrower);
+    }
   }
+  LENT.set(scale, lent);
   return lent;
 }
