@@ -592,6 +592,11 @@ describe("study definitions", () => {
       transformer: ["backbone-budget"],
     });
     expect(sweepStudy("phop", "paper").lentTo).toBeUndefined();
+    // built once per scale and shared, so no caller can change it for the next one
+    const lentTo = sweepStudy("backbones", "cpu").lentTo!;
+    expect(Object.isFrozen(lentTo) && Object.isFrozen(lentTo.hybrid)).toBe(true);
+    expect(() => (lentTo.hybrid as string[]).push("x")).toThrow(TypeError);
+    expect(sweepStudy("backbones", "cpu").lentTo!.hybrid).toEqual(["backbone-budget"]);
     expect(studySettings(sweepStudy("phop", "cpu"))).toBe(studySettings(phopStudy(true)));
     const widens = def.claims.filter((c) => c.kind === "widens");
     expect(widens).toEqual([

@@ -57,20 +57,35 @@ export function sweepStudy(name: SweepStudyName, scale: Scale): StudyDef {
   return lentTo ? { ...def, lentTo } : def;
 }
 
-/** Per scale, built once: for each study that lends arms, each lent arm and who borrows it. */
-const LENT = new Map<Scale, Partial<Record<SweepStudyName, Record<string, string[]>>>>();
+/** For each study that lends arms: each lent arm's id and the studies that borrow it. */
+type LentArms = Partial<Record<SweepStudyName, Readonly<Record<string, readonly string[]>>>>;
 
-function lentArms(scale: Scale): Partial<Record<SweepStudyName, Record<string, string[]>>> {
-  let lent = LENT.get(scale);
-  if (lent) return lent;
-  lent = {};
+/** Per scale, built once and frozen: every `sweepStudy()` of a scale hands out the same arrays. */
+const LENT = new Map<Scale, LentArms>();
+
+function isSweepStudy(name: string): name is SweepStudyName {
+  return Object.hasOwn(SWEEP_STUDIES, name);
+}
+
+function lentArms(scale: Scale): LentArms {
+  const cached = LENT.get(scale);
+  if (cached) return cached;
+  const lent: Partial<Record<SweepStudyName, Record<string, string[]>>> = {};
   for (const [borrower, make] of Object.entries(SWEEP_STUDIES)) {
     for (const arm of make(scale === "cpu").arms) {
       if (!arm.sharedWith) continue;
-      const lender = (lent[arm.sharedWith.study as SweepStudyName] ??= {});
-      (lender[arm.sharedWith.arm] ??= []).push(borrower);
+      const { study, arm: id } = arm.sharedWith;
+      // shareArm checked the arm's flags against the lender's; the lender must be a sweep study
+      if (!isSweepStudy(study)) {
+        throw new Error(`study ${borrower} borrows arm ${id} of ${study}, which is no sweep study`);
+      }
+      ((lent[study] ??= {})[id] ??= []).push(borrower);
     }
   }
-  LENT.set(scale, lent);
+  for (const arms of Object.values(lent)) {
+    for (const borrowers of Object.values(arms)) Object.freeze(borrowers);
+    Object.freeze(arms);
+  }
+  LENT.set(scale, Object.freeze(lent));
   return lent;
 }

@@ -124,5 +124,5 @@ export interface StudyDef {
    * filled in by `sweepStudy`: such an arm's folder may be held by a borrowing study's process,
    * and this study then waits for it as the borrower would. Not part of the study's settings.
    */
-  lentTo?: Record<string, string[]>;
+  lentTo?: Readonly<Record<string, readonly string[]>>;
 }
