@@ -9,7 +9,10 @@
  * on one stream; `launch` takes the kernel's parameters packed by the caller, 8 bytes per
  * parameter (a pointer, or an int32/float32 in the slot's first 4 bytes, little-endian).
  * Reads copy into page-locked memory on the stream and record an event; JavaScript polls the
- * event (`ticketDone`) so the event loop never blocks while a step runs.
+ * event (`readDone`) so the event loop never blocks while a step runs. A read's page-locked
+ * buffer and event belong to its ticket slot and are kept for the next read (allocating pinned
+ * memory costs more than the copy of a small read). `waitWithin` is the one blocking wait, and
+ * it has a time limit: a hung kernel is answered, not waited on for ever.
  */
 #include <dlfcn.h>
 #include <node_api.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef LOOP_CHECK_CUDA_H
 /* Type check only (a test compiles this with -fsyntax-only against the toolkit's cuda.h): the
@@ -70,7 +74,6 @@ static struct {
   CUresult (*memcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamSynchronize)(CUstream);
   CUresult (*eventCreate)(CUevent *, unsigned);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventQuery)(CUevent);
@@ -103,7 +106,6 @@ static struct {
   X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2)      \
   X(memsetD8Async, cuMemsetD8Async)             \
   X(streamCreate, cuStreamCreate)               \
-  X(streamSynchronize, cuStreamSynchronize)     \
   X(eventCreate, cuEventCreate)                 \
   X(eventRecord, cuEventRecord)                 \
   X(eventQuery, cuEventQuery)                   \
@@ -127,9 +129,10 @@ static int nModules;
 static CUfunction functions[MAX_FUNCTIONS];
 static int nFunctions;
 static struct {
-  void *host;
-  size_t bytes;
-  CUevent event;
+  void *host;      /* page-locked, kept between reads (grown when a read needs more) */
+  size_t capacity; /* bytes at host */
+  size_t bytes;    /* this read's */
+  CUevent event;   /* kept between reads */
   int used;
 } tickets[MAX_TICKETS];
 
@@ -244,15 +247,24 @@ static const char *loadDriver(const char *path) {
   return NULL;
 }
 
-/* start(libcudaPath, ordinal) → { name, major, minor, sms, memory, driver }; throws one line. */
-static napi_value start(napi_env env, napi_callback_info info) {
-  ARGS(2);
+/* driverOpen(path) → "" when the driver library opened with every entry point, else the
+ * reason (JavaScript tries the candidates in turn: the loader's libcuda.so.1, then folders). */
+static napi_value driverOpen(napi_env env, napi_callback_info info) {
+  ARGS(1);
   char path[1024];
   size_t len = 0;
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
-  int ordinal = argInt(env, a[1]);
   const char *why = loadDriver(path);
-  if (why) return fail(env, why);
+  napi_value out;
+  napi_create_string_utf8(env, why ? why : "", NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
+/* start(ordinal) → { name, major, minor, sms, memory, driver }; throws one line. */
+static napi_value start(napi_env env, napi_callback_info info) {
+  ARGS(1);
+  int ordinal = argInt(env, a[0]);
+  if (!cu.lib) return fail(env, "no CUDA driver: none was opened (driverOpen)");
   if (!ctx) {
     CUresult r = cu.init(0);
     if (r == ERROR_NO_DEVICE) return fail(env, "no CUDA GPU: the driver sees no device (cuInit: no device)");
@@ -358,17 +370,24 @@ static napi_value readStart(napi_env env, napi_callback_info info) {
   while (t < MAX_TICKETS && tickets[t].used) t++;
   if (t == MAX_TICKETS) return fail(env, "cuda: too many reads in flight");
   size_t bytes = (size_t)argDouble(env, a[1]);
-  void *host = NULL;
-  if (!check(env, cu.memAllocHost(&host, bytes ? bytes : 4), "cuMemAllocHost")) return NULL;
-  CUevent ev = NULL;
-  if (!check(env, cu.eventCreate(&ev, 2 /* disable timing */), "cuEventCreate")) return NULL;
-  if (!check(env, cu.memcpyDtoHAsync(host, (CUdeviceptr)argDouble(env, a[0]), bytes, stream),
+  size_t need = bytes ? bytes : 4;
+  if (tickets[t].capacity < need) {
+    /* grow the slot's staging buffer (never shrunk: the same reads come back every step) */
+    if (tickets[t].host) cu.memFreeHost(tickets[t].host);
+    tickets[t].host = NULL;
+    tickets[t].capacity = 0;
+    if (!check(env, cu.memAllocHost(&tickets[t].host, need), "cuMemAllocHost")) return NULL;
+    tickets[t].capacity = need;
+  }
+  if (!tickets[t].event &&
+      !check(env, cu.eventCreate(&tickets[t].event, 2 /* disable timing */), "cuEventCreate"))
+    return NULL;
+  if (!check(env,
+             cu.memcpyDtoHAsync(tickets[t].host, (CUdeviceptr)argDouble(env, a[0]), bytes, stream),
              "cuMemcpyDtoH"))
     return NULL;
-  if (!check(env, cu.eventRecord(ev, stream), "cuEventRecord")) return NULL;
-  tickets[t].host = host;
+  if (!check(env, cu.eventRecord(tickets[t].event, stream), "cuEventRecord")) return NULL;
   tickets[t].bytes = bytes;
-  tickets[t].event = ev;
   tickets[t].used = 1;
   return num(env, t);
 }
@@ -384,7 +403,11 @@ static napi_value readDone(napi_env env, napi_callback_info info) {
     napi_get_boolean(env, false, &b);
     return b;
   }
-  if (!check(env, r, "a kernel before this read failed")) return NULL;
+  if (r != 0) {
+    /* the slot is free again (its buffer and event stay for the next read) */
+    tickets[t].used = 0;
+    if (!check(env, r, "the GPU failed before this read")) return NULL;
+  }
   napi_get_boolean(env, true, &b);
   return b;
 }
@@ -397,18 +420,62 @@ static napi_value readTake(napi_env env, napi_callback_info info) {
   size_t bytes;
   void *data = argBytes(env, a[1], &bytes);
   memcpy(data, tickets[t].host, bytes < tickets[t].bytes ? bytes : tickets[t].bytes);
-  cu.memFreeHost(tickets[t].host);
-  cu.eventDestroy(tickets[t].event);
   tickets[t].used = 0;
   return NULL;
 }
 
-static napi_value synchronize(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!ready(env)) return NULL;
-  check(env, cu.streamSynchronize(stream), "a kernel failed");
+/* readCancel(ticket): give up on a read (its wait timed out). The slot's buffer and event are
+ * kept only when the copy is known to be done, else dropped (the copy may still land there). */
+static napi_value readCancel(napi_env env, napi_callback_info info) {
+  ARGS(1);
+  int t = argInt(env, a[0]);
+  if (t < 0 || t >= MAX_TICKETS || !tickets[t].used) return NULL;
+  if (cu.eventQuery(tickets[t].event) == ERROR_NOT_READY) {
+    tickets[t].host = NULL; /* leaked on purpose: a late copy must not land in a reused buffer */
+    tickets[t].capacity = 0;
+    tickets[t].event = NULL;
+  }
+  tickets[t].used = 0;
   return NULL;
 }
+
+static double nowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* waitWithin(ms) → true when everything enqueued so far has run, false when it had not after
+ * `ms` milliseconds; throws the GPU's error. An event after the stream's work is polled (not
+ * cuStreamSynchronize, which has no time limit). */
+static napi_value waitWithin(napi_env env, napi_callback_info info) {
+  ARGS(1);
+  if (!ready(env)) return NULL;
+  double limit = argDouble(env, a[0]);
+  static CUevent ev;
+  if (!ev && !check(env, cu.eventCreate(&ev, 2 /* disable timing */), "cuEventCreate"))
+    return NULL;
+  if (!check(env, cu.eventRecord(ev, stream), "cuEventRecord")) return NULL;
+  double t0 = nowMs();
+  struct timespec nap = {0, 20000}; /* 20 µs: a launch's work is rarely shorter */
+  napi_value b;
+  for (;;) {
+    CUresult r = cu.eventQuery(ev);
+    if (r == 0) break;
+    if (r != ERROR_NOT_READY) {
+      check(env, r, "the GPU failed");
+      return NULL;
+    }
+    if (nowMs() - t0 > limit) {
+      napi_get_boolean(env, false, &b);
+      return b;
+    }
+    nanosleep(&nap, NULL);
+  }
+  napi_get_boolean(env, true, &b);
+  return b;
+}
+
 
 /* loadModule(image: Uint8Array) → module index (a cubin, fatbin or PTX image). */
 static napi_value loadModule(napi_env env, napi_callback_info info) {
@@ -632,8 +699,29 @@ static napi_value blasLtOpen(napi_env env, napi_callback_info info) {
   return out;
 }
 
+#define BLAS_NOT_SUPPORTED 15
+
+/* cublasStatus_t's names (cublas_api.h), for the one-line error. */
+static const char *blasStatusName(int st) {
+  switch (st) {
+    case 1: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case 3: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case 7: return "CUBLAS_STATUS_INVALID_VALUE";
+    case 8: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case 11: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case 13: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case 14: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case 15: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case 16: return "CUBLAS_STATUS_LICENSE_ERROR";
+    case -1: return "a matmul descriptor or layout could not be made";
+    default: return "unknown cuBLAS status";
+  }
+}
+
 /*
- * blasLtGemm(transA, transB, M, N, K, alpha, A, B, beta, C, abType, compute):
+ * blasLtGemm(transA, transB, M, N, K, alpha, A, B, beta, C, abType, compute) → 0 when it ran,
+ * 15 (CUBLAS_STATUS_NOT_SUPPORTED: no algorithm for this shape and layout, the caller's own
+ * kernel computes it); any other status is thrown (a fault is never mistaken for "no algorithm"):
  * C[M,N] (row-major, fp32) = alpha·op(A)·op(B) + beta·C, A row-major [M,K] (or [K,M] when
  * transA), B [K,N] (or [N,K] when transB); abType 0 = fp32, 14 = bf16 (cudaDataType);
  * compute 68 = CUBLAS_COMPUTE_32F, 77 = 32F_FAST_TF32. Row-major C is column-major Cᵀ =
@@ -668,20 +756,22 @@ static napi_value blasLtGemm(napi_env env, napi_callback_info info) {
   if (ly) lt.layoutDestroy(ly);
   if (lx) lt.layoutDestroy(lx);
   if (desc) lt.descDestroy(desc);
-  if (st != 0) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "cublasLtMatmul %llux%llux%llu failed (status %d)",
-             (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, st);
+  if (st != 0 && st != BLAS_NOT_SUPPORTED) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "cublasLtMatmul %llux%llux%llu failed: %s (status %d)",
+             (unsigned long long)M, (unsigned long long)N, (unsigned long long)K,
+             blasStatusName(st), st);
     return fail(env, msg);
   }
-  return NULL;
+  return num(env, st);
 }
 
 #define FN(name) {#name, NULL, name, NULL, NULL, NULL, napi_default, NULL}
 static napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
-      FN(start),       FN(alloc),      FN(release),  FN(upload),     FN(zero),
-      FN(copy),        FN(readStart),  FN(readDone), FN(readTake),   FN(synchronize),
+      FN(driverOpen),  FN(start),      FN(alloc),    FN(release),    FN(upload),
+      FN(zero),        FN(copy),       FN(readStart), FN(readDone),  FN(readTake),
+      FN(readCancel),  FN(waitWithin),
       FN(loadModule),  FN(getFunction), FN(launch),  FN(nvrtcOpen),  FN(nvrtcCompile),
       FN(blasLtOpen),  FN(blasLtGemm),
   };

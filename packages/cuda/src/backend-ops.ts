@@ -14,10 +14,16 @@ import { cudaTrainOps } from "./train-ops.js";
 export interface CudaBackend {
   ctx: CudaContext;
   ops: BackendOps<CudaTensor, CudaTensor>;
+  /** Give the context's device memory back (its model is done; see CudaContext.release). */
+  release(): void;
 }
 
 /** `BackendOps` on `device` at `o.precision` (default fp32). */
 export function cudaBackend(device: CudaDevice, o: CudaContextOptions = {}): CudaBackend {
   const ctx = new CudaContext(device, o);
-  return { ctx, ops: { ...cudaModelOps(ctx), ...cudaTrainOps(ctx) } };
+  return {
+    ctx,
+    ops: { ...cudaModelOps(ctx), ...cudaTrainOps(ctx) },
+    release: () => ctx.release(),
+  };
 }

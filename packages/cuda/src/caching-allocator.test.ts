@@ -41,6 +41,20 @@ describe("CachingAllocator", () => {
     expect(dev.allocs).toBe(2);
   });
 
+  it("gives every block back on releaseAll, in use or cached, and hands out nothing after", () => {
+    const dev = recordingDevice();
+    const a = new CachingAllocator(dev);
+    const kept = a.alloc(3 << 20, true);
+    a.release(a.alloc(4096));
+    a.alloc(100);
+    expect(dev.liveBytes).toBeGreaterThan(0);
+    a.releaseAll();
+    expect(dev.liveBytes).toBe(0);
+    expect(a.counters()).toMatchObject({ heldBytes: 0, usedBytes: 0 });
+    a.release(kept); // a tensor released after its context: nothing left to give back
+    expect(() => a.alloc(10)).toThrow("its context was released");
+  });
+
   it("refuses to release a block it did not hand out", () => {
     const a = new CachingAllocator(recordingDevice());
     const p = a.alloc(10);

@@ -36,11 +36,14 @@ export class CachingAllocator {
   private readonly free = new Map<number, number[]>();
   private readonly sizes = new Map<number, number>();
   private stats: AllocatorStats = { deviceAllocs: 0, heldBytes: 0, usedBytes: 0 };
+  /** Set by releaseAll: the blocks went back to the device, nothing more is handed out. */
+  private closed = false;
 
   constructor(private readonly device: Pick<CudaDevice, "alloc" | "free">) {}
 
   /** A block of at least `bytes` bytes: a cached one of its class (unless persistent), else a new one. */
   alloc(bytes: number, persistent = false): number {
+    if (this.closed) throw new Error("cuda allocator: its context was released");
     const size = sizeClass(bytes);
     let ptr = persistent ? undefined : this.free.get(size)?.pop();
     if (ptr === undefined) {
@@ -55,6 +58,7 @@ export class CachingAllocator {
 
   /** Give `ptr` back to its class's free list. */
   release(ptr: number): void {
+    if (this.closed) return; // releaseAll gave every block back already
     const size = this.sizes.get(ptr);
     if (size === undefined) throw new Error(`cuda allocator: ${ptr} is not an allocated block`);
     this.sizes.delete(ptr);
@@ -65,6 +69,18 @@ export class CachingAllocator {
       this.free.set(size, list);
     }
     list.push(ptr);
+  }
+
+  /** Return every block to the device, in use or cached (the context that owns it is done). */
+  releaseAll(): void {
+    this.trim();
+    for (const [ptr, size] of this.sizes) {
+      this.device.free(ptr);
+      this.stats.heldBytes -= size;
+      this.stats.usedBytes -= size;
+    }
+    this.sizes.clear();
+    this.closed = true;
   }
 
   /** Return every cached (unused) block to the device. */

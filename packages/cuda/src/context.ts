@@ -195,15 +195,15 @@ export class CudaContext {
     const lt = this.device.ltGemm;
     const shape = `${transA}${transB}${M},${N},${K}`;
     if (lt && !this.ltRefused.has(shape)) {
-      try {
-        lt({ transA, transB, M, N, K, alpha, a: a.ptr, b: b.ptr, beta, c: g.c.ptr, ...path.lt });
+      if (
+        lt({ transA, transB, M, N, K, alpha, a: a.ptr, b: b.ptr, beta, c: g.c.ptr, ...path.lt })
+      ) {
         this.launches.set("gemm_lt", (this.launches.get("gemm_lt") ?? 0) + 1);
         return;
-      } catch {
-        // cuBLASLt has no algorithm for this shape and layout (odd leading dimensions under
-        // bf16): the own kernel computes it, now and for the rest of the run
-        this.ltRefused.add(shape);
       }
+      // cuBLASLt has no algorithm for this shape and layout (odd leading dimensions under
+      // bf16): the own kernel computes it, now and for the rest of the run
+      this.ltRefused.add(shape);
     }
     this.run(
       path.kernel,
@@ -214,6 +214,18 @@ export class CudaContext {
       },
       [transA ? 1 : 0, transB ? 1 : 0, M, N, K, alpha, a, lda, b, ldb, beta, g.c, N],
     );
+  }
+
+  /**
+   * Give every block this context holds back to the device — its tensors, persistent ones
+   * included, and the allocator's cache — when the model it ran is done: a later context on the
+   * same device starts from empty memory. Tensors of this context must not be used after.
+   */
+  release(): void {
+    for (const t of this.transients) this.dropCopies(t);
+    this.transients.clear();
+    this.tape.length = 0;
+    this.allocator.releaseAll();
   }
 
   /** Release every transient tensor except those of `keep` (and the blocks they view). */

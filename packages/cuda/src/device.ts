@@ -47,8 +47,12 @@ export interface CudaDevice {
   read(ptr: number, bytes: number): Promise<ArrayBuffer>;
   /** Enqueue `kernel` with its arguments packed by `packArgs`. */
   launch(kernel: KernelName, grid: Dim3, block: Dim3, shared: number, args: Uint8Array): void;
-  /** cuBLASLt's GEMM where the library was found; absent: the backend's own kernels. */
-  readonly ltGemm?: (g: LtGemm) => void;
+  /**
+   * cuBLASLt's GEMM where the library was found (absent: the backend's own kernels): true when
+   * it ran, false when cuBLASLt has no algorithm for this shape and layout (its "not
+   * supported"); any other cuBLASLt error is thrown, never taken for a missing algorithm.
+   */
+  readonly ltGemm?: (g: LtGemm) => boolean;
   /** Release the device (context, modules, cached memory). */
   destroy(): void;
 }

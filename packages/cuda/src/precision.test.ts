@@ -65,8 +65,9 @@ describe("precision bookkeeping", () => {
     const withLt = {
       ...recordingDevice(),
       ltGemm: (g: { M: number; abType: number; compute: number }) => {
-        if (g.M === 3) throw new Error("cublasLtMatmul 3x6x4 failed (status 15)");
+        if (g.M === 3) return false; // CUBLAS_STATUS_NOT_SUPPORTED
         calls.push(`${g.M} ${g.abType} ${g.compute}`);
+        return true;
       },
     };
     const { ctx } = cudaBackend(withLt, { precision: "bf16" });
@@ -78,6 +79,22 @@ describe("precision bookkeeping", () => {
     expect(calls).toEqual(["2 14 68"]); // bf16 operands, fp32 compute
     expect(ctx.launchCounts().get("gemm_lt")).toBe(1);
     expect(ctx.launchCounts().get("gemm_bf16")).toBe(2); // the refused shape, then remembered
+  });
+
+  it("lets any other cuBLASLt error through: a fault is never taken for a missing algorithm", () => {
+    const faulty = {
+      ...recordingDevice(),
+      ltGemm: (): boolean => {
+        throw new Error("cublasLtMatmul 2x6x4 failed: CUBLAS_STATUS_EXECUTION_FAILED (status 13)");
+      },
+    };
+    const { ctx } = cudaBackend(faulty, { precision: "bf16" });
+    const w = ctx.empty([6, 4], "f32", true);
+    const x = ctx.empty([2, 4]);
+    expect(() =>
+      ctx.gemm({ transA: false, transB: true, M: 2, N: 6, K: 4, a: x, b: w, c: ctx.empty([2, 6]) }),
+    ).toThrow("CUBLAS_STATUS_EXECUTION_FAILED");
+    expect(ctx.launchCounts().get("gemm_bf16")).toBeUndefined();
   });
 
   it("parses the precision names and refuses others in one line", () => {

@@ -32,7 +32,7 @@ export const BACKEND_HELP: Record<Backend, string> = {
   portable: "TypeScript + WebAssembly kernels (what a browser without WebGPU runs)",
   native: "C kernels compiled on this machine (needs a C compiler with OpenMP)",
   webgpu: "a GPU through WebGPU (needs the webgpu package and a GPU driver)",
-  cuda: "an NVIDIA GPU through CUDA (needs the driver and nvcc or NVRTC; sm_80 or newer)",
+  cuda: "an NVIDIA GPU through CUDA (needs the driver, sm_80 or newer; nvcc or NVRTC where the kernels are not prebuilt)",
 };
 
 /**
@@ -66,6 +66,10 @@ export interface ComputeBackend {
    * precision instead: setGpuPrecision).
    */
   readonly opsAt?: (precision: Precision) => BackendOps<unknown, unknown>;
+  /** cuda: every library and prebuilt piece it uses and every one not found, a line each. */
+  readonly libraries?: readonly string[];
+  /** cuda: what its GEMMs run on, "cuBLASLt" or "own kernels" (no cuBLASLt found). */
+  readonly gemmEngine?: "cuBLASLt" | "own kernels";
 }
 
 type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: string };
@@ -164,13 +168,24 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
     if (!r.ok) return { ok: false, reason: r.reason };
     // What stays on the CPU runs on the native kernels when they build.
     await enableNativeKernels();
-    const { ops } = cudaBackend(r.device, { precision });
+    const main = cudaBackend(r.device, { precision });
+    const others = new Map<Precision, ReturnType<typeof cudaBackend>>([[precision, main]]);
     const stop = () => {
       disableNativeKernels();
-      r.device.destroy();
+      try {
+        r.device.destroy();
+      } finally {
+        // every context's memory back to the device (the device's work finished or failed)
+        for (const b of others.values()) b.release();
+      }
     };
-    const opsAt = (p: Precision) =>
-      p === precision ? ops : cudaBackend(r.device, { precision: p }).ops;
+    const opsAt = (p: Precision) => {
+      let b = others.get(p);
+      if (!b) others.set(p, (b = cudaBackend(r.device, { precision: p })));
+      return b.ops;
+    };
+    const ops = main.ops;
+    const libraries = r.info.libraries.map((l) => `${l.what}: ${l.path ?? "none"} — ${l.note}`);
     return {
       ok: true,
       backend: {
@@ -181,6 +196,8 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
         kernels: currentKernels(),
         stop,
         opsAt,
+        libraries,
+        gemmEngine: "cublasLt" in r.info.gemm ? "cuBLASLt" : "own kernels",
       },
     };
   },

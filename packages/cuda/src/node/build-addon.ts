@@ -1,8 +1,11 @@
 /*
- * Build the driver addon (native/cuda-driver.c) with the machine's C compiler on first use and
- * load it: `cc -O2 -fPIC -shared -std=gnu11 -I<node headers> cuda-driver.c -o addon -ldl`. It
- * needs no CUDA headers and no CUDA library at build time (it opens the driver at run time).
- * Cached by a hash of the source, the compiler and the Node ABI; `CC` picks the compiler.
+ * The driver addon (native/cuda-driver.c): the prebuilt one where this package (or the offline
+ * bundle) carries it for this platform and the same source (prebuilt.ts; Node-API is stable
+ * across Node versions, so one build serves every Node), else built with the machine's C
+ * compiler on first use: `cc -O2 -fPIC -shared -std=gnu11 -I<node headers> cuda-driver.c -o
+ * addon -ldl`. It needs no CUDA headers and no CUDA library at build time (it opens the driver
+ * at run time). A build is cached by a hash of the source, the compiler and the Node ABI; `CC`
+ * picks the compiler.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -12,13 +15,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nodeIncludeDir } from "@loop/tensor/node";
 import { cudaCacheDir, tempBeside } from "./cache-dir.js";
+import { prebuiltAddon } from "./prebuilt.js";
 
 /** The addon's functions (native/cuda-driver.c). */
 export interface DriverAddon {
-  start(
-    driver: string,
-    ordinal: number,
-  ): {
+  /** "" when the driver library at `path` opened with every entry point, else the reason. */
+  driverOpen(path: string): string;
+  start(ordinal: number): {
     name: string;
     major: number;
     minor: number;
@@ -36,7 +39,10 @@ export interface DriverAddon {
   readStart(ptr: number, bytes: number): number;
   readDone(ticket: number): boolean;
   readTake(ticket: number, out: Uint8Array): void;
-  synchronize(): void;
+  /** Give up on a read whose wait timed out. */
+  readCancel(ticket: number): void;
+  /** Whether everything enqueued has run within `ms`; throws the GPU's error. */
+  waitWithin(ms: number): boolean;
   loadModule(image: Uint8Array): number;
   getFunction(module: number, name: string, maxShared: number): number;
   launch(
@@ -66,8 +72,11 @@ export interface DriverAddon {
     c: number,
     abType: number,
     compute: number,
-  ): void;
+  ): number;
 }
+
+/** Where the loaded addon came from, for the check's report. */
+export type AddonOrigin = { prebuilt: string } | { built: string; cached: boolean };
 
 /** The addon's C source. */
 export const ADDON_SOURCE = fileURLToPath(new URL("../../native/cuda-driver.c", import.meta.url));
@@ -107,36 +116,59 @@ export async function checkDriverPrototypes(cudaInclude: string): Promise<string
   ]);
 }
 
-/** Build (unless cached) and load the addon; a one-line reason when it cannot. */
+/** The flags every build of the addon uses. */
+const FLAGS = ["-O2", "-fPIC", "-shared", "-std=gnu11"];
+
+/** Compile the addon with `cc` against the Node-API headers in `include` into `out`. */
+export function compileAddon(cc: string, include: string, out: string): Promise<string | null> {
+  return run(cc, [...FLAGS, `-I${include}`, ADDON_SOURCE, "-o", out, "-ldl"]);
+}
+
+const load = (path: string) => createRequire(import.meta.url)(path) as DriverAddon;
+
+/**
+ * The prebuilt addon (no compiler needed), else one built (unless cached) and loaded; a
+ * one-line reason when neither can be had.
+ */
 export async function buildDriverAddon(): Promise<
-  { ok: true; addon: DriverAddon; path: string } | { ok: false; error: string }
+  { ok: true; addon: DriverAddon; path: string; origin: AddonOrigin } | { ok: false; error: string }
 > {
+  const pre = prebuiltAddon(existsSync(ADDON_SOURCE) ? readFileSync(ADDON_SOURCE) : null);
+  let prebuiltWhy = "";
+  if (pre) {
+    try {
+      return { ok: true, addon: load(pre), path: pre, origin: { prebuilt: pre } };
+    } catch (e) {
+      // (a libc too old for the build machine's, say): build one here instead
+      prebuiltWhy = `; the prebuilt ${pre} did not load (${(e as Error).message.split("\n")[0]})`;
+    }
+  }
   const include = nodeIncludeDir();
   if (include === null)
     return {
       ok: false,
-      error: "node_api.h not found beside this Node (needed to build the CUDA driver addon)",
+      error: `node_api.h not found beside this Node (needed to build the CUDA driver addon)${prebuiltWhy}`,
     };
   const cc = process.env.CC ?? "cc";
-  const flags = ["-O2", "-fPIC", "-shared", "-std=gnu11"];
   const hash = createHash("sha256")
-    .update([cc, ...flags, process.versions.modules, process.arch].join("\0"))
+    .update([cc, ...FLAGS, process.versions.modules, process.arch].join("\0"))
     .update(readFileSync(ADDON_SOURCE))
     .digest("hex")
     .slice(0, 16);
   const out = join(cudaCacheDir(), `cuda-driver-${hash}.node`);
-  if (!existsSync(out)) {
+  const cached = existsSync(out);
+  if (!cached) {
     const tmp = tempBeside(out);
     try {
-      const error = await run(cc, [...flags, `-I${include}`, ADDON_SOURCE, "-o", tmp, "-ldl"]);
-      if (error !== null) return { ok: false, error };
+      const error = await compileAddon(cc, include, tmp);
+      if (error !== null) return { ok: false, error: `${error}${prebuiltWhy}` };
       renameSync(tmp, out);
     } finally {
       rmSync(tmp, { force: true });
     }
   }
   try {
-    return { ok: true, addon: createRequire(import.meta.url)(out) as DriverAddon, path: out };
+    return { ok: true, addon: load(out), path: out, origin: { built: out, cached } };
   } catch (e) {
     return { ok: false, error: `loading ${out} failed: ${(e as Error).message.split("\n")[0]}` };
   }

@@ -36,7 +36,7 @@ function exec(cmd: string, args: string[]): Promise<{ ok: boolean; out: string }
 }
 
 /** nvcc's version line (part of the cache key). */
-async function nvccVersion(nvcc: string): Promise<string> {
+export async function nvccVersion(nvcc: string): Promise<string> {
   const r = await exec(nvcc, ["--version"]);
   return r.out.trim().split("\n").pop() ?? "";
 }
@@ -68,26 +68,35 @@ export function ptxasReport(log: string): PtxasEntry[] {
   return out;
 }
 
+/** The unit's hash: what a prebuilt image records, to be used only with the same sources. */
+export function kernelUnitHash(): string {
+  return createHash("sha256").update(kernelUnit()).digest("hex");
+}
+
 /**
  * Compile the unit with nvcc for the `archs` (e.g. ["sm_80", "sm_90"]) into one image (a fatbin
- * when several), with ptxas's report. Resolves to the image, or the compiler's first error line.
+ * when several, or when `ptx` names PTX architectures to carry too, e.g. ["compute_90"] for GPUs
+ * newer than any of `archs`), with ptxas's report. Resolves to the image, or the compiler's
+ * first error line.
  */
 export async function compileWithNvcc(
   nvcc: string,
   archs: readonly string[],
+  ptx: readonly string[] = [],
 ): Promise<{ ok: true; image: Uint8Array; log: string } | { ok: false; error: string }> {
   const dir = mkdtempSync(join(tmpdir(), "looplm-cuda-"));
   try {
     const src = join(dir, "kernels.cu");
-    const out = join(dir, archs.length === 1 ? "kernels.cubin" : "kernels.fatbin");
+    const single = archs.length === 1 && ptx.length === 0;
+    const out = join(dir, single ? "kernels.cubin" : "kernels.fatbin");
     writeFileSync(src, kernelUnit());
-    const target =
-      archs.length === 1
-        ? ["-cubin", `-arch=${archs[0]}`]
-        : [
-            "-fatbin",
-            ...archs.flatMap((a) => ["-gencode", `arch=compute_${a.slice(3)},code=${a}`]),
-          ];
+    const target = single
+      ? ["-cubin", `-arch=${archs[0]}`]
+      : [
+          "-fatbin",
+          ...archs.flatMap((a) => ["-gencode", `arch=compute_${a.slice(3)},code=${a}`]),
+          ...ptx.flatMap((p) => ["-gencode", `arch=${p},code=${p}`]),
+        ];
     const r = await exec(nvcc, [...target, "-O3", "-std=c++17", "-Xptxas", "-v", src, "-o", out]);
     if (!r.ok || !existsSync(out)) {
       const first = r.out.split("\n").find((l) => /error/i.test(l)) ?? r.out.trim().split("\n")[0];

@@ -20,8 +20,11 @@ export interface CheckReport {
   size: "small" | "full";
   budgetS: number;
   machine: Machine;
-  /** The Vulkan driver line (webgpu on Linux), the NVIDIA kernel driver where there is one. */
-  driver: { vulkan: string | null; nvidia: string | null };
+  /**
+   * The Vulkan driver line (webgpu on Linux), the NVIDIA kernel driver where there is one, and
+   * (cuda) every library the backend used or did not find, a line each.
+   */
+  driver: { vulkan: string | null; nvidia: string | null; cuda?: readonly string[] };
   adapter: {
     name: string;
     emulated: boolean;
@@ -111,6 +114,7 @@ export function renderMarkdown(r: CheckReport): string {
   lines.push(`- OS: ${r.machine.os}; Node ${r.machine.node}`);
   if (r.driver.nvidia) lines.push(`- NVIDIA driver: ${r.driver.nvidia}`);
   if (r.driver.vulkan) lines.push(`- ${r.driver.vulkan}`);
+  for (const l of r.driver.cuda ?? []) lines.push(`- ${l}`);
   if (r.adapter) {
     lines.push(
       `- Adapter: ${r.adapter.name}${r.adapter.emulated ? " (EMULATED: a CPU emulation, not a GPU)" : ""}`,

@@ -104,7 +104,11 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       size: o.size,
       budgetS: o.budgetS,
       machine: readMachine(),
-      driver: { vulkan: b.driver ?? null, nvidia: nvidiaDriver() },
+      driver: {
+        vulkan: b.driver ?? null,
+        nvidia: nvidiaDriver(),
+        ...(b.libraries ? { cuda: b.libraries } : {}),
+      },
       adapter: b.gpu
         ? {
             name: b.gpu.adapterName,

@@ -115,7 +115,7 @@ function gemmCase(
         gflops = (flops * iters) / s / 1e9;
       }
       return [
-        { name, value: gflops, unit: "GFLOP/s" },
+        { name, value: gflops, unit: "GFLOP/s", ...(b.gemmEngine ? { note: b.gemmEngine } : {}) },
         { name: `${name} % of peak`, value: (100 * gflops) / peak(), unit: "%" },
       ];
     },
@@ -163,7 +163,12 @@ function trainCase(b: ComputeBackend, c: SpeedConfig, native: CpuKernels | null)
       const s = await stepSeconds(b.ops as AnyOps, c, 3);
       const tokens = c.batch * c.seq;
       const out: Figure[] = [
-        { name: `training step ${c.name}`, value: s * 1000, unit: "ms" },
+        {
+          name: `training step ${c.name}`,
+          value: s * 1000,
+          unit: "ms",
+          ...(b.gemmEngine ? { note: `GEMMs on ${b.gemmEngine}` } : {}),
+        },
         { name: `training ${c.name} tokens/s`, value: tokens / s, unit: "tok/s" },
       ];
       if (withCpu) {
