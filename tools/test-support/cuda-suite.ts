@@ -2,7 +2,7 @@
  * The rule for a suite that needs an NVIDIA GPU (`--backend cuda`): without one it is skipped
  * with one printed line naming why, under CI too — CI's machines have no NVIDIA GPU, and what
  * can be checked there (the kernels' nvcc build, the addon's build, the one-line refusal) is
- * tested by suites that always run. Where a GPU is, the suite runs (tools/cuda-first-run.sh).
+ * tested by suites that always run. Where a GPU is, the suite runs.
  */
 export function cudaSuiteRuns(
   what: string,

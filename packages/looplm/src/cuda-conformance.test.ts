@@ -2,8 +2,8 @@
  * `looplm check`'s op cases (check/op-cases.ts, compared by check/op-conformance.ts: every
  * output and every input gradient against the CPU oracle) on the CUDA backend, at each GEMM
  * precision: every case in fp32, the GEMM-bearing ones in tf32 and bf16 within check's
- * REDUCED_PRECISION_TOL. Runs where an NVIDIA GPU is (tools/cuda-first-run.sh); elsewhere skipped
- * with one printed line.
+ * REDUCED_PRECISION_TOL. Runs where an NVIDIA GPU is (on a bare GPU node `looplm check
+ * --backend cuda` runs the same cases); elsewhere skipped with one printed line.
  */
 import { PRECISIONS, type Precision } from "@loop/cuda";
 import { cudaSuiteRuns } from "@loop/test-support";
