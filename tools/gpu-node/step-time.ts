@@ -20,9 +20,16 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { cudaBackend, type Precision, parsePrecision } from "@loop/cuda";
 import { startCudaDevice } from "@loop/cuda/node";
-import { flopsPerToken, LoopedModel, parseConfig, toDevice } from "@loop/looped";
+import {
+  flopsPerToken,
+  LoopedModel,
+  type ModelConfigInput,
+  parseConfig,
+  toDevice,
+} from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
+import { torchConfig } from "../../benchmarks/lib/torch-config.js";
 import { BATCHES, fitBatch } from "./fit-batch.js";
 import { SEQ, STEP_MODELS } from "./step-models.js";
 
@@ -63,29 +70,16 @@ function torchScript(): string | null {
 /** The same model in PyTorch eager on the GPU: its median step seconds, or why not. */
 function torchStep(
   name: string,
-  cfg: ReturnType<typeof parseConfig>,
+  input: ModelConfigInput,
   batch: number,
   precision: Precision,
 ): number | string {
   const script = torchScript();
   if (!script) return "benchmarks/torch/model.py is not here";
-  const config = {
-    name,
-    backbone: cfg.backbone,
-    d_model: cfg.d_model,
-    n_layers: cfg.n_layers,
-    n_loops: cfg.n_loops,
-    d_state: cfg.ssm.d_state,
-    headdim: cfg.ssm.headdim,
-    vocab: cfg.vocab_size,
-    batch,
-    seq: SEQ,
-    attn_layers: cfg.attn_layers ?? [],
-    heads: cfg.attention.n_heads,
-  };
+  const config = torchConfig({ name, model: input, batch, seq: SEQ });
   const args = {
     configs: [config],
-    chunk: cfg.ssm.chunk_size,
+    chunk: parseConfig(input).ssm.chunk_size,
     threads: [1],
     warmup: 2,
     reps: 5,
@@ -175,7 +169,7 @@ for (const [name, input] of models) {
       }
       const torch = values["no-torch"]
         ? "PyTorch not run (--no-torch)"
-        : torchStep(name, cfg, fit.batch, precision);
+        : torchStep(name, input, fit.batch, precision);
       if (typeof torch === "number") row.torchMsPerStep = torch * 1000;
       else {
         row.torchMsPerStep = null;
