@@ -3,10 +3,16 @@
  * a backward that enqueues the kernels of its input gradients); `backwardFrom` walks the nodes
  * in reverse recording order — a topological order — with the seeded loss gradient. Gradients
  * of intermediates are fresh transient tensors (summed out of place where two ops feed one
- * tensor); those of trainable leaves accumulate in place into a persistent tensor.
+ * tensor); those of trainable leaves accumulate in place into a persistent tensor. A tensor's
+ * gradient is needed only until the node that made the tensor has run its backward (each tensor
+ * has one producer), so the walk gives each intermediate gradient's block back to the allocator
+ * then — once no gradient still held views it — instead of at the end of the step: the walk
+ * holds the gradients of one frontier, not of the whole graph. What a node's backward makes
+ * for itself (scratch: a scan's chunk states, a softmax's recomputed rows) goes back as soon as
+ * that backward has run, so every layer's backward reuses the same scratch blocks.
  */
 import type { CudaContext } from "./context.js";
-import { CudaTensor } from "./cuda-tensor.js";
+import { CudaTensor, nextTensorId } from "./cuda-tensor.js";
 
 /** A recorded op. */
 export interface TapeNode {
@@ -56,7 +62,7 @@ export function leafTarget(
 }
 
 /** The walk running now: the gradients so far, and those it may add to in place. */
-let walk: { grads: Map<CudaTensor, CudaTensor>; owned: Set<CudaTensor> } | null = null;
+let walk: Walk | null = null;
 
 /**
  * `leafTarget`, and for an intermediate tensor whose gradient the running walk already holds in
@@ -93,7 +99,10 @@ export function backwardWalk(
   const grads = new Map<CudaTensor, CudaTensor>();
   grads.set(root, seed);
   const outer = walk;
-  walk = { grads, owned: new Set() };
+  // blocks made from here on are the walk's own (the seed and every forward tensor are older)
+  const w: Walk = { grads, owned: new Set(), refs: new Map(), firstId: nextTensorId() };
+  hold(w, seed);
+  walk = w;
   const ends = new Set(wrt);
   const tape = ctx.tape.splice(0);
   try {
@@ -101,12 +110,22 @@ export function backwardWalk(
       const node = tape[i]!;
       const gs = node.outputs.map((o) => grads.get(o) ?? null);
       if (gs.every((g) => g === null)) continue;
+      const mark = nextTensorId();
       const gin = ctx.withRecording(false, () => node.backward(gs));
       const passed = new Set(gs);
       node.inputs.forEach((x, k) => {
         const g = gin[k];
-        if (g && x.requiresGrad) accumulate(ctx, walk!, x, g, ends, passed);
+        if (g && x.requiresGrad) accumulate(ctx, w, x, g, ends, passed);
       });
+      // the outputs' gradients are consumed: their producer has run (see the file comment)
+      for (const o of node.outputs) {
+        const g = grads.get(o);
+        if (!g || ends.has(o) || o === root) continue;
+        grads.delete(o);
+        drop(ctx, w, g);
+      }
+      // the node's own scratch: every block its backward made that no held gradient uses
+      ctx.releaseTransientsSince(mark, [...grads.values()]);
     }
   } finally {
     walk = outer;
@@ -114,9 +133,35 @@ export function backwardWalk(
   return wrt.map((t) => grads.get(t) ?? null);
 }
 
+/** The walk's state: gradients held, blocks it may add into, and how many gradients view each block. */
+interface Walk {
+  grads: Map<CudaTensor, CudaTensor>;
+  owned: Set<CudaTensor>;
+  refs: Map<CudaTensor, number>;
+  /** Tensors with an id from here on were made by the walk. */
+  firstId: number;
+}
+
+/** A gradient `g` is held (in `grads`): its block stays. */
+function hold(w: Walk, g: CudaTensor): void {
+  w.refs.set(g.owner, (w.refs.get(g.owner) ?? 0) + 1);
+}
+
+/** A gradient `g` is no longer held: its block goes back when nothing held views it. */
+function drop(ctx: CudaContext, w: Walk, g: CudaTensor): void {
+  const owner = g.owner;
+  const n = (w.refs.get(owner) ?? 1) - 1;
+  if (n > 0) return void w.refs.set(owner, n);
+  w.refs.delete(owner);
+  // only the walk's own transient blocks: never a parameter's gradient, a forward tensor, the seed
+  if (owner.persistent || owner.id < w.firstId || owner.released) return;
+  w.owned.delete(owner);
+  ctx.dispose(owner);
+}
+
 function accumulate(
   ctx: CudaContext,
-  w: { grads: Map<CudaTensor, CudaTensor>; owned: Set<CudaTensor> },
+  w: Walk,
   x: CudaTensor,
   g: CudaTensor,
   ends: ReadonlySet<CudaTensor>,
@@ -133,18 +178,27 @@ function accumulate(
     } else {
       ctx.axpy(1, g, 1, x.grad);
     }
+    // (g was added into the leaf's block: held by nothing, it can go)
+    hold(w, g);
+    drop(ctx, w, g);
     return;
   }
   const prev = w.grads.get(x);
   if (!prev) {
     w.grads.set(x, g);
+    hold(w, g);
     // a block of its own (not an output's gradient passed through, not a view): later
     // contributions may be added into it (gradTarget)
     if (!g.base && !passed.has(g)) w.owned.add(g);
     return;
   }
+  if (prev === g) return; // added in place by the op (gradTarget): already held
   const sum = ctx.empty(x.shape);
   ctx.run("add_bcast", ctx.elems(x.size), [x.size, x.size, prev, g, sum]);
   w.grads.set(x, sum);
+  hold(w, sum);
   w.owned.add(sum);
+  hold(w, g);
+  drop(ctx, w, g);
+  drop(ctx, w, prev);
 }
