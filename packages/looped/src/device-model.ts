@@ -7,6 +7,7 @@
  * is the WebGPU model, `toDevice(model, cpuBackendOps)` a copy on the CPU.
  */
 import type { ModelOps } from "@loop/tensor";
+import { type Checkpointing, checkpointWrappers } from "./checkpointing.js";
 import type { ModelConfig } from "./config.js";
 import type { StepOutputsOf } from "./loop.js";
 import {
@@ -30,12 +31,16 @@ export interface DeviceParameter<T> {
  * Options of `DeviceModel.forward`: those of the CPU forward, with activation checkpointing through
  * the backend's op.
  */
-export type DeviceForwardOptions<I> = Omit<LoopedForwardOptions<unknown, I>, "wrapStep"> & {
+export type DeviceForwardOptions<I> = Omit<
+  LoopedForwardOptions<unknown, I>,
+  "wrapStep" | "wrapLayer"
+> & {
   /**
-   * Activation checkpointing: each loop step keeps only its output and is recomputed in the
-   * backward (the backend's `checkpoint` op; an error where it has none).
+   * Activation checkpointing: each loop step (true, "step") or each layer application ("layer")
+   * keeps only its output and is recomputed in the backward (the backend's `checkpoint` op; an
+   * error where it has none); checkpointing.ts.
    */
-  checkpointing?: boolean;
+  checkpointing?: Checkpointing;
 };
 
 /**
@@ -85,13 +90,18 @@ export class DeviceModel<T, I> {
       throw new Error(
         "device model: activation checkpointing is not implemented on this backend (its ops have no checkpoint)",
       );
-    // What a loop step reads besides its input: every layer's weights, and norm_f with loop_norm.
-    const blockParams = this.params
-      .filter((p) => isBlockParameter(this.config, p.name))
-      .map((p) => p.tensor);
+    // What a loop step reads besides its input: every layer's weights, and norm_f with
+    // loop_norm; a layer application: its own weights.
+    const paramsWhere = (keep: (name: string) => boolean) =>
+      this.params.filter((p) => keep(p.name)).map((p) => p.tensor);
     return loopedForward(this.ops, this.core, this.weight, tokens, {
       ...rest,
-      wrapStep: (step, h) => checkpoint.call(this.ops, step, h, blockParams),
+      ...checkpointWrappers<T>(
+        checkpointing,
+        (fn, x, ps) => checkpoint.call(this.ops, fn, x, ps),
+        () => paramsWhere((n) => isBlockParameter(this.config, n)),
+        (i) => paramsWhere((n) => n.startsWith(`backbone.layers.${i}.`)),
+      ),
     });
   }
 

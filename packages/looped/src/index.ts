@@ -5,6 +5,7 @@ export {
   flopsPerToken,
   type ParameterSource,
 } from "./accounting.js";
+export { CHECKPOINTING_MODES, type Checkpointing } from "./checkpointing.js";
 export {
   type AttentionSettings,
   BACKBONES,

@@ -30,6 +30,8 @@ export interface LoopHooks<T, L> {
   reads?(r: number): boolean;
   /** Run a whole step (layers and end-of-step) through this, e.g. activation checkpointing. */
   wrapStep?(step: (h: T) => T, h: T): T;
+  /** Run each layer application (layer i of a step) through this: per-layer checkpointing. */
+  wrapLayer?(layer: (h: T) => T, h: T, i: number): T;
 }
 
 /** h(0) = `h` through the model's R loop steps, driven by `hooks`. */
@@ -38,7 +40,12 @@ export function runLoop<T, L>(model: LoopModel<T, L>, h: T, hooks: LoopHooks<T, 
     if (hooks.begin && !hooks.begin(r)) break;
     const reads = hooks.reads ? hooks.reads(r) : true;
     const step = (x: T): T => {
-      for (let i = 0; i < model.layers.length; i++) x = hooks.layer(model.layers[i]!, x, i, r);
+      for (let i = 0; i < model.layers.length; i++) {
+        const l = model.layers[i]!;
+        x = hooks.wrapLayer
+          ? hooks.wrapLayer((y) => hooks.layer(l, y, i, r), x, i)
+          : hooks.layer(l, x, i, r);
+      }
       return reads ? model.endOfStep(x) : x;
     };
     const out = hooks.wrapStep ? hooks.wrapStep(step, h) : step(h);

@@ -30,8 +30,10 @@ export interface LoopedForwardOptions<T, I> {
   skipLogits?: boolean;
   /** Packed documents: [B·T] document index per position (every layer resets at a start). */
   seqIdx?: I | null;
-  /** Run each whole loop step through this (the CPU's activation checkpointing). */
+  /** Run each whole loop step through this (activation checkpointing per loop step). */
   wrapStep?: (step: (h: T) => T, h: T) => T;
+  /** Run each layer application through this (activation checkpointing per layer). */
+  wrapLayer?: (layer: (h: T) => T, h: T, i: number) => T;
 }
 
 /**
@@ -137,6 +139,7 @@ export function loopedForward<T, I>(
     layer: (i, h) =>
       layerForward(ops, core.config, layerWeights[i]!, h, (u) => core.mix(i, u, seqIdx)),
     wrapStep: opts.wrapStep,
+    wrapLayer: opts.wrapLayer,
     after: keepSteps(core, out, (opts.steps ?? "all") === "all", opts.skipLogits ?? false),
   });
   return out;

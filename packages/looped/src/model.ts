@@ -17,6 +17,7 @@ import {
   type Tensor,
   weightLookup,
 } from "@loop/tensor";
+import { type Checkpointing, checkpointWrappers } from "./checkpointing.js";
 import type { ModelConfig } from "./config.js";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { Layer } from "./layer.js";
@@ -33,8 +34,11 @@ import { parameterSpecs } from "./shapes.js";
 /** The forward's options (looped-forward.ts), with the CPU's checkpointing and host seqIdx. */
 export interface ForwardOptions
   extends Pick<LoopedForwardOptions<Tensor, IntTensor>, "steps" | "skipLogits"> {
-  /** Recompute each loop step's activations in the backward pass instead of storing them. */
-  checkpointing?: boolean;
+  /**
+   * Recompute activations in the backward pass instead of storing them: each loop step's (true
+   * or "step") or each layer application's ("layer"); checkpointing.ts.
+   */
+  checkpointing?: Checkpointing;
   /** Packed documents: [B·T] document index per position (every layer resets at a start). */
   seqIdx?: Int32Array | null;
 }
@@ -169,13 +173,17 @@ export class LoopedModel implements Module {
    * with `steps: "last"`), recorded on the tape for `backward`.
    */
   forward(tokens: IntTensor, opts: ForwardOptions = {}): ForwardResult {
-    const blockParams = opts.checkpointing ? this.blockParameters() : [];
     const seqIdx = opts.seqIdx ? new IntTensor(opts.seqIdx, [opts.seqIdx.length]) : null;
     return loopedForward(cpuBackendOps, this.core, this.weight, tokens, {
       steps: opts.steps,
       skipLogits: opts.skipLogits,
       seqIdx,
-      wrapStep: opts.checkpointing ? (step, h) => checkpoint(step, h, blockParams) : undefined,
+      ...checkpointWrappers(
+        opts.checkpointing,
+        checkpoint,
+        () => this.blockParameters(),
+        (i) => this.layers[i]!.parameters().map((p) => p.tensor),
+      ),
     });
   }
 

@@ -4,7 +4,8 @@
  * deviceStepEngine with clipping on, against the same engine on cpuBackendOps — the losses of
  * every step agree to float32 rounding, so the backward, the gradient norm, the clipping, the
  * step guard and the AdamW kernel compute what the CPU's do; with bf16 GEMM operands the losses
- * stay within 1 % of fp32's, and activation checkpointing changes no loss. Skipped with one printed line
+ * stay within 1 % of fp32's, and activation checkpointing (per loop step or per layer) changes
+ * no loss. Skipped with one printed line
  * without a C++ compiler (a failure under CI).
  */
 import { cudaBackend } from "@loop/cuda";
@@ -44,14 +45,16 @@ describe.runIf(runs)("training on cuda (host emulator)", () => {
     expect(new Set(cpu).size).toBe(4); // the steps changed the weights
   }, 600_000);
 
-  it("activation checkpointing gives the same losses", async () => {
+  it("activation checkpointing, per loop step or per layer, gives the same losses", async () => {
     if (!started.ok) return;
     const plain = await trainLosses(cudaBackend(started.device).ops, CONFIG, 3, 2, 8);
-    const ckpt = await trainLosses(cudaBackend(started.device).ops, CONFIG, 3, 2, 8, {
-      checkpointing: true,
-    });
-    for (const [k, l] of plain.entries())
-      expect(Math.abs(ckpt[k]! - l), `step ${k}`).toBeLessThan(1e-6);
+    for (const checkpointing of [true, "layer"] as const) {
+      const ckpt = await trainLosses(cudaBackend(started.device).ops, CONFIG, 3, 2, 8, {
+        checkpointing,
+      });
+      for (const [k, l] of plain.entries())
+        expect(Math.abs(ckpt[k]! - l), `${checkpointing} step ${k}`).toBeLessThan(1e-6);
+    }
   }, 600_000);
 
   it("bf16 GEMM operands stay within 1 % of fp32's losses", async () => {

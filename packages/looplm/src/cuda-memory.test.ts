@@ -8,7 +8,7 @@
  * backward has run; activation checkpointing holds less still.
  */
 import { cudaBackend, recordingDevice } from "@loop/cuda";
-import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
+import { type Checkpointing, LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
 
@@ -29,7 +29,10 @@ const B = 4;
 const T = 128;
 
 /** Bytes held after one bf16 training step of `config` (its peak). */
-async function peak(config: ModelConfigInput, checkpointing = false): Promise<number> {
+async function peak(
+  config: ModelConfigInput,
+  checkpointing: Checkpointing = false,
+): Promise<number> {
   const backend = cudaBackend(recordingDevice(), { precision: "bf16" });
   const o = resolveTrainOptions({ batchSize: B, checkpointing });
   const model = new LoopedModel(parseConfig(config), { seed: 0 });
@@ -62,4 +65,11 @@ describe("a training step's device memory", () => {
       expect(bytes).toBeLessThanOrEqual(PEAK[name]!);
       expect(await peak(MODELS[name]!, true)).toBeLessThan(bytes);
     });
+
+  it("a deep stack looped once holds less checkpointed per layer than per loop step", async () => {
+    const deep = { ...MODELS.mamba!, n_layers: 6, n_loops: 1 } as ModelConfigInput;
+    const step = await peak(deep, true);
+    expect(step).toBeGreaterThanOrEqual(0.9 * (await peak(deep))); // one step: nothing saved
+    expect(await peak(deep, "layer")).toBeLessThan(0.75 * step);
+  });
 });

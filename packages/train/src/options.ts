@@ -1,6 +1,7 @@
 /*
  * Training options with defaults and validation (each error names the option).
  */
+import type { Checkpointing } from "@loop/looped";
 import type { AdamWOptions } from "@loop/tensor";
 
 /** A training stage: pre-training, exit-gate stage 1 (joint) or stage 2 (gate only). */
@@ -60,8 +61,11 @@ export interface TrainOptions {
   checkpointEvery: number;
   /** Seed of the training data stream. */
   seed: number;
-  /** Recompute loop steps in the backward pass (less memory, ~1 extra forward). */
-  checkpointing: boolean;
+  /**
+   * Recompute activations in the backward pass (less memory, ~1 extra forward): each loop step's
+   * (true, "step") or each layer application's ("layer"); false keeps them all.
+   */
+  checkpointing: Checkpointing;
   /** Stage-1 entropy weight β. */
   beta: number;
   /** Stage-2 label sharpness k and threshold γ. */

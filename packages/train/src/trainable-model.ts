@@ -4,14 +4,15 @@
  * learning rate), every parameter by name (the optimiser's, and the stage's choice of them), the
  * forward on a micro-batch, and the exit gate for the gated stages. `LoopedModel` satisfies it.
  */
+import type { Checkpointing } from "@loop/looped";
 import type { IntTensor, NamedParameter, Tensor } from "@loop/tensor";
 
 /** The forward's options a `Trainer` passes (the model may ignore `checkpointing`). */
 export interface TrainForwardOptions {
   /** "last": logits of step R only (pretrain); "all": of every step (the gated stages). */
   steps: "all" | "last";
-  /** Recompute each loop step's activations in the backward pass (TrainOptions.checkpointing). */
-  checkpointing?: boolean;
+  /** Recompute each loop step's or layer's activations in the backward (TrainOptions.checkpointing). */
+  checkpointing?: Checkpointing;
   /** Packed documents: [B·T] document index per position, or null. */
   seqIdx?: Int32Array | null;
 }

@@ -30,6 +30,11 @@ describe("the memory a setting needs", () => {
     const ck = trainingMemoryNeed(cfg, { batchSize: 4, checkpointing: true }, 12);
     const ckPerToken = cfg.n_loops * 16 + 2 * layerFloatsPerToken(cfg, 0) + 2 * 10;
     expect(ck.stepBytes).toBe(4 * 4 * 12 * ckPerToken + 4);
+    // per layer: each layer application's output, and one layer's activations
+    const layer = trainingMemoryNeed(cfg, { batchSize: 4, checkpointing: "layer" }, 12);
+    const layerPerToken =
+      cfg.n_loops * cfg.n_layers * 16 + 2 * layerFloatsPerToken(cfg, 0) + 2 * 10;
+    expect(layer.stepBytes).toBe(4 * 4 * 12 * layerPerToken + 4);
     expect(need.evalBatchBytes).toBe(0);
   });
 

@@ -95,10 +95,16 @@ export function trainingMemoryNeed(
   const block = blockFloatsPerToken(cfg);
   // The backward's gradient of each kept activation stays in the micro-batch's pooled memory as
   // long as the activation does: twice the forward's. With activation checkpointing only each
-  // loop step's output is kept, and one loop step is recomputed (with its gradients) at a time.
-  const activations = train.checkpointing
-    ? cfg.n_loops * cfg.d_model + 2 * block
-    : 2 * cfg.n_loops * block;
+  // loop step's output is kept, and one loop step is recomputed (with its gradients) at a time;
+  // per layer, each layer application's output, and one layer recomputed at a time.
+  let widest = 0;
+  for (let i = 0; i < cfg.n_layers; i++) widest = Math.max(widest, layerFloatsPerToken(cfg, i));
+  const activations =
+    train.checkpointing === "layer"
+      ? cfg.n_loops * cfg.n_layers * cfg.d_model + 2 * widest
+      : train.checkpointing
+        ? cfg.n_loops * cfg.d_model + 2 * block
+        : 2 * cfg.n_loops * block;
   // the logits and their gradient: at the last loop step, at every one with an exit gate
   const logitSteps = cfg.exit_gate ? cfg.n_loops : 1;
   const perToken = activations + 2 * V * logitSteps;

@@ -1,4 +1,6 @@
 /* Training flags → TrainOptions. */
+
+import { CHECKPOINTING_MODES, type Checkpointing } from "@loop/looped";
 import {
   BLOCK_LRS,
   type BlockLr,
@@ -11,6 +13,9 @@ import {
 } from "@loop/train";
 import type { Command } from "commander";
 import { CliError, choiceOption, floatFlag, intFlag } from "../errors.js";
+
+/** `--checkpointing <what>`'s value: "step" or "layer". */
+const checkpointingMode = choiceOption("--checkpointing", CHECKPOINTING_MODES);
 
 /** The training flags' defaults (what `--help` shows), for callers that build options in code. */
 export const TRAIN_DEFAULTS = {
@@ -26,7 +31,7 @@ export const TRAIN_DEFAULTS = {
   evalCount: 256,
   ckptEvery: 100,
   seed: 1,
-  checkpointing: false,
+  checkpointing: false as Checkpointing,
   beta: 0.05,
   k: 50,
   gamma: 0.005,
@@ -97,7 +102,12 @@ export function addTrainOptions(cmd: Command): Command {
       "matrix products: fp32 | mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu only) (default: fp32)",
       precision,
     )
-    .option("--checkpointing", "recompute loop steps in the backward pass (less memory)", false)
+    .option(
+      "--checkpointing [what]",
+      "recompute activations in the backward pass (less memory, one more forward): each loop step (step, the bare flag's) or each layer application (layer: for a deep stack such as 24x1)",
+      (v: string): Checkpointing => (v === "step" ? true : checkpointingMode(v)),
+      false as Checkpointing,
+    )
     .addOption(floatFlag("--beta <x>", "gate1: entropy weight β", TRAIN_DEFAULTS.beta))
     .addOption(floatFlag("--k <x>", "gate2: label sharpness k", TRAIN_DEFAULTS.k))
     .addOption(floatFlag("--gamma <x>", "gate2: improvement threshold γ", TRAIN_DEFAULTS.gamma));
