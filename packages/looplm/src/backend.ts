@@ -172,12 +172,10 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
     const others = new Map<Precision, ReturnType<typeof cudaBackend>>([[precision, main]]);
     const stop = () => {
       disableNativeKernels();
-      try {
-        r.device.destroy();
-      } finally {
-        // every context's memory back to the device (the device's work finished or failed)
-        for (const b of others.values()) b.release();
-      }
+      // the device's work first (within its time limit); then every context's memory back.
+      // (Not after a failed wait: freeing memory a hung kernel still uses could block.)
+      r.device.destroy();
+      for (const b of others.values()) b.release();
     };
     const opsAt = (p: Precision) => {
       let b = others.get(p);
