@@ -5,7 +5,7 @@
  * the bytes held after it are the step's peak). A batch fits when that peak, plus HEADROOM for
  * the CUDA context and cuBLASLt's workspace, is within the device's memory.
  */
-import { cudaBackend, type Precision, recordingDevice } from "@loop/cuda";
+import { type CudaPrecision, cudaBackend, recordingDevice } from "@loop/cuda";
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 
@@ -17,7 +17,7 @@ export const HEADROOM = 3 * 2 ** 30;
 /** The bytes one training step of `input` at `batch` × `seq` holds on the device. */
 export async function stepBytes(
   input: ModelConfigInput,
-  precision: Precision,
+  precision: CudaPrecision,
   batch: number,
   seq: number,
   model = new LoopedModel(parseConfig(input), { seed: 0 }),
@@ -39,7 +39,7 @@ export async function stepBytes(
 /** The largest of `batches` that fits `memoryBytes`, with what it needs; or why none does. */
 export async function fitBatch(
   input: ModelConfigInput,
-  precision: Precision,
+  precision: CudaPrecision,
   memoryBytes: number,
   batches: readonly number[] = BATCHES,
   seq = 1024,

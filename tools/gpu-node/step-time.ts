@@ -18,7 +18,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { cudaBackend, type Precision, parsePrecision } from "@loop/cuda";
+import { type CudaPrecision, cudaBackend, parseCudaPrecision } from "@loop/cuda";
 import { startCudaDevice } from "@loop/cuda/node";
 import {
   flopsPerToken,
@@ -46,7 +46,7 @@ const { values } = parseArgs({
 /** One row of the table, as the JSON holds it. */
 interface Row {
   model: string;
-  precision: Precision;
+  precision: CudaPrecision;
   batch?: number;
   needGiB?: number;
   msPerStep?: number;
@@ -72,7 +72,7 @@ function torchStep(
   name: string,
   input: ModelConfigInput,
   batch: number,
-  precision: Precision,
+  precision: CudaPrecision,
 ): number | string {
   const script = torchScript();
   if (!script) return "benchmarks/torch/model.py is not here";
@@ -98,7 +98,7 @@ function torchStep(
   return (JSON.parse(r.stdout) as { results: { seconds: number }[] }).results[0]!.seconds;
 }
 
-const precision = parsePrecision(values.precision ?? "bf16");
+const precision = parseCudaPrecision(values.precision ?? "bf16");
 const wanted = values.models?.split(",");
 const models = STEP_MODELS.filter(([name]) => !wanted || wanted.some((w) => name.includes(w)));
 const rows: Row[] = [];

@@ -9,7 +9,7 @@ import { CachingAllocator } from "./caching-allocator.js";
 import { CudaTensor, type DType } from "./cuda-tensor.js";
 import { type CudaDevice, type Dim3, packArgs } from "./device.js";
 import type { KernelName } from "./kernel-table.js";
-import { gemmPath, type Precision } from "./precision.js";
+import { type CudaPrecision, gemmPath } from "./precision.js";
 import type { TapeNode } from "./tape.js";
 
 /** Grid, block and dynamic shared memory of a launch. */
@@ -39,7 +39,7 @@ export interface GemmArgs {
 /** Options of a context. */
 export interface CudaContextOptions {
   /** The GEMMs' precision (default fp32). */
-  precision?: Precision;
+  precision?: CudaPrecision;
 }
 
 const MAX_GRID = 65535 * 32;
@@ -49,7 +49,7 @@ export class CudaContext {
   /** The device-memory pool every tensor of this context takes its block from. */
   readonly allocator: CachingAllocator;
   /** The GEMMs' precision (`CudaContextOptions.precision`). */
-  readonly precision: Precision;
+  readonly precision: CudaPrecision;
   /** Recorded ops since the last backward or release. */
   readonly tape: TapeNode[] = [];
   /** Whether ops are put on `tape` (false inside a no-grad region). */

@@ -9,5 +9,11 @@ export { CudaContext, type CudaContextOptions } from "./context.js";
 export { CudaTensor, type DType } from "./cuda-tensor.js";
 export { type CudaDevice, type Dim3, type LtGemm, packArgs } from "./device.js";
 export { KERNEL_FILES, KERNEL_MAX_SHARED, KERNELS, type KernelName } from "./kernel-table.js";
-export { gemmPath, PRECISIONS, type Precision, parsePrecision } from "./precision.js";
+export {
+  CUDA_PRECISIONS,
+  type CudaPrecision,
+  gemmPath,
+  isCudaPrecision,
+  parseCudaPrecision,
+} from "./precision.js";
 export { type RecordedLaunch, type RecordingDevice, recordingDevice } from "./recording-device.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { cudaBackend } from "./backend-ops.js";
-import { type Precision, parsePrecision } from "./precision.js";
+import { type CudaPrecision, parseCudaPrecision } from "./precision.js";
 import { recordingDevice } from "./recording-device.js";
 
 /** One linear forward and backward on a trainable weight, then an AdamW update. */
-function step(precision: Precision) {
+function step(precision: CudaPrecision) {
   const dev = recordingDevice();
   const { ctx, ops } = cudaBackend(dev, { precision });
   const w = ops.upload(new Float32Array(6 * 4), [6, 4], { persistent: true, requiresGrad: true });
@@ -98,8 +98,8 @@ describe("precision bookkeeping", () => {
   });
 
   it("parses the precision names and refuses others in one line", () => {
-    expect(parsePrecision("bf16")).toBe("bf16");
-    expect(() => parsePrecision("fp16")).toThrow(
+    expect(parseCudaPrecision("bf16")).toBe("bf16");
+    expect(() => parseCudaPrecision("fp16")).toThrow(
       'precision must be one of fp32, tf32, bf16, got "fp16"',
     );
   });

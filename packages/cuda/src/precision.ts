@@ -7,13 +7,14 @@
  * until the next update, forward and backward; an activation's copy is made once and serves its
  * forward product and the weight gradient that reads it again.
  */
+import type { Precision } from "@loop/tensor";
 import type { LtGemm } from "./device.js";
 import type { KernelName } from "./kernel-table.js";
 
-/** The precisions of the backend's GEMMs. */
-export const PRECISIONS = ["fp32", "tf32", "bf16"] as const;
+/** The precisions this backend offers (of @loop/tensor's PRECISIONS). */
+export const CUDA_PRECISIONS = ["fp32", "tf32", "bf16"] as const satisfies readonly Precision[];
 /** A precision of the backend's GEMMs (see the file comment). */
-export type Precision = (typeof PRECISIONS)[number];
+export type CudaPrecision = (typeof CUDA_PRECISIONS)[number];
 
 /** How a GEMM runs at a precision: the own kernel, or cuBLASLt's types, and the operand type. */
 export interface GemmPath {
@@ -23,7 +24,7 @@ export interface GemmPath {
 }
 
 /** The GEMM path of `precision` (the kernel when cuBLASLt is absent, its types when present). */
-export function gemmPath(precision: Precision): GemmPath {
+export function gemmPath(precision: CudaPrecision): GemmPath {
   switch (precision) {
     case "fp32":
       return { kernel: "gemm_f32", operand: "f32", lt: { abType: 0, compute: 68 } };
@@ -34,8 +35,15 @@ export function gemmPath(precision: Precision): GemmPath {
   }
 }
 
-/** `v` as a precision, or a one-line error listing the choices. */
-export function parsePrecision(v: string): Precision {
-  if ((PRECISIONS as readonly string[]).includes(v)) return v as Precision;
-  throw new Error(`precision must be one of ${PRECISIONS.join(", ")}, got ${JSON.stringify(v)}`);
+/** Whether `p` is one of this backend's precisions. */
+export function isCudaPrecision(p: string): p is CudaPrecision {
+  return (CUDA_PRECISIONS as readonly string[]).includes(p);
+}
+
+/** `v` as one of this backend's precisions, or a one-line error listing them. */
+export function parseCudaPrecision(v: string): CudaPrecision {
+  if (isCudaPrecision(v)) return v;
+  throw new Error(
+    `precision must be one of ${CUDA_PRECISIONS.join(", ")}, got ${JSON.stringify(v)}`,
+  );
 }

@@ -11,13 +11,13 @@
  *
  * A new backend is one entry of BACKENDS and of STARTERS below.
  */
-import { cudaBackend, type Precision, parsePrecision } from "@loop/cuda";
+import { CUDA_PRECISIONS, cudaBackend, isCudaPrecision } from "@loop/cuda";
 import { startCudaDevice } from "@loop/cuda/node";
 import { cpuBackendOpsOn } from "@loop/looped";
-import type { BackendOps } from "@loop/tensor";
+import type { BackendOps, Precision } from "@loop/tensor";
 import { type CpuKernels, currentKernels, nativeKernelNames } from "@loop/tensor/kernel";
 import { nativeDisabled } from "@loop/tensor/node";
-import { type GpuContext, gpuBackendOps } from "@loop/webgpu";
+import { GPU_PRECISIONS, type GpuContext, gpuBackendOps } from "@loop/webgpu";
 import { createNodeGpuContext, findVulkanDriver, type GpuFeature } from "@loop/webgpu/node";
 import { CliError, choiceOption } from "./cli/errors.js";
 import { disableNativeKernels, enableNativeKernels } from "./native.js";
@@ -52,6 +52,8 @@ export interface ComputeBackend {
   readonly gpu: GpuContext | null;
   /** Whether its ops compute on a device (webgpu, cuda): the commands run the model there. */
   readonly onDevice: boolean;
+  /** The precisions it offers (@loop/tensor's PRECISIONS); `--precision` refuses the others. */
+  readonly precisions: readonly Precision[];
   /** Its ops: the model's, the tape's and the optimiser's, on its own tensors. */
   readonly ops: BackendOps<unknown, unknown>;
   /** The CPU kernels its CPU work runs on (webgpu: what stays on the CPU). */
@@ -61,9 +63,9 @@ export interface ComputeBackend {
   /** webgpu on Linux: which Vulkan driver and loader it started on, in one line. */
   readonly driver?: string;
   /**
-   * cuda: its ops on the same device at another GEMM precision (tf32, bf16 tensor cores), for
-   * `looplm check` to run its GEMM-bearing cases at each (webgpu switches its one device's
-   * precision instead: setGpuPrecision).
+   * cuda: its ops on the same device at another of its precisions (tf32, bf16 tensor cores), for
+   * training at `--precision` and for `looplm check`'s GEMM-bearing cases at each (webgpu
+   * switches its one device's precision instead: setGpuPrecision).
    */
   readonly opsAt?: (precision: Precision) => BackendOps<unknown, unknown>;
   /** cuda: every library and prebuilt piece it uses and every one not found, a line each. */
@@ -77,8 +79,6 @@ type Started = { ok: true; backend: ComputeBackend } | { ok: false; reason: stri
 interface StartOptions {
   /** Show what native libraries print while the backend starts (Dawn's adapter search). */
   verbose?: boolean;
-  /** The cuda backend's GEMM precision (default `LOOPLM_CUDA_PRECISION`, else fp32). */
-  cudaPrecision?: Precision;
   /** webgpu: features to unlock with Dawn's toggles (--gpu-features). */
   gpuFeatures?: readonly GpuFeature[];
   /** webgpu: start on a CPU emulation (SwiftShader) when no GPU driver exists. */
@@ -99,7 +99,15 @@ function chooseVulkanDriver(o: StartOptions): string | undefined {
 /** A CPU backend on the kernels the registry holds now: it keeps them whatever starts later. */
 function cpu(name: Backend, stop: () => void): ComputeBackend {
   const kernels = currentKernels();
-  return { name, gpu: null, onDevice: false, ops: cpuBackendOpsOn(kernels), kernels, stop };
+  return {
+    name,
+    gpu: null,
+    onDevice: false,
+    precisions: ["fp32"],
+    ops: cpuBackendOpsOn(kernels),
+    kernels,
+    stop,
+  };
 }
 
 /**
@@ -150,6 +158,7 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
         name: "webgpu",
         gpu,
         onDevice: true,
+        precisions: GPU_PRECISIONS,
         ops,
         kernels: currentKernels(),
         stop,
@@ -157,19 +166,14 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       },
     };
   },
-  async cuda(o) {
-    let precision: Precision;
-    try {
-      precision = o.cudaPrecision ?? parsePrecision(process.env.LOOPLM_CUDA_PRECISION || "fp32");
-    } catch (e) {
-      return { ok: false, reason: `LOOPLM_CUDA_PRECISION: ${(e as Error).message}` };
-    }
+  async cuda() {
     const r = await startCudaDevice();
     if (!r.ok) return { ok: false, reason: r.reason };
     // What stays on the CPU runs on the native kernels when they build.
     await enableNativeKernels();
-    const main = cudaBackend(r.device, { precision });
-    const others = new Map<Precision, ReturnType<typeof cudaBackend>>([[precision, main]]);
+    // fp32 ops; opsAt gives the same device's at tf32 or bf16 (one context each)
+    const main = cudaBackend(r.device);
+    const others = new Map<Precision, ReturnType<typeof cudaBackend>>([["fp32", main]]);
     const stop = () => {
       disableNativeKernels();
       // the device's work first (within its time limit); then every context's memory back.
@@ -178,6 +182,10 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
       for (const b of others.values()) b.release();
     };
     const opsAt = (p: Precision) => {
+      if (!isCudaPrecision(p))
+        throw new CliError(
+          `--precision ${p} is not offered by --backend cuda (it offers ${CUDA_PRECISIONS.join(", ")})`,
+        );
       let b = others.get(p);
       if (!b) others.set(p, (b = cudaBackend(r.device, { precision: p })));
       return b.ops;
@@ -190,6 +198,7 @@ const STARTERS: Record<Backend, (o: StartOptions) => Promise<Started>> = {
         name: "cuda",
         gpu: null,
         onDevice: true,
+        precisions: CUDA_PRECISIONS,
         ops,
         kernels: currentKernels(),
         stop,

@@ -5,19 +5,16 @@
  * REDUCED_PRECISION_TOL. Runs where an NVIDIA GPU is (on a bare GPU node `looplm check
  * --backend cuda` runs the same cases); elsewhere skipped with one printed line.
  */
-import { PRECISIONS, type Precision } from "@loop/cuda";
+import { CUDA_PRECISIONS } from "@loop/cuda";
 import { cudaSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "./backend.js";
 import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./check/op-cases.js";
 import { checkOpCase, oracleOps } from "./check/op-conformance.js";
 
-async function start(precision: Precision) {
+async function start() {
   try {
-    return {
-      ok: true as const,
-      backend: await startBackend("cuda", () => {}, { cudaPrecision: precision }),
-    };
+    return { ok: true as const, backend: await startBackend("cuda", () => {}) };
   } catch (e) {
     return { ok: false as const, error: (e as Error).message };
   }
@@ -25,18 +22,21 @@ async function start(precision: Precision) {
 
 const cases = opCases();
 const oracle = oracleOps();
+const started = await start();
+afterAll(() => {
+  if (started.ok) started.backend.stop();
+});
 
-for (const precision of PRECISIONS) {
-  const started = await start(precision);
+for (const precision of CUDA_PRECISIONS) {
   describe.runIf(cudaSuiteRuns(`looplm check's op cases on cuda (${precision})`, started))(
     `looplm check's op cases on cuda against the CPU oracle (${precision})`,
     () => {
       const backend = (started as { backend: ComputeBackend }).backend;
-      afterAll(() => backend.stop());
+      const ops = (precision === "fp32" ? backend.ops : backend.opsAt!(precision)) as AnyOps;
       const list = precision === "fp32" ? cases : cases.filter((c) => c.precision === "any");
       const tol = precision === "fp32" ? undefined : REDUCED_PRECISION_TOL[precision];
       it.each(list.map((c) => [c.name, cases.indexOf(c)] as const))("%s", async (_name, i) => {
-        const r = await checkOpCase(backend.ops as AnyOps, oracle, cases[i]!, 100 + i, tol);
+        const r = await checkOpCase(ops, oracle, cases[i]!, 100 + i, tol);
         expect(r.error).toBeUndefined();
         expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
       });

@@ -7,7 +7,7 @@
  * checked on machines without a GPU, on the very cases `looplm check --backend cuda` runs on one.
  * Skipped with one printed line without a C++ compiler (a failure under CI).
  */
-import { cudaBackend, PRECISIONS } from "@loop/cuda";
+import { CUDA_PRECISIONS, cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
@@ -23,7 +23,7 @@ const runs = suiteRuns(
 const cases = opCases();
 const oracle = oracleOps();
 
-for (const precision of PRECISIONS)
+for (const precision of CUDA_PRECISIONS)
   describe.runIf(runs)(
     `looplm check's op cases on the emulated cuda kernels (${precision})`,
     () => {

@@ -7,7 +7,7 @@
  * device after the first (the caching allocator serves it). A change that adds launches fails
  * here: update docs/cuda.md ("Launch plan") with the new figures.
  */
-import { type CudaBackend, cudaBackend, type Precision, recordingDevice } from "@loop/cuda";
+import { type CudaBackend, type CudaPrecision, cudaBackend, recordingDevice } from "@loop/cuda";
 import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, type TrainOptions } from "@loop/train";
@@ -28,7 +28,7 @@ interface StepCount {
 async function steps(
   config: ModelConfigInput,
   n = 3,
-  precision: Precision = "fp32",
+  precision: CudaPrecision = "fp32",
   train: TrainOptions = o,
 ): Promise<StepCount[]> {
   const cfg = parseConfig(config);

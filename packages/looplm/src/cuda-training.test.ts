@@ -21,33 +21,27 @@ const CONFIG: ModelConfigInput = {
   attention: { n_heads: 4, n_kv_heads: 2 },
 };
 
-async function start(p: "fp32" | "bf16") {
+async function start() {
   try {
-    return {
-      ok: true as const,
-      backend: await startBackend("cuda", () => {}, { cudaPrecision: p }),
-    };
+    return { ok: true as const, backend: await startBackend("cuda", () => {}) };
   } catch (e) {
     return { ok: false as const, error: (e as Error).message };
   }
 }
 
-const fp32 = await start("fp32");
+const fp32 = await start();
 describe.runIf(cudaSuiteRuns("cuda training", fp32))("training on cuda", () => {
   it("fp32 follows the CPU's loss curve; bf16 stays within 1 % of fp32 for 30 steps", async () => {
     if (!fp32.ok) return;
     const cpu = await trainLosses(cpuBackendOps, CONFIG, 30, 4, 32);
     const gpu = await trainLosses(fp32.backend.ops, CONFIG, 30, 4, 32);
-    fp32.backend.stop();
     for (const [k, l] of cpu.entries())
       expect(Math.abs(gpu[k]! - l), `step ${k}: cuda ${gpu[k]} cpu ${l}`).toBeLessThan(
         2e-3 * (1 + l),
       );
     expect(cpu.at(-1)!).toBeLessThan(cpu[0]! * 0.8); // it learns
-    const bf16 = await start("bf16");
-    if (!bf16.ok) throw new Error(bf16.error);
-    const half = await trainLosses(bf16.backend.ops, CONFIG, 30, 4, 32);
-    bf16.backend.stop();
+    const half = await trainLosses(fp32.backend.opsAt!("bf16"), CONFIG, 30, 4, 32);
+    fp32.backend.stop();
     console.log(`cuda losses: fp32 ${gpu.map((l) => l.toFixed(4)).join(" ")}`);
     console.log(`cuda losses: bf16 ${half.map((l) => l.toFixed(4)).join(" ")}`);
     for (const [k, l] of gpu.entries())

@@ -29,6 +29,7 @@ export {
   type Stage1Options,
   type Stage2Options,
 } from "./backend/op-options.js";
+export { PRECISIONS, type Precision } from "./backend/precision.js";
 export { checkHeadDim, type RopeOptions, ropeTables } from "./backend/rope-tables.js";
 export type {
   AdamWStepConstants,

@@ -18,8 +18,6 @@ export {
   BLOCK_LRS,
   type BlockLr,
   DEFAULT_TRAIN,
-  PRECISIONS,
-  type Precision,
   resolveTrainOptions,
   STAGES,
   type Stage,

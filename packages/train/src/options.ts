@@ -2,7 +2,7 @@
  * Training options with defaults and validation (each error names the option).
  */
 import type { Checkpointing } from "@loop/looped";
-import type { AdamWOptions } from "@loop/tensor";
+import { type AdamWOptions, PRECISIONS, type Precision } from "@loop/tensor";
 
 /** A training stage: pre-training, exit-gate stage 1 (joint) or stage 2 (gate only). */
 export type Stage = "pretrain" | "gate1" | "gate2";
@@ -17,18 +17,6 @@ export const STAGES: readonly Stage[] = ["pretrain", "gate1", "gate2"];
 export type BlockLr = "full" | "per-loop";
 /** The shared block's learning-rate modes: the same for all, or divided per loop step. */
 export const BLOCK_LRS: readonly BlockLr[] = ["full", "per-loop"];
-
-/**
- * The arithmetic of a device run's matrix products: "fp32", or "mixed" (f16 storage of the GEMM
- * operands, f32 accumulation, f32 master weights and optimiser state, dynamic loss scaling; the
- * webgpu backend only, see @loop/webgpu's precision.ts and loss-scale.ts).
- */
-export type Precision = "fp32" | "mixed";
-/**
- * The precisions training accepts: float32, or mixed (f16 GEMM operands with a loss scale, GPU
- * only).
- */
-export const PRECISIONS: readonly Precision[] = ["fp32", "mixed"];
 
 /**
  * Every training option (schedule, batch, optimiser, clipping, stage, seed, precision), all set;
@@ -74,8 +62,9 @@ export interface TrainOptions {
   /** The shared block's learning rate (BlockLr). */
   blockLr: BlockLr;
   /**
-   * Precision of the matrix products (Precision). Absent means "fp32" (the default, so fp32 runs
-   * record nothing new and older run records read the same).
+   * Precision of the matrix products (@loop/tensor's Precision; "mixed" trains with a dynamic
+   * loss scale). Absent means "fp32" (the default, so fp32 runs record nothing new and older run
+   * records read the same). Which a backend offers is the backend's to say.
    */
   precision?: Precision;
 }

@@ -13,12 +13,13 @@
  * Kept beside the context (a WeakMap) rather than in it: a precision is a property of the run
  * that uses the device, set once when training starts.
  */
+import type { Precision } from "@loop/tensor";
 import type { GpuContext } from "./gpu-context.js";
 
-/** The GPU training precisions: float32, or mixed (f16 GEMM operands and projection inputs). */
-export type GpuPrecision = "fp32" | "mixed";
-/** The GPU training precisions, as a list. */
-export const GPU_PRECISIONS: readonly GpuPrecision[] = ["fp32", "mixed"];
+/** The precisions this backend offers (of @loop/tensor's PRECISIONS): fp32, or mixed. */
+export const GPU_PRECISIONS = ["fp32", "mixed"] as const satisfies readonly Precision[];
+/** One of GPU_PRECISIONS: float32, or mixed (f16 GEMM operands and projection inputs). */
+export type GpuPrecision = (typeof GPU_PRECISIONS)[number];
 
 /** How f16 values are stored: native f16 arrays, or two per u32 word. */
 export type F16Storage = "native" | "packed";

@@ -54,11 +54,10 @@ const MIXED_BACKBONES = { small: ["mamba"], full: ["mamba", "hybrid", "transform
 const CUDA_REDUCED = ["tf32", "bf16"] as const;
 
 async function start(o: CheckOptions): Promise<ComputeBackend> {
-  // (cuda: fp32 first whatever LOOPLM_CUDA_PRECISION says; its other precisions come after)
+  // (cuda starts at fp32; its other precisions come after, through opsAt)
   const b = await startBackend(o.backend, () => {}, {
     gpuFeatures: o.gpuFeatures,
     allowEmulation: o.allowEmulation,
-    cudaPrecision: "fp32",
   });
   if (b.gpu && isCpuEmulation(b.gpu.adapterName) && !o.allowEmulation) {
     b.stop();

@@ -1,29 +1,39 @@
 /**
- * `--precision mixed` (webgpu's fp16 with loss scaling) on the cuda backend is refused in one
- * line naming cuda's own setting, before the run is made (a backend over a recording device
- * stands in for a started GPU).
+ * `--precision` is one flag for every backend: each backend offers its precisions (cuda fp32,
+ * tf32, bf16; webgpu fp32, mixed; the CPU backends fp32) and refuses the others in one line naming
+ * what it offers, before the run is made (a backend over a recording device stands in for a
+ * started GPU).
  */
-import { cudaBackend, recordingDevice } from "@loop/cuda";
+import { CUDA_PRECISIONS, cudaBackend, recordingDevice } from "@loop/cuda";
 import { currentKernels } from "@loop/tensor/kernel";
 import { resolveTrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
-import type { ComputeBackend } from "../backend.js";
+import { type ComputeBackend, cpuBackendAsIs } from "../backend.js";
 import { type TrainJob, trainJob } from "./run-training.js";
 
-describe("--precision on cuda", () => {
-  it("refuses mixed, naming LOOPLM_CUDA_PRECISION", async () => {
-    const backend: ComputeBackend = {
+const task = { seqLen: 8 } as TrainJob["task"];
+const job = (backend: ComputeBackend, precision: "mixed" | "bf16") =>
+  ({ backend, task, train: resolveTrainOptions({ precision }) }) as TrainJob;
+
+describe("--precision", () => {
+  it("cuda refuses mixed, naming the precisions it offers", async () => {
+    const cuda: ComputeBackend = {
       name: "cuda",
       gpu: null,
       onDevice: true,
+      precisions: CUDA_PRECISIONS,
       ops: cudaBackend(recordingDevice()).ops as ComputeBackend["ops"],
       kernels: currentKernels(),
       stop: () => {},
     };
-    const task = { seqLen: 8 } as TrainJob["task"];
-    const job = { backend, task, train: resolveTrainOptions({ precision: "mixed" }) } as TrainJob;
-    await expect(trainJob(job)).rejects.toThrow(
-      /^--precision mixed is webgpu's \(fp16 with loss scaling\); cuda's GEMM precision is LOOPLM_CUDA_PRECISION=fp32\|tf32\|bf16$/,
+    await expect(trainJob(job(cuda, "mixed"))).rejects.toThrow(
+      /^--precision mixed is not offered by --backend cuda \(it offers fp32, tf32, bf16\)$/,
+    );
+  });
+
+  it("a CPU backend refuses bf16: it trains in fp32", async () => {
+    await expect(trainJob(job(cpuBackendAsIs(), "bf16"))).rejects.toThrow(
+      /^--precision bf16 is not offered by --backend (native|portable) \(it offers fp32\)$/,
     );
   });
 });

@@ -1,6 +1,6 @@
 /**
- * `looplm train --precision fp32|mixed`: a bad value is named; mixed on a CPU backend is refused
- * in one line naming the flag (the CPU kernels train in fp32); fp32, the default, records no
+ * `looplm train --precision fp32|tf32|bf16|mixed`: a bad value is named; mixed on a CPU backend is
+ * refused in one line naming what it offers (the CPU kernels train in fp32); fp32, the default, records no
  * precision in run.json (a record without one is fp32). Mixed training itself is
  * tested on the GPU (gpu-mixed-training.test.ts).
  */
@@ -19,7 +19,7 @@ const tiny = TINY_TRAIN;
 describe("--precision", () => {
   it("names a bad value", async () => {
     await expect(run("train", ...tiny, "--precision", "fp16")).rejects.toThrow(
-      '--precision must be one of fp32, mixed, got "fp16"',
+      '--precision must be one of fp32, tf32, bf16, mixed, got "fp16"',
     );
   });
 
@@ -28,7 +28,9 @@ describe("--precision", () => {
     const out = join(dir, "a");
     await expect(
       run("train", ...tiny, "--backend", "portable", "--precision", "mixed", "--out", out),
-    ).rejects.toThrow(/^--precision mixed needs --backend webgpu: the CPU backends train in fp32$/);
+    ).rejects.toThrow(
+      /^--precision mixed is not offered by --backend portable \(it offers fp32\)$/,
+    );
     expect(existsSync(join(out, "log.jsonl"))).toBe(false);
   });
 

@@ -112,13 +112,10 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
-  if ((job.train.precision ?? "fp32") !== "fp32" && job.backend.name === "cuda")
+  const precision = job.train.precision ?? "fp32";
+  if (!job.backend.precisions.includes(precision))
     throw new CliError(
-      `--precision ${job.train.precision} is webgpu's (fp16 with loss scaling); cuda's GEMM precision is LOOPLM_CUDA_PRECISION=fp32|tf32|bf16`,
-    );
-  if ((job.train.precision ?? "fp32") !== "fp32" && !job.backend.gpu)
-    throw new CliError(
-      `--precision ${job.train.precision} needs --backend webgpu: the CPU backends train in fp32`,
+      `--precision ${precision} is not offered by --backend ${job.backend.name} (it offers ${job.backend.precisions.join(", ")})`,
     );
   // A setting no machine holds is refused before its model or its folder is made.
   const evaluation = { count: job.evalCount, batchSize: evalBatchSize(job.train) };
@@ -152,8 +149,12 @@ async function trainModel(
 ): Promise<RunResult & { model: LoopedModel }> {
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
-  // on a device the steps run on its own copy of the model (@loop/train's deviceTraining)
-  const dev = job.backend.onDevice ? deviceTraining(model, job.backend.ops, job.train) : undefined;
+  // on a device the steps run on its own copy of the model (@loop/train's deviceTraining), at
+  // --precision where the backend's ops take one (cuda's tf32, bf16; webgpu's mixed is the engine's)
+  const precision = job.train.precision ?? "fp32";
+  const ops =
+    precision !== "fp32" && job.backend.opsAt ? job.backend.opsAt(precision) : job.backend.ops;
+  const dev = job.backend.onDevice ? deviceTraining(model, ops, job.train) : undefined;
   const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
   const evalBatch = evalBatchSize(job.train);
   try {

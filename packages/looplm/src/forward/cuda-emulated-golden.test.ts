@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cudaBackend } from "@loop/cuda";
+import { CUDA_PRECISIONS, cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { currentKernels } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
@@ -40,6 +40,7 @@ describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
         name: "cuda",
         gpu: null,
         onDevice: true,
+        precisions: CUDA_PRECISIONS,
         ops: cudaBackend(started.device).ops as ComputeBackend["ops"],
         kernels: currentKernels(),
         stop: () => {},

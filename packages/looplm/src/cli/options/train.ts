@@ -1,11 +1,10 @@
 /* Training flags → TrainOptions. */
 
 import { CHECKPOINTING_MODES, type Checkpointing } from "@loop/looped";
+import { PRECISIONS, type Precision } from "@loop/tensor";
 import {
   BLOCK_LRS,
   type BlockLr,
-  PRECISIONS,
-  type Precision,
   resolveTrainOptions,
   STAGES,
   type Stage,
@@ -99,7 +98,7 @@ export function addTrainOptions(cmd: Command): Command {
     .addOption(intFlag("--seed <n>", "seed of weights and data", 0, TRAIN_DEFAULTS.seed))
     .option(
       "--precision <p>",
-      "matrix products: fp32 | mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu only) (default: fp32)",
+      "matrix products: fp32 (every backend), tf32 or bf16 (tensor cores, fp32 accumulation; --backend cuda), mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu) (default: fp32)",
       precision,
     )
     .option(
