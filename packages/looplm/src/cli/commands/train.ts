@@ -49,7 +49,9 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (typed.resume && typed.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
   if (!typed.resume && !typed.task)
-    throw new CliError("required option '--task <name>' not specified (or --resume a run)");
+    throw new CliError(
+      "train needs --task <name>: mano | phop | lm (or --resume to continue the run in --out); see `looplm train --help`",
+    );
   if (typed.from) checkFromOutside(typed.from, typed.out);
   if (!typed.resume) checkStageFrom(typed);
   // A new run's options are checked before its folder is created.
@@ -117,7 +119,7 @@ export function registerTrain(program: Command): void {
   const cmd = needsKernels(program.command("train")).description(
     "Train a looped model on mano, p-hop or a text corpus",
   );
-  addTaskOptions(cmd, false);
+  addTaskOptions(cmd, "unless --resume");
   addModelOptions(cmd);
   addTrainOptions(cmd);
   cmd

@@ -37,10 +37,17 @@ export type TaskFlags = typeof TASK_DEFAULTS & { task: TaskName };
 
 export const taskName = choiceOption<TaskName>("--task", TASKS);
 
-export function addTaskOptions(cmd: Command, required = true): Command {
+/** Add the task flags; `--task` required, optional, or required unless the run is resumed. */
+export function addTaskOptions(
+  cmd: Command,
+  required: boolean | "unless --resume" = true,
+): Command {
   const t = "--task <name>";
   const desc = `task: ${TASKS.join(" | ")}`;
-  (required ? cmd.requiredOption(t, desc, taskName) : cmd.option(t, desc, taskName))
+  (required === true
+    ? cmd.requiredOption(t, desc, taskName)
+    : cmd.option(t, required ? `(required unless ${required}) ${desc}` : desc, taskName)
+  )
     .addOption(
       intFlag("--max-ops <L>", "mano: largest number of operators", 1, TASK_DEFAULTS.maxOps),
     )
