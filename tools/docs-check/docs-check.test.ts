@@ -7,6 +7,7 @@ import { checkDocs, documents, formatProblem, SOURCES } from "./check.js";
 import { arxivIds, OPENING_LINES, SEED_PAPER } from "./citation.js";
 import { docFigures, proseFigures } from "./figures.js";
 import { mdLines } from "./markdown.js";
+import { checkRecipe, namedOutputs, RECIPE, recipeCommands, shellWords } from "./recipe.js";
 import { findSnippet, runSnippet } from "./snippet.js";
 import { holds, sourceSections } from "./sources.js";
 
@@ -140,6 +141,34 @@ describe("the paper cited, and looplm citable", () => {
     ).toEqual(["2510.25741", "2405.21060"]);
     expect(proseFigures("Ouro (arXiv:2510.25741) reaches 78.0 %", 1).map((f) => f.text)).toEqual([
       "78.0 %",
+    ]);
+  });
+});
+
+describe("docs/cli.md's recipe", () => {
+  it("is four commands, train to report, whose outputs the page names", () => {
+    const page = readFileSync(join(REPO, RECIPE), "utf8");
+    const commands = recipeCommands(page);
+    expect(commands.map((c) => c.args[0])).toEqual(["train", "eval", "generate", "report"]);
+    for (const c of commands) expect(page.split("\n")[c.line - 1]).toMatch(/^looplm /);
+    expect(namedOutputs(page)).toContain("runs/lm-char/report.html");
+    expect(shellWords(`looplm generate --prompt "Fellow citizens" --seed 1  # a comment`)).toEqual([
+      "looplm",
+      "generate",
+      "--prompt",
+      "Fellow citizens",
+      "--seed",
+      "1",
+    ]);
+  });
+
+  it("fails on a command that does not run as written, naming its line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "docs-recipe-"));
+    temps.push(dir);
+    const page = join(dir, "cli.md");
+    writeFileSync(page, "# x\n\n```sh\nlooplm train --task phop --stpes 3 --out runs/x\n```\n");
+    expect(checkRecipe(REPO, page).map(formatProblem)).toEqual([
+      `${page}:4: "looplm train --task phop --stpes 3 --out runs/x" failed (exit 1): looplm: train has no option --stpes; did you mean --steps? \`looplm train --help\` lists its options`,
     ]);
   });
 });

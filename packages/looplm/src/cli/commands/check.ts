@@ -96,7 +96,7 @@ export function registerCheck(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  looplm check --size small --budget 2m   (this machine's CPU kernels: native where they build)\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   (SwiftShader, as CI)\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   (fp32, and the GEMM cases in tf32 and bf16)",
+      "\nExamples:\n  looplm check --size small --budget 2m   # this machine's CPU kernels: native where they build\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   # SwiftShader, as CI\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   # fp32, and the GEMM cases in tf32 and bf16",
     )
     .action(async (f: Flags) => {
       const out = resolve(f.out);

@@ -143,8 +143,8 @@ Examples:
   looplm train --task mano --max-ops 10 --layers 4 --loops 6 --d-model 128 --steps 20000 --out runs/mano-4x6
   looplm train --task mano --max-ops 10 --stage gate1 --from runs/mano-4x6/final --steps 2000 --out runs/mano-4x6-g1
   looplm train --task mano --max-ops 10 --stage gate2 --from runs/mano-4x6-g1/final --steps 1000 --out runs/mano-4x6-g2
-  looplm train --out runs/x --resume                # continue an interrupted run exactly
-  looplm train --out runs/x --resume --steps 2000   # train a finished run further`,
+  looplm train --out runs/phop-1x4 --resume                # continue an interrupted run exactly
+  looplm train --out runs/phop-1x4 --resume --steps 2000   # train a finished run further`,
     )
     .action(runTrain);
 }
