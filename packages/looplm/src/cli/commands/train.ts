@@ -7,7 +7,13 @@ import { commandBackend, needsKernels, useBackend } from "../compute.js";
 import { asCliError, CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
-import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
+import {
+  addTaskOptions,
+  buildTask,
+  fullSizeNotice,
+  type TaskFlags,
+  taskInfo,
+} from "../options/task.js";
 import {
   addTrainOptions,
   buildTrainOptions,
@@ -54,6 +60,10 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
     );
   if (typed.from) checkFromOutside(typed.from, typed.out);
   if (!typed.resume) checkStageFrom(typed);
+  const notice = typed.resume
+    ? null
+    : fullSizeNotice(typed, (o) => cmd.getOptionValueSource(o) !== "default");
+  if (notice) process.stderr.write(`looplm: ${notice}\n`);
   // A new run's options are checked before its folder is created.
   const fresh = typed.resume ? null : buildTrainOptions(typed);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
