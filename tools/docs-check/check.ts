@@ -6,7 +6,8 @@
  *   section, except the library snippet's, which is produced by running the snippet;
  * - the "Two commands" are the ones CI runs;
  * - the paper is cited at the top of README.md and docs/results.md, and CITATION.cff holds
- *   looplm's citation and every paper the docs cite (citation.ts).
+ *   looplm's citation and every paper the docs cite (citation.ts);
+ * - docs/playground.png shows the playground page as it is (screenshot.ts).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { checkCitation } from "./citation.js";
 import { checkCommands, type Problem } from "./commands.js";
 import { docFigures } from "./figures.js";
 import { mdBlocks, mdLines } from "./markdown.js";
+import { checkScreenshot } from "./screenshot.js";
 import { findSnippet, runSnippet } from "./snippet.js";
 import { findFigure, normaliseText, type SourceSection, sourceSections } from "./sources.js";
 
@@ -88,6 +90,7 @@ export function checkDocs(root: string, opts: CheckOptions = {}): Problem[] {
     ...checkFigures(root, sources),
     ...checkOutputs(root, sources),
     ...checkCitation(root),
+    ...checkScreenshot(root),
   ];
   if (opts.snippet !== false) {
     const s = findSnippet(read("README.md"));

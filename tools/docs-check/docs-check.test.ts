@@ -8,6 +8,7 @@ import { arxivIds, OPENING_LINES, SEED_PAPER } from "./citation.js";
 import { docFigures, proseFigures } from "./figures.js";
 import { mdLines } from "./markdown.js";
 import { checkRecipe, namedOutputs, RECIPE, recipeCommands, shellWords } from "./recipe.js";
+import { PAGE, pageText, SCREENSHOT, SCREENSHOT_TEXT } from "./screenshot.js";
 import { findSnippet, runSnippet } from "./snippet.js";
 import { holds, sourceSections } from "./sources.js";
 
@@ -22,7 +23,15 @@ function copyDocs(): string {
   const dir = mkdtempSync(join(tmpdir(), "docs-check-"));
   temps.push(dir);
   const citation = ["CITATION.cff", "packages/looplm/package.json"];
-  for (const f of [...documents(REPO), ...SOURCES, ".ci/run", "package.json", ...citation]) {
+  const shot = [SCREENSHOT, SCREENSHOT_TEXT, PAGE];
+  for (const f of [
+    ...documents(REPO),
+    ...SOURCES,
+    ".ci/run",
+    "package.json",
+    ...citation,
+    ...shot,
+  ]) {
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     cpSync(join(REPO, f), join(dir, f));
   }
@@ -141,6 +150,26 @@ describe("the paper cited, and looplm citable", () => {
     ).toEqual(["2510.25741", "2405.21060"]);
     expect(proseFigures("Ouro (arXiv:2510.25741) reaches 78.0 %", 1).map((f) => f.text)).toEqual([
       "78.0 %",
+    ]);
+  });
+});
+
+describe("the playground's screenshot", () => {
+  it("reads a page's visible text, one line per block", () => {
+    expect(
+      pageText(
+        "<html><head><style>p{}</style><script>x()</script></head><body><!-- c --><h1>looplm\n  playground</h1><p>a &amp; b<b>c</b></p></body></html>",
+      ),
+    ).toBe("looplm playground\na & b\nc");
+  });
+
+  it("fails when the page's text is no longer the one the screenshot shows", () => {
+    const dir = copyDocs();
+    edit(dir, PAGE, (t) => t.replace("<h1>looplm playground</h1>", "<h1>looplm lab</h1>"));
+    expect(messages(dir)).toEqual([
+      expect.stringMatching(
+        /^docs\/playground\.png:1: shows an older packages\/playground\/index\.html: its text differs from docs\/playground\.txt at line 2 \("looplm lab" now, "looplm playground" shown\); retake it with `pnpm --filter @loop\/playground screenshot`$/,
+      ),
     ]);
   });
 });
