@@ -70,7 +70,7 @@ function osName(): string {
 export function readMachine(): Machine {
   const gib = (b: number) => Math.round((b / 2 ** 30) * 10) / 10;
   return {
-    cpu: cpus()[0]?.model ?? "unknown",
+    cpu: `${cpus()[0]?.model ?? "unknown"}${cpuFamilyModel()}`,
     cores: cpus().length,
     memoryGiB: gib(totalmem()),
     freeMemoryGiB: gib(freemem()),
@@ -78,6 +78,21 @@ export function readMachine(): Machine {
     os: osName(),
     node: process.version,
   };
+}
+
+/**
+ * " (family 25, model 1)" from /proc/cpuinfo (Linux), which tells CPU generations apart where
+ * the model name does not ("AMD EPYC" in a VM); "" elsewhere.
+ */
+function cpuFamilyModel(): string {
+  try {
+    const info = readFileSync("/proc/cpuinfo", "utf8");
+    const family = /^cpu family\s*:\s*(\d+)/m.exec(info)?.[1];
+    const model = /^model\s*:\s*(\d+)/m.exec(info)?.[1];
+    return family && model ? ` (family ${family}, model ${model})` : "";
+  } catch {
+    return "";
+  }
 }
 
 /** The 1-, 5- and 15-minute load averages, to two decimals. */
