@@ -124,12 +124,12 @@ export class ShortConvMixer implements SequenceMixer<ShortConvState> {
 export function main(steps = 30): { losses: number[]; maxDecodeDiff: number } {
   const task = pHop({ alphabet: 3, length: 10, hops: 1 });
   const config = parseConfig({
-    backbone: "mamba", // the config's layers are replaced by the factory below
+    backbone: "mamba", // norms and residuals as a Mamba-2 stack's; every mixer is the factory's
+    mixer: "ShortConvMixer", // config.json names it: loading the model needs the factory below
     vocab_size: task.vocabSize,
     d_model: 16,
     n_layers: 2,
     n_loops: 2,
-    ssm: { d_state: 4, headdim: 8, chunk_size: 4 },
   });
   // the extension point: every layer's mixer is a ShortConvMixer (return null to keep a built-in)
   const model = new LoopedModel(config, {

@@ -4,13 +4,18 @@
  *   benchmarks/RESULTS.md or docs/results.md, in a section naming its command and commit;
  * - every printed-output block of README.md (an untyped fence) is found, line for line, in such a
  *   section, except the library snippet's, which is produced by running the snippet;
- * - the "Two commands" are the ones CI runs.
+ * - the "Two commands" are the ones CI runs;
+ * - the paper is cited at the top of README.md and docs/results.md, and CITATION.cff holds
+ *   looplm's citation and every paper the docs cite (citation.ts);
+ * - docs/playground.png shows the playground page as it is (screenshot.ts).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { checkCitation } from "./citation.js";
 import { checkCommands, type Problem } from "./commands.js";
 import { docFigures } from "./figures.js";
 import { mdBlocks, mdLines } from "./markdown.js";
+import { checkScreenshot } from "./screenshot.js";
 import { findSnippet, runSnippet } from "./snippet.js";
 import { findFigure, normaliseText, type SourceSection, sourceSections } from "./sources.js";
 
@@ -84,6 +89,8 @@ export function checkDocs(root: string, opts: CheckOptions = {}): Problem[] {
     ...checkCommands(read("README.md"), read(".ci/run"), read("package.json")),
     ...checkFigures(root, sources),
     ...checkOutputs(root, sources),
+    ...checkCitation(root),
+    ...checkScreenshot(root),
   ];
   if (opts.snippet !== false) {
     const s = findSnippet(read("README.md"));

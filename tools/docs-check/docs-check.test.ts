@@ -4,8 +4,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkDocs, documents, formatProblem, SOURCES } from "./check.js";
+import { arxivIds, OPENING_LINES, SEED_PAPER } from "./citation.js";
 import { docFigures, proseFigures } from "./figures.js";
 import { mdLines } from "./markdown.js";
+import { checkRecipe, namedOutputs, RECIPE, recipeCommands, shellWords } from "./recipe.js";
+import { PAGE, pageText, SCREENSHOT, SCREENSHOT_TEXT } from "./screenshot.js";
 import { findSnippet, runSnippet } from "./snippet.js";
 import { holds, sourceSections } from "./sources.js";
 
@@ -19,7 +22,16 @@ afterEach(() => {
 function copyDocs(): string {
   const dir = mkdtempSync(join(tmpdir(), "docs-check-"));
   temps.push(dir);
-  for (const f of [...documents(REPO), ...SOURCES, ".ci/run", "package.json"]) {
+  const citation = ["CITATION.cff", "packages/looplm/package.json"];
+  const shot = [SCREENSHOT, SCREENSHOT_TEXT, PAGE];
+  for (const f of [
+    ...documents(REPO),
+    ...SOURCES,
+    ".ci/run",
+    "package.json",
+    ...citation,
+    ...shot,
+  ]) {
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     cpSync(join(REPO, f), join(dir, f));
   }
@@ -86,6 +98,107 @@ describe("docs:check on the committed docs", () => {
     const dir = copyDocs();
     edit(dir, "package.json", (t) => t.replace("pnpm run docs:check && ", ""));
     expect(messages(dir)).toEqual(["package.json:1: scripts.test does not run docs:check"]);
+  });
+});
+
+describe("the paper cited, and looplm citable", () => {
+  it("fails when README.md stops citing the paper in its opening lines", () => {
+    const dir = copyDocs();
+    edit(dir, "README.md", (t) =>
+      t.replace("[arXiv:2607.10110](https://arxiv.org/abs/2607.10110)", "an arXiv preprint"),
+    );
+    expect(messages(dir)).toEqual([
+      `README.md:1: the first ${OPENING_LINES} lines do not cite the paper looplm reproduces ("${SEED_PAPER.title}", arXiv:${SEED_PAPER.arxiv})`,
+    ]);
+  });
+
+  it("fails when CITATION.cff is missing, or its version or licence is not looplm's", () => {
+    const dir = copyDocs();
+    edit(dir, "CITATION.cff", (t) =>
+      t.replace(/^version: .*$/m, "version: 0.0.9").replace(/^license: .*$/m, "license: MIT"),
+    );
+    expect(messages(dir)).toEqual([
+      expect.stringMatching(
+        /^CITATION\.cff:\d+: version is "0\.0\.9", not looplm's \S+ \(packages\/looplm\/package\.json\)$/,
+      ),
+      expect.stringMatching(/^CITATION\.cff:\d+: license is "MIT", not looplm's Apache-2\.0$/),
+    ]);
+    rmSync(join(dir, "CITATION.cff"));
+    expect(messages(dir)).toEqual([
+      "CITATION.cff:1: missing: how to cite looplm (GitHub's CITATION.cff)",
+    ]);
+  });
+
+  it("fails when a doc cites a paper by arXiv id that CITATION.cff does not list", () => {
+    const dir = copyDocs();
+    const file = "packages/attention/README.md";
+    const n = readFileSync(join(dir, file), "utf8").split("\n").length;
+    edit(
+      dir,
+      file,
+      (t) =>
+        `${t.replace(/\n$/, "")}\nRoPE: [arXiv:2104.09864](https://arxiv.org/abs/2104.09864).\n`,
+    );
+    expect(messages(dir)).toEqual([
+      `${file}:${n}: cites arXiv:2104.09864, which CITATION.cff's references do not list`,
+    ]);
+  });
+
+  it("reads arXiv ids from links and text, and never as figures", () => {
+    expect(
+      arxivIds("[arXiv:2510.25741](https://arxiv.org/abs/2510.25741), arXiv: 2405.21060"),
+    ).toEqual(["2510.25741", "2405.21060"]);
+    expect(proseFigures("Ouro (arXiv:2510.25741) reaches 78.0 %", 1).map((f) => f.text)).toEqual([
+      "78.0 %",
+    ]);
+  });
+});
+
+describe("the playground's screenshot", () => {
+  it("reads a page's visible text, one line per block", () => {
+    expect(
+      pageText(
+        "<html><head><style>p{}</style><script>x()</script></head><body><!-- c --><h1>looplm\n  playground</h1><p>a &amp; b<b>c</b></p></body></html>",
+      ),
+    ).toBe("looplm playground\na & b\nc");
+  });
+
+  it("fails when the page's text is no longer the one the screenshot shows", () => {
+    const dir = copyDocs();
+    edit(dir, PAGE, (t) => t.replace("<h1>looplm playground</h1>", "<h1>looplm lab</h1>"));
+    expect(messages(dir)).toEqual([
+      expect.stringMatching(
+        /^docs\/playground\.png:1: shows an older packages\/playground\/index\.html: its text differs from docs\/playground\.txt at line 2 \("looplm lab" now, "looplm playground" shown\); retake it with `pnpm --filter @loop\/playground screenshot`$/,
+      ),
+    ]);
+  });
+});
+
+describe("docs/cli.md's recipe", () => {
+  it("is four commands, train to report, whose outputs the page names", () => {
+    const page = readFileSync(join(REPO, RECIPE), "utf8");
+    const commands = recipeCommands(page);
+    expect(commands.map((c) => c.args[0])).toEqual(["train", "eval", "generate", "report"]);
+    for (const c of commands) expect(page.split("\n")[c.line - 1]).toMatch(/^looplm /);
+    expect(namedOutputs(page)).toContain("runs/lm-char/report.html");
+    expect(shellWords(`looplm generate --prompt "Fellow citizens" --seed 1  # a comment`)).toEqual([
+      "looplm",
+      "generate",
+      "--prompt",
+      "Fellow citizens",
+      "--seed",
+      "1",
+    ]);
+  });
+
+  it("fails on a command that does not run as written, naming its line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "docs-recipe-"));
+    temps.push(dir);
+    const page = join(dir, "cli.md");
+    writeFileSync(page, "# x\n\n```sh\nlooplm train --task phop --stpes 3 --out runs/x\n```\n");
+    expect(checkRecipe(REPO, page).map(formatProblem)).toEqual([
+      `${page}:4: "looplm train --task phop --stpes 3 --out runs/x" failed (exit 1): looplm: train has no option --stpes; did you mean --steps? \`looplm train --help\` lists its options`,
+    ]);
   });
 });
 

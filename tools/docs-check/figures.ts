@@ -10,7 +10,8 @@
  *    optionally with `± spread` before the unit: `6–12×`, `21 s`, `70.77 ± 0.74 %`;
  * 2. `mean ± spread` without a unit: `25.8 ± 0.3`;
  * 3. any other decimal number (`25.8`, a perplexity), save version numbers (`1.2.3`, or after
- *    Node, PyTorch, Python, Debian, gpu.js, pnpm, `v`, `@`) and mantissas (`2.5e-4`);
+ *    Node, PyTorch, Python, Debian, gpu.js, pnpm, `v`, `@`), arXiv ids (after `arXiv:`) and
+ *    mantissas (`2.5e-4`);
  * 4. a markdown table cell holding nothing but a decimal or a number with a unit (also MiB,
  *    MB, GiB, GB), or `a → b`: whole numbers alone in a cell are counts and settings.
  * A line ending in `<!-- docs-check: not a measurement -->` is a definition (a split ratio, a
@@ -62,7 +63,8 @@ const WITH_UNIT = new RegExp(
 );
 const SPREAD = new RegExp(`${START}(${NUM}\\s*±\\s*${NUM})(?![\\d.])`, "gu");
 const DECIMAL = new RegExp(`${START}(\\d+\\.\\d+)(?![\\d.]|e[-+]?\\d|\\.\\d)`, "gu");
-const VERSION_BEFORE = /(?:node|pytorch|python|debian|gpu\.js|pnpm|biome|v|@|version)\s?$/i;
+// (an arXiv id, arXiv:2510.25741, names a paper: it is no measurement either)
+const VERSION_BEFORE = /(?:node|pytorch|python|debian|gpu\.js|pnpm|biome|v|@|version|arxiv:)\s?$/i;
 
 export function normaliseKey(numbers: string): string {
   return numbers

@@ -2,7 +2,9 @@
 // `workspace:*` ranges into versions, so the tarballs are what a registry would serve.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { buildInParallel, buildItems } from "./parallel-build.js";
 import { tarballName, type WorkspacePackage, workspacePackages } from "./workspace.js";
 
 /**
@@ -12,32 +14,27 @@ import { tarballName, type WorkspacePackage, workspacePackages } from "./workspa
 export type BuildWhen = "always" | "never" | "if-stale";
 
 /**
- * Pack every publishable package into `out` (building first as `build` says); the tarballs'
- * paths by package name.
+ * Pack every publishable package into `out` (building first as `build` says, independent
+ * packages at once, up to one build per core); the tarballs' paths by package name. `log` hears a
+ * line as each build starts and ends and as each tarball is written.
  */
-export function packAll(
+export async function packAll(
   root: string,
   out: string,
   build: BuildWhen = "always",
-): Map<string, string> {
+  log: (line: string) => void = () => {},
+): Promise<Map<string, string>> {
   const pkgs = workspacePackages(root);
   if (build === "always" || (build === "if-stale" && pkgs.some((p) => isStale(p.dir))))
-    // the publishable packages only (not the playground's page), in dependency order
-    execFileSync(
-      "pnpm",
-      [
-        "-r",
-        "--workspace-concurrency=1",
-        ...pkgs.flatMap((p) => ["--filter", p.name]),
-        "run",
-        "build",
-      ],
-      { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
-    );
+    // the publishable packages only (not the playground's page), dependencies first
+    await buildInParallel(buildItems(pkgs), availableParallelism(), log);
   mkdirSync(out, { recursive: true });
   for (const f of readdirSync(out)) if (f.endsWith(".tgz")) rmSync(join(out, f));
   const files = new Map<string, string>();
-  for (const p of pkgs) files.set(p.name, packOne(p, out));
+  for (const [i, p] of pkgs.entries()) {
+    files.set(p.name, packOne(p, out));
+    log(`packed ${p.name} (${i + 1}/${pkgs.length})`);
+  }
   return files;
 }
 

@@ -31,8 +31,8 @@ const pkgs = workspacePackages(root);
 const work = mkdtempSync(join(tmpdir(), "looplm-packed-"));
 let tarballs = new Map<string, string>();
 
-beforeAll(() => {
-  tarballs = packAll(root, join(work, "packed"), "if-stale");
+beforeAll(async () => {
+  tarballs = await packAll(root, join(work, "packed"), "if-stale");
 }, 600_000);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

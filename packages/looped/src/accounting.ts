@@ -16,6 +16,7 @@ import { attentionProjDims } from "@loop/attention";
 import { mamba2Dims } from "@loop/ssm-kernels";
 import { isAttentionLayer, type ModelConfig } from "./config.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
+import { customMixerName } from "./mixer-factory.js";
 import { parameterSpecs } from "./shapes.js";
 
 /** What `countParameters` can count: a model's own parameter list (`LoopedModel` has one). */
@@ -30,6 +31,10 @@ export interface ParameterSource {
  * custom mixers (`ModelOptions.mixer`) counts what its mixers hold.
  */
 export function countParameters(source: ModelConfig | ParameterSource): number {
+  if (!("parameters" in source) && source.mixer !== undefined)
+    throw new Error(
+      `countParameters: config.mixer is "${source.mixer}", a custom mixer whose parameters the config does not describe: count the model (countParameters(model))`,
+    );
   const shapes =
     "parameters" in source
       ? source.parameters().map((p) => p.tensor.shape)
@@ -94,16 +99,47 @@ export function attentionLayerFlops(cfg: ModelConfig, seqLen: number): number {
 }
 
 /**
- * Forward FLOPs per token of the model `cfg` describes (docs/model.md §7), split by part. It
- * counts the config's built-in mixers: for a model with custom mixers (`ModelOptions.mixer`) the
- * figure is that of the built-in model of the same config, not of the custom mixers.
+ * What `flopsPerToken` can count besides a config: a model, whose layers say which mixers are
+ * custom (`LoopedModel` is one).
  */
-export function flopsPerToken(cfg: ModelConfig, opts: FlopOptions = {}): FlopBreakdown {
+export interface FlopSource {
+  readonly config: ModelConfig;
+  readonly layers: readonly {
+    readonly customMixer: boolean;
+    readonly mixer: object & { flopsPerToken?(seqLen: number): number };
+  }[];
+}
+
+/**
+ * Forward FLOPs per token (docs/model.md §7), split by part. Given a config: of the model it
+ * describes, with the built-in mixers. Given a model: its custom mixers (`ModelOptions.mixer`)
+ * counted by their own `flopsPerToken(seqLen)` (`SequenceMixer`), and an error naming a custom
+ * mixer that has none.
+ */
+export function flopsPerToken(
+  source: ModelConfig | FlopSource,
+  opts: FlopOptions = {},
+): FlopBreakdown {
+  const model = "layers" in source && "config" in source ? source : null;
+  const cfg = model ? model.config : (source as ModelConfig);
+  if (!model && cfg.mixer !== undefined)
+    throw new Error(
+      `flopsPerToken: config.mixer is "${cfg.mixer}", a custom mixer the config does not describe: pass the model (flopsPerToken(model))`,
+    );
   const seqLen = opts.seqLen ?? 256;
   const logitSteps = opts.logitSteps ?? 1;
   let block = 0;
   for (let i = 0; i < cfg.n_layers; i++) {
-    block += isAttentionLayer(cfg, i) ? attentionLayerFlops(cfg, seqLen) : mambaLayerFlops(cfg);
+    const layer = model?.layers[i];
+    if (layer?.customMixer) {
+      const count = layer.mixer.flopsPerToken?.(seqLen);
+      if (count === undefined)
+        throw new Error(
+          `flopsPerToken: layer ${i}'s mixer is a custom mixer (${customMixerName(layer.mixer)}) that does not say its FLOPs: give it flopsPerToken(seqLen) (SequenceMixer)`,
+        );
+      block += count;
+    } else
+      block += isAttentionLayer(cfg, i) ? attentionLayerFlops(cfg, seqLen) : mambaLayerFlops(cfg);
     if (cfg.mlp) block += 6 * cfg.d_model * cfg.mlp.d_ff;
   }
   const backbone = cfg.n_loops * block;

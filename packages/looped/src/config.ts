@@ -84,6 +84,12 @@ export interface ModelConfig {
    * so a config that does not use the option has no such key.
    */
   out_proj_scale?: "depth";
+  /**
+   * The custom mixer the layers run (`ModelOptions.mixer`), by its class's name; absent for the
+   * built-in mixers. A model built with a factory records it, so config.json names the mixer a
+   * load needs; with it, `ssm` and `attention` are checked only where a built-in mixer is built.
+   */
+  mixer?: string;
 }
 
 /** A config as a user may write it: everything but the required keys optional. */
@@ -128,6 +134,7 @@ const TOP_KEYS = [
   "mlp",
   "exit_gate",
   "out_proj_scale",
+  "mixer",
 ];
 
 function fail(msg: string): never {
@@ -271,6 +278,11 @@ export function parseConfig(raw: unknown): ModelConfig {
     if (new Set(cfg.attn_layers).size !== cfg.attn_layers.length)
       fail(`attn_layers has duplicates: ${JSON.stringify(o.attn_layers)}`);
   }
+  if (o.mixer !== undefined) {
+    if (typeof o.mixer !== "string" || o.mixer.trim() === "")
+      fail(`mixer must name the custom mixer (a non-empty string), got ${JSON.stringify(o.mixer)}`);
+    cfg.mixer = o.mixer;
+  }
   if (o.mlp !== undefined && o.mlp !== null) {
     const m = obj(o.mlp, "mlp");
     checkKeys(m, ["d_ff"], "mlp.");
@@ -297,7 +309,8 @@ function validateConfig(cfg: ModelConfig): void {
   const usesSsm =
     cfg.backbone === "mamba" ||
     (cfg.backbone === "hybrid" && cfg.attn_layers.length < cfg.n_layers);
-  if (usesAttention) {
+  // (a custom mixer replaces the built-in ones: their sizes are checked where one is built)
+  if (usesAttention && cfg.mixer === undefined) {
     const { n_heads, n_kv_heads } = cfg.attention;
     if (cfg.d_model % n_heads !== 0)
       fail(`attention.n_heads (${n_heads}) must divide d_model (${cfg.d_model})`);
@@ -306,7 +319,7 @@ function validateConfig(cfg: ModelConfig): void {
     if ((cfg.d_model / n_heads) % 2 !== 0)
       fail(`head dim d_model/n_heads = ${cfg.d_model / n_heads} must be even for RoPE`);
   }
-  if (usesSsm) {
+  if (usesSsm && cfg.mixer === undefined) {
     const di = cfg.ssm.expand * cfg.d_model;
     if (di % cfg.ssm.headdim !== 0)
       fail(`ssm.headdim (${cfg.ssm.headdim}) must divide d_inner = expand·d_model = ${di}`);

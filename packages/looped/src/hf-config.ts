@@ -216,6 +216,7 @@ export function toHfMamba2Config(cfg: ModelConfig): Record<string, unknown> {
   if (cfg.n_loops !== 1) why.push(`n_loops ${cfg.n_loops} (only 1)`);
   if (cfg.loop_norm) why.push("loop_norm");
   if (cfg.exit_gate) why.push("exit_gate");
+  if (cfg.mixer !== undefined) why.push(`the custom mixer "${cfg.mixer}"`);
   if (why.length)
     throw new Error(
       `a Hugging Face Mamba2ForCausalLM folder holds a plain Mamba-2 model; this one has ${why.join(", ")}`,

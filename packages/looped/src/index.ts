@@ -2,6 +2,7 @@ export {
   countParameters,
   type FlopBreakdown,
   type FlopOptions,
+  type FlopSource,
   flopsPerToken,
   type ParameterSource,
 } from "./accounting.js";

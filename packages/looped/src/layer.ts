@@ -36,11 +36,11 @@ function ones(n: number, name: string): Tensor {
 
 /** Layer `index` of a model: norm, mixer (the config's or a factory's), optional MLP. */
 export class Layer implements Module {
-  /** `norm.weight` [D]: the RMSNorm before the mixer. */
+  /** `norm.weight` `[D]`: the RMSNorm before the mixer. */
   readonly norm: Tensor;
   /** The sequence mixer: the config's Mamba-2 or attention mixer, or a `ModelOptions.mixer` factory's. */
   readonly mixer: SequenceMixer<LayerState>;
-  /** `mlp_norm.weight` [D]: the RMSNorm before the MLP; null without an MLP. */
+  /** `mlp_norm.weight` `[D]`: the RMSNorm before the MLP; null without an MLP. */
   readonly mlpNorm: Tensor | null;
   /** The SwiGLU MLP when the config has `mlp`, else null. */
   readonly mlp: SwiGluMlp | null;

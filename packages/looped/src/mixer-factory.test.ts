@@ -11,7 +11,8 @@ import {
   type Tensor,
 } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
+import { countParameters, flopsPerToken } from "./accounting.js";
+import { configToJson, parseConfig } from "./config.js";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
 import { decodeStep, initDecodeState } from "./decode.js";
 import { toDevice } from "./device-model.js";
@@ -102,6 +103,68 @@ describe("ModelOptions.mixer", () => {
       /toDevice: layer 0's mixer is a custom mixer \(CountingMixer, from ModelOptions\.mixer\)/,
     );
     expect(() => toDevice(plain, cpuBackendOps)).not.toThrow();
+  });
+
+  it("flopsPerToken(model) counts a custom mixer by its own flopsPerToken, or names it", () => {
+    expect(() => flopsPerToken(model)).toThrow(
+      "flopsPerToken: layer 0's mixer is a custom mixer (CountingMixer) that does not say its FLOPs: give it flopsPerToken(seqLen) (SequenceMixer)",
+    );
+    const builtIn = flopsPerToken(config, { seqLen: 32 });
+    expect(flopsPerToken(plain, { seqLen: 32 })).toEqual(builtIn);
+    class Counted extends CountingMixer {
+      flopsPerToken(seqLen: number): number {
+        return 1000 + seqLen;
+      }
+    }
+    const counted = new LoopedModel(config, {
+      seed: 4,
+      mixer: ({ config, rng, nLayers }) =>
+        new Counted(new Mamba2Mixer(mamba2Config(config), { rng, nLayers })),
+    });
+    const f = flopsPerToken(counted, { seqLen: 32 });
+    expect(f.blockPerToken).toBe(2 * 1032);
+    expect(f.forwardPerToken).toBe(2 * 2 * 1032 + builtIn.headPerToken);
+  });
+
+  it("config.json records the custom mixer, and a load without its factory names it", () => {
+    expect(model.config.mixer).toBe("CountingMixer");
+    expect(plain.config.mixer).toBeUndefined();
+    const saved = parseConfig(JSON.parse(configToJson(model.config)));
+    expect(saved.mixer).toBe("CountingMixer");
+    expect(() => new LoopedModel(saved, { seed: 4 })).toThrow(
+      'LoopedModel: config.mixer is "CountingMixer": its layers run that custom mixer; pass ModelOptions.mixer, the factory that builds it',
+    );
+    expect(() => new LoopedModel(saved, { seed: 4, mixer: () => null })).toThrow(
+      'LoopedModel: config.mixer is "CountingMixer" but ModelOptions.mixer built no custom mixer',
+    );
+    expect(new LoopedModel(saved, { seed: 4, mixer: counting }).config.mixer).toBe("CountingMixer");
+  });
+
+  it("with a custom mixer the built-in mixers' sizes need not fit", () => {
+    // (headdim 7 divides no d_inner here: a Mamba-2 layer of this config could not be built)
+    const odd = { ...config, ssm: { ...config.ssm, headdim: 7 } };
+    expect(() => parseConfig(odd)).toThrow(/ssm\.headdim \(7\) must divide/);
+    const custom = parseConfig({ ...odd, mixer: "ShortConv" });
+    class ShortConv extends CountingMixer {}
+    const m = new LoopedModel(custom, {
+      seed: 4,
+      mixer: ({ config, rng, nLayers }) =>
+        new ShortConv(
+          new Mamba2Mixer(mamba2Config({ ...config, ssm: { ...config.ssm, headdim: 8 } }), {
+            rng,
+            nLayers,
+          }),
+        ),
+    });
+    expect(m.config.mixer).toBe("ShortConv");
+    expect(countParameters(m)).toBeGreaterThan(0);
+    expect(() => countParameters(custom)).toThrow(
+      'countParameters: config.mixer is "ShortConv", a custom mixer whose parameters the config does not describe: count the model (countParameters(model))',
+    );
+    expect(() => flopsPerToken(custom)).toThrow(/^flopsPerToken: config\.mixer is "ShortConv"/);
+    expect(() => parseConfig({ ...config, mixer: "" })).toThrow(
+      'mixer must name the custom mixer (a non-empty string), got ""',
+    );
   });
 
   it("a factory returning null keeps the config's mixer", () => {

@@ -28,7 +28,7 @@ import {
   loopedCore,
   loopedForward,
 } from "./looped-forward.js";
-import type { MixerFactory } from "./mixer-factory.js";
+import { customMixerName, type MixerFactory } from "./mixer-factory.js";
 import { parameterSpecs } from "./shapes.js";
 
 /** The forward's options (looped-forward.ts), with the CPU's checkpointing and host seqIdx. */
@@ -58,6 +58,23 @@ export interface ModelOptions {
 }
 
 /**
+ * `config` with `mixer` naming the custom mixer its layers were built with (so a saved
+ * config.json says which factory a load needs); an error when config.mixer names another one.
+ */
+function withMixerName(config: ModelConfig, layers: readonly Layer[]): ModelConfig {
+  const names = [
+    ...new Set(layers.filter((l) => l.customMixer).map((l) => customMixerName(l.mixer))),
+  ];
+  const built = names.join("+");
+  if (config.mixer === undefined) return built ? { ...config, mixer: built } : config;
+  if (config.mixer !== built)
+    throw new Error(
+      `LoopedModel: config.mixer is "${config.mixer}" but ModelOptions.mixer built ${built ? `"${built}"` : "no custom mixer"}`,
+    );
+  return config;
+}
+
+/**
  * The looped language model N⊗R on the CPU (docs/model.md): embeddings, N shared layers applied R
  * times, norm_f, the LM head and an optional exit gate, with seeded §3 initialisation.
  */
@@ -81,7 +98,6 @@ export class LoopedModel implements Module {
   private readonly core: LoopedCore<Tensor, IntTensor>;
 
   constructor(config: ModelConfig, opts: ModelOptions = {}) {
-    this.config = config;
     const rng = new Rng(opts.seed ?? 0);
     const D = config.d_model;
     const V = config.vocab_size;
@@ -90,9 +106,14 @@ export class LoopedModel implements Module {
       [V, D],
       "embeddings",
     );
+    if (config.mixer !== undefined && !opts.mixer)
+      throw new Error(
+        `LoopedModel: config.mixer is "${config.mixer}": its layers run that custom mixer; pass ModelOptions.mixer, the factory that builds it`,
+      );
     this.layers = [];
     for (let i = 0; i < config.n_layers; i++)
       this.layers.push(new Layer(config, i, rng.child(`layers.${i}`), opts.mixer ?? null));
+    this.config = withMixerName(config, this.layers);
     this.normF = parameter(new Float32Array(D).fill(1), [D], "norm_f");
     const bound = 1 / Math.sqrt(D);
     this.lmHead = config.tie_embeddings
@@ -121,7 +142,8 @@ export class LoopedModel implements Module {
       .map((l, i) => (l.customMixer ? `backbone.layers.${i}.mixer.` : null))
       .filter((p) => p !== null);
     const builtin = (name: string) => !custom.some((p) => name.startsWith(p));
-    const specs = parameterSpecs(this.config).filter((s) => builtin(s.name));
+    const customLayers = new Set(this.layers.flatMap((l, i) => (l.customMixer ? [i] : [])));
+    const specs = parameterSpecs(this.config, customLayers).filter((s) => builtin(s.name));
     const params = this.parameters().filter((p) => builtin(p.name));
     const got = params.map((p) => `${p.name}${shapeStr(p.tensor.shape)}`).join(" ");
     const want = specs.map((s) => `${s.name}${shapeStr(s.shape)}`).join(" ");

@@ -15,15 +15,21 @@ export interface ParamSpec {
 
 /**
  * Every parameter of the model `cfg` describes, named and shaped as docs/model.md §6, in the
- * model's order.
+ * model's order; the layers in `customMixers` leave out their mixer's (a custom mixer's own
+ * parameters are its business).
  */
-export function parameterSpecs(cfg: ModelConfig): ParamSpec[] {
+export function parameterSpecs(
+  cfg: ModelConfig,
+  customMixers: ReadonlySet<number> = new Set(),
+): ParamSpec[] {
   const D = cfg.d_model;
   const out: ParamSpec[] = [{ name: "backbone.embeddings.weight", shape: [cfg.vocab_size, D] }];
   for (let i = 0; i < cfg.n_layers; i++) {
     const p = `backbone.layers.${i}`;
     out.push({ name: `${p}.norm.weight`, shape: [D] });
-    if (isAttentionLayer(cfg, i)) {
+    if (customMixers.has(i)) {
+      // (its parameters are the custom mixer's own)
+    } else if (isAttentionLayer(cfg, i)) {
       const a = attentionProjDims(attentionConfig(cfg));
       out.push(
         { name: `${p}.mixer.q_proj.weight`, shape: [a.qDim, D] },

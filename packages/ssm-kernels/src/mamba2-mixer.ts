@@ -73,13 +73,13 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
   readonly convWeight: Tensor;
   /** `conv1d.bias` [convDim]. */
   readonly convBias: Tensor;
-  /** `dt_bias` [H]: added to dt before the softplus. */
+  /** `dt_bias` `[H]`: added to dt before the softplus. */
   readonly dtBias: Tensor;
-  /** `A_log` [H]: the decay is A = −exp(A_log). */
+  /** `A_log` `[H]`: the decay is A = −exp(A_log). */
   readonly aLog: Tensor;
-  /** `D` [H]: the skip connection's per-head weight. */
+  /** `D` `[H]`: the skip connection's per-head weight. */
   readonly d: Tensor;
-  /** `norm.weight` [Di]: the gated RMSNorm's scale. */
+  /** `norm.weight` `[Di]`: the gated RMSNorm's scale. */
   readonly normWeight: Tensor;
   /** `out_proj.weight` [D, Di]. */
   readonly outProj: Tensor;

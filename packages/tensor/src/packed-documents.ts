@@ -35,7 +35,7 @@ function checkSeqIdx(seqIdx: Int32Array, batch: number, T: number): void {
   }
 }
 
-/** [B·T]: the first position (in its row) of each position's document. Throws as documentResets. */
+/** `[B·T]`: the first position (in its row) of each position's document. Throws as documentResets. */
 export function documentStarts(seqIdx: Int32Array, batch: number, T: number): Float32Array {
   checkSeqIdx(seqIdx, batch, T);
   const s = new Float32Array(batch * T);

@@ -48,4 +48,10 @@ export interface SequenceMixer<S> extends Module {
    * move a positional state on to the next position. A recurrent state has nothing to do.
    */
   endPosition(state: S): void;
+  /**
+   * Optional: forward FLOPs per token at sequence length `seqLen` (2 per multiply-add), what
+   * `flopsPerToken(model)` of @loop/looped counts for a custom mixer; the built-in mixers are
+   * counted from the config (docs/model.md §7) and need not say.
+   */
+  flopsPerToken?(seqLen: number): number;
 }

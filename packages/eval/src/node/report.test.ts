@@ -110,6 +110,8 @@ describe("renderRunReport", () => {
       expect(chartSvg(html, title), title).not.toBeNull();
     expect(html).not.toMatch(/<script/);
     expect(html).toContain("80.00 %");
+    // eval.json and the last training eval differ here: both drawn
+    expect(html).toContain(">last training eval<");
   });
 
   it("works from log.jsonl alone (no eval.json), without gate plots", async () => {
@@ -119,6 +121,22 @@ describe("renderRunReport", () => {
     expect(chartSvg(html, "Training loss")).not.toBeNull();
     expect(chartSvg(html, "Accuracy by loop step")).not.toBeNull();
     expect(html).not.toContain("Exit-step histogram");
+  });
+
+  it("shows a character run's own vocabulary, and one series where eval.json equals the last training eval", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "eval-report-")), "run");
+    makeRun(dir, 3, null);
+    const run = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
+    // (run.json's vocab is --vocab, the BPE size asked for; a char vocabulary is the model's)
+    run.task = { name: "lm", corpus: "sotu", tokenizer: "char", vocab: 4096, seq_len: 64 };
+    writeFileSync(join(dir, "run.json"), JSON.stringify(run));
+    const ev = { ...evalFile(false), per_step: [0.25, 0.5, 0.75], final: 0.75 };
+    writeFileSync(join(dir, "eval.json"), JSON.stringify(ev));
+    const html = readFileSync(await renderRunReport(dir), "utf8");
+    expect(html).toMatch(/(&quot;|")vocab(&quot;|"):32\b/);
+    expect(html).not.toContain("4096");
+    expect(html).toContain("eval.json = last training eval");
+    expect(html).not.toContain(">last training eval<");
   });
 
   it("names what is wrong with a bad folder", () => {

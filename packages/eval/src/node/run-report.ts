@@ -49,6 +49,20 @@ function histogramQ(ev: EvalFile): number {
 }
 
 /**
+ * The task as run.json records it, but with the vocabulary the model has: run.json's `vocab` of
+ * a language-modelling task is the BPE size asked for (--vocab), which a character vocabulary or
+ * a given tokenizer.json does not follow.
+ */
+function taskText(info: RunFolder["info"]): string {
+  const task = { ...info.task };
+  if (task.name === "lm" && task.tokenizer !== "bpe" && "vocab" in task) {
+    if (typeof info.model.vocab_size === "number") task.vocab = info.model.vocab_size;
+    else delete task.vocab;
+  }
+  return JSON.stringify(task);
+}
+
+/**
  * The report sections of one run: facts, loss curve, per-step accuracy and evaluation tables;
  * `label` prefixes chart ids.
  */
@@ -62,7 +76,7 @@ export function runSections(run: RunFolder, label = ""): Section[] {
     title: "Run",
     rows: [
       ["folder", run.dir],
-      ["task", JSON.stringify(info.task)],
+      ["task", taskText(info)],
       ...modelFacts(run),
       ["stage", info.stage ?? "?"],
       ["seed", String(info.seed ?? "?")],
@@ -90,13 +104,22 @@ export function runSections(run: RunFolder, label = ""): Section[] {
     });
   }
   const perStep: { series: string; step: number; value: number }[] = [];
+  const lastEval = evals[evals.length - 1]?.eval;
+  const training = lastEval && lastEval.metric === metric ? lastEval.per_step : null;
+  // The same numbers twice would draw one line exactly over the other: one series says both.
+  const same =
+    ev !== null &&
+    ev !== undefined &&
+    training !== null &&
+    training.length === ev.per_step.length &&
+    training.every((v, r) => v === ev.per_step[r]);
   if (ev)
     ev.per_step.forEach((v, r) => {
-      perStep.push({ series: "eval.json", step: r + 1, value: v });
+      const series = same ? "eval.json = last training eval" : "eval.json";
+      perStep.push({ series, step: r + 1, value: v });
     });
-  const lastEval = evals[evals.length - 1]?.eval;
-  if (lastEval && lastEval.metric === metric)
-    lastEval.per_step.forEach((v, r) => {
+  if (training && !same)
+    training.forEach((v, r) => {
       perStep.push({ series: "last training eval", step: r + 1, value: v });
     });
   if (perStep.length > 0 && metric) {

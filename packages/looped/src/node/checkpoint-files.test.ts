@@ -1,10 +1,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Mamba2Mixer } from "@loop/ssm-kernels";
 import { encodeSafetensors, intTensor, noGrad } from "@loop/tensor";
 import { readSafetensorsFile, writeSafetensorsFile } from "@loop/tensor/node";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../config.js";
+import { mamba2Config } from "../mixer-configs.js";
+import type { MixerFactory } from "../mixer-factory.js";
 import { LoopedModel } from "../model.js";
 import { stateDict } from "../state-dict.js";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint-files.js";
@@ -121,5 +124,28 @@ describe("checkpoints", () => {
     expect(logits.data.every(Number.isFinite)).toBe(true);
     expect(existsSync(join(dir, "model.safetensors"))).toBe(true);
     expect(encodeSafetensors(sd).length).toBeGreaterThan(0);
+  });
+});
+
+describe("a checkpoint of a model with a custom mixer", () => {
+  /** The built-in Mamba-2 mixer under another class name: a custom mixer with known weights. */
+  class Renamed extends Mamba2Mixer {}
+  const mixer: MixerFactory = ({ config, rng, nLayers }) =>
+    new Renamed(mamba2Config(config), { rng, nLayers });
+
+  it("names the mixer in config.json, and a load without its factory says which it needs", () => {
+    const dir = tmp();
+    const model = new LoopedModel(cfg, { seed: 3, mixer });
+    saveCheckpoint(dir, model);
+    expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8")).mixer).toBe("Renamed");
+    expect(() => loadCheckpoint(dir)).toThrow(
+      'LoopedModel: config.mixer is "Renamed": its layers run that custom mixer; pass ModelOptions.mixer, the factory that builds it',
+    );
+    const back = loadCheckpoint(dir, { mixer });
+    expect(back.config).toEqual(model.config);
+    const ids = intTensor([1, 2, 3], [1, 3]);
+    const a = noGrad(() => model.forward(ids, { steps: "last" })).logits[0]!.data;
+    const b = noGrad(() => back.forward(ids, { steps: "last" })).logits[0]!.data;
+    expect(b).toEqual(a);
   });
 });

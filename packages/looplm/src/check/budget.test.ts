@@ -1,6 +1,6 @@
 /** --budget: its durations, and the speed cases it drops (the slowest, never a correctness one). */
 import { describe, expect, it } from "vitest";
-import { parseBudget, SpeedPlanner } from "./budget.js";
+import { droppedSummary, parseBudget, SpeedPlanner } from "./budget.js";
 
 describe("--budget", () => {
   it("reads durations and refuses anything else in one sentence", () => {
@@ -27,6 +27,14 @@ describe("--budget", () => {
     p.measured(20e9, 40);
     expect(p.admit("c", 20e9)).toBe(false); // 60 s at 0.5 Gflop/s: 41 + 60 > 100
     expect(p.admit("d", 1e6)).toBe(false); // after a drop, everything later (slower) is dropped
-    expect(p.dropped).toEqual(["c", "d"]);
+    expect(p.dropped).toEqual([
+      { name: "c", estimateS: 60 },
+      { name: "d", estimateS: 0.003 },
+    ]);
+    expect(p.leftS).toBe(59);
+    // 41 s spent, 60 s more needed: 101 s, a 2-minute budget
+    expect(droppedSummary(p.dropped, p.leftS, 100)).toBe(
+      "2 speed case(s) estimated at ~60 s in all, with 59 s of the budget left (--budget 2m would run them): c (~60 s); d (~0.0 s)",
+    );
   });
 });

@@ -12,6 +12,37 @@ export function parseBudget(text: string): number {
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[(m[2] ?? "s") as "s" | "m" | "h"];
 }
 
+/** A speed case the budget left out, and the seconds it was estimated to need. */
+export interface DroppedCase {
+  name: string;
+  estimateS: number;
+}
+
+/**
+ * What the budget dropped, in one sentence: the seconds left when it started dropping, the
+ * seconds the dropped cases were estimated to need, and the budget that would have run them.
+ */
+export function droppedSummary(
+  dropped: readonly DroppedCase[],
+  leftS: number | null,
+  budgetS: number,
+): string {
+  const needS = dropped.reduce((s, d) => s + d.estimateS, 0);
+  const left = leftS ?? 0;
+  const minutes = Math.ceil((budgetS - left + needS) / 60);
+  const each = dropped.map((d) => `${d.name} (~${secondsText(d.estimateS)})`).join("; ");
+  return `${dropped.length} speed case(s) estimated at ~${secondsText(needS)} in all, with ${secondsText(left)} of the budget left (--budget ${minutes}m would run them): ${each}`;
+}
+
+/** `12 s`, `3.2 min`: an estimate as read. */
+function secondsText(s: number): string {
+  return s < 10
+    ? `${s.toFixed(1)} s`
+    : s < 100
+      ? `${s.toFixed(0)} s`
+      : `${(s / 60).toFixed(1)} min`;
+}
+
 /**
  * The budget's ruling on each speed case, cheapest first: a case runs while the time left covers
  * its estimate (its flops over the slowest rate measured so far, times `margin`); from the first
@@ -20,8 +51,10 @@ export function parseBudget(text: string): number {
 export class SpeedPlanner {
   private rate: number;
   private stopped = false;
-  /** The names of the dropped cases, in the order they came. */
-  readonly dropped: string[] = [];
+  /** The dropped cases, in the order they came, each with the seconds it was estimated to take. */
+  readonly dropped: DroppedCase[] = [];
+  /** Seconds of the budget left when the first case was dropped (null: none was). */
+  leftS: number | null = null;
 
   /**
    * `deadline`: seconds (on `now`'s clock) by which the check must end; `rate`: the flops per
@@ -39,9 +72,11 @@ export class SpeedPlanner {
   /** Whether the case `name` of `flops` runs; if not, it is recorded as dropped. */
   admit(name: string, flops: number): boolean {
     const estimate = (flops / this.rate) * this.margin;
-    if (!this.stopped && this.now() + estimate <= this.deadline) return true;
+    const now = this.now();
+    if (!this.stopped && now + estimate <= this.deadline) return true;
+    if (!this.stopped) this.leftS = Math.max(0, this.deadline - now);
     this.stopped = true;
-    this.dropped.push(name);
+    this.dropped.push({ name, estimateS: estimate });
     return false;
   }
 

@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startBackend } from "../backend.js";
 import { run } from "../cli/run-in-process.test-util.js";
 import { BACKBONES } from "./backbones.js";
+import { droppedSummary } from "./budget.js";
 import { findGoldenDir, goldenCases } from "./golden-check.js";
 import { opCases } from "./op-cases.js";
 import type { CheckReport } from "./report.js";
@@ -64,11 +65,24 @@ describe("looplm check on the CPU backends", () => {
         expect(names.some((n) => n.startsWith("training step small hybrid"))).toBe(true);
         expect(names.some((n) => n.startsWith("decode "))).toBe(true);
         expect(report.dropped).toEqual([]);
+        expect(report.budgetLeftS).toBeNull();
         expect(report.adapter).toBeNull();
+        // case time apart from the whole check's; the load beside every speed figure
+        const { startS, correctnessS, speedS } = report.phases;
+        expect(startS + correctnessS + speedS).toBeCloseTo(report.seconds, 1);
+        expect(correctnessS).toBeGreaterThan(0);
+        expect(speedS).toBeGreaterThan(0);
+        expect(report.machine.load).toHaveLength(3);
+        for (const f of report.figures) expect(f.load).toBeGreaterThanOrEqual(0);
         const md = readFileSync(join(out, "report.md"), "utf8");
         expect(md).toContain(`# looplm check --backend ${backend}: PASS`);
         expect(md).toContain("| linear 5×7·3ᵀ: tails in every dimension | linear | pass |");
-        expect(r.out).toContain(`correctness cases passed`);
+        expect(r.out).toContain(
+          `${report.passed}/${report.passed} correctness cases passed in ${correctnessS.toFixed(1)} s; speed ${speedS.toFixed(1)} s; whole check ${report.seconds.toFixed(0)} s`,
+        );
+        expect(r.out).toContain(`speed on ${report.machine.cpu} (`);
+        expect(md).toContain(`correctness cases passed in ${correctnessS.toFixed(1)} s`);
+        expect(md).toMatch(/\| figure \| value \| unit \| load \| note \|/);
         // the progress line, one per case off a terminal
         expect(r.err).toContain(
           `correctness ${report.cases.length}/${report.cases.length}: training transformer`,
@@ -76,12 +90,11 @@ describe("looplm check on the CPU backends", () => {
       },
     );
 
-  it("a budget already spent by the correctness cases drops every speed case, never a correctness one, and says so", async () => {
+  it("a budget already spent by the correctness cases drops every speed case, never a correctness one, and says so with its estimates", async () => {
     const out = join(root, "budget");
+    // (no --backend: every command's default, native where it builds)
     const r = await run(
       "check",
-      "--backend",
-      "portable",
       "--size",
       "small",
       "--budget",
@@ -91,6 +104,7 @@ describe("looplm check on the CPU backends", () => {
       out,
     );
     const report = readReport(out);
+    expect(report.backend).toBe(nativeStarts.ok ? "native" : "portable");
     expect(report.failed).toBe(0);
     expect(report.cases.length).toBe(
       opCases(1).length +
@@ -100,7 +114,13 @@ describe("looplm check on the CPU backends", () => {
     );
     expect(report.figures.map((f) => f.name)).toEqual(["fp32 peak"]);
     expect(report.dropped.length).toBeGreaterThanOrEqual(5);
-    expect(r.out).toContain(`dropped for the budget: ${report.dropped.join("; ")}`);
+    expect(report.budgetLeftS).toBe(0);
+    for (const d of report.dropped) expect(d.estimateS).toBeGreaterThan(0);
+    const summary = droppedSummary(report.dropped, report.budgetLeftS, report.budgetS);
+    expect(summary).toMatch(
+      /^\d+ speed case\(s\) estimated at ~.+ \(--budget \d+m would run them\): /,
+    );
+    expect(r.out).toContain(`dropped for the budget: ${summary}\n`);
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("Dropped for the budget");
   });
 

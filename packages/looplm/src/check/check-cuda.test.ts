@@ -20,13 +20,15 @@ const device = await startCudaDevice();
 if (device.ok) device.device.destroy();
 
 describe.runIf(!device.ok)("looplm check --backend cuda without a CUDA driver", () => {
-  it("refuses in one line naming the missing driver, GPU or compiler", async () => {
+  it("refuses in one line naming the missing driver, GPU or compiler, and the alternative", async () => {
     const reason = device.ok ? "" : device.reason;
     const err = await run("check", "--backend", "cuda", "--out", join(root, "no-gpu")).then(
       () => null,
       (e: Error) => e,
     );
-    expect(err?.message).toBe(`--backend cuda cannot start here: ${reason}`);
+    expect(err?.message).toBe(
+      `--backend cuda cannot start here: ${reason}; \`looplm check --backend native\` checks this machine's CPU kernels instead`,
+    );
     expect(err?.message).not.toContain("\n");
     expect(reason).toMatch(/^no CUDA (driver|GPU|compiler)/);
   });

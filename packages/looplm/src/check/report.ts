@@ -4,7 +4,8 @@
  * with its worst error against its tolerance, every speed figure, what the budget dropped.
  */
 import { readFileSync } from "node:fs";
-import { cpus, freemem, totalmem } from "node:os";
+import { cpus, freemem, loadavg, totalmem } from "node:os";
+import { type DroppedCase, droppedSummary } from "./budget.js";
 import type { CaseResult } from "./op-conformance.js";
 import type { Figure } from "./speed.js";
 
@@ -15,7 +16,10 @@ export interface CheckReport {
   looplm: string;
   commit: string | null;
   startedAt: string;
+  /** Seconds of the whole check so far (start, correctness and speed). */
   seconds: number;
+  /** Where those seconds went: starting the backend, the correctness cases, the speed cases. */
+  phases: { startS: number; correctnessS: number; speedS: number };
   backend: string;
   size: "small" | "full";
   budgetS: number;
@@ -35,8 +39,10 @@ export interface CheckReport {
   precisions: string[];
   cases: CaseResult[];
   figures: Figure[];
-  /** Speed cases the budget left out, slowest last. */
-  dropped: string[];
+  /** Speed cases the budget left out, slowest last, each with its estimated seconds. */
+  dropped: DroppedCase[];
+  /** Seconds of the budget left when the first speed case was dropped (null: none was). */
+  budgetLeftS: number | null;
   passed: number;
   failed: number;
 }
@@ -47,6 +53,8 @@ export interface Machine {
   cores: number;
   memoryGiB: number;
   freeMemoryGiB: number;
+  /** The load average (1, 5 and 15 minutes) when the check started: other work on the machine. */
+  load: number[];
   os: string;
   node: string;
 }
@@ -65,13 +73,34 @@ function osName(): string {
 export function readMachine(): Machine {
   const gib = (b: number) => Math.round((b / 2 ** 30) * 10) / 10;
   return {
-    cpu: cpus()[0]?.model ?? "unknown",
+    cpu: `${cpus()[0]?.model ?? "unknown"}${cpuFamilyModel()}`,
     cores: cpus().length,
     memoryGiB: gib(totalmem()),
     freeMemoryGiB: gib(freemem()),
+    load: loadAverage(),
     os: osName(),
     node: process.version,
   };
+}
+
+/**
+ * " (family 25, model 1)" from /proc/cpuinfo (Linux), which tells CPU generations apart where
+ * the model name does not ("AMD EPYC" in a VM); "" elsewhere.
+ */
+function cpuFamilyModel(): string {
+  try {
+    const info = readFileSync("/proc/cpuinfo", "utf8");
+    const family = /^cpu family\s*:\s*(\d+)/m.exec(info)?.[1];
+    const model = /^model\s*:\s*(\d+)/m.exec(info)?.[1];
+    return family && model ? ` (family ${family}, model ${model})` : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The 1-, 5- and 15-minute load averages, to two decimals. */
+export function loadAverage(): number[] {
+  return loadavg().map((l) => Math.round(l * 100) / 100);
 }
 
 /** The NVIDIA kernel driver's version line, or null without one. */
@@ -101,7 +130,7 @@ export function renderMarkdown(r: CheckReport): string {
     "",
   );
   lines.push(
-    `${r.passed} of ${r.passed + r.failed} correctness cases passed; ${r.figures.length} figures; ${r.seconds.toFixed(0)} s of a ${r.budgetS.toFixed(0)} s budget; shapes: ${r.size}.`,
+    `${r.passed} of ${r.passed + r.failed} correctness cases passed in ${r.phases.correctnessS.toFixed(1)} s; ${r.figures.length} figures in ${r.phases.speedS.toFixed(1)} s; the whole check ${r.seconds.toFixed(0)} s (${r.phases.startS.toFixed(1)} s starting the backend) of a ${r.budgetS.toFixed(0)} s budget; shapes: ${r.size}.`,
     "",
   );
   lines.push("## Machine", "");
@@ -111,6 +140,7 @@ export function renderMarkdown(r: CheckReport): string {
   lines.push(
     `- CPU: ${r.machine.cpu} (${r.machine.cores} cores); memory ${r.machine.memoryGiB} GiB (${r.machine.freeMemoryGiB} free)`,
   );
+  lines.push(`- Load average at the start: ${r.machine.load.join(", ")} (1, 5, 15 min)`);
   lines.push(`- OS: ${r.machine.os}; Node ${r.machine.node}`);
   if (r.driver.nvidia) lines.push(`- NVIDIA driver: ${r.driver.nvidia}`);
   if (r.driver.vulkan) lines.push(`- ${r.driver.vulkan}`);
@@ -143,14 +173,20 @@ export function renderMarkdown(r: CheckReport): string {
   }
   lines.push("", "## Speed", "");
   if (r.figures.length > 0) {
-    lines.push("| figure | value | unit | note |", "|---|---|---|---|");
+    lines.push(
+      `On ${r.machine.cpu} (${r.machine.cores} cores); the load column is the machine's 1-minute load average as each measurement began (other work slows a figure; the check's own threads count too).`,
+      "",
+    );
+    lines.push("| figure | value | unit | load | note |", "|---|---|---|---|---|");
     for (const f of r.figures)
-      lines.push(`| ${f.name} | ${num(f.value)} | ${f.unit} | ${f.note ?? ""} |`);
+      lines.push(
+        `| ${f.name} | ${num(f.value)} | ${f.unit} | ${f.load?.toFixed(2) ?? ""} | ${f.note ?? ""} |`,
+      );
   } else lines.push("No figures.");
   if (r.dropped.length > 0)
     lines.push(
       "",
-      `Dropped for the budget (slowest, never a correctness case): ${r.dropped.join("; ")}.`,
+      `Dropped for the budget (slowest, never a correctness case): ${droppedSummary(r.dropped, r.budgetLeftS, r.budgetS)}.`,
     );
   if (r.adapter?.emulated)
     lines.push("", "The adapter is a CPU emulation: its figures measure the emulator, not a GPU.");

@@ -20,13 +20,20 @@ import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
 import { checkModelCase } from "./model-check.js";
 import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./op-cases.js";
 import { type CaseResult, checkOpCase, oracleOps } from "./op-conformance.js";
-import { type CheckReport, nvidiaDriver, readMachine, renderMarkdown } from "./report.js";
+import {
+  type CheckReport,
+  loadAverage,
+  nvidiaDriver,
+  readMachine,
+  renderMarkdown,
+} from "./report.js";
 import { type Figure, measurePeak, speedCases } from "./speed.js";
 import { checkTraining } from "./training-check.js";
 
 /** What `looplm check` was asked. */
 export interface CheckOptions {
-  backend: Backend;
+  /** The backend; undefined: native where it builds, else portable (every command's default). */
+  backend: Backend | undefined;
   /** Seconds the whole check may take. */
   budgetS: number;
   out: string;
@@ -39,6 +46,8 @@ export interface CheckOptions {
   /** Hears the progress line. */
   progress?: (line: string) => void;
   commit?: string | null;
+  /** Hears the one line saying the default backend fell back to portable. */
+  notice?: (line: string) => void;
 }
 
 /** Steps of each training run. */
@@ -55,9 +64,15 @@ const CUDA_REDUCED = ["tf32", "bf16"] as const;
 
 async function start(o: CheckOptions): Promise<ComputeBackend> {
   // (cuda starts at fp32; its other precisions come after, through opsAt)
-  const b = await startBackend(o.backend, () => {}, {
+  const b = await startBackend(o.backend, o.notice, {
     gpuFeatures: o.gpuFeatures,
     allowEmulation: o.allowEmulation,
+  }).catch((e: unknown) => {
+    // (a GPU backend missing here: say what checks this machine instead)
+    if (o.backend !== "webgpu" && o.backend !== "cuda") throw e;
+    throw new CliError(
+      `${(e as Error).message}; \`looplm check --backend native\` checks this machine's CPU kernels instead`,
+    );
   });
   if (b.gpu && isCpuEmulation(b.gpu.adapterName) && !o.allowEmulation) {
     b.stop();
@@ -86,6 +101,9 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       "no golden cases found: pass --golden <dir> (testdata/golden of a checkout)",
     );
   const b = await start(o);
+  const started = performance.now();
+  // (set when the correctness cases end)
+  let correct: number | null = null;
   const cases: CaseResult[] = [];
   const figures: Figure[] = [];
   let planner: SpeedPlanner | null = null;
@@ -93,12 +111,18 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const reduced = b.opsAt ? CUDA_REDUCED : [];
   const snapshot = (complete: boolean): CheckReport => {
     const passed = cases.filter((c) => c.ok).length;
+    const now = performance.now();
     return {
       complete,
       looplm: pkg.version,
       commit: o.commit ?? null,
       startedAt,
-      seconds: (performance.now() - t0) / 1000,
+      seconds: (now - t0) / 1000,
+      phases: {
+        startS: (started - t0) / 1000,
+        correctnessS: ((correct ?? now) - started) / 1000,
+        speedS: correct === null ? 0 : (now - correct) / 1000,
+      },
       backend: b.name,
       size: o.size,
       budgetS: o.budgetS,
@@ -121,6 +145,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       cases,
       figures,
       dropped: planner?.dropped ?? [],
+      budgetLeftS: planner?.leftS ?? null,
       passed,
       failed: cases.length - passed,
     };
@@ -182,11 +207,12 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
       if (mixedTrained.includes(bb)) done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
     }
+    correct = performance.now();
 
     write(snapshot(false));
     // speed: the peak first (what the percentages divide by), then the cheapest cases first
     say(`speed: measuring the fp32 peak · ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-    const peak = await measurePeak(b);
+    const peak = { ...(await measurePeak(b)), load: loadAverage()[0] };
     figures.push(peak);
     // the native CPU kernels to compare a GPU's training step with (webgpu and cuda start them)
     const native = b.onDevice && currentKernels().sets.size > 0 ? b.kernels : null;
@@ -202,13 +228,15 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       );
       const ts = performance.now();
       try {
-        figures.push(...(await c.run()));
+        const load = loadAverage()[0];
+        figures.push(...(await c.run()).map((f) => ({ ...f, load })));
       } catch (e) {
         figures.push({
           name: c.name,
           value: Number.NaN,
           unit: "",
           note: `failed: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`,
+          load: loadAverage()[0],
         });
       }
       planner.measured(c.flops, (performance.now() - ts) / 1000);

@@ -26,6 +26,8 @@ export interface Figure {
   unit: string;
   /** How it was measured, or what it is compared with. */
   note?: string;
+  /** The machine's 1-minute load average as it was measured (set by the check, not the case). */
+  load?: number;
 }
 
 /** A speed case: its estimated cost in flops (for the budget), and its measurement. */

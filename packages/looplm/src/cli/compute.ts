@@ -48,7 +48,7 @@ export function commandBackend(cmd: Command): ComputeBackend {
 }
 
 /** How `--help` lists the backends. */
-const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: native when it builds, else portable`;
+export const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: native when it builds, else portable`;
 
 /**
  * Declare that `cmd` runs kernels: it takes `--backend`, and (unless `threads` is false) runs

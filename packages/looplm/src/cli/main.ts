@@ -39,7 +39,8 @@ async function main(argv: string[]): Promise<number> {
     return stdoutFailed() ? 1 : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // commander already printed its message (help, version, unknown option, ...)
+      // commander already printed help, the version, or its parse error as one `looplm: …` line
+      // (one-voice.ts)
       return e.exitCode;
     }
     process.stderr.write(`looplm: ${errorLine(e)}\n`);

@@ -1,9 +1,9 @@
 /*
  * The `looplm` command line: one commander program, one file per command under commands/, each
  * registering itself here. Errors from bad input surface as `CliError` (or any Error) and are
- * printed as one line.
+ * printed as one line; commander's own parse errors are rewritten to that line (one-voice.ts).
  */
-import { Command } from "commander";
+import type { Command } from "commander";
 import pkg from "../../package.json" with { type: "json" };
 import { registerCheck } from "./commands/check.js";
 import { registerEval } from "./commands/eval.js";
@@ -18,6 +18,7 @@ import { registerSweep } from "./commands/sweep.js";
 import { registerTokenizer } from "./commands/tokenizer.js";
 import { registerTrain } from "./commands/train.js";
 import { registerWorker } from "./commands/worker.js";
+import { helpSettings, LooplmCommand } from "./one-voice.js";
 import { refuseEmptyPathsBeforeActions } from "./path-options.js";
 
 /**
@@ -25,12 +26,12 @@ import { refuseEmptyPathsBeforeActions } from "./path-options.js";
  * runs; tests drive it in-process).
  */
 export function buildProgram(): Command {
-  const program = new Command("looplm")
+  const program = new LooplmCommand("looplm")
     .description(
       "Looped language models (N⊗R Mamba-2, hybrid and Transformer backbones) with exit gates",
     )
     .version(pkg.version, "-v, --version")
-    .configureHelp({ sortSubcommands: true })
+    .configureHelp(helpSettings)
     .exitOverride();
   registerCheck(program);
   registerExperiment(program);

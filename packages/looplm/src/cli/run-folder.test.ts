@@ -203,7 +203,7 @@ describe("option errors name the flag", () => {
     );
     expect(existsSync(out)).toBe(false);
     await expect(run("train", "--out", out)).rejects.toThrow(
-      /^required option '--task <name>' not specified \(or --resume a run\)$/,
+      /^train needs --task <name>: mano \| phop \| lm \(or --resume to continue the run in --out\); see `looplm train --help`$/,
     );
   });
 });

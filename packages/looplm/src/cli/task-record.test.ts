@@ -51,7 +51,10 @@ describe("task records", () => {
     expect(Object.keys(theirs.model.vocab).length).toBe(Object.keys(own.model.vocab).length);
     const gen = ["generate", "--model", lmRun, "--prompt", "abc", "--max-new", "4"];
     const { out, err } = await run(...gen);
+    // the prompt echoed, then what was generated
+    expect(out.startsWith("abc")).toBe(true);
     expect(out.length).toBeGreaterThan(3);
+    expect((await run(...gen, "--no-echo")).out).toBe(out.slice(3));
     expect(err).not.toMatch(/no task record/);
     const refusal = new RegExp(
       `^--tokenizer ${other} \\(sha256 [0-9a-f]{12}…, \\d+ tokens\\) is not the tokenizer the model was trained with: ${join(lmRun, "final", "tokenizer.json")} \\(sha256 [0-9a-f]{12}…, from char; recorded in ${join(lmRun, "final", "task.json")}\\)`,

@@ -1,5 +1,6 @@
 /*
- * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]`:
+ * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]`
+ * (the backend by default as every command's: native where it builds, else portable):
  * is this backend correct, and how fast is it, on this machine (check/run-check.ts). Prints a
  * live progress line, writes report.md and report.json, exits 0 only when every case passed.
  */
@@ -8,13 +9,14 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGpuFeatures } from "@loop/webgpu/node";
 import { type Command, Option } from "commander";
-import { BACKEND_HELP, BACKENDS, type Backend, parseBackend } from "../../backend.js";
-import { parseBudget } from "../../check/budget.js";
+import { type Backend, parseBackend } from "../../backend.js";
+import { droppedSummary, parseBudget } from "../../check/budget.js";
 import { runCheck } from "../../check/run-check.js";
+import { BACKEND_OPTION_HELP } from "../compute.js";
 import { CliError, choiceOption } from "../errors.js";
 
 interface Flags {
-  backend: Backend;
+  backend?: Backend;
   budget: number;
   out: string;
   allowEmulation?: boolean;
@@ -62,14 +64,7 @@ export function registerCheck(program: Command): void {
     .description(
       "Check a backend on this machine: every op of the backend contract (forward and backward) against the CPU oracle, the golden cases, a short training run per backbone, then its speed; writes report.md and report.json; exit 0 only if every case passed",
     )
-    .addOption(
-      new Option(
-        "--backend <name>",
-        `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: webgpu`,
-      )
-        .argParser(parseBackend)
-        .default("webgpu"),
-    )
+    .addOption(new Option("--backend <name>", BACKEND_OPTION_HELP).argParser(parseBackend))
     .addOption(
       new Option(
         "--budget <time>",
@@ -78,7 +73,7 @@ export function registerCheck(program: Command): void {
         .argParser(asCli(parseBudget))
         .default(480, "8m"),
     )
-    .option("--out <dir>", "folder for report.md and report.json", "looplm-check")
+    .option("--out <dir>", "folder for report.md and report.json", "runs/check")
     .option(
       "--allow-emulation",
       "accept a CPU emulation of a GPU (SwiftShader, lavapipe) when no GPU driver is found; always named as emulated",
@@ -101,7 +96,7 @@ export function registerCheck(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  looplm check --backend webgpu --budget 8m --out check-h200\n  looplm check --backend webgpu --allow-emulation --size small   (SwiftShader, as CI)\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   (fp32, and the GEMM cases in tf32 and bf16)",
+      "\nExamples:\n  looplm check --size small --budget 2m   # this machine's CPU kernels: native where they build\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   # SwiftShader, as CI\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   # fp32, and the GEMM cases in tf32 and bf16",
     )
     .action(async (f: Flags) => {
       const out = resolve(f.out);
@@ -114,6 +109,7 @@ export function registerCheck(program: Command): void {
         size: f.size,
         golden: f.golden,
         progress: progressLine(),
+        notice: (line) => process.stderr.write(`looplm: ${line}\n`),
         commit: commit(),
       });
       if (process.stderr.isTTY) process.stderr.write("\n");
@@ -126,14 +122,21 @@ export function registerCheck(program: Command): void {
         process.stdout.write(
           `FAIL ${c.name}: ${c.error ?? `${c.worst?.what} ${c.worst?.ratio.toPrecision(3)}× the tolerance`}\n`,
         );
+      if (report.figures.length > 0)
+        process.stdout.write(
+          `speed on ${report.machine.cpu} (${report.machine.cores} cores), load average ${report.machine.load.join(", ")} at the start:\n`,
+        );
       for (const fig of report.figures)
         process.stdout.write(
-          `${fig.name}: ${Number.isFinite(fig.value) ? fig.value.toPrecision(4) : fig.value} ${fig.unit}${fig.note ? ` (${fig.note})` : ""}\n`,
+          `${fig.name}: ${Number.isFinite(fig.value) ? fig.value.toPrecision(4) : fig.value} ${fig.unit}${fig.note ? ` (${fig.note})` : ""}${fig.load !== undefined ? ` [load ${fig.load.toFixed(2)}]` : ""}\n`,
         );
       if (report.dropped.length > 0)
-        process.stdout.write(`dropped for the budget: ${report.dropped.join("; ")}\n`);
+        process.stdout.write(
+          `dropped for the budget: ${droppedSummary(report.dropped, report.budgetLeftS, report.budgetS)}\n`,
+        );
+      const { startS, correctnessS, speedS } = report.phases;
       process.stdout.write(
-        `${report.passed}/${report.passed + report.failed} correctness cases passed in ${report.seconds.toFixed(0)} s; report in ${out}/report.md\n`,
+        `${report.passed}/${report.passed + report.failed} correctness cases passed in ${correctnessS.toFixed(1)} s; speed ${speedS.toFixed(1)} s; whole check ${report.seconds.toFixed(0)} s (backend start ${startS.toFixed(1)} s); report in ${out}/report.md\n`,
       );
       if (report.failed > 0)
         throw new CliError(

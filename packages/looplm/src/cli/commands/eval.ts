@@ -350,8 +350,8 @@ Examples:
   looplm eval --model runs/mano-4x6-g2/final --q 0.5
   looplm eval --model runs/mano-4x6 --per-length --count 1024
   looplm eval --model runs/mano-4x6-g2/final --q-sweep 0.1,0.3,0.5,0.7,0.9 --out sweep-eval.json
-  looplm eval --model runs/lm-2x4/final --task lm --corpus testdata/data/wikitext2-valid.txt
-  looplm eval --model runs/lm-2x4/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
+  looplm eval --model runs/lm-char/final --task lm --corpus testdata/data/wikitext2-valid.txt
+  looplm eval --model runs/lm-char/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
     )
     .action(async (opts: EvalFlags, c: Command) => {
       await runEval(opts, commandBackend(c), c);

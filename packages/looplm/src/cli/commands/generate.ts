@@ -26,6 +26,8 @@ interface Flags {
   prompt?: string;
   tokens?: string;
   tokenizer?: string;
+  /** Print the prompt text before the generated text (default; --no-echo: only what was generated). */
+  echo?: boolean;
   maxNew: number;
   temperature: number;
   topK: number;
@@ -99,6 +101,8 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   // Ctrl-C or a closed pipe): `pending` holds ids that spell only part of a character yet.
   let pending: number[] = [];
   let first = true;
+  // (a text prompt is echoed, so the output reads as one text; ids stay the generated ones only)
+  if (f.prompt !== undefined && f.echo !== false) await writeStdout(f.prompt);
   const emit = async (id: number) => {
     pending.push(id);
     const text = decode(pending);
@@ -137,16 +141,18 @@ export function registerGenerate(program: Command): void {
     )
     .option("--tokens <ids>", "prompt as comma-separated token ids")
     .option("--tokenizer <file>", "tokenizer.json to encode/decode text")
+    .option("--no-echo", "print only the generated text, not the --prompt before it")
     .addOption(intFlag("--max-new <n>", "tokens to generate", 0, 64))
-    .addOption(floatFlag("--temperature <t>", "sampling temperature (0 = greedy)", 0.8))
+    // (the library's generate defaults to temperature 1 too: one default in both places)
+    .addOption(floatFlag("--temperature <t>", "sampling temperature (0 = greedy)", 1))
     .addOption(intFlag("--top-k <k>", "sample among the k most likely tokens (0 = all)", 0, 40))
     .addOption(intFlag("--seed <n>", "sampling seed", 0, 0))
     .addHelpText(
       "after",
       `
 Examples:
-  looplm generate --model runs/lm/2x2/final --prompt "Fellow citizens" --max-new 80
-  looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0`,
+  looplm generate --model runs/lm-char/final --prompt "Fellow citizens" --max-new 80   # runs/lm-char: docs/cli.md's recipe
+  looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0   # runs/phop-1x4: looplm train's first example`,
     )
     .action((f: Flags, cmd: Command) => runGenerate(f, commandBackend(cmd)));
 }

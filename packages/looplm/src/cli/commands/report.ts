@@ -19,7 +19,7 @@ A sweep report plots the metric against parameters and FLOPs/token, one point pe
 
 Examples:
   looplm report runs/mano-4x6
-  looplm report sweeps/mano-iso-flops`,
+  looplm report runs/mano-isoflops`,
     )
     .action(async (dir: string) => {
       const path = await asCliError(() =>

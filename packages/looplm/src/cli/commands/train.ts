@@ -7,7 +7,13 @@ import { commandBackend, needsKernels, useBackend } from "../compute.js";
 import { asCliError, CliError } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 import { addModelOptions, buildModelConfig, type ModelFlags } from "../options/model.js";
-import { addTaskOptions, buildTask, type TaskFlags, taskInfo } from "../options/task.js";
+import {
+  addTaskOptions,
+  buildTask,
+  fullSizeNotice,
+  type TaskFlags,
+  taskInfo,
+} from "../options/task.js";
 import {
   addTrainOptions,
   buildTrainOptions,
@@ -49,9 +55,15 @@ export async function runTrain(typed: Flags, cmd: Command): Promise<void> {
   if (typed.resume && typed.overwrite)
     throw new CliError("--resume and --overwrite exclude each other: choose one");
   if (!typed.resume && !typed.task)
-    throw new CliError("required option '--task <name>' not specified (or --resume a run)");
+    throw new CliError(
+      "train needs --task <name>: mano | phop | lm (or --resume to continue the run in --out); see `looplm train --help`",
+    );
   if (typed.from) checkFromOutside(typed.from, typed.out);
   if (!typed.resume) checkStageFrom(typed);
+  const notice = typed.resume
+    ? null
+    : fullSizeNotice(typed, (o) => cmd.getOptionValueSource(o) !== "default");
+  if (notice) process.stderr.write(`looplm: ${notice}\n`);
   // A new run's options are checked before its folder is created.
   const fresh = typed.resume ? null : buildTrainOptions(typed);
   // Lock (and create) the run folder before any work: a busy, impossible or already used --out
@@ -117,7 +129,7 @@ export function registerTrain(program: Command): void {
   const cmd = needsKernels(program.command("train")).description(
     "Train a looped model on mano, p-hop or a text corpus",
   );
-  addTaskOptions(cmd, false);
+  addTaskOptions(cmd, "unless --resume");
   addModelOptions(cmd);
   addTrainOptions(cmd);
   cmd
@@ -141,8 +153,8 @@ Examples:
   looplm train --task mano --max-ops 10 --layers 4 --loops 6 --d-model 128 --steps 20000 --out runs/mano-4x6
   looplm train --task mano --max-ops 10 --stage gate1 --from runs/mano-4x6/final --steps 2000 --out runs/mano-4x6-g1
   looplm train --task mano --max-ops 10 --stage gate2 --from runs/mano-4x6-g1/final --steps 1000 --out runs/mano-4x6-g2
-  looplm train --out runs/x --resume                # continue an interrupted run exactly
-  looplm train --out runs/x --resume --steps 2000   # train a finished run further`,
+  looplm train --out runs/phop-1x4 --resume                # continue an interrupted run exactly
+  looplm train --out runs/phop-1x4 --resume --steps 2000   # train a finished run further`,
     )
     .action(runTrain);
 }

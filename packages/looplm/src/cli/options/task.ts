@@ -37,16 +37,42 @@ export type TaskFlags = typeof TASK_DEFAULTS & { task: TaskName };
 
 export const taskName = choiceOption<TaskName>("--task", TASKS);
 
-export function addTaskOptions(cmd: Command, required = true): Command {
+/** Add the task flags; `--task` required, optional, or required unless the run is resumed. */
+export function addTaskOptions(
+  cmd: Command,
+  required: boolean | "unless --resume" = true,
+): Command {
   const t = "--task <name>";
   const desc = `task: ${TASKS.join(" | ")}`;
-  (required ? cmd.requiredOption(t, desc, taskName) : cmd.option(t, desc, taskName))
+  (required === true
+    ? cmd.requiredOption(t, desc, taskName)
+    : cmd.option(t, required ? `(required unless ${required}) ${desc}` : desc, taskName)
+  )
     .addOption(
-      intFlag("--max-ops <L>", "mano: largest number of operators", 1, TASK_DEFAULTS.maxOps),
+      intFlag(
+        "--max-ops <L>",
+        "mano: largest number of operators L (the default is the paper's smallest Mano task)",
+        1,
+        TASK_DEFAULTS.maxOps,
+      ),
     )
     .addOption(intFlag("--alphabet <A>", "p-hop: alphabet size", 2, TASK_DEFAULTS.alphabet))
-    .addOption(intFlag("--length <n>", "p-hop: sequence length", 2, TASK_DEFAULTS.length))
-    .addOption(intFlag("--hops <p>", "p-hop: number of hops", 1, TASK_DEFAULTS.hops))
+    .addOption(
+      intFlag(
+        "--length <n>",
+        "p-hop: sequence length n (the default, with --hops 16, is the paper's full-size task; the default experiment trains n = 32, p = 3 in minutes)",
+        2,
+        TASK_DEFAULTS.length,
+      ),
+    )
+    .addOption(
+      intFlag(
+        "--hops <p>",
+        "p-hop: number of hops p (the paper's full size)",
+        1,
+        TASK_DEFAULTS.hops,
+      ),
+    )
     .option(
       "--dense",
       "p-hop: also train on every earlier position's own answer (evaluation unchanged)",
@@ -72,6 +98,18 @@ export function addTaskOptions(cmd: Command, required = true): Command {
     )
     .addOption(intFlag("--seq-len <T>", "lm: tokens per training window", 2, TASK_DEFAULTS.seqLen));
   return cmd;
+}
+
+/**
+ * The one line saying that p-hop runs at the paper's full size because neither --length nor
+ * --hops was given (null otherwise): a first `train --task phop` should not surprise.
+ */
+export function fullSizeNotice(
+  f: TaskFlags,
+  given: (flag: "length" | "hops") => boolean,
+): string | null {
+  if (f.task !== "phop" || given("length") || given("hops")) return null;
+  return `p-hop at the paper's full size, n = ${f.length} and p = ${f.hops} (--length and --hops choose a smaller task, e.g. --length 32 --hops 3)`;
 }
 
 /** The task options recorded in run.json. */
