@@ -4,11 +4,13 @@
  * both; a model saved without a record still works, saying so in one line. `tokenizer encode`
  * refuses text that is not UTF-8, as the corpus loaders do.
  */
+import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { run } from "./run-in-process.test-util.js";
+import { cliWithin } from "./spawn-cli.test-util.js";
 import { TINY_MODEL, TINY_TRAIN } from "./tiny-args.test-util.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-record-"));
@@ -149,11 +151,11 @@ describe("task records", () => {
 
   it("tokenizer encode --file names why a path cannot be read, in words", async () => {
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", dir)).rejects.toThrow(
-      `cannot read --file ${dir}: it is a folder, not a file`,
+      `--file: cannot read ${dir}: it is a folder, not a regular file; put the file itself there`,
     );
     const none = join(dir, "none.txt");
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", none)).rejects.toThrow(
-      `cannot read --file ${none}: it does not exist`,
+      `--file: cannot read ${none}: it does not exist`,
     );
   });
 
@@ -163,5 +165,24 @@ describe("task records", () => {
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", bad)).rejects.toThrow(
       `--file ${bad} is not valid UTF-8 text (first bad byte at offset 3); convert it first, e.g. iconv -f latin1 -t utf-8`,
     );
+  });
+
+  it("tokenizer encode --text refuses bytes that were not UTF-8 (U+FFFD) instead of encoding <unk>", async () => {
+    // (node hands `--text $'\xe9'` over as U+FFFD: the byte itself is gone by then)
+    await expect(
+      run("tokenizer", "encode", "--tokenizer", other, "--text", "caf\uFFFD"),
+    ).rejects.toThrow(
+      "--text holds U+FFFD, the mark of bytes that are not UTF-8 (position 3): pass UTF-8 text, or the bytes through --file to have them checked",
+    );
+  });
+
+  it("tokenizer encode --file refuses a FIFO at once instead of waiting for a writer", async () => {
+    const fifo = join(dir, "text.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const r = cliWithin(["tokenizer", "encode", "--tokenizer", other, "--file", fifo]);
+    expect([r.status, r.stderr]).toEqual([
+      1,
+      `looplm: --file: cannot read ${fifo}: it is a FIFO, not a regular file; put the file itself there\n`,
+    ]);
   });
 });
