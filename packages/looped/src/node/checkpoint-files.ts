@@ -5,11 +5,13 @@
  * model saves as one (saveHfCheckpoint). config.json is read as Python's json module writes it
  * (bare Infinity, NaN: transformers' files).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { NamedArray } from "@loop/tensor";
 import {
+  inputFileExists,
   makeDirectory,
+  readInputText,
   readSafetensorsFile,
   writeFileAtomic,
   writeSafetensorsFile,
@@ -25,15 +27,9 @@ import { loadStateDict, stateDict } from "../state-dict.js";
  * errors name the file and whether it was missing or malformed.
  */
 export function readModelJson(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new Error(
-      code === "ENOENT" ? `${path} does not exist` : `cannot read ${path}: ${code ?? e}`,
-    );
-  }
+  // (by the one input rule: only a regular file, never opened blocking, and UTF-8)
+  if (!inputFileExists(path)) throw new Error(`${path} does not exist`);
+  const text = readInputText(path);
   try {
     return parsePythonJson(text);
   } catch (e) {

@@ -6,11 +6,11 @@
  * gradients the same after dividing both by the tensor's largest |b|, exit steps exactly.
  * The folder is the repository's testdata/golden, or the offline bundle's golden/.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCheckpoint } from "@loop/looped/node";
-import { readSafetensorsFile } from "@loop/tensor/node";
+import { readJsonFile, readSafetensorsFile } from "@loop/tensor/node";
 import type { ComputeBackend } from "../backend.js";
 import { parseForwardInputs } from "../forward/inputs.js";
 import { forwardOutputs } from "../forward/outputs.js";
@@ -61,7 +61,7 @@ export async function checkGoldenCase(
   const base = { name: `golden ${name}`, op: "forward", tol: GOLDEN_TOL };
   try {
     const model = loadCheckpoint(join(dir, name));
-    const raw = JSON.parse(readFileSync(join(dir, name, "inputs.json"), "utf8")) as unknown;
+    const raw = readJsonFile(join(dir, name, "inputs.json"));
     const got = await forwardOutputs(
       backend.ops,
       model,

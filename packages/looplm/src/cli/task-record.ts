@@ -6,12 +6,11 @@
  * A model saved before records existed has none: it still works, with one line saying so.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isHfMamba2Config } from "@loop/looped";
 import { readModelJson } from "@loop/looped/node";
 import type { Task, TextTokenizer } from "@loop/tasks";
-import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { canonicalJson } from "@loop/train/node";
 import { CliError } from "./errors.js";
 
@@ -99,9 +98,10 @@ export function findTaskRecord(checkpoint: string, runDir: string | null): Found
   for (const d of places) {
     if (!d) continue;
     const path = join(d, TASK_RECORD);
-    if (!existsSync(path)) continue;
     let r: unknown;
     try {
+      // (by the one input rule: a FIFO, folder or dangling link under task.json's name is named)
+      if (!inputFileExists(path)) continue;
       r = readJsonFile(path);
     } catch (e) {
       throw new CliError((e as Error).message);

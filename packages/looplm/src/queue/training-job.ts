@@ -3,11 +3,11 @@
  * to train one run folder (task flags, model config, training options), its id, and its result.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { ModelConfig } from "@loop/looped";
-import { makeDirectory } from "@loop/tensor/node";
+import { makeDirectory, readJsonFile } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
@@ -174,9 +174,9 @@ export function jobRecordProblem(d: TrainingJobData, id: string): RecordProblem 
   }
   let m: { id?: unknown; job?: unknown };
   try {
-    m = JSON.parse(readFileSync(marker, "utf8")) as typeof m;
-  } catch {
-    return problem(`${marker} is not a job record; refused`);
+    m = readJsonFile<typeof m>(marker);
+  } catch (e) {
+    return problem(`${marker} is not a job record (${(e as Error).message}); refused`);
   }
   if (m.id !== id)
     return problem(

@@ -14,6 +14,8 @@ import { type LoopedModel, loadStateDict } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { AdamWState, NamedArray } from "@loop/tensor";
 import {
+  inputFileExists,
+  inputFileStats,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
@@ -80,7 +82,7 @@ export function saveTrainingCheckpoint(
  */
 export function latestCheckpoint(runDir: string): string | null {
   const p = join(runDir, "checkpoints", "latest.json");
-  if (!existsSync(p)) return null;
+  if (!inputFileExists(p)) return null;
   const { dir } = readJsonFile<{ dir: string }>(p);
   return join(runDir, "checkpoints", dir);
 }
@@ -98,6 +100,9 @@ export function checkpointCandidates(runDir: string): string[] {
   const root = join(runDir, "checkpoints");
   if (!existsSync(root)) return [];
   let latest: number | null = null;
+  // (a FIFO, folder or dangling link under latest.json's name is refused, naming it; only a
+  // missing or damaged file falls back to the folders)
+  inputFileStats(join(root, "latest.json"));
   try {
     latest = stepOfDir(readJsonFile<{ dir: string }>(join(root, "latest.json")).dir);
   } catch {

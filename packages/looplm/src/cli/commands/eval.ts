@@ -5,7 +5,7 @@
  * with --per-length, a Mano model's accuracy at every expression length (eval-per-length.ts).
  * Task settings default to the run.json beside the checkpoint; writes eval.json (@loop/eval).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import {
   DEFAULT_Q_SWEEP,
@@ -30,7 +30,7 @@ import {
   type Task,
   taskEvalBatches,
 } from "@loop/tasks";
-import { outputKind } from "@loop/tensor/node";
+import { inputFileExists, outputKind, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
@@ -95,11 +95,13 @@ export function locateModel(model: string): { checkpoint: string; runDir: string
   const kind = asCliError(() => outputKind(dir));
   if (kind !== "folder")
     throw new CliError(`--model ${model} is a ${kind}, not a checkpoint or run folder`);
-  if (existsSync(join(dir, "config.json"))) {
+  // (by the one input rule: a FIFO, folder or dangling link under a file's name is named)
+  const isFile = (p: string) => asCliError(() => inputFileExists(p));
+  if (isFile(join(dir, "config.json"))) {
     const parent = dirname(dir);
-    return { checkpoint: dir, runDir: existsSync(join(parent, "run.json")) ? parent : null };
+    return { checkpoint: dir, runDir: isFile(join(parent, "run.json")) ? parent : null };
   }
-  if (existsSync(join(dir, "run.json")) && existsSync(join(dir, "final", "config.json")))
+  if (isFile(join(dir, "run.json")) && isFile(join(dir, "final", "config.json")))
     return { checkpoint: join(dir, "final"), runDir: dir };
   throw new CliError(
     `--model ${model} is neither a checkpoint folder (config.json) nor a run folder with final/`,
@@ -137,12 +139,9 @@ export function resolveTaskFlags(
     out.task = t.name;
     for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
   } else if (runDir) {
-    let info: { task?: Record<string, unknown> };
-    try {
-      info = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
-    } catch (e) {
-      throw new CliError(`cannot read ${join(runDir, "run.json")}: ${(e as Error).message}`);
-    }
+    const info = asCliError(() =>
+      readJsonFile<{ task?: Record<string, unknown> }>(join(runDir, "run.json")),
+    );
     const t = info.task ?? {};
     if (typeof t.name === "string") out.task = t.name;
     for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
@@ -162,7 +161,7 @@ export function resolveTaskFlags(
     const saved = [checkpoint, runDir]
       .filter((d): d is string => d !== null)
       .map((d) => join(d, "tokenizer.json"))
-      .find((p) => existsSync(p));
+      .find((p) => asCliError(() => inputFileExists(p)));
     if (saved) out.tokenizer = saved;
   }
   out.task = taskName(String(out.task));

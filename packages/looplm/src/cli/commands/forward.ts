@@ -1,7 +1,6 @@
 /* `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
-import { readFileSync } from "node:fs";
 import { loadCheckpoint } from "@loop/looped/node";
-import { writeSafetensorsFile } from "@loop/tensor/node";
+import { readInputText, writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { parseForwardInputs } from "../../forward/inputs.js";
@@ -23,11 +22,10 @@ export async function runForward(args: ForwardArgs, backend: ComputeBackend): Pr
   let raw: unknown;
   let text: string;
   try {
-    text = readFileSync(args.input, "utf8");
+    // (by the one input rule: only a regular file, never opened blocking)
+    text = readInputText(args.input);
   } catch (e) {
-    throw new CliError(
-      `cannot read --input ${args.input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw new CliError(`--input: ${(e as Error).message}`);
   }
   try {
     raw = JSON.parse(text);

@@ -1,9 +1,9 @@
 /* `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
-import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { generateTokens } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
@@ -33,7 +33,8 @@ interface Flags {
 }
 
 function findBeside(model: string, name: string): string | null {
-  for (const p of [join(model, name), join(dirname(model), name)]) if (existsSync(p)) return p;
+  for (const p of [join(model, name), join(dirname(model), name)])
+    if (asCliError(() => inputFileExists(p))) return p;
   return null;
 }
 
@@ -58,7 +59,9 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
         `--tokens: token ${bad} is not an id of the model's vocabulary (0..${V - 1}, vocab_size in ${join(checkpoint, "config.json")})`,
       );
     const vocabPath = beside("vocab.json");
-    const symbols: string[] | null = vocabPath ? JSON.parse(readFileSync(vocabPath, "utf8")) : null;
+    const symbols: string[] | null = vocabPath
+      ? asCliError(() => readJsonFile<string[]>(vocabPath))
+      : null;
     decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
     separator = " ";
   } else {
