@@ -93,7 +93,7 @@ describe("looplm forward", () => {
     ).rejects.toThrow(/does not exist/);
     await expect(
       run("forward", "--model", dir, "--input", join(d, "missing.json"), "--out", join(d, "o")),
-    ).rejects.toThrow(/cannot read --input/);
+    ).rejects.toThrow(/^--input: cannot read .*missing.json: it does not exist$/);
   });
 });
 

@@ -48,7 +48,11 @@ describe("run files that are not regular files", () => {
   });
 
   it("eval with a FIFO as the model's model.safetensors or run.json is refused at once", () => {
-    for (const name of [join("final", "model.safetensors"), "run.json", join("final", "task.json")]) {
+    for (const name of [
+      join("final", "model.safetensors"),
+      "run.json",
+      join("final", "task.json"),
+    ]) {
       const { dir, path } = runWith(name, fifo);
       const r = cliWithin(["eval", "--model", dir, "--count", "4", "--out", join(dir, "e.json")]);
       expect([name, r.status]).toEqual([name, 1]);
