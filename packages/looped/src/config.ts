@@ -139,9 +139,20 @@ function shown(v: unknown): string {
   return typeof v === "number" ? String(v) : JSON.stringify(v);
 }
 
+/**
+ * The largest size any one config key may take: 2^24 (16,777,216). Far above any model looplm
+ * can hold (a single layer of d_model 2^24 has ~10^15 parameters), it keeps every product of
+ * sizes an exact integer and every per-layer or per-loop step of building or estimating a model
+ * short: an edited `n_layers: 1e300` or `n_loops: 1e9` is refused at once instead of growing
+ * memory for ever before the first allocation fails.
+ */
+export const MAX_CONFIG_SIZE = 2 ** 24;
+
 function posInt(v: unknown, key: string): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1)
     fail(`${key} must be a positive integer, got ${shown(v)}`);
+  if (v > MAX_CONFIG_SIZE)
+    fail(`${key} ${shown(v)} is more than any model holds (at most ${MAX_CONFIG_SIZE}); lower it`);
   return v;
 }
 
