@@ -208,7 +208,9 @@ describe("looplm train, generate, sweep", () => {
     ).rejects.toThrow(/--protocol must be one of iso-param, iso-flops/);
     await expect(
       run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", x),
-    ).rejects.toThrow(/--loops must be a comma-separated list/);
+    ).rejects.toThrow(
+      /^--loops: item 2 of "1,x" is "x", not a whole number ≥ 0; give comma-separated whole numbers such as 0,1,2$/,
+    );
     await expect(run("generate", "--model", "x")).rejects.toThrow(/exactly one of --prompt/);
     // settings no machine holds: the memory they need, and the flag to lower, before any work
     await expect(run("train", ...tiny, "--batch", "2147483647", "--out", x)).rejects.toThrow(

@@ -119,6 +119,20 @@ describe("task records", () => {
     );
   });
 
+  it("a language model's record edited to say phop is refused, not scored on p-hop", async () => {
+    const edited = join(dir, "edited");
+    execFileSync("cp", ["-r", lmRun, edited]);
+    const path = join(edited, "final", "task.json");
+    const r = JSON.parse(readFileSync(path, "utf8"));
+    r.task.name = "phop";
+    writeFileSync(path, JSON.stringify(r));
+    await expect(
+      run("eval", "--model", edited, "--count", "4", "--out", join(dir, "edited.json")),
+    ).rejects.toThrow(
+      `${path} is not a looplm task record: task "phop" reads no text, yet the record names a tokenizer (a language model's record edited to another task?); restore it or remove it`,
+    );
+  });
+
   it("a model saved without a record still works, with one line saying so", async () => {
     const old = join(dir, "old");
     mkdirSync(join(old, "final"), { recursive: true });

@@ -85,6 +85,13 @@ function recordProblem(r: unknown): string | null {
       return '"tokenizer.file" is not a file name';
     if (typeof k.source !== "string") return '"tokenizer.source" is not a string';
   }
+  // Only the language-model task reads text through a tokenizer: a record naming another task
+  // beside a tokenizer (or lm without one) was edited, and evaluating by it would silently score
+  // the model on a task it was never trained on.
+  if (t.name === "lm" && k === null)
+    return 'task "lm" records no "tokenizer" (a record edited from a symbolic task?); restore it or remove it';
+  if (t.name !== "lm" && k !== null)
+    return `task ${JSON.stringify(t.name)} reads no text, yet the record names a tokenizer (a language model's record edited to another task?); restore it or remove it`;
   return null;
 }
 

@@ -20,7 +20,7 @@ import {
   modelLoglikelihoods,
 } from "@loop/eval";
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
-import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
+import { countParameters, flopsPerToken, type LoopedModel, type ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import {
   type Batch,
@@ -212,9 +212,20 @@ export async function runEval(
     throw new CliError(
       `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
     );
-  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote }));
-  const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
+  // (before the model is built: its vocabulary against the task's, and one evaluation batch —
+  // its rows are made batch by batch as they are read — against the machine's memory — a config edited to loop a billion times is refused here)
+  const checkConfig = (cfg: ModelConfig) => {
+    asCliError(() => checkTaskVocab(task, cfg.vocab_size));
+    if (!f.perLength)
+      checkMemoryNeed(
+        evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
+        undefined,
+        { count: "--count", evalBatch: "--batch-size" },
+      );
+  };
+  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
+  const qs = thresholds(f, model);
   if (found && task.tokenizer)
     checkRecordedTokenizer(
       found,
@@ -224,7 +235,6 @@ export async function runEval(
         : taskFlags.tokenizer,
     );
   const cfg = model.config;
-  checkTaskVocab(task, cfg.vocab_size);
   if (f.perLength && task instanceof ManoTask)
     return evalPerLength({
       model,
@@ -237,12 +247,6 @@ export async function runEval(
       kernels: backend.kernels,
       out,
     });
-  // (the rows are made batch by batch as they are read: only one batch must fit)
-  checkMemoryNeed(
-    evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
-    undefined,
-    { count: "--count", evalBatch: "--batch-size" },
-  );
   const batches = withEvalProgress(
     taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",

@@ -1,6 +1,6 @@
 /* `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
 import { dirname, join } from "node:path";
-import { generateTokens } from "@loop/looped";
+import { generateTokens, type ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
@@ -9,7 +9,7 @@ import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
-import { isAllocationFailure } from "../memory-need.js";
+import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { parseIntList } from "../options/model.js";
 import { writeStdout } from "../stdout.js";
@@ -43,7 +43,15 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   // (a run folder stands for its final/ checkpoint, as with eval)
   const { checkpoint, runDir } = locateModel(f.model);
-  const model = loadCheckpoint(checkpoint, { onNote: cliNote });
+  const ids = f.tokens !== undefined ? parseIntList("--tokens", f.tokens) : null;
+  // (before the model is built: a config looping a billion times is refused, not grown into)
+  const checkConfig = (cfg: ModelConfig) =>
+    checkModelRun(cfg, {
+      command: "generate",
+      decodeCapacity: (ids ? ids.length : 1) + f.maxNew,
+      flags: "--max-new",
+    });
+  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
   const V = model.config.vocab_size;
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
@@ -52,7 +60,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   // (--tokens: the ids' symbols joined by spaces; text: the tokenizer's spelling)
   let separator = "";
   if (f.tokens !== undefined) {
-    prompt = parseIntList("--tokens", f.tokens);
+    prompt = ids!;
     const bad = prompt.find((t) => t < 0 || t >= V);
     if (bad !== undefined)
       throw new CliError(
