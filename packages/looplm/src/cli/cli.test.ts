@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSafetensorsFile } from "@loop/tensor/node";
@@ -257,6 +257,23 @@ describe("the looplm binary", () => {
     const h = looplm(["train", "--help"], env);
     expect(h.status).toBe(0);
     expect(h.stdout).toMatch(/Usage: looplm train/);
+  });
+
+  it("refuses LOOPLM_THREADS and worker --threads above the machine's cores, in one line", () => {
+    const cores = availableParallelism();
+    for (const n of ["100000", "1000000000"]) {
+      const env = { ...process.env, LOOPLM_THREADS: n };
+      const r = looplm(["forward", "--model", "/nonexistent", "--input", "x", "--out", "y"], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim().split("\n")).toEqual([
+        `looplm: LOOPLM_THREADS ${n} is more than this machine's ${cores} core${cores === 1 ? "" : "s"}: give at most ${cores} (or leave it out to use them all)`,
+      ]);
+    }
+    const w = looplm(["worker", "--queue", "redis://127.0.0.1:1", "--threads", "100000"]);
+    expect(w.status).toBe(1);
+    expect(w.stderr.trim().split("\n")).toEqual([
+      `looplm: --threads 100000 is more than this machine's ${cores} core${cores === 1 ? "" : "s"}: give at most ${cores} (or leave it out to use them all)`,
+    ]);
   });
 
   it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {

@@ -67,4 +67,14 @@ describe("unbounded requests", () => {
     );
     expect(existsSync(out)).toBe(false);
   });
+
+  it("--accum 2147483647 is refused at once: a step that would never end", async () => {
+    const x = join(tmp(), "x");
+    await expect(
+      run("train", ...tinyPhop(16), ...quick, "--accum", "2147483647", "--out", x),
+    ).rejects.toThrow(
+      "--accum 2147483647 is more than 65536, its largest (each micro-batch is a forward and backward pass: a larger step would run for hours between two log lines); lower it",
+    );
+    expect(existsSync(x)).toBe(false);
+  });
 });
