@@ -8,12 +8,12 @@
 import { join } from "node:path";
 import { MODEL_CASES } from "@loop/looped/internal";
 import { currentKernels } from "@loop/tensor/kernel";
-import { makeDirectory, writeFileAtomic } from "@loop/tensor/node";
+import { checkWritableFile, makeDirectory, outputKind, writeFileAtomic } from "@loop/tensor/node";
 import { isCpuEmulation, setGpuPrecision } from "@loop/webgpu";
 import type { GpuFeature } from "@loop/webgpu/node";
 import pkg from "../../package.json" with { type: "json" };
 import { type Backend, type ComputeBackend, startBackend } from "../backend.js";
-import { CliError } from "../cli/errors.js";
+import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
@@ -76,8 +76,11 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const deadline = t0 / 1000 + o.budgetS;
   const say = o.progress ?? (() => {});
   // (makeDirectory, not a recursive mkdirSync: that spins forever on /proc/x in Node 20)
+  // (and the reports' names probed: a read-only --out fails now, not after the whole check)
   try {
     makeDirectory(o.out);
+    checkWritableFile(join(o.out, "report.json"));
+    checkWritableFile(join(o.out, "report.md"));
   } catch (e) {
     throw new CliError(`--out: ${(e as Error).message}`);
   }
@@ -86,6 +89,18 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     throw new CliError(
       "no golden cases found: pass --golden <dir> (testdata/golden of a checkout)",
     );
+  // (a --golden folder with no case would pass the check without running one)
+  if (o.golden !== undefined) {
+    const kind = asCliError(() => outputKind(o.golden!));
+    if (kind !== "folder")
+      throw new CliError(
+        `--golden ${o.golden} is ${kind === "missing" ? "missing" : `a ${kind}, not a folder`}: name the golden cases' folder (testdata/golden of a checkout)`,
+      );
+    if (asCliError(() => goldenCases(o.golden!)).length === 0)
+      throw new CliError(
+        `--golden ${o.golden} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
+      );
+  }
   const b = await start(o);
   const cases: CaseResult[] = [];
   const figures: Figure[] = [];
@@ -122,8 +137,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       failed: cases.length - passed,
     };
   };
-  /** Both reports, written atomically: after the correctness cases and each speed case too,
-   * so that a check cut short (a node's allocation ending) still leaves what it found. */
+  /** Both reports, written atomically: after every correctness and speed case, so that a check
+   * cut short (a signal, a node's allocation ending) still leaves what it found. */
   const write = (r: CheckReport) => {
     writeFileAtomic(join(o.out, "report.json"), `${JSON.stringify(r, null, 2)}\n`);
     writeFileAtomic(join(o.out, "report.md"), renderMarkdown(r));
@@ -149,6 +164,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       mixedTrained.length;
     const done = (r: CaseResult) => {
       cases.push(r);
+      // the report after every case: a check interrupted or cut short leaves what it found
+      write(snapshot(false));
       const failed = cases.filter((c) => !c.ok).length;
       say(
         `correctness ${cases.length}/${total}${failed ? ` (${failed} FAILED)` : ""}: ${r.name} ${r.ok ? "ok" : "FAIL"} · ${((performance.now() - t0) / 1000).toFixed(0)} s`,
