@@ -41,6 +41,12 @@ export function saveTrainingCheckpoint(
   runDir: string,
   model: LoopedModel,
   state: TrainerState,
+  /**
+   * The step's log line when the checkpoint is written before it is logged (before the step's
+   * evaluation): kept in trainer.json, so that a resume can log it (evaluating it again) when the
+   * run stopped before it was.
+   */
+  line?: Record<string, unknown>,
 ): string {
   const root = join(runDir, "checkpoints");
   const name = stepDirName(state.step);
@@ -60,6 +66,7 @@ export function saveTrainingCheckpoint(
     cursor: state.cursor,
     elapsed_s: state.elapsed_s,
     ...(state.lossScale ? { loss_scale: state.lossScale } : {}),
+    ...(line ? { line } : {}),
   });
   writeJsonFile(join(root, "latest.json"), { step: state.step, dir: name });
   // Keep the newest KEEP folders up to this step; folders past it are stale (a crash before
@@ -188,4 +195,16 @@ export function loadTrainingCheckpoint(dir: string, model: LoopedModel): Trainer
     optimizer,
     ...(ls ? { lossScale: { scale: ls.scale!, good: ls.good! } } : {}),
   };
+}
+
+/**
+ * The log line a checkpoint written before its step was logged keeps (saveTrainingCheckpoint's
+ * `line`), or null.
+ */
+export function pendingLogLine(dir: string): ({ step: number } & Record<string, unknown>) | null {
+  const st = readJsonFile<{ step?: unknown; line?: { step?: unknown } }>(join(dir, "trainer.json"));
+  const line = st.line;
+  return line && typeof line === "object" && line.step === st.step
+    ? (line as { step: number } & Record<string, unknown>)
+    : null;
 }
