@@ -132,15 +132,25 @@ function kindOf(x: unknown): string {
   return x === undefined ? "absent" : `a${typeof x === "object" ? "n" : ""} ${typeof x}`;
 }
 
+/** The longest job label and run folder a worker accepts. */
+const MAX_LABEL = 256;
+const MAX_PATH = 4096;
+
 /**
- * Null when the job's label and run folder are strings (every message and check reads them),
- * else why not: a job whose label is an object would otherwise fail deep inside with "Cannot
- * convert object to primitive value".
+ * Null when the job's label and run folder are strings of a label's and a path's length (every
+ * message and check reads them), else why not: a job whose label is an object would otherwise
+ * fail deep inside with "Cannot convert object to primitive value".
  */
 export function jobShapeProblem(d: object): string | null {
   const j = d as Record<string, unknown>;
   if (typeof j.label !== "string") return `its label is ${kindOf(j.label)}, not a string`;
   if (typeof j.runDir !== "string") return `its run folder is ${kindOf(j.runDir)}, not a string`;
+  // (a member's label is a few characters, a path at most PATH_MAX: anything longer is not one,
+  // and would be printed whole in every line that names the job)
+  if (j.label.length > MAX_LABEL)
+    return `its label is ${j.label.length} characters long, more than a member's (at most ${MAX_LABEL})`;
+  if (j.runDir.length > MAX_PATH)
+    return `its run folder is ${j.runDir.length} characters long, more than a path's (at most ${MAX_PATH})`;
   return null;
 }
 
