@@ -14,6 +14,7 @@ import { gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { startBackend } from "../backend.js";
 import { run } from "../cli/run-in-process.test-util.js";
+import { spawnCli, untilOutput } from "../cli/spawn-cli.test-util.js";
 import { BACKBONES } from "./backbones.js";
 import { findGoldenDir, goldenCases } from "./golden-check.js";
 import { opCases } from "./op-cases.js";
@@ -147,6 +148,30 @@ describe("looplm check on the CPU backends", () => {
     expect(report.complete).toBe(false);
     expect(report.cases.map((c) => c.name)).toEqual([opCases(1)[0]!.name]);
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("incomplete");
+  });
+
+  it("SIGTERM during the correctness cases ends the check with one line and the report so far", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(root, "signalled");
+    const child = spawnCli(["check", "--backend", "portable", "--size", "small", "--out", out]);
+    let err = "";
+    child.stderr!.on("data", (c) => (err += c));
+    child.stdout!.resume();
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    try {
+      await untilOutput(child, /correctness 2\//);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(143);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(err).toContain(
+      `looplm: check stopped by SIGTERM: the report of the cases done so far is in ${join(out, "report.md")}; run it again to check every case`,
+    );
+    const report = readReport(out);
+    expect(report.complete).toBe(false);
+    expect(report.cases.length).toBeGreaterThanOrEqual(2);
   });
 
   it("refuses an empty or missing --golden folder and a read-only --out before any case", async () => {

@@ -162,7 +162,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       golden.length +
       backbones.length +
       mixedTrained.length;
-    const done = (r: CaseResult) => {
+    const done = async (r: CaseResult) => {
       cases.push(r);
       // the report after every case: a check interrupted or cut short leaves what it found
       write(snapshot(false));
@@ -170,14 +170,17 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       say(
         `correctness ${cases.length}/${total}${failed ? ` (${failed} FAILED)` : ""}: ${r.name} ${r.ok ? "ok" : "FAIL"} · ${((performance.now() - t0) / 1000).toFixed(0)} s`,
       );
+      // (the event loop turns between two cases: a SIGINT/SIGTERM is heard there, the report of
+      // every case so far already written)
+      await new Promise<void>((res) => setImmediate(res));
     };
-    for (const [i, c] of ops1.entries()) done(await checkOpCase(ops, oracle, c, 100 + i));
+    for (const [i, c] of ops1.entries()) await done(await checkOpCase(ops, oracle, c, 100 + i));
     if (mixed) {
       setGpuPrecision(b.gpu!, "mixed");
       try {
         for (const [i, c] of mixedCases.entries()) {
           const r = await checkOpCase(ops, oracle, c, 200 + i, REDUCED_PRECISION_TOL.mixed);
-          done({ ...r, name: `${r.name} (mixed)` });
+          await done({ ...r, name: `${r.name} (mixed)` });
         }
       } finally {
         setGpuPrecision(b.gpu!, "fp32");
@@ -187,14 +190,15 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       const opsP = b.opsAt!(p) as AnyOps;
       for (const [i, c] of gemmCases.entries()) {
         const r = await checkOpCase(opsP, oracle, c, 200 + i, REDUCED_PRECISION_TOL[p]);
-        done({ ...r, name: `${r.name} (${p})` });
+        await done({ ...r, name: `${r.name} (${p})` });
       }
     }
-    for (const name of models) done(await checkModelCase(b, name));
-    for (const name of golden) done(await checkGoldenCase(goldenDir, name, b));
+    for (const name of models) await done(await checkModelCase(b, name));
+    for (const name of golden) await done(await checkGoldenCase(goldenDir, name, b));
     for (const bb of backbones) {
-      done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
-      if (mixedTrained.includes(bb)) done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
+      await done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
+      if (mixedTrained.includes(bb))
+        await done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
     }
 
     write(snapshot(false));
@@ -227,6 +231,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       }
       planner.measured(c.flops, (performance.now() - ts) / 1000);
       write(snapshot(false));
+      await new Promise<void>((res) => setImmediate(res));
     }
     const report = snapshot(true);
     write(report);
