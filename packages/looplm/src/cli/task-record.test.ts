@@ -186,7 +186,15 @@ describe("task records", () => {
     await expect(
       run("tokenizer", "encode", "--tokenizer", other, "--text", "caf\uFFFD"),
     ).rejects.toThrow(
-      "--text holds U+FFFD, the mark of bytes that are not UTF-8 (position 3): pass UTF-8 text, or the bytes through --file to have them checked",
+      "--text holds U+FFFD, the mark of bytes that are not UTF-8 (position 3): pass the text as UTF-8 (convert it first, e.g. with iconv -f latin1 -t utf-8)",
+    );
+  });
+
+  it("generate --prompt refuses bytes that were not UTF-8 (U+FFFD) before loading the model", async () => {
+    await expect(
+      run("generate", "--model", lmRun, "--prompt", "ab\uFFFD", "--max-new", "1"),
+    ).rejects.toThrow(
+      "--prompt holds U+FFFD, the mark of bytes that are not UTF-8 (position 2): pass the text as UTF-8 (convert it first, e.g. with iconv -f latin1 -t utf-8)",
     );
   });
 

@@ -7,6 +7,7 @@ import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
+import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { checkModelRun, isAllocationFailure } from "../memory-need.js";
@@ -41,6 +42,7 @@ function findBeside(model: string, name: string): string | null {
 export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<void> {
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
+  if (f.prompt !== undefined) argumentText("--prompt", f.prompt);
   // (a run folder stands for its final/ checkpoint, as with eval)
   const { checkpoint, runDir } = locateModel(f.model);
   const ids = f.tokens !== undefined ? parseIntList("--tokens", f.tokens) : null;

@@ -13,6 +13,7 @@ import {
 } from "@loop/tasks/node";
 import { fsErrorMessage, readInputFile } from "@loop/tensor/node";
 import type { Command } from "commander";
+import { argumentText } from "../argument-text.js";
 import { asCliError, CliError, checkOutput, intFlag } from "../errors.js";
 
 export interface TokenizerTrainArgs {
@@ -76,15 +77,7 @@ function loadTokenizer(path: string): Promise<TextTokenizer> {
 function readInput(flag: string, inline: string | undefined, file: string | undefined): string {
   if (inline !== undefined && file !== undefined)
     throw new CliError(`give either ${flag} or --file, not both`);
-  if (inline !== undefined) {
-    // Node turns bytes of an argument that are not UTF-8 into U+FFFD before looplm sees them:
-    // encoding that would silently give the ids of "�" (or <unk>) instead of the bytes meant.
-    if (inline.includes("\uFFFD"))
-      throw new CliError(
-        `${flag} holds U+FFFD, the mark of bytes that are not UTF-8 (position ${inline.indexOf("\uFFFD")}): pass UTF-8 text, or the bytes through --file to have them checked`,
-      );
-    return inline;
-  }
+  if (inline !== undefined) return argumentText(flag, inline);
   const what = file === undefined ? "standard input" : `--file ${file}`;
   let bytes: Buffer;
   if (file !== undefined)
