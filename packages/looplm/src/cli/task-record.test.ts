@@ -133,6 +133,19 @@ describe("task records", () => {
     );
   });
 
+  it("a record that disagrees with its run's run.json on the task is refused", async () => {
+    const edited = join(dir, "edited-both");
+    execFileSync("cp", ["-r", lmRun, edited]);
+    const path = join(edited, "final", "task.json");
+    const r = JSON.parse(readFileSync(path, "utf8"));
+    writeFileSync(path, JSON.stringify({ ...r, task: { name: "phop" }, tokenizer: null }));
+    await expect(
+      run("eval", "--model", edited, "--count", "4", "--out", join(dir, "edited-both.json")),
+    ).rejects.toThrow(
+      `${path} records task phop, but ${join(edited, "run.json")} records lm: one of them was edited; restore it (or remove ${path})`,
+    );
+  });
+
   it("a model saved without a record still works, with one line saying so", async () => {
     const old = join(dir, "old");
     mkdirSync(join(old, "final"), { recursive: true });

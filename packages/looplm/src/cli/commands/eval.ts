@@ -136,6 +136,16 @@ export function resolveTaskFlags(
   const out: Record<string, unknown> = { ...TASK_DEFAULTS };
   if (found) {
     const t = found.record.task;
+    // (a record and its run's run.json that disagree on the task: one of them was edited, and
+    // scoring by the record would score the model on a task it never trained on)
+    const runJson = runDir ? join(runDir, "run.json") : null;
+    const ran = runJson
+      ? asCliError(() => readJsonFile<{ task?: { name?: unknown } }>(runJson)).task?.name
+      : undefined;
+    if (typeof ran === "string" && ran !== t.name)
+      throw new CliError(
+        `${found.path} records task ${t.name}, but ${runJson} records ${ran}: one of them was edited; restore it (or remove ${found.path})`,
+      );
     out.task = t.name;
     for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
   } else if (runDir) {
