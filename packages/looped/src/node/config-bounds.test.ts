@@ -50,6 +50,10 @@ describe("a config is bounded before any model is built", () => {
     );
     const looped = edited((c) => (c.n_loops = 1e9));
     expect(() => loadCheckpoint(looped)).toThrow(/n_loops 1000000000 is more than any model holds/);
+    const many = edited((c) => (c.n_loops = 1e7));
+    expect(() => loadCheckpoint(many)).toThrow(
+      `${join(many, "config.json")}: config: n_loops 10000000 is more loop steps than any model runs (at most 65536: every token runs through each); lower it`,
+    );
   });
 
   it("n_layers other than the weights' is refused in one line, before the model is built", () => {
