@@ -223,8 +223,8 @@ export async function runEval(
       `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
     );
   const task: Task = await buildTask(taskFlags);
-  // (before the model is built: its vocabulary against the task's, and one evaluation batch —
-  // its rows are made batch by batch as they are read — against the machine's memory — a config edited to loop a billion times is refused here)
+  // Before the model is built: its vocabulary against the task's, and one evaluation batch (its
+  // rows are made batch by batch as they are read) against the machine's memory.
   const checkConfig = (cfg: ModelConfig) => {
     asCliError(() => checkTaskVocab(task, cfg.vocab_size));
     if (!f.perLength)
