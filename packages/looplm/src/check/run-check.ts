@@ -89,18 +89,17 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     throw new CliError(
       "no golden cases found: pass --golden <dir> (testdata/golden of a checkout)",
     );
-  // (a --golden folder with no case would pass the check without running one)
-  if (o.golden !== undefined) {
-    const kind = asCliError(() => outputKind(o.golden!));
-    if (kind !== "folder")
-      throw new CliError(
-        `--golden ${o.golden} is ${kind === "missing" ? "missing" : `a ${kind}, not a folder`}: name the golden cases' folder (testdata/golden of a checkout)`,
-      );
-    if (asCliError(() => goldenCases(o.golden!)).length === 0)
-      throw new CliError(
-        `--golden ${o.golden} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
-      );
-  }
+  // (a golden folder with no case would pass the check without running one)
+  const named = o.golden !== undefined ? `--golden ${o.golden}` : `the golden folder ${goldenDir}`;
+  const kind = asCliError(() => outputKind(goldenDir));
+  if (kind !== "folder")
+    throw new CliError(
+      `${named} is ${kind === "missing" ? "missing" : `a ${kind}, not a folder`}: name the golden cases' folder (testdata/golden of a checkout)`,
+    );
+  if (asCliError(() => goldenCases(goldenDir)).length === 0)
+    throw new CliError(
+      `${named} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
+    );
   const b = await start(o);
   const cases: CaseResult[] = [];
   const figures: Figure[] = [];
