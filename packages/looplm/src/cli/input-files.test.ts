@@ -88,6 +88,15 @@ describe("run files that are not regular files", () => {
     );
   });
 
+  it("a dangling link as --model is named as one", async () => {
+    const d = mkdtempSync(join(tmpdir(), "looplm-inputs-"));
+    const link = join(d, "model");
+    symlinkSync(join(d, "gone"), link);
+    await expect(run("eval", "--model", link, "--count", "4")).rejects.toThrow(
+      `--model: cannot read ${link}: it is a symbolic link to ${join(d, "gone")}, which does not exist; restore its target or remove the link`,
+    );
+  });
+
   it("report with a FIFO as run.json is refused at once", () => {
     const { dir, path } = runWith("run.json", fifo);
     const r = cliWithin(["report", dir]);

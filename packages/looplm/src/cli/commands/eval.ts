@@ -30,7 +30,7 @@ import {
   type Task,
   taskEvalBatches,
 } from "@loop/tasks";
-import { inputFileExists, outputKind, readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, inputFileStats, outputKind, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
@@ -91,7 +91,17 @@ function thresholdList(v: string): number[] {
 /** Where the checkpoint lies: `--model` may be a checkpoint folder or a run folder (uses final/). */
 export function locateModel(model: string): { checkpoint: string; runDir: string | null } {
   const dir = resolve(model);
-  if (!existsSync(dir)) throw new CliError(`--model ${model} does not exist`);
+  if (!existsSync(dir)) {
+    // (a dangling or looping link is named as one)
+    asCliError(() => {
+      try {
+        inputFileStats(dir);
+      } catch (e) {
+        throw new Error(`--model: ${(e as Error).message}`);
+      }
+    });
+    throw new CliError(`--model ${model} does not exist`);
+  }
   const kind = asCliError(() => outputKind(dir));
   if (kind !== "folder")
     throw new CliError(`--model ${model} is a ${kind}, not a checkpoint or run folder`);
