@@ -18,6 +18,12 @@ export interface OnKernels {
    * backend in the process runs on between two batches); absent: the registry's.
    */
   kernels?: CpuKernels;
+  /**
+   * Awaited after every batch: lets the caller's event loop run during a long evaluation (a
+   * signal handler) and stop it by throwing. With it each batch of a model on this thread runs
+   * in its own `noGrad` scope, since the caller's does not outlast the first await.
+   */
+  between?: () => Promise<void>;
 }
 
 /**
@@ -119,7 +125,8 @@ export interface FoldSetup {
  * first), then its result. Each batch's computing and folding runs on `opts.kernels`. A source
  * that answers synchronously (a model on this thread) is folded without awaiting, so the whole
  * evaluation runs inside the caller's `noGrad`/`withScratch` scope, as one synchronous call
- * would. Bad options and batches reject the promise.
+ * would — unless `opts.between` is given, awaited after each batch. Bad options and batches
+ * reject the promise.
  */
 export async function evaluateWith<R>(
   name: string,
@@ -150,17 +157,19 @@ export async function evaluateWith<R>(
     checkBatch(batch, i, V);
     if (here) {
       withTemporaries(() =>
-        withKernels(opts.kernels, () => {
-          fold.add(batch, i, source.outputs(batch, gate) as StepOutputs);
-        }),
+        withKernels(opts.kernels, () =>
+          noGrad(() => fold.add(batch, i, source.outputs(batch, gate) as StepOutputs)),
+        ),
       );
       i++;
+      if (opts.between) await opts.between();
       continue;
     }
     const pending = withKernels(opts.kernels, () => source.outputs(batch, gate));
     const out = pending instanceof Promise ? await pending : pending;
     withKernels(opts.kernels, () => fold.add(batch, i, out));
     i++;
+    if (opts.between) await opts.between();
   }
   if (i === 0) throw empty();
   return fold.result();

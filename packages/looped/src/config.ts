@@ -146,10 +146,37 @@ function shown(v: unknown): string {
   return typeof v === "number" ? String(v) : JSON.stringify(v);
 }
 
+/**
+ * The largest size any one config key may take: 2^24 (16,777,216). Far above any model looplm
+ * can hold (a single layer of d_model 2^24 has ~10^15 parameters), it keeps every product of
+ * sizes an exact integer and every per-layer or per-loop step of building or estimating a model
+ * short: an edited `n_layers: 1e300` or `n_loops: 1e9` is refused at once instead of growing
+ * memory for ever before the first allocation fails.
+ */
+export const MAX_CONFIG_SIZE = 2 ** 24;
+
+/**
+ * The most loop steps a config may ask for: 2^16. Every token runs through every one of them
+ * (generation keeps a decode state per step), so a config looping ten million times fits in
+ * memory yet generates nothing for hours; looped models use a handful.
+ */
+export const MAX_LOOPS = 2 ** 16;
+
 function posInt(v: unknown, key: string): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1)
     fail(`${key} must be a positive integer, got ${shown(v)}`);
+  if (v > MAX_CONFIG_SIZE)
+    fail(`${key} ${shown(v)} is more than any model holds (at most ${MAX_CONFIG_SIZE}); lower it`);
   return v;
+}
+
+function loops(v: unknown): number {
+  const n = posInt(v, "n_loops");
+  if (n > MAX_LOOPS)
+    fail(
+      `n_loops ${n} is more loop steps than any model runs (at most ${MAX_LOOPS}: every token runs through each); lower it`,
+    );
+  return n;
 }
 
 function bool(v: unknown, key: string): boolean {
@@ -245,7 +272,7 @@ export function parseConfig(raw: unknown): ModelConfig {
     vocab_size: posInt(o.vocab_size, "vocab_size"),
     d_model: posInt(o.d_model, "d_model"),
     n_layers: posInt(o.n_layers, "n_layers"),
-    n_loops: o.n_loops === undefined ? 1 : posInt(o.n_loops, "n_loops"),
+    n_loops: o.n_loops === undefined ? 1 : loops(o.n_loops),
     loop_norm: o.loop_norm === undefined ? false : bool(o.loop_norm, "loop_norm"),
     norm_eps: o.norm_eps === undefined ? 1e-5 : posNum(o.norm_eps, "norm_eps"),
     tie_embeddings:

@@ -150,10 +150,6 @@ export function fromHfMamba2Config(
   const expand = get("expand") as number;
   const headdim = get("head_dim") as number;
   const nGroups = get("n_groups") as number;
-  if (raw.num_heads !== undefined && raw.num_heads !== (expand * hidden) / headdim)
-    fail(
-      `num_heads ${raw.num_heads} ≠ expand·hidden_size/head_dim = ${(expand * hidden) / headdim}`,
-    );
   const unknown = Object.keys(raw).filter((k) => !HF_MAMBA2_FIELDS.includes(k));
   if (unknown.length)
     opts.onNote?.(
@@ -195,6 +191,11 @@ export function fromHfMamba2Config(
         ),
     );
   }
+  // (after the sizes are checked: a hidden_size of NaN is named as such, not as num_heads ≠ NaN)
+  if (raw.num_heads !== undefined && raw.num_heads !== (expand * hidden) / headdim)
+    fail(
+      `num_heads ${raw.num_heads} ≠ expand·hidden_size/head_dim = ${(expand * hidden) / headdim}`,
+    );
   if (nGroups > 1)
     opts.onNote?.(
       grouping === "whole"

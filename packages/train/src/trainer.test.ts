@@ -10,7 +10,7 @@ import { deviceTraining } from "./device-training.js";
 import { freezeForStage } from "./objective.js";
 import { resolveTrainOptions } from "./options.js";
 import type { TrainableModel } from "./trainable-model.js";
-import { Trainer } from "./trainer.js";
+import { STEP_PROGRESS, Trainer } from "./trainer.js";
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 const base = tinyModelConfig(task.vocabSize);
@@ -53,6 +53,29 @@ describe("Trainer", () => {
     while (!t.done) expect(Number.isFinite(t.trainStep().loss)).toBe(true);
     expect(calls).toEqual(["last", "last", "last"]);
     expect(Array.from(inner.parameters()[0]!.tensor.data)).not.toEqual(before);
+  });
+
+  it("a long step of many micro-batches says how far it has got", () => {
+    const lines: string[] = [];
+    const model = new LoopedModel(parseConfig({ ...base, backbone: "mamba" }), { seed: 3 });
+    const o = { steps: 2, batchSize: 2, gradAccum: 4, warmupSteps: 0 };
+    const t = new Trainer(model, task, resolveTrainOptions(o), null, null, (l) => lines.push(l));
+    // (every micro-batch past the first counts as "long" here: a line each)
+    const was = STEP_PROGRESS.ms;
+    STEP_PROGRESS.ms = 0;
+    try {
+      t.trainStep();
+    } finally {
+      STEP_PROGRESS.ms = was;
+    }
+    expect(lines.map((l) => l.replace(/\d+ s/g, "N s"))).toEqual([
+      "step 1: 1 of 4 micro-batches in N s, about N s left",
+      "step 1: 2 of 4 micro-batches in N s, about N s left",
+      "step 1: 3 of 4 micro-batches in N s, about N s left",
+    ]);
+    lines.length = 0;
+    t.trainStep(); // (at the default interval a short step says nothing)
+    expect(lines).toEqual([]);
   });
 
   it("warns when the warmup is not shorter than the schedule, and only then", () => {

@@ -85,6 +85,9 @@ interface InFlight {
   tokens: number;
 }
 
+/** How often (ms) a long step says how far it has got (a test sets 0: a line per micro-batch). */
+export const STEP_PROGRESS = { ms: 10_000 };
+
 /**
  * The training loop core, without file I/O: each step is gradAccum micro-batches of forward +
  * backward, global-norm clipping and AdamW on the warmup-cosine schedule, on the CPU kernels or a
@@ -116,6 +119,8 @@ export class Trainer {
   /** Steps queued on the engine, not yet reported, in order. */
   private readonly inflight: InFlight[] = [];
   private reportedAt = 0;
+  /** Hears the warnings and a long step's progress lines. */
+  private readonly warn: (line: string) => void;
 
   /**
    * `model` prepared for `opts.stage` (`freezeForStage`); `engine` runs the steps elsewhere (a
@@ -131,6 +136,7 @@ export class Trainer {
     warn: (line: string) => void = console.warn,
   ) {
     for (const line of trainWarnings(opts)) warn(line);
+    this.warn = warn;
     this.engine = engine;
     this.kernels = kernels;
     checkTaskVocab(task, model.config.vocab_size);
@@ -302,7 +308,26 @@ export class Trainer {
 
   /** The micro-batches of the step that starts at `cursor`, made when the step asks. */
   private microBatches(cursor: TaskCursor): TaskMicroBatches {
-    return taskMicroBatches(this.task, cursor, this.opts.gradAccum, this.opts.batchSize);
+    const micro = taskMicroBatches(this.task, cursor, this.opts.gradAccum, this.opts.batchSize);
+    // A step of many micro-batches (a large --accum) may run for minutes: a line every
+    // STEP_PROGRESS.ms says how far it has got, so that it is never silent (the step runs
+    // synchronously: the line is written from inside it, as each micro-batch is made).
+    const t0 = performance.now();
+    let said = t0;
+    const step = this.step + this.inflight.length + 1;
+    const at = micro.at.bind(micro);
+    micro.at = (i) => {
+      const now = performance.now();
+      if (i > 0 && now - said >= STEP_PROGRESS.ms) {
+        said = now;
+        const s = (now - t0) / 1000;
+        this.warn(
+          `step ${step}: ${i} of ${micro.count} micro-batches in ${s.toFixed(0)} s, about ${((s / i) * (micro.count - i)).toFixed(0)} s left`,
+        );
+      }
+      return at(i);
+    };
+    return micro;
   }
 
   private finish(

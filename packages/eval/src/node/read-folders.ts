@@ -1,7 +1,6 @@
 /* Reading run and sweep folders (formats in ../report/run-data.ts and ../eval-file.ts). */
-import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { fsError, outputKind } from "@loop/tensor/node";
+import { inputFileExists, outputKind, readInputFile } from "@loop/tensor/node";
 import { type EvalFile, parseEvalFile } from "../eval-file.js";
 import {
   type LogEntry,
@@ -18,12 +17,8 @@ import {
  * UTF-8 is an error naming the line, never silently replaced by U+FFFD.
  */
 export function readText(path: string): string {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw fsError("read", path, e);
-  }
+  // (by the one input rule: only a regular file, never opened blocking)
+  const bytes = readInputFile(path);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
@@ -69,12 +64,12 @@ export function readEvalFile(path: string): EvalFile {
 export function readRunFolder(dir: string): RunFolder {
   checkDir(dir, "run folder");
   const runJson = join(dir, "run.json");
-  if (!existsSync(runJson)) throw new Error(`${dir} is not a run folder (no run.json)`);
+  if (!inputFileExists(runJson)) throw new Error(`${dir} is not a run folder (no run.json)`);
   const info = parseRunInfo(readText(runJson), runJson);
   const logPath = join(dir, "log.jsonl");
-  const log = existsSync(logPath) ? parseLog(readText(logPath), logPath) : [];
+  const log = inputFileExists(logPath) ? parseLog(readText(logPath), logPath) : [];
   const evalPath = join(dir, "eval.json");
-  return { dir, info, log, eval: existsSync(evalPath) ? readEvalFile(evalPath) : null };
+  return { dir, info, log, eval: inputFileExists(evalPath) ? readEvalFile(evalPath) : null };
 }
 
 /** A sweep folder as read from disk: sweep.json and the member runs found. */
@@ -89,12 +84,12 @@ export interface SweepFolder {
 export function readSweepFolder(dir: string): SweepFolder {
   checkDir(dir, "sweep folder");
   const p = join(dir, "sweep.json");
-  if (!existsSync(p)) throw new Error(`${dir} is not a sweep folder (no sweep.json)`);
+  if (!inputFileExists(p)) throw new Error(`${dir} is not a sweep folder (no sweep.json)`);
   const sweep = parseSweep(readText(p), p);
   const runs = new Map<string, RunFolder>();
   for (const r of sweep.rows) {
     const rd = resolve(dir, r.run);
-    if (existsSync(join(rd, "run.json"))) runs.set(r.label, readRunFolder(rd));
+    if (inputFileExists(join(rd, "run.json"))) runs.set(r.label, readRunFolder(rd));
   }
   return { dir, sweep, runs };
 }
@@ -102,7 +97,7 @@ export function readSweepFolder(dir: string): SweepFolder {
 /** "run" when the folder holds run.json, "sweep" for sweep.json, else an error. */
 export function folderKind(dir: string): "run" | "sweep" {
   checkDir(dir, "folder");
-  if (existsSync(join(dir, "sweep.json"))) return "sweep";
-  if (existsSync(join(dir, "run.json"))) return "run";
+  if (inputFileExists(join(dir, "sweep.json"))) return "sweep";
+  if (inputFileExists(join(dir, "run.json"))) return "run";
   throw new Error(`${dir} holds neither run.json (a run) nor sweep.json (a sweep)`);
 }

@@ -7,8 +7,11 @@
 /** "8m", "90s", "1h", "500" (seconds) as seconds; one sentence for anything else. */
 export function parseBudget(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(text.trim());
-  if (!m || !(Number(m[1]) > 0))
-    throw new Error(`--budget: expected a duration such as 8m, 90s or 1h, got "${text}"`);
+  if (m && !(Number(m[1]) > 0))
+    throw new Error(
+      `--budget ${text.trim()} leaves no time: the correctness cases always run whole; give a duration above zero such as 8m, 90s or 1h`,
+    );
+  if (!m) throw new Error(`--budget: expected a duration such as 8m, 90s or 1h, got "${text}"`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[(m[2] ?? "s") as "s" | "m" | "h"];
 }
 

@@ -6,7 +6,7 @@
  * says which; a CPU emulation is refused without --allow-emulation. The webgpu backend's check
  * runs from the offline bundle (tools/bundle/bundle.test.ts), its op cases in op-cases.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MODEL_CASES } from "@loop/looped/internal";
@@ -14,6 +14,7 @@ import { gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { startBackend } from "../backend.js";
 import { run } from "../cli/run-in-process.test-util.js";
+import { spawnCli, untilOutput } from "../cli/spawn-cli.test-util.js";
 import { BACKBONES } from "./backbones.js";
 import { droppedSummary } from "./budget.js";
 import { findGoldenDir, goldenCases } from "./golden-check.js";
@@ -148,9 +149,87 @@ describe("looplm check on the CPU backends", () => {
     );
   });
 
+  it("a check cut short at its first correctness case leaves a report of that case", async () => {
+    const out = join(root, "cut-first");
+    const cut = runCheck({
+      backend: "portable",
+      budgetS: 480,
+      out,
+      allowEmulation: false,
+      gpuFeatures: [],
+      size: "small",
+      // (the process ending as the second case starts)
+      progress: (line) => {
+        if (line.startsWith("correctness 1/")) throw new Error("killed");
+      },
+    });
+    await expect(cut).rejects.toThrow("killed");
+    const report = readReport(out);
+    expect(report.complete).toBe(false);
+    expect(report.cases.map((c) => c.name)).toEqual([opCases(1)[0]!.name]);
+    expect(readFileSync(join(out, "report.md"), "utf8")).toContain("incomplete");
+  });
+
+  it("SIGTERM during the correctness cases ends the check with one line and the report so far", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(root, "signalled");
+    const child = spawnCli(["check", "--backend", "portable", "--size", "small", "--out", out]);
+    let err = "";
+    child.stderr!.on("data", (c) => (err += c));
+    child.stdout!.resume();
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    try {
+      await untilOutput(child, /correctness 2\//);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(143);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(err).toContain(
+      `looplm: check stopped by SIGTERM: the report of the cases done so far is in ${join(out, "report.md")}; run it again to check every case`,
+    );
+    const report = readReport(out);
+    expect(report.complete).toBe(false);
+    expect(report.cases.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("refuses an empty or missing --golden folder and a read-only --out before any case", async () => {
+    const empty = mkdtempSync(join(root, "golden-"));
+    await expect(
+      run("check", "--backend", "portable", "--golden", empty, "--out", join(root, "g")),
+    ).rejects.toThrow(
+      `--golden ${empty} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
+    );
+    await expect(
+      run(
+        "check",
+        "--backend",
+        "portable",
+        "--golden",
+        join(empty, "nope"),
+        "--out",
+        join(root, "g"),
+      ),
+    ).rejects.toThrow(`--golden ${join(empty, "nope")} is missing: name the golden cases' folder`);
+    // (a report's name taken by a folder: refused before any case, as a read-only --out is —
+    // tests run as root here, where a read-only mode is not enforced)
+    const taken = mkdtempSync(join(root, "taken-"));
+    mkdirSync(join(taken, "report.json"));
+    await expect(
+      run("check", "--backend", "portable", "--out", taken, "--budget", "1s"),
+    ).rejects.toThrow(
+      `--out: cannot write ${join(taken, "report.json")}: it is a folder, not a file`,
+    );
+    expect(readdirSync(taken)).toEqual(["report.json"]);
+  });
+
   it("refuses a bad --budget and --gpu-features in one sentence", async () => {
     await expect(run("check", "--budget", "soon")).rejects.toThrow(
       '--budget: expected a duration such as 8m, 90s or 1h, got "soon"',
+    );
+    await expect(run("check", "--budget", "0s")).rejects.toThrow(
+      "--budget 0s leaves no time: the correctness cases always run whole; give a duration above zero such as 8m, 90s or 1h",
     );
     await expect(
       run("check", "--backend", "portable", "--gpu-features", "warp", "--out", join(root, "x")),

@@ -8,12 +8,12 @@
 import { join } from "node:path";
 import { MODEL_CASES } from "@loop/looped/internal";
 import { currentKernels } from "@loop/tensor/kernel";
-import { makeDirectory, writeFileAtomic } from "@loop/tensor/node";
+import { checkWritableFile, makeDirectory, outputKind, writeFileAtomic } from "@loop/tensor/node";
 import { isCpuEmulation, setGpuPrecision } from "@loop/webgpu";
 import type { GpuFeature } from "@loop/webgpu/node";
 import pkg from "../../package.json" with { type: "json" };
 import { type Backend, type ComputeBackend, startBackend } from "../backend.js";
-import { CliError } from "../cli/errors.js";
+import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
@@ -90,8 +90,11 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const deadline = t0 / 1000 + o.budgetS;
   const say = o.progress ?? (() => {});
   // (makeDirectory, not a recursive mkdirSync: that spins forever on /proc/x in Node 20)
+  // (and the reports' names probed: a read-only --out fails now, not after the whole check)
   try {
     makeDirectory(o.out);
+    checkWritableFile(join(o.out, "report.json"));
+    checkWritableFile(join(o.out, "report.md"));
   } catch (e) {
     throw new CliError(`--out: ${(e as Error).message}`);
   }
@@ -99,6 +102,17 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   if (!goldenDir)
     throw new CliError(
       "no golden cases found: pass --golden <dir> (testdata/golden of a checkout)",
+    );
+  // (a golden folder with no case would pass the check without running one)
+  const named = o.golden !== undefined ? `--golden ${o.golden}` : `the golden folder ${goldenDir}`;
+  const kind = asCliError(() => outputKind(goldenDir));
+  if (kind !== "folder")
+    throw new CliError(
+      `${named} is ${kind === "missing" ? "missing" : `a ${kind}, not a folder`}: name the golden cases' folder (testdata/golden of a checkout)`,
+    );
+  if (asCliError(() => goldenCases(goldenDir)).length === 0)
+    throw new CliError(
+      `${named} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
     );
   const b = await start(o);
   const started = performance.now();
@@ -150,8 +164,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       failed: cases.length - passed,
     };
   };
-  /** Both reports, written atomically: after the correctness cases and each speed case too,
-   * so that a check cut short (a node's allocation ending) still leaves what it found. */
+  /** Both reports, written atomically: after every correctness and speed case, so that a check
+   * cut short (a signal, a node's allocation ending) still leaves what it found. */
   const write = (r: CheckReport) => {
     writeFileAtomic(join(o.out, "report.json"), `${JSON.stringify(r, null, 2)}\n`);
     writeFileAtomic(join(o.out, "report.md"), renderMarkdown(r));
@@ -175,20 +189,25 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       golden.length +
       backbones.length +
       mixedTrained.length;
-    const done = (r: CaseResult) => {
+    const done = async (r: CaseResult) => {
       cases.push(r);
+      // the report after every case: a check interrupted or cut short leaves what it found
+      write(snapshot(false));
       const failed = cases.filter((c) => !c.ok).length;
       say(
         `correctness ${cases.length}/${total}${failed ? ` (${failed} FAILED)` : ""}: ${r.name} ${r.ok ? "ok" : "FAIL"} · ${((performance.now() - t0) / 1000).toFixed(0)} s`,
       );
+      // (the event loop turns between two cases: a SIGINT/SIGTERM is heard there, the report of
+      // every case so far already written)
+      await new Promise<void>((res) => setImmediate(res));
     };
-    for (const [i, c] of ops1.entries()) done(await checkOpCase(ops, oracle, c, 100 + i));
+    for (const [i, c] of ops1.entries()) await done(await checkOpCase(ops, oracle, c, 100 + i));
     if (mixed) {
       setGpuPrecision(b.gpu!, "mixed");
       try {
         for (const [i, c] of mixedCases.entries()) {
           const r = await checkOpCase(ops, oracle, c, 200 + i, REDUCED_PRECISION_TOL.mixed);
-          done({ ...r, name: `${r.name} (mixed)` });
+          await done({ ...r, name: `${r.name} (mixed)` });
         }
       } finally {
         setGpuPrecision(b.gpu!, "fp32");
@@ -198,14 +217,15 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       const opsP = b.opsAt!(p) as AnyOps;
       for (const [i, c] of gemmCases.entries()) {
         const r = await checkOpCase(opsP, oracle, c, 200 + i, REDUCED_PRECISION_TOL[p]);
-        done({ ...r, name: `${r.name} (${p})` });
+        await done({ ...r, name: `${r.name} (${p})` });
       }
     }
-    for (const name of models) done(await checkModelCase(b, name));
-    for (const name of golden) done(await checkGoldenCase(goldenDir, name, b));
+    for (const name of models) await done(await checkModelCase(b, name));
+    for (const name of golden) await done(await checkGoldenCase(goldenDir, name, b));
     for (const bb of backbones) {
-      done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
-      if (mixedTrained.includes(bb)) done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
+      await done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
+      if (mixedTrained.includes(bb))
+        await done(await checkTraining(b, bb, TRAIN_STEPS[o.size], "mixed"));
     }
     correct = performance.now();
 
@@ -241,6 +261,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       }
       planner.measured(c.flops, (performance.now() - ts) / 1000);
       write(snapshot(false));
+      await new Promise<void>((res) => setImmediate(res));
     }
     const report = snapshot(true);
     write(report);

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSafetensorsFile } from "@loop/tensor/node";
@@ -93,7 +93,7 @@ describe("looplm forward", () => {
     ).rejects.toThrow(/does not exist/);
     await expect(
       run("forward", "--model", dir, "--input", join(d, "missing.json"), "--out", join(d, "o")),
-    ).rejects.toThrow(/cannot read --input/);
+    ).rejects.toThrow(/^--input: cannot read .*missing.json: it does not exist$/);
   });
 });
 
@@ -208,7 +208,9 @@ describe("looplm train, generate, sweep", () => {
     ).rejects.toThrow(/--protocol must be one of iso-param, iso-flops/);
     await expect(
       run("sweep", "--protocol", "iso-param", ...tiny, "--loops", "1,x", "--out", x),
-    ).rejects.toThrow(/--loops must be a comma-separated list/);
+    ).rejects.toThrow(
+      /^--loops: item 2 of "1,x" is "x", not a whole number ≥ 0; give comma-separated whole numbers such as 0,1,2$/,
+    );
     await expect(run("generate", "--model", "x")).rejects.toThrow(/exactly one of --prompt/);
     // settings no machine holds: the memory they need, and the flag to lower, before any work
     await expect(run("train", ...tiny, "--batch", "2147483647", "--out", x)).rejects.toThrow(
@@ -257,6 +259,23 @@ describe("the looplm binary", () => {
     const h = looplm(["train", "--help"], env);
     expect(h.status).toBe(0);
     expect(h.stdout).toMatch(/Usage: looplm train/);
+  });
+
+  it("refuses LOOPLM_THREADS and worker --threads above the machine's cores, in one line", () => {
+    const cores = availableParallelism();
+    for (const n of ["100000", "1000000000"]) {
+      const env = { ...process.env, LOOPLM_THREADS: n };
+      const r = looplm(["forward", "--model", "/nonexistent", "--input", "x", "--out", "y"], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim().split("\n")).toEqual([
+        `looplm: LOOPLM_THREADS ${n} is more than this machine's ${cores} core${cores === 1 ? "" : "s"}: give at most ${cores} (or leave it out to use them all)`,
+      ]);
+    }
+    const w = looplm(["worker", "--queue", "redis://127.0.0.1:1", "--threads", "100000"]);
+    expect(w.status).toBe(1);
+    expect(w.stderr.trim().split("\n")).toEqual([
+      `looplm: --threads 100000 is more than this machine's ${cores} core${cores === 1 ? "" : "s"}: give at most ${cores} (or leave it out to use them all)`,
+    ]);
   });
 
   it("trains on the portable kernels, saying why in one line, when native ones cannot be built", () => {

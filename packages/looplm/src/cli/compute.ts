@@ -24,6 +24,7 @@ import {
   parseBackend,
   startBackend,
 } from "../backend.js";
+import { CliError } from "./errors.js";
 
 interface KernelNeeds {
   /** A thread per core (training, evaluation); otherwise one thread. */
@@ -89,6 +90,18 @@ function governor(threads: number): ThreadGovernor {
   });
 }
 
+/**
+ * Refuse more compute threads than the machine has cores: each is a worker with its own memory,
+ * and past the cores they only take turns (LOOPLM_THREADS=100000 started a hundred threads and
+ * grew memory ~130 MB/s before failing). `what` names where the count came from.
+ */
+export function checkThreadCount(n: number, what: string, cores = availableParallelism()): void {
+  if (n > cores)
+    throw new CliError(
+      `${what} ${n} is more than this machine's ${cores} core${cores === 1 ? "" : "s"}: give at most ${cores} (or leave it out to use them all)`,
+    );
+}
+
 async function setUp(cmd: Command): Promise<void> {
   const opts = cmd.opts();
   const found = kernelCommands.get(cmd);
@@ -97,6 +110,7 @@ async function setUp(cmd: Command): Promise<void> {
   const threads = env ? Number(env) : kernels?.threads ? availableParallelism() : 1;
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`LOOPLM_THREADS must be an integer ≥ 1, got "${env}"`);
+  if (env) checkThreadCount(threads, "LOOPLM_THREADS");
   if (threads > 1) await startThreadPool(threads);
   installThreadGovernor(!env && threads > 1 ? governor(threads) : null);
   const o = opts as { backend?: Backend; verbose?: boolean };

@@ -31,8 +31,18 @@ export class CliError extends Error {
   }
 }
 
+/** The largest value an integer flag takes, and why (said when a larger one is refused). */
+export interface IntMax {
+  max: number;
+  why: string;
+}
+
 /** Parse an integer option, failing with a message naming the flag. */
-export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: string) => number {
+export function intOption(
+  flag: string,
+  min = Number.NEGATIVE_INFINITY,
+  most?: IntMax,
+): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
     if (!/^[-+]?\d+$/.test(v.trim())) throw new CliError(`${flag} must be an integer, got "${v}"`);
@@ -42,6 +52,10 @@ export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: str
         `${flag} ${v.trim()} exceeds the largest safe integer (${Number.MAX_SAFE_INTEGER})`,
       );
     if (n < min) throw new CliError(`${flag} must be ≥ ${min}, got ${n}`);
+    if (most && n > most.max)
+      throw new CliError(
+        `${flag} ${n} is more than ${most.max}, its largest (${most.why}); lower it`,
+      );
     return n;
   };
 }
@@ -50,9 +64,15 @@ export function intOption(flag: string, min = Number.NEGATIVE_INFINITY): (v: str
  * The option `spec` taking an integer ≥ `min`, with default `value`: what `.option(spec,
  * description, intOption(flag, min), value)` adds, the flag (spec's first word) named once.
  */
-export function intFlag(spec: string, description: string, min?: number, value?: number): Option {
+export function intFlag(
+  spec: string,
+  description: string,
+  min?: number,
+  value?: number,
+  most?: IntMax,
+): Option {
   const flag = spec.split(" ")[0]!;
-  return new Option(spec, description).default(value).argParser(intOption(flag, min));
+  return new Option(spec, description).default(value).argParser(intOption(flag, min, most));
 }
 
 /** The option `spec` taking a number, with default `value` (as intFlag). */

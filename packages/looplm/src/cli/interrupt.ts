@@ -6,12 +6,14 @@
  * arrive together (Ctrl-C reaches the whole process group, and `pnpm looplm`'s tsx relays it
  * once more) are not a second signal.
  *
- * A step (or an evaluation) that runs long must not hold the stop back. JavaScript handlers only
- * run between pieces of synchronous work, so during a span of computation that is new or took
- * over LONG_SPAN_MS last time the handlers are taken off: the signal's default action then ends
- * the process at once, dropping the unfinished step and keeping the last checkpoint (every file
- * is written atomically; `--resume` continues from it). A span that yields (a GPU step) hears
- * the signal and gets GRACE_MS to end before the process exits without it.
+ * A step that runs long must not hold the stop back. JavaScript handlers only run between
+ * pieces of synchronous work, so during a step that is new or took over LONG_SPAN_MS last time
+ * the handlers are taken off: the signal's default action then ends the process at once,
+ * dropping the unfinished step and keeping the last checkpoint (every file is written
+ * atomically; `--resume` continues from it). A span that yields (a GPU step, an evaluation,
+ * which yields between its batches and stops there) hears the signal and gets GRACE_MS to end
+ * before the process exits without it; an evaluation stopped so prints the stop and resume
+ * lines like a step, its step's checkpoint written before it began.
  */
 import { RunInterrupted } from "@loop/train/node";
 import { CliError } from "./errors.js";
@@ -123,7 +125,9 @@ export async function withInterrupts<T>(
     // (after the first signal the handlers stay: a second one must still exit at once; and
     // where something else also listens, taking ours off would not restore the default action)
     const alone = handlers.every(([sig]) => process.listenerCount(sig) === 1);
-    if (!got && alone && (last === undefined || last > LONG_SPAN_MS)) listen(false);
+    // (an evaluation yields between its batches and stops there on the signal: it keeps them)
+    if (!got && alone && kind !== "eval" && (last === undefined || last > LONG_SPAN_MS))
+      listen(false);
     return () => {
       inSpan = false;
       lastSpanMs.set(kind, performance.now() - t0);

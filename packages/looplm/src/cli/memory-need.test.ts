@@ -124,3 +124,21 @@ describe("the memory a setting needs", () => {
     expect(formatBytes(3 * 1024 ** 4)).toBe("3.0 TiB");
   });
 });
+
+describe("the flag a refusal names", () => {
+  it("an evaluation batch of one row names the sequence length, not the batch size", () => {
+    const need = evaluationMemoryNeed(cfg, 2_000_000_000, { count: 1, batchSize: 1 });
+    expect(() =>
+      checkMemoryNeed(need, 2 ** 30, { count: "--count", evalBatch: "--batch-size" }),
+    ).toThrow(
+      /: lower the sequence length \(--length or --seq-len; or --layers, --loops\) \(this machine has 1\.0 GiB\)$/,
+    );
+  });
+
+  it("a training batch of one row names the sequence length, not --batch", () => {
+    const need = trainingMemoryNeed(cfg, { batchSize: 1 }, 2_000_000_000);
+    expect(() => checkMemoryNeed(need, 2 ** 30)).toThrow(
+      /: lower the sequence length \(--length or --seq-len; or --layers, --loops\) \(this machine has/,
+    );
+  });
+});

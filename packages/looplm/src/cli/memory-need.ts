@@ -163,10 +163,20 @@ export function needBytes(n: MemoryNeed): number {
  * its evaluation rows --count and its batch --batch-size).
  */
 function flagToLower(n: MemoryNeed, flags: { count: string; evalBatch: string }): string {
+  // (a batch of one row cannot be lowered: then its rows' length is what to lower)
+  const rowLength = "the sequence length (--length or --seq-len; or --layers, --loops)";
+  const s = n.sizes;
+  const evalRows = s.eval ? Math.min(s.eval.batchSize, s.eval.count) : 0;
   const parts: [number, string][] = [
     [n.weightBytes, "--d-model or --layers"],
-    [n.stepBytes, "--batch (or --layers, --loops, the sequence length)"],
-    [n.evalBatchBytes, `${flags.evalBatch} (or --layers, --loops, the sequence length)`],
+    [
+      n.stepBytes,
+      s.batchSize <= 1 ? rowLength : "--batch (or --layers, --loops, the sequence length)",
+    ],
+    [
+      n.evalBatchBytes,
+      evalRows <= 1 ? rowLength : `${flags.evalBatch} (or --layers, --loops, the sequence length)`,
+    ],
   ];
   return parts.reduce((a, b) => (b[0] > a[0] ? b : a))[1];
 }
@@ -209,5 +219,72 @@ export function isAllocationFailure(e: unknown): boolean {
   return (
     e instanceof RangeError &&
     /Invalid typed array length|Array buffer allocation failed|Invalid array length/.test(e.message)
+  );
+}
+
+/**
+ * float32 values the decode state of layer `i` holds per sequence (a floor): a Mamba-2 layer's
+ * convolution window and SSM state, an attention layer's keys and values for `capacity` tokens.
+ */
+function layerStateFloats(cfg: ModelConfig, i: number, capacity: number): number {
+  const D = cfg.d_model;
+  if (isAttentionLayer(cfg, i))
+    return (2 * capacity * D * cfg.attention.n_kv_heads) / cfg.attention.n_heads;
+  const s = cfg.ssm;
+  const Di = s.expand * D;
+  return (s.d_conv - 1) * (Di + 2 * s.n_groups * s.d_state) + Di * s.d_state;
+}
+
+/** What one command's use of a loaded model needs (no training): see modelRunNeed. */
+export interface ModelRun {
+  /** The command, for the message ("generate"). */
+  command: string;
+  /** Tokens of one forward pass whose outputs are kept (0: none). */
+  forwardTokens?: number;
+  /** Tokens a decode state holds (generate: the prompt and the new tokens; 0: no decoding). */
+  decodeCapacity?: number;
+  /** The flags that lower the need, beside the model's own sizes (e.g. "--max-new"). */
+  flags?: string;
+}
+
+/**
+ * The memory a command needs at least to run a model of `cfg` (a floor, as for training): its
+ * float32 weights; a forward's outputs for every layer application and loop step's logits; a
+ * decode state per loop step and layer. `n_loops` enters each: a config edited to loop a billion
+ * times is refused here, before the model is built, instead of growing for ever.
+ */
+export function modelRunNeed(cfg: ModelConfig, run: ModelRun): { bytes: number; parts: string[] } {
+  const params = countParameters(cfg);
+  const parts: string[] = [
+    `${formatBytes(4 * params)} for ${params.toLocaleString("en-US")} parameters`,
+  ];
+  let bytes = 4 * params;
+  const T = run.forwardTokens ?? 0;
+  if (T > 0) {
+    const b = 4 * T * cfg.n_loops * (blockFloatsPerToken(cfg) + cfg.vocab_size);
+    bytes += b;
+    parts.push(
+      `${formatBytes(b)} for the outputs of a forward of ${T} token${T === 1 ? "" : "s"} through ${cfg.n_loops} loop steps`,
+    );
+  }
+  const C = run.decodeCapacity ?? 0;
+  if (C > 0) {
+    let perLoop = 0;
+    for (let i = 0; i < cfg.n_layers; i++) perLoop += layerStateFloats(cfg, i, C);
+    const b = 4 * cfg.n_loops * perLoop;
+    bytes += b;
+    parts.push(
+      `${formatBytes(b)} for the decode state of ${cfg.n_loops} loop steps × ${cfg.n_layers} layers over ${C} tokens`,
+    );
+  }
+  return { bytes, parts };
+}
+
+/** Refuse running a model of `cfg` whose modelRunNeed is over the machine's memory. */
+export function checkModelRun(cfg: ModelConfig, run: ModelRun, available = totalmem()): void {
+  const { bytes, parts } = modelRunNeed(cfg, run);
+  if (bytes <= available) return;
+  throw new CliError(
+    `${run.command} with this model needs at least ${formatBytes(bytes)} of memory (${parts.join(", ")}; this machine has ${formatBytes(available)}): lower ${run.flags ? `${run.flags}, or ` : ""}n_loops or n_layers in its config.json, or use a smaller model`,
   );
 }

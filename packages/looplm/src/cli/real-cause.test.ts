@@ -52,6 +52,10 @@ describe("messages without a queue", () => {
     expect(jobRecordProblem(job(d, ["a"]), "j1")?.message).toBe(
       "job j1: its label is a list, not a string; refused",
     );
+    // (a 2 MB label would be printed whole in every line naming the job)
+    expect(jobRecordProblem(job(d, "x".repeat(2 ** 21)), "j1")?.message).toBe(
+      "job j1: its label is 2097152 characters long, more than a member's (at most 256); refused",
+    );
   });
 
   it("a malformed %-escape in the password is named, the password not shown", () => {

@@ -16,10 +16,16 @@ import { CliError } from "./errors.js";
 export const RESUMABLE_FLAGS = [
   "steps",
   "evalEvery",
+  "evalCount",
   "ckptEvery",
   "checkpointing",
   "backend",
 ] as const;
+/**
+ * Resumable flags whose change is said in one line: they change no trained weight, but the
+ * numbers logged from here on are not comparable with the earlier ones.
+ */
+const SAID_FLAGS = new Set(["evalCount"]);
 /** Flags that say what to do with the folder (or what to print), not how the run trains. */
 const ACTION_FLAGS = new Set(["out", "resume", "overwrite", "verbose"]);
 /** Flags naming files or folders: recorded as absolute paths, so resume works from anywhere. */
@@ -60,6 +66,16 @@ export function resumeFlags<F extends object>(
     }
     if (cmd.getOptionValueSource(k) !== "cli") continue;
     if ((RESUMABLE_FLAGS as readonly string[]).includes(k)) {
+      if (
+        SAID_FLAGS.has(k) &&
+        rec[k] !== undefined &&
+        JSON.stringify(v) !== JSON.stringify(rec[k])
+      ) {
+        const flag = cmd.options.find((o) => o.attributeName() === k)?.long ?? k;
+        process.stderr.write(
+          `looplm: ${flag} ${JSON.stringify(v)} replaces ${JSON.stringify(rec[k])} of the run being resumed: the model trains the same; its evaluations from here on use ${JSON.stringify(v)}\n`,
+        );
+      }
       merged[k] = v;
       continue;
     }

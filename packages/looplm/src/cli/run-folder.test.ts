@@ -50,14 +50,22 @@ describe("train --resume continues the run that was started", () => {
     await expect(
       run("train", "--out", r, "--resume", "--loops", "1", "--steps", "7"),
     ).rejects.toThrow(
-      /^--loops 1 differs from the run being resumed \(2 in .*run.json\); with --resume only --steps, --eval-every, --ckpt-every, --checkpointing, --backend may change$/,
+      /^--loops 1 differs from the run being resumed \(2 in .*run.json\); with --resume only --steps, --eval-every, --eval-count, --ckpt-every, --checkpointing, --backend may change$/,
     );
     await expect(run("train", "--out", r, "--resume", "--batch", "8")).rejects.toThrow(
       /--batch 8 differs from the run being resumed \(4 in/,
     );
-    // Repeating a recorded flag with its recorded value is fine.
-    await run("train", ...tiny, "--loops", "2", "--out", r, "--resume", "--steps", "6");
+    // Repeating a recorded flag with its recorded value is fine; --eval-count may change, said so
+    // (a typo in it was undone only by --overwrite)
+    const changed = await run(
+      ...["train", ...tiny, "--loops", "2", "--out", r, "--resume", "--steps", "6"],
+      ...["--eval-count", "16"],
+    );
+    expect(changed.err).toContain(
+      "looplm: --eval-count 16 replaces 8 of the run being resumed: the model trains the same; its evaluations from here on use 16\n",
+    );
     expect(runJson(r).model).toEqual(before.model);
+    expect(runJson(r).flags).toMatchObject({ evalCount: 16 });
     await expect(run("train", "--out", r, "--resume")).rejects.toThrow(
       /already finished its 6 steps/,
     );

@@ -72,14 +72,23 @@ export function taskEvaluator(
   kernels: CpuKernels,
   source?: StepOutputSource,
   progress?: string,
+  signal?: AbortSignal,
 ): (m: LoopedModel) => Promise<EvalRecord> {
   const set = taskEvalBatches(task, { count, batchSize });
+  // (with a signal: the event loop runs between two batches, so a SIGINT/SIGTERM is heard there
+  // and stops the evaluation, instead of killing the process with no word and its lock left)
+  const between = signal
+    ? async () => {
+        await new Promise<void>((r) => setImmediate(r));
+        if (signal.aborted) throw new Error("evaluation stopped by a signal");
+      }
+    : undefined;
   return async (m) => {
     const batches = progress === undefined ? set : withEvalProgress(set, progress);
     return evalRecord(
       task.metric === "ppl"
-        ? await evaluatePerplexity(source ?? m, batches, { kernels })
-        : await evaluateAccuracy(source ?? m, batches, { kernels }),
+        ? await evaluatePerplexity(source ?? m, batches, { kernels, between })
+        : await evaluateAccuracy(source ?? m, batches, { kernels, between }),
     );
   };
 }
@@ -178,6 +187,7 @@ async function trainModel(
         job.backend.kernels,
         dev ? deviceOutputSource(dev.deviceModel) : undefined,
         `${job.label} evaluation`,
+        job.signal,
       ),
       onStep: (m) => {
         bar.update(m);

@@ -117,3 +117,27 @@ export function savedTinyRun(prefix: string): string {
   );
   return runDir;
 }
+
+/** What `cliWithin` saw: the exit status and the child's stderr. */
+export interface BoundedRun {
+  status: number | null;
+  stderr: string;
+}
+
+/**
+ * Run `looplm …args` (one thread) as a child killed after `limitMs`; a child that had to be
+ * killed throws, naming the command and its output, so a hang fails the test, not the suite.
+ */
+export function cliWithin(args: string[], limitMs = 60_000): BoundedRun {
+  const r = spawnSync(process.execPath, [...CLI_NODE_ARGS, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, LOOPLM_THREADS: "1" },
+    timeout: limitMs,
+    killSignal: "SIGKILL",
+  });
+  if (r.error || r.signal)
+    throw new Error(
+      `looplm ${args.join(" ")} hung (killed after ${limitMs} ms); stderr: ${r.stderr}`,
+    );
+  return { status: r.status, stderr: r.stderr };
+}

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { comparisonTable, type SweepFile, type SweepRow } from "@loop/eval";
 import { renderSweepReport } from "@loop/eval/node";
 import { type ModelConfig, planIsoFlops, planIsoParameter } from "@loop/looped";
-import { makeDirectory } from "@loop/tensor/node";
+import { inputFileExists, makeDirectory } from "@loop/tensor/node";
 import { resolveTrainOptions, type TrainOptions } from "@loop/train";
 import {
   checkResumeMatches,
@@ -124,7 +124,8 @@ export function memberStart(
   config: ModelConfig,
   train: TrainOptions,
 ): MemberStart {
-  if (!holdsRun(runDir) || !existsSync(join(runDir, "run.json"))) return { kind: "fresh" };
+  if (!holdsRun(runDir) || !asCliError(() => inputFileExists(join(runDir, "run.json"))))
+    return { kind: "fresh" };
   const info = readRunInfo(runDir);
   const resumed = resumeTrainOptions(info.train, {
     steps: train.steps,
@@ -165,7 +166,7 @@ export function sweepSchedule(
   const fresh: string[] = [];
   for (const p of plan) {
     const runDir = join(outDir, runFolderName(p.label));
-    if (holdsRun(runDir) && existsSync(join(runDir, "run.json")))
+    if (holdsRun(runDir) && asCliError(() => inputFileExists(join(runDir, "run.json"))))
       started.push({ label: p.label, recorded: readRunInfo(runDir).train });
     else fresh.push(p.label);
   }

@@ -4,11 +4,13 @@
  * both; a model saved without a record still works, saying so in one line. `tokenizer encode`
  * refuses text that is not UTF-8, as the corpus loaders do.
  */
+import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { run } from "./run-in-process.test-util.js";
+import { cliWithin } from "./spawn-cli.test-util.js";
 import { TINY_MODEL, TINY_TRAIN } from "./tiny-args.test-util.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-record-"));
@@ -120,6 +122,33 @@ describe("task records", () => {
     );
   });
 
+  it("a language model's record edited to say phop is refused, not scored on p-hop", async () => {
+    const edited = join(dir, "edited");
+    execFileSync("cp", ["-r", lmRun, edited]);
+    const path = join(edited, "final", "task.json");
+    const r = JSON.parse(readFileSync(path, "utf8"));
+    r.task.name = "phop";
+    writeFileSync(path, JSON.stringify(r));
+    await expect(
+      run("eval", "--model", edited, "--count", "4", "--out", join(dir, "edited.json")),
+    ).rejects.toThrow(
+      `${path} is not a looplm task record: task "phop" reads no text, yet the record names a tokenizer (a language model's record edited to another task?); restore it or remove it`,
+    );
+  });
+
+  it("a record that disagrees with its run's run.json on the task is refused", async () => {
+    const edited = join(dir, "edited-both");
+    execFileSync("cp", ["-r", lmRun, edited]);
+    const path = join(edited, "final", "task.json");
+    const r = JSON.parse(readFileSync(path, "utf8"));
+    writeFileSync(path, JSON.stringify({ ...r, task: { name: "phop" }, tokenizer: null }));
+    await expect(
+      run("eval", "--model", edited, "--count", "4", "--out", join(dir, "edited-both.json")),
+    ).rejects.toThrow(
+      `${path} records task phop, but ${join(edited, "run.json")} records lm: one of them was edited; restore it (or remove ${path})`,
+    );
+  });
+
   it("a model saved without a record still works, with one line saying so", async () => {
     const old = join(dir, "old");
     mkdirSync(join(old, "final"), { recursive: true });
@@ -152,11 +181,11 @@ describe("task records", () => {
 
   it("tokenizer encode --file names why a path cannot be read, in words", async () => {
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", dir)).rejects.toThrow(
-      `cannot read --file ${dir}: it is a folder, not a file`,
+      `--file: cannot read ${dir}: it is a folder, not a regular file; put the file itself there`,
     );
     const none = join(dir, "none.txt");
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", none)).rejects.toThrow(
-      `cannot read --file ${none}: it does not exist`,
+      `--file: cannot read ${none}: it does not exist`,
     );
   });
 
@@ -166,5 +195,32 @@ describe("task records", () => {
     await expect(run("tokenizer", "encode", "--tokenizer", other, "--file", bad)).rejects.toThrow(
       `--file ${bad} is not valid UTF-8 text (first bad byte at offset 3); convert it first, e.g. iconv -f latin1 -t utf-8`,
     );
+  });
+
+  it("tokenizer encode --text refuses bytes that were not UTF-8 (U+FFFD) instead of encoding <unk>", async () => {
+    // (node hands `--text $'\xe9'` over as U+FFFD: the byte itself is gone by then)
+    await expect(
+      run("tokenizer", "encode", "--tokenizer", other, "--text", "caf\uFFFD"),
+    ).rejects.toThrow(
+      "--text holds U+FFFD, the mark of bytes that are not UTF-8 (position 3): pass the text as UTF-8 (convert it first, e.g. with iconv -f latin1 -t utf-8)",
+    );
+  });
+
+  it("generate --prompt refuses bytes that were not UTF-8 (U+FFFD) before loading the model", async () => {
+    await expect(
+      run("generate", "--model", lmRun, "--prompt", "ab\uFFFD", "--max-new", "1"),
+    ).rejects.toThrow(
+      "--prompt holds U+FFFD, the mark of bytes that are not UTF-8 (position 2): pass the text as UTF-8 (convert it first, e.g. with iconv -f latin1 -t utf-8)",
+    );
+  });
+
+  it("tokenizer encode --file refuses a FIFO at once instead of waiting for a writer", async () => {
+    const fifo = join(dir, "text.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const r = cliWithin(["tokenizer", "encode", "--tokenizer", other, "--file", fifo]);
+    expect([r.status, r.stderr]).toEqual([
+      1,
+      `looplm: --file: cannot read ${fifo}: it is a FIFO, not a regular file; put the file itself there\n`,
+    ]);
   });
 });

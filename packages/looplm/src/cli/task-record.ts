@@ -6,12 +6,11 @@
  * A model saved before records existed has none: it still works, with one line saying so.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isHfMamba2Config } from "@loop/looped";
 import { readModelJson } from "@loop/looped/node";
 import type { Task, TextTokenizer } from "@loop/tasks";
-import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import { canonicalJson } from "@loop/train/node";
 import { CliError } from "./errors.js";
 
@@ -86,6 +85,13 @@ function recordProblem(r: unknown): string | null {
       return '"tokenizer.file" is not a file name';
     if (typeof k.source !== "string") return '"tokenizer.source" is not a string';
   }
+  // Only the language-model task reads text through a tokenizer: a record naming another task
+  // beside a tokenizer (or lm without one) was edited, and evaluating by it would silently score
+  // the model on a task it was never trained on.
+  if (t.name === "lm" && k === null)
+    return 'task "lm" records no "tokenizer" (a record edited from a symbolic task?); restore it or remove it';
+  if (t.name !== "lm" && k !== null)
+    return `task ${JSON.stringify(t.name)} reads no text, yet the record names a tokenizer (a language model's record edited to another task?); restore it or remove it`;
   return null;
 }
 
@@ -99,9 +105,10 @@ export function findTaskRecord(checkpoint: string, runDir: string | null): Found
   for (const d of places) {
     if (!d) continue;
     const path = join(d, TASK_RECORD);
-    if (!existsSync(path)) continue;
     let r: unknown;
     try {
+      // (by the one input rule: a FIFO, folder or dangling link under task.json's name is named)
+      if (!inputFileExists(path)) continue;
       r = readJsonFile(path);
     } catch (e) {
       throw new CliError((e as Error).message);

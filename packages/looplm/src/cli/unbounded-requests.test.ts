@@ -30,10 +30,10 @@ describe("unbounded requests", () => {
     expect(existsSync(x)).toBe(false);
   });
 
-  it("--loops 100000 at --batch 4 names --eval-count: the evaluation's 64-row batch is the largest part", async () => {
+  it("--loops 50000 at --batch 4 names --eval-count: the evaluation's 64-row batch is the largest part", async () => {
     // (--batch below 64 leaves the evaluation batch at 64 rows: lowering it would not help)
     const x = join(tmp(), "x");
-    const args = [...tinyPhop(64), "--loops", "100000", "--batch", "4", "--eval-count", "256"];
+    const args = [...tinyPhop(64), "--loops", "50000", "--batch", "4", "--eval-count", "256"];
     await expect(run("train", ...args, "--steps", "1", "--out", x)).rejects.toThrow(
       new RegExp(
         `^training this setting ${AMOUNT} \\(.*, [\\d.]+ GiB for the evaluation of --eval-count 256 rows, 64 at a time\\): lower --eval-count \\(or --layers, --loops, the sequence length\\) \\(this machine has `,
@@ -66,5 +66,15 @@ describe("unbounded requests", () => {
       ),
     );
     expect(existsSync(out)).toBe(false);
+  });
+
+  it("--accum 2147483647 is refused at once: a step that would never end", async () => {
+    const x = join(tmp(), "x");
+    await expect(
+      run("train", ...tinyPhop(16), ...quick, "--accum", "2147483647", "--out", x),
+    ).rejects.toThrow(
+      "--accum 2147483647 is more than 65536, its largest (each micro-batch is a forward and backward pass: a larger step would run for hours between two log lines); lower it",
+    );
+    expect(existsSync(x)).toBe(false);
   });
 });

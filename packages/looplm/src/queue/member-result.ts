@@ -7,9 +7,9 @@
  * `log.jsonl` must end with the evaluation of the job's last step — in the task's metric, one
  * finite value in range per loop step of the model, the final value the last one.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { configToJson } from "@loop/looped";
+import { readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, type EvalRecord, readRunLog } from "@loop/train/node";
 import { metricRangeProblem, shown } from "../cli/metric-range.js";
 import { TASK_METRIC } from "../cli/options/task.js";
@@ -53,7 +53,7 @@ function finalModelProblem(dir: string, d: TrainingJobData): string | null {
   const path = join(dir, "config.json");
   let held: unknown;
   try {
-    held = JSON.parse(readFileSync(path, "utf8"));
+    held = readJsonFile(path);
   } catch (e) {
     return `${path} cannot be read (${(e as Error).message})`;
   }

@@ -216,6 +216,27 @@ describe("looplm sweep --queue with looplm worker", () => {
     expect((await w.exited).code).toBe(0);
   }, 600_000);
 
+  it("a member whose training process fails before it can report gives the process's reason", async () => {
+    // (--backend cuda: no CUDA here, so the job's training process ends in its backend's start,
+    // before it reports anything; its one line reaches the coordinator, not only the worker)
+    const url = `${redis.url}/8`;
+    const dir = tmp();
+    const w = worker(url);
+    const coord = looplm([
+      "sweep",
+      ...tiny,
+      ...["--loops", "2", "--steps", "2", "--backend", "cuda", "--out", dir, "--queue", url],
+    ]);
+    const { code } = await coord.exited;
+    expect(code).toBe(1);
+    const last = coord.err().trim().split("\n").at(-1)!;
+    expect(last).toMatch(
+      /^looplm: 1 of 1 members failed .*1⊗2: training process exited with code 1: .*cuda/,
+    );
+    w.proc.kill("SIGTERM");
+    expect((await w.exited).code).toBe(0);
+  }, 600_000);
+
   it("a worker that cannot see the job's run folder fails it with one line", async () => {
     const url = `${redis.url}/4`;
     const queue = new Queue(QUEUE_NAME, { connection: parseQueueUrl(url).options });

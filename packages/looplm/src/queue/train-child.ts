@@ -8,11 +8,11 @@
  * itself vanishes (kill -9) this process notices its parent changed and exits without writing,
  * as a lost machine would, so another worker can resume the folder after the job's lock expires.
  */
-import { existsSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { existsSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { writeFileAtomic } from "@loop/tensor/node";
+import { readJsonFile, writeFileAtomic } from "@loop/tensor/node";
 import type { EvalRecord } from "@loop/train/node";
 import { holdsRun, LOCK_FILE, latestCheckpoint, RunInterrupted } from "@loop/train/node";
 import type { ComputeBackend } from "../backend.js";
@@ -51,7 +51,7 @@ function dropLockOfLostWorker(runDir: string): void {
   const path = join(runDir, LOCK_FILE);
   let owner: { pid?: number; host?: string };
   try {
-    owner = JSON.parse(readFileSync(path, "utf8")) as typeof owner;
+    owner = readJsonFile<typeof owner>(path);
   } catch {
     return;
   }

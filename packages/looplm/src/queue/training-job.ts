@@ -3,11 +3,11 @@
  * to train one run folder (task flags, model config, training options), its id, and its result.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { ModelConfig } from "@loop/looped";
-import { makeDirectory } from "@loop/tensor/node";
+import { makeDirectory, readJsonFile } from "@loop/tensor/node";
 import type { TrainOptions } from "@loop/train";
 import type { EvalRecord } from "@loop/train/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
@@ -132,15 +132,25 @@ function kindOf(x: unknown): string {
   return x === undefined ? "absent" : `a${typeof x === "object" ? "n" : ""} ${typeof x}`;
 }
 
+/** The longest job label and run folder a worker accepts. */
+const MAX_LABEL = 256;
+const MAX_PATH = 4096;
+
 /**
- * Null when the job's label and run folder are strings (every message and check reads them),
- * else why not: a job whose label is an object would otherwise fail deep inside with "Cannot
- * convert object to primitive value".
+ * Null when the job's label and run folder are strings of a label's and a path's length (every
+ * message and check reads them), else why not: a job whose label is an object would otherwise
+ * fail deep inside with "Cannot convert object to primitive value".
  */
 export function jobShapeProblem(d: object): string | null {
   const j = d as Record<string, unknown>;
   if (typeof j.label !== "string") return `its label is ${kindOf(j.label)}, not a string`;
   if (typeof j.runDir !== "string") return `its run folder is ${kindOf(j.runDir)}, not a string`;
+  // (a member's label is a few characters, a path at most PATH_MAX: anything longer is not one,
+  // and would be printed whole in every line that names the job)
+  if (j.label.length > MAX_LABEL)
+    return `its label is ${j.label.length} characters long, more than a member's (at most ${MAX_LABEL})`;
+  if (j.runDir.length > MAX_PATH)
+    return `its run folder is ${j.runDir.length} characters long, more than a path's (at most ${MAX_PATH})`;
   return null;
 }
 
@@ -174,9 +184,9 @@ export function jobRecordProblem(d: TrainingJobData, id: string): RecordProblem 
   }
   let m: { id?: unknown; job?: unknown };
   try {
-    m = JSON.parse(readFileSync(marker, "utf8")) as typeof m;
-  } catch {
-    return problem(`${marker} is not a job record; refused`);
+    m = readJsonFile<typeof m>(marker);
+  } catch (e) {
+    return problem(`${marker} is not a job record (${(e as Error).message}); refused`);
   }
   if (m.id !== id)
     return problem(

@@ -81,13 +81,19 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
         ...(backend ? ["--backend", backend] : []),
       ],
       {
-        // Several jobs at once: plain progress lines (a pipe is no TTY) rather than fighting bars.
-        stdio: ["ignore", "inherit", o.concurrency > 1 ? "pipe" : "inherit", "pipe"],
+        // Its stderr comes through a pipe (plain progress lines: a pipe is no TTY), passed on
+        // here and its end kept: a child that fails before it can report (a backend that does
+        // not start) gives its last line as the job's failure reason.
+        stdio: ["ignore", "inherit", "pipe", "pipe"],
         cwd: launchDir,
         env: { ...process.env, LOOPLM_THREADS: String(o.threads) },
       },
     );
-    child.stderr?.pipe(process.stderr);
+    let stderrTail = "";
+    child.stderr?.on("data", (c: Buffer) => {
+      process.stderr.write(c);
+      stderrTail = (stderrTail + c.toString()).slice(-8192);
+    });
     const entry: Running = { child, abandoned: false };
     running.set(job.id!, entry);
     let last: ChildMessage | null = null;
@@ -116,12 +122,21 @@ export async function runQueueWorker(opts: WorkerOptions): Promise<void> {
           resolve({ kind: "failed", message: m.message, retry: m.retry });
         else if (entry.abandoned)
           resolve({ kind: "failed", message: "lost the job's lock", retry: true });
-        else
+        else {
+          // (the child's own one-line reason, "looplm: …", when it printed one)
+          const said = stderrTail
+            .split("\n")
+            .map((l) => l.trim())
+            .filter((l) => l.startsWith("looplm: "))
+            .at(-1)
+            ?.slice("looplm: ".length)
+            .slice(0, 2000);
           resolve({
             kind: "failed",
-            message: `training process ${signal ? `killed by ${signal}` : `exited with code ${code}`}`,
+            message: `training process ${signal ? `killed by ${signal}` : `exited with code ${code}`}${said ? `: ${said}` : ""}`,
             retry: true,
           });
+        }
       });
     });
   };

@@ -4,9 +4,10 @@
  * address, read in file-name order), or a local text file, or a folder of text files
  * (`.txt`, `.text`, `.md`, recursively, in path order; hidden entries skipped).
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
+import { inputFileStats, readInputFile } from "@loop/tensor/node";
 import type { TextDocument } from "../lm/corpus.js";
 
 /**
@@ -58,7 +59,8 @@ async function listTextFiles(dir: string): Promise<string[]> {
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 async function readText(path: string): Promise<string> {
-  const bytes = await readFile(path);
+  // (by the one input rule: a FIFO or device under a corpus file's name is refused, not waited on)
+  const bytes = readInputFile(path);
   try {
     return decoder.decode(bytes).replace(/\r\n/g, "\n");
   } catch {
@@ -83,6 +85,8 @@ export async function readCorpus(source: string): Promise<TextDocument[]> {
     );
   } else {
     const st = await stat(source).catch(() => null);
+    // (a dangling or looping link is named as one)
+    if (!st) inputFileStats(source);
     if (!st)
       throw new Error(
         `corpus: no such file or folder "${source}" (give "${SOTU}", a text file or a folder)`,

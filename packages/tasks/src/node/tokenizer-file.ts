@@ -1,6 +1,5 @@
 /* Reading and writing `tokenizer.json` files (atomic write: temporary file beside it, then rename). */
-import { readFile } from "node:fs/promises";
-import { writeFileAtomic } from "@loop/tensor/node";
+import { readInputText, writeFileAtomic } from "@loop/tensor/node";
 import type { TextTokenizer } from "../lm/tokenizer.js";
 import { tokenizerFromJson } from "../lm/tokenizer-json.js";
 
@@ -14,12 +13,8 @@ export async function writeTokenizerFile(path: string, tokenizer: TextTokenizer)
  * Face; errors name the file.
  */
 export async function readTokenizerFile(path: string): Promise<TextTokenizer> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch {
-    throw new Error(`tokenizer: cannot read "${path}"`);
-  }
+  // (by the one input rule: only a regular file, never opened blocking, and UTF-8)
+  const text = readInputText(path, { what: "a tokenizer file" });
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -7,7 +7,6 @@ import {
   existsSync,
   fsyncSync,
   openSync,
-  readFileSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -20,7 +19,8 @@ import {
   type NamedArray,
   type SafetensorsFile,
 } from "../io/safetensors.js";
-import { errnoCode, fsError, orFsError } from "./fs-errors.js";
+import { errnoCode, fsError } from "./fs-errors.js";
+import { readInputFile, readInputText } from "./input-file.js";
 import { checkOutputKind, outputKind, refuseEmptyPath, writeIntoSpecial } from "./output-target.js";
 
 /**
@@ -100,10 +100,7 @@ function newFileError(path: string, e: unknown): Error {
  * Read a `.safetensors` file (F32, F16 and BF16 tensors widen to float32); errors name the file.
  */
 export function readSafetensorsFile(path: string): SafetensorsFile {
-  return decodeSafetensors(
-    orFsError("read", path, () => readFileSync(path)),
-    path,
-  );
+  return decodeSafetensors(readInputFile(path), path);
 }
 
 /** Write tensors to a `.safetensors` file atomically (a temporary file renamed into place). */
@@ -115,9 +112,12 @@ export function writeSafetensorsFile(
   writeFileAtomic(path, encodeSafetensors(tensors, metadata));
 }
 
-/** Parse a JSON file; errors name the file and whether it was missing or malformed. */
+/**
+ * Parse a JSON file, read by the input rule (input-file.ts); errors name the file and whether it
+ * was missing, not a regular file, not UTF-8 or malformed.
+ */
 export function readJsonFile<T = unknown>(path: string): T {
-  const text = orFsError("read", path, () => readFileSync(path, "utf8"));
+  const text = readInputText(path);
   try {
     return JSON.parse(text) as T;
   } catch (e) {

@@ -16,6 +16,7 @@ const REASONS: Record<string, string> = {
   ENAMETOOLONG: "the name is too long",
   EMFILE: "too many files are open",
   EIO: "an input/output error occurred",
+  ELOOP: "a symbolic link in it loops (it leads back to itself); replace the link",
 };
 
 /** The errno code of a Node system error, or undefined. */

@@ -13,6 +13,13 @@ export {
 } from "./fma-peak.js";
 export { errnoCode, fsError, fsErrorMessage } from "./fs-errors.js";
 export {
+  inputFileExists,
+  inputFileStats,
+  type ReadInputOptions,
+  readInputFile,
+  readInputText,
+} from "./input-file.js";
+export {
   type KernelProfileEntry,
   startKernelProfile,
   stopKernelProfile,

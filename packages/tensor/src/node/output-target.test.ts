@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,5 +92,28 @@ describe("the one output rule", () => {
     writeFileSync(join(d, "file"), "");
     expect(() => makeDirectory(join(d, "file"))).toThrow(/exists as a file, not a folder/);
     expect(() => makeDirectory("/dev/null/x")).toThrow(/\/dev\/null is a character device/);
+  });
+});
+
+describe("links that lead nowhere", () => {
+  it("a dangling link as an output folder is named, not a raw ENOENT from stat", () => {
+    const d = tmp();
+    const link = join(d, "run");
+    symlinkSync(join(d, "gone"), link);
+    expect(() => makeDirectory(link)).toThrow(
+      `cannot create folder ${link}: ${link} is a symbolic link to ${join(d, "gone")}, which does not exist; remove the link or create its target`,
+    );
+  });
+
+  it("a looping link as an output is named as one, not ELOOP", () => {
+    const d = tmp();
+    const link = join(d, "loop");
+    symlinkSync(link, link);
+    expect(() => writeFileAtomic(link, "x")).toThrow(
+      `cannot write ${link}: a symbolic link in it loops (it leads back to itself); replace the link`,
+    );
+    expect(() => makeDirectory(link)).toThrow(
+      `cannot create folder ${link}: a symbolic link in it loops (it leads back to itself); replace the link`,
+    );
   });
 });

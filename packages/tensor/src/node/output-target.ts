@@ -11,6 +11,7 @@ import {
   constants,
   mkdirSync,
   openSync,
+  readlinkSync,
   type Stats,
   statSync,
   writeSync,
@@ -167,7 +168,15 @@ export function makeDirectory(dir: string): void {
     try {
       mkdirSync(m);
     } catch (e) {
-      if (errnoCode(e) === "EEXIST" && statSync(m).isDirectory()) continue;
+      if (errnoCode(e) === "EEXIST") {
+        const st = statSync(m, { throwIfNoEntry: false });
+        if (st?.isDirectory()) continue;
+        // (stat found nothing where mkdir found a name: a symbolic link to nothing)
+        if (!st)
+          throw new Error(
+            `cannot create folder ${dir}: ${m} is a symbolic link to ${readlinkSync(m)}, which does not exist; remove the link or create its target`,
+          );
+      }
       // ENOENT from mkdir under an existing folder: the file system (e.g. /proc) has no room
       // for new entries.
       if (errnoCode(e) === "ENOENT")

@@ -14,6 +14,8 @@ import { type LoopedModel, loadStateDict } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import type { AdamWState, NamedArray } from "@loop/tensor";
 import {
+  inputFileExists,
+  inputFileStats,
   readJsonFile,
   readSafetensorsFile,
   writeFileAtomic,
@@ -39,6 +41,12 @@ export function saveTrainingCheckpoint(
   runDir: string,
   model: LoopedModel,
   state: TrainerState,
+  /**
+   * The step's log line when the checkpoint is written before it is logged (before the step's
+   * evaluation): kept in trainer.json, so that a resume can log it (evaluating it again) when the
+   * run stopped before it was.
+   */
+  line?: Record<string, unknown>,
 ): string {
   const root = join(runDir, "checkpoints");
   const name = stepDirName(state.step);
@@ -58,6 +66,7 @@ export function saveTrainingCheckpoint(
     cursor: state.cursor,
     elapsed_s: state.elapsed_s,
     ...(state.lossScale ? { loss_scale: state.lossScale } : {}),
+    ...(line ? { line } : {}),
   });
   writeJsonFile(join(root, "latest.json"), { step: state.step, dir: name });
   // Keep the newest KEEP folders up to this step; folders past it are stale (a crash before
@@ -80,7 +89,7 @@ export function saveTrainingCheckpoint(
  */
 export function latestCheckpoint(runDir: string): string | null {
   const p = join(runDir, "checkpoints", "latest.json");
-  if (!existsSync(p)) return null;
+  if (!inputFileExists(p)) return null;
   const { dir } = readJsonFile<{ dir: string }>(p);
   return join(runDir, "checkpoints", dir);
 }
@@ -98,6 +107,9 @@ export function checkpointCandidates(runDir: string): string[] {
   const root = join(runDir, "checkpoints");
   if (!existsSync(root)) return [];
   let latest: number | null = null;
+  // (a FIFO, folder or dangling link under latest.json's name is refused, naming it; only a
+  // missing or damaged file falls back to the folders)
+  inputFileStats(join(root, "latest.json"));
   try {
     latest = stepOfDir(readJsonFile<{ dir: string }>(join(root, "latest.json")).dir);
   } catch {
@@ -183,4 +195,16 @@ export function loadTrainingCheckpoint(dir: string, model: LoopedModel): Trainer
     optimizer,
     ...(ls ? { lossScale: { scale: ls.scale!, good: ls.good! } } : {}),
   };
+}
+
+/**
+ * The log line a checkpoint written before its step was logged keeps (saveTrainingCheckpoint's
+ * `line`), or null.
+ */
+export function pendingLogLine(dir: string): ({ step: number } & Record<string, unknown>) | null {
+  const st = readJsonFile<{ step?: unknown; line?: { step?: unknown } }>(join(dir, "trainer.json"));
+  const line = st.line;
+  return line && typeof line === "object" && line.step === st.step
+    ? (line as { step: number } & Record<string, unknown>)
+    : null;
 }

@@ -10,7 +10,7 @@
 import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelConfig } from "@loop/looped";
-import { makeDirectory, readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, makeDirectory, readJsonFile } from "@loop/tensor/node";
 import { resolveTrainOptions, type TrainOptions } from "../options.js";
 import { lockRunFolder, processAlive } from "./run-lock.js";
 
@@ -113,7 +113,7 @@ export function openRunFolder(dir: string, mode: RunFolderMode = {}): RunFolder 
     removeStaleTemporaries(dir);
     let info: RunInfo | null = null;
     if (mode.resume) {
-      if (!existsSync(join(dir, "run.json")))
+      if (!inputFileExists(join(dir, "run.json")))
         throw new Error(`nothing to resume in ${dir}: it holds no run.json`);
       info = readRunInfo(dir);
     } else if (holdsRun(dir)) {

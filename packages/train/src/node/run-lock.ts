@@ -6,10 +6,10 @@
  * Within one process the lock is re-entrant, so a CLI can lock a folder before its long set-up
  * and the training loop can lock it again.
  */
-import { linkSync, readFileSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { errnoCode, fsError } from "@loop/tensor/node";
+import { errnoCode, fsError, readInputText } from "@loop/tensor/node";
 
 /** The lock file a process training in a run folder holds (its PID). */
 export const LOCK_FILE = "run.lock";
@@ -36,7 +36,8 @@ export function processAlive(pid: number): boolean {
 
 function readOwner(path: string): LockOwner | null {
   try {
-    const o = JSON.parse(readFileSync(path, "utf8")) as LockOwner;
+    // (by the one input rule: a FIFO there is no owner, never waited on)
+    const o = JSON.parse(readInputText(path, { maxBytes: 64 * 1024 })) as LockOwner;
     return Number.isInteger(o.pid) ? o : null;
   } catch {
     return null;

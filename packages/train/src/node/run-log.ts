@@ -3,8 +3,7 @@
  * during an append can only tear the last line, so a last line that does not parse is dropped
  * and said so; any other damage is an error naming the file and line.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { fsError, writeFileAtomic } from "@loop/tensor/node";
+import { inputFileExists, readInputText, writeFileAtomic } from "@loop/tensor/node";
 
 export interface LogTrim {
   /** Lines kept (steps 1..step). */
@@ -15,13 +14,9 @@ export interface LogTrim {
 
 /** Parse log.jsonl into its records; a torn last line is reported, not thrown. */
 export function readLog(path: string): { records: { step: number }[]; torn: boolean } {
-  if (!existsSync(path)) return { records: [], torn: false };
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw fsError("read", path, e);
-  }
+  // (by the one input rule: a FIFO under log.jsonl's name is refused, not waited on)
+  if (!inputFileExists(path)) return { records: [], torn: false };
+  const text = readInputText(path);
   const lines = text.split("\n");
   const records: { step: number }[] = [];
   let torn = false;
@@ -47,7 +42,7 @@ export function readLog(path: string): { records: { step: number }[]; torn: bool
 
 /** Rewrite log.jsonl to exactly the records of steps 1..step, checking they are all there. */
 export function trimLog(path: string, step: number): LogTrim {
-  const text = existsSync(path) ? readFileSync(path, "utf8").split("\n") : [];
+  const text = inputFileExists(path) ? readInputText(path).split("\n") : [];
   const { records, torn } = readLog(path);
   const kept: string[] = [];
   let n = 0;

@@ -21,6 +21,7 @@ import { type StepMetrics, Trainer } from "../trainer.js";
 import {
   checkpointCandidates,
   loadTrainingCheckpoint,
+  pendingLogLine,
   saveTrainingCheckpoint,
   stepDirName,
   writeJsonFile,
@@ -174,9 +175,10 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     o.kernels ?? null,
     o.onNote ?? console.warn,
   );
+  let pending: ({ step: number } & Record<string, unknown>) | null = null;
   if (recorded) {
     checkResumeMatches(o.runDir, recorded, o.model.config, o.train);
-    restore(o, trainer);
+    const restoredFrom = restore(o, trainer);
     if (trainer.step >= o.train.steps && existsSync(join(finalDir, "model.safetensors")))
       throw new Error(
         `resume: the run in ${o.runDir} already finished its ${o.train.steps} steps; resume with more steps to train it further`,
@@ -185,7 +187,12 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
       throw new Error(
         `resume: the checkpoint is at step ${trainer.step}, past the run's ${o.train.steps} steps`,
       );
-    if (trimLog(logPath, trainer.step).droppedTorn)
+    // (a checkpoint whose step the log lacks, written before that step's evaluation: its line
+    // is logged below, once the evaluation can run)
+    pending = pendingLogLine(restoredFrom);
+    const logged = readLog(logPath).records.at(-1)?.step ?? 0;
+    if (pending && (pending.step !== trainer.step || logged !== pending.step - 1)) pending = null;
+    if (trimLog(logPath, trainer.step - (pending ? 1 : 0)).droppedTorn)
       o.onNote?.(
         `dropped a torn last line of ${logPath} (an append cut short by a crash or a full disk)`,
       );
@@ -213,6 +220,37 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
   const evaluateAt = (s: number) =>
     o.evaluate !== undefined && (every(o.train.evalEvery, s) || s === o.train.steps);
   const checkpointAt = (s: number) => every(o.train.checkpointEvery, s) || s === o.train.steps;
+  const evaluate = async (): Promise<EvalRecord> => {
+    const done = o.spans?.("eval");
+    try {
+      const r = noGrad(() => withScratch(() => o.evaluate!(o.model)));
+      return r instanceof Promise ? await r : r;
+    } finally {
+      done?.();
+    }
+  };
+  const append = (line: object) => {
+    try {
+      appendFileSync(logPath, `${JSON.stringify(line)}\n`);
+    } catch (e) {
+      throw fsError("append to", logPath, e);
+    }
+  };
+  if (pending) {
+    // A checkpoint written before its step's evaluation, whose step the log lacks: the run
+    // stopped during that evaluation (a signal, a kill). Its line is logged now, evaluated again.
+    let line: Record<string, unknown> = pending;
+    if (evaluateAt(pending.step)) {
+      o.onNote?.(
+        `the evaluation of step ${pending.step} was interrupted before it was logged: it runs again`,
+      );
+      const ev = await evaluate();
+      line = { ...pending, eval: ev };
+      lastEval = ev;
+    }
+    last = line as { loss: number };
+    append(line);
+  }
   /** Log step `m` (evaluating and checkpointing where due): every step, in order. */
   const report = async (m: StepMetrics) => {
     last = m;
@@ -221,21 +259,26 @@ async function train(o: RunOptions, recorded: RunInfo | null): Promise<RunResult
     if (evaluateNow || checkpointNow) await trainer.sync();
     let ev: EvalRecord | undefined;
     if (evaluateNow && o.evaluate) {
-      const done = o.spans?.("eval");
+      // The checkpoint first, keeping the step's line: an evaluation stopped by a signal (or the
+      // process killed in it) loses no step; a resume logs the line, evaluating it again.
+      if (checkpointNow) {
+        saveTrainingCheckpoint(o.runDir, o.model, trainer.getState(), { ...m });
+        saved = m.step;
+      }
       try {
-        const r = noGrad(() => withScratch(() => o.evaluate!(o.model)));
-        ev = r instanceof Promise ? await r : r;
-      } finally {
-        done?.();
+        ev = await evaluate();
+      } catch (e) {
+        if (!o.signal?.aborted) throw e;
+        const ck =
+          saved === m.step
+            ? join(o.runDir, "checkpoints", stepDirName(m.step))
+            : saveTrainingCheckpoint(o.runDir, o.model, trainer.getState(), { ...m });
+        throw new RunInterrupted(o.runDir, m.step, ck);
       }
       lastEval = ev;
     }
-    try {
-      appendFileSync(logPath, `${JSON.stringify(ev ? { ...m, eval: ev } : m)}\n`);
-    } catch (e) {
-      throw fsError("append to", logPath, e);
-    }
-    if (checkpointNow) {
+    append(ev ? { ...m, eval: ev } : m);
+    if (checkpointNow && saved !== m.step) {
       saveTrainingCheckpoint(o.runDir, o.model, trainer.getState());
       saved = m.step;
     }

@@ -5,7 +5,8 @@
  * live progress line, writes report.md and report.json, exits 0 only when every case passed.
  */
 import { execFileSync } from "node:child_process";
-import { dirname, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseGpuFeatures } from "@loop/webgpu/node";
 import { type Command, Option } from "commander";
@@ -58,6 +59,31 @@ const asCli =
     }
   };
 
+/**
+ * Run `work` (the check) so that SIGINT/SIGTERM, heard between two cases, ends it at once with
+ * one line saying where the report of the cases done so far is (written after every case), and
+ * the signal's exit status.
+ */
+async function whileStoppable<T>(out: string, work: () => Promise<T>): Promise<T> {
+  const stop = (sig: "SIGINT" | "SIGTERM") => {
+    const report = join(out, "report.md");
+    process.stderr.write(
+      `\nlooplm: check stopped by ${sig}: ${existsSync(report) ? `the report of the cases done so far is in ${report}` : "no case had finished"}; run it again to check every case\n`,
+    );
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  };
+  const onInt = () => stop("SIGINT");
+  const onTerm = () => stop("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  try {
+    return await work();
+  } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+  }
+}
+
 export function registerCheck(program: Command): void {
   program
     .command("check")
@@ -100,18 +126,20 @@ export function registerCheck(program: Command): void {
     )
     .action(async (f: Flags) => {
       const out = resolve(f.out);
-      const report = await runCheck({
-        backend: f.backend,
-        budgetS: f.budget,
-        out,
-        allowEmulation: f.allowEmulation === true,
-        gpuFeatures: f.gpuFeatures ? asCli(parseGpuFeatures)(f.gpuFeatures) : [],
-        size: f.size,
-        golden: f.golden,
-        progress: progressLine(),
-        notice: (line) => process.stderr.write(`looplm: ${line}\n`),
-        commit: commit(),
-      });
+      const report = await whileStoppable(out, () =>
+        runCheck({
+          backend: f.backend,
+          budgetS: f.budget,
+          out,
+          allowEmulation: f.allowEmulation === true,
+          gpuFeatures: f.gpuFeatures ? asCli(parseGpuFeatures)(f.gpuFeatures) : [],
+          size: f.size,
+          golden: f.golden,
+          progress: progressLine(),
+          notice: (line) => process.stderr.write(`looplm: ${line}\n`),
+          commit: commit(),
+        }),
+      );
       if (process.stderr.isTTY) process.stderr.write("\n");
       if (report.driver.vulkan) process.stdout.write(`${report.driver.vulkan}\n`);
       if (report.adapter)

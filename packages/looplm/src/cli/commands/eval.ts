@@ -5,7 +5,7 @@
  * with --per-length, a Mano model's accuracy at every expression length (eval-per-length.ts).
  * Task settings default to the run.json beside the checkpoint; writes eval.json (@loop/eval).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import {
   DEFAULT_Q_SWEEP,
@@ -20,7 +20,7 @@ import {
   modelLoglikelihoods,
 } from "@loop/eval";
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
-import { countParameters, flopsPerToken, type LoopedModel } from "@loop/looped";
+import { countParameters, flopsPerToken, type LoopedModel, type ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import {
   type Batch,
@@ -30,7 +30,7 @@ import {
   type Task,
   taskEvalBatches,
 } from "@loop/tasks";
-import { outputKind } from "@loop/tensor/node";
+import { inputFileExists, inputFileStats, outputKind, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
@@ -91,15 +91,27 @@ function thresholdList(v: string): number[] {
 /** Where the checkpoint lies: `--model` may be a checkpoint folder or a run folder (uses final/). */
 export function locateModel(model: string): { checkpoint: string; runDir: string | null } {
   const dir = resolve(model);
-  if (!existsSync(dir)) throw new CliError(`--model ${model} does not exist`);
+  if (!existsSync(dir)) {
+    // (a dangling or looping link is named as one)
+    asCliError(() => {
+      try {
+        inputFileStats(dir);
+      } catch (e) {
+        throw new Error(`--model: ${(e as Error).message}`);
+      }
+    });
+    throw new CliError(`--model ${model} does not exist`);
+  }
   const kind = asCliError(() => outputKind(dir));
   if (kind !== "folder")
     throw new CliError(`--model ${model} is a ${kind}, not a checkpoint or run folder`);
-  if (existsSync(join(dir, "config.json"))) {
+  // (by the one input rule: a FIFO, folder or dangling link under a file's name is named)
+  const isFile = (p: string) => asCliError(() => inputFileExists(p));
+  if (isFile(join(dir, "config.json"))) {
     const parent = dirname(dir);
-    return { checkpoint: dir, runDir: existsSync(join(parent, "run.json")) ? parent : null };
+    return { checkpoint: dir, runDir: isFile(join(parent, "run.json")) ? parent : null };
   }
-  if (existsSync(join(dir, "run.json")) && existsSync(join(dir, "final", "config.json")))
+  if (isFile(join(dir, "run.json")) && isFile(join(dir, "final", "config.json")))
     return { checkpoint: join(dir, "final"), runDir: dir };
   throw new CliError(
     `--model ${model} is neither a checkpoint folder (config.json) nor a run folder with final/`,
@@ -134,15 +146,22 @@ export function resolveTaskFlags(
   const out: Record<string, unknown> = { ...TASK_DEFAULTS };
   if (found) {
     const t = found.record.task;
+    // (a record and its run's run.json that disagree on the task: one of them was edited, and
+    // scoring by the record would score the model on a task it never trained on)
+    const runJson = runDir ? join(runDir, "run.json") : null;
+    const ran = runJson
+      ? asCliError(() => readJsonFile<{ task?: { name?: unknown } }>(runJson)).task?.name
+      : undefined;
+    if (typeof ran === "string" && ran !== t.name)
+      throw new CliError(
+        `${found.path} records task ${t.name}, but ${runJson} records ${ran}: one of them was edited; restore it (or remove ${found.path})`,
+      );
     out.task = t.name;
     for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
   } else if (runDir) {
-    let info: { task?: Record<string, unknown> };
-    try {
-      info = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
-    } catch (e) {
-      throw new CliError(`cannot read ${join(runDir, "run.json")}: ${(e as Error).message}`);
-    }
+    const info = asCliError(() =>
+      readJsonFile<{ task?: Record<string, unknown> }>(join(runDir, "run.json")),
+    );
     const t = info.task ?? {};
     if (typeof t.name === "string") out.task = t.name;
     for (const [k, flag] of Object.entries(FLAG_OF_INFO)) if (t[k] !== undefined) out[flag] = t[k];
@@ -162,7 +181,7 @@ export function resolveTaskFlags(
     const saved = [checkpoint, runDir]
       .filter((d): d is string => d !== null)
       .map((d) => join(d, "tokenizer.json"))
-      .find((p) => existsSync(p));
+      .find((p) => asCliError(() => inputFileExists(p)));
     if (saved) out.tokenizer = saved;
   }
   out.task = taskName(String(out.task));
@@ -213,9 +232,20 @@ export async function runEval(
     throw new CliError(
       `--mc/--piqa score text with the lm task's tokenizer; use --task lm (got ${taskFlags.task})`,
     );
-  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote }));
-  const qs = thresholds(f, model);
   const task: Task = await buildTask(taskFlags);
+  // Before the model is built: its vocabulary against the task's, and one evaluation batch (its
+  // rows are made batch by batch as they are read) against the machine's memory.
+  const checkConfig = (cfg: ModelConfig) => {
+    asCliError(() => checkTaskVocab(task, cfg.vocab_size));
+    if (!f.perLength)
+      checkMemoryNeed(
+        evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
+        undefined,
+        { count: "--count", evalBatch: "--batch-size" },
+      );
+  };
+  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
+  const qs = thresholds(f, model);
   if (found && task.tokenizer)
     checkRecordedTokenizer(
       found,
@@ -225,7 +255,6 @@ export async function runEval(
         : taskFlags.tokenizer,
     );
   const cfg = model.config;
-  checkTaskVocab(task, cfg.vocab_size);
   if (f.perLength && task instanceof ManoTask)
     return evalPerLength({
       model,
@@ -238,12 +267,6 @@ export async function runEval(
       kernels: backend.kernels,
       out,
     });
-  // (the rows are made batch by batch as they are read: only one batch must fit)
-  checkMemoryNeed(
-    evaluationMemoryNeed(cfg, task.seqLen, { count: f.count, batchSize: f.batchSize }),
-    undefined,
-    { count: "--count", evalBatch: "--batch-size" },
-  );
   const batches = withEvalProgress(
     taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",

@@ -5,11 +5,12 @@
  * weights, bit for bit, or it fails naming what differs.
  */
 import { readdirSync } from "node:fs";
-import { stateDict } from "@loop/looped";
+import { type ModelConfig, stateDict, toHfMamba2Config } from "@loop/looped";
 import { loadCheckpoint, saveHfCheckpoint } from "@loop/looped/node";
 import { outputKind } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { asCliError, CliError } from "../errors.js";
+import { checkModelRun } from "../memory-need.js";
 import { cliNote } from "../note.js";
 
 /** The command's options. */
@@ -27,7 +28,15 @@ export function runExportHf(args: ExportHfArgs): string[] {
       throw new CliError(`--out ${args.out} is not empty: export into a new or empty folder`);
   }
   const notes: string[] = [];
-  const model = asCliError(() => loadCheckpoint(args.model, { onNote: (l) => notes.push(l) }));
+  // (before the model is built: only a plain Mamba-2 model has a Hugging Face folder, and it
+  // must fit — an edited n_loops is refused here, not grown into)
+  const checkConfig = (cfg: ModelConfig) => {
+    toHfMamba2Config(cfg);
+    checkModelRun(cfg, { command: "export-hf" });
+  };
+  const model = asCliError(() =>
+    loadCheckpoint(args.model, { onNote: (l) => notes.push(l), checkConfig }),
+  );
   asCliError(() => saveHfCheckpoint(args.out, model));
   const back = asCliError(() => loadCheckpoint(args.out, { onNote: () => {} }));
   if (JSON.stringify(back.config) !== JSON.stringify(model.config))

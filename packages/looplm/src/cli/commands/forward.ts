@@ -1,13 +1,14 @@
 /* `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
-import { readFileSync } from "node:fs";
+import type { ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
-import { writeSafetensorsFile } from "@loop/tensor/node";
+import { readInputText, writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { parseForwardInputs } from "../../forward/inputs.js";
 import { forwardOutputs } from "../../forward/outputs.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { CliError, checkOutput } from "../errors.js";
+import { asCliError, CliError, checkOutput } from "../errors.js";
+import { checkModelRun } from "../memory-need.js";
 import { cliNote } from "../note.js";
 
 export interface ForwardArgs {
@@ -19,21 +20,27 @@ export interface ForwardArgs {
 /** Writes the outputs on `backend` (on its device when it has one); resolves to their count. */
 export async function runForward(args: ForwardArgs, backend: ComputeBackend): Promise<number> {
   checkOutput(args.out);
-  const model = loadCheckpoint(args.model, { onNote: cliNote });
+  // The inputs are read first (their errors said after the model's): their token count enters
+  // the memory the forward needs, checked before the model is built.
   let raw: unknown;
-  let text: string;
+  let inputError: CliError | null = null;
   try {
-    text = readFileSync(args.input, "utf8");
+    // (by the one input rule: only a regular file, never opened blocking)
+    const text = readInputText(args.input);
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      inputError = new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
+    }
   } catch (e) {
-    throw new CliError(
-      `cannot read --input ${args.input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    inputError = new CliError(`--input: ${(e as Error).message}`);
   }
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new CliError(`--input ${args.input} is not valid JSON: ${(e as Error).message}`);
-  }
+  const rows = (raw as { tokens?: unknown } | undefined)?.tokens;
+  const tokens = Array.isArray(rows) ? Math.max(1, rows.flat().length) : 1;
+  const checkConfig = (cfg: ModelConfig) =>
+    checkModelRun(cfg, { command: "forward", forwardTokens: tokens });
+  const model = asCliError(() => loadCheckpoint(args.model, { onNote: cliNote, checkConfig }));
+  if (inputError) throw inputError;
   const inputs = parseForwardInputs(raw, model.config.vocab_size);
   const outputs = await forwardOutputs(backend.ops, model, inputs);
   writeSafetensorsFile(args.out, outputs);

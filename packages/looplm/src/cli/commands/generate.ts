@@ -1,15 +1,16 @@
 /* `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
-import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { generateTokens } from "@loop/looped";
+import { generateTokens, type ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
+import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
-import { isAllocationFailure } from "../memory-need.js";
+import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { parseIntList } from "../options/model.js";
 import { writeStdout } from "../stdout.js";
@@ -35,16 +36,26 @@ interface Flags {
 }
 
 function findBeside(model: string, name: string): string | null {
-  for (const p of [join(model, name), join(dirname(model), name)]) if (existsSync(p)) return p;
+  for (const p of [join(model, name), join(dirname(model), name)])
+    if (asCliError(() => inputFileExists(p))) return p;
   return null;
 }
 
 export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<void> {
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
+  if (f.prompt !== undefined) argumentText("--prompt", f.prompt);
   // (a run folder stands for its final/ checkpoint, as with eval)
   const { checkpoint, runDir } = locateModel(f.model);
-  const model = loadCheckpoint(checkpoint, { onNote: cliNote });
+  const ids = f.tokens !== undefined ? parseIntList("--tokens", f.tokens) : null;
+  // (before the model is built: a config looping a billion times is refused, not grown into)
+  const checkConfig = (cfg: ModelConfig) =>
+    checkModelRun(cfg, {
+      command: "generate",
+      decodeCapacity: (ids ? ids.length : 1) + f.maxNew,
+      flags: "--max-new",
+    });
+  const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
   const V = model.config.vocab_size;
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
@@ -53,14 +64,16 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   // (--tokens: the ids' symbols joined by spaces; text: the tokenizer's spelling)
   let separator = "";
   if (f.tokens !== undefined) {
-    prompt = parseIntList("--tokens", f.tokens);
+    prompt = ids!;
     const bad = prompt.find((t) => t < 0 || t >= V);
     if (bad !== undefined)
       throw new CliError(
         `--tokens: token ${bad} is not an id of the model's vocabulary (0..${V - 1}, vocab_size in ${join(checkpoint, "config.json")})`,
       );
     const vocabPath = beside("vocab.json");
-    const symbols: string[] | null = vocabPath ? JSON.parse(readFileSync(vocabPath, "utf8")) : null;
+    const symbols: string[] | null = vocabPath
+      ? asCliError(() => readJsonFile<string[]>(vocabPath))
+      : null;
     decode = (ids) => (symbols ? ids.map((i) => symbols[i] ?? `<${i}>`).join(" ") : ids.join(" "));
     separator = " ";
   } else {

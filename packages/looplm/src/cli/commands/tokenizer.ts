@@ -11,9 +11,10 @@ import {
   readTokenizerFile,
   writeTokenizerFile,
 } from "@loop/tasks/node";
-import { fsErrorMessage } from "@loop/tensor/node";
+import { fsErrorMessage, readInputFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import { CliError, checkOutput, intFlag } from "../errors.js";
+import { argumentText } from "../argument-text.js";
+import { asCliError, CliError, checkOutput, intFlag } from "../errors.js";
 
 export interface TokenizerTrainArgs {
   corpus: string;
@@ -76,15 +77,24 @@ function loadTokenizer(path: string): Promise<TextTokenizer> {
 function readInput(flag: string, inline: string | undefined, file: string | undefined): string {
   if (inline !== undefined && file !== undefined)
     throw new CliError(`give either ${flag} or --file, not both`);
-  if (inline !== undefined) return inline;
-  const path = file ?? 0; // fd 0: standard input
+  if (inline !== undefined) return argumentText(flag, inline);
   const what = file === undefined ? "standard input" : `--file ${file}`;
   let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new CliError(fsErrorMessage("read", what, e));
-  }
+  if (file !== undefined)
+    // (by the one input rule: only a regular file, never opened blocking)
+    bytes = asCliError(() => {
+      try {
+        return readInputFile(file);
+      } catch (e) {
+        throw new Error(`--file: ${(e as Error).message}`);
+      }
+    });
+  else
+    try {
+      bytes = readFileSync(0); // standard input
+    } catch (e) {
+      throw new CliError(fsErrorMessage("read", what, e));
+    }
   // As the corpus loaders do: text that is not UTF-8 is refused, never silently replaced by U+FFFD.
   try {
     return UTF8.decode(bytes);

@@ -136,7 +136,7 @@ export function registerTrain(program: Command): void {
     .requiredOption("--out <dir>", "run folder (run.json, log.jsonl, checkpoints/, final/)")
     .option(
       "--resume",
-      "continue the run in --out from its last valid checkpoint, with the settings in its run.json (only --steps, --eval-every, --ckpt-every, --checkpointing, --backend may change)",
+      "continue the run in --out from its last valid checkpoint, with the settings in its run.json (only --steps, --eval-every, --eval-count, --ckpt-every, --checkpointing, --backend may change)",
       false,
     )
     .option(

@@ -7,7 +7,7 @@ import { queueSecret, SECRET_ENV } from "../../queue/job-signature.js";
 import { runTrainingChild } from "../../queue/train-child.js";
 import type { TrainingJobData } from "../../queue/training-job.js";
 import { runQueueWorker } from "../../queue/worker.js";
-import { commandBackend, needsKernels } from "../compute.js";
+import { checkThreadCount, commandBackend, needsKernels } from "../compute.js";
 import { CliError, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
 
@@ -58,6 +58,7 @@ Examples:
   looplm worker --queue redis://:secret@10.0.0.5:6379/2 --concurrency 2 --threads 4`,
     )
     .action((f: Flags) => {
+      if (f.threads !== undefined) checkThreadCount(f.threads, "--threads");
       const address = parseQueueUrl(f.queue);
       const secret = queueSecret(f.secret);
       return withInterrupts("looplm worker", (signal) =>

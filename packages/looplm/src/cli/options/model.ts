@@ -87,8 +87,11 @@ export function addModelOptions(cmd: Command, depth = true): Command {
 
 export function parseIntList(flag: string, v: string): number[] {
   const parts = v.split(",").map((s) => s.trim());
-  if (parts.some((p) => !/^\d+$/.test(p)))
-    throw new CliError(`${flag} must be a comma-separated list of integers, got "${v}"`);
+  const bad = parts.findIndex((p) => !/^\d+$/.test(p) || !Number.isSafeInteger(Number(p)));
+  if (bad >= 0)
+    throw new CliError(
+      `${flag}: item ${bad + 1} of "${v.length > 80 ? `${v.slice(0, 80)}…` : v}" is ${parts[bad] === "" ? "empty" : `"${parts[bad]!.slice(0, 40)}"`}, not a whole number ≥ 0; give comma-separated whole numbers such as 0,1,2`,
+    );
   return parts.map(Number);
 }
 

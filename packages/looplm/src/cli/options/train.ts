@@ -47,6 +47,16 @@ const blockLr = choiceOption<BlockLr>("--block-lr", BLOCK_LRS);
 const precision = choiceOption<Precision>("--precision", PRECISIONS);
 const stage = choiceOption<Stage>("--stage", STAGES);
 
+/**
+ * The most micro-batches a step takes: each is a forward and a backward pass (a millisecond at
+ * the very least), so a step of more than 2^16 runs for minutes to weeks between two log lines;
+ * 2^31 − 1 ran in constant memory with no end and no output.
+ */
+export const MAX_ACCUM = {
+  max: 2 ** 16,
+  why: "each micro-batch is a forward and backward pass: a larger step would run for hours between two log lines",
+};
+
 export function addTrainOptions(cmd: Command): Command {
   return cmd
     .option("--stage <stage>", `training stage: ${STAGES.join(" | ")}`, stage, TRAIN_DEFAULTS.stage)
@@ -58,6 +68,7 @@ export function addTrainOptions(cmd: Command): Command {
         "micro-batches per step (gradient accumulation)",
         1,
         TRAIN_DEFAULTS.accum,
+        MAX_ACCUM,
       ),
     )
     .addOption(floatFlag("--lr <x>", "peak learning rate", TRAIN_DEFAULTS.lr))

@@ -8,7 +8,6 @@
  * (PIQA), cloze.json or per-length.json, written atomically once per member, so a resumed study
  * scores only what is missing. The scoring runs on the CPU kernels given (the study's backend's).
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   evaluateManoByLength,
@@ -22,7 +21,7 @@ import type { LoopedModel } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { MANO_DEFAULT_EVAL_SEED, ManoTask, type Task } from "@loop/tasks";
 import type { CpuKernels } from "@loop/tensor/kernel";
-import { readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import { writeJsonFile } from "@loop/train/node";
 import { runFolderName } from "../sweep-runner.js";
 import type { ClozeDef, McDef, PerLengthDef } from "./study-types.js";
@@ -88,7 +87,7 @@ export async function scoreMembers(
   const tok = task.tokenizer;
   if (!tok) throw new Error(`the ${set.name} evaluation needs a language-model task`);
   const path = join(seedDir, set.file);
-  const file: ScoreFile = existsSync(path)
+  const file: ScoreFile = inputFileExists(path)
     ? readJsonFile<ScoreFile>(path)
     : { source: set.name, items: set.items.length, acc: {} };
   if (file.source !== set.name || file.items !== set.items.length)
@@ -158,7 +157,9 @@ export async function scorePerLength(
     max_ops: task.maxOps,
   };
   const path = join(seedDir, "per-length.json");
-  const file: LengthFile = existsSync(path) ? readJsonFile<LengthFile>(path) : { ...want, acc: {} };
+  const file: LengthFile = inputFileExists(path)
+    ? readJsonFile<LengthFile>(path)
+    : { ...want, acc: {} };
   const same = (Object.keys(want) as (keyof typeof want)[]).every((k) => file[k] === want[k]);
   if (!same)
     throw new Error(

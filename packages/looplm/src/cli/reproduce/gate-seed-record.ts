@@ -6,8 +6,7 @@
  * it, even where the seed's folders are gone.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
 import type { SeedGateResult } from "./gate-frontier.js";
@@ -38,7 +37,7 @@ export function readGateSeedRecord(
   seed: number,
 ): GateSeedRecord | null {
   const path = seedRecordPath(outDir, seed);
-  if (!existsSync(path)) return null;
+  if (!inputFileExists(path)) return null;
   const r = readJsonFile<GateSeedRecord>(path);
   if (r.study !== def.name || r.seed !== seed || r.settings !== gateSettings(def))
     throw new CliError(

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { metricSection } from "@loop/eval";
 import { loadCheckpoint } from "@loop/looped/node";
 import { PHopTask } from "@loop/tasks";
-import { readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Stage } from "@loop/train";
 import { writeJsonFile } from "@loop/train/node";
 import { evaluateOnBackend } from "../../device-eval.js";
@@ -74,7 +74,7 @@ export async function runGateStudy(
       machines.push(record.machine);
       continue;
     }
-    if (o.resume && existsSync(evalPath)) {
+    if (o.resume && inputFileExists(evalPath)) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds}: already evaluated, kept`);
       await keep(seed, readJsonFile<SeedGateResult>(evalPath));
       continue;

@@ -6,9 +6,8 @@
  * that trained them, unless the folders were copied from another (a record cannot tell).
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { nativeVectorIsa } from "@loop/tensor/node";
+import { nativeVectorIsa, readInputText } from "@loop/tensor/node";
 import type { ComputeBackend } from "../../backend.js";
 
 export interface SeedMachine {
@@ -72,7 +71,7 @@ export function cpuFromCpuinfo(text: string): string | null {
 
 function cpuName(): string {
   try {
-    const c = cpuFromCpuinfo(readFileSync("/proc/cpuinfo", "utf8"));
+    const c = cpuFromCpuinfo(readInputText("/proc/cpuinfo"));
     if (c) return c;
   } catch {
     // not Linux: the OS's own CPU name below

@@ -250,7 +250,7 @@ describe("seed records", () => {
     );
   });
 
-  it("a FIFO, a folder, a device or a huge file under a record's name is refused at once, by name", async () => {
+  it("a FIFO, a folder, a device, a huge file or a dangling link under a record's name is refused at once, by name", async () => {
     const { out, dir } = studyWith([record(PHOP, 1)]);
     // nothing ever writes into this FIFO: opening it to read would block for good
     execFileSync("mkfifo", [join(dir, "seed-2.json")]);
@@ -271,7 +271,13 @@ describe("seed records", () => {
     writeFileSync(join(huge.dir, "seed-2.json"), "");
     truncateSync(join(huge.dir, "seed-2.json"), 2 ** 32);
     await expect(resume(huge.out, 2)).rejects.toThrow(
-      `${join(huge.dir, "seed-2.json")} holds 4294967296 bytes, more than a seed record can (at most 16777216); remove it`,
+      `cannot read ${join(huge.dir, "seed-2.json")}: it holds 4294967296 bytes or more, more than a seed record may (at most 16777216); remove it or name another`,
+    );
+    // a dangling link is named, not read as "no record" (which silently trained the seed again)
+    const dangling = studyWith([record(PHOP, 1)]);
+    symlinkSync(join(dangling.dir, "gone.json"), join(dangling.dir, "seed-2.json"));
+    await expect(resume(dangling.out, 2)).rejects.toThrow(
+      `cannot read ${join(dangling.dir, "seed-2.json")}: it is a symbolic link to ${join(dangling.dir, "gone.json")}, which does not exist; restore its target or remove the link`,
     );
   });
 
