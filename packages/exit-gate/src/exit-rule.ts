@@ -43,6 +43,7 @@ export const EXIT_RULE_KINDS = [
   "oracle",
 ] as const;
 
+/** A rule's kind: "fixed", "gate", "confidence", "entropy", "state-change", "agree", "oracle". */
 export type ExitRuleKind = (typeof EXIT_RULE_KINDS)[number];
 
 const SYNTAX =
@@ -220,6 +221,7 @@ export function relativeChange(a: ArrayLike<number>, b: ArrayLike<number>): numb
  * (0-based) in order; `step` says whether the row exits there. Step R − 1 always exits.
  */
 export class OnlineExitRule {
+  /** What the rule reads at each step (the caller computes only that). */
   readonly needs: ExitRuleNeeds;
   private readonly bound: number;
   private readonly logS: Float64Array;
