@@ -23,16 +23,22 @@ export const STUDY_NAMES = [
   "ablations",
   "exit-gate",
   "gate-mixed",
+  "exit-rules",
 ] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
-/** The studies that are protocol sweeps (the other two train the exit gate's three stages). */
-export type SweepStudyName = Exclude<StudyName, GateStudyName>;
+/** The studies that are protocol sweeps (not the gate studies, not exit-rules). */
+export type SweepStudyName = Exclude<StudyName, GateStudyName | "exit-rules">;
 /** The studies that train the exit gate's three stages. */
 export type GateStudyName = "exit-gate" | "gate-mixed";
 
 /** True for the studies that train the exit gate's three stages. */
 export function isGateStudy(name: StudyName): name is GateStudyName {
   return name === "exit-gate" || name === "gate-mixed";
+}
+
+/** True for the protocol-sweep studies. */
+export function isSweepStudy(name: StudyName): name is SweepStudyName {
+  return !isGateStudy(name) && name !== "exit-rules";
 }
 
 /** The gate studies, each at cpu scale or the paper's. */
