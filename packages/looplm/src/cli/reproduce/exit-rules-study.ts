@@ -50,9 +50,9 @@ export function exitRules(scale: Scale): ExitRulesStudyDef {
     name: "exit-rules",
     title:
       "Which exit rule finds the easy tokens? The gate against confidence, entropy, state change, agreement and the oracle",
-    notes: `The \`gate-mixed\` study's models (p-hop, |Σ| = 4, n = 32, p drawn per sequence from 1..${R}, 1⊗${R} with its gate trained through pretrain → gate1 → gate2; its seeds and records), every rule decided online per token from the steps it has run (docs/exit-gate.md "Exit rules") and scored on the same ${source.evalCount} held-out sequences, as a whole and for each p apart; decode time per token of each rule point measured on ${scale === "cpu" ? 64 : 128} of those sequences decoded one token at a time (batch 1, early-exit decoding: the steps after the exit are skipped). Claims per rule, paired over seeds with Holm over its thresholds: (a) beats fixed exit at equal mean depth (interpolated); (b) p = 1 exits ≥ 1 step before p = ${R}; (c) within 1 point of fixed exit ${R} while saving ≥ 20 % of the loop steps.`,
+    notes: `The \`gate-mixed\` study's models (p-hop, |Σ| = 4, n = 32, p drawn per sequence from 1..${R}, 1⊗${R} with its gate trained through pretrain → gate1 → gate2; its seeds and records), every rule decided online per token from the steps it has run (docs/exit-gate.md "Exit rules") and scored on the same ${source.evalCount} held-out sequences, as a whole and for each p apart; decode time per token of each rule point measured on ${scale === "cpu" ? 32 : 128} of those sequences decoded one token at a time (batch 1, early-exit decoding: the steps after the exit are skipped; the median of 5 rounds that take the rules in turn). Claims per rule, paired over seeds with Holm over its thresholds: (a) beats fixed exit at equal mean depth (interpolated); (b) p = 1 exits ≥ 1 step before p = ${R}; (c) within 1 point of fixed exit ${R} while saving ≥ 20 % of the loop steps.`,
     source,
     rules,
-    timingRows: scale === "cpu" ? 64 : 128,
+    timingRows: scale === "cpu" ? 32 : 128,
   };
 }

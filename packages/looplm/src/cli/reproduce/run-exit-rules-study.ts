@@ -84,9 +84,14 @@ function perStep(r: AccuracyResult | PerplexityResult): number[] {
   return r.metric === "accuracy" ? r.steps.map((s) => s.accuracy) : r.steps.map((s) => s.ppl);
 }
 
+/** Timing rounds: every rule decodes the timing rows once per round, rules interleaved. */
+const ROUNDS = 5;
+
 /**
- * Decode every row of `batches` one token at a time under each realisable rule (batch 1, a fresh
- * state per row): wall-clock per token and the mean exit step. One untimed pass first warms up.
+ * Decode every row of `rows` one token at a time under each realisable rule (batch 1, a fresh
+ * state per row), in ROUNDS rounds that take the rules in turn (so a burst of load on a shared
+ * machine hits every rule alike): the median over rounds of the wall-clock per token, and the
+ * mean exit step. One untimed pass first warms up.
  */
 export function timeRules(
   model: LoopedModel,
@@ -111,15 +116,23 @@ export function timeRules(
   };
   const timed = rules.filter(isRealisable);
   if (timed.length > 0) decode(timed[0]!);
-  return timed.map((rule) => {
-    const t0 = performance.now();
-    const { steps, tokens } = decode(rule);
-    const ms = performance.now() - t0;
+  const ms: number[][] = timed.map(() => []);
+  const counts = timed.map(() => ({ steps: 0, tokens: 0 }));
+  for (let round = 0; round < ROUNDS; round++)
+    timed.forEach((rule, i) => {
+      const t0 = performance.now();
+      const c = decode(rule);
+      ms[i]!.push((performance.now() - t0) / c.tokens);
+      counts[i] = c;
+    });
+  return timed.map((rule, i) => {
+    const sorted = [...ms[i]!].sort((a, b) => a - b);
+    const c = counts[i]!;
     return {
       rule: formatExitRule(rule),
-      ms_per_token: ms / tokens,
-      mean_step: steps / tokens,
-      tokens,
+      ms_per_token: sorted[Math.floor(sorted.length / 2)]!,
+      mean_step: c.steps / c.tokens,
+      tokens: c.tokens,
     };
   });
 }
