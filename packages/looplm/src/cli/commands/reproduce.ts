@@ -29,7 +29,6 @@ import {
   testTable,
   verdictTable,
 } from "../reproduce/exit-rules-report.js";
-import { exitRules } from "../reproduce/exit-rules-study.js";
 import { hopsMetricTable, hopsRows, hopsStepTable } from "../reproduce/gate-by-hops.js";
 import { comparisonTable, gateComparisons } from "../reproduce/gate-comparisons.js";
 import { gateCommands } from "../reproduce/gate-study-types.js";
@@ -39,7 +38,9 @@ import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { removeSeedRecords } from "../reproduce/seed-record.js";
 import {
+  exitRulesStudy,
   gateStudy,
+  isExitRulesStudy,
   isGateStudy,
   isSweepStudy,
   STUDY_NAMES,
@@ -243,8 +244,8 @@ async function runOne(
     loadEnd: loadNow(),
   });
   let out: StudyOutput;
-  if (name === "exit-rules") {
-    const def = exitRules(f.scale);
+  if (isExitRulesStudy(name)) {
+    const def = exitRulesStudy(name, f.scale);
     const r = await runExitRulesStudy(def, opts);
     const metric = r.perSeed[0]!.metric;
     const R = r.perSeed[0]!.perStep.length;

@@ -17,7 +17,6 @@ import { startBackend } from "../../backend.js";
 import { defaultJobs } from "../commands/reproduce.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
-import { exitRules } from "./exit-rules-study.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { gateArgs, gateCommands } from "./gate-study-types.js";
 import { phop as phopStudy } from "./phop-studies.js";
@@ -25,7 +24,14 @@ import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armArgs, armCommand, runSweepStudy } from "./run-sweep-study.js";
 import { type SeedRecord, seedsToTrain, studySettings } from "./seed-record.js";
-import { gateStudy, isGateStudy, isSweepStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
+import {
+  exitRulesStudy,
+  gateStudy,
+  isExitRulesStudy,
+  isGateStudy,
+  STUDY_NAMES,
+  sweepStudy,
+} from "./studies.js";
 import {
   claimTables,
   frontierTable,
@@ -419,8 +425,8 @@ describe("study definitions", () => {
           expect(g.qs.length).toBeGreaterThan(1);
           continue;
         }
-        if (!isSweepStudy(name)) {
-          const e = exitRules(scale);
+        if (isExitRulesStudy(name)) {
+          const e = exitRulesStudy(name, scale);
           expect(e.rules.filter((r) => r.kind === "fixed")).toHaveLength(e.source.loops);
           expect(e.rules.some((r) => r.kind === "oracle")).toBe(true);
           continue;

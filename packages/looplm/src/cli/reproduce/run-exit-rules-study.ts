@@ -36,7 +36,7 @@ export interface ExitRulesResult {
 
 /** One seed of the exit-rules study in <out>/seed-<k>.json. */
 export interface ExitRulesRecord {
-  study: "exit-rules";
+  study: ExitRulesStudyDef["name"];
   seed: number;
   settings: string;
   result: SeedRulesResult;
