@@ -5,7 +5,8 @@
  *   (a) beats fixed exit at equal mean depth: gain = metric − fixed exit interpolated at the
  *       rule's own mean exit step d (gate-frontier.ts `fixedAt`); thresholds that exit every
  *       token at step 1 or at R in every seed are fixed exits and left out;
- *   (b) follows p: d(p = 1) ≤ d(p = P) − 1 step, tested on d(P) − d(1) − 1 against 0;
+ *   (b) follows p: d(p = 1) ≤ d(p = P) − 1 step, tested on d(P) − d(1) − 1 against 0 (the
+ *       thresholds left out of (a) are fixed exits here too, and left out);
  *   (c) keeps the deepest exit's metric within one point (accuracy) while saving ≥ 20 % of the
  *       loop steps: among the thresholds whose d ≤ 0.8·R in every seed, metric − metric(R) + 0.01
  *       against 0.
@@ -126,21 +127,21 @@ export function ruleVerdicts(seeds: readonly SeedRulesResult[]): RuleVerdict[] {
         const pts = seeds.map((s) => pointOf(s.rules, rule));
         const depths = pts.map((p) => p.mean_step);
         let values: number[] | null = null;
+        const edge = depths.every((d) => Math.abs(d - 1) <= EDGE || Math.abs(d - R) <= EDGE);
         if (claim === "a") {
-          const edge = depths.every((d) => Math.abs(d - 1) <= EDGE || Math.abs(d - R) <= EDGE);
           if (!edge)
             values = seeds.map((s, k) =>
               better(pts[k]!.value, fixedAt(s.perStep, pts[k]!.mean_step)),
             );
         } else if (claim === "b") {
           const hops = seeds[0]!.byHops.map((h) => h.hops);
-          if (hops.length >= 2) {
+          if (hops.length >= 2 && !edge) {
             const lo = Math.min(...hops);
             const hi = Math.max(...hops);
             const d = (s: SeedRulesResult, p: number) =>
               pointOf(s.byHops.find((h) => h.hops === p)!.rules, rule).mean_step;
             values = seeds.map((s) => d(s, hi) - d(s, lo) - 1);
-          } else reason = "no per-p evaluation";
+          } else if (hops.length < 2) reason = "no per-p evaluation";
         } else if (depths.every((d) => d <= 0.8 * R + EDGE))
           values = seeds.map((s, k) => better(pts[k]!.value, s.perStep[R - 1]!) + onePoint);
         if (!values) continue;
@@ -167,7 +168,7 @@ export function ruleVerdicts(seeds: readonly SeedRulesResult[]): RuleVerdict[] {
           : "inconclusive";
       if (tests.length === 0)
         reason ??=
-          claim === "a"
+          claim !== "c"
             ? "every threshold exits all tokens at step 1 or R"
             : "no threshold saves ≥ 20 % of the loop steps in every seed";
       out.push({ kind, claim, verdict, ...(tests.length === 0 ? { reason } : {}), tests });

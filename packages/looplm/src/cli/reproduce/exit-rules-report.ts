@@ -65,8 +65,8 @@ export function verdictTable(verdicts: readonly RuleVerdict[], metric: Metric): 
         "claim",
         "verdict",
         "thresholds judged",
-        "best threshold",
-        "its mean (95 % CI)",
+        "most significant threshold",
+        "its tested mean (95 % CI)",
         "p (Holm)",
       ],
       verdicts.map((v) => {
