@@ -65,12 +65,14 @@ export function verdictTable(verdicts: readonly RuleVerdict[], metric: Metric): 
         "claim",
         "verdict",
         "thresholds judged",
-        "most significant threshold",
+        "deciding threshold",
         "its tested mean (95 % CI)",
         "p (Holm)",
       ],
       verdicts.map((v) => {
-        const best = [...v.tests].sort(
+        // the threshold that decides the verdict (one that reads as the verdict, most significant)
+        const deciding = v.tests.filter((t) => t.reading === v.verdict);
+        const best = [...(deciding.length > 0 ? deciding : v.tests)].sort(
           (a, b) => a.pHolm - b.pHolm || b.interval.mean - a.interval.mean,
         )[0];
         const unit =
