@@ -6,6 +6,8 @@
  *                the scored positions.
  * The scorer defaults to the task's own `score` (plain exact match of scoreTargets).
  */
+
+import type { ExitRule } from "@loop/exit-gate";
 import { argmaxLogits, type Batch, type Score, scoreTargets } from "@loop/tasks";
 import {
   type Evaluated,
@@ -15,6 +17,7 @@ import {
   type StepOutputs,
 } from "./eval-model.js";
 import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
+import { type RuleSummary, ruleSummary, tallyRuleExits } from "./rule-exits.js";
 
 /** Accuracy at one loop step: correct of total scored positions. */
 export interface StepScore {
@@ -35,6 +38,13 @@ export interface GatedScore extends ExitSummary {
   accuracy: number;
 }
 
+/** Accuracy when an exit rule picks each token's loop step, with the exit statistics. */
+export interface RuleScore extends RuleSummary {
+  correct: number;
+  total: number;
+  accuracy: number;
+}
+
 /**
  * What `evaluateAccuracy` returns: accuracy at every loop step and, with a gate, at every
  * threshold.
@@ -45,6 +55,8 @@ export interface AccuracyResult {
   steps: StepScore[];
   /** One entry per threshold (sorted by q); empty without a gate or thresholds. */
   gated: GatedScore[];
+  /** One entry per exit rule asked for (`exits`), in that order. */
+  exits: RuleScore[];
   /** Rows (examples) evaluated. */
   examples: number;
 }
@@ -53,15 +65,18 @@ export interface AccuracyResult {
 export interface AccuracyOptions extends OnKernels {
   /** Exit thresholds to evaluate with the gate (ignored for a model without one). */
   qs?: readonly number[];
+  /** Exit rules to evaluate (docs/exit-gate.md "Exit rules"; gate:<q> needs a gate). */
+  exits?: readonly ExitRule[];
   /** Scorer of predicted ids against a batch (default: exact match at scored positions). */
   score?: (batch: Batch, predicted: Int32Array) => Score;
 }
 
 /** The per-batch fold of the accuracy evaluation. */
-function accuracyFold({ R, V, tallies }: FoldSetup, opts: AccuracyOptions) {
+function accuracyFold({ R, V, tallies, rules }: FoldSetup, opts: AccuracyOptions) {
   const score = opts.score ?? scoreTargets;
   const steps = Array.from({ length: R }, (_v, r) => ({ step: r + 1, correct: 0, total: 0 }));
   const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
+  const ruleCounts = rules.map(() => ({ correct: 0, total: 0 }));
   let examples = 0;
   const add = (batch: Batch, _i: number, out: StepOutputs) => {
     examples += batch.shape[0];
@@ -79,6 +94,14 @@ function accuracyFold({ R, V, tallies }: FoldSetup, opts: AccuracyOptions) {
       gatedCounts[k]!.correct += s.correct;
       gatedCounts[k]!.total += s.total;
     });
+    rules.forEach((tally, k) => {
+      const z = tallyRuleExits(tally, out, batch);
+      const sel = new Int32Array(z.length);
+      for (let m = 0; m < z.length; m++) sel[m] = preds[z[m]! - 1]![m]!;
+      const s = score(batch, sel);
+      ruleCounts[k]!.correct += s.correct;
+      ruleCounts[k]!.total += s.total;
+    });
   };
   const result = (): AccuracyResult => {
     const acc = (c: number, t: number) => (t === 0 ? 0 : c / t);
@@ -89,6 +112,15 @@ function accuracyFold({ R, V, tallies }: FoldSetup, opts: AccuracyOptions) {
         const c = gatedCounts[k]!;
         return {
           ...exitSummary(t),
+          correct: c.correct,
+          total: c.total,
+          accuracy: acc(c.correct, c.total),
+        };
+      }),
+      exits: rules.map((t, k) => {
+        const c = ruleCounts[k]!;
+        return {
+          ...ruleSummary(t),
           correct: c.correct,
           total: c.total,
           accuracy: acc(c.correct, c.total),

@@ -9,8 +9,9 @@
  *   "count": examples (accuracy) or target tokens (ppl),
  *   "q": number | null                       the single threshold asked for with --q,
  *   "gated": [{"q", "mean_step", "value", "histogram": [n_1..n_R]}]   (gated models only),
+ *   "exits": [{"rule", "realisable", "mean_step", "value", "histogram"}]   (with --exit only),
  *   "mc": null | {"source", "items", "per_step": [{"acc","acc_norm","acc_bytes"}], "final": {…}},
- *   "by_hops": [{"hops", "count", "per_step", "gated"}]   (mixed-difficulty p-hop only)
+ *   "by_hops": [{"hops", "count", "per_step", "gated", "exits"?}]   (mixed-difficulty p-hop only)
  * }
  * Values are plain numbers: accuracy in [0, 1], ppl = exp(mean NLL).
  */
@@ -30,6 +31,18 @@ export type Metric = "accuracy" | "ppl";
  */
 export interface GatedPoint {
   q: number;
+  mean_step: number;
+  value: number;
+  histogram: number[];
+}
+
+/**
+ * One exit rule in `eval.json` (docs/exit-gate.md "Exit rules"): the rule as `--exit` spells it,
+ * whether it is realisable (false: the oracle), mean exit step, metric value, histogram.
+ */
+export interface ExitPoint {
+  rule: string;
+  realisable: boolean;
   mean_step: number;
   value: number;
   histogram: number[];
@@ -66,6 +79,8 @@ export interface EvalFile {
   count: number;
   q: number | null;
   gated: GatedPoint[];
+  /** The exit rules asked for with --exit (absent without). */
+  exits?: ExitPoint[];
   mc: null | { source: string; items: number; per_step: McSummary[]; final: McSummary };
   /** A task whose difficulty varies per row (p-hop with mixed hops): each p's rows apart. */
   by_hops?: HopsSection[];
@@ -77,12 +92,13 @@ export interface HopsSection {
   count: number;
   per_step: number[];
   gated: GatedPoint[];
+  exits?: ExitPoint[];
 }
 
 /** The metric part of eval.json from an accuracy or perplexity result. */
 export function metricSection(
   r: AccuracyResult | PerplexityResult,
-): Pick<EvalFile, "metric" | "per_step" | "final" | "count" | "gated"> {
+): Pick<EvalFile, "metric" | "per_step" | "final" | "count" | "gated" | "exits"> {
   const per = r.metric === "accuracy" ? r.steps.map((s) => s.accuracy) : r.steps.map((s) => s.ppl);
   return {
     metric: r.metric,
@@ -95,6 +111,17 @@ export function metricSection(
       value: "accuracy" in g ? g.accuracy : g.ppl,
       histogram: g.histogram,
     })),
+    ...(r.exits.length > 0
+      ? {
+          exits: r.exits.map((e) => ({
+            rule: e.rule,
+            realisable: e.realisable,
+            mean_step: e.meanStep,
+            value: "accuracy" in e ? e.accuracy : e.ppl,
+            histogram: e.histogram,
+          })),
+        }
+      : {}),
   };
 }
 

@@ -5,11 +5,19 @@
  * on the CPU kernels an evaluator is given (`OnKernels`: a backend's), else on those the
  * kernel-set registry holds.
  */
-import { exitPdf, type GateLike } from "@loop/exit-gate";
+import {
+  checkExitRule,
+  type ExitRule,
+  exitPdf,
+  exitRuleNeeds,
+  formatExitRule,
+  type GateLike,
+} from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { type IntTensor, intTensor, noGrad, type Tensor } from "@loop/tensor";
 import { type CpuKernels, withKernels, withTemporaries } from "@loop/tensor/kernel";
 import { type ExitTally, newTallies } from "./exit-tally.js";
+import { newRuleTallies, type RuleTally } from "./rule-exits.js";
 
 /** Where an evaluation's CPU work runs. */
 export interface OnKernels {
@@ -60,6 +68,8 @@ export interface StepOutputs {
   logits: Tensor[];
   /** Exit distribution p [R,B,T] when the model has a gate (and `gate` was asked), else null. */
   pdf: Tensor | null;
+  /** readout(r) [B,T,D] for r = 1..R when asked for (the state-change exit rule), else absent. */
+  readouts?: Tensor[] | null;
 }
 
 /**
@@ -70,8 +80,8 @@ export interface StepOutputSource {
   readonly config: EvalModel["config"];
   /** Whether the model has an exit gate. */
   readonly hasGate: boolean;
-  /** `stepOutputs` of one batch (the exit pdf only when `gate`). */
-  outputs(batch: Batch, gate: boolean): StepOutputs | Promise<StepOutputs>;
+  /** `stepOutputs` of one batch (the exit pdf only when `gate`, the readouts when `readouts`). */
+  outputs(batch: Batch, gate: boolean, readouts?: boolean): StepOutputs | Promise<StepOutputs>;
 }
 
 /** What the evaluators accept: a model, or a source of its step outputs. */
@@ -83,20 +93,21 @@ export function outputSource(model: Evaluated): StepOutputSource {
   return {
     config: model.config,
     hasGate: model.exitGate !== null,
-    outputs: (batch, gate) =>
-      stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate, batch.seqIdx),
+    outputs: (batch, gate, readouts) =>
+      stepOutputs(model, intTensor(batch.tokens, [...batch.shape]), gate, batch.seqIdx, readouts),
   };
 }
 
 /**
- * All loop steps' logits (and the exit pdf), without recording a tape; `seqIdx`: packed
- * documents (Batch.seqIdx).
+ * All loop steps' logits (and the exit pdf, and with `readouts` the readouts), without recording
+ * a tape; `seqIdx`: packed documents (Batch.seqIdx).
  */
 export function stepOutputs(
   model: EvalModel,
   tokens: IntTensor,
   gate = true,
   seqIdx: Int32Array | null = null,
+  readouts = false,
 ): StepOutputs {
   return noGrad(() => {
     const fwd = model.forward(tokens, seqIdx ? { steps: "all", seqIdx } : { steps: "all" });
@@ -107,7 +118,9 @@ export function stepOutputs(
       );
     const g = gate ? model.exitGate : null;
     const pdf = g ? exitPdf(g.logits(fwd.readouts)) : null;
-    return { logits: fwd.logits, pdf };
+    return readouts
+      ? { logits: fwd.logits, pdf, readouts: fwd.readouts }
+      : { logits: fwd.logits, pdf };
   });
 }
 
@@ -117,6 +130,8 @@ export interface FoldSetup {
   V: number;
   /** Sorted by q; empty without a gate or thresholds. */
   tallies: ExitTally[];
+  /** One per exit rule asked for (`opts.exits`), in their order. */
+  rules: RuleTally[];
 }
 
 /**
@@ -132,7 +147,7 @@ export async function evaluateWith<R>(
   name: string,
   model: Evaluated,
   batches: Iterable<Batch>,
-  opts: OnKernels & { qs?: readonly number[] },
+  opts: OnKernels & { qs?: readonly number[]; exits?: readonly ExitRule[] },
   makeFold: (setup: FoldSetup) => {
     add(batch: Batch, i: number, out: StepOutputs): void;
     result(): R;
@@ -145,8 +160,20 @@ export async function evaluateWith<R>(
   const source = outputSource(model);
   const R = source.config.n_loops;
   const V = source.config.vocab_size;
-  const gate = source.hasGate && qs.length > 0;
-  const fold = makeFold({ R, V, tallies: gate ? newTallies(qs, R) : [] });
+  const exits = opts.exits ?? [];
+  for (const rule of exits) {
+    checkExitRule(rule, R, name);
+    if (exitRuleNeeds(rule).gate && !source.hasGate)
+      throw new Error(`${name}: ${formatExitRule(rule)} needs a model with an exit gate`);
+  }
+  const gate = source.hasGate && (qs.length > 0 || exits.some((e) => exitRuleNeeds(e).gate));
+  const readouts = exits.some((e) => exitRuleNeeds(e).state);
+  const fold = makeFold({
+    R,
+    V,
+    tallies: source.hasGate && qs.length > 0 ? newTallies(qs, R) : [],
+    rules: newRuleTallies(exits, R),
+  });
   // A model on this thread computes and folds each batch in one pooled scope: its outputs go
   // back to the pool once folded, so an evaluation of any count holds one batch's at a time
   // (inside a training step's scope too, which would otherwise keep every batch's to its end).
@@ -158,14 +185,14 @@ export async function evaluateWith<R>(
     if (here) {
       withTemporaries(() =>
         withKernels(opts.kernels, () =>
-          noGrad(() => fold.add(batch, i, source.outputs(batch, gate) as StepOutputs)),
+          noGrad(() => fold.add(batch, i, source.outputs(batch, gate, readouts) as StepOutputs)),
         ),
       );
       i++;
       if (opts.between) await opts.between();
       continue;
     }
-    const pending = withKernels(opts.kernels, () => source.outputs(batch, gate));
+    const pending = withKernels(opts.kernels, () => source.outputs(batch, gate, readouts));
     const out = pending instanceof Promise ? await pending : pending;
     withKernels(opts.kernels, () => fold.add(batch, i, out));
     i++;

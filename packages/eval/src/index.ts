@@ -3,12 +3,14 @@ export {
   type AccuracyResult,
   evaluateAccuracy,
   type GatedScore,
+  type RuleScore,
   type StepScore,
 } from "./accuracy.js";
 export { type ClozeOptions, lastWordClozeItems } from "./cloze/last-word-cloze.js";
 export {
   EVAL_FORMAT,
   type EvalFile,
+  type ExitPoint,
   evalRecord,
   type GatedPoint,
   type HopsSection,
@@ -71,6 +73,7 @@ export {
   type GatedPerplexity,
   type PerplexityOptions,
   type PerplexityResult,
+  type RulePerplexity,
   type StepPerplexity,
 } from "./perplexity.js";
 export {
@@ -96,3 +99,4 @@ export {
   type SweepRow,
 } from "./report/run-data.js";
 export { comparisonTable, formatMetric, formatTable, type TableRow } from "./report/table.js";
+export type { RuleSummary } from "./rule-exits.js";

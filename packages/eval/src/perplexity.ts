@@ -5,6 +5,8 @@
  * per-token exit step z = thresholdExit(pdf, q) picks which step's log-probability counts, giving
  * the PPL at the mean depth of that q.
  */
+
+import type { ExitRule } from "@loop/exit-gate";
 import type { Batch } from "@loop/tasks";
 import { IGNORE_INDEX } from "@loop/tensor";
 import {
@@ -16,6 +18,7 @@ import {
 } from "./eval-model.js";
 import { type ExitSummary, exitSummary, tallyExits } from "./exit-tally.js";
 import { logProbAt } from "./log-prob.js";
+import { type RuleSummary, ruleSummary, tallyRuleExits } from "./rule-exits.js";
 
 /** Perplexity at one loop step (1-based `step`): mean NLL in nats per token and exp of it. */
 export interface StepPerplexity {
@@ -34,6 +37,12 @@ export interface GatedPerplexity extends ExitSummary {
   ppl: number;
 }
 
+/** Perplexity when an exit rule picks each token's loop step, with the exit statistics. */
+export interface RulePerplexity extends RuleSummary {
+  nll: number;
+  ppl: number;
+}
+
 /**
  * What `evaluatePerplexity` returns: perplexity at every loop step and, with a gate, at every
  * threshold.
@@ -42,6 +51,8 @@ export interface PerplexityResult {
   metric: "ppl";
   steps: StepPerplexity[];
   gated: GatedPerplexity[];
+  /** One entry per exit rule asked for (`exits`), in that order. */
+  exits: RulePerplexity[];
   /** Non-ignored target tokens scored. */
   tokens: number;
 }
@@ -49,12 +60,15 @@ export interface PerplexityResult {
 /** Options of `evaluatePerplexity`: exit thresholds and the CPU kernels to run on. */
 export interface PerplexityOptions extends OnKernels {
   qs?: readonly number[];
+  /** Exit rules to evaluate (docs/exit-gate.md "Exit rules"; gate:<q> needs a gate). */
+  exits?: readonly ExitRule[];
 }
 
 /** The per-batch fold of the perplexity evaluation. */
-function perplexityFold({ R, V, tallies }: FoldSetup) {
+function perplexityFold({ R, V, tallies, rules }: FoldSetup) {
   const nllSum = new Float64Array(R);
   const gatedSum = new Float64Array(tallies.length);
+  const ruleSum = new Float64Array(rules.length);
   let tokens = 0;
   const add = (batch: Batch, i: number, out: StepOutputs) => {
     const [B, T] = batch.shape;
@@ -83,6 +97,12 @@ function perplexityFold({ R, V, tallies }: FoldSetup) {
       for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z.data[m]! - 1]![m]!;
       gatedSum[k]! -= s;
     });
+    rules.forEach((tally, k) => {
+      const z = tallyRuleExits(tally, out, batch);
+      let s = 0;
+      for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z[m]! - 1]![m]!;
+      ruleSum[k]! -= s;
+    });
   };
   const result = (): PerplexityResult => {
     if (tokens === 0) throw new Error("evaluatePerplexity: no target ≠ −100 in any batch");
@@ -91,6 +111,7 @@ function perplexityFold({ R, V, tallies }: FoldSetup) {
       metric: "ppl",
       steps: Array.from(nllSum, (s, r) => ({ step: r + 1, ...entry(s) })),
       gated: tallies.map((t, k) => ({ ...exitSummary(t), ...entry(gatedSum[k]!) })),
+      exits: rules.map((t, k) => ({ ...ruleSummary(t), ...entry(ruleSum[k]!) })),
       tokens,
     };
   };

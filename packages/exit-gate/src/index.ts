@@ -2,6 +2,25 @@ export { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 export { detach, freeze, unfreeze } from "./detach.js";
 export { ExitGate, type ExitGateConfig, type ExitGateOptions } from "./exit-gate.js";
 export { exitPdf } from "./exit-pdf.js";
+export {
+  argmaxRow,
+  checkExitRule,
+  EXIT_RULE_KINDS,
+  type ExitRule,
+  type ExitRuleKind,
+  type ExitRuleNeeds,
+  exitRuleNeeds,
+  formatExitRule,
+  isRealisable,
+  OnlineExitRule,
+  parseExitRule,
+  parseExitRules,
+  type RuleStepData,
+  relativeChange,
+  ruleExitSteps,
+  type StepSignals,
+  softmaxStats,
+} from "./exit-rule.js";
 export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-stats.js";
 export { exitStepName, formatQ } from "./format-q.js";
 export { gateLogits } from "./gate-logits.js";

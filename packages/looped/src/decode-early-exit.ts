@@ -2,8 +2,9 @@
  * Early-exit decoding: an opt-in decode mode that skips the loop steps after a token exits
  * (research beyond docs/exit-gate.md, which runs all R steps; see docs/early-exit.md).
  * For each token and sequence b, loop steps r = 1, 2, … run as in `decodeStep` (docs/model.md §1)
- * and after each the exit gate's threshold rule, decided online (OnlineThresholdExit), says: exit
- * at the first r < R with CDF(r) ≥ q, else at R (or at the depth cap maxStep). Once row b exits at
+ * and after each an exit rule decided online (OnlineExitRule: the gate's threshold q by default,
+ * or any realisable rule of exit-rule.ts, reading the step's gate logit, logits or readout) says
+ * whether row b exits at r, else it exits at R (or at the depth cap maxStep). Once row b exits at
  * step z:
  *   - steps z+1..R are not run for it (no layer, no norm, no gate);
  *   - Mamba-2 states (conv, ssm) of steps z+1..R are left unchanged for row b: the token is
@@ -18,7 +19,13 @@
  * states (SequenceMixer.withRows), so every row gets what batch-1 decoding would give it.
  * Shapes: ids [B] → logits [B, V], exit steps [B] (1-based).
  */
-import { OnlineThresholdExit } from "@loop/exit-gate";
+import {
+  type ExitRule,
+  formatExitRule,
+  isRealisable,
+  OnlineExitRule,
+  type StepSignals,
+} from "@loop/exit-gate";
 import { embedding, intTensor, noGrad, type Tensor, tensor } from "@loop/tensor";
 import type { DecodeState } from "./decode.js";
 import { runLoop } from "./loop.js";
@@ -34,6 +41,12 @@ export interface EarlyExitOptions {
    * no threshold (the gate is not consulted), every token exits at maxStep.
    */
   q?: number;
+  /**
+   * Any realisable exit rule in place of q (docs/exit-gate.md "Exit rules"): gate:<q> is the
+   * same as q; confidence, entropy and agree compute each running row's logits at every step;
+   * state-change reads its readout. The oracle (it reads the target) is refused.
+   */
+  rule?: ExitRule;
   /**
    * Depth cap: exit at step min(z, maxStep) (integer in [1, R], default R). With q = 1 every
    * token exits at maxStep: the loop truncated to maxStep steps, exactly logits(maxStep) of full
@@ -100,14 +113,37 @@ export function gatherRowData(src: Float32Array, D: number, rows: readonly numbe
 
 /** The checked options of an early-exit call, and what they imply for the model. */
 export interface EarlyExitSettings {
-  /** The threshold rule over `rows` token rows, or null without q. */
-  rule: OnlineThresholdExit | null;
+  /** The exit rule over `rows` token rows (q as gate:<q>), or null without q or a rule. */
+  rule: OnlineExitRule | null;
   maxStep: number;
   skipped: "carry" | "propagate";
   nAttn: number;
   nSsm: number;
   /** Whether a step that every row has skipped still has work: KV entries, propagated states. */
   skippedWork: boolean;
+}
+
+/**
+ * What a rule reads of row j of one step's readouts ro [n, D]: the gate logit, the logits (the
+ * LM head run once over the n rows, only for rules that read them), the readout itself.
+ */
+export function stepSignals(
+  model: LoopedModel,
+  rule: OnlineExitRule | null,
+  ro: Tensor,
+): (j: number) => StepSignals {
+  if (!rule) return () => ({});
+  const D = model.config.d_model;
+  const V = model.config.vocab_size;
+  const gate = model.exitGate;
+  const logits = rule.needs.logits ? model.head(ro).data : null;
+  return (j) => {
+    const s: StepSignals = {};
+    if (rule.needs.gate && gate) s.gateLogit = gate.logitRow(ro.data, j);
+    if (logits) s.logits = logits.subarray(j * V, (j + 1) * V);
+    if (rule.needs.state) s.state = ro.data.subarray(j * D, (j + 1) * D);
+    return s;
+  };
 }
 
 /** Validate `opts` for `model` (errors name `op`); the rule tracks `rows` token rows. */
@@ -117,10 +153,18 @@ export function earlyExitSettings(
   rows: number,
   op: string,
 ): EarlyExitSettings {
-  const rule = opts.q === undefined ? null : new OnlineThresholdExit(opts.q, rows, op);
-  if (rule && !model.exitGate)
-    throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   const R = model.config.n_loops;
+  if (opts.q !== undefined && opts.rule !== undefined)
+    throw new Error(`${op}: give q or rule, not both`);
+  const asked: ExitRule | null =
+    opts.rule ?? (opts.q === undefined ? null : { kind: "gate", q: opts.q });
+  if (asked && !isRealisable(asked))
+    throw new Error(
+      `${op}: ${formatExitRule(asked)} is not realisable (it reads the target): it runs in evaluation only`,
+    );
+  const rule = asked ? new OnlineExitRule(asked, rows, R, op) : null;
+  if (rule?.needs.gate && !model.exitGate)
+    throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   const maxStep = opts.maxStep ?? R;
   if (!Number.isInteger(maxStep) || maxStep < 1 || maxStep > R)
     throw new Error(`${op}: maxStep must be an integer in [1, ${R}], got ${maxStep}`);
@@ -165,7 +209,6 @@ export function decodeStepEarlyExit(
   const op = "decodeStepEarlyExit";
   const settings = earlyExitSettings(model, opts, st.batch, op);
   const { rule, maxStep, skipped, skippedWork } = settings;
-  const gate = model.exitGate;
   const B = st.batch;
   if (ids.length !== B) throw new Error(`${op}: expected ${B} token ids, got ${ids.length}`);
   if (st.position >= st.capacity)
@@ -199,14 +242,14 @@ export function decodeStepEarlyExit(
         return h;
       },
       after: (h, r) => {
-        const ro = model.readout(h).data;
+        const roT = model.readout(h);
+        const ro = roT.data;
+        const signals = stepSignals(model, rule, roT);
         const still: number[] = [];
         const keep: number[] = [];
         active.forEach((b, j) => {
           hAll.set(h.data.subarray(j * D, (j + 1) * D), b * D);
-          const exit =
-            r === maxStep - 1 ||
-            (rule !== null && gate !== null && rule.step(b, gate.logitRow(ro, j)));
+          const exit = r === maxStep - 1 || rule?.step(b, r, signals(j)) === true;
           if (exit) {
             exitSteps[b] = r + 1;
             exitReadout.set(ro.subarray(j * D, (j + 1) * D), b * D);

@@ -5,11 +5,20 @@
  *   "threshold": early-exit decoding at threshold q (decode-early-exit.ts; needs an exit gate),
  *     optionally with a depth cap and, with `fullPrompt`, the prompt through all R steps; an
  *     early-exiting prompt goes in as one early-exit prefill (prefill-early-exit.ts);
- *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed).
+ *   "fixed": every token stops at step k, the loop truncated to k steps (no gate needed);
+ *   "rule": early-exit decoding under any realisable exit rule (exit-rule.ts of @loop/exit-gate:
+ *     gate, confidence, entropy, state-change, agree, fixed), with the threshold's options.
  * Sampling: temperature (0 = greedy), top-k, seeded. The prefill and every decode step run on the
  * CPU kernels given (`kernels`, a backend's), else on those the kernel-set registry holds.
  */
-import { checkThreshold } from "@loop/exit-gate";
+import {
+  checkExitRule,
+  checkThreshold,
+  type ExitRule,
+  exitRuleNeeds,
+  formatExitRule,
+  isRealisable,
+} from "@loop/exit-gate";
 import { Rng, type Tensor } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
@@ -38,7 +47,8 @@ interface SkippingPolicy {
 export type StepPolicy =
   | { kind: "full" }
   | ({ kind: "threshold"; q: number; maxStep?: number } & SkippingPolicy)
-  | ({ kind: "fixed"; step: number } & SkippingPolicy);
+  | ({ kind: "fixed"; step: number } & SkippingPolicy)
+  | ({ kind: "rule"; rule: ExitRule; maxStep?: number } & SkippingPolicy);
 
 /**
  * Options of `generate`: how many tokens, sampling (temperature, top-k, seed), stop token, exit
@@ -81,9 +91,17 @@ export function checkGenerateOptions(
     checkThreshold(policy.q, op);
     if (!model.exitGate)
       throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
+  } else if (policy.kind === "rule") {
+    checkExitRule(policy.rule, model.config.n_loops, op);
+    if (!isRealisable(policy.rule))
+      throw new Error(
+        `${op}: ${formatExitRule(policy.rule)} is not realisable (it reads the target): it runs in evaluation only`,
+      );
+    if (exitRuleNeeds(policy.rule).gate && !model.exitGate)
+      throw new Error(`${op}: the model has no exit gate (config.exit_gate is false)`);
   } else if (policy.kind !== "full" && policy.kind !== "fixed")
     throw new Error(
-      `${op}: policy.kind must be "full", "threshold" or "fixed", got ${JSON.stringify((policy as { kind: unknown }).kind)}`,
+      `${op}: policy.kind must be "full", "threshold", "fixed" or "rule", got ${JSON.stringify((policy as { kind: unknown }).kind)}`,
     );
   if (prompt.length === 0) throw new Error(`${op}: prompt must contain at least one token`);
   if (!Number.isInteger(opts.maxNewTokens) || opts.maxNewTokens < 0)
@@ -150,7 +168,9 @@ function* decodeTokens(
       ? { q: policy.q, maxStep: policy.maxStep, skipped: policy.skipped }
       : policy.kind === "fixed"
         ? { maxStep: policy.step, skipped: policy.skipped }
-        : null;
+        : policy.kind === "rule"
+          ? { rule: policy.rule, maxStep: policy.maxStep, skipped: policy.skipped }
+          : null;
   const fullPrompt = policy.kind === "full" || policy.fullPrompt === true;
   const feed = (t: number): Tensor => {
     if (!early) {

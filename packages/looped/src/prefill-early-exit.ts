@@ -9,7 +9,8 @@
  *     "propagate" take h(z) into their state (prefill over the mixed sequence), and with "carry"
  *     they are left out altogether: the running tokens of each row go through the scan alone, so
  *     conv window and SSM state see exactly the tokens that token-by-token decoding feeds them;
- *   - after the step the gate's threshold rule (or the depth cap) decides, per token, who exits.
+ *   - after the step the exit rule (the gate's threshold by default, or the depth cap) decides,
+ *     per token, who exits.
  * Results equal T `decodeStepEarlyExit` calls up to float32 rounding (chunked scan vs
  * recurrence); an exit whose CDF lies within that rounding of q may fall on the other step.
  */
@@ -21,6 +22,7 @@ import {
   earlyExitCounts,
   earlyExitSettings,
   gatherRowData,
+  stepSignals,
 } from "./decode-early-exit.js";
 import type { Layer, LayerState } from "./layer.js";
 import { runLoop } from "./loop.js";
@@ -89,7 +91,6 @@ export function prefillEarlyExit(
   const { T, tokens } = checkPromptIds(model, st, ids, op);
   const settings = earlyExitSettings(model, opts, B * T, op);
   const { rule, maxStep, skipped, skippedWork } = settings;
-  const gate = model.exitGate;
   const { n_loops: R, d_model: D } = model.config;
   const N = model.layers.length;
   return noGrad(() => {
@@ -108,12 +109,12 @@ export function prefillEarlyExit(
         return layer.prefill(ls, mixRows(h, hExit, exitSteps, D));
       },
       after: (h, r) => {
-        const ro = model.readout(h).data;
+        const roT = model.readout(h);
+        const ro = roT.data;
+        const signals = stepSignals(model, rule, roT);
         for (let p = 0; p < B * T; p++) {
           if (exitSteps[p] !== 0) continue;
-          const exit =
-            r === maxStep - 1 ||
-            (rule !== null && gate !== null && rule.step(p, gate.logitRow(ro, p)));
+          const exit = r === maxStep - 1 || rule?.step(p, r, signals(p)) === true;
           if (!exit) continue;
           exitSteps[p] = r + 1;
           running--;

@@ -26,19 +26,24 @@ export function deviceOutputSource<T, I>(dm: DeviceModel<T, I>): StepOutputSourc
   return {
     config: dm.config,
     hasGate: dm.hasExitGate,
-    async outputs(batch: Batch, gate: boolean): Promise<StepOutputs> {
+    async outputs(batch: Batch, gate: boolean, readouts = false): Promise<StepOutputs> {
       const [B, T] = batch.shape;
       try {
-        const { logits, pdf } = ops.noGrad(() => {
+        const { logits, pdf, ro } = ops.noGrad(() => {
           const tokens = ops.uploadInt(batch.tokens, [B, T]);
           const seqIdx = batch.seqIdx ? ops.uploadInt(batch.seqIdx, [B * T]) : null;
           const fwd = dm.forward(tokens, { steps: "all", seqIdx });
           const pdf = gate && dm.hasExitGate ? ops.exitPdf(dm.gateLogits(fwd.readouts)) : null;
-          return { logits: fwd.logits, pdf };
+          return { logits: fwd.logits, pdf, ro: readouts ? fwd.readouts : null };
         });
         const cpuLogits = [];
         for (const l of logits) cpuLogits.push(await toCpu(l));
-        return { logits: cpuLogits, pdf: pdf ? await toCpu(pdf) : null };
+        const out: StepOutputs = { logits: cpuLogits, pdf: pdf ? await toCpu(pdf) : null };
+        if (ro) {
+          out.readouts = [];
+          for (const x of ro) out.readouts.push(await toCpu(x));
+        }
+        return out;
       } finally {
         ops.releaseTransients();
       }

@@ -6,6 +6,7 @@
  * policy). The sampling is the CPU's (`sampleToken` with the same seeded stream), so the tokens
  * match `generate` on the CPU up to float32 ties.
  */
+import { formatExitRule } from "@loop/exit-gate";
 import {
   checkGenerateOptions,
   type GenerateOptions,
@@ -24,10 +25,15 @@ export async function generateOnDevice<T, I>(
   onToken?: (id: number) => void | Promise<void>,
 ): Promise<number[]> {
   const { policy, temperature, topK } = checkGenerateOptions(model, prompt, opts);
-  if (policy.kind !== "full")
+  if (policy.kind !== "full") {
+    const what =
+      policy.kind === "rule"
+        ? `exit rule ${formatExitRule(policy.rule)}`
+        : `policy "${policy.kind}"`;
     throw new Error(
-      `generate on webgpu runs every token through all loop steps; policy "${policy.kind}" needs --backend native or portable`,
+      `generate on webgpu runs every token through all loop steps; ${what} needs --backend native or portable`,
     );
+  }
   const V = model.config.vocab_size;
   const rng = new Rng(opts.seed ?? 0);
   const dm = toDevice(model, ops);

@@ -1,7 +1,8 @@
 /*
  * The plain-text summary `looplm eval` prints for an eval.json: the metric (and multiple-choice
  * acc / acc_norm) at every loop step, then the threshold-exit table (q, mean exit step, metric),
- * then, for a mixed-difficulty task, the metric and the mean exit step for each difficulty p.
+ * then the exit rules' table (rule, mean exit step, metric), then, for a mixed-difficulty task,
+ * the metric and the mean exit step (gate and rules) for each difficulty p.
  */
 import type { EvalFile } from "../eval-file.js";
 import { metricName } from "./run-data.js";
@@ -47,6 +48,17 @@ export function formatEvalSummary(ev: EvalFile): string {
         ]),
       ),
     );
+  if (ev.exits && ev.exits.length > 0)
+    parts.push(
+      table(
+        ["exit rule", "mean exit step", name],
+        ev.exits.map((e) => [
+          e.realisable ? e.rule : `${e.rule} (not realisable)`,
+          e.mean_step.toFixed(3),
+          formatMetric(ev.metric, e.value),
+        ]),
+      ),
+    );
   if (ev.by_hops && ev.by_hops.length > 0) {
     const qs = ev.by_hops[0]!.gated.map((g) => g.q);
     parts.push(
@@ -67,6 +79,22 @@ export function formatEvalSummary(ev: EvalFile): string {
         ]),
       ),
     );
+    const rules = ev.by_hops[0]!.exits ?? [];
+    if (rules.length > 0)
+      parts.push(
+        table(
+          [
+            "p",
+            ...rules.map((e) => `${e.rule}: mean exit step`),
+            ...rules.map((e) => `${e.rule}: ${name}`),
+          ],
+          ev.by_hops.map((h) => [
+            String(h.hops),
+            ...(h.exits ?? []).map((e) => e.mean_step.toFixed(3)),
+            ...(h.exits ?? []).map((e) => formatMetric(ev.metric, e.value)),
+          ]),
+        ),
+      );
   }
   return `${parts.join("\n\n")}\n`;
 }

@@ -20,6 +20,7 @@ import {
   modelLoglikelihoods,
 } from "@loop/eval";
 import { readMcFile, readPiqaFiles, writeEvalFile } from "@loop/eval/node";
+import type { ExitRule } from "@loop/exit-gate";
 import { countParameters, flopsPerToken, type LoopedModel, type ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import {
@@ -39,6 +40,7 @@ import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../erro
 import { withEvalProgress } from "../eval-progress.js";
 import { checkMemoryNeed, evaluationMemoryNeed } from "../memory-need.js";
 import { cliNote } from "../note.js";
+import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
 import {
   addTaskOptions,
   buildTask,
@@ -64,6 +66,7 @@ export interface EvalFlags extends Partial<TaskFlags> {
   seed?: number;
   q?: number;
   qSweep?: number[] | true;
+  exit?: ExitRule[];
   mc?: string;
   piqa?: string;
   labels?: string;
@@ -246,6 +249,14 @@ export async function runEval(
   };
   const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
   const qs = thresholds(f, model);
+  const exits = f.exit ?? [];
+  checkExitRules(
+    exits,
+    { R: model.config.n_loops, hasGate: model.exitGate !== null, path: f.model },
+    true,
+  );
+  if (exits.length > 0 && f.perLength)
+    throw new CliError("--exit and --per-length cannot be used together");
   if (found && task.tokenizer)
     checkRecordedTokenizer(
       found,
@@ -276,7 +287,11 @@ export async function runEval(
       "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
     );
   const evaluate = (bs: Iterable<Batch>) =>
-    evaluateOnBackend(backend, model, bs, task.metric, { qs, score: (b, p) => task.score(b, p) });
+    evaluateOnBackend(backend, model, bs, task.metric, {
+      qs,
+      exits,
+      score: (b, p) => task.score(b, p),
+    });
   const result = await evaluate(batches);
   // a mixed-difficulty p-hop task: the same evaluation on the rows of each p apart
   const byHops: HopsSection[] = [];
@@ -285,7 +300,13 @@ export async function runEval(
       const part = task.evalSetOfHops({ count: f.count, batchSize: f.batchSize, seed: f.seed }, p);
       if (part.length === 0) continue;
       const m = metricSection(await evaluate(part));
-      byHops.push({ hops: p, count: m.count, per_step: m.per_step, gated: m.gated });
+      byHops.push({
+        hops: p,
+        count: m.count,
+        per_step: m.per_step,
+        gated: m.gated,
+        ...(m.exits ? { exits: m.exits } : {}),
+      });
     }
   let mcPart: EvalFile["mc"] = null;
   if (mc) {
@@ -345,6 +366,11 @@ export function registerEval(program: Command): void {
       thresholdList,
     )
     .option(
+      "--exit <rules>",
+      `exit rules, comma-separated (${EXIT_SYNTAX}; docs/exit-gate.md): the metric and mean exit step under each (oracle: eval only, not realisable)`,
+      exitRulesOption(),
+    )
+    .option(
       "--mc <file.jsonl>",
       'multiple choice: {"context", "choices": [..], "label"} per line (lm only)',
     )
@@ -373,6 +399,7 @@ Examples:
   looplm eval --model runs/mano-4x6-g2/final --q 0.5
   looplm eval --model runs/mano-4x6 --per-length --count 1024
   looplm eval --model runs/mano-4x6-g2/final --q-sweep 0.1,0.3,0.5,0.7,0.9 --out sweep-eval.json
+  looplm eval --model runs/mano-4x6-g2/final --exit gate:0.5,entropy:0.3,state-change:0.05,agree:1,oracle
   looplm eval --model runs/lm-char/final --task lm --corpus testdata/data/wikitext2-valid.txt
   looplm eval --model runs/lm-char/final --piqa testdata/data/piqa-valid.jsonl --labels testdata/data/piqa-valid-labels.lst`,
     )

@@ -1,6 +1,12 @@
 /* `looplm generate`: sample a continuation from a trained model (recurrent decoding). */
 import { dirname, join } from "node:path";
-import { generateTokens, type ModelConfig } from "@loop/looped";
+import { type ExitRule, formatExitRule } from "@loop/exit-gate";
+import {
+  type GenerateResult,
+  generateTokens,
+  type ModelConfig,
+  type StepPolicy,
+} from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
@@ -12,6 +18,7 @@ import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
+import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
 import { parseIntList } from "../options/model.js";
 import { writeStdout } from "../stdout.js";
 import {
@@ -33,6 +40,7 @@ interface Flags {
   temperature: number;
   topK: number;
   seed: number;
+  exit?: ExitRule[];
 }
 
 function findBeside(model: string, name: string): string | null {
@@ -57,6 +65,19 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     });
   const model = asCliError(() => loadCheckpoint(checkpoint, { onNote: cliNote, checkConfig }));
   const V = model.config.vocab_size;
+  const rules = f.exit ?? [];
+  if (rules.length > 1)
+    throw new CliError(`--exit takes one rule for generate, got ${rules.length}`);
+  const rule = rules[0];
+  checkExitRules(
+    rules,
+    { R: model.config.n_loops, hasGate: model.exitGate !== null, path: f.model },
+    false,
+  );
+  if (rule && backend.onDevice)
+    throw new CliError(
+      `--exit ${formatExitRule(rule)}: generate on a device backend runs every token through all loop steps; use --backend native or portable`,
+    );
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
   let prompt: number[];
@@ -109,7 +130,15 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       }
     };
   }
-  const opts = { maxNewTokens: f.maxNew, temperature: f.temperature, topK: f.topK, seed: f.seed };
+  const policy: StepPolicy = rule ? { kind: "rule", rule } : { kind: "full" };
+  const opts = {
+    maxNewTokens: f.maxNew,
+    temperature: f.temperature,
+    topK: f.topK,
+    seed: f.seed,
+    policy,
+  };
+  let done: GenerateResult | null = null;
   // Every token is printed as it comes (a long generation shows its text at once, and stops on
   // Ctrl-C or a closed pipe): `pending` holds ids that spell only part of a character yet.
   let pending: number[] = [];
@@ -129,7 +158,9 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       if (backend.onDevice) await generateOnDevice(backend.ops, model, prompt, opts, emit);
       else {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
-        for (let r = it.next(); !r.done; r = it.next()) await emit(r.value);
+        let r = it.next();
+        for (; !r.done; r = it.next()) await emit(r.value);
+        done = r.value;
       }
     } catch (e) {
       if (isAllocationFailure(e))
@@ -140,6 +171,13 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     }
   });
   await writeStdout(`${pending.length > 0 ? `${first ? "" : separator}${decode(pending)}` : ""}\n`);
+  if (rule && done) {
+    const d = done as GenerateResult;
+    const mean = d.exitSteps.reduce((a, b) => a + b, 0) / Math.max(1, d.exitSteps.length);
+    process.stderr.write(
+      `--exit ${formatExitRule(rule)}: mean exit step ${mean.toFixed(2)} of ${model.config.n_loops} over ${d.exitSteps.length} tokens fed (${d.counts.layersRun} of ${d.counts.layersRun + d.counts.layersSkipped} layer applications run)\n`,
+    );
+  }
 }
 
 export function registerGenerate(program: Command): void {
@@ -160,12 +198,18 @@ export function registerGenerate(program: Command): void {
     .addOption(floatFlag("--temperature <t>", "sampling temperature (0 = greedy)", 1))
     .addOption(intFlag("--top-k <k>", "sample among the k most likely tokens (0 = all)", 0, 40))
     .addOption(intFlag("--seed <n>", "sampling seed", 0, 0))
+    .option(
+      "--exit <rule>",
+      `early-exit decoding: each token stops at the loop step this rule picks (${EXIT_SYNTAX.replace(" | oracle", "")}; docs/exit-gate.md); the later steps are skipped; CPU backends only`,
+      exitRulesOption(),
+    )
     .addHelpText(
       "after",
       `
 Examples:
   looplm generate --model runs/lm-char/final --prompt "Fellow citizens" --max-new 80   # runs/lm-char: docs/cli.md's recipe
-  looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0   # runs/phop-1x4: looplm train's first example`,
+  looplm generate --model runs/phop-1x4/final --tokens 0,1,2,3 --max-new 1 --temperature 0   # runs/phop-1x4: looplm train's first example
+  looplm generate --model runs/mano-4x6-g2/final --tokens 0,1,2,3 --max-new 4 --exit entropy:0.3`,
     )
     .action((f: Flags, cmd: Command) => runGenerate(f, commandBackend(cmd)));
 }

@@ -7,6 +7,7 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { formatExitRule } from "@loop/exit-gate";
 import { LOCK_FILE, lockRunFolder } from "@loop/train/node";
 import type { Command } from "commander";
 import type { Backend, ComputeBackend } from "../../backend.js";
@@ -15,16 +16,33 @@ import { queueSecret, SIGN_HELP } from "../../queue/job-signature.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, choiceOption, intFlag } from "../errors.js";
 import { withInterrupts } from "../interrupt.js";
+import {
+  CLAIM_TEXT,
+  operatingPoints,
+  ruleRows,
+  ruleVerdicts,
+} from "../reproduce/exit-rule-claims.js";
+import {
+  operatingTable,
+  ruleFrontierChart,
+  ruleTable,
+  testTable,
+  verdictTable,
+} from "../reproduce/exit-rules-report.js";
 import { hopsMetricTable, hopsRows, hopsStepTable } from "../reproduce/gate-by-hops.js";
 import { comparisonTable, gateComparisons } from "../reproduce/gate-comparisons.js";
 import { gateCommands } from "../reproduce/gate-study-types.js";
 import type { StudyQueue } from "../reproduce/queued-arms.js";
+import { runExitRulesStudy } from "../reproduce/run-exit-rules-study.js";
 import { runGateStudy } from "../reproduce/run-gate-study.js";
 import { armCommand, runSweepStudy } from "../reproduce/run-sweep-study.js";
 import { removeSeedRecords } from "../reproduce/seed-record.js";
 import {
+  exitRulesStudy,
   gateStudy,
+  isExitRulesStudy,
   isGateStudy,
+  isSweepStudy,
   STUDY_NAMES,
   type StudyName,
   sweepStudy,
@@ -100,6 +118,8 @@ async function studyQueue(f: Flags): Promise<StudyQueue | undefined> {
  * either scale: an old study may have run at the other), and one per seed of a gate study.
  */
 export function studyFolders(outDir: string, study: StudyName): string[] {
+  // (exit-rules trains nothing of its own: its models are gate-mixed's)
+  if (!isSweepStudy(study) && !isGateStudy(study)) return [];
   if (isGateStudy(study)) {
     if (!existsSync(outDir)) return [];
     return readdirSync(outDir, { withFileTypes: true })
@@ -107,8 +127,9 @@ export function studyFolders(outDir: string, study: StudyName): string[] {
       .map((d) => d.name);
   }
   // a shared arm's folders are its lending study's (removed by that study's --overwrite)
+  const sweep = study;
   const own = (s: (typeof SCALES)[number]) =>
-    sweepStudy(study, s)
+    sweepStudy(sweep, s)
       .arms.filter((a) => !a.sharedWith)
       .map((a) => a.id);
   return [...new Set(SCALES.flatMap(own))];
@@ -223,7 +244,42 @@ async function runOne(
     loadEnd: loadNow(),
   });
   let out: StudyOutput;
-  if (isGateStudy(name)) {
+  if (isExitRulesStudy(name)) {
+    const def = exitRulesStudy(name, f.scale);
+    const r = await runExitRulesStudy(def, opts);
+    const metric = r.perSeed[0]!.metric;
+    const R = r.perSeed[0]!.perStep.length;
+    const rows = ruleRows(r.perSeed);
+    const verdicts = ruleVerdicts(r.perSeed);
+    const ops = operatingPoints(rows, metric, R);
+    out = {
+      facts: facts(def.title, def.notes),
+      table: ruleTable(rows, r.perSeed, metric),
+      extra: [
+        {
+          title:
+            "Each rule on each claim (paired per seed; p values Holm-adjusted over the rule's thresholds)",
+          ...verdictTable(verdicts, metric),
+        },
+        { title: "Every threshold's test", ...testTable(verdicts, metric) },
+        {
+          title: `Operating points (each rule's cheapest threshold within 1 point of fixed:${R}, else its best) and decode time per token (batch 1)`,
+          ...operatingTable(ops, rows, metric, R),
+        },
+      ],
+      verdicts: verdicts.map((v) => ({
+        text: `${v.kind}: ${CLAIM_TEXT[v.claim]}`,
+        line: v.reason ? `${v.verdict} (${v.reason})` : v.verdict,
+      })),
+      charts: new Map([["frontier", ruleFrontierChart(rows, metric)]]),
+      data: { rows, verdicts, operating_points: ops.map((o) => o.rule), per_seed: r.perSeed },
+      commands: Array.from({ length: f.seeds }, (_, k) => [
+        ...gateCommands(def.source, k + 1, r.sourceDir),
+        `looplm eval --model ${join(r.sourceDir, `seed-${k + 1}`, "gate2", "final")} --count ${def.source.evalCount} --exit ${def.rules.map(formatExitRule).join(",")}`,
+      ]).flat(),
+      seedMachines: r.machines,
+    };
+  } else if (isGateStudy(name)) {
     const def = gateStudy(name, f.scale);
     if (queue || (f.jobs ?? 1) > 1)
       log(

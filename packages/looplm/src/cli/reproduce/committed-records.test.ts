@@ -3,8 +3,17 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readGateSeedRecord } from "./gate-seed-record.js";
+import { readExitRulesRecord } from "./run-exit-rules-study.js";
 import { readSeedRecord } from "./seed-record.js";
-import { gateStudy, isGateStudy, STUDY_NAMES, type StudyName, sweepStudy } from "./studies.js";
+import {
+  exitRulesStudy,
+  gateStudy,
+  isExitRulesStudy,
+  isGateStudy,
+  STUDY_NAMES,
+  type StudyName,
+  sweepStudy,
+} from "./studies.js";
 
 /** Where docs/results.md keeps each study's seed records: docs/results/<study>/seed-<k>.json. */
 const RESULTS = fileURLToPath(new URL("../../../../../docs/results/", import.meta.url));
@@ -33,7 +42,9 @@ describe("the seed records docs/results.md cites", () => {
       for (const seed of seeds) {
         const record = isGateStudy(name)
           ? readGateSeedRecord(gateStudy(name, "cpu"), dir, seed)
-          : readSeedRecord(sweepStudy(name, "cpu"), dir, seed);
+          : isExitRulesStudy(name)
+            ? readExitRulesRecord(exitRulesStudy(name, "cpu"), dir, seed)
+            : readSeedRecord(sweepStudy(name, "cpu"), dir, seed);
         expect(record?.seed).toBe(seed);
       }
     });

@@ -3,6 +3,7 @@
  * `gate-mixed` on p-hop whose p is drawn per sequence.
  */
 import type { GateStudyDef } from "./gate-study-types.js";
+import { lmModel, lmTask, lmTrain } from "./lm-study.js";
 import { PHOP_MAMBA } from "./phop-studies.js";
 import type { Scale } from "./study-types.js";
 
@@ -58,5 +59,39 @@ export function gateMixed(scale: Scale): GateStudyDef {
     loops: cpu ? 4 : 12,
     evalCount: cpu ? 1024 : 2000,
     byHops: true,
+  };
+}
+
+/**
+ * The gate on language modelling: the `lm` study's SOTU `2⊗4` (the same model, corpus, flags and
+ * seeds, so its pretraining stage is that study's member) given a gate through gate1 and gate2.
+ */
+export function lmGate(scale: Scale): GateStudyDef {
+  const cpu = scale === "cpu";
+  const { evalEvery: _e, evalCount: _c, ...train } = lmTrain(cpu);
+  return {
+    name: "lm-gate",
+    title: "Exit gate on language modelling (SOTU, the lm study's 2⊗4 with a gate)",
+    notes: cpu
+      ? "The `lm` study's SOTU 2⊗4 (two Mamba-2 layers of d_model 64, BPE vocabulary 1,024, windows of 128 tokens, 1,500 steps of 16 windows), then gate1 and gate2 (200 steps of 16 windows each); validation perplexity on 128 held-out windows at every fixed exit and gate q."
+      : "The `lm` study's SOTU 2⊗4 at the paper's sizes with its gate.",
+    task: lmTask(cpu) as GateStudyDef["task"],
+    model: lmModel(cpu),
+    layers: 2,
+    loops: 4,
+    pretrain: lmTrain(cpu),
+    gate1: { ...train, steps: cpu ? 200 : 1000, lr: 1e-3, warmup: 10, beta: 0.05, evalEvery: 100 },
+    gate2: {
+      ...train,
+      steps: cpu ? 200 : 1000,
+      lr: 1e-3,
+      warmup: 10,
+      k: 50,
+      gamma: 0.005,
+      evalEvery: 100,
+    },
+    evalCount: cpu ? 128 : 64,
+    qs: [0.1, 0.3, 0.5, 0.7, 0.9],
+    paper: "140M: gate 38.87 at mean step 3.00 vs fixed loop 4 37.79",
   };
 }

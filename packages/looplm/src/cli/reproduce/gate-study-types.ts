@@ -12,8 +12,8 @@ import type { TrainFlags } from "../options/train.js";
 import { flagArgs } from "./arm-inputs.js";
 
 export interface GateStudyDef {
-  /** "exit-gate" (p-hop at one p) or "gate-mixed" (p drawn per sequence). */
-  name: "exit-gate" | "gate-mixed";
+  /** "exit-gate" (p-hop at one p), "gate-mixed" (p drawn per sequence), "lm-gate" (SOTU). */
+  name: "exit-gate" | "gate-mixed" | "lm-gate";
   title: string;
   notes: string;
   task: Partial<TaskFlags> & { task: TaskName };

@@ -24,7 +24,14 @@ import { perLengthTable, resultsTable, verdictTable } from "./results-table.js";
 import { runGateStudy } from "./run-gate-study.js";
 import { armArgs, armCommand, runSweepStudy } from "./run-sweep-study.js";
 import { type SeedRecord, seedsToTrain, studySettings } from "./seed-record.js";
-import { gateStudy, isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
+import {
+  exitRulesStudy,
+  gateStudy,
+  isExitRulesStudy,
+  isGateStudy,
+  STUDY_NAMES,
+  sweepStudy,
+} from "./studies.js";
 import {
   claimTables,
   frontierTable,
@@ -416,6 +423,12 @@ describe("study definitions", () => {
           const g = gateStudy(name, scale);
           expect(g.loops).toBeGreaterThan(1);
           expect(g.qs.length).toBeGreaterThan(1);
+          continue;
+        }
+        if (isExitRulesStudy(name)) {
+          const e = exitRulesStudy(name, scale);
+          expect(e.rules.filter((r) => r.kind === "fixed")).toHaveLength(e.source.loops);
+          expect(e.rules.some((r) => r.kind === "oracle")).toBe(true);
           continue;
         }
         const def = sweepStudy(name, scale);

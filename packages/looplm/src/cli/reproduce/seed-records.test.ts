@@ -27,7 +27,7 @@ import { modelConfig } from "./arm-inputs.js";
 import { CLOZE_NAME } from "./downstream.js";
 import { type SeedRecord, studySettings } from "./seed-record.js";
 import { armLabels, checkSeedRecordBody, FieldProblem } from "./seed-record-schema.js";
-import { isGateStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
+import { isSweepStudy, STUDY_NAMES, sweepStudy } from "./studies.js";
 import type { StudyDef } from "./study-types.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -108,7 +108,7 @@ const resume = (out: string, seeds: number) =>
 describe("seed records", () => {
   it("the schema's member labels are those the sweeps plan, for every arm of every study", () => {
     for (const name of STUDY_NAMES) {
-      if (isGateStudy(name)) continue;
+      if (!isSweepStudy(name)) continue;
       for (const scale of ["cpu", "paper"] as const)
         for (const arm of sweepStudy(name, scale).arms) {
           const base = modelConfig(arm.model, arm.base, 1, 64);
@@ -122,7 +122,7 @@ describe("seed records", () => {
 
   it("checks the names of the downstream and cloze sets, and text without control characters", () => {
     for (const name of STUDY_NAMES) {
-      if (isGateStudy(name)) continue;
+      if (!isSweepStudy(name)) continue;
       const def = sweepStudy(name, "cpu");
       expect(() => checkSeedRecordBody(def, record(def, 1) as never), name).not.toThrow();
     }

@@ -6,7 +6,8 @@
  * own file; this one names them and finds one by name.
  */
 import { ablations, backboneBudget, backbones } from "./backbone-studies.js";
-import { exitGate, gateMixed } from "./gate-studies.js";
+import { type ExitRulesStudyDef, exitRules, exitRulesLm } from "./exit-rules-study.js";
+import { exitGate, gateMixed, lmGate } from "./gate-studies.js";
 import type { GateStudyDef } from "./gate-study-types.js";
 import { lm } from "./lm-study.js";
 import { mano } from "./mano-study.js";
@@ -23,21 +24,40 @@ export const STUDY_NAMES = [
   "ablations",
   "exit-gate",
   "gate-mixed",
+  "lm-gate",
+  "exit-rules",
+  "exit-rules-lm",
 ] as const;
 export type StudyName = (typeof STUDY_NAMES)[number];
-/** The studies that are protocol sweeps (the other two train the exit gate's three stages). */
-export type SweepStudyName = Exclude<StudyName, GateStudyName>;
+/** The studies that are protocol sweeps (not the gate studies, not exit-rules). */
+export type SweepStudyName = Exclude<StudyName, GateStudyName | ExitRulesStudyName>;
+/** The studies that run every exit rule on a gate study's models. */
+export type ExitRulesStudyName = "exit-rules" | "exit-rules-lm";
+
+/** True for the exit-rules studies. */
+export function isExitRulesStudy(name: StudyName): name is ExitRulesStudyName {
+  return name === "exit-rules" || name === "exit-rules-lm";
+}
 /** The studies that train the exit gate's three stages. */
-export type GateStudyName = "exit-gate" | "gate-mixed";
+export type GateStudyName = "exit-gate" | "gate-mixed" | "lm-gate";
 
 /** True for the studies that train the exit gate's three stages. */
 export function isGateStudy(name: StudyName): name is GateStudyName {
-  return name === "exit-gate" || name === "gate-mixed";
+  return name === "exit-gate" || name === "gate-mixed" || name === "lm-gate";
+}
+
+/** True for the protocol-sweep studies. */
+export function isSweepStudy(name: StudyName): name is SweepStudyName {
+  return !isGateStudy(name) && !isExitRulesStudy(name);
 }
 
 /** The gate studies, each at cpu scale or the paper's. */
 export function gateStudy(name: GateStudyName, scale: Scale): GateStudyDef {
-  return name === "gate-mixed" ? gateMixed(scale) : exitGate(scale);
+  return name === "gate-mixed"
+    ? gateMixed(scale)
+    : name === "lm-gate"
+      ? lmGate(scale)
+      : exitGate(scale);
 }
 
 /** The sweep studies, each at cpu scale (true) or the paper's. */
@@ -83,4 +103,9 @@ function lentArms(scale: Scale): LentArms {
   }
   LENT.set(scale, Object.freeze(lent));
   return lent;
+}
+
+/** The exit-rules studies, each at cpu scale or the paper's. */
+export function exitRulesStudy(name: ExitRulesStudyName, scale: Scale): ExitRulesStudyDef {
+  return name === "exit-rules-lm" ? exitRulesLm(scale) : exitRules(scale);
 }
