@@ -125,8 +125,9 @@ describe("looplm check on the CPU backends", () => {
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("Dropped for the budget");
   });
 
-  it("a check cut short in its speed section leaves the reports of what it found", async () => {
-    const out = join(root, "cut");
+  /** The report of a check ended (as a killed process is) when its progress line starts so. */
+  async function cutAt(folder: string, line: string) {
+    const out = join(root, folder);
     const cut = runCheck({
       backend: "portable",
       budgetS: 480,
@@ -134,13 +135,17 @@ describe("looplm check on the CPU backends", () => {
       allowEmulation: false,
       gpuFeatures: [],
       size: "small",
-      // (the process ending while the second speed case starts)
-      progress: (line) => {
-        if (line.startsWith("speed 2/")) throw new Error("killed");
+      progress: (l) => {
+        if (l.startsWith(line)) throw new Error("killed");
       },
     });
     await expect(cut).rejects.toThrow("killed");
-    const report = readReport(out);
+    return { out, report: readReport(out) };
+  }
+
+  it("a check cut short in its speed section leaves the reports of what it found", async () => {
+    // (the process ending while the second speed case starts)
+    const { out, report } = await cutAt("cut", "speed 2/");
     expect(report.complete).toBe(false);
     expect(report.failed).toBe(0);
     expect(report.figures.length).toBeGreaterThanOrEqual(2); // the peak and the first case's
@@ -150,21 +155,8 @@ describe("looplm check on the CPU backends", () => {
   });
 
   it("a check cut short at its first correctness case leaves a report of that case", async () => {
-    const out = join(root, "cut-first");
-    const cut = runCheck({
-      backend: "portable",
-      budgetS: 480,
-      out,
-      allowEmulation: false,
-      gpuFeatures: [],
-      size: "small",
-      // (the process ending as the second case starts)
-      progress: (line) => {
-        if (line.startsWith("correctness 1/")) throw new Error("killed");
-      },
-    });
-    await expect(cut).rejects.toThrow("killed");
-    const report = readReport(out);
+    // (the process ending as the second case starts)
+    const { out, report } = await cutAt("cut-first", "correctness 1/");
     expect(report.complete).toBe(false);
     expect(report.cases.map((c) => c.name)).toEqual([opCases(1)[0]!.name]);
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("incomplete");

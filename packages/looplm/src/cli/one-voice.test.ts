@@ -1,7 +1,8 @@
 import { type Command, CommanderError } from "commander";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isRequired } from "./one-voice.js";
 import { buildProgram } from "./program.js";
+import { capture } from "./run-in-process.test-util.js";
 
 /** Every command and subcommand, with the words that invoke it (`["tokenizer", "encode"]`). */
 function commands(cmd: Command, path: string[] = []): [string[], Command][] {
@@ -29,29 +30,9 @@ function requiredArgs(cmd: Command): string[] {
   ];
 }
 
-/** Run `looplm <args>` in this process: what it wrote, and the error it ended with. */
-async function capture(args: string[]): Promise<{ out: string; err: string; error?: Error }> {
-  let out = "";
-  let err = "";
-  const grab = (sink: (s: string) => void) => (c: string | Uint8Array) => {
-    sink(typeof c === "string" ? c : Buffer.from(c).toString("utf8"));
-    return true;
-  };
-  vi.spyOn(process.stdout, "write").mockImplementation(grab((s) => (out += s)));
-  vi.spyOn(process.stderr, "write").mockImplementation(grab((s) => (err += s)));
-  try {
-    await buildProgram().parseAsync(["node", "looplm", ...args]);
-    return { out, err };
-  } catch (e) {
-    return { out, err, error: e as Error };
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
-
 /** The one line `looplm <args>` writes on stderr as it fails (checked to be one line). */
 async function failure(args: string[]): Promise<string> {
-  const r = await capture(args);
+  const r = await capture(...args);
   expect(r.error, `looplm ${args.join(" ")} should fail`).toBeInstanceOf(CommanderError);
   expect(r.err.endsWith("\n") && r.err.split("\n").length).toBe(2);
   return r.err.trimEnd();
@@ -78,7 +59,7 @@ describe("every command speaks with one voice", () => {
     });
 
     it(`${name}: --help marks each required option, and a missing one is one line`, async () => {
-      const { out, error } = await capture([...path, "--help"]);
+      const { out, error } = await capture(...path, "--help");
       // (commander ends --help by throwing its exit, the help written)
       expect((error as CommanderError).code).toBe("commander.helpDisplayed");
       for (const o of cmd.options.filter(isRequired)) {

@@ -10,22 +10,7 @@ import { CommanderError } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
 import { buildProgram } from "../program.js";
-
-function tinyModel(vocab: number, gate: boolean): LoopedModel {
-  const cfg = makeConfig({
-    backbone: "mamba",
-    vocab_size: vocab,
-    d_model: 16,
-    n_layers: 1,
-    n_loops: 3,
-    exit_gate: gate,
-    ssm: { d_state: 8, headdim: 8, chunk_size: 8 },
-  });
-  const m = new LoopedModel(cfg, { seed: 2 });
-  const w = m.exitGate?.weight.data ?? new Float32Array(0);
-  for (let i = 0; i < w.length; i++) w[i] = (i % 3) - 1;
-  return m;
-}
+import { tinyModel } from "./tiny-gated-model.test-util.js";
 
 /** Run `looplm <args>`, returning stdout; commander's own messages are swallowed. */
 async function looplm(...args: string[]): Promise<string> {

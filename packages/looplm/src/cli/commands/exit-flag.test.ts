@@ -6,47 +6,8 @@ import { LoopedModel, makeConfig } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
-import { buildProgram } from "../program.js";
-
-function tinyModel(vocab: number, gate: boolean): LoopedModel {
-  const cfg = makeConfig({
-    backbone: "mamba",
-    vocab_size: vocab,
-    d_model: 16,
-    n_layers: 1,
-    n_loops: 3,
-    exit_gate: gate,
-    ssm: { d_state: 8, headdim: 8, chunk_size: 8 },
-  });
-  const m = new LoopedModel(cfg, { seed: 2 });
-  const w = m.exitGate?.weight.data ?? new Float32Array(0);
-  for (let i = 0; i < w.length; i++) w[i] = (i % 3) - 1;
-  return m;
-}
-
-/** Run `looplm <args>`, returning stdout and stderr; commander's own messages are swallowed. */
-async function looplm(...args: string[]): Promise<{ out: string; err: string }> {
-  const program = buildProgram();
-  for (const c of [program, ...program.commands])
-    c.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  let out = "";
-  let err = "";
-  const o = vi.spyOn(process.stdout, "write").mockImplementation((s) => {
-    out += String(s);
-    return true;
-  });
-  const e = vi.spyOn(process.stderr, "write").mockImplementation((s) => {
-    err += String(s);
-    return true;
-  });
-  try {
-    await program.parseAsync(["node", "looplm", ...args]);
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-  return { out, err };
-}
+import { run } from "../run-in-process.test-util.js";
+import { tinyModel } from "./tiny-gated-model.test-util.js";
 
 let runDir: string;
 let plainDir: string;
@@ -74,7 +35,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("--exit", () => {
   it("eval scores every rule beside the steps and the gate, in eval.json and the summary", async () => {
-    const { out } = await looplm(
+    const { out } = await run(
       "eval",
       "--model",
       join(runDir, "final"),
@@ -111,7 +72,7 @@ describe("--exit", () => {
   });
 
   it("generate decodes under a rule and says where the tokens exited", async () => {
-    const { out, err } = await looplm(
+    const { out, err } = await run(
       "generate",
       "--model",
       join(runDir, "final"),
@@ -151,7 +112,7 @@ describe("--exit", () => {
       [[...gen, "--exit", "agree:1,entropy:1"], "--exit takes one rule for generate, got 2"],
     ];
     for (const [args, msg] of cases) {
-      const e = await looplm(...args).catch((x) => x);
+      const e = await run(...args).catch((x) => x);
       expect(e, args.join(" ")).toBeInstanceOf(CliError);
       expect((e as Error).message, args.join(" ")).toContain(msg);
       expect((e as Error).message).not.toContain("\n");
