@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EvalFile } from "@loop/eval";
-import { flopsPerToken, LoopedModel, makeConfig } from "@loop/looped";
+import { flopsPerToken } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import { buildCharTokenizer } from "@loop/tasks";
 import { testdataPath } from "@loop/test-support";

@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EvalFile } from "@loop/eval";
-import { LoopedModel, makeConfig } from "@loop/looped";
 import { saveCheckpoint } from "@loop/looped/node";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
