@@ -1109,7 +1109,7 @@ describe("looplm reproduce", () => {
         .exitOverride()
         .parseAsync(["node", "looplm", "reproduce", ...a]);
     await expect(run("bogus")).rejects.toThrow(
-      'study must be one of phop, depth, mano, lm, backbones, backbone-budget, ablations, exit-gate, gate-mixed, all, got "bogus"',
+      'study must be one of phop, depth, mano, lm, backbones, backbone-budget, ablations, exit-gate, gate-mixed, lm-gate, exit-rules, exit-rules-lm, all, got "bogus"',
     );
     await expect(run("phop", "--scale", "huge")).rejects.toThrow(
       /--scale must be one of cpu, paper/,
