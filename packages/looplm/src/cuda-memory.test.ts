@@ -47,11 +47,7 @@ async function peak(
   }
 }
 
-/**
- * The peaks measured when the walk's releases were written (bytes); before them (every
- * gradient and scratch block held to the end of the step) the same steps held 40,195,072,
- * 25,437,184 and 21,791,744.
- */
+/** Each backbone's peak in bytes, as the recording device counts it now. */
 const PEAK: Record<string, number> = {
   mamba: 22_157_824,
   hybrid: 17_603_072,

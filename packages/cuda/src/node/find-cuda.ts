@@ -115,8 +115,21 @@ function pythonSitePath(): string[] {
   return askedPython;
 }
 
-/** site-packages folders of every Python environment found (where CUDA wheels put nvidia/…). */
+/** The last walk of the Python environments, keyed by what it read from the environment. */
+let sites: { key: string; dirs: string[] } | null = null;
+
+/**
+ * site-packages folders of every Python environment found (where CUDA wheels put nvidia/…).
+ * One start asks for NVRTC, cuBLASLt and the headers: the folders are walked once per
+ * environment (`VIRTUAL_ENV`, `CONDA_PREFIX`, `HOME`), not once per library.
+ */
 export function sitePackages(): string[] {
+  const key = [process.env.VIRTUAL_ENV, process.env.CONDA_PREFIX, homedir()].join("\0");
+  if (sites?.key !== key) sites = { key, dirs: walkSitePackages() };
+  return sites.dirs;
+}
+
+function walkSitePackages(): string[] {
   const out: string[] = [];
   for (const prefix of pythonPrefixes())
     for (const lib of ["lib", "lib64"])
