@@ -71,64 +71,54 @@ export interface AccuracyOptions extends OnKernels {
   score?: (batch: Batch, predicted: Int32Array) => Score;
 }
 
+/** Correct and total scored positions, counted over batches. */
+interface Count {
+  correct: number;
+  total: number;
+}
+
+/** A summary with its count and the accuracy it gives (0 when nothing was scored). */
+function withAccuracy<S>(summary: S, c: Count): S & Count & { accuracy: number } {
+  const accuracy = c.total === 0 ? 0 : c.correct / c.total;
+  return { ...summary, correct: c.correct, total: c.total, accuracy };
+}
+
 /** The per-batch fold of the accuracy evaluation. */
 function accuracyFold({ R, V, tallies, rules }: FoldSetup, opts: AccuracyOptions) {
   const score = opts.score ?? scoreTargets;
-  const steps = Array.from({ length: R }, (_v, r) => ({ step: r + 1, correct: 0, total: 0 }));
-  const gatedCounts = tallies.map(() => ({ correct: 0, total: 0 }));
-  const ruleCounts = rules.map(() => ({ correct: 0, total: 0 }));
+  const steps: Count[] = Array.from({ length: R }, () => ({ correct: 0, total: 0 }));
+  const gatedCounts: Count[] = tallies.map(() => ({ correct: 0, total: 0 }));
+  const ruleCounts: Count[] = rules.map(() => ({ correct: 0, total: 0 }));
   let examples = 0;
   const add = (batch: Batch, _i: number, out: StepOutputs) => {
     examples += batch.shape[0];
     const preds = out.logits.map((l) => argmaxLogits(l.data, V));
+    const count = (c: Count, predicted: Int32Array) => {
+      const s = score(batch, predicted);
+      c.correct += s.correct;
+      c.total += s.total;
+    };
+    // each token's prediction at the loop step `z` (1-based) picked for it
+    const selected = (z: ArrayLike<number>) =>
+      Int32Array.from({ length: z.length }, (_v, m) => preds[z[m]! - 1]![m]!);
     preds.forEach((p, r) => {
-      const s = score(batch, p);
-      steps[r]!.correct += s.correct;
-      steps[r]!.total += s.total;
+      count(steps[r]!, p);
     });
     tallies.forEach((tally, k) => {
       const z = tallyExits(tally, out.pdf!, batch.targets, batch.shape);
-      const sel = new Int32Array(z.size);
-      for (let m = 0; m < z.size; m++) sel[m] = preds[z.data[m]! - 1]![m]!;
-      const s = score(batch, sel);
-      gatedCounts[k]!.correct += s.correct;
-      gatedCounts[k]!.total += s.total;
+      count(gatedCounts[k]!, selected(z.data));
     });
     rules.forEach((tally, k) => {
-      const z = tallyRuleExits(tally, out, batch);
-      const sel = new Int32Array(z.length);
-      for (let m = 0; m < z.length; m++) sel[m] = preds[z[m]! - 1]![m]!;
-      const s = score(batch, sel);
-      ruleCounts[k]!.correct += s.correct;
-      ruleCounts[k]!.total += s.total;
+      count(ruleCounts[k]!, selected(tallyRuleExits(tally, out, batch)));
     });
   };
-  const result = (): AccuracyResult => {
-    const acc = (c: number, t: number) => (t === 0 ? 0 : c / t);
-    return {
-      metric: "accuracy",
-      steps: steps.map((s) => ({ ...s, accuracy: acc(s.correct, s.total) })),
-      gated: tallies.map((t, k) => {
-        const c = gatedCounts[k]!;
-        return {
-          ...exitSummary(t),
-          correct: c.correct,
-          total: c.total,
-          accuracy: acc(c.correct, c.total),
-        };
-      }),
-      exits: rules.map((t, k) => {
-        const c = ruleCounts[k]!;
-        return {
-          ...ruleSummary(t),
-          correct: c.correct,
-          total: c.total,
-          accuracy: acc(c.correct, c.total),
-        };
-      }),
-      examples,
-    };
-  };
+  const result = (): AccuracyResult => ({
+    metric: "accuracy",
+    steps: steps.map((c, r) => withAccuracy({ step: r + 1 }, c)),
+    gated: tallies.map((t, k) => withAccuracy(exitSummary(t), gatedCounts[k]!)),
+    exits: rules.map((t, k) => withAccuracy(ruleSummary(t), ruleCounts[k]!)),
+    examples,
+  });
   return { add, result };
 }
 
