@@ -1,8 +1,9 @@
 /**
  * The largest batch whose training step fits a GPU's memory, counted rather than guessed: one
  * step of the model at batch B × seq on the CUDA backend's recording device (which runs nothing
- * and counts every block the caching allocator takes; the allocator keeps what a step took, so
- * the bytes held after it are the step's peak). A batch fits when that peak, plus HEADROOM for
+ * and counts every block the caching allocator takes; its peak of bytes in use is what the step
+ * needs, since the allocator gives its cache back when the device is full). A batch fits when
+ * that peak, plus HEADROOM for
  * the CUDA context and cuBLASLt's workspace, is within the device's memory.
  */
 import { type CudaPrecision, cudaBackend, recordingDevice } from "@loop/cuda";
@@ -29,7 +30,7 @@ export async function stepBytes(
   try {
     const tokens = new Int32Array(batch * seq);
     await engine.step([{ tokens, targets: tokens, shape: [batch, seq] }], o.lr);
-    return backend.ctx.allocator.counters().heldBytes;
+    return backend.ctx.allocator.counters().peakUsedBytes;
   } finally {
     engine.dispose();
     backend.release();

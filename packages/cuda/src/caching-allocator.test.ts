@@ -55,6 +55,36 @@ describe("CachingAllocator", () => {
     expect(() => a.alloc(10)).toThrow("its context was released");
   });
 
+  it("takes a cached large block up to twice the size asked, never a small one for a small request", () => {
+    const dev = recordingDevice();
+    const a = new CachingAllocator(dev);
+    a.release(a.alloc(6 << 20));
+    a.release(a.alloc(4096));
+    a.alloc(4 << 20); // the 6 MiB block serves it
+    expect(dev.allocs).toBe(2);
+    a.alloc(2 << 20); // nothing cached within 2× of 2 MiB
+    expect(dev.allocs).toBe(3);
+    a.alloc(1024); // the cached 4096 block is not taken for a small request of another class
+    expect(dev.allocs).toBe(4);
+  });
+
+  it("counts the peak in use, and on a full device gives its cache back and tries again", () => {
+    const dev = recordingDevice("small", 8 << 20);
+    const a = new CachingAllocator(dev);
+    const first = a.alloc(2 << 20);
+    a.release(a.alloc(6 << 20));
+    expect(a.counters()).toMatchObject({ heldBytes: 8 << 20, usedBytes: 2 << 20 });
+    expect(a.counters().peakUsedBytes).toBe(8 << 20);
+    // 8 MiB held: a new 4 MiB block is refused until the cached 6 MiB block goes back
+    a.alloc(4 << 20, true);
+    expect(a.counters().heldBytes).toBe(6 << 20);
+    expect(dev.liveBytes).toBe(6 << 20);
+    a.release(first);
+    // nothing but the cached 2 MiB block to give back: the device's refusal is the caller's
+    expect(() => a.alloc(6 << 20, true)).toThrow("out of memory");
+    expect(a.counters().peakUsedBytes).toBe(8 << 20);
+  });
+
   it("refuses to release a block it did not hand out", () => {
     const a = new CachingAllocator(recordingDevice());
     const p = a.alloc(10);

@@ -7,13 +7,18 @@
  * transients of a block they had in the previous step. Size classes: multiples of 512 bytes up to 1 MiB, then multiples of 2 MiB (a request
  * wastes at most 512 bytes, or 2 MiB on a large tensor). Blocks are reused in stream order (one
  * stream: a block freed after the kernels that read it is reused only by later kernels), so no
- * synchronisation is needed. `trim()` returns the cached blocks to the device.
+ * synchronisation is needed. `trim()` returns the cached blocks to the device, and a request
+ * the device refuses is tried once more after it (PyTorch's allocator frees its cache on an
+ * out-of-memory the same way): what a step needs of the device is therefore its peak of bytes
+ * in use (`peakUsedBytes`), not what the cache happens to hold.
  */
 import type { CudaDevice } from "./device.js";
 
 const SMALL = 512;
 const LARGE = 2 << 20;
 const SMALL_LIMIT = 1 << 20;
+/** How much bigger than asked a cached large block may be and still be taken (see cachedFit). */
+const LARGE_FIT = 2;
 
 /** The bytes a request of `bytes` is served with. */
 export function sizeClass(bytes: number): number {
@@ -29,13 +34,15 @@ export interface AllocatorStats {
   heldBytes: number;
   /** Bytes in use by tensors. */
   usedBytes: number;
+  /** The most bytes in use at once so far: what the work needs of the device. */
+  peakUsedBytes: number;
 }
 
 /** See the file comment. */
 export class CachingAllocator {
   private readonly free = new Map<number, number[]>();
   private readonly sizes = new Map<number, number>();
-  private stats: AllocatorStats = { deviceAllocs: 0, heldBytes: 0, usedBytes: 0 };
+  private stats: AllocatorStats = { deviceAllocs: 0, heldBytes: 0, usedBytes: 0, peakUsedBytes: 0 };
   /** Set by releaseAll: the blocks went back to the device, nothing more is handed out. */
   private closed = false;
 
@@ -44,16 +51,51 @@ export class CachingAllocator {
   /** A block of at least `bytes` bytes: a cached one of its class (unless persistent), else a new one. */
   alloc(bytes: number, persistent = false): number {
     if (this.closed) throw new Error("cuda allocator: its context was released");
-    const size = sizeClass(bytes);
-    let ptr = persistent ? undefined : this.free.get(size)?.pop();
+    let size = sizeClass(bytes);
+    let ptr: number | undefined;
+    if (!persistent) {
+      const fit = this.cachedFit(size);
+      if (fit !== undefined) {
+        size = fit;
+        ptr = this.free.get(fit)!.pop();
+      }
+    }
     if (ptr === undefined) {
-      ptr = this.device.alloc(size);
+      ptr = this.fromDevice(size);
       this.stats.deviceAllocs++;
       this.stats.heldBytes += size;
     }
     this.sizes.set(ptr, size);
     this.stats.usedBytes += size;
+    this.stats.peakUsedBytes = Math.max(this.stats.peakUsedBytes, this.stats.usedBytes);
     return ptr;
+  }
+
+  /** A new device block; when the device refuses, once more after the cache went back to it. */
+  private fromDevice(size: number): number {
+    try {
+      return this.device.alloc(size);
+    } catch (e) {
+      if (![...this.free.values()].some((l) => l.length > 0)) throw e;
+      this.trim();
+      return this.device.alloc(size);
+    }
+  }
+
+  /**
+   * The class of the cached block a request of class `size` takes: its own, or for a large
+   * request the smallest cached class up to LARGE_FIT times as big (a step's shapes differ by
+   * layer kind, so an exact match alone leaves blocks of one shape idle while another shape asks
+   * the device for more). Undefined when none is cached.
+   */
+  private cachedFit(size: number): number | undefined {
+    if (this.free.get(size)?.length) return size;
+    if (size <= SMALL_LIMIT) return undefined;
+    let best: number | undefined;
+    for (const [s, list] of this.free)
+      if (list.length && s > size && s <= size * LARGE_FIT && (best === undefined || s < best))
+        best = s;
+    return best;
   }
 
   /** Give `ptr` back to its class's free list. */

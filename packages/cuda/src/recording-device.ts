@@ -25,8 +25,14 @@ export interface RecordingDevice extends CudaDevice {
   liveBytes: number;
 }
 
-/** A fresh recording device. */
-export function recordingDevice(name = "recording device"): RecordingDevice {
+/**
+ * A fresh recording device; with `memoryBytes`, an allocation that would take it past that many
+ * bytes is refused as cuMemAlloc refuses one on a full GPU.
+ */
+export function recordingDevice(
+  name = "recording device",
+  memoryBytes = Number.POSITIVE_INFINITY,
+): RecordingDevice {
   let next = 1 << 20;
   const sizes = new Map<number, number>();
   const dev: RecordingDevice = {
@@ -35,6 +41,8 @@ export function recordingDevice(name = "recording device"): RecordingDevice {
     allocs: 0,
     liveBytes: 0,
     alloc(bytes) {
+      if (dev.liveBytes + bytes > memoryBytes)
+        throw new Error("cuMemAlloc: out of memory (CUDA error 2)");
       const ptr = next;
       next += Math.ceil(bytes / 256) * 256 + 256;
       sizes.set(ptr, bytes);

@@ -75,7 +75,11 @@ export function causalConv1dSiluSplit(
     }
     return init ? [gx, gw, gb, gi] : [gx, gw, gb];
   });
-  return splitColumns(ctx, y, widths);
+  const pieces = splitColumns(ctx, y, widths);
+  // the backward recomputes the pre-activation from x and reads nothing of y: its block goes
+  // back now rather than at the end of the step
+  ctx.dispose(y);
+  return pieces;
 }
 
 /**

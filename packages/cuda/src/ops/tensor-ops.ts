@@ -178,7 +178,12 @@ export function linearSplit(
   w: CudaTensor,
   widths: readonly number[],
 ): CudaTensor[] {
-  return splitColumns(ctx, linear(ctx, x, w), widths);
+  const y = linear(ctx, x, w);
+  const pieces = splitColumns(ctx, y, widths);
+  // no backward reads the product itself (linear's reads x and w, the split's only shapes):
+  // its block goes back now rather than at the end of the step
+  ctx.dispose(y);
+  return pieces;
 }
 
 /** x as `shape` (a view of the same block). */
