@@ -62,6 +62,8 @@ export const KERNELS = {
   ssd_fwd: "iiiiippppppppppp",
   ssd_bwd: "iiiiipppppppppppppppppp",
   ssd_group_sum: "liiippi",
+  mamba2_step_conv: "iiiiippppppp",
+  mamba2_step_ssm: "iiiiiiiippppppppff",
 } as const;
 
 /** The name of a kernel of the backend. */
@@ -78,6 +80,7 @@ export const KERNEL_FILES = [
   "ssd.cu",
   "attention.cu",
   "optim.cu",
+  "decode.cu",
 ] as const;
 
 /**
