@@ -11,6 +11,13 @@
  *                      (g = h / (H/G); y null: the state update alone, early exit's skipped steps)
  * One thread per (row, channel) and per (row, head, p): each state element has one writer when
  * the rows are distinct.
+ *
+ * Attention's decode over a KV cache kc, vc [S, Hkv, cap, hd] (docs/model.md §4; the CPU's
+ * @loop/attention `appendAndAttend` for one token), q [B, Hq, hd] and k, v [B, Hkv, hd] rotated
+ * at position `pos`, row b of the input in cache row s = rows[b] (null: b):
+ *   kv_append:   kc[s, g, pos] = k[b, g],  vc[s, g, pos] = v[b, g]
+ *   attn_decode: out[b, j] = Σ_{t ≤ pos} softmax_t(c·q[b,j]·kc[s,g,t])·vc[s,g,t],  g = j / (Hq/Hkv),
+ *                c = 1/√hd; one block per (b, j), the n = pos + 1 scores in `scores` [B, Hq, n]
  */
 #include "common.cuh"
 
@@ -60,5 +67,51 @@ KERNEL void mamba2_step_ssm(int Bn, int H, int P, int N, int G, int Di, int C, i
       acc += v * Cg[n];
     }
     if (y) y[(long long)b * Di + h * P + p] = acc + D[h] * xv;
+  }
+}
+
+KERNEL void kv_append(int Bn, int Hkv, int hd, int cap, int pos, const int *rows,
+                      const float *k, const float *v, float *kc, float *vc) {
+  FOR_EACH(i, (long long)Bn * Hkv * hd) {
+    int e = (int)(i % hd);
+    long long bg = i / hd;
+    int g = (int)(bg % Hkv), b = (int)(bg / Hkv);
+    long long s = rows ? rows[b] : b;
+    long long o = ((s * Hkv + g) * cap + pos) * hd + e;
+    kc[o] = k[i];
+    vc[o] = v[i];
+  }
+}
+
+KERNEL void attn_decode(int Bn, int Hq, int Hkv, int hd, int cap, int n, float c,
+                        const int *rows, const float *q, const float *kc, const float *vc,
+                        float *scores, float *out) {
+  __shared__ float red[32];
+  int bj = blockIdx.x, j = bj % Hq, b = bj / Hq;
+  long long s = rows ? rows[b] : b;
+  const float *qr = q + (long long)bj * hd;
+  long long base = (s * Hkv + j / (Hq / Hkv)) * (long long)cap * hd;
+  float *sc = scores + (long long)bj * n;
+  float mx = -LOOP_INF;
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    const float *kr = kc + base + (long long)t * hd;
+    float dot = 0.f;
+    for (int e = 0; e < hd; e++) dot += qr[e] * kr[e];
+    sc[t] = c * dot;
+    mx = fmaxf(mx, c * dot);
+  }
+  mx = blockMax(mx, red);
+  float sum = 0.f;
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    float p = __expf(sc[t] - mx);
+    sc[t] = p;
+    sum += p;
+  }
+  sum = blockSum(sum, red);
+  __syncthreads();
+  for (int e = threadIdx.x; e < hd; e += blockDim.x) {
+    float acc = 0.f;
+    for (int t = 0; t < n; t++) acc += sc[t] * vc[base + (long long)t * hd + e];
+    out[(long long)bj * hd + e] = acc / sum;
   }
 }

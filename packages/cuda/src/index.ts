@@ -10,6 +10,12 @@ export { CudaTensor, type DType } from "./cuda-tensor.js";
 export { type CudaDevice, type Dim3, type LtGemm, packArgs } from "./device.js";
 export { KERNEL_FILES, KERNEL_MAX_SHARED, KERNELS, type KernelName } from "./kernel-table.js";
 export {
+  appendAndAttendOn,
+  type CudaKvCache,
+  kvCacheOn,
+  ropeAt,
+} from "./ops/attention-decode.js";
+export {
   type CudaMamba2State,
   type CudaMamba2StepConfig,
   type CudaMamba2StepWeights,

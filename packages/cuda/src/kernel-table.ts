@@ -64,6 +64,8 @@ export const KERNELS = {
   ssd_group_sum: "liiippi",
   mamba2_step_conv: "iiiiippppppp",
   mamba2_step_ssm: "iiiiiiiippppppppff",
+  kv_append: "iiiiippppp",
+  attn_decode: "iiiiiifpppppp",
 } as const;
 
 /** The name of a kernel of the backend. */

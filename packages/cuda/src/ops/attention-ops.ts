@@ -15,7 +15,7 @@ import { linear, reshape } from "./tensor-ops.js";
 
 const tables = new WeakMap<CudaContext, Map<string, { cos: CudaTensor; sin: CudaTensor }>>();
 
-function ropeOn(ctx: CudaContext, hd: number, T: number, theta: number, offset: number) {
+export function ropeOn(ctx: CudaContext, hd: number, T: number, theta: number, offset: number) {
   let m = tables.get(ctx);
   if (!m) {
     m = new Map();
