@@ -11,6 +11,8 @@ export {
 export { type AttentionConfig, AttentionMixer, attentionProjDims } from "./attention-mixer.js";
 export { attentionRef } from "./attention-ref.js";
 export { type AttentionDims, attentionDims } from "./attention-shapes.js";
+export { type AttentionStepMixOps, attentionStepMix } from "./attention-step-mix.js";
+export { cpuAttendStep } from "./cpu-attend-step.js";
 export { cpuAttentionOps } from "./cpu-attention-ops.js";
 export type { ModuleInit } from "./init.js";
 export { KvCache } from "./kv-cache.js";

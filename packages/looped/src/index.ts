@@ -41,8 +41,20 @@ export {
   type EarlyExitCounts,
   type EarlyExitOptions,
   type EarlyExitStepResult,
+  earlyExitSettings,
   emptyEarlyExitCounts,
 } from "./decode-early-exit.js";
+export {
+  type DecodeBackendOps,
+  type DeviceDecodeState,
+  type DeviceLayerState,
+  type DeviceTokenResult,
+  deviceDecodeToken,
+  disposeDeviceDecodeState,
+  hasDecodeOps,
+  initDeviceDecodeState,
+} from "./device-decode.js";
+export { generateOn } from "./device-generate.js";
 export {
   type DeviceForwardOptions,
   DeviceModel,

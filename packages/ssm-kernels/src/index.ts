@@ -7,6 +7,7 @@ export {
   causalConv1dState,
 } from "./causal-conv1d.js";
 export { causalConv1dSiluSplit } from "./conv-silu-split.js";
+export { cpuMamba2Decode } from "./cpu-mamba2-decode.js";
 export { cpuMamba2Ops } from "./cpu-mamba2-ops.js";
 export { gatedRmsnorm, gatedRmsnormBackward, gatedRmsnormForward } from "./gated-rmsnorm.js";
 export {
@@ -25,6 +26,7 @@ export {
 export { Mamba2Mixer, type Mamba2Options, type Mamba2State } from "./mamba2-mixer.js";
 export { addDSkip, softplusBias } from "./mamba2-ops.js";
 export { mamba2StepRaw } from "./mamba2-step.js";
+export { type Mamba2StepMixOps, mamba2StepMix } from "./mamba2-step-mix.js";
 export type { SsdKernelSet, SsmKernelSet } from "./native-kernel-sets.js";
 export { ssdChunkedBackward } from "./ssd-chunked-backward.js";
 export { type SsdChunkedSaved, ssdChunkedForward } from "./ssd-chunked-forward.js";

@@ -148,9 +148,9 @@ export function mamba2ResidualStepNative(
  * (xdt[xo+C .. xo+C+H)); xbc [C] is scratch. With y, also y_h = S_h·C_g + D_h·x_h at y[yo ..].
  */
 function updateRow(
-  cfg: Mamba2Config,
+  cfg: Mamba2StateSizes,
   dims: Mamba2Dims,
-  w: Mamba2Weights,
+  w: Mamba2StateWeights,
   xdt: Float32Array,
   xo: number,
   b: number,
@@ -199,6 +199,46 @@ function updateRow(
       y[yo + h * P + p] = acc + w.d[h]! * xv;
     }
   }
+}
+
+/** What `updateRow` reads of the weights: the conv, dt bias, A_log and D. */
+export type Mamba2StateWeights = Pick<
+  Mamba2Weights,
+  "convWeight" | "convBias" | "dtBias" | "aLog" | "d"
+>;
+
+/** What `updateRow` reads of the config. */
+type Mamba2StateSizes = Pick<Mamba2Config, "dState" | "headdim" | "nGroups" | "dConv" | "dtLimit">;
+
+/**
+ * The state half of a step from its in_proj output: zx [n, E] (z | xBC | dt) of input rows j
+ * advance state rows rows[j] (null: j) of conv and ssm in place; returns y (the D skip added)
+ * and z, both [n, Di], or null with `absorb` (the state update alone). The loops of
+ * `mamba2StepRaw`'s fallback, so a backend's decode step on the CPU gives its numbers.
+ */
+export function mamba2StateStepRaw(
+  cfg: Mamba2StateSizes,
+  w: Mamba2StateWeights,
+  n: number,
+  zx: Float32Array,
+  rows: ArrayLike<number> | null,
+  conv: Float32Array,
+  ssm: Float32Array,
+  absorb = false,
+): { y: Float32Array; z: Float32Array } | null {
+  const H = w.dtBias.length;
+  const Di = H * cfg.headdim;
+  const C = Di + 2 * cfg.nGroups * cfg.dState;
+  const E = Di + C + H;
+  const dims: Mamba2Dims = { dInner: Di, nHeads: H, convDim: C, inProjDim: E };
+  const xbc = new Float32Array(C);
+  const y = absorb ? null : new Float32Array(n * Di);
+  const z = absorb ? null : new Float32Array(n * Di);
+  for (let j = 0; j < n; j++) {
+    z?.set(zx.subarray(j * E, j * E + Di), j * Di);
+    updateRow(cfg, dims, w, zx, j * E + Di, rows ? rows[j]! : j, conv, ssm, xbc, y, j * Di);
+  }
+  return y && z ? { y, z } : null;
 }
 
 /**
