@@ -3,7 +3,7 @@
  * training ops on one context, over a device (`@loop/cuda/node`'s `startCudaDevice`, or
  * `recordingDevice` to plan and count without a GPU).
  */
-import type { BackendOps } from "@loop/tensor";
+import type { BackendOps, DecodeOps } from "@loop/tensor";
 import { CudaContext, type CudaContextOptions } from "./context.js";
 import type { CudaTensor } from "./cuda-tensor.js";
 import type { CudaDevice } from "./device.js";
@@ -13,7 +13,7 @@ import { cudaTrainOps } from "./train-ops.js";
 /** The backend's ops with the context they run on (its counters, its allocator). */
 export interface CudaBackend {
   ctx: CudaContext;
-  ops: BackendOps<CudaTensor, CudaTensor>;
+  ops: BackendOps<CudaTensor, CudaTensor> & DecodeOps<CudaTensor, CudaTensor>;
   /** Give the context's device memory back (its model is done; see CudaContext.release). */
   release(): void;
 }

@@ -3,11 +3,12 @@
  * it through `toDevice(model, cudaModelOps(ctx))`. Float and index tensors are both `CudaTensor`
  * (f32 and i32). Every op records its backward on the context's tape.
  */
-import type { ModelOps } from "@loop/tensor";
+import type { DecodeOps, ModelOps } from "@loop/tensor";
 import { checkpoint } from "./checkpoint.js";
 import type { CudaContext } from "./context.js";
 import { CudaTensor } from "./cuda-tensor.js";
 import { projectedAttention, swiglu } from "./ops/attention-ops.js";
+import { cudaDecodeOps } from "./ops/decode-ops.js";
 import { exitPdf, gateLogits, stage1Loss, stage2Loss } from "./ops/exit-gate-ops.js";
 import {
   causalConv1dSiluSplit,
@@ -54,9 +55,12 @@ export async function readTensor(t: CudaTensor): Promise<Float32Array> {
   return new Float32Array(buf, 0, t.size);
 }
 
-/** The model's ops on `ctx`'s device. */
-export function cudaModelOps(ctx: CudaContext): ModelOps<CudaTensor, CudaTensor> {
+/** The model's ops and the decode kernels on `ctx`'s device. */
+export function cudaModelOps(
+  ctx: CudaContext,
+): ModelOps<CudaTensor, CudaTensor> & DecodeOps<CudaTensor, CudaTensor> {
   return {
+    ...cudaDecodeOps(ctx),
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
     uploadInt(data, shape) {
       const t = new CudaTensor(ctx, shape, "i32", false, null, 0, Int32Array.from(data));

@@ -78,13 +78,27 @@ export function appendAndAttendOn(
   pos: number,
   rows: CudaTensor | null = null,
 ): CudaTensor {
+  return appendOn(ctx, cache, q, k, v, pos, rows)!;
+}
+
+/** `appendAndAttendOn`; with q null, the write alone (an exited token's entry) and null. */
+export function appendOn(
+  ctx: CudaContext,
+  cache: CudaKvCache,
+  q: CudaTensor | null,
+  k: CudaTensor,
+  v: CudaTensor,
+  pos: number,
+  rows: CudaTensor | null = null,
+): CudaTensor | null {
   const op = "cuda appendAndAttend";
   const [S, Hkv, cap, hd] = cache.k.shape as [number, number, number, number];
+  const B = k.shape[0]!;
   expect(
-    q.shape.length === 3 && q.shape[2] === hd,
-    `${op}: q has shape [${q.shape}], expected [B,Hq,${hd}]`,
+    !q || (q.shape.length === 3 && q.shape[0] === B && q.shape[2] === hd),
+    `${op}: q has shape [${q?.shape}], expected [${B},Hq,${hd}]`,
   );
-  const [B, Hq] = q.shape as [number, number];
+  const Hq = q?.shape[1] ?? Hkv;
   expectShape(op, "k", k, [B, Hkv, hd]);
   expectShape(op, "v", v, [B, Hkv, hd]);
   expectShape(op, "cache.v", cache.v, cache.k.shape);
@@ -101,37 +115,16 @@ export function appendAndAttendOn(
         (!ids || (new Set(ids).size === B && ids.every((s) => s >= 0 && s < S))),
       `${op}: rows must be ${B} distinct cache rows of 0..${S - 1}`,
     );
-  } else expect(B === S, `${op}: the cache holds ${S} rows, q ${B} (pass rows to pick)`);
-  ctx.run("kv_append", ctx.elems(B * Hkv * hd), [
-    B,
-    Hkv,
-    hd,
-    cap,
-    pos,
-    rows,
-    k,
-    v,
-    cache.k,
-    cache.v,
-  ]);
+  } else expect(B === S, `${op}: the cache holds ${S} rows, the input ${B} (pass rows to pick)`);
+  const kvArgs = [B, Hkv, hd, cap, pos, rows, k, v, cache.k, cache.v] as const;
+  ctx.run("kv_append", ctx.elems(B * Hkv * hd), kvArgs);
+  if (!q) return null;
   const n = pos + 1;
   const scores = ctx.empty([B, Hq, n]);
   const out = ctx.empty([B, Hq, hd]);
-  ctx.run("attn_decode", ctx.rows(B * Hq, 128), [
-    B,
-    Hq,
-    Hkv,
-    hd,
-    cap,
-    n,
-    1 / Math.sqrt(hd),
-    rows,
-    q,
-    cache.k,
-    cache.v,
-    scores,
-    out,
-  ]);
+  const c = 1 / Math.sqrt(hd);
+  const args = [B, Hq, Hkv, hd, cap, n, c, rows, q, cache.k, cache.v, scores, out] as const;
+  ctx.run("attn_decode", ctx.rows(B * Hq, 128), args);
   ctx.dispose(scores);
   return out;
 }
