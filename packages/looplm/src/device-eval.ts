@@ -63,7 +63,7 @@ export async function evaluateOnBackend(
   opts: Omit<AccuracyOptions & PerplexityOptions, "kernels"> = {},
 ): Promise<AccuracyResult | PerplexityResult> {
   // the CPU backends score the model itself (no weight copy; the numbers are the same)
-  const gm = backend.onDevice ? toDevice(model, backend.ops) : null;
+  const gm = backend.caps.memory === "device" ? toDevice(model, backend.ops) : null;
   try {
     const source = gm ? deviceOutputSource(gm) : model;
     const o = { ...opts, kernels: backend.kernels };

@@ -33,7 +33,7 @@ import {
 } from "@loop/tasks";
 import { inputFileExists, inputFileStats, outputKind, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import type { ComputeBackend } from "../../backend.js";
+import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
@@ -229,7 +229,7 @@ export async function runEval(
   const found = findTaskRecord(checkpoint, runDir);
   if (!found) process.stderr.write(noRecordLine(checkpoint));
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir, found);
-  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.onDevice);
+  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
@@ -282,9 +282,9 @@ export async function runEval(
     taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",
   );
-  if (backend.onDevice && mc)
+  if (backend.caps.memory !== "host" && mc)
     throw new CliError(
-      "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
+      `--mc/--piqa are scored in host memory only (--backend ${backend.name} keeps the model on its device); use ${hostBackendsFlag()}`,
     );
   const evaluate = (bs: Iterable<Batch>) =>
     evaluateOnBackend(backend, model, bs, task.metric, {

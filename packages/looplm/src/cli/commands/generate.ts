@@ -11,7 +11,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import type { ComputeBackend } from "../../backend.js";
+import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
@@ -74,9 +74,11 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     { R: model.config.n_loops, hasGate: model.exitGate !== null, path: f.model },
     false,
   );
-  if (rule && backend.onDevice)
+  const policy: StepPolicy = rule ? { kind: "rule", rule } : { kind: "full" };
+  const { decode: caps } = backend.caps;
+  if (rule && !caps.policies.includes(policy.kind))
     throw new CliError(
-      `--exit ${formatExitRule(rule)}: generate on a device backend runs every token through all loop steps; use --backend native or portable`,
+      `--exit ${formatExitRule(rule)}: generate on --backend ${backend.name} ${caps.recurrent ? `decodes with the step policies ${caps.policies.join(", ")} only` : "runs every token through all loop steps"}; use ${hostBackendsFlag()}`,
     );
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
@@ -130,7 +132,6 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       }
     };
   }
-  const policy: StepPolicy = rule ? { kind: "rule", rule } : { kind: "full" };
   const opts = {
     maxNewTokens: f.maxNew,
     temperature: f.temperature,
@@ -155,7 +156,8 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   };
   await asCliError(async () => {
     try {
-      if (backend.onDevice) await generateOnDevice(backend.ops, model, prompt, opts, emit);
+      if (backend.caps.memory === "device")
+        await generateOnDevice(backend.ops, model, prompt, opts, emit);
       else {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
         let r = it.next();
@@ -183,7 +185,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
 export function registerGenerate(program: Command): void {
   needsKernels(program.command("generate"), { threads: false })
     .description(
-      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on a device backend (webgpu, cuda) each token recomputes the forward of the sequence so far (no recurrent device step yet)",
     )
     .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final) or a run folder")
     .option(
