@@ -73,7 +73,7 @@ async function start(o: CheckOptions): Promise<ComputeBackend> {
   if (b.adapter?.emulated && !o.allowEmulation) {
     b.stop();
     throw new CliError(
-      `the ${b.name} adapter is a CPU emulation, not a GPU (${b.adapter.name}): no GPU driver was found; ${b.driver ?? ""} (--allow-emulation checks the emulation anyway)`,
+      `the adapter of --backend ${b.name} is a CPU emulation, not a GPU (${b.adapter.name}): no GPU driver was found; ${b.driver ?? ""} (--allow-emulation checks the emulation anyway)`,
     );
   }
   return b;

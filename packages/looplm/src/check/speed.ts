@@ -37,7 +37,7 @@ export interface SpeedCase {
 }
 
 /** Whether `b`'s tensors live on a device (its launches return before the work is done). */
-const onDevice = (b: ComputeBackend) => b.caps.memory === "device";
+const inDeviceMemory = (b: ComputeBackend) => b.caps.memory === "device";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -48,7 +48,7 @@ export async function measurePeak(b: ComputeBackend): Promise<Figure> {
     return { name: "fp32 peak", value: p.gflops, unit: "GFLOP/s", note: p.source };
   }
   // (the CPU's FMA loop would say nothing about a device without a peak probe)
-  if (onDevice(b))
+  if (inDeviceMemory(b))
     return {
       name: "fp32 peak",
       value: Number.NaN,
@@ -92,7 +92,7 @@ function gemmCase(
     name,
     // (six timed runs: the warm-up and five; 10 GEMMs each on a device without a GEMM probe,
     // 2 on the CPU's estimate)
-    flops: flops * (onDevice(b) && !b.probes ? 60 : 12),
+    flops: flops * (inDeviceMemory(b) && !b.probes ? 60 : 12),
     async run() {
       let gflops: number;
       if (b.probes) gflops = await b.probes.gemm(M, N, K);
@@ -103,13 +103,13 @@ function gemmCase(
         const w = ops.upload(rng.fillNormal(new Float32Array(N * K)), [N, K], { persistent: true });
         // a device's launches return at once: 10 GEMMs, then one read-back waits for them all
         // (its one M×N transfer is counted in)
-        const iters = onDevice(b) ? 10 : 1;
+        const iters = inDeviceMemory(b) ? 10 : 1;
         const s = await timeIt(async () => {
           let y: unknown = null;
           ops.noGrad(() => {
             for (let i = 0; i < iters; i++) y = ops.linear(x, w);
           });
-          if (onDevice(b)) await ops.read(y);
+          if (inDeviceMemory(b)) await ops.read(y);
           ops.releaseTransients();
         }, 5);
         ops.dispose(x);
@@ -157,7 +157,7 @@ function stepFlops(c: SpeedConfig): number {
 
 /** A training step of `c` on the backend, and on the native CPU kernels where it has them. */
 function trainCase(b: ComputeBackend, c: SpeedConfig, native: CpuKernels | null): SpeedCase {
-  const withCpu = onDevice(b) && native !== null;
+  const withCpu = inDeviceMemory(b) && native !== null;
   return {
     name: `training step ${c.name}`,
     flops: stepFlops(c) * (withCpu ? 40 : 4),
@@ -197,7 +197,7 @@ function decodeCase(b: ComputeBackend, c: SpeedConfig, tokens: number): SpeedCas
       const prompt = [1, 2, 3, 4];
       const opts = { maxNewTokens: tokens, temperature: 0 };
       const t0 = performance.now();
-      if (onDevice(b)) await generateOnDevice(b.ops as AnyOps, model, prompt, opts);
+      if (inDeviceMemory(b)) await generateOnDevice(b.ops as AnyOps, model, prompt, opts);
       else {
         const { generate } = await import("@loop/looped");
         generate(model, prompt, { ...opts, kernels: b.kernels });

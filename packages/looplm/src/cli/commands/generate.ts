@@ -9,6 +9,7 @@ import {
 } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
+import type { Precision } from "@loop/tensor";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
@@ -20,6 +21,7 @@ import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
 import { parseIntList } from "../options/model.js";
+import { precisionOption } from "../options/precision.js";
 import { writeStdout } from "../stdout.js";
 import {
   checkRecordedTokenizer,
@@ -41,6 +43,8 @@ interface Flags {
   topK: number;
   seed: number;
   exit?: ExitRule[];
+  /** The matrix products' precision (absent: fp32); the backend refuses one it does not offer. */
+  precision?: Precision;
 }
 
 function findBeside(model: string, name: string): string | null {
@@ -50,6 +54,7 @@ function findBeside(model: string, name: string): string | null {
 }
 
 export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<void> {
+  const ops = backend.opsAt(f.precision ?? "fp32");
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   if (f.prompt !== undefined) argumentText("--prompt", f.prompt);
@@ -156,8 +161,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   };
   await asCliError(async () => {
     try {
-      if (backend.caps.memory === "device")
-        await generateOnDevice(backend.ops, model, prompt, opts, emit);
+      if (backend.caps.memory === "device") await generateOnDevice(ops, model, prompt, opts, emit);
       else {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
         let r = it.next();
@@ -205,6 +209,7 @@ export function registerGenerate(program: Command): void {
       `early-exit decoding: each token stops at the loop step this rule picks (${EXIT_SYNTAX.replace(" | oracle", "")}; docs/exit-gate.md); the later steps are skipped; CPU backends only`,
       exitRulesOption(),
     )
+    .addOption(precisionOption())
     .addHelpText(
       "after",
       `
