@@ -5,6 +5,7 @@
  */
 export { type CudaBackend, cudaBackend } from "./backend-ops.js";
 export { type AllocatorStats, CachingAllocator, sizeClass } from "./caching-allocator.js";
+export { cudaCapabilities } from "./capabilities.js";
 export { CudaContext, type CudaContextOptions } from "./context.js";
 export { CudaTensor, type DType } from "./cuda-tensor.js";
 export { type CudaDevice, type Dim3, type LtGemm, packArgs } from "./device.js";

@@ -50,6 +50,17 @@ export type StepPolicy =
   | ({ kind: "fixed"; step: number } & SkippingPolicy)
   | ({ kind: "rule"; rule: ExitRule; maxStep?: number } & SkippingPolicy);
 
+/** Every StepPolicy kind, full depth first (a backend's `decode.policies` names some of them). */
+export const STEP_POLICY_KINDS = [
+  "full",
+  "threshold",
+  "fixed",
+  "rule",
+] as const satisfies readonly StepPolicy["kind"][];
+// (every kind listed: a StepPolicy kind missing above fails here)
+const _allKinds: (typeof STEP_POLICY_KINDS)[number] = "full" as StepPolicy["kind"];
+void _allKinds;
+
 /**
  * Options of `generate`: how many tokens, sampling (temperature, top-k, seed), stop token, exit
  * policy and kernels.

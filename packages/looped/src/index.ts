@@ -28,6 +28,7 @@ export {
   type SsmSettings,
 } from "./config.js";
 export { cpuBackendOps, cpuBackendOpsOn } from "./cpu-backend-ops.js";
+export { cpuCapabilities } from "./cpu-capabilities.js";
 export {
   type DecodeState,
   type DecodeStepResult,
@@ -67,6 +68,7 @@ export {
   type GenerateResult,
   generate,
   generateTokens,
+  STEP_POLICY_KINDS,
   type StepPolicy,
 } from "./generate.js";
 export {

@@ -15,7 +15,8 @@ describe("startBackend", () => {
   it("portable when named: a value without a device, no native kernel registered", async () => {
     const b = await startBackend("portable");
     expect(b.name).toBe("portable");
-    expect(b.gpu).toBeNull();
+    expect(b.caps.memory).toBe("host");
+    expect(b.caps.precisions).toEqual(["fp32"]);
     expect(nativeKernelNames()).toEqual([]);
   });
 

@@ -34,7 +34,7 @@ for (const precision of CUDA_PRECISIONS) {
       // (read in the tests: a skipped suite's body still runs, with no backend)
       const opsAt = () => {
         const backend = (started as { backend: ComputeBackend }).backend;
-        return (precision === "fp32" ? backend.ops : backend.opsAt!(precision)) as AnyOps;
+        return backend.opsAt(precision) as AnyOps;
       };
       const list = precision === "fp32" ? cases : cases.filter((c) => c.precision === "any");
       const tol = precision === "fp32" ? undefined : REDUCED_PRECISION_TOL[precision];

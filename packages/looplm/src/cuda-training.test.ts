@@ -40,7 +40,7 @@ describe.runIf(cudaSuiteRuns("cuda training", fp32))("training on cuda", () => {
         2e-3 * (1 + l),
       );
     expect(cpu.at(-1)!).toBeLessThan(cpu[0]! * 0.8); // it learns
-    const half = await trainLosses(fp32.backend.opsAt!("bf16"), CONFIG, 30, 4, 32);
+    const half = await trainLosses(fp32.backend.opsAt("bf16"), CONFIG, 30, 4, 32);
     fp32.backend.stop();
     console.log(`cuda losses: fp32 ${gpu.map((l) => l.toFixed(4)).join(" ")}`);
     console.log(`cuda losses: bf16 ${half.map((l) => l.toFixed(4)).join(" ")}`);

@@ -16,7 +16,7 @@ import {
 } from "@loop/eval";
 import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
-import { tensor } from "@loop/tensor";
+import { type Precision, tensor } from "@loop/tensor";
 import type { ComputeBackend } from "./backend.js";
 
 /** The step outputs of `dm`, read back to the CPU, for the evaluators. */
@@ -60,13 +60,18 @@ export async function evaluateOnBackend(
   model: LoopedModel,
   batches: Iterable<Batch>,
   metric: "ppl" | "accuracy",
-  opts: Omit<AccuracyOptions & PerplexityOptions, "kernels"> = {},
+  opts: Omit<AccuracyOptions & PerplexityOptions, "kernels"> & {
+    /** The matrix products' precision (default fp32): one of the backend's. */
+    precision?: Precision;
+  } = {},
 ): Promise<AccuracyResult | PerplexityResult> {
+  const { precision = "fp32", ...rest } = opts;
+  const ops = backend.opsAt(precision);
   // the CPU backends score the model itself (no weight copy; the numbers are the same)
-  const gm = backend.onDevice ? toDevice(model, backend.ops) : null;
+  const gm = backend.caps.memory === "device" ? toDevice(model, ops) : null;
   try {
     const source = gm ? deviceOutputSource(gm) : model;
-    const o = { ...opts, kernels: backend.kernels };
+    const o = { ...rest, kernels: backend.kernels };
     return metric === "ppl"
       ? await evaluatePerplexity(source, batches, o)
       : await evaluateAccuracy(source, batches, o);

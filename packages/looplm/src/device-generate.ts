@@ -2,8 +2,8 @@
  * `looplm generate` on a device backend (any `ModelOps`), full depth: there is no recurrent
  * decode step on a device yet, so each new token recomputes the forward of the whole sequence so
  * far on the device (O(L²) work over L tokens) and reads back only the last position's logits.
- * The CPU backends keep the recurrent decoding of @loop/looped's `generate` (O(L), and every step
- * policy). The sampling is the CPU's (`sampleToken` with the same seeded stream), so the tokens
+ * Backends with host memory keep the recurrent decoding of @loop/looped's `generate` (O(L), and
+ * every step policy: their `caps.decode`). The sampling is the CPU's (`sampleToken` with the same seeded stream), so the tokens
  * match `generate` on the CPU up to float32 ties.
  */
 import { formatExitRule } from "@loop/exit-gate";
@@ -31,7 +31,7 @@ export async function generateOnDevice<T, I>(
         ? `exit rule ${formatExitRule(policy.rule)}`
         : `policy "${policy.kind}"`;
     throw new Error(
-      `generate on webgpu runs every token through all loop steps; ${what} needs --backend native or portable`,
+      `full-depth decoding runs every token through all loop steps; ${what} needs a backend whose decoding offers it (caps.decode.policies: the CPU backends')`,
     );
   }
   const V = model.config.vocab_size;

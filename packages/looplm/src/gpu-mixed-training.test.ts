@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gpuForTests } from "@loop/test-support";
 import { deviceTraining, resolveTrainOptions, Trainer, type TrainOptions } from "@loop/train";
-import { gpuBackendOps } from "@loop/webgpu";
+import { gpuBackendOps, setGpuPrecision } from "@loop/webgpu";
 import { hasFeature } from "@loop/webgpu/internal";
 import { createNodeGpuContext } from "@loop/webgpu/node";
 import { describe, expect, it } from "vitest";
@@ -44,7 +44,9 @@ async function curve(extra: Record<string, unknown>, train: Partial<TrainOptions
     ...train,
   });
   const model = tinyModel(extra);
-  const engine = deviceEngine(ctx!, deviceTraining(model, gpuBackendOps(ctx!), opts), opts);
+  // (the device's GEMMs at the run's precision, as ComputeBackend.opsAt sets them)
+  setGpuPrecision(ctx!, opts.precision === "mixed" ? "mixed" : "fp32");
+  const engine = deviceEngine(deviceTraining(model, gpuBackendOps(ctx!), opts), opts);
   const trainer = new Trainer(model, task, opts, engine);
   const losses: number[] = [];
   try {
@@ -91,8 +93,9 @@ describe.runIf(ctx)(
         const train = resolveTrainOptions({ ...CHECKPOINTED, precision: "mixed" });
         const run = (runDir: string, extra: { resume?: boolean; crashAt?: number }) => {
           const model = tinyModel(BACKBONES.mamba);
+          setGpuPrecision(ctx!, "mixed");
           const dev = deviceTraining(model, gpuBackendOps(ctx!), train);
-          return trainOnEngine(runDir, model, deviceEngine(ctx!, dev, train), train, extra);
+          return trainOnEngine(runDir, model, deviceEngine(dev, train), train, extra);
         };
         const trainerJson = (dir: string, step: number) =>
           JSON.parse(

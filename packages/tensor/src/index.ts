@@ -7,6 +7,12 @@ export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
 export type { BackendOps } from "./backend/backend-ops.js";
+export {
+  BACKEND_FEATURES,
+  type BackendCapabilities,
+  type BackendFeature,
+  fusedComposites,
+} from "./backend/capabilities.js";
 export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
 export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {

@@ -7,6 +7,7 @@
  * project's tests and benchmarks; they may change with any release).
  */
 export { isCpuEmulation } from "./adapter-kind.js";
+export { gpuCapabilities } from "./capabilities.js";
 export { type GemmProbeResult, gemmThroughput } from "./gemm-probe.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
 export { type AdapterOffer, GpuContext, type GpuContextOptions } from "./gpu-context.js";

@@ -245,7 +245,7 @@ describe.runIf(gpuSuiteRuns("looplm check refuses an emulated GPU", gpuStarts))(
       await expect(
         run("check", "--backend", "webgpu", "--size", "small", "--out", join(root, "refused")),
       ).rejects.toThrow(
-        /the WebGPU adapter is a CPU emulation, not a GPU \(.*SwiftShader.*\).*--allow-emulation/,
+        /the adapter of --backend webgpu is a CPU emulation, not a GPU \(.*SwiftShader.*\).*--allow-emulation/,
       );
     });
   },

@@ -6,7 +6,6 @@
  * (a failure under CI).
  */
 import { gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
-import { setGpuPrecision } from "@loop/webgpu";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "../backend.js";
 import { type AnyOps, MIXED_TOL, opCases } from "./op-cases.js";
@@ -60,19 +59,19 @@ describe.runIf(gpuRuns)("op cases on webgpu against the CPU oracle", () => {
     expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
   });
   it("mixed precision: the GEMM cases within the f16 tolerance", async () => {
-    setGpuPrecision(b.gpu!, "mixed");
+    const ops = b.opsAt("mixed") as AnyOps;
     try {
       const mixed = cases.filter((c) => c.precision === "any");
       expect(mixed.length).toBeGreaterThan(3);
       for (const [i, c] of mixed.entries()) {
-        const r = await checkOpCase(b.ops as AnyOps, oracle, c, 200 + i, MIXED_TOL);
+        const r = await checkOpCase(ops, oracle, c, 200 + i, MIXED_TOL);
         expect(r.error, c.name).toBeUndefined();
         expect(r.worst!.ratio, `${c.name}: ${JSON.stringify(r.worst)}`).toBeLessThanOrEqual(1);
         // f16 operands really: not the fp32 result
         expect(r.worst!.ratio, `${c.name} rounds to f16`).toBeGreaterThan(0);
       }
     } finally {
-      setGpuPrecision(b.gpu!, "fp32");
+      b.opsAt("fp32");
     }
   });
 });

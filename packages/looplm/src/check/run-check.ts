@@ -7,12 +7,11 @@
  */
 import { join } from "node:path";
 import { MODEL_CASES } from "@loop/looped/internal";
-import { currentKernels } from "@loop/tensor/kernel";
+import type { Precision } from "@loop/tensor";
 import { checkWritableFile, makeDirectory, outputKind, writeFileAtomic } from "@loop/tensor/node";
-import { isCpuEmulation, setGpuPrecision } from "@loop/webgpu";
 import type { GpuFeature } from "@loop/webgpu/node";
 import pkg from "../../package.json" with { type: "json" };
-import { type Backend, type ComputeBackend, startBackend } from "../backend.js";
+import { type Backend, backendMemory, type ComputeBackend, startBackend } from "../backend.js";
 import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
@@ -59,25 +58,22 @@ const TRAIN_STEPS = { small: 3, full: 12 } as const;
  */
 const MIXED_BACKBONES = { small: ["mamba"], full: ["mamba", "hybrid", "transformer"] } as const;
 
-/** cuda's GEMM precisions below fp32, each checked on the GEMM-bearing cases. */
-const CUDA_REDUCED = ["tf32", "bf16"] as const;
-
 async function start(o: CheckOptions): Promise<ComputeBackend> {
-  // (cuda starts at fp32; its other precisions come after, through opsAt)
+  // (a backend starts at fp32; its other precisions come after, through opsAt)
   const b = await startBackend(o.backend, o.notice, {
     gpuFeatures: o.gpuFeatures,
     allowEmulation: o.allowEmulation,
   }).catch((e: unknown) => {
-    // (a GPU backend missing here: say what checks this machine instead)
-    if (o.backend !== "webgpu" && o.backend !== "cuda") throw e;
+    // (a device backend missing here: say what checks this machine instead)
+    if (o.backend === undefined || backendMemory(o.backend) !== "device") throw e;
     throw new CliError(
       `${(e as Error).message}; \`looplm check --backend native\` checks this machine's CPU kernels instead`,
     );
   });
-  if (b.gpu && isCpuEmulation(b.gpu.adapterName) && !o.allowEmulation) {
+  if (b.adapter?.emulated && !o.allowEmulation) {
     b.stop();
     throw new CliError(
-      `the WebGPU adapter is a CPU emulation, not a GPU (${b.gpu.adapterName}): no GPU driver was found; ${b.driver ?? ""} (--allow-emulation checks the emulation anyway)`,
+      `the adapter of --backend ${b.name} is a CPU emulation, not a GPU (${b.adapter.name}): no GPU driver was found; ${b.driver ?? ""} (--allow-emulation checks the emulation anyway)`,
     );
   }
   return b;
@@ -121,8 +117,10 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   const cases: CaseResult[] = [];
   const figures: Figure[] = [];
   let planner: SpeedPlanner | null = null;
-  const mixed = b.gpu !== null;
-  const reduced = b.opsAt ? CUDA_REDUCED : [];
+  // every precision it offers below fp32, each checked on the GEMM-bearing cases; mixed (f16
+  // operands, loss-scaled training) on training runs too
+  const reduced = b.caps.precisions.filter((p) => p !== "fp32") as Exclude<Precision, "fp32">[];
+  const mixed = reduced.includes("mixed");
   const snapshot = (complete: boolean): CheckReport => {
     const passed = cases.filter((c) => c.ok).length;
     const now = performance.now();
@@ -146,16 +144,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         nvidia: nvidiaDriver(),
         ...(b.libraries ? { cuda: b.libraries } : {}),
       },
-      adapter: b.gpu
-        ? {
-            name: b.gpu.adapterName,
-            emulated: isCpuEmulation(b.gpu.adapterName),
-            features: b.gpu.adapter.features,
-            subgroupMatrixConfigs: b.gpu.adapter.subgroupMatrixConfigs,
-            requested: o.gpuFeatures,
-          }
-        : null,
-      precisions: ["fp32", ...(mixed ? ["mixed"] : []), ...reduced],
+      adapter: b.adapter ? { ...b.adapter, requested: o.gpuFeatures } : null,
+      precisions: [...b.caps.precisions],
       cases,
       figures,
       dropped: planner?.dropped ?? [],
@@ -178,12 +168,10 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     const golden = goldenCases(goldenDir);
     const backbones = Object.keys(BACKBONES) as (keyof typeof BACKBONES)[];
     const gemmCases = ops1.filter((c) => c.precision === "any");
-    const mixedCases = mixed ? gemmCases : [];
     const mixedTrained: readonly string[] = mixed ? MIXED_BACKBONES[o.size] : [];
     const models = Object.keys(MODEL_CASES) as (keyof typeof MODEL_CASES)[];
     const total =
       ops1.length +
-      mixedCases.length +
       reduced.length * gemmCases.length +
       models.length +
       golden.length +
@@ -202,22 +190,16 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       await new Promise<void>((res) => setImmediate(res));
     };
     for (const [i, c] of ops1.entries()) await done(await checkOpCase(ops, oracle, c, 100 + i));
-    if (mixed) {
-      setGpuPrecision(b.gpu!, "mixed");
+    for (const p of reduced) {
+      const opsP = b.opsAt(p) as AnyOps;
       try {
-        for (const [i, c] of mixedCases.entries()) {
-          const r = await checkOpCase(ops, oracle, c, 200 + i, REDUCED_PRECISION_TOL.mixed);
-          await done({ ...r, name: `${r.name} (mixed)` });
+        for (const [i, c] of gemmCases.entries()) {
+          const r = await checkOpCase(opsP, oracle, c, 200 + i, REDUCED_PRECISION_TOL[p]);
+          await done({ ...r, name: `${r.name} (${p})` });
         }
       } finally {
-        setGpuPrecision(b.gpu!, "fp32");
-      }
-    }
-    for (const p of reduced) {
-      const opsP = b.opsAt!(p) as AnyOps;
-      for (const [i, c] of gemmCases.entries()) {
-        const r = await checkOpCase(opsP, oracle, c, 200 + i, REDUCED_PRECISION_TOL[p]);
-        await done({ ...r, name: `${r.name} (${p})` });
+        // (back to fp32: a device that switches precision keeps the last one asked)
+        b.opsAt("fp32");
       }
     }
     for (const name of models) await done(await checkModelCase(b, name));
@@ -234,8 +216,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     say(`speed: measuring the fp32 peak · ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     const peak = { ...(await measurePeak(b)), load: loadAverage()[0] };
     figures.push(peak);
-    // the native CPU kernels to compare a GPU's training step with (webgpu and cuda start them)
-    const native = b.onDevice && currentKernels().sets.size > 0 ? b.kernels : null;
+    // the native CPU kernels to compare a device's training step with (the device backends start them)
+    const native = b.caps.memory === "device" && b.kernels.sets.size > 0 ? b.kernels : null;
     const list = speedCases(b, o.size, () => peak.value, native);
     // before anything is measured, assume 2% of the peak (small shapes reach less)
     // (no peak measured, cuda: assume 1 TFLOP/s, far below any sm_80 GPU's)

@@ -12,10 +12,8 @@ import { Rng } from "@loop/tensor";
 import type { CpuKernels } from "@loop/tensor/kernel";
 import { measureFmaPeak } from "@loop/tensor/node";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
-import { gemmThroughput, measureGpuPeak } from "@loop/webgpu";
-import type { ComputeBackend } from "../backend.js";
+import type { ComputeBackend, DeviceProbes } from "../backend.js";
 import { generateOnDevice } from "../device-generate.js";
-import { dispatchFormula } from "../gpu-dispatches.js";
 import type { AnyOps } from "./op-cases.js";
 import { type SpeedConfig, speedConfigs } from "./speed-configs.js";
 
@@ -38,16 +36,19 @@ export interface SpeedCase {
   run(): Promise<Figure[]>;
 }
 
+/** Whether `b`'s tensors live on a device (its launches return before the work is done). */
+const inDeviceMemory = (b: ComputeBackend) => b.caps.memory === "device";
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The fp32 peak this backend's figures are a percentage of (GFLOP/s), and how it was found. */
 export async function measurePeak(b: ComputeBackend): Promise<Figure> {
-  if (b.gpu) {
-    const p = await measureGpuPeak(b.gpu, { minMs: 50 });
+  if (b.probes) {
+    const p = await b.probes.peak();
     return { name: "fp32 peak", value: p.gflops, unit: "GFLOP/s", note: p.source };
   }
-  // (the CPU's FMA loop would say nothing about the GPU the cuda figures are from)
-  if (b.onDevice)
+  // (the CPU's FMA loop would say nothing about a device without a peak probe)
+  if (inDeviceMemory(b))
     return {
       name: "fp32 peak",
       value: Number.NaN,
@@ -89,27 +90,26 @@ function gemmCase(
   const name = `GEMM ${M}×${K}×${N}`;
   return {
     name,
-    // (six timed runs: the warm-up and five; 10 GEMMs each on cuda, 2 on the CPU's estimate)
-    flops: flops * (b.onDevice && !b.gpu ? 60 : 12),
+    // (six timed runs: the warm-up and five; 10 GEMMs each on a device without a GEMM probe,
+    // 2 on the CPU's estimate)
+    flops: flops * (inDeviceMemory(b) && !b.probes ? 60 : 12),
     async run() {
       let gflops: number;
-      if (b.gpu) {
-        const r = await gemmThroughput(b.gpu, M, N, K, { iters: 10 });
-        gflops = r.gflops;
-      } else {
+      if (b.probes) gflops = await b.probes.gemm(M, N, K);
+      else {
         const ops = b.ops as AnyOps;
         const rng = new Rng(1);
         const x = ops.upload(rng.fillNormal(new Float32Array(M * K)), [M, K], { persistent: true });
         const w = ops.upload(rng.fillNormal(new Float32Array(N * K)), [N, K], { persistent: true });
         // a device's launches return at once: 10 GEMMs, then one read-back waits for them all
         // (its one M×N transfer is counted in)
-        const iters = b.onDevice ? 10 : 1;
+        const iters = inDeviceMemory(b) ? 10 : 1;
         const s = await timeIt(async () => {
           let y: unknown = null;
           ops.noGrad(() => {
             for (let i = 0; i < iters; i++) y = ops.linear(x, w);
           });
-          if (b.onDevice) await ops.read(y);
+          if (inDeviceMemory(b)) await ops.read(y);
           ops.releaseTransients();
         }, 5);
         ops.dispose(x);
@@ -117,7 +117,7 @@ function gemmCase(
         gflops = (flops * iters) / s / 1e9;
       }
       return [
-        { name, value: gflops, unit: "GFLOP/s", ...(b.gemmEngine ? { note: b.gemmEngine } : {}) },
+        { name, value: gflops, unit: "GFLOP/s", note: b.caps.gemm },
         { name: `${name} % of peak`, value: (100 * gflops) / peak(), unit: "%" },
       ];
     },
@@ -157,7 +157,7 @@ function stepFlops(c: SpeedConfig): number {
 
 /** A training step of `c` on the backend, and on the native CPU kernels where it has them. */
 function trainCase(b: ComputeBackend, c: SpeedConfig, native: CpuKernels | null): SpeedCase {
-  const withCpu = b.onDevice && native !== null;
+  const withCpu = inDeviceMemory(b) && native !== null;
   return {
     name: `training step ${c.name}`,
     flops: stepFlops(c) * (withCpu ? 40 : 4),
@@ -169,7 +169,7 @@ function trainCase(b: ComputeBackend, c: SpeedConfig, native: CpuKernels | null)
           name: `training step ${c.name}`,
           value: s * 1000,
           unit: "ms",
-          ...(b.gemmEngine ? { note: `GEMMs on ${b.gemmEngine}` } : {}),
+          note: `GEMMs on ${b.caps.gemm}`,
         },
         { name: `training ${c.name} tokens/s`, value: tokens / s, unit: "tok/s" },
       ];
@@ -197,7 +197,7 @@ function decodeCase(b: ComputeBackend, c: SpeedConfig, tokens: number): SpeedCas
       const prompt = [1, 2, 3, 4];
       const opts = { maxNewTokens: tokens, temperature: 0 };
       const t0 = performance.now();
-      if (b.onDevice) await generateOnDevice(b.ops as AnyOps, model, prompt, opts);
+      if (inDeviceMemory(b)) await generateOnDevice(b.ops as AnyOps, model, prompt, opts);
       else {
         const { generate } = await import("@loop/looped");
         generate(model, prompt, { ...opts, kernels: b.kernels });
@@ -208,7 +208,7 @@ function decodeCase(b: ComputeBackend, c: SpeedConfig, tokens: number): SpeedCas
           name: `decode ${c.name} tokens/s`,
           value: tokens / s,
           unit: "tok/s",
-          note: b.onDevice ? "full-depth, the whole sequence per token" : "recurrent",
+          note: b.caps.decode.recurrent ? "recurrent" : "full-depth, the whole sequence per token",
         },
       ];
     },
@@ -216,14 +216,14 @@ function decodeCase(b: ComputeBackend, c: SpeedConfig, tokens: number): SpeedCas
 }
 
 /** GPU dispatches per layer application of a training step (single-mixer backbones). */
-function dispatchCase(b: ComputeBackend, c: SpeedConfig): SpeedCase {
+function dispatchCase(probes: DeviceProbes, c: SpeedConfig): SpeedCase {
   const shape = { batch: 2, seq: Math.min(c.seq, 64) };
   return {
     name: `dispatches ${c.name}`,
     flops: stepFlops({ ...c, ...shape }) * 8,
     async run() {
       const o = resolveTrainOptions({ batchSize: shape.batch, lr: 1e-3, warmupSteps: 0, seed: 1 });
-      const f = await dispatchFormula(b.gpu!, c.model as ModelConfigInput, shape, o);
+      const f = await probes.dispatches(c.model as ModelConfigInput, shape, o);
       return [
         {
           name: `dispatches per layer application (${c.model.backbone})`,
@@ -261,9 +261,9 @@ export function speedCases(
     ...configs.map((c) => trainCase(b, c, native)),
     decodeCase(b, configs[0]!, size === "small" ? 4 : 32),
   ];
-  if (b.gpu) {
+  if (b.probes) {
     for (const c of configs.filter((c) => c.model.backbone !== "hybrid").slice(0, 1))
-      cases.push(dispatchCase(b, c));
+      cases.push(dispatchCase(b.probes, c));
   }
   return cases.sort((a, c) => a.flops - c.flops);
 }

@@ -8,7 +8,7 @@
  */
 import { LoopedModel, parseConfig } from "@loop/looped";
 import { pHop } from "@loop/tasks";
-import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
+import { deviceTraining, resolveTrainOptions } from "@loop/train";
 import type { ComputeBackend } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { BACKBONES, TINY_MODEL } from "./backbones.js";
@@ -23,10 +23,9 @@ export const TRAINING_TOL: Record<"fp32" | "mixed", Tolerance> = {
 
 const task = pHop({ alphabet: 3, length: 10, hops: 1 });
 
-/** The loss of each of `steps` steps of `backbone` on `ops` (a device engine on a GPU). */
+/** The loss of each of `steps` steps of `backbone` on `ops` (a device step engine). */
 async function lossCurve(
   ops: AnyOps,
-  gpu: ComputeBackend["gpu"],
   backbone: keyof typeof BACKBONES,
   steps: number,
   precision: "fp32" | "mixed",
@@ -37,7 +36,7 @@ async function lossCurve(
   );
   const o = resolveTrainOptions({ batchSize: 4, lr: 1e-2, warmupSteps: 0, seed: 1, precision });
   const dev = deviceTraining(model, ops, o);
-  const engine = gpu ? deviceEngine(gpu, dev, o) : deviceStepEngine(dev, o);
+  const engine = deviceEngine(dev, o);
   const losses = new Float32Array(steps);
   let cursor = task.startCursor(1);
   try {
@@ -64,8 +63,8 @@ export async function checkTraining(
   const tol = TRAINING_TOL[precision];
   const base = { name: `training ${backbone}, ${steps} steps, ${precision}`, op: "training", tol };
   try {
-    const want = await lossCurve(oracleOps(), null, backbone, steps, "fp32");
-    const got = await lossCurve(backend.ops as AnyOps, backend.gpu, backbone, steps, precision);
+    const want = await lossCurve(oracleOps(), backbone, steps, "fp32");
+    const got = await lossCurve(backend.opsAt(precision) as AnyOps, backbone, steps, precision);
     const worst = worstOf("loss at step", got, want, tol);
     worst.what = `loss at step ${worst.index + 1}`;
     return { ...base, ok: worst.ratio <= 1, worst, seconds: (performance.now() - t0) / 1000 };
@@ -73,9 +72,7 @@ export async function checkTraining(
     const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
     return { ...base, ok: false, worst: null, error, seconds: (performance.now() - t0) / 1000 };
   } finally {
-    if (backend.gpu) {
-      const { setGpuPrecision } = await import("@loop/webgpu");
-      setGpuPrecision(backend.gpu, "fp32");
-    }
+    // (back to fp32: a device that switches precision keeps the last one asked)
+    backend.opsAt("fp32");
   }
 }

@@ -16,9 +16,9 @@ import { installThreadGovernor, ThreadGovernor } from "@loop/tensor";
 import { startThreadPool } from "@loop/tensor/node";
 import { type Command, Option } from "commander";
 import {
-  BACKEND_HELP,
   BACKENDS,
   type Backend,
+  backendHelp,
   type ComputeBackend,
   cpuBackendAsIs,
   parseBackend,
@@ -49,7 +49,7 @@ export function commandBackend(cmd: Command): ComputeBackend {
 }
 
 /** How `--help` lists the backends. */
-export const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${BACKEND_HELP[b]})`).join(", ")}; default: native when it builds, else portable`;
+export const BACKEND_OPTION_HELP = `compute backend: ${BACKENDS.map((b) => `${b} (${backendHelp(b)})`).join(", ")}; default: native when it builds, else portable`;
 
 /**
  * Declare that `cmd` runs kernels: it takes `--backend`, and (unless `threads` is false) runs

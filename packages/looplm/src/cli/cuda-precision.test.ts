@@ -4,11 +4,10 @@
  * what it offers, before the run is made (a backend over a recording device stands in for a
  * started GPU).
  */
-import { CUDA_PRECISIONS, cudaBackend, recordingDevice } from "@loop/cuda";
-import { currentKernels } from "@loop/tensor/kernel";
+import { recordingDevice } from "@loop/cuda";
 import { resolveTrainOptions } from "@loop/train";
 import { describe, expect, it } from "vitest";
-import { type ComputeBackend, cpuBackendAsIs } from "../backend.js";
+import { type ComputeBackend, cpuBackendAsIs, cudaComputeBackend } from "../backend.js";
 import { type TrainJob, trainJob } from "./run-training.js";
 
 const task = { seqLen: 8 } as TrainJob["task"];
@@ -17,15 +16,8 @@ const job = (backend: ComputeBackend, precision: "mixed" | "bf16") =>
 
 describe("--precision", () => {
   it("cuda refuses mixed, naming the precisions it offers", async () => {
-    const cuda: ComputeBackend = {
-      name: "cuda",
-      gpu: null,
-      onDevice: true,
-      precisions: CUDA_PRECISIONS,
-      ops: cudaBackend(recordingDevice()).ops as ComputeBackend["ops"],
-      kernels: currentKernels(),
-      stop: () => {},
-    };
+    const cuda = cudaComputeBackend(recordingDevice());
+    expect(cuda.caps.precisions).toEqual(["fp32", "tf32", "bf16"]);
     await expect(trainJob(job(cuda, "mixed"))).rejects.toThrow(
       /^--precision mixed is not offered by --backend cuda \(it offers fp32, tf32, bf16\)$/,
     );

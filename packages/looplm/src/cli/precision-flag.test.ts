@@ -1,8 +1,9 @@
 /**
- * `looplm train --precision fp32|tf32|bf16|mixed`: a bad value is named; mixed on a CPU backend is
- * refused in one line naming what it offers (the CPU kernels train in fp32); fp32, the default, records no
- * precision in run.json (a record without one is fp32). Mixed training itself is
- * tested on the GPU (gpu-mixed-training.test.ts).
+ * `--precision fp32|tf32|bf16|mixed` on every command that runs a model (train, eval, generate,
+ * forward): a bad value is named; one the backend lacks (mixed or bf16 on a CPU backend) is
+ * refused in one line naming what it offers, before anything is read or made; fp32, the
+ * default, records no precision in run.json (a record without one is fp32). Mixed training
+ * itself is tested on the GPU (gpu-mixed-training.test.ts).
  */
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,5 +40,18 @@ describe("--precision", () => {
     await run("train", ...tiny, "--backend", "portable", "--precision", "fp32", "--out", dir);
     const info = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
     expect(info.train.precision).toBeUndefined();
+  });
+
+  it.each([
+    ["eval", "--model", "no-such-model"],
+    ["generate", "--model", "no-such-model", "--tokens", "1"],
+    ["forward", "--model", "no-such-model", "--input", "no-such.json", "--out", "x.safetensors"],
+  ])("%s refuses bf16 on a CPU backend by name, before reading the model", async (...args) => {
+    await expect(run(...args, "--backend", "portable", "--precision", "bf16")).rejects.toThrow(
+      /^--precision bf16 is not offered by --backend portable \(it offers fp32\)$/,
+    );
+    await expect(run(...args, "--backend", "portable", "--precision", "fp16")).rejects.toThrow(
+      '--precision must be one of fp32, tf32, bf16, mixed, got "fp16"',
+    );
   });
 });

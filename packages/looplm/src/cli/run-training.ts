@@ -18,7 +18,7 @@ import type { CpuKernels } from "@loop/tensor/kernel";
 import { writeFileAtomic } from "@loop/tensor/node";
 import { deviceTraining, type TrainOptions } from "@loop/train";
 import { type EvalRecord, progressReporter, type RunResult, runTraining } from "@loop/train/node";
-import type { ComputeBackend } from "../backend.js";
+import { type ComputeBackend, checkPrecision } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { deviceOutputSource } from "../device-eval.js";
 import { CliError } from "./errors.js";
@@ -121,11 +121,7 @@ function modelFor(job: TrainJob): LoopedModel {
 
 export async function trainJob(job: TrainJob): Promise<RunResult & { model: LoopedModel }> {
   const seqLen = job.task.seqLen;
-  const precision = job.train.precision ?? "fp32";
-  if (!job.backend.precisions.includes(precision))
-    throw new CliError(
-      `--precision ${precision} is not offered by --backend ${job.backend.name} (it offers ${job.backend.precisions.join(", ")})`,
-    );
+  checkPrecision(job.backend, job.train.precision ?? "fp32");
   // A setting no machine holds is refused before its model or its folder is made.
   const evaluation = { count: job.evalCount, batchSize: evalBatchSize(job.train) };
   const need = (cfg: ModelConfig) => trainingMemoryNeed(cfg, job.train, seqLen, evaluation);
@@ -158,13 +154,13 @@ async function trainModel(
 ): Promise<RunResult & { model: LoopedModel }> {
   checkTaskVocab(job.task, model.config.vocab_size);
   const bar = progressReporter({ total: job.train.steps, label: job.label });
-  // on a device the steps run on its own copy of the model (@loop/train's deviceTraining), at
-  // --precision where the backend's ops take one (cuda's tf32, bf16; webgpu's mixed is the engine's)
-  const precision = job.train.precision ?? "fp32";
-  const ops =
-    precision !== "fp32" && job.backend.opsAt ? job.backend.opsAt(precision) : job.backend.ops;
-  const dev = job.backend.onDevice ? deviceTraining(model, ops, job.train) : undefined;
-  const engine = dev ? deviceEngine(job.backend.gpu, dev, job.train) : undefined;
+  // with device memory the steps run on the device's own copy of the model (@loop/train's
+  // deviceTraining), on the backend's ops at --precision
+  const dev =
+    job.backend.caps.memory === "device"
+      ? deviceTraining(model, job.backend.opsAt(job.train.precision ?? "fp32"), job.train)
+      : undefined;
+  const engine = dev ? deviceEngine(dev, job.train) : undefined;
   const evalBatch = evalBatchSize(job.train);
   try {
     const res = await runTraining({
@@ -176,7 +172,7 @@ async function trainModel(
       overwrite: job.overwrite,
       signal: job.signal,
       spans: interruptibleSpans(),
-      // On webgpu the steps run on the device; evaluation and checkpoints read the weights back.
+      // On a device the steps run there; evaluation and checkpoints read the weights back.
       // On a CPU backend they run on its kernels, whatever else this process runs on.
       engine,
       kernels: job.backend.kernels,

@@ -8,9 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CUDA_PRECISIONS, cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { currentKernels } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
 import {
   compareGolden,
@@ -20,7 +18,7 @@ import {
   suiteRuns,
 } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ComputeBackend } from "../backend.js";
+import { cudaComputeBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 
 const started = await startEmulatedDevice();
@@ -36,15 +34,7 @@ describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
   for (const name of goldenModelCases())
     it(name, async () => {
       if (!started.ok) return;
-      const backend: ComputeBackend = {
-        name: "cuda",
-        gpu: null,
-        onDevice: true,
-        precisions: CUDA_PRECISIONS,
-        ops: cudaBackend(started.device).ops as ComputeBackend["ops"],
-        kernels: currentKernels(),
-        stop: () => {},
-      };
+      const backend = cudaComputeBackend(started.device);
       const out = join(dir, `${name}.safetensors`);
       await runForward(
         { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },

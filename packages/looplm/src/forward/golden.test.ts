@@ -93,8 +93,9 @@ for (const backend of BACKENDS)
       expect(started.name).toBe(backend);
       if (backend === "portable") expect(nativeKernelNames()).toEqual([]);
       if (backend === "native") expect(nativeKernelNames()).toContain("tensor/sgemm");
-      expect(started.gpu !== null).toBe(backend === "webgpu");
-      expect(started.onDevice).toBe(backend === "webgpu" || backend === "cuda");
+      expect(started.caps.memory).toBe(
+        backend === "webgpu" || backend === "cuda" ? "device" : "host",
+      );
     });
     for (const name of cases) it(name, () => checkCase(name, dir, started));
   });

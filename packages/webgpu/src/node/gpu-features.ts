@@ -13,7 +13,7 @@ export const GPU_FEATURES = ["f16", "subgroups", "subgroup-matrix"] as const;
 export type GpuFeature = (typeof GPU_FEATURES)[number];
 
 /** Dawn's name of the subgroup-matrix feature, asked for on the device when it is unlocked. */
-export const SUBGROUP_MATRIX = "chromium-experimental-subgroup-matrix";
+export { SUBGROUP_MATRIX } from "../capabilities.js";
 
 /** The Dawn toggles each feature needs (subgroups: none, Dawn exposes them where they exist). */
 const TOGGLES: Record<GpuFeature, readonly string[]> = {

@@ -9,6 +9,7 @@ import type { LoopedModel } from "@loop/looped";
 import type { ManoTask } from "@loop/tasks";
 import type { CpuKernels } from "@loop/tensor/kernel";
 import { writeJsonFile } from "@loop/train/node";
+import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { CliError } from "../errors.js";
 
 /** The stream indexes ℓ's expressions below 10⁶ (@loop/eval mano-length.ts). */
@@ -33,7 +34,7 @@ export interface PerLengthFile {
 export function checkPerLengthFlags(
   f: { count: number; q?: number; qSweep?: unknown; mc?: string; piqa?: string },
   task: string,
-  gpu: boolean,
+  backend: Pick<ComputeBackend, "name" | "caps">,
 ): void {
   if (task !== "mano")
     throw new CliError(
@@ -50,9 +51,9 @@ export function checkPerLengthFlags(
     ] as const
   ).find(([, v]) => v !== undefined);
   if (other) throw new CliError(`--per-length cannot be used with ${other[0]}`);
-  if (gpu)
+  if (backend.caps.memory !== "host")
     throw new CliError(
-      "--per-length is scored on the CPU backends only; use --backend native or portable",
+      `--per-length is scored in host memory only (--backend ${backend.name} keeps the model on its device); use ${hostBackendsFlag()}`,
     );
 }
 

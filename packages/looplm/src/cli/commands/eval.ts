@@ -31,9 +31,10 @@ import {
   type Task,
   taskEvalBatches,
 } from "@loop/tasks";
+import type { Precision } from "@loop/tensor";
 import { inputFileExists, inputFileStats, outputKind, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import type { ComputeBackend } from "../../backend.js";
+import { type ComputeBackend, checkPrecision, hostBackendsFlag } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
@@ -41,6 +42,7 @@ import { withEvalProgress } from "../eval-progress.js";
 import { checkMemoryNeed, evaluationMemoryNeed } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
+import { precisionOption } from "../options/precision.js";
 import {
   addTaskOptions,
   buildTask,
@@ -73,6 +75,8 @@ export interface EvalFlags extends Partial<TaskFlags> {
   mcLimit?: number;
   perLength?: boolean;
   out?: string;
+  /** The matrix products' precision (absent: fp32); the backend refuses one it does not offer. */
+  precision?: Precision;
 }
 
 function threshold(flag: string): (v: string) => number {
@@ -222,6 +226,7 @@ export async function runEval(
   backend: ComputeBackend,
   cmd: Command | null = null,
 ): Promise<EvalFile | PerLengthFile> {
+  checkPrecision(backend, f.precision ?? "fp32");
   const { checkpoint, runDir } = locateModel(f.model);
   const out =
     f.out ?? (runDir ? join(runDir, f.perLength ? "eval-per-length.json" : "eval.json") : null);
@@ -229,7 +234,7 @@ export async function runEval(
   const found = findTaskRecord(checkpoint, runDir);
   if (!found) process.stderr.write(noRecordLine(checkpoint));
   const taskFlags = resolveTaskFlags(f, cmd, checkpoint, runDir, found);
-  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend.onDevice);
+  if (f.perLength) checkPerLengthFlags(f, taskFlags.task, backend);
   const mc = mcItems(f);
   if (mc && taskFlags.task !== "lm")
     throw new CliError(
@@ -282,15 +287,16 @@ export async function runEval(
     taskEvalBatches(task, { count: f.count, batchSize: f.batchSize, seed: f.seed }),
     "eval",
   );
-  if (backend.onDevice && mc)
+  if (backend.caps.memory !== "host" && mc)
     throw new CliError(
-      "--mc/--piqa are scored on the CPU backends only; use --backend native or portable",
+      `--mc/--piqa are scored in host memory only (--backend ${backend.name} keeps the model on its device); use ${hostBackendsFlag()}`,
     );
   const evaluate = (bs: Iterable<Batch>) =>
     evaluateOnBackend(backend, model, bs, task.metric, {
       qs,
       exits,
       score: (b, p) => task.score(b, p),
+      precision: f.precision,
     });
   const result = await evaluate(batches);
   // a mixed-difficulty p-hop task: the same evaluation on the rows of each p apart
@@ -388,6 +394,7 @@ export function registerEval(program: Command): void {
       "--out <file>",
       "eval.json to write (default: <run>/eval.json when --model is in a run folder; eval-per-length.json with --per-length)",
     )
+    .addOption(precisionOption())
     .addHelpText(
       "after",
       `

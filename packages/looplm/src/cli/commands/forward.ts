@@ -1,6 +1,7 @@
 /* `looplm forward --model <dir> --input <inputs.json> --out <file.safetensors>` (docs/formats.md). */
 import type { ModelConfig } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
+import type { Precision } from "@loop/tensor";
 import { readInputText, writeSafetensorsFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import type { ComputeBackend } from "../../backend.js";
@@ -10,15 +11,19 @@ import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput } from "../errors.js";
 import { checkModelRun } from "../memory-need.js";
 import { cliNote } from "../note.js";
+import { precisionOption } from "../options/precision.js";
 
 export interface ForwardArgs {
   model: string;
   input: string;
   out: string;
+  /** The matrix products' precision (absent: fp32); the backend refuses one it does not offer. */
+  precision?: Precision;
 }
 
 /** Writes the outputs on `backend` (on its device when it has one); resolves to their count. */
 export async function runForward(args: ForwardArgs, backend: ComputeBackend): Promise<number> {
+  const ops = backend.opsAt(args.precision ?? "fp32");
   checkOutput(args.out);
   // The inputs are read first (their errors said after the model's): their token count enters
   // the memory the forward needs, checked before the model is built.
@@ -42,7 +47,7 @@ export async function runForward(args: ForwardArgs, backend: ComputeBackend): Pr
   const model = asCliError(() => loadCheckpoint(args.model, { onNote: cliNote, checkConfig }));
   if (inputError) throw inputError;
   const inputs = parseForwardInputs(raw, model.config.vocab_size);
-  const outputs = await forwardOutputs(backend.ops, model, inputs);
+  const outputs = await forwardOutputs(ops, model, inputs);
   writeSafetensorsFile(args.out, outputs);
   return outputs.size;
 }
@@ -55,6 +60,7 @@ export function registerForward(program: Command): void {
     .requiredOption("--model <dir>", "checkpoint folder (config.json + model.safetensors)")
     .requiredOption("--input <file>", "inputs.json: tokens, targets, beta, k, gamma, q")
     .requiredOption("--out <file>", "output .safetensors file (written atomically)")
+    .addOption(precisionOption())
     .addHelpText(
       "after",
       "\nExample (from a checkout of the repository, whose testdata/golden holds the reference cases):\n  looplm forward --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors\n  looplm forward --backend portable --model testdata/golden/mamba-2x3 --input testdata/golden/mamba-2x3/inputs.json --out out.safetensors",

@@ -9,9 +9,10 @@ import {
 } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { readTokenizerFile } from "@loop/tasks/node";
+import type { Precision } from "@loop/tensor";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
-import type { ComputeBackend } from "../../backend.js";
+import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
@@ -20,6 +21,7 @@ import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
 import { parseIntList } from "../options/model.js";
+import { precisionOption } from "../options/precision.js";
 import { writeStdout } from "../stdout.js";
 import {
   checkRecordedTokenizer,
@@ -41,6 +43,8 @@ interface Flags {
   topK: number;
   seed: number;
   exit?: ExitRule[];
+  /** The matrix products' precision (absent: fp32); the backend refuses one it does not offer. */
+  precision?: Precision;
 }
 
 function findBeside(model: string, name: string): string | null {
@@ -50,6 +54,7 @@ function findBeside(model: string, name: string): string | null {
 }
 
 export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<void> {
+  const ops = backend.opsAt(f.precision ?? "fp32");
   if ((f.prompt === undefined) === (f.tokens === undefined))
     throw new CliError("give exactly one of --prompt <text> or --tokens <ids>");
   if (f.prompt !== undefined) argumentText("--prompt", f.prompt);
@@ -74,9 +79,11 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     { R: model.config.n_loops, hasGate: model.exitGate !== null, path: f.model },
     false,
   );
-  if (rule && backend.onDevice)
+  const policy: StepPolicy = rule ? { kind: "rule", rule } : { kind: "full" };
+  const { decode: caps } = backend.caps;
+  if (rule && !caps.policies.includes(policy.kind))
     throw new CliError(
-      `--exit ${formatExitRule(rule)}: generate on a device backend runs every token through all loop steps; use --backend native or portable`,
+      `--exit ${formatExitRule(rule)}: generate on --backend ${backend.name} ${caps.recurrent ? `decodes with the step policies ${caps.policies.join(", ")} only` : "runs every token through all loop steps"}; use ${hostBackendsFlag()}`,
     );
   const beside = (name: string) =>
     findBeside(checkpoint, name) ?? (runDir ? findBeside(join(runDir, "final"), name) : null);
@@ -130,7 +137,6 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       }
     };
   }
-  const policy: StepPolicy = rule ? { kind: "rule", rule } : { kind: "full" };
   const opts = {
     maxNewTokens: f.maxNew,
     temperature: f.temperature,
@@ -155,7 +161,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
   };
   await asCliError(async () => {
     try {
-      if (backend.onDevice) await generateOnDevice(backend.ops, model, prompt, opts, emit);
+      if (backend.caps.memory === "device") await generateOnDevice(ops, model, prompt, opts, emit);
       else {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
         let r = it.next();
@@ -183,7 +189,7 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
 export function registerGenerate(program: Command): void {
   needsKernels(program.command("generate"), { threads: false })
     .description(
-      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on --backend webgpu each token recomputes the forward of the sequence so far (no recurrent GPU step yet)",
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on a device backend (webgpu, cuda) each token recomputes the forward of the sequence so far (no recurrent device step yet)",
     )
     .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final) or a run folder")
     .option(
@@ -203,6 +209,7 @@ export function registerGenerate(program: Command): void {
       `early-exit decoding: each token stops at the loop step this rule picks (${EXIT_SYNTAX.replace(" | oracle", "")}; docs/exit-gate.md); the later steps are skipped; CPU backends only`,
       exitRulesOption(),
     )
+    .addOption(precisionOption())
     .addHelpText(
       "after",
       `

@@ -1,7 +1,7 @@
 /* Training flags → TrainOptions. */
 
 import { CHECKPOINTING_MODES, type Checkpointing } from "@loop/looped";
-import { PRECISIONS, type Precision } from "@loop/tensor";
+import type { Precision } from "@loop/tensor";
 import {
   BLOCK_LRS,
   type BlockLr,
@@ -12,6 +12,7 @@ import {
 } from "@loop/train";
 import type { Command } from "commander";
 import { CliError, choiceOption, floatFlag, intFlag } from "../errors.js";
+import { precisionOption } from "./precision.js";
 
 /** `--checkpointing <what>`'s value: "step" or "layer". */
 const checkpointingMode = choiceOption("--checkpointing", CHECKPOINTING_MODES);
@@ -44,7 +45,6 @@ export type TrainFlags = typeof TRAIN_DEFAULTS & {
 };
 
 const blockLr = choiceOption<BlockLr>("--block-lr", BLOCK_LRS);
-const precision = choiceOption<Precision>("--precision", PRECISIONS);
 const stage = choiceOption<Stage>("--stage", STAGES);
 
 /**
@@ -107,11 +107,7 @@ export function addTrainOptions(cmd: Command): Command {
       ),
     )
     .addOption(intFlag("--seed <n>", "seed of weights and data", 0, TRAIN_DEFAULTS.seed))
-    .option(
-      "--precision <p>",
-      "matrix products: fp32 (every backend), tf32 or bf16 (tensor cores, fp32 accumulation; --backend cuda), mixed (f16 operands, f32 accumulation and weights, loss scaling; --backend webgpu) (default: fp32)",
-      precision,
-    )
+    .addOption(precisionOption())
     .option(
       "--checkpointing [what]",
       "recompute activations in the backward pass (less memory, one more forward): each loop step (step, the bare flag's) or each layer application (layer: for a deep stack such as 24x1)",

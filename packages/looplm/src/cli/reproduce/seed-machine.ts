@@ -18,7 +18,7 @@ export interface SeedMachine {
   backend: string;
   /** The CPU, with /proc/cpuinfo's family and model where the system has them (trained here). */
   cpu?: string;
-  /** The native build's vector instructions (trained here on a native or webgpu backend). */
+  /** The native build's vector instructions (trained here on a backend whose CPU kernels are native). */
   vector_isa?: string;
   node?: string;
   /**
@@ -88,7 +88,8 @@ export async function seedMachine(
   if (commit) m.commit = commit;
   if (trained === "queue") return m;
   m.cpu = cpuName();
-  const isa = backend.name === "portable" ? null : await nativeVectorIsa();
+  // (the native build's instructions, where the backend's CPU work runs on native kernels)
+  const isa = backend.kernels.sets.size > 0 ? await nativeVectorIsa() : null;
   if (isa) m.vector_isa = isa;
   m.node = process.version;
   return m;
