@@ -1,10 +1,10 @@
 /*
  * The CUDA backend's capabilities (@loop/tensor's BackendCapabilities), read from its device:
- * device memory, fp32 and the tensor-core precisions tf32 and bf16, full-depth decoding (no
- * recurrent device step yet), the built-in mixers, the composites its ops fuse, and cuBLASLt
- * where the device found it (else the backend's own GEMM kernels).
+ * device memory, fp32 and the tensor-core precisions tf32 and bf16, the decoding its decode
+ * kernels give, the built-in mixers, the composites its ops fuse, and cuBLASLt where the device
+ * found it (else the backend's own GEMM kernels).
  */
-import { type BackendCapabilities, fusedComposites } from "@loop/tensor";
+import { type BackendCapabilities, decodeCapability, fusedComposites } from "@loop/tensor";
 import type { CudaDevice } from "./device.js";
 import { CUDA_PRECISIONS } from "./precision.js";
 
@@ -14,7 +14,7 @@ export function cudaCapabilities(device: CudaDevice, ops: object): BackendCapabi
   return {
     memory: "device",
     precisions: CUDA_PRECISIONS,
-    decode: { recurrent: false, policies: ["full"] },
+    decode: decodeCapability(ops),
     train: { customMixers: false },
     fused: fusedComposites(ops),
     features: lt ? ["tensor-cores", "cublaslt"] : ["tensor-cores"],

@@ -3,17 +3,16 @@
  * recurrent decoding of `generate` with every step policy, custom mixers, and the GEMM of the
  * kernels they run on.
  */
-import { type BackendCapabilities, fusedComposites } from "@loop/tensor";
+import { type BackendCapabilities, decodeCapability, fusedComposites } from "@loop/tensor";
 import type { CpuKernels } from "@loop/tensor/kernel";
 import { cpuBackendOps } from "./cpu-backend-ops.js";
-import { STEP_POLICY_KINDS } from "./generate.js";
 
 /** What a CPU backend on `kernels` has. */
 export function cpuCapabilities(kernels: CpuKernels): BackendCapabilities {
   return {
     memory: "host",
     precisions: ["fp32"],
-    decode: { recurrent: true, policies: STEP_POLICY_KINDS },
+    decode: decodeCapability(cpuBackendOps),
     train: { customMixers: true },
     fused: fusedComposites(cpuBackendOps),
     features: [],

@@ -19,7 +19,7 @@ import {
   formatExitRule,
   isRealisable,
 } from "@loop/exit-gate";
-import { Rng, type Tensor } from "@loop/tensor";
+import { Rng, STEP_POLICY_KINDS, type Tensor } from "@loop/tensor";
 import { type CpuKernels, withKernels } from "@loop/tensor/kernel";
 import { decodeStep, initDecodeState, sampleToken } from "./decode.js";
 import {
@@ -50,16 +50,12 @@ export type StepPolicy =
   | ({ kind: "fixed"; step: number } & SkippingPolicy)
   | ({ kind: "rule"; rule: ExitRule; maxStep?: number } & SkippingPolicy);
 
-/** Every StepPolicy kind, full depth first (a backend's `decode.policies` names some of them). */
-export const STEP_POLICY_KINDS = [
-  "full",
-  "threshold",
-  "fixed",
-  "rule",
-] as const satisfies readonly StepPolicy["kind"][];
-// (every kind listed: a StepPolicy kind missing above fails here)
+// (@loop/tensor's STEP_POLICY_KINDS, a backend's `decode.policies`, lists every StepPolicy kind:
+// one missing there, or one there that is not a kind here, fails here)
 const _allKinds: (typeof STEP_POLICY_KINDS)[number] = "full" as StepPolicy["kind"];
+const _onlyKinds: readonly StepPolicy["kind"][] = STEP_POLICY_KINDS;
 void _allKinds;
+void _onlyKinds;
 
 /**
  * Options of `generate`: how many tokens, sampling (temperature, top-k, seed), stop token, exit

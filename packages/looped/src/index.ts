@@ -68,7 +68,6 @@ export {
   type GenerateResult,
   generate,
   generateTokens,
-  STEP_POLICY_KINDS,
   type StepPolicy,
 } from "./generate.js";
 export {

@@ -2,15 +2,15 @@
  * A backend's capabilities are data its own package derives, and looplm reads them: a CPU
  * backend is host memory at fp32 decoding with every step policy; the cuda backend (over a
  * recording device, standing in for a started GPU) is device memory at fp32, tf32 and bf16,
- * full-depth decoding only, on its own GEMM kernels (no cuBLASLt on a recording device). Its
- * `opsAt` refuses a precision it lacks by name, and `looplm generate --exit` on it is refused
- * naming it. Outside backend.ts, no looplm source asks which backend it runs on.
+ * recurrent decoding with every step policy (its decode kernels), on its own GEMM kernels (no
+ * cuBLASLt on a recording device). Its `opsAt` refuses a precision it lacks by name, and
+ * `looplm generate --exit` on a backend without decode kernels is refused naming it. Outside backend.ts, no looplm source asks which backend it runs on.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { recordingDevice } from "@loop/cuda";
 import { parseExitRule } from "@loop/exit-gate";
-import { STEP_POLICY_KINDS } from "@loop/looped";
+import { decodeCapability, STEP_POLICY_KINDS } from "@loop/tensor";
 import { goldenPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { BACKENDS, backendHelp, cudaComputeBackend, startBackend } from "./backend.js";
@@ -33,12 +33,12 @@ describe("backend capabilities", () => {
     );
   });
 
-  it("cuda: device memory, its precisions, full-depth decoding, its GEMM engine", () => {
+  it("cuda: device memory, its precisions, recurrent decoding, its GEMM engine", () => {
     const b = cudaComputeBackend(recordingDevice());
     expect(b.caps).toMatchObject({
       memory: "device",
       precisions: ["fp32", "tf32", "bf16"],
-      decode: { recurrent: false, policies: ["full"] },
+      decode: { recurrent: true, policies: [...STEP_POLICY_KINDS] },
       train: { customMixers: false },
       features: ["tensor-cores"],
       gemm: "own kernels",
@@ -53,8 +53,10 @@ describe("backend capabilities", () => {
     b.stop();
   });
 
-  it("generate --exit on a device backend is refused naming that backend", async () => {
-    const b = cudaComputeBackend(recordingDevice());
+  it("generate --exit on a device backend without decode kernels is refused naming it", async () => {
+    const cuda = cudaComputeBackend(recordingDevice());
+    // (its ops without the decode kernels: full depth by recomputing, as such a backend offers)
+    const b = { ...cuda, caps: { ...cuda.caps, decode: decodeCapability({}) } };
     await expect(
       runGenerate(
         {

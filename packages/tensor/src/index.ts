@@ -11,7 +11,9 @@ export {
   BACKEND_FEATURES,
   type BackendCapabilities,
   type BackendFeature,
+  decodeCapability,
   fusedComposites,
+  STEP_POLICY_KINDS,
 } from "./backend/capabilities.js";
 export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
 export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";

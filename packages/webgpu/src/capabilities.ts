@@ -1,10 +1,15 @@
 /*
  * The WebGPU backend's capabilities (@loop/tensor's BackendCapabilities), read from its device:
- * device memory, fp32 and mixed precision, full-depth decoding (no recurrent device step yet),
+ * device memory, fp32 and mixed precision, the decoding its decode kernels give,
  * the built-in mixers, the composites its ops fuse and the optional features the device was
  * created with (shader-f16, subgroups, subgroup-matrix).
  */
-import { type BackendCapabilities, type BackendFeature, fusedComposites } from "@loop/tensor";
+import {
+  type BackendCapabilities,
+  type BackendFeature,
+  decodeCapability,
+  fusedComposites,
+} from "@loop/tensor";
 import type { GpuContext } from "./gpu-context.js";
 import { GPU_PRECISIONS } from "./precision.js";
 
@@ -23,7 +28,7 @@ export function gpuCapabilities(ctx: GpuContext, ops: object): BackendCapabiliti
   return {
     memory: "device",
     precisions: GPU_PRECISIONS,
-    decode: { recurrent: false, policies: ["full"] },
+    decode: decodeCapability(ops),
     train: { customMixers: false },
     fused: fusedComposites(ops),
     features: FEATURES.filter(([, f]) => ctx.device.features.has(f)).map(([b]) => b),

@@ -54,6 +54,23 @@ export interface BackendCapabilities {
   readonly gemm: string;
 }
 
+/**
+ * How many loop steps each generated token runs (@loop/looped's StepPolicy kinds): full depth, a
+ * threshold on the exit gate, a fixed exit, an exit rule. Full depth first.
+ */
+export const STEP_POLICY_KINDS = ["full", "threshold", "fixed", "rule"] as const;
+
+/**
+ * The decoding `ops` offer: recurrent with every step policy where they implement the decode
+ * kernels (`DecodeOps`: the decoders of @loop/looped keep the state on the backend), else full
+ * depth by recomputing the sequence so far for every token.
+ */
+export function decodeCapability(ops: object): BackendCapabilities["decode"] {
+  const o = ops as Record<string, unknown>;
+  const recurrent = typeof o.mamba2Step === "function" && typeof o.attendStep === "function";
+  return { recurrent, policies: recurrent ? STEP_POLICY_KINDS : ["full"] };
+}
+
 /** The optional composite members of `ModelOps` a backend may fuse. */
 const FUSABLE = ["linears"] as const;
 

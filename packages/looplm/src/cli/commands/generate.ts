@@ -3,7 +3,9 @@ import { dirname, join } from "node:path";
 import { type ExitRule, formatExitRule } from "@loop/exit-gate";
 import {
   type GenerateResult,
+  generateOn,
   generateTokens,
+  hasDecodeOps,
   type ModelConfig,
   type StepPolicy,
 } from "@loop/looped";
@@ -16,6 +18,7 @@ import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { generateOnDevice } from "../../device-generate.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
+import { decodeClock } from "../decode-clock.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
@@ -43,6 +46,8 @@ interface Flags {
   topK: number;
   seed: number;
   exit?: ExitRule[];
+  /** End with one JSON line of decode rates on stderr (decode-clock.ts). */
+  timing?: boolean;
   /** The matrix products' precision (absent: fp32); the backend refuses one it does not offer. */
   precision?: Precision;
 }
@@ -159,15 +164,25 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
     first = false;
     pending = [];
   };
+  const clock = decodeClock();
+  const take = async (id: number) => {
+    clock.arrived();
+    await emit(id);
+    clock.resume();
+  };
   await asCliError(async () => {
     try {
-      if (backend.caps.memory === "device") await generateOnDevice(ops, model, prompt, opts, emit);
-      else {
+      if (backend.caps.memory === "host") {
         const it = generateTokens(model, prompt, { ...opts, kernels: backend.kernels });
         let r = it.next();
-        for (; !r.done; r = it.next()) await emit(r.value);
+        for (; !r.done; r = it.next()) await take(r.value);
         done = r.value;
-      }
+      } else if (hasDecodeOps(ops)) {
+        const it = generateOn(ops, model, prompt, opts);
+        let r = await it.next();
+        for (; !r.done; r = await it.next()) await take(r.value);
+        done = r.value;
+      } else await generateOnDevice(ops, model, prompt, opts, take);
     } catch (e) {
       if (isAllocationFailure(e))
         throw new CliError(
@@ -184,12 +199,19 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
       `--exit ${formatExitRule(rule)}: mean exit step ${mean.toFixed(2)} of ${model.config.n_loops} over ${d.exitSteps.length} tokens fed (${d.counts.layersRun} of ${d.counts.layersRun + d.counts.layersSkipped} layer applications run)\n`,
     );
   }
+  if (f.timing) {
+    const fed = (done as GenerateResult | null)?.exitSteps.slice(prompt.length) ?? [];
+    const R = model.config.n_loops;
+    process.stderr.write(
+      `${JSON.stringify(clock.summary(prompt.length, fed.length ? fed : [R]))}\n`,
+    );
+  }
 }
 
 export function registerGenerate(program: Command): void {
   needsKernels(program.command("generate"), { threads: false })
     .description(
-      "Generate tokens from a trained model with recurrent (per loop step, per layer) state, the prompt taken in one chunked pass; on a device backend (webgpu, cuda) each token recomputes the forward of the sequence so far (no recurrent device step yet)",
+      "Generate tokens from a trained model with recurrent (per loop step, per layer) state kept where the backend computes (the CPU's memory or the GPU's); on the CPU the prompt is taken in one chunked pass, on a device token by token",
     )
     .requiredOption("--model <dir>", "checkpoint folder (e.g. <run>/final) or a run folder")
     .option(
@@ -206,10 +228,14 @@ export function registerGenerate(program: Command): void {
     .addOption(intFlag("--seed <n>", "sampling seed", 0, 0))
     .option(
       "--exit <rule>",
-      `early-exit decoding: each token stops at the loop step this rule picks (${EXIT_SYNTAX.replace(" | oracle", "")}; docs/exit-gate.md); the later steps are skipped; CPU backends only`,
+      `early-exit decoding: each token stops at the loop step this rule picks (${EXIT_SYNTAX.replace(" | oracle", "")}; docs/exit-gate.md); the later steps are skipped`,
       exitRulesOption(),
     )
     .addOption(precisionOption())
+    .option(
+      "--timing",
+      'end with one JSON line on stderr: {"prefill_tok_s", "decode_tok_s", "first64_tok_s", "last64_tok_s", "mean_exit_step"} (the decode rates of the first and the last 64 generated tokens)',
+    )
     .addHelpText(
       "after",
       `
