@@ -7,6 +7,8 @@ export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
 export type { BackendOps } from "./backend/backend-ops.js";
+export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
+export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {
   DecodeOps,
   DecodeRows,
@@ -15,8 +17,6 @@ export type {
   Mamba2StepSizes,
   Mamba2StepWeights,
 } from "./backend/decode-ops.js";
-export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
-export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {
   AttentionOps,
   ExitGateOps,
