@@ -3,8 +3,9 @@
  * kernels/kv-append.ts, kernels/attention-decode.ts) on SwiftShader: token by token, each
  * output equals that position's row of the CPU's causal GQA attention over the whole sequence
  * (`attentionRef` of q and k rotated by the CPU's `rope`); picked cache rows leave the others as
- * they were; without q the token's entry is written and nothing returned; bad calls get one
- * line naming the problem.
+ * they were; without q the token's entry is written and nothing returned (and a later query
+ * gets bit for bit what it gets after tokens that attended); bad calls get one line naming the
+ * problem.
  */
 import { attentionRef, rope } from "@loop/attention";
 import { Rng, tensor } from "@loop/tensor";
@@ -122,6 +123,39 @@ describe.runIf(ctx)("the WebGPU attention decode against the CPU's attention", (
     g.dispose(cache.k);
     g.dispose(cache.v);
     releaseTransients(ctx!);
+  });
+
+  it("gives the same numbers whether the earlier tokens attended or only wrote", async () => {
+    const g = ops();
+    const [B, T, Hq, Hkv, hd] = [2, 5, 4, 2, 8];
+    const { q, k, v } = sequence(B, T, Hq, Hkv, hd, 17);
+    const lastOutput = async (attendAll: boolean) => {
+      const zeros = new Float32Array(B * Hkv * T * hd);
+      const cache = {
+        k: g.upload(zeros, [B, Hkv, T, hd], { persistent: true }),
+        v: g.upload(zeros, [B, Hkv, T, hd], { persistent: true }),
+      };
+      let out: Float32Array | null = null;
+      for (let t = 0; t < T; t++) {
+        const withQ = attendAll || t === T - 1;
+        const o = g.attendStep(
+          cache,
+          withQ ? g.upload(at(q, B, T, Hq, hd, t), [B, Hq, hd]) : null,
+          g.upload(at(k, B, T, Hkv, hd, t), [B, Hkv, hd]),
+          g.upload(at(v, B, T, Hkv, hd, t), [B, Hkv, hd]),
+          t,
+          { theta: THETA },
+        );
+        if (!withQ) expect(o).toBeNull();
+        if (t === T - 1) out = await g.read(o!);
+      }
+      g.dispose(cache.k);
+      g.dispose(cache.v);
+      releaseTransients(ctx!);
+      return Array.from(out!);
+    };
+    // (the reductions add in a fixed order: bit for bit)
+    expect(await lastOutput(false)).toEqual(await lastOutput(true));
   });
 
   it("refuses bad shapes, positions outside the capacity and rows that repeat", () => {
