@@ -1,8 +1,8 @@
 /*
- * The WebGPU backend's whole op set on one device: the model's ops, the training step's and
- * activation checkpointing.
+ * The WebGPU backend's whole op set on one device: the model's ops (with the decode kernels),
+ * the training step's and activation checkpointing.
  */
-import type { BackendOps } from "@loop/tensor";
+import type { BackendOps, DecodeOps } from "@loop/tensor";
 import { gpuCheckpoint } from "./checkpoint.js";
 import type { GpuContext } from "./gpu-context.js";
 import type { GpuTensor } from "./gpu-tensor.js";
@@ -16,6 +16,6 @@ import { gpuModelOps } from "./model-ops.js";
 export function gpuBackendOps(
   ctx: GpuContext,
   opts: GpuTrainOptions = {},
-): BackendOps<GpuTensor, GpuTensor> {
+): BackendOps<GpuTensor, GpuTensor> & DecodeOps<GpuTensor, GpuTensor> {
   return { ...gpuModelOps(ctx), ...gpuTrainOps(ctx, opts), checkpoint: gpuCheckpoint };
 }

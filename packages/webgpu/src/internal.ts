@@ -8,6 +8,7 @@ export { backwardGpu, zeroGpuGrads } from "./backward.js";
 export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuParameter, transientCount } from "./gpu-tensor.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
+export { attendStep, type GpuKvCache } from "./ops/attention-decode.js";
 export { add, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
 export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";

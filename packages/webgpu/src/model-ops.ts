@@ -6,9 +6,11 @@
  * differently; the values agree to float32 rounding). Every op records its backward on the GPU
  * tape (backward.ts).
  */
-import type { ModelOps } from "@loop/tensor";
+import type { DecodeOps, ModelOps } from "@loop/tensor";
+import { gpuDecodeOps } from "./decode-ops.js";
 import type { GpuContext } from "./gpu-context.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
+import { forgetInts, rememberInts } from "./host-ints.js";
 import { attention } from "./ops/attention.js";
 import { add } from "./ops/binary.js";
 import { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
@@ -30,13 +32,20 @@ import { swiglu } from "./ops/swiglu.js";
 import { exp, neg, negExp, sigmoid } from "./ops/unary.js";
 import { gpuNoGrad, releaseUnkept } from "./tape.js";
 
-/** The model's ops on `ctx`'s device. */
-export function gpuModelOps(ctx: GpuContext): ModelOps<GpuTensor, GpuTensor> {
+/** The model's ops on `ctx`'s device, with the decode kernels (decode-ops.ts). */
+export function gpuModelOps(
+  ctx: GpuContext,
+): ModelOps<GpuTensor, GpuTensor> & DecodeOps<GpuTensor, GpuTensor> {
   return {
+    ...gpuDecodeOps(),
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
-    uploadInt: (data, shape) => uploadTensor(ctx, data, shape),
+    // (the values stay known on the host: the decode kernels check their rows against them)
+    uploadInt: (data, shape) => rememberInts(uploadTensor(ctx, data, shape), data),
     read: (t) => t.read(),
-    write: (t, data) => t.write(data),
+    write: (t, data) => {
+      forgetInts(t);
+      t.write(data);
+    },
     dispose: (t) => t.dispose(),
     shapeOf: (t) => t.shape,
     noGrad: gpuNoGrad,

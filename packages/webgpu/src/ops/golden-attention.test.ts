@@ -3,15 +3,16 @@
  * (testdata/golden/kernels, made by tools/golden): causal GQA attention, RoPE, the SwiGLU gate,
  * and the attention mixer's composition (gpuModelOps' projectedAttention, then o_proj; what
  * @loop/attention's attentionMix runs on this backend) — forward and every input gradient, within
- * docs/formats.md's tolerance. WebGPU has no KV cache (it does not decode attention token by
- * token), so the attention-decode case is checked through the mixer's full causal forward, which
- * is what its decoding must reproduce.
+ * docs/formats.md's tolerance. The attention-decode case is checked both through the mixer's full
+ * causal forward and token by token through the KV cache on the device (`attendStep`, every
+ * position one step after the other: the prompt's positions as well, a prefill being the
+ * forward's business).
  */
 
-import { loadKernelCase } from "@loop/test-support";
+import { expectGolden, loadKernelCase } from "@loop/test-support";
 import { expectGpuGolden, expectGpuGrads, gpuForTests, gpuTensors } from "@loop/test-support-gpu";
 import { describe, it } from "vitest";
-import { releaseTransients } from "../gpu-tensor.js";
+import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { gpuModelOps } from "../model-ops.js";
 import { attention } from "./attention.js";
 import { rope } from "./rope.js";
@@ -49,7 +50,7 @@ describe.runIf(ctx)("golden kernels, webgpu: attention, RoPE, SwiGLU, attention 
     releaseTransients(ctx!);
   });
 
-  it("attention-decode (no KV cache on webgpu: through the mixer's causal forward) matches the reference", async () => {
+  it("attention-decode through the mixer's causal forward matches the reference", async () => {
     const c = loadKernelCase("attention-decode");
     const s = c.spec.settings as Record<string, number>;
     const weights = ["q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"];
@@ -67,5 +68,45 @@ describe.runIf(ctx)("golden kernels, webgpu: attention, RoPE, SwiGLU, attention 
     await expectGpuGolden("y", y, c, "y", "forward");
     await expectGpuGrads(ctx!, c, y, t, ["u", ...weights]);
     releaseTransients(ctx!);
+  });
+
+  it("attention-decode token by token through the device KV cache matches the reference", async () => {
+    const c = loadKernelCase("attention-decode");
+    const s = c.spec.settings as Record<string, number>;
+    const [B, T, D] = c.get("u").shape as [number, number, number];
+    const [Hq, Hkv] = [s.n_heads!, s.n_kv_heads!];
+    const hd = D / Hq;
+    const ops = gpuModelOps(ctx!);
+    const w = (n: string) => uploadTensor(ctx!, c.copy(n), c.get(n).shape, { persistent: true });
+    const [wq, wk, wv, wo] = ["q", "k", "v", "o"].map((n) => w(`${n}_proj.weight`)) as [
+      GpuTensor,
+      GpuTensor,
+      GpuTensor,
+      GpuTensor,
+    ];
+    const zeros = new Float32Array(B * Hkv * T * hd);
+    const cache = {
+      k: uploadTensor(ctx!, zeros, [B, Hkv, T, hd], { persistent: true }),
+      v: uploadTensor(ctx!, zeros, [B, Hkv, T, hd], { persistent: true }),
+    };
+    const u = c.copy("u");
+    const y = new Float32Array(B * T * D);
+    for (let t = 0; t < T; t++) {
+      const ut = new Float32Array(B * D);
+      for (let b = 0; b < B; b++) ut.set(u.subarray((b * T + t) * D, (b * T + t + 1) * D), b * D);
+      const out = ops.noGrad(() => {
+        const x = uploadTensor(ctx!, ut, [B, D]);
+        const proj = (wt: GpuTensor, H: number) => ops.reshape(ops.linear(x, wt), [B, H, hd]);
+        const a = ops.attendStep(cache, proj(wq, Hq), proj(wk, Hkv), proj(wv, Hkv), t, {
+          theta: s.rope_theta!,
+        });
+        return ops.linear(ops.reshape(a!, [B, D]), wo);
+      });
+      const yt = await out.read();
+      for (let b = 0; b < B; b++) y.set(yt.subarray(b * D, (b + 1) * D), (b * T + t) * D);
+      releaseTransients(ctx!);
+    }
+    expectGolden("y", y, c.get("y").data, "forward");
+    for (const t of [wq, wk, wv, wo, cache.k, cache.v]) t.dispose();
   });
 });

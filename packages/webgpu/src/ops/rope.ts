@@ -16,7 +16,7 @@ const TABLES_KEPT = 4;
 const tables = new WeakMap<GpuContext, { key: string; tab: GpuTensor }[]>();
 
 /** The device table [T, hd/2, 2] of (cos, sin); ropeTables checks hd, theta and offset. */
-function ropeTable(ctx: GpuContext, hd: number, T: number, theta: number, offset: number) {
+export function ropeTable(ctx: GpuContext, hd: number, T: number, theta: number, offset: number) {
   const key = `${hd},${T},${theta},${offset}`;
   const list = getOrMake(tables, ctx, () => []);
   const hit = list.find((e) => e.key === key);
