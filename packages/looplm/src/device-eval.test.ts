@@ -1,17 +1,16 @@
 /**
  * The evaluators fed by a device model (deviceOutputSource over @loop/looped's DeviceModel) on
- * the CPU's own ops give exactly the numbers of the CPU model evaluated directly, and generation
- * on the device model gives the recurrent CPU decoding's tokens: the generic paths that the
- * webgpu backend takes (gpu-commands.test.ts) are the CPU's, bit for bit.
+ * the CPU's own ops give exactly the numbers of the CPU model evaluated directly: the generic path
+ * that the device backends take (gpu-commands.test.ts) is the CPU's, bit for bit. (Generation
+ * on devices: @loop/looped's device-decode.test.ts.)
  */
 import { evaluateAccuracy, evaluatePerplexity } from "@loop/eval";
-import { cpuBackendOps, generate, toDevice } from "@loop/looped";
+import { cpuBackendOps, toDevice } from "@loop/looped";
 import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
 import { goldenPath } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { deviceOutputSource } from "./device-eval.js";
-import { generateOnDevice } from "./device-generate.js";
 
 describe("deviceOutputSource on the CPU ops", () => {
   it("gives the CPU evaluators' numbers exactly, exit-gate thresholds included", async () => {
@@ -26,22 +25,5 @@ describe("deviceOutputSource on the CPU ops", () => {
     expect(await evaluatePerplexity(source, batches, { qs })).toEqual(
       await evaluatePerplexity(model, batches, { qs }),
     );
-  });
-});
-
-describe("generateOnDevice on the CPU ops", () => {
-  it("samples the recurrent decoding's tokens, greedy and seeded", async () => {
-    const model = loadCheckpoint(goldenPath("hybrid-3x2"));
-    const prompt = [3, 1, 4, 1, 5];
-    for (const opts of [
-      { maxNewTokens: 5, temperature: 0 },
-      { maxNewTokens: 5, temperature: 1, topK: 5, seed: 3 },
-    ])
-      expect(await generateOnDevice(cpuBackendOps, model, prompt, opts)).toEqual(
-        generate(model, prompt, opts).tokens,
-      );
-    await expect(
-      generateOnDevice(cpuBackendOps, model, prompt, { maxNewTokens: 1, temperature: -1 }),
-    ).rejects.toThrow(/temperature must be ≥ 0/);
   });
 });

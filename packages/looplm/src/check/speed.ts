@@ -7,13 +7,20 @@
  * application of a training step. Figures are measured, never assumed; none is a pass/fail.
  */
 import { availableParallelism } from "node:os";
-import { cpuBackendOpsOn, LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
+import {
+  cpuBackendOpsOn,
+  generate,
+  generateOn,
+  hasDecodeOps,
+  LoopedModel,
+  type ModelConfigInput,
+  parseConfig,
+} from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import type { CpuKernels } from "@loop/tensor/kernel";
 import { measureFmaPeak } from "@loop/tensor/node";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import type { ComputeBackend, DeviceProbes } from "../backend.js";
-import { generateOnDevice } from "../device-generate.js";
 import type { AnyOps } from "./op-cases.js";
 import { type SpeedConfig, speedConfigs } from "./speed-configs.js";
 
@@ -197,18 +204,17 @@ function decodeCase(b: ComputeBackend, c: SpeedConfig, tokens: number): SpeedCas
       const prompt = [1, 2, 3, 4];
       const opts = { maxNewTokens: tokens, temperature: 0 };
       const t0 = performance.now();
-      if (inDeviceMemory(b)) await generateOnDevice(b.ops as AnyOps, model, prompt, opts);
-      else {
-        const { generate } = await import("@loop/looped");
-        generate(model, prompt, { ...opts, kernels: b.kernels });
-      }
+      if (inDeviceMemory(b)) {
+        if (!hasDecodeOps(b.ops)) throw new Error(`--backend ${b.name} has no decode kernels`);
+        for await (const _t of generateOn(b.ops, model, prompt, opts));
+      } else generate(model, prompt, { ...opts, kernels: b.kernels });
       const s = (performance.now() - t0) / 1000;
       return [
         {
           name: `decode ${c.name} tokens/s`,
           value: tokens / s,
           unit: "tok/s",
-          note: b.caps.decode.recurrent ? "recurrent" : "full-depth, the whole sequence per token",
+          note: "recurrent, the state on the backend",
         },
       ];
     },

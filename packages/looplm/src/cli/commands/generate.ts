@@ -15,7 +15,6 @@ import type { Precision } from "@loop/tensor";
 import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
-import { generateOnDevice } from "../../device-generate.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { decodeClock } from "../decode-clock.js";
@@ -177,12 +176,16 @@ export async function runGenerate(f: Flags, backend: ComputeBackend): Promise<vo
         let r = it.next();
         for (; !r.done; r = it.next()) await take(r.value);
         done = r.value;
-      } else if (hasDecodeOps(ops)) {
+      } else {
+        if (!hasDecodeOps(ops))
+          throw new CliError(
+            `generate on --backend ${backend.name}: its ops have no decode kernels (mamba2Step, attendStep); use ${hostBackendsFlag()}`,
+          );
         const it = generateOn(ops, model, prompt, opts);
         let r = await it.next();
         for (; !r.done; r = await it.next()) await take(r.value);
         done = r.value;
-      } else await generateOnDevice(ops, model, prompt, opts, take);
+      }
     } catch (e) {
       if (isAllocationFailure(e))
         throw new CliError(
