@@ -55,6 +55,7 @@ describe("looplm check on the CPU backends", () => {
           ...opCases(1).map((c) => c.name),
           ...Object.keys(MODEL_CASES).map((m) => `model ${m}`),
           ...golden.map((g) => `golden ${g}`),
+          ...golden.map((g) => `decode ${g}`),
           ...Object.keys(BACKBONES).map((b) => `training ${b}, 3 steps, fp32`),
         ]);
         expect(report.cases.filter((c) => !c.ok)).toEqual([]);
@@ -110,7 +111,7 @@ describe("looplm check on the CPU backends", () => {
     expect(report.cases.length).toBe(
       opCases(1).length +
         Object.keys(MODEL_CASES).length +
-        goldenCases(findGoldenDir()!).length +
+        2 * goldenCases(findGoldenDir()!).length +
         3,
     );
     expect(report.figures.map((f) => f.name)).toEqual(["fp32 peak"]);

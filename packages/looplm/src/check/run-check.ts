@@ -2,7 +2,8 @@
  * `looplm check` end to end: start the backend (refusing an emulated GPU unless allowed), run
  * every correctness case (op cases fp32 and, where the backend offers them, its reduced GEMM
  * precisions: webgpu's mixed, cuda's tf32 and bf16; the
- * golden cases through forward; a short training run per backbone), then the speed cases the
+ * golden cases through forward, and decoded token by token with the state on the backend; a
+ * short training run per backbone), then the speed cases the
  * budget leaves room for, and write report.json and report.md. Correctness is never dropped.
  */
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { type Backend, backendMemory, type ComputeBackend, startBackend } from "
 import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
+import { checkGoldenDecode } from "./decode-golden-check.js";
 import { checkGoldenCase, findGoldenDir, goldenCases } from "./golden-check.js";
 import { checkModelCase } from "./model-check.js";
 import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./op-cases.js";
@@ -174,7 +176,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       ops1.length +
       reduced.length * gemmCases.length +
       models.length +
-      golden.length +
+      2 * golden.length +
       backbones.length +
       mixedTrained.length;
     const done = async (r: CaseResult) => {
@@ -204,6 +206,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
     }
     for (const name of models) await done(await checkModelCase(b, name));
     for (const name of golden) await done(await checkGoldenCase(goldenDir, name, b));
+    for (const name of golden) await done(await checkGoldenDecode(goldenDir, name, b));
     for (const bb of backbones) {
       await done(await checkTraining(b, bb, TRAIN_STEPS[o.size]));
       if (mixedTrained.includes(bb))
