@@ -19,6 +19,7 @@ import { describe, expect, it } from "vitest";
 import {
   BACKENDS,
   backendHelp,
+  backendMemory,
   type ComputeBackend,
   cudaComputeBackend,
   startBackend,
@@ -44,6 +45,7 @@ describe.runIf(gpuSuiteRuns("webgpu capabilities", webgpu))("webgpu capabilities
       for (const f of b.caps.features) expect(BACKEND_FEATURES).toContain(f);
       expect(b.caps.features).not.toContain("tensor-cores");
       expect(b.probes).toBeDefined();
+      expect(backendMemory("webgpu")).toBe(b.caps.memory);
       expect(b.adapter?.name.length).toBeGreaterThan(0);
       expect(b.opsAt("mixed")).toBe(b.ops);
       expect(b.opsAt("fp32")).toBe(b.ops);
@@ -67,6 +69,7 @@ describe("backend capabilities", () => {
       features: [],
     });
     expect(b.caps.gemm).toBe(b.kernels.gemm.name);
+    expect(backendMemory("portable")).toBe(b.caps.memory);
     expect(b.opsAt("fp32")).toBe(b.ops);
     expect(() => b.opsAt("mixed")).toThrow(
       /^--precision mixed is not offered by --backend portable \(it offers fp32\)$/,
@@ -83,6 +86,7 @@ describe("backend capabilities", () => {
       features: ["tensor-cores"],
       gemm: "own kernels",
     });
+    expect(backendMemory("cuda")).toBe(b.caps.memory);
     expect(b.opsAt("fp32")).toBe(b.ops);
     const bf16 = b.opsAt("bf16");
     expect(bf16).not.toBe(b.ops);
