@@ -147,7 +147,7 @@ export class Trainer {
     this.params = withBlockLr(model, trainableParameters(model, opts.stage), opts.blockLr);
     if (!engine && (opts.precision ?? "fp32") !== "fp32")
       throw new Error(
-        `train: precision "${opts.precision}" needs a device backend (webgpu); the CPU trains in fp32`,
+        `train: precision "${opts.precision}" needs a device step engine on a backend that offers it; the CPU trains in fp32`,
       );
     this.optimizer = new AdamW(this.params, adamwOptions(opts));
     // the model's own tensors as the step's "device": the step written once (encodeStep)

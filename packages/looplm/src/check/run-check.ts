@@ -12,7 +12,13 @@ import type { Precision } from "@loop/tensor";
 import { checkWritableFile, makeDirectory, outputKind, writeFileAtomic } from "@loop/tensor/node";
 import type { GpuFeature } from "@loop/webgpu/node";
 import pkg from "../../package.json" with { type: "json" };
-import { type Backend, backendMemory, type ComputeBackend, startBackend } from "../backend.js";
+import {
+  type Backend,
+  backendMemory,
+  type ComputeBackend,
+  checkPrecision,
+  startBackend,
+} from "../backend.js";
 import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
@@ -42,6 +48,8 @@ export interface CheckOptions {
   gpuFeatures: GpuFeature[];
   /** "small": CI's shapes; "full": a GPU node's (larger op shapes, the benchmark models). */
   size: "small" | "full";
+  /** Check fp32 and this precision only (default: every precision the backend offers). */
+  precision?: Precision;
   /** The golden cases' folder (default: found by findGoldenDir). */
   golden?: string;
   /** Hears the progress line. */
@@ -113,6 +121,13 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
       `${named} holds no golden case (no folder with a config.json): name the golden cases' folder (testdata/golden of a checkout)`,
     );
   const b = await start(o);
+  if (o.precision !== undefined)
+    try {
+      checkPrecision(b, o.precision);
+    } catch (e) {
+      b.stop();
+      throw e;
+    }
   const started = performance.now();
   // (set when the correctness cases end)
   let correct: number | null = null;
@@ -121,7 +136,9 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
   let planner: SpeedPlanner | null = null;
   // every precision it offers below fp32, each checked on the GEMM-bearing cases; mixed (f16
   // operands, loss-scaled training) on training runs too
-  const reduced = b.caps.precisions.filter((p) => p !== "fp32") as Exclude<Precision, "fp32">[];
+  const reduced = b.caps.precisions.filter(
+    (p) => p !== "fp32" && (o.precision === undefined || p === o.precision),
+  ) as Exclude<Precision, "fp32">[];
   const mixed = reduced.includes("mixed");
   const snapshot = (complete: boolean): CheckReport => {
     const passed = cases.filter((c) => c.ok).length;
@@ -147,7 +164,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         ...(b.libraries ? { cuda: b.libraries } : {}),
       },
       adapter: b.adapter ? { ...b.adapter, requested: o.gpuFeatures } : null,
-      precisions: [...b.caps.precisions],
+      precisions: ["fp32", ...reduced],
       cases,
       figures,
       dropped: planner?.dropped ?? [],

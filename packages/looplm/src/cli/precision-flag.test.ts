@@ -1,6 +1,6 @@
 /**
  * `--precision fp32|tf32|bf16|mixed` on every command that runs a model (train, eval, generate,
- * forward): a bad value is named; one the backend lacks (mixed or bf16 on a CPU backend) is
+ * forward; check checks fp32 and the one named): a bad value is named; one the backend lacks (mixed or bf16 on a CPU backend) is
  * refused in one line naming what it offers, before anything is read or made; fp32, the
  * default, records no precision in run.json (a record without one is fp32). Mixed training
  * itself is tested on the GPU (gpu-mixed-training.test.ts).
@@ -53,5 +53,15 @@ describe("--precision", () => {
     await expect(run(...args, "--backend", "portable", "--precision", "fp16")).rejects.toThrow(
       '--precision must be one of fp32, tf32, bf16, mixed, got "fp16"',
     );
+  });
+
+  it("check refuses a precision the backend lacks by name, before writing a report", async () => {
+    const out = mkdtempSync(join(tmpdir(), "looplm-precision-check-"));
+    await expect(
+      run("check", "--backend", "portable", "--precision", "mixed", "--out", out),
+    ).rejects.toThrow(
+      /^--precision mixed is not offered by --backend portable \(it offers fp32\)$/,
+    );
+    expect(existsSync(join(out, "report.json"))).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 /*
- * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]`
+ * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]
+ * [--precision P]`
  * (the backend by default as every command's: native where it builds, else portable):
  * is this backend correct, and how fast is it, on this machine (check/run-check.ts). Prints a
  * live progress line, writes report.md and report.json, exits 0 only when every case passed.
@@ -8,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Precision } from "@loop/tensor";
 import { parseGpuFeatures } from "@loop/webgpu/node";
 import { type Command, Option } from "commander";
 import { type Backend, parseBackend } from "../../backend.js";
@@ -15,6 +17,7 @@ import { droppedSummary, parseBudget } from "../../check/budget.js";
 import { runCheck } from "../../check/run-check.js";
 import { BACKEND_OPTION_HELP } from "../compute.js";
 import { CliError, choiceOption } from "../errors.js";
+import { parsePrecision } from "../options/precision.js";
 
 interface Flags {
   backend?: Backend;
@@ -24,6 +27,7 @@ interface Flags {
   gpuFeatures?: string;
   size: "small" | "full";
   golden?: string;
+  precision?: Precision;
 }
 
 /** The commit checked: LOOPLM_COMMIT (the offline bundle's), else git's where this file is. */
@@ -120,6 +124,12 @@ export function registerCheck(program: Command): void {
       "--golden <dir>",
       "the golden cases' folder (default: the bundle's, or testdata/golden of a checkout)",
     )
+    .addOption(
+      new Option(
+        "--precision <p>",
+        "check fp32 and only this of the backend's other precisions (default: every one it offers: webgpu mixed, cuda tf32 and bf16)",
+      ).argParser(parsePrecision),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  looplm check --size small --budget 2m   # this machine's CPU kernels: native where they build\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   # SwiftShader, as CI\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   # fp32, and the GEMM cases in tf32 and bf16",
@@ -135,6 +145,7 @@ export function registerCheck(program: Command): void {
           gpuFeatures: f.gpuFeatures ? asCli(parseGpuFeatures)(f.gpuFeatures) : [],
           size: f.size,
           golden: f.golden,
+          precision: f.precision,
           progress: progressLine(),
           notice: (line) => process.stderr.write(`looplm: ${line}\n`),
           commit: commit(),
