@@ -49,7 +49,10 @@ export interface TapeTensor<T> {
   node: DeviceNode<T> | null;
   /** A leaf's persistent gradient block. */
   grad: T | null;
-  /** Whether `grad` holds this step's gradient (false: the next contribution overwrites it). */
+  /**
+   * Whether `grad` holds this step's gradient (false: the next contribution overwrites it). A
+   * backend whose zeroing gives the blocks back may derive it (`grad !== null`) and ignore sets.
+   */
   gradLive: boolean;
 }
 
@@ -70,10 +73,11 @@ export interface TapeMemory<T> {
   /** Whether leaf `t` gathers a gradient (a trainable parameter). */
   gathers(t: T): boolean;
   /**
-   * Give back the transient tensors made since id `mark`, except those of `keep` and the blocks
-   * they view: a node's scratch after its backward, a checkpointed call's intermediates.
+   * Give back the transient tensors made since id `mark` on the device of `on`, except those of
+   * `keep` and the blocks they view: a node's scratch after its backward, a checkpointed call's
+   * intermediates.
    */
-  releaseSince?(mark: number, keep: readonly T[]): void;
+  releaseSince?(mark: number, keep: readonly T[], on: T): void;
   /** A recorded backward reads `t`'s values (the backend may free what none reads). */
   keep?(t: T): void;
 }
@@ -154,7 +158,7 @@ function ownerOf<T extends TapeTensor<T>>(t: T): T {
   return o;
 }
 
-/** Whether `t` is a leaf that gathers its gradient in place (a trainable, not a walk's end). */
+/** Whether `t` is a leaf whose gradient gathers in its `grad` (not one the walk ends at). */
 function isLeaf<T extends TapeTensor<T>>(t: T, ends: ReadonlySet<T>): boolean {
   return !t.node && !ends.has(t);
 }
@@ -204,6 +208,11 @@ export class DeviceTape<T extends TapeTensor<T>> {
     private readonly keepList = false,
   ) {}
 
+  /** Whether a backward walk is running (an op's backward is being called by it). */
+  get walking(): boolean {
+    return this.walk !== null;
+  }
+
   /** Run `fn` with recording set to `on`, restoring the previous setting afterwards. */
   withRecording<R>(on: boolean, fn: () => R): R {
     const was = this.recording;
@@ -251,10 +260,9 @@ export class DeviceTape<T extends TapeTensor<T>> {
   leafTarget(x: T): GradTarget<T> | null {
     if (x.node || !x.requiresGrad || !this.mem.gathers(x)) return null;
     if (this.walk?.ends.has(x)) return null; // (a walk's end: its gradient is returned)
-    x.grad ??= this.mem.empty(x, true);
-    const acc = x.gradLive;
+    const { block, live } = this.leafBlock(x);
     x.gradLive = true;
-    return { out: x.grad, acc };
+    return { out: block, acc: live };
   }
 
   /**
@@ -323,12 +331,20 @@ export class DeviceTape<T extends TapeTensor<T>> {
         for (const g of gin) if (g) w.drop(g);
         if (o.releaseOutputs)
           for (const t of node.outputs) if (!t.persistent && !pinned.has(t)) mem.dispose(t);
-        if (o.releaseScratch) mem.releaseSince?.(mark, [...w.grads.values()]);
+        if (o.releaseScratch)
+          mem.releaseSince?.(mark, [...w.grads.values()], node.outputs[0] ?? root);
       }
       return (o.wrt ?? []).map((t) => w.grads.get(t) ?? null);
     } finally {
       this.walk = outer;
     }
+  }
+
+  /** Leaf x's gradient block (made when it has none) and whether it holds this step's gradient. */
+  private leafBlock(x: T): { block: T; live: boolean } {
+    if (x.grad) return { block: x.grad, live: x.gradLive };
+    x.grad = this.mem.empty(x, true);
+    return { block: x.grad, live: false };
   }
 
   /** Add `g` into x's gradient (see the file comment); `g` is held by the caller. */
@@ -338,9 +354,9 @@ export class DeviceTape<T extends TapeTensor<T>> {
     const mem = this.mem;
     if (isLeaf(x, w.ends)) {
       if (!mem.gathers(x) || g === x.grad) return; // (written there by the op: leafTarget)
-      x.grad ??= mem.empty(x, true);
-      if (x.gradLive) mem.addInto(x.grad, g);
-      else mem.copyInto(x.grad, g);
+      const { block, live } = this.leafBlock(x);
+      if (live) mem.addInto(block, g);
+      else mem.copyInto(block, g);
       x.gradLive = true;
       return;
     }
@@ -400,7 +416,7 @@ export class DeviceTape<T extends TapeTensor<T>> {
     const mem = this.mem;
     const first = mem.nextId();
     const y = this.withRecording(false, () => fn(x));
-    mem.releaseSince?.(first, [y]);
+    mem.releaseSince?.(first, [y], y);
     this.record("checkpoint", inputs, [y], ([g]) => {
       const again = mem.nextId();
       const xin = standIn(x);
@@ -408,7 +424,7 @@ export class DeviceTape<T extends TapeTensor<T>> {
       const yr = this.withRecording(true, () => fn(xin));
       let gx: T | null = null;
       if (yr.requiresGrad) [gx] = this.backward(yr, g!, { ...walk, wrt: [xin] });
-      if (walk.releaseScratch) mem.releaseSince?.(again, gx ? [gx] : []);
+      if (walk.releaseScratch) mem.releaseSince?.(again, gx ? [gx] : [], x);
       return [x.requiresGrad ? gx : null, ...params.map(() => null)];
     });
     return y;
