@@ -5,12 +5,13 @@
  * become their addresses) and enqueues it; `gemm` runs a product on cuBLASLt or on the own
  * kernels at the context's precision, with the bf16 operand copies it keeps.
  */
+
+import { DeviceTape } from "@loop/tensor/kernel";
 import { CachingAllocator } from "./caching-allocator.js";
-import { CudaTensor, type DType } from "./cuda-tensor.js";
+import { CudaTensor, type DType, nextTensorId } from "./cuda-tensor.js";
 import { type CudaDevice, type Dim3, packArgs } from "./device.js";
 import type { KernelName } from "./kernel-table.js";
 import { type CudaPrecision, gemmPath } from "./precision.js";
-import type { TapeNode } from "./tape.js";
 
 /** Grid, block and dynamic shared memory of a launch. */
 export interface LaunchShape {
@@ -50,10 +51,8 @@ export class CudaContext {
   readonly allocator: CachingAllocator;
   /** The GEMMs' precision (`CudaContextOptions.precision`). */
   readonly precision: CudaPrecision;
-  /** Recorded ops since the last backward or release. */
-  readonly tape: TapeNode[] = [];
-  /** Whether ops are put on `tape` (false inside a no-grad region). */
-  recording = true;
+  /** The tape: recorded ops since the last backward or release, and the backward walk. */
+  readonly tape: DeviceTape<CudaTensor>;
   private readonly transients = new Set<CudaTensor>();
   private readonly launches = new Map<string, number>();
   private readonly bf16Copies = new WeakMap<CudaTensor, { copy: CudaTensor; version: number }>();
@@ -67,6 +66,28 @@ export class CudaContext {
   ) {
     this.allocator = new CachingAllocator(device);
     this.precision = o.precision ?? "fp32";
+    this.tape = new DeviceTape<CudaTensor>(
+      {
+        nextId: nextTensorId,
+        empty: (like, persistent) => this.empty(like.shape, "f32", persistent),
+        copyInto: (dst, src) => this.copyInto(dst, src),
+        addInto: (dst, src) => this.axpy(1, src, 1, dst),
+        add: (a, b) => {
+          const sum = this.empty(a.shape);
+          this.run("add_bcast", this.elems(a.size), [a.size, a.size, a, b, sum]);
+          return sum;
+        },
+        dispose: (t) => this.dispose(t),
+        gathers: (t) => t.trainable,
+        releaseSince: (mark, keep) => this.releaseTransientsSince(mark, keep),
+      },
+      true,
+    );
+  }
+
+  /** Whether ops are put on the tape (false inside a no-grad region). */
+  get recording(): boolean {
+    return this.tape.recording;
   }
 
   /** Called by every tensor that owns a block: transients are released with the step. */
@@ -121,13 +142,7 @@ export class CudaContext {
 
   /** Run `fn` with recording set to `on`. */
   withRecording<R>(on: boolean, fn: () => R): R {
-    const was = this.recording;
-    this.recording = on;
-    try {
-      return fn();
-    } finally {
-      this.recording = was;
-    }
+    return this.tape.withRecording(on, fn);
   }
 
   /** A grid-stride launch over n elements. */
@@ -224,7 +239,7 @@ export class CudaContext {
   release(): void {
     for (const t of this.transients) this.dropCopies(t);
     this.transients.clear();
-    this.tape.length = 0;
+    this.tape.clear();
     this.allocator.releaseAll();
   }
 
@@ -237,7 +252,7 @@ export class CudaContext {
       t.releaseStorage();
       this.transients.delete(t);
     }
-    this.tape.length = 0;
+    this.tape.clear();
   }
 
   /**

@@ -70,18 +70,16 @@ export function cudaTrainOps(
       t.requiresGrad = on;
       t.trainable = on;
     },
-    hasGrad: (t) => t.trainable && t.gradLive,
+    hasGrad: (t) => ctx.tape.hasGrad(t),
     zeroGrads(params) {
+      for (const p of params) clip.forget(p.grad);
       // the blocks stay for the next backward, which overwrites them first
-      for (const p of params) {
-        clip.forget(p.grad);
-        p.gradLive = false;
-      }
+      ctx.tape.zeroGrads(params);
     },
     async readGrad(t) {
-      if (!t.grad || !t.gradLive) return null;
-      clip.settle(t.grad);
-      return readTensor(t.grad);
+      if (!ctx.tape.hasGrad(t)) return null;
+      clip.settle(t.grad!);
+      return readTensor(t.grad!);
     },
     gradNorm(params) {
       const grads = params.map(gradOf);

@@ -1,9 +1,18 @@
 /*
  * `@loop/tensor/kernel`: the engine's surface for kernel authors — recording fused ops on the
- * tape, output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the typed registry of native kernel sets, parallel kernels on the
+ * tape, the device backends' tape and backward walk (`DeviceTape`), output allocation (step-pooled, shared with worker threads, kernel temporaries), the GEMM family, the typed registry of native kernel sets, parallel kernels on the
  * thread pool and the scalar helpers kernels share. Model code and users need only
  * `@loop/tensor` (tensors, ops, autograd, optimisers).
  */
+export {
+  type DeviceNode,
+  DeviceTape,
+  type GradTarget,
+  type TapeMemory,
+  type TapeTensor,
+  topoOrder,
+  type WalkOptions,
+} from "./autograd/device-tape.js";
 export { type BackwardFn, type GradNode, record, record1 } from "./autograd/node.js";
 export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
 export { gemmJs } from "./kernels/gemm-js.js";

@@ -4,19 +4,14 @@
  * end of the step, except those the caller keeps. Parameters, their gradients and optimiser
  * state are persistent and are released only by `dispose`.
  */
+import type { DeviceNode } from "@loop/tensor/kernel";
 import type { GpuContext } from "./gpu-context.js";
 import { getOrMake } from "./memo.js";
 
 export type Shape = readonly number[];
 
-/** One recorded op of the GPU tape (`tape.ts` records, `backward.ts` walks). */
-export interface GpuNode {
-  readonly name: string;
-  readonly inputs: readonly GpuTensor[];
-  /** Gradients of the inputs (null where an input needs none) from those of the outputs. */
-  backward(gradOutputs: readonly (GpuTensor | null)[]): (GpuTensor | null)[];
-  readonly outputs: GpuTensor[];
-}
+/** One recorded op of the GPU tape (`tape.ts`). */
+export type GpuNode = DeviceNode<GpuTensor>;
 /** The element types a GPU tensor holds: float32 or int32. */
 export type GpuDtype = "f32" | "i32";
 
@@ -81,6 +76,13 @@ export class GpuTensor {
   requiresGrad = false;
   /** Accumulated gradient of a persistent leaf after `backwardGpu` (persistent, same shape). */
   grad: GpuTensor | null = null;
+  /** Whether `grad` holds this step's gradient: whether there is one (zeroing drops it). */
+  get gradLive(): boolean {
+    return this.grad !== null;
+  }
+  set gradLive(_live: boolean) {
+    // derived from `grad` (the tape sets it after writing `grad`, or when zeroing drops it)
+  }
   /** The op that produced this tensor while recording (null for leaves). */
   node: GpuNode | null = null;
   /** An optional name for error messages and debugging. */

@@ -23,7 +23,7 @@ import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise.js";
 import { placeholder } from "./ops/optional-inputs.js";
 import { scaleGradients } from "./ops/scale-grads.js";
-import { gpuNoGrad } from "./tape.js";
+import { gpuNoGrad, gpuTape } from "./tape.js";
 
 /** A trainable GPU tensor with its name and whether weight decay applies. */
 export type GpuNamedParameter = TrainParameter<GpuTensor>;
@@ -136,7 +136,7 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
     setTrainable: (t, on) => {
       t.requiresGrad = on;
     },
-    hasGrad: (t) => t.requiresGrad && t.grad !== null,
+    hasGrad: (t) => gpuTape.hasGrad(t),
     zeroGrads: (params) => {
       for (const p of params) clip.forget(p.grad);
       zeroGpuGrads(params);

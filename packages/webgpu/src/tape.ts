@@ -1,41 +1,45 @@
 /*
- * The GPU tape's recording half: ops record a node whose `backward` enqueues the kernels of
- * their gradient; nothing is read back. The walk back over the nodes is `backward.ts` (it needs
- * the elementwise ops, which themselves record here: kept apart so neither imports the other).
+ * The GPU tape: @loop/tensor/kernel's `DeviceTape` over GPU tensors, one for the process (its
+ * nodes hang on their outputs; a walk finds them from its root). Ops record a node whose
+ * `backward` enqueues the kernels of their gradient; nothing is read back. A tensor no recorded
+ * backward reads may be freed once the forward is done with it (`releaseUnkept`).
  */
-import { emptyLike, type GpuNode, GpuTensor } from "./gpu-tensor.js";
-
-let recording = true;
-
-/** Whether GPU ops are being recorded on the GPU tape now. */
-export function isGpuGradEnabled(): boolean {
-  return recording;
-}
-
-/** Run `fn` with recording set to `on`, restoring the previous setting afterwards. */
-function withRecording<T>(on: boolean, fn: () => T): T {
-  const was = recording;
-  recording = on;
-  try {
-    return fn();
-  } finally {
-    recording = was;
-  }
-}
-
-/** Run `fn` without recording (inference). */
-export function gpuNoGrad<T>(fn: () => T): T {
-  return withRecording(false, fn);
-}
-
-/** Run `fn` recording (activation checkpointing's recompute, inside a backward). */
-export function gpuWithGrad<T>(fn: () => T): T {
-  return withRecording(true, fn);
-}
+import { DeviceTape } from "@loop/tensor/kernel";
+import {
+  emptyLike,
+  type GpuNode,
+  GpuTensor,
+  nextTensorId,
+  releaseTransientsSince,
+} from "./gpu-tensor.js";
+import { addInto, addTensors, copyTensor } from "./ops/elementwise-plain.js";
 
 /** Tensors (by the tensor owning the buffer) whose values a recorded backward reads. */
 const kept = new WeakSet<GpuTensor>();
 const owner = (t: GpuTensor): GpuTensor => t.base ?? t;
+
+/** The process's GPU tape (see the file comment). */
+export const gpuTape = new DeviceTape<GpuTensor>({
+  nextId: nextTensorId,
+  empty: (like, persistent) => new GpuTensor(like.ctx, like.shape, { persistent }),
+  copyInto: (dst, src) => copyTensor(src, dst),
+  addInto,
+  add: addTensors,
+  dispose: (t) => t.dispose(),
+  gathers: (t) => t.requiresGrad,
+  releaseSince: (mark, keep, on) => releaseTransientsSince(on.ctx, mark, keep),
+  keep: (t) => kept.add(owner(t)),
+});
+
+/** Whether GPU ops are being recorded on the GPU tape now. */
+export function isGpuGradEnabled(): boolean {
+  return gpuTape.recording;
+}
+
+/** Run `fn` without recording (inference). */
+export function gpuNoGrad<T>(fn: () => T): T {
+  return gpuTape.withRecording(false, fn);
+}
 
 /**
  * Record `outputs` as produced from `inputs` by an op whose gradient `backward` enqueues. Does
@@ -51,14 +55,7 @@ export function recordGpu(
   backward: GpuNode["backward"],
   keeps: readonly GpuTensor[] = [...inputs, ...outputs],
 ): boolean {
-  if (!recording || !inputs.some((t) => t.requiresGrad)) return false;
-  const node: GpuNode = { name, inputs, outputs, backward };
-  for (const o of outputs) {
-    o.requiresGrad = true;
-    o.node = node;
-  }
-  for (const t of keeps) kept.add(owner(t));
-  return true;
+  return gpuTape.record(name, inputs, outputs, backward, keeps) !== null;
 }
 
 /**
@@ -67,7 +64,7 @@ export function recordGpu(
  * The tape still routes gradients through `t` (a tensor is a key, not its buffer).
  */
 export function releaseUnkept(t: GpuTensor): void {
-  if (!recording || t.persistent || t.base || kept.has(t) || !t.node) return;
+  if (!gpuTape.recording || t.persistent || t.base || kept.has(t) || !t.node) return;
   t.freeStorage();
 }
 
@@ -80,17 +77,18 @@ export interface GradTarget {
   accumulate: boolean;
 }
 
-let activeSink: ((t: GpuTensor) => GradTarget) | null = null;
-
 /**
- * The gradient target of input `t` of the op whose backward is running: during `backwardGpu`,
- * a leaf's persistent gradient (added to once it exists) or the partial sum of an intermediate
- * the tape holds and no one else reads (added to in place); otherwise a fresh tensor. An op that
- * asks for a target must write the whole gradient there and return `out` as `t`'s gradient: the
- * tape then has nothing left to add (no separate accumulation dispatch).
+ * The gradient target of input `t` of the op whose backward is running: a leaf's persistent
+ * gradient (added to once it holds this step's), the running sum of an intermediate that the
+ * walk holds in a block of its own (added to in place), otherwise a fresh tensor. An op that
+ * asks for a target must write the whole gradient there and return `out` as `t`'s gradient:
+ * the tape then has nothing left to add (no separate accumulation dispatch).
  */
 export function gradTarget(t: GpuTensor): GradTarget {
-  if (activeSink) return activeSink(t);
+  if (!t.requiresGrad) throw new Error("webgpu: gradTarget of a tensor that needs no gradient");
+  // (outside a walk — an op's backward called directly — every gradient is fresh)
+  const target = gpuTape.walking ? gpuTape.gradTarget(t) : null;
+  if (target) return { out: target.out, accumulate: target.acc };
   return { out: new GpuTensor(t.ctx, t.shape), accumulate: false };
 }
 
@@ -108,15 +106,4 @@ export function freshGrads(
     write(gx, x, i);
     return gx;
   });
-}
-
-/** Run `fn` (one backward walk) with `sink` answering `gradTarget`. */
-export function withGradSink<T>(sink: (t: GpuTensor) => GradTarget, fn: () => T): T {
-  const was = activeSink;
-  activeSink = sink;
-  try {
-    return fn();
-  } finally {
-    activeSink = was;
-  }
 }
