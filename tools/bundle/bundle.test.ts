@@ -284,7 +284,7 @@ describe.runIf(runs)("the offline bundle", () => {
       for (const part of [
         "step time, bf16 (PyTorch eager bf16 beside)",
         "step time, tf32",
-        "decode tokens/s",
+        "decode rates",
       ])
         expect(row(part)).toMatch(
           /\| could not run \(exit 2\): cuda could not start: no CUDA driver: libcuda\.so\.1 could not be opened .+ \| \d+ \|$/,

@@ -18,7 +18,7 @@
 # --backend cuda` (every op case in fp32, tf32 and bf16, the golden cases, training, speed);
 # `looplm check --backend webgpu`; the step time of the d_model 768 `24⊗1`, `6⊗4` and hybrid
 # models at the largest batch that fits the GPU, in bf16 beside PyTorch eager bf16 (where
-# python3 imports torch) and in tf32; decode tokens/s. The limits add up to 8 min 50 s, within
+# python3 imports torch) and in tf32; decode rates (generate --timing's, state on the GPU). The limits add up to 8 min 50 s, within
 # the 9 minutes of a node's 10-minute command; summary.md is rewritten after every part, so a
 # run cut short still leaves what it found.
 set -u
@@ -150,7 +150,7 @@ step_time "step time, bf16 (PyTorch eager bf16 beside)" 110 3-bf16 \
   --precision bf16 --json "$out/step-time-bf16.json"
 step_time "step time, tf32" 90 4-tf32 "Training step, d_model 768, sequence 1024, tf32" \
   --precision tf32 --no-torch --json "$out/step-time-tf32.json"
-step_time "decode tokens/s" 40 5-decode "Decode on the CUDA backend, bf16, batch 1" \
+step_time "decode rates" 40 5-decode "Decode on the CUDA backend, bf16, batch 1, state on the GPU" \
   --precision bf16 --decode --json "$out/decode.json"
 
 echo "first-run: $out/summary.md ($(grep -c '|ok|' "$parts") of $(wc -l <"$parts") parts ran)"

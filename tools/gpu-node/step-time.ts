@@ -8,9 +8,11 @@
  * last step's read-back), printed as ms per step, tokens/s and model TFLOP/s (@loop/looped's
  * flopsPerToken, training ≈ 3 × forward), with the same model in PyTorch eager on the same GPU
  * beside it (benchmarks/torch/model.py; bf16 autocast, or fp32/tf32) where python3 imports
- * torch. `--decode` times what a generated token costs on the device instead: the forward of
- * the whole sequence so far at batch 1 (the device has no recurrent decode step yet), at 64 and
- * at 512 tokens. Each model's device memory is given back before the next one starts.
+ * torch. `--decode` times generation on the device instead (@loop/looped `generateOn`, the state
+ * on the GPU): a 16-token prompt and DECODE_TOKENS greedy tokens at full depth and, for a looped
+ * model, every token stopping at half its loop steps (`fixed`), with `generate --timing`'s rates
+ * (prefill, decode, first and last 64 tokens, mean exit step). Each model's device memory is
+ * given back before the next one starts.
  *   gpu-step-time [--precision bf16|tf32|fp32] [--decode] [--no-torch] [--json FILE] [--models a,b]
  * Prints one Markdown table (for summary.md); one line naming why when the GPU cannot start.
  */
@@ -21,17 +23,23 @@ import { parseArgs } from "node:util";
 import { type CudaPrecision, cudaBackend, parseCudaPrecision } from "@loop/cuda";
 import { startCudaDevice } from "@loop/cuda/node";
 import {
+  type DecodeTiming,
+  decodeClock,
   flopsPerToken,
+  generateOn,
   LoopedModel,
   type ModelConfigInput,
   parseConfig,
-  toDevice,
+  type StepPolicy,
 } from "@loop/looped";
 import { Rng } from "@loop/tensor";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 import { torchConfig } from "../../benchmarks/lib/torch-config.js";
 import { BATCHES, fitBatch } from "./fit-batch.js";
 import { SEQ, STEP_MODELS } from "./step-models.js";
+
+/** Tokens generated per decode row: enough for the first and the last 64 to be apart. */
+const DECODE_TOKENS = 256;
 
 const { values } = parseArgs({
   options: {
@@ -54,7 +62,7 @@ interface Row {
   tflops?: number;
   torchMsPerStep?: number | null;
   torchNote?: string;
-  decode?: { tokens: number; tokensPerS: number }[];
+  decode?: ({ policy: string } & DecodeTiming)[];
   error?: string;
 }
 
@@ -123,26 +131,29 @@ for (const [name, input] of models) {
   const backend = cudaBackend(started.device, { precision });
   try {
     if (values.decode) {
-      // a generated token at position L costs a forward of the L tokens so far on the device
       const model = new LoopedModel(cfg, { seed: 0 });
-      const { ops } = backend;
-      const dm = toDevice(model, ops);
       const rng = new Rng(1);
+      const prompt = Array.from({ length: 16 }, () => rng.int(cfg.vocab_size));
+      const R = cfg.n_loops;
+      const policies: [string, StepPolicy][] = [["full", { kind: "full" }]];
+      if (R > 1)
+        policies.push([`fixed:${R / 2}`, { kind: "fixed", step: Math.max(1, Math.floor(R / 2)) }]);
       row.decode = [];
-      for (const L of [64, 512]) {
-        const ids = Int32Array.from({ length: L }, () => rng.int(cfg.vocab_size));
-        const once = async () => {
-          const out = ops.noGrad(() => dm.forward(ops.uploadInt(ids, [1, L]), { steps: "last" }));
-          await ops.read(out.logits[0]!);
-          ops.releaseTransients();
-        };
-        await once();
-        const n = 10;
-        const t0 = performance.now();
-        for (let i = 0; i < n; i++) await once();
-        row.decode.push({ tokens: L, tokensPerS: n / ((performance.now() - t0) / 1000) });
+      for (const [label, policy] of policies) {
+        const clock = decodeClock();
+        const it = generateOn(backend.ops, model, prompt, {
+          maxNewTokens: DECODE_TOKENS,
+          temperature: 0,
+          policy,
+        });
+        let r = await it.next();
+        for (; !r.done; r = await it.next()) {
+          clock.arrived();
+          clock.resume();
+        }
+        const fed = r.value.exitSteps.slice(prompt.length);
+        row.decode.push({ policy: label, ...clock.summary(prompt.length, fed.length ? fed : [R]) });
       }
-      dm.dispose();
     } else {
       const fit = await fitBatch(input, precision, info.memoryBytes, BATCHES, SEQ);
       if (fit.batch === null) throw new Error(`no batch fits: ${fit.why}`);
@@ -189,12 +200,13 @@ const f = (v: number | undefined | null, d = 1) =>
   v === undefined || v === null ? "—" : v.toFixed(d);
 if (values.decode) {
   console.log(
-    "\n| model | precision | tokens/s at 64 | tokens/s at 512 | note |\n|---|---|---|---|---|",
+    "\n| model | precision | policy | prefill tok/s | decode tok/s | first 64 tok/s | last 64 tok/s | mean exit step | note |\n|---|---|---|---|---|---|---|---|---|",
   );
   for (const r of rows)
-    console.log(
-      `| ${r.model} | ${r.precision} | ${f(r.decode?.[0]?.tokensPerS)} | ${f(r.decode?.[1]?.tokensPerS)} | ${r.error ?? "each token re-runs the sequence so far (no recurrent GPU step yet)"} |`,
-    );
+    for (const d of r.decode ?? [{ policy: "—" } as Partial<DecodeTiming> & { policy: string }])
+      console.log(
+        `| ${r.model} | ${r.precision} | ${d.policy} | ${f(d.prefill_tok_s)} | ${f(d.decode_tok_s)} | ${f(d.first64_tok_s)} | ${f(d.last64_tok_s)} | ${f(d.mean_exit_step, 2)} | ${r.error ?? "recurrent state on the GPU, batch 1, greedy"} |`,
+      );
 } else {
   console.log(
     `\n| model | precision | batch × ${SEQ} | needs (GiB, counted) | ms/step | tokens/s | model TFLOP/s | PyTorch eager ms/step | × PyTorch | note |\n|---|---|---|---|---|---|---|---|---|---|`,

@@ -36,6 +36,7 @@ export {
   initDecodeState,
   sampleToken,
 } from "./decode.js";
+export { type DecodeClock, type DecodeTiming, decodeClock } from "./decode-clock.js";
 export {
   addEarlyExitCounts,
   decodeStepEarlyExit,

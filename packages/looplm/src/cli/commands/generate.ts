@@ -2,6 +2,7 @@
 import { dirname, join } from "node:path";
 import { type ExitRule, formatExitRule } from "@loop/exit-gate";
 import {
+  decodeClock,
   type GenerateResult,
   generateOn,
   generateTokens,
@@ -17,7 +18,6 @@ import type { Command } from "commander";
 import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
-import { decodeClock } from "../decode-clock.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
 import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";

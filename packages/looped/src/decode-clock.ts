@@ -1,13 +1,12 @@
 /*
- * The decode rates `looplm generate --timing` prints (as llama.cpp prints its timings): the
+ * The decode rates `looplm generate --timing` and the GPU node's decode row print (as llama.cpp
+ * prints its timings): the
  * prefill rate (prompt tokens over the time to the first sampled token), the decode rate over
  * every later token, and over the first and the last 64 of them — a cost that grows with the
  * position shows as last64 < first64 — and the mean exit step of the generated tokens. The time
  * spent printing a token is not counted: the clock stops when a token arrives and starts again
  * once it is printed.
  */
-import { performance } from "node:perf_hooks";
-
 /** One JSON line of `generate --timing`. */
 export interface DecodeTiming {
   prefill_tok_s: number | null;
@@ -24,24 +23,31 @@ function rate(tokens: number, ms: number): number | null {
 }
 
 /** A clock over one generation (see the file comment). */
-export function decodeClock() {
+export interface DecodeClock {
+  /** A token was sampled now. */
+  arrived(): void;
+  /** The token is handled (printed): the clock runs again. */
+  resume(): void;
+  /** The rates, for a prompt of `promptTokens` and the generated tokens' exit steps. */
+  summary(promptTokens: number, exitSteps: readonly number[]): DecodeTiming;
+}
+
+/** A clock started now (see the file comment). */
+export function decodeClock(): DecodeClock {
   const start = performance.now();
   let since = start;
   let first: number | null = null;
   const gaps: number[] = [];
   return {
-    /** A token was sampled now. */
     arrived(): void {
       const now = performance.now();
       if (first === null) first = now - start;
       else gaps.push(now - since);
       since = now;
     },
-    /** The token is printed: the clock runs again. */
     resume(): void {
       since = performance.now();
     },
-    /** The rates, for a prompt of `promptTokens` and the generated tokens' exit steps. */
     summary(promptTokens: number, exitSteps: readonly number[]): DecodeTiming {
       const sum = (a: readonly number[]) => a.reduce((x, y) => x + y, 0);
       const head = gaps.slice(0, 64);
