@@ -35,12 +35,12 @@ export const cpuAttendStep: Pick<DecodeOps<Tensor, IntTensor>, "attendStep"> = {
     const Hq = q?.shape[1] ?? Hkv;
     if (Hq % Hkv !== 0) fail(`${Hkv} KV heads do not divide ${Hq} query heads`);
     if (!Number.isInteger(position) || position < 0 || position >= cap)
-      fail(`position ${position} is outside the capacity ${cap}`);
+      fail(`position ${position} is outside the cache's capacity ${cap}`);
     const rows = opts.rows?.data ?? null;
     if (rows) {
       if (rows.length !== n || new Set(rows).size !== n || rows.some((s) => s < 0 || s >= S))
-        fail(`rows must be ${n} distinct cache rows of 0..${S - 1}`);
-    } else if (S !== n) fail(`the cache holds ${S} rows, the input ${n} (pass rows to pick)`);
+        fail(`rows must be ${n} distinct state rows of 0..${S - 1}`);
+    } else if (S !== n) fail(`the state holds ${S} rows, the input ${n} (pass rows to pick)`);
     const kr = k.data.slice();
     ropeInPlace(kr, [n, 1, Hkv, hd], opts.theta, position);
     const kc = cache.k.data;

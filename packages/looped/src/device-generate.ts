@@ -10,7 +10,6 @@ import { Rng } from "@loop/tensor";
 import { sampleToken } from "./decode.js";
 import {
   addEarlyExitCounts,
-  type EarlyExitOptions,
   earlyExitCounts,
   earlyExitSettings,
   emptyEarlyExitCounts,
@@ -22,7 +21,12 @@ import {
   initDeviceDecodeState,
 } from "./device-decode.js";
 import { toDevice } from "./device-model.js";
-import { checkGenerateOptions, type GenerateOptions, type GenerateResult } from "./generate.js";
+import {
+  checkGenerateOptions,
+  earlyExitOptionsOf,
+  type GenerateOptions,
+  type GenerateResult,
+} from "./generate.js";
 import type { LoopedModel } from "./model.js";
 
 /**
@@ -41,14 +45,7 @@ export async function* generateOn<T, I>(
   const { n_loops: R } = model.config;
   const N = model.layers.length;
   const rng = new Rng(opts.seed ?? 0);
-  const early: EarlyExitOptions | null =
-    policy.kind === "threshold"
-      ? { q: policy.q, maxStep: policy.maxStep, skipped: policy.skipped }
-      : policy.kind === "fixed"
-        ? { maxStep: policy.step, skipped: policy.skipped }
-        : policy.kind === "rule"
-          ? { rule: policy.rule, maxStep: policy.maxStep, skipped: policy.skipped }
-          : null;
+  const early = earlyExitOptionsOf(policy);
   const settings = early ? earlyExitSettings(model, early, 1, "generate") : null;
   const fullPrompt = !early || (policy.kind !== "full" && policy.fullPrompt === true);
   const dm = toDevice(model, ops);

@@ -125,6 +125,20 @@ export function checkGenerateOptions(
   return { policy, temperature, topK };
 }
 
+/** The early-exit options a step policy decodes with (null: full depth). */
+export function earlyExitOptionsOf(policy: StepPolicy): EarlyExitOptions | null {
+  switch (policy.kind) {
+    case "full":
+      return null;
+    case "threshold":
+      return { q: policy.q, maxStep: policy.maxStep, skipped: policy.skipped };
+    case "fixed":
+      return { maxStep: policy.step, skipped: policy.skipped };
+    case "rule":
+      return { rule: policy.rule, maxStep: policy.maxStep, skipped: policy.skipped };
+  }
+}
+
 /** The work of `tokens` tokens run through every loop step (`layers` = R·N per token). */
 function fullDepthCounts(tokens: number, layers: number): EarlyExitCounts {
   return { ...emptyEarlyExitCounts(), tokens, layersRun: tokens * layers };
@@ -170,14 +184,7 @@ function* decodeTokens(
   const st = initDecodeState(model, 1, prompt.length + opts.maxNewTokens);
   const counts = emptyEarlyExitCounts();
   const exitSteps: number[] = [];
-  const early: EarlyExitOptions | null =
-    policy.kind === "threshold"
-      ? { q: policy.q, maxStep: policy.maxStep, skipped: policy.skipped }
-      : policy.kind === "fixed"
-        ? { maxStep: policy.step, skipped: policy.skipped }
-        : policy.kind === "rule"
-          ? { rule: policy.rule, maxStep: policy.maxStep, skipped: policy.skipped }
-          : null;
+  const early = earlyExitOptionsOf(policy);
   const fullPrompt = policy.kind === "full" || policy.fullPrompt === true;
   const feed = (t: number): Tensor => {
     if (!early) {

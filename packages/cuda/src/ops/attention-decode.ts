@@ -44,7 +44,7 @@ export function ropeAt(
   expect(x.shape.length === 3, `cuda ropeAt: x has shape [${x.shape}], expected [B,H,hd]`);
   expect(
     Number.isInteger(pos) && pos >= 0 && pos < capacity,
-    `cuda ropeAt: position ${pos} is outside the capacity ${capacity}`,
+    `cuda ropeAt: position ${pos} is outside the cache's capacity ${capacity}`,
   );
   const [B, H, hd] = x.shape as [number, number, number];
   const half = hd / 2;
@@ -105,7 +105,7 @@ export function appendOn(
   expect(Hq % Hkv === 0, `${op}: ${Hkv} KV heads do not divide ${Hq} query heads`);
   expect(
     Number.isInteger(pos) && pos >= 0 && pos < cap,
-    `${op}: position ${pos} is outside the capacity ${cap}`,
+    `${op}: position ${pos} is outside the cache's capacity ${cap}`,
   );
   if (rows) {
     expectShape(op, "rows", rows, [B]);
@@ -113,9 +113,9 @@ export function appendOn(
     expect(
       rows.dtype === "i32" &&
         (!ids || (new Set(ids).size === B && ids.every((s) => s >= 0 && s < S))),
-      `${op}: rows must be ${B} distinct cache rows of 0..${S - 1}`,
+      `${op}: rows must be ${B} distinct state rows of 0..${S - 1}`,
     );
-  } else expect(B === S, `${op}: the cache holds ${S} rows, the input ${B} (pass rows to pick)`);
+  } else expect(B === S, `${op}: the state holds ${S} rows, the input ${B} (pass rows to pick)`);
   const kvArgs = [B, Hkv, hd, cap, pos, rows, k, v, cache.k, cache.v] as const;
   ctx.run("kv_append", ctx.elems(B * Hkv * hd), kvArgs);
   if (!q) return null;
