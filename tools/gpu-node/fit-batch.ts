@@ -7,7 +7,7 @@
  * the CUDA context and cuBLASLt's workspace, is within the device's memory.
  */
 import { type CudaPrecision, cudaBackend, recordingDevice } from "@loop/cuda";
-import { LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
+import { type Checkpointing, LoopedModel, type ModelConfigInput, parseConfig } from "@loop/looped";
 import { deviceStepEngine, deviceTraining, resolveTrainOptions } from "@loop/train";
 
 /** The batches tried, largest first. */
@@ -15,17 +15,18 @@ export const BATCHES = [16, 8, 4, 2, 1] as const;
 /** Bytes left for what the allocator does not count: the context, cuBLASLt's workspace, slack. */
 export const HEADROOM = 3 * 2 ** 30;
 
-/** The bytes one training step of `input` at `batch` × `seq` holds on the device. */
+/** The bytes one training step of `input` at `batch` × `seq` needs on the device. */
 export async function stepBytes(
   input: ModelConfigInput,
   precision: CudaPrecision,
   batch: number,
   seq: number,
   model = new LoopedModel(parseConfig(input), { seed: 0 }),
+  checkpointing: Checkpointing = false,
 ): Promise<number> {
   const dev = recordingDevice();
   const backend = cudaBackend(dev, { precision });
-  const o = resolveTrainOptions({ batchSize: batch });
+  const o = resolveTrainOptions({ batchSize: batch, checkpointing });
   const engine = deviceStepEngine(deviceTraining(model, backend.ops, o), o);
   try {
     const tokens = new Int32Array(batch * seq);
