@@ -18,6 +18,7 @@ import {
 import { deviceDecodeToken, initDeviceDecodeState } from "./device-decode.js";
 import { generateOn } from "./device-generate.js";
 import { toDevice } from "./device-model.js";
+import { devicePrefill, stateTensors } from "./device-prefill.js";
 import { generate, type StepPolicy } from "./generate.js";
 import { configs, gatedModel, R, relErr, TOL, tokens } from "./helpers.test-util.js";
 
@@ -95,6 +96,40 @@ describe("device decoding on the CPU backend's decode kernels", () => {
     }
     expect(mixed).toBe(true);
   });
+
+  for (const [name, cfg] of Object.entries(configs))
+    it(`${name}: the chunked prefill leaves token-by-token decoding's states and logits`, async () => {
+      const model = gatedModel(cfg, 4);
+      const B = 2;
+      const seqs = tokens(B, 7, 2);
+      const dm = toDevice(model, ops);
+      const byToken = initDeviceDecodeState(ops, dm, B, 9);
+      let want: Float32Array = new Float32Array(0);
+      for (let t = 0; t < 7; t++)
+        want = (
+          await deviceDecodeToken(
+            ops,
+            dm,
+            byToken,
+            seqs.map((s) => s[t]!),
+            null,
+          )
+        ).logits;
+      const chunked = initDeviceDecodeState(ops, dm, B, 9);
+      const got = await devicePrefill(ops, dm, chunked, seqs);
+      expect(relErr(got, want)).toBeLessThan(TOL);
+      expect(chunked.position).toBe(7);
+      const a = stateTensors(chunked);
+      const b = stateTensors(byToken);
+      a.forEach((x, k) => {
+        expect(relErr(x.data, b[k]!.data), `state tensor ${k}`).toBeLessThan(TOL);
+      });
+      // and the next token decodes alike from either
+      const next = seqs.map((s) => s[0]!);
+      const n1 = await deviceDecodeToken(ops, dm, chunked, next, null);
+      const n2 = await deviceDecodeToken(ops, dm, byToken, next, null);
+      expect(relErr(n1.logits, n2.logits)).toBeLessThan(TOL);
+    });
 
   const genPolicies: [string, StepPolicy][] = [
     ["full", { kind: "full" }],

@@ -2,9 +2,8 @@
  * Autoregressive generation (batch 1) on any backend with decode kernels, the decoding state on
  * the backend (device-decode.ts): the CPU's `generate` (generate.ts) — the same step policies
  * (full, fixed, threshold, any realisable exit rule), the same seeded sampling on the host —
- * with each token costing one pass of R·N layer steps, whatever its position. The prompt goes
- * in token by token (every prompt token's state is the one a chunked prefill leaves); only the
- * last prompt token runs the head.
+ * with each token costing one pass of R·N layer steps, whatever its position. A full-depth
+ * prompt goes in as one chunked pass (device-prefill.ts); an early-exiting one token by token.
  */
 import { Rng } from "@loop/tensor";
 import { sampleToken } from "./decode.js";
@@ -21,6 +20,7 @@ import {
   initDeviceDecodeState,
 } from "./device-decode.js";
 import { toDevice } from "./device-model.js";
+import { devicePrefill, stateTensors } from "./device-prefill.js";
 import {
   checkGenerateOptions,
   earlyExitOptionsOf,
@@ -63,16 +63,25 @@ export async function* generateOn<T, I>(
         ? earlyExitCounts(res.exitSteps, R, N, s)
         : { ...emptyEarlyExitCounts(), tokens: 1, layersRun: R * N },
     );
-    ops.releaseTransients();
+    ops.releaseTransients(stateTensors(st));
     return res.logits;
   };
   const tokens: number[] = [];
   try {
     let last: Float32Array = new Float32Array(0);
-    for (let i = 0; i < prompt.length; i++) {
-      const isLast = i === prompt.length - 1;
-      last = await feed(prompt[i]!, !fullPrompt, isLast);
-    }
+    if (fullPrompt) {
+      // the prompt in one chunked pass, through all R steps (device-prefill.ts)
+      last = await devicePrefill(ops, dm, st, [prompt]);
+      for (let i = 0; i < prompt.length; i++) exitSteps.push(R);
+      addEarlyExitCounts(counts, {
+        ...emptyEarlyExitCounts(),
+        tokens: prompt.length,
+        layersRun: prompt.length * R * N,
+      });
+      ops.releaseTransients(stateTensors(st));
+    } else
+      for (let i = 0; i < prompt.length; i++)
+        last = await feed(prompt[i]!, true, i === prompt.length - 1);
     for (let i = 0; i < opts.maxNewTokens; i++) {
       const next = sampleToken(last, temperature, topK, rng);
       tokens.push(next);
@@ -81,9 +90,9 @@ export async function* generateOn<T, I>(
       last = await feed(next, early !== null, true);
     }
   } finally {
-    ops.releaseTransients();
     disposeDeviceDecodeState(ops, st);
     dm.dispose();
+    ops.releaseTransients();
   }
   return { tokens, exitSteps, counts };
 }

@@ -63,6 +63,7 @@ export {
   type DeviceParameter,
   toDevice,
 } from "./device-model.js";
+export { devicePrefill, stateTensors } from "./device-prefill.js";
 export {
   checkGenerateOptions,
   type GenerateOptions,
