@@ -110,7 +110,7 @@ describe("exit-rules claims", () => {
       const ppl = (r: RulePoint) => ({ ...r, value: 100 - 50 * r.value });
       return {
         ...s,
-        metric: "perplexity",
+        metric: "ppl",
         perStep: s.perStep.map((v) => 100 - 50 * v),
         rules: s.rules.map(ppl),
         byHops: [],
