@@ -104,4 +104,29 @@ describe("exit-rules claims", () => {
     // entropy's cheapest threshold within a point of fixed:4; confidence has none: its best
     expect(ops.map((o) => o.rule)).toEqual(["confidence:0.9", "entropy:0.1"]);
   });
+
+  it("a study without a per-p evaluation (language modelling) has no claim (b); lower perplexity is better", () => {
+    const lm = seeds.map((s): SeedRulesResult => {
+      const ppl = (r: RulePoint) => ({ ...r, value: 100 - 50 * r.value });
+      return {
+        ...s,
+        metric: "ppl",
+        perStep: s.perStep.map((v) => 100 - 50 * v),
+        rules: s.rules.map(ppl),
+        byHops: [],
+      };
+    });
+    const v = ruleVerdicts(lm);
+    expect(v.some((x) => x.claim === "b")).toBe(false);
+    expect(v.map((x) => `${x.kind} ${x.claim}`)).toEqual([
+      "confidence a",
+      "confidence c",
+      "entropy a",
+      "entropy c",
+    ]);
+    // entropy:0.5 at step 3: 55 − w·50 against fixed exit 3's 60, so 5 + 50·w lower
+    const a = v.find((x) => x.kind === "entropy" && x.claim === "a")!;
+    expect(a.tests.find((t) => t.rule === "entropy:0.5")!.interval.mean).toBeCloseTo(5 + 0.15, 9);
+    expect(a.verdict).toBe("holds");
+  });
 });

@@ -117,10 +117,13 @@ export function ruleVerdicts(seeds: readonly SeedRulesResult[]): RuleVerdict[] {
   const R = seeds[0]!.perStep.length;
   const onePoint = metric === "accuracy" ? 0.01 : 1;
   const out: RuleVerdict[] = [];
+  // (b) asks how the exit step follows the needed depth p: only a study evaluated per p has one
+  // (p-hop); language modelling has no per-token difficulty label, so (b) is not a claim there
+  const claims = seeds[0]!.byHops.length >= 2 ? (["a", "b", "c"] as const) : (["a", "c"] as const);
   for (const kind of JUDGED_KINDS) {
     const names = seeds[0]!.rules.filter((r) => r.kind === kind).map((r) => r.rule);
     if (names.length === 0) continue;
-    for (const claim of ["a", "b", "c"] as const) {
+    for (const claim of claims) {
       const family: Omit<PointTest, "pHolm" | "reading">[] = [];
       let reason: string | undefined;
       for (const rule of names) {
@@ -135,13 +138,13 @@ export function ruleVerdicts(seeds: readonly SeedRulesResult[]): RuleVerdict[] {
             );
         } else if (claim === "b") {
           const hops = seeds[0]!.byHops.map((h) => h.hops);
-          if (hops.length >= 2 && !edge) {
+          if (!edge) {
             const lo = Math.min(...hops);
             const hi = Math.max(...hops);
             const d = (s: SeedRulesResult, p: number) =>
               pointOf(s.byHops.find((h) => h.hops === p)!.rules, rule).mean_step;
             values = seeds.map((s) => d(s, hi) - d(s, lo) - 1);
-          } else if (hops.length < 2) reason = "no per-p evaluation";
+          }
         } else if (depths.every((d) => d <= 0.8 * R + EDGE))
           values = seeds.map((s, k) => better(pts[k]!.value, s.perStep[R - 1]!) + onePoint);
         if (!values) continue;
