@@ -7,6 +7,7 @@
  * — so the engine queues the next step while this one runs (one step in flight).
  */
 import type { TrainOps } from "@loop/tensor";
+import { DeferredClip } from "@loop/tensor/kernel";
 import type { CudaContext } from "./context.js";
 import type { CudaTensor } from "./cuda-tensor.js";
 import { SQ_BLOCK } from "./kernel-table.js";
@@ -19,37 +20,17 @@ function gradOf(t: CudaTensor): CudaTensor {
 }
 
 /** Clipping noted per gradient, applied by AdamW or by whatever reads the gradient first. */
-class DeferredClip {
-  private readonly notes = new Map<CudaTensor, number>();
-  private norm: CudaTensor | null = null;
-  constructor(private readonly ctx: CudaContext) {}
-
-  note(grads: readonly CudaTensor[], norm: CudaTensor, maxNorm: number): void {
-    this.settleAll();
-    this.norm ??= this.ctx.empty([1], "f32", true);
-    this.ctx.copyInto(this.norm, norm);
-    for (const g of grads) this.notes.set(g, maxNorm);
-  }
-
-  take(g: CudaTensor): { norm: CudaTensor; maxNorm: number } | null {
-    const maxNorm = this.notes.get(g);
-    if (maxNorm === undefined) return null;
-    this.notes.delete(g);
-    return { norm: this.norm!, maxNorm };
-  }
-
-  settle(g: CudaTensor): void {
-    const c = this.take(g);
-    if (c) this.ctx.run("scale_clip", this.ctx.elems(g.size), [g.size, g, c.norm, c.maxNorm]);
-  }
-
-  settleAll(): void {
-    for (const g of [...this.notes.keys()]) this.settle(g);
-  }
-
-  forget(g: CudaTensor | null): void {
-    if (g) this.notes.delete(g);
-  }
+function deferredClip(ctx: CudaContext): DeferredClip<CudaTensor> {
+  return new DeferredClip<CudaTensor>({
+    keepNorm(norm, into) {
+      const t = into ?? ctx.empty([1], "f32", true);
+      ctx.copyInto(t, norm);
+      return t;
+    },
+    scale: (g, norm, maxNorm) =>
+      ctx.run("scale_clip", ctx.elems(g.size), [g.size, g, norm, maxNorm]),
+    released: (g) => g.released,
+  });
 }
 
 /** The training ops on `ctx`. */
@@ -59,7 +40,7 @@ export function cudaTrainOps(
   TrainOps<CudaTensor, CudaTensor>,
   "upload" | "uploadInt" | "read" | "shapeOf" | "noGrad" | "releaseTransients" | "dispose"
 > {
-  const clip = new DeferredClip(ctx);
+  const clip = deferredClip(ctx);
   return {
     name: `cuda (${ctx.device.name}, ${ctx.precision})`,
     backward(loss, weight) {

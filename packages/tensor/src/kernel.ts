@@ -4,6 +4,7 @@
  * thread pool and the scalar helpers kernels share. Model code and users need only
  * `@loop/tensor` (tensors, ops, autograd, optimisers).
  */
+
 export {
   type DeviceNode,
   DeviceTape,
@@ -14,6 +15,7 @@ export {
   type WalkOptions,
 } from "./autograd/device-tape.js";
 export { type BackwardFn, type GradNode, record, record1 } from "./autograd/node.js";
+export { type ClipDevice, DeferredClip } from "./backend/deferred-clip.js";
 export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";
 export { gemmJs } from "./kernels/gemm-js.js";
 export {

@@ -6,6 +6,7 @@
  * the callers (`hasGrad`). The AdamW element arithmetic is float32 (the CPU's is double).
  */
 import type { TrainOps, TrainParameter } from "@loop/tensor";
+import { DeferredClip } from "@loop/tensor/kernel";
 import { backwardGpu, zeroGpuGrads } from "./backward.js";
 import { withCheckpointRelease } from "./checkpoint.js";
 import type { GpuContext } from "./gpu-context.js";
@@ -53,51 +54,18 @@ function normOf(ctx: GpuContext, grads: readonly GpuTensor[]): GpuTensor {
   return norm;
 }
 
-/**
- * Clipping deferred to the update: `clipGrads` only notes each gradient's clipping (the norm
- * copied into a buffer of its own, so that releasing the step's tensors cannot take it), and
- * AdamW applies the factor as it reads the gradient (no pass over the gradients of its own).
- * Anything else that reads or extends a noted gradient first applies the note (`settle`).
- */
-class DeferredClip {
-  private readonly notes = new Map<GpuTensor, number>();
-  private normCopy: GpuTensor | null = null;
-  constructor(private readonly ctx: GpuContext) {}
-
-  note(grads: readonly GpuTensor[], norm: GpuTensor, maxNorm: number): void {
-    this.settleAll(); // the copy below replaces the norm earlier notes read
-    this.normCopy ??= new GpuTensor(this.ctx, [1], { persistent: true });
-    this.ctx.copy(norm.buffer, 0, this.normCopy.buffer, 0, 4);
-    for (const g of grads) this.notes.set(g, maxNorm);
-  }
-
-  /** The clipping noted for `g` (and forget it: the caller applies it), or null. */
-  take(g: GpuTensor): { norm: GpuTensor; maxNorm: number } | null {
-    const maxNorm = this.notes.get(g);
-    if (maxNorm === undefined) return null;
-    this.notes.delete(g);
-    return g.released ? null : { norm: this.normCopy!, maxNorm };
-  }
-
-  /** Scale `g` now if a clipping is noted for it. */
-  settle(g: GpuTensor): void {
-    const c = this.take(g);
-    if (c)
-      this.ctx.run(
-        clipScaleKernel,
-        { norm: c.norm, g },
-        { n: g.size, maxNorm: c.maxNorm },
-        grid(g.size, OPTIM_GROUP),
-      );
-  }
-
-  settleAll(): void {
-    for (const g of [...this.notes.keys()]) this.settle(g);
-  }
-
-  forget(g: GpuTensor | null): void {
-    if (g) this.notes.delete(g);
-  }
+/** Clipping deferred to the update (@loop/tensor's `DeferredClip`) on the GPU. */
+function deferredClip(ctx: GpuContext): DeferredClip<GpuTensor> {
+  return new DeferredClip<GpuTensor>({
+    keepNorm(norm, into) {
+      const t = into ?? new GpuTensor(ctx, [1], { persistent: true });
+      ctx.copy(norm.buffer, 0, t.buffer, 0, 4);
+      return t;
+    },
+    scale: (g, norm, maxNorm) =>
+      ctx.run(clipScaleKernel, { norm, g }, { n: g.size, maxNorm }, grid(g.size, OPTIM_GROUP)),
+    released: (g) => g.released,
+  });
 }
 
 /**
@@ -119,7 +87,7 @@ export interface GpuTrainOptions {
  */
 export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainOps<GpuTensor> {
   const release = opts.releaseInBackward ?? true;
-  const clip = new DeferredClip(ctx);
+  const clip = deferredClip(ctx);
   return {
     name: `webgpu (${ctx.adapterName})`,
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
