@@ -156,7 +156,7 @@ function headOf<T, I>(ops: DecodeBackendOps<T, I>, dm: DeviceModel<T, I>, ro: T)
 }
 
 /** Rows `js` of x [n, D] (a gather, as an embedding lookup). */
-function gatherRows<T, I>(ops: DecodeBackendOps<T, I>, x: T, js: readonly number[]): T {
+export function gatherRows<T, I>(ops: DecodeBackendOps<T, I>, x: T, js: readonly number[]): T {
   return ops.embedding(ops.uploadInt(Int32Array.from(js), [js.length]), x);
 }
 

@@ -16,7 +16,7 @@ import { attentionMix } from "@loop/attention";
 import { type Mamba2Config, mamba2Mix } from "@loop/ssm-kernels";
 import type { KvCacheState, Mamba2DecodeState } from "@loop/tensor";
 import { isAttentionLayer } from "./config.js";
-import type { DecodeBackendOps, DeviceDecodeState } from "./device-decode.js";
+import { type DecodeBackendOps, type DeviceDecodeState, gatherRows } from "./device-decode.js";
 import type { DeviceModel } from "./device-model.js";
 import { layerForward } from "./looped-forward.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
@@ -24,11 +24,6 @@ import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 /** The decoding state's tensors (to keep when a backend gives back its transients). */
 export function stateTensors<T>(st: DeviceDecodeState<T>): T[] {
   return st.states.flatMap((row) => row.flatMap((s) => Object.values(s) as T[]));
-}
-
-/** Rows `idx` of x [n, W] (a gather, as an embedding lookup). */
-function rowsOf<T, I>(ops: DecodeBackendOps<T, I>, x: T, idx: readonly number[]): T {
-  return ops.embedding(ops.uploadInt(Int32Array.from(idx), [idx.length]), x);
 }
 
 /** Fill layer i's Mamba-2 state at loop step r from the chunked pass over u [B, T, D]. */
@@ -58,7 +53,7 @@ function mambaPrefill<T, I>(
   // the conv window after the prompt: its last K−1 inputs, shifted in oldest first
   for (let t = Math.max(0, T - (cfg.dConv - 1)); t < T; t++) {
     const zx = ops.linear(
-      rowsOf(
+      gatherRows(
         ops,
         flat,
         Array.from({ length: B }, (_v, b) => b * T + t),
@@ -87,7 +82,7 @@ function attentionPrefill<T, I>(
   const v = ops.linear(flat, w("v_proj.weight"));
   for (let t = 0; t < T; t++) {
     const idx = Array.from({ length: B }, (_v, b) => b * T + t);
-    const at = (x: T) => ops.reshape(rowsOf(ops, x, idx), [B, cfg.nKvHeads, hd]);
+    const at = (x: T) => ops.reshape(gatherRows(ops, x, idx), [B, cfg.nKvHeads, hd]);
     ops.attendStep(cache, null, at(k), at(v), t, { theta: cfg.ropeTheta });
   }
   return attentionMix(ops, cfg, w, u);
@@ -142,7 +137,7 @@ export async function devicePrefill<T, I>(
       }
       if (cfg.loop_norm) h = ops.rmsnorm(h, dm.weight("backbone.norm_f.weight"), cfg.norm_eps);
     }
-    const last = rowsOf(
+    const last = gatherRows(
       ops,
       ops.reshape(h, [B * T, cfg.d_model]),
       Array.from({ length: B }, (_v, b) => b * T + T - 1),
