@@ -61,8 +61,14 @@ describe("generate --timing", () => {
         const cpu = await run("generate", ...args, ...exit.flatMap((e) => ["--exit", e]));
         let out = "";
         let err = "";
-        vi.spyOn(process.stdout, "write").mockImplementation((c) => ((out += String(c)), true));
-        vi.spyOn(process.stderr, "write").mockImplementation((c) => ((err += String(c)), true));
+        vi.spyOn(process.stdout, "write").mockImplementation((c) => {
+          out += String(c);
+          return true;
+        });
+        vi.spyOn(process.stderr, "write").mockImplementation((c) => {
+          err += String(c);
+          return true;
+        });
         try {
           await runGenerate(
             {

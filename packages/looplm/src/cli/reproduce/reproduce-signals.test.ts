@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { removeStudyResults, studyFolders } from "../commands/reproduce.js";
+import { removeStudyResults, studyFolders } from "./study-results.js";
 
 const root = fileURLToPath(new URL("../../../../..", import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-repro-sig-"));

@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { LOCK_FILE } from "@loop/train/node";
 import { describe, expect, it } from "vitest";
 import { startBackend } from "../../backend.js";
-import { removeStudyResults } from "../commands/reproduce.js";
 import { WatchInterrupted } from "../interrupt.js";
 import { armSeedDir } from "./arm-inputs.js";
 import { trainArmsInParallel } from "./parallel-arms.js";
 import { runSweepStudy } from "./run-sweep-study.js";
 import { shareArm, waitForSharedSweep } from "./shared-arm.js";
+import { removeStudyResults } from "./study-results.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 import { TINY_MODEL, TINY_TASK, tinyTrain } from "./tiny-study.test-util.js";
 
