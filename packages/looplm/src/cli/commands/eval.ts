@@ -1,12 +1,4 @@
-/*
- * `looplm eval --model <checkpoint> [--task …]`: accuracy (mano, p-hop) or perplexity (lm) at
- * every loop step on the task's fixed evaluation set, threshold-exit results for gated models
- * (--q, --q-sweep), and multiple-choice scoring (--mc, --piqa) with the LM task's tokenizer;
- * with --per-length, a Mano model's accuracy at every expression length (eval-per-length.ts).
- * Task settings default to the run.json beside the checkpoint; writes eval.json (@loop/eval).
- */
-import { existsSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, join } from "node:path";
 import {
   DEFAULT_Q_SWEEP,
   EVAL_FORMAT,
@@ -32,13 +24,14 @@ import {
   taskEvalBatches,
 } from "@loop/tasks";
 import type { Precision } from "@loop/tensor";
-import { inputFileExists, inputFileStats, outputKind, readJsonFile } from "@loop/tensor/node";
+import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import type { Command } from "commander";
 import { type ComputeBackend, checkPrecision, hostBackendsFlag } from "../../backend.js";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, checkOutput, floatOption, intFlag } from "../errors.js";
 import { withEvalProgress } from "../eval-progress.js";
+import { locateModel } from "../locate-model.js";
 import { checkMemoryNeed, evaluationMemoryNeed } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
@@ -93,36 +86,6 @@ function thresholdList(v: string): number[] {
   const qs = v.split(",").map((s) => parse(s.trim()));
   if (qs.length === 0) throw new CliError(`--q-sweep needs at least one threshold, got "${v}"`);
   return qs;
-}
-
-/** Where the checkpoint lies: `--model` may be a checkpoint folder or a run folder (uses final/). */
-export function locateModel(model: string): { checkpoint: string; runDir: string | null } {
-  const dir = resolve(model);
-  if (!existsSync(dir)) {
-    // (a dangling or looping link is named as one)
-    asCliError(() => {
-      try {
-        inputFileStats(dir);
-      } catch (e) {
-        throw new Error(`--model: ${(e as Error).message}`);
-      }
-    });
-    throw new CliError(`--model ${model} does not exist`);
-  }
-  const kind = asCliError(() => outputKind(dir));
-  if (kind !== "folder")
-    throw new CliError(`--model ${model} is a ${kind}, not a checkpoint or run folder`);
-  // (by the one input rule: a FIFO, folder or dangling link under a file's name is named)
-  const isFile = (p: string) => asCliError(() => inputFileExists(p));
-  if (isFile(join(dir, "config.json"))) {
-    const parent = dirname(dir);
-    return { checkpoint: dir, runDir: isFile(join(parent, "run.json")) ? parent : null };
-  }
-  if (isFile(join(dir, "run.json")) && isFile(join(dir, "final", "config.json")))
-    return { checkpoint: join(dir, "final"), runDir: dir };
-  throw new CliError(
-    `--model ${model} is neither a checkpoint folder (config.json) nor a run folder with final/`,
-  );
 }
 
 const FLAG_OF_INFO: Record<string, keyof TaskFlags> = {

@@ -19,6 +19,7 @@ import { type ComputeBackend, hostBackendsFlag } from "../../backend.js";
 import { argumentText } from "../argument-text.js";
 import { commandBackend, needsKernels } from "../compute.js";
 import { asCliError, CliError, floatFlag, intFlag } from "../errors.js";
+import { locateModel } from "../locate-model.js";
 import { checkModelRun, isAllocationFailure } from "../memory-need.js";
 import { cliNote } from "../note.js";
 import { checkExitRules, EXIT_SYNTAX, exitRulesOption } from "../options/exit.js";
@@ -31,7 +32,6 @@ import {
   noRecordLine,
   recordedTokenizerPath,
 } from "../task-record.js";
-import { locateModel } from "./eval.js";
 
 interface Flags {
   model: string;
