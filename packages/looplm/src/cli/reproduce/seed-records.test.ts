@@ -156,7 +156,7 @@ describe("seed records", () => {
       [
         "an accuracy of 7.5",
         (r) => {
-          r.arms["dense"]!.sweep.rows[1]!.metric_value = 7.5;
+          r.arms.dense!.sweep.rows[1]!.metric_value = 7.5;
           return r;
         },
         'is not a valid seed record: arms["dense"].sweep.rows[1].metric_value is an accuracy of 7.5, outside [0, 1]',
@@ -164,7 +164,7 @@ describe("seed records", () => {
       [
         "a string for a number",
         (r) => {
-          (r.arms["dense"]!.sweep.rows[0]!.per_step as unknown[])[0] = "0.4";
+          (r.arms.dense!.sweep.rows[0]!.per_step as unknown[])[0] = "0.4";
           return r;
         },
         'is not a valid seed record: arms["dense"].sweep.rows[0].per_step[0] must be a finite number, got "0.4"',
@@ -180,7 +180,7 @@ describe("seed records", () => {
       [
         "a member renamed",
         (r) => {
-          r.arms["dense"]!.sweep.rows[0]!.label = "9⊗9";
+          r.arms.dense!.sweep.rows[0]!.label = "9⊗9";
           return r;
         },
         'is not a valid seed record: arms["dense"].sweep.rows[0].label must be "1⊗1", got "9⊗9"; remove it (or --overwrite) to train seed 2 again',
@@ -188,7 +188,7 @@ describe("seed records", () => {
       [
         "a perplexity in an accuracy arm (its range passes for a perplexity)",
         (r) => {
-          const sweep = r.arms["dense"]!.sweep;
+          const sweep = r.arms.dense!.sweep;
           sweep.metric = "ppl";
           for (const row of sweep.rows) {
             row.metric_value = 7.5;
@@ -201,7 +201,7 @@ describe("seed records", () => {
       [
         "a loop step dropped",
         (r) => {
-          r.arms["dense"]!.sweep.rows[1]!.per_step.shift();
+          r.arms.dense!.sweep.rows[1]!.per_step.shift();
           return r;
         },
         'is not a valid seed record: arms["dense"].sweep.rows[1].per_step must hold one value per loop step of the member (4), got 3',
@@ -209,7 +209,7 @@ describe("seed records", () => {
       [
         "a final value edited apart from its loop steps",
         (r) => {
-          r.arms["dense"]!.sweep.rows[0]!.metric_value = 0.99;
+          r.arms.dense!.sweep.rows[0]!.metric_value = 0.99;
           return r;
         },
         'is not a valid seed record: arms["dense"].sweep.rows[0].metric_value must be the member\'s value at its last loop step (per_step: 0.5), got 0.99',
@@ -232,7 +232,7 @@ describe("seed records", () => {
     ];
     // sizes are checked across seeds: the same settings plan the same members
     const sized = record(PHOP, 2);
-    sized.arms["dense"]!.sweep.rows[2]!.params = 1001;
+    sized.arms.dense!.sweep.rows[2]!.params = 1001;
     const two = studyWith([record(PHOP, 1), sized]);
     await expect(resume(two.out, 2)).rejects.toThrow(
       `${join(two.dir, "seed-2.json")} is not a valid seed record: arms["dense"].sweep.rows[2].params is 1001, but seed 1's is 1000 (the same settings plan the same members); remove it (or --overwrite) to train seed 2 again`,
