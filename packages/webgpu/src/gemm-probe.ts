@@ -7,7 +7,7 @@
 import type { GpuContext } from "./gpu-context.js";
 import { emptyLike } from "./gpu-tensor.js";
 import type { GemmTile } from "./kernels/gemm.js";
-import { fillInPlace } from "./ops/elementwise.js";
+import { fillInPlace } from "./ops/elementwise-plain.js";
 import { gemm } from "./ops/gemm.js";
 import { type GpuPrecision, hasFeature } from "./precision.js";
 

@@ -22,6 +22,6 @@ export {
   copyTensor,
   fillInPlace,
   fillTensor,
-} from "./ops/elementwise.js";
+} from "./ops/elementwise-plain.js";
 export { type GemmCall, type GemmOperand, gemm } from "./ops/gemm.js";
 export { isGpuGradEnabled, recordGpu } from "./tape.js";

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { backwardGpu } from "../backward.js";
 import { gpuParameter, releaseTransients, transientCount, uploadTensor } from "../gpu-tensor.js";
 import { defineKernel } from "../kernel-def.js";
-import { add, axpby, fillTensor, scale } from "./elementwise.js";
+import { add, scale } from "./elementwise.js";
+import { axpby, fillTensor } from "./elementwise-plain.js";
 import { reshape } from "./shape.js";
 
 const ctx = await gpuForTests("webgpu elementwise");

@@ -9,15 +9,6 @@ import { EW_GROUP, scaleKernel } from "../kernels/elementwise.js";
 import { recordGpu } from "../tape.js";
 import { addTensors } from "./elementwise-plain.js";
 
-export {
-  addInto,
-  addTensors,
-  axpby,
-  copyTensor,
-  fillInPlace,
-  fillTensor,
-} from "./elementwise-plain.js";
-
 /** a + b (same shape), differentiable. */
 export function add(a: GpuTensor, b: GpuTensor): GpuTensor {
   const out = addTensors(a, b);

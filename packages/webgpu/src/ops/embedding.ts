@@ -16,7 +16,7 @@ import {
   embeddingSumKernel,
 } from "../kernels/embedding.js";
 import { recordGpu } from "../tape.js";
-import { fillInPlace } from "./elementwise.js";
+import { fillInPlace } from "./elementwise-plain.js";
 
 /** Rows of w [V, D] for i32 token ids on the GPU: [..., D]; differentiable in w. */
 export function embedding(ids: GpuTensor, w: GpuTensor): GpuTensor {

@@ -11,7 +11,7 @@
 import { shapeStr } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { fillTensor } from "./elementwise.js";
+import { fillTensor } from "./elementwise-plain.js";
 import { f16Input } from "./f16-input.js";
 import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";

@@ -12,7 +12,7 @@
  */
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
 import { gradTarget, recordGpu } from "../tape.js";
-import { fillInPlace } from "./elementwise.js";
+import { fillInPlace } from "./elementwise-plain.js";
 import { f16Input, linearForwardF16 } from "./f16-input.js";
 import { segmentedGemmOk } from "./gemm-segmented.js";
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";

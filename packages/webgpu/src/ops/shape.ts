@@ -9,7 +9,7 @@ import { emptyLike, GpuTensor, type Shape } from "../gpu-tensor.js";
 import { grid } from "../kernel-def.js";
 import { COPY_GROUP, copyRowsKernel } from "../kernels/copy-rows.js";
 import { freshGrads, recordGpu } from "../tape.js";
-import { fillInPlace } from "./elementwise.js";
+import { fillInPlace } from "./elementwise-plain.js";
 
 /** The same values with another shape (a view; the gradient is reshaped back). */
 export function reshape(t: GpuTensor, shape: Shape): GpuTensor {

@@ -33,7 +33,7 @@ import {
 import { segmentOf } from "../kernels/wgsl-seg-scan.js";
 import { type GradTarget, gradTarget, recordGpu } from "../tape.js";
 import { columnRoleParams, columnSumFinish, columnSumStart } from "./column-sum.js";
-import { fillTensor } from "./elementwise.js";
+import { fillTensor } from "./elementwise-plain.js";
 import { checkSeqIdx, placeholder } from "./optional-inputs.js";
 import { shapeStr } from "./shape-str.js";
 
