@@ -141,20 +141,6 @@ function layerStep<T, I>(
   return layerForward(ops, cfg, lw, h, (u) => mix(u)!);
 }
 
-/** readout(h) and its logits on the backend. */
-function readoutOf<T, I>(ops: DecodeBackendOps<T, I>, dm: DeviceModel<T, I>, h: T): T {
-  const cfg = dm.config;
-  return cfg.loop_norm ? h : ops.rmsnorm(h, dm.weight("backbone.norm_f.weight"), cfg.norm_eps);
-}
-
-function headOf<T, I>(ops: DecodeBackendOps<T, I>, dm: DeviceModel<T, I>, ro: T): T {
-  const cfg = dm.config;
-  return ops.linear(
-    ro,
-    dm.weight(cfg.tie_embeddings ? "backbone.embeddings.weight" : "lm_head.weight"),
-  );
-}
-
 /** Rows `js` of x [n, D] (a gather, as an embedding lookup). */
 export function gatherRows<T, I>(ops: DecodeBackendOps<T, I>, x: T, js: readonly number[]): T {
   return ops.embedding(ops.uploadInt(Int32Array.from(js), [js.length]), x);
@@ -169,7 +155,7 @@ async function signalsOf<T, I>(
 ): Promise<(j: number) => StepSignals> {
   const { d_model: D, vocab_size: V } = dm.config;
   const gate = rule.needs.gate ? await ops.read(ops.noGrad(() => dm.gateLogits([ro]))) : null;
-  const logits = rule.needs.logits ? await ops.read(ops.noGrad(() => headOf(ops, dm, ro))) : null;
+  const logits = rule.needs.logits ? await ops.read(ops.noGrad(() => dm.head(ro))) : null;
   const state = rule.needs.state ? await ops.read(ro) : null;
   return (j) => {
     const s: StepSignals = {};
@@ -208,21 +194,17 @@ export async function deviceDecodeToken<T, I>(
       dm.weight("backbone.embeddings.weight"),
     ),
   );
-  const endOfStep = (x: T) =>
-    dm.config.loop_norm
-      ? ops.rmsnorm(x, dm.weight("backbone.norm_f.weight"), dm.config.norm_eps)
-      : x;
   if (!early) {
     h = run(() => {
       let x = h;
       for (let r = 0; r < R; r++) {
         for (let i = 0; i < N; i++) x = layerStep(ops, dm, st, i, r, x, B, null)!;
-        x = endOfStep(x);
+        x = dm.endOfStep(x);
       }
       return x;
     });
     exitSteps.fill(R);
-    if (logits) out.set(await ops.read(run(() => headOf(ops, dm, readoutOf(ops, dm, h)))));
+    if (logits) out.set(await ops.read(run(() => dm.head(dm.readout(h)))));
     st.position++;
     return { logits: out, exitSteps };
   }
@@ -243,10 +225,10 @@ export async function deviceDecodeToken<T, I>(
           for (const g of exited) layerStep(ops, dm, st, i, r, g.h, g.n, g.rows, true);
         if (active.length) x = layerStep(ops, dm, st, i, r, x, active.length, rowsT)!;
       }
-      return active.length ? endOfStep(x) : x;
+      return active.length ? dm.endOfStep(x) : x;
     });
     if (!active.length) continue;
-    const ro = run(() => readoutOf(ops, dm, h));
+    const ro = run(() => dm.readout(h));
     let exits: boolean[];
     if (r === maxStep - 1) exits = active.map(() => true);
     else if (rule) {
@@ -258,7 +240,7 @@ export async function deviceDecodeToken<T, I>(
     const js = active.flatMap((_b, j) => (exits[j] ? [j] : []));
     const all = leaving.length === active.length;
     if (logits) {
-      const lg = await ops.read(run(() => headOf(ops, dm, all ? ro : gatherRows(ops, ro, js))));
+      const lg = await ops.read(run(() => dm.head(all ? ro : gatherRows(ops, ro, js))));
       leaving.forEach((b, k) => {
         out.set(lg.subarray(k * V, (k + 1) * V), b * V);
       });

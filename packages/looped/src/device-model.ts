@@ -105,6 +105,21 @@ export class DeviceModel<T, I> {
     });
   }
 
+  /** The state the next loop step starts from: norm_f(h) with loop_norm, else h. */
+  endOfStep(h: T): T {
+    return this.core.endOfStep(h);
+  }
+
+  /** readout(r) of a loop step's h (h itself with loop_norm, else norm_f(h)). */
+  readout(h: T): T {
+    return this.core.readout(h);
+  }
+
+  /** Logits from readouts (the LM head, or the tied embedding). */
+  head(readout: T): T {
+    return this.core.head(readout);
+  }
+
   /** Gate logits a [R, B, T] from readouts R × [B, T, D] (ExitGate.logits). */
   gateLogits(readouts: readonly T[]): T {
     return this.core.gateLogits(readouts);

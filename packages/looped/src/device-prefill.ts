@@ -135,20 +135,14 @@ export async function devicePrefill<T, I>(
           return y;
         });
       }
-      if (cfg.loop_norm) h = ops.rmsnorm(h, dm.weight("backbone.norm_f.weight"), cfg.norm_eps);
+      h = dm.endOfStep(h);
     }
     const last = gatherRows(
       ops,
       ops.reshape(h, [B * T, cfg.d_model]),
       Array.from({ length: B }, (_v, b) => b * T + T - 1),
     );
-    const ro = cfg.loop_norm
-      ? last
-      : ops.rmsnorm(last, dm.weight("backbone.norm_f.weight"), cfg.norm_eps);
-    return ops.linear(
-      ro,
-      dm.weight(cfg.tie_embeddings ? "backbone.embeddings.weight" : "lm_head.weight"),
-    );
+    return dm.head(dm.readout(last));
   });
   const out = await ops.read(logits);
   st.position = T;
