@@ -6,7 +6,8 @@ export { type BackwardOptions, backward, grad } from "./autograd/backward.js";
 export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
-export type { BackendOps } from "./backend/backend-ops.js";
+export type { AutogradOps } from "./backend/autograd-ops.js";
+export type { BackendOps, KernelOps } from "./backend/backend-ops.js";
 export {
   BACKEND_FEATURES,
   type BackendCapabilities,
@@ -16,7 +17,7 @@ export {
   STEP_POLICY_KINDS,
 } from "./backend/capabilities.js";
 export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
-export { cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
+export { cpuAutograd, cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {
   DecodeOps,
   DecodeRows,
@@ -25,14 +26,18 @@ export type {
   Mamba2StepSizes,
   Mamba2StepWeights,
 } from "./backend/decode-ops.js";
-export type {
-  AttentionOps,
-  ExitGateOps,
-  Mamba2Ops,
-  ModelOps,
-  TensorOps,
-  TransferOps,
-  UploadOptions,
+export {
+  type AttentionKernelOptions,
+  type AttentionOps,
+  BINARY_KINDS,
+  type BinaryKind,
+  type Mamba2Ops,
+  type ModelOps,
+  type TensorOps,
+  type TransferOps,
+  UNARY_KINDS,
+  type UnaryKind,
+  type UploadOptions,
 } from "./backend/model-ops.js";
 export {
   DEFAULT_BETA,

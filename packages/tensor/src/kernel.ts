@@ -6,6 +6,11 @@
  */
 
 export {
+  type AutogradDevice,
+  type DeviceAutograd,
+  deviceAutograd,
+} from "./autograd/device-autograd.js";
+export {
   type DeviceNode,
   DeviceTape,
   type GradTarget,

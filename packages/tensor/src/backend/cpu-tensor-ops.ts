@@ -1,19 +1,18 @@
 /*
- * The CPU's transfers and general ops as `ModelOps` slices: the engine's own ops, called as they
- * are (the numbers are the engine's, bit for bit). `@loop/looped` joins them with the slices of
- * the mixers and the exit gate into `cpuBackendOps`.
+ * The CPU's transfers and general kernels as `ModelOps` slices: the engine's own ops, called as
+ * they are (the numbers are the engine's, bit for bit). `@loop/looped` joins them with the
+ * slices of the mixers into `cpuBackendOps`.
  */
-import { noGrad } from "../autograd/node.js";
-import { add } from "../ops/binary.js";
+import { add, mul, scale, sub } from "../ops/binary.js";
 import { embedding } from "../ops/embedding.js";
 import { linearSplit } from "../ops/linear-split.js";
-import { crossEntropy } from "../ops/loss.js";
+import { crossEntropyPerToken, maskedMean } from "../ops/loss.js";
 import { linear } from "../ops/matmul.js";
 import { rmsnorm } from "../ops/rmsnorm.js";
-import { reshape } from "../ops/shape.js";
-import { exp, neg, sigmoid } from "../ops/unary.js";
+import { concat, concatLeading, reshape, split, splitLeading } from "../ops/shape.js";
+import { exp, logsigmoid, neg, relu, sigmoid } from "../ops/unary.js";
 import { IntTensor, Tensor } from "../tensor.js";
-import type { TensorOps, TransferOps } from "./model-ops.js";
+import type { BinaryKind, TensorOps, TransferOps, UnaryKind } from "./model-ops.js";
 
 /** Upload, download and overwrite of CPU tensors (copies), the CPU's `TransferOps`. */
 export const cpuTransferOps: TransferOps<Tensor, IntTensor> = {
@@ -29,23 +28,32 @@ export const cpuTransferOps: TransferOps<Tensor, IntTensor> = {
   },
   dispose() {}, // garbage-collected
   shapeOf: (t) => t.shape,
-  noGrad,
   releaseTransients() {},
 };
 
-/**
- * The model's tensor ops (embedding, RMSNorm, linear, elementwise, losses, …) on CPU tensors, the
- * CPU's `TensorOps`.
- */
-export const cpuTensorOps: TensorOps<Tensor, IntTensor> = {
-  embedding,
-  rmsnorm,
-  add,
-  linear: (x, w) => linear(x, w),
-  linearSplit,
-  reshape: (x, shape) => reshape(x, [...shape]),
+const UNARY: Record<UnaryKind, (x: Tensor) => Tensor> = {
   exp,
   neg,
   sigmoid,
-  crossEntropy,
+  logsigmoid,
+  relu,
+  negExp: (x) => neg(exp(x)),
+};
+const BINARY: Record<BinaryKind, (a: Tensor, b: Tensor) => Tensor> = { add, sub, mul };
+
+/** The general kernels (embedding, RMSNorm, linear, elementwise, …) on CPU tensors. */
+export const cpuTensorOps: TensorOps<Tensor, IntTensor> = {
+  embedding,
+  rmsnorm,
+  linear: (x, w) => linear(x, w),
+  // the CPU's GEMM writes the pieces directly (one definition: split(linear(x, w)))
+  linearSplit,
+  reshape: (x, shape) => reshape(x, [...shape]),
+  unary: (kind, x) => UNARY[kind](x),
+  binary: (kind, a, b) => BINARY[kind](a, b),
+  affine: (x, s, c) => scale(x, s, c),
+  split: (x, sizes, axis) => (axis === 0 ? splitLeading(x, sizes) : split(x, sizes)),
+  concat: (xs, axis) => (axis === 0 ? concatLeading(xs) : concat(xs)),
+  ceRows: crossEntropyPerToken,
+  maskedMean,
 };

@@ -7,10 +7,12 @@
  */
 import { backward } from "../autograd/backward.js";
 import { releaseGrads } from "../autograd/leaf-grad.js";
+import { noGrad } from "../autograd/node.js";
 import { adamwUpdate } from "../optim/adamw-update.js";
 import { normOfGrads, scaleGradsToNorm } from "../optim/clip.js";
 import { type IntTensor, Tensor } from "../tensor.js";
 import { cpuTransferOps } from "./cpu-tensor-ops.js";
+import type { AutogradOps } from "./autograd-ops.js";
 import type { TrainOps } from "./train-ops.js";
 
 function gradOf(t: Tensor): Float32Array {
@@ -25,11 +27,12 @@ const doubles = new WeakMap<Tensor, number>();
 export const exactNorm = (t: Tensor): number => doubles.get(t) ?? t.data[0]!;
 
 /**
- * The CPU's `TrainOps`: the tape's backward, gradients, norms and the AdamW update on CPU tensors.
+ * The CPU's autograd (`AutogradOps`): its tensors' own tape (@loop/tensor's `backward`,
+ * `noGrad`); clipping scales by the double norm (`exactNorm`). Checkpointing is the CPU model's
+ * own (`LoopedModel.forward`).
  */
-export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
-  ...cpuTransferOps,
-  name: "cpu",
+export const cpuAutograd: AutogradOps<Tensor> = {
+  noGrad,
   backward: (loss, weight) => backward(loss, [Float32Array.of(weight)]),
   setTrainable: (t, on) => {
     t.requiresGrad = on;
@@ -37,14 +40,21 @@ export const cpuTrainOps: TrainOps<Tensor, IntTensor> = {
   hasGrad: (t) => t.requiresGrad && t.grad !== null,
   zeroGrads: (params) => releaseGrads(params),
   readGrad: async (t) => (t.grad ? Float32Array.from(t.grad) : null),
+  clipGrads: (params, norm, maxNorm) =>
+    scaleGradsToNorm(params.map(gradOf), exactNorm(norm), maxNorm),
+};
+
+/** The CPU's `TrainOps` with its autograd: norms, the AdamW update and report slots. */
+export const cpuTrainOps: TrainOps<Tensor, IntTensor> & AutogradOps<Tensor> = {
+  ...cpuTransferOps,
+  ...cpuAutograd,
+  name: "cpu",
   gradNorm: (params) => {
     const n = normOfGrads(params.map(gradOf));
     const t = new Tensor(Float32Array.of(n), [1]);
     doubles.set(t, n);
     return t;
   },
-  clipGrads: (params, norm, maxNorm) =>
-    scaleGradsToNorm(params.map(gradOf), exactNorm(norm), maxNorm),
   zeros: (shape) => new Tensor(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape),
   scalars: (n) => new Tensor(new Float32Array(n), [n]),
   copyScalar: (src, dst, index) => {

@@ -14,7 +14,7 @@ import type { TransferOps } from "./model-ops.js";
 /** The transfers between the host and a backend's tensors (those of the model's ops). */
 export type DeviceTransfers<T, I> = Pick<
   TransferOps<T, I>,
-  "upload" | "uploadInt" | "read" | "shapeOf" | "noGrad" | "releaseTransients" | "dispose"
+  "upload" | "uploadInt" | "read" | "shapeOf" | "releaseTransients" | "dispose"
 >;
 
 /** A trainable tensor with its name, whether weight decay applies and its learning-rate factor. */
@@ -42,32 +42,15 @@ export interface AdamWStepConstants {
 }
 
 /**
- * What training needs of a backend beyond the model's ops: backward, gradient bookkeeping and
- * norms, the AdamW update and transfers, on its own tensors.
+ * What training needs of a backend beyond the model's kernels: the gradient norm, the AdamW
+ * update, a step's report slots and transfers, on its own tensors (the backward walk and the
+ * gradients' bookkeeping are `AutogradOps`, written once).
  */
 export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   /** For messages and run.json ("webgpu (SwiftShader …)", "cpu"). */
   readonly name: string;
-  /**
-   * Backpropagate from the one-element `loss`, its gradient seeded with `weight`; the gradients
-   * of the trainable leaves accumulate (a sum over calls until `zeroGrads`).
-   */
-  backward(loss: T, weight: number): void;
-  /** Train `t` or freeze it (a frozen leaf gets no gradient and no update). */
-  setTrainable(t: T, on: boolean): void;
-  /** Whether `t` trains and holds a gradient now. */
-  hasGrad(t: T): boolean;
-  /** Drop the gradients of `params`. */
-  zeroGrads(params: readonly T[]): void;
-  /** The gradient of `t` on the host (null when it has none). */
-  readGrad(t: T): Promise<Float32Array | null>;
   /** sqrt(Σ g²) over the gradients of `params` (all holding one), as a one-element tensor. */
   gradNorm(params: readonly T[]): T;
-  /**
-   * Scale the gradients of `params` by maxNorm/(norm + 1e-6) when `norm` (from `gradNorm`) is
-   * finite and above `maxNorm`; otherwise leave them.
-   */
-  clipGrads(params: readonly T[], norm: T, maxNorm: number): void;
   /** A persistent tensor of zeros (an optimiser moment). */
   zeros(shape: readonly number[]): T;
   /** A transient tensor of `n` zeros (the slots of a step's report). */

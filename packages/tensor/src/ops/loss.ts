@@ -136,3 +136,26 @@ export function entropy(p: Tensor): Tensor {
     return [gx];
   });
 }
+
+/**
+ * Σ x over the positions whose target ≠ IGNORE_INDEX, over their count N: [1] (NaN, zero
+ * gradient, when N = 0); x has as many elements as targets.
+ */
+export function maskedMean(x: Tensor, targets: IntTensor): Tensor {
+  if (x.size !== targets.size)
+    throw new Error(
+      `maskedMean: ${x.size} values for ${targets.size} targets (${shapeStr(x.shape)} vs ${shapeStr(targets.shape)})`,
+    );
+  const n = countTargets(targets);
+  const td = targets.data;
+  const xd = x.data;
+  let s = 0;
+  for (let i = 0; i < xd.length; i++) if (td[i] !== IGNORE_INDEX) s += xd[i]!;
+  return record1("maskedMean", [x], Float32Array.of(n === 0 ? Number.NaN : s / n), [1], ([g]) => {
+    const gx = allocF32(x.size);
+    if (n === 0) return [gx];
+    const v = g![0]! / n;
+    for (let i = 0; i < gx.length; i++) if (td[i] !== IGNORE_INDEX) gx[i] = v;
+    return [gx];
+  });
+}

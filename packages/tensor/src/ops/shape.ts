@@ -130,3 +130,52 @@ export function stack(xs: readonly Tensor[]): Tensor {
     xs.map((_t, k) => (needs[k] ? g!.slice(k * n, k * n + n) : null)),
   );
 }
+
+/** Cut x along its first axis into pieces of `sizes` rows (summing to the axis). */
+export function splitLeading(x: Tensor, sizes: readonly number[]): Tensor[] {
+  const n = x.shape[0] ?? 0;
+  if (sizes.reduce((a, b) => a + b, 0) !== n || sizes.some((s) => !Number.isInteger(s) || s < 0))
+    throw new Error(`split: sizes [${sizes.join(",")}] do not sum to axis 0 of ${shapeStr(x.shape)}`);
+  const inner = n === 0 ? 0 : x.size / n;
+  let start = 0;
+  const outs = sizes.map((s) => {
+    const d = allocF32Uninit(s * inner);
+    d.set(x.data.subarray(start * inner, (start + s) * inner));
+    start += s;
+    return { data: d, shape: [s, ...x.shape.slice(1)] };
+  });
+  return record("split", [x], outs, (gys) => {
+    const gx = allocF32(x.size);
+    let o = 0;
+    gys.forEach((g, k) => {
+      if (g) gx.set(g, o * inner);
+      o += sizes[k]!;
+    });
+    return [gx];
+  });
+}
+
+/** Join xs along their first axis (the other axes equal): splitLeading's inverse. */
+export function concatLeading(xs: readonly Tensor[]): Tensor {
+  if (xs.length === 0) throw new Error("concat: no tensors");
+  const rest = xs[0]!.shape.slice(1);
+  for (const t of xs)
+    if (t.shape.slice(1).join(",") !== rest.join(","))
+      throw new Error(`concat: shapes differ past axis 0: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`);
+  const total = xs.reduce((a, t) => a + t.size, 0);
+  const y = allocF32Uninit(total);
+  let o = 0;
+  for (const t of xs) {
+    y.set(t.data, o);
+    o += t.size;
+  }
+  const rows = xs.reduce((a, t) => a + (t.shape[0] ?? 0), 0);
+  return record1("concat", xs, y, [rows, ...rest], ([g], needs) => {
+    let off = 0;
+    return xs.map((t, k) => {
+      const start = off;
+      off += t.size;
+      return needs[k] ? g!.slice(start, start + t.size) : null;
+    });
+  });
+}

@@ -119,3 +119,14 @@ export function log(x: Tensor): Tensor {
     for (let i = 0; i < n; i++) gx[i] = g[i]! / xd[i]!;
   });
 }
+
+/** max(x, 0), elementwise; gradient 0 where x ≤ 0; differentiable. */
+export function relu(x: Tensor): Tensor {
+  const n = x.size;
+  const xd = x.data;
+  const y = allocF32(n);
+  for (let i = 0; i < n; i++) y[i] = xd[i]! > 0 ? xd[i]! : 0;
+  return record("relu", x, y, (gx, g) => {
+    for (let i = 0; i < n; i++) gx[i] = xd[i]! > 0 ? g[i]! : 0;
+  });
+}

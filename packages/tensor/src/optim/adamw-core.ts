@@ -9,6 +9,7 @@
  *   p ← p − lr · (m / (1−β1^t)) / (sqrt(v / (1−β2^t)) + eps)
  * Parameters that are frozen or hold no gradient are skipped and their moments stay untouched.
  */
+import type { AutogradOps } from "../backend/autograd-ops.js";
 import type { TrainOps, TrainParameter } from "../backend/train-ops.js";
 
 /** AdamW hyper-parameters: learning rate, β1, β2, ε and decoupled weight decay. */
@@ -33,7 +34,7 @@ export interface AdamWState {
  */
 export class AdamWCore<T> {
   /** The backend ops the update runs on. */
-  readonly ops: TrainOps<T, unknown>;
+  readonly ops: TrainOps<T, unknown> & AutogradOps<T>;
   /** The parameters updated, with their names, decay flags and learning-rate scales. */
   readonly params: readonly TrainParameter<T>[];
   /** The learning rate used when `step` is given none. */
@@ -52,7 +53,7 @@ export class AdamWCore<T> {
 
   /** Defaults as PyTorch's; every option checked, and the names unique (one message each). */
   constructor(
-    ops: TrainOps<T, unknown>,
+    ops: TrainOps<T, unknown> & AutogradOps<T>,
     params: readonly TrainParameter<T>[],
     o: AdamWOptions = {},
   ) {

@@ -5,11 +5,12 @@
  * (NaN or Infinity when a gradient is not finite, and nothing is scaled then), so a device can
  * read it back together with the losses.
  */
+import type { AutogradOps } from "../backend/autograd-ops.js";
 import type { TrainOps, TrainParameter } from "../backend/train-ops.js";
 
 /** The gradient norm (before clipping) of `params`; `maxNorm` 0 leaves the gradients. */
 export function clipGradients<T>(
-  ops: TrainOps<T, unknown>,
+  ops: TrainOps<T, unknown> & AutogradOps<T>,
   params: readonly TrainParameter<T>[],
   maxNorm: number,
 ): T {
