@@ -1,13 +1,14 @@
 /**
  * The CUDA backend's kernels of the backend contract (@loop/tensor `ModelOps`) run on the host
  * emulator (the same CUDA C, each block's threads on the CPU), forward and backward, against the
- * CPU's kernels of the same meaning (@loop/tensor's `cpuTensorOps`, its `backward`): unary of every kind (logsigmoid
- * at large |x| too), binary with and without a broadcast b, affine, split and concat along
+ * CPU's kernels of the same meaning (@loop/tensor's `cpuTensorOps`, its `backward`): unary of
+ * every kind (logsigmoid at large |x| too), binary with and without a broadcast b, affine, split and concat along
  * axis 0 and −1, ceRows with ignored and wrong targets, maskedMean (with no counted target too).
  * RoPE and attention have plain references here (the CPU's live in @loop/attention): rotate-half
  * at an offset, causal GQA with packed documents, and their gradients by the chain rule in double.
  * The gradients come through the backend's autograd (`deviceAutograd` over the context's tape):
- * the loss is Σ_k mean(out_k ⊙ W_k) over fixed random weights W_k, on both sides.
+ * the loss is Σ_k mean(out_k ⊙ W_k) over fixed random weights W_k, on both sides. That autograd
+ * is checked here too: checkpointing, noGrad, frozen leaves, accumulation, deferred clipping.
  * Skipped with one printed line without a C++ compiler (a failure under CI).
  */
 import {
@@ -390,6 +391,110 @@ describe.runIf(runs)("the CUDA contract kernels on the host emulator", () => {
         expectClose("attention dk", (await ops.readGrad(tk))!, scaled(ref.dk), 1e-6, 1e-4);
         expectClose("attention dv", (await ops.readGrad(tv))!, scaled(ref.dv), 1e-6, 1e-4);
       }
+    } finally {
+      release();
+    }
+  });
+});
+
+/** mean(y ⊙ w) on the backend: a [1] loss from any y. */
+function meanOf(ops: Ops, y: CudaTensor, w: Float32Array): CudaTensor {
+  const n = w.length;
+  const prod = ops.reshape(ops.binary("mul", y, ops.upload(w, ops.shapeOf(y))), [n]);
+  return ops.maskedMean(prod, ops.uploadInt(new Int32Array(n), [n]));
+}
+
+describe.runIf(runs)("the CUDA backend's autograd (deviceAutograd over the context's tape)", () => {
+  it("checkpoint gives the gradients of the plain forward, its intermediates recomputed", async () => {
+    const xs = randn(4 * 6);
+    const ws = randn(5 * 6, 0.5);
+    const gs = randn(4 * 5);
+    const grads = async (checkpointed: boolean) => {
+      const { ops, release } = backend();
+      try {
+        const x = ops.upload(xs, [4, 6], { requiresGrad: true });
+        const w = ops.upload(ws, [5, 6], { persistent: true, requiresGrad: true });
+        const f = (u: CudaTensor) => ops.unary("logsigmoid", ops.linear(u, w));
+        const y = checkpointed ? ops.checkpoint!(f, x, [w]) : f(x);
+        ops.backward(meanOf(ops, y, gs), 1);
+        return { y: await ops.read(y), gx: (await ops.readGrad(x))!, gw: (await ops.readGrad(w))! };
+      } finally {
+        release();
+      }
+    };
+    const plain = await grads(false);
+    const ckpt = await grads(true);
+    expectClose("y", ckpt.y, plain.y, 0, 0);
+    expectClose("gx", ckpt.gx, plain.gx, 0, 0);
+    expectClose("gw", ckpt.gw, plain.gw, 0, 0);
+  });
+
+  it("noGrad records nothing; a frozen leaf gets no gradient; gradients add until zeroGrads", async () => {
+    const { ops, release } = backend();
+    try {
+      const x = ops.upload(randn(6), [2, 3], { requiresGrad: true });
+      const b = ops.upload(randn(3), [3], { persistent: true, requiresGrad: true });
+      const g = randn(6);
+      const unrecorded = ops.noGrad(() => meanOf(ops, ops.binary("mul", x, b), g));
+      expect(() => ops.backward(unrecorded, 1)).toThrow(
+        /^cuda backward: the loss records no gradient path$/,
+      );
+      ops.setTrainable(b, false);
+      ops.backward(meanOf(ops, ops.binary("add", x, b), g), 1);
+      expect(ops.hasGrad(b)).toBe(false);
+      expect(await ops.readGrad(b)).toBeNull();
+      ops.setTrainable(b, true);
+      ops.backward(meanOf(ops, ops.binary("add", x, b), g), 1);
+      expect(ops.hasGrad(b)).toBe(true);
+      const once = (await ops.readGrad(b))!.slice();
+      // b's gradient: Σ over the 2 rows of g/6
+      expectClose(
+        "gb",
+        once,
+        [0, 1, 2].map((j) => (g[j]! + g[3 + j]!) / 6),
+      );
+      ops.backward(meanOf(ops, ops.binary("add", x, b), g), 0.5);
+      expectClose(
+        "gb, accumulated",
+        (await ops.readGrad(b))!,
+        Array.from(once, (v) => 1.5 * v),
+      );
+      ops.zeroGrads([b]);
+      expect(ops.hasGrad(b)).toBe(false);
+    } finally {
+      release();
+    }
+  });
+
+  it("clipGrads is applied by AdamW as it reads the gradient, and by readGrad", async () => {
+    const { ops, release } = backend();
+    try {
+      const w0 = randn(8);
+      const w = ops.upload(w0, [8], { persistent: true, requiresGrad: true });
+      const u = ops.upload(randn(8), [8], { persistent: true, requiresGrad: true });
+      const gw = randn(8);
+      const gu = randn(8);
+      ops.backward(ops.binary("add", meanOf(ops, w, gw), meanOf(ops, u, gu)), 1);
+      const norm = ops.gradNorm([w, u]);
+      const want = Math.hypot(...Array.from(gw, (v) => v / 8), ...Array.from(gu, (v) => v / 8));
+      expectClose("norm", await ops.read(norm), [want]);
+      const maxNorm = want / 4;
+      ops.clipGrads([w, u], norm, maxNorm);
+      const factor = maxNorm / (want + 1e-6);
+      expectClose(
+        "clipped u",
+        (await ops.readGrad(u))!,
+        Array.from(gu, (v) => (v / 8) * factor),
+      );
+      const c = { decay: 0.99, stepSize: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, sc2: 1.5 };
+      ops.adamw(w, ops.zeros([8]), ops.zeros([8]), c);
+      const next = Array.from(w0, (v, i) => {
+        const g = (gw[i]! / 8) * factor;
+        const m = (1 - c.beta1) * g;
+        const s = (1 - c.beta2) * g * g;
+        return v * c.decay - (c.stepSize * m) / (Math.sqrt(s) * c.sc2 + c.eps);
+      });
+      expectClose("w after AdamW", await ops.read(w), next, 1e-6, 1e-5);
     } finally {
       release();
     }
