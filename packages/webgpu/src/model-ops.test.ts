@@ -21,6 +21,7 @@ import {
 import { checkAgainstCpu, expectClose, gpuForTests, randomData } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { backwardGpu } from "./backward.js";
+import { gpuCapabilities } from "./capabilities.js";
 import { gpuBackendOps } from "./gpu-backend-ops.js";
 import { type GpuTensor, gpuParameter, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { gpuModelOps } from "./model-ops.js";
@@ -413,5 +414,7 @@ describe.runIf(ctx)("webgpu backend members", () => {
         "scaleGrads",
       ].sort(),
     );
+    // the fused composites it registers, as its capabilities report them
+    expect(gpuCapabilities(ctx!, ops).fused).toEqual(["linears", "linearSplit"]);
   });
 });
