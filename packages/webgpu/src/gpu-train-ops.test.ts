@@ -16,8 +16,8 @@ import {
 } from "@loop/tensor";
 import { expectClose, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
-import { releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { gpuBackendOps } from "./gpu-backend-ops.js";
+import { releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import type { GpuNamedParameter } from "./gpu-train-ops.js";
 
 const ctx = await gpuForTests("webgpu optimiser");
