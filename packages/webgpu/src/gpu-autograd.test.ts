@@ -102,7 +102,7 @@ describe.runIf(ctx)("webgpu autograd (deviceAutograd over the GPU tape)", () => 
     releaseTransients(ctx!);
   });
 
-  it("clipGrads scales the gradients as they are next read", async () => {
+  it("clipGrads scales the gradients as they are next read (scaleGrads after it too)", async () => {
     const ops = gpuBackendOps(ctx!);
     const { w, h, x, t } = gpuModel(ops);
     ops.backward(lossOn(ops, x, h, w, t), 1);
@@ -116,6 +116,14 @@ describe.runIf(ctx)("webgpu autograd (deviceAutograd over the GPU tape)", () => 
       clipped,
       gw.map((v) => v * s),
       "clipped ∂w",
+    );
+    // the loss-scale unscaling reads the gradients through autograd too (clipping applied first)
+    ops.clipGrads([w, h], norm, n / 2);
+    ops.scaleGrads!([w, h], 0.5);
+    await expectClose(
+      (await ops.readGrad(w))!,
+      gw.map((v) => v * s * s * 0.5),
+      "∂w clipped again, then scaled",
     );
     for (const p of [w, h]) p.dispose();
     releaseTransients(ctx!);
