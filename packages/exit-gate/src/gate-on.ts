@@ -24,7 +24,18 @@ export function gateLogitsOn<T, I>(
   bias: T,
 ): T {
   if (readouts.length === 0) throw new Error("gateLogits: no readouts");
-  const tokens = ops.shapeOf(readouts[0]!).slice(0, -1);
+  const first = ops.shapeOf(readouts[0]!);
+  const D = first.at(-1) ?? 0;
+  const same = (s: readonly number[], want: readonly number[]) =>
+    s.length === want.length && s.every((d, i) => d === want[i]);
+  for (const x of readouts)
+    if (!same(ops.shapeOf(x), first))
+      throw new Error(`gateLogits: readouts of shapes [${first}] and [${ops.shapeOf(x)}]`);
+  if (!same(ops.shapeOf(weight), [1, D]))
+    throw new Error(`gateLogits: weight has shape [${ops.shapeOf(weight)}], expected [1,${D}]`);
+  if (!same(ops.shapeOf(bias), [1]))
+    throw new Error(`gateLogits: bias has shape [${ops.shapeOf(bias)}], expected [1]`);
+  const tokens = first.slice(0, -1);
   const rows = readouts.map((x) =>
     ops.reshape(ops.binary("add", ops.linear(x, weight), bias), [1, ...tokens]),
   );

@@ -9,7 +9,7 @@ import { startEmulatedDevice } from "@loop/cuda/node";
 import { cpuBackendOps } from "@loop/looped";
 import { suiteRuns } from "@loop/test-support";
 import { gpuForTests } from "@loop/test-support-gpu";
-import { gpuModelOps } from "@loop/webgpu";
+import { gpuBackendOps } from "@loop/webgpu";
 import { decodeKernelSuite } from "./decode-kernels.test-util.js";
 
 decodeKernelSuite("cpu", true, () => cpuBackendOps);
@@ -27,4 +27,4 @@ decodeKernelSuite(
 );
 
 const ctx = await gpuForTests("the WebGPU decode kernels");
-decodeKernelSuite("webgpu", ctx !== null, () => gpuModelOps(ctx!));
+decodeKernelSuite("webgpu", ctx !== null, () => gpuBackendOps(ctx!));

@@ -17,7 +17,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { pHop } from "@loop/tasks";
 import { goldenPath } from "@loop/test-support";
 import { gpuForTests } from "@loop/test-support-gpu";
-import { gpuModelOps } from "@loop/webgpu";
+import { gpuBackendOps } from "@loop/webgpu";
 import { describe, expect, it } from "vitest";
 import { deviceOutputSource } from "./device-eval.js";
 
@@ -28,7 +28,7 @@ describe.runIf(ctx)("generate and eval on webgpu", () => {
   /** The tokens generateOn samples on the GPU. */
   async function onGpu(model: LoopedModel, prompt: number[], opts: GenerateOptions) {
     const out: number[] = [];
-    for await (const t of generateOn(gpuModelOps(ctx!), model, prompt, opts)) out.push(t);
+    for await (const t of generateOn(gpuBackendOps(ctx!), model, prompt, opts)) out.push(t);
     return out;
   }
 
@@ -57,7 +57,7 @@ describe.runIf(ctx)("generate and eval on webgpu", () => {
     const task = pHop({ alphabet: 4, length: 8, hops: 1 });
     expect(task.vocabSize).toBeLessThanOrEqual(model.config.vocab_size);
     const batches = task.evalSet({ count: 6, batchSize: 3 });
-    const gm = toDevice(model, gpuModelOps(ctx!));
+    const gm = toDevice(model, gpuBackendOps(ctx!));
     try {
       const source = deviceOutputSource(gm);
       const qs = [0.3, 0.9];

@@ -1,5 +1,5 @@
 /**
- * The device model on the WebGPU ops (toDevice(model, gpuModelOps(ctx)): @loop/looped's forward
+ * The device model on the WebGPU ops (toDevice(model, gpuBackendOps(ctx)): @loop/looped's forward
  * written once, run on the GPU) against LoopedModel (the CPU oracle, itself checked against the golden files):
  * the same weights and tokens give the same readouts and logits of every loop step and the same
  * gradient of the final-loop cross-entropy for every parameter (summed over the R uses of the
@@ -9,15 +9,10 @@
  */
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
 import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "@loop/looped/internal";
-import { backward, crossEntropy, IntTensor } from "@loop/tensor";
+import { backward, crossEntropy, crossEntropyOn, IntTensor } from "@loop/tensor";
 import { expectClose, gpuForTests } from "@loop/test-support-gpu";
-import { gpuModelOps, releaseTransients, uploadTensor } from "@loop/webgpu";
-import {
-  backwardGpu,
-  crossEntropy as gpuCrossEntropy,
-  transientCount,
-  zeroGpuGrads,
-} from "@loop/webgpu/internal";
+import { gpuBackendOps, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu, transientCount, zeroGpuGrads } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 
 const ctx = await gpuForTests("webgpu looped model");
@@ -35,7 +30,8 @@ describe.runIf(ctx)("the device model on webgpu matches LoopedModel", () => {
       const cpu = new LoopedModel(parseConfig({ vocab_size: V, d_model: 16, ...extra }), {
         seed: 5,
       });
-      const gm = toDevice(cpu, gpuModelOps(ctx!));
+      const ops = gpuBackendOps(ctx!);
+      const gm = toDevice(cpu, ops);
       expect(gm.parameters().map((p) => p.name)).toEqual(cpu.parameters().map((p) => p.name));
       const { tokens, targets, seqIdx } = data(B, T, 7);
       const want = cpu.forward(new IntTensor(tokens, [B, T]), { steps: "all", seqIdx });
@@ -50,7 +46,7 @@ describe.runIf(ctx)("the device model on webgpu matches LoopedModel", () => {
         await expectClose(got.readouts[i]!, want.readouts[i]!.data, `readout ${i + 1}`);
         await expectClose(got.logits[i]!, want.logits[i]!.data, `logits ${i + 1}`);
       }
-      const gl = gpuCrossEntropy(got.logits.at(-1)!, uploadTensor(ctx!, targets, [B, T]));
+      const gl = crossEntropyOn(ops, got.logits.at(-1)!, uploadTensor(ctx!, targets, [B, T]));
       await expectClose(gl, loss.data, "loss");
       backwardGpu(gl);
       const cpuParams = cpu.parameters();
@@ -77,7 +73,7 @@ describe.runIf(ctx)("the device model on webgpu matches LoopedModel", () => {
     const cfg = parseConfig({ vocab_size: V, d_model: 16, ...CASES.transformer });
     const a = new LoopedModel(cfg, { seed: 1 });
     const b = new LoopedModel(cfg, { seed: 2 });
-    const gm = toDevice(a, gpuModelOps(ctx!));
+    const gm = toDevice(a, gpuBackendOps(ctx!));
     const tok = uploadTensor(ctx!, data(1, 5, 3).tokens, [1, 5]);
     const last = gm.forward(tok, { steps: "last", skipLogits: true });
     expect(last.stepIndex).toEqual([2]);

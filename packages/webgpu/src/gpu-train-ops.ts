@@ -68,12 +68,6 @@ export function gpuTrainOps(ctx: GpuContext, grads: GpuGradients): TrainOps<GpuT
       fillInPlace(t, 0);
       return t;
     },
-    scalars: (n) => fillTensor(ctx, [n], 0),
-    copyScalar: (src, dst, index) => {
-      if (index < 0 || index >= dst.size)
-        throw new Error(`webgpu copyScalar: slot ${index} outside [0, ${dst.size})`);
-      ctx.copy(src.buffer, 0, dst.buffer, index * 4, 4);
-    },
     adamw: (param, m, v, c, guard) => {
       const { grad: g, clip: clipped } = grads.takeGrad(param);
       ctx.run(

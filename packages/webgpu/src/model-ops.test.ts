@@ -406,8 +406,6 @@ describe.runIf(ctx)("webgpu backend members", () => {
         "name",
         "gradNorm",
         "zeros",
-        "scalars",
-        "copyScalar",
         "adamw",
         "guardFinite",
         "flush",

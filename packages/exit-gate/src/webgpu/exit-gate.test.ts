@@ -1,29 +1,26 @@
 import { backward, intTensor, parameter, type Tensor } from "@loop/tensor";
 import { randn } from "@loop/tensor/internal";
 import { expectClose, gpuForTests, toGpu, toGpuInt } from "@loop/test-support-gpu";
-import { type GpuTensor, releaseTransients, uploadTensor } from "@loop/webgpu";
-import {
-  backwardGpu,
-  exitPdf,
-  gateLogits,
-  perStepCrossEntropy,
-  stage1Loss,
-  stage1Objective,
-  stage2Loss,
-  stage2Objective,
-} from "@loop/webgpu/internal";
+import { type GpuTensor, gpuBackendOps, releaseTransients, uploadTensor } from "@loop/webgpu";
+import { backwardGpu } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
 import {
   exitPdf as cpuExitPdf,
   gateLogits as cpuGateLogits,
   perStepCrossEntropy as cpuPerStepCE,
-  stage1Objective as cpuStage1,
   stage1Loss as cpuStage1Loss,
-  stage2Objective as cpuStage2,
   stage2Loss as cpuStage2Loss,
 } from "../index.js";
+import { exitPdfOn, gateLogitsOn } from "../gate-on.js";
+import { perStepCeOn, stage1LossOn, stage2LossOn } from "../stage-losses-on.js";
 
 const ctx = await gpuForTests("webgpu exit-gate ops");
+// the exit gate's ops composed over the WebGPU kernels (gate-on.ts, stage-losses-on.ts)
+const ops = ctx ? gpuBackendOps(ctx) : null;
+const gateLogits = (xs: readonly GpuTensor[], w: GpuTensor, b: GpuTensor) =>
+  gateLogitsOn(ops!, xs, w, b);
+const exitPdf = (a: GpuTensor) => exitPdfOn(ops!, a);
+const perStepCrossEntropy = (l: readonly GpuTensor[], t: GpuTensor) => perStepCeOn(ops!, l, t);
 
 const R = 4;
 const S = [2, 5]; // token shape; M = 10
@@ -98,57 +95,19 @@ describe.runIf(ctx)("webgpu exit-gate ops match @loop/exit-gate", () => {
     done(gl);
   });
 
-  it("stage1Objective: L1, ∂a and ∂ℓ for several β", async () => {
-    for (const beta of [0, 0.05, 1]) {
-      const a = randn([R, ...S], 7, { std: 1.5 });
-      const ce = parameter(
-        randn([R, ...S], 8).data.map((v) => Math.abs(v) + 0.5),
-        [R, ...S],
-      );
-      const L = cpuStage1(a, ce, targets, beta);
-      backward([L], [Float32Array.of(0.7)]);
-      const [ga, gce] = [toGpu(ctx!, a), toGpu(ctx!, ce)];
-      const gL = stage1Objective(ga, gce, toGpuInt(ctx!, targets), beta);
-      expect(gL.shape).toEqual([1]);
-      await expectClose(gL, L.data, `L1(β=${beta})`);
-      backwardGpu(gL, uploadTensor(ctx!, Float32Array.of(0.7), [1]));
-      await expectClose(ga.grad!, a.grad!, "∂a");
-      await expectClose(gce.grad!, ce.grad!, "∂ℓ");
-      done([ga, gce]);
-    }
-  });
-
-  it("stage2Objective: L2 and ∂a for several k, γ", async () => {
-    for (const [k, gamma] of [
-      [50, 0.005],
-      [3, 0.2],
-    ] as const) {
-      const a = randn([R, ...S], 9, { std: 1.5 });
-      const ce = randn([R, ...S], 10, { requiresGrad: false });
-      const L = cpuStage2(a, ce, targets, k, gamma);
-      backward([L], [Float32Array.of(1.3)]);
-      const ga = toGpu(ctx!, a);
-      const gL = stage2Objective(ga, toGpu(ctx!, ce, false), toGpuInt(ctx!, targets), k, gamma);
-      await expectClose(gL, L.data, `L2(k=${k}, γ=${gamma})`);
-      backwardGpu(gL, uploadTensor(ctx!, Float32Array.of(1.3), [1]));
-      await expectClose(ga.grad!, a.grad!, "∂a");
-      done([ga]);
-    }
-  });
-
   it("every target ignored: NaN losses and zero gradients, as on the CPU", async () => {
     const none = toGpuInt(ctx!, intTensor(new Array(10).fill(-100), S));
     const ga = toGpu(ctx!, randn([R, ...S], 11));
-    const gce = toGpu(ctx!, randn([R, ...S], 12));
-    const l1 = stage1Objective(ga, gce, none);
-    const l2 = stage2Objective(ga, gce, none);
+    const gl = perStep([...S, 5], 12).map((l) => toGpu(ctx!, l));
+    const l1 = stage1LossOn(ops!, ga, gl, none);
+    const l2 = stage2LossOn(ops!, { logits: () => ga }, gl, gl, none);
     expect(Number.isNaN((await l1.read())[0])).toBe(true);
     expect(Number.isNaN((await l2.read())[0])).toBe(true);
     backwardGpu(l1, uploadTensor(ctx!, Float32Array.of(1), [1]));
     backwardGpu(l2, uploadTensor(ctx!, Float32Array.of(1), [1]));
     expect(await ga.grad!.read()).toEqual(new Float32Array(R * 10));
-    expect(await gce.grad!.read()).toEqual(new Float32Array(R * 10));
-    done([ga, gce]);
+    for (const l of gl) expect(await l.grad!.read()).toEqual(new Float32Array(10 * 5));
+    done([ga, ...gl]);
   });
 
   it("stage1Loss and stage2Loss through a gate: values and which parameters get gradients", async () => {
@@ -167,7 +126,7 @@ describe.runIf(ctx)("webgpu exit-gate ops match @loop/exit-gate", () => {
 
     const L1 = cpuStage1Loss(cpuGate.logits(xs), logits, targets, { beta: 0.1 });
     backward([L1]);
-    const gL1 = stage1Loss(gpuGate.logits(gxs), gl, gt, { beta: 0.1 });
+    const gL1 = stage1LossOn(ops!, gpuGate.logits(gxs), gl, gt, { beta: 0.1 });
     await expectClose(gL1, L1.data, "L1");
     backwardGpu(gL1);
     await expectGrads(xs, gxs, "readouts (stage 1)");
@@ -182,7 +141,7 @@ describe.runIf(ctx)("webgpu exit-gate ops match @loop/exit-gate", () => {
     }
     const L2 = cpuStage2Loss(cpuGate, xs, logits, targets, { k: 20, gamma: 0.01 });
     backward([L2]);
-    const gL2 = stage2Loss(gpuGate, gxs, gl, gt, { k: 20, gamma: 0.01 });
+    const gL2 = stage2LossOn(ops!, gpuGate, gxs, gl, gt, { k: 20, gamma: 0.01 });
     await expectClose(gL2, L2.data, "L2");
     backwardGpu(gL2);
     await expectClose(gw.grad!, w.grad!, "∂weight (stage 2)");
@@ -193,16 +152,14 @@ describe.runIf(ctx)("webgpu exit-gate ops match @loop/exit-gate", () => {
 
   it("names the problem on bad shapes", () => {
     const a = uploadTensor(ctx!, new Float32Array(8), [4, 2]);
-    const ce = uploadTensor(ctx!, new Float32Array(6), [3, 2]);
     const t = uploadTensor(ctx!, new Int32Array(2), [2]);
-    expect(() => stage1Objective(a, ce, t)).toThrow(
-      /webgpu stage1Objective: ce has shape \[3,2\], expected \[4,2\]/,
-    );
     const x = uploadTensor(ctx!, new Float32Array(6), [2, 3]);
     const w = uploadTensor(ctx!, new Float32Array(2), [1, 2]);
     const b = uploadTensor(ctx!, new Float32Array(1), [1]);
-    expect(() => gateLogits([x], w, b)).toThrow(/weight has shape \[1,2\], expected \[1,3\]/);
-    expect(() => stage1Loss(a, [x], t)).toThrow(/logitsPerStep has 1 steps, expected R = 4/);
+    expect(() => gateLogits([x], w, b)).toThrow(/gateLogits: weight has shape \[1,2\], expected \[1,3\]/);
+    expect(() => stage1LossOn(ops!, a, [x], t)).toThrow(
+      /stage1Loss: logitsPerStep has 1 steps, expected R = 4/,
+    );
     releaseTransients(ctx!);
   });
 });
