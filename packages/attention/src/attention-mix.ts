@@ -7,12 +7,10 @@
  *   MLP:       out = down_proj(silu(gate_proj(x)) ⊙ up_proj(x))
  */
 import type { AttentionOps, TensorOps } from "@loop/tensor";
+import { type ProjectedAttentionKernels, projectedAttentionOn } from "./projected-attention-on.js";
 
-/**
- * The ops the attention mixer needs from a backend: `linear` and the fused `projectedAttention`.
- */
-export type AttentionMixOps<T, I> = Pick<TensorOps<T, I>, "linear"> &
-  Pick<AttentionOps<T, I>, "projectedAttention">;
+/** The kernels the attention mixer needs from a backend. */
+export type AttentionMixOps<T, I> = ProjectedAttentionKernels<T, I>;
 
 /** Options of one attention mix: where the positions start and which document each belongs to. */
 export interface AttentionMixOptions<I> {
@@ -30,8 +28,7 @@ export function attentionMix<T, I>(
   u: T,
   opts: AttentionMixOptions<I> = {},
 ): T {
-  // q, k, v as one projection, RoPE and attention in one op (projected-attention.ts on the CPU)
-  const y = ops.projectedAttention(u, w("q_proj.weight"), w("k_proj.weight"), w("v_proj.weight"), {
+  const y = projectedAttentionOn(ops, u, w("q_proj.weight"), w("k_proj.weight"), w("v_proj.weight"), {
     nHeads: cfg.nHeads,
     nKvHeads: cfg.nKvHeads,
     rope: { theta: cfg.ropeTheta, offset: opts.positionOffset ?? 0 },

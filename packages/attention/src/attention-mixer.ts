@@ -12,6 +12,7 @@
  */
 import {
   cpuTensorOps,
+  cpuTransferOps,
   IntTensor,
   linear,
   type NamedParameter,
@@ -56,7 +57,7 @@ export function attentionProjDims(cfg: AttentionConfig): {
 }
 
 /** The CPU ops the differentiable forward (attention-mix.ts) runs on. */
-const CPU_OPS = { ...cpuTensorOps, ...cpuAttentionOps };
+const CPU_OPS = { ...cpuTransferOps, ...cpuTensorOps, ...cpuAttentionOps };
 
 /**
  * Causal grouped-query attention with RoPE as a `SequenceMixer`: q/k/v/o projections, a KV cache as

@@ -18,6 +18,10 @@ export type { ModuleInit } from "./init.js";
 export { KvCache } from "./kv-cache.js";
 export type { AttentionKernelSet } from "./native-kernel-sets.js";
 export { type ProjectedAttentionOptions, projectedAttention } from "./projected-attention.js";
+export {
+  type ProjectedAttentionKernels,
+  projectedAttentionOn,
+} from "./projected-attention-on.js";
 export { type RopeOptions, rope, ropeInPlace, ropeTables } from "./rope.js";
 export { swiglu } from "./swiglu.js";
 export { type SwiGluConfig, SwiGluMlp } from "./swiglu-mlp.js";

@@ -17,8 +17,7 @@ import {
   type Tensor,
   weightLookup,
 } from "@loop/tensor";
-import { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
-import { exitGateLogits } from "./gate-mix.js";
+import { gateLogits } from "./gate-logits.js";
 
 /** Size of an exit gate: the model width it reads readouts of. */
 export interface ExitGateConfig {
@@ -71,7 +70,8 @@ export class ExitGate implements Module {
 
   /** Gate logits a [R, ...S] from readouts R × [...S, D]. */
   logits(readouts: readonly Tensor[]): Tensor {
-    return exitGateLogits(cpuExitGateOps, this.weightNamed, readouts);
+    // the CPU model's fused float64 op (gate-on.ts composes the same on device kernels)
+    return gateLogits(readouts, this.weight, this.bias);
   }
 
   /**

@@ -1,4 +1,3 @@
-export { cpuExitGateOps } from "./cpu-exit-gate-ops.js";
 export { detach, freeze, unfreeze } from "./detach.js";
 export { ExitGate, type ExitGateConfig, type ExitGateOptions } from "./exit-gate.js";
 export { exitPdf } from "./exit-pdf.js";
@@ -25,9 +24,21 @@ export { exitHistogram, meanExitStep, qSweep, type SweepPoint } from "./exit-sta
 export { exitStepName, formatQ } from "./format-q.js";
 export { gateLogits } from "./gate-logits.js";
 export { exitGateLogits } from "./gate-mix.js";
+export {
+  exitPdfOn,
+  type GateKernels,
+  gateLogitsOn,
+  logExitPdfOn,
+} from "./gate-on.js";
 export { mixtureLogits, mixtureLogProbs } from "./mixture.js";
 export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./per-step-ce.js";
 export { exitAtStep, selectLogits } from "./select-logits.js";
+export {
+  perStepCeOn,
+  type StageKernels,
+  stage1LossOn,
+  stage2LossOn,
+} from "./stage-losses-on.js";
 export { DEFAULT_BETA, type Stage1Options, stage1Loss, stage1Objective } from "./stage1.js";
 export {
   continuationLabels,

@@ -1,14 +1,13 @@
 /*
- * The CPU backend's ops (`BackendOps` of @loop/tensor): the engine's general and training ops and
- * the fused ops of the mixers and the exit gate, and the decode kernels (`DecodeOps`), each
- * package's slice as it exports it. The CPU
+ * The CPU backend's ops (`BackendOps` of @loop/tensor): the engine's general kernels, training
+ * ops and autograd, the mixers' kernels and the decode kernels (`DecodeOps`), each package's
+ * slice as it exports it. The CPU
  * classes (`LoopedModel`, `Layer`, the mixers, `ExitGate`) run the generic forward on these, so
  * their numbers are the ops' own, bit for bit; `toDevice(model, cpuBackendOps)` is a device
  * model on the CPU. These run on the kernels the kernel-set registry holds when they are called;
  * `cpuBackendOpsOn(kernels)` on a backend's own (two CPU backends side by side).
  */
 import { cpuAttendStep, cpuAttentionOps } from "@loop/attention";
-import { cpuExitGateOps } from "@loop/exit-gate";
 import { cpuMamba2Decode, cpuMamba2Ops } from "@loop/ssm-kernels";
 import {
   type BackendOps,
@@ -31,7 +30,6 @@ export const cpuBackendOps: BackendOps<Tensor, IntTensor> & DecodeOps<Tensor, In
   ...cpuTensorOps,
   ...cpuMamba2Ops,
   ...cpuAttentionOps,
-  ...cpuExitGateOps,
   ...cpuMamba2Decode,
   ...cpuAttendStep,
 };

@@ -15,15 +15,15 @@
 import { attentionStepMix } from "@loop/attention";
 import { OnlineExitRule, type StepSignals } from "@loop/exit-gate";
 import { mamba2StepMix } from "@loop/ssm-kernels";
-import type { DecodeOps, KvCacheState, Mamba2DecodeState, ModelOps } from "@loop/tensor";
+import type { DecodeOps, KvCacheState, Mamba2DecodeState } from "@loop/tensor";
 import { isAttentionLayer } from "./config.js";
 import type { EarlyExitSettings } from "./decode-early-exit.js";
-import type { DeviceModel } from "./device-model.js";
+import type { DeviceModel, DeviceModelOps } from "./device-model.js";
 import { layerForward } from "./looped-forward.js";
 import { attentionConfig, mamba2Config } from "./mixer-configs.js";
 
 /** What device decoding needs of a backend: the model's ops and the two decode kernels. */
-export type DecodeBackendOps<T, I> = ModelOps<T, I> & DecodeOps<T, I>;
+export type DecodeBackendOps<T, I> = DeviceModelOps<T, I> & DecodeOps<T, I>;
 
 /** One layer's decoding state on the backend: a Mamba-2 state or a KV cache. */
 export type DeviceLayerState<T> = Mamba2DecodeState<T> | KvCacheState<T>;
@@ -39,7 +39,7 @@ export interface DeviceDecodeState<T> {
 }
 
 /** Whether a backend's ops include the decode kernels. */
-export function hasDecodeOps<T, I>(ops: ModelOps<T, I>): ops is DecodeBackendOps<T, I> {
+export function hasDecodeOps<T, I>(ops: DeviceModelOps<T, I>): ops is DecodeBackendOps<T, I> {
   const o = ops as Partial<DecodeOps<T, I>>;
   return typeof o.mamba2Step === "function" && typeof o.attendStep === "function";
 }

@@ -6,7 +6,13 @@
  * resume (`copyFrom`). Generic in the backend's tensor types: `toDevice(model, gpuModelOps(ctx))`
  * is the WebGPU model, `toDevice(model, cpuBackendOps)` a copy on the CPU.
  */
-import type { ModelOps } from "@loop/tensor";
+import type { AutogradOps, ModelOps } from "@loop/tensor";
+
+/**
+ * What a device model runs on: a backend's kernels, with the autograd switches the model reads
+ * (recording off for inference, activation checkpointing).
+ */
+export type DeviceModelOps<T, I> = ModelOps<T, I> & Pick<AutogradOps<T>, "noGrad" | "checkpoint">;
 import { type Checkpointing, checkpointWrappers } from "./checkpointing.js";
 import type { ModelConfig } from "./config.js";
 import type { StepOutputsOf } from "./loop.js";
@@ -49,14 +55,14 @@ export type DeviceForwardOptions<I> = Omit<
  */
 export class DeviceModel<T, I> {
   /** The backend ops the model runs on. */
-  readonly ops: ModelOps<T, I>;
+  readonly ops: DeviceModelOps<T, I>;
   /** The model's configuration. */
   readonly config: ModelConfig;
   private readonly params: readonly DeviceParameter<T>[];
   private readonly byName: Map<string, T>;
   private readonly core: LoopedCore<T, I>;
 
-  constructor(ops: ModelOps<T, I>, config: ModelConfig, params: readonly DeviceParameter<T>[]) {
+  constructor(ops: DeviceModelOps<T, I>, config: ModelConfig, params: readonly DeviceParameter<T>[]) {
     this.ops = ops;
     this.config = config;
     this.params = params;
@@ -163,7 +169,7 @@ export class DeviceModel<T, I> {
  * with a custom mixer (ModelOptions.mixer) is refused: the device forward runs the built-in
  * mixers by their weights' names, and would silently compute another model.
  */
-export function toDevice<T, I>(model: LoopedModel, ops: ModelOps<T, I>): DeviceModel<T, I> {
+export function toDevice<T, I>(model: LoopedModel, ops: DeviceModelOps<T, I>): DeviceModel<T, I> {
   const i = model.layers.findIndex((l) => l.customMixer);
   if (i >= 0)
     throw new Error(

@@ -60,6 +60,7 @@ export { generateOn } from "./device-generate.js";
 export {
   type DeviceForwardOptions,
   DeviceModel,
+  type DeviceModelOps,
   type DeviceParameter,
   toDevice,
 } from "./device-model.js";

@@ -70,12 +70,12 @@ export function layerForward<T, I>(
   const y = mix(u);
   // the norms' outputs are read by projections only (a backend may keep those in f16)
   ops.done?.(u);
-  const x = ops.add(h, y);
+  const x = ops.binary("add", h, y);
   if (!cfg.mlp) return x;
   const v = ops.rmsnorm(x, w("mlp_norm.weight"), cfg.norm_eps);
   const m = swigluMix(ops, at("mlp."), v);
   ops.done?.(v);
-  return ops.add(x, m);
+  return ops.binary("add", x, m);
 }
 
 /** The model's maps around the loop (embedding, end of step, readout, head, gate) on `ops`. */

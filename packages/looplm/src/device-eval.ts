@@ -14,6 +14,7 @@ import {
   type StepOutputSource,
   type StepOutputs,
 } from "@loop/eval";
+import { exitPdfOn } from "@loop/exit-gate";
 import { type DeviceModel, type LoopedModel, toDevice } from "@loop/looped";
 import type { Batch } from "@loop/tasks";
 import { type Precision, tensor } from "@loop/tensor";
@@ -33,7 +34,7 @@ export function deviceOutputSource<T, I>(dm: DeviceModel<T, I>): StepOutputSourc
           const tokens = ops.uploadInt(batch.tokens, [B, T]);
           const seqIdx = batch.seqIdx ? ops.uploadInt(batch.seqIdx, [B * T]) : null;
           const fwd = dm.forward(tokens, { steps: "all", seqIdx });
-          const pdf = gate && dm.hasExitGate ? ops.exitPdf(dm.gateLogits(fwd.readouts)) : null;
+          const pdf = gate && dm.hasExitGate ? exitPdfOn(ops, dm.gateLogits(fwd.readouts)) : null;
           return { logits: fwd.logits, pdf, ro: readouts ? fwd.readouts : null };
         });
         const cpuLogits = [];

@@ -50,7 +50,7 @@ function setup(o: TrainOptions, poisonStep = 0) {
   const nan = ops.upload(Float32Array.of(Number.NaN), [1], { persistent: true });
   dev.stageLoss = (t, y, s) => {
     const l = stageLoss(t, y, s);
-    return queued === poisonStep ? ops.add(l, nan) : l;
+    return queued === poisonStep ? ops.binary("add", l, nan) : l;
   };
   const engine = deviceStepEngine(dev, o);
   const step = engine.step;

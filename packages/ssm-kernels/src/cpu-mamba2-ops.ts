@@ -2,7 +2,7 @@
  * The CPU's Mamba-2 ops as a `ModelOps` slice (@loop/tensor): this package's fused ops, called
  * as they are; index tensors (`seqIdx`) reach them as their Int32Array.
  */
-import { exp, type IntTensor, type Mamba2Ops, neg, type Tensor } from "@loop/tensor";
+import type { IntTensor, Mamba2Ops, Tensor } from "@loop/tensor";
 import { causalConv1dSiluSplit } from "./conv-silu-split.js";
 import { gatedRmsnorm } from "./gated-rmsnorm.js";
 import { softplusBias } from "./mamba2-ops.js";
@@ -16,8 +16,6 @@ export const cpuMamba2Ops: Mamba2Ops<Tensor, IntTensor> = {
   causalConv1dSiluSplit: (x, w, b, init, widths, seqIdx) =>
     causalConv1dSiluSplit(x, w, b, init, widths, seqIdx?.data ?? null),
   softplusBias,
-  // the CPU composes it from its own ops: −exp(x), with exp's and neg's gradients
-  negExp: (x) => neg(exp(x)),
   ssdScanChunked: (x, dt, A, B, C, opts) =>
     ssdScanChunked(x, dt, A, B, C, { ...opts, seqIdx: opts.seqIdx?.data ?? null }),
   gatedRmsnorm,

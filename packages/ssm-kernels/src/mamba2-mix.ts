@@ -7,13 +7,13 @@
  * (the norm over normGroups groups of channels: nGroups unless the config says otherwise)
  * From a zero state, or (prefill) from a carried conv history and SSM state.
  */
-import type { Mamba2Ops, TensorOps, TransferOps } from "@loop/tensor";
+import { linearSplitOn, type Mamba2Ops, type TensorOps, type TransferOps } from "@loop/tensor";
 import { type Mamba2Config, mamba2Dims, normGroupsOf } from "./mamba2-config.js";
 
 /** The ops the mixer's forward uses. */
 export type Mamba2MixOps<T, I> = Pick<
   TensorOps<T, I>,
-  "linear" | "linearSplit" | "reshape" | "done"
+  "linear" | "linearSplit" | "split" | "unary" | "reshape" | "done"
 > &
   Pick<TransferOps<T, I>, "shapeOf"> &
   Mamba2Ops<T, I>;
@@ -52,7 +52,7 @@ export function mamba2Mix<T, I>(
   const [batch, T] = shape as [number, number, number];
   const seqIdx = opts.seqIdx ?? null;
   // in_proj straight into its three pieces (no split copy)
-  const [z, xbc, dtRaw] = ops.linearSplit(u, w("in_proj.weight"), [Di, C, H]) as [T, T, T];
+  const [z, xbc, dtRaw] = linearSplitOn(ops, u, w("in_proj.weight"), [Di, C, H]) as [T, T, T];
   // conv, silu and the x | B | C split in one op (no pre-activation, no split copies)
   const [xs, bs, cs] = ops.causalConv1dSiluSplit(
     xbc,
@@ -64,7 +64,7 @@ export function mamba2Mix<T, I>(
   ) as [T, T, T];
   const x = ops.reshape(xs, [batch, T, H, P]);
   const dt = ops.softplusBias(dtRaw, w("dt_bias"), cfg.dtLimit ?? null);
-  const A = ops.negExp(w("A_log"));
+  const A = ops.unary("negExp", w("A_log"));
   const scan = ops.ssdScanChunked(
     x,
     dt,

@@ -16,6 +16,7 @@ export {
   fusedComposites,
   STEP_POLICY_KINDS,
 } from "./backend/capabilities.js";
+export { crossEntropyOn, linearSplitOn } from "./backend/composites.js";
 export { cpuTensorOps, cpuTransferOps } from "./backend/cpu-tensor-ops.js";
 export { cpuAutograd, cpuTrainOps, exactNorm } from "./backend/cpu-train-ops.js";
 export type {

@@ -13,6 +13,7 @@
 import type { Batch } from "@loop/tasks";
 import {
   AdamWCore,
+  type AutogradOps,
   type AdamWState,
   clipGradients,
   type TrainOps,
@@ -28,7 +29,7 @@ import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export interface DeviceTraining<T, I> {
   /** For messages and run.json ("webgpu (SwiftShader …)"). */
   readonly name: string;
-  readonly ops: TrainOps<T, I>;
+  readonly ops: TrainOps<T, I> & AutogradOps<T>;
   /** Every parameter of the device copy (the engine trains the stage's, freezes the others). */
   readonly parameters: readonly TrainParameter<T>[];
   /** The stage's loss of one micro-batch: a one-element tensor recorded on the tape. */

@@ -6,7 +6,8 @@
  * `TrainOps` (`gpuBackendOps(ctx)` on WebGPU).
  */
 import { type DeviceModel, type LoopedModel, type StepOutputsOf, toDevice } from "@loop/looped";
-import type { BackendOps, ModelOps } from "@loop/tensor";
+import { type StageKernels, stage1LossOn, stage2LossOn } from "@loop/exit-gate";
+import { type BackendOps, crossEntropyOn } from "@loop/tensor";
 import { withBlockLr } from "./block-lr.js";
 import type { DeviceTraining } from "./device-step-engine.js";
 import type { TrainOptions } from "./options.js";
@@ -22,17 +23,17 @@ export interface StageModel<T> {
  * backend: the CPU trainer's `stageLoss` runs it on the CPU ops.
  */
 export function deviceStageLoss<T, I>(
-  ops: ModelOps<T, I>,
+  ops: StageKernels<T, I>,
   m: StageModel<T>,
   o: Pick<TrainOptions, "stage" | "beta" | "k" | "gamma">,
   targets: I,
 ): T {
-  if (o.stage === "pretrain") return ops.crossEntropy(m.forward("last").logits[0]!, targets);
+  if (o.stage === "pretrain") return crossEntropyOn(ops, m.forward("last").logits[0]!, targets);
   const fwd = m.forward("all");
   if (o.stage === "gate1")
-    return ops.stage1Loss(m.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
+    return stage1LossOn(ops, m.gateLogits(fwd.readouts), fwd.logits, targets, { beta: o.beta });
   const gate = { logits: (r: readonly T[]) => m.gateLogits(r) };
-  return ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, { k: o.k, gamma: o.gamma });
+  return stage2LossOn(ops, gate, fwd.readouts, fwd.logits, targets, { k: o.k, gamma: o.gamma });
 }
 
 /** `model` uploaded through `ops`, as a `DeviceTraining` (plus `deviceModel`, to evaluate on). */

@@ -10,7 +10,7 @@
  */
 import { LoopedModel, parseConfig, toDevice } from "@loop/looped";
 import { MODEL_CASE_VOCAB, MODEL_CASES, modelCaseData } from "@loop/looped/internal";
-import { backward, crossEntropy, IntTensor, type Tensor } from "@loop/tensor";
+import { backward, crossEntropy, crossEntropyOn, IntTensor, type Tensor } from "@loop/tensor";
 import { withKernels } from "@loop/tensor/kernel";
 import type { ComputeBackend } from "../backend.js";
 import type { AnyOps } from "./op-cases.js";
@@ -71,7 +71,7 @@ export async function checkModelCase(
           ),
         );
       }
-      ops.backward(ops.crossEntropy(got.logits.at(-1)!, ops.uploadInt(targets, [B, T])), 1);
+      ops.backward(crossEntropyOn(ops, got.logits.at(-1)!, ops.uploadInt(targets, [B, T])), 1);
       const cpuParams = cpu.parameters();
       for (const [i, p] of dm.parameters().entries()) {
         const g = (cpuParams[i]!.tensor as Tensor).grad!;

@@ -8,9 +8,9 @@
  * activations as they are consumed); the exit steps are the threshold rule on the exit pdf read
  * back (exit-gate's thresholdExit).
  */
-import { exitStepName, thresholdExit } from "@loop/exit-gate";
+import { exitPdfOn, exitStepName, stage1LossOn, stage2LossOn, thresholdExit } from "@loop/exit-gate";
 import { type LoopedModel, toDevice } from "@loop/looped";
-import type { BackendOps, NamedArray } from "@loop/tensor";
+import { type BackendOps, crossEntropyOn, type NamedArray } from "@loop/tensor";
 import type { ForwardInputs } from "./inputs.js";
 
 /**
@@ -49,15 +49,18 @@ export async function forwardOutputs<T, I>(
     let fwd = dm.forward(tokens, { steps: "all" });
     for (let i = 0; i < fwd.logits.length; i++)
       await put(`logits.step${fwd.stepIndex[i]}`, fwd.logits[i]!);
-    const loss = ops.crossEntropy(fwd.logits[fwd.logits.length - 1]!, targets);
+    const loss = crossEntropyOn(ops, fwd.logits[fwd.logits.length - 1]!, targets);
     await put("loss.final", loss);
     ops.backward(loss, 1);
     await grads("grad.final");
     if (!dm.hasExitGate) return out;
     fwd = dm.forward(tokens, { steps: "all" });
     const a = dm.gateLogits(fwd.readouts);
-    const { lambda, pdf } = ops.noGrad(() => ({ lambda: ops.sigmoid(a), pdf: ops.exitPdf(a) }));
-    const stage1 = ops.stage1Loss(a, fwd.logits, targets, { beta: inputs.beta });
+    const { lambda, pdf } = ops.noGrad(() => ({
+      lambda: ops.unary("sigmoid", a),
+      pdf: exitPdfOn(ops, a),
+    }));
+    const stage1 = stage1LossOn(ops, a, fwd.logits, targets, { beta: inputs.beta });
     await put("gate.lambda", lambda);
     const p = await put("exit.pdf", pdf);
     await put("loss.stage1", stage1);
@@ -69,7 +72,7 @@ export async function forwardOutputs<T, I>(
     await grads("grad.stage1");
     fwd = dm.forward(tokens, { steps: "all" });
     const gate = { logits: (r: readonly T[]) => dm.gateLogits(r) };
-    const stage2 = ops.stage2Loss(gate, fwd.readouts, fwd.logits, targets, {
+    const stage2 = stage2LossOn(ops, gate, fwd.readouts, fwd.logits, targets, {
       k: inputs.k,
       gamma: inputs.gamma,
     });

@@ -72,7 +72,7 @@ export function decodeCapability(ops: object): BackendCapabilities["decode"] {
 }
 
 /** The optional composite members of `ModelOps` a backend may fuse. */
-const FUSABLE = ["linears"] as const;
+const FUSABLE = ["linears", "linearSplit", "projectedAttention"] as const;
 
 /** The composite ops `ops` implements fused (for `BackendCapabilities.fused`). */
 export function fusedComposites(ops: object): string[] {

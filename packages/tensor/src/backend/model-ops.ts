@@ -13,7 +13,7 @@
  * slice it uses and a package can implement its slice beside its kernels (the CPU's Mamba-2 ops
  * in `@loop/ssm-kernels`, attention in `@loop/attention`).
  */
-import type { SsdOptions, SsdResult } from "./op-options.js";
+import type { ProjectedAttentionOptions, SsdOptions, SsdResult } from "./op-options.js";
 import type { RopeOptions } from "./rope-tables.js";
 
 /**
@@ -152,6 +152,12 @@ export interface AttentionOps<T, I> {
   attention(q: T, k: T, v: T, opts: AttentionKernelOptions<I>): T;
   /** silu(gate) ⊙ up. */
   swiglu(gate: T, up: T): T;
+  /**
+   * y [B,T,Hq·hd] = attention(RoPE(u·wqᵀ), RoPE(u·wkᵀ), u·wvᵀ). Optional fused composite
+   * (@loop/attention `projectedAttentionOn` is its definition): the CPU registers its own, which
+   * packs the three projections and rotates in place.
+   */
+  projectedAttention?(u: T, wq: T, wk: T, wv: T, opts: ProjectedAttentionOptions<I>): T;
 }
 
 /** Every kernel of the model's training forward on one backend (see the file comment). */

@@ -11,7 +11,13 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LoopedModel } from "@loop/looped";
-import { cpuTrainOps, type IntTensor, type Tensor, type TrainOps } from "@loop/tensor";
+import {
+  type AutogradOps,
+  cpuTrainOps,
+  type IntTensor,
+  type Tensor,
+  type TrainOps,
+} from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DeviceTraining, deviceStepEngine } from "../device-step-engine.js";
 import { freezeForStage, stageLoss } from "../objective.js";
@@ -21,7 +27,7 @@ import { Trainer } from "../trainer.js";
 import { RunInterrupted, type RunOptions, runTraining } from "./run.js";
 import { fresh, task } from "./run-fixture.test-util.js";
 
-const guardedOps: TrainOps<Tensor, IntTensor> = {
+const guardedOps: TrainOps<Tensor, IntTensor> & AutogradOps<Tensor> = {
   ...cpuTrainOps,
   guardFinite: (values, guard) => {
     if (values.data.some((v) => !Number.isFinite(v))) guard.data[0] = 0;

@@ -1,7 +1,9 @@
 /*
- * The Transformer layer's slice of the op cases: the projected attention (GQA, RoPE, documents,
- * more keys than one tile) and the MLP's swiglu.
+ * The Transformer layer's slice of the op cases: the RoPE and attention kernels, projected
+ * attention composed over them (GQA, documents, more keys than one tile; the CPU's fused one is
+ * the reference) and the MLP's swiglu.
  */
+import { projectedAttentionOn } from "@loop/attention";
 import type { OpCase, Rows, Tolerance } from "./case-types.js";
 import { docs, f } from "./inputs.js";
 import { DEFAULT_TOL } from "./tolerances.js";
@@ -28,7 +30,7 @@ export function attentionMlpCases(r: Rows): OpCase[] {
         f("seqIdx", [2 * r(9)], { intValues: docs(2, r(9), [4]) }),
       ],
       run: (ops, [u, wq, wk, wv, seq]) => [
-        ops.projectedAttention(u, wq, wk, wv, { nHeads: 4, nKvHeads: 2, seqIdx: seq }),
+        projectedAttentionOn(ops, u, wq, wk, wv, { nHeads: 4, nKvHeads: 2, seqIdx: seq }),
       ],
       tol: ATTENTION_TOL,
       precision: "any",
@@ -43,8 +45,23 @@ export function attentionMlpCases(r: Rows): OpCase[] {
         f("wv", [16, 16], { range: SMALL }),
       ],
       run: (ops, [u, wq, wk, wv]) => [
-        ops.projectedAttention(u, wq, wk, wv, { nHeads: 2, nKvHeads: 2 }),
+        projectedAttentionOn(ops, u, wq, wk, wv, { nHeads: 2, nKvHeads: 2 }),
       ],
+      tol: ATTENTION_TOL,
+    },
+    {
+      name: "rope, attention: GQA, an offset, documents",
+      op: "rope/attention",
+      inputs: [
+        f("q", [2, r(9), 4, 4], { range: SMALL }),
+        f("k", [2, r(9), 2, 4], { range: SMALL }),
+        f("v", [2, r(9), 2, 4], { range: SMALL }),
+        f("seqIdx", [2 * r(9)], { intValues: docs(2, r(9), [4]) }),
+      ],
+      run: (ops, [q, k, v, seq]) => {
+        const [qr, kr] = ops.rope([q, k], { theta: 1000, offset: 3 });
+        return [qr, kr, ops.attention(qr!, kr!, v, { seqIdx: seq })];
+      },
       tol: ATTENTION_TOL,
     },
     {

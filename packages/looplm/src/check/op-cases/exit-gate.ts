@@ -1,7 +1,9 @@
 /*
  * The exit gate's slice of the op cases: the gate's logits and exit distribution over the
- * readouts, and the two training stages' losses (ignored targets included).
+ * readouts, and the two training stages' losses (ignored targets included), composed over the
+ * backend's kernels (@loop/exit-gate) and held to the CPU's fused float64 ops.
  */
+import { exitPdfOn, gateLogitsOn, stage1LossOn, stage2LossOn } from "@loop/exit-gate";
 import type { OpCase, Rows } from "./case-types.js";
 import { f } from "./inputs.js";
 import { DEFAULT_TOL } from "./tolerances.js";
@@ -20,8 +22,8 @@ export function exitGateCases(r: Rows): OpCase[] {
         f("b", [1]),
       ],
       run: (ops, [a, b, c, w, bias]) => {
-        const logits = ops.gateLogits([a, b, c], w, bias);
-        return [logits, ops.exitPdf(logits)];
+        const logits = gateLogitsOn(ops, [a, b, c], w, bias);
+        return [logits, exitPdfOn(ops, logits)];
       },
       tol: DEFAULT_TOL,
     },
@@ -35,7 +37,7 @@ export function exitGateCases(r: Rows): OpCase[] {
         f("l3", [2, r(4), 11]),
         f("targets", [2, r(4)], { ints: 11, ignoreEvery: 5 }),
       ],
-      run: (ops, [a, l1, l2, l3, t]) => [ops.stage1Loss(a, [l1, l2, l3], t, { beta: 0.05 })],
+      run: (ops, [a, l1, l2, l3, t]) => [stage1LossOn(ops, a, [l1, l2, l3], t, { beta: 0.05 })],
       tol: { atol: 1e-5, rtol: 1e-4 },
     },
     {
@@ -51,8 +53,8 @@ export function exitGateCases(r: Rows): OpCase[] {
         f("targets", [2, r(4)], { ints: 11, ignoreEvery: 5 }),
       ],
       run: (ops, [r1, r2, w, b, l1, l2, t]) => {
-        const gate = { logits: (rs: readonly unknown[]) => ops.gateLogits(rs, w, b) };
-        return [ops.stage2Loss(gate, [r1, r2], [l1, l2], t, { k: 50, gamma: 0.005 })];
+        const gate = { logits: (rs: readonly unknown[]) => gateLogitsOn(ops, rs, w, b) };
+        return [stage2LossOn(ops, gate, [r1, r2], [l1, l2], t, { k: 50, gamma: 0.005 })];
       },
       tol: { atol: 1e-5, rtol: 1e-4 },
     },

@@ -1,8 +1,9 @@
 /*
  * The GEMM slice of the op cases: `linear` (x·wᵀ) with tails in every dimension, several tiles,
- * one row and a batch axis, and the fused `linearSplit` and `linears`. Each runs at every GEMM
- * precision a backend offers (`precision: "any"`).
+ * one row and a batch axis, linearSplit (composed, or the fused one a backend registers) and
+ * `linears`. Each runs at every GEMM precision a backend offers (`precision: "any"`).
  */
+import { linearSplitOn } from "@loop/tensor";
 import type { OpCase, Rows } from "./case-types.js";
 import { f } from "./inputs.js";
 import { DEFAULT_TOL } from "./tolerances.js";
@@ -33,7 +34,7 @@ export function gemmCases(r: Rows): OpCase[] {
       name: "linearSplit: three pieces of 9, 4, 20",
       op: "linearSplit",
       inputs: [f("x", [2, r(9), 12]), f("w", [33, 12])],
-      run: (ops, [x, w]) => ops.linearSplit(x, w, [9, 4, 20]),
+      run: (ops, [x, w]) => linearSplitOn(ops, x, w, [9, 4, 20]),
       tol: DEFAULT_TOL,
       precision: "any",
     },

@@ -26,7 +26,7 @@ export function optimizerCases(r: Rows): OpCase[] {
       run: (ops, [p, q]) => {
         // gradients from a backward (the only way a generic caller gives a tensor one)
         const n = ops.shapeOf(p)[0]!;
-        const loss = ops.add(dot(ops, p, n, 0.5), dot(ops, q, 13, -2));
+        const loss = ops.binary("add", dot(ops, p, n, 0.5), dot(ops, q, 13, -2));
         ops.backward(loss, 1);
         const norm = ops.gradNorm([p, q]);
         ops.clipGrads([p, q], norm, 1);

@@ -1,8 +1,10 @@
 /*
  * The row- and element-wise slice of the op cases: the embedding's gather and scatter, rmsnorm,
- * add (with a broadcast row), the pointwise exp/neg/sigmoid/negExp, softplusBias (with and
- * without dt's clamp) and the head's crossEntropy, at widths no multiple of a workgroup.
+ * the binary kernels (with a broadcast row), every unary kind, affine, split and concat along
+ * both axes, softplusBias (with and without dt's clamp), the per-token cross-entropy, the masked
+ * mean and the head's cross-entropy composed over them, at widths no multiple of a workgroup.
  */
+import { crossEntropyOn, UNARY_KINDS } from "@loop/tensor";
 import type { OpCase, Rows } from "./case-types.js";
 import { f } from "./inputs.js";
 import { DEFAULT_TOL } from "./tolerances.js";
@@ -25,24 +27,50 @@ export function rowwiseCases(r: Rows): OpCase[] {
       tol: DEFAULT_TOL,
     },
     {
-      name: "add, reshape",
-      op: "add",
+      name: "binary add, sub, mul; reshape",
+      op: "binary/reshape",
       inputs: [f("a", [r(5), 6]), f("b", [r(5), 6])],
-      run: (ops, [a, b]) => [ops.reshape(ops.add(a, b), [r(5) * 6])],
+      run: (ops, [a, b]) => [
+        ops.reshape(ops.binary("add", a, b), [r(5) * 6]),
+        ops.binary("sub", a, b),
+        ops.binary("mul", a, b),
+      ],
       tol: DEFAULT_TOL,
     },
     {
-      name: "add: a row broadcast over every position",
-      op: "add",
+      name: "binary: a row broadcast over every position",
+      op: "binary",
       inputs: [f("a", [2, r(5), 6]), f("b", [6])],
-      run: (ops, [a, b]) => [ops.add(a, b)],
+      run: (ops, [a, b]) => [
+        ops.binary("add", a, b),
+        ops.binary("sub", a, b),
+        ops.binary("mul", a, b),
+      ],
       tol: DEFAULT_TOL,
     },
     {
-      name: "exp, neg, sigmoid, negExp",
-      op: "exp/neg/sigmoid/negExp",
+      name: `unary ${UNARY_KINDS.join(", ")}; affine`,
+      op: "unary/affine",
       inputs: [f("x", [r(301)], { range: [-3, 3] })],
-      run: (ops, [x]) => [ops.exp(x), ops.neg(x), ops.sigmoid(x), ops.negExp(x)],
+      run: (ops, [x]) => [...UNARY_KINDS.map((k) => ops.unary(k, x)), ops.affine(x, -1.5, 0.25)],
+      tol: DEFAULT_TOL,
+    },
+    {
+      name: "unary logsigmoid far in the tails",
+      op: "unary",
+      inputs: [f("x", [r(64)], { range: [-60, 60] })],
+      run: (ops, [x]) => [ops.unary("logsigmoid", x), ops.unary("logsigmoid", ops.unary("neg", x))],
+      tol: DEFAULT_TOL,
+    },
+    {
+      name: "split and concat along the first and the last axis",
+      op: "split/concat",
+      inputs: [f("x", [r(5), 3, 7]), f("y", [2, 3, 7])],
+      run: (ops, [x, y]) => {
+        const rows = ops.split(x, [2, r(5) - 2], 0);
+        const cols = ops.split(x, [4, 0, 3], -1);
+        return [...rows, ...cols, ops.concat([y, x], 0), ops.concat([cols[2]!, x], -1)];
+      },
       tol: DEFAULT_TOL,
     },
     {
@@ -61,10 +89,21 @@ export function rowwiseCases(r: Rows): OpCase[] {
       tol: DEFAULT_TOL,
     },
     {
-      name: "crossEntropy: a vocabulary no multiple of the workgroup, ignored targets",
-      op: "crossEntropy",
+      name: "ceRows, maskedMean: a vocabulary no multiple of the workgroup, ignored targets",
+      op: "ceRows/maskedMean",
+      inputs: [
+        f("logits", [2, r(6), 37]),
+        f("x", [2, r(6)]),
+        f("targets", [2, r(6)], { ints: 37, ignoreEvery: 5 }),
+      ],
+      run: (ops, [l, x, t]) => [ops.ceRows(l, t), ops.maskedMean(x, t)],
+      tol: DEFAULT_TOL,
+    },
+    {
+      name: "crossEntropy (composed): ignored targets",
+      op: "crossEntropyOn",
       inputs: [f("logits", [2, r(6), 37]), f("targets", [2, r(6)], { ints: 37, ignoreEvery: 5 })],
-      run: (ops, [l, t]) => [ops.crossEntropy(l, t)],
+      run: (ops, [l, t]) => [crossEntropyOn(ops, l, t)],
       tol: DEFAULT_TOL,
     },
   ];
