@@ -34,7 +34,10 @@ function withGrad(t: HostTensor): Tensor {
 }
 const cpuOf = (t: HostTensor) => new Tensor(t.data as Float32Array, t.shape);
 
-/** Every kernel of the contract, and the decode kernels: the CPU's, one line each. */
+/**
+ * The kernel set: the transfers on host arrays, each model and decode kernel the CPU's (one line
+ * each), the optimiser's kernels on the gradients the autograd holds.
+ */
 const kernels: Kernels = {
   // transfers: host arrays in and out
   upload: (data, shape, o = {}) => {
