@@ -36,6 +36,10 @@ describe("looplm check --backend-module", () => {
     );
     const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as CheckReport;
     expect(report.backend).toBe("recording");
+    expect(report.module).toBe(EXAMPLE);
+    expect(readFileSync(join(out, "report.md"), "utf8")).toContain(
+      `# looplm check --backend-module ${EXAMPLE} (recording): `,
+    );
     expect(report.cases.filter((c) => !c.ok)).toEqual([]);
     expect(report.failed).toBe(0);
     const names = report.cases.map((c) => c.name);

@@ -163,6 +163,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         speedS: correct === null ? 0 : (now - correct) / 1000,
       },
       backend: b.name,
+      ...(o.backendModule !== undefined ? { module: o.backendModule } : {}),
       size: o.size,
       budgetS: o.budgetS,
       machine: readMachine(),
