@@ -23,12 +23,6 @@ __device__ __forceinline__ float dsiluf_(float x) {
 __device__ __forceinline__ float softplusf_(float x) {
   return x > 20.f ? x : (x < -20.f ? __expf(x) : log1pf(__expf(x)));
 }
-__device__ __forceinline__ double softplusd_(double x) {
-  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
-__device__ __forceinline__ double sigmoidd_(double x) {
-  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-}
 
 __device__ __forceinline__ float warpSum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

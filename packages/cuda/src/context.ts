@@ -74,7 +74,7 @@ export class CudaContext {
         addInto: (dst, src) => this.axpy(1, src, 1, dst),
         add: (a, b) => {
           const sum = this.empty(a.shape);
-          this.run("add_bcast", this.elems(a.size), [a.size, a.size, a, b, sum]);
+          this.run("binary_bcast", this.elems(a.size), [a.size, a.size, 0, a, b, sum]);
           return sum;
         },
         dispose: (t) => this.dispose(t),

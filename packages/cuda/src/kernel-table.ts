@@ -15,14 +15,19 @@ export const KERNELS = {
   conv_bwd_x: "iiiippppi",
   conv_bwd_w: "iiiipppppi",
   conv_bwd_init: "iiiippppi",
-  add_bcast: "llppp",
+  binary_bcast: "llippp",
   axpy: "lfpfp",
+  affine_fwd: "lffpp",
   fill: "lfp",
   exp_fwd: "lpp",
   mul_bwd: "lippp",
   sigmoid_fwd: "lpp",
   sigmoid_bwd: "lippp",
   negexp_fwd: "lpp",
+  logsigmoid_fwd: "lpp",
+  logsigmoid_bwd: "lippp",
+  relu_fwd: "lpp",
+  relu_bwd: "lippp",
   softplus_bias_fwd: "liiffppp",
   softplus_bias_bwd: "liiffpppp",
   swiglu_fwd: "lppp",
@@ -36,19 +41,9 @@ export const KERNELS = {
   gemm_tf32: "iiiiifpipifpi",
   cast_bf16: "lpp",
   ce_rows: "ipppp",
-  masked_mean: "lppfpp",
-  ce_scale: "lpppp",
   ce_rows_bwd: "ipppppi",
-  gate_fwd: "lipppp",
-  gate_gx: "lipppi",
-  gate_gw: "lipppi",
-  sum_all: "lppi",
-  exit_pdf_fwd: "ilpp",
-  exit_pdf_bwd: "ilpppi",
-  stage1_fwd: "ilfppp",
-  stage1_bwd: "ilfppppppp",
-  stage2_fwd: "ilffppp",
-  stage2_bwd: "ilffpppppp",
+  masked_mean: "lpppp",
+  masked_mean_bwd: "lpppp",
   rmsnorm_fwd: "ifpppp",
   rmsnorm_bwd: "ipppppi",
   norm_wgrad: "liippppi",
@@ -96,8 +91,6 @@ export const KERNEL_MAX_SHARED: Partial<Record<KernelName, number>> = {
 
 /** Steps between the SSD forward's state checkpoints (SSD_L in kernels/ssd.cu). */
 export const SSD_CHUNK = 32;
-/** The most loop steps R the exit gate's kernels take (RMAX in kernels/loss.cu). */
-export const GATE_MAX_STEPS = 64;
 /** The largest head dimension of the attention kernels (32·ATT_DL in kernels/attention.cu). */
 export const ATTENTION_MAX_HEAD_DIM = 256;
 /** Elements per partial sum of the gradient norm (SQ_BLOCK in kernels/optim.cu). */

@@ -1,34 +1,26 @@
 /*
- * `ModelOps` (@loop/tensor) on a CUDA context: the model written once in @loop/looped runs on
- * it through `toDevice(model, cudaModelOps(ctx))`. Float and index tensors are both `CudaTensor`
- * (f32 and i32). Every op records its backward on the context's tape.
+ * `ModelOps` (@loop/tensor) on a CUDA context — the kernels only: the model, the exit gate's ops
+ * and objectives, projected attention and cross-entropy are written once over them above the
+ * backend, and autograd is @loop/tensor's `deviceAutograd` over the context's tape (autograd.ts).
+ * Float and index tensors are both `CudaTensor` (f32 and i32). Every kernel records its backward
+ * on the context's tape.
  */
 import type { DecodeOps, ModelOps } from "@loop/tensor";
-import { checkpoint } from "./checkpoint.js";
 import type { CudaContext } from "./context.js";
 import { CudaTensor } from "./cuda-tensor.js";
-import { projectedAttention, swiglu } from "./ops/attention-ops.js";
+import { attention, ropeAll, swiglu } from "./ops/attention-ops.js";
+import { affine, binary } from "./ops/binary-ops.js";
 import { cudaDecodeOps } from "./ops/decode-ops.js";
-import { exitPdf, gateLogits, stage1Loss, stage2Loss } from "./ops/exit-gate-ops.js";
+import { ceRows, maskedMean } from "./ops/loss-ops.js";
 import {
   causalConv1dSiluSplit,
   gatedRmsnorm,
-  negExp,
   softplusBias,
   ssdScanChunked,
 } from "./ops/mamba2-ops.js";
-import {
-  add,
-  crossEntropy,
-  embedding,
-  exp,
-  linear,
-  linearSplit,
-  neg,
-  reshape,
-  rmsnorm,
-  sigmoid,
-} from "./ops/tensor-ops.js";
+import { concat, split } from "./ops/split-ops.js";
+import { embedding, linear, linearSplit, reshape, rmsnorm } from "./ops/tensor-ops.js";
+import { unary } from "./ops/unary-ops.js";
 
 /** A tensor of `data` on `ctx` (a leaf; trainable when `requiresGrad`). */
 export function uploadTensor(
@@ -76,31 +68,26 @@ export function cudaModelOps(
     },
     dispose: (t) => ctx.dispose(t),
     shapeOf: (t) => t.shape,
-    noGrad: (fn) => ctx.withRecording(false, fn),
     releaseTransients: (keep) => ctx.releaseTransients(keep),
     embedding: (ids, w) => embedding(ctx, ids, w),
     rmsnorm: (x, w, eps) => rmsnorm(ctx, x, w, eps),
-    add: (a, b) => add(ctx, a, b),
     linear: (x, w) => linear(ctx, x, w),
     linearSplit: (x, w, widths) => linearSplit(ctx, x, w, widths),
     reshape: (x, shape) => reshape(ctx, x, shape),
-    exp: (x) => exp(ctx, x),
-    neg: (x) => neg(ctx, x),
-    sigmoid: (x) => sigmoid(ctx, x),
-    crossEntropy: (logits, targets) => crossEntropy(ctx, logits, targets),
+    unary: (kind, x) => unary(ctx, kind, x),
+    binary: (kind, a, b) => binary(ctx, kind, a, b),
+    affine: (x, s, c) => affine(ctx, x, s, c),
+    split: (x, sizes, axis) => split(ctx, x, sizes, axis),
+    concat: (xs, axis) => concat(ctx, xs, axis),
+    ceRows: (logits, targets) => ceRows(ctx, logits, targets),
+    maskedMean: (x, targets) => maskedMean(ctx, x, targets),
     causalConv1dSiluSplit: (x, w, b, init, widths, seqIdx) =>
       causalConv1dSiluSplit(ctx, x, w, b, init, widths, seqIdx),
     softplusBias: (raw, bias, limit) => softplusBias(ctx, raw, bias, limit),
-    negExp: (x) => negExp(ctx, x),
     ssdScanChunked: (x, dt, A, B, C, opts) => ssdScanChunked(ctx, x, dt, A, B, C, opts),
     gatedRmsnorm: (y, z, w, groups, eps) => gatedRmsnorm(ctx, y, z, w, groups, eps),
-    projectedAttention: (u, wq, wk, wv, opts) => projectedAttention(ctx, u, wq, wk, wv, opts),
+    rope: (xs, opts) => ropeAll(ctx, xs, opts),
+    attention: (q, k, v, opts) => attention(ctx, q, k, v, opts),
     swiglu: (gate, up) => swiglu(ctx, gate, up),
-    gateLogits: (readouts, weight, bias) => gateLogits(ctx, readouts, weight, bias),
-    exitPdf: (a) => exitPdf(ctx, a),
-    stage1Loss: (a, logits, targets, opts) => stage1Loss(ctx, a, logits, targets, opts),
-    stage2Loss: (gate, readouts, logits, targets, opts) =>
-      stage2Loss(ctx, gate, readouts, logits, targets, opts),
-    checkpoint: (fn, x, params) => checkpoint(ctx, fn, x, params),
   };
 }

@@ -2,8 +2,7 @@
  * The CUDA backend's face of the device tape (@loop/tensor/kernel's `DeviceTape`, one per
  * context): ops record a node whose backward enqueues the kernels of its input gradients and
  * ask where to write a gradient in place (`leafTarget`, `gradTarget`: `acc` as the kernels'
- * 0/1 flag); `backwardFrom` walks the context's nodes back from the loss, giving each node's
- * scratch back after its backward (every layer's backward reuses the same blocks).
+ * 0/1 flag). The walk itself is autograd's (autograd.ts: @loop/tensor's `deviceAutograd`).
  */
 import type { DeviceNode } from "@loop/tensor/kernel";
 import type { CudaContext } from "./context.js";
@@ -50,10 +49,4 @@ export function leafTarget(ctx: CudaContext, x: CudaTensor): CudaGradTarget | nu
  */
 export function gradTarget(ctx: CudaContext, x: CudaTensor): CudaGradTarget | null {
   return flag(ctx.tape.gradTarget(x));
-}
-
-/** Backpropagate from the one-element `loss` seeded with `weight`. */
-export function backwardFrom(ctx: CudaContext, loss: CudaTensor, weight: number): void {
-  if (loss.size !== 1) throw new Error(`cuda backward: the loss has shape [${loss.shape}]`);
-  ctx.tape.backward(loss, ctx.full([1], weight), { releaseScratch: true });
 }

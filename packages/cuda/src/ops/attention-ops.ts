@@ -1,17 +1,17 @@
 /*
- * The attention mixer's and the MLP's ops of `AttentionOps` (@loop/tensor) on the CUDA backend:
- * projectedAttention = three linears (q, k, v), RoPE on q and k (tables from @loop/tensor's
- * `ropeTables`, uploaded once per shape), causal GQA attention (kernels/attention.cu: one warp
- * per query row, online softmax, the logsumexp kept for the backward) — and swiglu.
+ * The attention mixer's and the MLP's kernels of `AttentionOps` (@loop/tensor) on the CUDA
+ * backend: RoPE (tables from @loop/tensor's `ropeTables`, uploaded once per shape; the backward
+ * is the inverse rotation), causal GQA attention (kernels/attention.cu: one warp per query row,
+ * online softmax, the logsumexp kept for the backward; packed documents through seqIdx) and
+ * swiglu. Projected attention is written once over these (@loop/attention).
  */
-import { type ProjectedAttentionOptions, ropeTables } from "@loop/tensor";
+import { type AttentionKernelOptions, type RopeOptions, ropeTables } from "@loop/tensor";
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
 import { ATTENTION_MAX_HEAD_DIM } from "../kernel-table.js";
 import { record } from "../tape.js";
 import { documents } from "./documents.js";
 import { expect, expectShape } from "./shapes.js";
-import { linear, reshape } from "./tensor-ops.js";
 
 const tables = new WeakMap<CudaContext, Map<string, { cos: CudaTensor; sin: CudaTensor }>>();
 
@@ -37,6 +37,7 @@ export function ropeOn(ctx: CudaContext, hd: number, T: number, theta: number, o
 
 /** RoPE of x [B, T, H, hd] (rotate-half), differentiable. */
 export function rope(ctx: CudaContext, x: CudaTensor, theta: number, offset: number): CudaTensor {
+  expect(x.shape.length === 4, `rope: x has shape [${x.shape}], expected [B,T,H,hd]`);
   const [B, T, H, hd] = x.shape as [number, number, number, number];
   const { cos, sin } = ropeOn(ctx, hd, T, theta, offset);
   const rows = B * T;
@@ -51,6 +52,15 @@ export function rope(ctx: CudaContext, x: CudaTensor, theta: number, offset: num
   return y;
 }
 
+/** RoPE of each x [B, T, H, hd] of `xs` at positions offset..offset+T−1 (`AttentionOps.rope`). */
+export function ropeAll(
+  ctx: CudaContext,
+  xs: readonly CudaTensor[],
+  opts: RopeOptions = {},
+): CudaTensor[] {
+  return xs.map((x) => rope(ctx, x, opts.theta ?? 10000, opts.offset ?? 0));
+}
+
 const warps = (n: number) => ({
   grid: [Math.max(1, Math.ceil(n / 4)), 1, 1] as const,
   block: [128, 1, 1] as const,
@@ -63,10 +73,16 @@ export function attention(
   q: CudaTensor,
   k: CudaTensor,
   v: CudaTensor,
-  seqIdx: CudaTensor | null,
+  opts: AttentionKernelOptions<CudaTensor> = {},
 ): CudaTensor {
+  expect(q.shape.length === 4, `attention: q has shape [${q.shape}], expected [B,T,Hq,hd]`);
   const [B, T, Hq, hd] = q.shape as [number, number, number, number];
+  expect(
+    k.shape.length === 4 && k.shape[0] === B && k.shape[1] === T && k.shape[3] === hd,
+    `attention: k has shape [${k.shape}], expected [${B},${T},Hkv,${hd}]`,
+  );
   const Hkv = k.shape[2]!;
+  const seqIdx = opts.seqIdx ?? null;
   expectShape("attention", "v", v, k.shape);
   expect(hd <= ATTENTION_MAX_HEAD_DIM, `attention: head_dim ${hd} > ${ATTENTION_MAX_HEAD_DIM}`);
   expect(Hq % Hkv === 0, `attention: ${Hq} query heads do not share ${Hkv} kv heads evenly`);
@@ -114,27 +130,6 @@ export function attention(
     return [dq, dk, dv];
   });
   return o;
-}
-
-/** y [B,T,Hq·hd] = causal GQA attention of RoPE(u·wqᵀ), RoPE(u·wkᵀ), u·wvᵀ. */
-export function projectedAttention(
-  ctx: CudaContext,
-  u: CudaTensor,
-  wq: CudaTensor,
-  wk: CudaTensor,
-  wv: CudaTensor,
-  opts: ProjectedAttentionOptions<CudaTensor>,
-): CudaTensor {
-  const { nHeads: Hq, nKvHeads: Hkv } = opts;
-  expect(u.shape.length === 3, `projectedAttention: u has shape [${u.shape}], expected [B,T,D]`);
-  const [B, T] = u.shape as [number, number, number];
-  const hd = wq.shape[0]! / Hq;
-  const theta = opts.rope?.theta ?? 10000;
-  const offset = opts.rope?.offset ?? 0;
-  const q = rope(ctx, reshape(ctx, linear(ctx, u, wq), [B, T, Hq, hd]), theta, offset);
-  const k = rope(ctx, reshape(ctx, linear(ctx, u, wk), [B, T, Hkv, hd]), theta, offset);
-  const v = reshape(ctx, linear(ctx, u, wv), [B, T, Hkv, hd]);
-  return reshape(ctx, attention(ctx, q, k, v, opts.seqIdx ?? null), [B, T, Hq * hd]);
 }
 
 /** silu(gate) ⊙ up. */

@@ -1,7 +1,7 @@
 /*
  * The Mamba-2 mixer's fused ops of `Mamba2Ops` (@loop/tensor) on the CUDA backend:
  * causalConv1dSiluSplit (conv + silu in one kernel, then a column copy per piece), softplusBias,
- * negExp, the SSD scan with the D skip fused (kernels/ssd.cu: the recurrence per (batch, head),
+ * the SSD scan with the D skip fused (kernels/ssd.cu: the recurrence per (batch, head),
  * chunk checkpoints for the backward) and gatedRmsnorm. Shapes as @loop/ssm-kernels' ops.
  */
 import type { SsdOptions, SsdResult } from "@loop/tensor";
@@ -11,7 +11,7 @@ import { SSD_CHUNK } from "../kernel-table.js";
 import { leafTarget, record } from "../tape.js";
 import { documents } from "./documents.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
-import { splitColumns } from "./tensor-ops.js";
+import { splitColumns } from "./split-ops.js";
 
 /** silu(causal depthwise conv(x)) cut into `widths`; `init` the conv history, `seqIdx` resets. */
 export function causalConv1dSiluSplit(
@@ -110,18 +110,6 @@ export function softplusBias(
       gb = target ? null : out;
     }
     return [raw.requiresGrad ? graw : null, gb];
-  });
-  return y;
-}
-
-/** −eˣ. */
-export function negExp(ctx: CudaContext, x: CudaTensor): CudaTensor {
-  const y = ctx.empty(x.shape);
-  ctx.run("negexp_fwd", ctx.elems(x.size), [x.size, x, y]);
-  record(ctx, "negExp", [x], [y], ([g]) => {
-    const gx = ctx.empty(x.shape);
-    ctx.run("mul_bwd", ctx.elems(x.size), [x.size, 0, g!, y, gx]);
-    return [gx];
   });
   return y;
 }

@@ -1,14 +1,15 @@
 /*
  * The general ops of `TensorOps` (@loop/tensor) on the CUDA backend, each with its backward on
  * the tape: embedding (gather / atomic scatter-add), rmsnorm (row kernel, weight gradient by
- * columns), add (with a trailing broadcast of b), linear (one GEMM forward, two backward),
- * linearSplit (linear, then a column copy per piece), reshape (a view), exp, neg, sigmoid and
- * the mean cross-entropy (row logsumexp, one-block masked mean; backward softmax − one-hot).
+ * columns), linear (one GEMM forward, two backward), reshape (a view) and the fused composite
+ * linearSplit. The elementwise, split/concat and loss kernels have files of their own
+ * (unary-ops, binary-ops, split-ops, loss-ops).
  */
 import type { CudaContext } from "../context.js";
 import type { CudaTensor } from "../cuda-tensor.js";
 import { gradTarget, leafTarget, record } from "../tape.js";
 import { expect, expectShape, rowsOf } from "./shapes.js";
+import { splitColumns } from "./split-ops.js";
 
 /** ids [...S] → rows of w [V, D]: [...S, D]. */
 export function embedding(ctx: CudaContext, ids: CudaTensor, w: CudaTensor): CudaTensor {
@@ -50,37 +51,6 @@ export function rmsnorm(ctx: CudaContext, x: CudaTensor, w: CudaTensor, eps: num
       gw = target ? null : out;
     }
     return [gx, gw];
-  });
-  return y;
-}
-
-/** a + b, b of a's shape or of a trailing part of it (broadcast over the leading axes). */
-export function add(ctx: CudaContext, a: CudaTensor, b: CudaTensor): CudaTensor {
-  const tail = a.shape.slice(a.shape.length - b.shape.length);
-  expect(
-    b.shape.length <= a.shape.length && tail.every((d, i) => d === b.shape[i]),
-    `add: shapes [${a.shape}] and [${b.shape}] do not broadcast`,
-  );
-  const y = ctx.empty(a.shape);
-  ctx.run("add_bcast", ctx.elems(a.size), [a.size, Math.max(1, b.size), a, b, y]);
-  record(ctx, "add", [a, b], [y], ([g]) => {
-    let gb: CudaTensor | null = null;
-    if (b.requiresGrad) {
-      if (b.size === a.size) gb = g!;
-      else {
-        const target = leafTarget(ctx, b);
-        const out = target?.out ?? ctx.empty(b.shape);
-        ctx.run("col_sum", ctx.elems(b.size, 128), [
-          a.size / b.size,
-          b.size,
-          g!,
-          out,
-          target?.acc ?? 0,
-        ]);
-        gb = target ? null : out;
-      }
-    }
-    return [a.requiresGrad ? g! : null, gb];
   });
   return y;
 }
@@ -137,41 +107,12 @@ export function linear(ctx: CudaContext, x: CudaTensor, w: CudaTensor): CudaTens
   return y;
 }
 
-/** x cut along its last axis into pieces of `widths` (copies; the backward joins them). */
-export function splitColumns(
-  ctx: CudaContext,
-  x: CudaTensor,
-  widths: readonly number[],
-): CudaTensor[] {
-  const { rows, cols } = rowsOf(x);
-  const total = widths.reduce((a, b) => a + b, 0);
-  expect(total === cols, `split: widths [${widths}] do not sum to the last axis ${cols}`);
-  const lead = x.shape.slice(0, -1);
-  const outs: CudaTensor[] = [];
-  let off = 0;
-  for (const w of widths) {
-    const y = ctx.empty([...lead, w]);
-    if (rows * w > 0)
-      ctx.run("copy_cols", ctx.elems(rows * w), [rows, w, x, cols, off, y, w, 0, 0]);
-    outs.push(y);
-    off += w;
-  }
-  record(ctx, "split", [x], outs, (gs) => {
-    const gx = ctx.empty(x.shape);
-    if (gs.some((g) => g === null)) ctx.device.zero(gx.ptr, gx.bytes);
-    let o = 0;
-    gs.forEach((g, i) => {
-      const w = widths[i]!;
-      if (g && rows * w > 0)
-        ctx.run("copy_cols", ctx.elems(rows * w), [rows, w, g, w, 0, gx, cols, o, 0]);
-      o += w;
-    });
-    return [gx];
-  });
-  return outs;
-}
-
-/** linear(x, w) cut along the last axis into pieces of `widths`. */
+/**
+ * linear(x, w) cut along the last axis into pieces of `widths`: the fused composite
+ * `TensorOps.linearSplit`, whose definition is split(linear(x, w), widths, −1) and which runs as
+ * exactly that — fused only in giving the product's block back at once (memory: the product of a
+ * wide projection is the largest transient of a layer's forward).
+ */
 export function linearSplit(
   ctx: CudaContext,
   x: CudaTensor,
@@ -193,76 +134,4 @@ export function reshape(ctx: CudaContext, x: CudaTensor, shape: readonly number[
   const y = ctx.view(x, shape);
   record(ctx, "reshape", [x], [y], ([g]) => [ctx.view(g!, x.shape)]);
   return y;
-}
-
-/** eˣ. */
-export function exp(ctx: CudaContext, x: CudaTensor): CudaTensor {
-  const y = ctx.empty(x.shape);
-  ctx.run("exp_fwd", ctx.elems(x.size), [x.size, x, y]);
-  record(ctx, "exp", [x], [y], ([g]) => {
-    const gx = ctx.empty(x.shape);
-    ctx.run("mul_bwd", ctx.elems(x.size), [x.size, 0, g!, y, gx]);
-    return [gx];
-  });
-  return y;
-}
-
-/** −x. */
-export function neg(ctx: CudaContext, x: CudaTensor): CudaTensor {
-  const y = ctx.empty(x.shape);
-  ctx.axpy(-1, x, 0, y);
-  record(ctx, "neg", [x], [y], ([g]) => {
-    const gx = ctx.empty(x.shape);
-    ctx.axpy(-1, g!, 0, gx);
-    return [gx];
-  });
-  return y;
-}
-
-/** σ(x). */
-export function sigmoid(ctx: CudaContext, x: CudaTensor): CudaTensor {
-  const y = ctx.empty(x.shape);
-  ctx.run("sigmoid_fwd", ctx.elems(x.size), [x.size, x, y]);
-  record(ctx, "sigmoid", [x], [y], ([g]) => {
-    const gx = ctx.empty(x.shape);
-    ctx.run("sigmoid_bwd", ctx.elems(x.size), [x.size, 0, g!, y, gx]);
-    return [gx];
-  });
-  return y;
-}
-
-/** Per-row logsumexp and loss (0 on ignored targets) of logits [..., V]. */
-export function crossEntropyRows(
-  ctx: CudaContext,
-  logits: CudaTensor,
-  targets: CudaTensor,
-  loss: CudaTensor,
-): { lse: CudaTensor; V: number; M: number } {
-  const { rows: M, cols: V } = rowsOf(logits);
-  expect(targets.size === M, `crossEntropy: ${targets.size} targets for ${M} rows of logits`);
-  const lse = ctx.empty([M]);
-  if (M > 0) ctx.run("ce_rows", ctx.rows(M), [V, logits, targets, loss, lse]);
-  return { lse, V, M };
-}
-
-/** Mean cross-entropy of logits [..., V] over the targets ≠ IGNORE_INDEX: [1]. */
-export function crossEntropy(
-  ctx: CudaContext,
-  logits: CudaTensor,
-  targets: CudaTensor,
-): CudaTensor {
-  const M = rowsOf(logits).rows;
-  const loss = ctx.empty([M]);
-  const { lse, V } = crossEntropyRows(ctx, logits, targets, loss);
-  const out = ctx.empty([1]);
-  const count = ctx.empty([1]);
-  ctx.run("masked_mean", ctx.rows(1), [M, targets, loss, 1, out, count]);
-  record(ctx, "crossEntropy", [logits], [out], ([g]) => {
-    const gce = ctx.empty([M]);
-    ctx.run("ce_scale", ctx.elems(M), [M, targets, g!, count, gce]);
-    const gx = ctx.empty(logits.shape);
-    if (M > 0) ctx.run("ce_rows_bwd", ctx.rows(M), [V, gce, logits, targets, lse, gx, 0]);
-    return [gx];
-  });
-  return out;
 }
