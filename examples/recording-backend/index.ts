@@ -107,7 +107,7 @@ export const caps: BackendCapabilities = {
   train: { customMixers: false },
   fused: fusedComposites(ops),
   features: [],
-  gemm: "the CPU's, through the recording",
+  gemm: "the CPU's kernels, recorded",
 };
 
 /** Start the backend (what `looplm check --backend-module` calls). */
