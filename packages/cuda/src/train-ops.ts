@@ -51,12 +51,6 @@ export function cudaTrainOps(
       return norm;
     },
     zeros: (shape) => ctx.zeros(shape, true),
-    scalars: (n) => ctx.zeros([n]),
-    copyScalar(src, dst, index) {
-      if (index < 0 || index >= dst.size)
-        throw new Error(`cuda copyScalar: slot ${index} outside [0, ${dst.size})`);
-      ctx.device.copy(dst.ptr + index * 4, src.ptr, 4);
-    },
     adamw(param, m, v, c, guard) {
       // a pending clipping is applied by this kernel as it reads the gradient: no pass of its own
       const { grad: g, clip: clipped } = grads.takeGrad(param);

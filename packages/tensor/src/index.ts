@@ -7,7 +7,7 @@ export { checkpoint } from "./autograd/checkpoint.js";
 export { releaseGrads } from "./autograd/leaf-grad.js";
 export { enableGrad, isGradEnabled, noGrad } from "./autograd/node.js";
 export type { AutogradOps } from "./backend/autograd-ops.js";
-export type { BackendOps, KernelOps } from "./backend/backend-ops.js";
+export type { BackendOps, KernelOps, StepOps } from "./backend/backend-ops.js";
 export {
   BACKEND_FEATURES,
   type BackendCapabilities,

@@ -13,10 +13,9 @@
 import type { Batch } from "@loop/tasks";
 import {
   AdamWCore,
-  type AutogradOps,
+  type StepOps,
   type AdamWState,
   clipGradients,
-  type TrainOps,
   type TrainParameter,
 } from "@loop/tensor";
 import { asMicroBatches, type MicroBatches } from "./micro-batches.js";
@@ -29,7 +28,7 @@ import { meanLoss, microBatchWeight, nonFiniteWhat } from "./step-rules.js";
 export interface DeviceTraining<T, I> {
   /** For messages and run.json ("webgpu (SwiftShader …)"). */
   readonly name: string;
-  readonly ops: TrainOps<T, I> & AutogradOps<T>;
+  readonly ops: StepOps<T, I>;
   /** Every parameter of the device copy (the engine trains the stage's, freezes the others). */
   readonly parameters: readonly TrainParameter<T>[];
   /** The stage's loss of one micro-batch: a one-element tensor recorded on the tape. */
@@ -131,7 +130,8 @@ export function deviceStepEngine<T, I>(
  * the gradients; per micro-batch (made when its turn comes, in `dev.microBatchScope`) upload the batch, the stage's loss, start it on the device
  * (`flush`), backward seeded with 1/micro-batches, free the micro-batch's activations; the global
  * gradient norm and clipping. `report` holds the micro-batch losses and, last, the norm (one
- * read-back); `norm` is the norm's own tensor. The update is the caller's, once both are finite.
+ * read-back: a copy of each loss outlives its micro-batch's tensors, joined with the norm at the
+ * end); `norm` is the norm's own tensor. The update is the caller's, once both are finite.
  */
 export function encodeStep<T, I>(
   dev: DeviceTraining<T, I>,
@@ -143,8 +143,8 @@ export function encodeStep<T, I>(
   const n = batches.count;
   if (n === 0) throw new Error(`${dev.name}: a step needs at least one batch`);
   ops.zeroGrads(params.map((p) => p.tensor));
-  // Slots 0..n−1: the micro-batch losses; slot n: the gradient norm. Read back once.
-  const report = ops.scalars(n + 1);
+  // The micro-batch losses, copied out of reach of each micro-batch's release.
+  const losses: T[] = [];
   const scope = dev.microBatchScope?.bind(dev) ?? (<R>(fn: () => R) => fn());
   for (let i = 0; i < n; i++) scope(() => microBatch(i));
   function microBatch(i: number): void {
@@ -159,15 +159,16 @@ export function encodeStep<T, I>(
       ops.uploadInt(b.targets, [B, T]),
       b.seqIdx ? ops.uploadInt(b.seqIdx, [B * T]) : null,
     );
-    ops.copyScalar(loss, report, i);
+    losses.push(ops.noGrad(() => ops.affine(loss, 1, 0)));
     // The forward runs on the device while the backward is encoded.
     ops.flush?.();
     ops.backward(loss, microBatchWeight(n));
     // This micro-batch's activations are no longer needed.
-    ops.releaseTransients([report]);
+    ops.releaseTransients(losses);
   }
   const norm = clipGradients(ops, params, clip);
-  ops.copyScalar(norm, report, n);
+  // Values 0..n−1: the micro-batch losses; value n: the gradient norm. Read back once.
+  const report = ops.noGrad(() => ops.concat([...losses, norm], 0));
   return { report, norm };
 }
 

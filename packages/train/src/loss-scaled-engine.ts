@@ -4,7 +4,7 @@
  * weight, `gradNorm` first divides the gradients by the scale (the backend's `scaleGrads` op: 1/scale,
  * exact) — and a step whose gradients overflow is redone with half the scale.
  */
-import type { AutogradOps, TrainOps } from "@loop/tensor";
+import type { StepOps } from "@loop/tensor";
 import {
   type DeviceStepEngine,
   type DeviceTraining,
@@ -36,7 +36,7 @@ export function lossScaledStepEngine<T, I>(
       `${dev.name}: loss scaling needs the backend's scaleGrads op (mixed precision)`,
     );
   const scaler = new DynamicLossScale(scaleOpts);
-  const ops: TrainOps<T, I> & AutogradOps<T> = {
+  const ops: StepOps<T, I> = {
     ...inner,
     backward: (loss, weight) => inner.backward(loss, weight * scaler.scale),
     gradNorm: (params) => {

@@ -13,3 +13,10 @@ export type KernelOps<T, I> = ModelOps<T, I> & TrainOps<T, I>;
 
 /** Everything the model and the trainer use of a backend: its kernels and autograd. */
 export type BackendOps<T, I> = KernelOps<T, I> & AutogradOps<T>;
+
+/**
+ * What one training step uses of a backend (@loop/train's step engine, `AdamWCore`,
+ * `clipGradients`): the training ops, autograd, and the two kernels that keep each loss and
+ * join them with the norm for the step's one read-back.
+ */
+export type StepOps<T, I> = TrainOps<T, I> & AutogradOps<T> & Pick<ModelOps<T, I>, "affine" | "concat">;

@@ -11,9 +11,9 @@ import { noGrad } from "../autograd/node.js";
 import { adamwUpdate } from "../optim/adamw-update.js";
 import { normOfGrads, scaleGradsToNorm } from "../optim/clip.js";
 import { type IntTensor, Tensor } from "../tensor.js";
-import { cpuTransferOps } from "./cpu-tensor-ops.js";
+import type { StepOps } from "./backend-ops.js";
+import { cpuTensorOps, cpuTransferOps } from "./cpu-tensor-ops.js";
 import type { AutogradOps } from "./autograd-ops.js";
-import type { TrainOps } from "./train-ops.js";
 
 function gradOf(t: Tensor): Float32Array {
   if (!t.grad) throw new Error("cpu train ops: a parameter without a gradient");
@@ -44,10 +44,12 @@ export const cpuAutograd: AutogradOps<Tensor> = {
     scaleGradsToNorm(params.map(gradOf), exactNorm(norm), maxNorm),
 };
 
-/** The CPU's `TrainOps` with its autograd: norms, the AdamW update and report slots. */
-export const cpuTrainOps: TrainOps<Tensor, IntTensor> & AutogradOps<Tensor> = {
+/** The CPU's `StepOps`: norms, the AdamW update, its autograd, a step report's two kernels. */
+export const cpuTrainOps: StepOps<Tensor, IntTensor> = {
   ...cpuTransferOps,
   ...cpuAutograd,
+  affine: cpuTensorOps.affine,
+  concat: cpuTensorOps.concat,
   name: "cpu",
   gradNorm: (params) => {
     const n = normOfGrads(params.map(gradOf));
@@ -56,9 +58,5 @@ export const cpuTrainOps: TrainOps<Tensor, IntTensor> & AutogradOps<Tensor> = {
     return t;
   },
   zeros: (shape) => new Tensor(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape),
-  scalars: (n) => new Tensor(new Float32Array(n), [n]),
-  copyScalar: (src, dst, index) => {
-    dst.data[index] = src.data[0]!;
-  },
   adamw: (param, m, v, c) => adamwUpdate(param.data, gradOf(param), m.data, v.data, c),
 };

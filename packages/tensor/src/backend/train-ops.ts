@@ -53,10 +53,6 @@ export interface TrainOps<T, I = T> extends DeviceTransfers<T, I> {
   gradNorm(params: readonly T[]): T;
   /** A persistent tensor of zeros (an optimiser moment). */
   zeros(shape: readonly number[]): T;
-  /** A transient tensor of `n` zeros (the slots of a step's report). */
-  scalars(n: number): T;
-  /** Copy element 0 of the one-element `src` into element `index` of `dst`. */
-  copyScalar(src: T, dst: T, index: number): void;
   /**
    * One AdamW update of `param` from its gradient, moments `m` and `v` updated in place; with a
    * `guard` (from `guardFinite`), only while guard[0] ≠ 0 (else nothing changes).

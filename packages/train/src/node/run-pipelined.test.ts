@@ -11,13 +11,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LoopedModel } from "@loop/looped";
-import {
-  type AutogradOps,
-  cpuTrainOps,
-  type IntTensor,
-  type Tensor,
-  type TrainOps,
-} from "@loop/tensor";
+import { cpuTrainOps, type IntTensor, type StepOps, type Tensor } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { type DeviceTraining, deviceStepEngine } from "../device-step-engine.js";
 import { freezeForStage, stageLoss } from "../objective.js";
@@ -27,7 +21,7 @@ import { Trainer } from "../trainer.js";
 import { RunInterrupted, type RunOptions, runTraining } from "./run.js";
 import { fresh, task } from "./run-fixture.test-util.js";
 
-const guardedOps: TrainOps<Tensor, IntTensor> & AutogradOps<Tensor> = {
+const guardedOps: StepOps<Tensor, IntTensor> = {
   ...cpuTrainOps,
   guardFinite: (values, guard) => {
     if (values.data.some((v) => !Number.isFinite(v))) guard.data[0] = 0;
