@@ -86,10 +86,6 @@ const kernels: Kernels = {
     return float(norm.data, [1]);
   },
   zeros: (shape) => float(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape, true),
-  scalars: (n) => float(new Float32Array(n), [n]),
-  copyScalar: (src, dst, index) => {
-    dst.data[index] = src.data[0]!;
-  },
   adamw: (param, m, v, c) => {
     count("adamw");
     cpuTrainOps.adamw(withGrad(param), cpuOf(m), cpuOf(v), c);
