@@ -1,6 +1,7 @@
 /*
- * Reverse-mode autograd on the GPU: `backwardGpu(loss)` is the GPU tape's walk (@loop/tensor's
- * `DeviceTape`, tape.ts) back from the loss. Leaves that require a gradient gather it in their
+ * The GPU tape's walk called directly, for the op tests and benchmarks (the backend's autograd
+ * is gpu-autograd.ts, @loop/tensor's `deviceAutograd` over the same tape): `backwardGpu(loss)`
+ * walks @loop/tensor's `DeviceTape` (tape.ts) back from the loss. Leaves that require a gradient gather it in their
  * persistent `grad` (summed over every use, so weights shared by R loop steps get the sum of
  * their R contributions); intermediate gradients are transient, summed on the device, in place
  * when an op writes them into the running sum (`gradTarget`).

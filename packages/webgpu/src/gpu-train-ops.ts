@@ -1,20 +1,19 @@
 /*
- * `TrainOps` of the WebGPU backend: what @loop/tensor's `AdamWCore` and `clipGradients` and
- * @loop/train's `deviceStepEngine` need, on `GpuTensor`s of one context. Every op enqueues
- * kernels and reads nothing back; `read` is the one round trip (a step reads its losses and the
- * gradient norm together). Frozen parameters and parameters without a gradient are skipped by
- * the callers (`hasGrad`). The AdamW element arithmetic is float32 (the CPU's is double).
+ * `TrainOps` of the WebGPU backend: the optimiser's kernels (@loop/tensor's `AdamWCore` and
+ * `clipGradients`, @loop/train's `deviceStepEngine`) on `GpuTensor`s of one context — the
+ * gradient norm, the AdamW update, a step's report slots, the finite guard, the loss-scale
+ * unscaling. Every op enqueues kernels and reads nothing back; `read` is the one round trip (a
+ * step reads its losses and the gradient norm together). The gradients come from the backend's
+ * autograd (gpu-autograd.ts: `gradOf` with any pending clipping applied, `takeGrad` with it
+ * handed to the AdamW kernel). The AdamW element arithmetic is float32 (the CPU's is double).
  */
 import type { TrainOps, TrainParameter } from "@loop/tensor";
-import { DeferredClip } from "@loop/tensor/kernel";
-import { backwardGpu, zeroGpuGrads } from "./backward.js";
-import { withCheckpointRelease } from "./checkpoint.js";
+import type { DeviceAutograd } from "@loop/tensor/kernel";
 import type { GpuContext } from "./gpu-context.js";
 import { emptyLike, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { grid } from "./kernel-def.js";
 import {
   adamwKernel,
-  clipScaleKernel,
   normFinishKernel,
   OPTIM_GROUP,
   SQ_BLOCK,
@@ -24,15 +23,9 @@ import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
 import { fillInPlace, fillTensor } from "./ops/elementwise-plain.js";
 import { placeholder } from "./ops/optional-inputs.js";
 import { scaleGradients } from "./ops/scale-grads.js";
-import { gpuNoGrad, gpuTape } from "./tape.js";
 
 /** A trainable GPU tensor with its name and whether weight decay applies. */
 export type GpuNamedParameter = TrainParameter<GpuTensor>;
-
-function gradOf(t: GpuTensor): GpuTensor {
-  if (!t.grad) throw new Error(`webgpu: parameter ${t.name ?? t.id} has no gradient`);
-  return t.grad;
-}
 
 /**
  * sqrt(Σ_p Σ_i g²): one dispatch per gradient writes the Σ g² of each of its blocks into one
@@ -54,75 +47,22 @@ function normOf(ctx: GpuContext, grads: readonly GpuTensor[]): GpuTensor {
   return norm;
 }
 
-/** Clipping deferred to the update (@loop/tensor's `DeferredClip`) on the GPU. */
-function deferredClip(ctx: GpuContext): DeferredClip<GpuTensor> {
-  return new DeferredClip<GpuTensor>({
-    keepNorm(norm, into) {
-      const t = into ?? new GpuTensor(ctx, [1], { persistent: true });
-      ctx.copy(norm.buffer, 0, t.buffer, 0, 4);
-      return t;
-    },
-    scale: (g, norm, maxNorm) =>
-      ctx.run(clipScaleKernel, { norm, g }, { n: g.size, maxNorm }, grid(g.size, OPTIM_GROUP)),
-    released: (g) => g.released,
-  });
-}
+/** What the optimiser kernels read of the backend's autograd (gpu-autograd.ts). */
+export type GpuGradients = Pick<DeviceAutograd<GpuTensor>, "gradOf" | "takeGrad" | "hasGrad">;
 
 /**
- * Options of the GPU's training ops: whether the backward frees activations as soon as they are
- * used.
+ * The GPU's `TrainOps` on `ctx`: the gradient norm, the AdamW update and a step's slots on GPU
+ * tensors, reading the gradients through `grads` (the backend's autograd).
  */
-export interface GpuTrainOptions {
-  /**
-   * Free activations and intermediate gradients during the backward as soon as their last use
-   * has been queued (default true; false keeps them to the end of the micro-batch, as a
-   * reference for the memory saving).
-   */
-  releaseInBackward?: boolean;
-}
-
-/**
- * The GPU's `TrainOps` on `ctx`: tape backward, gradients, clipping and the AdamW update on GPU
- * tensors.
- */
-export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainOps<GpuTensor> {
-  const release = opts.releaseInBackward ?? true;
-  const clip = deferredClip(ctx);
+export function gpuTrainOps(ctx: GpuContext, grads: GpuGradients): TrainOps<GpuTensor> {
   return {
     name: `webgpu (${ctx.adapterName})`,
     upload: (data, shape, opts = {}) => uploadTensor(ctx, data, shape, opts),
     uploadInt: (data, shape) => uploadTensor(ctx, data, shape),
     read: (t) => t.read(),
     shapeOf: (t) => t.shape,
-    noGrad: gpuNoGrad,
     releaseTransients: (keep) => releaseTransients(ctx, keep),
-    backward: (loss, weight) => {
-      clip.settleAll(); // gradients added to after a clipping hold the clipped values
-      const seed = fillTensor(ctx, [1], weight);
-      withCheckpointRelease(release, () => backwardGpu(loss, seed, { release }));
-    },
-    setTrainable: (t, on) => {
-      t.requiresGrad = on;
-    },
-    hasGrad: (t) => gpuTape.hasGrad(t),
-    zeroGrads: (params) => {
-      for (const p of params) clip.forget(p.grad);
-      zeroGpuGrads(params);
-    },
-    readGrad: async (t) => {
-      if (!t.grad) return null;
-      clip.settle(t.grad);
-      return t.grad.read();
-    },
-    gradNorm: (params) => {
-      const grads = params.map(gradOf);
-      for (const g of grads) clip.settle(g);
-      return normOf(ctx, grads);
-    },
-    clipGrads: (params, norm, maxNorm) => {
-      if (!(maxNorm > 0)) throw new Error(`webgpu clipGrads: maxNorm must be > 0, got ${maxNorm}`);
-      clip.note(params.map(gradOf), norm, maxNorm);
-    },
+    gradNorm: (params) => normOf(ctx, params.map(grads.gradOf)),
     zeros: (shape) => {
       const t = new GpuTensor(ctx, shape, { persistent: true });
       fillInPlace(t, 0);
@@ -135,8 +75,7 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
       ctx.copy(src.buffer, 0, dst.buffer, index * 4, 4);
     },
     adamw: (param, m, v, c, guard) => {
-      const g = gradOf(param);
-      const clipped = clip.take(g);
+      const { grad: g, clip: clipped } = grads.takeGrad(param);
       ctx.run(
         guard ? guardedAdamwKernel : adamwKernel,
         {
@@ -164,7 +103,9 @@ export function gpuTrainOps(ctx: GpuContext, opts: GpuTrainOptions = {}): TrainO
     guardFinite: (values, guard) =>
       ctx.run(guardFiniteKernel, { values, guard }, { n: values.size }, [1]),
     flush: () => ctx.flush(),
-    scaleGrads: scaleGradients,
+    // (a pending clipping is applied first: gradOf)
+    scaleGrads: (params, factor) =>
+      scaleGradients(params.filter(grads.hasGrad).map(grads.gradOf), factor),
     dispose: (t) => t.dispose(),
   };
 }

@@ -9,13 +9,14 @@
 export { isCpuEmulation } from "./adapter-kind.js";
 export { gpuCapabilities } from "./capabilities.js";
 export { type GemmProbeResult, gemmThroughput } from "./gemm-probe.js";
+export { type GpuTrainOptions, gpuAutograd } from "./gpu-autograd.js";
 export { gpuBackendOps } from "./gpu-backend-ops.js";
 export { type AdapterOffer, GpuContext, type GpuContextOptions } from "./gpu-context.js";
 export type { GpuCounters, GpuEvent, GpuMemory } from "./gpu-counters.js";
 export { zeroCounters } from "./gpu-counters.js";
 export { type GpuPeak, measureGpuPeak } from "./gpu-peak.js";
 export { type GpuDtype, GpuTensor, releaseTransients, uploadTensor } from "./gpu-tensor.js";
-export { type GpuNamedParameter, type GpuTrainOptions, gpuTrainOps } from "./gpu-train-ops.js";
+export { type GpuGradients, type GpuNamedParameter, gpuTrainOps } from "./gpu-train-ops.js";
 export { gpuModelOps } from "./model-ops.js";
 export {
   type F16Storage,

@@ -9,15 +9,14 @@ export { gpuCheckpoint } from "./checkpoint.js";
 export { gpuParameter, transientCount } from "./gpu-tensor.js";
 export { type AttentionOptions, attention } from "./ops/attention.js";
 export { attendStep, type GpuKvCache } from "./ops/attention-decode.js";
-export { add, div, mul, sub } from "./ops/binary.js";
+export { add, binaryOp, div, mul, sub } from "./ops/binary.js";
 export { causalConv1dSiluSplit } from "./ops/conv-silu-split.js";
-export { crossEntropy, crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
-export { scale } from "./ops/elementwise.js";
+export { crossEntropyPerToken, logSoftmax } from "./ops/cross-entropy.js";
+export { affine, scale } from "./ops/elementwise.js";
 export { embedding } from "./ops/embedding.js";
-export { exitPdf } from "./ops/exit-pdf.js";
-export { gateLogits } from "./ops/gate-logits.js";
 export { gatedRmsnorm } from "./ops/gated-rmsnorm.js";
 export { splitKFor } from "./ops/gemm.js";
+export { linearMulti } from "./ops/linear-multi.js";
 export { linearSplit } from "./ops/linear-split.js";
 export { addDSkip, softplusBias } from "./ops/mamba2-ops.js";
 export {
@@ -26,28 +25,40 @@ export {
   type GpuMamba2StepWeights,
   mamba2StepState,
 } from "./ops/mamba2-step.js";
+export { maskedMean } from "./ops/masked-mean.js";
 export { linear, matmul } from "./ops/matmul.js";
 export { mixtureLogits, mixtureLogProbs } from "./ops/mixture.js";
-export { perStepCrossEntropy, perStepCrossEntropyDetached } from "./ops/per-step-ce.js";
 export { mean, meanLast, sum, sumLast } from "./ops/reduce.js";
 export { rmsnorm } from "./ops/rmsnorm.js";
-export { rope, ropePair } from "./ops/rope.js";
+export { rope, ropeEach, ropePair } from "./ops/rope.js";
 export { scaleGradients } from "./ops/scale-grads.js";
-export { concat, reshape, sliceRows, split, stack } from "./ops/shape.js";
+export {
+  concat,
+  concatLeading,
+  reshape,
+  sliceRows,
+  split,
+  splitLeading,
+  stack,
+} from "./ops/shape.js";
 export { siluSplit } from "./ops/silu-split.js";
 export {
   type GpuSsdChunkedOptions,
   type GpuSsdScanResult,
   ssdScanChunked,
 } from "./ops/ssd-scan-chunked.js";
-export {
-  detach,
-  stage1Loss,
-  stage1Objective,
-  stage2Loss,
-  stage2Objective,
-} from "./ops/stage-losses.js";
 export { swiglu } from "./ops/swiglu.js";
-export { exp, log, logsigmoid, neg, sigmoid, silu, softplus } from "./ops/unary.js";
+export {
+  exp,
+  log,
+  logsigmoid,
+  neg,
+  negExp,
+  relu,
+  sigmoid,
+  silu,
+  softplus,
+  unary,
+} from "./ops/unary.js";
 export { hasFeature } from "./precision.js";
 export { gpuNoGrad } from "./tape.js";

@@ -3,13 +3,12 @@
  * row reductions, mirroring @loop/tensor's loss.ts:
  *   logSoftmax:  y_j = x_j − lse,  lse = m + ln Σ_k e^{x_k − m};   ∂x = g − e^{y} · Σ g
  *   CE per row:  ℓ = lse − x_t (lse kept), 0 where t = ignore;     ∂x_j = g·(e^{x_j − lse} − [j = t])
- *   CE mean:     Σ ℓ / count(t ≠ ignore) (NaN when count = 0);     ∂ℓ_r = g/count where t_r ≠ ignore
  * A target outside [0, V) that is not the ignore index gives NaN (the CPU op throws; the GPU op
  * does not read targets back).
  * Shapes: logits [rows, V], targets i32 [rows], lse/ℓ [rows].
  */
 import { defineKernel, flatEntry } from "../kernel-def.js";
-import { defineRowKernel, ROW_GROUP, ROW_LSE_WGSL, ROW_REDUCE_WGSL } from "./row-reduce.js";
+import { defineRowKernel, ROW_GROUP, ROW_LSE_WGSL } from "./row-reduce.js";
 import { QUIET_NAN_WGSL } from "./wgsl-nan.js";
 
 /** m + ln Σ e^{x − m} of the row at offset o (every thread gets it). */
@@ -70,37 +69,5 @@ ${flatEntry(CE_GROUP, "p.rows * p.V", "f")}
   var d = exp(x[f] - lse[row]);
   if (j == u32(tr)) { d -= 1.0; }
   gx[f] = g[row] * d;
-}`,
-});
-
-/** One workgroup: out[0] = Σ ℓ / count, count[0] = #{t ≠ ignore} (as f32). */
-export const ceMeanKernel = defineKernel({
-  name: "cross_entropy_mean",
-  params: { rows: "u32", ignore: "i32" },
-  buffers: { loss: "read", t: "read:i32", out: "rw", count: "rw" },
-  body: `${ROW_REDUCE_WGSL}
-${QUIET_NAN_WGSL}
-@compute @workgroup_size(${ROW_GROUP})
-fn main(@builtin(local_invocation_index) li: u32) {
-  var s = 0.0;
-  var c = 0.0;
-  for (var r = li; r < p.rows; r += ${ROW_GROUP}u) {
-    s += loss[r];
-    if (t[r] != p.ignore) { c += 1.0; }
-  }
-  let total = rowSum(s, li);
-  let n = rowSum(c, li);
-  if (li != 0u) { return; }
-  count[0] = n;
-  if (n == 0.0) { out[0] = quietNan(); } else { out[0] = total / n; }
-}`,
-});
-
-export const ceMeanBackwardKernel = defineKernel({
-  name: "cross_entropy_mean_backward",
-  params: { rows: "u32", ignore: "i32" },
-  buffers: { t: "read:i32", count: "read", g: "read", gl: "rw" },
-  body: `${flatEntry(CE_GROUP, "p.rows", "r")}
-  if (t[r] == p.ignore || count[0] == 0.0) { gl[r] = 0.0; } else { gl[r] = g[0] / count[0]; }
 }`,
 });

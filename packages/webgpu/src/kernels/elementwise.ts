@@ -6,7 +6,7 @@
  *          the residual add reads the output projection's GEMM that way)
  *   addInto: acc[i] += a[i]
  *   axpby: out[i] = alpha·a[i] + beta·b[i]
- *   scale: out[i] = alpha·a[i]
+ *   affine: out[i] = alpha·a[i] + shift   (scale: shift 0)
  */
 import { defineKernel, flatEntry } from "../kernel-def.js";
 import { partialSumParams, partialSumWgsl } from "./wgsl-partial-sum.js";
@@ -49,9 +49,9 @@ export const axpbyKernel = defineKernel({
   body: `${head}\n  out[i] = p.alpha * a[i] + p.beta * b[i];\n}`,
 });
 
-export const scaleKernel = defineKernel({
-  name: "scale",
-  params: { n: "u32", alpha: "f32" },
+export const affineKernel = defineKernel({
+  name: "affine",
+  params: { n: "u32", alpha: "f32", shift: "f32" },
   buffers: { a: "read", out: "rw" },
-  body: `${head}\n  out[i] = p.alpha * a[i];\n}`,
+  body: `${head}\n  out[i] = p.alpha * a[i] + p.shift;\n}`,
 });

@@ -4,6 +4,7 @@
  *   negExp: y = −e^x, ∂ = g·y
  *   sigmoid: y = σ(x), ∂ = g·y(1 − y)
  *   logsigmoid: y = −softplus(−x), ∂ = g·σ(−x)
+ *   relu: y = max(x, 0), ∂ = g where x > 0, else 0 (the CPU's choice at x = 0)
  *   silu: y = x·σ(x), ∂ = g·σ(1 + x(1 − σ))
  *   softplus: y = max(x, 0) + log1p(e^{−|x|}), ∂ = g·σ(x)
  * σ(x) = (x ≥ 0 ? 1 : e)/(1 + e), e = e^{−|x|}: the exponent is never positive (wgsl-math.ts). Flat grids of
@@ -25,6 +26,7 @@ export type UnaryName =
   | "log"
   | "sigmoid"
   | "logsigmoid"
+  | "relu"
   | "silu"
   | "softplus";
 
@@ -37,6 +39,7 @@ const FORMULAS: Record<UnaryName, [string, string]> = {
   log: ["log(x)", "g / x"],
   sigmoid: ["sigmoid(x)", "g * y * (1.0 - y)"],
   logsigmoid: ["-softplus(-x)", "g * sigmoid(-x)"],
+  relu: ["max(x, 0.0)", "select(0.0, g, x > 0.0)"],
   silu: ["x * sigmoid(x)", "g * siluGrad(x)"],
   softplus: ["softplus(x)", "g * sigmoid(x)"],
 };

@@ -52,6 +52,7 @@ const UNARY: Record<UnaryName, true> = {
   log: true,
   sigmoid: true,
   logsigmoid: true,
+  relu: true,
   silu: true,
   softplus: true,
 };

@@ -1,8 +1,10 @@
 /*
- * Log-softmax and cross-entropy on GPU tensors, mirroring @loop/tensor's loss.ts:
- * logSoftmax(x), crossEntropyPerToken(logits, targets) and crossEntropy(logits, targets) with
- * targets an i32 tensor whose IGNORE_INDEX (−100) rows count for nothing. Formulas in
- * kernels/cross-entropy.ts. The targets are not read back: an invalid target gives NaN.
+ * Log-softmax and per-token cross-entropy on GPU tensors, mirroring @loop/tensor's loss.ts:
+ * logSoftmax(x) and crossEntropyPerToken(logits, targets) (the contract's `ceRows`) with targets
+ * an i32 tensor whose IGNORE_INDEX (−100) rows count for nothing. Formulas in
+ * kernels/cross-entropy.ts. The mean over the counted rows is `maskedMean` (masked-mean.ts);
+ * cross-entropy itself is written once above the backends (@loop/tensor `crossEntropyOn`).
+ * The targets are not read back: an invalid target gives NaN.
  */
 import { IGNORE_INDEX } from "@loop/tensor";
 import { emptyLike, type GpuTensor } from "../gpu-tensor.js";
@@ -11,8 +13,6 @@ import {
   CE_GROUP,
   ceBackwardKernel,
   ceForwardKernel,
-  ceMeanBackwardKernel,
-  ceMeanKernel,
   logSoftmaxBackwardKernel,
   logSoftmaxForwardKernel,
 } from "../kernels/cross-entropy.js";
@@ -68,21 +68,4 @@ export function crossEntropyPerToken(logits: GpuTensor, targets: GpuTensor): Gpu
     return [gx];
   });
   return loss;
-}
-
-/** Mean CE over the rows whose target is not IGNORE_INDEX (NaN when there are none): shape [1]. */
-export function crossEntropy(logits: GpuTensor, targets: GpuTensor): GpuTensor {
-  const per = crossEntropyPerToken(logits, targets);
-  const ctx = logits.ctx;
-  const rows = targets.size;
-  const out = emptyLike(ctx, [1]);
-  const count = emptyLike(ctx, [1]);
-  const params = { rows, ignore: IGNORE_INDEX };
-  ctx.run(ceMeanKernel, { loss: per, t: targets, out, count }, params, [1]);
-  recordGpu("crossEntropy", [per], [out], ([g]) => {
-    const gl = emptyLike(ctx, per.shape);
-    ctx.run(ceMeanBackwardKernel, { t: targets, count, g: g!, gl }, params, grid(rows, CE_GROUP));
-    return [gl];
-  });
-  return out;
 }

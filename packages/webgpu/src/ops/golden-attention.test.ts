@@ -1,8 +1,9 @@
 /**
  * The WebGPU attention kernels against the independent PyTorch reference
  * (testdata/golden/kernels, made by tools/golden): causal GQA attention, RoPE, the SwiGLU gate,
- * and the attention mixer's composition (gpuModelOps' projectedAttention, then o_proj; what
- * @loop/attention's attentionMix runs on this backend) — forward and every input gradient, within
+ * and the attention mixer's composition over gpuModelOps' kernels (linears, rope of q and k
+ * together, attention, then o_proj: what @loop/attention's projected attention runs on this
+ * backend) — forward and every input gradient, within
  * docs/formats.md's tolerance. The attention-decode case is checked both through the mixer's full
  * causal forward and token by token through the KV cache on the device (`attendStep`, every
  * position one step after the other: the prompt's positions as well, a prefill being the
@@ -14,6 +15,7 @@ import { expectGpuGolden, expectGpuGrads, gpuForTests, gpuTensors } from "@loop/
 import { describe, it } from "vitest";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { gpuModelOps } from "../model-ops.js";
+import { gpuNoGrad } from "../tape.js";
 import { attention } from "./attention.js";
 import { rope } from "./rope.js";
 import { swiglu } from "./swiglu.js";
@@ -56,15 +58,21 @@ describe.runIf(ctx)("golden kernels, webgpu: attention, RoPE, SwiGLU, attention 
     const weights = ["q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"];
     const t = gpuTensors(ctx!, c, ["u", ...weights], ["u", ...weights]);
     const ops = gpuModelOps(ctx!);
-    const opts = { nHeads: s.n_heads!, nKvHeads: s.n_kv_heads!, rope: { theta: s.rope_theta } };
-    const attn = ops.projectedAttention(
-      t.u!,
+    const [B, T, D] = t.u!.shape as [number, number, number];
+    const [Hq, Hkv] = [s.n_heads!, s.n_kv_heads!];
+    const hd = D / Hq;
+    // projected attention as @loop/attention composes it over the kernels: q, k, v as one
+    // product (linears), q and k rotated together, causal attention, then o_proj
+    const [uq, uk, uv] = ops.linears!(t.u!, [
       t["q_proj.weight"]!,
       t["k_proj.weight"]!,
       t["v_proj.weight"]!,
-      opts,
-    );
-    const y = ops.linear(attn, t["o_proj.weight"]!);
+    ]) as [GpuTensor, GpuTensor, GpuTensor];
+    const [q, k] = ops.rope([ops.reshape(uq, [B, T, Hq, hd]), ops.reshape(uk, [B, T, Hkv, hd])], {
+      theta: s.rope_theta,
+    }) as [GpuTensor, GpuTensor];
+    const attn = ops.attention(q, k, ops.reshape(uv, [B, T, Hkv, hd]), {});
+    const y = ops.linear(ops.reshape(attn, [B, T, D]), t["o_proj.weight"]!);
     await expectGpuGolden("y", y, c, "y", "forward");
     await expectGpuGrads(ctx!, c, y, t, ["u", ...weights]);
     releaseTransients(ctx!);
@@ -94,7 +102,7 @@ describe.runIf(ctx)("golden kernels, webgpu: attention, RoPE, SwiGLU, attention 
     for (let t = 0; t < T; t++) {
       const ut = new Float32Array(B * D);
       for (let b = 0; b < B; b++) ut.set(u.subarray((b * T + t) * D, (b * T + t + 1) * D), b * D);
-      const out = ops.noGrad(() => {
+      const out = gpuNoGrad(() => {
         const x = uploadTensor(ctx!, ut, [B, D]);
         const proj = (wt: GpuTensor, H: number) => ops.reshape(ops.linear(x, wt), [B, H, hd]);
         const a = ops.attendStep(cache, proj(wq, Hq), proj(wk, Hkv), proj(wv, Hkv), t, {

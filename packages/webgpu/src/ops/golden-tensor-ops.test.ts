@@ -14,11 +14,16 @@ import {
   gpuTensors,
 } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
-import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { gpuTrainOps } from "../gpu-train-ops.js";
-import { crossEntropy } from "./cross-entropy.js";
+import { gpuBackendOps } from "../gpu-backend-ops.js";
+import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { crossEntropyPerToken } from "./cross-entropy.js";
 import { embedding } from "./embedding.js";
+import { maskedMean } from "./masked-mean.js";
 import { rmsnorm } from "./rmsnorm.js";
+
+/** Mean cross-entropy as it is written above the backends: ceRows, then maskedMean. */
+const crossEntropy = (logits: GpuTensor, targets: GpuTensor): GpuTensor =>
+  maskedMean(crossEntropyPerToken(logits, targets), targets);
 
 const ctx = await gpuForTests("webgpu golden kernels (tensor ops)");
 
@@ -32,7 +37,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
     releaseTransients(ctx!);
   });
 
-  it("cross-entropy matches the reference, loss and gradient", async () => {
+  it("cross-entropy (ceRows, then maskedMean) matches the reference, loss and gradient", async () => {
     const c = loadKernelCase("cross-entropy");
     const t = gpuTensors(ctx!, c, ["logits"], ["logits"]);
     const loss = crossEntropy(t.logits!, gpuInts(ctx!, c, "targets"));
@@ -50,7 +55,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
     releaseTransients(ctx!);
   });
 
-  it("AdamWCore on gpuTrainOps takes the reference's steps, parameters and moments", async () => {
+  it("AdamWCore on gpuBackendOps takes the reference's steps, parameters and moments", async () => {
     const c = loadKernelCase("adamw");
     const s = c.spec.settings as Record<string, number> & { decay: Record<string, boolean> };
     const names = Object.keys(s.decay);
@@ -62,7 +67,7 @@ describe.runIf(ctx)("golden kernels, webgpu: rmsnorm, cross-entropy, embedding, 
       }),
       decay: s.decay[name]!,
     }));
-    const opt = new AdamWCore(gpuTrainOps(ctx!), params, {
+    const opt = new AdamWCore(gpuBackendOps(ctx!), params, {
       lr: s.lr,
       beta1: s.beta1,
       beta2: s.beta2,

@@ -17,6 +17,7 @@ import { type GemmPiece, gemmSegmented, segmentedGemmOk } from "./gemm-segmented
 import { linearForward, linearGradInput, linearGradWeight } from "./linear-gemms.js";
 import { linear } from "./matmul.js";
 
+/** linear(x, w) for each w of `ws` (the contract's `linears`), as one GEMM each way where it can. */
 export function linearMulti(x: GpuTensor, ws: readonly GpuTensor[]): GpuTensor[] {
   const nIn = x.lastDim;
   for (const w of ws)

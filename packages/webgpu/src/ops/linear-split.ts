@@ -1,6 +1,8 @@
 /*
  * A linear layer whose output features come as separate tensors, mirroring @loop/tensor's
- * linearSplit (the Mamba-2 in_proj output z | xBC | dt):
+ * linearSplit (the Mamba-2 in_proj output z | xBC | dt): the backend contract's fused composite
+ * `linearSplit`, whose definition is split(linear(x, w), widths, -1) (model-ops.test.ts holds it
+ * to that on the CPU):
  *   y_k = x · W_kᵀ,  W_k = rows [o_k, o_k + w_k) of W [out, in],  o_k = Σ_{j<k} w_j
  * With fp32 operands and up to three pieces, each of the forward, ∂x and ∂W is one GEMM whose
  * pieces live in their own buffers (gemm-segmented.ts): y_k written where it lives, ∂x = [g_k]·W

@@ -17,12 +17,30 @@ import {
   mixScaleRowsKernel,
 } from "../kernels/mixture.js";
 import { freshGrads, recordGpu } from "../tape.js";
-import { checkPerStep, checkShape } from "./gate-shapes.js";
+
+const str = (s: readonly number[]) => `[${s.join(",")}]`;
+
+/** A non-empty list of equal-shape tensors of rank ≥ 1 (one per loop step): their shape. */
+function checkPerStep(xs: readonly GpuTensor[], op: string): readonly number[] {
+  if (xs.length === 0)
+    throw new Error(`${op}: logitsPerStep must hold at least one loop step, got 0`);
+  const s = xs[0]!.shape;
+  if (s.length < 1) throw new Error(`${op}: logitsPerStep[0] must have rank ≥ 1, got ${str(s)}`);
+  xs.forEach((x, r) => {
+    if (x.shape.join() !== s.join())
+      throw new Error(
+        `${op}: logitsPerStep[${r}] has shape ${str(x.shape)}, expected ${str(s)} like logitsPerStep[0]`,
+      );
+  });
+  return s;
+}
 
 function check(logitsPerStep: readonly GpuTensor[], pdf: GpuTensor, op: string) {
-  const s = checkPerStep(logitsPerStep, "logitsPerStep", op);
+  const s = checkPerStep(logitsPerStep, op);
   const R = logitsPerStep.length;
-  checkShape(pdf, [R, ...s.slice(0, -1)], "pdf", op);
+  const want = [R, ...s.slice(0, -1)];
+  if (pdf.shape.join() !== want.join())
+    throw new Error(`${op}: pdf has shape ${str(pdf.shape)}, expected ${str(want)}`);
   const V = s[s.length - 1]!;
   const M = V === 0 ? 0 : logitsPerStep[0]!.size / V;
   return { s, R, V, M, n: M * V, ctx: pdf.ctx };

@@ -100,3 +100,12 @@ export function ropePair(
   });
   return [qr, kr];
 }
+
+/**
+ * RoPE of each x [B, T, H, hd] of `xs` (the contract's `rope`): two tensors — attention's q and
+ * k — rotate by one dispatch each way (ropePair), any other count one dispatch per tensor.
+ */
+export function ropeEach(xs: readonly GpuTensor[], opts: RopeOptions = {}): GpuTensor[] {
+  if (xs.length === 2) return ropePair(xs[0]!, xs[1]!, opts);
+  return xs.map((x) => rope(x, opts));
+}

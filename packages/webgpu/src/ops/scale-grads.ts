@@ -16,11 +16,8 @@ const scaleInPlaceKernel = defineKernel({
 }`,
 });
 
-/** Multiply the gradient of every tensor in `params` by `factor`, in place on the GPU. */
-export function scaleGradients(params: readonly GpuTensor[], factor: number): void {
-  for (const t of params) {
-    const g = t.grad;
-    if (!g) continue;
-    t.ctx.run(scaleInPlaceKernel, { g }, { n: g.size, factor }, grid(g.size, GROUP));
-  }
+/** Multiply every gradient of `grads` by `factor`, in place on the GPU. */
+export function scaleGradients(grads: readonly GpuTensor[], factor: number): void {
+  for (const g of grads)
+    g.ctx.run(scaleInPlaceKernel, { g }, { n: g.size, factor }, grid(g.size, GROUP));
 }

@@ -1,8 +1,10 @@
 /*
  * Shape ops on GPU tensors, mirroring @loop/tensor's shape.ts. reshape is a view that shares the
- * buffer (no kernel runs); concat/split work along the last axis, sliceRows takes a contiguous
- * range of axis 0, stack joins equal shapes on a new leading axis — each a strided block copy
- * (kernels/copy-rows.ts), whose backward copies the gradient blocks back.
+ * buffer (no kernel runs); concat/split work along the last axis, concatLeading/splitLeading
+ * along the first (the contract's `concat`/`split` with axis 0: contiguous blocks, one copy
+ * each), sliceRows takes a contiguous range of axis 0, stack joins equal shapes on a new leading
+ * axis — each a strided block copy (kernels/copy-rows.ts), whose backward copies the gradient
+ * blocks back.
  */
 import { shapeStr } from "@loop/tensor";
 import { emptyLike, GpuTensor, type Shape } from "../gpu-tensor.js";
@@ -137,6 +139,67 @@ export function stack(xs: readonly GpuTensor[]): GpuTensor {
   });
   recordGpu("stack", xs, [y], ([g]) =>
     freshGrads(xs, (gx, _, k) => copyBlock({ t: g!, ld: n, off: k * n }, { t: gx, ld: n }, 1, n)),
+  );
+  return y;
+}
+
+/** Cut x along its first axis into pieces of `sizes` rows (summing to the axis). */
+export function splitLeading(x: GpuTensor, sizes: readonly number[]): GpuTensor[] {
+  const n = x.shape[0] ?? 0;
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (x.rank === 0 || total !== n || sizes.some((s) => !Number.isInteger(s) || s < 0))
+    throw new Error(
+      `webgpu split: sizes [${sizes.join(",")}] do not sum to axis 0 of ${shapeStr(x.shape)}`,
+    );
+  const inner = n === 0 ? 0 : x.size / n;
+  const ctx = x.ctx;
+  let start = 0;
+  const offsets = sizes.map((s) => {
+    const o = start * inner;
+    start += s;
+    return o;
+  });
+  const outs = sizes.map((s, k) => {
+    const y = emptyLike(ctx, [s, ...x.shape.slice(1)]);
+    copyBlock({ t: x, ld: y.size, off: offsets[k] }, { t: y, ld: y.size }, 1, y.size);
+    return y;
+  });
+  recordGpu("splitLeading", [x], outs, (gys) => {
+    const gx = emptyLike(ctx, x.shape);
+    // Zeros only where a piece has no gradient.
+    if (gys.some((g, k) => !g && sizes[k]! > 0)) fillInPlace(gx, 0);
+    gys.forEach((g, k) => {
+      if (g) copyBlock({ t: g, ld: g.size }, { t: gx, ld: g.size, off: offsets[k] }, 1, g.size);
+    });
+    return [gx];
+  });
+  return outs;
+}
+
+/** Join xs along their first axis (the other axes equal): splitLeading's inverse. */
+export function concatLeading(xs: readonly GpuTensor[]): GpuTensor {
+  if (xs.length === 0) throw new Error("webgpu concat: no tensors");
+  const rest = xs[0]!.shape.slice(1);
+  if (xs.some((t) => t.rank === 0 || t.shape.slice(1).join() !== rest.join()))
+    throw new Error(
+      `webgpu concat: shapes differ past axis 0: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`,
+    );
+  const rows = xs.reduce((a, t) => a + t.shape[0]!, 0);
+  const ctx = xs[0]!.ctx;
+  const y = emptyLike(ctx, [rows, ...rest]);
+  let off = 0;
+  const offsets = xs.map((t) => {
+    const o = off;
+    off += t.size;
+    return o;
+  });
+  xs.forEach((t, k) => {
+    copyBlock({ t, ld: t.size }, { t: y, ld: t.size, off: offsets[k] }, 1, t.size);
+  });
+  recordGpu("concatLeading", xs, [y], ([g]) =>
+    freshGrads(xs, (gx, t, k) =>
+      copyBlock({ t: g!, ld: t.size, off: offsets[k] }, { t: gx, ld: t.size }, 1, t.size),
+    ),
   );
   return y;
 }

@@ -68,8 +68,8 @@ export function rowwiseCases(r: Rows): OpCase[] {
       inputs: [f("x", [r(5), 3, 7]), f("y", [2, 3, 7])],
       run: (ops, [x, y]) => {
         const rows = ops.split(x, [2, r(5) - 2], 0);
-        const cols = ops.split(x, [4, 0, 3], -1);
-        return [...rows, ...cols, ops.concat([y, x], 0), ops.concat([cols[2]!, x], -1)];
+        const cols = ops.split(x, [4, 3], -1);
+        return [...rows, ...cols, ops.concat([y, x], 0), ops.concat([cols[1]!, x], -1)];
       },
       tol: DEFAULT_TOL,
     },
