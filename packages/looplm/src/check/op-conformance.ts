@@ -52,16 +52,11 @@ export interface CaseResult {
 
 const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-/**
- * Σ_k ⟨outs_k, seeds_k⟩ as a one-element tensor, from `linear` and `binary` add only. An empty
- * output (a split's piece of width 0) adds nothing, so it has no term: a product over an empty
- * axis is no kernel's business here.
- */
+/** Σ_k ⟨outs_k, seeds_k⟩ as a one-element tensor, from `linear` and `binary` add only. */
 function seededLoss(ops: AnyOps, outs: unknown[], seeds: Float32Array[]): unknown {
   let loss: unknown = null;
   outs.forEach((o, k) => {
     const n = size(ops.shapeOf(o));
-    if (n === 0) return;
     const s = ops.upload(seeds[k]!, [1, n]);
     const term = ops.reshape(ops.linear(ops.reshape(o, [1, n]), s), [1]);
     loss = loss === null ? term : ops.binary("add", loss, term);
