@@ -50,7 +50,8 @@ import { disableNativeKernels, enableNativeKernels } from "./native.js";
  * started last.
  */
 export interface ComputeBackend {
-  readonly name: Backend;
+  /** One of BACKENDS, or the name a backend module gives itself (`--backend-module`). */
+  readonly name: string;
   /** What it has: memory, precisions, decoding, fused composites, features. */
   readonly caps: BackendCapabilities;
   /** Its ops at fp32: the model's, the tape's and the optimiser's, on its own tensors. */

@@ -21,6 +21,8 @@ export interface CheckReport {
   /** Where those seconds went: starting the backend, the correctness cases, the speed cases. */
   phases: { startS: number; correctnessS: number; speedS: number };
   backend: string;
+  /** The backend module's file as given (`--backend-module`); absent for a built-in backend. */
+  module?: string;
   size: "small" | "full";
   budgetS: number;
   machine: Machine;
@@ -126,7 +128,7 @@ export function renderMarkdown(r: CheckReport): string {
   const lines: string[] = [];
   const verdict = r.failed === 0 ? "PASS" : "FAIL";
   lines.push(
-    `# looplm check --backend ${r.backend}: ${verdict}${r.complete ? "" : " (incomplete: the check was cut short)"}`,
+    `# looplm check ${r.module !== undefined ? `--backend-module ${r.module} (${r.backend})` : `--backend ${r.backend}`}: ${verdict}${r.complete ? "" : " (incomplete: the check was cut short)"}`,
     "",
   );
   lines.push(

@@ -19,6 +19,7 @@ import {
   checkPrecision,
   startBackend,
 } from "../backend.js";
+import { startBackendModule } from "../backend-module.js";
 import { asCliError, CliError } from "../cli/errors.js";
 import { BACKBONES } from "./backbones.js";
 import { SpeedPlanner } from "./budget.js";
@@ -41,6 +42,8 @@ import { checkTraining } from "./training-check.js";
 export interface CheckOptions {
   /** The backend; undefined: native where it builds, else portable (every command's default). */
   backend: Backend | undefined;
+  /** A backend module's file instead (`--backend-module`, backend-module.ts). */
+  backendModule?: string;
   /** Seconds the whole check may take. */
   budgetS: number;
   out: string;
@@ -70,6 +73,11 @@ const MIXED_BACKBONES = { small: ["mamba"], full: ["mamba", "hybrid", "transform
 
 async function start(o: CheckOptions): Promise<ComputeBackend> {
   // (a backend starts at fp32; its other precisions come after, through opsAt)
+  if (o.backendModule !== undefined)
+    return startBackendModule(o.backendModule, {
+      gpuFeatures: o.gpuFeatures,
+      allowEmulation: o.allowEmulation,
+    });
   const b = await startBackend(o.backend, o.notice, {
     gpuFeatures: o.gpuFeatures,
     allowEmulation: o.allowEmulation,
@@ -155,6 +163,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckReport> {
         speedS: correct === null ? 0 : (now - correct) / 1000,
       },
       backend: b.name,
+      ...(o.backendModule !== undefined ? { module: o.backendModule } : {}),
       size: o.size,
       budgetS: o.budgetS,
       machine: readMachine(),

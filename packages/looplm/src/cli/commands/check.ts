@@ -1,5 +1,5 @@
 /*
- * `looplm check [--backend B] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]
+ * `looplm check [--backend B | --backend-module FILE] [--budget 8m] [--out DIR] [--allow-emulation] [--gpu-features …]
  * [--precision P]`
  * (the backend by default as every command's: native where it builds, else portable):
  * is this backend correct, and how fast is it, on this machine (check/run-check.ts). Prints a
@@ -21,6 +21,7 @@ import { parsePrecision } from "../options/precision.js";
 
 interface Flags {
   backend?: Backend;
+  backendModule?: string;
   budget: number;
   out: string;
   allowEmulation?: boolean;
@@ -97,6 +98,12 @@ export function registerCheck(program: Command): void {
     .addOption(new Option("--backend <name>", BACKEND_OPTION_HELP).argParser(parseBackend))
     .addOption(
       new Option(
+        "--backend-module <file>",
+        "check a backend of your own instead: an ES module whose default export starts it (docs/backends.md)",
+      ).conflicts("backend"),
+    )
+    .addOption(
+      new Option(
         "--budget <time>",
         "time for the whole check (8m, 90s, 1h): speed cases are dropped, slowest first, to fit; correctness never",
       )
@@ -132,13 +139,14 @@ export function registerCheck(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  looplm check --size small --budget 2m   # this machine's CPU kernels: native where they build\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   # SwiftShader, as CI\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   # fp32, and the GEMM cases in tf32 and bf16",
+      "\nExamples:\n  looplm check --size small --budget 2m   # this machine's CPU kernels: native where they build\n  looplm check --backend webgpu --budget 8m --out runs/check-h200\n  looplm check --backend webgpu --allow-emulation --size small   # SwiftShader, as CI\n  looplm check --backend native --size small\n  looplm check --backend cuda --budget 5m   # fp32, and the GEMM cases in tf32 and bf16\n  looplm check --backend-module examples/recording-backend/index.ts --size small   # a backend of your own",
     )
     .action(async (f: Flags) => {
       const out = resolve(f.out);
       const report = await whileStoppable(out, () =>
         runCheck({
           backend: f.backend,
+          backendModule: f.backendModule,
           budgetS: f.budget,
           out,
           allowEmulation: f.allowEmulation === true,
