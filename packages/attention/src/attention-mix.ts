@@ -28,12 +28,19 @@ export function attentionMix<T, I>(
   u: T,
   opts: AttentionMixOptions<I> = {},
 ): T {
-  const y = projectedAttentionOn(ops, u, w("q_proj.weight"), w("k_proj.weight"), w("v_proj.weight"), {
-    nHeads: cfg.nHeads,
-    nKvHeads: cfg.nKvHeads,
-    rope: { theta: cfg.ropeTheta, offset: opts.positionOffset ?? 0 },
-    seqIdx: opts.seqIdx ?? null,
-  });
+  const y = projectedAttentionOn(
+    ops,
+    u,
+    w("q_proj.weight"),
+    w("k_proj.weight"),
+    w("v_proj.weight"),
+    {
+      nHeads: cfg.nHeads,
+      nKvHeads: cfg.nKvHeads,
+      rope: { theta: cfg.ropeTheta, offset: opts.positionOffset ?? 0 },
+      seqIdx: opts.seqIdx ?? null,
+    },
+  );
   return ops.linear(y, w("o_proj.weight"));
 }
 

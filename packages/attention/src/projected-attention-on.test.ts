@@ -27,7 +27,13 @@ function grads(out: Tensor, inputs: readonly Tensor[]): Float32Array[] {
 describe("projectedAttentionOn = the CPU's fused projectedAttention", () => {
   const cases = [
     { name: "MHA", Hq: 2, Hkv: 2, seq: null as Int32Array | null, offset: 0 },
-    { name: "GQA, packed documents", Hq: 4, Hkv: 2, seq: Int32Array.of(0, 0, 0, 1, 1, 2, 0, 0, 1, 1, 1, 1), offset: 0 },
+    {
+      name: "GQA, packed documents",
+      Hq: 4,
+      Hkv: 2,
+      seq: Int32Array.of(0, 0, 0, 1, 1, 2, 0, 0, 1, 1, 1, 1),
+      offset: 0,
+    },
     { name: "GQA, position offset", Hq: 4, Hkv: 1, seq: null, offset: 7 },
   ];
   for (const c of cases) {

@@ -24,7 +24,8 @@ export function projectedAttentionOn<T, I>(
 ): T {
   if (ops.projectedAttention) return ops.projectedAttention(u, wq, wk, wv, opts);
   const shape = ops.shapeOf(u);
-  if (shape.length !== 3) throw new Error(`projectedAttention: u has shape [${shape}], expected [B,T,D]`);
+  if (shape.length !== 3)
+    throw new Error(`projectedAttention: u has shape [${shape}], expected [B,T,D]`);
   const [B, T] = shape as [number, number, number];
   const { nHeads: Hq, nKvHeads: Hkv } = opts;
   const hd = ops.shapeOf(wq)[0]! / Hq;

@@ -16,9 +16,9 @@ import { describe, expect, it } from "vitest";
 import { exitPdf } from "./exit-pdf.js";
 import { gateLogits } from "./gate-logits.js";
 import { exitPdfOn, gateLogitsOn } from "./gate-on.js";
+import { stage1LossOn, stage2LossOn } from "./stage-losses-on.js";
 import { stage1Loss } from "./stage1.js";
 import { stage2Loss } from "./stage2.js";
-import { stage1LossOn, stage2LossOn } from "./stage-losses-on.js";
 
 const ops = { ...cpuTransferOps, ...cpuTensorOps, noGrad };
 
@@ -59,7 +59,7 @@ describe("exit gate composed over kernels = the CPU's fused ops", () => {
       const composed = exitPdfOn(ops, gateLogitsOn(ops, readouts, w, b));
       expect(composed.shape).toEqual([R, 2, 3]);
       close(composed.data, fused.data, 1e-5);
-      grads(composed, inputs).forEach((g, i) => close(g, want[i]!, 1e-4));
+      for (const [i, g] of grads(composed, inputs).entries()) close(g, want[i]!, 1e-4);
     });
 
     it(`stage1Loss, R = ${R}, logits far in the tails`, () => {
@@ -70,7 +70,7 @@ describe("exit gate composed over kernels = the CPU's fused ops", () => {
       const want = grads(fused, inputs);
       const composed = stage1LossOn(ops, a, logits, targets, { beta: 0.1 });
       close(composed.data, fused.data, 1e-5);
-      grads(composed, inputs).forEach((g, i) => close(g, want[i]!, 1e-4));
+      for (const [i, g] of grads(composed, inputs).entries()) close(g, want[i]!, 1e-4);
     });
 
     it(`stage2Loss, R = ${R}: only the gate's parameters get gradients`, () => {
@@ -86,7 +86,7 @@ describe("exit gate composed over kernels = the CPU's fused ops", () => {
       const composed = stage2LossOn(ops, gate, readouts, logits, targets, { k: 5, gamma: 0.01 });
       close(composed.data, fused.data, 1e-5);
       const got = grads(composed, inputs);
-      got.forEach((g, i) => close(g, want[i]!, 1e-4));
+      for (const [i, g] of got.entries()) close(g, want[i]!, 1e-4);
       for (const g of got.slice(2)) expect(g.every((v) => v === 0)).toBe(true);
     });
   }

@@ -57,9 +57,9 @@ describe("DeviceModel on cpuBackendOps matches LoopedModel exactly", () => {
         const a = dm.gateLogits(got.readouts).data;
         const b = model.exitGate.logits(want.readouts).data;
         expect(a.length).toBe(b.length);
-        a.forEach((v, i) => expect(Math.abs(v - b[i]!)).toBeLessThan(1e-6 * (1 + Math.abs(b[i]!))));
-      }
-      else expect(() => dm.gateLogits(got.readouts)).toThrow(/no exit gate/);
+        for (const [i, v] of a.entries())
+          expect(Math.abs(v - b[i]!)).toBeLessThan(1e-6 * (1 + Math.abs(b[i]!)));
+      } else expect(() => dm.gateLogits(got.readouts)).toThrow(/no exit gate/);
       releaseGrads(model.parameters().map((p) => p.tensor));
     });
 

@@ -13,6 +13,7 @@ import type { AutogradOps, ModelOps } from "@loop/tensor";
  * (recording off for inference, activation checkpointing).
  */
 export type DeviceModelOps<T, I> = ModelOps<T, I> & Pick<AutogradOps<T>, "noGrad" | "checkpoint">;
+
 import { type Checkpointing, checkpointWrappers } from "./checkpointing.js";
 import type { ModelConfig } from "./config.js";
 import type { StepOutputsOf } from "./loop.js";
@@ -62,7 +63,11 @@ export class DeviceModel<T, I> {
   private readonly byName: Map<string, T>;
   private readonly core: LoopedCore<T, I>;
 
-  constructor(ops: DeviceModelOps<T, I>, config: ModelConfig, params: readonly DeviceParameter<T>[]) {
+  constructor(
+    ops: DeviceModelOps<T, I>,
+    config: ModelConfig,
+    params: readonly DeviceParameter<T>[],
+  ) {
     this.ops = ops;
     this.config = config;
     this.params = params;

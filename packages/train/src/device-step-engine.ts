@@ -13,9 +13,9 @@
 import type { Batch } from "@loop/tasks";
 import {
   AdamWCore,
-  type StepOps,
   type AdamWState,
   clipGradients,
+  type StepOps,
   type TrainParameter,
 } from "@loop/tensor";
 import { asMicroBatches, type MicroBatches } from "./micro-batches.js";

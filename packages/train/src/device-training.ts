@@ -5,8 +5,9 @@
  * CPU model — what `deviceStepEngine` needs, for any backend that implements `ModelOps` and
  * `TrainOps` (`gpuBackendOps(ctx)` on WebGPU).
  */
-import { type DeviceModel, type LoopedModel, type StepOutputsOf, toDevice } from "@loop/looped";
+
 import { type StageKernels, stage1LossOn, stage2LossOn } from "@loop/exit-gate";
+import { type DeviceModel, type LoopedModel, type StepOutputsOf, toDevice } from "@loop/looped";
 import { type BackendOps, crossEntropyOn } from "@loop/tensor";
 import { withBlockLr } from "./block-lr.js";
 import type { DeviceTraining } from "./device-step-engine.js";

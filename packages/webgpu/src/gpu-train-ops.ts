@@ -20,7 +20,7 @@ import {
   sumSquaresKernel,
 } from "./kernels/optim.js";
 import { guardedAdamwKernel, guardFiniteKernel } from "./kernels/step-guard.js";
-import { fillInPlace, fillTensor } from "./ops/elementwise-plain.js";
+import { fillInPlace } from "./ops/elementwise-plain.js";
 import { placeholder } from "./ops/optional-inputs.js";
 import { scaleGradients } from "./ops/scale-grads.js";
 

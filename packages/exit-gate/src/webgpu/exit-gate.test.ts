@@ -1,9 +1,10 @@
-import { backward, intTensor, parameter, type Tensor } from "@loop/tensor";
+import { backward, intTensor, type Tensor } from "@loop/tensor";
 import { randn } from "@loop/tensor/internal";
 import { expectClose, gpuForTests, toGpu, toGpuInt } from "@loop/test-support-gpu";
 import { type GpuTensor, gpuBackendOps, releaseTransients, uploadTensor } from "@loop/webgpu";
 import { backwardGpu } from "@loop/webgpu/internal";
 import { describe, expect, it } from "vitest";
+import { exitPdfOn, gateLogitsOn } from "../gate-on.js";
 import {
   exitPdf as cpuExitPdf,
   gateLogits as cpuGateLogits,
@@ -11,7 +12,6 @@ import {
   stage1Loss as cpuStage1Loss,
   stage2Loss as cpuStage2Loss,
 } from "../index.js";
-import { exitPdfOn, gateLogitsOn } from "../gate-on.js";
 import { perStepCeOn, stage1LossOn, stage2LossOn } from "../stage-losses-on.js";
 
 const ctx = await gpuForTests("webgpu exit-gate ops");
@@ -156,7 +156,9 @@ describe.runIf(ctx)("webgpu exit-gate ops match @loop/exit-gate", () => {
     const x = uploadTensor(ctx!, new Float32Array(6), [2, 3]);
     const w = uploadTensor(ctx!, new Float32Array(2), [1, 2]);
     const b = uploadTensor(ctx!, new Float32Array(1), [1]);
-    expect(() => gateLogits([x], w, b)).toThrow(/gateLogits: weight has shape \[1,2\], expected \[1,3\]/);
+    expect(() => gateLogits([x], w, b)).toThrow(
+      /gateLogits: weight has shape \[1,2\], expected \[1,3\]/,
+    );
     expect(() => stage1LossOn(ops!, a, [x], t)).toThrow(
       /stage1Loss: logitsPerStep has 1 steps, expected R = 4/,
     );

@@ -8,7 +8,13 @@
  * activations as they are consumed); the exit steps are the threshold rule on the exit pdf read
  * back (exit-gate's thresholdExit).
  */
-import { exitPdfOn, exitStepName, stage1LossOn, stage2LossOn, thresholdExit } from "@loop/exit-gate";
+import {
+  exitPdfOn,
+  exitStepName,
+  stage1LossOn,
+  stage2LossOn,
+  thresholdExit,
+} from "@loop/exit-gate";
 import { type LoopedModel, toDevice } from "@loop/looped";
 import { type BackendOps, crossEntropyOn, type NamedArray } from "@loop/tensor";
 import type { ForwardInputs } from "./inputs.js";

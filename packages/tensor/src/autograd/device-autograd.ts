@@ -44,19 +44,19 @@ export interface DeviceAutograd<T> extends AutogradOps<T> {
 }
 
 /** `AutogradOps` over `dev`'s tape (see the file comment). */
-export function deviceAutograd<T extends TapeTensor<T>>(
-  dev: AutogradDevice<T>,
-): DeviceAutograd<T> {
+export function deviceAutograd<T extends TapeTensor<T>>(dev: AutogradDevice<T>): DeviceAutograd<T> {
   const { tape } = dev;
   const clip = new DeferredClip<T>(dev.clip);
   const live = (t: T): T => {
-    if (!tape.hasGrad(t)) throw new Error(`${dev.name}: tensor ${t.id} [${t.shape}] has no gradient`);
+    if (!tape.hasGrad(t))
+      throw new Error(`${dev.name}: tensor ${t.id} [${t.shape}] has no gradient`);
     return t.grad!;
   };
   return {
     noGrad: (fn) => tape.withRecording(false, fn),
     backward(loss, weight) {
-      if (loss.size !== 1) throw new Error(`${dev.name} backward: the loss has shape [${loss.shape}]`);
+      if (loss.size !== 1)
+        throw new Error(`${dev.name} backward: the loss has shape [${loss.shape}]`);
       if (!loss.requiresGrad)
         throw new Error(`${dev.name} backward: the loss records no gradient path`);
       clip.settleAll(); // gradients added to after a clipping hold the clipped values

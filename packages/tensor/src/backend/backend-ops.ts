@@ -19,4 +19,6 @@ export type BackendOps<T, I> = KernelOps<T, I> & AutogradOps<T>;
  * `clipGradients`): the training ops, autograd, and the two kernels that keep each loss and
  * join them with the norm for the step's one read-back.
  */
-export type StepOps<T, I> = TrainOps<T, I> & AutogradOps<T> & Pick<ModelOps<T, I>, "affine" | "concat">;
+export type StepOps<T, I> = TrainOps<T, I> &
+  AutogradOps<T> &
+  Pick<ModelOps<T, I>, "affine" | "concat">;

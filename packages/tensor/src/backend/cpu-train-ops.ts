@@ -11,9 +11,9 @@ import { noGrad } from "../autograd/node.js";
 import { adamwUpdate } from "../optim/adamw-update.js";
 import { normOfGrads, scaleGradsToNorm } from "../optim/clip.js";
 import { type IntTensor, Tensor } from "../tensor.js";
+import type { AutogradOps } from "./autograd-ops.js";
 import type { StepOps } from "./backend-ops.js";
 import { cpuTensorOps, cpuTransferOps } from "./cpu-tensor-ops.js";
-import type { AutogradOps } from "./autograd-ops.js";
 
 function gradOf(t: Tensor): Float32Array {
   if (!t.grad) throw new Error("cpu train ops: a parameter without a gradient");

@@ -135,7 +135,9 @@ export function stack(xs: readonly Tensor[]): Tensor {
 export function splitLeading(x: Tensor, sizes: readonly number[]): Tensor[] {
   const n = x.shape[0] ?? 0;
   if (sizes.reduce((a, b) => a + b, 0) !== n || sizes.some((s) => !Number.isInteger(s) || s < 0))
-    throw new Error(`split: sizes [${sizes.join(",")}] do not sum to axis 0 of ${shapeStr(x.shape)}`);
+    throw new Error(
+      `split: sizes [${sizes.join(",")}] do not sum to axis 0 of ${shapeStr(x.shape)}`,
+    );
   const inner = n === 0 ? 0 : x.size / n;
   let start = 0;
   const outs = sizes.map((s) => {
@@ -161,7 +163,9 @@ export function concatLeading(xs: readonly Tensor[]): Tensor {
   const rest = xs[0]!.shape.slice(1);
   for (const t of xs)
     if (t.shape.slice(1).join(",") !== rest.join(","))
-      throw new Error(`concat: shapes differ past axis 0: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`);
+      throw new Error(
+        `concat: shapes differ past axis 0: ${xs.map((t) => shapeStr(t.shape)).join(" vs ")}`,
+      );
   const total = xs.reduce((a, t) => a + t.size, 0);
   const y = allocF32Uninit(total);
   let o = 0;

@@ -125,7 +125,7 @@ export function relu(x: Tensor): Tensor {
   const n = x.size;
   const xd = x.data;
   const y = allocF32(n);
-  for (let i = 0; i < n; i++) y[i] = xd[i]! > 0 ? xd[i]! : 0;
+  for (let i = 0; i < n; i++) y[i] = Math.max(xd[i]!, 0);
   return record("relu", x, y, (gx, g) => {
     for (let i = 0; i < n; i++) gx[i] = xd[i]! > 0 ? g[i]! : 0;
   });
