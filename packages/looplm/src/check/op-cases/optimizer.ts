@@ -27,13 +27,15 @@ export function optimizerCases(r: Rows): OpCase[] {
         // gradients from a backward (the only way a generic caller gives a tensor one)
         const n = ops.shapeOf(p)[0]!;
         const loss = ops.binary("add", dot(ops, p, n, 0.5), dot(ops, q, 13, -2));
+        // (copied before the backward, which may give the loss's block back, as a step does)
+        const kept = ops.noGrad(() => ops.affine(loss, 1, 0));
         ops.backward(loss, 1);
         const norm = ops.gradNorm([p, q]);
         ops.clipGrads([p, q], norm, 1);
         const m = ops.zeros([n]);
         const v = ops.zeros([n]);
         ops.adamw(p, m, v, ADAMW);
-        const report = ops.noGrad(() => ops.concat([ops.affine(loss, 1, 0), norm], 0));
+        const report = ops.noGrad(() => ops.concat([kept, norm], 0));
         return [norm, p, m, v, report];
       },
       tol: { atol: 2e-6, rtol: 2e-5 },
