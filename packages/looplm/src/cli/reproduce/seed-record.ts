@@ -11,13 +11,13 @@
  * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
-import { makeDirectory } from "@loop/tensor/node";
+import { makeDirectory, outputKind } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
-import { fileKind, readRegularFile } from "../regular-file.js";
+import { readRegularFile } from "../regular-file.js";
 import type { SeedMachine } from "./seed-machine.js";
 import { checkSeedRecordBody, checkSeedRecordHeader, FieldProblem } from "./seed-record-schema.js";
 import type { StudyDef } from "./study-types.js";
@@ -136,10 +136,10 @@ export function writeSeedRecord(
 export function checkSeedRecordTargets(outDir: string, seeds: number): void {
   for (let seed = 1; seed <= seeds; seed++) {
     const path = seedRecordPath(outDir, seed);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st && !st.isFile())
+    const kind = outputKind(path);
+    if (kind !== "missing" && kind !== "file")
       throw new CliError(
-        `${path} is ${fileKind(st)}, not a regular file: a seed record is a file; remove it`,
+        `${path} is a ${kind}, not a regular file: a seed record is a file; remove it`,
       );
   }
 }
