@@ -53,23 +53,15 @@ export async function checkModelCase(
         steps: "all",
         seqIdx: ops.uploadInt(seqIdx, [B * T]),
       });
+      const outputs = [
+        ["readouts", "readout"],
+        ["logits", "logits"],
+      ] as const;
       for (let i = 0; i < want.logits.length; i++) {
-        all.push(
-          worstOf(
-            `readout ${i + 1}`,
-            await ops.read(got.readouts[i]!),
-            want.readouts[i]!.data,
-            FORWARD_TOL,
-          ),
-        );
-        all.push(
-          worstOf(
-            `logits ${i + 1}`,
-            await ops.read(got.logits[i]!),
-            want.logits[i]!.data,
-            FORWARD_TOL,
-          ),
-        );
+        for (const [key, label] of outputs) {
+          const g = await ops.read(got[key][i]!);
+          all.push(worstOf(`${label} ${i + 1}`, g, want[key][i]!.data, FORWARD_TOL));
+        }
       }
       ops.backward(crossEntropyOn(ops, got.logits.at(-1)!, ops.uploadInt(targets, [B, T])), 1);
       const cpuParams = cpu.parameters();
