@@ -30,8 +30,7 @@ export async function checkGoldenDecode(
   name: string,
   backend: ComputeBackend,
 ): Promise<CaseResult> {
-  const base = { name: `decode ${name}`, op: "decode", tol: GOLDEN_TOL };
-  return timedCase(base, async () => {
+  return timedCase({ name: `decode ${name}`, op: "decode", tol: GOLDEN_TOL }, async () => {
     const ops = backend.ops;
     if (!hasDecodeOps(ops)) throw new Error(`--backend ${backend.name} has no decode kernels`);
     const model = loadCheckpoint(join(dir, name), {

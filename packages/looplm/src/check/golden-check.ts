@@ -58,8 +58,7 @@ export async function checkGoldenCase(
   name: string,
   backend: ComputeBackend,
 ): Promise<CaseResult> {
-  const base = { name: `golden ${name}`, op: "forward", tol: GOLDEN_TOL };
-  return timedCase(base, async () => {
+  return timedCase({ name: `golden ${name}`, op: "forward", tol: GOLDEN_TOL }, async () => {
     // (a case whose config asks for more than the machine holds fails as that case, at once)
     const model = loadCheckpoint(join(dir, name), {
       checkConfig: (cfg) => checkModelRun(cfg, { command: "check", forwardTokens: 1 }),
