@@ -4,8 +4,8 @@
  * `position` (state row s = rows[j], or j):
  *   q, k ← RoPE at position (rope.ts);  kc[s, g, position] = k[j, g], vc likewise;
  *   out[j, h] = Σ_{t ≤ position} softmax_t(q[j,h]·kc[s,g,t]/√hd)·vc[s,g,t],  g = h / (Hq/Hkv)
- * with the scores and sums in double and `fastExp`, as the CPU's own decoding (kv-cache.ts
- * `appendAndAttend`) computes them. Inference only: nothing is recorded.
+ * with the scores and sums in double and `fastExp`: attend-row.ts, which the CPU's own decoding
+ * (kv-cache.ts `appendAndAttend`) runs too. Inference only: nothing is recorded.
  */
 import { type DecodeOps, type IntTensor, Tensor } from "@loop/tensor";
 import { attendRow } from "./attend-row.js";
