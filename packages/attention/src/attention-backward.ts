@@ -16,9 +16,10 @@ import {
   kernelSet,
   optionalArg,
   parallelFor,
+  transposeInto,
 } from "@loop/tensor/kernel";
 import { type FlashForwardArgs, flashSizes } from "./attention-forward.js";
-import { groupTile, transposeHead } from "./attention-pack.js";
+import { groupTile } from "./attention-pack.js";
 
 /** The forward's arguments (its outputs y and lse now read) and the gradients. */
 export interface FlashBackwardArgs extends FlashForwardArgs {
@@ -58,7 +59,7 @@ function backwardUnits(a: FlashBackwardArgs, lo: number, hi: number): void {
     const g = unit % Hkv;
     const kBase = b * T * ldk + g * hd;
     const qBase = b * T * ldq + g * G * hd;
-    transposeHead(k, kBase, ldk, T, hd, kt);
+    transposeInto(k, kBase, ldk, T, hd, kt, T);
     for (let r0 = 0; r0 < T; r0 += blockQ) {
       const br = Math.min(blockQ, T - r0);
       const rows = G * br;

@@ -18,8 +18,9 @@ import {
   kernelSet,
   optionalArg,
   parallelFor,
+  transposeInto,
 } from "@loop/tensor/kernel";
-import { groupTile, transposeHead } from "./attention-pack.js";
+import { groupTile } from "./attention-pack.js";
 import type { AttentionDims } from "./attention-shapes.js";
 
 /**
@@ -60,7 +61,7 @@ function forwardUnits(a: FlashForwardArgs, lo: number, hi: number): void {
     const g = unit % Hkv;
     const kBase = b * T * ldk + g * hd;
     const qBase = b * T * ldq + g * G * hd;
-    transposeHead(k, kBase, ldk, T, hd, kt);
+    transposeInto(k, kBase, ldk, T, hd, kt, T);
     for (let r0 = 0; r0 < T; r0 += blockQ) {
       const br = Math.min(blockQ, T - r0);
       const rows = G * br;

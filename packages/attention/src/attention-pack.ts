@@ -1,23 +1,8 @@
 /**
- * Packing helpers of the tiled attention kernels: one head, or one query tile of a head group,
- * copied into contiguous (optionally transposed) scratch so every tile product is a plain
- * row-major GEMM.
+ * Packing helper of the tiled attention kernels: one query tile of a head group copied into
+ * contiguous (optionally transposed) scratch so every tile product is a plain row-major GEMM
+ * (one head's keys go through @loop/tensor/kernel's transposeInto).
  */
-/** dst[e, t] = src[off + t·ld + e] for t < T, e < hd: one head's rows as an [hd, T] matrix. */
-export function transposeHead(
-  src: Float32Array,
-  off: number,
-  ld: number,
-  T: number,
-  hd: number,
-  dst: Float32Array,
-): void {
-  for (let t = 0; t < T; t++) {
-    const o = off + t * ld;
-    for (let e = 0; e < hd; e++) dst[e * T + t] = src[o + e]!;
-  }
-}
-
 /**
  * A query tile of a head group: the `group` heads starting at `base` (heads hd apart, tokens
  * `ld` apart), tokens r0..r0+br-1, as rows R = jj·br + r. `mode` "rows" writes dst [G·br, hd];

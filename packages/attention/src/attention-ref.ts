@@ -47,60 +47,65 @@ function probabilities(
   return P;
 }
 
+/** `visit` for every (batch b, query head j) with its KV head g and probabilities P [T, T]. */
+function eachHead(
+  q: Float32Array,
+  k: Float32Array,
+  d: AttentionDims,
+  visit: (b: number, j: number, g: number, P: Float64Array) => void,
+): void {
+  for (let b = 0; b < d.B; b++) {
+    for (let j = 0; j < d.Hq; j++)
+      visit(b, j, Math.floor(j / d.group), probabilities(q, k, d, b, j));
+  }
+}
+
 /** Causal GQA attention, quadratic reference (fused op with backward). */
 export function attentionRef(q: Tensor, k: Tensor, v: Tensor): Tensor {
   const d = attentionDims(q, k, v, "attentionRef");
-  const { B, T, Hq, Hkv, hd, group } = d;
+  const { T, Hq, Hkv, hd } = d;
   const y = allocF32(q.size);
-  for (let b = 0; b < B; b++) {
-    for (let j = 0; j < Hq; j++) {
-      const g = Math.floor(j / group);
-      const P = probabilities(q.data, k.data, d, b, j);
-      for (let t = 0; t < T; t++) {
-        const yo = ((b * T + t) * Hq + j) * hd;
-        for (let e = 0; e < hd; e++) {
-          let acc = 0;
-          for (let s = 0; s <= t; s++)
-            acc += P[t * T + s]! * v.data[((b * T + s) * Hkv + g) * hd + e]!;
-          y[yo + e] = acc;
-        }
+  eachHead(q.data, k.data, d, (b, j, g, P) => {
+    for (let t = 0; t < T; t++) {
+      const yo = ((b * T + t) * Hq + j) * hd;
+      for (let e = 0; e < hd; e++) {
+        let acc = 0;
+        for (let s = 0; s <= t; s++)
+          acc += P[t * T + s]! * v.data[((b * T + s) * Hkv + g) * hd + e]!;
+        y[yo + e] = acc;
       }
     }
-  }
+  });
   return record1("attentionRef", [q, k, v], y, q.shape, ([gy]) => {
     const G = gy!;
     const dq = new Float32Array(q.size);
     const dk = new Float64Array(k.size);
     const dv = new Float64Array(v.size);
     const c = 1 / Math.sqrt(hd);
-    for (let b = 0; b < B; b++) {
-      for (let j = 0; j < Hq; j++) {
-        const g = Math.floor(j / group);
-        const P = probabilities(q.data, k.data, d, b, j);
-        for (let t = 0; t < T; t++) {
-          const qo = ((b * T + t) * Hq + j) * hd;
-          const dP = new Float64Array(t + 1);
-          let rowDot = 0;
-          for (let s = 0; s <= t; s++) {
-            const vo = ((b * T + s) * Hkv + g) * hd;
-            let acc = 0;
-            for (let e = 0; e < hd; e++) acc += G[qo + e]! * v.data[vo + e]!;
-            dP[s] = acc;
-            rowDot += P[t * T + s]! * acc;
-          }
-          for (let s = 0; s <= t; s++) {
-            const p = P[t * T + s]!;
-            const dS = p * (dP[s]! - rowDot);
-            const ko = ((b * T + s) * Hkv + g) * hd;
-            for (let e = 0; e < hd; e++) {
-              dq[qo + e]! += c * dS * k.data[ko + e]!;
-              dk[ko + e]! += c * dS * q.data[qo + e]!;
-              dv[ko + e]! += p * G[qo + e]!;
-            }
+    eachHead(q.data, k.data, d, (b, j, g, P) => {
+      for (let t = 0; t < T; t++) {
+        const qo = ((b * T + t) * Hq + j) * hd;
+        const dP = new Float64Array(t + 1);
+        let rowDot = 0;
+        for (let s = 0; s <= t; s++) {
+          const vo = ((b * T + s) * Hkv + g) * hd;
+          let acc = 0;
+          for (let e = 0; e < hd; e++) acc += G[qo + e]! * v.data[vo + e]!;
+          dP[s] = acc;
+          rowDot += P[t * T + s]! * acc;
+        }
+        for (let s = 0; s <= t; s++) {
+          const p = P[t * T + s]!;
+          const dS = p * (dP[s]! - rowDot);
+          const ko = ((b * T + s) * Hkv + g) * hd;
+          for (let e = 0; e < hd; e++) {
+            dq[qo + e]! += c * dS * k.data[ko + e]!;
+            dk[ko + e]! += c * dS * q.data[qo + e]!;
+            dv[ko + e]! += p * G[qo + e]!;
           }
         }
       }
-    }
+    });
     return [dq, Float32Array.from(dk), Float32Array.from(dv)];
   });
 }

@@ -4,11 +4,11 @@
  * `position` (state row s = rows[j], or j):
  *   q, k ← RoPE at position (rope.ts);  kc[s, g, position] = k[j, g], vc likewise;
  *   out[j, h] = Σ_{t ≤ position} softmax_t(q[j,h]·kc[s,g,t]/√hd)·vc[s,g,t],  g = h / (Hq/Hkv)
- * with the scores and sums in double and `fastExp`, as the CPU's own decoding (kv-cache.ts
- * `appendAndAttend`) computes them. Inference only: nothing is recorded.
+ * with the scores and sums in double and `fastExp`: attend-row.ts, which the CPU's own decoding
+ * (kv-cache.ts `appendAndAttend`) runs too. Inference only: nothing is recorded.
  */
 import { type DecodeOps, type IntTensor, Tensor } from "@loop/tensor";
-import { fastExp } from "@loop/tensor/kernel";
+import { attendRow } from "./attend-row.js";
 import { ropeInPlace } from "./rope.js";
 
 function fail(message: string): never {
@@ -59,32 +59,13 @@ export const cpuAttendStep: Pick<DecodeOps<Tensor, IntTensor>, "attendStep"> = {
     ropeInPlace(qr, [n, 1, Hq, hd], opts.theta, position);
     const out = new Float32Array(n * Hq * hd);
     const group = Hq / Hkv;
-    const c = 1 / Math.sqrt(hd);
     const len = position + 1;
-    const scores = new Float64Array(len);
-    const acc = new Float64Array(hd);
+    const scratch = { scores: new Float64Array(len), acc: new Float64Array(hd) };
     for (let j = 0; j < n; j++) {
       const s = rows ? rows[j]! : j;
       for (let h = 0; h < Hq; h++) {
         const base = (s * Hkv + Math.floor(h / group)) * cap * hd;
-        const qo = (j * Hq + h) * hd;
-        let max = Number.NEGATIVE_INFINITY;
-        for (let t = 0; t < len; t++) {
-          const ko = base + t * hd;
-          let dot = 0;
-          for (let e = 0; e < hd; e++) dot += qr[qo + e]! * kc[ko + e]!;
-          scores[t] = c * dot;
-          if (c * dot > max) max = c * dot;
-        }
-        let sum = 0;
-        acc.fill(0);
-        for (let t = 0; t < len; t++) {
-          const p = fastExp(scores[t]! - max);
-          sum += p;
-          const vo = base + t * hd;
-          for (let e = 0; e < hd; e++) acc[e]! += p * vc[vo + e]!;
-        }
-        for (let e = 0; e < hd; e++) out[qo + e] = acc[e]! / sum;
+        attendRow(qr, (j * Hq + h) * hd, kc, vc, base, len, hd, scratch, out);
       }
     }
     return new Tensor(out, [n, Hq, hd]);

@@ -1,4 +1,4 @@
-import { fastExp } from "@loop/tensor/kernel";
+import { attendRow } from "./attend-row.js";
 import { positiveInt } from "./init.js";
 /**
  * Key/value cache of one attention layer for incremental decoding (docs/model.md §4).
@@ -147,32 +147,13 @@ export function appendAndAttend(
   const L = cache.length;
   appendKv(cache, k, v, T);
   const group = Hq / Hkv;
-  const c = 1 / Math.sqrt(hd);
-  const scores = new Float64Array(L + T);
-  const acc = new Float64Array(hd);
+  const scratch = { scores: new Float64Array(L + T), acc: new Float64Array(hd) };
   for (let b = 0; b < B; b++) {
     for (let j = 0; j < Hq; j++) {
       const base = (b * Hkv + Math.floor(j / group)) * cap * hd;
       for (let t = 0; t < T; t++) {
         const qo = ((b * T + t) * Hq + j) * hd;
-        const n = L + t + 1;
-        let max = Number.NEGATIVE_INFINITY;
-        for (let s = 0; s < n; s++) {
-          const ko = base + s * hd;
-          let dot = 0;
-          for (let e = 0; e < hd; e++) dot += q[qo + e]! * cache.k[ko + e]!;
-          scores[s] = c * dot;
-          if (c * dot > max) max = c * dot;
-        }
-        let sum = 0;
-        acc.fill(0);
-        for (let s = 0; s < n; s++) {
-          const p = fastExp(scores[s]! - max);
-          sum += p;
-          const vo = base + s * hd;
-          for (let e = 0; e < hd; e++) acc[e]! += p * cache.v[vo + e]!;
-        }
-        for (let e = 0; e < hd; e++) out[qo + e] = acc[e]! / sum;
+        attendRow(q, qo, cache.k, cache.v, base, L + t + 1, hd, scratch, out);
       }
     }
   }

@@ -127,6 +127,11 @@ napi_value make(napi_env env, double d) {
   return v;
 }
 
+/* The host address a device pointer stands for (the emulator's device memory is host memory). */
+void *addressOf(napi_env env, napi_value v) {
+  return reinterpret_cast<void *>(uintptr_t(num(env, v)));
+}
+
 template <size_t N>
 size_t args(napi_env env, napi_callback_info info, napi_value (&a)[N]) {
   size_t argc = N;
@@ -148,41 +153,40 @@ napi_value alloc(napi_env env, napi_callback_info info) {
 napi_value release(napi_env env, napi_callback_info info) {
   napi_value a[1];
   args(env, info, a);
-  std::free(reinterpret_cast<void *>(uintptr_t(num(env, a[0]))));
+  std::free(addressOf(env, a[0]));
   return nullptr;
 }
 
-napi_value upload(napi_env env, napi_callback_info info) {
+/* upload(address, typedArray) / download(address, typedArray): the array's bytes to (upload) or
+ * from the address. */
+napi_value copyBytes(napi_env env, napi_callback_info info, bool upload) {
   napi_value a[2];
   args(env, info, a);
   size_t n;
-  void *src = bytesOf(env, a[1], &n);
-  std::memcpy(reinterpret_cast<void *>(uintptr_t(num(env, a[0]))), src, n);
+  void *bytes = bytesOf(env, a[1], &n);
+  void *at = addressOf(env, a[0]);
+  if (upload)
+    std::memcpy(at, bytes, n);
+  else
+    std::memcpy(bytes, at, n);
   return nullptr;
 }
 
-/* download(address, typedArray) */
-napi_value download(napi_env env, napi_callback_info info) {
-  napi_value a[2];
-  args(env, info, a);
-  size_t n;
-  void *dst = bytesOf(env, a[1], &n);
-  std::memcpy(dst, reinterpret_cast<void *>(uintptr_t(num(env, a[0]))), n);
-  return nullptr;
-}
+napi_value upload(napi_env env, napi_callback_info info) { return copyBytes(env, info, true); }
+
+napi_value download(napi_env env, napi_callback_info info) { return copyBytes(env, info, false); }
 
 napi_value zero(napi_env env, napi_callback_info info) {
   napi_value a[2];
   args(env, info, a);
-  std::memset(reinterpret_cast<void *>(uintptr_t(num(env, a[0]))), 0, size_t(num(env, a[1])));
+  std::memset(addressOf(env, a[0]), 0, size_t(num(env, a[1])));
   return nullptr;
 }
 
 napi_value copy(napi_env env, napi_callback_info info) {
   napi_value a[3];
   args(env, info, a);
-  std::memmove(reinterpret_cast<void *>(uintptr_t(num(env, a[0]))),
-               reinterpret_cast<void *>(uintptr_t(num(env, a[1]))), size_t(num(env, a[2])));
+  std::memmove(addressOf(env, a[0]), addressOf(env, a[1]), size_t(num(env, a[2])));
   return nullptr;
 }
 

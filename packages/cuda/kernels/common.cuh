@@ -24,35 +24,44 @@ __device__ __forceinline__ float softplusf_(float x) {
   return x > 20.f ? x : (x < -20.f ? __expf(x) : log1pf(__expf(x)));
 }
 
-__device__ __forceinline__ float warpSum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warpMax(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+/* The two reductions of the kernels, as functors so that one warp and one block loop serve both
+ * (inlined: the same instructions as a loop written out per operation). */
+struct SumOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+template <class Op>
+__device__ __forceinline__ float warpReduce(float v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
-/* Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it. */
-__device__ __forceinline__ float blockSum(float v, float *scratch /* [32] */) {
+/* op of v over the block, warps in order from `init` (blockDim.x a multiple of 32, at most 1024);
+ * every thread gets it. */
+template <class Op>
+__device__ __forceinline__ float blockReduce(float v, float *scratch /* [32] */, float init,
+                                             Op op) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  v = warpSum(v);
+  v = warpReduce(v, op);
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  float s = 0.f;
-  for (int i = 0; i < nw; i++) s += scratch[i];
+  float s = init;
+  for (int i = 0; i < nw; i++) s = op(s, scratch[i]);
   return s;
 }
+
+__device__ __forceinline__ float warpSum(float v) { return warpReduce(v, SumOp()); }
+__device__ __forceinline__ float warpMax(float v) { return warpReduce(v, MaxOp()); }
+/* Sum of v over the block; every thread gets it. */
+__device__ __forceinline__ float blockSum(float v, float *scratch /* [32] */) {
+  return blockReduce(v, scratch, 0.f, SumOp());
+}
 __device__ __forceinline__ float blockMax(float v, float *scratch /* [32] */) {
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  v = warpMax(v);
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float s = -LOOP_INF;
-  for (int i = 0; i < nw; i++) s = fmaxf(s, scratch[i]);
-  return s;
+  return blockReduce(v, scratch, -LOOP_INF, MaxOp());
 }
 
 /* Grid-stride loop over n elements. */

@@ -225,6 +225,23 @@ static const char *resolve(void *lib, const struct symRow *rows, size_t n) {
 }
 #define ROWS(table) (sizeof table / sizeof table[0])
 
+/* dlopen `path` and resolve every row of `table` in it: the library, or NULL with the one-line
+ * reason in `why` (`lacks` names what a missing entry point means). NVRTC and cuBLASLt open so. */
+static void *openLibrary(const char *path, const struct symRow *table, size_t n, const char *lacks,
+                         char *why, size_t whySize) {
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(why, whySize, "%s could not be opened (%s)", path, dlerror());
+    return NULL;
+  }
+  if (resolve(lib, table, n)) {
+    snprintf(why, whySize, "%s lacks %s", path, lacks);
+    dlclose(lib);
+    return NULL;
+  }
+  return lib;
+}
+
 /* Open libcuda.so.1 (or `path`) and resolve every entry point; a one-line reason on failure. */
 static const char *loadDriver(const char *path) {
   if (cu.lib) return NULL;
@@ -568,20 +585,11 @@ static napi_value nvrtcOpen(napi_env env, napi_callback_info info) {
   size_t len;
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
   if (!rtc.lib) {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      snprintf(why, sizeof why, "%s could not be opened (%s)", path, dlerror());
-    } else {
 #define RTC_ROW(field, symbol) {(void **)&rtc.field, #symbol},
-      const struct symRow table[] = {NVRTC_ENTRY_POINTS(RTC_ROW)};
-      /* whichever is missing, named as nvrtcGetCUBIN: the newest of them, the likely cause */
-      if (resolve(lib, table, ROWS(table))) {
-        snprintf(why, sizeof why, "%s lacks nvrtcGetCUBIN (NVRTC older than 11.1)", path);
-        dlclose(lib);
-      } else {
-        rtc.lib = lib;
-      }
-    }
+    const struct symRow table[] = {NVRTC_ENTRY_POINTS(RTC_ROW)};
+    /* whichever is missing, named as nvrtcGetCUBIN: the newest of them, the likely cause */
+    rtc.lib = openLibrary(path, table, ROWS(table), "nvrtcGetCUBIN (NVRTC older than 11.1)", why,
+                          sizeof why);
   }
   napi_create_string_utf8(env, why, NAPI_AUTO_LENGTH, &out);
   return out;
@@ -675,16 +683,12 @@ static napi_value blasLtOpen(napi_env env, napi_callback_info info) {
   napi_get_value_string_utf8(env, a[0], path, sizeof path, &len);
   if (!ready(env)) return NULL;
   if (!lt.lib) {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      snprintf(why, sizeof why, "%s could not be opened (%s)", path, dlerror());
-    } else {
 #define LT_ROW(field, symbol) {(void **)&lt.field, #symbol},
-      const struct symRow table[] = {BLASLT_ENTRY_POINTS(LT_ROW)};
-      if (resolve(lib, table, ROWS(table))) {
-        snprintf(why, sizeof why, "%s lacks the cublasLt matmul entry points", path);
-        dlclose(lib);
-      } else if (lt.create(&lt.handle) != 0) {
+    const struct symRow table[] = {BLASLT_ENTRY_POINTS(LT_ROW)};
+    void *lib = openLibrary(path, table, ROWS(table), "the cublasLt matmul entry points", why,
+                            sizeof why);
+    if (lib) {
+      if (lt.create(&lt.handle) != 0) {
         snprintf(why, sizeof why, "cublasLtCreate failed");
         dlclose(lib);
       } else if (cu.memAlloc(&ltWorkspace, LT_WORKSPACE) != 0) {

@@ -91,17 +91,17 @@ function perplexityFold({ R, V, tallies, rules }: FoldSetup) {
       for (let m = 0; m < a.length; m++) s += a[m]!;
       nllSum[r]! -= s;
     });
-    tallies.forEach((tally, k) => {
-      const z = tallyExits(tally, out.pdf!, tg, batch.shape);
-      let s = 0;
-      for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z.data[m]! - 1]![m]!;
-      gatedSum[k]! -= s;
-    });
-    rules.forEach((tally, k) => {
-      const z = tallyRuleExits(tally, out, batch);
+    // Σ log p of the targets, each token's at the loop step `z` (1-based) picked for it
+    const selected = (z: ArrayLike<number>) => {
       let s = 0;
       for (let m = 0; m < B * T; m++) if (tg[m] !== IGNORE_INDEX) s += lp[z[m]! - 1]![m]!;
-      ruleSum[k]! -= s;
+      return s;
+    };
+    tallies.forEach((tally, k) => {
+      gatedSum[k]! -= selected(tallyExits(tally, out.pdf!, tg, batch.shape).data);
+    });
+    rules.forEach((tally, k) => {
+      ruleSum[k]! -= selected(tallyRuleExits(tally, out, batch));
     });
   };
   const result = (): PerplexityResult => {

@@ -40,6 +40,22 @@ export function checkStepMajor(
   return { R: x.shape[0]!, M: sizeOf(tokenShape), tokenShape };
 }
 
+/**
+ * Check a stage objective's inputs: gate logits [R, ...S], per-step CE of the same shape and
+ * targets [...S] (both stages read them alike); returns R and M = |S|.
+ */
+export function checkObjectiveInputs(
+  gateLogits: { shape: Shape },
+  ce: { shape: Shape },
+  targets: { shape: Shape },
+  op: string,
+): { R: number; M: number } {
+  const { R, M, tokenShape } = checkStepMajor(gateLogits, "gateLogits", op);
+  checkShape(ce, gateLogits.shape, "ce", op);
+  checkShape(targets, tokenShape, "targets", op);
+  return { R, M };
+}
+
 /** Check a finite number argument. */
 export function checkFinite(v: number, arg: string, op: string): void {
   if (!Number.isFinite(v)) throw new Error(`${op}: ${arg} must be a finite number, got ${v}`);

@@ -18,7 +18,7 @@ import {
 import { record1 } from "@loop/tensor/kernel";
 import { logPdfBackward, logPdfForward } from "./log-pdf.js";
 import { perStepCrossEntropy } from "./per-step-ce.js";
-import { checkFinite, checkShape, checkStepMajor } from "./shapes.js";
+import { checkFinite, checkObjectiveInputs } from "./shapes.js";
 
 export { DEFAULT_BETA, type Stage1Options };
 
@@ -33,9 +33,7 @@ export function stage1Objective(
   beta: number = DEFAULT_BETA,
 ): Tensor {
   const op = "stage1Objective";
-  const { R, M, tokenShape } = checkStepMajor(gateLogits, "gateLogits", op);
-  checkShape(ce, gateLogits.shape, "ce", op);
-  checkShape(targets, tokenShape, "targets", op);
+  const { R, M } = checkObjectiveInputs(gateLogits, ce, targets, op);
   checkFinite(beta, "beta", op);
   const n = R * M;
   const u = new Float64Array(n);

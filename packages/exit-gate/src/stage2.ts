@@ -23,7 +23,7 @@ import {
 import { record1, sigmoidScalar, softplusScalar } from "@loop/tensor/kernel";
 import { detach } from "./detach.js";
 import { perStepCrossEntropyDetached } from "./per-step-ce.js";
-import { checkFinite, checkShape, checkStepMajor } from "./shapes.js";
+import { checkFinite, checkObjectiveInputs } from "./shapes.js";
 
 export { DEFAULT_GAMMA, DEFAULT_K, type Stage2Options };
 
@@ -59,9 +59,7 @@ export function stage2Objective(
   gamma: number = DEFAULT_GAMMA,
 ): Tensor {
   const op = "stage2Objective";
-  const { R, M, tokenShape } = checkStepMajor(gateLogits, "gateLogits", op);
-  checkShape(ce, gateLogits.shape, "ce", op);
-  checkShape(targets, tokenShape, "targets", op);
+  const { R, M } = checkObjectiveInputs(gateLogits, ce, targets, op);
   checkFinite(k, "k", op);
   checkFinite(gamma, "gamma", op);
   const w = continuationLabels(ce.data, R, M, k, gamma);

@@ -83,6 +83,16 @@ static int arg_dims(loop_args *a, size_t i, const char *fn, ssd_dims *d) {
   return 1;
 }
 
+/* The opening of the forward and backwardHeads entries: `want` arguments (the last, resets, may
+ * be left out) and the sizes from argument `dims_at`. 0 when it threw or there is no chunk to run
+ * (batch or T is 0), which the entry returns as undefined. */
+static int entry_dims(napi_env env, napi_callback_info info, loop_args *a, size_t want,
+                      size_t dims_at, const char *fn, ssd_dims *d) {
+  if (!loop_get_args_opt(env, info, a, want, 1, fn)) return 0;
+  if (!arg_dims(a, dims_at, fn, d)) return 0;
+  return d->nc != 0;
+}
+
 /* scratch of the calling thread, kept between calls (thread-buffer.h) */
 static __thread void *scratch_buf;
 static __thread size_t scratch_cap;
@@ -372,10 +382,8 @@ static double dskip_rows_bwd(float *gx, const float *gy, const float *x, long ld
 static napi_value Forward(napi_env env, napi_callback_info info) {
   const char *fn = "ssd forward";
   loop_args a;
-  if (!loop_get_args_opt(env, info, &a, 19, 1, fn)) return NULL;
   ssd_dims d;
-  if (!arg_dims(&a, 11, fn, &d)) return NULL;
-  if (d.nc == 0) return NULL;
+  if (!entry_dims(env, info, &a, 19, 11, fn, &d)) return NULL;
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
   int bad = 0;
@@ -772,10 +780,8 @@ static void ssd_backward_heads(const ssd_dims *d, const ssd_bwd *a) {
 static napi_value BackwardHeads(napi_env env, napi_callback_info info) {
   const char *fn = "ssd backwardHeads";
   loop_args args;
-  if (!loop_get_args_opt(env, info, &args, 27, 1, fn)) return NULL;
   ssd_dims d;
-  if (!arg_dims(&args, 19, fn, &d)) return NULL;
-  if (d.nc == 0) return NULL;
+  if (!entry_dims(env, info, &args, 27, 19, fn, &d)) return NULL;
   const long T = d.T, H = d.H, P = d.P, G = d.G, N = d.N, Lc = d.Lc, nc = d.nc;
   const long BT = d.batch * T, PN = P * N, LL = Lc * Lc, BH = d.batch * H;
   const long LT = Lc * (Lc + 1) / 2; /* a packed lower triangle */

@@ -702,8 +702,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (part) {
-    loop_sum_blocks(part, nblk, Di);
-    for (long j = 0; j < Di; j++) gw[j] = (float)part[j];
+    loop_sum_blocks_f32(gw, part, nblk, Di);
   }
   return NULL;
 }
@@ -820,8 +819,7 @@ static napi_value SoftplusBwd(napi_env env, napi_callback_info info) {
     }
   }
   if (part) {
-    loop_sum_blocks(part, nblk, H);
-    for (long h = 0; h < H; h++) gb[h] = (float)part[h];
+    loop_sum_blocks_f32(gb, part, nblk, H);
     free(part);
   }
   return NULL;
@@ -912,8 +910,7 @@ static napi_value DskipBwd(napi_env env, napi_callback_info info) {
       }
   }
   if (part) {
-    loop_sum_blocks(part, nblk, H);
-    for (long h = 0; h < H; h++) gD[h] = (float)part[h];
+    loop_sum_blocks_f32(gD, part, nblk, H);
     free(part);
   }
   return NULL;

@@ -168,22 +168,21 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
 
   /** One token u [B,D] → [B,D]; advances `state` in place. Inference only (not recorded). */
   step(state: Mamba2State, u: Tensor): Tensor {
+    const batch = this.tokenBatch("step", "u", u, state);
+    const w = this.rawWeights();
+    const out = mamba2StepRaw(this.cfg, this, w, batch, u.data, state.conv, state.ssm);
+    return new Tensor(out, [batch, this.cfg.dModel]);
+  }
+
+  /** Check `method`'s one-token input x [B,D] (`arg`) and the state it advances; returns B. */
+  private tokenBatch(method: string, arg: string, x: Tensor, state: Mamba2State): number {
     const D = this.cfg.dModel;
-    if (u.rank !== 2 || u.shape[1] !== D) {
-      throw new Error(`Mamba2Mixer.step: u must be [B,${D}], got ${shapeStr(u.shape)}`);
+    if (x.rank !== 2 || x.shape[1] !== D) {
+      throw new Error(`Mamba2Mixer.${method}: ${arg} must be [B,${D}], got ${shapeStr(x.shape)}`);
     }
-    const batch = u.shape[0]!;
-    this.checkState("step", state, batch);
-    const out = mamba2StepRaw(
-      this.cfg,
-      this,
-      this.rawWeights(),
-      batch,
-      u.data,
-      state.conv,
-      state.ssm,
-    );
-    return new Tensor(out, [batch, D]);
+    const batch = x.shape[0]!;
+    this.checkState(method, state, batch);
+    return batch;
   }
 
   /**
@@ -194,16 +193,12 @@ export class Mamba2Mixer implements SequenceMixer<Mamba2State> {
    */
   stepResidual(state: Mamba2State, h: Tensor, normWeight: Tensor, eps: number): Tensor {
     const D = this.cfg.dModel;
-    if (h.rank !== 2 || h.shape[1] !== D) {
-      throw new Error(`Mamba2Mixer.stepResidual: h must be [B,${D}], got ${shapeStr(h.shape)}`);
-    }
+    const batch = this.tokenBatch("stepResidual", "h", h, state);
     if (normWeight.rank !== 1 || normWeight.size !== D) {
       throw new Error(
         `Mamba2Mixer.stepResidual: normWeight must be [${D}], got ${shapeStr(normWeight.shape)}`,
       );
     }
-    const batch = h.shape[0]!;
-    this.checkState("stepResidual", state, batch);
     const out = mamba2ResidualStepNative(
       this.cfg,
       this,

@@ -28,12 +28,13 @@ import {
   kernelSet,
   parallelFor,
   shareable,
+  transposeInto,
   withTemporaries,
 } from "@loop/tensor/kernel";
 import { dskipBackward } from "./mamba2-ops.js";
 import { backwardNative } from "./ssd-chunked-backward-native.js";
 import { type ChunkDims, chunkDims, type SsdChunkedSaved } from "./ssd-chunked-forward.js";
-import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
+import { chunkDecays, swapLastAxes } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdGrads, SsdShape } from "./ssd-shape.js";
 
 interface HeadArgs {

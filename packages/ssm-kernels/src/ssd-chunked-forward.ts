@@ -26,9 +26,10 @@ import {
   optionalArg,
   parallelFor,
   shareable,
+  transposeInto,
 } from "@loop/tensor/kernel";
 import { dskipForward } from "./mamba2-ops.js";
-import { chunkDecays, swapLastAxes, transposeInto } from "./ssd-chunked-util.js";
+import { chunkDecays, swapLastAxes } from "./ssd-chunked-util.js";
 import type { SsdArrays, SsdShape } from "./ssd-shape.js";
 
 /** What the backward pass needs from the forward: chunk-start states and C·Bᵀ blocks. */

@@ -1,8 +1,10 @@
 /**
  * Small helpers of the chunked SSD scan: per-step decays and their in-chunk products (float64),
- * a strided transpose into preallocated scratch so every block product is a plain,
- * non-transposed `gemm` (no packing, no allocation per call).
+ * and the per-block axis swap of the saved states (on @loop/tensor/kernel's transposeInto, which
+ * keeps every block product a plain, non-transposed `gemm`).
  */
+import { transposeInto } from "@loop/tensor/kernel";
+
 /**
  * For one chunk of one head: e_k = exp(dt_k·A) and E_i = Π_{k≤i} e_k = exp(Λ_i), Λ_i the in-chunk
  * cumulative sum of dt·A. Products of factors in (0, 1] never divide, so they are stable.
@@ -28,22 +30,6 @@ export function chunkDecays(
     e[k] = v;
     acc *= v;
     E[k] = acc;
-  }
-}
-
-/** dst[c·ldd + r] = src[off + r·lds + c] for r < rows, c < cols. */
-export function transposeInto(
-  src: Float32Array,
-  off: number,
-  lds: number,
-  rows: number,
-  cols: number,
-  dst: Float32Array,
-  ldd: number,
-): void {
-  for (let r = 0; r < rows; r++) {
-    const s = off + r * lds;
-    for (let c = 0; c < cols; c++) dst[c * ldd + r] = src[s + c]!;
   }
 }
 

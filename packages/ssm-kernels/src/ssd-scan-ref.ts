@@ -12,6 +12,18 @@ import type { Tensor } from "@loop/tensor";
 import { allocF32, record } from "@loop/tensor/kernel";
 import { type SsdArrays, type SsdGrads, type SsdShape, ssdShape } from "./ssd-shape.js";
 
+/** Step t of head h (group g) in row b: dt, the decay e^{dt·A_h}, and the x/y and B/C offsets. */
+function stepAt(s: SsdShape, a: SsdArrays, b: number, h: number, g: number, t: number) {
+  const { seqLen: T, nHeads: H, headdim: P, nGroups: G, dState: N } = s;
+  const dtv = a.dt[(b * T + t) * H + h]!;
+  return {
+    dtv,
+    decay: Math.exp(dtv * a.A[h]!),
+    xOff: ((b * T + t) * H + h) * P,
+    bcOff: ((b * T + t) * G + g) * N,
+  };
+}
+
 /** Forward of the sequential recurrence on raw arrays. */
 export function ssdScanRefForward(
   s: SsdShape,
@@ -28,10 +40,7 @@ export function ssdScanRefForward(
       const sOff = (b * H + h) * P * N;
       for (let i = 0; i < P * N; i++) S[i] = a.s0 ? a.s0[sOff + i]! : 0;
       for (let t = 0; t < T; t++) {
-        const dtv = a.dt[(b * T + t) * H + h]!;
-        const decay = Math.exp(dtv * a.A[h]!);
-        const xOff = ((b * T + t) * H + h) * P;
-        const bcOff = ((b * T + t) * G + g) * N;
+        const { dtv, decay, xOff, bcOff } = stepAt(s, a, b, h, g, t);
         for (let p = 0; p < P; p++) {
           const xp = dtv * a.x[xOff + p]!;
           let acc = 0;
@@ -78,10 +87,7 @@ export function ssdScanRefBackward(
       // states[t+1] = S_t, states[0] = initial state.
       for (let i = 0; i < PN; i++) states[i] = a.s0 ? a.s0[sOff + i]! : 0;
       for (let t = 0; t < T; t++) {
-        const dtv = a.dt[(b * T + t) * H + h]!;
-        const decay = Math.exp(dtv * Ah);
-        const xOff = ((b * T + t) * H + h) * P;
-        const bcOff = ((b * T + t) * G + g) * N;
+        const { dtv, decay, xOff, bcOff } = stepAt(s, a, b, h, g, t);
         const prev = t * PN;
         const cur = prev + PN;
         for (let p = 0; p < P; p++) {
@@ -94,10 +100,7 @@ export function ssdScanRefBackward(
       for (let i = 0; i < PN; i++) dS[i] = gState ? gState[sOff + i]! : 0;
       let gAh = 0;
       for (let t = T - 1; t >= 0; t--) {
-        const dtv = a.dt[(b * T + t) * H + h]!;
-        const decay = Math.exp(dtv * Ah);
-        const xOff = ((b * T + t) * H + h) * P;
-        const bcOff = ((b * T + t) * G + g) * N;
+        const { dtv, decay, xOff, bcOff } = stepAt(s, a, b, h, g, t);
         const prev = t * PN;
         const cur = prev + PN;
         if (gy) {

@@ -24,4 +24,11 @@ static inline void loop_sum_blocks(double *part, long nblk, long n) {
   }
 }
 
+/* loop_sum_blocks, then the total rounded once to float32 into out[0..n) (the gradient the
+ * partials add up to). */
+static inline void loop_sum_blocks_f32(float *restrict out, double *part, long nblk, long n) {
+  loop_sum_blocks(part, nblk, n);
+  for (long j = 0; j < n; j++) out[j] = (float)part[j];
+}
+
 #endif

@@ -242,8 +242,7 @@ static napi_value RmsnormBwd(napi_env env, napi_callback_info info) {
     }
   }
   if (gw) {
-    loop_sum_blocks(part, nb, D);
-    for (long j = 0; j < D; j++) gw[j] = (float)part[j];
+    loop_sum_blocks_f32(gw, part, nb, D);
   }
   return NULL;
 }

@@ -31,6 +31,7 @@ export {
 } from "./kernels/gemm-parallel.js";
 export { gemmRef } from "./kernels/gemm-ref.js";
 export { gemmWasm, wasmSimdAvailable } from "./kernels/gemm-wasm.js";
+export { transposeInto } from "./kernels/transpose-into.js";
 export {
   type CpuKernels,
   currentKernels,

@@ -18,6 +18,23 @@ import { cudaCacheDir, tempBeside } from "./cache-dir.js";
 import { prebuiltAddon } from "./prebuilt.js";
 
 /** The addon's functions (native/cuda-driver.c). */
+/**
+ * A kernel launch as the addons take it (the driver's and the emulator's): the kernel (a function
+ * handle, or a name on the emulator), the grid and block sizes, the dynamic shared memory in
+ * bytes and the packed parameters.
+ */
+export type AddonLaunch<K> = (
+  kernel: K,
+  gx: number,
+  gy: number,
+  gz: number,
+  bx: number,
+  by: number,
+  bz: number,
+  shared: number,
+  params: Uint8Array,
+) => void;
+
 export interface DriverAddon {
   /** "" when the driver library at `path` opened with every entry point, else the reason. */
   driverOpen(path: string): string;
@@ -45,17 +62,7 @@ export interface DriverAddon {
   waitWithin(ms: number): boolean;
   loadModule(image: Uint8Array): number;
   getFunction(module: number, name: string, maxShared: number): number;
-  launch(
-    fn: number,
-    gx: number,
-    gy: number,
-    gz: number,
-    bx: number,
-    by: number,
-    bz: number,
-    shared: number,
-    params: Uint8Array,
-  ): void;
+  launch: AddonLaunch<number>;
   nvrtcOpen(path: string): string;
   nvrtcCompile(source: string, name: string, options: string[]): Uint8Array;
   blasLtOpen(path: string): string;

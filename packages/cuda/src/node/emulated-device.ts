@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { nodeIncludeDir } from "@loop/tensor/node";
 import type { CudaDevice } from "../device.js";
 import { KERNELS } from "../kernel-table.js";
+import type { AddonLaunch } from "./build-addon.js";
 import { cudaCacheDir, tempBeside } from "./cache-dir.js";
 import { kernelUnit } from "./compile-kernels.js";
 
@@ -29,17 +30,7 @@ interface EmulatorAddon {
   download(ptr: number, out: Uint8Array): void;
   zero(ptr: number, bytes: number): void;
   copy(dst: number, src: number, bytes: number): void;
-  launch(
-    kernel: string,
-    gx: number,
-    gy: number,
-    gz: number,
-    bx: number,
-    by: number,
-    bz: number,
-    shared: number,
-    params: Uint8Array,
-  ): void;
+  launch: AddonLaunch<string>;
 }
 
 /** The kernel unit as the host compiles it: no CUDA headers, dynamic shared memory from the emulator. */

@@ -5,6 +5,7 @@
  */
 export {
   ADDON_SOURCE,
+  type AddonLaunch,
   type AddonOrigin,
   buildDriverAddon,
   checkDriverPrototypes,

@@ -20,7 +20,7 @@ import type { ComputeBackend } from "../backend.js";
 import { checkModelRun } from "../cli/memory-need.js";
 import { parseForwardInputs } from "../forward/inputs.js";
 import type { CaseResult, Worst } from "./op-conformance.js";
-import { worstOf } from "./op-conformance.js";
+import { timedCase, worstOf, worstOfAll } from "./op-conformance.js";
 
 const GOLDEN_TOL = { atol: 1e-4, rtol: 1e-4 };
 
@@ -30,10 +30,7 @@ export async function checkGoldenDecode(
   name: string,
   backend: ComputeBackend,
 ): Promise<CaseResult> {
-  const t0 = performance.now();
-  const base = { name: `decode ${name}`, op: "decode", tol: GOLDEN_TOL };
-  const seconds = () => (performance.now() - t0) / 1000;
-  try {
+  return timedCase({ name: `decode ${name}`, op: "decode", tol: GOLDEN_TOL }, async () => {
     const ops = backend.ops;
     if (!hasDecodeOps(ops)) throw new Error(`--backend ${backend.name} has no decode kernels`);
     const model = loadCheckpoint(join(dir, name), {
@@ -66,10 +63,6 @@ export async function checkGoldenDecode(
       disposeDeviceDecodeState(ops, st);
       dm.dispose();
     }
-    const worst = all.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    return { ...base, ok: worst.ratio <= 1, worst, seconds: seconds() };
-  } catch (e) {
-    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    return { ...base, ok: false, worst: null, error, seconds: seconds() };
-  }
+    return worstOfAll(all);
+  });
 }

@@ -16,7 +16,7 @@ import { checkModelRun } from "../cli/memory-need.js";
 import { parseForwardInputs } from "../forward/inputs.js";
 import { forwardOutputs } from "../forward/outputs.js";
 import type { CaseResult, Worst } from "./op-conformance.js";
-import { worstOf } from "./op-conformance.js";
+import { timedCase, worstOf, worstOfAll } from "./op-conformance.js";
 
 /** The golden tolerance of docs/formats.md. */
 const GOLDEN_TOL = { atol: 1e-4, rtol: 1e-4 };
@@ -58,9 +58,7 @@ export async function checkGoldenCase(
   name: string,
   backend: ComputeBackend,
 ): Promise<CaseResult> {
-  const t0 = performance.now();
-  const base = { name: `golden ${name}`, op: "forward", tol: GOLDEN_TOL };
-  try {
+  return timedCase({ name: `golden ${name}`, op: "forward", tol: GOLDEN_TOL }, async () => {
     // (a case whose config asks for more than the machine holds fails as that case, at once)
     const model = loadCheckpoint(join(dir, name), {
       checkConfig: (cfg) => checkModelRun(cfg, { command: "check", forwardTokens: 1 }),
@@ -92,10 +90,6 @@ export async function checkGoldenCase(
           : worstOf(key, act.data, exp.data, GOLDEN_TOL),
       );
     }
-    const worst = all.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    return { ...base, ok: worst.ratio <= 1, worst, seconds: (performance.now() - t0) / 1000 };
-  } catch (e) {
-    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    return { ...base, ok: false, worst: null, error, seconds: (performance.now() - t0) / 1000 };
-  }
+    return worstOfAll(all);
+  });
 }

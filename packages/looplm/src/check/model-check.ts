@@ -14,7 +14,14 @@ import { backward, crossEntropy, crossEntropyOn, IntTensor, type Tensor } from "
 import { withKernels } from "@loop/tensor/kernel";
 import type { ComputeBackend } from "../backend.js";
 import type { AnyOps } from "./op-cases.js";
-import { type CaseResult, ORACLE_KERNELS, type Worst, worstOf } from "./op-conformance.js";
+import {
+  type CaseResult,
+  ORACLE_KERNELS,
+  timedCase,
+  type Worst,
+  worstOf,
+  worstOfAll,
+} from "./op-conformance.js";
 
 const FORWARD_TOL = { atol: 5e-6, rtol: 1e-4 };
 const GRAD_TOL = { atol: 1e-5, rtol: 2e-4 };
@@ -30,11 +37,10 @@ export async function checkModelCase(
   backend: ComputeBackend,
   name: keyof typeof MODEL_CASES,
 ): Promise<CaseResult> {
-  const t0 = performance.now();
   const base = { name: `model ${name}`, op: "device model", tol: FORWARD_TOL };
   const B = 2;
   const T = 7;
-  try {
+  return timedCase(base, async () => {
     const cpu = new LoopedModel(
       parseConfig({ vocab_size: MODEL_CASE_VOCAB, d_model: 16, ...MODEL_CASES[name] }),
       { seed: 5 },
@@ -53,23 +59,15 @@ export async function checkModelCase(
         steps: "all",
         seqIdx: ops.uploadInt(seqIdx, [B * T]),
       });
+      const outputs = [
+        ["readouts", "readout"],
+        ["logits", "logits"],
+      ] as const;
       for (let i = 0; i < want.logits.length; i++) {
-        all.push(
-          worstOf(
-            `readout ${i + 1}`,
-            await ops.read(got.readouts[i]!),
-            want.readouts[i]!.data,
-            FORWARD_TOL,
-          ),
-        );
-        all.push(
-          worstOf(
-            `logits ${i + 1}`,
-            await ops.read(got.logits[i]!),
-            want.logits[i]!.data,
-            FORWARD_TOL,
-          ),
-        );
+        for (const [key, label] of outputs) {
+          const g = await ops.read(got[key][i]!);
+          all.push(worstOf(`${label} ${i + 1}`, g, want[key][i]!.data, FORWARD_TOL));
+        }
       }
       ops.backward(crossEntropyOn(ops, got.logits.at(-1)!, ops.uploadInt(targets, [B, T])), 1);
       const cpuParams = cpu.parameters();
@@ -83,10 +81,6 @@ export async function checkModelCase(
       dm.dispose();
       ops.releaseTransients();
     }
-    const worst = all.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    return { ...base, ok: worst.ratio <= 1, worst, seconds: (performance.now() - t0) / 1000 };
-  } catch (e) {
-    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    return { ...base, ok: false, worst: null, error, seconds: (performance.now() - t0) / 1000 };
-  }
+    return worstOfAll(all);
+  });
 }

@@ -152,6 +152,30 @@ export function compareValues(got: CaseValues, want: CaseValues, tol: Tolerance)
       worstOf(`gradient of ${w.name}`, got.grads[k]?.values ?? new Float32Array(0), w.values, tol),
     );
   });
+  return worstOfAll(all);
+}
+
+/**
+ * A case run and timed: the worst element `run` finds against `base.tol` (ok when its ratio is at
+ * most 1), or the first line of what it threw as the case's error.
+ */
+export async function timedCase(
+  base: { name: string; op: string; tol: Tolerance },
+  run: () => Promise<Worst>,
+): Promise<CaseResult> {
+  const t0 = performance.now();
+  const seconds = () => (performance.now() - t0) / 1000;
+  try {
+    const worst = await run();
+    return { ...base, ok: worst.ratio <= 1, worst, seconds: seconds() };
+  } catch (e) {
+    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+    return { ...base, ok: false, worst: null, error, seconds: seconds() };
+  }
+}
+
+/** The worst of several comparisons (the first of equals). */
+export function worstOfAll(all: readonly Worst[]): Worst {
   return all.reduce((a, b) => (b.ratio > a.ratio ? b : a));
 }
 
@@ -163,15 +187,9 @@ export async function checkOpCase(
   seed: number,
   tol: Tolerance = c.tol,
 ): Promise<CaseResult> {
-  const t0 = performance.now();
-  const base = { name: c.name, op: c.op, tol };
-  try {
+  return timedCase({ name: c.name, op: c.op, tol }, async () => {
     const want = await runOpCase(oracle, c, seed);
     const got = await runOpCase(ops, c, seed);
-    const worst = compareValues(got, want, tol);
-    return { ...base, ok: worst.ratio <= 1, worst, seconds: (performance.now() - t0) / 1000 };
-  } catch (e) {
-    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    return { ...base, ok: false, worst: null, error, seconds: (performance.now() - t0) / 1000 };
-  }
+    return compareValues(got, want, tol);
+  });
 }

@@ -13,7 +13,7 @@ import type { ComputeBackend } from "../backend.js";
 import { deviceEngine } from "../device-engine.js";
 import { BACKBONES, TINY_MODEL } from "./backbones.js";
 import type { AnyOps, Tolerance } from "./op-cases.js";
-import { type CaseResult, oracleOps, worstOf } from "./op-conformance.js";
+import { type CaseResult, oracleOps, timedCase, worstOf } from "./op-conformance.js";
 
 /** The loss curves' tolerance at each precision. */
 export const TRAINING_TOL: Record<"fp32" | "mixed", Tolerance> = {
@@ -59,18 +59,16 @@ export async function checkTraining(
   steps: number,
   precision: "fp32" | "mixed" = "fp32",
 ): Promise<CaseResult> {
-  const t0 = performance.now();
   const tol = TRAINING_TOL[precision];
   const base = { name: `training ${backbone}, ${steps} steps, ${precision}`, op: "training", tol };
   try {
-    const want = await lossCurve(oracleOps(), backbone, steps, "fp32");
-    const got = await lossCurve(backend.opsAt(precision) as AnyOps, backbone, steps, precision);
-    const worst = worstOf("loss at step", got, want, tol);
-    worst.what = `loss at step ${worst.index + 1}`;
-    return { ...base, ok: worst.ratio <= 1, worst, seconds: (performance.now() - t0) / 1000 };
-  } catch (e) {
-    const error = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    return { ...base, ok: false, worst: null, error, seconds: (performance.now() - t0) / 1000 };
+    return await timedCase(base, async () => {
+      const want = await lossCurve(oracleOps(), backbone, steps, "fp32");
+      const got = await lossCurve(backend.opsAt(precision) as AnyOps, backbone, steps, precision);
+      const worst = worstOf("loss at step", got, want, tol);
+      worst.what = `loss at step ${worst.index + 1}`;
+      return worst;
+    });
   } finally {
     // (back to fp32: a device that switches precision keeps the last one asked)
     backend.opsAt("fp32");

@@ -5,9 +5,14 @@
  * contiguous rows of B (an axpy over j), which V8 compiles to tight scalar code.
  */
 import type { GemmFn } from "./gemm-fn.js";
+import { transposeInto } from "./transpose-into.js";
 
 const KB = 256;
 
+/**
+ * The logical rows × cols matrix, packed row-major, whose transpose src holds: element (r, c) at
+ * src[off + c·ld + r].
+ */
 function packTransposed(
   src: Float32Array,
   off: number,
@@ -15,12 +20,8 @@ function packTransposed(
   rows: number,
   cols: number,
 ): Float32Array {
-  // src holds the transpose: element (r, c) of the logical matrix is src[off + c*ld + r].
   const out = new Float32Array(rows * cols);
-  for (let c = 0; c < cols; c++) {
-    const base = off + c * ld;
-    for (let r = 0; r < rows; r++) out[r * cols + c] = src[base + r]!;
-  }
+  transposeInto(src, off, ld, cols, rows, out, cols);
   return out;
 }
 

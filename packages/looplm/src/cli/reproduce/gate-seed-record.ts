@@ -6,13 +6,11 @@
  * it, even where the seed's folders are gone.
  */
 import { createHash } from "node:crypto";
-import { inputFileExists, readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
-import { CliError } from "../errors.js";
 import type { SeedGateResult } from "./gate-frontier.js";
 import type { GateStudyDef } from "./gate-study-types.js";
 import type { SeedMachine } from "./seed-machine.js";
-import { seedRecordPath } from "./seed-record.js";
+import { readStudyRecord, seedRecordPath } from "./seed-record.js";
 
 /** A gate study's seed record. */
 export interface GateSeedRecord {
@@ -36,14 +34,7 @@ export function readGateSeedRecord(
   outDir: string,
   seed: number,
 ): GateSeedRecord | null {
-  const path = seedRecordPath(outDir, seed);
-  if (!inputFileExists(path)) return null;
-  const r = readJsonFile<GateSeedRecord>(path);
-  if (r.study !== def.name || r.seed !== seed || r.settings !== gateSettings(def))
-    throw new CliError(
-      `${path} holds seed ${r.seed} of study "${r.study}" made with other settings than this run's ${def.name} seed ${seed}: remove it (or --overwrite) to train the seed again`,
-    );
-  return r;
+  return readStudyRecord(def.name, gateSettings(def), outDir, seed, "train the seed again");
 }
 
 /** Write the seed's record (atomically). */

@@ -14,7 +14,6 @@ import { decodeStepEarlyExit, initDecodeState, type LoopedModel } from "@loop/lo
 import { loadCheckpoint } from "@loop/looped/node";
 import { type Batch, PHopTask } from "@loop/tasks";
 import { withKernels } from "@loop/tensor/kernel";
-import { readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { evaluateOnBackend } from "../../device-eval.js";
 import { CliError } from "../errors.js";
@@ -25,7 +24,7 @@ import { GATE_EVAL_BATCH } from "./gate-study-types.js";
 import { runGateStudy } from "./run-gate-study.js";
 import type { StudyRunOptions } from "./run-sweep-study.js";
 import { commitAtStart, type SeedMachine, seedMachine } from "./seed-machine.js";
-import { seedRecordPath } from "./seed-record.js";
+import { keepRecordedSeed, readStudyRecord, seedRecordPath } from "./seed-record.js";
 
 export interface ExitRulesResult {
   perSeed: SeedRulesResult[];
@@ -143,14 +142,7 @@ export function readExitRulesRecord(
   outDir: string,
   seed: number,
 ): ExitRulesRecord | null {
-  const path = seedRecordPath(outDir, seed);
-  if (!existsSync(path)) return null;
-  const r = readJsonFile<ExitRulesRecord>(path);
-  if (r.study !== def.name || r.seed !== seed || r.settings !== settingsHash(def))
-    throw new CliError(
-      `${path} holds seed ${r.seed} of "${r.study}" made with other settings than this run's ${def.name} seed ${seed}: remove it (or --overwrite) to evaluate the seed again`,
-    );
-  return r;
+  return readStudyRecord(def.name, settingsHash(def), outDir, seed, "evaluate the seed again");
 }
 
 export async function runExitRulesStudy(
@@ -169,13 +161,8 @@ export async function runExitRulesStudy(
   const machines: SeedMachine[] = [];
   for (let seed = 1; seed <= o.seeds; seed++) {
     const path = seedRecordPath(o.outDir, seed);
-    const r = o.resume ? readExitRulesRecord(def, o.outDir, seed) : null;
-    if (r) {
-      o.log?.(`${def.name} · seed ${seed}/${o.seeds}: its record is kept`);
-      perSeed.push(r.result);
-      machines.push(r.machine);
-      continue;
-    }
+    const read = () => readExitRulesRecord(def, o.outDir, seed);
+    if (keepRecordedSeed(o, def.name, seed, read, perSeed, machines)) continue;
     const modelDir = join(sourceDir, `seed-${seed}`, "gate2", "final");
     if (!existsSync(join(modelDir, "model.safetensors")))
       throw new CliError(

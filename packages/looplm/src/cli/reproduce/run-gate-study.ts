@@ -30,6 +30,7 @@ import { readGateSeedRecord, writeGateSeedRecord } from "./gate-seed-record.js";
 import { GATE_EVAL_BATCH, type GateStudyDef } from "./gate-study-types.js";
 import type { StudyRunOptions } from "./run-sweep-study.js";
 import { commitAtStart, type SeedMachine, seedMachine } from "./seed-machine.js";
+import { keepRecordedSeed } from "./seed-record.js";
 
 export interface GateStudyResult {
   frontier: FrontierRow[];
@@ -67,13 +68,8 @@ export async function runGateStudy(
     const dir = join(o.outDir, `seed-${seed}`);
     const evalPath = join(dir, "eval.json");
     // a finished seed's record stands for its folders, which may be gone or elsewhere
-    const record = o.resume ? readGateSeedRecord(def, o.outDir, seed) : null;
-    if (record) {
-      o.log?.(`${def.name} · seed ${seed}/${o.seeds}: its record is kept`);
-      perSeed.push(record.result);
-      machines.push(record.machine);
-      continue;
-    }
+    const read = () => readGateSeedRecord(def, o.outDir, seed);
+    if (keepRecordedSeed(o, def.name, seed, read, perSeed, machines)) continue;
     if (o.resume && inputFileExists(evalPath)) {
       o.log?.(`${def.name} · seed ${seed}/${o.seeds}: already evaluated, kept`);
       await keep(seed, readJsonFile<SeedGateResult>(evalPath));

@@ -11,13 +11,13 @@
  * machine the seed was trained on (seed-machine.ts).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { SweepFile } from "@loop/eval";
-import { makeDirectory } from "@loop/tensor/node";
+import { inputFileExists, makeDirectory, outputKind, readJsonFile } from "@loop/tensor/node";
 import { canonicalJson, writeJsonFile } from "@loop/train/node";
 import { CliError } from "../errors.js";
-import { fileKind, readRegularFile } from "../regular-file.js";
+import { readRegularFile } from "../regular-file.js";
 import type { SeedMachine } from "./seed-machine.js";
 import { checkSeedRecordBody, checkSeedRecordHeader, FieldProblem } from "./seed-record-schema.js";
 import type { StudyDef } from "./study-types.js";
@@ -136,10 +136,10 @@ export function writeSeedRecord(
 export function checkSeedRecordTargets(outDir: string, seeds: number): void {
   for (let seed = 1; seed <= seeds; seed++) {
     const path = seedRecordPath(outDir, seed);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st && !st.isFile())
+    const kind = outputKind(path);
+    if (kind !== "missing" && kind !== "file")
       throw new CliError(
-        `${path} is ${fileKind(st)}, not a regular file: a seed record is a file; remove it`,
+        `${path} is a ${kind}, not a regular file: a seed record is a file; remove it`,
       );
   }
 }
@@ -172,6 +172,56 @@ export function checkSameSizes(
         }
       });
   }
+}
+
+/** What the gate and exit-rules studies' seed records open with: whose seed, made how. */
+export interface StudyRecordHeader {
+  study: string;
+  seed: number;
+  /** sha256 of the settings that decide the numbers. */
+  settings: string;
+}
+
+/**
+ * Seed `seed`'s record of study `study` (made with `settings`) in `outDir`, or null when none is
+ * there; a record of another study, seed or settings is refused naming it, and `redo` says what
+ * removing it lets the run do ("train the seed again").
+ */
+export function readStudyRecord<R extends StudyRecordHeader>(
+  study: string,
+  settings: string,
+  outDir: string,
+  seed: number,
+  redo: string,
+): R | null {
+  const path = seedRecordPath(outDir, seed);
+  if (!inputFileExists(path)) return null;
+  const r = readJsonFile<R>(path);
+  if (r.study !== study || r.seed !== seed || r.settings !== settings)
+    throw new CliError(
+      `${path} holds seed ${r.seed} of study "${r.study}" made with other settings than this run's ${study} seed ${seed}: remove it (or --overwrite) to ${redo}`,
+    );
+  return r;
+}
+
+/**
+ * With `resume`, seed `seed`'s record (`read`) when there is one: its result and machine join the
+ * study's lists, the log says it is kept, and it returns true (the run trains nothing for it).
+ */
+export function keepRecordedSeed<T>(
+  o: { seeds: number; resume: boolean; log?: (line: string) => void },
+  study: string,
+  seed: number,
+  read: () => { result: T; machine: SeedMachine } | null,
+  perSeed: T[],
+  machines: SeedMachine[],
+): boolean {
+  const record = o.resume ? read() : null;
+  if (!record) return false;
+  o.log?.(`${study} · seed ${seed}/${o.seeds}: its record is kept`);
+  perSeed.push(record.result);
+  machines.push(record.machine);
+  return true;
 }
 
 /** The seeds 1..seeds that still need training: those without a record (all, without resume). */
