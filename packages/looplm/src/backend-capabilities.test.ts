@@ -40,7 +40,7 @@ describe.runIf(gpuSuiteRuns("webgpu capabilities", webgpu))("webgpu capabilities
         precisions: ["fp32", "mixed"],
         decode: { recurrent: true, policies: [...STEP_POLICY_KINDS] },
         train: { customMixers: false },
-        fused: ["linears"],
+        fused: ["linears", "linearSplit"],
       });
       for (const f of b.caps.features) expect(BACKEND_FEATURES).toContain(f);
       expect(b.caps.features).not.toContain("tensor-cores");
