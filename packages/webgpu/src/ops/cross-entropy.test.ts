@@ -8,15 +8,13 @@ import {
 } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
-import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { crossEntropyPerToken, logSoftmax } from "./cross-entropy.js";
-import { maskedMean } from "./masked-mean.js";
+import { meanCrossEntropy } from "./mean-cross-entropy.test-util.js";
 
 const ctx = await gpuForTests("webgpu cross-entropy");
 
-/** Mean cross-entropy as it is written above the backends: ceRows, then maskedMean. */
-const crossEntropy = (logits: GpuTensor, targets: GpuTensor): GpuTensor =>
-  maskedMean(crossEntropyPerToken(logits, targets), targets);
+const crossEntropy = meanCrossEntropy;
 
 /** Targets in [0, V) with every third one ignored. */
 function targetsWithIgnored(n: number, V: number): Int32Array {
