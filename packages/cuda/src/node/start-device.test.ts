@@ -2,14 +2,9 @@ import { restoreEnvAfterEach } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { startCudaDevice } from "./start-device.js";
 
-restoreEnvAfterEach([
-  "LOOPLM_CUDA_DRIVER",
-  "LOOPLM_NVCC",
-  "LOOPLM_NVRTC",
-  "CUDA_HOME",
-  "CUDA_PATH",
-  "PATH",
-]);
+// looplm's own overrides, then where a CUDA toolkit is looked for by default
+restoreEnvAfterEach(["LOOPLM_CUDA_DRIVER", "LOOPLM_NVCC", "LOOPLM_NVRTC"]);
+restoreEnvAfterEach(["CUDA_HOME", "CUDA_PATH", "PATH"]);
 
 describe("startCudaDevice without what it needs", () => {
   it("names a missing driver in one line", async () => {
