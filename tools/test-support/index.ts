@@ -5,7 +5,7 @@
  */
 
 export { countingGemm } from "./counting-gemm.js";
-export { cudaSuiteRuns } from "./cuda-suite.js";
+export { cudaSuiteRuns, emulatorSuiteRuns } from "./cuda-suite.js";
 export {
   type CloseReport,
   compareGolden,

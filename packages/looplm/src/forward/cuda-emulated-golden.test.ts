@@ -12,21 +12,17 @@ import { startEmulatedDevice } from "@loop/cuda/node";
 import { readSafetensorsFile } from "@loop/tensor/node";
 import {
   compareGolden,
+  emulatorSuiteRuns,
   goldenModelCases,
   goldenPath,
   loadGolden,
-  suiteRuns,
 } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { cudaComputeBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "golden cases on the cuda backend's host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("golden cases on the cuda backend's host emulator", started);
 
 describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
   const dir = mkdtempSync(join(tmpdir(), "looplm-golden-cuda-emu-"));
