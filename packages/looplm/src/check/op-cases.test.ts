@@ -22,16 +22,21 @@ async function tryStart(b: "portable" | "native" | "webgpu") {
 const cases = opCases();
 const oracle = oracleOps();
 
-const portable = await tryStart("portable");
-describe("op cases on portable against the CPU oracle", () => {
-  const b = portable.ok ? portable.backend : (null as unknown as ComputeBackend);
-  afterAll(() => b?.stop());
-  it("starts", () => expect(portable.ok, portable.ok ? "" : portable.error).toBe(true));
+/** Every case a test of its own: `b`'s ops within the case's tolerance of the oracle's. */
+function itMatchesTheOracle(b: ComputeBackend) {
   it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
     const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
     expect(r.error).toBeUndefined();
     expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
   });
+}
+
+const portable = await tryStart("portable");
+describe("op cases on portable against the CPU oracle", () => {
+  const b = portable.ok ? portable.backend : (null as unknown as ComputeBackend);
+  afterAll(() => b?.stop());
+  it("starts", () => expect(portable.ok, portable.ok ? "" : portable.error).toBe(true));
+  itMatchesTheOracle(b);
 });
 
 const native = await tryStart("native");
@@ -40,11 +45,7 @@ const nativeRuns = nativeSuiteRuns("looplm check's op cases on native", native);
 describe.runIf(nativeRuns)("op cases on native against the CPU oracle", () => {
   const b = native.ok ? native.backend : (null as unknown as ComputeBackend);
   afterAll(() => b.stop());
-  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
-    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
-    expect(r.error).toBeUndefined();
-    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
-  });
+  itMatchesTheOracle(b);
 });
 
 const webgpu = await tryStart("webgpu");
@@ -53,11 +54,7 @@ const gpuRuns = gpuSuiteRuns("looplm check's op cases on webgpu", webgpu);
 describe.runIf(gpuRuns)("op cases on webgpu against the CPU oracle", () => {
   const b = webgpu.ok ? webgpu.backend : (null as unknown as ComputeBackend);
   afterAll(() => b.stop());
-  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
-    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
-    expect(r.error).toBeUndefined();
-    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
-  });
+  itMatchesTheOracle(b);
   it("mixed precision: the GEMM cases within the f16 tolerance", async () => {
     const ops = b.opsAt("mixed") as AnyOps;
     try {
