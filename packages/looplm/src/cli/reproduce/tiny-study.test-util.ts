@@ -5,7 +5,7 @@
 import type { RunFacts } from "./study-report.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 
-export const TINY_TASK = { task: "phop", alphabet: 3, length: 8, hops: 2 };
+export const TINY_TASK = { task: "phop", alphabet: 3, length: 8, hops: 2 } as const;
 export const TINY_MODEL = { dModel: 8, dState: 4, headdim: 8, chunk: 8 };
 
 /** `steps` training steps of batch 4, no evaluation before the end, no checkpoints. */
