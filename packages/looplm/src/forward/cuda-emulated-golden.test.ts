@@ -10,16 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { readSafetensorsFile } from "@loop/tensor/node";
-import {
-  compareGolden,
-  emulatorSuiteRuns,
-  goldenModelCases,
-  goldenPath,
-  loadGolden,
-} from "@loop/test-support";
+import { emulatorSuiteRuns, goldenModelCases, goldenPath, loadGolden } from "@loop/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { cudaComputeBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
+import { outputFailures } from "./output-failures.test-util.js";
 
 const started = await startEmulatedDevice();
 const runs = emulatorSuiteRuns("golden cases on the cuda backend's host emulator", started);
@@ -37,26 +32,6 @@ describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
         backend,
       );
       const got = readSafetensorsFile(out).tensors;
-      const failures: string[] = [];
-      for (const [key, exp] of loadGolden(name, "outputs.safetensors")) {
-        const act = got.get(key);
-        if (!act) {
-          failures.push(`${key}: missing`);
-          continue;
-        }
-        if (key.startsWith("exit.step.")) {
-          if (Array.from(act.data).join(",") !== Array.from(exp.data).join(","))
-            failures.push(`${key}: exit steps differ`);
-          continue;
-        }
-        const r = compareGolden(
-          key,
-          act.data,
-          exp.data,
-          key.startsWith("grad.") ? "grad" : "forward",
-        );
-        if (!r.ok) failures.push(r.message);
-      }
-      expect(failures).toEqual([]);
+      expect(outputFailures(got, loadGolden(name, "outputs.safetensors"))).toEqual([]);
     }, 600_000);
 });

@@ -12,10 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
 import { readSafetensorsFile } from "@loop/tensor/node";
-import { compareGolden, goldenModelCases, goldenPath, gpuSuiteRuns } from "@loop/test-support";
+import { goldenModelCases, goldenPath, gpuSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "../backend.js";
 import { runForward } from "../cli/commands/forward.js";
+import { outputFailures } from "./output-failures.test-util.js";
 
 let gpu: ComputeBackend | null = null;
 let startError = "";
@@ -63,23 +64,6 @@ describe.runIf(runs)("portable and webgpu in one process: looplm forward agrees"
       const cpu = await outputs(name, portable);
       const dev = await outputs(name, webgpu);
       expect([...dev.keys()].sort()).toEqual([...cpu.keys()].sort());
-      const failures: string[] = [];
-      for (const [key, want] of cpu) {
-        const got = dev.get(key)!;
-        expect(got.shape, key).toEqual(want.shape);
-        if (key.startsWith("exit.step.")) {
-          if (Array.from(got.data).join(",") !== Array.from(want.data).join(","))
-            failures.push(`${key}: exit steps differ`);
-          continue;
-        }
-        const r = compareGolden(
-          key,
-          got.data,
-          want.data,
-          key.startsWith("grad.") ? "grad" : "forward",
-        );
-        if (!r.ok) failures.push(r.message);
-      }
-      expect(failures).toEqual([]);
+      expect(outputFailures(dev, cpu)).toEqual([]);
     });
 });
