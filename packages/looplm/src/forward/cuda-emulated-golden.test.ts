@@ -9,12 +9,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import { emulatorSuiteRuns, goldenModelCases, goldenPath, loadGolden } from "@loop/test-support";
-import { afterAll, describe, expect, it } from "vitest";
+import { emulatorSuiteRuns, goldenModelCases } from "@loop/test-support";
+import { afterAll, describe, it } from "vitest";
 import { cudaComputeBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
-import { outputFailures } from "./output-failures.test-util.js";
+import { expectGoldenOutputs } from "./forward-outputs.test-util.js";
 
 const started = await startEmulatedDevice();
 const runs = emulatorSuiteRuns("golden cases on the cuda backend's host emulator", started);
@@ -26,12 +24,6 @@ describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
     it(name, async () => {
       if (!started.ok) return;
       const backend = cudaComputeBackend(started.device);
-      const out = join(dir, `${name}.safetensors`);
-      await runForward(
-        { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
-        backend,
-      );
-      const got = readSafetensorsFile(out).tensors;
-      expect(outputFailures(got, loadGolden(name, "outputs.safetensors"))).toEqual([]);
+      await expectGoldenOutputs(name, join(dir, `${name}.safetensors`), backend);
     }, 600_000);
 });

@@ -11,19 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import {
-  cudaSuiteRuns,
-  goldenModelCases,
-  goldenPath,
-  gpuSuiteRuns,
-  loadGolden,
-  nativeSuiteRuns,
-} from "@loop/test-support";
+import { cudaSuiteRuns, goldenModelCases, gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, type Backend, type ComputeBackend, startBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
-import { outputFailures } from "./output-failures.test-util.js";
+import { expectGoldenOutputs } from "./forward-outputs.test-util.js";
 
 const cases = goldenModelCases();
 
@@ -48,13 +39,7 @@ const runs: Record<Backend, boolean> = {
 };
 
 async function checkCase(name: string, dir: string, backend: ComputeBackend): Promise<void> {
-  const out = join(dir, `${name}.safetensors`);
-  await runForward(
-    { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
-    backend,
-  );
-  const got = readSafetensorsFile(out).tensors;
-  expect(outputFailures(got, loadGolden(name, "outputs.safetensors"))).toEqual([]);
+  await expectGoldenOutputs(name, join(dir, `${name}.safetensors`), backend);
 }
 
 for (const backend of BACKENDS)

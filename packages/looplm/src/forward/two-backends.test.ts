@@ -11,12 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import { goldenModelCases, goldenPath, gpuSuiteRuns } from "@loop/test-support";
+import { goldenModelCases, gpuSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
-import { outputFailures } from "./output-failures.test-util.js";
+import { forwardOutputs, outputFailures } from "./forward-outputs.test-util.js";
 
 let gpu: ComputeBackend | null = null;
 let startError = "";
@@ -47,9 +45,7 @@ describe.runIf(runs)("portable and webgpu in one process: looplm forward agrees"
 
   /** The case's outputs on `b`, as `looplm forward` writes them. */
   async function outputs(name: string, b: ComputeBackend) {
-    const out = join(dir, `${name}-${b.name}.safetensors`);
-    await runForward({ model: goldenPath(name), input: goldenPath(name, "inputs.json"), out }, b);
-    return readSafetensorsFile(out).tensors;
+    return forwardOutputs(name, join(dir, `${name}-${b.name}.safetensors`), b);
   }
 
   it("holds two live backends: one with a device, one on the portable kernels", () => {
