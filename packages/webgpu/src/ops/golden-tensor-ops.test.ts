@@ -16,8 +16,8 @@ import {
 import { describe, expect, it } from "vitest";
 import { gpuBackendOps } from "../gpu-backend-ops.js";
 import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { meanCrossEntropy } from "./cross-entropy.test-util.js";
 import { embedding } from "./embedding.js";
-import { meanCrossEntropy } from "./mean-cross-entropy.test-util.js";
 import { rmsnorm } from "./rmsnorm.js";
 
 const crossEntropy = meanCrossEntropy;

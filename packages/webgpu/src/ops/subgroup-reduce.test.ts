@@ -22,7 +22,7 @@ import { backwardGpu } from "../backward.js";
 import type { GpuContext } from "../gpu-context.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { logSoftmax } from "./cross-entropy.js";
-import { meanCrossEntropy } from "./mean-cross-entropy.test-util.js";
+import { meanCrossEntropy } from "./cross-entropy.test-util.js";
 import { rmsnorm } from "./rmsnorm.js";
 
 const ctx = await gpuForTests("webgpu subgroup reductions");
