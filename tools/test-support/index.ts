@@ -5,7 +5,7 @@
  */
 
 export { countingGemm } from "./counting-gemm.js";
-export { cudaSuiteRuns } from "./cuda-suite.js";
+export { cudaSuiteRuns, emulatorSuiteRuns } from "./cuda-suite.js";
 export {
   type CloseReport,
   compareGolden,
@@ -30,6 +30,7 @@ export {
 export { itBuildsNativeAddon, nativeBuildExpected, nativeSuiteRuns } from "./native-suite.js";
 export { documentSlice } from "./packed-documents.js";
 export { relErr } from "./rel-err.js";
+export { restoreEnvAfterEach } from "./restore-env.js";
 export { suiteRuns } from "./suite-runs.js";
 export { type PoolControls, spyOnWorkers, useThreadPool } from "./thread-pool.js";
 export { tinyModelConfig } from "./tiny-model.js";

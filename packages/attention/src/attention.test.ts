@@ -5,6 +5,7 @@ import { expectGolden, goldenPath, loadGolden } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { attention } from "./attention.js";
 import { attentionRef } from "./attention-ref.js";
+import { TILE_CASES, type TileCase } from "./tile-cases.test-util.js";
 
 type Fn = (q: Tensor, k: Tensor, v: Tensor) => Tensor;
 
@@ -26,15 +27,7 @@ function maxRelDiff(a: Float32Array, b: Float32Array): number {
 }
 
 describe("tiled attention matches the quadratic reference", () => {
-  const cases: [number, number, number, number, number, number, number][] = [
-    // B, T, Hq, Hkv, hd, blockQ, blockK
-    [1, 1, 1, 1, 4, 64, 64],
-    [2, 17, 4, 2, 8, 5, 7],
-    [1, 33, 6, 3, 6, 8, 8],
-    [2, 40, 4, 1, 16, 16, 9],
-    [1, 50, 2, 2, 8, 64, 64],
-    [1, 29, 8, 2, 4, 3, 11],
-  ];
+  const cases: TileCase[] = [...TILE_CASES, [1, 50, 2, 2, 8, 64, 64]];
   for (const [B, T, Hq, Hkv, hd, bq, bk] of cases) {
     it(`B=${B} T=${T} Hq=${Hq} Hkv=${Hkv} hd=${hd} tiles ${bq}×${bk}`, () => {
       const q = randn([B, T, Hq, hd], 1);

@@ -1,49 +1,13 @@
 import { argmaxLogits, type Batch, mano, scoreTargets } from "@loop/tasks";
-import { IGNORE_INDEX, intTensor, noGrad } from "@loop/tensor";
+import { intTensor, noGrad } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { stepOutputs } from "./eval-model.js";
-import { tableModel, tinyLoopedModel } from "./helpers.test-util.js";
+import { handMadeModel, handMadeRows } from "./hand-made-model.test-util.js";
+import { tinyLoopedModel } from "./helpers.test-util.js";
 
-/*
- * Hand-made case: 4 rows, T = 2, answer of row b is class b+1 at position 1 (V = 5).
- * Loop step r predicts the answer for rows b < r and a wrong class otherwise, so accuracy by
- * step is 1/4, 2/4, 3/4. Readout column 0 is the gate logit: +10 from row b's exit step on,
- * −10 before it, so at 0 < q < 1 row b exits at EXIT[b].
- */
-const V = 5;
-const EXIT = [1, 3, 2, 3];
-
-function rows(n: number, offset: number) {
-  const tokens = new Int32Array(n * 2);
-  const targets = new Int32Array(n * 2).fill(IGNORE_INDEX);
-  for (let b = 0; b < n; b++) {
-    tokens[b * 2] = offset + b; // the row id, read back by the stand-in model
-    tokens[b * 2 + 1] = 0;
-    targets[b * 2 + 1] = offset + b + 1;
-  }
-  return { tokens, targets, shape: [n, 2] as [number, number] };
-}
-
-const model = tableModel(
-  3,
-  V,
-  (r, tokens, B, T) => {
-    const out = new Float32Array(B * T * V);
-    for (let b = 0; b < B; b++) {
-      const id = tokens[b * T]!;
-      for (let t = 0; t < T; t++) {
-        const o = (b * T + t) * V;
-        const answer = id + 1;
-        out[o + (id < r ? answer : (answer % 4) + 1)] = 100;
-        // position 0 exits at step 1 (not scored, must not enter the statistics)
-        out[o] = t === 0 || r >= EXIT[id]! ? 10 : -10;
-      }
-    }
-    return out;
-  },
-  true,
-);
+const model = handMadeModel;
+const rows = handMadeRows;
 
 describe("evaluateAccuracy (hand-made model)", () => {
   it("gives the accuracy of every loop step", async () => {

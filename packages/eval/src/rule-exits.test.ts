@@ -1,49 +1,14 @@
 import { parseExitRules } from "@loop/exit-gate";
-import { IGNORE_INDEX } from "@loop/tensor";
 import { describe, expect, it } from "vitest";
 import { evaluateAccuracy } from "./accuracy.js";
 import { metricSection } from "./eval-file.js";
+import { handMadeModel, handMadeRows, V } from "./hand-made-model.test-util.js";
 import { tableModel } from "./helpers.test-util.js";
 import { evaluatePerplexity } from "./perplexity.js";
 
-/*
- * The hand-made case of accuracy.test.ts: 4 rows, T = 2, the answer of row b is class b + 1 at
- * position 1 (V = 5, R = 3). Step r puts logit 100 on the answer for rows b < r, else on the
- * wrong class (answer mod 4) + 1; readout column 0 (the gate logit, and logit 0) is +10 from row
- * b's step EXIT[b] on, −10 before. Readout = logits, so state-change reads the logits.
- *   argmax by step: row 0: 1 1 1 · row 1: 3 2 2 · row 2: 4 4 3 · row 3: 1 1 1 (never right)
- */
-const V = 5;
-const EXIT = [1, 3, 2, 3];
-
-function rows() {
-  const tokens = new Int32Array(8);
-  const targets = new Int32Array(8).fill(IGNORE_INDEX);
-  for (let b = 0; b < 4; b++) {
-    tokens[b * 2] = b;
-    targets[b * 2 + 1] = b + 1;
-  }
-  return { tokens, targets, shape: [4, 2] as [number, number] };
-}
-
-const model = tableModel(
-  3,
-  V,
-  (r, tokens, B, T) => {
-    const out = new Float32Array(B * T * V);
-    for (let b = 0; b < B; b++) {
-      const id = tokens[b * T]!;
-      for (let t = 0; t < T; t++) {
-        const o = (b * T + t) * V;
-        const answer = id + 1;
-        out[o + (id < r ? answer : (answer % 4) + 1)] = 100;
-        out[o] = t === 0 || r >= EXIT[id]! ? 10 : -10;
-      }
-    }
-    return out;
-  },
-  true,
-);
+/* The hand-made case of hand-made-model.test-util.ts (4 rows, V = 5, R = 3). */
+const model = handMadeModel;
+const rows = () => handMadeRows();
 
 describe("exit rules in evaluateAccuracy", () => {
   it("gives each rule's exit steps over the scored positions and its accuracy", async () => {

@@ -76,31 +76,25 @@ for (const name of ["mamba-2x2-gate", "mamba-1x4-loopnorm-gate"]) {
       }
     });
 
-    it("loss.stage1 and grad.stage1.exit_gate.bias", () => {
+    /** A stage's loss (from fresh gate logits) and the exit_gate.bias gradient it gives. */
+    const expectStage = (stage: "stage1" | "stage2", loss: () => Tensor) => {
       g.a.grad = null;
-      const L = stage1Loss(g.a, g.logits, g.targets, { beta: g.inputs.beta });
-      expectGolden("loss.stage1", L.data, g.get("loss.stage1").data, "forward");
+      const L = loss();
+      expectGolden(`loss.${stage}`, L.data, g.get(`loss.${stage}`).data, "forward");
       backward(L);
-      expectGolden(
-        "grad.stage1.exit_gate.bias",
-        sumGrad(g.a),
-        g.get("grad.stage1.exit_gate.bias").data,
-        "grad",
-      );
+      const bias = `grad.${stage}.exit_gate.bias`;
+      expectGolden(bias, sumGrad(g.a), g.get(bias).data, "grad");
+    };
+
+    it("loss.stage1 and grad.stage1.exit_gate.bias", () => {
+      expectStage("stage1", () => stage1Loss(g.a, g.logits, g.targets, { beta: g.inputs.beta }));
     });
 
     it("loss.stage2 and grad.stage2.exit_gate.bias", () => {
-      g.a.grad = null;
-      const ce = perStepCrossEntropyDetached(g.logits, g.targets);
-      const L = stage2Objective(g.a, ce, g.targets, g.inputs.k, g.inputs.gamma);
-      expectGolden("loss.stage2", L.data, g.get("loss.stage2").data, "forward");
-      backward(L);
-      expectGolden(
-        "grad.stage2.exit_gate.bias",
-        sumGrad(g.a),
-        g.get("grad.stage2.exit_gate.bias").data,
-        "grad",
-      );
+      expectStage("stage2", () => {
+        const ce = perStepCrossEntropyDetached(g.logits, g.targets);
+        return stage2Objective(g.a, ce, g.targets, g.inputs.k, g.inputs.gamma);
+      });
     });
   });
 }

@@ -51,22 +51,12 @@ describe("config", () => {
     expect(() => parseConfig({ ...base, backbone: "hybrid", attn_layers: [2] })).toThrow(
       /attn_layers\[0\] must be a layer index in 0..1, got 2/,
     );
-    expect(() =>
-      parseConfig({
-        ...base,
-        backbone: "transformer",
-        mlp: { d_ff: 8 },
-        attention: { n_heads: 5 },
-      }),
-    ).toThrow(/n_heads \(5\) must divide d_model \(64\)/);
-    expect(() =>
-      parseConfig({
-        ...base,
-        backbone: "transformer",
-        mlp: { d_ff: 8 },
-        attention: { n_kv_heads: 3 },
-      }),
-    ).toThrow(/n_kv_heads \(3\) must divide attention.n_heads \(4\)/);
+    const transformerWith = (attention: { n_heads?: number; n_kv_heads?: number }) => () =>
+      parseConfig({ ...base, backbone: "transformer", mlp: { d_ff: 8 }, attention });
+    expect(transformerWith({ n_heads: 5 })).toThrow(/n_heads \(5\) must divide d_model \(64\)/);
+    expect(transformerWith({ n_kv_heads: 3 })).toThrow(
+      /n_kv_heads \(3\) must divide attention.n_heads \(4\)/,
+    );
     expect(() => parseConfig({ ...base, backbone: "transformer" })).toThrow(/mlp .* is required/);
     expect(() => parseConfig({ ...base, ssm: { headdim: 48 } })).toThrow(
       /headdim \(48\) must divide d_inner/,

@@ -5,6 +5,7 @@ import { relErr } from "@loop/test-support";
 import { parseConfig } from "./config.js";
 import type { DecodeState } from "./decode.js";
 import { LoopedModel } from "./model.js";
+import { tinyTwoLayers } from "./tiny-config.test-util.js";
 
 export { relErr };
 
@@ -59,15 +60,7 @@ export function stateDiff(got: DecodeState, want: DecodeState): { err: number; a
 
 /** The decoding tests' models: R loop steps of two tiny layers, with an exit gate. */
 export const R = 4;
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: R,
-  exit_gate: true,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
+const tiny = { ...tinyTwoLayers(R), exit_gate: true };
 // loop_norm makes readout(r) = h(r), which decode-early-exit.test.ts's KV propagation check reads off.
 export const configs = {
   mamba: parseConfig({ ...tiny, backbone: "mamba" }),

@@ -5,15 +5,9 @@ import { parseConfig } from "./config.js";
 import { decodeStep, initDecodeState } from "./decode.js";
 import { generate } from "./generate.js";
 import { LoopedModel } from "./model.js";
+import { tinyTwoLayers } from "./tiny-config.test-util.js";
 
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: 3,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
+const tiny = tinyTwoLayers(3);
 const configs = {
   mamba: parseConfig({ ...tiny, backbone: "mamba" }),
   hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [1], loop_norm: true }),

@@ -7,15 +7,9 @@ import { add, backward, crossEntropy, intTensor, type Tensor } from "@loop/tenso
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
 import { LoopedModel } from "./model.js";
+import { tinyTwoLayers } from "./tiny-config.test-util.js";
 
-const tiny = {
-  vocab_size: 11,
-  d_model: 16,
-  n_layers: 2,
-  n_loops: 2,
-  ssm: { d_state: 4, headdim: 8, expand: 2, n_groups: 2, d_conv: 3, chunk_size: 4 },
-  attention: { n_heads: 4, n_kv_heads: 2 },
-};
+const tiny = tinyTwoLayers(2);
 const configs = {
   mamba: parseConfig({ ...tiny, backbone: "mamba" }),
   hybrid: parseConfig({ ...tiny, backbone: "hybrid", attn_layers: [1] }),

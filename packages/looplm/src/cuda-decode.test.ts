@@ -21,15 +21,11 @@ import {
   parseConfig,
   toDevice,
 } from "@loop/looped";
-import { relErr, suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns, relErr } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "decoding on the CUDA kernels of the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("decoding on the CUDA kernels of the host emulator", started);
 
 const BASE = {
   vocab_size: 13,

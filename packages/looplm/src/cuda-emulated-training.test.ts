@@ -11,7 +11,7 @@
 import { cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { cpuBackendOps, type ModelConfigInput } from "@loop/looped";
-import { suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { trainLosses } from "./cuda/train-losses.js";
 
@@ -27,11 +27,7 @@ const CONFIG: ModelConfigInput = {
 };
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "cuda training on the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("cuda training on the host emulator", started);
 
 describe.runIf(runs)("training on cuda (host emulator)", () => {
   it("4 clipped steps give the CPU's losses", async () => {

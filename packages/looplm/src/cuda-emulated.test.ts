@@ -9,17 +9,13 @@
  */
 import { CUDA_PRECISIONS, cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { type AnyOps, opCases, REDUCED_PRECISION_TOL } from "./check/op-cases.js";
 import { checkOpCase, oracleOps } from "./check/op-conformance.js";
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "the CUDA kernels on the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("the CUDA kernels on the host emulator", started);
 const cases = opCases();
 const oracle = oracleOps();
 

@@ -7,7 +7,7 @@
 import { cudaBackend } from "@loop/cuda";
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { cpuBackendOps } from "@loop/looped";
-import { suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns } from "@loop/test-support";
 import { gpuForTests } from "@loop/test-support-gpu";
 import { gpuBackendOps } from "@loop/webgpu";
 import { decodeKernelSuite } from "./decode-kernels.test-util.js";
@@ -15,11 +15,7 @@ import { decodeKernelSuite } from "./decode-kernels.test-util.js";
 decodeKernelSuite("cpu", true, () => cpuBackendOps);
 
 const started = await startEmulatedDevice();
-const cuda = suiteRuns(
-  "the CUDA decode kernels on the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const cuda = emulatorSuiteRuns("the CUDA decode kernels on the host emulator", started);
 decodeKernelSuite(
   "cuda (emulated)",
   cuda,

@@ -19,6 +19,7 @@ import { launchChromium } from "./test-support/chromium.js";
 import { looplm } from "./test-support/looplm-cli.js";
 import { openPage, pageState, setFields, trainOnPage } from "./test-support/page-driver.js";
 import { buildAndServe, playgroundRoot, type ServedPage } from "./test-support/serve-page.js";
+import { TINY_MODEL_FIELDS } from "./test-support/tiny-form.js";
 
 interface PageState {
   threads: number;
@@ -103,15 +104,7 @@ async function setThreads(page: Page, n: number): Promise<PageState> {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const tiny = {
-  task: "phop",
-  alphabet: "4",
-  length: "16",
-  hops: "2",
-  backbone: "mamba",
-  layers: "1",
-  loops: "3",
-  dModel: "16",
-  exitGate: false,
+  ...TINY_MODEL_FIELDS,
   steps: "30",
   batchSize: "16",
   lr: "0.01",

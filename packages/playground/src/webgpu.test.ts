@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "./test-support/chromium.js";
 import { openPage, pageState, setFields, trainOnPage } from "./test-support/page-driver.js";
 import { buildAndServe, type ServedPage } from "./test-support/serve-page.js";
+import { TINY_MODEL_FIELDS } from "./test-support/tiny-form.js";
 import { webgpuChromium } from "./test-support/webgpu-chromium.js";
 
 interface PageState {
@@ -24,15 +25,7 @@ interface PageState {
 
 /** A small model and few steps: SwiftShader runs the GPU's kernels on this CPU. */
 const tiny: Record<string, string | boolean> = {
-  task: "phop",
-  alphabet: "4",
-  length: "16",
-  hops: "2",
-  backbone: "mamba",
-  layers: "1",
-  loops: "3",
-  dModel: "16",
-  exitGate: false,
+  ...TINY_MODEL_FIELDS,
   steps: "12",
   batchSize: "8",
   lr: "0.02",

@@ -25,16 +25,13 @@ import { gpuCapabilities } from "./capabilities.js";
 import { gpuBackendOps } from "./gpu-backend-ops.js";
 import { type GpuTensor, gpuParameter, releaseTransients, uploadTensor } from "./gpu-tensor.js";
 import { gpuModelOps } from "./model-ops.js";
+import { ceInputs, targetsWithIgnored } from "./ops/cross-entropy.test-util.js";
 
 const ctx = await gpuForTests("webgpu contract kernels");
 const gpu = ctx ? gpuModelOps(ctx) : null!;
 
 const f = (x: Tensor | IntTensor) => x as Tensor;
 const ints = (x: Tensor | IntTensor) => x as IntTensor;
-
-/** Targets in [0, V) with every third one ignored. */
-const targetsWithIgnored = (n: number, V: number) =>
-  Int32Array.from({ length: n }, (_, i) => (i % 3 === 1 ? IGNORE_INDEX : (i * 7) % V));
 
 describe.runIf(ctx)("webgpu unary, binary and affine kernels against the CPU's", () => {
   for (const kind of UNARY_KINDS)
@@ -185,10 +182,7 @@ describe.runIf(ctx)("webgpu ceRows and maskedMean against the CPU's", () => {
     it(`ceRows with ignored targets, logits [${B},${T},${V}]`, async () => {
       await checkAgainstCpu(ctx!, {
         seed: V,
-        inputs: [
-          { shape: [B, T, V], range: [-4, 4] },
-          { shape: [B, T], ints: targetsWithIgnored(B * T, V) },
-        ],
+        inputs: ceInputs(B, T, V),
         cpu: ([x, t]) => cpu.ceRows(f(x!), ints(t!)),
         gpu: ([x, t]) => gpu.ceRows(x!, t!),
       });

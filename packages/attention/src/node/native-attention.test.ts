@@ -18,6 +18,7 @@ import { type FlashFwdNative, flashForward } from "../attention-forward.js";
 import { projectedAttention } from "../projected-attention.js";
 import { type RopeNative, rope, ropeInPlace, ropeTables } from "../rope.js";
 import { type SwigluBwdNative, type SwigluFwdNative, swiglu } from "../swiglu.js";
+import { TILE_CASES, type TileCase } from "../tile-cases.test-util.js";
 import {
   attentionNativeSource,
   disableNativeAttentionKernels,
@@ -170,13 +171,9 @@ describe.runIf(nativeSuiteRuns("native attention kernels", built))(
       });
     }
 
-    // B, T, Hq, Hkv, hd, blockQ, blockK
-    const attCases: [number, number, number, number, number, number, number][] = [
-      [1, 1, 1, 1, 4, 64, 64],
-      [2, 17, 4, 2, 8, 5, 7],
-      [1, 33, 6, 3, 6, 8, 8],
-      [2, 40, 4, 1, 16, 16, 9],
-      [1, 29, 8, 2, 4, 3, 11],
+    // the shared small shapes, then larger ones: long rows, wide heads, many tiles a row
+    const attCases: TileCase[] = [
+      ...TILE_CASES,
       [3, 100, 4, 4, 64, 64, 64],
       [2, 130, 8, 2, 24, 32, 48],
       [2, 257, 4, 4, 64, 64, 64],

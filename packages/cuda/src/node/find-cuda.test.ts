@@ -1,23 +1,19 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { restoreEnvAfterEach } from "@loop/test-support";
+import { afterAll, describe, expect, it } from "vitest";
 import { cublasLtCandidates, DRIVER_DIRS, driverCandidates, nvrtcCandidates } from "./find-cuda.js";
 
-const saved = { ...process.env };
 const work = mkdtempSync(join(tmpdir(), "looplm-find-cuda-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-afterEach(() => {
-  for (const k of [
-    "VIRTUAL_ENV",
-    "HOME",
-    "LOOPLM_CUDA_DRIVER",
-    "LOOPLM_CUBLASLT",
-    "LOOPLM_ASK_PYTHON",
-  ])
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-});
+restoreEnvAfterEach([
+  "VIRTUAL_ENV",
+  "HOME",
+  "LOOPLM_CUDA_DRIVER",
+  "LOOPLM_CUBLASLT",
+  "LOOPLM_ASK_PYTHON",
+]);
 
 /** Empty files at `paths` under `root`. */
 function files(root: string, paths: string[]): void {

@@ -25,18 +25,14 @@ import {
   Tensor,
   UNARY_KINDS,
 } from "@loop/tensor";
-import { suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { cudaBackend } from "../backend-ops.js";
 import type { CudaTensor } from "../cuda-tensor.js";
 import { startEmulatedDevice } from "./emulated-device.js";
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "the CUDA contract kernels on the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("the CUDA contract kernels on the host emulator", started);
 
 /** A fresh backend on the emulated device (its own context and tape). */
 function backend() {

@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { restoreEnvAfterEach } from "@loop/test-support";
+import { describe, expect, it } from "vitest";
 import { startCudaDevice } from "./start-device.js";
 
-const saved = { ...process.env };
-afterEach(() => {
-  for (const k of [
-    "LOOPLM_CUDA_DRIVER",
-    "LOOPLM_NVCC",
-    "LOOPLM_NVRTC",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "PATH",
-  ])
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-});
+// looplm's own overrides, then where a CUDA toolkit is looked for by default
+restoreEnvAfterEach(["LOOPLM_CUDA_DRIVER", "LOOPLM_NVCC", "LOOPLM_NVRTC"]);
+restoreEnvAfterEach(["CUDA_HOME", "CUDA_PATH", "PATH"]);
 
 describe("startCudaDevice without what it needs", () => {
   it("names a missing driver in one line", async () => {

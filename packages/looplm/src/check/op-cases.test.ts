@@ -22,42 +22,40 @@ async function tryStart(b: "portable" | "native" | "webgpu") {
 const cases = opCases();
 const oracle = oracleOps();
 
-const portable = await tryStart("portable");
-describe("op cases on portable against the CPU oracle", () => {
-  const b = portable.ok ? portable.backend : (null as unknown as ComputeBackend);
-  afterAll(() => b?.stop());
-  it("starts", () => expect(portable.ok, portable.ok ? "" : portable.error).toBe(true));
-  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
-    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
-    expect(r.error).toBeUndefined();
-    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+type Started = Awaited<ReturnType<typeof tryStart>>;
+
+/**
+ * The suite of one backend, run where it started: every case a test of its own (`b`'s ops within
+ * the case's tolerance of the oracle's), then `more` tests of it.
+ */
+function opCaseSuite(
+  name: string,
+  started: Started,
+  runs: boolean,
+  more: (b: ComputeBackend) => void = () => {},
+) {
+  describe.runIf(runs)(`op cases on ${name} against the CPU oracle`, () => {
+    const b = started.ok ? started.backend : (null as unknown as ComputeBackend);
+    afterAll(() => b?.stop());
+    it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
+      const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
+      expect(r.error).toBeUndefined();
+      expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
+    });
+    more(b);
   });
+}
+
+const portable = await tryStart("portable");
+opCaseSuite("portable", portable, true, () => {
+  it("starts", () => expect(portable.ok, portable.ok ? "" : portable.error).toBe(true));
 });
 
 const native = await tryStart("native");
-const nativeRuns = nativeSuiteRuns("looplm check's op cases on native", native);
-
-describe.runIf(nativeRuns)("op cases on native against the CPU oracle", () => {
-  const b = native.ok ? native.backend : (null as unknown as ComputeBackend);
-  afterAll(() => b.stop());
-  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
-    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
-    expect(r.error).toBeUndefined();
-    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
-  });
-});
+opCaseSuite("native", native, nativeSuiteRuns("looplm check's op cases on native", native));
 
 const webgpu = await tryStart("webgpu");
-const gpuRuns = gpuSuiteRuns("looplm check's op cases on webgpu", webgpu);
-
-describe.runIf(gpuRuns)("op cases on webgpu against the CPU oracle", () => {
-  const b = webgpu.ok ? webgpu.backend : (null as unknown as ComputeBackend);
-  afterAll(() => b.stop());
-  it.each(cases.map((c, i) => [c.name, i] as const))("%s", async (_name, i) => {
-    const r = await checkOpCase(b.ops as AnyOps, oracle, cases[i]!, 100 + i);
-    expect(r.error).toBeUndefined();
-    expect(r.worst!.ratio, JSON.stringify(r.worst)).toBeLessThanOrEqual(1);
-  });
+opCaseSuite("webgpu", webgpu, gpuSuiteRuns("looplm check's op cases on webgpu", webgpu), (b) => {
   it("mixed precision: the GEMM cases within the f16 tolerance", async () => {
     const ops = b.opsAt("mixed") as AnyOps;
     try {

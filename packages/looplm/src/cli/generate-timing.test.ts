@@ -6,7 +6,7 @@
  */
 import { startEmulatedDevice } from "@loop/cuda/node";
 import { parseExitRule } from "@loop/exit-gate";
-import { goldenPath, suiteRuns } from "@loop/test-support";
+import { emulatorSuiteRuns, goldenPath } from "@loop/test-support";
 import { describe, expect, it, vi } from "vitest";
 import { cudaComputeBackend } from "../backend.js";
 import { runGenerate } from "./commands/generate.js";
@@ -22,11 +22,7 @@ function timing(err: string): Record<string, number> {
 }
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "generate on the CUDA kernels of the host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("generate on the CUDA kernels of the host emulator", started);
 
 describe("generate --timing", () => {
   it("prints the five rates on the CPU; the exit rule lowers the mean exit step", async () => {

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseQueueUrl } from "../queue/connection.js";
-import { looplm, type RedisServer, redisServer, waitFor } from "../queue/redis-server.test-util.js";
+import { looplm, useRedisServer, waitFor } from "../queue/redis-server.test-util.js";
 import {
   JOB_MARKER,
   jobRecordProblem,
@@ -83,13 +83,7 @@ describe("messages without a queue", () => {
 });
 
 describe("messages with a plain Redis", () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await redisServer();
-  }, 60_000);
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = useRedisServer();
 
   it("rediss:// against it says the TLS handshake failed, with no deprecation warning", async () => {
     const url = `rediss://127.0.0.1:${redis.port}`;

@@ -9,24 +9,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmulatedDevice } from "@loop/cuda/node";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import {
-  compareGolden,
-  goldenModelCases,
-  goldenPath,
-  loadGolden,
-  suiteRuns,
-} from "@loop/test-support";
-import { afterAll, describe, expect, it } from "vitest";
+import { emulatorSuiteRuns, goldenModelCases } from "@loop/test-support";
+import { afterAll, describe, it } from "vitest";
 import { cudaComputeBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
+import { expectGoldenOutputs } from "./forward-outputs.test-util.js";
 
 const started = await startEmulatedDevice();
-const runs = suiteRuns(
-  "golden cases on the cuda backend's host emulator",
-  started.ok ? null : started.reason,
-  "installs g++",
-);
+const runs = emulatorSuiteRuns("golden cases on the cuda backend's host emulator", started);
 
 describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
   const dir = mkdtempSync(join(tmpdir(), "looplm-golden-cuda-emu-"));
@@ -35,32 +24,6 @@ describe.runIf(runs)("runForward on cuda (host emulator): golden cases", () => {
     it(name, async () => {
       if (!started.ok) return;
       const backend = cudaComputeBackend(started.device);
-      const out = join(dir, `${name}.safetensors`);
-      await runForward(
-        { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
-        backend,
-      );
-      const got = readSafetensorsFile(out).tensors;
-      const failures: string[] = [];
-      for (const [key, exp] of loadGolden(name, "outputs.safetensors")) {
-        const act = got.get(key);
-        if (!act) {
-          failures.push(`${key}: missing`);
-          continue;
-        }
-        if (key.startsWith("exit.step.")) {
-          if (Array.from(act.data).join(",") !== Array.from(exp.data).join(","))
-            failures.push(`${key}: exit steps differ`);
-          continue;
-        }
-        const r = compareGolden(
-          key,
-          act.data,
-          exp.data,
-          key.startsWith("grad.") ? "grad" : "forward",
-        );
-        if (!r.ok) failures.push(r.message);
-      }
-      expect(failures).toEqual([]);
+      await expectGoldenOutputs(name, join(dir, `${name}.safetensors`), backend);
     }, 600_000);
 });

@@ -11,19 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import {
-  compareGolden,
-  cudaSuiteRuns,
-  goldenModelCases,
-  goldenPath,
-  gpuSuiteRuns,
-  loadGolden,
-  nativeSuiteRuns,
-} from "@loop/test-support";
+import { cudaSuiteRuns, goldenModelCases, gpuSuiteRuns, nativeSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, type Backend, type ComputeBackend, startBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
+import { expectGoldenOutputs } from "./forward-outputs.test-util.js";
 
 const cases = goldenModelCases();
 
@@ -48,32 +39,7 @@ const runs: Record<Backend, boolean> = {
 };
 
 async function checkCase(name: string, dir: string, backend: ComputeBackend): Promise<void> {
-  const out = join(dir, `${name}.safetensors`);
-  await runForward(
-    { model: goldenPath(name), input: goldenPath(name, "inputs.json"), out },
-    backend,
-  );
-  const got = readSafetensorsFile(out).tensors;
-  const want = loadGolden(name, "outputs.safetensors");
-  const failures: string[] = [];
-  for (const [key, exp] of want) {
-    const act = got.get(key);
-    if (!act) {
-      failures.push(`${key}: missing`);
-      continue;
-    }
-    expect(act.shape, key).toEqual(exp.shape);
-    if (key.startsWith("exit.step.")) {
-      if (Array.from(act.data).join(",") !== Array.from(exp.data).join(","))
-        failures.push(`${key}: exit steps differ`);
-      continue;
-    }
-    const kind = key.startsWith("grad.") ? "grad" : "forward";
-    const r = compareGolden(key, act.data, exp.data, kind);
-    if (!r.ok) failures.push(r.message);
-  }
-  for (const key of got.keys()) if (!want.has(key)) failures.push(`${key}: not in the golden file`);
-  expect(failures).toEqual([]);
+  await expectGoldenOutputs(name, join(dir, `${name}.safetensors`), backend);
 }
 
 for (const backend of BACKENDS)

@@ -11,11 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeKernelNames } from "@loop/tensor/kernel";
-import { readSafetensorsFile } from "@loop/tensor/node";
-import { compareGolden, goldenModelCases, goldenPath, gpuSuiteRuns } from "@loop/test-support";
+import { goldenModelCases, gpuSuiteRuns } from "@loop/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ComputeBackend, startBackend } from "../backend.js";
-import { runForward } from "../cli/commands/forward.js";
+import { forwardOutputs, outputFailures } from "./forward-outputs.test-util.js";
 
 let gpu: ComputeBackend | null = null;
 let startError = "";
@@ -46,9 +45,7 @@ describe.runIf(runs)("portable and webgpu in one process: looplm forward agrees"
 
   /** The case's outputs on `b`, as `looplm forward` writes them. */
   async function outputs(name: string, b: ComputeBackend) {
-    const out = join(dir, `${name}-${b.name}.safetensors`);
-    await runForward({ model: goldenPath(name), input: goldenPath(name, "inputs.json"), out }, b);
-    return readSafetensorsFile(out).tensors;
+    return forwardOutputs(name, join(dir, `${name}-${b.name}.safetensors`), b);
   }
 
   it("holds two live backends: one with a device, one on the portable kernels", () => {
@@ -63,23 +60,6 @@ describe.runIf(runs)("portable and webgpu in one process: looplm forward agrees"
       const cpu = await outputs(name, portable);
       const dev = await outputs(name, webgpu);
       expect([...dev.keys()].sort()).toEqual([...cpu.keys()].sort());
-      const failures: string[] = [];
-      for (const [key, want] of cpu) {
-        const got = dev.get(key)!;
-        expect(got.shape, key).toEqual(want.shape);
-        if (key.startsWith("exit.step.")) {
-          if (Array.from(got.data).join(",") !== Array.from(want.data).join(","))
-            failures.push(`${key}: exit steps differ`);
-          continue;
-        }
-        const r = compareGolden(
-          key,
-          got.data,
-          want.data,
-          key.startsWith("grad.") ? "grad" : "forward",
-        );
-        if (!r.ok) failures.push(r.message);
-      }
-      expect(failures).toEqual([]);
+      expect(outputFailures(dev, cpu)).toEqual([]);
     });
 });

@@ -9,12 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue, Worker } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WatchInterrupted } from "../cli/interrupt.js";
 import { tinyPhop } from "../cli/tiny-args.test-util.js";
 import { parseQueueUrl } from "./connection.js";
 import { REQUEUES_OF_UNFINISHED, trainOnQueue } from "./coordinator.js";
-import { looplm, type RedisServer, redisServer, waitFor } from "./redis-server.test-util.js";
+import { looplm, useRedisServer, waitFor } from "./redis-server.test-util.js";
 import { QUEUE_NAME, type TrainingJobData, trainingJobId } from "./training-job.js";
 
 const SECRET = { LOOPLM_QUEUE_SECRET: "a shared secret of 32 characters" };
@@ -44,13 +44,7 @@ function forger(url: string, onlyOnce: boolean) {
   return { close: () => w.close(), forged: () => forged };
 }
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await redisServer();
-}, 60_000);
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedisServer();
 
 describe("the coordinator reads results from the run folders, not from the queue", () => {
   it("a job forged complete is queued again and trained; its forged 99 % is never written", async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 
 export async function waitFor<T>(
   what: string,
@@ -108,6 +108,32 @@ export async function redisServer(
   };
   await server.start();
   return server;
+}
+
+/**
+ * A plain redis-server for the enclosing suite: started before its tests, stopped after them.
+ * Its url and port read the running server, so they are for the tests, not the suite's body.
+ */
+export function useRedisServer(): Pick<RedisServer, "url" | "port"> {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await redisServer();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  const started = (): RedisServer => {
+    if (!server) throw new Error("the suite's redis-server is not started yet");
+    return server;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+  };
 }
 
 /**

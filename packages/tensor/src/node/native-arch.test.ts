@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { suiteRuns } from "@loop/test-support";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { restoreEnvAfterEach, suiteRuns } from "@loop/test-support";
+import { afterAll, describe, expect, it } from "vitest";
 import { tensorNativeSource } from "./native.js";
 import { buildNativeAddon, nativeArchFlag, nativeIncludeDir } from "./native-addon.js";
 
@@ -20,13 +20,7 @@ afterAll(() => {
   for (const f of [fakeCc, argsFile, dir]) rmSync(f, { recursive: true, force: true });
 });
 
-const saved = { ...process.env };
-afterEach(() => {
-  for (const k of ["CC", "LOOPLM_NATIVE_ARCH", "LOOPLM_NATIVE_CACHE"]) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
-});
+restoreEnvAfterEach(["CC", "LOOPLM_NATIVE_ARCH", "LOOPLM_NATIVE_CACHE"]);
 
 async function fakeBuild(arch: string | undefined): Promise<{ args: string[]; path: string }> {
   process.env.CC = fakeCc;

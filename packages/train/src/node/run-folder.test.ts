@@ -15,7 +15,7 @@ import { LoopedModel, parseConfig } from "@loop/looped";
 import { suiteRuns } from "@loop/test-support";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
-import { RunInterrupted, runTraining } from "./run.js";
+import { RunInterrupted, type RunOptions, runTraining } from "./run.js";
 import { loadTrainingCheckpoint, saveTrainingCheckpoint } from "./run-files.js";
 import { cfg, fresh, task } from "./run-fixture.test-util.js";
 import { openRunFolder, readRunInfo, resumeTrainOptions } from "./run-folder.js";
@@ -30,14 +30,13 @@ const train = resolveTrainOptions({
   seed: 7,
 });
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
+/** Train a fresh model on the task with `train` in `dir`, with `more` options on top. */
+const trainIn = (dir: string, more: Partial<RunOptions> = {}) =>
+  runTraining({ runDir: dir, model: fresh(), task, train, ...more });
 /** Train in `dir` and crash after step 5 (the last checkpoint is step 4). */
 const crashAfter5 = (dir: string) =>
   expect(
-    runTraining({
-      runDir: dir,
-      model: fresh(),
-      task,
-      train,
+    trainIn(dir, {
       onStep: (m) => {
         if (m.step === 5) throw new Error("crash");
       },
@@ -54,13 +53,13 @@ const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid;
 describe("run folders: nothing overwrites a run", () => {
   it("an existing run is an error unless resume or overwrite is asked for", async () => {
     const dir = tmp("rf-exist-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
-    await expect(runTraining({ runDir: dir, model: fresh(), task, train })).rejects.toThrow(
+    await trainIn(dir);
+    await expect(trainIn(dir)).rejects.toThrow(
       /already holds a run: resume it \(--resume\) or replace it \(--overwrite\)/,
     );
     expect(logSteps(dir)).toHaveLength(6);
     const short = resolveTrainOptions({ ...train, steps: 2 });
-    await runTraining({ runDir: dir, model: fresh(), task, train: short, overwrite: true });
+    await trainIn(dir, { train: short, overwrite: true });
     expect(logSteps(dir)).toHaveLength(2);
     expect(existsSync(join(dir, "checkpoints", "step-000006"))).toBe(false);
     expect(() => openRunFolder(dir, { resume: true, overwrite: true })).toThrow(/exclude/);
@@ -140,11 +139,7 @@ describe("run folders: full disks", () => {
       const dir = tmp("rf-full-");
       const log = join(dir, "log.jsonl");
       await expect(
-        runTraining({
-          runDir: dir,
-          model: fresh(),
-          task,
-          train,
+        trainIn(dir, {
           onStep: (m) => {
             if (m.step === 2) {
               rmSync(log);
@@ -161,7 +156,7 @@ describe("run folders: full disks", () => {
 describe("run folders: temporary files", () => {
   it("opening a folder removes what a killed writer left mid-write, not a live writer's files", async () => {
     const dir = tmp("rf-temp-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
+    await trainIn(dir);
     const dead = deadPid();
     const ck = join(dir, "checkpoints", "step-000006");
     const stale = [
@@ -180,11 +175,11 @@ describe("run folders: temporary files", () => {
 describe("run folders: resume continues the run that was started", () => {
   it("rejects a different model or option, naming it", async () => {
     const dir = tmp("rf-diff-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
+    await trainIn(dir);
     const bigger = resolveTrainOptions({ ...train, batchSize: 8 });
-    await expect(
-      runTraining({ runDir: dir, model: fresh(), task, train: bigger, resume: true }),
-    ).rejects.toThrow(/resume: batchSize is 8 but .*run.json has 4; only steps, evalEvery/);
+    await expect(trainIn(dir, { train: bigger, resume: true })).rejects.toThrow(
+      /resume: batchSize is 8 but .*run.json has 4; only steps, evalEvery/,
+    );
     const oneLoop = new LoopedModel(parseConfig({ ...cfg, n_loops: 1 }));
     await expect(
       runTraining({ runDir: dir, model: oneLoop, task, train, resume: true }),
@@ -194,17 +189,17 @@ describe("run folders: resume continues the run that was started", () => {
 
   it("a finished run is not retrained; extending it keeps the learning-rate schedule and says how", async () => {
     const dir = tmp("rf-extend-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
-    await expect(
-      runTraining({ runDir: dir, model: fresh(), task, train, resume: true }),
-    ).rejects.toThrow(/already finished its 6 steps; resume with more steps/);
+    await trainIn(dir);
+    await expect(trainIn(dir, { resume: true })).rejects.toThrow(
+      /already finished its 6 steps; resume with more steps/,
+    );
     const before = logSteps(dir);
     expect(() => resumeTrainOptions(train, { steps: 4 })).toThrow(/steps can only grow/);
     const { train: longer, notes } = resumeTrainOptions(train, { steps: 9 });
     expect(notes).toEqual([
       `extending the run from 6 to 9 steps: the learning rate keeps its 6-step warmup-cosine schedule and stays at its final value ${train.minLr.toExponential(2)} for steps 7–9`,
     ]);
-    await runTraining({ runDir: dir, model: fresh(), task, train: longer, resume: true });
+    await trainIn(dir, { train: longer, resume: true });
     const after = logSteps(dir);
     expect(after.slice(0, 6)).toEqual(before);
     expect(after.slice(6).map((r) => r.lr)).toEqual([train.minLr, train.minLr, train.minLr]);
@@ -214,7 +209,7 @@ describe("run folders: resume continues the run that was started", () => {
   it("falls back to the newest valid checkpoint and says so", async () => {
     const dir = tmp("rf-fallback-");
     const full = tmp("rf-full-");
-    await runTraining({ runDir: full, model: fresh(), task, train });
+    await trainIn(full);
     await crashAfter5(dir);
     writeFileSync(join(dir, "checkpoints", "step-000004", "model.safetensors"), "garbage");
     const notes: string[] = [];
@@ -241,7 +236,7 @@ describe("run folders: resume continues the run that was started", () => {
 
   it("validates trainer.json against the checkpoint (step −3, 1000) and the log", async () => {
     const dir = tmp("rf-trainer-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
+    await trainIn(dir);
     const ck = join(dir, "checkpoints", "step-000006");
     const tj = join(ck, "trainer.json");
     const good = JSON.parse(readFileSync(tj, "utf8"));
@@ -271,9 +266,9 @@ describe("run folders: resume continues the run that was started", () => {
     // Both kept checkpoints damaged: resume stops, naming each, and the log is untouched.
     writeFileSync(join(dir, "checkpoints", "step-000004", "trainer.json"), "{");
     const extend = resumeTrainOptions(train, { steps: 8 }).train;
-    await expect(
-      runTraining({ runDir: dir, model: fresh(), task, train: extend, resume: true }),
-    ).rejects.toThrow(/no valid checkpoint .*step-000006.*step-000004/);
+    await expect(trainIn(dir, { train: extend, resume: true })).rejects.toThrow(
+      /no valid checkpoint .*step-000006.*step-000004/,
+    );
     expect(logSteps(dir)).toHaveLength(6);
     // A log shorter than the checkpoint is an inconsistent folder, named.
     writeFileSync(tj, JSON.stringify(good));
@@ -281,9 +276,9 @@ describe("run folders: resume continues the run that was started", () => {
       join(dir, "log.jsonl"),
       `${readFileSync(join(dir, "log.jsonl"), "utf8").split("\n").slice(0, 3).join("\n")}\n`,
     );
-    await expect(
-      runTraining({ runDir: dir, model: fresh(), task, train: extend, resume: true }),
-    ).rejects.toThrow(/log.jsonl does not hold steps 1..6 of the checkpoint/);
+    await expect(trainIn(dir, { train: extend, resume: true })).rejects.toThrow(
+      /log.jsonl does not hold steps 1..6 of the checkpoint/,
+    );
   });
 
   it("drops a torn last log line and names the file for any other damage", async () => {
@@ -292,11 +287,7 @@ describe("run folders: resume continues the run that was started", () => {
     const log = join(dir, "log.jsonl");
     appendFileSync(log, '{"step":6,"loss":1.0');
     const notes: string[] = [];
-    await runTraining({
-      runDir: dir,
-      model: fresh(),
-      task,
-      train,
+    await trainIn(dir, {
       resume: true,
       onNote: (l) => notes.push(l),
     });
@@ -306,27 +297,24 @@ describe("run folders: resume continues the run that was started", () => {
     lines[1] = "{oops";
     writeFileSync(log, lines.join("\n"));
     const more = resumeTrainOptions(train, { steps: 7 }).train;
-    await expect(
-      runTraining({ runDir: dir, model: fresh(), task, train: more, resume: true }),
-    ).rejects.toThrow(/log.jsonl:2 is not valid JSON/);
+    await expect(trainIn(dir, { train: more, resume: true })).rejects.toThrow(
+      /log.jsonl:2 is not valid JSON/,
+    );
   });
 
   it("a torn line of a checkpointed step: an older checkpoint is resumed and the step re-run", async () => {
     const full = tmp("rf-torn-full-");
     const longer = resumeTrainOptions(train, { steps: 8 }).train;
-    await runTraining({ runDir: full, model: fresh(), task, train });
-    await runTraining({ runDir: full, model: fresh(), task, train: longer, resume: true });
+    await trainIn(full);
+    await trainIn(full, { train: longer, resume: true });
     const dir = tmp("rf-torn-ck-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
+    await trainIn(dir);
     // the line of step 6, the step of the newest checkpoint (and of final/), cut short
     const log = join(dir, "log.jsonl");
     const text = readFileSync(log, "utf8");
     writeFileSync(log, text.slice(0, text.lastIndexOf('{"step":6') + 15));
     const notes: string[] = [];
-    await runTraining({
-      runDir: dir,
-      model: fresh(),
-      task,
+    await trainIn(dir, {
       train: longer,
       resume: true,
       onNote: (l) => notes.push(l),
@@ -343,16 +331,12 @@ describe("run folders: resume continues the run that was started", () => {
 
   it("an aborted run checkpoints the step it finished and resumes exactly", async () => {
     const full = tmp("rf-sig-full-");
-    await runTraining({ runDir: full, model: fresh(), task, train });
+    await trainIn(full);
     const dir = tmp("rf-sig-");
     const ac = new AbortController();
     let err: unknown;
     try {
-      await runTraining({
-        runDir: dir,
-        model: fresh(),
-        task,
-        train,
+      await trainIn(dir, {
         signal: ac.signal,
         onStep: (m) => {
           if (m.step === 3) ac.abort();
@@ -365,7 +349,7 @@ describe("run folders: resume continues the run that was started", () => {
     expect((err as RunInterrupted).step).toBe(3);
     expect((err as RunInterrupted).checkpoint).toMatch(/step-000003$/);
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
-    await runTraining({ runDir: dir, model: fresh(), task, train, resume: true });
+    await trainIn(dir, { resume: true });
     const strip = (rs: { step: number; loss: number; lr: number }[]) =>
       rs.map(({ step, loss, lr }) => ({ step, loss, lr }));
     expect(strip(logSteps(dir))).toEqual(strip(logSteps(full)));
@@ -373,7 +357,7 @@ describe("run folders: resume continues the run that was started", () => {
 
   it("a checkpoint with non-finite weights or moments is refused, naming the tensor", async () => {
     const dir = tmp("rf-nan-");
-    await runTraining({ runDir: dir, model: fresh(), task, train });
+    await trainIn(dir);
     const ck = join(dir, "checkpoints", "step-000006");
     const nan = fresh();
     nan.embeddings.data[3] = Number.NaN;

@@ -6,7 +6,7 @@ import { loadCheckpoint } from "@loop/looped/node";
 import { describe, expect, it } from "vitest";
 import { resolveTrainOptions } from "../options.js";
 import { NonFiniteError } from "../trainer.js";
-import { runTraining } from "./run.js";
+import { type RunOptions, runTraining } from "./run.js";
 import { latestCheckpoint } from "./run-files.js";
 import { cfg, task } from "./run-fixture.test-util.js";
 
@@ -19,6 +19,9 @@ const train = resolveTrainOptions({
   evalEvery: 3,
   seed: 7,
 });
+/** Train `model` in `dir` on the task with `train`, `more` on top. */
+const trainIn = (dir: string, model: LoopedModel, more: Partial<RunOptions> = {}) =>
+  runTraining({ runDir: dir, model, task, train, ...more });
 const evaluate = () => ({ metric: "accuracy" as const, per_step: [0.5, 0.5], final: 0.5 });
 const deterministic = (path: string) =>
   readFileSync(path, "utf8")
@@ -32,21 +35,13 @@ const deterministic = (path: string) =>
 describe("runTraining", () => {
   it("a resumed run reproduces the uninterrupted run exactly", async () => {
     const full = mkdtempSync(join(tmpdir(), "run-full-"));
-    await runTraining({
-      runDir: full,
-      model: new LoopedModel(cfg, { seed: 1 }),
-      task,
-      train,
+    await trainIn(full, new LoopedModel(cfg, { seed: 1 }), {
       evaluate,
     });
     const cut = mkdtempSync(join(tmpdir(), "run-cut-"));
     // Interrupt after step 5 (the last checkpoint is step 4), then resume.
     await expect(
-      runTraining({
-        runDir: cut,
-        model: new LoopedModel(cfg, { seed: 1 }),
-        task,
-        train,
+      trainIn(cut, new LoopedModel(cfg, { seed: 1 }), {
         evaluate,
         onStep: (m) => {
           if (m.step === 5) throw new Error("simulated crash");
@@ -54,11 +49,7 @@ describe("runTraining", () => {
       }),
     ).rejects.toThrow(/simulated crash/);
     expect(latestCheckpoint(cut)).toMatch(/step-000004$/);
-    await runTraining({
-      runDir: cut,
-      model: new LoopedModel(cfg, { seed: 99 }),
-      task,
-      train,
+    await trainIn(cut, new LoopedModel(cfg, { seed: 99 }), {
       evaluate,
       resume: true,
     });
@@ -101,23 +92,20 @@ describe("runTraining", () => {
 
   it("resume without a run or without a checkpoint is a clear error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "run-none-"));
-    await expect(
-      runTraining({ runDir: dir, model: new LoopedModel(cfg), task, train, resume: true }),
-    ).rejects.toThrow(/nothing to resume in .*: it holds no run.json/);
+    await expect(trainIn(dir, new LoopedModel(cfg), { resume: true })).rejects.toThrow(
+      /nothing to resume in .*: it holds no run.json/,
+    );
     const dir2 = mkdtempSync(join(tmpdir(), "run-none-"));
     await expect(
-      runTraining({
-        runDir: dir2,
-        model: new LoopedModel(cfg, { seed: 2 }),
-        task,
+      trainIn(dir2, new LoopedModel(cfg, { seed: 2 }), {
         train: resolveTrainOptions({ ...train, checkpointEvery: 0 }),
         onStep: (m) => {
           if (m.step === 2) throw new Error("crash before any checkpoint");
         },
       }),
     ).rejects.toThrow(/crash/);
-    await expect(
-      runTraining({ runDir: dir2, model: new LoopedModel(cfg), task, train, resume: true }),
-    ).rejects.toThrow(/resume: no checkpoint in/);
+    await expect(trainIn(dir2, new LoopedModel(cfg), { resume: true })).rejects.toThrow(
+      /resume: no checkpoint in/,
+    );
   });
 });

@@ -8,20 +8,13 @@ import {
 } from "@loop/tensor";
 import { checkAgainstCpu, gpuForTests } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
-import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
 import { crossEntropyPerToken, logSoftmax } from "./cross-entropy.js";
-import { maskedMean } from "./masked-mean.js";
+import { ceInputs, meanCrossEntropy, targetsWithIgnored } from "./cross-entropy.test-util.js";
 
 const ctx = await gpuForTests("webgpu cross-entropy");
 
-/** Mean cross-entropy as it is written above the backends: ceRows, then maskedMean. */
-const crossEntropy = (logits: GpuTensor, targets: GpuTensor): GpuTensor =>
-  maskedMean(crossEntropyPerToken(logits, targets), targets);
-
-/** Targets in [0, V) with every third one ignored. */
-function targetsWithIgnored(n: number, V: number): Int32Array {
-  return Int32Array.from({ length: n }, (_, i) => (i % 3 === 1 ? IGNORE_INDEX : (i * 7) % V));
-}
+const crossEntropy = meanCrossEntropy;
 
 describe.runIf(ctx)("webgpu cross-entropy and log-softmax against the CPU ops", () => {
   it("logSoftmax over rows wider than a workgroup (x [3,300], scale 5)", async () => {
@@ -40,10 +33,7 @@ describe.runIf(ctx)("webgpu cross-entropy and log-softmax against the CPU ops", 
     it(`crossEntropyPerToken with ignored targets, logits [${B},${T},${V}]`, async () => {
       await checkAgainstCpu(ctx!, {
         seed: V,
-        inputs: [
-          { shape: [B, T, V], range: [-4, 4] },
-          { shape: [B, T], ints: targetsWithIgnored(B * T, V) },
-        ],
+        inputs: ceInputs(B, T, V),
         cpu: ([x, t]) => cpuCrossEntropyPerToken(x as Tensor, t as IntTensor),
         gpu: ([x, t]) => crossEntropyPerToken(x!, t!),
       });
@@ -51,10 +41,7 @@ describe.runIf(ctx)("webgpu cross-entropy and log-softmax against the CPU ops", 
     it(`crossEntropyPerToken then maskedMean (the mean over non-ignored), logits [${B},${T},${V}]`, async () => {
       await checkAgainstCpu(ctx!, {
         seed: V + 1,
-        inputs: [
-          { shape: [B, T, V], range: [-4, 4] },
-          { shape: [B, T], ints: B * T === 1 ? new Int32Array([5]) : targetsWithIgnored(B * T, V) },
-        ],
+        inputs: B * T === 1 ? ceInputs(B, T, V, new Int32Array([5])) : ceInputs(B, T, V),
         cpu: ([x, t]) => cpuCrossEntropy(x as Tensor, t as IntTensor),
         gpu: ([x, t]) => crossEntropy(x!, t!),
       });

@@ -15,15 +15,12 @@ import {
 } from "@loop/test-support-gpu";
 import { describe, expect, it } from "vitest";
 import { gpuBackendOps } from "../gpu-backend-ops.js";
-import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { crossEntropyPerToken } from "./cross-entropy.js";
+import { releaseTransients, uploadTensor } from "../gpu-tensor.js";
+import { meanCrossEntropy } from "./cross-entropy.test-util.js";
 import { embedding } from "./embedding.js";
-import { maskedMean } from "./masked-mean.js";
 import { rmsnorm } from "./rmsnorm.js";
 
-/** Mean cross-entropy as it is written above the backends: ceRows, then maskedMean. */
-const crossEntropy = (logits: GpuTensor, targets: GpuTensor): GpuTensor =>
-  maskedMean(crossEntropyPerToken(logits, targets), targets);
+const crossEntropy = meanCrossEntropy;
 
 const ctx = await gpuForTests("webgpu golden kernels (tensor ops)");
 

@@ -21,15 +21,13 @@ import { describe, expect, it } from "vitest";
 import { backwardGpu } from "../backward.js";
 import type { GpuContext } from "../gpu-context.js";
 import { type GpuTensor, releaseTransients, uploadTensor } from "../gpu-tensor.js";
-import { crossEntropyPerToken, logSoftmax } from "./cross-entropy.js";
-import { maskedMean } from "./masked-mean.js";
+import { logSoftmax } from "./cross-entropy.js";
+import { meanCrossEntropy } from "./cross-entropy.test-util.js";
 import { rmsnorm } from "./rmsnorm.js";
 
 const ctx = await gpuForTests("webgpu subgroup reductions");
 
-/** Mean cross-entropy as it is written above the backends: ceRows, then maskedMean. */
-const crossEntropy = (logits: GpuTensor, targets: GpuTensor): GpuTensor =>
-  maskedMean(crossEntropyPerToken(logits, targets), targets);
+const crossEntropy = meanCrossEntropy;
 
 /** The op's outputs and input gradients (seeded with fixed values) as plain arrays. */
 async function bits(

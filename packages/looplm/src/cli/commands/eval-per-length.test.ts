@@ -41,6 +41,8 @@ async function pilotScript(model: LoopedModel, L: number, count: number) {
 
 let root: string;
 let manoRun: string;
+/** `looplm eval --per-length` of the trained mano run, then `more`. */
+const perLength = (...more: string[]) => run("eval", "--model", manoRun, "--per-length", ...more);
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "looplm-eval-len-"));
@@ -85,18 +87,7 @@ beforeAll(async () => {
 
 describe("looplm eval --per-length", () => {
   it("prints and writes the accuracy per length and loop step: the pilots' script's numbers", async () => {
-    const { out } = await run(
-      "eval",
-      "--model",
-      manoRun,
-      "--per-length",
-      "--count",
-      "100",
-      "--batch-size",
-      "7",
-      "--backend",
-      "portable",
-    );
+    const { out } = await perLength("--count", "100", "--batch-size", "7", "--backend", "portable");
     const file = join(manoRun, "eval-per-length.json");
     const saved = JSON.parse(readFileSync(file, "utf8")) as PerLengthFile;
     expect(saved).toMatchObject({
@@ -123,18 +114,7 @@ describe("looplm eval --per-length", () => {
     expect(out).toContain(`wrote ${file}`);
     // another seed draws other expressions
     const other = join(root, "seed-7.json");
-    await run(
-      "eval",
-      "--model",
-      manoRun,
-      "--per-length",
-      "--count",
-      "100",
-      "--seed",
-      "7",
-      "--out",
-      other,
-    );
+    await perLength("--count", "100", "--seed", "7", "--out", other);
     const seven = JSON.parse(readFileSync(other, "utf8")) as PerLengthFile;
     expect(seven.seed).toBe(7);
     expect(seven.per_length).not.toEqual(saved.per_length);
@@ -151,7 +131,7 @@ describe("looplm eval --per-length", () => {
       [["--count", "1000001"], /^--count must be ≤ 1000000 with --per-length, got 1000001$/],
     ];
     for (const [extra, msg] of cases) {
-      const err = await run("eval", "--model", manoRun, "--per-length", ...extra).catch((e) => e);
+      const err = await perLength(...extra).catch((e) => e);
       expect(err, extra.join(" ")).toBeInstanceOf(CliError);
       expect((err as Error).message, extra.join(" ")).toMatch(msg);
     }

@@ -10,7 +10,7 @@ import { CommanderError } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
 import { buildProgram } from "../program.js";
-import { tinyModel } from "./tiny-gated-model.test-util.js";
+import { saveGatedRun, tinyModel } from "./tiny-gated-model.test-util.js";
 
 /** Run `looplm <args>`, returning stdout; commander's own messages are swallowed. */
 async function looplm(...args: string[]): Promise<string> {
@@ -30,6 +30,21 @@ async function looplm(...args: string[]): Promise<string> {
   return out;
 }
 
+/** `looplm eval` of the plain model on a text corpus with the char tokenizer, then `more`. */
+const lmEval = (corpus: string, ...more: string[]) =>
+  looplm(
+    "eval",
+    "--model",
+    plainDir,
+    "--task",
+    "lm",
+    "--corpus",
+    corpus,
+    "--tokenizer",
+    "char",
+    ...more,
+  );
+
 let root: string;
 let runDir: string;
 let plainDir: string;
@@ -37,18 +52,7 @@ let plainDir: string;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "looplm-eval-"));
   runDir = join(root, "mano-run");
-  const gated = tinyModel(32, true);
-  saveCheckpoint(join(runDir, "final"), gated);
-  writeFileSync(
-    join(runDir, "run.json"),
-    JSON.stringify({
-      task: { name: "mano", max_ops: 2 },
-      model: gated.config,
-      train: {},
-      seed: 0,
-      stage: "gate2",
-    }),
-  );
+  saveGatedRun(runDir);
   writeFileSync(
     join(runDir, "log.jsonl"),
     `${JSON.stringify({ step: 1, loss: 3.2, lr: 1e-3, grad_norm: 1, tokens_per_s: 10, elapsed_s: 1 })}\n`,
@@ -155,16 +159,8 @@ describe("looplm eval", () => {
         .join("\n"),
     );
     const outFile = join(root, "lm-eval.json");
-    const out = await looplm(
-      "eval",
-      "--model",
-      plainDir,
-      "--task",
-      "lm",
-      "--corpus",
+    const out = await lmEval(
       corpus,
-      "--tokenizer",
-      "char",
       "--seq-len",
       "16",
       "--count",
@@ -231,16 +227,8 @@ describe("looplm eval with a saved tokenizer", () => {
     const outFile = join(root, "piqa-eval.json");
     const corpus = join(root, "piqa-corpus.txt");
     writeFileSync(corpus, "Question: how do you open a jar?\nAnswer: twist the lid. ".repeat(40));
-    const out = await looplm(
-      "eval",
-      "--model",
-      plainDir,
-      "--task",
-      "lm",
-      "--corpus",
+    const out = await lmEval(
       corpus,
-      "--tokenizer",
-      "char",
       "--seq-len",
       "8",
       "--count",

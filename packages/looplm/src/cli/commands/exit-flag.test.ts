@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EvalFile } from "@loop/eval";
@@ -6,7 +6,7 @@ import { saveCheckpoint } from "@loop/looped/node";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
 import { run } from "../run-in-process.test-util.js";
-import { tinyModel } from "./tiny-gated-model.test-util.js";
+import { saveGatedRun, tinyModel } from "./tiny-gated-model.test-util.js";
 
 let runDir: string;
 let plainDir: string;
@@ -14,18 +14,7 @@ let plainDir: string;
 beforeAll(() => {
   const root = mkdtempSync(join(tmpdir(), "looplm-exit-"));
   runDir = join(root, "mano-run");
-  const gated = tinyModel(32, true);
-  saveCheckpoint(join(runDir, "final"), gated);
-  writeFileSync(
-    join(runDir, "run.json"),
-    JSON.stringify({
-      task: { name: "mano", max_ops: 2 },
-      model: gated.config,
-      train: {},
-      seed: 0,
-      stage: "gate2",
-    }),
-  );
+  saveGatedRun(runDir);
   plainDir = join(root, "plain");
   saveCheckpoint(plainDir, tinyModel(32, false));
 });

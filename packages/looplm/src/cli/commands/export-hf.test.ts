@@ -12,24 +12,12 @@ import { readSafetensorsFile } from "@loop/tensor/node";
 import { goldenPath } from "@loop/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildModelConfig, MODEL_DEFAULTS } from "../options/model.js";
-import { buildProgram } from "../program.js";
+import { run as runInProcess } from "../run-in-process.test-util.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "looplm-hf-"));
 
-/** Run the CLI; returns what it wrote to standard error. */
-async function run(...args: string[]): Promise<string> {
-  let err = "";
-  vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => {
-    err += typeof c === "string" ? c : Buffer.from(c).toString("utf8");
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(["node", "looplm", ...args]);
-  } finally {
-    vi.restoreAllMocks();
-  }
-  return err;
-}
+/** Run the CLI in-process; returns what it wrote to standard error. */
+const run = async (...args: string[]): Promise<string> => (await runInProcess(...args)).err;
 
 afterEach(() => vi.restoreAllMocks());
 

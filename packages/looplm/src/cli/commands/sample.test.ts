@@ -1,21 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CliError } from "../errors.js";
 import { buildProgram } from "../program.js";
+import { run as runInProcess } from "../run-in-process.test-util.js";
 
 /** Run `looplm <args>` in-process; returns what it wrote to stdout. */
-async function run(...args: string[]): Promise<string> {
-  let out = "";
-  const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(["node", "looplm", ...args]);
-  } finally {
-    spy.mockRestore();
-  }
-  return out;
-}
+const run = async (...args: string[]): Promise<string> => (await runInProcess(...args)).out;
 
 afterEach(() => {
   vi.restoreAllMocks();

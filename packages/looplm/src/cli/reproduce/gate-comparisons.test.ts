@@ -1,21 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { fiveGateSeeds } from "./five-seeds.test-util.js";
 import { hopsMetricTable, hopsRows, hopsStepTable } from "./gate-by-hops.js";
 import { comparisonTable, gateComparisons, holmReading } from "./gate-comparisons.js";
 import type { SeedGateResult } from "./gate-frontier.js";
 import { holmAdjust, tTestP } from "./multiple-comparisons.js";
 
-/** Five seeds, fixed exit 0.2 → 0.6 → 0.9; per q the gate's depth and value in each seed. */
-const five = (points: { q: number; depth: number[]; value: number[] }[]): SeedGateResult[] =>
-  [0, 1, 2, 3, 4].map((k) => ({
-    metric: "accuracy" as const,
-    perStep: [0.2, 0.6, 0.9],
-    gated: points.map((p) => ({
-      q: p.q,
-      mean_step: p.depth[k]!,
-      value: p.value[k]!,
-      histogram: [],
-    })),
-  }));
+const five = fiveGateSeeds;
 
 describe("the gate against fixed exit at equal depth, at ⌈d⌉ and at R", () => {
   const wins = { q: 0.1, depth: [1.5, 1.5, 1.5, 1.5, 1.5], value: [0.5, 0.52, 0.49, 0.51, 0.5] };

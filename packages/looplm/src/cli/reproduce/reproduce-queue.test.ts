@@ -9,14 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startBackend } from "../../backend.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import {
   looplm,
   oneLineFailures,
-  type RedisServer,
   redisServer,
+  useRedisServer,
   waitFor,
 } from "../../queue/redis-server.test-util.js";
 import { QUEUE_NAME } from "../../queue/training-job.js";
@@ -46,15 +46,7 @@ const SECRET = "a shared secret of 32 characters";
 const sweepJson = (dir: string, arm: string, seed: number) =>
   JSON.parse(readFileSync(join(seedDir(dir, arm, seed), "sweep.json"), "utf8"));
 
-let redis: RedisServer;
-
-beforeAll(async () => {
-  redis = await redisServer();
-}, 60_000);
-
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedisServer();
 
 describe("looplm reproduce --queue", () => {
   it("is documented in reproduce --help beside --jobs", () => {

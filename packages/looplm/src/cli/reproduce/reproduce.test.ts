@@ -17,6 +17,7 @@ import { startBackend } from "../../backend.js";
 import { defaultJobs } from "../commands/reproduce.js";
 import { buildProgram } from "../program.js";
 import { aggregateSeeds, findMember } from "./aggregate.js";
+import { fiveGateSeeds, type GatePoint } from "./five-seeds.test-util.js";
 import { fixedAt, gateFrontier, gateVerdict } from "./gate-frontier.js";
 import { gateArgs, gateCommands } from "./gate-study-types.js";
 import { phop as phopStudy } from "./phop-studies.js";
@@ -42,7 +43,7 @@ import {
   writeStudyOutput,
 } from "./study-report.js";
 import type { StudyDef } from "./study-types.js";
-import { tinyStudy } from "./tiny-study.test-util.js";
+import { TINY_FACTS, tinyStudy } from "./tiny-study.test-util.js";
 import { claimVerdict } from "./verdict.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -371,19 +372,7 @@ describe("the gate frontier", () => {
     );
   });
   // five seeds, fixed exit 0.2 → 0.6 → 0.9; per q the gate's depth and value in each seed
-  const five = (points: { q: number; depth: number[]; value: number[] }[]) =>
-    gateFrontier(
-      [0, 1, 2, 3, 4].map((k) => ({
-        metric: "accuracy" as const,
-        perStep: [0.2, 0.6, 0.9],
-        gated: points.map((p) => ({
-          q: p.q,
-          mean_step: p.depth[k]!,
-          value: p.value[k]!,
-          histogram: [],
-        })),
-      })),
-    );
+  const five = (points: GatePoint[]) => gateFrontier(fiveGateSeeds(points));
   const wins = { q: 0.1, depth: [1.5, 1.5, 1.5, 1.5, 1.5], value: [0.5, 0.52, 0.49, 0.51, 0.5] };
   const loses = { q: 0.3, depth: [2, 2, 2, 2, 2], value: [0.5, 0.52, 0.49, 0.51, 0.5] };
   const mixed = { q: 0.5, depth: [2, 2, 2, 2, 2], value: [0.7, 0.5, 0.65, 0.55, 0.6] };
@@ -671,17 +660,7 @@ describe("running a study (tiny settings)", () => {
     expect(table.text.split("\n")[3]).toMatch(/^iso-param +1⊗2 +looped .* ± .* %.*99 %$/);
     expect(resultsTable(r.rows, TINY.arms, "markdown").split("\n")[1]).toMatch(/^\| --- \|/);
     const files = await writeStudyOutput(dir, {
-      facts: {
-        study: "tiny",
-        title: "Tiny",
-        notes: "n",
-        scale: "cpu",
-        seeds: 2,
-        command: "looplm reproduce tiny",
-        wallSeconds: 1,
-        loadStart: [1, 2, 3],
-        loadEnd: [1, 2, 3],
-      },
+      facts: TINY_FACTS,
       table,
       verdicts: r.verdicts,
       claims: claimTables(r.verdicts),
@@ -940,17 +919,7 @@ process.exit(r.status ?? 1);
     ).toBeUndefined();
     // the study's results carry them: results.json, results.md
     await writeStudyOutput(dir, {
-      facts: {
-        study: "tiny",
-        title: "Tiny",
-        notes: "n",
-        scale: "cpu",
-        seeds: 2,
-        command: "looplm reproduce tiny",
-        wallSeconds: 1,
-        loadStart: [1, 2, 3],
-        loadEnd: [1, 2, 3],
-      },
+      facts: TINY_FACTS,
       table: sweepStudyTables(r.rows, def.arms),
       perLength: perLengthTables(r.rows, def.arms),
       verdicts: r.verdicts,

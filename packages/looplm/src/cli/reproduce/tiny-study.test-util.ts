@@ -2,6 +2,7 @@
  * Test support: the tiny settings the study tests train with (a 3-symbol p-hop task, an 8-wide
  * Mamba-2, a few steps), so that a study runs in seconds on the portable kernels.
  */
+import type { RunFacts } from "./study-report.js";
 import type { ArmDef, StudyDef } from "./study-types.js";
 
 export const TINY_TASK = { task: "phop", alphabet: 3, length: 8, hops: 2 } as const;
@@ -39,3 +40,16 @@ export function tinyStudy(steps: number, paper: ArmDef["paper"], more: ArmDef[] 
     ],
   };
 }
+
+/** The run facts a tiny study's written output carries: fixed, so the written files compare. */
+export const TINY_FACTS: RunFacts = {
+  study: "tiny",
+  title: "Tiny",
+  notes: "n",
+  scale: "cpu",
+  seeds: 2,
+  command: "looplm reproduce tiny",
+  wallSeconds: 1,
+  loadStart: [1, 2, 3],
+  loadEnd: [1, 2, 3],
+};
