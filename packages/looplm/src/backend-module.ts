@@ -5,10 +5,11 @@
  * `stop`, and optionally `kernels` (the CPU kernels its CPU work runs on; default: those the
  * kernel-set registry holds now). Each way it can fail is one line naming the module: the file
  * is missing, it does not load, it has no such export, the export throws, or what it returns
- * lacks a member.
+ * lacks a member (its ops: a kernel of the contract, KERNEL_OPS_MEMBERS, or autograd).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { AUTOGRAD_MEMBERS, KERNEL_OPS_MEMBERS } from "@loop/tensor";
 import { currentKernels } from "@loop/tensor/kernel";
 import { outputKind } from "@loop/tensor/node";
 import type { BackendOptions, ComputeBackend } from "./backend.js";
@@ -37,6 +38,14 @@ function problem(b: unknown): string | null {
     return `returned a backend whose caps.memory is ${JSON.stringify(memory)}, not "host" or "device"`;
   if (!Array.isArray((o.caps as Record<string, unknown>).precisions))
     return "returned a backend whose caps.precisions is not a list";
+  // its kernels (the contract's required members) and the autograd above them
+  const ops = o.ops as Record<string, unknown>;
+  for (const k of [...KERNEL_OPS_MEMBERS, ...AUTOGRAD_MEMBERS]) {
+    if (k === "checkpoint") continue; // optional: a backend without it refuses --checkpointing
+    const want = k === "name" ? "string" : "function";
+    if (typeof ops[k] !== want)
+      return `returned ops without the kernel \`${k}\` (${ops[k] === undefined ? "missing" : typeof ops[k]}, not a ${want})`;
+  }
   return null;
 }
 

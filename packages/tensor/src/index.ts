@@ -28,6 +28,11 @@ export type {
   Mamba2StepWeights,
 } from "./backend/decode-ops.js";
 export {
+  AUTOGRAD_MEMBERS,
+  KERNEL_OPS_MEMBERS,
+  OPTIONAL_KERNEL_OPS_MEMBERS,
+} from "./backend/kernel-members.js";
+export {
   type AttentionKernelOptions,
   type AttentionOps,
   BINARY_KINDS,

@@ -100,6 +100,13 @@ describe("looplm check --backend-module", () => {
         ),
         'caps.memory is "gpu", not "host" or "device"',
       ],
+      [
+        module(
+          "kernelless.mjs",
+          'export default () => ({ name: "k", caps: { memory: "device", precisions: ["fp32"] }, ops: { upload() {} }, opsAt() {}, stop() {} });\n',
+        ),
+        "returned ops without the kernel `uploadInt` (missing, not a function)",
+      ],
     ];
     for (const [path, message] of cases) {
       const r = await capture("check", "--backend-module", path, "--out", join(root, "bad"));
