@@ -16,38 +16,43 @@ import { DEFAULT_TOL } from "./tolerances.js";
 const ATTENTION_TOL: Tolerance = { atol: 1e-4, rtol: 1e-4 };
 const SMALL: [number, number] = [-0.5, 0.5];
 
+/**
+ * Projected attention (composed over the backend's kernels) of u [B, T, 16] with Hq heads of
+ * `hd` over Hkv, and packed documents `seq` when given.
+ */
+function projected(
+  [B, T]: [number, number],
+  [Hq, Hkv, hd]: [number, number, number],
+  seq: number[] | null,
+): Omit<OpCase, "name"> {
+  const w = (name: string, rows: number) => f(name, [rows, 16], { range: SMALL });
+  return {
+    op: "projectedAttention",
+    inputs: [
+      f("u", [B, T, 16], { range: SMALL }),
+      w("wq", Hq * hd),
+      w("wk", Hkv * hd),
+      w("wv", Hkv * hd),
+      ...(seq ? [f("seqIdx", [B * T], { intValues: seq })] : []),
+    ],
+    run: (ops, [u, wq, wk, wv, s]) => [
+      projectedAttentionOn(ops, u, wq, wk, wv, { nHeads: Hq, nKvHeads: Hkv, seqIdx: s ?? null }),
+    ],
+    tol: ATTENTION_TOL,
+  };
+}
+
 /** The attention and MLP cases at row count `r`. */
 export function attentionMlpCases(r: Rows): OpCase[] {
   return [
     {
+      ...projected([2, r(9)], [4, 2, 4], docs(2, r(9), [4])),
       name: "projectedAttention: GQA, RoPE, documents",
-      op: "projectedAttention",
-      inputs: [
-        f("u", [2, r(9), 16], { range: SMALL }),
-        f("wq", [16, 16], { range: SMALL }),
-        f("wk", [8, 16], { range: SMALL }),
-        f("wv", [8, 16], { range: SMALL }),
-        f("seqIdx", [2 * r(9)], { intValues: docs(2, r(9), [4]) }),
-      ],
-      run: (ops, [u, wq, wk, wv, seq]) => [
-        projectedAttentionOn(ops, u, wq, wk, wv, { nHeads: 4, nKvHeads: 2, seqIdx: seq }),
-      ],
-      tol: ATTENTION_TOL,
       precision: "any",
     },
     {
+      ...projected([1, r(70)], [2, 2, 8], null),
       name: "projectedAttention: more keys than one tile",
-      op: "projectedAttention",
-      inputs: [
-        f("u", [1, r(70), 16], { range: SMALL }),
-        f("wq", [16, 16], { range: SMALL }),
-        f("wk", [16, 16], { range: SMALL }),
-        f("wv", [16, 16], { range: SMALL }),
-      ],
-      run: (ops, [u, wq, wk, wv]) => [
-        projectedAttentionOn(ops, u, wq, wk, wv, { nHeads: 2, nKvHeads: 2 }),
-      ],
-      tol: ATTENTION_TOL,
     },
     {
       name: "rope, attention: GQA, an offset, documents",
