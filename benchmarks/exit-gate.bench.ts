@@ -3,16 +3,33 @@
  * against the same maths in eager PyTorch (benchmarks/torch/exit-gate.py, 1 thread) when
  * /usr/bin/python3 has torch. Shapes R B T D V = 4 8 512 512 512, or `LOOP_BENCH_EXIT_GATE`
  * ("R,B,T,D,V"). Prints median milliseconds and the looplm/PyTorch time ratio (lower is better).
+ * The "composed" rows are the same maths written once over the backend kernels
+ * (@loop/exit-gate's `…On`, what device backends and the trainer's stage losses run), here on
+ * the CPU's kernels, beside the CPU model's fused float64 ops.
  */
 import {
   exitPdf,
+  exitPdfOn,
   gateLogits,
+  gateLogitsOn,
   mixtureLogits,
   stage1Loss,
+  stage1LossOn,
   stage1Objective,
+  stage2Loss,
+  stage2LossOn,
   stage2Objective,
 } from "@loop/exit-gate";
-import { backward, intTensor, Rng, type Tensor, tensor } from "@loop/tensor";
+import {
+  backward,
+  cpuTensorOps,
+  cpuTransferOps,
+  intTensor,
+  noGrad,
+  Rng,
+  type Tensor,
+  tensor,
+} from "@loop/tensor";
 import { randn } from "@loop/tensor/internal";
 import type { BenchContext } from "./lib/context.js";
 import type { Row } from "./lib/table.js";
@@ -47,6 +64,7 @@ export async function run(ctx: BenchContext): Promise<void> {
   const ceConst = tensor(ce0.data, ce0.shape, false);
   const pdf = tensor(exitPdf(a0).data, [R, B, T], true);
   const ones = (t: Tensor) => new Float32Array(t.size).fill(1);
+  const cpu = { ...cpuTransferOps, ...cpuTensorOps, noGrad };
   const cases: Record<string, () => Tensor> = {
     gateLogits: () => gateLogits(readouts, w, b),
     exitPdf: () => exitPdf(a0),
@@ -54,6 +72,13 @@ export async function run(ctx: BenchContext): Promise<void> {
     stage2Objective: () => stage2Objective(a0, ceConst, targets),
     mixtureLogits: () => mixtureLogits(logits, pdf),
     "stage1 end-to-end": () => stage1Loss(gateLogits(readouts, w, b), logits, targets),
+    "exitPdf composed": () => exitPdfOn(cpu, a0),
+    "stage1 end-to-end composed": () =>
+      stage1LossOn(cpu, gateLogitsOn(cpu, readouts, w, b), logits, targets),
+    "stage2 end-to-end": () =>
+      stage2Loss({ logits: (r) => gateLogits(r, w, b) }, readouts, logits, targets),
+    "stage2 end-to-end composed": () =>
+      stage2LossOn(cpu, { logits: (r) => gateLogitsOn(cpu, r, w, b) }, readouts, logits, targets),
   };
   const ours: Record<string, number> = {};
   for (const [k, fn] of Object.entries(cases)) {
