@@ -1,4 +1,4 @@
-/**
+/*
  * Small helpers of the chunked SSD scan: per-step decays and their in-chunk products (float64),
  * and the per-block axis swap of the saved states (on @loop/tensor/kernel's transposeInto, which
  * keeps every block product a plain, non-transposed `gemm`).

@@ -17,7 +17,6 @@ import { nodeIncludeDir } from "@loop/tensor/node";
 import { cudaCacheDir, tempBeside } from "./cache-dir.js";
 import { prebuiltAddon } from "./prebuilt.js";
 
-/** The addon's functions (native/cuda-driver.c). */
 /**
  * A kernel launch as the addons take it (the driver's and the emulator's): the kernel (a function
  * handle, or a name on the emulator), the grid and block sizes, the dynamic shared memory in
@@ -35,6 +34,7 @@ export type AddonLaunch<K> = (
   params: Uint8Array,
 ) => void;
 
+/** The addon's functions (native/cuda-driver.c). */
 export interface DriverAddon {
   /** "" when the driver library at `path` opened with every entry point, else the reason. */
   driverOpen(path: string): string;
