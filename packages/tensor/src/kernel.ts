@@ -10,15 +10,15 @@ export {
   type DeviceAutograd,
   deviceAutograd,
 } from "./autograd/device-autograd.js";
-export {
-  type DeviceNode,
-  DeviceTape,
-  type GradTarget,
-  type TapeMemory,
-  type TapeTensor,
-  topoOrder,
-  type WalkOptions,
-} from "./autograd/device-tape.js";
+export { DeviceTape } from "./autograd/device-tape.js";
+export type {
+  DeviceNode,
+  GradTarget,
+  TapeMemory,
+  TapeTensor,
+  WalkOptions,
+} from "./autograd/device-tape-types.js";
+export { topoOrder } from "./autograd/device-walk.js";
 export { type BackwardFn, type GradNode, record, record1 } from "./autograd/node.js";
 export { type ClipDevice, DeferredClip } from "./backend/deferred-clip.js";
 export { type GemmFn, gemm, gemmName, setGemm } from "./kernels/gemm.js";

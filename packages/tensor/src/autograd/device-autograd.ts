@@ -8,7 +8,8 @@
  */
 import type { AutogradOps } from "../backend/autograd-ops.js";
 import { type ClipDevice, DeferredClip } from "../backend/deferred-clip.js";
-import type { DeviceTape, TapeTensor, WalkOptions } from "./device-tape.js";
+import type { DeviceTape } from "./device-tape.js";
+import type { TapeTensor, WalkOptions } from "./device-tape-types.js";
 
 /** What `deviceAutograd` reads and writes of a backend's memory. */
 export interface AutogradDevice<T extends TapeTensor<T>> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type DeviceNode, DeviceTape, type TapeMemory, type TapeTensor } from "./device-tape.js";
+import { DeviceTape } from "./device-tape.js";
+import type { DeviceNode, TapeMemory, TapeTensor } from "./device-tape-types.js";
 
 /** A host tensor standing for a device one: values, a block (or a view of one), tape fields. */
 let ids = 1;
