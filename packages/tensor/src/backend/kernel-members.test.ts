@@ -1,6 +1,6 @@
 /*
  * The contract's member lists (kernel-members.ts) are the types' members, no more and no less,
- * and the required set stays within 30 members (issue 57's bound on what a backend writes).
+ * and the required set stays within 30 members.
  */
 import { describe, expect, it } from "vitest";
 import type { AutogradOps } from "./autograd-ops.js";
